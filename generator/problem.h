@@ -1,0 +1,41 @@
+/* The convolution problem as the generator sees it: a validated convgen_conv_desc with the
+ * defaults filled in and the output sizes computed (cuDNN's rule). */
+#ifndef CG_PROBLEM_H
+#define CG_PROBLEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "convgen.h"
+
+typedef struct cg_problem {
+    int rank;
+    int64_t n, c, k;
+    int64_t in[CONVGEN_MAX_RANK], kernel[CONVGEN_MAX_RANK], out[CONVGEN_MAX_RANK];
+    int64_t pad_before[CONVGEN_MAX_RANK], pad_after[CONVGEN_MAX_RANK];
+    int64_t stride[CONVGEN_MAX_RANK], dilation[CONVGEN_MAX_RANK];
+    bool flip; /* convolution (kernel flipped) rather than cross-correlation */
+} cg_problem;
+
+/* Validates every field with 64-bit overflow-checked arithmetic. On failure returns
+ * CONVGEN_ERROR_INVALID_VALUE and convgen_last_error() names the field and value
+ * ("dilation[1] = -2 must be >= 1 (0 means 1)"). Entries past `rank` are ignored. */
+convgen_status cg_problem_init(cg_problem *p, const convgen_conv_desc *desc);
+
+/* Element counts of the tensors: x [n][c][in], w [k][c][kernel], y [n][k][out]. They fit in
+ * int64 once cg_problem_init succeeded. */
+int64_t cg_problem_x_elems(const cg_problem *p);
+int64_t cg_problem_w_elems(const cg_problem *p);
+int64_t cg_problem_y_elems(const cg_problem *p);
+/* Products of the spatial sizes. */
+int64_t cg_problem_in_pixels(const cg_problem *p);
+int64_t cg_problem_kernel_pixels(const cg_problem *p);
+int64_t cg_problem_out_pixels(const cg_problem *p);
+
+/* Element counts of a pass's operands, in the order of convgen_execute (in0, in1, out). */
+void cg_problem_operand_elems(const cg_problem *p, convgen_pass pass, int64_t elems[3]);
+
+/* Time-domain FLOPs of one pass: 2 * n * c * k * prod(kernel) * prod(out). */
+double cg_problem_flops(const cg_problem *p);
+
+#endif

@@ -1,0 +1,30 @@
+/* The CPU reference: convolution in float64, the three passes, rank 1-3, with padding,
+ * stride, dilation and the convolution/cross-correlation mode. Naive loops on purpose:
+ * it is the definition every kernel is checked against, so it must be obviously right.
+ *
+ *   fprop:   y[n][k][o]  = sum_{c,f} x[n][c][o*stride - pad_before + F(f)*dilation] * w[k][c][f]
+ *   bprop:   dx[n][c][i] = sum_{k,f,o : o*stride - pad_before + F(f)*dilation = i} dy[n][k][o] * w[k][c][f]
+ *   accgrad: dw[k][c][f] = sum_{n,o} dy[n][k][o] * x[n][c][o*stride - pad_before + F(f)*dilation]
+ * per spatial dimension, with F(f) = f for cross-correlation and kernel-1-f for convolution;
+ * taps that fall outside the input read zero. */
+#ifndef CG_REFERENCE_H
+#define CG_REFERENCE_H
+
+#include <stdint.h>
+
+#include "problem.h"
+
+/* Operands as in convgen_execute (in0, in1); writes every element of `out`
+ * (cg_problem_operand_elems(p, pass, ...)[2] doubles). */
+void ref_conv(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1,
+              double *out);
+
+/* One element of the output (flat index in the output tensor's layout): for checking large
+ * layers on a sample of points. */
+double ref_conv_at(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1,
+                   int64_t index);
+
+/* ||got - ref|| / ||ref|| over n elements (0 if both are zero; +inf if any got is NaN). */
+double ref_relative_error(const float *got, const double *ref, int64_t n);
+
+#endif

@@ -1,0 +1,173 @@
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+
+static thread_local char last_error[1024];
+static thread_local char *last_compile_log;
+
+convgen_status cg_fail(convgen_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    cg_debug("error: %s", last_error);
+    return status;
+}
+
+const char *convgen_last_error(void) { return last_error; }
+
+void cg_set_compile_log(const char *log)
+{
+    free(last_compile_log);
+    last_compile_log = log ? cg_strdup(log) : NULL;
+}
+
+const char *convgen_last_compile_log(void) { return last_compile_log ? last_compile_log : ""; }
+
+const char *convgen_status_string(convgen_status status)
+{
+    switch (status) {
+    case CONVGEN_SUCCESS: return "success";
+    case CONVGEN_ERROR_INVALID_VALUE: return "invalid value";
+    case CONVGEN_ERROR_NOT_SUPPORTED: return "not supported by this algorithm";
+    case CONVGEN_ERROR_OUT_OF_MEMORY: return "out of host memory";
+    case CONVGEN_ERROR_NO_DEVICE: return "no CUDA device";
+    case CONVGEN_ERROR_CUDA: return "CUDA driver error";
+    case CONVGEN_ERROR_COMPILE: return "kernel compilation failed";
+    case CONVGEN_ERROR_TEMPLATE: return "template error";
+    case CONVGEN_ERROR_IO: return "file input/output error";
+    case CONVGEN_ERROR_INSUFFICIENT_WORKSPACE: return "workspace too small";
+    case CONVGEN_ERROR_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+/* ---- logging ---- */
+
+static void log_to_stderr(convgen_log_level level, const char *message, void *user)
+{
+    (void)user;
+    fprintf(stderr, "convgen: %s: %s\n", level == CONVGEN_LOG_WARNING ? "warning" : "debug", message);
+}
+
+static convgen_log_fn log_fn = log_to_stderr;
+static void *log_user;
+
+void convgen_set_log_callback(convgen_log_fn fn, void *user)
+{
+    log_fn = fn;
+    log_user = user;
+}
+
+static void log_v(convgen_log_level level, const char *fmt, va_list ap)
+{
+    if (!log_fn)
+        return;
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    log_fn(level, msg, log_user);
+}
+
+void cg_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_v(CONVGEN_LOG_WARNING, fmt, ap);
+    va_end(ap);
+}
+
+void cg_debug(const char *fmt, ...)
+{
+    const char *env = getenv("CONVGEN_LOG");
+    if (!env || strcmp(env, "debug") != 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    log_v(CONVGEN_LOG_DEBUG, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- strings ---- */
+
+char *cg_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static bool buf_reserve(cg_buf *b, size_t extra)
+{
+    if (b->oom)
+        return false;
+    if (b->len + extra + 1 <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *d = realloc(b->data, cap);
+    if (!d) {
+        b->oom = true;
+        return false;
+    }
+    b->data = d;
+    b->cap = cap;
+    return true;
+}
+
+void cg_buf_append(cg_buf *b, const char *s, size_t n)
+{
+    if (!buf_reserve(b, n))
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void cg_buf_puts(cg_buf *b, const char *s) { cg_buf_append(b, s, strlen(s)); }
+
+void cg_buf_vprintf(cg_buf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0 || !buf_reserve(b, (size_t)n))
+        return;
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void cg_buf_printf(cg_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cg_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+char *cg_buf_take(cg_buf *b)
+{
+    if (b->oom) {
+        cg_buf_free(b);
+        return NULL;
+    }
+    if (!b->data)
+        buf_reserve(b, 0);
+    char *d = b->data;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return d;
+}
+
+void cg_buf_free(cg_buf *b)
+{
+    free(b->data);
+    *b = (cg_buf){0};
+}

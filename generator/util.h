@@ -1,0 +1,46 @@
+/* Small shared pieces of the generator and runtime: error reporting, a growable string,
+ * overflow-checked 64-bit size arithmetic. */
+#ifndef CG_UTIL_H
+#define CG_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "convgen.h"
+
+/* Records a message for convgen_last_error() on this thread and returns `status`.
+ * Messages name the field and the value: "kernel[0] = 0 must be >= 1". */
+convgen_status cg_fail(convgen_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Records NVRTC's log for convgen_last_compile_log() on this thread. */
+void cg_set_compile_log(const char *log);
+
+/* Logging through the callback set by convgen_set_log_callback(). */
+void cg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cg_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Overflow-checked arithmetic on non-negative 64-bit sizes: false on overflow. */
+static inline bool cg_mul64(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+static inline bool cg_add64(int64_t a, int64_t b, int64_t *out) { return !__builtin_add_overflow(a, b, out); }
+
+/* A growable NUL-terminated string. A failed allocation sets `oom` and later appends do
+ * nothing, so callers check once at the end. */
+typedef struct cg_buf {
+    char *data;
+    size_t len, cap;
+    bool oom;
+} cg_buf;
+
+void cg_buf_append(cg_buf *b, const char *s, size_t n);
+void cg_buf_puts(cg_buf *b, const char *s);
+void cg_buf_printf(cg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cg_buf_vprintf(cg_buf *b, const char *fmt, va_list ap);
+/* Hands the string to the caller (never NULL unless oom) and resets the buffer. */
+char *cg_buf_take(cg_buf *b);
+void cg_buf_free(cg_buf *b);
+
+char *cg_strdup(const char *s);
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * convgen — fully specialized CUDA convolution kernels, generated per layer shape.
+ *
+ * One header, C11. The shape of the API follows cuDNN/cuFFT/FFTW: opaque handles, a status
+ * returned by every call, workspace queried before execution, execution on a stream, the
+ * caller owning every device buffer.
+ *
+ *   convgen_context *ctx;   convgen_context_create(NULL, &ctx);            // device 0
+ *   convgen_conv_desc d = { .rank = 2, .n = 128, .c = 64, .k = 64,
+ *                           .in = {64, 64}, .kernel = {9, 9} };
+ *   convgen_plan *p;        convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &p);
+ *   convgen_execute(p, x, w, y, ws, ws_bytes, stream);                    // as often as needed
+ *   convgen_plan_destroy(p); convgen_context_destroy(ctx);
+ *
+ * Nothing here needs a GPU except convgen_execute: a context created with a target
+ * architecture and no device renders and compiles kernels on any machine.
+ */
+#ifndef CONVGEN_H
+#define CONVGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CONVGEN_VERSION_STRING "0.1.0"
+#define CONVGEN_MAX_RANK 3
+
+typedef enum convgen_status {
+    CONVGEN_SUCCESS = 0,
+    CONVGEN_ERROR_INVALID_VALUE,      /* a bad argument; convgen_last_error() names the field */
+    CONVGEN_ERROR_NOT_SUPPORTED,      /* valid problem, but this algorithm does not cover it */
+    CONVGEN_ERROR_OUT_OF_MEMORY,      /* host allocation failed */
+    CONVGEN_ERROR_NO_DEVICE,          /* no CUDA driver or device, or an offline context */
+    CONVGEN_ERROR_CUDA,               /* a CUDA driver call failed */
+    CONVGEN_ERROR_COMPILE,            /* NVRTC rejected a kernel; see convgen_last_compile_log() */
+    CONVGEN_ERROR_TEMPLATE,           /* a template failed to render (name:line:col in message) */
+    CONVGEN_ERROR_IO,                 /* a file could not be read or written */
+    CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, /* execute got less workspace than the plan needs */
+    CONVGEN_ERROR_INTERNAL            /* a bug in convgen: please report it */
+} convgen_status;
+
+/* A fixed sentence for a status. */
+const char *convgen_status_string(convgen_status status);
+/* The message of the last failed call on this thread ("kernel[1] = 0 must be >= 1"). */
+const char *convgen_last_error(void);
+/* NVRTC's log of the last failed compilation on this thread ("" if none). */
+const char *convgen_last_compile_log(void);
+
+/* Log messages (warnings, and debug lines when CONVGEN_LOG=debug). The default handler writes
+ * warnings to stderr; a NULL callback silences the library. */
+typedef enum { CONVGEN_LOG_WARNING = 1, CONVGEN_LOG_DEBUG = 2 } convgen_log_level;
+typedef void (*convgen_log_fn)(convgen_log_level level, const char *message, void *user);
+void convgen_set_log_callback(convgen_log_fn fn, void *user);
+
+/* ---- problems ---------------------------------------------------------------------------- */
+
+typedef enum { CONVGEN_FPROP = 0, CONVGEN_BPROP = 1, CONVGEN_ACCGRAD = 2 } convgen_pass;
+typedef enum { CONVGEN_CROSS_CORRELATION = 0, CONVGEN_CONVOLUTION = 1 } convgen_mode;
+
+/* A convolution layer: fp32, NCHW (NCDHW, NCW) packed tensors.
+ *   x  [n][c][in...]      w  [k][c][kernel...]      y  [n][k][out...]
+ * Spatial sizes are listed outermost first (D, H, W). A stride or dilation of 0 means 1, so a
+ * designated initializer may leave them out. Output sizes follow cuDNN:
+ *   out = (in + pad_before + pad_after - dilation * (kernel - 1) - 1) / stride + 1. */
+typedef struct convgen_conv_desc {
+    int rank;                              /* spatial rank, 1..3 */
+    int64_t n, c, k;                       /* batch, input channels, output channels */
+    int64_t in[CONVGEN_MAX_RANK];
+    int64_t kernel[CONVGEN_MAX_RANK];
+    int64_t pad_before[CONVGEN_MAX_RANK];
+    int64_t pad_after[CONVGEN_MAX_RANK];
+    int64_t stride[CONVGEN_MAX_RANK];
+    int64_t dilation[CONVGEN_MAX_RANK];
+    convgen_mode mode;
+} convgen_conv_desc;
+
+/* Checks every field and writes the output sizes (rank entries). */
+convgen_status convgen_output_size(const convgen_conv_desc *desc, int64_t out[CONVGEN_MAX_RANK]);
+
+typedef enum { CONVGEN_ALGO_DIRECT = 0 } convgen_algo;
+const char *convgen_algo_name(convgen_algo algo);
+const char *convgen_pass_name(convgen_pass pass);
+
+/* ---- contexts ----------------------------------------------------------------------------- */
+
+typedef struct convgen_context convgen_context;
+typedef struct convgen_plan convgen_plan;
+/* Same type as cudaStream_t / CUstream; NULL is the legacy default stream. */
+typedef struct CUstream_st *convgen_stream;
+
+typedef struct convgen_context_options {
+    int device;            /* CUDA device ordinal; ignored when offline */
+    int offline;           /* 1: no device; render and compile for `arch` only */
+    const char *arch;      /* "sm_90"; NULL: the device's own (required when offline) */
+    const char *cache_dir; /* NULL: $CONVGEN_CACHE_DIR, $XDG_CACHE_HOME/convgen, ~/.cache/convgen */
+    int disk_cache;        /* 0: default (on unless CONVGEN_CACHE_DIR is "off"); -1: off */
+} convgen_context_options;
+
+/* NULL options: device 0, its architecture, the default cache. */
+convgen_status convgen_context_create(const convgen_context_options *options, convgen_context **ctx);
+void convgen_context_destroy(convgen_context *ctx);
+/* The target architecture ("sm_90") and, for a device context, the device's name. */
+const char *convgen_context_arch(const convgen_context *ctx);
+const char *convgen_context_device_name(const convgen_context *ctx);
+
+/* ---- plans -------------------------------------------------------------------------------- */
+
+/* Renders, compiles (or finds in the cache) and loads the kernels for one layer and pass. */
+convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *desc,
+                                 convgen_pass pass, convgen_algo algo, convgen_plan **plan);
+void convgen_plan_destroy(convgen_plan *plan);
+
+/* Bytes of device workspace that convgen_execute needs (0 is common). */
+convgen_status convgen_plan_workspace_size(const convgen_plan *plan, size_t *bytes);
+
+/* Runs the plan on `stream`. Operands by pass:
+ *   FPROP:   in0 = x,  in1 = w,  out = y
+ *   BPROP:   in0 = dy, in1 = w,  out = dx
+ *   ACCGRAD: in0 = x,  in1 = dy, out = dw
+ * `out` is overwritten (not accumulated). Returns CONVGEN_ERROR_NO_DEVICE on an offline
+ * context. Errors of the kernels themselves surface on the stream, as with any launch. */
+convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
+                               void *workspace, size_t workspace_bytes, convgen_stream stream);
+
+typedef enum {
+    CONVGEN_FROM_NVRTC = 0, CONVGEN_FROM_DISK_CACHE, CONVGEN_FROM_MEMORY_CACHE
+} convgen_kernel_origin;
+
+typedef struct convgen_kernel_info {
+    const char *name;          /* entry point */
+    unsigned grid[3], block[3];
+    int registers;             /* per thread */
+    int shared_bytes;          /* static shared memory per block */
+    int stack_bytes;           /* stack frame: 0 for every kernel convgen emits */
+    int spill_store_bytes, spill_load_bytes;
+    double compile_ms;         /* NVRTC time when it was compiled (also for cache hits) */
+    convgen_kernel_origin origin;
+} convgen_kernel_info;
+
+int convgen_plan_kernel_count(const convgen_plan *plan);
+/* The emitted CUDA source of kernel i (owned by the plan), or NULL if i is out of range. */
+const char *convgen_plan_source(const convgen_plan *plan, int i);
+convgen_status convgen_plan_kernel_info(const convgen_plan *plan, int i, convgen_kernel_info *info);
+
+/* Renders the source of kernel i of a plan without compiling anything; *source is malloc'ed. */
+convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, convgen_algo algo,
+                            int i, char **source);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
