@@ -23,7 +23,9 @@ typedef struct magic_u32 {
 } magic_u32;
 
 /* Derives the constants for d >= 1 over dividends [0, max_dividend]. Returns false (and
- * leaves *m unspecified) if no 32-bit multiplier is exact over that range. */
+ * leaves *m unspecified) for d = 0 or when e*max < 2^(32+s) fails. The bound is sufficient,
+ * not necessary, but tight to within d dividends: past it, the first x = -1 (mod d), if any
+ * below 2^32, gets a wrong quotient (for d = 7 the full 32-bit range fails this way). */
 bool magic_u32_gen(uint32_t d, uint32_t max_dividend, magic_u32 *m);
 
 /* The quotient as an emitted kernel computes it (for tests and CPU evaluation). */

@@ -1,0 +1,201 @@
+#include "args.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "generate.h"
+
+#ifndef CONVGEN_SOURCE_DIR
+#define CONVGEN_SOURCE_DIR "."
+#endif
+
+const char cli_layer_usage[] =
+    "A layer is written like a line of bench/layers.txt, or by its name in that file:\n"
+    "  [name] n c k input kernel pad stride      e.g.  L2 128 64 64 64x64 9x9 0 1\n"
+    "  options for what a line cannot say:\n"
+    "    --pad-before AxB  --pad-after AxB  --stride AxB  --dilation AxB  --convolution\n"
+    "    --layers FILE     the file for names (default $CONVGEN_LAYERS, else the source tree's bench/layers.txt)\n"
+    "Common options:\n"
+    "  --algo NAME        direct (default)\n"
+    "  --pass PASS        fprop, bprop, accgrad or all\n";
+
+int cli_fail(const char *what, convgen_status s)
+{
+    fprintf(stderr, "convgen: %s: %s: %s\n", what, convgen_status_string(s), convgen_last_error());
+    const char *log = convgen_last_compile_log();
+    if (s == CONVGEN_ERROR_COMPILE && *log)
+        fprintf(stderr, "NVRTC log:\n%s\n", log);
+    return 1;
+}
+
+const char *cli_layers_file(const cli_args *a)
+{
+    if (a->layers_file)
+        return a->layers_file;
+    const char *env = getenv("CONVGEN_LAYERS");
+    return env && *env ? env : CONVGEN_SOURCE_DIR "/bench/layers.txt";
+}
+
+static bool set_pass(cli_args *a, const char *v)
+{
+    static const char *const names[] = {"fprop", "bprop", "accgrad"};
+    a->pass_count = 0;
+    for (int i = 0; i < 3; ++i)
+        if (strcmp(v, "all") == 0 || strcmp(v, names[i]) == 0)
+            a->passes[a->pass_count++] = i;
+    if (!a->pass_count)
+        fprintf(stderr, "convgen: --pass '%s' must be fprop, bprop, accgrad or all\n", v);
+    return a->pass_count > 0;
+}
+
+/* --stride 2x1 and friends: one value per spatial dimension, or one for all. */
+static bool set_dims(int64_t *dst, const char *option, const char *v, int rank)
+{
+    int64_t dims[CONVGEN_MAX_RANK];
+    int r = cg_parse_dims(v, dims);
+    if (r != 1 && r != rank) {
+        fprintf(stderr, "convgen: %s '%s' must give 1 or %d sizes like 1x2\n", option, v, rank);
+        return false;
+    }
+    for (int i = 0; i < rank; ++i)
+        dst[i] = dims[r == 1 ? 0 : i];
+    return true;
+}
+
+static bool lookup_layer(cli_args *a, const char *name)
+{
+    cg_layer *layers;
+    int count;
+    convgen_status s = cg_layer_read_file(cli_layers_file(a), &layers, &count);
+    if (s != CONVGEN_SUCCESS) {
+        cli_fail("reading layers", s);
+        return false;
+    }
+    for (int i = 0; i < count; ++i)
+        if (strcmp(layers[i].name, name) == 0) {
+            a->layer = layers[i];
+            free(layers);
+            return true;
+        }
+    free(layers);
+    fprintf(stderr, "convgen: no layer named '%s' in %s\n", name, cli_layers_file(a));
+    return false;
+}
+
+static bool parse_layer(cli_args *a, const char **words, int count)
+{
+    if (count == 1)
+        return lookup_layer(a, words[0]);
+    int used;
+    convgen_status s = cg_layer_parse_words(words, count, &a->layer, &used);
+    if (s != CONVGEN_SUCCESS) {
+        cli_fail("layer", s);
+        return false;
+    }
+    if (used != count) {
+        fprintf(stderr, "convgen: unexpected word '%s' after the layer\n", words[used]);
+        return false;
+    }
+    return true;
+}
+
+typedef struct extra_option { const char *name, *value; } extra_option;
+
+/* Layer options apply once the layer (and so its rank) is known. */
+static bool apply_layer_options(cli_args *a, const extra_option *opts, int count)
+{
+    convgen_conv_desc *d = &a->layer.desc;
+    for (int i = 0; i < count; ++i) {
+        const char *n = opts[i].name, *v = opts[i].value;
+        bool ok = strcmp(n, "--convolution") == 0 ? (d->mode = CONVGEN_CONVOLUTION, true)
+                  : strcmp(n, "--pad-before") == 0 ? set_dims(d->pad_before, n, v, d->rank)
+                  : strcmp(n, "--pad-after") == 0  ? set_dims(d->pad_after, n, v, d->rank)
+                  : strcmp(n, "--stride") == 0     ? set_dims(d->stride, n, v, d->rank)
+                                                   : set_dims(d->dilation, n, v, d->rank);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static bool needs_value(const char *o)
+{
+    static const char *const with_value[] = {"--algo", "--pass", "--kernel", "--arch", "--set", "--out",
+                                             "--layers", "--seed", "--samples", "--pad-before",
+                                             "--pad-after", "--stride", "--dilation"};
+    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; ++i)
+        if (strcmp(o, with_value[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool set_option(cli_args *a, const char *o, const char *v)
+{
+    if (strcmp(o, "--algo") == 0) {
+        const cg_planner *p = cg_planner_named(v);
+        if (!p)
+            fprintf(stderr, "convgen: --algo '%s' is not an algorithm (direct)\n", v);
+        return p && (a->algo = p->algo, true);
+    }
+    if (strcmp(o, "--pass") == 0)
+        return set_pass(a, v);
+    char *end;
+    if (strcmp(o, "--kernel") == 0 || strcmp(o, "--seed") == 0 || strcmp(o, "--samples") == 0) {
+        long x = strtol(v, &end, 10);
+        if (*end || end == v || x < 0) {
+            fprintf(stderr, "convgen: %s '%s' must be a non-negative integer\n", o, v);
+            return false;
+        }
+        if (o[2] == 'k')
+            a->kernel = (int)x;
+        else if (o[3] == 'e')
+            a->seed = (unsigned)x;
+        else
+            a->samples = x;
+        return true;
+    }
+    const char **dst = strcmp(o, "--arch") == 0 ? &a->arch : strcmp(o, "--set") == 0 ? &a->set
+                       : strcmp(o, "--out") == 0 ? &a->out_dir : &a->layers_file;
+    *dst = v;
+    return true;
+}
+
+bool cli_parse(int argc, char **argv, bool default_pass_all, cli_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->kernel = -1;
+    a->seed = 1;
+    a->samples = -1;
+    set_pass(a, default_pass_all ? "all" : "fprop");
+    const char *words[32];
+    extra_option extras[16];
+    int nwords = 0, nextras = 0;
+    for (int i = 0; i < argc; ++i) {
+        const char *o = argv[i];
+        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
+            a->help = true;
+        } else if (strcmp(o, "--no-cache") == 0) {
+            a->no_cache = true;
+        } else if (strcmp(o, "--convolution") == 0 && nextras < 16) {
+            extras[nextras++] = (extra_option){o, NULL};
+        } else if (o[0] == '-' && o[1] == '-') {
+            if (!needs_value(o) || i + 1 == argc) {
+                fprintf(stderr, "convgen: %s option '%s'\n", needs_value(o) ? "missing the value of" : "unknown", o);
+                return false;
+            }
+            const char *v = argv[++i];
+            bool layer_option = strncmp(o, "--pad", 5) == 0 || strcmp(o, "--stride") == 0 || strcmp(o, "--dilation") == 0;
+            if (layer_option && nextras < 16)
+                extras[nextras++] = (extra_option){o, v};
+            else if (!layer_option && !set_option(a, o, v))
+                return false;
+        } else if (nwords < 32) {
+            words[nwords++] = o;
+        }
+    }
+    if (a->help || nwords == 0)
+        return true;
+    a->have_layer = parse_layer(a, words, nwords) && apply_layer_options(a, extras, nextras);
+    return a->have_layer;
+}

@@ -1,0 +1,73 @@
+/* convgen compile: the compile report of a layer's kernels. */
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+#include "verbs.h"
+
+static const char *origin_name(convgen_kernel_origin o)
+{
+    return o == CONVGEN_FROM_NVRTC ? "nvrtc" : o == CONVGEN_FROM_DISK_CACHE ? "disk cache" : "memory cache";
+}
+
+/* A device context when a GPU is there and no --arch was asked for, else offline. */
+convgen_status cli_open_context(const char *arch, bool no_cache, bool need_device, convgen_context **ctx)
+{
+    convgen_context_options o = {.arch = arch, .disk_cache = no_cache ? -1 : 0};
+    if (arch && !need_device)
+        o.offline = 1;
+    convgen_status s = convgen_context_create(&o, ctx);
+    if (s == CONVGEN_ERROR_NO_DEVICE && !need_device) {
+        fprintf(stderr, "convgen: %s; compiling offline for sm_90\n", convgen_last_error());
+        o.offline = 1;
+        o.arch = "sm_90";
+        s = convgen_context_create(&o, ctx);
+    }
+    return s;
+}
+
+int cli_compile(int argc, char **argv)
+{
+    cli_args a;
+    if (!cli_parse(argc, argv, true, &a))
+        return 2;
+    if (a.help || !a.have_layer) {
+        printf("usage: convgen compile [--arch sm_XX] [--pass PASS] [--no-cache] LAYER\n"
+               "Compiles the layer's kernels with NVRTC (or finds them in the cache) and prints each\n"
+               "kernel's registers, static shared memory, stack frame, spill stores/loads and NVRTC\n"
+               "time. Without --arch it targets the GPU, or sm_90 when there is none. --no-cache skips\n"
+               "the disk cache.\n\n%s", cli_layer_usage);
+        return a.help ? 0 : 2;
+    }
+    convgen_context *ctx;
+    convgen_status s = cli_open_context(a.arch, a.no_cache, false, &ctx);
+    if (s != CONVGEN_SUCCESS)
+        return cli_fail("compile", s);
+    printf("target %s (%s)\n", convgen_context_arch(ctx), convgen_context_device_name(ctx));
+    printf("%-8s %-38s %5s %6s %6s %7s %7s %10s  %s\n", "pass", "kernel", "regs", "smem", "stack", "spill-st",
+           "spill-ld", "compile-ms", "from");
+    int rc = 0;
+    for (int pi = 0; pi < a.pass_count && rc == 0; ++pi) {
+        convgen_plan *plan;
+        convgen_pass pass = (convgen_pass)a.passes[pi];
+        s = convgen_plan_conv(ctx, &a.layer.desc, pass, a.algo, &plan);
+        if (s != CONVGEN_SUCCESS) {
+            rc = cli_fail("compile", s);
+            break;
+        }
+        for (int i = 0; i < convgen_plan_kernel_count(plan); ++i) {
+            convgen_kernel_info k;
+            convgen_plan_kernel_info(plan, i, &k);
+            printf("%-8s %-38s %5d %6d %6d %7d %7d %10.1f  %s\n", convgen_pass_name(pass), k.name, k.registers,
+                   k.shared_bytes, k.stack_bytes, k.spill_store_bytes, k.spill_load_bytes, k.compile_ms,
+                   origin_name(k.origin));
+            if (k.stack_bytes || k.spill_store_bytes || k.spill_load_bytes)
+                rc = 3; /* local memory in an emitted kernel is a generator defect */
+        }
+        convgen_plan_destroy(plan);
+    }
+    if (rc == 3)
+        fprintf(stderr, "convgen: a kernel uses local memory (stack or spills)\n");
+    convgen_context_destroy(ctx);
+    return rc;
+}

@@ -1,0 +1,45 @@
+/* convgen: emit, compile and check generated convolution kernels. */
+#include <stdio.h>
+#include <string.h>
+
+#include "convgen.h"
+#include "verbs.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int, char **);
+    const char *what;
+} verbs[] = {
+    {"emit", cli_emit, "print the CUDA source of a layer's kernels"},
+    {"compile", cli_compile, "compile a layer's kernels: registers, shared memory, stack, spills, time"},
+    {"check", cli_check, "run a layer's kernels on the GPU against the CPU float64 reference"},
+    {"generate", cli_generate, "emit the kernels of a layer file into a folder (the build's kernel sets)"},
+};
+
+#define VERB_COUNT (sizeof verbs / sizeof verbs[0])
+
+static int usage(FILE *f)
+{
+    fprintf(f, "convgen %s: fully specialized CUDA convolution kernels, generated per layer shape.\n\n"
+               "usage: convgen VERB [options] LAYER\n\n", CONVGEN_VERSION_STRING);
+    for (size_t i = 0; i < VERB_COUNT; ++i)
+        fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].what);
+    fprintf(f, "\n'convgen VERB --help' tells more. Example:\n"
+               "  convgen emit --algo direct --pass bprop L2 128 64 64 64x64 9x9 0 1\n");
+    return f == stderr ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage(stderr);
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)
+        return usage(stdout);
+    if (strcmp(argv[1], "--version") == 0)
+        return printf("convgen %s\n", CONVGEN_VERSION_STRING) < 0;
+    for (size_t i = 0; i < VERB_COUNT; ++i)
+        if (strcmp(argv[1], verbs[i].name) == 0)
+            return verbs[i].run(argc - 2, argv + 2);
+    fprintf(stderr, "convgen: unknown verb '%s'\n\n", argv[1]);
+    return usage(stderr);
+}

@@ -1,0 +1,15 @@
+/* The verbs of the convgen command; each takes argv after the verb and returns the exit code. */
+#ifndef CLI_VERBS_H
+#define CLI_VERBS_H
+
+int cli_emit(int argc, char **argv);
+int cli_generate(int argc, char **argv);
+int cli_compile(int argc, char **argv);
+int cli_check(int argc, char **argv);
+
+#include <stdbool.h>
+#include "convgen.h"
+/* A device context, or (unless need_device) an offline one for `arch` or sm_90. */
+convgen_status cli_open_context(const char *arch, bool no_cache, bool need_device, convgen_context **ctx);
+
+#endif

@@ -1,0 +1,385 @@
+/* The direct algorithm: convolution as an implicit GEMM (Chetlur et al., "cuDNN: Efficient
+ * Primitives for Deep Learning", section 4). The im2col operand exists only tile by tile in
+ * shared memory; every shape constant is baked into the source and every index is split into
+ * its coordinates by magic-number division (magic.h).
+ *
+ * Each pass is one GEMM, out[rows][cols] = A[rows][red] * B[red][cols]:
+ *   fprop    rows = (n, o...)  red = (c, f...)  cols = k    A = im2col(x)   B = w
+ *   bprop    rows = (n, i...)  red = (k, f...)  cols = c    A = col2im(dy)  B = w as [k f][c]
+ *   accgrad  rows = (c, f...)  red = (n, o...)  cols = k    A = im2col(x)   B = dy
+ * (accgrad computes dw transposed so that lanes, which run along rows, store along dw's
+ * contiguous axis.) When the output tiles alone cannot fill the GPU, the reduction is split
+ * over blocks (blockIdx.z) into workspace slices that a second kernel adds: deterministic,
+ * unlike atomics, and the output needs no zeroing. */
+#include <stdio.h>
+#include <string.h>
+
+#include "generate.h"
+#include "magic.h"
+#include "templates.h"
+#include "tmpl.h"
+#include "util.h"
+
+enum { THREADS = 256, ROWS_APART = 16, BLOCK_RED = 8, SMEM_PAD = 4 };
+/* Split reductions stop where their workspace would pass this. */
+#define MAX_SPLIT_WORKSPACE (256ll << 20)
+
+typedef struct direct_spec {
+    int64_t rows, cols, red;
+    int block_rows, block_cols;
+    int splits, steps, steps_per_split;
+    int64_t out_elems;
+    bool wide_index; /* some tensor has 2^32 or more elements: 64-bit addressing */
+} direct_spec;
+
+static void gemm_view(const cg_problem *p, convgen_pass pass, direct_spec *s)
+{
+    int64_t op = cg_problem_out_pixels(p), ip = cg_problem_in_pixels(p), kp = cg_problem_kernel_pixels(p);
+    switch (pass) {
+    case CONVGEN_FPROP: s->rows = p->n * op; s->red = p->c * kp; s->cols = p->k; break;
+    case CONVGEN_BPROP: s->rows = p->n * ip; s->red = p->k * kp; s->cols = p->c; break;
+    case CONVGEN_ACCGRAD: s->rows = p->c * kp; s->red = p->n * op; s->cols = p->k; break;
+    }
+}
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+static convgen_status direct_applicable(const cg_problem *p, convgen_pass pass)
+{
+    direct_spec s;
+    gemm_view(p, pass, &s);
+    /* Indices are 32-bit in the kernel; the padded GEMM extents must stay below 2^31 so the
+     * magic divisions are exact (magic.h) and signed coordinates cannot wrap. */
+    const int64_t limit = INT32_MAX - 256;
+    const char *axis = s.rows > limit ? "rows" : s.cols > limit ? "columns" : s.red > limit ? "reduction" : NULL;
+    if (axis)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: GEMM %s exceed 2^31 for this layer", axis);
+    for (int d = 0; d < p->rank; ++d)
+        if (p->in[d] + p->pad_before[d] + p->pad_after[d] >= (1ll << 30))
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: padded in[%d] must be < 2^30", d);
+    return CONVGEN_SUCCESS;
+}
+
+/* Tiles and splits. The tile follows the GEMM's shape; the split fills the GPU with at least
+ * two blocks per multiprocessor when the output tiles alone would not. */
+static void choose_spec(const cg_problem *p, convgen_pass pass, const cg_target *t, direct_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    gemm_view(p, pass, s);
+    s->block_rows = s->rows >= 128 ? 128 : 64;
+    s->block_cols = s->cols > 64 ? 128 : 64;
+    s->steps = (int)((s->red + BLOCK_RED - 1) / BLOCK_RED);
+    int64_t elems[3];
+    cg_problem_operand_elems(p, pass, elems);
+    s->out_elems = elems[2];
+    s->wide_index = elems[0] >= UINT32_MAX || elems[1] >= UINT32_MAX || elems[2] >= UINT32_MAX;
+
+    int64_t tiles = ((s->rows + s->block_rows - 1) / s->block_rows) * ((s->cols + s->block_cols - 1) / s->block_cols);
+    int64_t want = 2ll * t->sm_count;
+    int64_t splits = tiles >= want ? 1 : (want + tiles - 1) / tiles;
+    if (splits > s->steps / 8)   /* each split keeps at least 8 steps of work */
+        splits = s->steps / 8;
+    while (splits > 1 && splits * s->out_elems * 4 > MAX_SPLIT_WORKSPACE)
+        --splits;
+    if (splits < 1)
+        splits = 1;
+    s->steps_per_split = (int)((s->steps + splits - 1) / splits);
+    s->splits = (s->steps + s->steps_per_split - 1) / s->steps_per_split; /* no empty split */
+}
+
+/* ---- the template context ---- */
+
+static tmpl_value *magic_value(uint32_t d, int64_t max_dividend)
+{
+    magic_u32 m;
+    if (max_dividend > UINT32_MAX)
+        max_dividend = UINT32_MAX;
+    if (!magic_u32_gen(d, (uint32_t)max_dividend, &m))
+        return NULL; /* cannot happen below 2^31 (magic.h); marks the context as failed */
+    tmpl_value *v = tmpl_map();
+    tmpl_set_bool(v, "pow2", m.mul == 0);
+    tmpl_set_int(v, "mul", m.mul);
+    tmpl_set_int(v, "shift", m.shift);
+    return v;
+}
+
+/* The digits of a flat index over sizes (outermost first), listed innermost first as the
+ * template divides them: each is a magic division, a size-1 zero, or the final quotient. */
+static tmpl_value *digits(const char *index, int64_t max_index, int count, const int64_t *sizes,
+                          const char *const *names, const char *rest)
+{
+    tmpl_value *list = tmpl_list();
+    char src[32], quot[32];
+    snprintf(src, sizeof src, "%s", index);
+    int64_t max = max_index;
+    for (int i = count - 1, q = 1; i >= 0; --i) {
+        tmpl_value *g = tmpl_map();
+        tmpl_set_str(g, "name", names[i]);
+        tmpl_set_int(g, "size", sizes[i]);
+        if (sizes[i] == 1) {
+            tmpl_set_str(g, "kind", "zero");
+        } else {
+            snprintf(quot, sizeof quot, "%s_%d", index, q++);
+            tmpl_set_str(g, "kind", "div");
+            tmpl_set_str(g, "src", src);
+            tmpl_set_str(g, "quot", quot);
+            tmpl_map_set(g, "div", magic_value((uint32_t)sizes[i], max));
+            snprintf(src, sizeof src, "%s", quot);
+            max /= sizes[i];
+        }
+        tmpl_list_push(list, g);
+    }
+    tmpl_value *g = tmpl_map();
+    tmpl_set_str(g, "kind", "rest");
+    tmpl_set_str(g, "name", rest);
+    tmpl_set_str(g, "src", src);
+    tmpl_list_push(list, g);
+    return list;
+}
+
+static const char *const o_names[] = {"o0", "o1", "o2"}, *const i_names[] = {"i0", "i1", "i2"},
+                         *const f_names[] = {"f0", "f1", "f2"};
+
+static tmpl_value *dims_value(const cg_problem *p)
+{
+    tmpl_value *list = tmpl_list();
+    int64_t in_stride = 1, out_stride = 1;
+    for (int d = p->rank - 1; d >= 0; --d) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "i", d);
+        tmpl_set_int(v, "in", p->in[d]);
+        tmpl_set_int(v, "out", p->out[d]);
+        tmpl_set_int(v, "kmax", p->kernel[d] - 1);
+        tmpl_set_int(v, "stride", p->stride[d]);
+        tmpl_set_int(v, "pad", p->pad_before[d]);
+        tmpl_set_int(v, "dil", p->dilation[d]);
+        tmpl_set_bool(v, "flip", p->flip);
+        tmpl_set_int(v, "in_stride", in_stride);
+        tmpl_set_int(v, "out_stride", out_stride);
+        /* bprop divides t = i + pad - tap*dilation <= in - 1 + pad by the stride. */
+        tmpl_map_set(v, "stride_div", magic_value((uint32_t)p->stride[d], p->in[d] - 1 + p->pad_before[d]));
+        in_stride *= p->in[d];
+        out_stride *= p->out[d];
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+/* The gathers' decompositions for one pass; max indices are the padded GEMM extents. */
+static void set_digits(tmpl_value *ctx, const cg_problem *p, convgen_pass pass, const direct_spec *s)
+{
+    int64_t rows_max = round_up(s->rows, s->block_rows) - 1;
+    int64_t red_max = (int64_t)s->steps * BLOCK_RED - 1;
+    int64_t ip = cg_problem_in_pixels(p), op = cg_problem_out_pixels(p), kp = cg_problem_kernel_pixels(p);
+    const char *pix[] = {"opix", "ipix", "fpix"};
+    switch (pass) {
+    case CONVGEN_FPROP:
+        tmpl_map_set(ctx, "row_digits", digits("row", rows_max, p->rank, p->out, o_names, "n"));
+        tmpl_map_set(ctx, "red_digits", digits("red", red_max, p->rank, p->kernel, f_names, "c"));
+        tmpl_map_set(ctx, "out_digits", digits("row", rows_max, 1, &op, &pix[0], "n"));
+        break;
+    case CONVGEN_BPROP:
+        tmpl_map_set(ctx, "row_digits", digits("row", rows_max, p->rank, p->in, i_names, "n"));
+        tmpl_map_set(ctx, "red_digits", digits("red", red_max, p->rank, p->kernel, f_names, "k"));
+        tmpl_map_set(ctx, "red_split_digits", digits("red", red_max, 1, &kp, &pix[2], "k"));
+        tmpl_map_set(ctx, "out_digits", digits("row", rows_max, 1, &ip, &pix[1], "n"));
+        break;
+    case CONVGEN_ACCGRAD:
+        tmpl_map_set(ctx, "row_digits", digits("row", rows_max, p->rank, p->kernel, f_names, "c"));
+        tmpl_map_set(ctx, "red_digits", digits("red", red_max, p->rank, p->out, o_names, "n"));
+        tmpl_map_set(ctx, "red_split_digits", digits("red", red_max, 1, &op, &pix[0], "n"));
+        break;
+    }
+}
+
+static int log2i(int x)
+{
+    int l = 0;
+    while ((1 << l) < x)
+        ++l;
+    return l;
+}
+
+/* One tile loader. A free-fast loader puts consecutive lanes on consecutive rows (or
+ * columns); a reduction-fast one on consecutive reduction indices, for operands that are
+ * contiguous along the reduction (w, dy in accgrad, x in accgrad). */
+static tmpl_value *loader(const char *name, const char *what, int block_free, bool free_fast,
+                          const char *free0, int64_t free_size, const char *call)
+{
+    tmpl_value *v = tmpl_map();
+    char strided[48], lane[16];
+    int fast = free_fast ? block_free : BLOCK_RED;
+    tmpl_set_str(v, "name", name);
+    tmpl_set_str(v, "what", what);
+    tmpl_set_int(v, "count", block_free * BLOCK_RED / THREADS);
+    tmpl_set_int(v, "fast_mask", fast - 1);
+    tmpl_set_int(v, "fast_log2", log2i(fast));
+    snprintf(strided, sizeof strided, "%s_slow + %du * e", name, THREADS / fast);
+    snprintf(lane, sizeof lane, "%s_fast", name);
+    tmpl_set_str(v, "red_local", free_fast ? strided : lane);
+    tmpl_set_str(v, "free_local", free_fast ? lane : strided);
+    tmpl_set_str(v, "free0", free0);
+    tmpl_set_int(v, "free_size", free_size);
+    tmpl_set_str(v, "call", call);
+    return v;
+}
+
+static const char *const operand_names[3][3] = {
+    [CONVGEN_FPROP] = {"x", "w", "y"},
+    [CONVGEN_BPROP] = {"dy", "w", "dx"},
+    [CONVGEN_ACCGRAD] = {"x", "dy", "dw"},
+};
+
+static void set_loaders(tmpl_value *ctx, convgen_pass pass, const direct_spec *s)
+{
+    const char *const *ops = operand_names[pass];
+    char call_a[64], call_b[64], what_a[128], what_b[128];
+    snprintf(call_a, sizeof call_a, "load_a(%s, free, red)", ops[0]);
+    snprintf(call_b, sizeof call_b, "load_b(%s, red, free)", ops[1]);
+    bool a_free_fast = pass != CONVGEN_ACCGRAD;
+    snprintf(what_a, sizeof what_a, "A loads %s: lanes along %s.", ops[0], a_free_fast ? "rows" : "the reduction");
+    snprintf(what_b, sizeof what_b, "B loads %s: lanes along the reduction.", ops[1]);
+    tmpl_value *list = tmpl_list();
+    tmpl_list_push(list, loader("a", what_a, s->block_rows, a_free_fast, "row0", s->rows, call_a));
+    tmpl_list_push(list, loader("b", what_b, s->block_cols, false, "col0", s->cols, call_b));
+    tmpl_map_set(ctx, "loaders", list);
+}
+
+static int shared_bytes(const direct_spec *s)
+{
+    return BLOCK_RED * (s->block_rows + SMEM_PAD + s->block_cols + SMEM_PAD) * 4;
+}
+
+static void launch_geometry(const direct_spec *s, cg_kernel *k)
+{
+    k->grid[0] = (unsigned)((s->rows + s->block_rows - 1) / s->block_rows);
+    k->grid[1] = (unsigned)((s->cols + s->block_cols - 1) / s->block_cols);
+    k->grid[2] = (unsigned)s->splits;
+    k->block[0] = THREADS;
+    k->block[1] = k->block[2] = 1;
+}
+
+/* The header comment: what the file is and how it was derived. */
+static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const direct_spec *s,
+                                const cg_kernel *k, const char *what)
+{
+    char layer[256], line[512];
+    cg_problem_describe(p, layer, sizeof layer);
+    tmpl_value *h = tmpl_list();
+#define LINE(...) (snprintf(line, sizeof line, __VA_ARGS__), tmpl_list_push(h, tmpl_str(line)))
+    LINE("convgen %s: direct convolution (implicit GEMM), %s: %s", CG_GENERATOR_VERSION, convgen_pass_name(pass), what);
+    LINE("%s", "");
+    LINE("layer: %s (n c k input kernel pad stride)", layer);
+    LINE("emitted by: convgen emit --algo direct --pass %s %s", convgen_pass_name(pass), layer);
+    LINE("GEMM: out[%lld rows][%lld cols] = A[rows][%lld] * B[%lld][cols]", (long long)s->rows,
+         (long long)s->cols, (long long)s->red, (long long)s->red);
+    LINE("FLOPs: %.6g (2*n*c*k*prod(kernel)*prod(out))", cg_problem_flops(p));
+    LINE("tiles: block %dx%dx%d, thread %dx%d, split reduction %d x %d steps", s->block_rows, s->block_cols,
+         BLOCK_RED, s->block_rows / ROWS_APART, s->block_cols * ROWS_APART / THREADS, s->splits, s->steps_per_split);
+    LINE("launch: grid (%u, %u, %u), block (%u, 1, 1), %d bytes of static shared memory", k->grid[0], k->grid[1],
+         k->grid[2], k->block[0], shared_bytes(s));
+    LINE("workspace: %lld bytes", (long long)(s->splits > 1 ? s->splits * s->out_elems * 4 : 0));
+    LINE("%s", "");
+    LINE("Generated: do not edit. Change templates/direct.cu or generator/direct.c instead.");
+#undef LINE
+    return h;
+}
+
+static tmpl_value *gemm_context(const cg_problem *p, convgen_pass pass, const direct_spec *s, const cg_kernel *k)
+{
+    static const char *const gathers[] = {"direct_fprop.cuh", "direct_bprop.cuh", "direct_accgrad.cuh"};
+    const char *const *ops = operand_names[pass];
+    tmpl_value *ctx = tmpl_map();
+    char text[96];
+    tmpl_map_set(ctx, "header", header_lines(p, pass, s, k, "the GEMM"));
+    tmpl_set_str(ctx, "gather", gathers[pass]);
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_str(ctx, "in0", ops[0]);
+    tmpl_set_str(ctx, "in1", ops[1]);
+    tmpl_set_str(ctx, "out", ops[2]);
+    tmpl_set_str(ctx, "index_type", s->wide_index ? "unsigned long long" : "unsigned");
+    tmpl_set_int(ctx, "threads", THREADS);
+    tmpl_set_int(ctx, "pad", SMEM_PAD);
+    tmpl_set_int(ctx, "block_rows", s->block_rows);
+    tmpl_set_int(ctx, "block_cols", s->block_cols);
+    tmpl_set_int(ctx, "block_red", BLOCK_RED);
+    tmpl_set_int(ctx, "thread_rows", s->block_rows / ROWS_APART);
+    tmpl_set_int(ctx, "thread_cols", s->block_cols * ROWS_APART / THREADS);
+    tmpl_set_int(ctx, "rows_apart", ROWS_APART);
+    tmpl_set_int(ctx, "rows_apart_log2", log2i(ROWS_APART));
+    tmpl_set_int(ctx, "rows", s->rows);
+    tmpl_set_int(ctx, "cols", s->cols);
+    tmpl_set_int(ctx, "red_size", s->red);
+    tmpl_set_int(ctx, "steps", s->steps);
+    tmpl_set_int(ctx, "steps_per_split", s->steps_per_split);
+    tmpl_set_int(ctx, "splits", s->splits);
+    tmpl_set_int(ctx, "out_elems", s->out_elems);
+    snprintf(text, sizeof text, s->splits > 1 ? "blockIdx.z * %du" : "0u", s->steps_per_split);
+    tmpl_set_str(ctx, "step_begin", text);
+    if (s->splits > 1)
+        snprintf(text, sizeof text, "min(step_begin + %du, %du)", s->steps_per_split, s->steps);
+    else
+        snprintf(text, sizeof text, "%du", s->steps);
+    tmpl_set_str(ctx, "step_end", text);
+    tmpl_set_int(ctx, "n_size", p->n);
+    tmpl_set_int(ctx, "c_size", p->c);
+    tmpl_set_int(ctx, "k_size", p->k);
+    tmpl_set_int(ctx, "in_pixels", cg_problem_in_pixels(p));
+    tmpl_set_int(ctx, "out_pixels", cg_problem_out_pixels(p));
+    tmpl_set_int(ctx, "kernel_pixels", cg_problem_kernel_pixels(p));
+    tmpl_map_set(ctx, "dims", dims_value(p));
+    set_digits(ctx, p, pass, s);
+    set_loaders(ctx, pass, s);
+    return ctx;
+}
+
+static tmpl_value *reduce_context(const cg_problem *p, convgen_pass pass, const direct_spec *s, const cg_kernel *k)
+{
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", header_lines(p, pass, s, k, "the sum of the split reduction's slices"));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_str(ctx, "out", operand_names[pass][2]);
+    tmpl_set_str(ctx, "index_type", s->wide_index ? "unsigned long long" : "unsigned");
+    tmpl_set_int(ctx, "threads", THREADS);
+    tmpl_set_int(ctx, "splits", s->splits);
+    tmpl_set_int(ctx, "out_elems", s->out_elems);
+    return ctx;
+}
+
+static convgen_status render(const char *template_name, tmpl_value *ctx, cg_kernel *k)
+{
+    convgen_status st = tmpl_ok(ctx) ? cg_render_template(template_name, ctx, &k->source)
+                                     : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the %s context", template_name);
+    tmpl_unref(ctx);
+    return st;
+}
+
+static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, cg_generated *out)
+{
+    direct_spec s;
+    choose_spec(p, pass, t, &s);
+    cg_kernel *gemm = &out->kernels[0];
+    snprintf(gemm->name, sizeof gemm->name, "convgen_direct_%s", convgen_pass_name(pass));
+    launch_geometry(&s, gemm);
+    out->kernel_count = 1;
+    convgen_status st = render("direct.cu", gemm_context(p, pass, &s, gemm), gemm);
+    if (st != CONVGEN_SUCCESS || s.splits == 1)
+        return st;
+
+    cg_kernel *sum = &out->kernels[1];
+    snprintf(sum->name, sizeof sum->name, "convgen_direct_%s_sum_splits", convgen_pass_name(pass));
+    sum->grid[0] = (unsigned)((s.out_elems + THREADS - 1) / THREADS);
+    sum->grid[1] = sum->grid[2] = 1;
+    sum->block[0] = THREADS;
+    sum->block[1] = sum->block[2] = 1;
+    out->kernel_count = 2;
+    out->workspace_bytes = s.splits * s.out_elems * 4;
+    return render("split_reduce.cu", reduce_context(p, pass, &s, sum), sum);
+}
+
+const cg_planner cg_direct_planner = {
+    .algo = CONVGEN_ALGO_DIRECT,
+    .name = "direct",
+    .applicable = direct_applicable,
+    .generate = direct_generate,
+};

@@ -1,0 +1,121 @@
+#include "generate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* The planners, one module each. A new algorithm adds one line here. */
+extern const cg_planner cg_direct_planner;
+
+static const cg_planner *const planners[] = {
+    &cg_direct_planner,
+};
+
+#define PLANNER_COUNT (sizeof planners / sizeof planners[0])
+
+const cg_planner *cg_planner_of(convgen_algo algo)
+{
+    for (size_t i = 0; i < PLANNER_COUNT; ++i)
+        if (planners[i]->algo == algo)
+            return planners[i];
+    return NULL;
+}
+
+const cg_planner *cg_planner_named(const char *name)
+{
+    for (size_t i = 0; name && i < PLANNER_COUNT; ++i)
+        if (strcmp(planners[i]->name, name) == 0)
+            return planners[i];
+    return NULL;
+}
+
+const char *convgen_algo_name(convgen_algo algo)
+{
+    const cg_planner *p = cg_planner_of(algo);
+    return p ? p->name : "unknown";
+}
+
+const char *convgen_pass_name(convgen_pass pass)
+{
+    switch (pass) {
+    case CONVGEN_FPROP: return "fprop";
+    case CONVGEN_BPROP: return "bprop";
+    case CONVGEN_ACCGRAD: return "accgrad";
+    }
+    return "unknown";
+}
+
+convgen_status cg_generate(const cg_problem *p, convgen_pass pass, convgen_algo algo,
+                           const cg_target *target, cg_generated *out)
+{
+    memset(out, 0, sizeof *out);
+    if (pass != CONVGEN_FPROP && pass != CONVGEN_BPROP && pass != CONVGEN_ACCGRAD)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "pass = %d is not FPROP, BPROP or ACCGRAD", (int)pass);
+    const cg_planner *planner = cg_planner_of(algo);
+    if (!planner)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "algo = %d is not a known algorithm", (int)algo);
+    convgen_status s = planner->applicable(p, pass);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    cg_target defaults = {.sm_count = 132};
+    if (!target || target->sm_count <= 0)
+        target = &defaults;
+    out->algo = algo;
+    out->pass = pass;
+    out->problem = *p;
+    s = planner->generate(p, pass, target, out);
+    if (s != CONVGEN_SUCCESS)
+        cg_generated_free(out);
+    return s;
+}
+
+void cg_generated_free(cg_generated *g)
+{
+    for (int i = 0; i < CG_MAX_KERNELS; ++i)
+        free(g->kernels[i].source);
+    memset(g, 0, sizeof *g);
+}
+
+/* Sizes joined by 'x', outermost first: "64x64". */
+static void dims_text(const int64_t *v, int rank, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < rank && used < size; ++i)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "x" : "", (long long)v[i]);
+}
+
+static bool all_equal(const int64_t *v, int rank, int64_t x)
+{
+    for (int i = 0; i < rank; ++i)
+        if (v[i] != x)
+            return false;
+    return true;
+}
+
+void cg_problem_describe(const cg_problem *p, char *buf, size_t size)
+{
+    char in[64], ker[64], text[64];
+    dims_text(p->in, p->rank, in, sizeof in);
+    dims_text(p->kernel, p->rank, ker, sizeof ker);
+    cg_buf b = {0};
+    cg_buf_printf(&b, "%lld %lld %lld %s %s %lld %lld", (long long)p->n, (long long)p->c,
+                  (long long)p->k, in, ker, (long long)p->pad_before[0], (long long)p->stride[0]);
+    /* What a layer line cannot say, as the CLI's options. */
+    const struct { const char *option; const int64_t *v; int64_t plain; } extra[] = {
+        {"--pad-before", p->pad_before, p->pad_before[0]}, {"--pad-after", p->pad_after, p->pad_before[0]},
+        {"--stride", p->stride, p->stride[0]}, {"--dilation", p->dilation, 1},
+    };
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; ++i) {
+        if (all_equal(extra[i].v, p->rank, extra[i].plain))
+            continue;
+        dims_text(extra[i].v, p->rank, text, sizeof text);
+        cg_buf_printf(&b, " %s %s", extra[i].option, text);
+    }
+    if (p->flip)
+        cg_buf_puts(&b, " --convolution");
+    snprintf(buf, size, "%s", b.data ? b.data : "");
+    cg_buf_free(&b);
+}

@@ -1,0 +1,22 @@
+/* Where template text comes from: the copies embedded in the library at build time, or, for
+ * tuning by hand, the folder named by CONVGEN_TEMPLATE_DIR (edited templates win). */
+#ifndef CG_TEMPLATES_H
+#define CG_TEMPLATES_H
+
+#include "convgen.h"
+#include "tmpl.h"
+
+typedef struct cg_embedded_template {
+    const char *name;
+    const char *text;
+} cg_embedded_template;
+
+/* Provided by the build (build/templates_embedded.c, from templates/). */
+extern const cg_embedded_template cg_embedded_templates[];
+
+/* Renders template `name` with `ctx` into *out (malloc'ed). On failure returns
+ * CONVGEN_ERROR_TEMPLATE (or IO for an unreadable override) with "name:line:col: ..." in
+ * convgen_last_error(). */
+convgen_status cg_render_template(const char *name, const tmpl_value *ctx, char **out);
+
+#endif

@@ -1,0 +1,135 @@
+#include "context.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit.h"
+#include "util.h"
+
+static convgen_status open_device(convgen_context *ctx, int ordinal)
+{
+    convgen_status s;
+    const cg_driver *drv = cg_driver_get(&s);
+    if (!drv)
+        return s;
+    int count = 0;
+    CUresult r = drv->DeviceGetCount(&count);
+    if (r != CUDA_SUCCESS || count == 0)
+        return cg_fail(CONVGEN_ERROR_NO_DEVICE, "no CUDA device is present");
+    if (ordinal < 0 || ordinal >= count)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "device = %d must be in 0..%d", ordinal, count - 1);
+    int major = 0, minor = 0;
+    if ((r = drv->DeviceGet(&ctx->device, ordinal)) != CUDA_SUCCESS ||
+        (r = drv->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, ctx->device)) != CUDA_SUCCESS ||
+        (r = drv->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, ctx->device)) != CUDA_SUCCESS ||
+        (r = drv->DeviceGetAttribute(&ctx->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ctx->device)) != CUDA_SUCCESS ||
+        (r = drv->DeviceGetName(ctx->device_name, sizeof ctx->device_name, ctx->device)) != CUDA_SUCCESS)
+        return cg_cuda_fail(drv, r, "querying the device");
+    /* The primary context is the one the CUDA runtime uses, so pointers from cudaMalloc and
+     * streams from cudaStreamCreate work with our launches. */
+    if ((r = drv->DevicePrimaryCtxRetain(&ctx->primary, ctx->device)) != CUDA_SUCCESS)
+        return cg_cuda_fail(drv, r, "cuDevicePrimaryCtxRetain");
+    ctx->drv = drv;
+    snprintf(ctx->arch, sizeof ctx->arch, "sm_%d%d", major, minor);
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status convgen_context_create(const convgen_context_options *options, convgen_context **out)
+{
+    if (!out)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "ctx is NULL");
+    *out = NULL;
+    convgen_context_options defaults = {0};
+    const convgen_context_options *o = options ? options : &defaults;
+    if (o->offline && !o->arch)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "arch is NULL: an offline context needs a target architecture");
+    if (o->arch && jit_check_arch(o->arch) != CONVGEN_SUCCESS)
+        return CONVGEN_ERROR_INVALID_VALUE;
+    convgen_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a context");
+    ctx->offline = o->offline;
+    ctx->sm_count = 132;
+    snprintf(ctx->device_name, sizeof ctx->device_name, "offline");
+    convgen_status s = o->offline ? CONVGEN_SUCCESS : open_device(ctx, o->device);
+    if (s != CONVGEN_SUCCESS) {
+        free(ctx);
+        return s;
+    }
+    if (o->arch)
+        snprintf(ctx->arch, sizeof ctx->arch, "%s", o->arch);
+    if (o->disk_cache >= 0)
+        ctx->disk = cache_disk_open(o->cache_dir);
+    pthread_mutex_init(&ctx->lock, NULL);
+    *out = ctx;
+    return CONVGEN_SUCCESS;
+}
+
+void convgen_context_destroy(convgen_context *ctx)
+{
+    if (!ctx)
+        return;
+    CUcontext popped;
+    bool pushed = ctx->drv && ctx->drv->CtxPushCurrent(ctx->primary) == CUDA_SUCCESS;
+    for (loaded_module *m = ctx->modules, *next; m; m = next) {
+        next = m->next;
+        if (pushed)
+            ctx->drv->ModuleUnload(m->module);
+        free(m);
+    }
+    if (pushed)
+        ctx->drv->CtxPopCurrent(&popped);
+    if (ctx->drv)
+        ctx->drv->DevicePrimaryCtxRelease(ctx->device);
+    cache_disk_close(ctx->disk);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+const char *convgen_context_arch(const convgen_context *ctx) { return ctx ? ctx->arch : ""; }
+const char *convgen_context_device_name(const convgen_context *ctx) { return ctx ? ctx->device_name : ""; }
+
+static convgen_status load_module(convgen_context *ctx, const cache_kernel *k, cache_key key, CUmodule *module)
+{
+    for (loaded_module *m = ctx->modules; m; m = m->next)
+        if (m->key.hi == key.hi && m->key.lo == key.lo) {
+            *module = m->module;
+            return CONVGEN_SUCCESS;
+        }
+    loaded_module *m = calloc(1, sizeof *m);
+    if (!m)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a module");
+    CUresult r = ctx->drv->ModuleLoadData(&m->module, k->cubin);
+    if (r != CUDA_SUCCESS) {
+        free(m);
+        return cg_cuda_fail(ctx->drv, r, "cuModuleLoadData");
+    }
+    m->key = key;
+    m->next = ctx->modules;
+    ctx->modules = m;
+    *module = m->module;
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status ctx_load_function(convgen_context *ctx, const cache_kernel *k, const char *source,
+                                 const char *name, CUfunction *fn)
+{
+    if (ctx->offline)
+        return CONVGEN_SUCCESS;
+    /* The same source (hence the same cubin) loads once per context. */
+    cache_key key = cache_key_of(source, ctx->arch, "", 0, 0);
+    pthread_mutex_lock(&ctx->lock);
+    CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
+    convgen_status s = r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(ctx->drv, r, "cuCtxPushCurrent");
+    CUmodule module = NULL;
+    if (s == CONVGEN_SUCCESS) {
+        s = load_module(ctx, k, key, &module);
+        if (s == CONVGEN_SUCCESS && (r = ctx->drv->ModuleGetFunction(fn, module, name)) != CUDA_SUCCESS)
+            s = cg_cuda_fail(ctx->drv, r, "cuModuleGetFunction");
+        CUcontext popped;
+        ctx->drv->CtxPopCurrent(&popped);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return s;
+}

@@ -1,0 +1,35 @@
+/* Contexts: one device (or none, offline), its target architecture, the disk cache, and the
+ * modules loaded on the device. */
+#ifndef CG_CONTEXT_H
+#define CG_CONTEXT_H
+
+#include <pthread.h>
+
+#include "cache.h"
+#include "convgen.h"
+#include "driver.h"
+
+typedef struct loaded_module {
+    cache_key key;
+    CUmodule module;
+    struct loaded_module *next;
+} loaded_module;
+
+struct convgen_context {
+    int offline;
+    const cg_driver *drv;    /* NULL when offline */
+    CUdevice device;
+    CUcontext primary;
+    int sm_count;
+    char arch[16];
+    char device_name[256];
+    cache_disk *disk;        /* NULL when disk caching is off */
+    pthread_mutex_t lock;    /* guards `modules` */
+    loaded_module *modules;  /* loaded once per context, unloaded at destroy */
+};
+
+/* Loads (once per context) the module of a cubin and finds kernel `name` in it. */
+convgen_status ctx_load_function(convgen_context *ctx, const cache_kernel *k, const char *source,
+                                 const char *name, CUfunction *fn);
+
+#endif

@@ -1,0 +1,43 @@
+/* The CUDA driver, loaded at run time. libconvgen never links libcuda.so.1, so it loads and
+ * renders and compiles on machines with no NVIDIA driver; only execution needs one. */
+#ifndef CG_DRIVER_H
+#define CG_DRIVER_H
+
+#include <cuda.h>
+
+#include "convgen.h"
+
+typedef struct cg_driver {
+    CUresult (*Init)(unsigned);
+    CUresult (*DriverGetVersion)(int *);
+    CUresult (*DeviceGetCount)(int *);
+    CUresult (*DeviceGet)(CUdevice *, int);
+    CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+    CUresult (*DeviceGetName)(char *, int, CUdevice);
+    CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+    CUresult (*CtxPushCurrent)(CUcontext);
+    CUresult (*CtxPopCurrent)(CUcontext *);
+    CUresult (*ModuleLoadData)(CUmodule *, const void *);
+    CUresult (*ModuleUnload)(CUmodule);
+    CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **, void **);
+    CUresult (*GetErrorString)(CUresult, const char **);
+    /* For the verifier (verify.c), which needs device memory of its own. */
+    CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+    CUresult (*MemFree)(CUdeviceptr);
+    CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+    CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+    CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
+    CUresult (*CtxSynchronize)(void);
+} cg_driver;
+
+/* The loaded driver (loaded and initialized once per process), or NULL with
+ * CONVGEN_ERROR_NO_DEVICE and the reason in convgen_last_error(). */
+const cg_driver *cg_driver_get(convgen_status *status);
+
+/* Fails with CONVGEN_ERROR_CUDA naming the call and the driver's message. */
+convgen_status cg_cuda_fail(const cg_driver *drv, CUresult r, const char *call);
+
+#endif

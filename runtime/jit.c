@@ -1,0 +1,155 @@
+#include "jit.h"
+
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+/* -v makes ptxas print the resource report (registers, shared memory, stack, spills) into
+ * the program log, which is how the report is known without a GPU. */
+#define OPTION_COUNT 3
+static const char *base_options[OPTION_COUNT - 1] = {"--ptxas-options=-v", "-std=c++17"};
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+convgen_status jit_check_arch(const char *arch)
+{
+    int sm = 0;
+    char tail[8] = "";
+    if (!arch || sscanf(arch, "sm_%d%7s", &sm, tail) < 1 || (tail[0] && strcmp(tail, "a") != 0))
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "arch = '%s' must look like sm_90", arch ? arch : "(null)");
+    int count = 0;
+    if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0)
+        return cg_fail(CONVGEN_ERROR_COMPILE, "NVRTC cannot list its architectures");
+    int archs[128];
+    if (count > 128)
+        count = 128;
+    nvrtcGetSupportedArchs(archs);
+    for (int i = 0; i < count; ++i)
+        if (archs[i] == sm)
+            return CONVGEN_SUCCESS;
+    return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "arch = '%s' is not supported by this NVRTC (sm_%d to sm_%d)",
+                   arch, archs[0], archs[count - 1]);
+}
+
+static int scan_after(const char *from, const char *needle_before_number)
+{
+    /* The integer that precedes `needle` on the same line ("12 bytes stack frame"). */
+    const char *hit = strstr(from, needle_before_number);
+    if (!hit)
+        return 0;
+    const char *p = hit;
+    while (p > from && p[-1] == ' ')
+        --p;
+    while (p > from && p[-1] >= '0' && p[-1] <= '9')
+        --p;
+    return atoi(p);
+}
+
+void jit_parse_report(const char *log, const char *name, cache_kernel *k)
+{
+    char marker[160];
+    snprintf(marker, sizeof marker, "Function properties for %s", name);
+    const char *at = strstr(log, marker);
+    if (!at)
+        at = log;
+    k->stack_bytes = scan_after(at, " bytes stack frame");
+    k->spill_store_bytes = scan_after(at, " bytes spill stores");
+    k->spill_load_bytes = scan_after(at, " bytes spill loads");
+    const char *used = strstr(at, "Used ");
+    k->registers = used ? atoi(used + 5) : 0;
+    const char *line_end = used ? strchr(used, '\n') : NULL;
+    const char *smem = used ? strstr(used, " bytes smem") : NULL;
+    k->shared_bytes = smem && (!line_end || smem < line_end) ? scan_after(used, " bytes smem") : 0;
+}
+
+static convgen_status nvrtc_fail(nvrtcProgram prog, nvrtcResult r, const char *what)
+{
+    size_t size = 0;
+    char *log = NULL;
+    if (prog && nvrtcGetProgramLogSize(prog, &size) == NVRTC_SUCCESS && (log = malloc(size + 1))) {
+        nvrtcGetProgramLog(prog, log);
+        log[size] = '\0';
+    }
+    cg_set_compile_log(log ? log : "");
+    free(log);
+    return cg_fail(CONVGEN_ERROR_COMPILE, "%s: %s (convgen_last_compile_log() has NVRTC's log)", what,
+                   nvrtcGetErrorString(r));
+}
+
+static convgen_status compile(const char *source, const char *name, const char *arch, cache_kernel *out)
+{
+    char arch_option[32];
+    snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s", arch);
+    const char *options[OPTION_COUNT] = {arch_option, base_options[0], base_options[1]};
+    nvrtcProgram prog = NULL;
+    double t0 = now_ms();
+    nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS)
+        return nvrtc_fail(NULL, r, "nvrtcCreateProgram");
+    r = nvrtcCompileProgram(prog, OPTION_COUNT, options);
+    convgen_status s = CONVGEN_SUCCESS;
+    if (r != NVRTC_SUCCESS) {
+        s = nvrtc_fail(prog, r, name);
+    } else if ((r = nvrtcGetCUBINSize(prog, &out->cubin_size)) != NVRTC_SUCCESS || !(out->cubin = malloc(out->cubin_size))) {
+        s = r != NVRTC_SUCCESS ? nvrtc_fail(prog, r, "nvrtcGetCUBINSize")
+                               : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a cubin");
+    } else if ((r = nvrtcGetCUBIN(prog, out->cubin)) != NVRTC_SUCCESS) {
+        s = nvrtc_fail(prog, r, "nvrtcGetCUBIN");
+    } else {
+        out->compile_ms = now_ms() - t0;
+        size_t size = 0;
+        nvrtcGetProgramLogSize(prog, &size);
+        char *log = malloc(size + 1);
+        if (log && nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS) {
+            log[size] = '\0';
+            jit_parse_report(log, name, out);
+        }
+        free(log);
+    }
+    nvrtcDestroyProgram(&prog);
+    if (s != CONVGEN_SUCCESS)
+        cache_kernel_free(out);
+    return s;
+}
+
+static cache_key key_of(const char *source, const char *arch)
+{
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    char options[256];
+    snprintf(options, sizeof options, "%s %s", base_options[0], base_options[1]);
+    return cache_key_of(source, arch, options, major, minor);
+}
+
+convgen_status jit_get(const char *source, const char *name, const char *arch, cache_disk *disk,
+                       cache_kernel *out, convgen_kernel_origin *origin)
+{
+    memset(out, 0, sizeof *out);
+    cache_key key = key_of(source, arch);
+    if (cache_mem_get(key, out)) {
+        *origin = CONVGEN_FROM_MEMORY_CACHE;
+        return CONVGEN_SUCCESS;
+    }
+    if (disk && cache_disk_get(disk, key, out)) {
+        *origin = CONVGEN_FROM_DISK_CACHE;
+        cache_mem_put(key, out);
+        return CONVGEN_SUCCESS;
+    }
+    convgen_status s = compile(source, name, arch, out);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    *origin = CONVGEN_FROM_NVRTC;
+    cache_mem_put(key, out);
+    if (disk)
+        cache_disk_put(disk, key, out);
+    return CONVGEN_SUCCESS;
+}

@@ -1,0 +1,21 @@
+/* Kernels from source to cubin: memory cache, then disk cache, then NVRTC. Works with no GPU
+ * and no driver (NVRTC does not need one). */
+#ifndef CG_JIT_H
+#define CG_JIT_H
+
+#include "cache.h"
+#include "convgen.h"
+
+/* Checks that NVRTC can target `arch` ("sm_90"); the error names the field. */
+convgen_status jit_check_arch(const char *arch);
+
+/* The cubin and compile report of kernel `name` in `source` for `arch`. `disk` may be NULL.
+ * On a compile error returns CONVGEN_ERROR_COMPILE with NVRTC's log kept for
+ * convgen_last_compile_log(). */
+convgen_status jit_get(const char *source, const char *name, const char *arch, cache_disk *disk,
+                       cache_kernel *out, convgen_kernel_origin *origin);
+
+/* Fills the report fields of `k` from ptxas' verbose log for entry `name`. */
+void jit_parse_report(const char *log, const char *name, cache_kernel *k);
+
+#endif

@@ -1,0 +1,177 @@
+/* Plans: one layer and pass, its generated kernels compiled (or found in a cache) and loaded. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "generate.h"
+#include "jit.h"
+#include "problem.h"
+#include "util.h"
+
+struct convgen_plan {
+    convgen_context *ctx;
+    cg_generated gen;
+    CUfunction fn[CG_MAX_KERNELS];
+    convgen_kernel_info info[CG_MAX_KERNELS];
+};
+
+static void fill_info(convgen_kernel_info *info, const cg_kernel *k, const cache_kernel *c, convgen_kernel_origin origin)
+{
+    info->name = k->name;
+    memcpy(info->grid, k->grid, sizeof info->grid);
+    memcpy(info->block, k->block, sizeof info->block);
+    info->registers = c->registers;
+    info->shared_bytes = c->shared_bytes;
+    info->stack_bytes = c->stack_bytes;
+    info->spill_store_bytes = c->spill_store_bytes;
+    info->spill_load_bytes = c->spill_load_bytes;
+    info->compile_ms = c->compile_ms;
+    info->origin = origin;
+}
+
+static convgen_status load_kernels(convgen_plan *plan)
+{
+    convgen_context *ctx = plan->ctx;
+    for (int i = 0; i < plan->gen.kernel_count; ++i) {
+        const cg_kernel *k = &plan->gen.kernels[i];
+        cache_kernel compiled;
+        convgen_kernel_origin origin;
+        convgen_status s = jit_get(k->source, k->name, ctx->arch, ctx->disk, &compiled, &origin);
+        if (s != CONVGEN_SUCCESS)
+            return s;
+        fill_info(&plan->info[i], k, &compiled, origin);
+        s = ctx_load_function(ctx, &compiled, k->source, k->name, &plan->fn[i]);
+        cache_kernel_free(&compiled);
+        if (s != CONVGEN_SUCCESS)
+            return s;
+    }
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                 convgen_algo algo, convgen_plan **out)
+{
+    if (!out)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    *out = NULL;
+    if (!ctx)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "ctx is NULL");
+    cg_problem p;
+    convgen_status s = cg_problem_init(&p, desc);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    convgen_plan *plan = calloc(1, sizeof *plan);
+    if (!plan)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a plan");
+    plan->ctx = ctx;
+    cg_target target = {.sm_count = ctx->sm_count};
+    s = cg_generate(&p, pass, algo, &target, &plan->gen);
+    if (s == CONVGEN_SUCCESS)
+        s = load_kernels(plan);
+    if (s != CONVGEN_SUCCESS) {
+        convgen_plan_destroy(plan);
+        return s;
+    }
+    *out = plan;
+    return CONVGEN_SUCCESS;
+}
+
+void convgen_plan_destroy(convgen_plan *plan)
+{
+    if (!plan)
+        return;
+    cg_generated_free(&plan->gen); /* modules belong to the context */
+    free(plan);
+}
+
+convgen_status convgen_plan_workspace_size(const convgen_plan *plan, size_t *bytes)
+{
+    if (!plan)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    if (!bytes)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "bytes is NULL");
+    *bytes = (size_t)plan->gen.workspace_bytes;
+    return CONVGEN_SUCCESS;
+}
+
+int convgen_plan_kernel_count(const convgen_plan *plan) { return plan ? plan->gen.kernel_count : 0; }
+
+const char *convgen_plan_source(const convgen_plan *plan, int i)
+{
+    return plan && i >= 0 && i < plan->gen.kernel_count ? plan->gen.kernels[i].source : NULL;
+}
+
+convgen_status convgen_plan_kernel_info(const convgen_plan *plan, int i, convgen_kernel_info *info)
+{
+    if (!plan)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    if (i < 0 || i >= plan->gen.kernel_count)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel index %d must be in 0..%d", i, plan->gen.kernel_count - 1);
+    if (!info)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "info is NULL");
+    *info = plan->info[i];
+    return CONVGEN_SUCCESS;
+}
+
+static convgen_status check_operands(const convgen_plan *plan, const float *in0, const float *in1, const float *out,
+                                     const void *ws, size_t ws_bytes)
+{
+    static const char *const names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
+    const char *const *n = names[plan->gen.pass];
+    const void *ptrs[3] = {in0, in1, out};
+    for (int i = 0; i < 3; ++i)
+        if (!ptrs[i])
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s (%s) is NULL", i == 2 ? "out" : i ? "in1" : "in0", n[i]);
+    size_t need = (size_t)plan->gen.workspace_bytes;
+    if (ws_bytes < need)
+        return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", ws_bytes, need);
+    if (need && !ws)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL, the plan needs %zu bytes", need);
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
+                               void *workspace, size_t workspace_bytes, convgen_stream stream)
+{
+    if (!plan)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    convgen_status s = check_operands(plan, in0, in1, out, workspace, workspace_bytes);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    convgen_context *ctx = plan->ctx;
+    if (ctx->offline)
+        return cg_fail(CONVGEN_ERROR_NO_DEVICE, "the plan's context is offline (arch %s): it cannot execute", ctx->arch);
+    const cg_driver *drv = ctx->drv;
+    CUresult r = drv->CtxPushCurrent(ctx->primary);
+    if (r != CUDA_SUCCESS)
+        return cg_cuda_fail(drv, r, "cuCtxPushCurrent");
+    void *args[4] = {&in0, &in1, &out, &workspace};
+    for (int i = 0; i < plan->gen.kernel_count && s == CONVGEN_SUCCESS; ++i) {
+        const cg_kernel *k = &plan->gen.kernels[i];
+        r = drv->LaunchKernel(plan->fn[i], k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+                              k->block[2], 0, (CUstream)stream, args, NULL);
+        if (r != CUDA_SUCCESS)
+            s = cg_cuda_fail(drv, r, "cuLaunchKernel");
+    }
+    CUcontext popped;
+    drv->CtxPopCurrent(&popped);
+    return s;
+}
+
+convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, convgen_algo algo, int i, char **source)
+{
+    if (!source)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "source is NULL");
+    *source = NULL;
+    cg_problem p;
+    convgen_status s = cg_problem_init(&p, desc);
+    cg_generated gen;
+    if (s != CONVGEN_SUCCESS || (s = cg_generate(&p, pass, algo, NULL, &gen)) != CONVGEN_SUCCESS)
+        return s;
+    if (i < 0 || i >= gen.kernel_count)
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel index %d must be in 0..%d", i, gen.kernel_count - 1);
+    else
+        *source = gen.kernels[i].source, gen.kernels[i].source = NULL;
+    cg_generated_free(&gen);
+    return s;
+}

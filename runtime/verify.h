@@ -1,0 +1,26 @@
+/* Runs a layer's plan on the GPU against the CPU float64 reference: random inputs in
+ * [-1, 1) (never zeros), output and workspace poisoned with NaN first, so an element the
+ * kernels never wrote shows as unwritten. Used by `convgen check` and the GPU tests. */
+#ifndef CG_VERIFY_H
+#define CG_VERIFY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "convgen.h"
+
+typedef struct cg_verify_result {
+    double rel_error;      /* ||got - ref|| / ||ref|| over the checked elements */
+    double max_abs_error;
+    int64_t elems;         /* output elements */
+    int64_t checked;       /* elements compared with the reference */
+    int64_t unwritten;     /* output elements still NaN (poison) after the run: over all elems */
+    bool sampled;          /* checked < elems: the reference was evaluated on random points */
+} cg_verify_result;
+
+/* samples < 0: all elements when the reference is cheap (<= 4e8 multiply-adds), else 4096
+ * random ones; 0: all; > 0: that many random points. */
+convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                         convgen_algo algo, unsigned seed, int64_t samples, cg_verify_result *result);
+
+#endif

@@ -1,0 +1,184 @@
+/* The public API's argument checks: every bad argument gets a status and a message naming
+ * it, on machines with or without a GPU. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convgen.h"
+
+static const convgen_conv_desc layer = {.rank = 2, .n = 2, .c = 3, .k = 4, .in = {9, 9}, .kernel = {3, 3}};
+
+#define assert_error(call, status, text)                                                                     \
+    do {                                                                                                     \
+        assert_int_equal((call), (status));                                                                  \
+        if (!strstr(convgen_last_error(), (text)))                                                           \
+            fail_msg("message '%s' does not name '%s'", convgen_last_error(), (text));                       \
+    } while (0)
+
+static convgen_context *offline(void)
+{
+    convgen_context_options o = {.offline = 1, .arch = "sm_90", .disk_cache = -1};
+    convgen_context *ctx = NULL;
+    assert_int_equal(convgen_context_create(&o, &ctx), CONVGEN_SUCCESS);
+    return ctx;
+}
+
+static void test_context_arguments_are_checked(void **state)
+{
+    (void)state;
+    convgen_context *ctx = (convgen_context *)&ctx;
+    convgen_context_options o = {.offline = 1};
+    assert_error(convgen_context_create(NULL, NULL), CONVGEN_ERROR_INVALID_VALUE, "ctx");
+    assert_error(convgen_context_create(&o, &ctx), CONVGEN_ERROR_INVALID_VALUE, "arch");
+    assert_null(ctx);
+    o.arch = "sm_x";
+    assert_error(convgen_context_create(&o, &ctx), CONVGEN_ERROR_INVALID_VALUE, "arch = 'sm_x'");
+}
+
+static void test_device_context_succeeds_or_says_why_not(void **state)
+{
+    (void)state;
+    convgen_context *ctx = NULL;
+    convgen_status s = convgen_context_create(NULL, &ctx);
+    if (s == CONVGEN_SUCCESS) {
+        assert_true(strncmp(convgen_context_arch(ctx), "sm_", 3) == 0);
+        convgen_context_destroy(ctx);
+        return;
+    }
+    assert_int_equal(s, CONVGEN_ERROR_NO_DEVICE);
+    assert_null(ctx);
+    assert_true(strstr(convgen_last_error(), "driver") || strstr(convgen_last_error(), "device"));
+    print_message("no device here: %s\n", convgen_last_error());
+}
+
+static void test_plan_arguments_are_checked(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline();
+    convgen_plan *plan = (convgen_plan *)&plan;
+    convgen_conv_desc bad = layer;
+    bad.kernel[1] = 0;
+    assert_error(convgen_plan_conv(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL), CONVGEN_ERROR_INVALID_VALUE, "plan");
+    assert_error(convgen_plan_conv(NULL, &layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_ERROR_INVALID_VALUE, "ctx");
+    assert_null(plan);
+    assert_error(convgen_plan_conv(ctx, NULL, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_ERROR_INVALID_VALUE, "desc");
+    assert_error(convgen_plan_conv(ctx, &bad, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_ERROR_INVALID_VALUE, "kernel[1] = 0");
+    assert_error(convgen_plan_conv(ctx, &layer, (convgen_pass)3, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_ERROR_INVALID_VALUE, "pass = 3");
+    assert_error(convgen_plan_conv(ctx, &layer, CONVGEN_FPROP, (convgen_algo)9, &plan), CONVGEN_ERROR_INVALID_VALUE, "algo = 9");
+    convgen_context_destroy(ctx);
+}
+
+static void test_offline_plan_reports_but_does_not_execute(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline();
+    convgen_plan *plan;
+    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_kernel_count(plan), 1);
+    assert_non_null(strstr(convgen_plan_source(plan, 0), "convgen_direct_bprop"));
+    assert_null(convgen_plan_source(plan, 1));
+    convgen_kernel_info info;
+    assert_int_equal(convgen_plan_kernel_info(plan, 0, &info), CONVGEN_SUCCESS);
+    assert_string_equal(info.name, "convgen_direct_bprop");
+    assert_int_equal(info.block[0], 256);
+    assert_error(convgen_plan_kernel_info(plan, 1, &info), CONVGEN_ERROR_INVALID_VALUE, "kernel index 1");
+    assert_error(convgen_plan_kernel_info(plan, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "info");
+    size_t ws = 1;
+    assert_int_equal(convgen_plan_workspace_size(plan, &ws), CONVGEN_SUCCESS);
+    assert_int_equal(ws, 0);
+    assert_error(convgen_plan_workspace_size(plan, NULL), CONVGEN_ERROR_INVALID_VALUE, "bytes");
+
+    float *p = (float *)(uintptr_t)0x1000; /* never dereferenced: argument checks come first */
+    assert_error(convgen_execute(plan, NULL, p, p, NULL, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "in0 (dy)");
+    assert_error(convgen_execute(plan, p, NULL, p, NULL, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "in1 (w)");
+    assert_error(convgen_execute(plan, p, p, NULL, NULL, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "out (dx)");
+    assert_error(convgen_execute(plan, p, p, p, NULL, 0, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
+    assert_error(convgen_execute(NULL, p, p, p, NULL, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "plan");
+    convgen_plan_destroy(plan);
+    convgen_context_destroy(ctx);
+}
+
+static void test_execute_refuses_too_little_workspace(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline();
+    convgen_conv_desc big = {.rank = 2, .n = 64, .c = 8, .k = 8, .in = {64, 64}, .kernel = {5, 5}};
+    convgen_plan *plan;
+    assert_int_equal(convgen_plan_conv(ctx, &big, CONVGEN_ACCGRAD, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+    size_t ws = 0;
+    convgen_plan_workspace_size(plan, &ws);
+    assert_true(ws > 0); /* dw is tiny, the reduction long: a split reduction */
+    float *p = (float *)(uintptr_t)0x1000;
+    assert_error(convgen_execute(plan, p, p, p, p, ws - 4, NULL), CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes");
+    assert_error(convgen_execute(plan, p, p, p, NULL, ws, NULL), CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL");
+    convgen_plan_destroy(plan);
+    convgen_context_destroy(ctx);
+}
+
+static void test_emit_needs_no_context(void **state)
+{
+    (void)state;
+    char *src = NULL;
+    assert_int_equal(convgen_emit(&layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, 0, &src), CONVGEN_SUCCESS);
+    assert_non_null(strstr(src, "__global__"));
+    free(src);
+    assert_error(convgen_emit(&layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, 5, &src), CONVGEN_ERROR_INVALID_VALUE, "kernel index 5");
+    assert_null(src);
+    assert_error(convgen_emit(&layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "source");
+}
+
+static void test_every_status_has_its_own_sentence(void **state)
+{
+    (void)state;
+    for (int a = CONVGEN_SUCCESS; a <= CONVGEN_ERROR_INTERNAL; ++a) {
+        assert_true(strlen(convgen_status_string((convgen_status)a)) > 3);
+        for (int b = 0; b < a; ++b)
+            assert_string_not_equal(convgen_status_string((convgen_status)a), convgen_status_string((convgen_status)b));
+    }
+    assert_string_equal(convgen_status_string((convgen_status)99), "unknown status");
+}
+
+static int warnings;
+static void count_warnings(convgen_log_level level, const char *message, void *user)
+{
+    (void)message;
+    (void)user;
+    warnings += level == CONVGEN_LOG_WARNING;
+}
+
+static void test_unwritable_cache_dir_warns_once_and_still_compiles(void **state)
+{
+    (void)state;
+    convgen_set_log_callback(count_warnings, NULL);
+    /* A folder under a regular file cannot be created, even by root. */
+    convgen_context_options o = {.offline = 1, .arch = "sm_90", .cache_dir = "/dev/null/convgen"};
+    convgen_context *ctx;
+    assert_int_equal(convgen_context_create(&o, &ctx), CONVGEN_SUCCESS);
+    convgen_plan *plan;
+    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+    convgen_plan_destroy(plan);
+    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_ACCGRAD, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+    convgen_plan_destroy(plan);
+    convgen_context_destroy(ctx);
+    assert_int_equal(warnings, 1);
+    convgen_set_log_callback(NULL, NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_context_arguments_are_checked),
+        cmocka_unit_test(test_device_context_succeeds_or_says_why_not),
+        cmocka_unit_test(test_plan_arguments_are_checked),
+        cmocka_unit_test(test_offline_plan_reports_but_does_not_execute),
+        cmocka_unit_test(test_execute_refuses_too_little_workspace),
+        cmocka_unit_test(test_emit_needs_no_context),
+        cmocka_unit_test(test_every_status_has_its_own_sentence),
+        cmocka_unit_test(test_unwritable_cache_dir_warns_once_and_still_compiles),
+    };
+    return cmocka_run_group_tests_name("api", tests, NULL, NULL);
+}

@@ -1,0 +1,143 @@
+/* Compile checks, no GPU needed: every layer of the set, all three passes, renders and
+ * compiles with NVRTC for sm_90 with 0 bytes of stack and 0 spills; the cache levels answer
+ * in order; a compile error keeps NVRTC's log. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "jit.h"
+#include "layer.h"
+
+static convgen_context *offline(const char *cache_dir)
+{
+    convgen_context_options o = {.offline = 1, .arch = "sm_90", .cache_dir = cache_dir, .disk_cache = cache_dir ? 0 : -1};
+    convgen_context *ctx = NULL;
+    convgen_status s = convgen_context_create(&o, &ctx);
+    if (s != CONVGEN_SUCCESS)
+        fail_msg("offline context: %s", convgen_last_error());
+    return ctx;
+}
+
+static void test_every_layer_compiles_for_sm_90_without_local_memory(void **state)
+{
+    (void)state;
+    cg_layer *layers;
+    int count, kernels = 0;
+    assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
+    convgen_context *ctx = offline(NULL);
+    for (int i = 0; i < count; ++i)
+        for (int pass = 0; pass < 3; ++pass) {
+            convgen_plan *plan;
+            convgen_status s = convgen_plan_conv(ctx, &layers[i].desc, (convgen_pass)pass, CONVGEN_ALGO_DIRECT, &plan);
+            if (s != CONVGEN_SUCCESS)
+                fail_msg("%s %s: %s\n%s", layers[i].name, convgen_pass_name((convgen_pass)pass), convgen_last_error(),
+                         convgen_last_compile_log());
+            for (int k = 0; k < convgen_plan_kernel_count(plan); ++k, ++kernels) {
+                convgen_kernel_info info;
+                assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
+                print_message("%-4s %-8s %-36s %3d regs %5d B smem, stack %d, spills %d/%d\n", layers[i].name,
+                              convgen_pass_name((convgen_pass)pass), info.name, info.registers, info.shared_bytes,
+                              info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes);
+                assert_true(info.registers > 0); /* the report was parsed */
+                assert_int_equal(info.stack_bytes, 0);
+                assert_int_equal(info.spill_store_bytes, 0);
+                assert_int_equal(info.spill_load_bytes, 0);
+            }
+            convgen_plan_destroy(plan);
+        }
+    print_message("%d kernels of %d layers compiled\n", kernels, count);
+    convgen_context_destroy(ctx);
+    free(layers);
+}
+
+static const convgen_conv_desc small = {.rank = 2, .n = 2, .c = 3, .k = 5, .in = {11, 13}, .kernel = {3, 3}};
+
+static void test_second_plan_comes_from_memory_then_disk_after_memory_is_cleared(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/convgen-cache-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    convgen_conv_desc d = small;
+    d.k = 6 + (int)(getpid() % 1000); /* a shape no earlier run of this program cached */
+    cache_mem_clear();
+    convgen_context *ctx = offline(dir);
+    convgen_plan *plan;
+    convgen_kernel_info info;
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_kernel_info(plan, 0, &info), CONVGEN_SUCCESS);
+    assert_int_equal(info.origin, CONVGEN_FROM_NVRTC);
+    convgen_plan_destroy(plan);
+
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+    convgen_plan_kernel_info(plan, 0, &info);
+    assert_int_equal(info.origin, CONVGEN_FROM_MEMORY_CACHE);
+    int regs = info.registers;
+    convgen_plan_destroy(plan);
+
+    cache_mem_clear();
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+    convgen_plan_kernel_info(plan, 0, &info);
+    assert_int_equal(info.origin, CONVGEN_FROM_DISK_CACHE);
+    assert_int_equal(info.registers, regs);
+    convgen_plan_destroy(plan);
+    convgen_context_destroy(ctx);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_compile_error_keeps_nvrtc_log(void **state)
+{
+    (void)state;
+    cache_kernel k;
+    convgen_kernel_origin origin;
+    const char *bad = "extern \"C\" __global__ void broken(float *y) { y[0] = undefined_name; }\n";
+    assert_int_equal(jit_get(bad, "broken", "sm_90", NULL, &k, &origin), CONVGEN_ERROR_COMPILE);
+    assert_non_null(strstr(convgen_last_error(), "broken"));
+    assert_non_null(strstr(convgen_last_compile_log(), "undefined_name"));
+}
+
+static void test_report_parser_reads_ptxas_lines(void **state)
+{
+    (void)state;
+    const char *log = "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+                      "ptxas info    : Function properties for k\n"
+                      "    24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+                      "ptxas info    : Used 96 registers, used 1 barriers, 8448 bytes smem, 384 bytes cmem[0]\n";
+    cache_kernel k = {0};
+    jit_parse_report(log, "k", &k);
+    assert_int_equal(k.stack_bytes, 24);
+    assert_int_equal(k.spill_store_bytes, 8);
+    assert_int_equal(k.spill_load_bytes, 12);
+    assert_int_equal(k.registers, 96);
+    assert_int_equal(k.shared_bytes, 8448);
+}
+
+static void test_bad_architecture_is_named(void **state)
+{
+    (void)state;
+    assert_int_equal(jit_check_arch("sm_1"), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "arch = 'sm_1'"));
+    assert_int_equal(jit_check_arch("compute"), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "arch = 'compute'"));
+    assert_int_equal(jit_check_arch("sm_90"), CONVGEN_SUCCESS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_report_parser_reads_ptxas_lines),
+        cmocka_unit_test(test_bad_architecture_is_named),
+        cmocka_unit_test(test_compile_error_keeps_nvrtc_log),
+        cmocka_unit_test(test_second_plan_comes_from_memory_then_disk_after_memory_is_cleared),
+        cmocka_unit_test(test_every_layer_compiles_for_sm_90_without_local_memory),
+    };
+    return cmocka_run_group_tests_name("compile", tests, NULL, NULL);
+}

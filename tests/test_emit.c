@@ -1,0 +1,203 @@
+/* The emitted source of the direct algorithm: every layer of the set renders, each file says
+ * what it is, index arithmetic is magic-number division only, and template overrides work. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "generate.h"
+#include "layer.h"
+#include "templates.h"
+
+static cg_layer *layers;
+static int layer_count;
+
+static int load_layers(void **state)
+{
+    (void)state;
+    return cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &layer_count) != CONVGEN_SUCCESS;
+}
+
+static int free_layers(void **state)
+{
+    (void)state;
+    free(layers);
+    return 0;
+}
+
+/* The source with comments removed, so operators can be searched for. */
+static char *code_only(const char *src)
+{
+    char *out = malloc(strlen(src) + 1), *o = out;
+    for (const char *p = src; *p;) {
+        if (p[0] == '/' && p[1] == '/') {
+            while (*p && *p != '\n')
+                ++p;
+        } else if (p[0] == '/' && p[1] == '*') {
+            const char *end = strstr(p + 2, "*/");
+            p = end ? end + 2 : p + strlen(p);
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+static void generate_ok(const cg_layer *l, convgen_pass pass, cg_generated *g)
+{
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &l->desc), CONVGEN_SUCCESS);
+    convgen_status s = cg_generate(&p, pass, CONVGEN_ALGO_DIRECT, NULL, g);
+    if (s != CONVGEN_SUCCESS)
+        fail_msg("%s %s: %s", l->name, convgen_pass_name(pass), convgen_last_error());
+}
+
+static void test_every_layer_and_pass_renders_with_a_header_saying_what_it_is(void **state)
+{
+    (void)state;
+    for (int i = 0; i < layer_count; ++i)
+        for (int pass = 0; pass < 3; ++pass) {
+            cg_generated g;
+            generate_ok(&layers[i], (convgen_pass)pass, &g);
+            for (int k = 0; k < g.kernel_count; ++k) {
+                const char *src = g.kernels[k].source;
+                assert_true(strncmp(src, "/*\n * convgen " CG_GENERATOR_VERSION ": direct", 21 + strlen(CG_GENERATOR_VERSION)) == 0);
+                assert_non_null(strstr(src, "layer: "));
+                assert_non_null(strstr(src, "emitted by: convgen emit --algo direct --pass "));
+                assert_non_null(strstr(src, "FLOPs: "));
+                assert_non_null(strstr(src, "launch: grid ("));
+                assert_non_null(strstr(src, g.kernels[k].name));
+            }
+            cg_generated_free(&g);
+        }
+}
+
+static void test_emitted_kernels_divide_only_by_magic_numbers(void **state)
+{
+    (void)state;
+    for (int i = 0; i < layer_count; ++i)
+        for (int pass = 0; pass < 3; ++pass) {
+            cg_generated g;
+            generate_ok(&layers[i], (convgen_pass)pass, &g);
+            for (int k = 0; k < g.kernel_count; ++k) {
+                char *code = code_only(g.kernels[k].source);
+                if (strchr(code, '/') || strchr(code, '%'))
+                    fail_msg("%s %s kernel %d has a '/' or '%%' operator", layers[i].name,
+                             convgen_pass_name((convgen_pass)pass), k);
+                free(code);
+            }
+            cg_generated_free(&g);
+        }
+}
+
+static const cg_layer *layer_named(const char *name)
+{
+    for (int i = 0; i < layer_count; ++i)
+        if (strcmp(layers[i].name, name) == 0)
+            return &layers[i];
+    fail_msg("no layer %s", name);
+    return NULL;
+}
+
+static void test_non_power_of_two_sizes_use_multiply_high(void **state)
+{
+    (void)state;
+    cg_generated g;
+    generate_ok(layer_named("L2"), CONVGEN_FPROP, &g); /* 56x56 outputs, 9x9 taps */
+    assert_non_null(strstr(g.kernels[0].source, "__umulhi("));
+    assert_non_null(strstr(g.kernels[0].source, "// row / 56"));
+    assert_non_null(strstr(g.kernels[0].source, "// red / 9"));
+    cg_generated_free(&g);
+}
+
+static void test_small_output_gets_a_split_reduction_with_workspace(void **state)
+{
+    (void)state;
+    cg_generated g;
+    generate_ok(layer_named("L2"), CONVGEN_ACCGRAD, &g); /* dw is 64 x 5184: 41 tiles, long reduction */
+    assert_int_equal(g.kernel_count, 2);
+    assert_true(g.workspace_bytes > 0);
+    assert_int_equal(g.workspace_bytes % (64 * 64 * 81 * 4), 0);
+    assert_true(g.kernels[0].grid[2] > 1);
+    assert_int_equal(g.workspace_bytes / (64 * 64 * 81 * 4), g.kernels[0].grid[2]);
+    cg_generated_free(&g);
+
+    generate_ok(layer_named("L1"), CONVGEN_FPROP, &g); /* 128*118*118 rows: no split */
+    assert_int_equal(g.kernel_count, 1);
+    assert_int_equal(g.workspace_bytes, 0);
+    cg_generated_free(&g);
+}
+
+static void test_template_dir_override_is_used(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/convgen-tmpl-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/split_reduce.cu", dir);
+    FILE *f = fopen(path, "w");
+    fputs("// edited {{ kernel_name }}\n", f);
+    fclose(f);
+    setenv("CONVGEN_TEMPLATE_DIR", dir, 1);
+    cg_generated g;
+    generate_ok(layer_named("L2"), CONVGEN_ACCGRAD, &g);
+    assert_string_equal(g.kernels[1].source, "// edited convgen_direct_accgrad_sum_splits\n");
+    assert_non_null(strstr(g.kernels[0].source, "__global__")); /* not overridden: embedded copy */
+    cg_generated_free(&g);
+
+    f = fopen(path, "w");
+    fputs("ok\n{{ 1 + }}\n", f);
+    fclose(f);
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &layer_named("L2")->desc), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_DIRECT, NULL, &g), CONVGEN_ERROR_TEMPLATE);
+    assert_non_null(strstr(convgen_last_error(), "split_reduce.cu:2:"));
+    unsetenv("CONVGEN_TEMPLATE_DIR");
+    unlink(path);
+    rmdir(dir);
+}
+
+static void test_unknown_algorithm_and_pass_are_named(void **state)
+{
+    (void)state;
+    cg_problem p;
+    cg_generated g;
+    assert_int_equal(cg_problem_init(&p, &layer_named("L4")->desc), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate(&p, (convgen_pass)7, CONVGEN_ALGO_DIRECT, NULL, &g), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "pass = 7"));
+    assert_int_equal(cg_generate(&p, CONVGEN_FPROP, (convgen_algo)42, NULL, &g), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "algo = 42"));
+}
+
+static void test_describe_writes_a_layer_line_and_options(void **state)
+{
+    (void)state;
+    convgen_conv_desc d = {.rank = 2, .n = 2, .c = 3, .k = 4, .in = {9, 10}, .kernel = {3, 2},
+                           .pad_before = {1, 1}, .pad_after = {1, 2}, .stride = {2, 2}, .dilation = {1, 3},
+                           .mode = CONVGEN_CONVOLUTION};
+    cg_problem p;
+    char text[256];
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    cg_problem_describe(&p, text, sizeof text);
+    assert_string_equal(text, "2 3 4 9x10 3x2 1 2 --pad-after 1x2 --dilation 1x3 --convolution");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_layer_and_pass_renders_with_a_header_saying_what_it_is),
+        cmocka_unit_test(test_emitted_kernels_divide_only_by_magic_numbers),
+        cmocka_unit_test(test_non_power_of_two_sizes_use_multiply_high),
+        cmocka_unit_test(test_small_output_gets_a_split_reduction_with_workspace),
+        cmocka_unit_test(test_template_dir_override_is_used),
+        cmocka_unit_test(test_unknown_algorithm_and_pass_are_named),
+        cmocka_unit_test(test_describe_writes_a_layer_line_and_options),
+    };
+    return cmocka_run_group_tests_name("emit", tests, load_layers, free_layers);
+}
