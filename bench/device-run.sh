@@ -21,7 +21,7 @@ if ! pkg-config --exists cmocka 2>/dev/null && ls .deps/*.deb >/dev/null 2>&1; t
     export CPATH="$pfx/usr/include" LIBRARY_PATH="$pfx/usr/lib/x86_64-linux-gnu"
     export LD_LIBRARY_PATH="$pfx/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
-export CONVGEN_CACHE_DIR="$out/cache"
+export CONVGEN_CACHE_DIR="${CONVGEN_CACHE_DIR:-${TMPDIR:-/tmp}/convgen-cache}"
 
 step() { # name command...: runs, logs to OUTDIR/name.log, reports the status
     name=$1

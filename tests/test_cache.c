@@ -467,7 +467,7 @@ static void test_cache_disk_makes_nested_folders_and_0644_entries(void **state)
     assert_int_equal(st.st_mode & 0777, 0644);
     char hex[33];
     cache_key_hex(key_n(3), hex);
-    char want[512];
+    char want[1024];
     snprintf(want, sizeof want, "%s/%.2s/%s.cgk", tmp_path("a/b/c"), hex, hex);
     assert_string_equal(path, want);
     assert_int_equal(count_files(tmp_path("a/b/c")), 20);
@@ -990,7 +990,7 @@ static void test_cache_disk_folder_argument_beats_environment(void **state)
 static void test_cache_disk_convgen_cache_dir_beats_xdg_and_home(void **state)
 {
     (void)state;
-    char want[512];
+    char want[1024];
     snprintf(want, sizeof want, "%s", tmp_path("env/deep"));
     setenv("CONVGEN_CACHE_DIR", want, 1);
     setenv("XDG_CACHE_HOME", tmp_path("xdg"), 1);
@@ -1001,7 +1001,7 @@ static void test_cache_disk_convgen_cache_dir_beats_xdg_and_home(void **state)
 static void test_cache_disk_xdg_cache_home_beats_home(void **state)
 {
     (void)state;
-    char want[512];
+    char want[1024];
     setenv("XDG_CACHE_HOME", tmp_path("xdg"), 1);
     snprintf(want, sizeof want, "%s", tmp_path("xdg/convgen"));
     expect_dir(NULL, want);
@@ -1011,7 +1011,7 @@ static void test_cache_disk_xdg_cache_home_beats_home(void **state)
 static void test_cache_disk_home_dot_cache_as_last_resort(void **state)
 {
     (void)state;
-    char want[512];
+    char want[1024];
     setenv("HOME", tmp_path("home"), 1);
     setenv("XDG_CACHE_HOME", "relative/xdg", 1); /* relative: invalid per XDG, ignored */
     snprintf(want, sizeof want, "%s", tmp_path("home/.cache/convgen"));
