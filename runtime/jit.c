@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cubin.h"
 #include "util.h"
 
 /* -v makes ptxas print the resource report (registers, shared memory, stack, spills) into
@@ -54,13 +55,13 @@ static int scan_after(const char *from, const char *needle_before_number)
     return atoi(p);
 }
 
-void jit_parse_report(const char *log, const char *name, cache_kernel *k)
+bool jit_parse_report(const char *log, const char *name, cache_kernel *k)
 {
     char marker[160];
     snprintf(marker, sizeof marker, "Function properties for %s", name);
     const char *at = strstr(log, marker);
-    if (!at)
-        at = log;
+    if (!at || !strstr(at, "Used "))
+        return false;
     k->stack_bytes = scan_after(at, " bytes stack frame");
     k->spill_store_bytes = scan_after(at, " bytes spill stores");
     k->spill_load_bytes = scan_after(at, " bytes spill loads");
@@ -69,6 +70,21 @@ void jit_parse_report(const char *log, const char *name, cache_kernel *k)
     const char *line_end = used ? strchr(used, '\n') : NULL;
     const char *smem = used ? strstr(used, " bytes smem") : NULL;
     k->shared_bytes = smem && (!line_end || smem < line_end) ? scan_after(used, " bytes smem") : 0;
+    return true;
+}
+
+/* The report from ptxas' log, else from the cubin. Spill slots live in the stack frame, so
+ * a cubin with no frame has no spills; with a frame and no log, spills are unknown (-1). */
+static void read_report(const char *log, const char *name, cache_kernel *k)
+{
+    if (log && jit_parse_report(log, name, k))
+        return;
+    cg_debug("no ptxas report for %s in NVRTC's log; reading the cubin. Log:\n%s", name, log ? log : "(none)");
+    if (!cubin_read_report(k->cubin, k->cubin_size, name, k)) {
+        k->registers = k->shared_bytes = k->stack_bytes = -1;
+        cg_warn("no resource report for kernel %s: neither ptxas' log nor the cubin has one", name);
+    }
+    k->spill_store_bytes = k->spill_load_bytes = k->stack_bytes == 0 ? 0 : -1;
 }
 
 static convgen_status nvrtc_fail(nvrtcProgram prog, nvrtcResult r, const char *what)
@@ -109,10 +125,11 @@ static convgen_status compile(const char *source, const char *name, const char *
         size_t size = 0;
         nvrtcGetProgramLogSize(prog, &size);
         char *log = malloc(size + 1);
-        if (log && nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS) {
+        if (log && nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS)
             log[size] = '\0';
-            jit_parse_report(log, name, out);
-        }
+        else
+            free(log), log = NULL;
+        read_report(log, name, out);
         free(log);
     }
     nvrtcDestroyProgram(&prog);

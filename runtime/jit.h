@@ -3,6 +3,8 @@
 #ifndef CG_JIT_H
 #define CG_JIT_H
 
+#include <stdbool.h>
+
 #include "cache.h"
 #include "convgen.h"
 
@@ -15,7 +17,8 @@ convgen_status jit_check_arch(const char *arch);
 convgen_status jit_get(const char *source, const char *name, const char *arch, cache_disk *disk,
                        cache_kernel *out, convgen_kernel_origin *origin);
 
-/* Fills the report fields of `k` from ptxas' verbose log for entry `name`. */
-void jit_parse_report(const char *log, const char *name, cache_kernel *k);
+/* Fills the report fields of `k` from ptxas' verbose log for entry `name`; false if the log
+ * has no report for it. */
+bool jit_parse_report(const char *log, const char *name, cache_kernel *k);
 
 #endif

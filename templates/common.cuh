@@ -10,6 +10,9 @@
 {%- endif -%}
 {%- endmacro -%}
 
+{#- x * k for a constant k, with the multiplication by 1 left out. -#}
+{%- macro times(x, k) -%}{{ x if k == 1 else x ~ " * " ~ k ~ "u" }}{%- endmacro -%}
+
 {#- Splits a flat index into its mixed-radix digits, innermost first. -#}
 {%- macro decompose(digits, indent) -%}
 {%- for g in digits %}

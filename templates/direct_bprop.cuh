@@ -8,7 +8,7 @@ __device__ __forceinline__ float load_a(const float *__restrict__ dy, unsigned r
 {{- decompose(row_digits, "    ") }}
 {{- decompose(red_digits, "    ") }}
 {%- for d in dims %}
-    const int t{{ d.i }} = (int)(i{{ d.i }} + {{ d.pad }}u) - (int)({{ tap(d) }} * {{ d.dil }}u);
+    const int t{{ d.i }} = (int)(i{{ d.i }}{{ " + " ~ d.pad ~ "u" if d.pad }}) - (int)({{ times(tap(d), d.dil) }});
 {%- if d.stride == 1 %}
     const unsigned o{{ d.i }} = (unsigned)t{{ d.i }};
 {%- else %}

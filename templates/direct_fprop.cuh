@@ -7,7 +7,7 @@ __device__ __forceinline__ float load_a(const float *__restrict__ x, unsigned ro
 {{- decompose(row_digits, "    ") }}
 {{- decompose(red_digits, "    ") }}
 {%- for d in dims %}
-    const int i{{ d.i }} = (int)(o{{ d.i }} * {{ d.stride }}u + {{ tap(d) }} * {{ d.dil }}u) - {{ d.pad }};
+    const int i{{ d.i }} = (int)({{ times("o" ~ d.i, d.stride) }} + {{ times(tap(d), d.dil) }}){{ " - " ~ d.pad if d.pad }};
 {%- endfor %}
     if ({% for d in dims %}(unsigned)i{{ d.i }} < {{ d.in }}u{{ " && " if not loop.last }}{% endfor %})
         return x[((idx_t)n * {{ c_size }}u + c) * {{ in_pixels }}u{% for d in dims %} + (idx_t)i{{ d.i }}{{ " * " ~ d.in_stride ~ "u" if d.in_stride != 1 }}{% endfor %}];

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "cubin.h"
 #include "jit.h"
 #include "layer.h"
 
@@ -112,12 +113,40 @@ static void test_report_parser_reads_ptxas_lines(void **state)
                       "    24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
                       "ptxas info    : Used 96 registers, used 1 barriers, 8448 bytes smem, 384 bytes cmem[0]\n";
     cache_kernel k = {0};
-    jit_parse_report(log, "k", &k);
+    assert_true(jit_parse_report(log, "k", &k));
+    assert_false(jit_parse_report("ptxas info    : 0 bytes gmem\n", "k", &k));
     assert_int_equal(k.stack_bytes, 24);
     assert_int_equal(k.spill_store_bytes, 8);
     assert_int_equal(k.spill_load_bytes, 12);
     assert_int_equal(k.registers, 96);
     assert_int_equal(k.shared_bytes, 8448);
+}
+
+/* The cubin's own attributes agree with ptxas' report, and a damaged cubin is refused. */
+static void test_cubin_report_matches_ptxas_report(void **state)
+{
+    (void)state;
+    const convgen_conv_desc d = {.rank = 2, .n = 4, .c = 16, .k = 24, .in = {20, 20}, .kernel = {5, 5}};
+    for (int pass = 0; pass < 3; ++pass) {
+        char *src;
+        assert_int_equal(convgen_emit(&d, (convgen_pass)pass, CONVGEN_ALGO_DIRECT, 0, &src), CONVGEN_SUCCESS);
+        char name[64];
+        snprintf(name, sizeof name, "convgen_direct_%s", convgen_pass_name((convgen_pass)pass));
+        cache_kernel k, from_elf = {0};
+        convgen_kernel_origin origin;
+        assert_int_equal(jit_get(src, name, "sm_90", NULL, &k, &origin), CONVGEN_SUCCESS);
+        assert_true(cubin_read_report(k.cubin, k.cubin_size, name, &from_elf));
+        assert_true(k.registers > 0);
+        assert_int_equal(from_elf.registers, k.registers);
+        assert_int_equal(from_elf.stack_bytes, k.stack_bytes);
+        assert_true(from_elf.shared_bytes >= k.shared_bytes && k.shared_bytes > 0);
+        assert_false(cubin_read_report(k.cubin, k.cubin_size, "no_such_kernel", &from_elf));
+        assert_false(cubin_read_report(k.cubin, 100, name, &from_elf));
+        ((unsigned char *)k.cubin)[1] ^= 0xff; /* not ELF any more */
+        assert_false(cubin_read_report(k.cubin, k.cubin_size, name, &from_elf));
+        cache_kernel_free(&k);
+        free(src);
+    }
 }
 
 static void test_bad_architecture_is_named(void **state)
@@ -135,6 +164,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_parser_reads_ptxas_lines),
         cmocka_unit_test(test_bad_architecture_is_named),
+        cmocka_unit_test(test_cubin_report_matches_ptxas_report),
         cmocka_unit_test(test_compile_error_keeps_nvrtc_log),
         cmocka_unit_test(test_second_plan_comes_from_memory_then_disk_after_memory_is_cleared),
         cmocka_unit_test(test_every_layer_compiles_for_sm_90_without_local_memory),
