@@ -117,7 +117,9 @@ static void check_shape(void **state)
         print_message("%-8s rel %.2e max-abs %.2e unwritten %lld (%lld elements)\n", convgen_pass_name((convgen_pass)pass),
                       r.rel_error, r.max_abs_error, (long long)r.unwritten, (long long)r.elems);
         assert_int_equal(r.checked, r.elems);
-        assert_int_equal(r.unwritten, 0);
+        if (r.unwritten)
+            fail_msg("%s %s: %lld of %lld output elements were never written (still NaN poison)", s->name,
+                     convgen_pass_name((convgen_pass)pass), (long long)r.unwritten, (long long)r.elems);
         if (!(r.rel_error <= ERROR_BOUND))
             fail_msg("%s %s: relative error %.3e > %.0e", s->name, convgen_pass_name((convgen_pass)pass), r.rel_error,
                      ERROR_BOUND);
