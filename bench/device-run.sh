@@ -1,21 +1,25 @@
 #!/bin/sh
-# On a GPU machine: configure, build, run every test suite with the GPU tests, print the
-# compile report of the layer set and check layers of it against the CPU reference. Logs go
-# under OUTDIR. Packages the machine lacks (cmocka, xxhash, libdivide) may be carried as
-# Debian .deb files in .deps/: they are unpacked into a private prefix, never into /.
-# usage: bench/device-run.sh OUTDIR [LAYER NAME...]
+# On a GPU machine: configure, build, run every test suite with the GPU tests, check a few
+# layers against the CPU reference, and run the bench against cuDNN. Everything lands under
+# OUTDIR: logs, the bench's Markdown table and CSV, the speedup plot, and a copy of those named
+# results/<gpu>-<date>.{md,csv,png} ready for bench/results/.
+#
+# usage: bench/device-run.sh OUTDIR [LAYER NAME...]    (bench layers; default every 2-D layer)
+# environment: CHECK_LAYERS (default "L2 L4 R4 G1 B1 Z3"), SKIP_TESTS=1, SKIP_BENCH=1
+#
+# Packages the machine lacks (cmocka, xxhash, libdivide) may be carried as Debian .deb files in
+# .deps/: they are unpacked into a private prefix, never into /.
 set -u
 out=${1:?usage: bench/device-run.sh OUTDIR [LAYER...]}
 shift
-layers=${*:-L2 L4 R4 G1 B1 Z3}
-mkdir -p "$out"
+mkdir -p "$out" && out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
 
 if ! pkg-config --exists cmocka 2>/dev/null && ls .deps/*.deb >/dev/null 2>&1; then
     pfx=${TMPDIR:-/tmp}/convgen-deps
     for deb in .deps/*.deb; do dpkg -x "$deb" "$pfx"; done
     for pc in "$pfx"/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc; do
-        sed -i "s|/usr|$pfx/usr|g" "$pc"
+        sed -i "s|=/usr|=$pfx/usr|g; s| -I/usr| -I$pfx/usr|g; s| -L/usr| -L$pfx/usr|g" "$pc"
     done
     export PKG_CONFIG_PATH="$pfx/usr/lib/x86_64-linux-gnu/pkgconfig"
     export CPATH="$pfx/usr/include" LIBRARY_PATH="$pfx/usr/lib/x86_64-linux-gnu"
@@ -35,14 +39,29 @@ step() { # name command...: runs, logs to OUTDIR/name.log, reports the status
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
 step configure ./configure || { tail -20 "$out/configure.log"; exit 1; }
+grep cuDNN "$out/configure.log"
 step build ninja -j16 || { tail -40 "$out/build.log"; exit 1; }
-step test ninja test
-tail -n 15 "$out/test.log"
-grep -h '^== ' "$out/test.log"
-for l in $layers; do
-    step "compile-$l" build/convgen compile "$l"
-    cat "$out/compile-$l.log"
-    step "check-$l" build/convgen check "$l"
-    cat "$out/check-$l.log"
-done
-tail -n 1 "$out/test.log"
+if [ -z "${SKIP_TESTS:-}" ]; then
+    step test ninja test
+    grep -h '^== ' "$out/test.log"
+    tail -n 1 "$out/test.log"
+    for l in ${CHECK_LAYERS:-L2 L4 R4 G1 B1 Z3}; do
+        step "compile-$l" build/convgen compile "$l"
+        step "check-$l" build/convgen check "$l"
+        cat "$out/check-$l.log"
+    done
+fi
+if [ -z "${SKIP_BENCH:-}" ] && [ -x build/convgen-bench ]; then
+    mkdir -p "$out/bench"
+    step bench build/convgen bench --out "$out/bench" "$@"
+    tail -n 8 "$out/bench.log"
+    python3 bench/plot.py "$out/bench/bench.csv" "$out/bench/bench.png" >"$out/plot.log" 2>&1 ||
+        echo "plot failed: $(tail -n 3 "$out/plot.log")"
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
+    name=$gpu-$(date -u +%Y-%m-%d)
+    mkdir -p "$out/results"
+    for ext in md csv png; do
+        [ -f "$out/bench/bench.$ext" ] && cp "$out/bench/bench.$ext" "$out/results/$name.$ext"
+    done
+    echo "results: $out/results/$name.*"
+fi

@@ -1,6 +1,8 @@
 /* convgen: emit, compile and check generated convolution kernels. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "convgen.h"
 #include "verbs.h"
@@ -14,7 +16,23 @@ static const struct {
     {"compile", cli_compile, "compile a layer's kernels: registers, shared memory, stack, spills, time"},
     {"check", cli_check, "run a layer's kernels on the GPU against the CPU float64 reference"},
     {"generate", cli_generate, "emit the kernels of a layer file into a folder (the build's kernel sets)"},
+    {"bench", NULL, "time convgen against cuDNN on the layer set (runs convgen-bench)"},
 };
+
+/* The bench is its own program (it links cuDNN, which the library never does), installed
+ * beside this one when configure found cuDNN. */
+static int run_bench(char **argv)
+{
+    char path[4096];
+    const char *slash = strrchr(argv[0], '/');
+    int dir = slash ? (int)(slash - argv[0]) : 1;
+    snprintf(path, sizeof path, "%.*s/convgen-bench", dir, slash ? argv[0] : ".");
+    argv[1] = path;
+    execv(path, argv + 1);
+    fprintf(stderr, "convgen: cannot run %s (%s): the bench is built only where configure finds cuDNN\n", path,
+            strerror(errno));
+    return 1;
+}
 
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 
@@ -39,7 +57,7 @@ int main(int argc, char **argv)
         return printf("convgen %s\n", CONVGEN_VERSION_STRING) < 0;
     for (size_t i = 0; i < VERB_COUNT; ++i)
         if (strcmp(argv[1], verbs[i].name) == 0)
-            return verbs[i].run(argc - 2, argv + 2);
+            return verbs[i].run ? verbs[i].run(argc - 2, argv + 2) : run_bench(argv);
     fprintf(stderr, "convgen: unknown verb '%s'\n\n", argv[1]);
     return usage(stderr);
 }

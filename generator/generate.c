@@ -15,6 +15,10 @@ static const cg_planner *const planners[] = {
 
 #define PLANNER_COUNT (sizeof planners / sizeof planners[0])
 
+int cg_planner_count(void) { return (int)PLANNER_COUNT; }
+
+const cg_planner *cg_planner_at(int i) { return i >= 0 && i < (int)PLANNER_COUNT ? planners[i] : NULL; }
+
 const cg_planner *cg_planner_of(convgen_algo algo)
 {
     for (size_t i = 0; i < PLANNER_COUNT; ++i)

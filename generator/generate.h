@@ -47,6 +47,10 @@ typedef struct cg_planner {
                                cg_generated *out);
 } cg_planner;
 
+/* The registered planners, in registry order: i from 0 to cg_planner_count() - 1. */
+int cg_planner_count(void);
+const cg_planner *cg_planner_at(int i);
+
 /* The planner of an algorithm, or NULL; by name too ("direct"). */
 const cg_planner *cg_planner_of(convgen_algo algo);
 const cg_planner *cg_planner_named(const char *name);

@@ -10,6 +10,7 @@ install -m 644 "$build/libconvgen.a" "$root/lib/libconvgen.a"
 install -m 755 "$build/libconvgen.so.0" "$root/lib/libconvgen.so.0"
 ln -sf libconvgen.so.0 "$root/lib/libconvgen.so"
 install -m 755 "$build/convgen" "$root/bin/convgen"
+[ -x "$build/convgen-bench" ] && install -m 755 "$build/convgen-bench" "$root/bin/convgen-bench"
 version=$(sed -n 's/^#define CONVGEN_VERSION_STRING "\(.*\)"/\1/p' "$src/runtime/convgen.h")
 cuda_lib=$(sed -n 's/^cuda_lib = //p' build.ninja)
 cat >"$root/lib/pkgconfig/convgen.pc" <<PC

@@ -1,0 +1,319 @@
+/* convgen-bench: every convgen algorithm against cuDNN (strict fp32 and TF32) on the layers of
+ * a layer file, three passes, in one run on one GPU; plus the device's ceilings and the JIT
+ * figures. Prints a Markdown table and writes it with a CSV under --out. */
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+#include <math.h>
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "bench.h"
+#include "bench_report.h"
+#include "cache.h"
+#include "generate.h"
+#include "layer.h"
+#include "problem.h"
+
+#ifndef CONVGEN_SOURCE_DIR
+#define CONVGEN_SOURCE_DIR "."
+#endif
+
+typedef struct options {
+    const char *layers_file, *out_dir;
+    const char *names[64];
+    int name_count, runs;
+    bool no_cudnn;
+} options;
+
+static int usage(int rc)
+{
+    printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [NAME...]\n"
+           "Times every convgen algorithm that supports each layer against cuDNN's best algorithm\n"
+           "(strict fp32 and TF32 allowed), three passes, and checks convgen's output against\n"
+           "cuDNN's strict one. NAMEs pick layers of FILE (default: every 2-D layer of\n"
+           "bench/layers.txt). --out DIR writes bench.md and bench.csv there. Runs: median of N\n"
+           "(default 25, at least 20) after warm-up.\n");
+    return rc;
+}
+
+static bool parse(int argc, char **argv, options *o)
+{
+    *o = (options){.layers_file = CONVGEN_SOURCE_DIR "/bench/layers.txt", .runs = 25};
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(a, "--layers") == 0 && has_value)
+            o->layers_file = argv[++i];
+        else if (strcmp(a, "--out") == 0 && has_value)
+            o->out_dir = argv[++i];
+        else if (strcmp(a, "--runs") == 0 && has_value)
+            o->runs = atoi(argv[++i]);
+        else if (strcmp(a, "--no-cudnn") == 0)
+            o->no_cudnn = true;
+        else if (a[0] == '-' || o->name_count == 64)
+            return false;
+        else
+            o->names[o->name_count++] = a;
+    }
+    if (o->runs < 20) {
+        fprintf(stderr, "convgen-bench: --runs must be at least 20\n");
+        return false;
+    }
+    return true;
+}
+
+static bool selected(const options *o, const cg_layer *l)
+{
+    if (o->name_count == 0)
+        return l->desc.rank == 2;
+    for (int i = 0; i < o->name_count; ++i)
+        if (strcmp(o->names[i], l->name) == 0)
+            return true;
+    return false;
+}
+
+/* ---- buffers ---- */
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+
+static float next_uniform(void)
+{
+    rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
+    return (float)((double)((rng * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static bool fill_random(float *dev, int64_t n)
+{
+    float *host = malloc(sizeof *host * (size_t)n);
+    if (!host)
+        return false;
+    for (int64_t i = 0; i < n; ++i)
+        host[i] = next_uniform();
+    bool ok = bench_cuda_ok(cudaMemcpy(dev, host, sizeof *host * (size_t)n, cudaMemcpyHostToDevice), "fill");
+    free(host);
+    return ok;
+}
+
+static void free_buffers(bench_buffers *b)
+{
+    for (int s = 0; s < BENCH_MAX_SETS; ++s) {
+        cudaFree(b->in0[s]);
+        cudaFree(b->in1[s]);
+        cudaFree(b->out[s]);
+    }
+    cudaFree(b->workspace);
+    memset(b, 0, sizeof *b);
+}
+
+/* Enough buffer sets that one run's data is out of L2 by the time it comes round again. */
+static bool alloc_buffers(const cg_problem *p, convgen_pass pass, size_t l2_bytes, bench_buffers *b)
+{
+    memset(b, 0, sizeof *b);
+    cg_problem_operand_elems(p, pass, b->elems);
+    double bytes = 4.0 * (double)(b->elems[0] + b->elems[1] + b->elems[2]);
+    b->sets = bytes >= 2.0 * (double)l2_bytes ? 1 : (int)fmin(BENCH_MAX_SETS, ceil(4.0 * (double)l2_bytes / bytes));
+    for (int s = 0; s < b->sets; ++s) {
+        float **dst[3] = {&b->in0[s], &b->in1[s], &b->out[s]};
+        for (int i = 0; i < 3; ++i)
+            if (!bench_cuda_ok(cudaMalloc((void **)dst[i], 4 * (size_t)b->elems[i]), "tensor allocation") ||
+                (i < 2 && !fill_random(*dst[i], b->elems[i]))) {
+                free_buffers(b);
+                return false;
+            }
+    }
+    return true;
+}
+
+/* ---- convgen ---- */
+
+typedef struct convgen_state {
+    convgen_plan *plan;
+    bench_buffers *b;
+} convgen_state;
+
+static bool convgen_once(void *state, int set)
+{
+    convgen_state *c = state;
+    convgen_status s = convgen_execute(c->plan, c->b->in0[set], c->b->in1[set], c->b->out[set], c->b->workspace,
+                                       c->b->workspace_bytes, NULL);
+    if (s != CONVGEN_SUCCESS)
+        fprintf(stderr, "convgen-bench: execute: %s\n", convgen_last_error());
+    return s == CONVGEN_SUCCESS;
+}
+
+static double relative_error(const float *got_dev, const float *ref_dev, int64_t n)
+{
+    float *got = malloc(4 * (size_t)n), *ref = malloc(4 * (size_t)n);
+    double d2 = 0, r2 = 0;
+    if (got && ref && bench_cuda_ok(cudaMemcpy(got, got_dev, 4 * (size_t)n, cudaMemcpyDeviceToHost), "copy") &&
+        bench_cuda_ok(cudaMemcpy(ref, ref_dev, 4 * (size_t)n, cudaMemcpyDeviceToHost), "copy")) {
+        for (int64_t i = 0; i < n; ++i) {
+            double d = (double)got[i] - ref[i];
+            d2 += d * d;
+            r2 += (double)ref[i] * ref[i];
+        }
+    } else {
+        d2 = NAN;
+    }
+    free(got);
+    free(ref);
+    return isnan(d2) ? INFINITY : sqrt(d2 / (r2 > 0 ? r2 : 1));
+}
+
+static double layer_flops(const cg_layer *l)
+{
+    cg_problem p;
+    return cg_problem_init(&p, &l->desc) == CONVGEN_SUCCESS ? cg_problem_flops(&p) : NAN;
+}
+
+/* Plans, times and checks one algorithm; appends its row. */
+static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pass, const cg_planner *pl,
+                        bench_buffers *b, const float *reference, const options *o, bench_report *r)
+{
+    bench_row row = {.pass = pass, .impl = "convgen", .ms = -1, .rel_error = NAN, .flops = layer_flops(l)};
+    snprintf(row.layer, sizeof row.layer, "%s", l->name);
+    snprintf(row.algo, sizeof row.algo, "%s", pl->name);
+    convgen_state c = {.b = b};
+    convgen_status s = convgen_plan_conv(ctx, &l->desc, pass, pl->algo, &c.plan);
+    size_t ws = 0;
+    if (s == CONVGEN_SUCCESS) {
+        bench_report_jit_plan(r, c.plan);
+        convgen_plan_workspace_size(c.plan, &ws);
+        if (ws && !bench_cuda_ok(cudaMalloc(&b->workspace, ws), "workspace"))
+            s = CONVGEN_ERROR_INSUFFICIENT_WORKSPACE;
+        b->workspace_bytes = ws;
+    }
+    if (s == CONVGEN_SUCCESS) {
+        row.ms = bench_median_ms(convgen_once, &c, b->sets, 3, o->runs);
+        if (row.ms > 0 && reference && convgen_once(&c, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "check run"))
+            row.rel_error = relative_error(b->out[0], reference, b->elems[2]);
+    } else if (s != CONVGEN_ERROR_NOT_SUPPORTED) {
+        snprintf(row.note, sizeof row.note, "%s", convgen_last_error());
+    }
+    cudaFree(b->workspace);
+    b->workspace = NULL;
+    convgen_plan_destroy(c.plan);
+    if (s != CONVGEN_ERROR_NOT_SUPPORTED)
+        bench_report_add(r, &row);
+}
+
+static void add_cudnn_row(bench_report *r, const cg_layer *l, convgen_pass pass, bool tf32, const bench_cudnn_pick *pk)
+{
+    bench_row row = {.pass = pass, .ms = pk->ok ? pk->ms : -1, .rel_error = NAN, .flops = layer_flops(l)};
+    snprintf(row.layer, sizeof row.layer, "%s", l->name);
+    snprintf(row.impl, sizeof row.impl, "%s", tf32 ? "cudnn-tf32" : "cudnn-fp32");
+    snprintf(row.algo, sizeof row.algo, "%s", pk->ok ? pk->algo : "-");
+    snprintf(row.note, sizeof row.note, "%s", pk->ok ? "" : pk->why);
+    bench_report_add(r, &row);
+}
+
+static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_layer *l, convgen_pass pass,
+                             size_t l2, const options *o, bench_report *r)
+{
+    cg_problem p;
+    bench_buffers b;
+    if (cg_problem_init(&p, &l->desc) != CONVGEN_SUCCESS || !alloc_buffers(&p, pass, l2, &b)) {
+        fprintf(stderr, "convgen-bench: %s %s: skipped (%s)\n", l->name, convgen_pass_name(pass), convgen_last_error());
+        return;
+    }
+    float *reference = NULL;
+    if (dnn) {
+        bench_cudnn_pick strict = {0}, tf32;
+        if (bench_cuda_ok(cudaMalloc((void **)&reference, 4 * (size_t)b.elems[2]), "reference"))
+            strict = bench_cudnn_run(dnn, &l->desc, pass, false, &b, o->runs, reference);
+        tf32 = bench_cudnn_run(dnn, &l->desc, pass, true, &b, o->runs, NULL);
+        add_cudnn_row(r, l, pass, false, &strict);
+        add_cudnn_row(r, l, pass, true, &tf32);
+        if (!strict.ok) {
+            cudaFree(reference);
+            reference = NULL;
+        }
+    }
+    for (int i = 0; i < cg_planner_count(); ++i)
+        if (cg_planner_at(i)->applicable(&p, pass) == CONVGEN_SUCCESS)
+            run_convgen(ctx, l, pass, cg_planner_at(i), &b, reference, o, r);
+    cudaFree(reference);
+    free_buffers(&b);
+    fprintf(stderr, "convgen-bench: %s %s done\n", l->name, convgen_pass_name(pass));
+}
+
+/* ---- the device line ---- */
+
+static void describe_device(bench_report *r, convgen_context *ctx)
+{
+    struct cudaDeviceProp prop;
+    int clock = 0, mem_clock = 0, driver = 0, nv_major = 0, nv_minor = 0, fft = 0;
+    cudaGetDeviceProperties(&prop, 0);
+    cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, 0);
+    cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, 0);
+    cudaDriverGetVersion(&driver);
+    nvrtcVersion(&nv_major, &nv_minor);
+    cufftGetVersion(&fft);
+    snprintf(r->device, sizeof r->device,
+             "%s (%s), %d SMs, SM clock %d MHz, memory clock %d MHz, L2 %d MiB, driver %d.%d, cuDNN %s, cuFFT %d, "
+             "NVRTC %d.%d",
+             prop.name, convgen_context_arch(ctx), prop.multiProcessorCount, clock / 1000, mem_clock / 1000,
+             prop.l2CacheSize >> 20, driver / 1000, driver % 1000 / 10, r->cudnn_version, fft, nv_major, nv_minor);
+    snprintf(r->gpu, sizeof r->gpu, "%s", prop.name);
+}
+
+static int run(const options *o)
+{
+    cg_layer *layers;
+    int count;
+    if (cg_layer_read_file(o->layers_file, &layers, &count) != CONVGEN_SUCCESS) {
+        fprintf(stderr, "convgen-bench: %s\n", convgen_last_error());
+        return 1;
+    }
+    /* A private disk cache: the first plan of each kernel is a cold NVRTC compile. */
+    char cache_dir[] = "/tmp/convgen-bench-cache-XXXXXX";
+    convgen_context_options co = {.cache_dir = mkdtemp(cache_dir)};
+    convgen_context *ctx;
+    convgen_status s = convgen_context_create(&co, &ctx);
+    if (s != CONVGEN_SUCCESS) {
+        fprintf(stderr, "convgen-bench: %s\n", convgen_last_error());
+        free(layers);
+        return s == CONVGEN_ERROR_NO_DEVICE ? 77 : 1;
+    }
+    cache_mem_clear();
+    bench_cudnn *dnn = o->no_cudnn ? NULL : bench_cudnn_create();
+    bench_report *r = bench_report_create();
+    snprintf(r->cudnn_version, sizeof r->cudnn_version, "%s", dnn ? bench_cudnn_version() : "not used");
+    describe_device(r, ctx);
+    r->copy_gbs = bench_copy_bandwidth_gbs();
+    r->fma_tflops = bench_fma_tflops(ctx);
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+    for (int i = 0; i < count; ++i)
+        if (selected(o, &layers[i]))
+            for (int pass = 0; pass < 3; ++pass)
+                bench_layer_pass(ctx, dnn, &layers[i], (convgen_pass)pass, (size_t)l2, o, r);
+    bench_report_jit_replan(r, ctx, layers, count, o->names, o->name_count);
+    bench_report_print(r, stdout);
+    int rc = o->out_dir ? bench_report_write(r, o->out_dir) : 0;
+    bench_report_destroy(r);
+    bench_cudnn_destroy(dnn);
+    convgen_context_destroy(ctx);
+    free(layers);
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", cache_dir);
+    if (system(rm) != 0)
+        fprintf(stderr, "convgen-bench: could not remove %s\n", cache_dir);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+        return usage(0);
+    if (!parse(argc, argv, &o))
+        return usage(2);
+    /* The driver's own PTX cache would make "cold" compiles warm. */
+    setenv("CUDA_CACHE_DISABLE", "1", 1);
+    return run(&o);
+}

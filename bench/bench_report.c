@@ -1,0 +1,248 @@
+#include "bench_report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache.h"
+#include "generate.h"
+
+static void push(sample_list *l, double v)
+{
+    if (l->count == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        double *grown = realloc(l->v, sizeof *grown * (size_t)cap);
+        if (!grown)
+            return;
+        l->v = grown, l->cap = cap;
+    }
+    l->v[l->count++] = v;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(const sample_list *l)
+{
+    if (!l->count)
+        return NAN;
+    double *v = malloc(sizeof *v * (size_t)l->count);
+    if (!v)
+        return NAN;
+    memcpy(v, l->v, sizeof *v * (size_t)l->count);
+    qsort(v, (size_t)l->count, sizeof *v, by_value);
+    double m = l->count % 2 ? v[l->count / 2] : 0.5 * (v[l->count / 2 - 1] + v[l->count / 2]);
+    free(v);
+    return m;
+}
+
+bench_report *bench_report_create(void)
+{
+    bench_report *r = calloc(1, sizeof *r);
+    if (r) {
+        time_t now = time(NULL);
+        strftime(r->date, sizeof r->date, "%Y-%m-%d", gmtime(&now));
+    }
+    return r;
+}
+
+void bench_report_destroy(bench_report *r)
+{
+    if (!r)
+        return;
+    free(r->rows);
+    free(r->cold_ms.v);
+    free(r->disk_ms.v);
+    free(r->memory_us.v);
+    free(r);
+}
+
+void bench_report_add(bench_report *r, const bench_row *row)
+{
+    if (r->count == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 128;
+        bench_row *grown = realloc(r->rows, sizeof *grown * (size_t)cap);
+        if (!grown)
+            return;
+        r->rows = grown, r->cap = cap;
+    }
+    r->rows[r->count++] = *row;
+}
+
+void bench_report_jit_plan(bench_report *r, const convgen_plan *plan)
+{
+    for (int i = 0; i < convgen_plan_kernel_count(plan); ++i) {
+        convgen_kernel_info k;
+        if (convgen_plan_kernel_info(plan, i, &k) == CONVGEN_SUCCESS && k.origin == CONVGEN_FROM_NVRTC)
+            push(&r->cold_ms, k.compile_ms);
+    }
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static bool chosen(const cg_layer *l, const char *const *names, int name_count)
+{
+    for (int i = 0; i < name_count; ++i)
+        if (strcmp(names[i], l->name) == 0)
+            return true;
+    return name_count == 0 && l->desc.rank == 2;
+}
+
+/* One plan timed on the host clock; its kernel count and whether all came from `origin`. */
+static double timed_plan(convgen_context *ctx, const cg_layer *l, int pass, convgen_algo algo, int *kernels,
+                         convgen_kernel_origin origin)
+{
+    convgen_plan *plan;
+    double t0 = now_ms();
+    if (convgen_plan_conv(ctx, &l->desc, (convgen_pass)pass, algo, &plan) != CONVGEN_SUCCESS)
+        return -1;
+    double ms = now_ms() - t0;
+    *kernels = convgen_plan_kernel_count(plan);
+    for (int i = 0; i < *kernels; ++i) {
+        convgen_kernel_info k;
+        convgen_plan_kernel_info(plan, i, &k);
+        if (k.origin != origin)
+            ms = -1;
+    }
+    convgen_plan_destroy(plan);
+    return ms;
+}
+
+void bench_report_jit_replan(bench_report *r, convgen_context *ctx, const cg_layer *layers, int count,
+                             const char *const *names, int name_count)
+{
+    for (int i = 0; i < count; ++i) {
+        if (!chosen(&layers[i], names, name_count))
+            continue;
+        for (int pass = 0; pass < 3; ++pass)
+            for (int a = 0; a < cg_planner_count(); ++a) {
+                int kernels = 0;
+                cache_mem_clear();
+                double disk = timed_plan(ctx, &layers[i], pass, cg_planner_at(a)->algo, &kernels, CONVGEN_FROM_DISK_CACHE);
+                if (disk >= 0)
+                    push(&r->disk_ms, disk / kernels);
+                double mem = timed_plan(ctx, &layers[i], pass, cg_planner_at(a)->algo, &kernels, CONVGEN_FROM_MEMORY_CACHE);
+                if (mem >= 0)
+                    push(&r->memory_us, mem * 1e3);
+            }
+    }
+}
+
+/* The cuDNN row of the same layer and pass, or NULL. */
+static const bench_row *cudnn_row(const bench_report *r, const bench_row *row, const char *impl)
+{
+    for (int i = 0; i < r->count; ++i)
+        if (strcmp(r->rows[i].layer, row->layer) == 0 && r->rows[i].pass == row->pass &&
+            strcmp(r->rows[i].impl, impl) == 0 && r->rows[i].ms > 0)
+            return &r->rows[i];
+    return NULL;
+}
+
+static double speedup(const bench_report *r, const bench_row *row, const char *impl)
+{
+    const bench_row *c = cudnn_row(r, row, impl);
+    return c && row->ms > 0 ? c->ms / row->ms : NAN;
+}
+
+static void print_header(const bench_report *r, FILE *f)
+{
+    fprintf(f, "# convgen bench: %s, %s\n\n", r->gpu, r->date);
+    fprintf(f, "- device: %s\n", r->device);
+    fprintf(f, "- ceilings measured in this run: device-to-device copy %.0f GB/s (bytes read + written), "
+               "fp32 FMA %.1f TFLOP/s\n", r->copy_gbs, r->fma_tflops);
+    fprintf(f, "- JIT: cold NVRTC compile %.1f ms median per kernel (%d kernels), disk-cache hit %.2f ms median "
+               "per kernel (%d plans), memory-cache hit %.1f us median per plan (%d plans)\n",
+            median(&r->cold_ms), r->cold_ms.count, median(&r->disk_ms), r->disk_ms.count, median(&r->memory_us),
+            r->memory_us.count);
+    fprintf(f, "- timing: CUDA events around each run after 3 warm-up runs, median of the runs; input buffers "
+               "rotate when a layer's data fits in L2. Speedup = cuDNN time / convgen time (> 1: convgen is "
+               "faster). TFLOP/s = 2*N*C*K*prod(kernel)*prod(output) / time.\n\n");
+}
+
+static void print_geomeans(const bench_report *r, FILE *f)
+{
+    const char *impls[2] = {"cudnn-fp32", "cudnn-tf32"};
+    for (int a = 0; a < cg_planner_count(); ++a) {
+        const char *algo = cg_planner_at(a)->name;
+        for (int m = 0; m < 2; ++m) {
+            double logs[4] = {0};
+            int n[4] = {0};
+            for (int i = 0; i < r->count; ++i) {
+                const bench_row *row = &r->rows[i];
+                double s = strcmp(row->impl, "convgen") == 0 && strcmp(row->algo, algo) == 0 ? speedup(r, row, impls[m]) : NAN;
+                if (isnan(s))
+                    continue;
+                logs[row->pass] += log(s), ++n[row->pass];
+                logs[3] += log(s), ++n[3];
+            }
+            if (!n[3])
+                continue;
+            fprintf(f, "- geomean speedup of %s over %s: %.3f (fprop %.3f, bprop %.3f, accgrad %.3f; %d rows)\n",
+                    algo, impls[m], exp(logs[3] / n[3]), n[0] ? exp(logs[0] / n[0]) : NAN,
+                    n[1] ? exp(logs[1] / n[1]) : NAN, n[2] ? exp(logs[2] / n[2]) : NAN, n[3]);
+        }
+    }
+}
+
+void bench_report_print(const bench_report *r, FILE *f)
+{
+    print_header(r, f);
+    fprintf(f, "| layer | pass | implementation | algorithm | ms | TFLOP/s | speedup vs cuDNN fp32 | "
+               "speedup vs cuDNN TF32 | rel. error vs cuDNN fp32 |\n");
+    fprintf(f, "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for (int i = 0; i < r->count; ++i) {
+        const bench_row *row = &r->rows[i];
+        if (row->ms <= 0) {
+            fprintf(f, "| %s | %s | %s | %s | n/a | | | | %s |\n", row->layer, convgen_pass_name(row->pass), row->impl,
+                    row->algo, row->note);
+            continue;
+        }
+        fprintf(f, "| %s | %s | %s | %s | %.4f | %.2f | ", row->layer, convgen_pass_name(row->pass), row->impl,
+                row->algo, row->ms, row->flops / (row->ms * 1e-3) / 1e12);
+        if (strcmp(row->impl, "convgen") == 0)
+            fprintf(f, "%.3f | %.3f | %.2e |\n", speedup(r, row, "cudnn-fp32"), speedup(r, row, "cudnn-tf32"),
+                    row->rel_error);
+        else
+            fprintf(f, " | | |\n");
+    }
+    fprintf(f, "\n");
+    print_geomeans(r, f);
+}
+
+static void write_csv(const bench_report *r, FILE *f)
+{
+    fprintf(f, "layer,pass,implementation,algorithm,ms,tflops,speedup_vs_cudnn_fp32,speedup_vs_cudnn_tf32,rel_error\n");
+    for (int i = 0; i < r->count; ++i) {
+        const bench_row *row = &r->rows[i];
+        bool mine = strcmp(row->impl, "convgen") == 0;
+        fprintf(f, "%s,%s,%s,%s,%.6f,%.4f,%.4f,%.4f,%.3e\n", row->layer, convgen_pass_name(row->pass), row->impl,
+                row->algo, row->ms, row->ms > 0 ? row->flops / (row->ms * 1e-3) / 1e12 : NAN,
+                mine ? speedup(r, row, "cudnn-fp32") : NAN, mine ? speedup(r, row, "cudnn-tf32") : NAN, row->rel_error);
+    }
+}
+
+int bench_report_write(const bench_report *r, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/bench.md", dir);
+    FILE *md = fopen(path, "w");
+    snprintf(path, sizeof path, "%s/bench.csv", dir);
+    FILE *csv = fopen(path, "w");
+    if (md)
+        bench_report_print(r, md);
+    if (csv)
+        write_csv(r, csv);
+    int rc = (!md || fclose(md) != 0) | (!csv || fclose(csv) != 0);
+    if (rc)
+        fprintf(stderr, "convgen-bench: cannot write the results under %s\n", dir);
+    return rc;
+}

@@ -1,0 +1,47 @@
+/* The bench's results: rows per layer, pass and implementation, the ceilings, the JIT
+ * figures; printed as Markdown, written as Markdown and CSV. */
+#ifndef BENCH_REPORT_H
+#define BENCH_REPORT_H
+
+#include <stdio.h>
+
+#include "convgen.h"
+#include "layer.h"
+
+typedef struct bench_row {
+    char layer[32];
+    convgen_pass pass;
+    char impl[16];   /* convgen, cudnn-fp32, cudnn-tf32 */
+    char algo[48];
+    double ms;       /* < 0: not run */
+    double flops;    /* time-domain equivalent FLOPs of the pass */
+    double rel_error;/* against cuDNN strict fp32; NaN for cuDNN's own rows */
+    char note[160];
+} bench_row;
+
+typedef struct sample_list {
+    double *v;
+    int count, cap;
+} sample_list;
+
+typedef struct bench_report {
+    char gpu[256], device[768], cudnn_version[32], date[32];
+    double copy_gbs, fma_tflops;
+    bench_row *rows;
+    int count, cap;
+    sample_list cold_ms, disk_ms, memory_us;
+} bench_report;
+
+bench_report *bench_report_create(void);
+void bench_report_destroy(bench_report *r);
+void bench_report_add(bench_report *r, const bench_row *row);
+/* Records the NVRTC compile times of a fresh plan's kernels. */
+void bench_report_jit_plan(bench_report *r, const convgen_plan *plan);
+/* Plans every benchmarked layer again: from the disk cache (memory cleared), then from memory. */
+void bench_report_jit_replan(bench_report *r, convgen_context *ctx, const cg_layer *layers, int count,
+                             const char *const *names, int name_count);
+void bench_report_print(const bench_report *r, FILE *f);
+/* DIR/bench.md and DIR/bench.csv; 0 on success. */
+int bench_report_write(const bench_report *r, const char *dir);
+
+#endif
