@@ -254,10 +254,11 @@ static void describe_device(bench_report *r, convgen_context *ctx)
     nvrtcVersion(&nv_major, &nv_minor);
     cufftGetVersion(&fft);
     snprintf(r->device, sizeof r->device,
-             "%s (%s), %d SMs, SM clock %d MHz, memory clock %d MHz, L2 %d MiB, driver %d.%d, cuDNN %s, cuFFT %d, "
-             "NVRTC %d.%d",
+             "%s (%s), %d SMs, SM clock %d MHz, memory clock %d MHz, L2 %d MiB, CUDA driver %d.%d, cuDNN %s, "
+             "cuFFT %d.%d.%d, NVRTC %d.%d",
              prop.name, convgen_context_arch(ctx), prop.multiProcessorCount, clock / 1000, mem_clock / 1000,
-             prop.l2CacheSize >> 20, driver / 1000, driver % 1000 / 10, r->cudnn_version, fft, nv_major, nv_minor);
+             prop.l2CacheSize >> 20, driver / 1000, driver % 1000 / 10, r->cudnn_version, fft / 1000, fft % 1000 / 100,
+             fft % 100, nv_major, nv_minor);
     snprintf(r->gpu, sizeof r->gpu, "%s", prop.name);
 }
 
