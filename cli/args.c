@@ -6,8 +6,13 @@
 
 #include "generate.h"
 
+#include <unistd.h>
+
 #ifndef CONVGEN_SOURCE_DIR
 #define CONVGEN_SOURCE_DIR "."
+#endif
+#ifndef CONVGEN_DATA_DIR
+#define CONVGEN_DATA_DIR "/usr/local/share/convgen"
 #endif
 
 const char cli_layer_usage[] =
@@ -15,10 +20,12 @@ const char cli_layer_usage[] =
     "  [name] n c k input kernel pad stride      e.g.  L2 128 64 64 64x64 9x9 0 1\n"
     "  options for what a line cannot say:\n"
     "    --pad-before AxB  --pad-after AxB  --stride AxB  --dilation AxB  --convolution\n"
-    "    --layers FILE     the file for names (default $CONVGEN_LAYERS, else the source tree's bench/layers.txt)\n"
+    "    --layers FILE     the file for names (default $CONVGEN_LAYERS, else the installed layers.txt,\n"
+    "                      else the source tree's bench/layers.txt)\n"
     "Common options:\n"
     "  --algo NAME        direct (default)\n"
-    "  --pass PASS        fprop, bprop, accgrad or all\n";
+    "  --pass PASS        fprop, bprop, accgrad or all\n"
+    "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n";
 
 int cli_fail(const char *what, convgen_status s)
 {
@@ -34,7 +41,10 @@ const char *cli_layers_file(const cli_args *a)
     if (a->layers_file)
         return a->layers_file;
     const char *env = getenv("CONVGEN_LAYERS");
-    return env && *env ? env : CONVGEN_SOURCE_DIR "/bench/layers.txt";
+    if (env && *env)
+        return env;
+    return access(CONVGEN_DATA_DIR "/layers.txt", R_OK) == 0 ? CONVGEN_DATA_DIR "/layers.txt"
+                                                              : CONVGEN_SOURCE_DIR "/bench/layers.txt";
 }
 
 static bool set_pass(cli_args *a, const char *v)
@@ -122,7 +132,7 @@ static bool apply_layer_options(cli_args *a, const extra_option *opts, int count
 static bool needs_value(const char *o)
 {
     static const char *const with_value[] = {"--algo", "--pass", "--kernel", "--arch", "--set", "--out",
-                                             "--layers", "--seed", "--samples", "--pad-before",
+                                             "--layers", "--seed", "--samples", "--sms", "--pad-before",
                                              "--pad-after", "--stride", "--dilation"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; ++i)
         if (strcmp(o, with_value[i]) == 0)
@@ -141,16 +151,19 @@ static bool set_option(cli_args *a, const char *o, const char *v)
     if (strcmp(o, "--pass") == 0)
         return set_pass(a, v);
     char *end;
-    if (strcmp(o, "--kernel") == 0 || strcmp(o, "--seed") == 0 || strcmp(o, "--samples") == 0) {
+    if (strcmp(o, "--kernel") == 0 || strcmp(o, "--seed") == 0 || strcmp(o, "--samples") == 0 ||
+        strcmp(o, "--sms") == 0) {
         long x = strtol(v, &end, 10);
         if (*end || end == v || x < 0) {
             fprintf(stderr, "convgen: %s '%s' must be a non-negative integer\n", o, v);
             return false;
         }
-        if (o[2] == 'k')
+        if (strcmp(o, "--kernel") == 0)
             a->kernel = (int)x;
-        else if (o[3] == 'e')
+        else if (strcmp(o, "--seed") == 0)
             a->seed = (unsigned)x;
+        else if (strcmp(o, "--sms") == 0)
+            a->sm_count = (int)x;
         else
             a->samples = x;
         return true;
@@ -177,7 +190,11 @@ bool cli_parse(int argc, char **argv, bool default_pass_all, cli_args *a)
             a->help = true;
         } else if (strcmp(o, "--no-cache") == 0) {
             a->no_cache = true;
-        } else if (strcmp(o, "--convolution") == 0 && nextras < 16) {
+        } else if (strcmp(o, "--convolution") == 0) {
+            if (nextras == 16) {
+                fprintf(stderr, "convgen: too many layer options\n");
+                return false;
+            }
             extras[nextras++] = (extra_option){o, NULL};
         } else if (o[0] == '-' && o[1] == '-') {
             if (!needs_value(o) || i + 1 == argc) {
@@ -186,11 +203,18 @@ bool cli_parse(int argc, char **argv, bool default_pass_all, cli_args *a)
             }
             const char *v = argv[++i];
             bool layer_option = strncmp(o, "--pad", 5) == 0 || strcmp(o, "--stride") == 0 || strcmp(o, "--dilation") == 0;
-            if (layer_option && nextras < 16)
-                extras[nextras++] = (extra_option){o, v};
-            else if (!layer_option && !set_option(a, o, v))
+            if (layer_option && nextras == 16) {
+                fprintf(stderr, "convgen: too many layer options\n");
                 return false;
-        } else if (nwords < 32) {
+            }
+            if (layer_option)
+                extras[nextras++] = (extra_option){o, v};
+            else if (!set_option(a, o, v))
+                return false;
+        } else if (nwords == 32) {
+            fprintf(stderr, "convgen: too many words: '%s'\n", o);
+            return false;
+        } else {
             words[nwords++] = o;
         }
     }

@@ -20,6 +20,7 @@ typedef struct cli_args {
     const char *layers_file;    /* --layers FILE, for layers given by name */
     unsigned seed;              /* --seed */
     long samples;               /* --samples: checked output points, 0 = all */
+    int sm_count;               /* --sms: multiprocessors to tune for (0: default) */
     bool no_cache;              /* --no-cache */
     bool help;
 } cli_args;

@@ -23,7 +23,7 @@ int cli_check(int argc, char **argv)
         return a.help ? 0 : 2;
     }
     convgen_context *ctx;
-    convgen_status s = cli_open_context(NULL, a.no_cache, true, &ctx);
+    convgen_status s = cli_open_context(NULL, a.no_cache, true, 0, &ctx);
     if (s != CONVGEN_SUCCESS)
         return cli_fail("check", s);
     printf("device %s (%s)\n", convgen_context_device_name(ctx), convgen_context_arch(ctx));

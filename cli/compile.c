@@ -11,9 +11,9 @@ static const char *origin_name(convgen_kernel_origin o)
 }
 
 /* A device context when a GPU is there and no --arch was asked for, else offline. */
-convgen_status cli_open_context(const char *arch, bool no_cache, bool need_device, convgen_context **ctx)
+convgen_status cli_open_context(const char *arch, bool no_cache, bool need_device, int sm_count, convgen_context **ctx)
 {
-    convgen_context_options o = {.arch = arch, .disk_cache = no_cache ? -1 : 0};
+    convgen_context_options o = {.arch = arch, .disk_cache = no_cache ? -1 : 0, .sm_count = sm_count};
     if (arch && !need_device)
         o.offline = 1;
     convgen_status s = convgen_context_create(&o, ctx);
@@ -40,7 +40,7 @@ int cli_compile(int argc, char **argv)
         return a.help ? 0 : 2;
     }
     convgen_context *ctx;
-    convgen_status s = cli_open_context(a.arch, a.no_cache, false, &ctx);
+    convgen_status s = cli_open_context(a.arch, a.no_cache, false, a.sm_count, &ctx);
     if (s != CONVGEN_SUCCESS)
         return cli_fail("compile", s);
     printf("target %s (%s)\n", convgen_context_arch(ctx), convgen_context_device_name(ctx));

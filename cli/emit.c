@@ -31,7 +31,7 @@ int cli_emit(int argc, char **argv)
         cg_generated gen;
         convgen_status s = cg_problem_init(&p, &a.layer.desc);
         if (s == CONVGEN_SUCCESS)
-            s = cg_generate(&p, (convgen_pass)a.passes[pi], a.algo, NULL, &gen);
+            s = cg_generate(&p, (convgen_pass)a.passes[pi], a.algo, &(cg_target){.sm_count = a.sm_count}, &gen);
         if (s != CONVGEN_SUCCESS)
             return cli_fail("emit", s);
         if (a.kernel >= gen.kernel_count) {
@@ -66,7 +66,7 @@ static int generate_layer(const cli_args *a, const cg_layer *layer, int index, i
         return cli_fail(layer->name, s);
     for (int pass = 0; pass < 3; ++pass) {
         cg_generated gen;
-        s = cg_generate(&p, (convgen_pass)pass, a->algo, NULL, &gen);
+        s = cg_generate(&p, (convgen_pass)pass, a->algo, &(cg_target){.sm_count = a->sm_count}, &gen);
         if (s == CONVGEN_ERROR_NOT_SUPPORTED)
             continue; /* the algorithm does not cover this layer: nothing to emit */
         if (s != CONVGEN_SUCCESS)

@@ -23,10 +23,13 @@ static const struct {
  * beside this one when configure found cuDNN. */
 static int run_bench(char **argv)
 {
-    char path[4096];
-    const char *slash = strrchr(argv[0], '/');
-    int dir = slash ? (int)(slash - argv[0]) : 1;
-    snprintf(path, sizeof path, "%.*s/convgen-bench", dir, slash ? argv[0] : ".");
+    char self[4096], path[4200];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(path, sizeof path, "%s/convgen-bench", slash ? self : ".");
     argv[1] = path;
     execv(path, argv + 1);
     fprintf(stderr, "convgen: cannot run %s (%s): the bench is built only where configure finds cuDNN\n", path,

@@ -10,6 +10,7 @@ int cli_check(int argc, char **argv);
 #include <stdbool.h>
 #include "convgen.h"
 /* A device context, or (unless need_device) an offline one for `arch` or sm_90. */
-convgen_status cli_open_context(const char *arch, bool no_cache, bool need_device, convgen_context **ctx);
+convgen_status cli_open_context(const char *arch, bool no_cache, bool need_device, int sm_count,
+                                convgen_context **ctx);
 
 #endif

@@ -13,6 +13,7 @@
  * unlike atomics, and the output needs no zeroing. */
 #include <stdio.h>
 #include <string.h>
+#include <threads.h>
 
 #include "generate.h"
 #include "magic.h"
@@ -29,6 +30,7 @@ typedef struct direct_spec {
     int block_rows, block_cols;
     int splits, steps, steps_per_split;
     int64_t out_elems;
+    int sm_count;
     bool wide_index; /* some tensor has 2^32 or more elements: 64-bit addressing */
 } direct_spec;
 
@@ -57,6 +59,10 @@ static convgen_status direct_applicable(const cg_problem *p, convgen_pass pass)
     for (int d = 0; d < p->rank; ++d)
         if (p->in[d] + p->pad_before[d] + p->pad_after[d] >= (1ll << 30))
             return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: padded in[%d] must be < 2^30", d);
+    /* Column tiles go on grid.y, which stops at 65535 blocks of at least 64 columns. */
+    if ((s.cols + 63) / 64 > 65535)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: %lld GEMM columns need more than 65535 column tiles",
+                       (long long)s.cols);
     return CONVGEN_SUCCESS;
 }
 
@@ -75,6 +81,7 @@ static void choose_spec(const cg_problem *p, convgen_pass pass, const cg_target 
     s->wide_index = elems[0] >= UINT32_MAX || elems[1] >= UINT32_MAX || elems[2] >= UINT32_MAX;
 
     int64_t tiles = ((s->rows + s->block_rows - 1) / s->block_rows) * ((s->cols + s->block_cols - 1) / s->block_cols);
+    s->sm_count = t->sm_count;
     int64_t want = 2ll * t->sm_count;
     int64_t splits = tiles >= want ? 1 : (want + tiles - 1) / tiles;
     if (splits > s->steps / 8)   /* each split keeps at least 8 steps of work */
@@ -89,13 +96,20 @@ static void choose_spec(const cg_problem *p, convgen_pass pass, const cg_target 
 
 /* ---- the template context ---- */
 
+/* Set when a magic constant could not be derived while building a context (a bug, not OOM). */
+static thread_local bool magic_failed;
+
 static tmpl_value *magic_value(uint32_t d, int64_t max_dividend)
 {
     magic_u32 m;
     if (max_dividend > UINT32_MAX)
         max_dividend = UINT32_MAX;
-    if (!magic_u32_gen(d, (uint32_t)max_dividend, &m))
-        return NULL; /* cannot happen below 2^31 (magic.h); marks the context as failed */
+    if (!magic_u32_gen(d, (uint32_t)max_dividend, &m)) {
+        /* Cannot happen below 2^31 (magic.h), which direct_applicable guarantees. */
+        cg_fail(CONVGEN_ERROR_INTERNAL, "no magic number for division by %u up to %lld", d, (long long)max_dividend);
+        magic_failed = true;
+        return NULL; /* marks the context as failed */
+    }
     tmpl_value *v = tmpl_map();
     tmpl_set_bool(v, "pow2", m.mul == 0);
     tmpl_set_int(v, "mul", m.mul);
@@ -263,19 +277,23 @@ static void launch_geometry(const direct_spec *s, cg_kernel *k)
 static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const direct_spec *s,
                                 const cg_kernel *k, const char *what)
 {
-    char layer[256], line[512];
+    char layer[1024], line[1280];
     cg_problem_describe(p, layer, sizeof layer);
     tmpl_value *h = tmpl_list();
 #define LINE(...) (snprintf(line, sizeof line, __VA_ARGS__), tmpl_list_push(h, tmpl_str(line)))
     LINE("convgen %s: direct convolution (implicit GEMM), %s: %s", CG_GENERATOR_VERSION, convgen_pass_name(pass), what);
     LINE("%s", "");
     LINE("layer: %s (n c k input kernel pad stride)", layer);
-    LINE("emitted by: convgen emit --algo direct --pass %s %s", convgen_pass_name(pass), layer);
+    char sms[32] = "";
+    if (s->sm_count != 132)
+        snprintf(sms, sizeof sms, " --sms %d", s->sm_count);
+    LINE("emitted by: convgen emit --algo direct --pass %s%s %s", convgen_pass_name(pass), sms, layer);
     LINE("GEMM: out[%lld rows][%lld cols] = A[rows][%lld] * B[%lld][cols]", (long long)s->rows,
          (long long)s->cols, (long long)s->red, (long long)s->red);
     LINE("FLOPs: %.6g (2*n*c*k*prod(kernel)*prod(out))", cg_problem_flops(p));
-    LINE("tiles: block %dx%dx%d, thread %dx%d, split reduction %d x %d steps", s->block_rows, s->block_cols,
-         BLOCK_RED, s->block_rows / ROWS_APART, s->block_cols * ROWS_APART / THREADS, s->splits, s->steps_per_split);
+    LINE("tiles: block %dx%dx%d, thread %dx%d, split reduction %d x %d steps (sized for %d multiprocessors)",
+         s->block_rows, s->block_cols, BLOCK_RED, s->block_rows / ROWS_APART, s->block_cols * ROWS_APART / THREADS,
+         s->splits, s->steps_per_split, s->sm_count);
     LINE("launch: grid (%u, %u, %u), block (%u, 1, 1), %d bytes of static shared memory", k->grid[0], k->grid[1],
          k->grid[2], k->block[0], shared_bytes(s));
     LINE("workspace: %lld bytes", (long long)(s->splits > 1 ? s->splits * s->out_elems * 4 : 0));
@@ -349,7 +367,10 @@ static tmpl_value *reduce_context(const cg_problem *p, convgen_pass pass, const 
 static convgen_status render(const char *template_name, tmpl_value *ctx, cg_kernel *k)
 {
     convgen_status st = tmpl_ok(ctx) ? cg_render_template(template_name, ctx, &k->source)
-                                     : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the %s context", template_name);
+                        : magic_failed ? CONVGEN_ERROR_INTERNAL /* magic_value said why */
+                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the %s context",
+                                                 template_name);
+    magic_failed = false;
     tmpl_unref(ctx);
     return st;
 }

@@ -3,10 +3,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <threads.h>
 
 static thread_local char last_error[1024];
-static thread_local char *last_compile_log;
+
+/* NVRTC logs have no fixed bound, so each thread's copy is on the heap, freed by the key's
+ * destructor when the thread exits. */
+static pthread_key_t compile_log_key;
+static pthread_once_t compile_log_once = PTHREAD_ONCE_INIT;
+
+static void make_compile_log_key(void) { pthread_key_create(&compile_log_key, free); }
 
 convgen_status cg_fail(convgen_status status, const char *fmt, ...)
 {
@@ -22,11 +29,17 @@ const char *convgen_last_error(void) { return last_error; }
 
 void cg_set_compile_log(const char *log)
 {
-    free(last_compile_log);
-    last_compile_log = log ? cg_strdup(log) : NULL;
+    pthread_once(&compile_log_once, make_compile_log_key);
+    free(pthread_getspecific(compile_log_key));
+    pthread_setspecific(compile_log_key, log ? cg_strdup(log) : NULL);
 }
 
-const char *convgen_last_compile_log(void) { return last_compile_log ? last_compile_log : ""; }
+const char *convgen_last_compile_log(void)
+{
+    pthread_once(&compile_log_once, make_compile_log_key);
+    const char *log = pthread_getspecific(compile_log_key);
+    return log ? log : "";
+}
 
 const char *convgen_status_string(convgen_status status)
 {
@@ -54,22 +67,30 @@ static void log_to_stderr(convgen_log_level level, const char *message, void *us
     fprintf(stderr, "convgen: %s: %s\n", level == CONVGEN_LOG_WARNING ? "warning" : "debug", message);
 }
 
+/* The callback and its argument change together, under this lock. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static convgen_log_fn log_fn = log_to_stderr;
 static void *log_user;
 
 void convgen_set_log_callback(convgen_log_fn fn, void *user)
 {
+    pthread_mutex_lock(&log_lock);
     log_fn = fn;
     log_user = user;
+    pthread_mutex_unlock(&log_lock);
 }
 
 static void log_v(convgen_log_level level, const char *fmt, va_list ap)
 {
-    if (!log_fn)
+    pthread_mutex_lock(&log_lock);
+    convgen_log_fn fn = log_fn;
+    void *user = log_user;
+    pthread_mutex_unlock(&log_lock);
+    if (!fn)
         return;
     char msg[1024];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    log_fn(level, msg, log_user);
+    fn(level, msg, user);
 }
 
 void cg_warn(const char *fmt, ...)

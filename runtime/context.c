@@ -50,10 +50,17 @@ convgen_status convgen_context_create(const convgen_context_options *options, co
     if (!ctx)
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a context");
     ctx->offline = o->offline;
-    ctx->sm_count = 132;
+    ctx->sm_count = o->sm_count > 0 ? o->sm_count : 132;
     snprintf(ctx->device_name, sizeof ctx->device_name, "offline");
     convgen_status s = o->offline ? CONVGEN_SUCCESS : open_device(ctx, o->device);
     if (s != CONVGEN_SUCCESS) {
+        free(ctx);
+        return s;
+    }
+    if (o->arch && !o->offline && strcmp(o->arch, ctx->arch) != 0) {
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "arch = '%s' is not device %d's architecture %s", o->arch, o->device,
+                    ctx->arch);
+        ctx->drv->DevicePrimaryCtxRelease(ctx->device);
         free(ctx);
         return s;
     }
@@ -70,6 +77,8 @@ void convgen_context_destroy(convgen_context *ctx)
 {
     if (!ctx)
         return;
+    if (ctx->plans)
+        cg_warn("convgen_context_destroy: %d plan(s) of this context are still alive; destroy them first", ctx->plans);
     CUcontext popped;
     bool pushed = ctx->drv && ctx->drv->CtxPushCurrent(ctx->primary) == CUDA_SUCCESS;
     for (loaded_module *m = ctx->modules, *next; m; m = next) {
@@ -110,6 +119,13 @@ static convgen_status load_module(convgen_context *ctx, const cache_kernel *k, c
     ctx->modules = m;
     *module = m->module;
     return CONVGEN_SUCCESS;
+}
+
+void ctx_count_plan(convgen_context *ctx, int delta)
+{
+    pthread_mutex_lock(&ctx->lock);
+    ctx->plans += delta;
+    pthread_mutex_unlock(&ctx->lock);
 }
 
 convgen_status ctx_load_function(convgen_context *ctx, const cache_kernel *k, const char *source,

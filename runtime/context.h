@@ -24,9 +24,13 @@ struct convgen_context {
     char arch[16];
     char device_name[256];
     cache_disk *disk;        /* NULL when disk caching is off */
-    pthread_mutex_t lock;    /* guards `modules` */
+    pthread_mutex_t lock;    /* guards `modules` and `plans` */
+    int plans;               /* live plans, to warn about destroying a context under them */
     loaded_module *modules;  /* loaded once per context, unloaded at destroy */
 };
+
+/* Counts a plan in (+1) or out (-1). */
+void ctx_count_plan(convgen_context *ctx, int delta);
 
 /* Loads (once per context) the module of a cubin and finds kernel `name` in it. */
 convgen_status ctx_load_function(convgen_context *ctx, const cache_kernel *k, const char *source,

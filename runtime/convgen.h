@@ -25,6 +25,13 @@
 extern "C" {
 #endif
 
+/* The library exports these functions only; everything else in it is hidden. */
+#if defined(__GNUC__)
+#define CONVGEN_API __attribute__((visibility("default")))
+#else
+#define CONVGEN_API
+#endif
+
 #define CONVGEN_VERSION_STRING "0.1.0"
 #define CONVGEN_MAX_RANK 3
 
@@ -43,17 +50,17 @@ typedef enum convgen_status {
 } convgen_status;
 
 /* A fixed sentence for a status. */
-const char *convgen_status_string(convgen_status status);
+CONVGEN_API const char *convgen_status_string(convgen_status status);
 /* The message of the last failed call on this thread ("kernel[1] = 0 must be >= 1"). */
-const char *convgen_last_error(void);
+CONVGEN_API const char *convgen_last_error(void);
 /* NVRTC's log of the last failed compilation on this thread ("" if none). */
-const char *convgen_last_compile_log(void);
+CONVGEN_API const char *convgen_last_compile_log(void);
 
 /* Log messages (warnings, and debug lines when CONVGEN_LOG=debug). The default handler writes
  * warnings to stderr; a NULL callback silences the library. */
 typedef enum { CONVGEN_LOG_WARNING = 1, CONVGEN_LOG_DEBUG = 2 } convgen_log_level;
 typedef void (*convgen_log_fn)(convgen_log_level level, const char *message, void *user);
-void convgen_set_log_callback(convgen_log_fn fn, void *user);
+CONVGEN_API void convgen_set_log_callback(convgen_log_fn fn, void *user);
 
 /* ---- problems ---------------------------------------------------------------------------- */
 
@@ -78,11 +85,11 @@ typedef struct convgen_conv_desc {
 } convgen_conv_desc;
 
 /* Checks every field and writes the output sizes (rank entries). */
-convgen_status convgen_output_size(const convgen_conv_desc *desc, int64_t out[CONVGEN_MAX_RANK]);
+CONVGEN_API convgen_status convgen_output_size(const convgen_conv_desc *desc, int64_t out[CONVGEN_MAX_RANK]);
 
 typedef enum { CONVGEN_ALGO_DIRECT = 0 } convgen_algo;
-const char *convgen_algo_name(convgen_algo algo);
-const char *convgen_pass_name(convgen_pass pass);
+CONVGEN_API const char *convgen_algo_name(convgen_algo algo);
+CONVGEN_API const char *convgen_pass_name(convgen_pass pass);
 
 /* ---- contexts ----------------------------------------------------------------------------- */
 
@@ -97,24 +104,27 @@ typedef struct convgen_context_options {
     const char *arch;      /* "sm_90"; NULL: the device's own (required when offline) */
     const char *cache_dir; /* NULL: $CONVGEN_CACHE_DIR, $XDG_CACHE_HOME/convgen, ~/.cache/convgen */
     int disk_cache;        /* 0: default (on unless CONVGEN_CACHE_DIR is "off"); -1: off */
+    int sm_count;          /* offline: multiprocessors to tune for (0: 132, an H100); a device
+                              context uses its device's count */
 } convgen_context_options;
 
-/* NULL options: device 0, its architecture, the default cache. */
-convgen_status convgen_context_create(const convgen_context_options *options, convgen_context **ctx);
-void convgen_context_destroy(convgen_context *ctx);
+/* NULL options: device 0, its architecture, the default cache. A device context's `arch`, if
+ * given, must be the device's own. Destroy a context only after all its plans. */
+CONVGEN_API convgen_status convgen_context_create(const convgen_context_options *options, convgen_context **ctx);
+CONVGEN_API void convgen_context_destroy(convgen_context *ctx);
 /* The target architecture ("sm_90") and, for a device context, the device's name. */
-const char *convgen_context_arch(const convgen_context *ctx);
-const char *convgen_context_device_name(const convgen_context *ctx);
+CONVGEN_API const char *convgen_context_arch(const convgen_context *ctx);
+CONVGEN_API const char *convgen_context_device_name(const convgen_context *ctx);
 
 /* ---- plans -------------------------------------------------------------------------------- */
 
 /* Renders, compiles (or finds in the cache) and loads the kernels for one layer and pass. */
-convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *desc,
+CONVGEN_API convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *desc,
                                  convgen_pass pass, convgen_algo algo, convgen_plan **plan);
-void convgen_plan_destroy(convgen_plan *plan);
+CONVGEN_API void convgen_plan_destroy(convgen_plan *plan);
 
 /* Bytes of device workspace that convgen_execute needs (0 is common). */
-convgen_status convgen_plan_workspace_size(const convgen_plan *plan, size_t *bytes);
+CONVGEN_API convgen_status convgen_plan_workspace_size(const convgen_plan *plan, size_t *bytes);
 
 /* Runs the plan on `stream`. Operands by pass:
  *   FPROP:   in0 = x,  in1 = w,  out = y
@@ -122,7 +132,7 @@ convgen_status convgen_plan_workspace_size(const convgen_plan *plan, size_t *byt
  *   ACCGRAD: in0 = x,  in1 = dy, out = dw
  * `out` is overwritten (not accumulated). Returns CONVGEN_ERROR_NO_DEVICE on an offline
  * context. Errors of the kernels themselves surface on the stream, as with any launch. */
-convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
+CONVGEN_API convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
                                void *workspace, size_t workspace_bytes, convgen_stream stream);
 
 typedef enum {
@@ -140,13 +150,13 @@ typedef struct convgen_kernel_info {
     convgen_kernel_origin origin;
 } convgen_kernel_info;
 
-int convgen_plan_kernel_count(const convgen_plan *plan);
+CONVGEN_API int convgen_plan_kernel_count(const convgen_plan *plan);
 /* The emitted CUDA source of kernel i (owned by the plan), or NULL if i is out of range. */
-const char *convgen_plan_source(const convgen_plan *plan, int i);
-convgen_status convgen_plan_kernel_info(const convgen_plan *plan, int i, convgen_kernel_info *info);
+CONVGEN_API const char *convgen_plan_source(const convgen_plan *plan, int i);
+CONVGEN_API convgen_status convgen_plan_kernel_info(const convgen_plan *plan, int i, convgen_kernel_info *info);
 
 /* Renders the source of kernel i of a plan without compiling anything; *source is malloc'ed. */
-convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, convgen_algo algo,
+CONVGEN_API convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, convgen_algo algo,
                             int i, char **source);
 
 #ifdef __cplusplus

@@ -10,9 +10,10 @@
 #include "util.h"
 
 /* -v makes ptxas print the resource report (registers, shared memory, stack, spills) into
- * the program log, which is how the report is known without a GPU. */
-#define OPTION_COUNT 3
-static const char *base_options[OPTION_COUNT - 1] = {"--ptxas-options=-v", "-std=c++17"};
+ * the program log, which is how the report is known without a GPU. The cache key hashes this
+ * same list, so an option added here invalidates every cached kernel, as it must. */
+static const char *const base_options[] = {"--ptxas-options=-v", "-std=c++17"};
+#define BASE_OPTIONS (sizeof base_options / sizeof base_options[0])
 
 static double now_ms(void)
 {
@@ -30,23 +31,28 @@ convgen_status jit_check_arch(const char *arch)
     int count = 0;
     if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0)
         return cg_fail(CONVGEN_ERROR_COMPILE, "NVRTC cannot list its architectures");
-    int archs[128];
-    if (count > 128)
-        count = 128;
+    int *archs = malloc(sizeof *archs * (size_t)count);
+    if (!archs)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory listing NVRTC's architectures");
     nvrtcGetSupportedArchs(archs);
+    bool found = false;
     for (int i = 0; i < count; ++i)
-        if (archs[i] == sm)
-            return CONVGEN_SUCCESS;
-    return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "arch = '%s' is not supported by this NVRTC (sm_%d to sm_%d)",
-                   arch, archs[0], archs[count - 1]);
+        found |= archs[i] == sm;
+    int lo = archs[0], hi = archs[count - 1];
+    free(archs);
+    if (found)
+        return CONVGEN_SUCCESS;
+    return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "arch = '%s' is not supported by this NVRTC (sm_%d to sm_%d)", arch,
+                   lo, hi);
 }
 
-static int scan_after(const char *from, const char *needle_before_number)
+static int scan_after(const char *from, const char *end, const char *needle_before_number)
 {
-    /* The integer that precedes `needle` on the same line ("12 bytes stack frame"). */
+    /* The integer that precedes `needle` on the same line ("12 bytes stack frame"), or -1 if
+     * the report of this function (from..end) has no such line. */
     const char *hit = strstr(from, needle_before_number);
-    if (!hit)
-        return 0;
+    if (!hit || (end && hit > end))
+        return -1;
     const char *p = hit;
     while (p > from && p[-1] == ' ')
         --p;
@@ -60,16 +66,17 @@ bool jit_parse_report(const char *log, const char *name, cache_kernel *k)
     char marker[160];
     snprintf(marker, sizeof marker, "Function properties for %s", name);
     const char *at = strstr(log, marker);
-    if (!at || !strstr(at, "Used "))
+    const char *used = at ? strstr(at, "Used ") : NULL;
+    if (!used)
         return false;
-    k->stack_bytes = scan_after(at, " bytes stack frame");
-    k->spill_store_bytes = scan_after(at, " bytes spill stores");
-    k->spill_load_bytes = scan_after(at, " bytes spill loads");
-    const char *used = strstr(at, "Used ");
-    k->registers = used ? atoi(used + 5) : 0;
-    const char *line_end = used ? strchr(used, '\n') : NULL;
-    const char *smem = used ? strstr(used, " bytes smem") : NULL;
-    k->shared_bytes = smem && (!line_end || smem < line_end) ? scan_after(used, " bytes smem") : 0;
+    /* This function's report ends with its "Used ..." line. */
+    const char *end = strchr(used, '\n');
+    k->stack_bytes = scan_after(at, end, " bytes stack frame");
+    k->spill_store_bytes = scan_after(at, end, " bytes spill stores");
+    k->spill_load_bytes = scan_after(at, end, " bytes spill loads");
+    k->registers = atoi(used + 5);
+    int smem = scan_after(used, end, " bytes smem");
+    k->shared_bytes = smem < 0 ? 0 : smem; /* ptxas omits the field when there is none */
     return true;
 }
 
@@ -105,13 +112,15 @@ static convgen_status compile(const char *source, const char *name, const char *
 {
     char arch_option[32];
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s", arch);
-    const char *options[OPTION_COUNT] = {arch_option, base_options[0], base_options[1]};
+    const char *options[BASE_OPTIONS + 1] = {arch_option};
+    for (size_t i = 0; i < BASE_OPTIONS; ++i)
+        options[i + 1] = base_options[i];
     nvrtcProgram prog = NULL;
     double t0 = now_ms();
     nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS)
         return nvrtc_fail(NULL, r, "nvrtcCreateProgram");
-    r = nvrtcCompileProgram(prog, OPTION_COUNT, options);
+    r = nvrtcCompileProgram(prog, (int)BASE_OPTIONS + 1, options);
     convgen_status s = CONVGEN_SUCCESS;
     if (r != NVRTC_SUCCESS) {
         s = nvrtc_fail(prog, r, name);
@@ -142,8 +151,9 @@ static cache_key key_of(const char *source, const char *arch)
 {
     int major = 0, minor = 0;
     nvrtcVersion(&major, &minor);
-    char options[256];
-    snprintf(options, sizeof options, "%s %s", base_options[0], base_options[1]);
+    char options[256] = "";
+    for (size_t i = 0, used = 0; i < BASE_OPTIONS && used < sizeof options; ++i)
+        used += (size_t)snprintf(options + used, sizeof options - used, "%s ", base_options[i]);
     return cache_key_of(source, arch, options, major, minor);
 }
 

@@ -64,6 +64,7 @@ convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *
     if (!plan)
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a plan");
     plan->ctx = ctx;
+    ctx_count_plan(ctx, +1);
     cg_target target = {.sm_count = ctx->sm_count};
     s = cg_generate(&p, pass, algo, &target, &plan->gen);
     if (s == CONVGEN_SUCCESS)
@@ -80,6 +81,7 @@ void convgen_plan_destroy(convgen_plan *plan)
 {
     if (!plan)
         return;
+    ctx_count_plan(plan->ctx, -1);
     cg_generated_free(&plan->gen); /* modules belong to the context */
     free(plan);
 }

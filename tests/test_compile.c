@@ -149,6 +149,26 @@ static void test_cubin_report_matches_ptxas_report(void **state)
     }
 }
 
+static void test_64_bit_addressing_kernels_compile_without_local_memory(void **state)
+{
+    (void)state;
+    const convgen_conv_desc d = {.rank = 2, .n = 2, .c = 64, .k = 2, .in = {8192, 4096}, .kernel = {3, 3},
+                                 .pad_before = {1, 1}, .pad_after = {1, 1}};
+    convgen_context *ctx = offline(NULL);
+    for (int pass = 0; pass < 3; ++pass) {
+        convgen_plan *plan;
+        assert_int_equal(convgen_plan_conv(ctx, &d, (convgen_pass)pass, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+        assert_non_null(strstr(convgen_plan_source(plan, 0), "unsigned long long idx_t"));
+        convgen_kernel_info info;
+        assert_int_equal(convgen_plan_kernel_info(plan, 0, &info), CONVGEN_SUCCESS);
+        assert_int_equal(info.stack_bytes, 0);
+        assert_int_equal(info.spill_store_bytes, 0);
+        assert_int_equal(info.spill_load_bytes, 0);
+        convgen_plan_destroy(plan);
+    }
+    convgen_context_destroy(ctx);
+}
+
 static void test_bad_architecture_is_named(void **state)
 {
     (void)state;
@@ -165,6 +185,7 @@ int main(void)
         cmocka_unit_test(test_report_parser_reads_ptxas_lines),
         cmocka_unit_test(test_bad_architecture_is_named),
         cmocka_unit_test(test_cubin_report_matches_ptxas_report),
+        cmocka_unit_test(test_64_bit_addressing_kernels_compile_without_local_memory),
         cmocka_unit_test(test_compile_error_keeps_nvrtc_log),
         cmocka_unit_test(test_second_plan_comes_from_memory_then_disk_after_memory_is_cleared),
         cmocka_unit_test(test_every_layer_compiles_for_sm_90_without_local_memory),

@@ -175,6 +175,42 @@ static void test_unknown_algorithm_and_pass_are_named(void **state)
     assert_non_null(strstr(convgen_last_error(), "algo = 42"));
 }
 
+static void test_too_many_column_tiles_is_not_supported(void **state)
+{
+    (void)state;
+    convgen_conv_desc d = {.rank = 1, .n = 1, .c = 1, .k = 65536ll * 64 + 1, .in = {1}, .kernel = {1}};
+    cg_problem p;
+    cg_generated g;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate(&p, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL, &g), CONVGEN_ERROR_NOT_SUPPORTED);
+    assert_non_null(strstr(convgen_last_error(), "65535 column tiles"));
+    d.k = 65535ll * 64;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate(&p, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL, &g), CONVGEN_SUCCESS);
+    assert_true(g.kernels[0].grid[1] <= 65535);
+    cg_generated_free(&g);
+}
+
+static void test_tensors_past_2_32_elements_get_64_bit_addressing(void **state)
+{
+    (void)state;
+    /* x has 2 * 64 * 2^13 * 2^12 = 2^32 elements; every GEMM extent stays below 2^31. */
+    convgen_conv_desc d = {.rank = 2, .n = 2, .c = 64, .k = 2, .in = {8192, 4096}, .kernel = {1, 1}};
+    cg_problem p;
+    cg_generated g;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    for (int pass = 0; pass < 3; ++pass) {
+        assert_int_equal(cg_generate(&p, (convgen_pass)pass, CONVGEN_ALGO_DIRECT, NULL, &g), CONVGEN_SUCCESS);
+        assert_non_null(strstr(g.kernels[0].source, "typedef unsigned long long idx_t;"));
+        cg_generated_free(&g);
+    }
+    d.in[0] = 16;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate(&p, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL, &g), CONVGEN_SUCCESS);
+    assert_non_null(strstr(g.kernels[0].source, "typedef unsigned idx_t;"));
+    cg_generated_free(&g);
+}
+
 static void test_describe_writes_a_layer_line_and_options(void **state)
 {
     (void)state;
@@ -198,6 +234,8 @@ int main(void)
         cmocka_unit_test(test_template_dir_override_is_used),
         cmocka_unit_test(test_unknown_algorithm_and_pass_are_named),
         cmocka_unit_test(test_describe_writes_a_layer_line_and_options),
+        cmocka_unit_test(test_too_many_column_tiles_is_not_supported),
+        cmocka_unit_test(test_tensors_past_2_32_elements_get_64_bit_addressing),
     };
     return cmocka_run_group_tests_name("emit", tests, load_layers, free_layers);
 }

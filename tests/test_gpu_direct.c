@@ -14,7 +14,7 @@
 #include "verify.h"
 
 #define ERROR_BOUND 1e-5
-#define SHAPES 40
+#define SHAPES 50
 
 static convgen_context *ctx;
 static char no_device_reason[512];
@@ -76,7 +76,7 @@ static unsigned draw(unsigned *state, unsigned lo, unsigned hi)
 /* The rest at random (fixed seed, so failures reproduce): odd sizes, any padding. */
 static void random_shape(unsigned *st, convgen_conv_desc *d)
 {
-    *d = (convgen_conv_desc){.rank = 2, .n = draw(st, 1, 4), .c = draw(st, 1, 40), .k = draw(st, 1, 40)};
+    *d = (convgen_conv_desc){.rank = 2, .n = draw(st, 1, 4), .c = draw(st, 1, 150), .k = draw(st, 1, 150)};
     for (int i = 0; i < 2; ++i) {
         d->kernel[i] = draw(st, 1, 7);
         d->dilation[i] = draw(st, 1, 4) == 4 ? 2 : 1;
@@ -84,7 +84,7 @@ static void random_shape(unsigned *st, convgen_conv_desc *d)
         d->pad_before[i] = draw(st, 0, (unsigned)d->kernel[i] / 2 + 1);
         d->pad_after[i] = draw(st, 0, (unsigned)d->kernel[i] / 2);
         int64_t span = d->dilation[i] * (d->kernel[i] - 1) + 1;
-        d->in[i] = span + draw(st, 0, 20);
+        d->in[i] = span + draw(st, 0, 16);
     }
     d->mode = draw(st, 0, 3) == 0 ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION;
 }

@@ -4,7 +4,8 @@
 set -eu
 src=$1 build=$2 prefix=$3
 root=${DESTDIR:-}$prefix
-mkdir -p "$root/include" "$root/lib/pkgconfig" "$root/bin"
+mkdir -p "$root/include" "$root/lib/pkgconfig" "$root/bin" "$root/share/convgen"
+install -m 644 "$src/bench/layers.txt" "$root/share/convgen/layers.txt"
 install -m 644 "$src/runtime/convgen.h" "$root/include/convgen.h"
 install -m 644 "$build/libconvgen.a" "$root/lib/libconvgen.a"
 install -m 755 "$build/libconvgen.so.0" "$root/lib/libconvgen.so.0"
