@@ -37,7 +37,8 @@ void cache_kernel_free(cache_kernel *k);
 bool cache_mem_get(cache_key key, cache_kernel *out);
 /* Stores a copy; false only if out of memory. */
 bool cache_mem_put(cache_key key, const cache_kernel *k);
-/* Drops every entry (tests; also at library unload). */
+/* Drops every entry (tests and the bench use it to measure the disk cache). The cache is
+ * unbounded: a process holds every kernel it compiled, a few tens of KiB each. */
 void cache_mem_clear(void);
 
 /* ---- disk ----
