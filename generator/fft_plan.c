@@ -1,0 +1,195 @@
+#include "fft_plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Beyond this many lane-dependent twiddles per lane, one table load each beats computing
+ * them: sincospif is some 40 instructions with its range reduction. */
+#define SINCOS_MAX_TWIDDLES 8
+
+bool fft_size_supported(int n)
+{
+    if (n < FFT_MIN_N || n > FFT_MAX_N)
+        return false;
+    static const int primes[] = {2, 3, 5, 7};
+    for (int i = 0; i < 4; ++i)
+        while (n % primes[i] == 0)
+            n /= primes[i];
+    return n == 1;
+}
+
+static int largest_divisor_at_most(int n, int limit)
+{
+    for (int d = limit; d > 1; --d)
+        if (n % d == 0)
+            return d;
+    return 1;
+}
+
+/* Register stages cost no data movement, so they take the largest radices (8, then 4, 2,
+ * and the odd primes); lane stages cost one shuffle per input but one, so they take primes. */
+static int register_radices(int regs, int *out)
+{
+    int count = 0;
+    static const int odd[] = {7, 5, 3};
+    for (int i = 0; i < 3; ++i)
+        while (regs % odd[i] == 0)
+            out[count++] = odd[i], regs /= odd[i];
+    static const int pow2[] = {8, 4, 2};
+    for (int i = 0; i < 3; ++i)
+        while (regs % pow2[i] == 0)
+            out[count++] = pow2[i], regs /= pow2[i];
+    return count;
+}
+
+static int lane_radices(int lanes, int *out)
+{
+    int count = 0;
+    static const int primes[] = {7, 5, 3, 2};
+    for (int i = 0; i < 4; ++i)
+        while (lanes % primes[i] == 0)
+            out[count++] = primes[i], lanes /= primes[i];
+    return count;
+}
+
+/* How many twiddle factors one lane needs, all of them lane-dependent: a register stage of
+ * radix r multiplies (r-1)/r of the lane's values, a lane stage every value. */
+static int count_lane_twiddles(const fft_plan *p)
+{
+    int count = 0;
+    for (int s = 0; s < p->stage_count; ++s) {
+        const fft_stage *st = &p->stages[s];
+        if (st->span == 1)
+            continue;
+        count += st->place == FFT_IN_REGISTERS ? p->regs / st->radix * (st->radix - 1) : p->regs;
+    }
+    return count;
+}
+
+static void choose_twiddles(fft_plan *p)
+{
+    p->lane_twiddles = count_lane_twiddles(p);
+    bool table = p->lane_twiddles > SINCOS_MAX_TWIDDLES;
+    for (int s = 0; s < p->stage_count; ++s)
+        p->stages[s].twiddle = p->stages[s].span == 1 ? FFT_TWIDDLE_NONE : table ? FFT_TWIDDLE_TABLE : FFT_TWIDDLE_SINCOS;
+    if (p->lane_twiddles == 0)
+        snprintf(p->twiddle_reason, sizeof p->twiddle_reason, "a single butterfly: no twiddle factors");
+    else if (table)
+        snprintf(p->twiddle_reason, sizeof p->twiddle_reason,
+                 "table: %d lane-dependent twiddles per lane, more than %d, and one cached load each is cheaper "
+                 "than sincospif", p->lane_twiddles, SINCOS_MAX_TWIDDLES);
+    else
+        snprintf(p->twiddle_reason, sizeof p->twiddle_reason,
+                 "sincospif: only %d lane-dependent twiddles per lane, fewer than the loads a table would cost",
+                 p->lane_twiddles);
+}
+
+bool fft_plan_make(int n, bool natural, fft_plan *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    if (!fft_size_supported(n)) {
+        snprintf(err, errlen, "n = %d must be 2^a 3^b 5^c 7^d between %d and %d", n, FFT_MIN_N, FFT_MAX_N);
+        return false;
+    }
+    p->n = n;
+    p->natural = natural;
+    p->lanes = largest_divisor_at_most(n, FFT_WARP);
+    p->regs = n / p->lanes;
+    p->per_warp = FFT_WARP / p->lanes;
+    int radices[FFT_MAX_STAGES];
+    int reg_count = register_radices(p->regs, radices);
+    int count = reg_count + lane_radices(p->lanes, radices + reg_count);
+    p->stage_count = count;
+    for (int s = count - 1, span = 1; s >= 0; span *= radices[s--]) {
+        p->stages[s].radix = radices[s];
+        p->stages[s].span = span;
+        p->stages[s].place = s < reg_count ? FFT_IN_REGISTERS : FFT_ACROSS_LANES;
+    }
+    choose_twiddles(p);
+    return true;
+}
+
+int fft_plan_output_position(const fft_plan *p, int k)
+{
+    /* X[k] with k = e_0 + r_0 (e_1 + r_1 (e_2 + ...)) ends where digit s (weight span_s) is e_s. */
+    int pos = 0;
+    for (int s = 0; s < p->stage_count; ++s) {
+        pos += k % p->stages[s].radix * p->stages[s].span;
+        k /= p->stages[s].radix;
+    }
+    return pos;
+}
+
+static double complex root(int sign, long num, long den)
+{
+    /* exp(sign * 2 pi i num / den), with num reduced first so the angle stays exact. */
+    double a = 2.0 * M_PI * (double)(num % den) / (double)den;
+    return cos(a) + sign * I * sin(a);
+}
+
+/* One decimation-in-frequency stage: butterfly, then twiddle. */
+static void dif_stage(const fft_stage *st, int n, double complex *a)
+{
+    int r = st->radix, w = st->span, block = r * w;
+    double complex x[8];
+    for (int base = 0; base < n; base += block)
+        for (int j = 0; j < w; ++j) {
+            for (int d = 0; d < r; ++d)
+                x[d] = a[base + d * w + j];
+            for (int k = 0; k < r; ++k) {
+                double complex y = 0;
+                for (int d = 0; d < r; ++d)
+                    y += x[d] * root(-1, (long)d * k, r);
+                a[base + k * w + j] = y * root(-1, (long)k * j, block);
+            }
+        }
+}
+
+/* One decimation-in-time stage, the conjugate transpose of dif_stage: twiddle, then butterfly. */
+static void dit_stage(const fft_stage *st, int n, double complex *a)
+{
+    int r = st->radix, w = st->span, block = r * w;
+    double complex x[8];
+    for (int base = 0; base < n; base += block)
+        for (int j = 0; j < w; ++j) {
+            for (int d = 0; d < r; ++d)
+                x[d] = a[base + d * w + j] * root(+1, (long)d * j, block);
+            for (int k = 0; k < r; ++k) {
+                double complex y = 0;
+                for (int d = 0; d < r; ++d)
+                    y += x[d] * root(+1, (long)d * k, r);
+                a[base + k * w + j] = y;
+            }
+        }
+}
+
+void fft_plan_eval(const fft_plan *p, int sign, const double complex *in, double complex *out)
+{
+    double complex a[FFT_MAX_N];
+    int n = p->n;
+    if (sign < 0) {
+        memcpy(a, in, sizeof *a * (size_t)n);
+        for (int s = 0; s < p->stage_count; ++s)
+            dif_stage(&p->stages[s], n, a);
+        for (int i = 0; i < n; ++i) /* natural plans undo the digit reversal */
+            out[i] = a[p->natural ? fft_plan_output_position(p, i) : i];
+        return;
+    }
+    for (int i = 0; i < n; ++i)
+        a[p->natural ? fft_plan_output_position(p, i) : i] = in[i];
+    for (int s = p->stage_count - 1; s >= 0; --s)
+        dit_stage(&p->stages[s], n, a);
+    memcpy(out, a, sizeof *a * (size_t)n);
+}
+
+void fft_plan_describe(const fft_plan *p, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int s = 0; s < p->stage_count && used < size; ++s)
+        used += (size_t)snprintf(buf + used, size - used, "%s%d", s ? "x" : "", p->stages[s].radix);
+    if (used < size)
+        snprintf(buf + used, size - used, " (%d registers x %d lanes, %d transform%s per warp)", p->regs, p->lanes,
+                 p->per_warp, p->per_warp > 1 ? "s" : "");
+}

@@ -1,0 +1,73 @@
+/* FFT plans for warp-level transforms (fbfft, Vasilache et al. 2015, section 5): one transform
+ * of size n lives in the registers of a group of lanes, and its butterflies are straight-line
+ * code. The plan is data: the radices, where each stage's butterflies happen (inside a lane's
+ * registers, or across lanes with shuffles), the twiddles, and the order of the output. The
+ * generator renders kernels from it, and fft_plan_eval runs the same schedule on the CPU in
+ * double precision so the plan's mathematics is tested without a GPU.
+ *
+ * Element i of a transform sits in register i / lanes of lane i % lanes: consecutive elements
+ * in consecutive lanes, so loads of contiguous data are coalesced. With n = r_0 r_1 ... r_{S-1}
+ * (most significant digit first) the register stages take the high digits and the lane stages
+ * the low ones.
+ *
+ * Forward transforms are decimation in frequency and leave X[k] at position digit_reverse(k);
+ * inverse transforms are decimation in time and take their input in that order, so a
+ * forward -> pointwise -> inverse chain never reorders (fbfft's trick). A natural-order plan adds
+ * the permutation for users who need it. Inverse transforms are unscaled, like cuFFT's.
+ */
+#ifndef CG_FFT_PLAN_H
+#define CG_FFT_PLAN_H
+
+#include <complex.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define FFT_MIN_N 2
+#define FFT_MAX_N 256
+#define FFT_MAX_STAGES 8
+#define FFT_WARP 32
+
+typedef enum { FFT_IN_REGISTERS, FFT_ACROSS_LANES } fft_place;
+
+/* How a stage gets its twiddle factors. Every twiddled stage's factors depend on the lane
+ * (the lane digits are the low digits of the index), so they are either computed in the
+ * kernel or read from a table; the plan picks one for all stages and says why. */
+typedef enum { FFT_TWIDDLE_NONE, FFT_TWIDDLE_SINCOS, FFT_TWIDDLE_TABLE } fft_twiddle;
+
+typedef struct fft_stage {
+    int radix;          /* 2, 3, 4, 5, 7 or 8 */
+    int span;           /* distance between the inputs of one butterfly: product of later radices */
+    fft_place place;
+    fft_twiddle twiddle;
+} fft_stage;
+
+typedef struct fft_plan {
+    int n;
+    int lanes;      /* lanes per transform: the largest divisor of n that is at most 32 */
+    int regs;       /* registers per lane: n / lanes */
+    int per_warp;   /* transforms per warp: 32 / lanes */
+    int stage_count;
+    fft_stage stages[FFT_MAX_STAGES];
+    bool natural;   /* outputs in natural order (a permutation after the last stage) */
+    int lane_twiddles; /* lane-dependent twiddle factors one lane needs per transform */
+    char twiddle_reason[160];
+} fft_plan;
+
+/* Is n a supported size (2..256, of the form 2^a 3^b 5^c 7^d)? */
+bool fft_size_supported(int n);
+
+/* Plans a transform of size n; false (and a message in err) for an unsupported size. */
+bool fft_plan_make(int n, bool natural, fft_plan *plan, char *err, size_t errlen);
+
+/* The position at which a digit-reversed (forward) plan leaves X[k]. */
+int fft_plan_output_position(const fft_plan *plan, int k);
+
+/* Runs the plan's schedule on the CPU in double precision: forward (sign -1) maps natural
+ * input to output in the plan's order; inverse (sign +1) maps input in the plan's order to
+ * natural output, unscaled. */
+void fft_plan_eval(const fft_plan *plan, int sign, const double complex *in, double complex *out);
+
+/* "8x4x2x2 (registers 8, lanes 4x2x2)" for headers and tests. */
+void fft_plan_describe(const fft_plan *plan, char *buf, size_t size);
+
+#endif

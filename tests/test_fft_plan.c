@@ -1,0 +1,216 @@
+/* FFT plans evaluated on the CPU in double precision against a naive DFT in long double, for
+ * every supported size, forward and inverse, digit-reversed and natural order. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fft_plan.h"
+
+#define BOUND 1e-12
+
+static uint64_t rng = 88172645463325252ull;
+
+static double uniform(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+/* X[k] = sum_j x[j] exp(sign 2 pi i j k / n), with the angle reduced exactly. */
+static void naive_dft(int n, int sign, const double complex *x, double complex *y)
+{
+    for (int k = 0; k < n; ++k) {
+        long double re = 0, im = 0;
+        for (int j = 0; j < n; ++j) {
+            long double a = 2.0L * 3.141592653589793238462643383279502884L * (long double)((long)j * k % n) / n;
+            long double c = cosl(a), s = sign * sinl(a);
+            re += creal(x[j]) * c - cimag(x[j]) * s;
+            im += creal(x[j]) * s + cimag(x[j]) * c;
+        }
+        y[k] = (double)re + I * (double)im;
+    }
+}
+
+static double rel_error(int n, const double complex *got, const double complex *want)
+{
+    double d = 0, w = 0;
+    for (int i = 0; i < n; ++i) {
+        d += pow(cabs(got[i] - want[i]), 2);
+        w += pow(cabs(want[i]), 2);
+    }
+    return sqrt(d / w);
+}
+
+static int supported_sizes(int *sizes)
+{
+    int count = 0;
+    for (int n = 1; n <= FFT_MAX_N; ++n)
+        if (fft_size_supported(n))
+            sizes[count++] = n;
+    return count;
+}
+
+static void test_supported_sizes_are_the_7_smooth_ones_from_2_to_256(void **state)
+{
+    (void)state;
+    int sizes[FFT_MAX_N];
+    int count = supported_sizes(sizes);
+    assert_int_equal(sizes[0], 2);
+    assert_int_equal(sizes[count - 1], 256);
+    assert_int_equal(count, 76); /* the 7-smooth numbers 2..256 */
+    assert_false(fft_size_supported(1));
+    assert_false(fft_size_supported(11));
+    assert_false(fft_size_supported(26));
+    assert_false(fft_size_supported(257));
+    assert_false(fft_size_supported(0));
+}
+
+static void test_unsupported_size_is_refused_with_the_reason(void **state)
+{
+    (void)state;
+    fft_plan p;
+    char err[128];
+    assert_false(fft_plan_make(22, false, &p, err, sizeof err));
+    assert_non_null(strstr(err, "n = 22 must be 2^a 3^b 5^c 7^d"));
+    assert_false(fft_plan_make(512, false, &p, err, sizeof err));
+    assert_non_null(strstr(err, "n = 512"));
+}
+
+static void test_plans_map_elements_onto_lanes_and_registers(void **state)
+{
+    (void)state;
+    int sizes[FFT_MAX_N];
+    int count = supported_sizes(sizes);
+    for (int i = 0; i < count; ++i) {
+        fft_plan p;
+        char err[128];
+        assert_true(fft_plan_make(sizes[i], false, &p, err, sizeof err));
+        assert_int_equal(p.regs * p.lanes, p.n);
+        assert_true(p.lanes <= FFT_WARP);
+        assert_int_equal(p.per_warp, FFT_WARP / p.lanes);
+        if (p.n <= FFT_WARP)
+            assert_int_equal(p.regs, 1);
+        if (p.n % FFT_WARP == 0)
+            assert_int_equal(p.regs, (p.n + 31) / 32); /* ceil(n/32) registers when 32 lanes fit */
+        int product = 1, lanes = 1, span = 1;
+        for (int s = p.stage_count - 1; s >= 0; --s) {
+            assert_int_equal(p.stages[s].span, span);
+            span *= p.stages[s].radix;
+            product *= p.stages[s].radix;
+            if (p.stages[s].place == FFT_ACROSS_LANES)
+                lanes *= p.stages[s].radix;
+            else
+                assert_true(s == 0 || p.stages[s - 1].place == FFT_IN_REGISTERS); /* registers first */
+            assert_int_equal(p.stages[s].twiddle == FFT_TWIDDLE_NONE, p.stages[s].span == 1);
+        }
+        assert_int_equal(product, p.n);
+        assert_int_equal(lanes, p.lanes);
+        assert_true(strlen(p.twiddle_reason) > 10);
+    }
+}
+
+static void check_size(int n, bool natural)
+{
+    fft_plan p;
+    char err[128];
+    assert_true(fft_plan_make(n, natural, &p, err, sizeof err));
+    double complex x[FFT_MAX_N], want[FFT_MAX_N], got[FFT_MAX_N], back[FFT_MAX_N], ordered[FFT_MAX_N];
+    for (int i = 0; i < n; ++i)
+        x[i] = uniform() + I * uniform();
+    naive_dft(n, -1, x, want);
+    fft_plan_eval(&p, -1, x, got);
+    for (int k = 0; k < n; ++k) /* the plan's order back to natural */
+        ordered[k] = got[natural ? k : fft_plan_output_position(&p, k)];
+    double e = rel_error(n, ordered, want);
+    if (!(e <= BOUND))
+        fail_msg("n = %d %s forward: relative error %.3e", n, natural ? "natural" : "reversed", e);
+
+    naive_dft(n, +1, x, want); /* inverse of a spectrum given in the plan's order */
+    for (int k = 0; k < n; ++k)
+        ordered[natural ? k : fft_plan_output_position(&p, k)] = x[k];
+    fft_plan_eval(&p, +1, ordered, back);
+    e = rel_error(n, back, want);
+    if (!(e <= BOUND))
+        fail_msg("n = %d %s inverse: relative error %.3e", n, natural ? "natural" : "reversed", e);
+
+    fft_plan_eval(&p, +1, got, back); /* the round trip scales by n */
+    for (int i = 0; i < n; ++i)
+        back[i] /= n;
+    e = rel_error(n, back, x);
+    if (!(e <= BOUND))
+        fail_msg("n = %d round trip: relative error %.3e", n, e);
+}
+
+static void test_every_size_matches_the_naive_dft_forward_and_inverse(void **state)
+{
+    (void)state;
+    int sizes[FFT_MAX_N];
+    int count = supported_sizes(sizes);
+    for (int i = 0; i < count; ++i) {
+        check_size(sizes[i], false);
+        check_size(sizes[i], true);
+    }
+}
+
+static void test_forward_output_is_digit_reversed(void **state)
+{
+    (void)state;
+    fft_plan p;
+    char err[128];
+    assert_true(fft_plan_make(8, false, &p, err, sizeof err)); /* one register stage? no: 8 lanes */
+    /* radix-2 stages only: plain bit reversal */
+    static const int bitrev8[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+    for (int k = 0; k < 8; ++k)
+        assert_int_equal(fft_plan_output_position(&p, k), bitrev8[k]);
+    /* and a permutation for every size */
+    int sizes[FFT_MAX_N], count = supported_sizes(sizes);
+    for (int i = 0; i < count; ++i) {
+        assert_true(fft_plan_make(sizes[i], false, &p, err, sizeof err));
+        char seen[FFT_MAX_N] = {0};
+        for (int k = 0; k < p.n; ++k)
+            seen[fft_plan_output_position(&p, k)]++;
+        for (int k = 0; k < p.n; ++k)
+            assert_int_equal(seen[k], 1);
+    }
+}
+
+static void test_twiddle_choice_follows_the_count(void **state)
+{
+    (void)state;
+    fft_plan p;
+    char err[128], text[160];
+    assert_true(fft_plan_make(2, false, &p, err, sizeof err));
+    assert_int_equal(p.lane_twiddles, 0);
+    assert_int_equal(p.stages[0].twiddle, FFT_TWIDDLE_NONE);
+    assert_true(fft_plan_make(32, false, &p, err, sizeof err)); /* 4 twiddled lane stages, 1 value each */
+    assert_int_equal(p.lane_twiddles, 4);
+    assert_int_equal(p.stages[0].twiddle, FFT_TWIDDLE_SINCOS);
+    assert_non_null(strstr(p.twiddle_reason, "sincospif"));
+    assert_true(fft_plan_make(256, false, &p, err, sizeof err)); /* 8 registers x 32 lanes */
+    assert_int_equal(p.regs, 8);
+    assert_int_equal(p.stages[0].twiddle, FFT_TWIDDLE_TABLE);
+    assert_non_null(strstr(p.twiddle_reason, "table"));
+    fft_plan_describe(&p, text, sizeof text);
+    assert_string_equal(text, "8x2x2x2x2x2 (8 registers x 32 lanes, 1 transform per warp)");
+    assert_true(fft_plan_make(49, false, &p, err, sizeof err)); /* 7 lanes, 4 transforms per warp */
+    fft_plan_describe(&p, text, sizeof text);
+    assert_string_equal(text, "7x7 (7 registers x 7 lanes, 4 transforms per warp)");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_supported_sizes_are_the_7_smooth_ones_from_2_to_256),
+        cmocka_unit_test(test_unsupported_size_is_refused_with_the_reason),
+        cmocka_unit_test(test_plans_map_elements_onto_lanes_and_registers),
+        cmocka_unit_test(test_every_size_matches_the_naive_dft_forward_and_inverse),
+        cmocka_unit_test(test_forward_output_is_digit_reversed),
+        cmocka_unit_test(test_twiddle_choice_follows_the_count),
+    };
+    return cmocka_run_group_tests_name("fft_plan", tests, NULL, NULL);
+}
