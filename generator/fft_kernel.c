@@ -1,0 +1,279 @@
+/* The context of templates/fft1d.cu from an fft_plan: the stages in execution order with
+ * their register groups, butterfly coefficients and twiddle arguments, the lane digits and
+ * their magic divisions, and the load and store indices of the spectrum's order. */
+#include "fft_kernel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "magic.h"
+#include "templates.h"
+#include "tmpl.h"
+#include "util.h"
+
+enum { WARPS = 4 };
+
+static tmpl_value *magic_value(uint32_t d, uint32_t max)
+{
+    magic_u32 m;
+    if (!magic_u32_gen(d, max, &m))
+        return NULL; /* max < 32 here: always derivable */
+    tmpl_value *v = tmpl_map();
+    tmpl_set_bool(v, "pow2", m.mul == 0);
+    tmpl_set_int(v, "mul", m.mul);
+    tmpl_set_int(v, "shift", m.shift);
+    return v;
+}
+
+/* exp(sign 2 pi i e / r), named when it is 1, -1, i or -i so the template can skip the
+ * multiplication. */
+static tmpl_value *coefficient(int sign, int e, int r)
+{
+    e %= r;
+    tmpl_value *c = tmpl_map();
+    const char *kind = e == 0 ? "one" : 2 * e == r ? "neg" : 4 * e == r ? (sign < 0 ? "negi" : "i")
+                                    : 4 * e == 3 * r ? (sign < 0 ? "i" : "negi") : "general";
+    double a = 2.0 * M_PI * e / r, re = cos(a), im = sign * sin(a);
+    if (strcmp(kind, "general") != 0) /* exact: cos and sin of multiples of pi/2 are not */
+        re = round(re), im = round(im);
+    tmpl_set_str(c, "kind", kind);
+    tmpl_set_float(c, "re", re + 0.0);
+    tmpl_set_float(c, "im", im + 0.0);
+    return c;
+}
+
+/* coef[d][k] = exp(sign 2 pi i d k / r): the butterfly of a register stage. */
+static tmpl_value *butterfly(int sign, int r)
+{
+    tmpl_value *rows = tmpl_list();
+    for (int d = 0; d < r; ++d) {
+        tmpl_value *row = tmpl_list();
+        for (int k = 0; k < r; ++k)
+            tmpl_list_push(row, coefficient(sign, d * k, r));
+        tmpl_list_push(rows, row);
+    }
+    return rows;
+}
+
+/* lane_coef[m][d]: the coefficient of the value m digits further on, for a lane of digit d,
+ * in the output d of a lane butterfly: exp(sign 2 pi i ((d + m) mod r) d / r). */
+static tmpl_value *lane_butterfly(int sign, int r)
+{
+    tmpl_value *rows = tmpl_list();
+    for (int m = 0; m < r; ++m) {
+        tmpl_value *row = tmpl_list();
+        for (int d = 0; d < r; ++d)
+            tmpl_list_push(row, coefficient(sign, (d + m) % r * d, r));
+        tmpl_list_push(rows, row);
+    }
+    return rows;
+}
+
+/* An exact float literal in C syntax. */
+static void float_literal(double v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.9g", (float)v);
+    if (!strpbrk(buf, ".en"))
+        strncat(buf, ".0", size - strlen(buf) - 1);
+    strncat(buf, "f", size - strlen(buf) - 1);
+}
+
+static void twiddle_argument(const fft_plan *p, const fft_stage *st, int sign, char *buf, size_t size)
+{
+    int block = st->radix * st->span; /* N of this stage's sub-transform */
+    if (st->twiddle == FFT_TWIDDLE_TABLE)
+        snprintf(buf, size, "%du", p->n / block);
+    else
+        float_literal(sign * 2.0 / block, buf, size);
+}
+
+/* Register groups of a register stage: the registers of one butterfly and its j * lanes. */
+static tmpl_value *register_groups(const fft_plan *p, const fft_stage *st)
+{
+    tmpl_value *groups = tmpl_list();
+    int span_regs = st->span / p->lanes, block = st->radix * span_regs;
+    for (int base = 0; base < p->regs; base += block)
+        for (int j = 0; j < span_regs; ++j) {
+            tmpl_value *g = tmpl_map(), *regs = tmpl_list();
+            for (int d = 0; d < st->radix; ++d)
+                tmpl_list_push(regs, tmpl_int(base + d * span_regs + j));
+            tmpl_map_set(g, "regs", regs);
+            tmpl_set_int(g, "jl", (int64_t)j * p->lanes);
+            tmpl_list_push(groups, g);
+        }
+    return groups;
+}
+
+static tmpl_value *stage_value(const fft_plan *p, int s, int sign)
+{
+    const fft_stage *st = &p->stages[s];
+    tmpl_value *v = tmpl_map();
+    char arg[32];
+    tmpl_set_int(v, "index", s);
+    tmpl_set_int(v, "radix", st->radix);
+    tmpl_set_int(v, "span", st->span);
+    tmpl_set_bool(v, "twiddled", st->twiddle != FFT_TWIDDLE_NONE);
+    twiddle_argument(p, st, sign, arg, sizeof arg);
+    tmpl_set_str(v, "tw_arg", arg);
+    if (st->place == FFT_IN_REGISTERS) {
+        tmpl_set_str(v, "place", "registers");
+        tmpl_map_set(v, "groups", register_groups(p, st));
+        tmpl_map_set(v, "coef", butterfly(sign, st->radix));
+    } else {
+        tmpl_set_str(v, "place", "lanes");
+        tmpl_map_set(v, "lane_coef", lane_butterfly(sign, st->radix));
+    }
+    return v;
+}
+
+/* Decimation in frequency runs the stages first to last, decimation in time last to first. */
+static tmpl_value *stages_value(const fft_plan *p, int sign)
+{
+    tmpl_value *list = tmpl_list();
+    for (int i = 0; i < p->stage_count; ++i)
+        tmpl_list_push(list, stage_value(p, sign < 0 ? i : p->stage_count - 1 - i, sign));
+    return list;
+}
+
+static tmpl_value *lane_stages_value(const fft_plan *p)
+{
+    tmpl_value *list = tmpl_list();
+    for (int s = 0; s < p->stage_count; ++s) {
+        const fft_stage *st = &p->stages[s];
+        if (st->place != FFT_ACROSS_LANES)
+            continue;
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "index", s);
+        tmpl_set_int(v, "span", st->span);
+        tmpl_set_int(v, "radix", st->radix);
+        tmpl_map_set(v, "span_div", magic_value((uint32_t)st->span, (uint32_t)p->lanes - 1));
+        tmpl_map_set(v, "radix_div", magic_value((uint32_t)st->radix, (uint32_t)(p->lanes - 1) / st->span));
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+/* Where register r of lane l is in the spectrum's natural order: position p = r*lanes + l has
+ * digits e_s (weights span_s), and holds X[k] for k = sum e_s * (r_0 ... r_{s-1}). */
+static void natural_index(const fft_plan *p, int r, char *buf, size_t size)
+{
+    int position = r * p->lanes, k = 0, weight = 1;
+    cg_buf b = {0};
+    for (int s = 0; s < p->stage_count; weight *= p->stages[s++].radix) {
+        const fft_stage *st = &p->stages[s];
+        if (st->place == FFT_IN_REGISTERS) /* spans of register stages are multiples of lanes */
+            k += position / st->span % st->radix * weight;
+        else if (weight == 1)
+            cg_buf_printf(&b, " + d%d", s);
+        else
+            cg_buf_printf(&b, " + d%d * %du", s, weight);
+    }
+    snprintf(buf, size, "%du%s", k, b.data ? b.data : "");
+    cg_buf_free(&b);
+}
+
+static tmpl_value *indices(const fft_plan *p, bool natural)
+{
+    tmpl_value *list = tmpl_list();
+    char at[256];
+    for (int r = 0; r < p->regs; ++r) {
+        if (natural)
+            natural_index(p, r, at, sizeof at);
+        else
+            snprintf(at, sizeof at, "%du + l", r * p->lanes);
+        tmpl_list_push(list, tmpl_str(at));
+    }
+    return list;
+}
+
+static tmpl_value *twiddle_table(const fft_plan *p)
+{
+    tmpl_value *list = tmpl_list();
+    for (int e = 0; e < p->n; ++e) {
+        tmpl_value *t = tmpl_map();
+        double a = 2.0 * M_PI * e / p->n;
+        tmpl_set_float(t, "re", cos(a));
+        tmpl_set_float(t, "im", -sin(a));
+        tmpl_list_push(list, t);
+    }
+    return list;
+}
+
+static tmpl_value *header_lines(const fft_spec *sp, const fft_plan *p, const cg_kernel *k, int warps)
+{
+    char plan[160], line[512];
+    fft_plan_describe(p, plan, sizeof plan);
+    tmpl_value *h = tmpl_list();
+#define LINE(...) (snprintf(line, sizeof line, __VA_ARGS__), tmpl_list_push(h, tmpl_str(line)))
+    LINE("convgen %s: batched 1-D complex FFT, n = %d, %s (%s), %lld transforms", CG_GENERATOR_VERSION, sp->n,
+         sp->sign < 0 ? "forward" : "inverse, unscaled",
+         sp->sign < 0 ? "decimation in frequency" : "decimation in time", (long long)sp->batch);
+    LINE("%s", "");
+    LINE("plan: radices %s", plan);
+    LINE("spectrum order: %s", sp->natural ? "natural" : "digit-reversed (forward output, inverse input)");
+    LINE("twiddles: %s", p->twiddle_reason);
+    if (p->regs > (p->n + 31) / 32)
+        LINE("registers: %d rather than ceil(n/32) = %d: %d is the largest divisor of n that fits a warp", p->regs,
+             (p->n + 31) / 32, p->lanes);
+    LINE("FLOPs: %.6g (5 n log2 n per transform)", 5.0 * sp->n * log2(sp->n) * (double)sp->batch);
+    LINE("launch: grid (%u, 1, 1), block (%u, 1, 1): %d warps, %d transform%s per warp", k->grid[0], k->block[0],
+         warps, p->per_warp, p->per_warp > 1 ? "s" : "");
+    LINE("%s", "");
+    LINE("Generated: do not edit. Change templates/fft1d.cu or generator/fft_kernel.c instead.");
+#undef LINE
+    return h;
+}
+
+static tmpl_value *context(const fft_spec *sp, const fft_plan *p, const cg_kernel *k)
+{
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", header_lines(sp, p, k, WARPS));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_int(ctx, "n", p->n);
+    tmpl_set_int(ctx, "sign", sp->sign);
+    tmpl_set_int(ctx, "lanes", p->lanes);
+    tmpl_set_int(ctx, "regs", p->regs);
+    tmpl_set_int(ctx, "per_warp", p->per_warp);
+    tmpl_set_int(ctx, "warps", WARPS);
+    tmpl_set_int(ctx, "threads", WARPS * FFT_WARP);
+    tmpl_set_int(ctx, "batch", sp->batch);
+    tmpl_set_str(ctx, "index_type", sp->batch * p->n < UINT32_MAX ? "unsigned" : "unsigned long long");
+    tmpl_map_set(ctx, "lane_div", magic_value((uint32_t)p->lanes, FFT_WARP - 1));
+    tmpl_set_str(ctx, "twiddle", p->lane_twiddles && p->stages[0].twiddle == FFT_TWIDDLE_TABLE ? "table" : "sincos");
+    tmpl_set_str(ctx, "twiddle_reason", p->twiddle_reason);
+    if (p->stages[0].twiddle == FFT_TWIDDLE_TABLE)
+        tmpl_map_set(ctx, "table", twiddle_table(p));
+    tmpl_map_set(ctx, "stages", stages_value(p, sp->sign));
+    tmpl_map_set(ctx, "lane_stages", lane_stages_value(p));
+    /* The spectrum side is the forward transform's output and the inverse's input. */
+    tmpl_map_set(ctx, "loads", indices(p, sp->sign > 0 && sp->natural));
+    tmpl_map_set(ctx, "stores", indices(p, sp->sign < 0 && sp->natural));
+    return ctx;
+}
+
+convgen_status cg_fft_c2c_kernel(const fft_spec *sp, cg_kernel *out)
+{
+    fft_plan p;
+    char err[128];
+    memset(out, 0, sizeof *out);
+    if (sp->sign != -1 && sp->sign != 1)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "direction = %d must be -1 (forward) or +1 (inverse)", sp->sign);
+    if (sp->batch < 1)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "batch = %lld must be >= 1", (long long)sp->batch);
+    if (!fft_plan_make(sp->n, sp->natural, &p, err, sizeof err))
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s", err);
+    int64_t per_block = (int64_t)WARPS * p.per_warp, blocks = (sp->batch + per_block - 1) / per_block;
+    if (blocks > INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "batch = %lld needs more than 2^31 blocks", (long long)sp->batch);
+    snprintf(out->name, sizeof out->name, "convgen_fft%d_%s", sp->n, sp->sign < 0 ? "forward" : "inverse");
+    out->grid[0] = (unsigned)blocks;
+    out->grid[1] = out->grid[2] = 1;
+    out->block[0] = WARPS * FFT_WARP;
+    out->block[1] = out->block[2] = 1;
+    tmpl_value *ctx = context(sp, &p, out);
+    convgen_status s = tmpl_ok(ctx) ? cg_render_template("fft1d.cu", ctx, &out->source)
+                                    : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the FFT context");
+    tmpl_unref(ctx);
+    return s;
+}
