@@ -62,8 +62,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const float2 *__restrict__ in = reinterpret_cast<const float2 *>(in0);
     float2 *__restrict__ out = reinterpret_cast<float2 *>(out0);
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-{%- if per_warp > 1 %}
-    // {{ per_warp }} transforms per warp, {{ lanes }} lanes each{{ "; lanes " ~ per_warp * lanes ~ "-31 idle" if per_warp * lanes < 32 }}.
+{%- if lanes < 32 %}
+    // {{ per_warp }} transform{{ "s" if per_warp > 1 }} per warp, {{ lanes }} lanes each{{ "; lanes " ~ per_warp * lanes ~ "-31 idle" if per_warp * lanes < 32 }}.
     const unsigned t = {{ udiv("lane", lane_div) }};
     const unsigned l = lane - t * {{ lanes }}u;
 {%- else %}
