@@ -26,17 +26,18 @@ typedef struct options {
     const char *layers_file, *out_dir;
     const char *names[64];
     int name_count, runs;
-    bool no_cudnn;
+    bool no_cudnn, fft;
 } options;
 
 static int usage(int rc)
 {
-    printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [NAME...]\n"
+    printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--fft] [NAME...]\n"
            "Times every convgen algorithm that supports each layer against cuDNN's best algorithm\n"
            "(strict fp32 and TF32 allowed), three passes, and checks convgen's output against\n"
            "cuDNN's strict one. NAMEs pick layers of FILE (default: every 2-D layer of\n"
            "bench/layers.txt). --out DIR writes bench.md and bench.csv there. Runs: median of N\n"
-           "(default 25, at least 20) after warm-up.\n");
+           "(default 25, at least 20) after warm-up. --fft times the generated 1-D FFTs against\n"
+           "cuFFT instead of the layers.\n");
     return rc;
 }
 
@@ -54,6 +55,8 @@ static bool parse(int argc, char **argv, options *o)
             o->runs = atoi(argv[++i]);
         else if (strcmp(a, "--no-cudnn") == 0)
             o->no_cudnn = true;
+        else if (strcmp(a, "--fft") == 0)
+            o->fft = true;
         else if (a[0] == '-' || o->name_count == 64)
             return false;
         else
@@ -287,6 +290,14 @@ static int run(const options *o)
     describe_device(r, ctx);
     r->copy_gbs = bench_copy_bandwidth_gbs();
     r->fma_tflops = bench_fma_tflops(ctx);
+    if (o->fft) {
+        int rc = bench_fft(ctx, o->runs, r->copy_gbs, o->out_dir);
+        bench_report_destroy(r);
+        bench_cudnn_destroy(dnn);
+        convgen_context_destroy(ctx);
+        free(layers);
+        return rc;
+    }
     int l2 = 0;
     cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
     for (int i = 0; i < count; ++i)

@@ -53,4 +53,8 @@ bench_cudnn_pick bench_cudnn_run(bench_cudnn *c, const convgen_conv_desc *d, con
 double bench_copy_bandwidth_gbs(void);          /* device-to-device copy, bytes read + written */
 double bench_fma_tflops(convgen_context *ctx);  /* fp32 FMA throughput of a template kernel */
 
+/* ---- FFTs (bench_fft.c) ---- */
+/* Generated 1-D C2C FFTs against cuFFT; prints a table and writes DIR/fft.md and fft.csv. */
+int bench_fft(convgen_context *ctx, int runs, double copy_gbs, const char *out_dir);
+
 #endif

@@ -55,6 +55,8 @@ if [ -z "${SKIP_BENCH:-}" ] && [ -x build/convgen-bench ]; then
     mkdir -p "$out/bench"
     step bench build/convgen bench --out "$out/bench" "$@"
     tail -n 8 "$out/bench.log"
+    step bench-fft build/convgen bench --fft --no-cudnn --out "$out/bench"
+    grep '^|' "$out/bench-fft.log" | tail -n 22
     python3 bench/plot.py "$out/bench/bench.csv" "$out/bench/bench.png" >"$out/plot.log" 2>&1 ||
         echo "plot failed: $(tail -n 3 "$out/plot.log")"
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
@@ -62,6 +64,7 @@ if [ -z "${SKIP_BENCH:-}" ] && [ -x build/convgen-bench ]; then
     mkdir -p "$out/results"
     for ext in md csv png; do
         [ -f "$out/bench/bench.$ext" ] && cp "$out/bench/bench.$ext" "$out/results/$name.$ext"
+        [ -f "$out/bench/fft.$ext" ] && cp "$out/bench/fft.$ext" "$out/results/$name-fft.$ext"
     done
     echo "results: $out/results/$name.*"
 fi
