@@ -5,8 +5,10 @@
 #include <string.h>
 
 /* Beyond this many lane-dependent twiddles per lane, one table load each beats computing
- * them: sincospif is some 40 instructions with its range reduction. */
-#define SINCOS_MAX_TWIDDLES 8
+ * them. Measured on the H100 (bench/NOTES.md): with sincospif (some 40 instructions with its
+ * range reduction) n = 16 and 32 ran at 66% and 55% of copy bandwidth at 128 MiB, with the
+ * table at 89% and 83%; n = 8 went from 85% to 92%. So every size with twiddles uses the table. */
+#define SINCOS_MAX_TWIDDLES 0
 
 bool fft_size_supported(int n)
 {
@@ -77,8 +79,8 @@ static void choose_twiddles(fft_plan *p)
         snprintf(p->twiddle_reason, sizeof p->twiddle_reason, "a single butterfly: no twiddle factors");
     else if (table)
         snprintf(p->twiddle_reason, sizeof p->twiddle_reason,
-                 "table: %d lane-dependent twiddles per lane, more than %d, and one cached load each is cheaper "
-                 "than sincospif", p->lane_twiddles, SINCOS_MAX_TWIDDLES);
+                 "table: %d lane-dependent twiddles per lane, and one cached load each measured faster than "
+                 "sincospif on the H100 for every size", p->lane_twiddles);
     else
         snprintf(p->twiddle_reason, sizeof p->twiddle_reason,
                  "sincospif: only %d lane-dependent twiddles per lane, fewer than the loads a table would cost",

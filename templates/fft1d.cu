@@ -127,8 +127,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- else %}
         const float2 own = x[r];
 {%- endif %}
+{%- if st.radix == 2 %}
+        // Radix 2: the partner is the other digit; digit 0 keeps own + u, digit 1 gets u - own.
+        const float2 u = shfl(own, (int)lane + (d ? -{{ st.span }} : {{ st.span }}));
+        float2 y = d ? make_float2(u.x - own.x, u.y - own.y) : make_float2(own.x + u.x, own.y + u.y);
+{%- else %}
         float2 y = c_mul(own, make_float2({{ select_by_digit(st.lane_coef[0], "re") }}, {{ select_by_digit(st.lane_coef[0], "im") }}));
-{%- for m in range(1, st.radix) %}
+{%- endif %}
+{%- for m in range(1, st.radix if st.radix > 2 else 1) %}
         {
             const unsigned dm = d + {{ m }}u < {{ st.radix }}u ? d + {{ m }}u : d - {{ st.radix - m }}u;
             const float2 u = shfl(own, (int)lane + ((int)dm - (int)d) * {{ st.span }});

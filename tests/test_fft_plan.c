@@ -189,8 +189,9 @@ static void test_twiddle_choice_follows_the_count(void **state)
     assert_int_equal(p.stages[0].twiddle, FFT_TWIDDLE_NONE);
     assert_true(fft_plan_make(32, false, &p, err, sizeof err)); /* 4 twiddled lane stages, 1 value each */
     assert_int_equal(p.lane_twiddles, 4);
-    assert_int_equal(p.stages[0].twiddle, FFT_TWIDDLE_SINCOS);
-    assert_non_null(strstr(p.twiddle_reason, "sincospif"));
+    assert_int_equal(p.stages[0].twiddle, FFT_TWIDDLE_TABLE);
+    assert_int_equal(p.stages[4].twiddle, FFT_TWIDDLE_NONE);
+    assert_non_null(strstr(p.twiddle_reason, "table: 4 lane-dependent"));
     assert_true(fft_plan_make(256, false, &p, err, sizeof err)); /* 8 registers x 32 lanes */
     assert_int_equal(p.regs, 8);
     assert_int_equal(p.stages[0].twiddle, FFT_TWIDDLE_TABLE);
