@@ -291,7 +291,7 @@ static int run(const options *o)
     r->copy_gbs = bench_copy_bandwidth_gbs();
     r->fma_tflops = bench_fma_tflops(ctx);
     if (o->fft) {
-        int rc = bench_fft(ctx, o->runs, r->copy_gbs, o->out_dir);
+        int rc = bench_fft(ctx, o->runs, r->copy_gbs, r->device, o->out_dir);
         bench_report_destroy(r);
         bench_cudnn_destroy(dnn);
         convgen_context_destroy(ctx);

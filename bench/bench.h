@@ -55,6 +55,6 @@ double bench_fma_tflops(convgen_context *ctx);  /* fp32 FMA throughput of a temp
 
 /* ---- FFTs (bench_fft.c) ---- */
 /* Generated 1-D C2C FFTs against cuFFT; prints a table and writes DIR/fft.md and fft.csv. */
-int bench_fft(convgen_context *ctx, int runs, double copy_gbs, const char *out_dir);
+int bench_fft(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir);
 
 #endif

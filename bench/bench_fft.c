@@ -120,7 +120,7 @@ static void row(FILE *f, FILE *csv, int n, long long batch, int runs, double cop
     release(&c);
 }
 
-int bench_fft(convgen_context *ctx, int runs, double copy_gbs, const char *out_dir)
+int bench_fft(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir)
 {
     char md_path[4096], csv_path[4096];
     snprintf(md_path, sizeof md_path, "%s/fft.md", out_dir ? out_dir : "/tmp");
@@ -131,7 +131,9 @@ int bench_fft(convgen_context *ctx, int runs, double copy_gbs, const char *out_d
         return 1;
     }
     fprintf(csv, "n,batch,convgen_ms,convgen_gbs,cufft_ms,cufft_gbs,speedup,rel_error\n");
-    fprintf(md, "\n## 1-D complex FFT, forward, natural order: convgen against cuFFT (cufftExecC2C)\n\n");
+    fprintf(md, "# convgen bench: 1-D complex FFT, forward, natural order, against cuFFT (cufftExecC2C)\n\n");
+    fprintf(md, "- device: %s\n- timing: CUDA events, median of %d runs after 3 warm-up runs; inputs rotate "
+                "among 8 buffer sets when they fit in L2\n\n", device, runs);
     fprintf(md, "Bytes = input read + output written; %% copy = of the copy bandwidth measured in this run "
                 "(%.0f GB/s). Speedup = cuFFT time / convgen time.\n\n", copy_gbs);
     fprintf(md, "| n | transforms | convgen ms | GB/s | %% copy | cuFFT ms | GB/s | %% copy | speedup | rel. error |\n");
