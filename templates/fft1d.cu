@@ -37,22 +37,23 @@ __device__ const float2 twiddles[{{ n }}] = {
 {%- endfor %}
 };
 
-// a * exp({{ "+" if sign > 0 else "-" }}2 pi i m / N) with stride = {{ n }} / N.
-__device__ __forceinline__ float2 twiddle(float2 a, unsigned m, unsigned stride)
+// exp({{ "+" if sign > 0 else "-" }}2 pi i m / N) with stride = {{ n }} / N. Lanes read different entries,
+// so each load costs several L1 wavefronts: the kernel loads each factor once and reuses it.
+__device__ __forceinline__ float2 twiddle(unsigned m, unsigned stride)
 {
     float2 w = __ldg(&twiddles[m * stride]);
 {%- if sign > 0 %}
     w.y = -w.y;
 {%- endif %}
-    return c_mul(a, w);
+    return w;
 }
 {% else %}
-// a * exp(i pi m scale) with scale = {{ "+" if sign > 0 else "-" }}2 / N: {{ twiddle_reason }}.
-__device__ __forceinline__ float2 twiddle(float2 a, unsigned m, float scale)
+// exp(i pi m scale) with scale = {{ "+" if sign > 0 else "-" }}2 / N: {{ twiddle_reason }}.
+__device__ __forceinline__ float2 twiddle(unsigned m, float scale)
 {
     float s, c;
     sincospif((float)m * scale, &s, &c);
-    return c_mul(a, make_float2(c, s));
+    return make_float2(c, s);
 }
 {% endif %}
 extern "C" __global__ void __launch_bounds__({{ threads }})
@@ -75,9 +76,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     float2 *dst = out + transform * {{ n }}u;
 {%- for ls in lane_stages %}
     // Lane stage {{ ls.index }}: this lane's digit d (span {{ ls.span }}, radix {{ ls.radix }}) and the index j below it.
+{%- if ls.span > 1 %}
     const unsigned q{{ ls.index }} = {{ udiv("l", ls.span_div) }};
     const unsigned d{{ ls.index }} = q{{ ls.index }} - {{ udiv("q" ~ ls.index, ls.radix_div) }} * {{ ls.radix }}u;
     const unsigned j{{ ls.index }} = l - q{{ ls.index }} * {{ ls.span }}u;
+{%- else %}
+    const unsigned d{{ ls.index }} = l - {{ udiv("l", ls.radix_div) }} * {{ ls.radix }}u;
+{%- endif %}
 {%- endfor %}
 
     // Element i = r * {{ lanes }} + l of the transform is in x[r].
@@ -95,9 +100,18 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     // Stage {{ st.index }}: radix {{ st.radix }} in registers, span {{ st.span }}.
 {%- for g in st.groups %}
     {
+{%- if st.twiddled %}
+        // Twiddles w^k, k = 1..{{ st.radix - 1 }}, w = exp(+-2 pi i (j + l) / N): one load, then powers made
+        // as they are used, so only two stay live.
+        const float2 w = twiddle({{ g.jl }}u + l, {{ st.tw_arg }});
+        float2 wk = w;
+{%- endif %}
 {%- for d in range(st.radix) %}
 {%- if sign > 0 and d > 0 and st.twiddled %}
-        const float2 a{{ d }} = twiddle(x[{{ g.regs[d] }}], {{ d * g.jl }}u + {{ d }}u * l, {{ st.tw_arg }});
+{%- if d > 1 %}
+        wk = c_mul(wk, w);
+{%- endif %}
+        const float2 a{{ d }} = c_mul(x[{{ g.regs[d] }}], wk);
 {%- else %}
         const float2 a{{ d }} = x[{{ g.regs[d] }}];
 {%- endif %}
@@ -109,7 +123,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
             y = c_add(y, {{ cmul_const("a" ~ d, st.coef[d][k]) }});
 {%- endfor %}
 {%- if sign < 0 and k > 0 and st.twiddled %}
-            x[{{ g.regs[k] }}] = twiddle(y, {{ k * g.jl }}u + {{ k }}u * l, {{ st.tw_arg }});
+{%- if k > 1 %}
+            wk = c_mul(wk, w);
+{%- endif %}
+            x[{{ g.regs[k] }}] = c_mul(y, wk);
 {%- else %}
             x[{{ g.regs[k] }}] = y;
 {%- endif %}
@@ -119,11 +136,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
 {%- else %}
     // Stage {{ st.index }}: radix {{ st.radix }} across lanes {{ st.span }} apart; lane digit d{{ st.index }}.
+{%- if st.twiddled %}
+    const float2 w{{ st.index }} = twiddle(d{{ st.index }} * j{{ st.index }}, {{ st.tw_arg }}); // the same for every register
+{%- endif %}
 #pragma unroll
     for (int r = 0; r < {{ regs }}; ++r) {
         const unsigned d = d{{ st.index }};
 {%- if sign > 0 and st.twiddled %}
-        const float2 own = twiddle(x[r], d * j{{ st.index }}, {{ st.tw_arg }});
+        const float2 own = c_mul(x[r], w{{ st.index }});
 {%- else %}
         const float2 own = x[r];
 {%- endif %}
@@ -142,7 +162,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         }
 {%- endfor %}
 {%- if sign < 0 and st.twiddled %}
-        x[r] = twiddle(y, d * j{{ st.index }}, {{ st.tw_arg }});
+        x[r] = c_mul(y, w{{ st.index }});
 {%- else %}
         x[r] = y;
 {%- endif %}
