@@ -1,6 +1,7 @@
 /* convgen's generated 1-D complex FFTs against cuFFT's batched plans, in the same run: forward
- * transforms in natural order at 1024 transforms and at ~128 MiB of input, with time, GB/s (bytes
- * read + written), the fraction of the measured copy bandwidth and the error against cuFFT. */
+ * transforms, natural and digit-reversed order, at 1024 transforms and at ~128 MiB of input, with
+ * time, GB/s (bytes read + written), the fraction of the measured copy bandwidth and the error
+ * against cuFFT. */
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 #include <math.h>
@@ -61,9 +62,9 @@ static double rel_error(const float2 *a_dev, const float2 *b_dev, size_t elems)
     return isnan(d) ? INFINITY : sqrt(d / r);
 }
 
-static bool prepare(fft_case *c, int n, long long batch)
+static bool prepare(fft_case *c, int n, long long batch, bool natural)
 {
-    fft_spec sp = {.n = n, .sign = -1, .natural = true, .batch = batch};
+    fft_spec sp = {.n = n, .sign = -1, .natural = natural, .batch = batch};
     cache_kernel k = {0};
     convgen_kernel_origin origin;
     size_t bytes = (size_t)batch * n * sizeof(float2);
@@ -96,10 +97,11 @@ static void release(fft_case *c)
     free(c->kernel.source);
 }
 
-static void row(FILE *f, FILE *csv, int n, long long batch, int runs, double copy_gbs, convgen_context *ctx)
+static void row(FILE *f, FILE *csv, int n, long long batch, bool natural, int runs, double copy_gbs,
+                convgen_context *ctx)
 {
     fft_case c = {.ctx = ctx};
-    if (!prepare(&c, n, batch)) {
+    if (!prepare(&c, n, batch, natural)) {
         release(&c);
         return;
     }
@@ -107,16 +109,18 @@ static void row(FILE *f, FILE *csv, int n, long long batch, int runs, double cop
     double theirs = bench_median_ms(cufft_once, &c, c.sets, 3, runs);
     size_t elems = (size_t)batch * n;
     float2 *ref = NULL;
-    double err = INFINITY;
-    if (bench_cuda_ok(cudaMalloc((void **)&ref, elems * sizeof *ref), "reference") && cufft_once(&c, 0) &&
+    double err = NAN; /* a digit-reversed spectrum is not comparable with cuFFT's */
+    if (natural && bench_cuda_ok(cudaMalloc((void **)&ref, elems * sizeof *ref), "reference") && cufft_once(&c, 0) &&
         bench_cuda_ok(cudaMemcpy(ref, c.out[0], elems * sizeof *ref, cudaMemcpyDeviceToDevice), "copy") &&
         convgen_once(&c, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "check run"))
         err = rel_error(c.out[0], ref, elems);
     cudaFree(ref);
     double bytes = 2.0 * elems * sizeof(float2), gbs = bytes / (mine * 1e-3) / 1e9, cgbs = bytes / (theirs * 1e-3) / 1e9;
-    fprintf(f, "| %d | %lld | %.4f | %.0f | %.0f%% | %.4f | %.0f | %.0f%% | %.2f | %.1e |\n", n, batch, mine, gbs,
-            100 * gbs / copy_gbs, theirs, cgbs, 100 * cgbs / copy_gbs, theirs / mine, err);
-    fprintf(csv, "%d,%lld,%.6f,%.1f,%.6f,%.1f,%.4f,%.3e\n", n, batch, mine, gbs, theirs, cgbs, theirs / mine, err);
+    const char *order = natural ? "natural" : "digit-reversed";
+    fprintf(f, "| %d | %lld | %s | %.4f | %.0f | %.0f%% | %.4f | %.0f | %.0f%% | %.2f | %.1e |\n", n, batch, order, mine,
+            gbs, 100 * gbs / copy_gbs, theirs, cgbs, 100 * cgbs / copy_gbs, theirs / mine, err);
+    fprintf(csv, "%d,%lld,%s,%.6f,%.1f,%.6f,%.1f,%.4f,%.3e\n", n, batch, order, mine, gbs, theirs, cgbs, theirs / mine,
+            err);
     release(&c);
 }
 
@@ -130,18 +134,22 @@ int bench_fft(convgen_context *ctx, int runs, double copy_gbs, const char *devic
         fprintf(stderr, "convgen-bench: cannot write %s\n", md ? csv_path : md_path);
         return 1;
     }
-    fprintf(csv, "n,batch,convgen_ms,convgen_gbs,cufft_ms,cufft_gbs,speedup,rel_error\n");
-    fprintf(md, "# convgen bench: 1-D complex FFT, forward, natural order, against cuFFT (cufftExecC2C)\n\n");
+    fprintf(csv, "n,batch,order,convgen_ms,convgen_gbs,cufft_ms,cufft_gbs,speedup,rel_error\n");
+    fprintf(md, "# convgen bench: 1-D complex FFT, forward, against cuFFT (cufftExecC2C, natural order)\n\n");
     fprintf(md, "- device: %s\n- timing: CUDA events, median of %d runs after 3 warm-up runs; inputs rotate "
                 "among 8 buffer sets when they fit in L2\n\n", device, runs);
     fprintf(md, "Bytes = input read + output written; %% copy = of the copy bandwidth measured in this run "
-                "(%.0f GB/s). Speedup = cuFFT time / convgen time.\n\n", copy_gbs);
-    fprintf(md, "| n | transforms | convgen ms | GB/s | %% copy | cuFFT ms | GB/s | %% copy | speedup | rel. error |\n");
-    fprintf(md, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    for (size_t i = 0; i < SIZE_COUNT; ++i) {
-        row(md, csv, sizes[i], 1024, runs, copy_gbs, ctx);
-        row(md, csv, sizes[i], BIG_BYTES / (sizes[i] * (long long)sizeof(float2)), runs, copy_gbs, ctx);
-    }
+                "(%.0f GB/s). Speedup = cuFFT time / convgen time. The digit-reversed order is what FFT convolution "
+                "uses (forward -> pointwise -> inverse, no reordering); the error column compares natural-order "
+                "output with cuFFT's.\n\n", copy_gbs);
+    fprintf(md, "| n | transforms | convgen order | convgen ms | GB/s | %% copy | cuFFT ms | GB/s | %% copy | speedup | "
+                "rel. error |\n");
+    fprintf(md, "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (size_t i = 0; i < SIZE_COUNT; ++i)
+        for (int natural = 1; natural >= 0; --natural) {
+            row(md, csv, sizes[i], 1024, natural, runs, copy_gbs, ctx);
+            row(md, csv, sizes[i], BIG_BYTES / (sizes[i] * (long long)sizeof(float2)), natural, runs, copy_gbs, ctx);
+        }
     rewind(md);
     int c;
     while ((c = fgetc(md)) != EOF)
