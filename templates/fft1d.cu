@@ -90,11 +90,34 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 #pragma unroll
     for (int r = 0; r < {{ regs }}; ++r)
         x[r] = make_float2(0.0f, 0.0f);
+{%- if exchange %}
+    // The warp's {{ per_warp * n }} elements go through shared memory, so global accesses stay coalesced
+    // while each lane's spectrum values sit in scattered (natural-order) places; one float2 of padding
+    // every 16 keeps the scattered accesses off a single bank.
+    __shared__ float2 exchange[{{ warps }}][{{ exchange_size }}];
+    float2 *const xw = exchange[warp];
+    const {{ index_type }} first = ({{ index_type }})(blockIdx.x * {{ warps }}u + warp) * {{ per_warp }}u;
+    const unsigned valid = first >= {{ batch }}u ? 0u
+                         : first + {{ per_warp }}u > {{ batch }}u ? (unsigned)({{ batch }}u - first) * {{ n }}u : {{ per_warp * n }}u;
+{%- endif %}
+{%- if exchange and sign > 0 %}
+#pragma unroll
+    for (unsigned e = lane; e < {{ per_warp * n }}u; e += 32u)
+        if (e < valid)
+            xw[e + (e >> 4)] = in[first * {{ n }}u + e];
+    __syncwarp();
+    if (t < {{ per_warp }}u) {
+{%- for r in loads %}
+        x[{{ loop.index0 }}] = xw[t * {{ n }}u + {{ r }} + ((t * {{ n }}u + {{ r }}) >> 4)];
+{%- endfor %}
+    }
+{%- else %}
     if (active) {
 {%- for r in loads %}
         x[{{ loop.index0 }}] = src[{{ r }}];
 {%- endfor %}
     }
+{%- endif %}
 {% for st in stages %}
 {%- if st.place == "registers" %}
     // Stage {{ st.index }}: radix {{ st.radix }} in registers, span {{ st.span }}.
@@ -169,9 +192,22 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     }
 {%- endif %}
 {% endfor %}
+{%- if exchange and sign < 0 %}
+    if (t < {{ per_warp }}u) {
+{%- for s in stores %}
+        xw[t * {{ n }}u + {{ s }} + ((t * {{ n }}u + {{ s }}) >> 4)] = x[{{ loop.index0 }}];
+{%- endfor %}
+    }
+    __syncwarp();
+#pragma unroll
+    for (unsigned e = lane; e < {{ per_warp * n }}u; e += 32u)
+        if (e < valid)
+            out[first * {{ n }}u + e] = xw[e + (e >> 4)];
+{%- else %}
     if (active) {
 {%- for s in stores %}
         dst[{{ s }}] = x[{{ loop.index0 }}];
 {%- endfor %}
     }
+{%- endif %}
 }
