@@ -249,10 +249,12 @@ static tmpl_value *context(const fft_spec *sp, const fft_plan *p, const cg_kerne
     /* The spectrum side is the forward transform's output and the inverse's input. */
     tmpl_map_set(ctx, "loads", indices(p, sp->sign > 0 && sp->natural));
     tmpl_map_set(ctx, "stores", indices(p, sp->sign < 0 && sp->natural));
-    /* Natural order scatters each lane's spectrum values (X[k] of lane l lands 64 B apart at
-     * n = 256): measured at 63% of copy bandwidth with direct stores, so the natural spectrum
-     * side goes through shared memory. */
-    tmpl_set_bool(ctx, "exchange", sp->natural);
+    /* Natural order scatters each lane's spectrum values: X[k] of neighbouring lanes lands
+     * 8 * regs bytes apart. From 8 registers (64 B) each store touches a cache line per two
+     * lanes; measured on the H100 at 128 MiB, n = 256 ran at 64% of copy bandwidth with direct
+     * stores and 93% through shared memory (n = 243: 61% -> 80%), while the exchange cost
+     * 5-11 points at n = 12, 49 and 100 and nothing elsewhere. */
+    tmpl_set_bool(ctx, "exchange", sp->natural && p->regs >= 8);
     int exchange = p->per_warp * p->n;
     tmpl_set_int(ctx, "exchange_size", exchange + exchange / 16 + 1);
     return ctx;
