@@ -21,13 +21,14 @@
 #include "tmpl.h"
 #include "util.h"
 
-enum { THREADS = 256, ROWS_APART = 16, BLOCK_RED = 8, SMEM_PAD = 4 };
+enum { THREADS = 256, BLOCK_RED = 8, SMEM_PAD = 4 };
 /* Split reductions stop where their workspace would pass this. */
 #define MAX_SPLIT_WORKSPACE (256ll << 20)
 
 typedef struct direct_spec {
     int64_t rows, cols, red;
     int block_rows, block_cols;
+    int rows_apart; /* lanes along rows: a thread's rows are this far apart */
     int splits, steps, steps_per_split;
     int64_t out_elems;
     int sm_count;
@@ -72,8 +73,18 @@ static void choose_spec(const cg_problem *p, convgen_pass pass, const cg_target 
 {
     memset(s, 0, sizeof *s);
     gemm_view(p, pass, s);
-    s->block_rows = s->rows >= 128 ? 128 : 64;
-    s->block_cols = s->cols > 64 ? 128 : 64;
+    /* Lanes run along rows; a thread owns 4 or 8 columns. A GEMM with few columns (bprop of a
+     * layer with C = 3, a layer with K = 1) gets a narrow tile with more lanes along rows, so
+     * the columns past the GEMM's edge do not waste most of every FMA. */
+    if (s->cols <= 16) {
+        s->block_cols = s->cols <= 4 ? 4 : s->cols <= 8 ? 8 : 16;
+        s->rows_apart = THREADS * 4 / s->block_cols;
+        s->block_rows = THREADS;
+    } else {
+        s->rows_apart = 16;
+        s->block_rows = s->rows >= 128 ? 128 : 64;
+        s->block_cols = s->cols > 64 ? 128 : 64;
+    }
     s->steps = (int)((s->red + BLOCK_RED - 1) / BLOCK_RED);
     int64_t elems[3];
     cg_problem_operand_elems(p, pass, elems);
@@ -221,15 +232,19 @@ static tmpl_value *loader(const char *name, const char *what, int block_free, bo
                           const char *free0, int64_t free_size, const char *call)
 {
     tmpl_value *v = tmpl_map();
-    char strided[48], lane[16];
+    char strided[48], lane[16], guard[48] = "";
     int fast = free_fast ? block_free : BLOCK_RED;
+    int elements = block_free * BLOCK_RED; /* a narrow tile has fewer elements than threads */
     tmpl_set_str(v, "name", name);
     tmpl_set_str(v, "what", what);
-    tmpl_set_int(v, "count", block_free * BLOCK_RED / THREADS);
+    tmpl_set_int(v, "count", elements >= THREADS ? elements / THREADS : 1);
     tmpl_set_int(v, "fast_mask", fast - 1);
     tmpl_set_int(v, "fast_log2", log2i(fast));
     snprintf(strided, sizeof strided, "%s_slow + %du * e", name, THREADS / fast);
     snprintf(lane, sizeof lane, "%s_fast", name);
+    if (elements < THREADS)
+        snprintf(guard, sizeof guard, "%s_slow < %du", name, elements / fast);
+    tmpl_set_str(v, "guard", guard); /* which threads load, in a narrow tile */
     tmpl_set_str(v, "red_local", free_fast ? strided : lane);
     tmpl_set_str(v, "free_local", free_fast ? lane : strided);
     tmpl_set_str(v, "free0", free0);
@@ -292,7 +307,7 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const di
          (long long)s->cols, (long long)s->red, (long long)s->red);
     LINE("FLOPs: %.6g (2*n*c*k*prod(kernel)*prod(out))", cg_problem_flops(p));
     LINE("tiles: block %dx%dx%d, thread %dx%d, split reduction %d x %d steps (sized for %d multiprocessors)",
-         s->block_rows, s->block_cols, BLOCK_RED, s->block_rows / ROWS_APART, s->block_cols * ROWS_APART / THREADS,
+         s->block_rows, s->block_cols, BLOCK_RED, s->block_rows / s->rows_apart, s->block_cols * s->rows_apart / THREADS,
          s->splits, s->steps_per_split, s->sm_count);
     LINE("launch: grid (%u, %u, %u), block (%u, 1, 1), %d bytes of static shared memory", k->grid[0], k->grid[1],
          k->grid[2], k->block[0], shared_bytes(s));
@@ -321,10 +336,10 @@ static tmpl_value *gemm_context(const cg_problem *p, convgen_pass pass, const di
     tmpl_set_int(ctx, "block_rows", s->block_rows);
     tmpl_set_int(ctx, "block_cols", s->block_cols);
     tmpl_set_int(ctx, "block_red", BLOCK_RED);
-    tmpl_set_int(ctx, "thread_rows", s->block_rows / ROWS_APART);
-    tmpl_set_int(ctx, "thread_cols", s->block_cols * ROWS_APART / THREADS);
-    tmpl_set_int(ctx, "rows_apart", ROWS_APART);
-    tmpl_set_int(ctx, "rows_apart_log2", log2i(ROWS_APART));
+    tmpl_set_int(ctx, "thread_rows", s->block_rows / s->rows_apart);
+    tmpl_set_int(ctx, "thread_cols", s->block_cols * s->rows_apart / THREADS);
+    tmpl_set_int(ctx, "rows_apart", s->rows_apart);
+    tmpl_set_int(ctx, "rows_apart_log2", log2i(s->rows_apart));
     tmpl_set_int(ctx, "rows", s->rows);
     tmpl_set_int(ctx, "cols", s->cols);
     tmpl_set_int(ctx, "red_size", s->red);

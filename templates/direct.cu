@@ -47,7 +47,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 #pragma unroll
     for (int e = 0; e < {{ ld.count }}; ++e) {
         const unsigned red = step_begin * {{ block_red }}u + {{ ld.red_local }}, free = {{ ld.free0 }} + {{ ld.free_local }};
-        {{ ld.name }}_next[e] = (free < {{ ld.free_size }}u && red < {{ red_size }}u) ? {{ ld.call }} : 0.0f;
+        {{ ld.name }}_next[e] = ({{ ld.guard ~ " && " if ld.guard }}free < {{ ld.free_size }}u && red < {{ red_size }}u) ? {{ ld.call }} : 0.0f;
     }
 {%- endfor %}
 
@@ -55,7 +55,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- for ld in loaders %}
 #pragma unroll
         for (int e = 0; e < {{ ld.count }}; ++e)
+{%- if ld.guard %}
+            if ({{ ld.guard }})
+                {{ ld.name }}_tile[{{ ld.red_local }}][{{ ld.free_local }}] = {{ ld.name }}_next[e];
+{%- else %}
             {{ ld.name }}_tile[{{ ld.red_local }}][{{ ld.free_local }}] = {{ ld.name }}_next[e];
+{%- endif %}
 {%- endfor %}
         __syncthreads();
 
@@ -65,7 +70,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 #pragma unroll
             for (int e = 0; e < {{ ld.count }}; ++e) {
                 const unsigned red = (step + 1u) * {{ block_red }}u + {{ ld.red_local }}, free = {{ ld.free0 }} + {{ ld.free_local }};
-                {{ ld.name }}_next[e] = (free < {{ ld.free_size }}u && red < {{ red_size }}u) ? {{ ld.call }} : 0.0f;
+                {{ ld.name }}_next[e] = ({{ ld.guard ~ " && " if ld.guard }}free < {{ ld.free_size }}u && red < {{ red_size }}u) ? {{ ld.call }} : 0.0f;
             }
 {%- endfor %}
         }
