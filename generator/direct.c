@@ -16,7 +16,7 @@
 #include <threads.h>
 
 #include "generate.h"
-#include "magic.h"
+#include "values.h"
 #include "templates.h"
 #include "tmpl.h"
 #include "util.h"
@@ -112,19 +112,8 @@ static thread_local bool magic_failed;
 
 static tmpl_value *magic_value(uint32_t d, int64_t max_dividend)
 {
-    magic_u32 m;
-    if (max_dividend > UINT32_MAX)
-        max_dividend = UINT32_MAX;
-    if (!magic_u32_gen(d, (uint32_t)max_dividend, &m)) {
-        /* Cannot happen below 2^31 (magic.h), which direct_applicable guarantees. */
-        cg_fail(CONVGEN_ERROR_INTERNAL, "no magic number for division by %u up to %lld", d, (long long)max_dividend);
-        magic_failed = true;
-        return NULL; /* marks the context as failed */
-    }
-    tmpl_value *v = tmpl_map();
-    tmpl_set_bool(v, "pow2", m.mul == 0);
-    tmpl_set_int(v, "mul", m.mul);
-    tmpl_set_int(v, "shift", m.shift);
+    tmpl_value *v = cg_value_magic(d, max_dividend);
+    magic_failed |= !v;
     return v;
 }
 

@@ -7,24 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "magic.h"
+#include "values.h"
 #include "templates.h"
 #include "tmpl.h"
 #include "util.h"
 
 enum { WARPS = 4 };
-
-static tmpl_value *magic_value(uint32_t d, uint32_t max)
-{
-    magic_u32 m;
-    if (!magic_u32_gen(d, max, &m))
-        return NULL; /* max < 32 here: always derivable */
-    tmpl_value *v = tmpl_map();
-    tmpl_set_bool(v, "pow2", m.mul == 0);
-    tmpl_set_int(v, "mul", m.mul);
-    tmpl_set_int(v, "shift", m.shift);
-    return v;
-}
 
 /* exp(sign 2 pi i e / r), named when it is 1, -1, i or -i so the template can skip the
  * multiplication. */
@@ -147,8 +135,8 @@ static tmpl_value *lane_stages_value(const fft_plan *p)
         tmpl_set_int(v, "index", s);
         tmpl_set_int(v, "span", st->span);
         tmpl_set_int(v, "radix", st->radix);
-        tmpl_map_set(v, "span_div", magic_value((uint32_t)st->span, (uint32_t)p->lanes - 1));
-        tmpl_map_set(v, "radix_div", magic_value((uint32_t)st->radix, (uint32_t)(p->lanes - 1) / st->span));
+        tmpl_map_set(v, "span_div", cg_value_magic((uint32_t)st->span, (uint32_t)p->lanes - 1));
+        tmpl_map_set(v, "radix_div", cg_value_magic((uint32_t)st->radix, (uint32_t)(p->lanes - 1) / st->span));
         tmpl_list_push(list, v);
     }
     return list;
@@ -239,7 +227,7 @@ static tmpl_value *context(const fft_spec *sp, const fft_plan *p, const cg_kerne
     tmpl_set_int(ctx, "threads", WARPS * FFT_WARP);
     tmpl_set_int(ctx, "batch", sp->batch);
     tmpl_set_str(ctx, "index_type", sp->batch * p->n < UINT32_MAX ? "unsigned" : "unsigned long long");
-    tmpl_map_set(ctx, "lane_div", magic_value((uint32_t)p->lanes, FFT_WARP - 1));
+    tmpl_map_set(ctx, "lane_div", cg_value_magic((uint32_t)p->lanes, FFT_WARP - 1));
     tmpl_set_str(ctx, "twiddle", p->lane_twiddles && p->stages[0].twiddle == FFT_TWIDDLE_TABLE ? "table" : "sincos");
     tmpl_set_str(ctx, "twiddle_reason", p->twiddle_reason);
     if (p->stages[0].twiddle == FFT_TWIDDLE_TABLE)

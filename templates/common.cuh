@@ -13,6 +13,9 @@
 {#- x * k for a constant k, with the multiplication by 1 left out. -#}
 {%- macro times(x, k) -%}{{ x if k == 1 else x ~ " * " ~ k ~ "u" }}{%- endmacro -%}
 
+{#- Tap f of a spatial dimension as the input sees it: flipped for convolution. -#}
+{%- macro tap(d) -%}{% if d.flip %}({{ d.kmax }}u - f{{ d.i }}){% else %}f{{ d.i }}{% endif %}{%- endmacro -%}
+
 {#- Splits a flat index into its mixed-radix digits, innermost first. -#}
 {%- macro decompose(digits, indent) -%}
 {%- for g in digits %}

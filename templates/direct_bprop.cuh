@@ -1,7 +1,6 @@
 {#- bprop as a GEMM: rows = (n, i...) input pixels, red = (k, f...) output channels and taps,
     cols = c input channels. A gathers dy at o = (i + pad - tap*dilation) / stride where that
     division is exact and in range (the input pixel i is reached by tap f from output o). -#}
-{%- macro tap(d) -%}{% if d.flip %}({{ d.kmax }}u - f{{ d.i }}){% else %}f{{ d.i }}{% endif %}{%- endmacro -%}
 // A[row][red] = dy[n][k][o] with o*stride - pad + tap*dilation = i, zero where no such o exists.
 __device__ __forceinline__ float load_a(const float *__restrict__ dy, unsigned row, unsigned red)
 {

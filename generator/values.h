@@ -1,0 +1,15 @@
+/* Template values that several planners build the same way. */
+#ifndef CG_VALUES_H
+#define CG_VALUES_H
+
+#include <stdint.h>
+
+#include "tmpl.h"
+
+/* {pow2, mul, shift}: the magic constants dividing by d over [0, max_dividend], as
+ * common.cuh's udiv() lays them out. NULL (which fails the context it is put in) with
+ * CONVGEN_ERROR_INTERNAL in convgen_last_error() if they cannot be derived; planners keep
+ * dividends below 2^31, where they always can (magic.h). */
+tmpl_value *cg_value_magic(uint32_t d, int64_t max_dividend);
+
+#endif
