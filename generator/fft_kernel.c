@@ -213,27 +213,37 @@ static tmpl_value *header_lines(const fft_spec *sp, const fft_plan *p, const cg_
     return h;
 }
 
-static tmpl_value *context(const fft_spec *sp, const fft_plan *p, const cg_kernel *k)
+void cg_fft_warp_context(tmpl_value *ctx, const fft_plan *p, int sign)
 {
-    tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", header_lines(sp, p, k, WARPS));
-    tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_int(ctx, "n", p->n);
-    tmpl_set_int(ctx, "sign", sp->sign);
+    tmpl_set_int(ctx, "sign", sign);
     tmpl_set_int(ctx, "lanes", p->lanes);
     tmpl_set_int(ctx, "regs", p->regs);
     tmpl_set_int(ctx, "per_warp", p->per_warp);
-    tmpl_set_int(ctx, "warps", WARPS);
-    tmpl_set_int(ctx, "threads", WARPS * FFT_WARP);
-    tmpl_set_int(ctx, "batch", sp->batch);
-    tmpl_set_str(ctx, "index_type", sp->batch * p->n < UINT32_MAX ? "unsigned" : "unsigned long long");
+    tmpl_set_bool(ctx, "idle_lanes", p->per_warp * p->lanes < FFT_WARP);
     tmpl_map_set(ctx, "lane_div", cg_value_magic((uint32_t)p->lanes, FFT_WARP - 1));
     tmpl_set_str(ctx, "twiddle", p->lane_twiddles && p->stages[0].twiddle == FFT_TWIDDLE_TABLE ? "table" : "sincos");
     tmpl_set_str(ctx, "twiddle_reason", p->twiddle_reason);
     if (p->stages[0].twiddle == FFT_TWIDDLE_TABLE)
         tmpl_map_set(ctx, "table", twiddle_table(p));
-    tmpl_map_set(ctx, "stages", stages_value(p, sp->sign));
+    tmpl_map_set(ctx, "stages", stages_value(p, sign));
     tmpl_map_set(ctx, "lane_stages", lane_stages_value(p));
+}
+
+tmpl_value *cg_fft_positions(const fft_plan *p, bool natural) { return indices(p, natural); }
+
+static tmpl_value *context(const fft_spec *sp, const fft_plan *p, const cg_kernel *k)
+{
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", header_lines(sp, p, k, WARPS));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    cg_fft_warp_context(ctx, p, sp->sign);
+    tmpl_set_int(ctx, "warps", WARPS);
+    tmpl_set_int(ctx, "threads", WARPS * FFT_WARP);
+    tmpl_set_int(ctx, "batch", sp->batch);
+    tmpl_set_str(ctx, "index_type", sp->batch * p->n < UINT32_MAX ? "unsigned" : "unsigned long long");
+    tmpl_set_bool(ctx, "scaled_output", sp->scale != 0.0f && sp->scale != 1.0f);
+    tmpl_set_float(ctx, "scale", sp->scale);
     /* The spectrum side is the forward transform's output and the inverse's input. */
     tmpl_map_set(ctx, "loads", indices(p, sp->sign > 0 && sp->natural));
     tmpl_map_set(ctx, "stores", indices(p, sp->sign < 0 && sp->natural));
@@ -271,5 +281,32 @@ convgen_status cg_fft_c2c_kernel(const fft_spec *sp, cg_kernel *out)
     convgen_status s = tmpl_ok(ctx) ? cg_render_template("fft1d.cu", ctx, &out->source)
                                     : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the FFT context");
     tmpl_unref(ctx);
+    return s;
+}
+
+/* C2C plans run the 1-D kernel above, which reads and writes transforms back to back. */
+static convgen_status c2c_kernels(const cg_fft_problem *p, cg_generated *out)
+{
+    int64_t n = p->n;
+    for (int side = 0; side < 2; ++side) {
+        const int64_t *st = side ? p->spectrum_stride : p->real_stride;
+        if (st[1] != n || st[0] != n * p->channels)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%s = {%lld, %lld}: C2C transforms must be packed ({%lld, %lld})",
+                           side ? "spectrum_stride" : "real_stride", (long long)st[0], (long long)st[1],
+                           (long long)(n * p->channels), (long long)n);
+    }
+    fft_spec sp = {.n = p->n, .sign = p->sign, .natural = p->natural, .batch = p->count, .scale = p->scale};
+    convgen_status s = cg_fft_c2c_kernel(&sp, &out->kernels[0]);
+    if (s == CONVGEN_SUCCESS)
+        out->kernel_count = 1;
+    return s;
+}
+
+convgen_status cg_generate_fft(const cg_fft_problem *p, const cg_target *target, cg_generated *out)
+{
+    memset(out, 0, sizeof *out);
+    convgen_status s = p->type == CONVGEN_FFT_C2C ? c2c_kernels(p, out) : cg_fft_real_kernels(p, target, out);
+    if (s != CONVGEN_SUCCESS)
+        cg_generated_free(out);
     return s;
 }

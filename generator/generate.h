@@ -26,6 +26,7 @@ typedef struct cg_kernel {
     char name[CG_KERNEL_NAME_MAX];
     char *source;
     unsigned grid[3], block[3];
+    unsigned shared_bytes; /* dynamic shared memory per block (0 for most kernels) */
 } cg_kernel;
 
 /* The kernels of one layer and pass, run in order on one stream. */

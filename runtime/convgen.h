@@ -159,6 +159,60 @@ CONVGEN_API convgen_status convgen_plan_kernel_info(const convgen_plan *plan, in
 CONVGEN_API convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, convgen_algo algo,
                             int i, char **source);
 
+/* ---- batched FFTs ------------------------------------------------------------------------ */
+
+/* Generated warp-shuffle FFTs (fbfft), on their own or as the pieces of FFT convolutions.
+ *
+ *   convgen_fft_desc f = { .rank = 2, .n = 32, .type = CONVGEN_FFT_R2C, .batch = 128, .channels = 64,
+ *                          .window = {27, 27} };      // a 27x27 image zero-padded to 32x32
+ *   convgen_plan *p;  convgen_plan_fft(ctx, &f, &p);
+ *   convgen_execute_fft(p, x, spectra, ws, ws_bytes, stream);
+ *
+ * Real data is fp32, spectra are interleaved complex fp32 (cufftComplex, float2). R2C writes
+ * the Hermitian half: n/2 + 1 bins along the last dimension. */
+typedef enum { CONVGEN_FFT_C2C = 0, CONVGEN_FFT_R2C = 1, CONVGEN_FFT_C2R = 2 } convgen_fft_type;
+typedef enum { CONVGEN_FFT_FORWARD = -1, CONVGEN_FFT_INVERSE = 1 } convgen_fft_direction;
+/* Rank 2 spectra: NATURAL is [n][n/2+1] (cuFFT's); TRANSPOSED is fbfft's [n/2+1][n], the half
+ * (column) frequency outermost, which is what the column transforms produce without a transpose. */
+typedef enum { CONVGEN_FFT_LAYOUT_NATURAL = 0, CONVGEN_FFT_LAYOUT_TRANSPOSED = 1 } convgen_fft_layout;
+/* Order of the bins along the full-length (n-bin) spectrum axis. DIGIT_REVERSED is where a
+ * decimation-in-frequency forward transform leaves them and where the matching inverse takes
+ * them, so forward -> pointwise product -> inverse never reorders. R2C/C2R rank 1 and the half
+ * axis are always natural. */
+typedef enum { CONVGEN_FFT_ORDER_NATURAL = 0, CONVGEN_FFT_ORDER_DIGIT_REVERSED = 1 } convgen_fft_order;
+
+typedef struct convgen_fft_desc {
+    int rank;                        /* 1 or 2 (C2C: 1) */
+    int n;                           /* every dimension: 2^a 3^b 5^c 7^d, 2..256 */
+    convgen_fft_type type;
+    convgen_fft_direction direction; /* C2C only; R2C is forward and C2R inverse (0 = implied) */
+    int64_t batch;                   /* transforms = batch * channels */
+    int64_t channels;                /* 0 means 1 */
+    /* The real side (R2C input, C2R output), dimensions outermost first: a window of window[d]
+     * elements that sits at offset[d] of the n (x n) signal. R2C reads only the window (clipped
+     * loads; the rest of the signal is zero, never stored), C2R writes only the window (clipped
+     * stores). 0 means n. pitch: elements between rows of the real array (rank 2; 0: window[1]). */
+    int window[2], offset[2];
+    int64_t pitch;
+    /* Elements between consecutive batch entries and channels: real floats for the real side,
+     * complex values for spectra (C2C: both sides). 0: packed (channels * one transform, one transform). */
+    int64_t real_stride[2];
+    int64_t spectrum_stride[2];
+    convgen_fft_layout layout;       /* rank 2 R2C/C2R */
+    convgen_fft_order order;
+    float scale;                     /* outputs are multiplied by it; 0 means 1 (unscaled, like cuFFT) */
+} convgen_fft_desc;
+
+/* Renders, compiles (or finds in the cache) and loads the kernels of a batched FFT. The plan is
+ * destroyed, inspected and sized like a convolution plan (convgen_plan_destroy,
+ * convgen_plan_source, convgen_plan_kernel_info, convgen_plan_workspace_size). */
+CONVGEN_API convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *desc, convgen_plan **plan);
+/* in: real (R2C) or complex data; out: complex (R2C, C2C) or real (C2R). out must not overlap in. */
+CONVGEN_API convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out, void *workspace,
+                                               size_t workspace_bytes, convgen_stream stream);
+/* Renders the source of kernel i of an FFT plan without compiling; *source is malloc'ed. */
+CONVGEN_API convgen_status convgen_emit_fft(const convgen_fft_desc *desc, int i, char **source);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,6 +29,7 @@ static const struct { const char *symbol; size_t offset; } symbols[] = {
     SYM(ModuleGetFunction, "cuModuleGetFunction"),
     SYM(LaunchKernel, "cuLaunchKernel"),
     SYM(GetErrorString, "cuGetErrorString"),
+    SYM(FuncSetAttribute, "cuFuncSetAttribute"),
     SYM(MemAlloc, "cuMemAlloc_v2"),
     SYM(MemFree, "cuMemFree_v2"),
     SYM(MemcpyHtoD, "cuMemcpyHtoD_v2"),

@@ -24,6 +24,7 @@ typedef struct cg_driver {
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUstream, void **, void **);
     CUresult (*GetErrorString)(CUresult, const char **);
+    CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
     /* For the verifier (verify.c), which needs device memory of its own. */
     CUresult (*MemAlloc)(CUdeviceptr *, size_t);
     CUresult (*MemFree)(CUdeviceptr);

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "context.h"
+#include "fft_kernel.h"
+#include "fft_problem.h"
 #include "generate.h"
 #include "jit.h"
 #include "problem.h"
@@ -10,6 +12,7 @@
 
 struct convgen_plan {
     convgen_context *ctx;
+    bool is_fft;           /* an FFT plan (convgen_execute_fft), else a convolution */
     cg_generated gen;
     CUfunction fn[CG_MAX_KERNELS];
     convgen_kernel_info info[CG_MAX_KERNELS];
@@ -29,6 +32,8 @@ static void fill_info(convgen_kernel_info *info, const cg_kernel *k, const cache
     info->origin = origin;
 }
 
+static convgen_status allow_shared_memory(convgen_context *ctx, CUfunction fn, unsigned bytes);
+
 static convgen_status load_kernels(convgen_plan *plan)
 {
     convgen_context *ctx = plan->ctx;
@@ -42,31 +47,47 @@ static convgen_status load_kernels(convgen_plan *plan)
         fill_info(&plan->info[i], k, &compiled, origin);
         s = ctx_load_function(ctx, &compiled, k->source, k->name, &plan->fn[i]);
         cache_kernel_free(&compiled);
+        if (s == CONVGEN_SUCCESS)
+            s = allow_shared_memory(ctx, plan->fn[i], k->shared_bytes);
         if (s != CONVGEN_SUCCESS)
             return s;
     }
     return CONVGEN_SUCCESS;
 }
 
-convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
-                                 convgen_algo algo, convgen_plan **out)
+/* Dynamic shared memory beyond 48 KiB must be asked for, per function. */
+static convgen_status allow_shared_memory(convgen_context *ctx, CUfunction fn, unsigned bytes)
+{
+    if (ctx->offline || bytes <= 48 * 1024)
+        return CONVGEN_SUCCESS;
+    const cg_driver *drv = ctx->drv;
+    CUresult r = drv->CtxPushCurrent(ctx->primary);
+    if (r != CUDA_SUCCESS)
+        return cg_cuda_fail(drv, r, "cuCtxPushCurrent");
+    r = drv->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
+    CUcontext popped;
+    drv->CtxPopCurrent(&popped);
+    return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(drv, r, "cuFuncSetAttribute (dynamic shared memory)");
+}
+
+/* A new plan on ctx, counted by the context until it is destroyed. */
+static convgen_status plan_new(convgen_context *ctx, convgen_plan **out, convgen_plan **plan)
 {
     if (!out)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
     *out = NULL;
     if (!ctx)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "ctx is NULL");
-    cg_problem p;
-    convgen_status s = cg_problem_init(&p, desc);
-    if (s != CONVGEN_SUCCESS)
-        return s;
-    convgen_plan *plan = calloc(1, sizeof *plan);
-    if (!plan)
+    if (!(*plan = calloc(1, sizeof **plan)))
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a plan");
-    plan->ctx = ctx;
+    (*plan)->ctx = ctx;
     ctx_count_plan(ctx, +1);
-    cg_target target = {.sm_count = ctx->sm_count};
-    s = cg_generate(&p, pass, algo, &target, &plan->gen);
+    return CONVGEN_SUCCESS;
+}
+
+/* Loads the generated kernels (s: how generating went) and hands the plan out, or frees it. */
+static convgen_status plan_finish(convgen_plan *plan, convgen_status s, convgen_plan **out)
+{
     if (s == CONVGEN_SUCCESS)
         s = load_kernels(plan);
     if (s != CONVGEN_SUCCESS) {
@@ -75,6 +96,36 @@ convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *
     }
     *out = plan;
     return CONVGEN_SUCCESS;
+}
+
+convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                 convgen_algo algo, convgen_plan **out)
+{
+    convgen_plan *plan;
+    convgen_status s = plan_new(ctx, out, &plan);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    cg_problem p;
+    if ((s = cg_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
+        cg_target target = {.sm_count = ctx->sm_count};
+        s = cg_generate(&p, pass, algo, &target, &plan->gen);
+    }
+    return plan_finish(plan, s, out);
+}
+
+convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *desc, convgen_plan **out)
+{
+    convgen_plan *plan;
+    convgen_status s = plan_new(ctx, out, &plan);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    plan->is_fft = true;
+    cg_fft_problem p;
+    if ((s = cg_fft_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
+        cg_target target = {.sm_count = ctx->sm_count};
+        s = cg_generate_fft(&p, &target, &plan->gen);
+    }
+    return plan_finish(plan, s, out);
 }
 
 void convgen_plan_destroy(convgen_plan *plan)
@@ -132,14 +183,10 @@ static convgen_status check_operands(const convgen_plan *plan, const float *in0,
     return CONVGEN_SUCCESS;
 }
 
-convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
-                               void *workspace, size_t workspace_bytes, convgen_stream stream)
+/* Launches the plan's kernels in order on `stream`, all with the same four pointers. */
+static convgen_status launch(convgen_plan *plan, const void *in0, const void *in1, void *out, void *workspace,
+                             convgen_stream stream)
 {
-    if (!plan)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
-    convgen_status s = check_operands(plan, in0, in1, out, workspace, workspace_bytes);
-    if (s != CONVGEN_SUCCESS)
-        return s;
     convgen_context *ctx = plan->ctx;
     if (ctx->offline)
         return cg_fail(CONVGEN_ERROR_NO_DEVICE, "the plan's context is offline (arch %s): it cannot execute", ctx->arch);
@@ -148,16 +195,49 @@ convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float
     if (r != CUDA_SUCCESS)
         return cg_cuda_fail(drv, r, "cuCtxPushCurrent");
     void *args[4] = {&in0, &in1, &out, &workspace};
+    convgen_status s = CONVGEN_SUCCESS;
     for (int i = 0; i < plan->gen.kernel_count && s == CONVGEN_SUCCESS; ++i) {
         const cg_kernel *k = &plan->gen.kernels[i];
         r = drv->LaunchKernel(plan->fn[i], k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
-                              k->block[2], 0, (CUstream)stream, args, NULL);
+                              k->block[2], k->shared_bytes, (CUstream)stream, args, NULL);
         if (r != CUDA_SUCCESS)
             s = cg_cuda_fail(drv, r, "cuLaunchKernel");
     }
     CUcontext popped;
     drv->CtxPopCurrent(&popped);
     return s;
+}
+
+convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
+                               void *workspace, size_t workspace_bytes, convgen_stream stream)
+{
+    if (!plan)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    if (plan->is_fft)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is an FFT plan: run it with convgen_execute_fft");
+    convgen_status s = check_operands(plan, in0, in1, out, workspace, workspace_bytes);
+    return s != CONVGEN_SUCCESS ? s : launch(plan, in0, in1, out, workspace, stream);
+}
+
+convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out, void *workspace,
+                                   size_t workspace_bytes, convgen_stream stream)
+{
+    if (!plan)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    if (!plan->is_fft)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is a convolution plan: run it with convgen_execute");
+    if (!in)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in is NULL");
+    if (!out)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "out is NULL");
+    if (in == out)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "out = in: FFT plans are out of place");
+    size_t need = (size_t)plan->gen.workspace_bytes;
+    if (workspace_bytes < need)
+        return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", workspace_bytes, need);
+    if (need && !workspace)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL, the plan needs %zu bytes", need);
+    return launch(plan, in, NULL, out, workspace, stream);
 }
 
 convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, convgen_algo algo, int i, char **source)
@@ -169,6 +249,24 @@ convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, co
     convgen_status s = cg_problem_init(&p, desc);
     cg_generated gen;
     if (s != CONVGEN_SUCCESS || (s = cg_generate(&p, pass, algo, NULL, &gen)) != CONVGEN_SUCCESS)
+        return s;
+    if (i < 0 || i >= gen.kernel_count)
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel index %d must be in 0..%d", i, gen.kernel_count - 1);
+    else
+        *source = gen.kernels[i].source, gen.kernels[i].source = NULL;
+    cg_generated_free(&gen);
+    return s;
+}
+
+convgen_status convgen_emit_fft(const convgen_fft_desc *desc, int i, char **source)
+{
+    if (!source)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "source is NULL");
+    *source = NULL;
+    cg_fft_problem p;
+    cg_generated gen;
+    convgen_status s = cg_fft_problem_init(&p, desc);
+    if (s != CONVGEN_SUCCESS || (s = cg_generate_fft(&p, NULL, &gen)) != CONVGEN_SUCCESS)
         return s;
     if (i < 0 || i >= gen.kernel_count)
         s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel index %d must be in 0..%d", i, gen.kernel_count - 1);

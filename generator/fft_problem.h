@@ -1,0 +1,33 @@
+/* A batched FFT as the generator sees it: a convgen_fft_desc checked field by field, with its
+ * defaults filled in and every extent and stride in 64-bit, overflow-checked arithmetic. */
+#ifndef CG_FFT_PROBLEM_H
+#define CG_FFT_PROBLEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "convgen.h"
+
+typedef struct cg_fft_problem {
+    convgen_fft_type type;
+    int rank, n;
+    int sign;                   /* -1 forward, +1 inverse */
+    int64_t batch, channels, count; /* count = batch * channels transforms */
+    int h, oy, w, ox;           /* the real window: rows (rank 2; 1 and 0 for rank 1), columns */
+    int64_t pitch;              /* real elements between window rows */
+    int64_t real_stride[2];     /* batch, channel: real floats (complex values for C2C input) */
+    int64_t spectrum_stride[2]; /* batch, channel: complex values */
+    int half;                   /* bins along the last spectrum axis: n/2 + 1 (C2C: n) */
+    bool transposed;            /* rank 2 spectrum [half][n] */
+    bool natural;               /* bins along the full-length axis in natural order */
+    float scale;
+    int64_t real_elements, spectrum_elements; /* extents of the two sides, in elements */
+} cg_fft_problem;
+
+/* Checks every field; the message of a failure names it ("window[1] = 40 must be ..."). */
+convgen_status cg_fft_problem_init(cg_fft_problem *p, const convgen_fft_desc *d);
+
+/* "R2C 2-D n = 32, 8192 transforms (128 x 64), window 27x27 at 0,0" for headers and the CLI. */
+void cg_fft_problem_describe(const cg_fft_problem *p, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,248 @@
+/* R2C and C2R kernels (templates/fft_real.cu) from a cg_fft_problem: two real rows per complex
+ * warp transform (the classic "two for the price of one" packing, which works for odd n too,
+ * unlike the half-length trick), the window's clipped loads and stores decided per register,
+ * and for rank 2 the layout of the half spectrum between the row and the column transforms. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fft_kernel.h"
+#include "templates.h"
+#include "tmpl.h"
+#include "util.h"
+#include "values.h"
+
+enum {
+    RANK1_WARPS = 4,
+    RANK2_WARPS = 8,
+    /* Rank 2 keeps the half spectrum of an image in shared memory when it takes at most this
+     * much (n <= 128: 66 KiB at n = 128); beyond (n = 256: 258 KiB) it goes through the workspace. */
+    FUSED_MAX_SHARED = 100 * 1024,
+    /* Blocks of several small images aim at this much shared memory, so 8 blocks of 8 warps
+     * (the H100's 64 warps) fit a multiprocessor. */
+    BLOCK_SHARED_TARGET = 24 * 1024,
+    SM_DEFAULT = 132,
+};
+
+/* Rows of shared memory get an odd pitch in float2s: lanes that read a column then hit
+ * distinct banks (a float2 spans two banks; an odd pitch walks all 16 pairs). */
+static int odd_pitch(int m) { return m | 1; }
+
+/* Register r of a lane holds signal index r * lanes + l; against a window [at, at + size) that
+ * register is all outside ("zero"), all inside ("full") or straddles it ("partial"). e is the
+ * window-relative index as an unsigned C expression (it wraps below the window). */
+static tmpl_value *window_registers(const fft_plan *pl, int at, int size)
+{
+    tmpl_value *list = tmpl_list();
+    for (int r = 0; r < pl->regs; ++r) {
+        int c = r * pl->lanes - at, last = c + pl->lanes - 1;
+        const char *kind = last < 0 || c >= size ? "zero" : c >= 0 && last < size ? "full" : "partial";
+        char e[48];
+        if (c == 0)
+            snprintf(e, sizeof e, "l");
+        else
+            snprintf(e, sizeof e, "l %c %du", c > 0 ? '+' : '-', c > 0 ? c : -c);
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "r", r);
+        tmpl_set_str(v, "kind", kind);
+        tmpl_set_str(v, "e", e);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+static tmpl_value *strides_value(const int64_t s[2])
+{
+    tmpl_value *v = tmpl_map();
+    tmpl_set_int(v, "batch", s[0]);
+    tmpl_set_int(v, "channel", s[1]);
+    return v;
+}
+
+/* How a rank 2 problem is cut: images per block, and whether the half spectrum between the
+ * phases stays in shared memory. */
+typedef struct real_layout {
+    int warps, images, pairs, buf_rows, buf_pitch;
+    bool fused;
+    int64_t per_image_bytes, blocks;
+} real_layout;
+
+static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
+{
+    memset(L, 0, sizeof *L);
+    int sms = t && t->sm_count > 0 ? t->sm_count : SM_DEFAULT;
+    if (p->rank == 1) {
+        int64_t per_block = (int64_t)RANK1_WARPS * 2 * pl->per_warp;
+        L->warps = RANK1_WARPS;
+        L->images = (int)per_block;
+        L->blocks = (p->count + per_block - 1) / per_block;
+        return;
+    }
+    L->warps = RANK2_WARPS;
+    L->pairs = (p->h + 1) / 2;
+    /* Forward: packed row pairs of the window, n bins each. Inverse: the window's rows of the
+     * column transforms, half bins each. */
+    L->buf_rows = p->sign < 0 ? L->pairs : p->h;
+    L->buf_pitch = odd_pitch(p->sign < 0 ? p->n : p->half);
+    L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
+    L->fused = L->per_image_bytes <= FUSED_MAX_SHARED;
+    int64_t images = L->fused ? BLOCK_SHARED_TARGET / L->per_image_bytes : 1;
+    int64_t enough_blocks = p->count / (2 * sms); /* keep two blocks per multiprocessor */
+    if (images > enough_blocks)
+        images = enough_blocks;
+    L->images = images < 1 ? 1 : (int)images;
+    L->blocks = (p->count + L->images - 1) / L->images;
+}
+
+static const char *index_type(const cg_fft_problem *p, int64_t workspace_elements)
+{
+    int64_t largest = p->real_elements > p->spectrum_elements ? p->real_elements : p->spectrum_elements;
+    if (workspace_elements > largest)
+        largest = workspace_elements;
+    return largest < (int64_t)UINT32_MAX - 4096 ? "unsigned" : "unsigned long long";
+}
+
+static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L,
+                                const cg_kernel *k, const char *phase)
+{
+    char what[256], plan[160], line[512];
+    cg_fft_problem_describe(p, what, sizeof what);
+    fft_plan_describe(pl, plan, sizeof plan);
+    tmpl_value *h = tmpl_list();
+#define LINE(...) (snprintf(line, sizeof line, __VA_ARGS__), tmpl_list_push(h, tmpl_str(line)))
+    LINE("convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
+    LINE("%s", "");
+    LINE("real side: %s %s, pitch %lld, strides {%lld, %lld} (batch, channel)", p->sign < 0 ? "input" : "output",
+         p->sign < 0 ? "read with clipped loads (the rest of the signal is zero)" : "written with clipped stores",
+         (long long)p->pitch, (long long)p->real_stride[0], (long long)p->real_stride[1]);
+    if (p->rank == 2)
+        LINE("spectrum: %s [%s], %s order along the n-bin axis, strides {%lld, %lld}",
+             p->transposed ? "transposed" : "natural", p->transposed ? "n/2+1][n" : "n][n/2+1",
+             p->natural ? "natural" : "digit-reversed", (long long)p->spectrum_stride[0], (long long)p->spectrum_stride[1]);
+    else
+        LINE("spectrum: %d bins per transform, natural order, strides {%lld, %lld}", p->half,
+             (long long)p->spectrum_stride[0], (long long)p->spectrum_stride[1]);
+    LINE("plan: radices %s, %s", plan, p->sign < 0 ? "decimation in frequency" : "decimation in time");
+    LINE("twiddles: %s", pl->twiddle_reason);
+    LINE("packing: two real rows as one complex transform z = a + ib; the Hermitian halves are %s through shared memory",
+         p->sign < 0 ? "separated" : "combined");
+    if (p->rank == 2) {
+        LINE("pruning: %d row transforms (pairs of the %d window rows) of %d; %d column transforms", L->pairs, p->h,
+             (p->n + 1) / 2, p->half);
+        if (L->fused)
+            LINE("phases: rows and columns in one kernel, the half spectrum in %lld bytes of shared memory per image",
+                 (long long)L->per_image_bytes);
+        else
+            LINE("phases: %s, through %lld bytes of workspace per image (too large for shared memory)", phase,
+                 (long long)L->per_image_bytes);
+    }
+    if (p->scale != 1.0f)
+        LINE("scale: outputs multiplied by %.9g", (double)p->scale);
+    LINE("launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; %d %s per block", k->grid[0],
+         k->block[0], k->shared_bytes, L->images, p->rank == 2 ? "images" : "transforms");
+    LINE("%s", "");
+    LINE("Generated: do not edit. Change templates/fft_real.cu or generator/fft_real.c instead.");
+#undef LINE
+    return h;
+}
+
+static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L, const cg_kernel *k,
+                           const char *phase, bool first_phase, int64_t workspace_elements)
+{
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", header_lines(p, pl, L, k, phase));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    cg_fft_warp_context(ctx, pl, p->sign);
+    tmpl_set_int(ctx, "rank", p->rank);
+    tmpl_set_int(ctx, "half", p->half);
+    tmpl_set_int(ctx, "warps", L->warps);
+    tmpl_set_int(ctx, "threads", L->warps * FFT_WARP);
+    /* A register budget of 128 per thread, or all 255 for the sizes with many registers per lane
+     * (n = 245: 35 of them, each a complex value). */
+    tmpl_set_int(ctx, "min_blocks", pl->regs >= 16 ? 1 : 65536 / 128 / (L->warps * FFT_WARP));
+    tmpl_set_int(ctx, "count", p->count);
+    tmpl_set_int(ctx, "channels", p->channels);
+    int64_t max_transform = p->count + (int64_t)L->warps * FFT_WARP * 2 + L->images;
+    tmpl_map_set(ctx, "chan_div", cg_value_magic((uint32_t)p->channels, max_transform));
+    tmpl_set_str(ctx, "idx", index_type(p, workspace_elements));
+    tmpl_map_set(ctx, "rs", strides_value(p->real_stride));
+    tmpl_map_set(ctx, "ss", strides_value(p->spectrum_stride));
+    tmpl_set_int(ctx, "pitch", p->pitch);
+    tmpl_set_int(ctx, "h", p->h);
+    tmpl_set_int(ctx, "wy0", p->oy);
+    tmpl_set_int(ctx, "w", p->w);
+    tmpl_set_int(ctx, "wx0", p->ox);
+    tmpl_set_bool(ctx, "scaled_output", p->scale != 1.0f);
+    tmpl_set_float(ctx, "scale", p->scale);
+    tmpl_map_set(ctx, "xregs", window_registers(pl, p->ox, p->w));
+    tmpl_map_set(ctx, "nat", cg_fft_positions(pl, true));
+    if (p->rank == 1) {
+        tmpl_set_int(ctx, "sn", odd_pitch(p->n));
+        tmpl_set_int(ctx, "sh", odd_pitch(p->half));
+        tmpl_map_set(ctx, "e_div", cg_value_magic((uint32_t)p->half, 2 * pl->per_warp * p->half + FFT_WARP));
+        return ctx;
+    }
+    tmpl_map_set(ctx, "yregs", window_registers(pl, p->oy, p->h));
+    tmpl_map_set(ctx, "colpos", cg_fft_positions(pl, p->natural));
+    tmpl_set_bool(ctx, "transposed", p->transposed);
+    tmpl_set_str(ctx, "phase", phase);
+    tmpl_set_bool(ctx, "first_phase", first_phase);
+    tmpl_set_bool(ctx, "buf_global", !L->fused);
+    tmpl_set_int(ctx, "buf_rows", L->buf_rows);
+    tmpl_set_int(ctx, "buf_pitch", L->buf_pitch);
+    tmpl_set_int(ctx, "shared_bytes", k->shared_bytes);
+    tmpl_set_int(ctx, "images", L->images);
+    tmpl_set_int(ctx, "pairs", L->pairs);
+    int row_tasks = (L->images * L->pairs + pl->per_warp - 1) / pl->per_warp;
+    int col_tasks = (L->images * p->half + pl->per_warp - 1) / pl->per_warp;
+    tmpl_set_int(ctx, "row_tasks", row_tasks);
+    tmpl_set_int(ctx, "col_tasks", col_tasks);
+    tmpl_map_set(ctx, "pair_div", cg_value_magic((uint32_t)L->pairs, (int64_t)(row_tasks + 1) * pl->per_warp));
+    tmpl_map_set(ctx, "half_div", cg_value_magic((uint32_t)p->half, (int64_t)(col_tasks + 1) * pl->per_warp));
+    return ctx;
+}
+
+static convgen_status render(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L, const char *phase,
+                             bool first_phase, int64_t workspace_elements, cg_kernel *k)
+{
+    static const char *const types[] = {"c2c", "r2c", "c2r"};
+    if (strcmp(phase, "fused") == 0)
+        snprintf(k->name, sizeof k->name, "convgen_%s%dd%d", types[p->type], p->rank, p->n);
+    else
+        snprintf(k->name, sizeof k->name, "convgen_%s%dd%d_%s", types[p->type], p->rank, p->n, phase);
+    k->grid[0] = (unsigned)L->blocks;
+    k->grid[1] = k->grid[2] = 1;
+    k->block[0] = (unsigned)L->warps * FFT_WARP;
+    k->block[1] = k->block[2] = 1;
+    k->shared_bytes = p->rank == 2 && L->fused ? (unsigned)(L->per_image_bytes * L->images) : 0;
+    tmpl_value *ctx = context(p, pl, L, k, phase, first_phase, workspace_elements);
+    convgen_status s = tmpl_ok(ctx) ? cg_render_template("fft_real.cu", ctx, &k->source)
+                                    : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the FFT context");
+    tmpl_unref(ctx);
+    return s;
+}
+
+convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, cg_generated *out)
+{
+    fft_plan pl;
+    char err[128];
+    if (!fft_plan_make(p->n, true, &pl, err, sizeof err))
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s", err);
+    real_layout L;
+    choose_layout(p, &pl, t, &L);
+    if (L.blocks > INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%lld transforms need more than 2^31 blocks", (long long)p->count);
+    if (p->rank == 1 || L.fused) {
+        out->kernel_count = 1;
+        return render(p, &pl, &L, "fused", true, 0, &out->kernels[0]);
+    }
+    int64_t elements; /* float2s of workspace: one half spectrum per image of every block */
+    if (!cg_mul64(L.blocks * L.images, L.per_image_bytes / 8, &elements) || !cg_mul64(elements, 8, &out->workspace_bytes))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the workspace of %lld transforms overflows 64 bits", (long long)p->count);
+    /* Forward: rows, then columns; inverse: columns, then rows. */
+    const char *first = p->sign < 0 ? "rows" : "columns", *second = p->sign < 0 ? "columns" : "rows";
+    convgen_status s = render(p, &pl, &L, first, true, elements, &out->kernels[0]);
+    if (s == CONVGEN_SUCCESS)
+        s = render(p, &pl, &L, second, false, elements, &out->kernels[1]);
+    out->kernel_count = s == CONVGEN_SUCCESS ? 2 : 0;
+    return s;
+}

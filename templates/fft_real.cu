@@ -1,0 +1,252 @@
+{#- Batched real FFTs, fbfft style: R2C (forward) and C2R (inverse), rank 1 and 2.
+    Two real rows ride as the real and imaginary parts of one complex warp transform; the
+    Hermitian halves are unpacked (R2C) or packed (C2R) through shared memory. Rank 2 runs the
+    real-side rows and the n/2 + 1 spectrum columns in one kernel with the half spectrum in
+    shared memory, or in two kernels through the workspace where it does not fit ("phase").
+    generator/fft_real.c decides every constant; this only lays out. -#}
+{%- include "common.cuh" -%}
+{%- include "fft_warp.cuh" -%}
+
+{#- Element offset of transform `tr` on one side: batch and channel strides. -#}
+{%- macro offset(tr, s) -%}
+{%- if channels == 1 -%}({{ idx }}){{ tr }} * {{ s.batch }}u
+{%- else -%}({{ idx }}){{ udiv(tr, chan_div) }} * {{ s.batch }}u + ({{ idx }})({{ tr }} - {{ udiv(tr, chan_div) }} * {{ channels }}u) * {{ s.channel }}u
+{%- endif -%}
+{%- endmacro -%}
+
+{#- x[r] = (row0[e], row1[e]) over the window's columns: zero, unchecked or clipped per register. -#}
+{%- macro load_rows(ok0, ok1, indent) -%}
+{%- for c in xregs %}
+{%- if c.kind == "zero" %}
+{{ indent }}x[{{ c.r }}] = make_float2(0.0f, 0.0f);
+{%- else %}
+{{ indent }}{
+{{ indent }}    const unsigned e = {{ c.e }};
+{%- set inside = "" if c.kind == "full" else " && e < " ~ w ~ "u" %}
+{{ indent }}    x[{{ c.r }}] = make_float2({{ ok0 }}{{ inside }} ? row0[e] : 0.0f, {{ ok1 }}{{ inside }} ? row1[e] : 0.0f);
+{{ indent }}}
+{%- endif %}
+{%- endfor %}
+{%- endmacro -%}
+
+{#- row0[e] = x[r].x, row1[e] = x[r].y over the window's columns, scaled: clipped stores. -#}
+{%- macro store_rows(ok0, ok1, indent) -%}
+{%- for c in xregs %}
+{%- if c.kind != "zero" %}
+{{ indent }}{
+{{ indent }}    const unsigned e = {{ c.e }};
+{%- set inside = "" if c.kind == "full" else " && e < " ~ w ~ "u" %}
+{{ indent }}    if ({{ ok0 }}{{ inside }})
+{{ indent }}        row0[e] = {{ scaled("x[" ~ c.r ~ "].x") }};
+{{ indent }}    if ({{ ok1 }}{{ inside }})
+{{ indent }}        row1[e] = {{ scaled("x[" ~ c.r ~ "].y") }};
+{{ indent }}}
+{%- endif %}
+{%- endfor %}
+{%- endmacro -%}
+
+{%- macro scaled(v) -%}{{ v ~ " * " ~ (scale|f32) if scaled_output else v }}{%- endmacro -%}
+
+{{ file_header(header) }}
+
+{{ fft_device_functions() }}
+{%- if sign < 0 %}
+
+// Z = A + iB is the transform of rows a + ib (a, b real). Bin k of A and of B, from Z[k] = z and
+// Z[n - k] = m: A[k] = (z + conj m) / 2, B[k] = (z - conj m) / 2i.
+__device__ __forceinline__ float2 unpack_even(float2 z, float2 m) { return make_float2(0.5f * (z.x + m.x), 0.5f * (z.y - m.y)); }
+__device__ __forceinline__ float2 unpack_odd(float2 z, float2 m) { return make_float2(0.5f * (z.y + m.y), 0.5f * (m.x - z.x)); }
+{%- else %}
+
+// Bin k of Z = A + iB from the Hermitian halves a, b ({{ half }} bins) of two real rows: bins past the
+// half mirror earlier ones, conjugated; bin 0{{ " and bin " ~ (n // 2) if n % 2 == 0 }} of a real row {{ "are" if n % 2 == 0 else "is" }} real, so their imaginary
+// parts are dropped, as cuFFT's C2R does. b may be absent (a window's last odd row).
+__device__ __forceinline__ float2 pack_bin(const float2 *a, const float2 *b, bool has_b, unsigned k)
+{
+    const bool mirrored = k > {{ n // 2 }}u;
+    const unsigned m = mirrored ? {{ n }}u - k : k;
+    float2 A = a[m], B = has_b ? b[m] : make_float2(0.0f, 0.0f);
+    if (m == 0u{{ " || m == " ~ (n // 2) ~ "u" if n % 2 == 0 }})
+        A.y = B.y = 0.0f;
+    if (mirrored)
+        A.y = -A.y, B.y = -B.y;
+    return make_float2(A.x - B.y, A.y + B.x);
+}
+{%- endif %}
+
+// At least {{ min_blocks }} block{{ "s" if min_blocks > 1 }} per multiprocessor: a register budget of {{ min(65536 // (min_blocks * threads), 255) }} per thread.
+// Without a minimum, ptxas picked 40 registers for some windowed shapes and spilled.
+extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
+{{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1,
+    float *__restrict__ out0, float *__restrict__ workspace)
+{
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+{{- fft_lane_setup() }}
+    float2 x[{{ regs }}];
+{%- if rank == 1 %}
+    // Lane group t holds transforms tr0 = first + 2t and tr0 + 1 as the real and imaginary parts
+    // of one complex transform; the warp's {{ per_warp }} group{{ "s" if per_warp > 1 }} cover {{ 2 * per_warp }} transforms from `first`.
+    const unsigned first = (blockIdx.x * {{ warps }}u + warp) * {{ 2 * per_warp }}u;
+    const unsigned tr0 = first + 2u * t, tr1 = tr0 + 1u;
+    const bool ok0 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}tr0 < {{ count }}u, ok1 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}tr1 < {{ count }}u;
+{%- if sign < 0 %}
+    const float *__restrict__ row0 = in0 + {{ offset("tr0", rs) }};
+    const float *__restrict__ row1 = in0 + {{ offset("tr1", rs) }};
+    // Columns {{ wx0 }}..{{ wx0 + w - 1 }} of the signal come from the window; the rest is zero.
+{{- load_rows("ok0", "ok1", "    ") }}
+{{ fft_transform() }}
+    // The packed spectra, natural order, one row of {{ sn }} (odd: conflict-free columns) per group.
+    __shared__ float2 spectra[{{ warps }}][{{ per_warp }}][{{ sn }}];
+    if (t < {{ per_warp }}u) {
+{%- for k in nat %}
+        spectra[warp][t][{{ k }}] = x[{{ loop.index0 }}];
+{%- endfor %}
+    }
+    __syncwarp();
+    float2 *__restrict__ out = reinterpret_cast<float2 *>(out0);
+    // The warp's {{ 2 * per_warp }} half spectra of {{ half }} bins, stored bin-contiguous.
+    for (unsigned e = lane; e < {{ 2 * per_warp * half }}u; e += 32u) {
+        const unsigned j = {{ udiv("e", e_div) }}, k = e - j * {{ half }}u, tr = first + j;
+        if (tr < {{ count }}u) {
+            const float2 z = spectra[warp][j >> 1][k], m = spectra[warp][j >> 1][k ? {{ n }}u - k : 0u];
+            const float2 v = j & 1u ? unpack_odd(z, m) : unpack_even(z, m);
+            out[{{ offset("tr", ss) }} + k] = {{ "make_float2(" ~ scaled("v.x") ~ ", " ~ scaled("v.y") ~ ")" if scaled_output else "v" }};
+        }
+    }
+{%- else %}
+    // The warp's {{ 2 * per_warp }} half spectra go to shared memory (coalesced loads), one row of {{ sh }} each.
+    __shared__ float2 spectra[{{ warps }}][{{ 2 * per_warp }}][{{ sh }}];
+    const float2 *__restrict__ in = reinterpret_cast<const float2 *>(in0);
+    for (unsigned e = lane; e < {{ 2 * per_warp * half }}u; e += 32u) {
+        const unsigned j = {{ udiv("e", e_div) }}, k = e - j * {{ half }}u, tr = first + j;
+        spectra[warp][j][k] = tr < {{ count }}u ? in[{{ offset("tr", ss) }} + k] : make_float2(0.0f, 0.0f);
+    }
+    __syncwarp();
+    {
+        const unsigned g = {{ "t < " ~ per_warp ~ "u ? t : 0u" if idle_lanes else "t" }};
+{%- for k in nat %}
+        x[{{ loop.index0 }}] = pack_bin(spectra[warp][2u * g], spectra[warp][2u * g + 1u], true, {{ k }});
+{%- endfor %}
+    }
+{{ fft_transform() }}
+    float *__restrict__ row0 = out0 + {{ offset("tr0", rs) }};
+    float *__restrict__ row1 = out0 + {{ offset("tr1", rs) }};
+    // Only the window's columns {{ wx0 }}..{{ wx0 + w - 1 }} are stored.
+{{- store_rows("ok0", "ok1", "    ") }}
+{%- endif %}
+{%- else %}
+    // {{ images }} image{{ "s" if images > 1 }} per block. The half spectrum between the row and column transforms:
+{%- if buf_global %}
+    // in the workspace, between this kernel and the {{ "next" if first_phase else "previous" }} one.
+    float2 (*const buf)[{{ buf_rows }}][{{ buf_pitch }}] = reinterpret_cast<float2 (*)[{{ buf_rows }}][{{ buf_pitch }}]>(workspace) + ({{ idx }})blockIdx.x * {{ images }}u;
+{%- else %}
+    // in shared memory ({{ shared_bytes }} bytes, dynamic).
+    extern __shared__ __align__(16) float2 shared_buf[];
+    float2 (*const buf)[{{ buf_rows }}][{{ buf_pitch }}] = reinterpret_cast<float2 (*)[{{ buf_rows }}][{{ buf_pitch }}]>(shared_buf);
+{%- endif %}
+    const unsigned image0 = blockIdx.x * {{ images }}u;
+{%- if sign < 0 %}
+{%- if phase != "columns" %}
+
+    // Rows: window rows 2q and 2q + 1 (signal rows {{ wy0 }} + 2q, ...) as one complex transform each, q < {{ pairs }};
+    // signal rows outside the window are zero and are never transformed (pruned).
+    for (unsigned task = warp; task < {{ row_tasks }}u; task += {{ warps }}u) {
+        const unsigned item = task * {{ per_warp }}u + t;
+        const unsigned img = {{ udiv("item", pair_div) }}, q = item - img * {{ pairs }}u, tr = image0 + img;
+        const bool ok0 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * pairs }}u && tr < {{ count }}u;
+        const bool ok1 = ok0{{ " && 2u * q + 1u < " ~ h ~ "u" if h % 2 == 1 }};
+        const float *__restrict__ row0 = in0 + {{ offset("tr", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
+        const float *__restrict__ row1 = row0 + {{ pitch }}u;
+{{- load_rows("ok0", "ok1", "        ") }}
+{{ fft_transform()|indent(4) }}
+        if (ok0) {
+{%- for k in nat %}
+            buf[img][q][{{ k }}] = x[{{ loop.index0 }}];
+{%- endfor %}
+        }
+    }
+{%- endif %}
+{%- if phase == "fused" %}
+    __syncthreads();
+{%- endif %}
+{%- if phase != "rows" %}
+
+    // Columns: kx = 0..{{ half - 1 }}, each unpacked from the packed rows as it is loaded.
+    float2 *__restrict__ out = reinterpret_cast<float2 *>(out0);
+    for (unsigned task = warp; task < {{ col_tasks }}u; task += {{ warps }}u) {
+        const unsigned item = task * {{ per_warp }}u + t;
+        const unsigned img = {{ udiv("item", half_div) }}, kx = item - img * {{ half }}u, tr = image0 + img;
+        const bool ok = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * half }}u && tr < {{ count }}u;
+        const unsigned mx = kx ? {{ n }}u - kx : 0u;
+{%- for c in yregs %}
+{%- if c.kind == "zero" %}
+        x[{{ c.r }}] = make_float2(0.0f, 0.0f);
+{%- else %}
+        {
+            const unsigned y = {{ c.e }}; // window row
+            const bool in = ok{{ " && y < " ~ h ~ "u" if c.kind != "full" }};
+            const float2 z = in ? buf[img][y >> 1][kx] : make_float2(0.0f, 0.0f);
+            const float2 m = in ? buf[img][y >> 1][mx] : make_float2(0.0f, 0.0f);
+            x[{{ c.r }}] = y & 1u ? unpack_odd(z, m) : unpack_even(z, m);
+        }
+{%- endif %}
+{%- endfor %}
+{{ fft_transform()|indent(4) }}
+        if (ok) {
+            float2 *__restrict__ dst = out + {{ offset("tr", ss) }};
+{%- for k in colpos %}
+            dst[{{ "kx * " ~ n ~ "u + " ~ k if transposed else "(" ~ k ~ ") * " ~ half ~ "u + kx" }}] = {{ "make_float2(" ~ scaled("x[" ~ loop.index0 ~ "].x") ~ ", " ~ scaled("x[" ~ loop.index0 ~ "].y") ~ ")" if scaled_output else "x[" ~ loop.index0 ~ "]" }};
+{%- endfor %}
+        }
+    }
+{%- endif %}
+{%- else %}
+{%- if phase != "rows" %}
+
+    // Columns: kx = 0..{{ half - 1 }}, inverse; only rows {{ wy0 }}..{{ wy0 + h - 1 }} (the window) are kept.
+    const float2 *__restrict__ in = reinterpret_cast<const float2 *>(in0);
+    for (unsigned task = warp; task < {{ col_tasks }}u; task += {{ warps }}u) {
+        const unsigned item = task * {{ per_warp }}u + t;
+        const unsigned img = {{ udiv("item", half_div) }}, kx = item - img * {{ half }}u, tr = image0 + img;
+        const bool ok = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * half }}u && tr < {{ count }}u;
+        const float2 *__restrict__ src = in + {{ offset("tr", ss) }};
+{%- for k in colpos %}
+        x[{{ loop.index0 }}] = ok ? src[{{ "kx * " ~ n ~ "u + " ~ k if transposed else "(" ~ k ~ ") * " ~ half ~ "u + kx" }}] : make_float2(0.0f, 0.0f);
+{%- endfor %}
+{{ fft_transform()|indent(4) }}
+{%- for c in yregs %}
+{%- if c.kind != "zero" %}
+        {
+            const unsigned y = {{ c.e }}; // window row
+            if (ok{{ " && y < " ~ h ~ "u" if c.kind != "full" }})
+                buf[img][y][kx] = x[{{ c.r }}];
+        }
+{%- endif %}
+{%- endfor %}
+    }
+{%- endif %}
+{%- if phase == "fused" %}
+    __syncthreads();
+{%- endif %}
+{%- if phase != "columns" %}
+
+    // Rows: window rows 2q and 2q + 1 packed as one complex inverse transform, q < {{ pairs }}; only the
+    // window's columns {{ wx0 }}..{{ wx0 + w - 1 }} are stored.
+    for (unsigned task = warp; task < {{ row_tasks }}u; task += {{ warps }}u) {
+        const unsigned item = task * {{ per_warp }}u + t;
+        const unsigned img = {{ udiv("item", pair_div) }}, q = item - img * {{ pairs }}u, tr = image0 + img;
+        const bool ok0 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * pairs }}u && tr < {{ count }}u;
+        const bool has_b = {{ "2u * q + 1u < " ~ h ~ "u" if h % 2 == 1 else "true" }}, ok1 = ok0 && has_b;
+        const float2 *a = buf[ok0 ? img : 0u][ok0 ? 2u * q : 0u], *b = a + {{ buf_pitch }};
+{%- for k in nat %}
+        x[{{ loop.index0 }}] = ok0 ? pack_bin(a, b, has_b, {{ k }}) : make_float2(0.0f, 0.0f);
+{%- endfor %}
+{{ fft_transform()|indent(4) }}
+        float *__restrict__ row0 = out0 + {{ offset("tr", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
+        float *__restrict__ row1 = row0 + {{ pitch }}u;
+{{- store_rows("ok0", "ok1", "        ") }}
+    }
+{%- endif %}
+{%- endif %}
+{%- endif %}
+}
