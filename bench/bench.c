@@ -292,6 +292,7 @@ static int run(const options *o)
     r->fma_tflops = bench_fma_tflops(ctx);
     if (o->fft) {
         int rc = bench_fft(ctx, o->runs, r->copy_gbs, r->device, o->out_dir);
+        rc |= bench_fft_real(ctx, o->runs, r->copy_gbs, r->device, o->out_dir);
         bench_report_destroy(r);
         bench_cudnn_destroy(dnn);
         convgen_context_destroy(ctx);

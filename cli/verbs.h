@@ -3,6 +3,7 @@
 #define CLI_VERBS_H
 
 int cli_emit(int argc, char **argv);
+int cli_emit_fft(int argc, char **argv); /* emit --algo fft */
 int cli_generate(int argc, char **argv);
 int cli_compile(int argc, char **argv);
 int cli_check(int argc, char **argv);

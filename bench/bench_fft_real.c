@@ -1,0 +1,233 @@
+/* convgen's generated R2C and C2R FFTs (through the public convgen_plan_fft API) against cuFFT's
+ * batched plans, in the same run: rank 1 and 2, n = 8..256, at 1024 transforms and at ~128 MiB of
+ * input. Windowed rows (a window smaller than n, as FFT convolution uses) charge cuFFT with the
+ * padded copy (R2C) or the clipping copy (C2R) its user must make; convgen reads and writes
+ * the window in place. Reports ms, GB/s (bytes read + written by convgen's transform), the
+ * fraction of the measured copy bandwidth, the speedup and the error against cuFFT. */
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static const int sizes[] = {8, 16, 32, 64, 128, 256};
+#define SIZE_COUNT (sizeof sizes / sizeof sizes[0])
+#define BIG_BYTES (128ll << 20)
+
+typedef struct real_case {
+    convgen_fft_desc d;
+    convgen_plan *plan;
+    cufftHandle cufft;
+    bool windowed;
+    int sets;
+    long long count;
+    size_t real_bytes, spec_bytes;  /* convgen's two sides (the real one holds the window only) */
+    void *in[BENCH_MAX_SETS], *out[BENCH_MAX_SETS];
+    void *ws;
+    size_t ws_bytes;
+    float *padded;                   /* cuFFT's n (x n) real buffer, when windowed */
+    void *cufft_out;                 /* cuFFT's output where it differs from convgen's */
+} real_case;
+
+static int rows_of(const real_case *c) { return c->d.rank == 2 ? c->d.window[0] : 1; }
+
+/* The window <-> padded-signal copy a cuFFT user makes: one 3-D copy for the whole batch. */
+static bool window_copy(real_case *c, const void *from, void *to, bool into_padded)
+{
+    int n = c->d.n, w = c->d.window[c->d.rank - 1], h = rows_of(c);
+    struct cudaMemcpy3DParms p = {0};
+    struct cudaPitchedPtr win = {.ptr = into_padded ? (void *)from : to, .pitch = w * sizeof(float),
+                                 .xsize = w * sizeof(float), .ysize = (size_t)h};
+    struct cudaPitchedPtr pad = {.ptr = into_padded ? to : (void *)from, .pitch = n * sizeof(float),
+                                 .xsize = n * sizeof(float), .ysize = c->d.rank == 2 ? (size_t)n : 1};
+    p.srcPtr = into_padded ? win : pad;
+    p.dstPtr = into_padded ? pad : win;
+    p.extent = (struct cudaExtent){.width = w * sizeof(float), .height = (size_t)h, .depth = (size_t)c->count};
+    p.kind = cudaMemcpyDeviceToDevice;
+    return cudaMemcpy3DAsync(&p, NULL) == cudaSuccess;
+}
+
+static bool convgen_once(void *state, int set)
+{
+    real_case *c = state;
+    return convgen_execute_fft(c->plan, c->in[set], c->out[set], c->ws, c->ws_bytes, NULL) == CONVGEN_SUCCESS;
+}
+
+static bool cufft_once(void *state, int set)
+{
+    real_case *c = state;
+    if (c->d.type == CONVGEN_FFT_R2C) {
+        if (c->windowed && !window_copy(c, c->in[set], c->padded, true))
+            return false;
+        return cufftExecR2C(c->cufft, c->windowed ? c->padded : (float *)c->in[set], (cufftComplex *)c->out[set]) ==
+               CUFFT_SUCCESS;
+    }
+    float *real = c->windowed ? c->padded : (float *)c->out[set];
+    if (cufftExecC2R(c->cufft, (cufftComplex *)c->in[set], real) != CUFFT_SUCCESS)
+        return false;
+    return !c->windowed || window_copy(c, c->padded, c->out[set], false);
+}
+
+static double rel_error(const float *a_dev, const float *b_dev, size_t floats)
+{
+    float *a = malloc(floats * sizeof *a), *b = malloc(floats * sizeof *b);
+    double d = 0, r = 0;
+    if (a && b && cudaMemcpy(a, a_dev, floats * sizeof *a, cudaMemcpyDeviceToHost) == cudaSuccess &&
+        cudaMemcpy(b, b_dev, floats * sizeof *b, cudaMemcpyDeviceToHost) == cudaSuccess)
+        for (size_t i = 0; i < floats; ++i)
+            d += pow((double)a[i] - b[i], 2), r += pow((double)b[i], 2);
+    else
+        d = NAN;
+    free(a);
+    free(b);
+    return isnan(d) ? INFINITY : sqrt(d / r);
+}
+
+static float *random_floats(size_t count)
+{
+    float *h = malloc(count * sizeof *h);
+    for (size_t i = 0; h && i < count; ++i)
+        h[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+    return h;
+}
+
+/* C2R inputs must be Hermitian halves: cuFFT's R2C of random real data. */
+static bool hermitian_input(real_case *c, void *dst)
+{
+    int n = c->d.n, dims[2] = {n, n};
+    size_t floats = (size_t)c->count * (c->d.rank == 2 ? n * n : n);
+    float *host = random_floats(floats), *dev = NULL;
+    cufftHandle p;
+    bool ok = host && bench_cuda_ok(cudaMalloc((void **)&dev, floats * sizeof(float)), "C2R source") &&
+              bench_cuda_ok(cudaMemcpy(dev, host, floats * sizeof(float), cudaMemcpyHostToDevice), "C2R source copy") &&
+              cufftPlanMany(&p, c->d.rank, dims, NULL, 1, 0, NULL, 1, 0, CUFFT_R2C, (int)c->count) == CUFFT_SUCCESS;
+    if (ok) {
+        ok = cufftExecR2C(p, dev, dst) == CUFFT_SUCCESS && bench_cuda_ok(cudaDeviceSynchronize(), "C2R source FFT");
+        cufftDestroy(p);
+    }
+    cudaFree(dev);
+    free(host);
+    return ok;
+}
+
+static bool prepare(real_case *c, convgen_context *ctx)
+{
+    int n = c->d.n, dims[2] = {n, n};
+    int half = n / 2 + 1, rows = rows_of(c), w = c->d.window[c->d.rank - 1];
+    c->real_bytes = (size_t)c->count * rows * w * sizeof(float);
+    c->spec_bytes = (size_t)c->count * (c->d.rank == 2 ? n : 1) * half * 2 * sizeof(float);
+    bool r2c = c->d.type == CONVGEN_FFT_R2C;
+    size_t in_bytes = r2c ? c->real_bytes : c->spec_bytes, out_bytes = r2c ? c->spec_bytes : c->real_bytes;
+    c->sets = in_bytes + out_bytes >= (size_t)(32 << 20) ? 1 : BENCH_MAX_SETS;
+    if (convgen_plan_fft(ctx, &c->d, &c->plan) != CONVGEN_SUCCESS ||
+        convgen_plan_workspace_size(c->plan, &c->ws_bytes) != CONVGEN_SUCCESS) {
+        fprintf(stderr, "convgen-bench: FFT plan n = %d: %s\n", n, convgen_last_error());
+        return false;
+    }
+    bool ok = cufftPlanMany(&c->cufft, c->d.rank, dims, NULL, 1, 0, NULL, 1, 0, r2c ? CUFFT_R2C : CUFFT_C2R,
+                            (int)c->count) == CUFFT_SUCCESS;
+    if (ok && c->ws_bytes)
+        ok = bench_cuda_ok(cudaMalloc(&c->ws, c->ws_bytes), "FFT workspace");
+    if (ok && c->windowed) {
+        size_t padded = (size_t)c->count * (c->d.rank == 2 ? n * n : n) * sizeof(float);
+        ok = bench_cuda_ok(cudaMalloc((void **)&c->padded, padded), "cuFFT padded buffer") &&
+             bench_cuda_ok(cudaMemset(c->padded, 0, padded), "cuFFT padding");
+    }
+    float *host = ok && r2c ? random_floats(in_bytes / sizeof(float)) : NULL;
+    for (int s = 0; ok && s < c->sets; ++s) {
+        ok = bench_cuda_ok(cudaMalloc(&c->in[s], in_bytes), "FFT input") &&
+             bench_cuda_ok(cudaMalloc(&c->out[s], out_bytes), "FFT output");
+        if (ok && r2c)
+            ok = host && bench_cuda_ok(cudaMemcpy(c->in[s], host, in_bytes, cudaMemcpyHostToDevice), "FFT input copy");
+        else if (ok)
+            ok = s ? bench_cuda_ok(cudaMemcpy(c->in[s], c->in[0], in_bytes, cudaMemcpyDeviceToDevice), "copy")
+                   : hermitian_input(c, c->in[0]);
+    }
+    free(host);
+    return ok && bench_cuda_ok(cudaMalloc(&c->cufft_out, out_bytes), "cuFFT output");
+}
+
+static void release(real_case *c)
+{
+    for (int s = 0; s < BENCH_MAX_SETS; ++s) {
+        cudaFree(c->in[s]);
+        cudaFree(c->out[s]);
+    }
+    cudaFree(c->ws);
+    cudaFree(c->padded);
+    cudaFree(c->cufft_out);
+    if (c->cufft)
+        cufftDestroy(c->cufft);
+    convgen_plan_destroy(c->plan);
+}
+
+static void row(FILE *md, FILE *csv, convgen_context *ctx, int rank, convgen_fft_type type, int n, long long count,
+                int window, int runs, double copy_gbs)
+{
+    real_case c = {.d = {.rank = rank, .n = n, .type = type, .batch = count}, .count = count, .windowed = window < n};
+    for (int i = 0; i < rank; ++i)
+        c.d.window[i] = window;
+    const char *what = type == CONVGEN_FFT_R2C ? "R2C" : "C2R";
+    if (!prepare(&c, ctx)) {
+        fprintf(md, "| %d-D %s | %d | %d | %lld | failed: %s |\n", rank, what, n, window, count, convgen_last_error());
+        release(&c);
+        return;
+    }
+    double mine = bench_median_ms(convgen_once, &c, c.sets, 3, runs);
+    double theirs = bench_median_ms(cufft_once, &c, c.sets, 3, runs);
+    /* Error: convgen's output against cuFFT's (with its copy) on set 0. */
+    size_t out_bytes = type == CONVGEN_FFT_R2C ? c.spec_bytes : c.real_bytes;
+    double err = INFINITY;
+    if (convgen_once(&c, 0) && bench_cuda_ok(cudaMemcpy(c.cufft_out, c.out[0], out_bytes, cudaMemcpyDeviceToDevice), "copy") &&
+        cufft_once(&c, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "check runs"))
+        err = rel_error(c.cufft_out, c.out[0], out_bytes / sizeof(float));
+    double bytes = (double)(c.real_bytes + c.spec_bytes);
+    double gbs = mine > 0 ? bytes / (mine * 1e-3) / 1e9 : NAN, cgbs = theirs > 0 ? bytes / (theirs * 1e-3) / 1e9 : NAN;
+    fprintf(md, "| %d-D %s | %d | %d | %lld | %.4f | %.0f | %.0f%% | %.4f | %.0f | %.0f%% | %.2f | %.1e |\n", rank, what, n,
+            window, count, mine, gbs, 100 * gbs / copy_gbs, theirs, cgbs, 100 * cgbs / copy_gbs, theirs / mine, err);
+    fprintf(csv, "%d,%s,%d,%d,%lld,%.6f,%.1f,%.6f,%.1f,%.4f,%.3e\n", rank, what, n, window, count, mine, gbs, theirs,
+            cgbs, theirs / mine, err);
+    release(&c);
+}
+
+int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir)
+{
+    char md_path[4096], csv_path[4096];
+    snprintf(md_path, sizeof md_path, "%s/fft-real.md", out_dir ? out_dir : "/tmp");
+    snprintf(csv_path, sizeof csv_path, "%s/fft-real.csv", out_dir ? out_dir : "/tmp");
+    FILE *md = fopen(md_path, "w+"), *csv = fopen(csv_path, "w");
+    if (!md || !csv) {
+        fprintf(stderr, "convgen-bench: cannot write %s\n", md ? csv_path : md_path);
+        return 1;
+    }
+    fprintf(csv, "rank,type,n,window,transforms,convgen_ms,convgen_gbs,cufft_ms,cufft_gbs,speedup,rel_error\n");
+    fprintf(md, "# convgen bench: R2C and C2R FFTs against cuFFT (cufftPlanMany, natural layout)\n\n");
+    fprintf(md, "- device: %s\n- timing: CUDA events, median of %d runs after 3 warm-up runs; inputs rotate "
+                "among 8 buffer sets when they fit in L2\n\n", device, runs);
+    fprintf(md, "Bytes = convgen's input read + output written (the real side holds the window only); %% copy = of "
+                "the copy bandwidth measured in this run (%.0f GB/s). Where the window is smaller than n, cuFFT's "
+                "time includes the copy its user must make: window -> zero-padded buffer before R2C, padded "
+                "result -> window after C2R (one cudaMemcpy3DAsync). Speedup = cuFFT time / convgen time.\n\n",
+            copy_gbs);
+    fprintf(md, "| transform | n | window | transforms | convgen ms | GB/s | %% copy | cuFFT ms | GB/s | %% copy | "
+                "speedup | rel. error |\n");
+    fprintf(md, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (int rank = 1; rank <= 2; ++rank)
+        for (int type = CONVGEN_FFT_R2C; type <= CONVGEN_FFT_C2R; ++type)
+            for (size_t i = 0; i < SIZE_COUNT; ++i) {
+                int n = sizes[i];
+                long long per = (long long)(rank == 2 ? n : 1) * (type == CONVGEN_FFT_R2C ? n * 4 : (n / 2 + 1) * 8);
+                row(md, csv, ctx, rank, (convgen_fft_type)type, n, 1024, n, runs, copy_gbs);
+                row(md, csv, ctx, rank, (convgen_fft_type)type, n, BIG_BYTES / per, n, runs, copy_gbs);
+                if (rank == 2) /* a convolution's window: the image inside its padded Fourier basis */
+                    row(md, csv, ctx, rank, (convgen_fft_type)type, n, BIG_BYTES / per, n - n / 8, runs, copy_gbs);
+            }
+    rewind(md);
+    int ch;
+    while ((ch = fgetc(md)) != EOF)
+        putchar(ch);
+    return (fclose(md) != 0) | (fclose(csv) != 0);
+}
