@@ -26,6 +26,7 @@ typedef struct real_case {
     long long count;
     size_t real_bytes, spec_bytes;  /* convgen's two sides (the real one holds the window only) */
     void *in[BENCH_MAX_SETS], *out[BENCH_MAX_SETS];
+    void *cufft_in[BENCH_MAX_SETS];  /* C2R: cuFFT overwrites a multi-dimensional C2R's input */
     void *ws;
     size_t ws_bytes;
     float *padded;                   /* cuFFT's n (x n) real buffer, when windowed */
@@ -66,9 +67,20 @@ static bool cufft_once(void *state, int set)
                CUFFT_SUCCESS;
     }
     float *real = c->windowed ? c->padded : (float *)c->out[set];
-    if (cufftExecC2R(c->cufft, (cufftComplex *)c->in[set], real) != CUFFT_SUCCESS)
+    if (cufftExecC2R(c->cufft, (cufftComplex *)c->cufft_in[set], real) != CUFFT_SUCCESS)
         return false;
     return !c->windowed || window_copy(c, c->padded, c->out[set], false);
+}
+
+/* C2R: cuFFT's own copy of the input, restored before runs whose output is compared. */
+static bool refresh_cufft_input(real_case *c)
+{
+    if (c->d.type != CONVGEN_FFT_C2R)
+        return true;
+    for (int s = 0; s < c->sets; ++s)
+        if (!bench_cuda_ok(cudaMemcpy(c->cufft_in[s], c->in[s], c->spec_bytes, cudaMemcpyDeviceToDevice), "cuFFT input"))
+            return false;
+    return true;
 }
 
 static double rel_error(const float *a_dev, const float *b_dev, size_t floats)
@@ -143,8 +155,9 @@ static bool prepare(real_case *c, convgen_context *ctx)
         if (ok && r2c)
             ok = host && bench_cuda_ok(cudaMemcpy(c->in[s], host, in_bytes, cudaMemcpyHostToDevice), "FFT input copy");
         else if (ok)
-            ok = s ? bench_cuda_ok(cudaMemcpy(c->in[s], c->in[0], in_bytes, cudaMemcpyDeviceToDevice), "copy")
-                   : hermitian_input(c, c->in[0]);
+            ok = (s ? bench_cuda_ok(cudaMemcpy(c->in[s], c->in[0], in_bytes, cudaMemcpyDeviceToDevice), "copy")
+                    : hermitian_input(c, c->in[0])) &&
+                 bench_cuda_ok(cudaMalloc(&c->cufft_in[s], in_bytes), "cuFFT input");
     }
     free(host);
     return ok && bench_cuda_ok(cudaMalloc(&c->cufft_out, out_bytes), "cuFFT output");
@@ -153,6 +166,7 @@ static bool prepare(real_case *c, convgen_context *ctx)
 static void release(real_case *c)
 {
     for (int s = 0; s < BENCH_MAX_SETS; ++s) {
+        cudaFree(c->cufft_in[s]);
         cudaFree(c->in[s]);
         cudaFree(c->out[s]);
     }
@@ -165,25 +179,30 @@ static void release(real_case *c)
 }
 
 static void row(FILE *md, FILE *csv, convgen_context *ctx, int rank, convgen_fft_type type, int n, long long count,
-                int window, int runs, double copy_gbs)
+                int window, bool transposed, int runs, double copy_gbs)
 {
     real_case c = {.d = {.rank = rank, .n = n, .type = type, .batch = count}, .count = count, .windowed = window < n};
+    c.d.layout = transposed ? CONVGEN_FFT_LAYOUT_TRANSPOSED : CONVGEN_FFT_LAYOUT_NATURAL;
     for (int i = 0; i < rank; ++i)
         c.d.window[i] = window;
-    const char *what = type == CONVGEN_FFT_R2C ? "R2C" : "C2R";
+    const char *what = type == CONVGEN_FFT_R2C ? (transposed ? "R2C, transposed" : "R2C")
+                                               : (transposed ? "C2R, transposed" : "C2R");
     if (!prepare(&c, ctx)) {
         fprintf(md, "| %d-D %s | %d | %d | %lld | failed: %s |\n", rank, what, n, window, count, convgen_last_error());
         release(&c);
         return;
     }
     double mine = bench_median_ms(convgen_once, &c, c.sets, 3, runs);
+    refresh_cufft_input(&c);
     double theirs = bench_median_ms(cufft_once, &c, c.sets, 3, runs);
     /* Error: convgen's output against cuFFT's (with its copy) on set 0. */
     size_t out_bytes = type == CONVGEN_FFT_R2C ? c.spec_bytes : c.real_bytes;
-    double err = INFINITY;
-    if (convgen_once(&c, 0) && bench_cuda_ok(cudaMemcpy(c.cufft_out, c.out[0], out_bytes, cudaMemcpyDeviceToDevice), "copy") &&
+    double err = NAN; /* a transposed spectrum is not comparable with cuFFT's */
+    if (!transposed && refresh_cufft_input(&c) && convgen_once(&c, 0) && bench_cuda_ok(cudaMemcpy(c.cufft_out, c.out[0], out_bytes, cudaMemcpyDeviceToDevice), "copy") &&
         cufft_once(&c, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "check runs"))
         err = rel_error(c.cufft_out, c.out[0], out_bytes / sizeof(float));
+    else if (!transposed)
+        err = INFINITY;
     double bytes = (double)(c.real_bytes + c.spec_bytes);
     double gbs = mine > 0 ? bytes / (mine * 1e-3) / 1e9 : NAN, cgbs = theirs > 0 ? bytes / (theirs * 1e-3) / 1e9 : NAN;
     fprintf(md, "| %d-D %s | %d | %d | %lld | %.4f | %.0f | %.0f%% | %.4f | %.0f | %.0f%% | %.2f | %.1e |\n", rank, what, n,
@@ -220,10 +239,13 @@ int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *
             for (size_t i = 0; i < SIZE_COUNT; ++i) {
                 int n = sizes[i];
                 long long per = (long long)(rank == 2 ? n : 1) * (type == CONVGEN_FFT_R2C ? n * 4 : (n / 2 + 1) * 8);
-                row(md, csv, ctx, rank, (convgen_fft_type)type, n, 1024, n, runs, copy_gbs);
-                row(md, csv, ctx, rank, (convgen_fft_type)type, n, BIG_BYTES / per, n, runs, copy_gbs);
-                if (rank == 2) /* a convolution's window: the image inside its padded Fourier basis */
-                    row(md, csv, ctx, rank, (convgen_fft_type)type, n, BIG_BYTES / per, n - n / 8, runs, copy_gbs);
+                convgen_fft_type t = (convgen_fft_type)type;
+                row(md, csv, ctx, rank, t, n, 1024, n, false, runs, copy_gbs);
+                row(md, csv, ctx, rank, t, n, BIG_BYTES / per, n, false, runs, copy_gbs);
+                if (rank == 2) { /* the layout FFT convolution uses; a convolution's window in its Fourier basis */
+                    row(md, csv, ctx, rank, t, n, BIG_BYTES / per, n, true, runs, copy_gbs);
+                    row(md, csv, ctx, rank, t, n, BIG_BYTES / per, n - n / 8, false, runs, copy_gbs);
+                }
             }
     rewind(md);
     int ch;

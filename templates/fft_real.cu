@@ -173,6 +173,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 
     // Columns: kx = 0..{{ half - 1 }}, each unpacked from the packed rows as it is loaded.
     float2 *__restrict__ out = reinterpret_cast<float2 *>(out0);
+{%- if staged %}
+    // Natural-layout results go through a tile [ky][kx] (odd pitch) behind the half spectrum: stored
+    // straight from a column, neighbouring lanes would write {{ half * 8 }} bytes apart.
+    float2 (*const tile)[{{ n }}][{{ tile_pitch }}] = reinterpret_cast<float2 (*)[{{ n }}][{{ tile_pitch }}]>(shared_buf + {{ images * buf_rows * buf_pitch }});
+{%- endif %}
     for (unsigned task = warp; task < {{ col_tasks }}u; task += {{ warps }}u) {
         const unsigned item = task * {{ per_warp }}u + t;
         const unsigned img = {{ udiv("item", half_div) }}, kx = item - img * {{ half }}u, tr = image0 + img;
@@ -192,13 +197,33 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endif %}
 {%- endfor %}
 {{ fft_transform()|indent(4) }}
+{%- if staged %}
+        if (ok) {
+{%- for k in colpos %}
+            tile[img][{{ k }}][kx] = x[{{ loop.index0 }}];
+{%- endfor %}
+        }
+{%- else %}
         if (ok) {
             float2 *__restrict__ dst = out + {{ offset("tr", ss) }};
 {%- for k in colpos %}
             dst[{{ "kx * " ~ n ~ "u + " ~ k if transposed else "(" ~ k ~ ") * " ~ half ~ "u + kx" }}] = {{ "make_float2(" ~ scaled("x[" ~ loop.index0 ~ "].x") ~ ", " ~ scaled("x[" ~ loop.index0 ~ "].y") ~ ")" if scaled_output else "x[" ~ loop.index0 ~ "]" }};
 {%- endfor %}
         }
+{%- endif %}
     }
+{%- if staged %}
+    // The block's spectra leave shared memory row by row, coalesced.
+    __syncthreads();
+    for (unsigned e = threadIdx.x; e < {{ images * n * half }}u; e += {{ threads }}u) {
+        const unsigned img = {{ udiv("e", image_div) }}, rest = e - img * {{ n * half }}u;
+        const unsigned ky = {{ udiv("rest", half_div) }}, kx = rest - ky * {{ half }}u, tr = image0 + img;
+        if (tr < {{ count }}u) {
+            const float2 v = tile[img][ky][kx];
+            out[{{ offset("tr", ss) }} + ky * {{ half }}u + kx] = {{ "make_float2(" ~ scaled("v.x") ~ ", " ~ scaled("v.y") ~ ")" if scaled_output else "v" }};
+        }
+    }
+{%- endif %}
 {%- endif %}
 {%- else %}
 {%- if phase != "rows" %}
