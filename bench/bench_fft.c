@@ -64,12 +64,14 @@ static double rel_error(const float2 *a_dev, const float2 *b_dev, size_t elems)
 
 static bool prepare(fft_case *c, int n, long long batch, bool natural)
 {
-    fft_spec sp = {.n = n, .sign = -1, .natural = natural, .batch = batch};
+    convgen_fft_desc d = {.rank = 1, .n = n, .type = CONVGEN_FFT_C2C, .direction = CONVGEN_FFT_FORWARD,
+                          .batch = batch, .order = natural ? CONVGEN_FFT_ORDER_NATURAL : CONVGEN_FFT_ORDER_DIGIT_REVERSED};
+    cg_fft_problem sp;
     cache_kernel k = {0};
     convgen_kernel_origin origin;
     size_t bytes = (size_t)batch * n * sizeof(float2);
     c->sets = bytes * 2 >= (size_t)(32 << 20) ? 1 : BENCH_MAX_SETS;
-    bool ok = cg_fft_c2c_kernel(&sp, &c->kernel) == CONVGEN_SUCCESS &&
+    bool ok = cg_fft_problem_init(&sp, &d) == CONVGEN_SUCCESS && cg_fft_c2c_kernel(&sp, &c->kernel) == CONVGEN_SUCCESS &&
               jit_get(c->kernel.source, c->kernel.name, c->ctx->arch, NULL, &k, &origin) == CONVGEN_SUCCESS &&
               ctx_load_function(c->ctx, &k, c->kernel.source, c->kernel.name, &c->fn) == CONVGEN_SUCCESS &&
               cufftPlan1d(&c->plan, n, CUFFT_C2C, (int)batch) == CUFFT_SUCCESS;

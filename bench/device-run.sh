@@ -5,7 +5,9 @@
 # results/<gpu>-<date>.{md,csv,png} ready for bench/results/.
 #
 # usage: bench/device-run.sh OUTDIR [LAYER NAME...]    (bench layers; default every 2-D layer)
-# environment: CHECK_LAYERS (default "L2 L4 R4 G1 B1 Z3"), SKIP_TESTS=1, SKIP_BENCH=1
+# environment: CHECK_LAYERS (default "L2 L4 R4 G1 B1 Z3"; empty: none), SKIP_TESTS=1, SKIP_BENCH=1,
+#   TESTS="test_fft_batched ..." (only those test programs), BENCH_FFT_ONLY=1 (only --fft)
+# Exits non-zero when any step failed.
 #
 # Packages the machine lacks (cmocka, xxhash, libdivide) may be carried as Debian .deb files in
 # .deps/: they are unpacked into a private prefix, never into /.
@@ -27,6 +29,7 @@ if ! pkg-config --exists cmocka 2>/dev/null && ls .deps/*.deb >/dev/null 2>&1; t
 fi
 export CONVGEN_CACHE_DIR="${CONVGEN_CACHE_DIR:-${TMPDIR:-/tmp}/convgen-cache}"
 
+failed=
 step() { # name command...: runs, logs to OUTDIR/name.log, reports the status
     name=$1
     shift
@@ -34,6 +37,7 @@ step() { # name command...: runs, logs to OUTDIR/name.log, reports the status
     "$@" >"$out/$name.log" 2>&1
     rc=$?
     echo "[$name] exit $rc in $(($(date +%s) - start)) s"
+    [ "$rc" -eq 0 ] || failed="$failed $name"
     return $rc
 }
 
@@ -42,10 +46,15 @@ step configure ./configure || { tail -20 "$out/configure.log"; exit 1; }
 grep cuDNN "$out/configure.log"
 step build ninja -j16 || { tail -40 "$out/build.log"; exit 1; }
 if [ -z "${SKIP_TESTS:-}" ]; then
-    step test ninja test
+    if [ -n "${TESTS:-}" ]; then
+        ninja -j16 $(for t in $TESTS; do echo "build/tests/$t"; done) >/dev/null
+        step test sh tests/run.sh build $(for t in $TESTS; do echo "build/tests/$t"; done)
+    else
+        step test ninja test
+    fi
     grep -h '^== ' "$out/test.log"
     tail -n 1 "$out/test.log"
-    for l in ${CHECK_LAYERS:-L2 L4 R4 G1 B1 Z3}; do
+    for l in ${CHECK_LAYERS-L2 L4 R4 G1 B1 Z3}; do
         step "compile-$l" build/convgen compile "$l"
         step "check-$l" build/convgen check "$l"
         cat "$out/check-$l.log"
@@ -53,12 +62,16 @@ if [ -z "${SKIP_TESTS:-}" ]; then
 fi
 if [ -z "${SKIP_BENCH:-}" ] && [ -x build/convgen-bench ]; then
     mkdir -p "$out/bench"
-    step bench build/convgen bench --out "$out/bench" "$@"
-    tail -n 8 "$out/bench.log"
+    if [ -z "${BENCH_FFT_ONLY:-}" ]; then
+        step bench build/convgen bench --out "$out/bench" "$@"
+        tail -n 8 "$out/bench.log"
+    fi
     step bench-fft build/convgen bench --fft --no-cudnn --out "$out/bench"
     grep '^|' "$out/bench-fft.log" | tail -n 22
-    python3 bench/plot.py "$out/bench/bench.csv" "$out/bench/bench.png" >"$out/plot.log" 2>&1 ||
-        echo "plot failed: $(tail -n 3 "$out/plot.log")"
+    if [ -f "$out/bench/bench.csv" ]; then
+        python3 bench/plot.py "$out/bench/bench.csv" "$out/bench/bench.png" >"$out/plot.log" 2>&1 ||
+            echo "plot failed: $(tail -n 3 "$out/plot.log")"
+    fi
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
     name=$gpu-$(date -u +%Y-%m-%d)
     mkdir -p "$out/results"
@@ -67,4 +80,8 @@ if [ -z "${SKIP_BENCH:-}" ] && [ -x build/convgen-bench ]; then
         [ -f "$out/bench/fft.$ext" ] && cp "$out/bench/fft.$ext" "$out/results/$name-fft.$ext"
     done
     echo "results: $out/results/$name.*"
+fi
+if [ -n "$failed" ]; then
+    echo "failed steps:$failed"
+    exit 1
 fi

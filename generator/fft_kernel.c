@@ -188,25 +188,31 @@ static tmpl_value *twiddle_table(const fft_plan *p)
     return list;
 }
 
-static tmpl_value *header_lines(const fft_spec *sp, const fft_plan *p, const cg_kernel *k, int warps)
+static tmpl_value *header_lines(const cg_fft_problem *pr, const fft_plan *p, const cg_kernel *k, bool exchange)
 {
-    char plan[160], line[512];
+    char what[256], plan[160], line[512];
+    cg_fft_problem_describe(pr, what, sizeof what);
     fft_plan_describe(p, plan, sizeof plan);
     tmpl_value *h = tmpl_list();
 #define LINE(...) (snprintf(line, sizeof line, __VA_ARGS__), tmpl_list_push(h, tmpl_str(line)))
-    LINE("convgen %s: batched 1-D complex FFT, n = %d, %s (%s), %lld transforms", CG_GENERATOR_VERSION, sp->n,
-         sp->sign < 0 ? "forward" : "inverse, unscaled",
-         sp->sign < 0 ? "decimation in frequency" : "decimation in time", (long long)sp->batch);
+    LINE("convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
     LINE("%s", "");
-    LINE("plan: radices %s", plan);
-    LINE("spectrum order: %s", sp->natural ? "natural" : "digit-reversed (forward output, inverse input)");
+    LINE("plan: radices %s, %s", plan, pr->sign < 0 ? "decimation in frequency" : "decimation in time");
+    LINE("signal: %s, strides {%lld, %lld} (batch, channel)",
+         pr->sign < 0 ? "input, read with clipped loads (the rest of the signal is zero)" : "output, written with clipped stores",
+         (long long)pr->real_stride[0], (long long)pr->real_stride[1]);
+    LINE("spectrum: %s order%s, strides {%lld, %lld}", pr->natural ? "natural" : "digit-reversed",
+         exchange ? ", through shared memory so global accesses stay coalesced" : "", (long long)pr->spectrum_stride[0],
+         (long long)pr->spectrum_stride[1]);
     LINE("twiddles: %s", p->twiddle_reason);
     if (p->regs > (p->n + 31) / 32)
         LINE("registers: %d rather than ceil(n/32) = %d: %d is the largest divisor of n that fits a warp", p->regs,
              (p->n + 31) / 32, p->lanes);
-    LINE("FLOPs: %.6g (5 n log2 n per transform)", 5.0 * sp->n * log2(sp->n) * (double)sp->batch);
+    if (pr->scale != 1.0f)
+        LINE("scale: outputs multiplied by %.9g", (double)pr->scale);
+    LINE("FLOPs: %.6g (5 n log2 n per transform)", 5.0 * pr->n * log2(pr->n) * (double)pr->count);
     LINE("launch: grid (%u, 1, 1), block (%u, 1, 1): %d warps, %d transform%s per warp", k->grid[0], k->block[0],
-         warps, p->per_warp, p->per_warp > 1 ? "s" : "");
+         WARPS, p->per_warp, p->per_warp > 1 ? "s" : "");
     LINE("%s", "");
     LINE("Generated: do not edit. Change templates/fft1d.cu or generator/fft_kernel.c instead.");
 #undef LINE
@@ -232,80 +238,109 @@ void cg_fft_warp_context(tmpl_value *ctx, const fft_plan *p, int sign)
 
 tmpl_value *cg_fft_positions(const fft_plan *p, bool natural) { return indices(p, natural); }
 
-static tmpl_value *context(const fft_spec *sp, const fft_plan *p, const cg_kernel *k)
+tmpl_value *cg_fft_window_registers(const fft_plan *pl, int at, int size)
+{
+    tmpl_value *list = tmpl_list();
+    for (int r = 0; r < pl->regs; ++r) {
+        int c = r * pl->lanes - at, last = c + pl->lanes - 1;
+        const char *kind = last < 0 || c >= size ? "zero" : c >= 0 && last < size ? "full" : "partial";
+        char e[48];
+        if (c == 0)
+            snprintf(e, sizeof e, "l");
+        else
+            snprintf(e, sizeof e, "l %c %du", c > 0 ? '+' : '-', c > 0 ? c : -c);
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "r", r);
+        tmpl_set_str(v, "kind", kind);
+        tmpl_set_str(v, "e", e);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+void cg_fft_side_context(tmpl_value *ctx, const cg_fft_problem *p, int64_t max_transform, int64_t workspace_elements)
+{
+    tmpl_set_int(ctx, "count", p->count);
+    tmpl_set_int(ctx, "channels", p->channels);
+    tmpl_map_set(ctx, "chan_div", cg_value_magic((uint32_t)p->channels, max_transform));
+    int64_t largest = p->real_elements > p->spectrum_elements ? p->real_elements : p->spectrum_elements;
+    if (workspace_elements > largest)
+        largest = workspace_elements;
+    tmpl_set_str(ctx, "idx", largest < (int64_t)UINT32_MAX - 4096 ? "unsigned" : "unsigned long long");
+    const int64_t *sides[2] = {p->real_stride, p->spectrum_stride};
+    for (int i = 0; i < 2; ++i) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "batch", sides[i][0]);
+        tmpl_set_int(v, "channel", sides[i][1]);
+        tmpl_map_set(ctx, i ? "ss" : "rs", v);
+    }
+    tmpl_set_int(ctx, "w", p->w);
+    tmpl_set_int(ctx, "wx0", p->ox);
+    tmpl_set_bool(ctx, "scaled_output", p->scale != 1.0f);
+    tmpl_set_float(ctx, "scale", p->scale);
+}
+
+static tmpl_value *context(const cg_fft_problem *pr, const fft_plan *p, const cg_kernel *k)
 {
     tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", header_lines(sp, p, k, WARPS));
-    tmpl_set_str(ctx, "kernel_name", k->name);
-    cg_fft_warp_context(ctx, p, sp->sign);
-    tmpl_set_int(ctx, "warps", WARPS);
-    tmpl_set_int(ctx, "threads", WARPS * FFT_WARP);
-    tmpl_set_int(ctx, "batch", sp->batch);
-    tmpl_set_str(ctx, "index_type", sp->batch * p->n < UINT32_MAX ? "unsigned" : "unsigned long long");
-    tmpl_set_bool(ctx, "scaled_output", sp->scale != 0.0f && sp->scale != 1.0f);
-    tmpl_set_float(ctx, "scale", sp->scale);
-    /* The spectrum side is the forward transform's output and the inverse's input. */
-    tmpl_map_set(ctx, "loads", indices(p, sp->sign > 0 && sp->natural));
-    tmpl_map_set(ctx, "stores", indices(p, sp->sign < 0 && sp->natural));
     /* Natural order scatters each lane's spectrum values: X[k] of neighbouring lanes lands
      * 8 * regs bytes apart. From 8 registers (64 B) each store touches a cache line per two
      * lanes; measured on the H100 at 128 MiB, n = 256 ran at 64% of copy bandwidth with direct
      * stores and 93% through shared memory (n = 243: 61% -> 80%), while the exchange cost
      * 5-11 points at n = 12, 49 and 100 and nothing elsewhere. */
-    tmpl_set_bool(ctx, "exchange", sp->natural && p->regs >= 8);
-    int exchange = p->per_warp * p->n;
-    tmpl_set_int(ctx, "exchange_size", exchange + exchange / 16 + 1);
+    bool exchange = pr->natural && p->regs >= 8;
+    tmpl_map_set(ctx, "header", header_lines(pr, p, k, exchange));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    cg_fft_warp_context(ctx, p, pr->sign);
+    tmpl_set_int(ctx, "warps", WARPS);
+    tmpl_set_int(ctx, "threads", WARPS * FFT_WARP);
+    cg_fft_side_context(ctx, pr, pr->count + (int64_t)WARPS * p->per_warp + FFT_WARP, 0);
+    tmpl_map_set(ctx, "xregs", cg_fft_window_registers(p, pr->ox, pr->w));
+    /* The spectrum side is the forward transform's output and the inverse's input. */
+    tmpl_map_set(ctx, "loads", indices(p, pr->natural));
+    tmpl_map_set(ctx, "stores", indices(p, pr->natural));
+    tmpl_set_bool(ctx, "exchange", exchange);
+    int size = p->per_warp * p->n;
+    tmpl_set_int(ctx, "exchange_size", size + size / 16 + 1);
+    tmpl_set_bool(ctx, "packed_spectrum",
+                  pr->spectrum_stride[1] == pr->n && pr->spectrum_stride[0] == pr->n * pr->channels);
+    tmpl_map_set(ctx, "n_div", cg_value_magic((uint32_t)p->n, size + FFT_WARP));
     return ctx;
 }
 
-convgen_status cg_fft_c2c_kernel(const fft_spec *sp, cg_kernel *out)
+convgen_status cg_fft_c2c_kernel(const cg_fft_problem *pr, cg_kernel *out)
 {
     fft_plan p;
     char err[128];
     memset(out, 0, sizeof *out);
-    if (sp->sign != -1 && sp->sign != 1)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "direction = %d must be -1 (forward) or +1 (inverse)", sp->sign);
-    if (sp->batch < 1)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "batch = %lld must be >= 1", (long long)sp->batch);
-    if (!fft_plan_make(sp->n, sp->natural, &p, err, sizeof err))
+    if (pr->type != CONVGEN_FFT_C2C || pr->rank != 1)
+        return cg_fail(CONVGEN_ERROR_INTERNAL, "the 1-D C2C kernel got a rank %d, type %d problem", pr->rank,
+                       (int)pr->type);
+    if (!fft_plan_make(pr->n, pr->natural, &p, err, sizeof err))
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s", err);
-    int64_t per_block = (int64_t)WARPS * p.per_warp, blocks = (sp->batch + per_block - 1) / per_block;
-    if (blocks > INT32_MAX)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "batch = %lld needs more than 2^31 blocks", (long long)sp->batch);
-    snprintf(out->name, sizeof out->name, "convgen_fft%d_%s", sp->n, sp->sign < 0 ? "forward" : "inverse");
+    int64_t per_block = (int64_t)WARPS * p.per_warp, blocks = (pr->count + per_block - 1) / per_block;
+    snprintf(out->name, sizeof out->name, "convgen_fft%d_%s", pr->n, pr->sign < 0 ? "forward" : "inverse");
     out->grid[0] = (unsigned)blocks;
     out->grid[1] = out->grid[2] = 1;
     out->block[0] = WARPS * FFT_WARP;
     out->block[1] = out->block[2] = 1;
-    tmpl_value *ctx = context(sp, &p, out);
+    tmpl_value *ctx = context(pr, &p, out);
     convgen_status s = tmpl_ok(ctx) ? cg_render_template("fft1d.cu", ctx, &out->source)
                                     : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the FFT context");
     tmpl_unref(ctx);
     return s;
 }
 
-/* C2C plans run the 1-D kernel above, which reads and writes transforms back to back. */
-static convgen_status c2c_kernels(const cg_fft_problem *p, cg_generated *out)
-{
-    int64_t n = p->n;
-    for (int side = 0; side < 2; ++side) {
-        const int64_t *st = side ? p->spectrum_stride : p->real_stride;
-        if (st[1] != n || st[0] != n * p->channels)
-            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%s = {%lld, %lld}: C2C transforms must be packed ({%lld, %lld})",
-                           side ? "spectrum_stride" : "real_stride", (long long)st[0], (long long)st[1],
-                           (long long)(n * p->channels), (long long)n);
-    }
-    fft_spec sp = {.n = p->n, .sign = p->sign, .natural = p->natural, .batch = p->count, .scale = p->scale};
-    convgen_status s = cg_fft_c2c_kernel(&sp, &out->kernels[0]);
-    if (s == CONVGEN_SUCCESS)
-        out->kernel_count = 1;
-    return s;
-}
-
 convgen_status cg_generate_fft(const cg_fft_problem *p, const cg_target *target, cg_generated *out)
 {
     memset(out, 0, sizeof *out);
-    convgen_status s = p->type == CONVGEN_FFT_C2C ? c2c_kernels(p, out) : cg_fft_real_kernels(p, target, out);
+    convgen_status s;
+    if (p->type == CONVGEN_FFT_C2C && p->rank == 1) {
+        s = cg_fft_c2c_kernel(p, &out->kernels[0]);
+        out->kernel_count = s == CONVGEN_SUCCESS;
+    } else {
+        s = cg_fft_real_kernels(p, target, out);
+    }
     if (s != CONVGEN_SUCCESS)
         cg_generated_free(out);
     return s;

@@ -1,6 +1,6 @@
-/* Batched 1-D complex-to-complex FFT kernels rendered from an fft_plan (fbfft's warp
- * transforms): each transform lives in the registers of plan.lanes lanes, register stages are
- * straight-line butterflies, lane stages exchange values with warp shuffles. */
+/* Batched FFT kernels rendered from an fft_plan (fbfft's warp transforms): each transform lives
+ * in the registers of plan.lanes lanes, register stages are straight-line butterflies, lane
+ * stages exchange values with warp shuffles. */
 #ifndef CG_FFT_KERNEL_H
 #define CG_FFT_KERNEL_H
 
@@ -13,16 +13,8 @@
 #include "tmpl.h"
 #include "generate.h"
 
-typedef struct fft_spec {
-    int n;
-    int sign;        /* -1 forward (decimation in frequency), +1 inverse (in time), unscaled */
-    bool natural;    /* natural order on the spectrum side; else digit-reversed (fft_plan.h) */
-    int64_t batch;   /* transforms, each n contiguous complex floats (interleaved re, im) */
-    float scale;     /* outputs are multiplied by it; 0 or 1: not at all */
-} fft_spec;
-
-/* Renders the kernel: in0 = input, out = output, both float2[batch][n]. */
-convgen_status cg_fft_c2c_kernel(const fft_spec *spec, cg_kernel *out);
+/* Renders the 1-D C2C kernel of a rank 1 C2C problem: in0 = input, out0 = output. */
+convgen_status cg_fft_c2c_kernel(const cg_fft_problem *p, cg_kernel *out);
 
 /* The plan's part of a template context, shared by the FFT templates (fft_warp.cuh): n, sign,
  * lanes, regs, per_warp, idle_lanes, lane_div, twiddles, stages and lane stages. */
@@ -32,7 +24,17 @@ void cg_fft_warp_context(tmpl_value *ctx, const fft_plan *plan, int sign);
  * natural: the spectrum's natural index, else the position r * lanes + l. */
 tmpl_value *cg_fft_positions(const fft_plan *plan, bool natural);
 
-/* The kernels of a batched FFT (fft_kernel.c: C2C; fft_real.c: R2C and C2R). */
+/* For each register r of the plan against a window [at, at + size) of the signal: {r, kind, e},
+ * kind "zero" (all lanes outside), "full" (all inside) or "partial", e the window-relative
+ * index of lane l's element as an unsigned C expression (it wraps below the window). */
+tmpl_value *cg_fft_window_registers(const fft_plan *plan, int at, int size);
+
+/* The problem's part of a template context: count, channels, chan_div (transforms up to
+ * max_transform), idx (the index type, wide enough for both sides and the workspace), rs and ss
+ * (signal and spectrum strides), the window's columns w and wx0, scaled_output and scale. */
+void cg_fft_side_context(tmpl_value *ctx, const cg_fft_problem *p, int64_t max_transform, int64_t workspace_elements);
+
+/* The kernels of a batched FFT (fft_kernel.c: 1-D C2C; fft_real.c: R2C, C2R and 2-D C2C). */
 convgen_status cg_generate_fft(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
 convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
 

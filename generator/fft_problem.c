@@ -16,8 +16,6 @@ static convgen_status check_kind(cg_fft_problem *p, const convgen_fft_desc *d)
         return BAD("type = %d must be CONVGEN_FFT_C2C, _R2C or _C2R", (int)d->type);
     if (d->rank != 1 && d->rank != 2)
         return BAD("rank = %d must be 1 or 2", d->rank);
-    if (d->type == CONVGEN_FFT_C2C && d->rank != 1)
-        return UNSUPPORTED("rank = 2 with type C2C: the generated 2-D transforms are R2C and C2R");
     if (!fft_size_supported(d->n))
         return BAD("n = %d must be 2^a 3^b 5^c 7^d between %d and %d", d->n, FFT_MIN_N, FFT_MAX_N);
     int implied = d->type == CONVGEN_FFT_R2C ? -1 : d->type == CONVGEN_FFT_C2R ? 1 : 0;
@@ -61,18 +59,11 @@ static convgen_status check_window(const convgen_fft_desc *d, int i, int *size, 
     return CONVGEN_SUCCESS;
 }
 
-static convgen_status check_real_side(cg_fft_problem *p, const convgen_fft_desc *d)
+/* The signal side: R2C input, C2R output, C2C's signal (forward input, inverse output). */
+static convgen_status check_signal_side(cg_fft_problem *p, const convgen_fft_desc *d)
 {
     convgen_status s;
     p->h = 1, p->oy = 0;
-    if (p->type == CONVGEN_FFT_C2C) {
-        for (int i = 0; i < 2; ++i)
-            if ((d->window[i] && d->window[i] != d->n) || d->offset[i])
-                return UNSUPPORTED("window[%d] = %d, offset[%d] = %d: C2C transforms take the whole signal "
-                                   "(windows are for R2C and C2R)", i, d->window[i], i, d->offset[i]);
-        p->w = p->n, p->ox = 0, p->pitch = 0;
-        return CONVGEN_SUCCESS;
-    }
     if (p->rank == 1) {
         if (d->window[1] || d->offset[1])
             return BAD("window[1] = %d, offset[1] = %d must be 0 for rank 1", d->window[1], d->offset[1]);
@@ -97,8 +88,8 @@ static convgen_status check_layout(cg_fft_problem *p, const convgen_fft_desc *d)
     if (d->order != CONVGEN_FFT_ORDER_NATURAL && d->order != CONVGEN_FFT_ORDER_DIGIT_REVERSED)
         return BAD("order = %d must be CONVGEN_FFT_ORDER_NATURAL or _DIGIT_REVERSED", (int)d->order);
     bool real = p->type != CONVGEN_FFT_C2C;
-    if (d->layout == CONVGEN_FFT_LAYOUT_TRANSPOSED && !(real && p->rank == 2))
-        return BAD("layout = TRANSPOSED is for rank 2 R2C and C2R spectra");
+    if (d->layout == CONVGEN_FFT_LAYOUT_TRANSPOSED && p->rank != 2)
+        return BAD("layout = TRANSPOSED is for rank 2 spectra");
     if (d->order == CONVGEN_FFT_ORDER_DIGIT_REVERSED && real && p->rank == 1)
         return BAD("order = DIGIT_REVERSED: a rank 1 R2C/C2R spectrum has only the half axis, which is natural");
     p->transposed = d->layout == CONVGEN_FFT_LAYOUT_TRANSPOSED;
@@ -151,14 +142,13 @@ convgen_status cg_fft_problem_init(cg_fft_problem *p, const convgen_fft_desc *d)
         return BAD("desc is NULL");
     convgen_status s;
     if ((s = check_kind(p, d)) != CONVGEN_SUCCESS || (s = check_count(p, d)) != CONVGEN_SUCCESS ||
-        (s = check_real_side(p, d)) != CONVGEN_SUCCESS || (s = check_layout(p, d)) != CONVGEN_SUCCESS)
+        (s = check_signal_side(p, d)) != CONVGEN_SUCCESS || (s = check_layout(p, d)) != CONVGEN_SUCCESS)
         return s;
-    /* One transform's extent on each side. The real window's rows are pitch apart. */
-    int64_t real_extent = p->type == CONVGEN_FFT_C2C ? p->n : (int64_t)(p->h - 1) * p->pitch + p->w;
+    /* One transform's extent on each side. The signal window's rows are pitch apart. The inverse
+     * writes the signal side, the forward the spectrum. */
+    int64_t real_extent = (int64_t)(p->h - 1) * p->pitch + p->w;
     int64_t spectrum_extent = p->rank == 2 ? (int64_t)p->n * p->half : p->half;
-    bool real_out = p->type == CONVGEN_FFT_C2R;
-    if (p->type == CONVGEN_FFT_C2C) /* C2C: input on the "real" side, output the spectrum, both complex */
-        real_out = false;
+    bool real_out = p->sign > 0;
     if ((s = check_strides(p, "real_stride", d->real_stride, real_extent, real_out, p->real_stride,
                            &p->real_elements)) != CONVGEN_SUCCESS ||
         (s = check_strides(p, "spectrum_stride", d->spectrum_stride, spectrum_extent, !real_out, p->spectrum_stride,
@@ -178,7 +168,7 @@ void cg_fft_problem_describe(const cg_fft_problem *p, char *buf, size_t size)
     if (p->channels > 1)
         used += snprintf(buf + used, size - (size_t)used, " (%lld x %lld channels)", (long long)p->batch,
                          (long long)p->channels);
-    if (p->type != CONVGEN_FFT_C2C && (size_t)used < size) {
+    if ((size_t)used < size) {
         if (p->rank == 2)
             snprintf(buf + used, size - (size_t)used, ", window %dx%d at %d,%d", p->h, p->w, p->oy, p->ox);
         else

@@ -13,9 +13,9 @@ typedef struct cg_fft_problem {
     int rank, n;
     int sign;                   /* -1 forward, +1 inverse */
     int64_t batch, channels, count; /* count = batch * channels transforms */
-    int h, oy, w, ox;           /* the real window: rows (rank 2; 1 and 0 for rank 1), columns */
-    int64_t pitch;              /* real elements between window rows */
-    int64_t real_stride[2];     /* batch, channel: real floats (complex values for C2C input) */
+    int h, oy, w, ox;           /* the signal window: rows (rank 2; 1 and 0 for rank 1), columns */
+    int64_t pitch;              /* signal elements between window rows */
+    int64_t real_stride[2];     /* batch, channel of the signal side: floats (C2C: complex values) */
     int64_t spectrum_stride[2]; /* batch, channel: complex values */
     int half;                   /* bins along the last spectrum axis: n/2 + 1 (C2C: n) */
     bool transposed;            /* rank 2 spectrum [half][n] */

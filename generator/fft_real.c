@@ -1,7 +1,8 @@
-/* R2C and C2R kernels (templates/fft_real.cu) from a cg_fft_problem: two real rows per complex
- * warp transform (the classic "two for the price of one" packing, which works for odd n too,
- * unlike the half-length trick), the window's clipped loads and stores decided per register,
- * and for rank 2 the layout of the half spectrum between the row and the column transforms. */
+/* R2C and C2R kernels, and 2-D C2C (templates/fft_real.cu) from a cg_fft_problem: two real rows
+ * per complex warp transform (the classic "two for the price of one" packing, which works for
+ * odd n too, unlike the half-length trick), the window's clipped loads and stores decided per
+ * register, and for rank 2 the layout of the spectrum between the row and the column
+ * transforms. A 2-D C2C is the same kernel with one complex row per transform and no packing. */
 #include <stdio.h>
 #include <string.h>
 
@@ -27,37 +28,6 @@ enum {
  * distinct banks (a float2 spans two banks; an odd pitch walks all 16 pairs). */
 static int odd_pitch(int m) { return m | 1; }
 
-/* Register r of a lane holds signal index r * lanes + l; against a window [at, at + size) that
- * register is all outside ("zero"), all inside ("full") or straddles it ("partial"). e is the
- * window-relative index as an unsigned C expression (it wraps below the window). */
-static tmpl_value *window_registers(const fft_plan *pl, int at, int size)
-{
-    tmpl_value *list = tmpl_list();
-    for (int r = 0; r < pl->regs; ++r) {
-        int c = r * pl->lanes - at, last = c + pl->lanes - 1;
-        const char *kind = last < 0 || c >= size ? "zero" : c >= 0 && last < size ? "full" : "partial";
-        char e[48];
-        if (c == 0)
-            snprintf(e, sizeof e, "l");
-        else
-            snprintf(e, sizeof e, "l %c %du", c > 0 ? '+' : '-', c > 0 ? c : -c);
-        tmpl_value *v = tmpl_map();
-        tmpl_set_int(v, "r", r);
-        tmpl_set_str(v, "kind", kind);
-        tmpl_set_str(v, "e", e);
-        tmpl_list_push(list, v);
-    }
-    return list;
-}
-
-static tmpl_value *strides_value(const int64_t s[2])
-{
-    tmpl_value *v = tmpl_map();
-    tmpl_set_int(v, "batch", s[0]);
-    tmpl_set_int(v, "channel", s[1]);
-    return v;
-}
-
 /* How a rank 2 problem is cut: images per block, and whether the half spectrum between the
  * phases stays in shared memory. */
 typedef struct real_layout {
@@ -80,9 +50,9 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
         return;
     }
     L->warps = RANK2_WARPS;
-    L->pairs = (p->h + 1) / 2;
-    /* Forward: packed row pairs of the window, n bins each. Inverse: the window's rows of the
-     * column transforms, half bins each. */
+    L->pairs = p->type == CONVGEN_FFT_C2C ? p->h : (p->h + 1) / 2;
+    /* Forward: the row transforms of the window (packed pairs for real rows), n bins each.
+     * Inverse: the window's rows of the column transforms, half bins each (C2C: n). */
     L->buf_rows = p->sign < 0 ? L->pairs : p->h;
     L->buf_pitch = odd_pitch(p->sign < 0 ? p->n : p->half);
     L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
@@ -100,14 +70,6 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     L->blocks = (p->count + L->images - 1) / L->images;
 }
 
-static const char *index_type(const cg_fft_problem *p, int64_t workspace_elements)
-{
-    int64_t largest = p->real_elements > p->spectrum_elements ? p->real_elements : p->spectrum_elements;
-    if (workspace_elements > largest)
-        largest = workspace_elements;
-    return largest < (int64_t)UINT32_MAX - 4096 ? "unsigned" : "unsigned long long";
-}
-
 static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L,
                                 const cg_kernel *k, const char *phase)
 {
@@ -118,28 +80,31 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
 #define LINE(...) (snprintf(line, sizeof line, __VA_ARGS__), tmpl_list_push(h, tmpl_str(line)))
     LINE("convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
     LINE("%s", "");
-    LINE("real side: %s %s, pitch %lld, strides {%lld, %lld} (batch, channel)", p->sign < 0 ? "input" : "output",
+    LINE("signal: %s %s, pitch %lld, strides {%lld, %lld} (batch, channel)", p->sign < 0 ? "input" : "output",
          p->sign < 0 ? "read with clipped loads (the rest of the signal is zero)" : "written with clipped stores",
          (long long)p->pitch, (long long)p->real_stride[0], (long long)p->real_stride[1]);
     if (p->rank == 2)
-        LINE("spectrum: %s [%s], %s order along the n-bin axis, strides {%lld, %lld}",
-             p->transposed ? "transposed" : "natural", p->transposed ? "n/2+1][n" : "n][n/2+1",
-             p->natural ? "natural" : "digit-reversed", (long long)p->spectrum_stride[0], (long long)p->spectrum_stride[1]);
+        LINE("spectrum: %s [%d][%d], %s order along the %d-bin column axis, strides {%lld, %lld}",
+             p->transposed ? "transposed" : "natural", p->transposed ? p->half : p->n, p->transposed ? p->n : p->half,
+             p->natural ? "natural" : "digit-reversed", p->n, (long long)p->spectrum_stride[0],
+             (long long)p->spectrum_stride[1]);
     else
         LINE("spectrum: %d bins per transform, natural order, strides {%lld, %lld}", p->half,
              (long long)p->spectrum_stride[0], (long long)p->spectrum_stride[1]);
     LINE("plan: radices %s, %s", plan, p->sign < 0 ? "decimation in frequency" : "decimation in time");
     LINE("twiddles: %s", pl->twiddle_reason);
-    LINE("packing: two real rows as one complex transform z = a + ib; the Hermitian halves are %s through shared memory",
-         p->sign < 0 ? "separated" : "combined");
+    bool packed = p->type != CONVGEN_FFT_C2C;
+    if (packed)
+        LINE("packing: two real rows as one complex transform z = a + ib; the Hermitian halves are %s %s",
+             p->sign < 0 ? "separated" : "combined", p->rank == 2 ? "as the columns load them" : "through shared memory");
     if (p->rank == 2) {
-        LINE("pruning: %d row transforms (pairs of the %d window rows) of %d; %d column transforms", L->pairs, p->h,
-             (p->n + 1) / 2, p->half);
+        LINE("pruning: %d row transforms (%s %d window rows) of %d; %d column transforms", L->pairs,
+             packed ? "pairs of the" : "one for each of the", p->h, packed ? (p->n + 1) / 2 : p->n, p->half);
         if (L->staged)
             LINE("stores: through a shared-memory tile of %lld bytes per image, so rows of the natural layout go out "
                  "coalesced", (long long)L->tile_bytes);
         if (L->fused)
-            LINE("phases: rows and columns in one kernel, the half spectrum in %lld bytes of shared memory per image",
+            LINE("phases: rows and columns in one kernel, the spectrum between them in %lld bytes of shared memory per image",
                  (long long)L->per_image_bytes);
         else
             LINE("phases: %s, through %lld bytes of workspace per image (too large for shared memory)", phase,
@@ -147,8 +112,8 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
     }
     if (p->scale != 1.0f)
         LINE("scale: outputs multiplied by %.9g", (double)p->scale);
-    LINE("launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; %d %s per block", k->grid[0],
-         k->block[0], k->shared_bytes, L->images, p->rank == 2 ? "images" : "transforms");
+    LINE("launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; %d %s%s per block", k->grid[0],
+         k->block[0], k->shared_bytes, L->images, p->rank == 2 ? "image" : "transform", L->images > 1 ? "s" : "");
     LINE("%s", "");
     LINE("Generated: do not edit. Change templates/fft_real.cu or generator/fft_real.c instead.");
 #undef LINE
@@ -166,24 +131,15 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_int(ctx, "half", p->half);
     tmpl_set_int(ctx, "warps", L->warps);
     tmpl_set_int(ctx, "threads", L->warps * FFT_WARP);
-    /* A register budget of 128 per thread, or all 255 for the sizes with many registers per lane
-     * (n = 245: 35 of them, each a complex value). */
-    tmpl_set_int(ctx, "min_blocks", pl->regs >= 16 ? 1 : 65536 / 128 / (L->warps * FFT_WARP));
-    tmpl_set_int(ctx, "count", p->count);
-    tmpl_set_int(ctx, "channels", p->channels);
-    int64_t max_transform = p->count + (int64_t)L->warps * FFT_WARP * 2 + L->images;
-    tmpl_map_set(ctx, "chan_div", cg_value_magic((uint32_t)p->channels, max_transform));
-    tmpl_set_str(ctx, "idx", index_type(p, workspace_elements));
-    tmpl_map_set(ctx, "rs", strides_value(p->real_stride));
-    tmpl_map_set(ctx, "ss", strides_value(p->spectrum_stride));
+    /* A register budget of 128 per thread, or all 255 for the sizes with more than 8 registers
+     * per lane (n = 245: 35 of them, each a complex value; n = 225 with 9 spilled under 128). */
+    tmpl_set_int(ctx, "min_blocks", pl->regs > 8 ? 1 : 65536 / 128 / (L->warps * FFT_WARP));
+    cg_fft_side_context(ctx, p, p->count + (int64_t)L->warps * FFT_WARP * 2 + L->images, workspace_elements);
+    tmpl_set_bool(ctx, "packed", p->type != CONVGEN_FFT_C2C);
     tmpl_set_int(ctx, "pitch", p->pitch);
     tmpl_set_int(ctx, "h", p->h);
     tmpl_set_int(ctx, "wy0", p->oy);
-    tmpl_set_int(ctx, "w", p->w);
-    tmpl_set_int(ctx, "wx0", p->ox);
-    tmpl_set_bool(ctx, "scaled_output", p->scale != 1.0f);
-    tmpl_set_float(ctx, "scale", p->scale);
-    tmpl_map_set(ctx, "xregs", window_registers(pl, p->ox, p->w));
+    tmpl_map_set(ctx, "xregs", cg_fft_window_registers(pl, p->ox, p->w));
     tmpl_map_set(ctx, "nat", cg_fft_positions(pl, true));
     if (p->rank == 1) {
         tmpl_set_int(ctx, "sn", odd_pitch(p->n));
@@ -191,7 +147,7 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
         tmpl_map_set(ctx, "e_div", cg_value_magic((uint32_t)p->half, 2 * pl->per_warp * p->half + FFT_WARP));
         return ctx;
     }
-    tmpl_map_set(ctx, "yregs", window_registers(pl, p->oy, p->h));
+    tmpl_map_set(ctx, "yregs", cg_fft_window_registers(pl, p->oy, p->h));
     tmpl_map_set(ctx, "colpos", cg_fft_positions(pl, p->natural));
     tmpl_set_bool(ctx, "transposed", p->transposed);
     tmpl_set_str(ctx, "phase", phase);

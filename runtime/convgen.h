@@ -168,12 +168,13 @@ CONVGEN_API convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_p
  *   convgen_plan *p;  convgen_plan_fft(ctx, &f, &p);
  *   convgen_execute_fft(p, x, spectra, ws, ws_bytes, stream);
  *
- * Real data is fp32, spectra are interleaved complex fp32 (cufftComplex, float2). R2C writes
- * the Hermitian half: n/2 + 1 bins along the last dimension. */
+ * Real data is fp32, spectra and C2C signals are interleaved complex fp32 (cufftComplex,
+ * float2). R2C writes the Hermitian half: n/2 + 1 bins along the last dimension. */
 typedef enum { CONVGEN_FFT_C2C = 0, CONVGEN_FFT_R2C = 1, CONVGEN_FFT_C2R = 2 } convgen_fft_type;
 typedef enum { CONVGEN_FFT_FORWARD = -1, CONVGEN_FFT_INVERSE = 1 } convgen_fft_direction;
-/* Rank 2 spectra: NATURAL is [n][n/2+1] (cuFFT's); TRANSPOSED is fbfft's [n/2+1][n], the half
- * (column) frequency outermost, which is what the column transforms produce without a transpose. */
+/* Rank 2 spectra: NATURAL is [n][n/2+1] (cuFFT's; C2C [n][n]); TRANSPOSED is fbfft's [n/2+1][n]
+ * (C2C [n][n] with the axes swapped), the column frequency outermost, which is what the column
+ * transforms produce without a transpose. */
 typedef enum { CONVGEN_FFT_LAYOUT_NATURAL = 0, CONVGEN_FFT_LAYOUT_TRANSPOSED = 1 } convgen_fft_layout;
 /* Order of the bins along the full-length (n-bin) spectrum axis. DIGIT_REVERSED is where a
  * decimation-in-frequency forward transform leaves them and where the matching inverse takes
@@ -182,23 +183,24 @@ typedef enum { CONVGEN_FFT_LAYOUT_NATURAL = 0, CONVGEN_FFT_LAYOUT_TRANSPOSED = 1
 typedef enum { CONVGEN_FFT_ORDER_NATURAL = 0, CONVGEN_FFT_ORDER_DIGIT_REVERSED = 1 } convgen_fft_order;
 
 typedef struct convgen_fft_desc {
-    int rank;                        /* 1 or 2 (C2C: 1) */
+    int rank;                        /* 1 or 2 */
     int n;                           /* every dimension: 2^a 3^b 5^c 7^d, 2..256 */
     convgen_fft_type type;
     convgen_fft_direction direction; /* C2C only; R2C is forward and C2R inverse (0 = implied) */
     int64_t batch;                   /* transforms = batch * channels */
     int64_t channels;                /* 0 means 1 */
-    /* The real side (R2C input, C2R output), dimensions outermost first: a window of window[d]
-     * elements that sits at offset[d] of the n (x n) signal. R2C reads only the window (clipped
-     * loads; the rest of the signal is zero, never stored), C2R writes only the window (clipped
-     * stores). 0 means n. pitch: elements between rows of the real array (rank 2; 0: window[1]). */
+    /* The signal side (R2C input, C2R output; C2C: the forward's input, the inverse's output),
+     * dimensions outermost first: a window of window[d] elements that sits at offset[d] of the
+     * n (x n) signal. Forward transforms read only the window (clipped loads; the rest of the
+     * signal is zero, never stored), inverse transforms write only the window (clipped stores).
+     * 0 means n. pitch: elements between rows of the signal array (rank 2; 0: window[1]). */
     int window[2], offset[2];
     int64_t pitch;
-    /* Elements between consecutive batch entries and channels: real floats for the real side,
-     * complex values for spectra (C2C: both sides). 0: packed (channels * one transform, one transform). */
+    /* Elements between consecutive batch entries and channels: real floats for a real signal,
+     * complex values for spectra and C2C signals. 0: packed (channels * one transform, one transform). */
     int64_t real_stride[2];
     int64_t spectrum_stride[2];
-    convgen_fft_layout layout;       /* rank 2 R2C/C2R */
+    convgen_fft_layout layout;       /* rank 2 */
     convgen_fft_order order;
     float scale;                     /* outputs are multiplied by it; 0 means 1 (unscaled, like cuFFT) */
 } convgen_fft_desc;

@@ -1,18 +1,13 @@
-{#- Batched real FFTs, fbfft style: R2C (forward) and C2R (inverse), rank 1 and 2.
-    Two real rows ride as the real and imaginary parts of one complex warp transform; the
-    Hermitian halves are unpacked (R2C) or packed (C2R) through shared memory. Rank 2 runs the
-    real-side rows and the n/2 + 1 spectrum columns in one kernel with the half spectrum in
+{#- Batched FFTs with a row and a column phase, fbfft style: R2C (forward) and C2R (inverse),
+    rank 1 and 2, and 2-D C2C. Two real rows ride as the real and imaginary parts of one
+    complex warp transform; the Hermitian halves are unpacked (R2C) or packed (C2R) through
+    shared memory ("packed"; C2C rows are one complex transform each). Rank 2 runs the signal
+    rows and the spectrum columns (n/2 + 1, or n for C2C) in one kernel with the spectrum in
     shared memory, or in two kernels through the workspace where it does not fit ("phase").
     generator/fft_real.c decides every constant; this only lays out. -#}
 {%- include "common.cuh" -%}
 {%- include "fft_warp.cuh" -%}
 
-{#- Element offset of transform `tr` on one side: batch and channel strides. -#}
-{%- macro offset(tr, s) -%}
-{%- if channels == 1 -%}({{ idx }}){{ tr }} * {{ s.batch }}u
-{%- else -%}({{ idx }}){{ udiv(tr, chan_div) }} * {{ s.batch }}u + ({{ idx }})({{ tr }} - {{ udiv(tr, chan_div) }} * {{ channels }}u) * {{ s.channel }}u
-{%- endif -%}
-{%- endmacro -%}
 
 {#- x[r] = (row0[e], row1[e]) over the window's columns: zero, unchecked or clipped per register. -#}
 {%- macro load_rows(ok0, ok1, indent) -%}
@@ -45,12 +40,42 @@
 {%- endfor %}
 {%- endmacro -%}
 
+{#- x[r] = row[e] over the window's columns of one complex row: zero, unchecked or clipped. -#}
+{%- macro load_complex_row(ok, indent) -%}
+{%- for c in xregs %}
+{%- if c.kind == "zero" %}
+{{ indent }}x[{{ c.r }}] = make_float2(0.0f, 0.0f);
+{%- else %}
+{{ indent }}{
+{{ indent }}    const unsigned e = {{ c.e }};
+{{ indent }}    x[{{ c.r }}] = {{ ok }}{{ " && e < " ~ w ~ "u" if c.kind != "full" }} ? row[e] : make_float2(0.0f, 0.0f);
+{{ indent }}}
+{%- endif %}
+{%- endfor %}
+{%- endmacro -%}
+
+{#- row[e] = x[r] over the window's columns of one complex row, scaled: clipped stores. -#}
+{%- macro store_complex_row(ok, indent) -%}
+{%- for c in xregs %}
+{%- if c.kind != "zero" %}
+{{ indent }}{
+{{ indent }}    const unsigned e = {{ c.e }};
+{{ indent }}    if ({{ ok }}{{ " && e < " ~ w ~ "u" if c.kind != "full" }})
+{{ indent }}        row[e] = {{ scaled_c("x[" ~ c.r ~ "]") }};
+{{ indent }}}
+{%- endif %}
+{%- endfor %}
+{%- endmacro -%}
+
+{%- macro scaled_c(v) -%}{{ "make_float2(" ~ scaled(v ~ ".x") ~ ", " ~ scaled(v ~ ".y") ~ ")" if scaled_output else v }}{%- endmacro -%}
+
 {%- macro scaled(v) -%}{{ v ~ " * " ~ (scale|f32) if scaled_output else v }}{%- endmacro -%}
 
 {{ file_header(header) }}
 
 {{ fft_device_functions() }}
-{%- if sign < 0 %}
+{%- if not packed %}
+{%- elif sign < 0 %}
 
 // Z = A + iB is the transform of rows a + ib (a, b real). Bin k of A and of B, from Z[k] = z and
 // Z[n - k] = m: A[k] = (z + conj m) / 2, B[k] = (z - conj m) / 2i.
@@ -90,8 +115,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     const unsigned tr0 = first + 2u * t, tr1 = tr0 + 1u;
     const bool ok0 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}tr0 < {{ count }}u, ok1 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}tr1 < {{ count }}u;
 {%- if sign < 0 %}
-    const float *__restrict__ row0 = in0 + {{ offset("tr0", rs) }};
-    const float *__restrict__ row1 = in0 + {{ offset("tr1", rs) }};
+    const float *__restrict__ row0 = in0 + {{ transform_offset("tr0", rs) }};
+    const float *__restrict__ row1 = in0 + {{ transform_offset("tr1", rs) }};
     // Columns {{ wx0 }}..{{ wx0 + w - 1 }} of the signal come from the window; the rest is zero.
 {{- load_rows("ok0", "ok1", "    ") }}
 {{ fft_transform() }}
@@ -110,7 +135,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         if (tr < {{ count }}u) {
             const float2 z = spectra[warp][j >> 1][k], m = spectra[warp][j >> 1][k ? {{ n }}u - k : 0u];
             const float2 v = j & 1u ? unpack_odd(z, m) : unpack_even(z, m);
-            out[{{ offset("tr", ss) }} + k] = {{ "make_float2(" ~ scaled("v.x") ~ ", " ~ scaled("v.y") ~ ")" if scaled_output else "v" }};
+            out[{{ transform_offset("tr", ss) }} + k] = {{ "make_float2(" ~ scaled("v.x") ~ ", " ~ scaled("v.y") ~ ")" if scaled_output else "v" }};
         }
     }
 {%- else %}
@@ -119,7 +144,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     const float2 *__restrict__ in = reinterpret_cast<const float2 *>(in0);
     for (unsigned e = lane; e < {{ 2 * per_warp * half }}u; e += 32u) {
         const unsigned j = {{ udiv("e", e_div) }}, k = e - j * {{ half }}u, tr = first + j;
-        spectra[warp][j][k] = tr < {{ count }}u ? in[{{ offset("tr", ss) }} + k] : make_float2(0.0f, 0.0f);
+        spectra[warp][j][k] = tr < {{ count }}u ? in[{{ transform_offset("tr", ss) }} + k] : make_float2(0.0f, 0.0f);
     }
     __syncwarp();
     {
@@ -129,8 +154,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endfor %}
     }
 {{ fft_transform() }}
-    float *__restrict__ row0 = out0 + {{ offset("tr0", rs) }};
-    float *__restrict__ row1 = out0 + {{ offset("tr1", rs) }};
+    float *__restrict__ row0 = out0 + {{ transform_offset("tr0", rs) }};
+    float *__restrict__ row1 = out0 + {{ transform_offset("tr1", rs) }};
     // Only the window's columns {{ wx0 }}..{{ wx0 + w - 1 }} are stored.
 {{- store_rows("ok0", "ok1", "    ") }}
 {%- endif %}
@@ -148,16 +173,25 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- if sign < 0 %}
 {%- if phase != "columns" %}
 
+{%- if packed %}
     // Rows: window rows 2q and 2q + 1 (signal rows {{ wy0 }} + 2q, ...) as one complex transform each, q < {{ pairs }};
+{%- else %}
+    // Rows: window row q (signal row {{ wy0 }} + q), q < {{ pairs }};
+{%- endif %}
     // signal rows outside the window are zero and are never transformed (pruned).
     for (unsigned task = warp; task < {{ row_tasks }}u; task += {{ warps }}u) {
         const unsigned item = task * {{ per_warp }}u + t;
         const unsigned img = {{ udiv("item", pair_div) }}, q = item - img * {{ pairs }}u, tr = image0 + img;
         const bool ok0 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * pairs }}u && tr < {{ count }}u;
+{%- if packed %}
         const bool ok1 = ok0{{ " && 2u * q + 1u < " ~ h ~ "u" if h % 2 == 1 }};
-        const float *__restrict__ row0 = in0 + {{ offset("tr", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
+        const float *__restrict__ row0 = in0 + {{ transform_offset("tr", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
         const float *__restrict__ row1 = row0 + {{ pitch }}u;
 {{- load_rows("ok0", "ok1", "        ") }}
+{%- else %}
+        const float2 *__restrict__ row = reinterpret_cast<const float2 *>(in0) + {{ transform_offset("tr", rs) }} + ({{ idx }})q * {{ pitch }}u;
+{{- load_complex_row("ok0", "        ") }}
+{%- endif %}
 {{ fft_transform()|indent(4) }}
         if (ok0) {
 {%- for k in nat %}
@@ -171,7 +205,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endif %}
 {%- if phase != "rows" %}
 
-    // Columns: kx = 0..{{ half - 1 }}, each unpacked from the packed rows as it is loaded.
+    // Columns: kx = 0..{{ half - 1 }}{{ ", each unpacked from the packed rows as it is loaded" if packed }}.
     float2 *__restrict__ out = reinterpret_cast<float2 *>(out0);
 {%- if staged %}
     // Natural-layout results go through a tile [ky][kx] (odd pitch) behind the half spectrum: stored
@@ -182,7 +216,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         const unsigned item = task * {{ per_warp }}u + t;
         const unsigned img = {{ udiv("item", half_div) }}, kx = item - img * {{ half }}u, tr = image0 + img;
         const bool ok = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * half }}u && tr < {{ count }}u;
+{%- if packed %}
         const unsigned mx = kx ? {{ n }}u - kx : 0u;
+{%- endif %}
 {%- for c in yregs %}
 {%- if c.kind == "zero" %}
         x[{{ c.r }}] = make_float2(0.0f, 0.0f);
@@ -190,9 +226,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         {
             const unsigned y = {{ c.e }}; // window row
             const bool in = ok{{ " && y < " ~ h ~ "u" if c.kind != "full" }};
+{%- if packed %}
             const float2 z = in ? buf[img][y >> 1][kx] : make_float2(0.0f, 0.0f);
             const float2 m = in ? buf[img][y >> 1][mx] : make_float2(0.0f, 0.0f);
             x[{{ c.r }}] = y & 1u ? unpack_odd(z, m) : unpack_even(z, m);
+{%- else %}
+            x[{{ c.r }}] = in ? buf[img][y][kx] : make_float2(0.0f, 0.0f);
+{%- endif %}
         }
 {%- endif %}
 {%- endfor %}
@@ -205,7 +245,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         }
 {%- else %}
         if (ok) {
-            float2 *__restrict__ dst = out + {{ offset("tr", ss) }};
+            float2 *__restrict__ dst = out + {{ transform_offset("tr", ss) }};
 {%- for k in colpos %}
             dst[{{ "kx * " ~ n ~ "u + " ~ k if transposed else "(" ~ k ~ ") * " ~ half ~ "u + kx" }}] = {{ "make_float2(" ~ scaled("x[" ~ loop.index0 ~ "].x") ~ ", " ~ scaled("x[" ~ loop.index0 ~ "].y") ~ ")" if scaled_output else "x[" ~ loop.index0 ~ "]" }};
 {%- endfor %}
@@ -220,7 +260,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         const unsigned ky = {{ udiv("rest", half_div) }}, kx = rest - ky * {{ half }}u, tr = image0 + img;
         if (tr < {{ count }}u) {
             const float2 v = tile[img][ky][kx];
-            out[{{ offset("tr", ss) }} + ky * {{ half }}u + kx] = {{ "make_float2(" ~ scaled("v.x") ~ ", " ~ scaled("v.y") ~ ")" if scaled_output else "v" }};
+            out[{{ transform_offset("tr", ss) }} + ky * {{ half }}u + kx] = {{ "make_float2(" ~ scaled("v.x") ~ ", " ~ scaled("v.y") ~ ")" if scaled_output else "v" }};
         }
     }
 {%- endif %}
@@ -234,7 +274,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         const unsigned item = task * {{ per_warp }}u + t;
         const unsigned img = {{ udiv("item", half_div) }}, kx = item - img * {{ half }}u, tr = image0 + img;
         const bool ok = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * half }}u && tr < {{ count }}u;
-        const float2 *__restrict__ src = in + {{ offset("tr", ss) }};
+        const float2 *__restrict__ src = in + {{ transform_offset("tr", ss) }};
 {%- for k in colpos %}
         x[{{ loop.index0 }}] = ok ? src[{{ "kx * " ~ n ~ "u + " ~ k if transposed else "(" ~ k ~ ") * " ~ half ~ "u + kx" }}] : make_float2(0.0f, 0.0f);
 {%- endfor %}
@@ -255,21 +295,35 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endif %}
 {%- if phase != "columns" %}
 
+{%- if packed %}
     // Rows: window rows 2q and 2q + 1 packed as one complex inverse transform, q < {{ pairs }}; only the
+{%- else %}
+    // Rows: window row q, one complex inverse transform, q < {{ pairs }}; only the
+{%- endif %}
     // window's columns {{ wx0 }}..{{ wx0 + w - 1 }} are stored.
     for (unsigned task = warp; task < {{ row_tasks }}u; task += {{ warps }}u) {
         const unsigned item = task * {{ per_warp }}u + t;
         const unsigned img = {{ udiv("item", pair_div) }}, q = item - img * {{ pairs }}u, tr = image0 + img;
         const bool ok0 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * pairs }}u && tr < {{ count }}u;
+{%- if not packed %}
+        const float2 *a = buf[ok0 ? img : 0u][ok0 ? q : 0u];
+{%- for k in nat %}
+        x[{{ loop.index0 }}] = ok0 ? a[{{ k }}] : make_float2(0.0f, 0.0f);
+{%- endfor %}
+{{ fft_transform()|indent(4) }}
+        float2 *__restrict__ row = reinterpret_cast<float2 *>(out0) + {{ transform_offset("tr", rs) }} + ({{ idx }})q * {{ pitch }}u;
+{{- store_complex_row("ok0", "        ") }}
+{%- else %}
         const bool has_b = {{ "2u * q + 1u < " ~ h ~ "u" if h % 2 == 1 else "true" }}, ok1 = ok0 && has_b;
         const float2 *a = buf[ok0 ? img : 0u][ok0 ? 2u * q : 0u], *b = a + {{ buf_pitch }};
 {%- for k in nat %}
         x[{{ loop.index0 }}] = ok0 ? pack_bin(a, b, has_b, {{ k }}) : make_float2(0.0f, 0.0f);
 {%- endfor %}
 {{ fft_transform()|indent(4) }}
-        float *__restrict__ row0 = out0 + {{ offset("tr", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
+        float *__restrict__ row0 = out0 + {{ transform_offset("tr", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
         float *__restrict__ row1 = row0 + {{ pitch }}u;
 {{- store_rows("ok0", "ok1", "        ") }}
+{%- endif %}
     }
 {%- endif %}
 {%- endif %}

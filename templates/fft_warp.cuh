@@ -17,6 +17,13 @@
 {%- for c in cs -%}{{ "d == " ~ loop.index0 ~ "u ? " if not loop.last }}{{ c[part]|f32 }}{{ " : " if not loop.last }}{%- endfor -%}
 {%- endmacro -%}
 
+{#- Element offset of transform `tr` on one side (s: rs or ss): batch and channel strides. -#}
+{%- macro transform_offset(tr, s) -%}
+{%- if channels == 1 -%}({{ idx }})({{ tr }}) * {{ s.batch }}u
+{%- else -%}({{ idx }})({{ udiv(tr, chan_div) }}) * {{ s.batch }}u + ({{ idx }})({{ tr }} - {{ udiv(tr, chan_div) }} * {{ channels }}u) * {{ s.channel }}u
+{%- endif -%}
+{%- endmacro -%}
+
 {#- Complex helpers, the warp shuffle and the twiddle factors. -#}
 {%- macro fft_device_functions() -%}
 __device__ __forceinline__ float2 c_add(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }

@@ -40,7 +40,18 @@ static int teardown(void **state)
     return 0;
 }
 
-static void compile_ok(const fft_spec *sp, cache_kernel *c, cg_kernel *k)
+/* A packed 1-D C2C problem. */
+static cg_fft_problem problem(int n, int sign, bool natural, int64_t batch)
+{
+    convgen_fft_desc d = {.rank = 1, .n = n, .type = CONVGEN_FFT_C2C, .direction = sign, .batch = batch,
+                          .order = natural ? CONVGEN_FFT_ORDER_NATURAL : CONVGEN_FFT_ORDER_DIGIT_REVERSED};
+    cg_fft_problem p;
+    if (cg_fft_problem_init(&p, &d) != CONVGEN_SUCCESS)
+        fail_msg("n = %d: %s", n, convgen_last_error());
+    return p;
+}
+
+static void compile_ok(const cg_fft_problem *sp, cache_kernel *c, cg_kernel *k)
 {
     convgen_status s = cg_fft_c2c_kernel(sp, k);
     if (s != CONVGEN_SUCCESS)
@@ -56,7 +67,7 @@ static void test_every_size_compiles_without_local_memory(void **state)
     (void)state;
     for (int i = 0; i < size_count; ++i)
         for (int sign = -1; sign <= 1; sign += 2) {
-            fft_spec sp = {.n = sizes[i], .sign = sign, .natural = sizes[i] % 7 == 0, .batch = 1000};
+            cg_fft_problem sp = problem(sizes[i], sign, sizes[i] % 7 == 0, 1000);
             cache_kernel c;
             cg_kernel k;
             compile_ok(&sp, &c, &k);
@@ -73,16 +84,21 @@ static void test_every_size_compiles_without_local_memory(void **state)
 static void test_bad_specs_are_named(void **state)
 {
     (void)state;
-    cg_kernel k;
-    fft_spec sp = {.n = 11, .sign = -1, .batch = 1};
-    assert_int_equal(cg_fft_c2c_kernel(&sp, &k), CONVGEN_ERROR_INVALID_VALUE);
+    cg_fft_problem p;
+    convgen_fft_desc d = {.rank = 1, .n = 11, .type = CONVGEN_FFT_C2C, .direction = CONVGEN_FFT_FORWARD, .batch = 1};
+    assert_int_equal(cg_fft_problem_init(&p, &d), CONVGEN_ERROR_INVALID_VALUE);
     assert_non_null(strstr(convgen_last_error(), "n = 11"));
-    sp.n = 16, sp.sign = 0;
-    assert_int_equal(cg_fft_c2c_kernel(&sp, &k), CONVGEN_ERROR_INVALID_VALUE);
+    d.n = 16, d.direction = 0;
+    assert_int_equal(cg_fft_problem_init(&p, &d), CONVGEN_ERROR_INVALID_VALUE);
     assert_non_null(strstr(convgen_last_error(), "direction = 0"));
-    sp.sign = 1, sp.batch = 0;
-    assert_int_equal(cg_fft_c2c_kernel(&sp, &k), CONVGEN_ERROR_INVALID_VALUE);
+    d.direction = CONVGEN_FFT_INVERSE, d.batch = 0;
+    assert_int_equal(cg_fft_problem_init(&p, &d), CONVGEN_ERROR_INVALID_VALUE);
     assert_non_null(strstr(convgen_last_error(), "batch = 0"));
+    /* The 1-D kernel renders rank 1 C2C only; anything else is a caller's bug. */
+    d.batch = 1, d.rank = 2;
+    assert_int_equal(cg_fft_problem_init(&p, &d), CONVGEN_SUCCESS);
+    cg_kernel k;
+    assert_int_equal(cg_fft_c2c_kernel(&p, &k), CONVGEN_ERROR_INTERNAL);
 }
 
 /* ---- on the GPU ---- */
@@ -119,14 +135,14 @@ static void run(const cg_kernel *k, const cache_kernel *c, const float *in, floa
     drv->CtxPopCurrent(&popped);
 }
 
-static double check(const fft_spec *sp, const float *in, const float *out)
+static double check(const cg_fft_problem *sp, const float *in, const float *out)
 {
     fft_plan p;
     char err[128];
     assert_true(fft_plan_make(sp->n, sp->natural, &p, err, sizeof err));
     double d2 = 0, r2 = 0;
     double complex x[FFT_MAX_N], y[FFT_MAX_N];
-    for (int64_t b = 0; b < sp->batch; ++b) {
+    for (int64_t b = 0; b < sp->count; ++b) {
         for (int i = 0; i < sp->n; ++i)
             x[i] = in[2 * (b * sp->n + i)] + I * in[2 * (b * sp->n + i) + 1];
         fft_plan_eval(&p, sp->sign, x, y);
@@ -147,11 +163,11 @@ static void test_every_size_matches_the_plan_on_the_gpu(void **state)
     double worst = 0;
     for (int i = 0; i < size_count; ++i)
         for (int v = 0; v < 4; ++v) {
-            fft_spec sp = {.n = sizes[i], .sign = v & 1 ? 1 : -1, .natural = v >= 2, .batch = v == 3 ? 1 : 333};
+            cg_fft_problem sp = problem(sizes[i], v & 1 ? 1 : -1, v >= 2, v == 3 ? 1 : 333);
             cache_kernel c;
             cg_kernel k;
             compile_ok(&sp, &c, &k);
-            size_t elems = (size_t)sp.batch * sp.n;
+            size_t elems = (size_t)sp.count * sp.n;
             float *in = malloc(elems * 2 * sizeof(float)), *out = malloc(elems * 2 * sizeof(float));
             for (size_t e = 0; e < 2 * elems; ++e)
                 in[e] = uniform();
@@ -160,7 +176,7 @@ static void test_every_size_matches_the_plan_on_the_gpu(void **state)
             worst = e > worst ? e : worst;
             if (!(e <= BOUND))
                 fail_msg("n = %d %s %s batch %lld: relative error %.3e", sp.n, sp.sign < 0 ? "forward" : "inverse",
-                         sp.natural ? "natural" : "digit-reversed", (long long)sp.batch, e);
+                         sp.natural ? "natural" : "digit-reversed", (long long)sp.count, e);
             free(in);
             free(out);
             cache_kernel_free(&c);

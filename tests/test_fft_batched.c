@@ -1,0 +1,621 @@
+/* Generated batched FFTs through the public API (convgen_plan_fft): R2C, C2R and C2C forward and
+ * inverse, rank 1 and 2. Bad descriptors get a message naming the field; every size renders and
+ * compiles for sm_90 without local memory; on a GPU, every size against a float64 DFT computed
+ * here and against cuFFT run on the padded copy its users make, with windows, strides, both
+ * layouts and orders, and scales. Outputs are poisoned first and every element outside the
+ * requested output (gaps between strided transforms, columns past a window, a guard region
+ * past the end) must still hold the poison afterwards. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <complex.h>
+#include <cufft.h>
+#include <pthread.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "context.h"
+#include "fft_kernel.h"
+#include "fft_problem.h"
+#include "jit.h"
+
+#define BOUND 1e-5
+#define GUARD 512 /* poisoned elements past the last output */
+
+static int sizes[FFT_MAX_N], size_count;
+static convgen_context *gpu, *offline;
+
+static int setup(void **state)
+{
+    (void)state;
+    /* CONVGEN_TEST_FFT_SIZES="16 12" runs only those sizes (to try a broken template quickly). */
+    const char *only = getenv("CONVGEN_TEST_FFT_SIZES");
+    for (int n = 1; n <= FFT_MAX_N; ++n) {
+        char word[8];
+        snprintf(word, sizeof word, " %d ", n);
+        char padded[256];
+        snprintf(padded, sizeof padded, " %s ", only ? only : "");
+        if (fft_size_supported(n) && (!only || strstr(padded, word)))
+            sizes[size_count++] = n;
+    }
+    convgen_context_options o = {.offline = 1, .arch = "sm_90", .disk_cache = -1};
+    if (convgen_context_create(&o, &offline) != CONVGEN_SUCCESS)
+        return -1;
+    if (convgen_context_create(NULL, &gpu) != CONVGEN_SUCCESS) {
+        printf("batched FFT GPU tests SKIPPED: %s\n", convgen_last_error());
+        gpu = NULL;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    convgen_context_destroy(gpu);
+    convgen_context_destroy(offline);
+    return 0;
+}
+
+static void expect_error(const convgen_fft_desc *d, convgen_status want, const char *words)
+{
+    char *src = NULL;
+    convgen_status s = convgen_emit_fft(d, 0, &src);
+    free(src);
+    if (s != want || !strstr(convgen_last_error(), words))
+        fail_msg("status %d (want %d), message \"%s\" (want \"%s\")", s, want, convgen_last_error(), words);
+}
+
+static void test_bad_descriptors_are_named(void **state)
+{
+    (void)state;
+    const convgen_fft_desc good = {.rank = 2, .n = 32, .type = CONVGEN_FFT_R2C, .batch = 4, .window = {27, 27}};
+    char *src = NULL;
+    assert_int_equal(convgen_emit_fft(&good, 0, &src), CONVGEN_SUCCESS);
+    free(src);
+    convgen_fft_desc d = good;
+    d.n = 11, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "n = 11");
+    d = good, d.rank = 3, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "rank = 3");
+    d = good, d.type = 7, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "type = 7");
+    d = good, d.direction = CONVGEN_FFT_INVERSE, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "direction = 1");
+    d = good, d.batch = 0, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "batch = 0");
+    d = good, d.channels = -2, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "channels = -2");
+    d = good, d.window[1] = 33, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "window[1] = 33");
+    d = good, d.offset[0] = 6, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "offset[0] = 6");
+    d = good, d.pitch = 20, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "pitch = 20");
+    d = good, d.spectrum_stride[1] = 100, d.channels = 2,
+    expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "spectrum_stride[1] = 100");
+    d = good, d.spectrum_stride[1] = 544, d.spectrum_stride[0] = 1000, d.channels = 2,
+    expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "spectrum_stride[0] = 1000");
+    d = good, d.real_stride[0] = -1, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "real_stride[0] = -1");
+    d = good, d.layout = 5, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "layout = 5");
+    d = good, d.scale = NAN, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "scale");
+    d = good, d.batch = INT64_MAX, expect_error(&d, CONVGEN_ERROR_NOT_SUPPORTED, "2^31");
+    d = good, d.rank = 1, d.window[1] = 0, d.order = CONVGEN_FFT_ORDER_DIGIT_REVERSED,
+    expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "order = DIGIT_REVERSED");
+    d = good, d.type = CONVGEN_FFT_C2C, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "direction = 0");
+    d = good, d.rank = 1, d.window[1] = 0, d.layout = CONVGEN_FFT_LAYOUT_TRANSPOSED,
+    expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "layout = TRANSPOSED");
+    expect_error(NULL, CONVGEN_ERROR_INVALID_VALUE, "desc is NULL");
+    assert_int_equal(convgen_emit_fft(&good, 0, NULL), CONVGEN_ERROR_INVALID_VALUE);
+    assert_int_equal(convgen_emit_fft(&good, 1, &src), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "kernel index 1"));
+}
+
+/* The four transforms a plan can be. */
+typedef struct kind {
+    convgen_fft_type type;
+    convgen_fft_direction direction;
+    const char *name;
+} kind;
+
+static const kind kinds[] = {
+    {CONVGEN_FFT_R2C, 0, "R2C"},
+    {CONVGEN_FFT_C2R, 0, "C2R"},
+    {CONVGEN_FFT_C2C, CONVGEN_FFT_FORWARD, "C2C forward"},
+    {CONVGEN_FFT_C2C, CONVGEN_FFT_INVERSE, "C2C inverse"},
+};
+enum { KINDS = sizeof kinds / sizeof kinds[0] };
+
+/* A window that leaves a border on both sides where the size allows, so clipped and pruned
+ * registers are exercised; the whole signal for the smallest sizes. */
+static void some_window(int n, int salt, int *size, int *at)
+{
+    *size = n > 4 ? n - n / 4 - salt % 3 : n;
+    *at = n > 4 ? (n - *size) / 2 + salt % 2 : 0;
+    if (*at + *size > n)
+        *at = n - *size;
+}
+
+static convgen_fft_desc variant(int n, int rank, kind k, int v)
+{
+    convgen_fft_desc d = {.rank = rank, .n = n, .type = k.type, .direction = k.direction, .batch = v % 3 == 2 ? 1 : 37};
+    if (v % 4 == 1)
+        d.channels = 3;
+    if (v % 2 == 1) {
+        some_window(n, v, &d.window[0], &d.offset[0]);
+        if (rank == 2)
+            some_window(n, v + 1, &d.window[1], &d.offset[1]);
+    }
+    if (rank == 2)
+        d.layout = v % 3 == 1 ? CONVGEN_FFT_LAYOUT_TRANSPOSED : CONVGEN_FFT_LAYOUT_NATURAL;
+    if (rank == 2 || k.type == CONVGEN_FFT_C2C)
+        d.order = v % 4 >= 2 ? CONVGEN_FFT_ORDER_DIGIT_REVERSED : CONVGEN_FFT_ORDER_NATURAL;
+    if (v % 5 == 3) { /* strided: gaps that must stay untouched */
+        int w = d.window[rank - 1] ? d.window[rank - 1] : n;
+        int half = k.type == CONVGEN_FFT_C2C ? n : n / 2 + 1;
+        d.pitch = rank == 2 ? w + 3 : 0;
+        int64_t signal = rank == 2 ? (int64_t)((d.window[0] ? d.window[0] : n) - 1) * d.pitch + w : w;
+        int64_t spec = rank == 2 ? (int64_t)n * half : half;
+        int64_t channels = d.channels ? d.channels : 1;
+        d.real_stride[1] = signal + 5; /* channel-major within a batch entry, with gaps */
+        d.real_stride[0] = channels * (signal + 5) + 2;
+        d.spectrum_stride[1] = spec + 7;
+        d.spectrum_stride[0] = channels * (spec + 7) + 1;
+    }
+    bool inverse = k.type == CONVGEN_FFT_C2R || k.direction == CONVGEN_FFT_INVERSE;
+    if (inverse && v % 2 == 0)
+        d.scale = 1.0f / (float)(rank == 2 ? n * n : n);
+    return d;
+}
+
+static void test_every_size_compiles_without_local_memory(void **state)
+{
+    (void)state;
+    int kernels = 0;
+    for (int i = 0; i < size_count; ++i)
+        for (int rank = 1; rank <= 2; ++rank)
+            for (int k = 0; k < KINDS; ++k) {
+                convgen_fft_desc d = variant(sizes[i], rank, kinds[k], i + k);
+                convgen_plan *p;
+                if (convgen_plan_fft(offline, &d, &p) != CONVGEN_SUCCESS)
+                    fail_msg("n = %d rank %d %s: %s\n%s", d.n, rank, kinds[k].name, convgen_last_error(),
+                             convgen_last_compile_log());
+                for (int j = 0; j < convgen_plan_kernel_count(p); ++j, ++kernels) {
+                    convgen_kernel_info info;
+                    assert_int_equal(convgen_plan_kernel_info(p, j, &info), CONVGEN_SUCCESS);
+                    if (j == 0 && k == 0)
+                        print_message("n = %3d rank %d: %3d registers\n", d.n, rank, info.registers);
+                    if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
+                        fail_msg("%s: stack %d, spills %d/%d", info.name, info.stack_bytes, info.spill_store_bytes,
+                                 info.spill_load_bytes);
+                }
+                convgen_plan_destroy(p);
+            }
+    print_message("%d kernels, none with local memory\n", kernels);
+}
+
+/* ---- the float64 reference ---- */
+
+/* exp(sign 2 pi i num / den) from a table of the den-th roots (one size at a time). */
+static double complex root(int sign, long num, long den)
+{
+    static double complex table[FFT_MAX_N];
+    static long table_n;
+    if (table_n != den) {
+        for (long j = 0; j < den; ++j)
+            table[j] = cos(2.0 * M_PI * (double)j / (double)den) - I * sin(2.0 * M_PI * (double)j / (double)den);
+        table_n = den;
+    }
+    double complex w = table[num % den];
+    return sign < 0 ? w : conj(w);
+}
+
+/* Where bin k of the n-bin axis sits. */
+static int bin_position(const cg_fft_problem *p, const fft_plan *pl, int k)
+{
+    return p->natural ? k : fft_plan_output_position(pl, k);
+}
+
+static int64_t spectrum_index(const cg_fft_problem *p, const fft_plan *pl, int64_t base, int ky, int kx)
+{
+    if (p->rank == 1)
+        return base + (p->type == CONVGEN_FFT_C2C ? bin_position(p, pl, kx) : kx);
+    int y = bin_position(p, pl, ky);
+    return base + (p->transposed ? (int64_t)kx * p->n + y : (int64_t)y * p->half + kx);
+}
+
+static int64_t offset_of(const int64_t stride[2], const cg_fft_problem *p, int64_t tr)
+{
+    return tr / p->channels * stride[0] + tr % p->channels * stride[1];
+}
+
+static int rows_of(const cg_fft_problem *p) { return p->rank == 2 ? p->n : 1; }
+
+/* Signal value at element index `at` of the input (real or complex). */
+static double complex signal_at(const cg_fft_problem *p, const float *in, int64_t at)
+{
+    return p->type == CONVGEN_FFT_C2C ? in[2 * at] + I * in[2 * at + 1] : in[at];
+}
+
+static double complex spectrum_at(const float *in, int64_t at) { return in[2 * at] + I * in[2 * at + 1]; }
+
+/* Forward transform tr over the zero-padded window: spec[ky][kx], kx < half. */
+static void forward_reference(const cg_fft_problem *p, const float *in, int64_t tr, double complex *spec,
+                              double complex *rows)
+{
+    int n = p->n, half = p->half;
+    int64_t base = offset_of(p->real_stride, p, tr);
+    for (int y = 0; y < p->h; ++y)
+        for (int kx = 0; kx < half; ++kx) {
+            double complex s = 0;
+            for (int x = 0; x < p->w; ++x)
+                s += signal_at(p, in, base + (int64_t)y * p->pitch + x) * root(-1, (long)kx * (x + p->ox), n);
+            rows[y * half + kx] = s;
+        }
+    for (int ky = 0; ky < rows_of(p); ++ky)
+        for (int kx = 0; kx < half; ++kx) {
+            double complex s = 0;
+            for (int y = 0; y < p->h; ++y)
+                s += rows[y * half + kx] * root(-1, (long)ky * (y + p->oy), n);
+            spec[ky * half + kx] = s * (double)p->scale;
+        }
+}
+
+/* Inverse transform tr at the window's rows and columns: out[y][x]. C2R takes the Hermitian
+ * half with the imaginary parts of bins 0 and n/2 dropped (as cuFFT does); its result is real. */
+static void inverse_reference(const cg_fft_problem *p, const fft_plan *pl, const float *in, int64_t tr,
+                              double complex *out, double complex *cols)
+{
+    int n = p->n, half = p->half;
+    int64_t base = offset_of(p->spectrum_stride, p, tr);
+    for (int y = 0; y < p->h; ++y)
+        for (int kx = 0; kx < half; ++kx) {
+            double complex s = 0;
+            for (int ky = 0; ky < rows_of(p); ++ky)
+                s += spectrum_at(in, spectrum_index(p, pl, base, ky, kx)) * root(+1, (long)ky * (y + p->oy), n);
+            cols[y * half + kx] = s;
+        }
+    for (int y = 0; y < p->h; ++y)
+        for (int x = 0; x < p->w; ++x) {
+            int m = x + p->ox;
+            const double complex *c = cols + y * half;
+            double complex s = 0;
+            if (p->type == CONVGEN_FFT_C2C) {
+                for (int k = 0; k < n; ++k)
+                    s += c[k] * root(+1, (long)k * m, n);
+            } else {
+                s = creal(c[0]);
+                for (int k = 1; 2 * k < n; ++k)
+                    s += 2.0 * creal(c[k] * root(+1, (long)k * m, n));
+                if (n % 2 == 0)
+                    s += creal(c[n / 2]) * (m % 2 ? -1.0 : 1.0);
+            }
+            out[y * p->w + x] = s * (double)p->scale;
+        }
+}
+
+/* ---- cuFFT on the padded copy ---- */
+
+static const char *cufft_error(cufftResult r)
+{
+    static char buf[32];
+    snprintf(buf, sizeof buf, "cufftResult %d", (int)r);
+    return buf;
+}
+
+/* cuFFT's answer to the same problem, the way its users get it: the input copied into dense,
+ * zero-padded arrays, natural layout and order. Returns forward spectra [count][rows][half] or
+ * whole inverse signals [count][rows][n], complex (a C2R result in the real parts), unscaled. */
+static double complex *cufft_result(const cg_fft_problem *p, const fft_plan *pl, const float *in)
+{
+    int n = p->n, ny = rows_of(p), half = p->half;
+    bool forward = p->sign < 0, complex_signal = p->type == CONVGEN_FFT_C2C;
+    size_t signal = (size_t)p->count * ny * n, spectrum = (size_t)p->count * ny * half;
+    size_t in_floats = forward ? signal * (complex_signal ? 2 : 1) : 2 * spectrum;
+    size_t out_floats = forward ? 2 * spectrum : signal * (complex_signal ? 2 : 1);
+    float *dense = calloc(in_floats, sizeof *dense), *got = malloc(out_floats * sizeof *got);
+    assert_non_null(dense);
+    assert_non_null(got);
+    for (int64_t tr = 0; tr < p->count; ++tr) {
+        if (forward) {
+            int64_t base = offset_of(p->real_stride, p, tr);
+            for (int y = 0; y < p->h; ++y)
+                for (int x = 0; x < p->w; ++x) {
+                    double complex v = signal_at(p, in, base + (int64_t)y * p->pitch + x);
+                    size_t at = ((size_t)tr * ny + y + p->oy) * n + x + p->ox;
+                    if (complex_signal)
+                        dense[2 * at] = (float)creal(v), dense[2 * at + 1] = (float)cimag(v);
+                    else
+                        dense[at] = (float)creal(v);
+                }
+        } else {
+            int64_t base = offset_of(p->spectrum_stride, p, tr);
+            for (int ky = 0; ky < ny; ++ky)
+                for (int kx = 0; kx < half; ++kx) {
+                    int64_t from = spectrum_index(p, pl, base, ky, kx);
+                    size_t at = ((size_t)tr * ny + ky) * half + kx;
+                    dense[2 * at] = in[2 * from], dense[2 * at + 1] = in[2 * from + 1];
+                }
+        }
+    }
+    const cg_driver *drv = gpu->drv;
+    CUcontext popped;
+    CUdeviceptr din, dout;
+    assert_int_equal(drv->CtxPushCurrent(gpu->primary), CUDA_SUCCESS);
+    assert_int_equal(drv->MemAlloc(&din, in_floats * sizeof(float)), CUDA_SUCCESS);
+    assert_int_equal(drv->MemAlloc(&dout, out_floats * sizeof(float)), CUDA_SUCCESS);
+    assert_int_equal(drv->MemcpyHtoD(din, dense, in_floats * sizeof(float)), CUDA_SUCCESS);
+    int dims[2] = {n, n};
+    cufftType type = p->type == CONVGEN_FFT_R2C ? CUFFT_R2C : p->type == CONVGEN_FFT_C2R ? CUFFT_C2R : CUFFT_C2C;
+    cufftHandle plan;
+    cufftResult r = cufftPlanMany(&plan, p->rank, dims, NULL, 1, 0, NULL, 1, 0, type, (int)p->count);
+    if (r == CUFFT_SUCCESS) {
+        if (type == CUFFT_R2C)
+            r = cufftExecR2C(plan, (cufftReal *)din, (cufftComplex *)dout);
+        else if (type == CUFFT_C2R)
+            r = cufftExecC2R(plan, (cufftComplex *)din, (cufftReal *)dout);
+        else
+            r = cufftExecC2C(plan, (cufftComplex *)din, (cufftComplex *)dout, forward ? CUFFT_FORWARD : CUFFT_INVERSE);
+        cufftDestroy(plan);
+    }
+    if (r != CUFFT_SUCCESS)
+        fail_msg("cuFFT n = %d rank %d: %s", n, p->rank, cufft_error(r));
+    assert_int_equal(drv->CtxSynchronize(), CUDA_SUCCESS);
+    assert_int_equal(drv->MemcpyDtoH(got, dout, out_floats * sizeof(float)), CUDA_SUCCESS);
+    drv->MemFree(din);
+    drv->MemFree(dout);
+    drv->CtxPopCurrent(&popped);
+    size_t values = forward ? spectrum : signal;
+    double complex *result = malloc(values * sizeof *result);
+    assert_non_null(result);
+    bool real_out = p->type == CONVGEN_FFT_C2R;
+    for (size_t i = 0; i < values; ++i)
+        result[i] = real_out ? got[i] : got[2 * i] + I * got[2 * i + 1];
+    free(dense);
+    free(got);
+    return result;
+}
+
+/* ---- on the GPU ---- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static float uniform(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static bool poisoned(float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits == 0xFFFFFFFFu;
+}
+
+/* Runs the plan: in_floats inputs, out_floats outputs plus the guard, poisoned first. */
+static void run(convgen_plan *plan, const float *in, size_t in_floats, float *out, size_t out_floats)
+{
+    const cg_driver *drv = gpu->drv;
+    CUcontext popped;
+    CUdeviceptr din = 0, dout = 0, ws = 0;
+    size_t ws_bytes;
+    assert_int_equal(convgen_plan_workspace_size(plan, &ws_bytes), CONVGEN_SUCCESS);
+    assert_int_equal(drv->CtxPushCurrent(gpu->primary), CUDA_SUCCESS);
+    assert_int_equal(drv->MemAlloc(&din, in_floats * sizeof(float)), CUDA_SUCCESS);
+    assert_int_equal(drv->MemAlloc(&dout, (out_floats + GUARD) * sizeof(float)), CUDA_SUCCESS);
+    if (ws_bytes)
+        assert_int_equal(drv->MemAlloc(&ws, ws_bytes), CUDA_SUCCESS);
+    assert_int_equal(drv->MemcpyHtoD(din, in, in_floats * sizeof(float)), CUDA_SUCCESS);
+    assert_int_equal(drv->MemsetD8(dout, 0xFF, (out_floats + GUARD) * sizeof(float)), CUDA_SUCCESS);
+    convgen_status s = convgen_execute_fft(plan, (void *)din, (void *)dout, (void *)ws, ws_bytes, NULL);
+    if (s != CONVGEN_SUCCESS)
+        fail_msg("execute: %s", convgen_last_error());
+    assert_int_equal(drv->CtxSynchronize(), CUDA_SUCCESS);
+    assert_int_equal(drv->MemcpyDtoH(out, dout, (out_floats + GUARD) * sizeof(float)), CUDA_SUCCESS);
+    drv->MemFree(din);
+    drv->MemFree(dout);
+    if (ws)
+        drv->MemFree(ws);
+    drv->CtxPopCurrent(&popped);
+}
+
+/* Squared differences against the float64 reference (ref), against cuFFT (cu), and cuFFT's own
+ * against the reference; the floats outside the output that were written, the outputs that
+ * were not. */
+typedef struct errors {
+    double ref_d2, ref_r2, cu_d2, cu_r2, cu_ref_d2;
+    int64_t untouched_written, unwritten;
+} errors;
+
+static void compare(errors *e, double complex got, double complex want, double complex cufft)
+{
+    e->ref_d2 += pow(cabs(got - want), 2);
+    e->ref_r2 += pow(cabs(want), 2);
+    e->cu_d2 += pow(cabs(got - cufft), 2);
+    e->cu_r2 += pow(cabs(cufft), 2);
+    e->cu_ref_d2 += pow(cabs(cufft - want), 2);
+}
+
+/* Checks every output; marks what was compared, then every unmarked float must be poison. */
+static void check(const cg_fft_problem *p, const fft_plan *pl, const float *in, const float *out, size_t out_floats,
+                  errors *e)
+{
+    bool *seen = calloc(out_floats + GUARD, 1);
+    int n = p->n, ny = rows_of(p), half = p->half;
+    double complex *want = malloc(sizeof *want * n * n), *scratch = malloc(sizeof *scratch * n * n);
+    double complex *cu = cufft_result(p, pl, in);
+    bool complex_out = p->type != CONVGEN_FFT_C2R;
+    for (int64_t tr = 0; tr < p->count; ++tr) {
+        if (p->sign < 0) {
+            forward_reference(p, in, tr, want, scratch);
+            int64_t base = offset_of(p->spectrum_stride, p, tr);
+            for (int ky = 0; ky < ny; ++ky)
+                for (int kx = 0; kx < half; ++kx) {
+                    int64_t at = spectrum_index(p, pl, base, ky, kx);
+                    compare(e, out[2 * at] + I * out[2 * at + 1], want[ky * half + kx],
+                            cu[((size_t)tr * ny + ky) * half + kx] * (double)p->scale);
+                    e->unwritten += poisoned(out[2 * at]) || poisoned(out[2 * at + 1]);
+                    seen[2 * at] = seen[2 * at + 1] = true;
+                }
+            continue;
+        }
+        inverse_reference(p, pl, in, tr, want, scratch);
+        int64_t base = offset_of(p->real_stride, p, tr);
+        for (int y = 0; y < p->h; ++y)
+            for (int x = 0; x < p->w; ++x) {
+                int64_t at = base + (int64_t)y * p->pitch + x;
+                double complex cufft = cu[((size_t)tr * ny + y + p->oy) * n + x + p->ox] * (double)p->scale;
+                if (complex_out) {
+                    compare(e, out[2 * at] + I * out[2 * at + 1], want[y * p->w + x], cufft);
+                    e->unwritten += poisoned(out[2 * at]) || poisoned(out[2 * at + 1]);
+                    seen[2 * at] = seen[2 * at + 1] = true;
+                } else {
+                    compare(e, out[at], want[y * p->w + x], cufft);
+                    e->unwritten += poisoned(out[at]);
+                    seen[at] = true;
+                }
+            }
+    }
+    for (size_t i = 0; i < out_floats + GUARD; ++i)
+        e->untouched_written += !seen[i] && !poisoned(out[i]);
+    free(cu);
+    free(want);
+    free(scratch);
+    free(seen);
+}
+
+typedef struct result {
+    double ref, cufft, cufft_ref; /* relative errors: against the reference, against cuFFT; cuFFT's own */
+} result;
+
+/* Plans, runs and checks one descriptor. */
+static result run_one(const convgen_fft_desc *d)
+{
+    cg_fft_problem p;
+    fft_plan pl;
+    char err[128];
+    assert_int_equal(cg_fft_problem_init(&p, d), CONVGEN_SUCCESS);
+    assert_true(fft_plan_make(p.n, p.natural, &pl, err, sizeof err));
+    convgen_plan *plan;
+    if (convgen_plan_fft(gpu, d, &plan) != CONVGEN_SUCCESS)
+        fail_msg("n = %d: %s\n%s", d->n, convgen_last_error(), convgen_last_compile_log());
+    for (int k = 0; k < convgen_plan_kernel_count(plan); ++k) {
+        convgen_kernel_info info;
+        assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
+        if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
+            fail_msg("%s: stack %d, spills %d/%d", info.name, info.stack_bytes, info.spill_store_bytes,
+                     info.spill_load_bytes);
+    }
+    bool forward = p.sign < 0;
+    int signal_floats = p.type == CONVGEN_FFT_C2C ? 2 : 1;
+    size_t in_floats = (size_t)(forward ? signal_floats * p.real_elements : 2 * p.spectrum_elements);
+    size_t out_floats = (size_t)(forward ? 2 * p.spectrum_elements : signal_floats * p.real_elements);
+    float *in = malloc(in_floats * sizeof(float)), *out = malloc((out_floats + GUARD) * sizeof(float));
+    for (size_t i = 0; i < in_floats; ++i)
+        in[i] = uniform();
+    run(plan, in, in_floats, out, out_floats);
+    errors e = {0};
+    check(&p, &pl, in, out, out_floats, &e);
+    result r = {.ref = e.unwritten ? INFINITY : sqrt(e.ref_d2 / e.ref_r2),
+                .cufft = e.unwritten ? INFINITY : sqrt(e.cu_d2 / e.cu_r2),
+                .cufft_ref = sqrt(e.cu_ref_d2 / e.ref_r2)};
+    if (!(r.ref <= BOUND) || !(r.cufft <= BOUND) || e.untouched_written) {
+        char what[256];
+        cg_fft_problem_describe(&p, what, sizeof what);
+        fail_msg("%s (layout %d order %d pitch %lld strides %lld/%lld): relative error %.3e (against cuFFT %.3e), "
+                 "%lld unwritten, %lld written outside the output", what, d->layout, d->order, (long long)p.pitch,
+                 (long long)p.real_stride[0], (long long)p.spectrum_stride[0], r.ref, r.cufft, (long long)e.unwritten,
+                 (long long)e.untouched_written);
+    }
+    free(in);
+    free(out);
+    convgen_plan_destroy(plan);
+    return r;
+}
+
+/* The GPU test's descriptors: every size, rank and kind, two variants each. */
+static int gpu_cases(convgen_fft_desc *cases)
+{
+    int count = 0;
+    for (int i = 0; i < size_count; ++i)
+        for (int rank = 1; rank <= 2; ++rank)
+            for (int k = 0; k < KINDS; ++k)
+                for (int v = 0; v < 2; ++v) {
+                    convgen_fft_desc d = variant(sizes[i], rank, kinds[k], 2 * i + v + rank);
+                    if (rank == 2 && sizes[i] >= 48) /* the float64 reference is O(n^3) per image */
+                        d.batch = 3, d.channels = d.channels > 1 ? 2 : 1;
+                    cases[count++] = d;
+                }
+    return count;
+}
+
+/* NVRTC dominates the test's time: plan everything once on all cores first, so the checks
+ * below find each kernel in the memory cache. */
+typedef struct warm_job {
+    const convgen_fft_desc *cases;
+    int count, next;
+    pthread_mutex_t lock;
+} warm_job;
+
+static void *warm(void *arg)
+{
+    warm_job *job = arg;
+    for (;;) {
+        pthread_mutex_lock(&job->lock);
+        int i = job->next++;
+        pthread_mutex_unlock(&job->lock);
+        if (i >= job->count)
+            return NULL;
+        convgen_plan *plan;
+        if (convgen_plan_fft(gpu, &job->cases[i], &plan) == CONVGEN_SUCCESS)
+            convgen_plan_destroy(plan); /* a failure shows again, with its message, in run_one */
+    }
+}
+
+static void warm_up(const convgen_fft_desc *cases, int count)
+{
+    enum { MAX_THREADS = 16 };
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+    warm_job job = {.cases = cases, .count = count};
+    pthread_mutex_init(&job.lock, NULL);
+    pthread_t tid[MAX_THREADS];
+    int started = 0;
+    while (started < threads && pthread_create(&tid[started], NULL, warm, &job) == 0)
+        ++started;
+    warm(&job);
+    for (int t = 0; t < started; ++t)
+        pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&job.lock);
+}
+
+static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **state)
+{
+    (void)state;
+    if (!gpu)
+        skip();
+    convgen_fft_desc *cases = malloc(sizeof *cases * size_count * 2 * KINDS * 2);
+    int count = gpu_cases(cases);
+    warm_up(cases, count);
+    result worst[2][KINDS] = {{{0}}};
+    for (int c = 0; c < count; ++c) {
+        result r = run_one(&cases[c]);
+        int k = 0;
+        while (kinds[k].type != cases[c].type || kinds[k].direction != cases[c].direction)
+            ++k;
+        result *w = &worst[cases[c].rank - 1][k];
+        w->ref = fmax(w->ref, r.ref), w->cufft = fmax(w->cufft, r.cufft), w->cufft_ref = fmax(w->cufft_ref, r.cufft_ref);
+    }
+    print_message("%d runs; worst relative errors against float64, against cuFFT (cuFFT's own against float64):\n", count);
+    for (int rank = 1; rank <= 2; ++rank)
+        for (int k = 0; k < KINDS; ++k)
+            print_message("  %d-D %-12s %.3e  %.3e  (%.3e)\n", rank, kinds[k].name, worst[rank - 1][k].ref,
+                          worst[rank - 1][k].cufft, worst[rank - 1][k].cufft_ref);
+    free(cases);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_descriptors_are_named),
+        cmocka_unit_test(test_every_size_compiles_without_local_memory),
+        cmocka_unit_test(test_every_size_matches_the_reference_and_cufft_on_the_gpu),
+    };
+    return cmocka_run_group_tests_name("fft_batched", tests, setup, teardown);
+}
