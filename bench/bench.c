@@ -27,17 +27,20 @@ typedef struct options {
     const char *names[64];
     int name_count, runs;
     bool no_cudnn, fft;
+    int fft_rank, fft_n; /* --fft-rank, --fft-n: only these real FFT rows (0: all) */
 } options;
 
 static int usage(int rc)
 {
-    printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--fft] [NAME...]\n"
+    printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--fft [--fft-rank R] [--fft-n N]]\n"
+           "       [NAME...]\n"
            "Times every convgen algorithm that supports each layer against cuDNN's best algorithm\n"
            "(strict fp32 and TF32 allowed), three passes, and checks convgen's output against\n"
            "cuDNN's strict one. NAMEs pick layers of FILE (default: every 2-D layer of\n"
            "bench/layers.txt). --out DIR writes bench.md and bench.csv there. Runs: median of N\n"
-           "(default 25, at least 20) after warm-up. --fft times the generated 1-D FFTs against\n"
-           "cuFFT instead of the layers.\n");
+           "(default 25, at least 20) after warm-up. --fft times the generated FFTs against cuFFT\n"
+           "instead of the layers; --fft-rank and --fft-n keep only the R2C/C2R rows of that rank\n"
+           "or size (and skip the 1-D C2C table), e.g. to profile one kernel.\n");
     return rc;
 }
 
@@ -57,6 +60,10 @@ static bool parse(int argc, char **argv, options *o)
             o->no_cudnn = true;
         else if (strcmp(a, "--fft") == 0)
             o->fft = true;
+        else if (strcmp(a, "--fft-rank") == 0 && has_value)
+            o->fft_rank = atoi(argv[++i]);
+        else if (strcmp(a, "--fft-n") == 0 && has_value)
+            o->fft_n = atoi(argv[++i]);
         else if (a[0] == '-' || o->name_count == 64)
             return false;
         else
@@ -291,8 +298,9 @@ static int run(const options *o)
     r->copy_gbs = bench_copy_bandwidth_gbs();
     r->fma_tflops = bench_fma_tflops(ctx);
     if (o->fft) {
-        int rc = bench_fft(ctx, o->runs, r->copy_gbs, r->device, o->out_dir);
-        rc |= bench_fft_real(ctx, o->runs, r->copy_gbs, r->device, o->out_dir);
+        bool filtered = o->fft_rank || o->fft_n;
+        int rc = filtered ? 0 : bench_fft(ctx, o->runs, r->copy_gbs, r->device, o->out_dir);
+        rc |= bench_fft_real(ctx, o->runs, r->copy_gbs, r->device, o->out_dir, o->fft_rank, o->fft_n);
         bench_report_destroy(r);
         bench_cudnn_destroy(dnn);
         convgen_context_destroy(ctx);

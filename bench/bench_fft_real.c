@@ -212,7 +212,8 @@ static void row(FILE *md, FILE *csv, convgen_context *ctx, int rank, convgen_fft
     release(&c);
 }
 
-int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir)
+int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir,
+                   int only_rank, int only_n)
 {
     char md_path[4096], csv_path[4096];
     snprintf(md_path, sizeof md_path, "%s/fft-real.md", out_dir ? out_dir : "/tmp");
@@ -238,6 +239,8 @@ int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *
         for (int type = CONVGEN_FFT_R2C; type <= CONVGEN_FFT_C2R; ++type)
             for (size_t i = 0; i < SIZE_COUNT; ++i) {
                 int n = sizes[i];
+                if ((only_rank && rank != only_rank) || (only_n && n != only_n))
+                    continue;
                 long long per = (long long)(rank == 2 ? n : 1) * (type == CONVGEN_FFT_R2C ? n * 4 : (n / 2 + 1) * 8);
                 convgen_fft_type t = (convgen_fft_type)type;
                 row(md, csv, ctx, rank, t, n, 1024, n, false, runs, copy_gbs);

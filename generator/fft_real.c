@@ -15,6 +15,11 @@
 enum {
     RANK1_WARPS = 4,
     RANK2_WARPS = 8,
+    /* A block whose shared memory leaves no room for a second one on a multiprocessor (n = 128
+     * R2C: 130 KiB of the H100's 228) gets more warps: with 8, ncu measured 12.5% occupancy and
+     * 21% of DRAM bandwidth, the load phase having too few requests in flight. */
+    LONE_BLOCK_WARPS = 16,
+    SHARED_PER_SM = 228 * 1024,
     /* Rank 2 keeps the half spectrum of an image in shared memory when it takes at most this
      * much (n <= 128: 66 KiB at n = 128); beyond (n = 256: 258 KiB) it goes through the workspace. */
     FUSED_MAX_SHARED = 100 * 1024,
@@ -28,14 +33,61 @@ enum {
  * distinct banks (a float2 spans two banks; an odd pitch walks all 16 pairs). */
 static int odd_pitch(int m) { return m | 1; }
 
+/* Shared-memory wavefronts of one warp access to float2s: each half-warp is served in as many
+ * wavefronts as it has distinct addresses on its busiest bank pair (a float2 spans two of the
+ * 32 four-byte banks). Negative addresses are idle lanes. */
+static int float2_wavefronts(const int64_t addr[FFT_WARP])
+{
+    int total = 0;
+    for (int h = 0; h < FFT_WARP; h += FFT_WARP / 2) {
+        int worst = 0;
+        for (int i = h; i < h + FFT_WARP / 2; ++i) {
+            int distinct = 0;
+            for (int j = h; j < h + FFT_WARP / 2 && addr[i] >= 0; ++j) {
+                bool first = addr[j] >= 0 && addr[j] % 16 == addr[i] % 16;
+                for (int e = h; e < j && first; ++e)
+                    first = addr[e] != addr[j];
+                distinct += first;
+            }
+            worst = distinct > worst ? distinct : worst;
+        }
+        total += worst;
+    }
+    return total;
+}
+
+/* Wavefronts of the natural-order scatter over all registers: bin k of lane group t goes to
+ * t * group_stride + k * bin_stride, plus k / 16 when padded (one spare float2 every 16 bins,
+ * which spreads the digit-reversed bins of a power of two over all banks). */
+static int scatter_wavefronts(const fft_plan *pl, int64_t group_stride, int64_t bin_stride, bool padded)
+{
+    int bin_at[FFT_MAX_N], total = 0;
+    for (int k = 0; k < pl->n; ++k)
+        bin_at[fft_plan_output_position(pl, k)] = k;
+    for (int r = 0; r < pl->regs; ++r) {
+        int64_t addr[FFT_WARP];
+        for (int lane = 0; lane < FFT_WARP; ++lane) {
+            int t = lane / pl->lanes, k = bin_at[r * pl->lanes + lane % pl->lanes];
+            addr[lane] = t >= pl->per_warp ? -1 : t * group_stride + k * bin_stride + (padded ? k / 16 : 0);
+        }
+        total += float2_wavefronts(addr);
+    }
+    return total;
+}
+
 /* How a rank 2 problem is cut: images per block, and whether the half spectrum between the
  * phases stays in shared memory. */
 typedef struct real_layout {
     int warps, images, pairs, buf_rows, buf_pitch;
     bool fused;
+    bool pad_rows;    /* buf rows hold bin k at k + k / 16 (fewer bank conflicts, see below) */
+    bool pad_tile;    /* the tile holds row R at R * pitch + R / 16 */
+    int row_wavefronts[2], tile_wavefronts[2]; /* the bank model's cost: plain, padded */
     bool staged;      /* forward, natural layout: results go out through a shared tile */
+    bool flat_copy;   /* the tile is dense and so are the block's spectra: one flat copy out */
     int64_t tile_bytes; /* per image */
-    int64_t per_image_bytes, blocks;
+    int64_t tile_offset; /* float2s from the start of shared memory */
+    int64_t per_image_bytes, blocks, shared_bytes;
 } real_layout;
 
 static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
@@ -54,12 +106,27 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     /* Forward: the row transforms of the window (packed pairs for real rows), n bins each.
      * Inverse: the window's rows of the column transforms, half bins each (C2C: n). */
     L->buf_rows = p->sign < 0 ? L->pairs : p->h;
-    L->buf_pitch = odd_pitch(p->sign < 0 ? p->n : p->half);
+    int cols = p->sign < 0 ? p->n : p->half;
+    L->buf_pitch = odd_pitch(cols);
     L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
     L->fused = L->per_image_bytes <= FUSED_MAX_SHARED;
+    /* The row transforms scatter (forward) or gather (inverse) their bins in natural order along
+     * a buf row; for powers of two the digit-reversed bins of a half-warp fall on a few banks
+     * (n = 128: 8-way conflicts). The padding is kept where the bank model says it helps. */
+    int padded_pitch = odd_pitch(cols + (cols - 1) / 16);
+    L->row_wavefronts[0] = scatter_wavefronts(pl, L->buf_pitch, 1, false);
+    L->row_wavefronts[1] = scatter_wavefronts(pl, padded_pitch, 1, true);
+    L->pad_rows = L->fused && L->row_wavefronts[1] < L->row_wavefronts[0];
+    if (L->pad_rows) {
+        L->buf_pitch = padded_pitch;
+        L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
+    }
     /* Column results of a natural forward layout are stored through shared memory: measured on
      * the H100 at 128 MiB, n = 32 wrote at 28% of copy bandwidth straight from the columns. */
-    L->tile_bytes = (int64_t)p->n * odd_pitch(p->half) * 8;
+    L->tile_wavefronts[0] = scatter_wavefronts(pl, 1, odd_pitch(p->half), false);
+    L->tile_wavefronts[1] = scatter_wavefronts(pl, 1, odd_pitch(p->half), true);
+    L->pad_tile = L->tile_wavefronts[1] < L->tile_wavefronts[0];
+    L->tile_bytes = ((int64_t)p->n * odd_pitch(p->half) + (L->pad_tile ? p->n / 16 + 1 : 0)) * 8;
     L->staged = L->fused && p->sign < 0 && !p->transposed && L->per_image_bytes + L->tile_bytes <= FUSED_MAX_SHARED * 2;
     int64_t per_image = L->per_image_bytes + (L->staged ? L->tile_bytes : 0);
     int64_t images = L->fused ? BLOCK_SHARED_TARGET / per_image : 1;
@@ -68,6 +135,16 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
         images = enough_blocks;
     L->images = images < 1 ? 1 : (int)images;
     L->blocks = (p->count + L->images - 1) / L->images;
+    if (!L->fused)
+        return;
+    int64_t buf = (int64_t)L->images * L->buf_rows * L->buf_pitch;
+    L->tile_offset = buf;
+    L->shared_bytes = L->staged ? (L->tile_offset * 8 + L->tile_bytes * L->images) : buf * 8;
+    if (2 * (L->shared_bytes + 1024) > SHARED_PER_SM)
+        L->warps = LONE_BLOCK_WARPS;
+    int64_t dense = (int64_t)p->n * p->half;
+    L->flat_copy = L->staged && odd_pitch(p->half) == p->half && p->spectrum_stride[1] == dense &&
+                   p->spectrum_stride[0] == dense * p->channels;
 }
 
 static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L,
@@ -100,9 +177,14 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
     if (p->rank == 2) {
         LINE("pruning: %d row transforms (%s %d window rows) of %d; %d column transforms", L->pairs,
              packed ? "pairs of the" : "one for each of the", p->h, packed ? (p->n + 1) / 2 : p->n, p->half);
+        if (L->fused)
+            LINE("bank model (wavefronts of one row transform's natural-order bins, plain / padded by one float2 "
+                 "every 16): buf rows %d / %d, %s", L->row_wavefronts[0], L->row_wavefronts[1],
+                 L->pad_rows ? "padded" : "plain");
         if (L->staged)
             LINE("stores: through a shared-memory tile of %lld bytes per image, so rows of the natural layout go out "
-                 "coalesced", (long long)L->tile_bytes);
+                 "coalesced; tile rows %d / %d, %s", (long long)L->tile_bytes, L->tile_wavefronts[0],
+                 L->tile_wavefronts[1], L->pad_tile ? "padded" : "plain");
         if (L->fused)
             LINE("phases: rows and columns in one kernel, the spectrum between them in %lld bytes of shared memory per image",
                  (long long)L->per_image_bytes);
@@ -141,6 +223,8 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_int(ctx, "wy0", p->oy);
     tmpl_map_set(ctx, "xregs", cg_fft_window_registers(pl, p->ox, p->w));
     tmpl_map_set(ctx, "nat", cg_fft_positions(pl, true));
+    tmpl_set_bool(ctx, "pad_rows", L->pad_rows); /* rank 2 only; rank 1 sets none of these */
+
     if (p->rank == 1) {
         tmpl_set_int(ctx, "sn", odd_pitch(p->n));
         tmpl_set_int(ctx, "sh", odd_pitch(p->half));
@@ -159,6 +243,11 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_int(ctx, "images", L->images);
     tmpl_set_int(ctx, "pairs", L->pairs);
     tmpl_set_bool(ctx, "staged", L->staged);
+    tmpl_set_bool(ctx, "flat_copy", L->flat_copy);
+
+    tmpl_set_bool(ctx, "pad_tile", L->pad_tile);
+    tmpl_map_set(ctx, "pad_div", cg_value_magic((uint32_t)(16 * p->half), (int64_t)L->images * p->n * p->half + 1024));
+    tmpl_set_int(ctx, "tile_offset", L->tile_offset);
     tmpl_set_int(ctx, "tile_pitch", odd_pitch(p->half));
     tmpl_map_set(ctx, "image_div", cg_value_magic((uint32_t)(p->n * p->half), (int64_t)L->images * p->n * p->half + 1024));
     int row_tasks = (L->images * L->pairs + pl->per_warp - 1) / pl->per_warp;
@@ -185,8 +274,7 @@ static convgen_status render(const cg_fft_problem *p, const fft_plan *pl, const 
     k->grid[1] = k->grid[2] = 1;
     k->block[0] = (unsigned)L->warps * FFT_WARP;
     k->block[1] = k->block[2] = 1;
-    k->shared_bytes = p->rank == 2 && L->fused
-                          ? (unsigned)((L->per_image_bytes + (L->staged ? L->tile_bytes : 0)) * L->images) : 0;
+    k->shared_bytes = p->rank == 2 ? (unsigned)L->shared_bytes : 0;
     tmpl_value *ctx = context(p, pl, L, k, phase, first_phase, workspace_elements);
     convgen_status s = tmpl_ok(ctx) ? cg_render_template("fft_real.cu", ctx, &k->source)
                                     : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the FFT context");
