@@ -278,32 +278,32 @@ static void launch_geometry(const direct_spec *s, cg_kernel *k)
 }
 
 /* The header comment: what the file is and how it was derived. */
-static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const direct_spec *s,
-                                const cg_kernel *k, const char *what)
+static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const direct_spec *s, const cg_kernel *k,
+                                const char *what)
 {
-    char layer[1024], line[1280];
+    char layer[1024];
     cg_problem_describe(p, layer, sizeof layer);
     tmpl_value *h = tmpl_list();
-#define LINE(...) (snprintf(line, sizeof line, __VA_ARGS__), tmpl_list_push(h, tmpl_str(line)))
-    LINE("convgen %s: direct convolution (implicit GEMM), %s: %s", CG_GENERATOR_VERSION, convgen_pass_name(pass), what);
-    LINE("%s", "");
-    LINE("layer: %s (n c k input kernel pad stride)", layer);
+    cg_value_line(h, "convgen %s: direct convolution (implicit GEMM), %s: %s", CG_GENERATOR_VERSION,
+                  convgen_pass_name(pass), what);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
     char sms[32] = "";
     if (s->sm_count != 132)
         snprintf(sms, sizeof sms, " --sms %d", s->sm_count);
-    LINE("emitted by: convgen emit --algo direct --pass %s%s %s", convgen_pass_name(pass), sms, layer);
-    LINE("GEMM: out[%lld rows][%lld cols] = A[rows][%lld] * B[%lld][cols]", (long long)s->rows,
-         (long long)s->cols, (long long)s->red, (long long)s->red);
-    LINE("FLOPs: %.6g (2*n*c*k*prod(kernel)*prod(out))", cg_problem_flops(p));
-    LINE("tiles: block %dx%dx%d, thread %dx%d, split reduction %d x %d steps (sized for %d multiprocessors)",
-         s->block_rows, s->block_cols, BLOCK_RED, s->block_rows / s->rows_apart, s->block_cols * s->rows_apart / THREADS,
-         s->splits, s->steps_per_split, s->sm_count);
-    LINE("launch: grid (%u, %u, %u), block (%u, 1, 1), %d bytes of static shared memory", k->grid[0], k->grid[1],
-         k->grid[2], k->block[0], shared_bytes(s));
-    LINE("workspace: %lld bytes", (long long)(s->splits > 1 ? s->splits * s->out_elems * 4 : 0));
-    LINE("%s", "");
-    LINE("Generated: do not edit. Change templates/direct.cu or generator/direct.c instead.");
-#undef LINE
+    cg_value_line(h, "emitted by: convgen emit --algo direct --pass %s%s %s", convgen_pass_name(pass), sms, layer);
+    cg_value_line(h, "GEMM: out[%lld rows][%lld cols] = A[rows][%lld] * B[%lld][cols]", (long long)s->rows,
+                  (long long)s->cols, (long long)s->red, (long long)s->red);
+    cg_value_line(h, "FLOPs: %.6g (2*n*c*k*prod(kernel)*prod(out))", cg_problem_flops(p));
+    cg_value_line(h,
+                  "tiles: block %dx%dx%d, thread %dx%d, split reduction %d x %d steps (sized for %d multiprocessors)",
+                  s->block_rows, s->block_cols, BLOCK_RED, s->block_rows / s->rows_apart,
+                  s->block_cols * s->rows_apart / THREADS, s->splits, s->steps_per_split, s->sm_count);
+    cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1), %d bytes of static shared memory", k->grid[0],
+                  k->grid[1], k->grid[2], k->block[0], shared_bytes(s));
+    cg_value_line(h, "workspace: %lld bytes", (long long)(s->splits > 1 ? s->splits * s->out_elems * 4 : 0));
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "Generated: do not edit. Change templates/direct.cu or generator/direct.c instead.");
     return h;
 }
 

@@ -190,32 +190,31 @@ static tmpl_value *twiddle_table(const fft_plan *p)
 
 static tmpl_value *header_lines(const cg_fft_problem *pr, const fft_plan *p, const cg_kernel *k, bool exchange)
 {
-    char what[256], plan[160], line[512];
+    char what[256], plan[160];
     cg_fft_problem_describe(pr, what, sizeof what);
     fft_plan_describe(p, plan, sizeof plan);
     tmpl_value *h = tmpl_list();
-#define LINE(...) (snprintf(line, sizeof line, __VA_ARGS__), tmpl_list_push(h, tmpl_str(line)))
-    LINE("convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
-    LINE("%s", "");
-    LINE("plan: radices %s, %s", plan, pr->sign < 0 ? "decimation in frequency" : "decimation in time");
-    LINE("signal: %s, strides {%lld, %lld} (batch, channel)",
-         pr->sign < 0 ? "input, read with clipped loads (the rest of the signal is zero)" : "output, written with clipped stores",
-         (long long)pr->real_stride[0], (long long)pr->real_stride[1]);
-    LINE("spectrum: %s order%s, strides {%lld, %lld}", pr->natural ? "natural" : "digit-reversed",
-         exchange ? ", through shared memory so global accesses stay coalesced" : "", (long long)pr->spectrum_stride[0],
-         (long long)pr->spectrum_stride[1]);
-    LINE("twiddles: %s", p->twiddle_reason);
+    cg_value_line(h, "convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "plan: radices %s, %s", plan, pr->sign < 0 ? "decimation in frequency" : "decimation in time");
+    cg_value_line(h, "signal: %s, strides {%lld, %lld} (batch, channel)",
+                  pr->sign < 0 ? "input, read with clipped loads (the rest of the signal is zero)"
+                               : "output, written with clipped stores",
+                  (long long)pr->real_stride[0], (long long)pr->real_stride[1]);
+    cg_value_line(h, "spectrum: %s order%s, strides {%lld, %lld}", pr->natural ? "natural" : "digit-reversed",
+                  exchange ? ", through shared memory so global accesses stay coalesced" : "",
+                  (long long)pr->spectrum_stride[0], (long long)pr->spectrum_stride[1]);
+    cg_value_line(h, "twiddles: %s", p->twiddle_reason);
     if (p->regs > (p->n + 31) / 32)
-        LINE("registers: %d rather than ceil(n/32) = %d: %d is the largest divisor of n that fits a warp", p->regs,
-             (p->n + 31) / 32, p->lanes);
+        cg_value_line(h, "registers: %d rather than ceil(n/32) = %d: %d is the largest divisor of n that fits a warp",
+                      p->regs, (p->n + 31) / 32, p->lanes);
     if (pr->scale != 1.0f)
-        LINE("scale: outputs multiplied by %.9g", (double)pr->scale);
-    LINE("FLOPs: %.6g (5 n log2 n per transform)", 5.0 * pr->n * log2(pr->n) * (double)pr->count);
-    LINE("launch: grid (%u, 1, 1), block (%u, 1, 1): %d warps, %d transform%s per warp", k->grid[0], k->block[0],
-         WARPS, p->per_warp, p->per_warp > 1 ? "s" : "");
-    LINE("%s", "");
-    LINE("Generated: do not edit. Change templates/fft1d.cu or generator/fft_kernel.c instead.");
-#undef LINE
+        cg_value_line(h, "scale: outputs multiplied by %.9g", (double)pr->scale);
+    cg_value_line(h, "FLOPs: %.6g (5 n log2 n per transform)", 5.0 * pr->n * log2(pr->n) * (double)pr->count);
+    cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1): %d warps, %d transform%s per warp", k->grid[0],
+                  k->block[0], WARPS, p->per_warp, p->per_warp > 1 ? "s" : "");
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "Generated: do not edit. Change templates/fft1d.cu or generator/fft_kernel.c instead.");
     return h;
 }
 

@@ -69,9 +69,23 @@ static int count_lane_twiddles(const fft_plan *p)
     return count;
 }
 
+/* How many twiddle loads (or sincospif calls) one lane makes: the kernels compute one factor per
+ * register butterfly group or lane stage and make its powers by multiplication. */
+static int count_twiddle_loads(const fft_plan *p)
+{
+    int count = 0;
+    for (int s = 0; s < p->stage_count; ++s) {
+        const fft_stage *st = &p->stages[s];
+        if (st->span > 1)
+            count += st->place == FFT_IN_REGISTERS ? p->regs / st->radix : 1;
+    }
+    return count;
+}
+
 static void choose_twiddles(fft_plan *p)
 {
     p->lane_twiddles = count_lane_twiddles(p);
+    int loads = count_twiddle_loads(p);
     bool table = p->lane_twiddles > SINCOS_MAX_TWIDDLES;
     for (int s = 0; s < p->stage_count; ++s)
         p->stages[s].twiddle = p->stages[s].span == 1 ? FFT_TWIDDLE_NONE : table ? FFT_TWIDDLE_TABLE : FFT_TWIDDLE_SINCOS;
@@ -79,12 +93,11 @@ static void choose_twiddles(fft_plan *p)
         snprintf(p->twiddle_reason, sizeof p->twiddle_reason, "a single butterfly: no twiddle factors");
     else if (table)
         snprintf(p->twiddle_reason, sizeof p->twiddle_reason,
-                 "table: %d lane-dependent twiddles per lane, and one cached load each measured faster than "
-                 "sincospif on the H100 for every size", p->lane_twiddles);
+                 "table: %d lane-dependent factors per lane from %d cached loads (powers by multiplication); "
+                 "the table measured faster than sincospif on the H100 for every size", p->lane_twiddles, loads);
     else
         snprintf(p->twiddle_reason, sizeof p->twiddle_reason,
-                 "sincospif: only %d lane-dependent twiddles per lane, fewer than the loads a table would cost",
-                 p->lane_twiddles);
+                 "sincospif: %d lane-dependent factors per lane from %d sincospif calls", p->lane_twiddles, loads);
 }
 
 bool fft_plan_make(int n, bool natural, fft_plan *p, char *err, size_t errlen)

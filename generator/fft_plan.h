@@ -50,7 +50,7 @@ typedef struct fft_plan {
     fft_stage stages[FFT_MAX_STAGES];
     bool natural;   /* outputs in natural order (a permutation after the last stage) */
     int lane_twiddles; /* lane-dependent twiddle factors one lane needs per transform */
-    char twiddle_reason[160];
+    char twiddle_reason[224];
 } fft_plan;
 
 /* Is n a supported size (2..256, of the form 2^a 3^b 5^c 7^d)? */

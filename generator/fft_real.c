@@ -147,58 +147,66 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
                    p->spectrum_stride[0] == dense * p->channels;
 }
 
-static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L,
-                                const cg_kernel *k, const char *phase)
+static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L, const cg_kernel *k,
+                                const char *phase)
 {
-    char what[256], plan[160], line[512];
+    char what[256], plan[160];
     cg_fft_problem_describe(p, what, sizeof what);
     fft_plan_describe(pl, plan, sizeof plan);
     tmpl_value *h = tmpl_list();
-#define LINE(...) (snprintf(line, sizeof line, __VA_ARGS__), tmpl_list_push(h, tmpl_str(line)))
-    LINE("convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
-    LINE("%s", "");
-    LINE("signal: %s %s, pitch %lld, strides {%lld, %lld} (batch, channel)", p->sign < 0 ? "input" : "output",
-         p->sign < 0 ? "read with clipped loads (the rest of the signal is zero)" : "written with clipped stores",
-         (long long)p->pitch, (long long)p->real_stride[0], (long long)p->real_stride[1]);
+    cg_value_line(h, "convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
+    cg_value_line(h, "%s", "");
+    cg_value_line(
+        h, "signal: %s %s, pitch %lld, strides {%lld, %lld} (batch, channel)", p->sign < 0 ? "input" : "output",
+        p->sign < 0 ? "read with clipped loads (the rest of the signal is zero)" : "written with clipped stores",
+        (long long)p->pitch, (long long)p->real_stride[0], (long long)p->real_stride[1]);
     if (p->rank == 2)
-        LINE("spectrum: %s [%d][%d], %s order along the %d-bin column axis, strides {%lld, %lld}",
-             p->transposed ? "transposed" : "natural", p->transposed ? p->half : p->n, p->transposed ? p->n : p->half,
-             p->natural ? "natural" : "digit-reversed", p->n, (long long)p->spectrum_stride[0],
-             (long long)p->spectrum_stride[1]);
+        cg_value_line(h, "spectrum: %s [%d][%d], %s order along the %d-bin column axis, strides {%lld, %lld}",
+                      p->transposed ? "transposed" : "natural", p->transposed ? p->half : p->n,
+                      p->transposed ? p->n : p->half, p->natural ? "natural" : "digit-reversed", p->n,
+                      (long long)p->spectrum_stride[0], (long long)p->spectrum_stride[1]);
     else
-        LINE("spectrum: %d bins per transform, natural order, strides {%lld, %lld}", p->half,
-             (long long)p->spectrum_stride[0], (long long)p->spectrum_stride[1]);
-    LINE("plan: radices %s, %s", plan, p->sign < 0 ? "decimation in frequency" : "decimation in time");
-    LINE("twiddles: %s", pl->twiddle_reason);
+        cg_value_line(h, "spectrum: %d bins per transform, natural order, strides {%lld, %lld}", p->half,
+                      (long long)p->spectrum_stride[0], (long long)p->spectrum_stride[1]);
+    cg_value_line(h, "plan: radices %s, %s", plan, p->sign < 0 ? "decimation in frequency" : "decimation in time");
+    cg_value_line(h, "twiddles: %s", pl->twiddle_reason);
     bool packed = p->type != CONVGEN_FFT_C2C;
     if (packed)
-        LINE("packing: two real rows as one complex transform z = a + ib; the Hermitian halves are %s %s",
-             p->sign < 0 ? "separated" : "combined", p->rank == 2 ? "as the columns load them" : "through shared memory");
+        cg_value_line(h, "packing: two real rows as one complex transform z = a + ib; the Hermitian halves are %s %s",
+                      p->sign < 0 ? "separated" : "combined",
+                      p->rank == 2 ? "as the columns load them" : "through shared memory");
     if (p->rank == 2) {
-        LINE("pruning: %d row transforms (%s %d window rows) of %d; %d column transforms", L->pairs,
-             packed ? "pairs of the" : "one for each of the", p->h, packed ? (p->n + 1) / 2 : p->n, p->half);
+        cg_value_line(h, "pruning: %d row transforms (%s %d window rows) of %d; %d column transforms", L->pairs,
+                      packed ? "pairs of the" : "one for each of the", p->h, packed ? (p->n + 1) / 2 : p->n, p->half);
         if (L->fused)
-            LINE("bank model (wavefronts of one row transform's natural-order bins, plain / padded by one float2 "
-                 "every 16): buf rows %d / %d, %s", L->row_wavefronts[0], L->row_wavefronts[1],
-                 L->pad_rows ? "padded" : "plain");
+            cg_value_line(
+                h,
+                "bank model (wavefronts of one row transform's natural-order bins, plain / padded by one float2 "
+                "every 16): buf rows %d / %d, %s",
+                L->row_wavefronts[0], L->row_wavefronts[1], L->pad_rows ? "padded" : "plain");
         if (L->staged)
-            LINE("stores: through a shared-memory tile of %lld bytes per image, so rows of the natural layout go out "
-                 "coalesced; tile rows %d / %d, %s", (long long)L->tile_bytes, L->tile_wavefronts[0],
-                 L->tile_wavefronts[1], L->pad_tile ? "padded" : "plain");
+            cg_value_line(
+                h,
+                "stores: through a shared-memory tile of %lld bytes per image, so rows of the natural layout go out "
+                "coalesced; tile rows %d / %d, %s",
+                (long long)L->tile_bytes, L->tile_wavefronts[0], L->tile_wavefronts[1],
+                L->pad_tile ? "padded" : "plain");
         if (L->fused)
-            LINE("phases: rows and columns in one kernel, the spectrum between them in %lld bytes of shared memory per image",
-                 (long long)L->per_image_bytes);
+            cg_value_line(h,
+                          "phases: rows and columns in one kernel, the spectrum between them in %lld bytes of shared "
+                          "memory per image",
+                          (long long)L->per_image_bytes);
         else
-            LINE("phases: %s, through %lld bytes of workspace per image (too large for shared memory)", phase,
-                 (long long)L->per_image_bytes);
+            cg_value_line(h, "phases: %s, through %lld bytes of workspace per image (too large for shared memory)",
+                          phase, (long long)L->per_image_bytes);
     }
     if (p->scale != 1.0f)
-        LINE("scale: outputs multiplied by %.9g", (double)p->scale);
-    LINE("launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; %d %s%s per block", k->grid[0],
-         k->block[0], k->shared_bytes, L->images, p->rank == 2 ? "image" : "transform", L->images > 1 ? "s" : "");
-    LINE("%s", "");
-    LINE("Generated: do not edit. Change templates/fft_real.cu or generator/fft_real.c instead.");
-#undef LINE
+        cg_value_line(h, "scale: outputs multiplied by %.9g", (double)p->scale);
+    cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; %d %s%s per block",
+                  k->grid[0], k->block[0], k->shared_bytes, L->images, p->rank == 2 ? "image" : "transform",
+                  L->images > 1 ? "s" : "");
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "Generated: do not edit. Change templates/fft_real.cu or generator/fft_real.c instead.");
     return h;
 }
 

@@ -1,5 +1,7 @@
 #include "values.h"
 
+#include <stdarg.h>
+
 #include "magic.h"
 #include "util.h"
 
@@ -17,4 +19,15 @@ tmpl_value *cg_value_magic(uint32_t d, int64_t max_dividend)
     tmpl_set_int(v, "mul", m.mul);
     tmpl_set_int(v, "shift", m.shift);
     return v;
+}
+
+void cg_value_line(tmpl_value *lines, const char *fmt, ...)
+{
+    cg_buf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    cg_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    tmpl_list_push(lines, tmpl_str(b.data ? b.data : ""));
+    cg_buf_free(&b);
 }

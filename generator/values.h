@@ -12,4 +12,7 @@
  * dividends below 2^31, where they always can (magic.h). */
 tmpl_value *cg_value_magic(uint32_t d, int64_t max_dividend);
 
+/* Appends one printf-formatted line to a list of header lines (common.cuh's file_header). */
+void cg_value_line(tmpl_value *lines, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

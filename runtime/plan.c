@@ -240,22 +240,29 @@ convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out
     return launch(plan, in, NULL, out, workspace, stream);
 }
 
+/* Hands kernel i's source of a generated set to the caller (*source), then frees the set. */
+static convgen_status take_source(cg_generated *gen, int i, char **source)
+{
+    convgen_status s = CONVGEN_SUCCESS;
+    if (i < 0 || i >= gen->kernel_count)
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel index %d must be in 0..%d", i, gen->kernel_count - 1);
+    else
+        *source = gen->kernels[i].source, gen->kernels[i].source = NULL;
+    cg_generated_free(gen);
+    return s;
+}
+
 convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, convgen_algo algo, int i, char **source)
 {
     if (!source)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "source is NULL");
     *source = NULL;
     cg_problem p;
-    convgen_status s = cg_problem_init(&p, desc);
     cg_generated gen;
+    convgen_status s = cg_problem_init(&p, desc);
     if (s != CONVGEN_SUCCESS || (s = cg_generate(&p, pass, algo, NULL, &gen)) != CONVGEN_SUCCESS)
         return s;
-    if (i < 0 || i >= gen.kernel_count)
-        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel index %d must be in 0..%d", i, gen.kernel_count - 1);
-    else
-        *source = gen.kernels[i].source, gen.kernels[i].source = NULL;
-    cg_generated_free(&gen);
-    return s;
+    return take_source(&gen, i, source);
 }
 
 convgen_status convgen_emit_fft(const convgen_fft_desc *desc, int i, char **source)
@@ -268,10 +275,5 @@ convgen_status convgen_emit_fft(const convgen_fft_desc *desc, int i, char **sour
     convgen_status s = cg_fft_problem_init(&p, desc);
     if (s != CONVGEN_SUCCESS || (s = cg_generate_fft(&p, NULL, &gen)) != CONVGEN_SUCCESS)
         return s;
-    if (i < 0 || i >= gen.kernel_count)
-        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel index %d must be in 0..%d", i, gen.kernel_count - 1);
-    else
-        *source = gen.kernels[i].source, gen.kernels[i].source = NULL;
-    cg_generated_free(&gen);
-    return s;
+    return take_source(&gen, i, source);
 }

@@ -69,6 +69,14 @@
 
 {%- macro scaled_c(v) -%}{{ "make_float2(" ~ scaled(v ~ ".x") ~ ", " ~ scaled(v ~ ".y") ~ ")" if scaled_output else v }}{%- endmacro -%}
 
+{#- The item of a warp task's lane group t: its image img (transform tr) and its row pair q or
+    column kx (`name`) in the image, and whether it exists (`ok`). -#}
+{%- macro task_item(div, per_image, name, ok) %}
+        const unsigned item = task * {{ per_warp }}u + t;
+        const unsigned img = {{ udiv("item", div) }}, {{ name }} = item - img * {{ per_image }}u, tr = image0 + img;
+        const bool {{ ok }} = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * per_image }}u && tr < {{ count }}u;
+{%- endmacro -%}
+
 {#- Where bin k of a buf row sits: k, or k + k / 16 where the generator pads the rows. -#}
 {%- macro padded(k) -%}{{ "(" ~ k ~ ") + ((" ~ k ~ ") >> 4)" if pad_rows else k }}{%- endmacro -%}
 
@@ -190,9 +198,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endif %}
     // signal rows outside the window are zero and are never transformed (pruned).
     for (unsigned task = warp; task < {{ row_tasks }}u; task += {{ warps }}u) {
-        const unsigned item = task * {{ per_warp }}u + t;
-        const unsigned img = {{ udiv("item", pair_div) }}, q = item - img * {{ pairs }}u, tr = image0 + img;
-        const bool ok0 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * pairs }}u && tr < {{ count }}u;
+{{- task_item(pair_div, pairs, "q", "ok0") }}
 {%- if packed %}
         const bool ok1 = ok0{{ " && 2u * q + 1u < " ~ h ~ "u" if h % 2 == 1 }};
         const float *__restrict__ row0 = in0 + {{ transform_offset("tr", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
@@ -224,9 +230,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     float2 *const tile = shared_buf + {{ tile_offset }};
 {%- endif %}
     for (unsigned task = warp; task < {{ col_tasks }}u; task += {{ warps }}u) {
-        const unsigned item = task * {{ per_warp }}u + t;
-        const unsigned img = {{ udiv("item", half_div) }}, kx = item - img * {{ half }}u, tr = image0 + img;
-        const bool ok = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * half }}u && tr < {{ count }}u;
+{{- task_item(half_div, half, "kx", "ok") }}
         const unsigned pkx = {{ padded("kx") }};
 {%- if packed %}
         const unsigned mx = kx ? {{ n }}u - kx : 0u, pmx = {{ padded("mx") }};
@@ -299,9 +303,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     // Columns: kx = 0..{{ half - 1 }}, inverse; only rows {{ wy0 }}..{{ wy0 + h - 1 }} (the window) are kept.
     const float2 *__restrict__ in = reinterpret_cast<const float2 *>(in0);
     for (unsigned task = warp; task < {{ col_tasks }}u; task += {{ warps }}u) {
-        const unsigned item = task * {{ per_warp }}u + t;
-        const unsigned img = {{ udiv("item", half_div) }}, kx = item - img * {{ half }}u, tr = image0 + img;
-        const bool ok = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * half }}u && tr < {{ count }}u;
+{{- task_item(half_div, half, "kx", "ok") }}
         const unsigned pkx = {{ padded("kx") }};
         const float2 *__restrict__ src = in + {{ transform_offset("tr", ss) }};
 {%- for k in colpos %}
@@ -331,9 +333,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endif %}
     // window's columns {{ wx0 }}..{{ wx0 + w - 1 }} are stored.
     for (unsigned task = warp; task < {{ row_tasks }}u; task += {{ warps }}u) {
-        const unsigned item = task * {{ per_warp }}u + t;
-        const unsigned img = {{ udiv("item", pair_div) }}, q = item - img * {{ pairs }}u, tr = image0 + img;
-        const bool ok0 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * pairs }}u && tr < {{ count }}u;
+{{- task_item(pair_div, pairs, "q", "ok0") }}
 {%- if not packed %}
         const float2 *a = buf[ok0 ? img : 0u][ok0 ? q : 0u];
 {%- for k in nat %}
