@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -120,12 +121,11 @@ static void free_buffers(bench_buffers *b)
 }
 
 /* Enough buffer sets that one run's data is out of L2 by the time it comes round again. */
-static bool alloc_buffers(const cg_problem *p, convgen_pass pass, size_t l2_bytes, bench_buffers *b)
+static bool alloc_buffers(const cg_problem *p, convgen_pass pass, bench_buffers *b)
 {
     memset(b, 0, sizeof *b);
     cg_problem_operand_elems(p, pass, b->elems);
-    double bytes = 4.0 * (double)(b->elems[0] + b->elems[1] + b->elems[2]);
-    b->sets = bytes >= 2.0 * (double)l2_bytes ? 1 : (int)fmin(BENCH_MAX_SETS, ceil(4.0 * (double)l2_bytes / bytes));
+    b->sets = bench_sets_for(4.0 * (double)(b->elems[0] + b->elems[1] + b->elems[2]));
     for (int s = 0; s < b->sets; ++s) {
         float **dst[3] = {&b->in0[s], &b->in1[s], &b->out[s]};
         for (int i = 0; i < 3; ++i)
@@ -222,11 +222,11 @@ static void add_cudnn_row(bench_report *r, const cg_layer *l, convgen_pass pass,
 }
 
 static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_layer *l, convgen_pass pass,
-                             size_t l2, const options *o, bench_report *r)
+                             const options *o, bench_report *r)
 {
     cg_problem p;
     bench_buffers b;
-    if (cg_problem_init(&p, &l->desc) != CONVGEN_SUCCESS || !alloc_buffers(&p, pass, l2, &b)) {
+    if (cg_problem_init(&p, &l->desc) != CONVGEN_SUCCESS || !alloc_buffers(&p, pass, &b)) {
         fprintf(stderr, "convgen-bench: %s %s: skipped (%s)\n", l->name, convgen_pass_name(pass), convgen_last_error());
         return;
     }
@@ -272,6 +272,49 @@ static void describe_device(bench_report *r, convgen_context *ctx)
     snprintf(r->gpu, sizeof r->gpu, "%s", prop.name);
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* Removes the bench's private cache folder and the disk cache's subfolders in it. */
+static void remove_cache_dir(const char *dir)
+{
+    if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "convgen-bench: could not remove %s\n", dir);
+}
+
+/* The layers against cuDNN (or, with --fft, the FFTs against cuFFT) in one context. */
+static int run_benches(const options *o, convgen_context *ctx, const cg_layer *layers, int count)
+{
+    cache_mem_clear();
+    bench_timing_init(ctx);
+    bench_cudnn *dnn = o->no_cudnn || o->fft ? NULL : bench_cudnn_create();
+    bench_report *r = bench_report_create();
+    snprintf(r->cudnn_version, sizeof r->cudnn_version, "%s", dnn ? bench_cudnn_version() : "not used");
+    describe_device(r, ctx);
+    r->copy_gbs = bench_copy_bandwidth_gbs();
+    r->fma_tflops = bench_fma_tflops(ctx);
+    int rc = 0;
+    if (o->fft) {
+        bool filtered = o->fft_rank || o->fft_n;
+        rc = filtered ? 0 : bench_fft(ctx, o->runs, r->copy_gbs, r->device, o->out_dir);
+        rc |= bench_fft_real(ctx, o->runs, r->copy_gbs, r->device, o->out_dir, o->fft_rank, o->fft_n);
+    } else {
+        for (int i = 0; i < count; ++i)
+            if (selected(o, &layers[i]))
+                for (int pass = 0; pass < 3; ++pass)
+                    bench_layer_pass(ctx, dnn, &layers[i], (convgen_pass)pass, o, r);
+        bench_report_jit_replan(r, ctx, layers, count, o->names, o->name_count);
+        bench_report_print(r, stdout);
+        rc = o->out_dir ? bench_report_write(r, o->out_dir) : 0;
+    }
+    bench_report_destroy(r);
+    bench_cudnn_destroy(dnn);
+    return rc;
+}
+
 static int run(const options *o)
 {
     cg_layer *layers;
@@ -282,48 +325,23 @@ static int run(const options *o)
     }
     /* A private disk cache: the first plan of each kernel is a cold NVRTC compile. */
     char cache_dir[] = "/tmp/convgen-bench-cache-XXXXXX";
-    convgen_context_options co = {.cache_dir = mkdtemp(cache_dir)};
+    if (!mkdtemp(cache_dir)) {
+        fprintf(stderr, "convgen-bench: cannot create %s\n", cache_dir);
+        free(layers);
+        return 1;
+    }
+    convgen_context_options co = {.cache_dir = cache_dir};
     convgen_context *ctx;
     convgen_status s = convgen_context_create(&co, &ctx);
-    if (s != CONVGEN_SUCCESS) {
-        fprintf(stderr, "convgen-bench: %s\n", convgen_last_error());
-        free(layers);
-        return s == CONVGEN_ERROR_NO_DEVICE ? 77 : 1;
-    }
-    cache_mem_clear();
-    bench_cudnn *dnn = o->no_cudnn ? NULL : bench_cudnn_create();
-    bench_report *r = bench_report_create();
-    snprintf(r->cudnn_version, sizeof r->cudnn_version, "%s", dnn ? bench_cudnn_version() : "not used");
-    describe_device(r, ctx);
-    r->copy_gbs = bench_copy_bandwidth_gbs();
-    r->fma_tflops = bench_fma_tflops(ctx);
-    if (o->fft) {
-        bool filtered = o->fft_rank || o->fft_n;
-        int rc = filtered ? 0 : bench_fft(ctx, o->runs, r->copy_gbs, r->device, o->out_dir);
-        rc |= bench_fft_real(ctx, o->runs, r->copy_gbs, r->device, o->out_dir, o->fft_rank, o->fft_n);
-        bench_report_destroy(r);
-        bench_cudnn_destroy(dnn);
+    int rc = s == CONVGEN_ERROR_NO_DEVICE ? 77 : 1;
+    if (s == CONVGEN_SUCCESS) {
+        rc = run_benches(o, ctx, layers, count);
         convgen_context_destroy(ctx);
-        free(layers);
-        return rc;
+    } else {
+        fprintf(stderr, "convgen-bench: %s\n", convgen_last_error());
     }
-    int l2 = 0;
-    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
-    for (int i = 0; i < count; ++i)
-        if (selected(o, &layers[i]))
-            for (int pass = 0; pass < 3; ++pass)
-                bench_layer_pass(ctx, dnn, &layers[i], (convgen_pass)pass, (size_t)l2, o, r);
-    bench_report_jit_replan(r, ctx, layers, count, o->names, o->name_count);
-    bench_report_print(r, stdout);
-    int rc = o->out_dir ? bench_report_write(r, o->out_dir) : 0;
-    bench_report_destroy(r);
-    bench_cudnn_destroy(dnn);
-    convgen_context_destroy(ctx);
     free(layers);
-    char rm[128];
-    snprintf(rm, sizeof rm, "rm -rf '%s'", cache_dir);
-    if (system(rm) != 0)
-        fprintf(stderr, "convgen-bench: could not remove %s\n", cache_dir);
+    remove_cache_dir(cache_dir);
     return rc;
 }
 

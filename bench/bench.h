@@ -6,10 +6,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "convgen.h"
+#include "driver.h"
+#include "tmpl.h"
 
-#define BENCH_MAX_SETS 8
+/* Buffer sets rotated between runs: enough that 4x the L2 passes between two uses of one set,
+ * down to sets of 400 KiB on the H100 (smaller data stays partly in L2). */
+#define BENCH_MAX_SETS 512
 
 /* Device buffers of one layer and pass: `sets` copies of the inputs and outputs, rotated
  * between runs when a layer's data fits in L2, so runs time memory and not the cache. */
@@ -30,6 +35,28 @@ double bench_median_ms(bench_run_fn run, void *state, int sets, int warmup, int 
 
 /* A CUDA runtime call that must succeed; prints the call and error. */
 bool bench_cuda_ok(int err, const char *what);
+
+/* Reads the L2 size and compiles the spin kernel that bench_median_ms queues ahead of each
+ * start event; without it (false, after a message) runs are timed with launch latency. */
+bool bench_timing_init(convgen_context *ctx);
+/* Buffer sets for data of this size: 1 from twice the L2, else enough for 4x the L2. */
+int bench_sets_for(double bytes_per_set);
+/* A Markdown table and its CSV twin, DIR/name.md and DIR/name.csv (DIR: out_dir or /tmp); open
+ * writes the title, device and timing lines. close prints the Markdown to stdout and closes
+ * both, nonzero if a write failed. */
+typedef struct bench_table {
+    FILE *md, *csv;
+} bench_table;
+bool bench_table_open(bench_table *t, const char *out_dir, const char *name, const char *title, const char *device,
+                      int runs);
+int bench_table_close(bench_table *t);
+/* The timing columns of an FFT row, convgen's then the library's: ms, GB/s (bytes moved over
+ * the time), % of copy bandwidth, and the speedup; n/a (NaN in the CSV) where runs failed. */
+void bench_print_times(FILE *md, FILE *csv, double mine, double theirs, double bytes, double copy_gbs);
+
+/* Renders template_name with `values` (kernel_name set to name), compiles and loads it. */
+bool bench_load_kernel(convgen_context *ctx, const char *template_name, tmpl_value *values, const char *name,
+                       CUfunction *fn);
 
 /* ---- cuDNN (bench_cudnn.c) ---- */
 typedef struct bench_cudnn bench_cudnn;

@@ -64,22 +64,12 @@ static bool fma_once(void *state, int set)
 static bool load_fma_kernel(fma_state *f)
 {
     tmpl_value *v = tmpl_map();
-    tmpl_set_str(v, "kernel_name", "convgen_bench_fma");
     tmpl_set_int(v, "threads", FMA_THREADS);
     tmpl_set_int(v, "chains", FMA_CHAINS);
     tmpl_set_int(v, "unroll", FMA_UNROLL);
     tmpl_set_int(v, "iterations", FMA_ITERATIONS);
-    char *src = NULL;
-    cache_kernel k = {0};
-    convgen_kernel_origin origin;
-    bool ok = cg_render_template("bench_fma.cu", v, &src) == CONVGEN_SUCCESS &&
-              jit_get(src, "convgen_bench_fma", f->ctx->arch, NULL, &k, &origin) == CONVGEN_SUCCESS &&
-              ctx_load_function(f->ctx, &k, src, "convgen_bench_fma", &f->fn) == CONVGEN_SUCCESS;
-    if (!ok)
-        fprintf(stderr, "convgen-bench: FMA kernel: %s\n", convgen_last_error());
+    bool ok = bench_load_kernel(f->ctx, "bench_fma.cu", v, "convgen_bench_fma", &f->fn);
     tmpl_unref(v);
-    cache_kernel_free(&k);
-    free(src);
     return ok;
 }
 

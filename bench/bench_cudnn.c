@@ -36,8 +36,13 @@ bench_cudnn *bench_cudnn_create(void)
     if (!c)
         return NULL;
     cudnnStatus_t s = cudnnCreate(&c->handle);
-    if (s != CUDNN_STATUS_SUCCESS || !bench_cuda_ok(cudaMalloc(&c->workspace, CUDNN_WORKSPACE), "cuDNN workspace")) {
+    if (s != CUDNN_STATUS_SUCCESS) {
         fprintf(stderr, "convgen-bench: cuDNN: %s\n", cudnnGetErrorString(s));
+        free(c);
+        return NULL;
+    }
+    if (!bench_cuda_ok(cudaMalloc(&c->workspace, CUDNN_WORKSPACE), "cuDNN workspace")) {
+        cudnnDestroy(c->handle);
         free(c);
         return NULL;
     }

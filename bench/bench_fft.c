@@ -70,7 +70,7 @@ static bool prepare(fft_case *c, int n, long long batch, bool natural)
     cache_kernel k = {0};
     convgen_kernel_origin origin;
     size_t bytes = (size_t)batch * n * sizeof(float2);
-    c->sets = bytes * 2 >= (size_t)(32 << 20) ? 1 : BENCH_MAX_SETS;
+    c->sets = bench_sets_for(2.0 * (double)bytes);
     bool ok = cg_fft_problem_init(&sp, &d) == CONVGEN_SUCCESS && cg_fft_c2c_kernel(&sp, &c->kernel) == CONVGEN_SUCCESS &&
               jit_get(c->kernel.source, c->kernel.name, c->ctx->arch, NULL, &k, &origin) == CONVGEN_SUCCESS &&
               ctx_load_function(c->ctx, &k, c->kernel.source, c->kernel.name, &c->fn) == CONVGEN_SUCCESS &&
@@ -117,29 +117,23 @@ static void row(FILE *f, FILE *csv, int n, long long batch, bool natural, int ru
         convgen_once(&c, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "check run"))
         err = rel_error(c.out[0], ref, elems);
     cudaFree(ref);
-    double bytes = 2.0 * elems * sizeof(float2), gbs = bytes / (mine * 1e-3) / 1e9, cgbs = bytes / (theirs * 1e-3) / 1e9;
     const char *order = natural ? "natural" : "digit-reversed";
-    fprintf(f, "| %d | %lld | %s | %.4f | %.0f | %.0f%% | %.4f | %.0f | %.0f%% | %.2f | %.1e |\n", n, batch, order, mine,
-            gbs, 100 * gbs / copy_gbs, theirs, cgbs, 100 * cgbs / copy_gbs, theirs / mine, err);
-    fprintf(csv, "%d,%lld,%s,%.6f,%.1f,%.6f,%.1f,%.4f,%.3e\n", n, batch, order, mine, gbs, theirs, cgbs, theirs / mine,
-            err);
+    fprintf(f, "| %d | %lld | %s |", n, batch, order);
+    fprintf(csv, "%d,%lld,%s,", n, batch, order);
+    bench_print_times(f, csv, mine, theirs, 2.0 * elems * sizeof(float2), copy_gbs);
+    fprintf(f, " %.1e |\n", err);
+    fprintf(csv, ",%.3e\n", err);
     release(&c);
 }
 
 int bench_fft(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir)
 {
-    char md_path[4096], csv_path[4096];
-    snprintf(md_path, sizeof md_path, "%s/fft.md", out_dir ? out_dir : "/tmp");
-    snprintf(csv_path, sizeof csv_path, "%s/fft.csv", out_dir ? out_dir : "/tmp");
-    FILE *md = fopen(md_path, "w+"), *csv = fopen(csv_path, "w");
-    if (!md || !csv) {
-        fprintf(stderr, "convgen-bench: cannot write %s\n", md ? csv_path : md_path);
+    bench_table t;
+    if (!bench_table_open(&t, out_dir, "fft", "1-D complex FFT, forward, against cuFFT (cufftExecC2C, natural order)",
+                          device, runs))
         return 1;
-    }
+    FILE *md = t.md, *csv = t.csv;
     fprintf(csv, "n,batch,order,convgen_ms,convgen_gbs,cufft_ms,cufft_gbs,speedup,rel_error\n");
-    fprintf(md, "# convgen bench: 1-D complex FFT, forward, against cuFFT (cufftExecC2C, natural order)\n\n");
-    fprintf(md, "- device: %s\n- timing: CUDA events, median of %d runs after 3 warm-up runs; inputs rotate "
-                "among 8 buffer sets when they fit in L2\n\n", device, runs);
     fprintf(md, "Bytes = input read + output written; %% copy = of the copy bandwidth measured in this run "
                 "(%.0f GB/s). Speedup = cuFFT time / convgen time. The digit-reversed order is what FFT convolution "
                 "uses (forward -> pointwise -> inverse, no reordering); the error column compares natural-order "
@@ -152,9 +146,5 @@ int bench_fft(convgen_context *ctx, int runs, double copy_gbs, const char *devic
             row(md, csv, sizes[i], 1024, natural, runs, copy_gbs, ctx);
             row(md, csv, sizes[i], BIG_BYTES / (sizes[i] * (long long)sizeof(float2)), natural, runs, copy_gbs, ctx);
         }
-    rewind(md);
-    int c;
-    while ((c = fgetc(md)) != EOF)
-        putchar(c);
-    return (fclose(md) != 0) | (fclose(csv) != 0);
+    return bench_table_close(&t);
 }

@@ -133,7 +133,7 @@ static bool prepare(real_case *c, convgen_context *ctx)
     c->spec_bytes = (size_t)c->count * (c->d.rank == 2 ? n : 1) * half * 2 * sizeof(float);
     bool r2c = c->d.type == CONVGEN_FFT_R2C;
     size_t in_bytes = r2c ? c->real_bytes : c->spec_bytes, out_bytes = r2c ? c->spec_bytes : c->real_bytes;
-    c->sets = in_bytes + out_bytes >= (size_t)(32 << 20) ? 1 : BENCH_MAX_SETS;
+    c->sets = bench_sets_for((double)(in_bytes + out_bytes));
     if (convgen_plan_fft(ctx, &c->d, &c->plan) != CONVGEN_SUCCESS ||
         convgen_plan_workspace_size(c->plan, &c->ws_bytes) != CONVGEN_SUCCESS) {
         fprintf(stderr, "convgen-bench: FFT plan n = %d: %s\n", n, convgen_last_error());
@@ -203,30 +203,23 @@ static void row(FILE *md, FILE *csv, convgen_context *ctx, int rank, convgen_fft
         err = rel_error(c.cufft_out, c.out[0], out_bytes / sizeof(float));
     else if (!transposed)
         err = INFINITY;
-    double bytes = (double)(c.real_bytes + c.spec_bytes);
-    double gbs = mine > 0 ? bytes / (mine * 1e-3) / 1e9 : NAN, cgbs = theirs > 0 ? bytes / (theirs * 1e-3) / 1e9 : NAN;
-    fprintf(md, "| %d-D %s | %d | %d | %lld | %.4f | %.0f | %.0f%% | %.4f | %.0f | %.0f%% | %.2f | %.1e |\n", rank, what, n,
-            window, count, mine, gbs, 100 * gbs / copy_gbs, theirs, cgbs, 100 * cgbs / copy_gbs, theirs / mine, err);
-    fprintf(csv, "%d,%s,%d,%d,%lld,%.6f,%.1f,%.6f,%.1f,%.4f,%.3e\n", rank, what, n, window, count, mine, gbs, theirs,
-            cgbs, theirs / mine, err);
+    fprintf(md, "| %d-D %s | %d | %d | %lld |", rank, what, n, window, count);
+    fprintf(csv, "%d,%s,%d,%d,%lld,", rank, what, n, window, count);
+    bench_print_times(md, csv, mine, theirs, (double)(c.real_bytes + c.spec_bytes), copy_gbs);
+    fprintf(md, " %.1e |\n", err);
+    fprintf(csv, ",%.3e\n", err);
     release(&c);
 }
 
 int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir,
                    int only_rank, int only_n)
 {
-    char md_path[4096], csv_path[4096];
-    snprintf(md_path, sizeof md_path, "%s/fft-real.md", out_dir ? out_dir : "/tmp");
-    snprintf(csv_path, sizeof csv_path, "%s/fft-real.csv", out_dir ? out_dir : "/tmp");
-    FILE *md = fopen(md_path, "w+"), *csv = fopen(csv_path, "w");
-    if (!md || !csv) {
-        fprintf(stderr, "convgen-bench: cannot write %s\n", md ? csv_path : md_path);
+    bench_table table;
+    if (!bench_table_open(&table, out_dir, "fft-real", "R2C and C2R FFTs against cuFFT (cufftPlanMany, natural layout)",
+                          device, runs))
         return 1;
-    }
+    FILE *md = table.md, *csv = table.csv;
     fprintf(csv, "rank,type,n,window,transforms,convgen_ms,convgen_gbs,cufft_ms,cufft_gbs,speedup,rel_error\n");
-    fprintf(md, "# convgen bench: R2C and C2R FFTs against cuFFT (cufftPlanMany, natural layout)\n\n");
-    fprintf(md, "- device: %s\n- timing: CUDA events, median of %d runs after 3 warm-up runs; inputs rotate "
-                "among 8 buffer sets when they fit in L2\n\n", device, runs);
     fprintf(md, "Bytes = convgen's input read + output written (the real side holds the window only); %% copy = of "
                 "the copy bandwidth measured in this run (%.0f GB/s). Where the window is smaller than n, cuFFT's "
                 "time includes the copy its user must make: window -> zero-padded buffer before R2C, padded "
@@ -250,9 +243,5 @@ int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *
                     row(md, csv, ctx, rank, t, n, BIG_BYTES / per, n - n / 8, false, runs, copy_gbs);
                 }
             }
-    rewind(md);
-    int ch;
-    while ((ch = fgetc(md)) != EOF)
-        putchar(ch);
-    return (fclose(md) != 0) | (fclose(csv) != 0);
+    return bench_table_close(&table);
 }

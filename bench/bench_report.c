@@ -168,6 +168,10 @@ static void print_header(const bench_report *r, FILE *f)
                "faster). TFLOP/s = 2*N*C*K*prod(kernel)*prod(output) / time.\n\n");
 }
 
+/* A convgen row counts in a geomean only if its output was checked against cuDNN's and agreed:
+ * a fast wrong kernel must not lift the summary. The bound is loose for fp32 against fp32. */
+#define GEOMEAN_MAX_REL_ERROR 1e-4
+
 static void print_geomeans(const bench_report *r, FILE *f)
 {
     const char *impls[2] = {"cudnn-fp32", "cudnn-tf32"};
@@ -175,20 +179,27 @@ static void print_geomeans(const bench_report *r, FILE *f)
         const char *algo = cg_planner_at(a)->name;
         for (int m = 0; m < 2; ++m) {
             double logs[4] = {0};
-            int n[4] = {0};
+            int n[4] = {0}, unchecked = 0;
             for (int i = 0; i < r->count; ++i) {
                 const bench_row *row = &r->rows[i];
                 double s = strcmp(row->impl, "convgen") == 0 && strcmp(row->algo, algo) == 0 ? speedup(r, row, impls[m]) : NAN;
                 if (isnan(s))
                     continue;
+                if (!(row->rel_error <= GEOMEAN_MAX_REL_ERROR)) {
+                    ++unchecked;
+                    continue;
+                }
                 logs[row->pass] += log(s), ++n[row->pass];
                 logs[3] += log(s), ++n[3];
             }
-            if (!n[3])
+            if (!n[3] && !unchecked)
                 continue;
-            fprintf(f, "- geomean speedup of %s over %s: %.3f (fprop %.3f, bprop %.3f, accgrad %.3f; %d rows)\n",
-                    algo, impls[m], exp(logs[3] / n[3]), n[0] ? exp(logs[0] / n[0]) : NAN,
+            fprintf(f, "- geomean speedup of %s over %s: %.3f (fprop %.3f, bprop %.3f, accgrad %.3f; %d rows",
+                    algo, impls[m], n[3] ? exp(logs[3] / n[3]) : NAN, n[0] ? exp(logs[0] / n[0]) : NAN,
                     n[1] ? exp(logs[1] / n[1]) : NAN, n[2] ? exp(logs[2] / n[2]) : NAN, n[3]);
+            if (unchecked)
+                fprintf(f, "; %d left out: relative error above %.0e or not checked", unchecked, GEOMEAN_MAX_REL_ERROR);
+            fprintf(f, ")\n");
         }
     }
 }
