@@ -47,8 +47,8 @@ grep cuDNN "$out/configure.log"
 step build ninja -j16 || { tail -40 "$out/build.log"; exit 1; }
 if [ -z "${SKIP_TESTS:-}" ]; then
     if [ -n "${TESTS:-}" ]; then
-        ninja -j16 $(for t in $TESTS; do echo "build/tests/$t"; done) >/dev/null
-        step test sh tests/run.sh build $(for t in $TESTS; do echo "build/tests/$t"; done)
+        step build-tests ninja -j16 $(for t in $TESTS; do echo "build/tests/$t"; done) &&
+            step test sh tests/run.sh build $(for t in $TESTS; do echo "build/tests/$t"; done)
     else
         step test ninja test
     fi
@@ -61,7 +61,7 @@ if [ -z "${SKIP_TESTS:-}" ]; then
     done
 fi
 if [ -z "${SKIP_BENCH:-}" ] && [ -x build/convgen-bench ]; then
-    mkdir -p "$out/bench"
+    rm -rf "$out/bench" && mkdir -p "$out/bench" # no table of an earlier run is copied as today's
     if [ -z "${BENCH_FFT_ONLY:-}" ]; then
         step bench build/convgen bench --out "$out/bench" "$@"
         tail -n 8 "$out/bench.log"

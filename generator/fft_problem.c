@@ -46,7 +46,7 @@ static convgen_status check_count(cg_fft_problem *p, const convgen_fft_desc *d)
     return CONVGEN_SUCCESS;
 }
 
-/* One dimension of the real window: size (0 means n) and where it sits in the signal. */
+/* One dimension of the signal window: size (0 means n) and where it sits in the signal. */
 static convgen_status check_window(const convgen_fft_desc *d, int i, int *size, int *at)
 {
     if (d->window[i] < 0 || d->window[i] > d->n)
@@ -130,8 +130,8 @@ static convgen_status check_strides(const cg_fft_problem *p, const char *name, c
         return BAD("%s[%d] = %lld: output transforms of %lld elements would overlap", name, (int)small,
                    (long long)stride[small], (long long)extent);
     if (large >= 0 && (!cg_mul64(counts[small], stride[small], &reach) || stride[large] < reach))
-        return BAD("%s[%d] = %lld: output transforms would overlap (needs >= %lld)", name, (int)large,
-                   (long long)stride[large], (long long)counts[small] * stride[small]);
+        return BAD("%s[%d] = %lld: output transforms would overlap (needs >= %lld x %lld)", name, (int)large,
+                   (long long)stride[large], (long long)counts[small], (long long)stride[small]);
     return CONVGEN_SUCCESS;
 }
 
@@ -146,7 +146,9 @@ convgen_status cg_fft_problem_init(cg_fft_problem *p, const convgen_fft_desc *d)
         return s;
     /* One transform's extent on each side. The signal window's rows are pitch apart. The inverse
      * writes the signal side, the forward the spectrum. */
-    int64_t real_extent = (int64_t)(p->h - 1) * p->pitch + p->w;
+    int64_t real_extent;
+    if (!cg_mul64(p->h - 1, p->pitch, &real_extent) || !cg_add64(real_extent, p->w, &real_extent))
+        return BAD("pitch = %lld: %d rows of it overflow 64 bits", (long long)p->pitch, p->h);
     int64_t spectrum_extent = p->rank == 2 ? (int64_t)p->n * p->half : p->half;
     bool real_out = p->sign > 0;
     if ((s = check_strides(p, "real_stride", d->real_stride, real_extent, real_out, p->real_stride,

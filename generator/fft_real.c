@@ -19,9 +19,13 @@ enum {
      * R2C: 130 KiB of the H100's 228) gets more warps: with 8, ncu measured 12.5% occupancy and
      * 21% of DRAM bandwidth, the load phase having too few requests in flight. */
     LONE_BLOCK_WARPS = 16,
-    SHARED_PER_SM = 228 * 1024,
-    /* Rank 2 keeps the half spectrum of an image in shared memory when it takes at most this
-     * much (n <= 128: 66 KiB at n = 128); beyond (n = 256: 258 KiB) it goes through the workspace. */
+    /* Without a target's figures: the H100's shared memory per block (opt-in) and per SM. */
+    DEFAULT_SHARED_PER_BLOCK = 227 * 1024,
+    DEFAULT_SHARED_PER_SM = 228 * 1024,
+    /* Rank 2 keeps the spectrum of an image between the phases (the half spectrum; C2C: all n
+     * columns) in shared memory when it takes at most this much (R2C n = 128: 66 KiB; C2C up to
+     * n = 112), and the tile of the staged stores too when both fit twice this; beyond (R2C
+     * n = 256: 258 KiB), it goes through the workspace. */
     FUSED_MAX_SHARED = 100 * 1024,
     /* Blocks of several small images aim at this much shared memory, so 8 blocks of 8 warps
      * (the H100's 64 warps) fit a multiprocessor. */
@@ -75,7 +79,7 @@ static int scatter_wavefronts(const fft_plan *pl, int64_t group_stride, int64_t 
     return total;
 }
 
-/* How a rank 2 problem is cut: images per block, and whether the half spectrum between the
+/* How a rank 2 problem is cut: images per block, and whether the spectrum between the
  * phases stays in shared memory. */
 typedef struct real_layout {
     int warps, images, pairs, buf_rows, buf_pitch;
@@ -94,11 +98,15 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
 {
     memset(L, 0, sizeof *L);
     int sms = t && t->sm_count > 0 ? t->sm_count : SM_DEFAULT;
+    int64_t per_block = t && t->shared_per_block > 0 ? t->shared_per_block : DEFAULT_SHARED_PER_BLOCK;
+    int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+    int64_t fused_max = FUSED_MAX_SHARED < per_block ? FUSED_MAX_SHARED : per_block;
+    int64_t staged_max = 2 * FUSED_MAX_SHARED < per_block ? 2 * FUSED_MAX_SHARED : per_block;
     if (p->rank == 1) {
-        int64_t per_block = (int64_t)RANK1_WARPS * 2 * pl->per_warp;
+        int64_t transforms = (int64_t)RANK1_WARPS * 2 * pl->per_warp;
         L->warps = RANK1_WARPS;
-        L->images = (int)per_block;
-        L->blocks = (p->count + per_block - 1) / per_block;
+        L->images = (int)transforms;
+        L->blocks = (p->count + transforms - 1) / transforms;
         return;
     }
     L->warps = RANK2_WARPS;
@@ -109,14 +117,15 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     int cols = p->sign < 0 ? p->n : p->half;
     L->buf_pitch = odd_pitch(cols);
     L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
-    L->fused = L->per_image_bytes <= FUSED_MAX_SHARED;
+    L->fused = L->per_image_bytes <= fused_max;
     /* The row transforms scatter (forward) or gather (inverse) their bins in natural order along
      * a buf row; for powers of two the digit-reversed bins of a half-warp fall on a few banks
      * (n = 128: 8-way conflicts). The padding is kept where the bank model says it helps. */
     int padded_pitch = odd_pitch(cols + (cols - 1) / 16);
     L->row_wavefronts[0] = scatter_wavefronts(pl, L->buf_pitch, 1, false);
     L->row_wavefronts[1] = scatter_wavefronts(pl, padded_pitch, 1, true);
-    L->pad_rows = L->fused && L->row_wavefronts[1] < L->row_wavefronts[0];
+    L->pad_rows = L->fused && L->row_wavefronts[1] < L->row_wavefronts[0] &&
+                  (int64_t)L->buf_rows * padded_pitch * 8 <= per_block;
     if (L->pad_rows) {
         L->buf_pitch = padded_pitch;
         L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
@@ -127,7 +136,7 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     L->tile_wavefronts[1] = scatter_wavefronts(pl, 1, odd_pitch(p->half), true);
     L->pad_tile = L->tile_wavefronts[1] < L->tile_wavefronts[0];
     L->tile_bytes = ((int64_t)p->n * odd_pitch(p->half) + (L->pad_tile ? p->n / 16 + 1 : 0)) * 8;
-    L->staged = L->fused && p->sign < 0 && !p->transposed && L->per_image_bytes + L->tile_bytes <= FUSED_MAX_SHARED * 2;
+    L->staged = L->fused && p->sign < 0 && !p->transposed && L->per_image_bytes + L->tile_bytes <= staged_max;
     int64_t per_image = L->per_image_bytes + (L->staged ? L->tile_bytes : 0);
     int64_t images = L->fused ? BLOCK_SHARED_TARGET / per_image : 1;
     int64_t enough_blocks = p->count / (2 * sms); /* keep two blocks per multiprocessor */
@@ -140,7 +149,7 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     int64_t buf = (int64_t)L->images * L->buf_rows * L->buf_pitch;
     L->tile_offset = buf;
     L->shared_bytes = L->staged ? (L->tile_offset * 8 + L->tile_bytes * L->images) : buf * 8;
-    if (2 * (L->shared_bytes + 1024) > SHARED_PER_SM)
+    if (2 * (L->shared_bytes + 1024) > per_sm)
         L->warps = LONE_BLOCK_WARPS;
     int64_t dense = (int64_t)p->n * p->half;
     L->flat_copy = L->staged && odd_pitch(p->half) == p->half && p->spectrum_stride[1] == dense &&
@@ -304,7 +313,7 @@ convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, 
         out->kernel_count = 1;
         return render(p, &pl, &L, "fused", true, 0, &out->kernels[0]);
     }
-    int64_t elements; /* float2s of workspace: one half spectrum per image of every block */
+    int64_t elements; /* float2s of workspace: one spectrum between the phases per image of every block */
     if (!cg_mul64(L.blocks * L.images, L.per_image_bytes / 8, &elements) || !cg_mul64(elements, 8, &out->workspace_bytes))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the workspace of %lld transforms overflows 64 bits", (long long)p->count);
     /* Forward: rows, then columns; inverse: columns, then rows. */

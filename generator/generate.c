@@ -123,3 +123,23 @@ void cg_problem_describe(const cg_problem *p, char *buf, size_t size)
     snprintf(buf, size, "%s", b.data ? b.data : "");
     cg_buf_free(&b);
 }
+
+bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm)
+{
+    /* The CUDA programming guide's table of compute capabilities: the opt-in maximum per block
+     * and the capacity per multiprocessor. */
+    static const struct {
+        int cc, per_block_kib, per_sm_kib;
+    } limits[] = {{70, 96, 96}, {72, 96, 96}, {75, 64, 64},   {80, 163, 164}, {86, 99, 100},
+                  {87, 163, 164}, {89, 99, 100}, {90, 227, 228}, {100, 227, 228}, {120, 99, 100}};
+    int cc = 0;
+    if (!arch || sscanf(arch, "sm_%d", &cc) != 1)
+        return false;
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; ++i)
+        if (limits[i].cc == cc) {
+            *per_block = limits[i].per_block_kib * 1024;
+            *per_sm = limits[i].per_sm_kib * 1024;
+            return true;
+        }
+    return false;
+}

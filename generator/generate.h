@@ -18,7 +18,13 @@
 /* What the generator may know of the target without a GPU: tuning inputs only. */
 typedef struct cg_target {
     int sm_count; /* multiprocessors, to size split reductions; 0 means 132 (H100 SXM) */
+    int shared_per_block; /* bytes of shared memory a block may opt in to; 0: the H100's 227 KiB */
+    int shared_per_sm;    /* bytes of shared memory per multiprocessor; 0: the H100's 228 KiB */
 } cg_target;
+
+/* The shared-memory limits of an architecture ("sm_80"), for contexts without a device;
+ * false for one this table does not know (the caller keeps the H100's). */
+bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm);
 
 /* One emitted kernel: its source and how to launch it. Every convgen kernel takes the same
  * four pointers (in0, in1, out, workspace) in the order of convgen_execute. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "generate.h"
 #include "jit.h"
 #include "util.h"
 
@@ -24,6 +25,10 @@ static convgen_status open_device(convgen_context *ctx, int ordinal)
         (r = drv->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, ctx->device)) != CUDA_SUCCESS ||
         (r = drv->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, ctx->device)) != CUDA_SUCCESS ||
         (r = drv->DeviceGetAttribute(&ctx->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ctx->device)) != CUDA_SUCCESS ||
+        (r = drv->DeviceGetAttribute(&ctx->shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                     ctx->device)) != CUDA_SUCCESS ||
+        (r = drv->DeviceGetAttribute(&ctx->shared_per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                                     ctx->device)) != CUDA_SUCCESS ||
         (r = drv->DeviceGetName(ctx->device_name, sizeof ctx->device_name, ctx->device)) != CUDA_SUCCESS)
         return cg_cuda_fail(drv, r, "querying the device");
     /* The primary context is the one the CUDA runtime uses, so pointers from cudaMalloc and
@@ -66,6 +71,8 @@ convgen_status convgen_context_create(const convgen_context_options *options, co
     }
     if (o->arch)
         snprintf(ctx->arch, sizeof ctx->arch, "%s", o->arch);
+    if (ctx->offline) /* unknown architectures keep 0: the generator's defaults, an H100's */
+        cg_target_shared_limits(ctx->arch, &ctx->shared_per_block, &ctx->shared_per_sm);
     if (o->disk_cache >= 0)
         ctx->disk = cache_disk_open(o->cache_dir);
     pthread_mutex_init(&ctx->lock, NULL);

@@ -21,6 +21,7 @@ struct convgen_context {
     CUdevice device;
     CUcontext primary;
     int sm_count;
+    int shared_per_block, shared_per_sm; /* bytes: the device's, or the arch's when offline */
     char arch[16];
     char device_name[256];
     cache_disk *disk;        /* NULL when disk caching is off */

@@ -144,6 +144,7 @@ typedef struct convgen_kernel_info {
     unsigned grid[3], block[3];
     int registers;             /* per thread */
     int shared_bytes;          /* static shared memory per block */
+    int dynamic_shared_bytes;  /* dynamic shared memory per block, given at launch */
     int stack_bytes;           /* stack frame: 0 for every kernel convgen emits */
     int spill_store_bytes, spill_load_bytes;
     double compile_ms;         /* NVRTC time when it was compiled (also for cache hits) */
@@ -176,10 +177,11 @@ typedef enum { CONVGEN_FFT_FORWARD = -1, CONVGEN_FFT_INVERSE = 1 } convgen_fft_d
  * (C2C [n][n] with the axes swapped), the column frequency outermost, which is what the column
  * transforms produce without a transpose. */
 typedef enum { CONVGEN_FFT_LAYOUT_NATURAL = 0, CONVGEN_FFT_LAYOUT_TRANSPOSED = 1 } convgen_fft_layout;
-/* Order of the bins along the full-length (n-bin) spectrum axis. DIGIT_REVERSED is where a
- * decimation-in-frequency forward transform leaves them and where the matching inverse takes
- * them, so forward -> pointwise product -> inverse never reorders. R2C/C2R rank 1 and the half
- * axis are always natural. */
+/* Order of the bins along the full-length (n-bin) spectrum axis: rank 1 C2C's only axis, rank 2's
+ * column (outer) axis. DIGIT_REVERSED is where a decimation-in-frequency forward transform
+ * leaves them and where the matching inverse takes them, so forward -> pointwise product ->
+ * inverse never reorders. R2C/C2R rank 1 and the row (inner) axis of rank 2, including C2C's,
+ * are always natural. */
 typedef enum { CONVGEN_FFT_ORDER_NATURAL = 0, CONVGEN_FFT_ORDER_DIGIT_REVERSED = 1 } convgen_fft_order;
 
 typedef struct convgen_fft_desc {

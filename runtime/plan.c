@@ -25,6 +25,7 @@ static void fill_info(convgen_kernel_info *info, const cg_kernel *k, const cache
     memcpy(info->block, k->block, sizeof info->block);
     info->registers = c->registers;
     info->shared_bytes = c->shared_bytes;
+    info->dynamic_shared_bytes = (int)k->shared_bytes;
     info->stack_bytes = c->stack_bytes;
     info->spill_store_bytes = c->spill_store_bytes;
     info->spill_load_bytes = c->spill_load_bytes;
@@ -107,7 +108,7 @@ convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *
         return s;
     cg_problem p;
     if ((s = cg_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
-        cg_target target = {.sm_count = ctx->sm_count};
+        cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm};
         s = cg_generate(&p, pass, algo, &target, &plan->gen);
     }
     return plan_finish(plan, s, out);
@@ -122,7 +123,7 @@ convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *de
     plan->is_fft = true;
     cg_fft_problem p;
     if ((s = cg_fft_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
-        cg_target target = {.sm_count = ctx->sm_count};
+        cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm};
         s = cg_generate_fft(&p, &target, &plan->gen);
     }
     return plan_finish(plan, s, out);

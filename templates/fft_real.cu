@@ -178,7 +178,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{- store_rows("ok0", "ok1", "    ") }}
 {%- endif %}
 {%- else %}
-    // {{ images }} image{{ "s" if images > 1 }} per block. The half spectrum between the row and column transforms:
+    // {{ images }} image{{ "s" if images > 1 }} per block. The {{ "half " if packed }}spectrum between the row and column transforms:
 {%- if buf_global %}
     // in the workspace, between this kernel and the {{ "next" if first_phase else "previous" }} one.
     float2 (*const buf)[{{ buf_rows }}][{{ buf_pitch }}] = reinterpret_cast<float2 (*)[{{ buf_rows }}][{{ buf_pitch }}]>(workspace) + ({{ idx }})blockIdx.x * {{ images }}u;
@@ -224,7 +224,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     // Columns: kx = 0..{{ half - 1 }}{{ ", each unpacked from the packed rows as it is loaded" if packed }}.
     float2 *__restrict__ out = reinterpret_cast<float2 *>(out0);
 {%- if staged %}
-    // Natural-layout results go through a tile [ky][kx] (odd pitch) behind the half spectrum: stored
+    // Natural-layout results go through a tile [ky][kx] (odd pitch) behind the {{ "half " if packed }}spectrum: stored
     // straight from a column, neighbouring lanes would write {{ half * 8 }} bytes apart.
     // Rows of {{ tile_pitch }}{{ ", and a spare float2 every 16 rows: the column bins of a half-warp then fall on distinct banks" if pad_tile }}.
     float2 *const tile = shared_buf + {{ tile_offset }};

@@ -7,6 +7,7 @@ set -u
 builddir=$1
 shift
 jobs=$(nproc 2>/dev/null || echo 2)
+for t in "$@"; do rm -f "$builddir/tests/$(basename "$t").status"; done
 # Each program writes NAME.log, then NAME.status: "exit-code seconds".
 printf '%s\n' "$@" | xargs -P "$jobs" -I{} sh -c '
     name=$(basename "$1") start=$(date +%s)

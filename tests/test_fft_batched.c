@@ -98,6 +98,7 @@ static void test_bad_descriptors_are_named(void **state)
     d = good, d.rank = 1, d.window[1] = 0, d.order = CONVGEN_FFT_ORDER_DIGIT_REVERSED,
     expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "order = DIGIT_REVERSED");
     d = good, d.type = CONVGEN_FFT_C2C, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "direction = 0");
+    d = good, d.pitch = (int64_t)1 << 61, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "pitch = 2305843009213693952");
     d = good, d.rank = 1, d.window[1] = 0, d.layout = CONVGEN_FFT_LAYOUT_TRANSPOSED,
     expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "layout = TRANSPOSED");
     expect_error(NULL, CONVGEN_ERROR_INVALID_VALUE, "desc is NULL");
@@ -134,7 +135,7 @@ static void some_window(int n, int salt, int *size, int *at)
 static convgen_fft_desc variant(int n, int rank, kind k, int v)
 {
     convgen_fft_desc d = {.rank = rank, .n = n, .type = k.type, .direction = k.direction, .batch = v % 3 == 2 ? 1 : 37};
-    if (v % 4 == 1)
+    if (v % 3 == 1) /* with both orders over the variants */
         d.channels = 3;
     if (v % 2 == 1) {
         some_window(n, v, &d.window[0], &d.offset[0]);
@@ -160,6 +161,8 @@ static convgen_fft_desc variant(int n, int rank, kind k, int v)
     bool inverse = k.type == CONVGEN_FFT_C2R || k.direction == CONVGEN_FFT_INVERSE;
     if (inverse && v % 2 == 0)
         d.scale = 1.0f / (float)(rank == 2 ? n * n : n);
+    else if (!inverse && v % 4 == 2)
+        d.scale = 0.5f;
     return d;
 }
 
@@ -187,6 +190,35 @@ static void test_every_size_compiles_without_local_memory(void **state)
                 convgen_plan_destroy(p);
             }
     print_message("%d kernels, none with local memory\n", kernels);
+}
+
+/* Shared memory follows the target: on an A100 (163 KiB a block, 164 a multiprocessor) every
+ * kernel asks for no more than it may, and an offline sm_80 context knows those limits. */
+static void test_shared_memory_fits_the_target(void **state)
+{
+    (void)state;
+    const cg_target a100 = {.sm_count = 108, .shared_per_block = 163 * 1024, .shared_per_sm = 164 * 1024};
+    int checked = 0;
+    for (int i = 0; i < size_count; ++i)
+        for (int k = 0; k < KINDS; ++k) {
+            convgen_fft_desc d = variant(sizes[i], 2, kinds[k], i);
+            d.batch = 100000, d.channels = 0; /* enough images for several per block */
+            cg_fft_problem p;
+            cg_generated gen;
+            assert_int_equal(cg_fft_problem_init(&p, &d), CONVGEN_SUCCESS);
+            assert_int_equal(cg_generate_fft(&p, &a100, &gen), CONVGEN_SUCCESS);
+            for (int j = 0; j < gen.kernel_count; ++j, ++checked)
+                if (gen.kernels[j].shared_bytes > (unsigned)a100.shared_per_block)
+                    fail_msg("%s: %u bytes of shared memory", gen.kernels[j].name, gen.kernels[j].shared_bytes);
+            cg_generated_free(&gen);
+        }
+    print_message("%d kernels within the A100's shared memory\n", checked);
+    convgen_context_options o = {.offline = 1, .arch = "sm_80", .disk_cache = -1};
+    convgen_context *ctx;
+    assert_int_equal(convgen_context_create(&o, &ctx), CONVGEN_SUCCESS);
+    assert_int_equal(ctx->shared_per_block, 163 * 1024);
+    assert_int_equal(ctx->shared_per_sm, 164 * 1024);
+    convgen_context_destroy(ctx);
 }
 
 /* ---- the float64 reference ---- */
@@ -529,19 +561,31 @@ static result run_one(const convgen_fft_desc *d)
     return r;
 }
 
-/* The GPU test's descriptors: every size, rank and kind, two variants each. */
+/* The GPU test's descriptors: every size, rank and kind, two variants each; and for the small
+ * 2-D sizes a third with enough images that blocks take several (a block is sized so that each
+ * multiprocessor gets two: thousands of images). */
+enum { CASES_PER_SIZE = 2 * KINDS * 2 + KINDS };
+
 static int gpu_cases(convgen_fft_desc *cases)
 {
     int count = 0;
-    for (int i = 0; i < size_count; ++i)
+    for (int i = 0; i < size_count; ++i) {
+        int n = sizes[i];
         for (int rank = 1; rank <= 2; ++rank)
             for (int k = 0; k < KINDS; ++k)
                 for (int v = 0; v < 2; ++v) {
-                    convgen_fft_desc d = variant(sizes[i], rank, kinds[k], 2 * i + v + rank);
-                    if (rank == 2 && sizes[i] >= 48) /* the float64 reference is O(n^3) per image */
+                    convgen_fft_desc d = variant(n, rank, kinds[k], 2 * i + v + rank);
+                    if (rank == 2 && n >= 48) /* the float64 reference is O(n^3) per image */
                         d.batch = 3, d.channels = d.channels > 1 ? 2 : 1;
                     cases[count++] = d;
                 }
+        for (int k = 0; n <= 32 && k < KINDS; ++k) {
+            convgen_fft_desc d = variant(n, 2, kinds[k], i + k);
+            d.channels = 0, d.real_stride[0] = d.real_stride[1] = d.spectrum_stride[0] = d.spectrum_stride[1] = 0;
+            d.batch = 12000;
+            cases[count++] = d;
+        }
+    }
     return count;
 }
 
@@ -590,7 +634,7 @@ static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **st
     (void)state;
     if (!gpu)
         skip();
-    convgen_fft_desc *cases = malloc(sizeof *cases * size_count * 2 * KINDS * 2);
+    convgen_fft_desc *cases = malloc(sizeof *cases * size_count * CASES_PER_SIZE);
     int count = gpu_cases(cases);
     warm_up(cases, count);
     result worst[2][KINDS] = {{{0}}};
@@ -615,6 +659,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_descriptors_are_named),
         cmocka_unit_test(test_every_size_compiles_without_local_memory),
+        cmocka_unit_test(test_shared_memory_fits_the_target),
         cmocka_unit_test(test_every_size_matches_the_reference_and_cufft_on_the_gpu),
     };
     return cmocka_run_group_tests_name("fft_batched", tests, setup, teardown);
