@@ -1,0 +1,205 @@
+/* Winograd transforms derived in exact rationals (generator/winograd_transform.c): for every
+ * F(m, r) with r <= 7 and m + r - 1 <= 12, random integer data and filters give exactly the
+ * correlation, in 1-D and nested 2-D; the points and a few entries are pinned; bad sizes are
+ * named. Also prints what fp32 does with each transform on the CPU (the error the kernels'
+ * tests will be bounded by, measured again on the GPU). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "winograd_transform.h"
+
+enum { MAX_R = 7 };
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+static int64_t small_int(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (int64_t)(rng >> 33) % 19 - 9; /* -9 .. 9 */
+}
+
+static void derive_ok(int m, int r, wino_transform *t)
+{
+    char err[128];
+    if (!wino_derive(m, r, t, err, sizeof err))
+        fail_msg("%s", err);
+}
+
+static void test_points_and_known_entries(void **state)
+{
+    (void)state;
+    const char *want[] = {"0", "1", "-1", "1/2", "-1/2", "2", "-2", "1/4", "-1/4", "4", "-4"};
+    for (int i = 0; i < 11; ++i) {
+        cg_q p = wino_point(i);
+        char got[32];
+        snprintf(got, sizeof got, p.den == 1 ? "%lld" : "%lld/%lld", (long long)p.num, (long long)p.den);
+        assert_string_equal(got, want[i]);
+    }
+    wino_transform t;
+    derive_ok(2, 3, &t);
+    /* AT of F(2,3) over 0, 1, -1, inf: [1 1 1 0; 0 1 -1 1]. */
+    const int at[2][4] = {{1, 1, 1, 0}, {0, 1, -1, 1}};
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 4; ++j)
+            assert_true(cg_q_eq(t.at[i][j], cg_q_int(at[i][j])));
+    /* G row 1 (point 1): 1^k / ((1 - 0)(1 + 1)) = 1/2 for every k; BT row inf: x (x - 1)(x + 1). */
+    for (int k = 0; k < 3; ++k)
+        assert_true(cg_q_eq(t.g[1][k], cg_q_make(1, 2)));
+    const int bt_inf[4] = {0, -1, 0, 1};
+    for (int c = 0; c < 4; ++c)
+        assert_true(cg_q_eq(t.bt[3][c], cg_q_int(bt_inf[c])));
+    char text[160];
+    wino_describe(&t, text, sizeof text);
+    assert_string_equal(text, "F(2,3): alpha 4, points 0, 1, -1, inf");
+}
+
+static void test_bad_sizes_are_named(void **state)
+{
+    (void)state;
+    wino_transform t;
+    char err[128];
+    assert_false(wino_derive(7, 7, &t, err, sizeof err));
+    assert_non_null(strstr(err, "F(7, 7)"));
+    assert_false(wino_derive(0, 3, &t, err, sizeof err));
+    assert_non_null(strstr(err, "F(0, 3)"));
+}
+
+/* y[i] = sum_k d[i + k] g[k], exactly. */
+static void correlate_1d(int m, int r, const cg_q *d, const cg_q *g, cg_q *y)
+{
+    for (int i = 0; i < m; ++i) {
+        y[i] = cg_q_int(0);
+        for (int k = 0; k < r; ++k)
+            y[i] = cg_q_add(y[i], cg_q_mul(d[i + k], g[k]));
+    }
+}
+
+static void test_every_transform_is_exact_in_1d_and_2d(void **state)
+{
+    (void)state;
+    int transforms = 0;
+    for (int r = 1; r <= MAX_R; ++r)
+        for (int m = 1; m + r - 1 <= WINO_MAX_ALPHA; ++m, ++transforms) {
+            wino_transform t;
+            derive_ok(m, r, &t);
+            int a = t.alpha;
+            cg_q d[WINO_MAX_ALPHA * WINO_MAX_ALPHA], g[MAX_R * MAX_R], y[WINO_MAX_ALPHA * WINO_MAX_ALPHA],
+                want[WINO_MAX_ALPHA * WINO_MAX_ALPHA];
+            for (int trial = 0; trial < 20; ++trial) {
+                for (int i = 0; i < a; ++i)
+                    d[i] = cg_q_int(small_int());
+                for (int k = 0; k < r; ++k)
+                    g[k] = cg_q_int(small_int());
+                assert_true(wino_eval_1d(&t, d, g, y));
+                correlate_1d(m, r, d, g, want);
+                for (int i = 0; i < m; ++i)
+                    if (!cg_q_eq(y[i], want[i]))
+                        fail_msg("F(%d,%d) 1-D trial %d: y[%d] = %lld/%lld, want %lld", m, r, trial, i,
+                                 (long long)y[i].num, (long long)y[i].den, (long long)want[i].num);
+            }
+            for (int trial = 0; trial < 4; ++trial) {
+                for (int i = 0; i < a * a; ++i)
+                    d[i] = cg_q_int(small_int());
+                for (int k = 0; k < r * r; ++k)
+                    g[k] = cg_q_int(small_int());
+                assert_true(wino_eval_2d(&t, d, g, y));
+                for (int i = 0; i < m; ++i)
+                    for (int j = 0; j < m; ++j) {
+                        cg_q s = cg_q_int(0);
+                        for (int k = 0; k < r; ++k)
+                            for (int l = 0; l < r; ++l)
+                                s = cg_q_add(s, cg_q_mul(d[(i + k) * a + j + l], g[k * r + l]));
+                        if (!cg_q_eq(y[i * m + j], s))
+                            fail_msg("F(%dx%d,%dx%d) trial %d: Y[%d][%d] differs", m, m, r, r, trial, i, j);
+                    }
+            }
+        }
+    print_message("%d transforms exact in 1-D and 2-D\n", transforms);
+}
+
+/* The 2-D transform in fp32 on the CPU against float64 correlation, on uniform [-1, 1] data:
+ * informative (printed), and a sanity bound that catches a transform that is exact but
+ * numerically useless. */
+static double fp32_error_2d(const wino_transform *t)
+{
+    int a = t->alpha, r = t->r, m = t->m;
+    double d2 = 0, r2 = 0;
+    for (int trial = 0; trial < 200; ++trial) {
+        float d[WINO_MAX_ALPHA][WINO_MAX_ALPHA], g[MAX_R][MAX_R], u[WINO_MAX_ALPHA][WINO_MAX_ALPHA] = {{0}},
+            v[WINO_MAX_ALPHA][WINO_MAX_ALPHA] = {{0}}, tmp[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
+        for (int i = 0; i < a; ++i)
+            for (int j = 0; j < a; ++j)
+                d[i][j] = (float)small_int() / 9.0f;
+        for (int i = 0; i < r; ++i)
+            for (int j = 0; j < r; ++j)
+                g[i][j] = (float)small_int() / 9.0f;
+        for (int i = 0; i < a; ++i) /* u = G g G^T */
+            for (int j = 0; j < r; ++j) {
+                tmp[i][j] = 0;
+                for (int k = 0; k < r; ++k)
+                    tmp[i][j] += (float)cg_q_double(t->g[i][k]) * g[k][j];
+            }
+        for (int i = 0; i < a; ++i)
+            for (int j = 0; j < a; ++j)
+                for (int k = 0; k < r; ++k)
+                    u[i][j] += tmp[i][k] * (float)cg_q_double(t->g[j][k]);
+        for (int i = 0; i < a; ++i) /* v = BT d B */
+            for (int j = 0; j < a; ++j) {
+                tmp[i][j] = 0;
+                for (int k = 0; k < a; ++k)
+                    tmp[i][j] += (float)cg_q_double(t->bt[i][k]) * d[k][j];
+            }
+        for (int i = 0; i < a; ++i)
+            for (int j = 0; j < a; ++j)
+                for (int k = 0; k < a; ++k)
+                    v[i][j] += tmp[i][k] * (float)cg_q_double(t->bt[j][k]);
+        for (int i = 0; i < a; ++i)
+            for (int j = 0; j < a; ++j)
+                u[i][j] *= v[i][j];
+        for (int i = 0; i < m; ++i) /* Y = AT M A against the float64 correlation */
+            for (int j = 0; j < m; ++j) {
+                float y = 0;
+                for (int k = 0; k < a; ++k)
+                    for (int l = 0; l < a; ++l)
+                        y += (float)cg_q_double(t->at[i][k]) * u[k][l] * (float)cg_q_double(t->at[j][l]);
+                double want = 0;
+                for (int k = 0; k < r; ++k)
+                    for (int l = 0; l < r; ++l)
+                        want += (double)d[i + k][j + l] * g[k][l];
+                d2 += (y - want) * (y - want), r2 += want * want;
+            }
+    }
+    return sqrt(d2 / r2);
+}
+
+static void test_fp32_error_of_the_common_transforms(void **state)
+{
+    (void)state;
+    const int common[][2] = {{2, 3}, {4, 3}, {6, 3}, {2, 5}, {4, 5}, {2, 7}};
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; ++i) {
+        wino_transform t;
+        derive_ok(common[i][0], common[i][1], &t);
+        double e = fp32_error_2d(&t);
+        char text[160];
+        wino_describe(&t, text, sizeof text);
+        print_message("%-48s fp32 2-D relative error %.2e\n", text, e);
+        assert_true(e < 1e-3);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_points_and_known_entries),
+        cmocka_unit_test(test_bad_sizes_are_named),
+        cmocka_unit_test(test_every_transform_is_exact_in_1d_and_2d),
+        cmocka_unit_test(test_fp32_error_of_the_common_transforms),
+    };
+    return cmocka_run_group_tests_name("winograd_transform", tests, NULL, NULL);
+}
