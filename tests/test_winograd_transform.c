@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "winograd_program.h"
 #include "winograd_transform.h"
 
 enum { MAX_R = 7 };
@@ -123,6 +124,72 @@ static void test_every_transform_is_exact_in_1d_and_2d(void **state)
     print_message("%d transforms exact in 1-D and 2-D\n", transforms);
 }
 
+/* Runs the program of m (rows x cols) on random integers and compares with M x exactly;
+ * returns the operations a naive row-by-row evaluation would take. */
+static int check_program(const cg_q m[][WINO_MAX_ALPHA], int rows, int cols, const char *what, const wino_program *p)
+{
+    int naive = 0;
+    for (int i = 0; i < rows; ++i) {
+        int terms = 0, multiplies = 0;
+        for (int c = 0; c < cols; ++c)
+            if (m[i][c].num)
+                ++terms, multiplies += !(m[i][c].den == 1 && (m[i][c].num == 1 || m[i][c].num == -1));
+        naive += (terms > 1 ? terms - 1 : 0) + multiplies;
+    }
+    for (int i = 0; i < p->stmt_count; ++i)
+        for (int k = 0; k < p->stmts[i].term_count; ++k)
+            if (p->stmts[i].terms[k].coef.num == 0)
+                fail_msg("%s: a term with coefficient 0", what);
+    for (int trial = 0; trial < 10; ++trial) {
+        cg_q x[WINO_MAX_ALPHA], y[WINO_MAX_ALPHA];
+        for (int c = 0; c < cols; ++c)
+            x[c] = cg_q_int(small_int());
+        assert_true(wino_program_run(p, x, y));
+        for (int i = 0; i < rows; ++i) {
+            cg_q want = cg_q_int(0);
+            for (int c = 0; c < cols; ++c)
+                want = cg_q_add(want, cg_q_mul(m[i][c], x[c]));
+            if (!cg_q_eq(y[i], want))
+                fail_msg("%s: output %d of trial %d differs", what, i, trial);
+        }
+    }
+    return naive;
+}
+
+static void test_programs_compute_their_matrices(void **state)
+{
+    (void)state;
+    int programs = 0;
+    for (int r = 1; r <= MAX_R; ++r)
+        for (int m = 1; m + r - 1 <= WINO_MAX_ALPHA; ++m) {
+            wino_transform t;
+            derive_ok(m, r, &t);
+            const struct {
+                const char *name;
+                const cg_q (*matrix)[WINO_MAX_ALPHA];
+                int rows, cols;
+            } parts[] = {{"AT", (const cg_q(*)[WINO_MAX_ALPHA])t.at, m, t.alpha},
+                         {"G", (const cg_q(*)[WINO_MAX_ALPHA])t.g, t.alpha, r},
+                         {"BT", (const cg_q(*)[WINO_MAX_ALPHA])t.bt, t.alpha, t.alpha}};
+            for (int i = 0; i < 3; ++i, ++programs) {
+                wino_program p;
+                char what[64];
+                snprintf(what, sizeof what, "F(%d,%d) %s", m, r, parts[i].name);
+                wino_program_build(parts[i].matrix, parts[i].rows, parts[i].cols, &p);
+                int naive = check_program(parts[i].matrix, parts[i].rows, parts[i].cols, what, &p);
+                int ops = p.adds + p.multiplies;
+                if (ops > naive)
+                    fail_msg("%s: %d operations, more than the %d of the plain rows", what, ops, naive);
+                if ((m == 4 || m == 6) && r == 3)
+                    print_message("%-12s %2d adds, %2d multiplies (rows one by one: %d operations)\n", what, p.adds,
+                                  p.multiplies, naive);
+                if (m == 4 && r == 3 && i == 2 && ops >= naive)
+                    fail_msg("F(4,3) BT: the mirrored rows were not shared (%d operations)", ops);
+            }
+        }
+    print_message("%d programs compute their matrices exactly\n", programs);
+}
+
 /* The 2-D transform in fp32 on the CPU against float64 correlation, on uniform [-1, 1] data:
  * informative (printed), and a sanity bound that catches a transform that is exact but
  * numerically useless. */
@@ -199,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_points_and_known_entries),
         cmocka_unit_test(test_bad_sizes_are_named),
         cmocka_unit_test(test_every_transform_is_exact_in_1d_and_2d),
+        cmocka_unit_test(test_programs_compute_their_matrices),
         cmocka_unit_test(test_fp32_error_of_the_common_transforms),
     };
     return cmocka_run_group_tests_name("winograd_transform", tests, NULL, NULL);
