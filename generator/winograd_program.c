@@ -1,5 +1,6 @@
 #include "winograd_program.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static bool is_zero(cg_q c) { return c.num == 0; }
@@ -114,4 +115,44 @@ bool wino_program_run(const wino_program *p, const cg_q *x, cg_q *y)
     for (int i = 0; i < p->outputs; ++i)
         ok &= cg_q_valid(y[i] = t[p->output_temp[i]]);
     return ok;
+}
+
+static void operand_name(const wino_program *p, int operand, const char *input, const char *temp_prefix, char *buf,
+                         size_t size)
+{
+    if (operand < p->inputs)
+        snprintf(buf, size, "%s[%d]", input, operand);
+    else
+        snprintf(buf, size, "%s%d", temp_prefix, operand - p->inputs);
+}
+
+tmpl_value *wino_program_value(const wino_program *p, const char *input, const char *temp_prefix)
+{
+    tmpl_value *v = tmpl_map(), *stmts = tmpl_list(), *outputs = tmpl_list();
+    char name[64];
+    for (int i = 0; i < p->stmt_count; ++i) {
+        const wino_stmt *s = &p->stmts[i];
+        tmpl_value *st = tmpl_map(), *terms = tmpl_list();
+        operand_name(p, p->inputs + s->target, input, temp_prefix, name, sizeof name);
+        tmpl_set_str(st, "name", name);
+        for (int k = 0; k < s->term_count; ++k) {
+            tmpl_value *t = tmpl_map();
+            cg_q c = s->terms[k].coef;
+            operand_name(p, s->terms[k].operand, input, temp_prefix, name, sizeof name);
+            tmpl_set_str(t, "operand", name);
+            tmpl_set_bool(t, "negative", c.num < 0);
+            tmpl_set_bool(t, "unit", is_unit(c));
+            tmpl_set_float(t, "magnitude", cg_q_double((cg_q){c.num < 0 ? -c.num : c.num, c.den}));
+            tmpl_list_push(terms, t);
+        }
+        tmpl_map_set(st, "terms", terms);
+        tmpl_list_push(stmts, st);
+    }
+    for (int i = 0; i < p->outputs; ++i) {
+        operand_name(p, p->inputs + p->output_temp[i], input, temp_prefix, name, sizeof name);
+        tmpl_list_push(outputs, tmpl_str(name));
+    }
+    tmpl_map_set(v, "stmts", stmts);
+    tmpl_map_set(v, "outputs", outputs);
+    return v;
 }

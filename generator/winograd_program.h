@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "rational.h"
+#include "tmpl.h"
 #include "winograd_transform.h"
 
 #define WINO_MAX_STMTS (3 * WINO_MAX_ALPHA)
@@ -38,5 +39,10 @@ void wino_program_build(const cg_q m[][WINO_MAX_ALPHA], int rows, int cols, wino
 
 /* Runs the program exactly: false if a value overflowed. */
 bool wino_program_run(const wino_program *p, const cg_q *x, cg_q *y);
+
+/* The program as templates/winograd.cuh's wino_program() lays it out: {stmts: [{name, terms:
+ * [{operand, negative, unit, magnitude}]}], outputs: [temporary names]}, inputs named
+ * input[i] and temporaries temp_prefix followed by their index. */
+tmpl_value *wino_program_value(const wino_program *p, const char *input, const char *temp_prefix);
 
 #endif

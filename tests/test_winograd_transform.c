@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "winograd_program.h"
@@ -190,6 +191,55 @@ static void test_programs_compute_their_matrices(void **state)
     print_message("%d programs compute their matrices exactly\n", programs);
 }
 
+/* Includes come from the source tree's templates/. */
+static const char *load_from_source(void *user, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/templates/%s", CONVGEN_SOURCE_DIR, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = calloc(1, 1 << 16);
+    size_t got = text ? fread(text, 1, (1 << 16) - 1, f) : 0;
+    fclose(f);
+    if (!got) {
+        free(text);
+        return NULL;
+    }
+    *(char **)user = text; /* freed by the caller: one include per render here */
+    return text;
+}
+
+static void test_programs_render_as_straight_line_code(void **state)
+{
+    (void)state;
+    wino_transform t;
+    derive_ok(4, 3, &t);
+    wino_program p;
+    wino_program_build((const cg_q(*)[WINO_MAX_ALPHA])t.bt, t.alpha, t.alpha, &p);
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "bt", wino_program_value(&p, "d", "t"));
+    char *out = NULL, *included = NULL, err[256];
+    bool ok = tmpl_render("test", "{%- include \"winograd.cuh\" -%}{{ wino_program(bt, \"v\", \"\") }}", ctx,
+                          load_from_source, &included, &out, err, sizeof err);
+    free(included);
+    tmpl_unref(ctx);
+    if (!ok)
+        fail_msg("%s", err);
+    int lines = 0;
+    for (const char *c = out; *c; ++c)
+        lines += *c == '\n';
+    assert_int_equal(lines, p.stmt_count + p.outputs);
+    /* No multiplication by 0 or 1 survives; constants are fp32 literals; mirrored rows share. */
+    assert_null(strstr(out, " 1.0f *"));
+    assert_null(strstr(out, "0.0f *"));
+    assert_non_null(strstr(out, "0.25f * d["));
+    assert_non_null(strstr(out, "v[0] = t"));
+    assert_non_null(strstr(out, " = t0 + t1;"));
+    print_message("F(4,3) BT:%s\n", out);
+    free(out);
+}
+
 /* The 2-D transform in fp32 on the CPU against float64 correlation, on uniform [-1, 1] data:
  * informative (printed), and a sanity bound that catches a transform that is exact but
  * numerically useless. */
@@ -267,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_bad_sizes_are_named),
         cmocka_unit_test(test_every_transform_is_exact_in_1d_and_2d),
         cmocka_unit_test(test_programs_compute_their_matrices),
+        cmocka_unit_test(test_programs_render_as_straight_line_code),
         cmocka_unit_test(test_fp32_error_of_the_common_transforms),
     };
     return cmocka_run_group_tests_name("winograd_transform", tests, NULL, NULL);

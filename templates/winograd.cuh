@@ -1,0 +1,19 @@
+{#- Winograd transform programs (generator/winograd_program.c): one statement per temporary, each
+    a sum of terms whose coefficients are folded in: +-1 as additions and subtractions, other
+    constants as fp32 literals; terms with a zero coefficient never reach the template. -#}
+
+{#- One term of a sum: "x", " + x", " - c * x" ... -#}
+{%- macro wino_term(t, first) -%}
+{%- if first -%}{{ "-" if t.negative }}{%- else -%}{{ " - " if t.negative else " + " }}{%- endif -%}
+{%- if not t.unit -%}{{ t.magnitude|f32 }} * {% endif -%}{{ t.operand }}
+{%- endmacro -%}
+
+{#- The statements of program `prog`, then its outputs: out[i] = the temporary holding row i. -#}
+{%- macro wino_program(prog, out, indent) -%}
+{%- for s in prog.stmts %}
+{{ indent }}const float {{ s.name }} = {% for t in s.terms %}{{ wino_term(t, loop.first) }}{% endfor %}{{ "0.0f" if not s.terms }};
+{%- endfor %}
+{%- for o in prog.outputs %}
+{{ indent }}{{ out }}[{{ loop.index0 }}] = {{ o }};
+{%- endfor %}
+{%- endmacro -%}
