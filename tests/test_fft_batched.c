@@ -166,14 +166,61 @@ static convgen_fft_desc variant(int n, int rank, kind k, int v)
     return d;
 }
 
+/* NVRTC dominates the tests' time: plan everything once on all cores first, so the checks
+ * then find each kernel in the memory cache. */
+typedef struct warm_job {
+    convgen_context *ctx;
+    const convgen_fft_desc *cases;
+    int count, next;
+    pthread_mutex_t lock;
+} warm_job;
+
+static void *warm(void *arg)
+{
+    warm_job *job = arg;
+    for (;;) {
+        pthread_mutex_lock(&job->lock);
+        int i = job->next++;
+        pthread_mutex_unlock(&job->lock);
+        if (i >= job->count)
+            return NULL;
+        convgen_plan *plan;
+        if (convgen_plan_fft(job->ctx, &job->cases[i], &plan) == CONVGEN_SUCCESS)
+            convgen_plan_destroy(plan); /* a failure shows again, with its message, in run_one */
+    }
+}
+
+static void warm_up(convgen_context *ctx, const convgen_fft_desc *cases, int count)
+{
+    enum { MAX_THREADS = 16 };
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+    warm_job job = {.ctx = ctx, .cases = cases, .count = count};
+    pthread_mutex_init(&job.lock, NULL);
+    pthread_t tid[MAX_THREADS];
+    int started = 0;
+    while (started < threads && pthread_create(&tid[started], NULL, warm, &job) == 0)
+        ++started;
+    warm(&job);
+    for (int t = 0; t < started; ++t)
+        pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&job.lock);
+}
+
 static void test_every_size_compiles_without_local_memory(void **state)
 {
     (void)state;
-    int kernels = 0;
+    int kernels = 0, count = 0;
+    convgen_fft_desc *cases = malloc(sizeof *cases * size_count * 2 * KINDS);
+    for (int i = 0; i < size_count; ++i)
+        for (int rank = 1; rank <= 2; ++rank)
+            for (int k = 0; k < KINDS; ++k)
+                cases[count++] = variant(sizes[i], rank, kinds[k], i + k);
+    warm_up(offline, cases, count);
     for (int i = 0; i < size_count; ++i)
         for (int rank = 1; rank <= 2; ++rank)
             for (int k = 0; k < KINDS; ++k) {
-                convgen_fft_desc d = variant(sizes[i], rank, kinds[k], i + k);
+                convgen_fft_desc d = cases[(i * 2 + rank - 1) * KINDS + k];
                 convgen_plan *p;
                 if (convgen_plan_fft(offline, &d, &p) != CONVGEN_SUCCESS)
                     fail_msg("n = %d rank %d %s: %s\n%s", d.n, rank, kinds[k].name, convgen_last_error(),
@@ -190,6 +237,7 @@ static void test_every_size_compiles_without_local_memory(void **state)
                 convgen_plan_destroy(p);
             }
     print_message("%d kernels, none with local memory\n", kernels);
+    free(cases);
 }
 
 /* Shared memory follows the target: on an A100 (163 KiB a block, 164 a multiprocessor) every
@@ -589,46 +637,6 @@ static int gpu_cases(convgen_fft_desc *cases)
     return count;
 }
 
-/* NVRTC dominates the test's time: plan everything once on all cores first, so the checks
- * below find each kernel in the memory cache. */
-typedef struct warm_job {
-    const convgen_fft_desc *cases;
-    int count, next;
-    pthread_mutex_t lock;
-} warm_job;
-
-static void *warm(void *arg)
-{
-    warm_job *job = arg;
-    for (;;) {
-        pthread_mutex_lock(&job->lock);
-        int i = job->next++;
-        pthread_mutex_unlock(&job->lock);
-        if (i >= job->count)
-            return NULL;
-        convgen_plan *plan;
-        if (convgen_plan_fft(gpu, &job->cases[i], &plan) == CONVGEN_SUCCESS)
-            convgen_plan_destroy(plan); /* a failure shows again, with its message, in run_one */
-    }
-}
-
-static void warm_up(const convgen_fft_desc *cases, int count)
-{
-    enum { MAX_THREADS = 16 };
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
-    warm_job job = {.cases = cases, .count = count};
-    pthread_mutex_init(&job.lock, NULL);
-    pthread_t tid[MAX_THREADS];
-    int started = 0;
-    while (started < threads && pthread_create(&tid[started], NULL, warm, &job) == 0)
-        ++started;
-    warm(&job);
-    for (int t = 0; t < started; ++t)
-        pthread_join(tid[t], NULL);
-    pthread_mutex_destroy(&job.lock);
-}
-
 static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **state)
 {
     (void)state;
@@ -636,7 +644,7 @@ static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **st
         skip();
     convgen_fft_desc *cases = malloc(sizeof *cases * size_count * CASES_PER_SIZE);
     int count = gpu_cases(cases);
-    warm_up(cases, count);
+    warm_up(gpu, cases, count);
     result worst[2][KINDS] = {{{0}}};
     for (int c = 0; c < count; ++c) {
         result r = run_one(&cases[c]);
