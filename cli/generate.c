@@ -2,7 +2,6 @@
  * kernel) and, with --arch, compiled for each architecture to check that no kernel uses local
  * memory. The build runs it for the configured kernel set and architectures. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,27 +91,19 @@ static int generate_layer(const cli_args *a, const cg_layer *layer, int index, k
 typedef struct compile_job {
     const kernel_set *set;
     char archs[8][16];
-    int arch_count, next, failed;
+    int arch_count;
     cache_kernel *results; /* [kernel * arch_count + arch] */
     convgen_status *status;
-    pthread_mutex_t lock;
 } compile_job;
 
-static void *compile_worker(void *arg)
+static void compile_one(void *user, int i)
 {
-    compile_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        int i = j->next++;
-        pthread_mutex_unlock(&j->lock);
-        if (i >= j->set->count * j->arch_count)
-            return NULL;
-        const emitted *e = &j->set->k[i / j->arch_count];
-        convgen_kernel_origin origin;
-        j->status[i] = jit_get(e->source, e->name, j->archs[i % j->arch_count], NULL, &j->results[i], &origin);
-        if (j->status[i] != CONVGEN_SUCCESS)
-            fprintf(stderr, "convgen: %s for %s: %s\n", e->file, j->archs[i % j->arch_count], convgen_last_error());
-    }
+    compile_job *j = user;
+    const emitted *e = &j->set->k[i / j->arch_count];
+    convgen_kernel_origin origin;
+    j->status[i] = jit_get(e->source, e->name, j->archs[i % j->arch_count], NULL, &j->results[i], &origin);
+    if (j->status[i] != CONVGEN_SUCCESS)
+        fprintf(stderr, "convgen: %s for %s: %s\n", e->file, j->archs[i % j->arch_count], convgen_last_error());
 }
 
 static int parse_archs(const char *list, compile_job *j)
@@ -163,22 +154,15 @@ static int compile_set(const cli_args *a, const kernel_set *set)
     int jobs = set->count * j.arch_count;
     j.results = calloc((size_t)jobs + 1, sizeof *j.results);
     j.status = calloc((size_t)jobs + 1, sizeof *j.status);
-    pthread_mutex_init(&j.lock, NULL);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = cores < 1 ? 1 : cores > 64 ? 64 : (int)cores;
-    pthread_t tid[64];
-    int started = 0;
-    for (; j.results && j.status && started < threads; ++started)
-        if (pthread_create(&tid[started], NULL, compile_worker, &j) != 0)
-            break;
-    for (int i = 0; i < started; ++i)
-        pthread_join(tid[i], NULL);
-    int rc = started ? report(a, &j) : 1;
+    int rc = 1;
+    if (j.results && j.status) {
+        cg_parallel_for(jobs, compile_one, &j);
+        rc = report(a, &j);
+    }
     for (int i = 0; j.results && i < jobs; ++i)
         cache_kernel_free(&j.results[i]);
     free(j.results);
     free(j.status);
-    pthread_mutex_destroy(&j.lock);
     return rc;
 }
 

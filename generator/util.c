@@ -5,6 +5,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <threads.h>
+#include <unistd.h>
 
 static thread_local char last_error[1024];
 
@@ -191,4 +192,43 @@ void cg_buf_free(cg_buf *b)
 {
     free(b->data);
     *b = (cg_buf){0};
+}
+
+typedef struct parallel_job {
+    void (*body)(void *user, int i);
+    void *user;
+    int count, next;
+    pthread_mutex_t lock;
+} parallel_job;
+
+static void *parallel_worker(void *arg)
+{
+    parallel_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->lock);
+        int i = j->next++;
+        pthread_mutex_unlock(&j->lock);
+        if (i >= j->count)
+            return NULL;
+        j->body(j->user, i);
+    }
+}
+
+void cg_parallel_for(int count, void (*body)(void *user, int i), void *user)
+{
+    enum { MAX_THREADS = 64 };
+    parallel_job j = {.body = body, .user = user, .count = count};
+    pthread_mutex_init(&j.lock, NULL);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int helpers = (cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores) - 1;
+    if (helpers > count - 1)
+        helpers = count - 1;
+    pthread_t tid[MAX_THREADS];
+    int started = 0;
+    while (started < helpers && pthread_create(&tid[started], NULL, parallel_worker, &j) == 0)
+        ++started;
+    parallel_worker(&j);
+    for (int t = 0; t < started; ++t)
+        pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&j.lock);
 }

@@ -43,4 +43,8 @@ void cg_buf_free(cg_buf *b);
 
 char *cg_strdup(const char *s);
 
+/* Runs body(user, i) for i in 0..count-1 on every core (the calling thread included), each i
+ * once, in no particular order; returns when all are done. For NVRTC-bound batches. */
+void cg_parallel_for(int count, void (*body)(void *user, int i), void *user);
+
 #endif

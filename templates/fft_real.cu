@@ -9,8 +9,9 @@
 {%- include "fft_warp.cuh" -%}
 
 
-{#- x[r] = (row0[e], row1[e]) over the window's columns: zero, unchecked or clipped per register. -#}
-{%- macro load_rows(ok0, ok1, indent) -%}
+{#- The window's columns of one row into x[], zero, unchecked or clipped per register: packed, two
+    real rows (row0[e], row1[e]) valid where ok0 and ok1; else one complex row[e] valid where ok0. -#}
+{%- macro load_window(ok0, ok1, indent) -%}
 {%- for c in xregs %}
 {%- if c.kind == "zero" %}
 {{ indent }}x[{{ c.r }}] = make_float2(0.0f, 0.0f);
@@ -18,50 +19,33 @@
 {{ indent }}{
 {{ indent }}    const unsigned e = {{ c.e }};
 {%- set inside = "" if c.kind == "full" else " && e < " ~ w ~ "u" %}
+{%- if packed %}
 {{ indent }}    x[{{ c.r }}] = make_float2({{ ok0 }}{{ inside }} ? row0[e] : 0.0f, {{ ok1 }}{{ inside }} ? row1[e] : 0.0f);
+{%- else %}
+{{ indent }}    x[{{ c.r }}] = {{ ok0 }}{{ inside }} ? row[e] : make_float2(0.0f, 0.0f);
+{%- endif %}
 {{ indent }}}
 {%- endif %}
 {%- endfor %}
 {%- endmacro -%}
 
-{#- row0[e] = x[r].x, row1[e] = x[r].y over the window's columns, scaled: clipped stores. -#}
-{%- macro store_rows(ok0, ok1, indent) -%}
+{#- x[] out to the window's columns, scaled, with clipped stores: packed, x[r].x to row0 and
+    x[r].y to row1; else x[r] to the complex row. -#}
+{%- macro store_window(ok0, ok1, indent) -%}
 {%- for c in xregs %}
 {%- if c.kind != "zero" %}
 {{ indent }}{
 {{ indent }}    const unsigned e = {{ c.e }};
 {%- set inside = "" if c.kind == "full" else " && e < " ~ w ~ "u" %}
+{%- if packed %}
 {{ indent }}    if ({{ ok0 }}{{ inside }})
 {{ indent }}        row0[e] = {{ scaled("x[" ~ c.r ~ "].x") }};
 {{ indent }}    if ({{ ok1 }}{{ inside }})
 {{ indent }}        row1[e] = {{ scaled("x[" ~ c.r ~ "].y") }};
-{{ indent }}}
-{%- endif %}
-{%- endfor %}
-{%- endmacro -%}
-
-{#- x[r] = row[e] over the window's columns of one complex row: zero, unchecked or clipped. -#}
-{%- macro load_complex_row(ok, indent) -%}
-{%- for c in xregs %}
-{%- if c.kind == "zero" %}
-{{ indent }}x[{{ c.r }}] = make_float2(0.0f, 0.0f);
 {%- else %}
-{{ indent }}{
-{{ indent }}    const unsigned e = {{ c.e }};
-{{ indent }}    x[{{ c.r }}] = {{ ok }}{{ " && e < " ~ w ~ "u" if c.kind != "full" }} ? row[e] : make_float2(0.0f, 0.0f);
-{{ indent }}}
-{%- endif %}
-{%- endfor %}
-{%- endmacro -%}
-
-{#- row[e] = x[r] over the window's columns of one complex row, scaled: clipped stores. -#}
-{%- macro store_complex_row(ok, indent) -%}
-{%- for c in xregs %}
-{%- if c.kind != "zero" %}
-{{ indent }}{
-{{ indent }}    const unsigned e = {{ c.e }};
-{{ indent }}    if ({{ ok }}{{ " && e < " ~ w ~ "u" if c.kind != "full" }})
+{{ indent }}    if ({{ ok0 }}{{ inside }})
 {{ indent }}        row[e] = {{ scaled_c("x[" ~ c.r ~ "]") }};
+{%- endif %}
 {{ indent }}}
 {%- endif %}
 {%- endfor %}
@@ -136,7 +120,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     const float *__restrict__ row0 = in0 + {{ transform_offset("tr0", rs) }};
     const float *__restrict__ row1 = in0 + {{ transform_offset("tr1", rs) }};
     // Columns {{ wx0 }}..{{ wx0 + w - 1 }} of the signal come from the window; the rest is zero.
-{{- load_rows("ok0", "ok1", "    ") }}
+{{- load_window("ok0", "ok1", "    ") }}
 {{ fft_transform() }}
     // The packed spectra, natural order, one row of {{ sn }} (odd: conflict-free columns) per group.
     __shared__ float2 spectra[{{ warps }}][{{ per_warp }}][{{ sn }}];
@@ -153,7 +137,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         if (tr < {{ count }}u) {
             const float2 z = spectra[warp][j >> 1][k], m = spectra[warp][j >> 1][k ? {{ n }}u - k : 0u];
             const float2 v = j & 1u ? unpack_odd(z, m) : unpack_even(z, m);
-            out[{{ transform_offset("tr", ss) }} + k] = {{ "make_float2(" ~ scaled("v.x") ~ ", " ~ scaled("v.y") ~ ")" if scaled_output else "v" }};
+            out[{{ transform_offset("tr", ss) }} + k] = {{ scaled_c("v") }};
         }
     }
 {%- else %}
@@ -175,7 +159,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     float *__restrict__ row0 = out0 + {{ transform_offset("tr0", rs) }};
     float *__restrict__ row1 = out0 + {{ transform_offset("tr1", rs) }};
     // Only the window's columns {{ wx0 }}..{{ wx0 + w - 1 }} are stored.
-{{- store_rows("ok0", "ok1", "    ") }}
+{{- store_window("ok0", "ok1", "    ") }}
 {%- endif %}
 {%- else %}
     // {{ images }} image{{ "s" if images > 1 }} per block. The {{ "half " if packed }}spectrum between the row and column transforms:
@@ -203,10 +187,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         const bool ok1 = ok0{{ " && 2u * q + 1u < " ~ h ~ "u" if h % 2 == 1 }};
         const float *__restrict__ row0 = in0 + {{ transform_offset("tr", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
         const float *__restrict__ row1 = row0 + {{ pitch }}u;
-{{- load_rows("ok0", "ok1", "        ") }}
+{{- load_window("ok0", "ok1", "        ") }}
 {%- else %}
         const float2 *__restrict__ row = reinterpret_cast<const float2 *>(in0) + {{ transform_offset("tr", rs) }} + ({{ idx }})q * {{ pitch }}u;
-{{- load_complex_row("ok0", "        ") }}
+{{- load_window("ok0", "ok1", "        ") }}
 {%- endif %}
 {{ fft_transform()|indent(4) }}
         if (ok0) {
@@ -263,7 +247,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         if (ok) {
             float2 *__restrict__ dst = out + {{ transform_offset("tr", ss) }};
 {%- for k in colpos %}
-            dst[{{ "kx * " ~ n ~ "u + " ~ k if transposed else "(" ~ k ~ ") * " ~ half ~ "u + kx" }}] = {{ "make_float2(" ~ scaled("x[" ~ loop.index0 ~ "].x") ~ ", " ~ scaled("x[" ~ loop.index0 ~ "].y") ~ ")" if scaled_output else "x[" ~ loop.index0 ~ "]" }};
+            dst[{{ "kx * " ~ n ~ "u + " ~ k if transposed else "(" ~ k ~ ") * " ~ half ~ "u + kx" }}] = {{ scaled_c("x[" ~ loop.index0 ~ "]") }};
 {%- endfor %}
         }
 {%- endif %}
@@ -281,7 +265,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         const float2 *src = tile;
         for (unsigned e = threadIdx.x; e < total; e += {{ threads }}u) {
             const float2 v = src[e{{ " + " ~ udiv("e", pad_div) if pad_tile }}];
-            dst[e] = {{ "make_float2(" ~ scaled("v.x") ~ ", " ~ scaled("v.y") ~ ")" if scaled_output else "v" }};
+            dst[e] = {{ scaled_c("v") }};
         }
     }
 {%- else %}
@@ -291,7 +275,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         const unsigned ky = {{ udiv("rest", half_div) }}, kx = rest - ky * {{ half }}u, tr = image0 + img;
         if (tr < {{ count }}u) {
             const float2 v = tile[{{ tile_at("img", "ky", "kx") }}];
-            out[{{ transform_offset("tr", ss) }} + ky * {{ half }}u + kx] = {{ "make_float2(" ~ scaled("v.x") ~ ", " ~ scaled("v.y") ~ ")" if scaled_output else "v" }};
+            out[{{ transform_offset("tr", ss) }} + ky * {{ half }}u + kx] = {{ scaled_c("v") }};
         }
     }
 {%- endif %}
@@ -341,7 +325,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endfor %}
 {{ fft_transform()|indent(4) }}
         float2 *__restrict__ row = reinterpret_cast<float2 *>(out0) + {{ transform_offset("tr", rs) }} + ({{ idx }})q * {{ pitch }}u;
-{{- store_complex_row("ok0", "        ") }}
+{{- store_window("ok0", "ok1", "        ") }}
 {%- else %}
         const bool has_b = {{ "2u * q + 1u < " ~ h ~ "u" if h % 2 == 1 else "true" }}, ok1 = ok0 && has_b;
         const float2 *a = buf[ok0 ? img : 0u][ok0 ? 2u * q : 0u], *b = a + {{ buf_pitch }};
@@ -351,7 +335,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{ fft_transform()|indent(4) }}
         float *__restrict__ row0 = out0 + {{ transform_offset("tr", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
         float *__restrict__ row1 = row0 + {{ pitch }}u;
-{{- store_rows("ok0", "ok1", "        ") }}
+{{- store_window("ok0", "ok1", "        ") }}
 {%- endif %}
     }
 {%- endif %}

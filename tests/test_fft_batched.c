@@ -12,17 +12,16 @@
 #include <cmocka.h>
 #include <complex.h>
 #include <cufft.h>
-#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "context.h"
 #include "fft_kernel.h"
 #include "fft_problem.h"
 #include "jit.h"
+#include "util.h"
 
 #define BOUND 1e-5
 #define GUARD 512 /* poisoned elements past the last output */
@@ -171,40 +170,20 @@ static convgen_fft_desc variant(int n, int rank, kind k, int v)
 typedef struct warm_job {
     convgen_context *ctx;
     const convgen_fft_desc *cases;
-    int count, next;
-    pthread_mutex_t lock;
 } warm_job;
 
-static void *warm(void *arg)
+static void warm_one(void *user, int i)
 {
-    warm_job *job = arg;
-    for (;;) {
-        pthread_mutex_lock(&job->lock);
-        int i = job->next++;
-        pthread_mutex_unlock(&job->lock);
-        if (i >= job->count)
-            return NULL;
-        convgen_plan *plan;
-        if (convgen_plan_fft(job->ctx, &job->cases[i], &plan) == CONVGEN_SUCCESS)
-            convgen_plan_destroy(plan); /* a failure shows again, with its message, in run_one */
-    }
+    const warm_job *job = user;
+    convgen_plan *plan;
+    if (convgen_plan_fft(job->ctx, &job->cases[i], &plan) == CONVGEN_SUCCESS)
+        convgen_plan_destroy(plan); /* a failure shows again, with its message, where it is checked */
 }
 
 static void warm_up(convgen_context *ctx, const convgen_fft_desc *cases, int count)
 {
-    enum { MAX_THREADS = 16 };
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
-    warm_job job = {.ctx = ctx, .cases = cases, .count = count};
-    pthread_mutex_init(&job.lock, NULL);
-    pthread_t tid[MAX_THREADS];
-    int started = 0;
-    while (started < threads && pthread_create(&tid[started], NULL, warm, &job) == 0)
-        ++started;
-    warm(&job);
-    for (int t = 0; t < started; ++t)
-        pthread_join(tid[t], NULL);
-    pthread_mutex_destroy(&job.lock);
+    warm_job job = {.ctx = ctx, .cases = cases};
+    cg_parallel_for(count, warm_one, &job);
 }
 
 static void test_every_size_compiles_without_local_memory(void **state)

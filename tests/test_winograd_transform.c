@@ -243,53 +243,51 @@ static void test_programs_render_as_straight_line_code(void **state)
 /* The 2-D transform in fp32 on the CPU against float64 correlation, on uniform [-1, 1] data:
  * informative (printed), and a sanity bound that catches a transform that is exact but
  * numerically useless. */
+typedef float square[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
+
+/* out = M x M^T in fp32, M rows x inner (exact rationals rounded to fp32), x inner x inner. */
+static void sandwich(square out, const cg_q m[][WINO_MAX_ALPHA], int rows, const square x, int inner)
+{
+    square tmp;
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < inner; ++j) {
+            tmp[i][j] = 0;
+            for (int k = 0; k < inner; ++k)
+                tmp[i][j] += (float)cg_q_double(m[i][k]) * x[k][j];
+        }
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < rows; ++j) {
+            out[i][j] = 0;
+            for (int k = 0; k < inner; ++k)
+                out[i][j] += tmp[i][k] * (float)cg_q_double(m[j][k]);
+        }
+}
+
 static double fp32_error_2d(const wino_transform *t)
 {
     int a = t->alpha, r = t->r, m = t->m;
     double d2 = 0, r2 = 0;
     for (int trial = 0; trial < 200; ++trial) {
-        float d[WINO_MAX_ALPHA][WINO_MAX_ALPHA], g[MAX_R][MAX_R], u[WINO_MAX_ALPHA][WINO_MAX_ALPHA] = {{0}},
-            v[WINO_MAX_ALPHA][WINO_MAX_ALPHA] = {{0}}, tmp[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
+        square d, g, u, v, y;
         for (int i = 0; i < a; ++i)
             for (int j = 0; j < a; ++j)
                 d[i][j] = (float)small_int() / 9.0f;
         for (int i = 0; i < r; ++i)
             for (int j = 0; j < r; ++j)
                 g[i][j] = (float)small_int() / 9.0f;
-        for (int i = 0; i < a; ++i) /* u = G g G^T */
-            for (int j = 0; j < r; ++j) {
-                tmp[i][j] = 0;
-                for (int k = 0; k < r; ++k)
-                    tmp[i][j] += (float)cg_q_double(t->g[i][k]) * g[k][j];
-            }
-        for (int i = 0; i < a; ++i)
-            for (int j = 0; j < a; ++j)
-                for (int k = 0; k < r; ++k)
-                    u[i][j] += tmp[i][k] * (float)cg_q_double(t->g[j][k]);
-        for (int i = 0; i < a; ++i) /* v = BT d B */
-            for (int j = 0; j < a; ++j) {
-                tmp[i][j] = 0;
-                for (int k = 0; k < a; ++k)
-                    tmp[i][j] += (float)cg_q_double(t->bt[i][k]) * d[k][j];
-            }
-        for (int i = 0; i < a; ++i)
-            for (int j = 0; j < a; ++j)
-                for (int k = 0; k < a; ++k)
-                    v[i][j] += tmp[i][k] * (float)cg_q_double(t->bt[j][k]);
+        sandwich(u, (const cg_q(*)[WINO_MAX_ALPHA])t->g, a, (const float(*)[WINO_MAX_ALPHA])g, r);   /* G g G^T */
+        sandwich(v, (const cg_q(*)[WINO_MAX_ALPHA])t->bt, a, (const float(*)[WINO_MAX_ALPHA])d, a);  /* BT d B */
         for (int i = 0; i < a; ++i)
             for (int j = 0; j < a; ++j)
                 u[i][j] *= v[i][j];
-        for (int i = 0; i < m; ++i) /* Y = AT M A against the float64 correlation */
+        sandwich(y, (const cg_q(*)[WINO_MAX_ALPHA])t->at, m, (const float(*)[WINO_MAX_ALPHA])u, a); /* AT M A */
+        for (int i = 0; i < m; ++i) /* against the float64 correlation */
             for (int j = 0; j < m; ++j) {
-                float y = 0;
-                for (int k = 0; k < a; ++k)
-                    for (int l = 0; l < a; ++l)
-                        y += (float)cg_q_double(t->at[i][k]) * u[k][l] * (float)cg_q_double(t->at[j][l]);
                 double want = 0;
                 for (int k = 0; k < r; ++k)
                     for (int l = 0; l < r; ++l)
                         want += (double)d[i + k][j + l] * g[k][l];
-                d2 += (y - want) * (y - want), r2 += want * want;
+                d2 += (y[i][j] - want) * (y[i][j] - want), r2 += want * want;
             }
     }
     return sqrt(d2 / r2);
