@@ -74,6 +74,11 @@ static bool parse(int argc, char **argv, options *o)
         fprintf(stderr, "convgen-bench: --runs must be at least 20\n");
         return false;
     }
+    if (o->fft_rank < 0 || o->fft_rank > 2 || o->fft_n < 0 || o->fft_n > 256) {
+        fprintf(stderr, "convgen-bench: --fft-rank must be 1 or 2 and --fft-n in 2..256 (%d, %d given)\n", o->fft_rank,
+                o->fft_n);
+        return false;
+    }
     return true;
 }
 
