@@ -29,6 +29,17 @@ static int largest_divisor_at_most(int n, int limit)
     return 1;
 }
 
+/* Lanes per transform: as many as divide n, up to a warp, keeping at least 2 registers per
+ * lane (4 from n = 32). Lane stages cost two shuffles and a select per element, and instruction
+ * issue binds the small sizes: on the H100 at 128 MiB (bench/NOTES.md), one element per lane
+ * ran 2-D R2C at 1.52x cuFFT for n = 16 and 1.62x for n = 32, 8 lanes of 2 and 4 registers at
+ * 1.63x and 1.89x; 1-D n = 32 went from 1.21x to 1.54x. */
+static int lanes_for(int n)
+{
+    int regs = n >= 32 ? 4 : 2, most = n / regs < FFT_WARP ? n / regs : FFT_WARP;
+    return largest_divisor_at_most(n, most > 1 ? most : 1);
+}
+
 /* Register stages cost no data movement, so they take the largest radices (8, then 4, 2,
  * and the odd primes); lane stages cost one shuffle per input but one, so they take primes. */
 static int register_radices(int regs, int *out)
@@ -109,7 +120,7 @@ bool fft_plan_make(int n, bool natural, fft_plan *p, char *err, size_t errlen)
     }
     p->n = n;
     p->natural = natural;
-    p->lanes = largest_divisor_at_most(n, FFT_WARP);
+    p->lanes = lanes_for(n);
     p->regs = n / p->lanes;
     p->per_warp = FFT_WARP / p->lanes;
     int radices[FFT_MAX_STAGES];

@@ -25,7 +25,7 @@ enum {
     /* Rank 2 keeps the spectrum of an image between the phases (the half spectrum; C2C: all n
      * columns) in shared memory when it takes at most this much (R2C n = 128: 66 KiB; C2C up to
      * n = 112), and the tile of the staged stores too when both fit twice this; beyond (R2C
-     * n = 256: 258 KiB), it goes through the workspace. */
+     * n = 256: 258 KiB), in a slot of the workspace per resident block (see "resident"). */
     FUSED_MAX_SHARED = 100 * 1024,
     /* Blocks of several small images aim at this much shared memory, so 8 blocks of 8 warps
      * (the H100's 64 warps) fit a multiprocessor. */
@@ -83,7 +83,13 @@ static int scatter_wavefronts(const fft_plan *pl, int64_t group_stride, int64_t 
  * phases stays in shared memory. */
 typedef struct real_layout {
     int warps, images, pairs, buf_rows, buf_pitch;
-    bool fused;
+    bool fused;       /* the spectrum between the phases is in shared memory */
+    /* Otherwise one block per multiprocessor (LONE_BLOCK_WARPS) works image after image through
+     * its own slot of the workspace, so all slots (R2C n = 256: 132 x 257 KiB) stay in the L2
+     * cache. Two kernels through a workspace of every image ran n = 256 at 11% of copy
+     * bandwidth on the H100: the column kernel's scattered reads came from DRAM. */
+    bool resident;
+    int64_t slot_elements; /* float2s per slot: the spectrum, rounded up to 128-byte lines */
     bool pad_rows;    /* buf rows hold bin k at k + k / 16 (fewer bank conflicts, see below) */
     bool pad_tile;    /* the tile holds row R at R * pitch + R / 16 */
     int row_wavefronts[2], tile_wavefronts[2]; /* the bank model's cost: plain, padded */
@@ -144,8 +150,15 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
         images = enough_blocks;
     L->images = images < 1 ? 1 : (int)images;
     L->blocks = (p->count + L->images - 1) / L->images;
-    if (!L->fused)
+    if (!L->fused) {
+        L->resident = true;
+        /* Sizes with more than 8 registers per lane need up to 255 registers per thread (see
+         * "min_blocks"), which 16 warps cannot have. */
+        L->warps = pl->regs > 8 ? RANK2_WARPS : LONE_BLOCK_WARPS;
+        L->blocks = p->count < sms ? p->count : sms;
+        L->slot_elements = (L->per_image_bytes / 8 + 15) / 16 * 16;
         return;
+    }
     int64_t buf = (int64_t)L->images * L->buf_rows * L->buf_pitch;
     L->tile_offset = buf;
     L->shared_bytes = L->staged ? (L->tile_offset * 8 + L->tile_bytes * L->images) : buf * 8;
@@ -156,8 +169,7 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
                    p->spectrum_stride[0] == dense * p->channels;
 }
 
-static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L, const cg_kernel *k,
-                                const char *phase)
+static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L, const cg_kernel *k)
 {
     char what[256], plan[160];
     cg_fft_problem_describe(p, what, sizeof what);
@@ -206,8 +218,10 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
                           "memory per image",
                           (long long)L->per_image_bytes);
         else
-            cg_value_line(h, "phases: %s, through %lld bytes of workspace per image (too large for shared memory)",
-                          phase, (long long)L->per_image_bytes);
+            cg_value_line(h,
+                          "phases: rows and columns in one kernel, the spectrum between them in a workspace slot of "
+                          "%lld bytes per resident block (too large for shared memory; the slots stay in L2)",
+                          (long long)L->slot_elements * 8);
     }
     if (p->scale != 1.0f)
         cg_value_line(h, "scale: outputs multiplied by %.9g", (double)p->scale);
@@ -220,10 +234,10 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
 }
 
 static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L, const cg_kernel *k,
-                           const char *phase, bool first_phase, int64_t workspace_elements)
+                           int64_t workspace_elements)
 {
     tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", header_lines(p, pl, L, k, phase));
+    tmpl_map_set(ctx, "header", header_lines(p, pl, L, k));
     tmpl_set_str(ctx, "kernel_name", k->name);
     cg_fft_warp_context(ctx, pl, p->sign);
     tmpl_set_int(ctx, "rank", p->rank);
@@ -245,15 +259,17 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     if (p->rank == 1) {
         tmpl_set_int(ctx, "sn", odd_pitch(p->n));
         tmpl_set_int(ctx, "sh", odd_pitch(p->half));
-        tmpl_map_set(ctx, "e_div", cg_value_magic((uint32_t)p->half, 2 * pl->per_warp * p->half + FFT_WARP));
+        int bins = 2 * pl->per_warp * p->half; /* the half spectra of a warp's transforms */
+        tmpl_set_int(ctx, "bin_loads", (bins + FFT_WARP - 1) / FFT_WARP);
+        tmpl_map_set(ctx, "e_div", cg_value_magic((uint32_t)p->half, bins + FFT_WARP));
         return ctx;
     }
     tmpl_map_set(ctx, "yregs", cg_fft_window_registers(pl, p->oy, p->h));
     tmpl_map_set(ctx, "colpos", cg_fft_positions(pl, p->natural));
     tmpl_set_bool(ctx, "transposed", p->transposed);
-    tmpl_set_str(ctx, "phase", phase);
-    tmpl_set_bool(ctx, "first_phase", first_phase);
-    tmpl_set_bool(ctx, "buf_global", !L->fused);
+    tmpl_set_bool(ctx, "resident", L->resident);
+    tmpl_set_int(ctx, "slot_elements", L->slot_elements);
+    tmpl_set_int(ctx, "blocks", L->blocks);
     tmpl_set_int(ctx, "buf_rows", L->buf_rows);
     tmpl_set_int(ctx, "buf_pitch", L->buf_pitch);
     tmpl_set_int(ctx, "shared_bytes", k->shared_bytes);
@@ -279,20 +295,17 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     return ctx;
 }
 
-static convgen_status render(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L, const char *phase,
-                             bool first_phase, int64_t workspace_elements, cg_kernel *k)
+static convgen_status render(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L,
+                             int64_t workspace_elements, cg_kernel *k)
 {
     static const char *const types[] = {"c2c", "r2c", "c2r"};
-    if (strcmp(phase, "fused") == 0)
-        snprintf(k->name, sizeof k->name, "convgen_%s%dd%d", types[p->type], p->rank, p->n);
-    else
-        snprintf(k->name, sizeof k->name, "convgen_%s%dd%d_%s", types[p->type], p->rank, p->n, phase);
+    snprintf(k->name, sizeof k->name, "convgen_%s%dd%d", types[p->type], p->rank, p->n);
     k->grid[0] = (unsigned)L->blocks;
     k->grid[1] = k->grid[2] = 1;
     k->block[0] = (unsigned)L->warps * FFT_WARP;
     k->block[1] = k->block[2] = 1;
     k->shared_bytes = p->rank == 2 ? (unsigned)L->shared_bytes : 0;
-    tmpl_value *ctx = context(p, pl, L, k, phase, first_phase, workspace_elements);
+    tmpl_value *ctx = context(p, pl, L, k, workspace_elements);
     convgen_status s = tmpl_ok(ctx) ? cg_render_template("fft_real.cu", ctx, &k->source)
                                     : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the FFT context");
     tmpl_unref(ctx);
@@ -309,18 +322,9 @@ convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, 
     choose_layout(p, &pl, t, &L);
     if (L.blocks > INT32_MAX)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%lld transforms need more than 2^31 blocks", (long long)p->count);
-    if (p->rank == 1 || L.fused) {
-        out->kernel_count = 1;
-        return render(p, &pl, &L, "fused", true, 0, &out->kernels[0]);
-    }
-    int64_t elements; /* float2s of workspace: one spectrum between the phases per image of every block */
-    if (!cg_mul64(L.blocks * L.images, L.per_image_bytes / 8, &elements) || !cg_mul64(elements, 8, &out->workspace_bytes))
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the workspace of %lld transforms overflows 64 bits", (long long)p->count);
-    /* Forward: rows, then columns; inverse: columns, then rows. */
-    const char *first = p->sign < 0 ? "rows" : "columns", *second = p->sign < 0 ? "columns" : "rows";
-    convgen_status s = render(p, &pl, &L, first, true, elements, &out->kernels[0]);
-    if (s == CONVGEN_SUCCESS)
-        s = render(p, &pl, &L, second, false, elements, &out->kernels[1]);
-    out->kernel_count = s == CONVGEN_SUCCESS ? 2 : 0;
-    return s;
+    int64_t elements = L.blocks * L.slot_elements; /* float2s of workspace: the resident blocks' slots */
+    if (!cg_mul64(elements, 8, &out->workspace_bytes))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the workspace overflows 64 bits");
+    out->kernel_count = 1;
+    return render(p, &pl, &L, elements, &out->kernels[0]);
 }

@@ -8,7 +8,7 @@
 #include "jit.h"
 #include "util.h"
 
-static convgen_status open_device(convgen_context *ctx, int ordinal)
+static convgen_status open_device(convgen_context *ctx, int ordinal, int sm_count)
 {
     convgen_status s;
     const cg_driver *drv = cg_driver_get(&s);
@@ -31,6 +31,8 @@ static convgen_status open_device(convgen_context *ctx, int ordinal)
                                      ctx->device)) != CUDA_SUCCESS ||
         (r = drv->DeviceGetName(ctx->device_name, sizeof ctx->device_name, ctx->device)) != CUDA_SUCCESS)
         return cg_cuda_fail(drv, r, "querying the device");
+    if (sm_count > 0) /* the caller plans for part of the GPU */
+        ctx->sm_count = sm_count;
     /* The primary context is the one the CUDA runtime uses, so pointers from cudaMalloc and
      * streams from cudaStreamCreate work with our launches. */
     if ((r = drv->DevicePrimaryCtxRetain(&ctx->primary, ctx->device)) != CUDA_SUCCESS)
@@ -51,13 +53,15 @@ convgen_status convgen_context_create(const convgen_context_options *options, co
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "arch is NULL: an offline context needs a target architecture");
     if (o->arch && jit_check_arch(o->arch) != CONVGEN_SUCCESS)
         return CONVGEN_ERROR_INVALID_VALUE;
+    if (o->sm_count < 0)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "sm_count = %d must be 0 (the device's) or positive", o->sm_count);
     convgen_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a context");
     ctx->offline = o->offline;
     ctx->sm_count = o->sm_count > 0 ? o->sm_count : 132;
     snprintf(ctx->device_name, sizeof ctx->device_name, "offline");
-    convgen_status s = o->offline ? CONVGEN_SUCCESS : open_device(ctx, o->device);
+    convgen_status s = o->offline ? CONVGEN_SUCCESS : open_device(ctx, o->device, o->sm_count);
     if (s != CONVGEN_SUCCESS) {
         free(ctx);
         return s;

@@ -104,8 +104,9 @@ typedef struct convgen_context_options {
     const char *arch;      /* "sm_90"; NULL: the device's own (required when offline) */
     const char *cache_dir; /* NULL: $CONVGEN_CACHE_DIR, $XDG_CACHE_HOME/convgen, ~/.cache/convgen */
     int disk_cache;        /* 0: default (on unless CONVGEN_CACHE_DIR is "off"); -1: off */
-    int sm_count;          /* offline: multiprocessors to tune for (0: 132, an H100); a device
-                              context uses its device's count */
+    int sm_count;          /* multiprocessors to plan for; 0: the device's count (offline: 132, an
+                              H100). Fewer than the device has suits a GPU shared with others;
+                              plans stay correct on any count */
 } convgen_context_options;
 
 /* NULL options: device 0, its architecture, the default cache. A device context's `arch`, if

@@ -3,7 +3,7 @@
     complex warp transform; the Hermitian halves are unpacked (R2C) or packed (C2R) through
     shared memory ("packed"; C2C rows are one complex transform each). Rank 2 runs the signal
     rows and the spectrum columns (n/2 + 1, or n for C2C) in one kernel with the spectrum in
-    shared memory, or in two kernels through the workspace where it does not fit ("phase").
+    shared memory, or in a per-block slot of the workspace that stays in L2 where it does not fit.
     generator/fft_real.c decides every constant; this only lays out. -#}
 {%- include "common.cuh" -%}
 {%- include "fft_warp.cuh" -%}
@@ -73,107 +73,10 @@
 
 {%- macro scaled(v) -%}{{ v ~ " * " ~ (scale|f32) if scaled_output else v }}{%- endmacro -%}
 
-{{ file_header(header) }}
-
-{{ fft_device_functions() }}
-{%- if not packed %}
-{%- elif sign < 0 %}
-
-// Z = A + iB is the transform of rows a + ib (a, b real). Bin k of A and of B, from Z[k] = z and
-// Z[n - k] = m: A[k] = (z + conj m) / 2, B[k] = (z - conj m) / 2i.
-__device__ __forceinline__ float2 unpack_even(float2 z, float2 m) { return make_float2(0.5f * (z.x + m.x), 0.5f * (z.y - m.y)); }
-__device__ __forceinline__ float2 unpack_odd(float2 z, float2 m) { return make_float2(0.5f * (z.y + m.y), 0.5f * (m.x - z.x)); }
-{%- else %}
-
-// Bin k of Z = A + iB from the Hermitian halves a, b ({{ half }} bins) of two real rows: bins past the
-// half mirror earlier ones, conjugated; bin 0{{ " and bin " ~ (n // 2) if n % 2 == 0 }} of a real row {{ "are" if n % 2 == 0 else "is" }} real, so their imaginary
-// parts are dropped, as cuFFT's C2R does. b may be absent (a window's last odd row).
-__device__ __forceinline__ float2 pack_bin(const float2 *a, const float2 *b, bool has_b, unsigned k)
-{
-    const bool mirrored = k > {{ n // 2 }}u;
-    const unsigned m = mirrored ? {{ n }}u - k : k;
-    float2 A = a[{{ padded("m") }}], B = has_b ? b[{{ padded("m") }}] : make_float2(0.0f, 0.0f);
-    if (m == 0u{{ " || m == " ~ (n // 2) ~ "u" if n % 2 == 0 }})
-        A.y = B.y = 0.0f;
-    if (mirrored)
-        A.y = -A.y, B.y = -B.y;
-    return make_float2(A.x - B.y, A.y + B.x);
-}
-{%- endif %}
-
-// At least {{ min_blocks }} block{{ "s" if min_blocks > 1 }} per multiprocessor: a register budget of {{ min(65536 // (min_blocks * threads), 255) }} per thread.
-// Without a minimum, ptxas picked 40 registers for some windowed shapes and spilled.
-extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
-{{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1,
-    float *__restrict__ out0, float *__restrict__ workspace)
-{
-    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-{{- fft_lane_setup() }}
-    float2 x[{{ regs }}];
-{%- if rank == 1 %}
-    // Lane group t holds transforms tr0 = first + 2t and tr0 + 1 as the real and imaginary parts
-    // of one complex transform; the warp's {{ per_warp }} group{{ "s" if per_warp > 1 }} cover {{ 2 * per_warp }} transforms from `first`.
-    const unsigned first = (blockIdx.x * {{ warps }}u + warp) * {{ 2 * per_warp }}u;
-    const unsigned tr0 = first + 2u * t, tr1 = tr0 + 1u;
-    const bool ok0 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}tr0 < {{ count }}u, ok1 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}tr1 < {{ count }}u;
+{#- One block's images, rank 2 (from image0): forward rows, then columns; inverse columns, then rows.
+    The spectrum between the phases is in buf[img][row][bin]. -#}
+{%- macro image_phases() -%}
 {%- if sign < 0 %}
-    const float *__restrict__ row0 = in0 + {{ transform_offset("tr0", rs) }};
-    const float *__restrict__ row1 = in0 + {{ transform_offset("tr1", rs) }};
-    // Columns {{ wx0 }}..{{ wx0 + w - 1 }} of the signal come from the window; the rest is zero.
-{{- load_window("ok0", "ok1", "    ") }}
-{{ fft_transform() }}
-    // The packed spectra, natural order, one row of {{ sn }} (odd: conflict-free columns) per group.
-    __shared__ float2 spectra[{{ warps }}][{{ per_warp }}][{{ sn }}];
-    if (t < {{ per_warp }}u) {
-{%- for k in nat %}
-        spectra[warp][t][{{ k }}] = x[{{ loop.index0 }}];
-{%- endfor %}
-    }
-    __syncwarp();
-    float2 *__restrict__ out = reinterpret_cast<float2 *>(out0);
-    // The warp's {{ 2 * per_warp }} half spectra of {{ half }} bins, stored bin-contiguous.
-    for (unsigned e = lane; e < {{ 2 * per_warp * half }}u; e += 32u) {
-        const unsigned j = {{ udiv("e", e_div) }}, k = e - j * {{ half }}u, tr = first + j;
-        if (tr < {{ count }}u) {
-            const float2 z = spectra[warp][j >> 1][k], m = spectra[warp][j >> 1][k ? {{ n }}u - k : 0u];
-            const float2 v = j & 1u ? unpack_odd(z, m) : unpack_even(z, m);
-            out[{{ transform_offset("tr", ss) }} + k] = {{ scaled_c("v") }};
-        }
-    }
-{%- else %}
-    // The warp's {{ 2 * per_warp }} half spectra go to shared memory (coalesced loads), one row of {{ sh }} each.
-    __shared__ float2 spectra[{{ warps }}][{{ 2 * per_warp }}][{{ sh }}];
-    const float2 *__restrict__ in = reinterpret_cast<const float2 *>(in0);
-    for (unsigned e = lane; e < {{ 2 * per_warp * half }}u; e += 32u) {
-        const unsigned j = {{ udiv("e", e_div) }}, k = e - j * {{ half }}u, tr = first + j;
-        spectra[warp][j][k] = tr < {{ count }}u ? in[{{ transform_offset("tr", ss) }} + k] : make_float2(0.0f, 0.0f);
-    }
-    __syncwarp();
-    {
-        const unsigned g = {{ "t < " ~ per_warp ~ "u ? t : 0u" if idle_lanes else "t" }};
-{%- for k in nat %}
-        x[{{ loop.index0 }}] = pack_bin(spectra[warp][2u * g], spectra[warp][2u * g + 1u], true, {{ k }});
-{%- endfor %}
-    }
-{{ fft_transform() }}
-    float *__restrict__ row0 = out0 + {{ transform_offset("tr0", rs) }};
-    float *__restrict__ row1 = out0 + {{ transform_offset("tr1", rs) }};
-    // Only the window's columns {{ wx0 }}..{{ wx0 + w - 1 }} are stored.
-{{- store_window("ok0", "ok1", "    ") }}
-{%- endif %}
-{%- else %}
-    // {{ images }} image{{ "s" if images > 1 }} per block. The {{ "half " if packed }}spectrum between the row and column transforms:
-{%- if buf_global %}
-    // in the workspace, between this kernel and the {{ "next" if first_phase else "previous" }} one.
-    float2 (*const buf)[{{ buf_rows }}][{{ buf_pitch }}] = reinterpret_cast<float2 (*)[{{ buf_rows }}][{{ buf_pitch }}]>(workspace) + ({{ idx }})blockIdx.x * {{ images }}u;
-{%- else %}
-    // in shared memory ({{ shared_bytes }} bytes, dynamic).
-    extern __shared__ __align__(16) float2 shared_buf[];
-    float2 (*const buf)[{{ buf_rows }}][{{ buf_pitch }}] = reinterpret_cast<float2 (*)[{{ buf_rows }}][{{ buf_pitch }}]>(shared_buf);
-{%- endif %}
-    const unsigned image0 = blockIdx.x * {{ images }}u;
-{%- if sign < 0 %}
-{%- if phase != "columns" %}
 
 {%- if packed %}
     // Rows: window rows 2q and 2q + 1 (signal rows {{ wy0 }} + 2q, ...) as one complex transform each, q < {{ pairs }};
@@ -199,11 +102,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endfor %}
         }
     }
-{%- endif %}
-{%- if phase == "fused" %}
     __syncthreads();
-{%- endif %}
-{%- if phase != "rows" %}
 
     // Columns: kx = 0..{{ half - 1 }}{{ ", each unpacked from the packed rows as it is loaded" if packed }}.
     float2 *__restrict__ out = reinterpret_cast<float2 *>(out0);
@@ -280,9 +179,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     }
 {%- endif %}
 {%- endif %}
-{%- endif %}
 {%- else %}
-{%- if phase != "rows" %}
 
     // Columns: kx = 0..{{ half - 1 }}, inverse; only rows {{ wy0 }}..{{ wy0 + h - 1 }} (the window) are kept.
     const float2 *__restrict__ in = reinterpret_cast<const float2 *>(in0);
@@ -304,11 +201,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endif %}
 {%- endfor %}
     }
-{%- endif %}
-{%- if phase == "fused" %}
     __syncthreads();
-{%- endif %}
-{%- if phase != "columns" %}
 
 {%- if packed %}
     // Rows: window rows 2q and 2q + 1 packed as one complex inverse transform, q < {{ pairs }}; only the
@@ -339,6 +232,124 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endif %}
     }
 {%- endif %}
+{%- endmacro -%}
+
+{{ file_header(header) }}
+
+{{ fft_device_functions() }}
+{%- if not packed %}
+{%- elif sign < 0 %}
+
+// Z = A + iB is the transform of rows a + ib (a, b real). Bin k of A and of B, from Z[k] = z and
+// Z[n - k] = m: A[k] = (z + conj m) / 2, B[k] = (z - conj m) / 2i.
+__device__ __forceinline__ float2 unpack_even(float2 z, float2 m) { return make_float2(0.5f * (z.x + m.x), 0.5f * (z.y - m.y)); }
+__device__ __forceinline__ float2 unpack_odd(float2 z, float2 m) { return make_float2(0.5f * (z.y + m.y), 0.5f * (m.x - z.x)); }
+{%- else %}
+
+// Bin k of Z = A + iB from the Hermitian halves a, b ({{ half }} bins) of two real rows: bins past the
+// half mirror earlier ones, conjugated; bin 0{{ " and bin " ~ (n // 2) if n % 2 == 0 }} of a real row {{ "are" if n % 2 == 0 else "is" }} real, so their imaginary
+// parts are dropped, as cuFFT's C2R does. b may be absent (a window's last odd row).
+__device__ __forceinline__ float2 pack_bin(const float2 *a, const float2 *b, bool has_b, unsigned k)
+{
+    const bool mirrored = k > {{ n // 2 }}u;
+    const unsigned m = mirrored ? {{ n }}u - k : k;
+    float2 A = a[{{ padded("m") }}], B = has_b ? b[{{ padded("m") }}] : make_float2(0.0f, 0.0f);
+    if (m == 0u{{ " || m == " ~ (n // 2) ~ "u" if n % 2 == 0 }})
+        A.y = B.y = 0.0f;
+    if (mirrored)
+        A.y = -A.y, B.y = -B.y;
+    return make_float2(A.x - B.y, A.y + B.x);
+}
+{%- endif %}
+
+// At least {{ min_blocks }} block{{ "s" if min_blocks > 1 }} per multiprocessor: a register budget of {{ min(65536 // (min_blocks * threads), 255) }} per thread.
+// Without a minimum, ptxas picked 40 registers for some windowed shapes and spilled.
+extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
+{{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1,
+    float *__restrict__ out0, float *__restrict__ workspace)
+{
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+{{- fft_lane_setup() }}
+    float2 x[{{ regs }}];
+{%- if rank == 1 %}
+    // Lane group t holds transforms tr0 = first + 2t and tr0 + 1 as the real and imaginary parts
+    // of one complex transform; the warp's {{ per_warp }} group{{ "s" if per_warp > 1 }} cover {{ 2 * per_warp }} transforms from `first`.
+    const unsigned first = (blockIdx.x * {{ warps }}u + warp) * {{ 2 * per_warp }}u;
+    const unsigned tr0 = first + 2u * t, tr1 = tr0 + 1u;
+    const bool ok0 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}tr0 < {{ count }}u, ok1 = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}tr1 < {{ count }}u;
+{%- if sign < 0 %}
+    const float *__restrict__ row0 = in0 + {{ transform_offset("tr0", rs) }};
+    const float *__restrict__ row1 = in0 + {{ transform_offset("tr1", rs) }};
+    // Columns {{ wx0 }}..{{ wx0 + w - 1 }} of the signal come from the window; the rest is zero.
+{{- load_window("ok0", "ok1", "    ") }}
+{{ fft_transform() }}
+    // The packed spectra, natural order, one row of {{ sn }} (odd: conflict-free columns) per group.
+    __shared__ float2 spectra[{{ warps }}][{{ per_warp }}][{{ sn }}];
+    if (t < {{ per_warp }}u) {
+{%- for k in nat %}
+        spectra[warp][t][{{ k }}] = x[{{ loop.index0 }}];
+{%- endfor %}
+    }
+    __syncwarp();
+    float2 *__restrict__ out = reinterpret_cast<float2 *>(out0);
+    // The warp's {{ 2 * per_warp }} half spectra of {{ half }} bins, stored bin-contiguous.
+#pragma unroll
+    for (unsigned i = 0; i < {{ bin_loads }}u; ++i) {
+        const unsigned e = lane + 32u * i, j = {{ udiv("e", e_div) }}, k = e - j * {{ half }}u, tr = first + j;
+        if ({{ "e < " ~ (2 * per_warp * half) ~ "u && " if (2 * per_warp * half) % 32 }}tr < {{ count }}u) {
+            const float2 z = spectra[warp][j >> 1][k], m = spectra[warp][j >> 1][k ? {{ n }}u - k : 0u];
+            const float2 v = j & 1u ? unpack_odd(z, m) : unpack_even(z, m);
+            out[{{ transform_offset("tr", ss) }} + k] = {{ scaled_c("v") }};
+        }
+    }
+{%- else %}
+    // The warp's {{ 2 * per_warp }} half spectra go to shared memory (coalesced loads), one row of {{ sh }} each.
+    // All {{ bin_loads }} loads of a lane are issued before the first store: in a loop, each load waited for the
+    // one before, and from n = 8 to 32 a warp's bins just exceed its 32 lanes (two round trips).
+    __shared__ float2 spectra[{{ warps }}][{{ 2 * per_warp }}][{{ sh }}];
+    const float2 *__restrict__ in = reinterpret_cast<const float2 *>(in0);
+    float2 bins[{{ bin_loads }}];
+#pragma unroll
+    for (unsigned i = 0; i < {{ bin_loads }}u; ++i) {
+        const unsigned e = lane + 32u * i, j = {{ udiv("e", e_div) }}, k = e - j * {{ half }}u, tr = first + j;
+        bins[i] = {{ "e < " ~ (2 * per_warp * half) ~ "u && " if (2 * per_warp * half) % 32 }}tr < {{ count }}u ? in[{{ transform_offset("tr", ss) }} + k] : make_float2(0.0f, 0.0f);
+    }
+#pragma unroll
+    for (unsigned i = 0; i < {{ bin_loads }}u; ++i) {
+        const unsigned e = lane + 32u * i, j = {{ udiv("e", e_div) }}, k = e - j * {{ half }}u;
+        {{ "if (e < " ~ (2 * per_warp * half) ~ "u) " if (2 * per_warp * half) % 32 }}spectra[warp][j][k] = bins[i];
+    }
+    __syncwarp();
+    {
+        const unsigned g = {{ "t < " ~ per_warp ~ "u ? t : 0u" if idle_lanes else "t" }};
+{%- for k in nat %}
+        x[{{ loop.index0 }}] = pack_bin(spectra[warp][2u * g], spectra[warp][2u * g + 1u], true, {{ k }});
+{%- endfor %}
+    }
+{{ fft_transform() }}
+    float *__restrict__ row0 = out0 + {{ transform_offset("tr0", rs) }};
+    float *__restrict__ row1 = out0 + {{ transform_offset("tr1", rs) }};
+    // Only the window's columns {{ wx0 }}..{{ wx0 + w - 1 }} are stored.
+{{- store_window("ok0", "ok1", "    ") }}
+{%- endif %}
+{%- else %}
+    // {{ images }} image{{ "s" if images > 1 }} per block. The {{ "half " if packed }}spectrum between the row and column transforms:
+{%- if resident %}
+    // in this block's slot of the workspace ({{ slot_elements * 8 }} bytes): too large for shared memory. The grid
+    // has one block per multiprocessor, each working image after image in its own slot, so the
+    // slots of all blocks ({{ slot_elements * 8 * blocks }} bytes) stay in the L2 cache between the phases.
+    float2 (*const buf)[{{ buf_rows }}][{{ buf_pitch }}] = reinterpret_cast<float2 (*)[{{ buf_rows }}][{{ buf_pitch }}]>(
+        reinterpret_cast<float2 *>(workspace) + ({{ idx }})blockIdx.x * {{ slot_elements }}u);
+    for (unsigned image0 = blockIdx.x; image0 < {{ count }}u; image0 += gridDim.x) {
+{{- image_phases()|indent(4) }}
+        __syncthreads(); // every read of the slot is done before the next image overwrites it
+    }
+{%- else %}
+    // in shared memory ({{ shared_bytes }} bytes, dynamic).
+    extern __shared__ __align__(16) float2 shared_buf[];
+    float2 (*const buf)[{{ buf_rows }}][{{ buf_pitch }}] = reinterpret_cast<float2 (*)[{{ buf_rows }}][{{ buf_pitch }}]>(shared_buf);
+    const unsigned image0 = blockIdx.x * {{ images }}u;
+{{- image_phases() }}
 {%- endif %}
 {%- endif %}
 }

@@ -37,6 +37,8 @@ static void test_context_arguments_are_checked(void **state)
     assert_null(ctx);
     o.arch = "sm_x";
     assert_error(convgen_context_create(&o, &ctx), CONVGEN_ERROR_INVALID_VALUE, "arch = 'sm_x'");
+    o.arch = "sm_90", o.sm_count = -1;
+    assert_error(convgen_context_create(&o, &ctx), CONVGEN_ERROR_INVALID_VALUE, "sm_count = -1");
 }
 
 static void test_device_context_succeeds_or_says_why_not(void **state)
