@@ -109,6 +109,16 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     int64_t fused_max = FUSED_MAX_SHARED < per_block ? FUSED_MAX_SHARED : per_block;
     int64_t staged_max = 2 * FUSED_MAX_SHARED < per_block ? 2 * FUSED_MAX_SHARED : per_block;
     if (p->rank == 1) {
+        /* The natural-order scatter of a row transform's bins into a shared row (forward), or the
+         * gather of its packed bins from two rows (inverse): padded where the bank model says so. */
+        int cols = p->sign < 0 ? p->n : p->half, groups = p->sign < 0 ? 1 : 2;
+        L->buf_pitch = odd_pitch(cols);
+        int padded_pitch = odd_pitch(cols + (cols - 1) / 16);
+        L->row_wavefronts[0] = scatter_wavefronts(pl, (int64_t)groups * L->buf_pitch, 1, false);
+        L->row_wavefronts[1] = scatter_wavefronts(pl, (int64_t)groups * padded_pitch, 1, true);
+        L->pad_rows = L->row_wavefronts[1] < L->row_wavefronts[0];
+        if (L->pad_rows)
+            L->buf_pitch = padded_pitch;
         int64_t transforms = (int64_t)RANK1_WARPS * 2 * pl->per_warp;
         L->warps = RANK1_WARPS;
         L->images = (int)transforms;
@@ -222,6 +232,11 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
                           "phases: rows and columns in one kernel, the spectrum between them in a workspace slot of "
                           "%lld bytes per resident block (too large for shared memory; the slots stay in L2)",
                           (long long)L->slot_elements * 8);
+    } else {
+        cg_value_line(h,
+                      "bank model (wavefronts of one transform's natural-order bins, plain / padded by one float2 "
+                      "every 16): shared rows %d / %d, %s",
+                      L->row_wavefronts[0], L->row_wavefronts[1], L->pad_rows ? "padded" : "plain");
     }
     if (p->scale != 1.0f)
         cg_value_line(h, "scale: outputs multiplied by %.9g", (double)p->scale);
@@ -254,11 +269,11 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_int(ctx, "wy0", p->oy);
     tmpl_map_set(ctx, "xregs", cg_fft_window_registers(pl, p->ox, p->w));
     tmpl_map_set(ctx, "nat", cg_fft_positions(pl, true));
-    tmpl_set_bool(ctx, "pad_rows", L->pad_rows); /* rank 2 only; rank 1 sets none of these */
+    tmpl_set_bool(ctx, "pad_rows", L->pad_rows);
 
-    if (p->rank == 1) {
-        tmpl_set_int(ctx, "sn", odd_pitch(p->n));
-        tmpl_set_int(ctx, "sh", odd_pitch(p->half));
+    if (p->rank == 1) { /* the shared rows of the Hermitian (un)packing */
+        tmpl_set_int(ctx, "sn", L->buf_pitch);
+        tmpl_set_int(ctx, "sh", L->buf_pitch);
         int bins = 2 * pl->per_warp * p->half; /* the half spectra of a warp's transforms */
         tmpl_set_int(ctx, "bin_loads", (bins + FFT_WARP - 1) / FFT_WARP);
         tmpl_map_set(ctx, "e_div", cg_value_magic((uint32_t)p->half, bins + FFT_WARP));

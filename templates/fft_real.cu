@@ -283,11 +283,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     // Columns {{ wx0 }}..{{ wx0 + w - 1 }} of the signal come from the window; the rest is zero.
 {{- load_window("ok0", "ok1", "    ") }}
 {{ fft_transform() }}
-    // The packed spectra, natural order, one row of {{ sn }} (odd: conflict-free columns) per group.
+    // The packed spectra, natural order, one row of {{ sn }} (odd: conflict-free columns) per group{{ ", bin k at k + k / 16 (the bank model's choice)" if pad_rows }}.
     __shared__ float2 spectra[{{ warps }}][{{ per_warp }}][{{ sn }}];
     if (t < {{ per_warp }}u) {
 {%- for k in nat %}
-        spectra[warp][t][{{ k }}] = x[{{ loop.index0 }}];
+        spectra[warp][t][{{ padded(k) }}] = x[{{ loop.index0 }}];
 {%- endfor %}
     }
     __syncwarp();
@@ -297,13 +297,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     for (unsigned i = 0; i < {{ bin_loads }}u; ++i) {
         const unsigned e = lane + 32u * i, j = {{ udiv("e", e_div) }}, k = e - j * {{ half }}u, tr = first + j;
         if ({{ "e < " ~ (2 * per_warp * half) ~ "u && " if (2 * per_warp * half) % 32 }}tr < {{ count }}u) {
-            const float2 z = spectra[warp][j >> 1][k], m = spectra[warp][j >> 1][k ? {{ n }}u - k : 0u];
+            const unsigned mk = k ? {{ n }}u - k : 0u;
+            const float2 z = spectra[warp][j >> 1][{{ padded("k") }}], m = spectra[warp][j >> 1][{{ padded("mk") }}];
             const float2 v = j & 1u ? unpack_odd(z, m) : unpack_even(z, m);
             out[{{ transform_offset("tr", ss) }} + k] = {{ scaled_c("v") }};
         }
     }
 {%- else %}
-    // The warp's {{ 2 * per_warp }} half spectra go to shared memory (coalesced loads), one row of {{ sh }} each.
+    // The warp's {{ 2 * per_warp }} half spectra go to shared memory (coalesced loads), one row of {{ sh }} each{{ ", bin k at k + k / 16 (the bank model's choice)" if pad_rows }}.
     // All {{ bin_loads }} loads of a lane are issued before the first store: in a loop, each load waited for the
     // one before, and from n = 8 to 32 a warp's bins just exceed its 32 lanes (two round trips).
     __shared__ float2 spectra[{{ warps }}][{{ 2 * per_warp }}][{{ sh }}];
@@ -317,7 +318,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 #pragma unroll
     for (unsigned i = 0; i < {{ bin_loads }}u; ++i) {
         const unsigned e = lane + 32u * i, j = {{ udiv("e", e_div) }}, k = e - j * {{ half }}u;
-        {{ "if (e < " ~ (2 * per_warp * half) ~ "u) " if (2 * per_warp * half) % 32 }}spectra[warp][j][k] = bins[i];
+        {{ "if (e < " ~ (2 * per_warp * half) ~ "u) " if (2 * per_warp * half) % 32 }}spectra[warp][j][{{ padded("k") }}] = bins[i];
     }
     __syncwarp();
     {
