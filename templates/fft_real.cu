@@ -183,14 +183,43 @@
 
     // Columns: kx = 0..{{ half - 1 }}, inverse; only rows {{ wy0 }}..{{ wy0 + h - 1 }} (the window) are kept.
     const float2 *__restrict__ in = reinterpret_cast<const float2 *>(in0);
+{%- if staged_loads %}
+    // The block's spectra come into buf coalesced, {{ copy_unroll }} loads per thread in flight: read straight by the
+    // columns, a lane's bins would be {{ half * 8 }} bytes apart. The columns then transform in place.
+    for (unsigned base = threadIdx.x; base < {{ images * n * half }}u; base += {{ threads * copy_unroll }}u) {
+        float2 v[{{ copy_unroll }}];
+#pragma unroll
+        for (unsigned u = 0; u < {{ copy_unroll }}u; ++u) {
+            const unsigned e = base + u * {{ threads }}u, img = {{ udiv("e", image_div) }}, tr = image0 + img;
+            v[u] = e < {{ images * n * half }}u && tr < {{ count }}u ? in[{{ transform_offset("tr", ss) }} + e - img * {{ n * half }}u] : make_float2(0.0f, 0.0f);
+        }
+#pragma unroll
+        for (unsigned u = 0; u < {{ copy_unroll }}u; ++u) {
+            const unsigned e = base + u * {{ threads }}u, img = {{ udiv("e", image_div) }}, rest = e - img * {{ n * half }}u;
+            const unsigned ky = {{ udiv("rest", half_div) }}, kx = rest - ky * {{ half }}u;
+            if (e < {{ images * n * half }}u)
+                buf[img][ky][{{ padded("kx") }}] = v[u];
+        }
+    }
+    __syncthreads();
+{%- endif %}
     for (unsigned task = warp; task < {{ col_tasks }}u; task += {{ warps }}u) {
 {{- task_item(half_div, half, "kx", "ok") }}
         const unsigned pkx = {{ padded("kx") }};
+{%- if staged_loads %}
+{%- for k in colpos %}
+        x[{{ loop.index0 }}] = ok ? buf[img][{{ k }}][pkx] : make_float2(0.0f, 0.0f);
+{%- endfor %}
+{%- else %}
         const float2 *__restrict__ src = in + {{ transform_offset("tr", ss) }};
 {%- for k in colpos %}
         x[{{ loop.index0 }}] = ok ? src[{{ "kx * " ~ n ~ "u + " ~ k if transposed else "(" ~ k ~ ") * " ~ half ~ "u + kx" }}] : make_float2(0.0f, 0.0f);
 {%- endfor %}
+{%- endif %}
 {{ fft_transform()|indent(4) }}
+{%- if staged_loads %}
+        __syncwarp(); // the lane group has read all of column kx before any lane writes into it
+{%- endif %}
 {%- for c in yregs %}
 {%- if c.kind != "zero" %}
         {
