@@ -78,6 +78,7 @@ if [ -z "${SKIP_BENCH:-}" ] && [ -x build/convgen-bench ]; then
     for ext in md csv png; do
         [ -f "$out/bench/bench.$ext" ] && cp "$out/bench/bench.$ext" "$out/results/$name.$ext"
         [ -f "$out/bench/fft.$ext" ] && cp "$out/bench/fft.$ext" "$out/results/$name-fft.$ext"
+        [ -f "$out/bench/fft-real.$ext" ] && cp "$out/bench/fft-real.$ext" "$out/results/$name-fft-real.$ext"
     done
     echo "results: $out/results/$name.*"
 fi

@@ -2,7 +2,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h> /* EXPERIMENT */
 #include <string.h>
 
 /* Beyond this many lane-dependent twiddles per lane, one table load each beats computing
@@ -38,9 +37,6 @@ static int largest_divisor_at_most(int n, int limit)
 static int lanes_for(int n)
 {
     int regs = n >= 32 ? 4 : 2, most = n / regs < FFT_WARP ? n / regs : FFT_WARP;
-    const char *knob = getenv("CONVGEN_FFT_MAX_LANES"); /* EXPERIMENT */
-    if (knob && atoi(knob) < most)
-        most = atoi(knob);
     return largest_divisor_at_most(n, most > 1 ? most : 1);
 }
 

@@ -4,7 +4,6 @@
  * register, and for rank 2 the layout of the spectrum between the row and the column
  * transforms. A 2-D C2C is the same kernel with one complex row per transform and no packing. */
 #include <stdio.h>
-#include <stdlib.h> /* EXPERIMENT */
 #include <string.h>
 
 #include "fft_kernel.h"
@@ -144,7 +143,8 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     /* Inverse, natural layout: a column read straight from global memory takes each lane's bins
      * from rows half * 8 bytes apart. The block's spectra come into buf coalesced instead (all n
      * rows), and the columns transform in place. Not for spectra of up to STAGED_MIN_SPECTRUM
-     * bytes, as for the forward stores. */
+     * bytes, as for the forward stores. Measured on the H100 at 128 MiB (C2R): n = 128 0.88x ->
+     * 1.03x cuFFT; n = 32 and 64 unchanged within noise (1.81x -> 1.79x, 1.38x -> 1.36x). */
     int64_t spectrum_bytes = (int64_t)p->n * p->half * 8;
     if (L->fused && p->sign > 0 && !p->transposed && spectrum_bytes > STAGED_MIN_SPECTRUM &&
         (int64_t)p->n * L->buf_pitch * 8 <= fused_max) {
@@ -167,13 +167,14 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     /* Column results of a natural forward layout are stored through shared memory: measured on
      * the H100 at 128 MiB, n = 32 wrote at 28% of copy bandwidth straight from the columns.
      * Not for spectra of up to STAGED_MIN_SPECTRUM bytes, whose column stores already land in a
-     * few cache lines (n = 16 R2C: 1.63x cuFFT staged, 1.80x straight). */
+     * few cache lines (R2C at 128 MiB, staged / straight: n = 8 1.96x / 2.25x cuFFT, n = 16
+     * 1.63x / 1.80x; n = 32 1.87x / 1.85x, n = 64 1.51x / 1.14x, n = 128 0.95x / 0.48x). */
     L->tile_wavefronts[0] = scatter_wavefronts(pl, 1, odd_pitch(p->half), false);
     L->tile_wavefronts[1] = scatter_wavefronts(pl, 1, odd_pitch(p->half), true);
     L->pad_tile = L->tile_wavefronts[1] < L->tile_wavefronts[0];
     L->tile_bytes = ((int64_t)p->n * odd_pitch(p->half) + (L->pad_tile ? p->n / 16 + 1 : 0)) * 8;
     L->staged = L->fused && p->sign < 0 && !p->transposed && L->per_image_bytes + L->tile_bytes <= staged_max &&
-                (spectrum_bytes > STAGED_MIN_SPECTRUM || getenv("CONVGEN_FFT_STAGE")) /* EXPERIMENT */;
+                spectrum_bytes > STAGED_MIN_SPECTRUM;
     int64_t per_image = L->per_image_bytes + (L->staged ? L->tile_bytes : 0);
     int64_t images = L->fused ? BLOCK_SHARED_TARGET / per_image : 1;
     int64_t enough_blocks = p->count / (2 * sms); /* keep two blocks per multiprocessor */
