@@ -1,0 +1,127 @@
+#include "fft_tiling.h"
+
+#include <stdio.h>
+
+/* Sizes past this are rejected before any sum: every sum below stays far inside int64. */
+#define SIZE_LIMIT ((int64_t)1 << 40)
+
+static bool smooth(int64_t n) /* 2^a 3^b 5^c 7^d */
+{
+    static const int primes[] = {2, 3, 5, 7};
+    for (int i = 0; i < 4; ++i)
+        while (n % primes[i] == 0)
+            n /= primes[i];
+    return n == 1;
+}
+
+static int64_t smallest_smooth_at_least(int64_t n)
+{
+    while (!smooth(n))
+        ++n;
+    return n;
+}
+
+int fft_basis_candidates(int64_t n, int64_t *sizes, int max)
+{
+    if (n < 1 || n > SIZE_LIMIT)
+        return 0;
+    int64_t pow2 = 1;
+    while (pow2 < n)
+        pow2 *= 2;
+    int count = 0;
+    for (int64_t m = n; m <= pow2 && count < max; ++m)
+        if (smooth(m))
+            sizes[count++] = m;
+    return count;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The correlation's sizes, common to both cuts; the message names the first bad field. */
+static bool check_sizes(int64_t in, int64_t out, int64_t extent, int64_t pad_before, char *err, size_t errlen)
+{
+    const struct { const char *name; int64_t v, lo; } f[] = {
+        {"in", in, 1}, {"out", out, 1}, {"extent", extent, 1}, {"pad_before", pad_before, 0}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; ++i)
+        if (f[i].v < f[i].lo || f[i].v > SIZE_LIMIT) {
+            snprintf(err, errlen, "%s = %lld must be in %lld..2^40", f[i].name, (long long)f[i].v, (long long)f[i].lo);
+            return false;
+        }
+    return true;
+}
+
+bool fft_tiling_make(int64_t in, int64_t out, int64_t extent, int64_t pad_before, int64_t n_fft, fft_tiling *t,
+                     char *err, size_t errlen)
+{
+    if (!check_sizes(in, out, extent, pad_before, err, errlen))
+        return false;
+    if (n_fft == 0)
+        n_fft = smallest_smooth_at_least(out + extent - 1);
+    if (n_fft < extent || n_fft > SIZE_LIMIT) {
+        snprintf(err, errlen, "n_fft = %lld must be at least the kernel's extent %lld", (long long)n_fft,
+                 (long long)extent);
+        return false;
+    }
+    *t = (fft_tiling){.in = in, .out = out, .extent = extent, .pad_before = pad_before, .n_fft = n_fft};
+    t->step = n_fft - extent + 1;
+    t->tiles = ceil_div(out, t->step);
+    return true;
+}
+
+void fft_tiling_tile(const fft_tiling *t, int64_t index, fft_tile *tile)
+{
+    /* Outputs first .. first + step - 1 read the signal from first - pad_before on, n_fft
+     * points; the circular correlation's outputs 0 .. step - 1 never wrap around. */
+    int64_t first = index * t->step, start = first - t->pad_before;
+    int64_t src = max64(start, 0), end = min64(start + t->n_fft, t->in);
+    tile->src = src;
+    tile->len = max64(end - src, 0);
+    tile->offset = tile->len ? src - start : 0;
+    tile->first = first;
+    tile->count = min64(t->step, t->out - first);
+}
+
+bool fft_parts_make(int64_t in, int64_t out, int64_t extent, int64_t pad_before, int64_t block, int64_t n_fft,
+                    fft_parts *p, char *err, size_t errlen)
+{
+    if (!check_sizes(in, out, extent, pad_before, err, errlen))
+        return false;
+    if (block < 1 || block > SIZE_LIMIT) {
+        snprintf(err, errlen, "block = %lld must be in 1..2^40", (long long)block);
+        return false;
+    }
+    if (n_fft < 2 * block - 1 || n_fft > SIZE_LIMIT) {
+        snprintf(err, errlen, "n_fft = %lld must be at least 2 block - 1 = %lld (lags of two blocks unaliased)",
+                 (long long)n_fft, (long long)(2 * block - 1));
+        return false;
+    }
+    *p = (fft_parts){.in = in, .out = out, .extent = extent, .pad_before = pad_before, .block = block, .n_fft = n_fft};
+    p->dy_blocks = ceil_div(out, block);
+    p->shifts = 1 + ceil_div(extent - 1, block);
+    p->x_blocks = p->dy_blocks + p->shifts - 1;
+    return true;
+}
+
+void fft_parts_x_block(const fft_parts *p, int64_t j, int64_t *src, int64_t *len, int64_t *offset)
+{
+    int64_t start = j * p->block - p->pad_before; /* xp[j block] = x[start] */
+    int64_t s = max64(start, 0), end = min64(start + p->block, p->in);
+    *src = s;
+    *len = max64(end - s, 0);
+    *offset = *len ? s - start : 0;
+}
+
+void fft_parts_dy_block(const fft_parts *p, int64_t b, int64_t *first, int64_t *count)
+{
+    *first = b * p->block;
+    *count = min64(p->block, p->out - *first);
+}
+
+void fft_parts_shift_lags(const fft_parts *p, int64_t d, int64_t *lo, int64_t *hi)
+{
+    /* Tap i = d block + l with |l| < block and 0 <= i < extent. */
+    *lo = max64(-(p->block - 1), -d * p->block);
+    *hi = min64(p->block - 1, p->extent - 1 - d * p->block);
+}
