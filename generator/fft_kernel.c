@@ -205,9 +205,9 @@ static tmpl_value *header_lines(const cg_fft_problem *pr, const fft_plan *p, con
                   exchange ? ", through shared memory so global accesses stay coalesced" : "",
                   (long long)pr->spectrum_stride[0], (long long)pr->spectrum_stride[1]);
     cg_value_line(h, "twiddles: %s", p->twiddle_reason);
-    cg_value_line(h, "mapping: %d lanes of %d registers, the most lanes dividing n that fit a warp and keep %d or more "
-                  "registers per lane (fewer lane stages: fewer shuffles)",
-                  p->lanes, p->regs, p->n >= 32 ? 4 : 2);
+    cg_value_line(h, "mapping: the most lanes dividing n that fit a warp and keep at least %d registers per lane "
+                  "(fewer lane stages: fewer shuffles)",
+                  p->n >= 32 ? 4 : 2);
     if (pr->scale != 1.0f)
         cg_value_line(h, "scale: outputs multiplied by %.9g", (double)pr->scale);
     cg_value_line(h, "FLOPs: %.6g (5 n log2 n per transform)", 5.0 * pr->n * log2(pr->n) * (double)pr->count);

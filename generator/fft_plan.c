@@ -37,7 +37,7 @@ static int largest_divisor_at_most(int n, int limit)
 static int lanes_for(int n)
 {
     int regs = n >= 32 ? 4 : 2, most = n / regs < FFT_WARP ? n / regs : FFT_WARP;
-    return largest_divisor_at_most(n, most > 1 ? most : 1);
+    return largest_divisor_at_most(n, most);
 }
 
 /* Register stages cost no data movement, so they take the largest radices (8, then 4, 2,

@@ -22,6 +22,7 @@ enum {
     /* Without a target's figures: the H100's shared memory per block (opt-in) and per SM. */
     DEFAULT_SHARED_PER_BLOCK = 227 * 1024,
     DEFAULT_SHARED_PER_SM = 228 * 1024,
+    DEFAULT_L2_BYTES = 50 * 1024 * 1024,
     /* Rank 2 keeps the spectrum of an image between the phases (the half spectrum; C2C: all n
      * columns) in shared memory when it takes at most this much (R2C n = 128: 66 KiB; C2C up to
      * n = 112), and the tile of the staged stores too when both fit twice this; beyond (R2C
@@ -31,7 +32,8 @@ enum {
      * (the H100's 64 warps) fit a multiprocessor. */
     BLOCK_SHARED_TARGET = 24 * 1024,
     SM_DEFAULT = 132,
-    /* The smallest image spectrum (bytes) whose natural-layout stores go through a shared tile. */
+    /* Natural-layout spectra of up to this many bytes per image skip the staging through shared
+     * memory in both directions (forward stores, inverse loads). */
     STAGED_MIN_SPECTRUM = 2048,
     /* Loads per thread in flight in the staged copy into shared memory: in a plain loop each
      * load waits for the one before (1-D C2R at n = 8 ran at 0.70x cuFFT that way, 0.99x after). */
@@ -89,11 +91,13 @@ static int scatter_wavefronts(const fft_plan *pl, int64_t group_stride, int64_t 
 typedef struct real_layout {
     int warps, images, pairs, buf_rows, buf_pitch;
     bool fused;       /* the spectrum between the phases is in shared memory */
-    /* Otherwise one block per multiprocessor (LONE_BLOCK_WARPS) works image after image through
-     * its own slot of the workspace, so all slots (R2C n = 256: 132 x 257 KiB) stay in the L2
-     * cache. Two kernels through a workspace of every image ran n = 256 at 11% of copy
-     * bandwidth on the H100: the column kernel's scattered reads came from DRAM. */
+    /* Otherwise one block per multiprocessor works image after image through its own slot of
+     * the workspace, so that all slots (R2C n = 256: 132 x 257 KiB) stay in the L2 cache. Two
+     * kernels through a workspace of every image ran n = 256 at 11% of copy bandwidth on the
+     * H100: the column kernel's scattered reads came from DRAM. C2C n = 256 needs 132 x 514 KiB,
+     * more than the H100's 50 MiB: its slots partly spill to DRAM (slots_in_l2 false). */
     bool resident;
+    bool slots_in_l2;
     int64_t slot_elements; /* float2s per slot: the spectrum, rounded up to 128-byte lines */
     bool pad_rows;    /* buf rows hold bin k at k + k / 16 (fewer bank conflicts, see below) */
     bool pad_tile;    /* the tile holds row R at R * pitch + R / 16 */
@@ -105,6 +109,21 @@ typedef struct real_layout {
     int64_t tile_offset; /* float2s from the start of shared memory */
     int64_t per_image_bytes, blocks, shared_bytes;
 } real_layout;
+
+/* A spectrum too large for shared memory: one block per multiprocessor, a workspace slot each. */
+static void resident_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
+{
+    int sms = t && t->sm_count > 0 ? t->sm_count : SM_DEFAULT;
+    int64_t l2 = t && t->l2_bytes > 0 ? t->l2_bytes : DEFAULT_L2_BYTES;
+    L->resident = true;
+    /* Sizes with more than 8 registers per lane need up to 255 registers per thread (see
+     * "min_blocks"), which 16 warps cannot have. */
+    L->warps = pl->regs > 8 ? RANK2_WARPS : LONE_BLOCK_WARPS;
+    L->images = 1;
+    L->blocks = p->count < sms ? p->count : sms;
+    L->slot_elements = (L->per_image_bytes / 8 + 15) / 16 * 16;
+    L->slots_in_l2 = L->blocks * L->slot_elements * 8 <= l2;
+}
 
 static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
@@ -140,6 +159,10 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     L->buf_pitch = odd_pitch(cols);
     L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
     L->fused = L->per_image_bytes <= fused_max;
+    if (!L->fused) {
+        resident_layout(p, pl, t, L);
+        return;
+    }
     /* Inverse, natural layout: a column read straight from global memory takes each lane's bins
      * from rows half * 8 bytes apart. The block's spectra come into buf coalesced instead (all n
      * rows), and the columns transform in place. Not for spectra of up to STAGED_MIN_SPECTRUM
@@ -158,7 +181,7 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     int padded_pitch = odd_pitch(cols + (cols - 1) / 16);
     L->row_wavefronts[0] = scatter_wavefronts(pl, L->buf_pitch, 1, false);
     L->row_wavefronts[1] = scatter_wavefronts(pl, padded_pitch, 1, true);
-    L->pad_rows = L->fused && L->row_wavefronts[1] < L->row_wavefronts[0] &&
+    L->pad_rows = L->row_wavefronts[1] < L->row_wavefronts[0] &&
                   (int64_t)L->buf_rows * padded_pitch * 8 <= per_block;
     if (L->pad_rows) {
         L->buf_pitch = padded_pitch;
@@ -173,24 +196,15 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     L->tile_wavefronts[1] = scatter_wavefronts(pl, 1, odd_pitch(p->half), true);
     L->pad_tile = L->tile_wavefronts[1] < L->tile_wavefronts[0];
     L->tile_bytes = ((int64_t)p->n * odd_pitch(p->half) + (L->pad_tile ? p->n / 16 + 1 : 0)) * 8;
-    L->staged = L->fused && p->sign < 0 && !p->transposed && L->per_image_bytes + L->tile_bytes <= staged_max &&
+    L->staged = p->sign < 0 && !p->transposed && L->per_image_bytes + L->tile_bytes <= staged_max &&
                 spectrum_bytes > STAGED_MIN_SPECTRUM;
     int64_t per_image = L->per_image_bytes + (L->staged ? L->tile_bytes : 0);
-    int64_t images = L->fused ? BLOCK_SHARED_TARGET / per_image : 1;
+    int64_t images = BLOCK_SHARED_TARGET / per_image;
     int64_t enough_blocks = p->count / (2 * sms); /* keep two blocks per multiprocessor */
     if (images > enough_blocks)
         images = enough_blocks;
     L->images = images < 1 ? 1 : (int)images;
     L->blocks = (p->count + L->images - 1) / L->images;
-    if (!L->fused) {
-        L->resident = true;
-        /* Sizes with more than 8 registers per lane need up to 255 registers per thread (see
-         * "min_blocks"), which 16 warps cannot have. */
-        L->warps = pl->regs > 8 ? RANK2_WARPS : LONE_BLOCK_WARPS;
-        L->blocks = p->count < sms ? p->count : sms;
-        L->slot_elements = (L->per_image_bytes / 8 + 15) / 16 * 16;
-        return;
-    }
     int64_t buf = (int64_t)L->images * L->buf_rows * L->buf_pitch;
     L->tile_offset = buf;
     L->shared_bytes = L->staged ? (L->tile_offset * 8 + L->tile_bytes * L->images) : buf * 8;
@@ -256,8 +270,9 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
         else
             cg_value_line(h,
                           "phases: rows and columns in one kernel, the spectrum between them in a workspace slot of "
-                          "%lld bytes per resident block (too large for shared memory; the slots stay in L2)",
-                          (long long)L->slot_elements * 8);
+                          "%lld bytes per block (too large for shared memory); the %lld bytes of all slots %s",
+                          (long long)L->slot_elements * 8, (long long)(L->slot_elements * 8 * L->blocks),
+                          L->slots_in_l2 ? "stay in L2" : "exceed L2, so part of their traffic goes to DRAM");
     } else {
         cg_value_line(h,
                       "bank model (wavefronts of one transform's natural-order bins, plain / padded by one float2 "
@@ -266,9 +281,14 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
     }
     if (p->scale != 1.0f)
         cg_value_line(h, "scale: outputs multiplied by %.9g", (double)p->scale);
-    cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; %d %s%s per block",
-                  k->grid[0], k->block[0], k->shared_bytes, L->images, p->rank == 2 ? "image" : "transform",
-                  L->images > 1 ? "s" : "");
+    if (L->resident)
+        cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1), no dynamic shared memory; block b works images b, "
+                         "b + %u, b + %u, ...",
+                      k->grid[0], k->block[0], k->grid[0], 2 * k->grid[0]);
+    else
+        cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; %d %s%s per block",
+                      k->grid[0], k->block[0], k->shared_bytes, L->images, p->rank == 2 ? "image" : "transform",
+                      L->images > 1 ? "s" : "");
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/fft_real.cu or generator/fft_real.c instead.");
     return h;
@@ -298,8 +318,7 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_bool(ctx, "pad_rows", L->pad_rows);
 
     if (p->rank == 1) { /* the shared rows of the Hermitian (un)packing */
-        tmpl_set_int(ctx, "sn", L->buf_pitch);
-        tmpl_set_int(ctx, "sh", L->buf_pitch);
+        tmpl_set_int(ctx, "spitch", L->buf_pitch);
         int bins = 2 * pl->per_warp * p->half; /* the half spectra of a warp's transforms */
         tmpl_set_int(ctx, "bin_loads", (bins + FFT_WARP - 1) / FFT_WARP);
         tmpl_map_set(ctx, "e_div", cg_value_magic((uint32_t)p->half, bins + FFT_WARP));
@@ -310,6 +329,7 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_bool(ctx, "transposed", p->transposed);
     tmpl_set_bool(ctx, "resident", L->resident);
     tmpl_set_int(ctx, "slot_elements", L->slot_elements);
+    tmpl_set_bool(ctx, "slots_in_l2", L->slots_in_l2);
     tmpl_set_int(ctx, "blocks", L->blocks);
     tmpl_set_int(ctx, "buf_rows", L->buf_rows);
     tmpl_set_int(ctx, "buf_pitch", L->buf_pitch);
@@ -364,8 +384,6 @@ convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, 
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s", err);
     real_layout L;
     choose_layout(p, &pl, t, &L);
-    if (L.blocks > INT32_MAX)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%lld transforms need more than 2^31 blocks", (long long)p->count);
     int64_t elements = L.blocks * L.slot_elements; /* float2s of workspace: the resident blocks' slots */
     if (!cg_mul64(elements, 8, &out->workspace_bytes))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the workspace overflows 64 bits");

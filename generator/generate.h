@@ -20,6 +20,7 @@ typedef struct cg_target {
     int sm_count; /* multiprocessors, to size split reductions; 0 means 132 (H100 SXM) */
     int shared_per_block; /* bytes of shared memory a block may opt in to; 0: the H100's 227 KiB */
     int shared_per_sm;    /* bytes of shared memory per multiprocessor; 0: the H100's 228 KiB */
+    int l2_bytes;         /* bytes of L2 cache; 0: the H100's 50 MiB */
 } cg_target;
 
 /* The shared-memory limits of an architecture ("sm_80"), for contexts without a device;

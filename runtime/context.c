@@ -29,6 +29,7 @@ static convgen_status open_device(convgen_context *ctx, int ordinal, int sm_coun
                                      ctx->device)) != CUDA_SUCCESS ||
         (r = drv->DeviceGetAttribute(&ctx->shared_per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
                                      ctx->device)) != CUDA_SUCCESS ||
+        (r = drv->DeviceGetAttribute(&ctx->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, ctx->device)) != CUDA_SUCCESS ||
         (r = drv->DeviceGetName(ctx->device_name, sizeof ctx->device_name, ctx->device)) != CUDA_SUCCESS)
         return cg_cuda_fail(drv, r, "querying the device");
     if (sm_count > 0) /* the caller plans for part of the GPU */

@@ -22,6 +22,7 @@ struct convgen_context {
     CUcontext primary;
     int sm_count;
     int shared_per_block, shared_per_sm; /* bytes: the device's, or the arch's when offline */
+    int l2_bytes;                        /* the device's L2; 0 offline (the generator's default) */
     char arch[16];
     char device_name[256];
     cache_disk *disk;        /* NULL when disk caching is off */

@@ -108,7 +108,7 @@ convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *
         return s;
     cg_problem p;
     if ((s = cg_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
-        cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm};
+        cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes};
         s = cg_generate(&p, pass, algo, &target, &plan->gen);
     }
     return plan_finish(plan, s, out);
@@ -123,7 +123,7 @@ convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *de
     plan->is_fft = true;
     cg_fft_problem p;
     if ((s = cg_fft_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
-        cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm};
+        cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes};
         s = cg_generate_fft(&p, &target, &plan->gen);
     }
     return plan_finish(plan, s, out);

@@ -312,8 +312,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     // Columns {{ wx0 }}..{{ wx0 + w - 1 }} of the signal come from the window; the rest is zero.
 {{- load_window("ok0", "ok1", "    ") }}
 {{ fft_transform() }}
-    // The packed spectra, natural order, one row of {{ sn }} (odd: conflict-free columns) per group{{ ", bin k at k + k / 16 (the bank model's choice)" if pad_rows }}.
-    __shared__ float2 spectra[{{ warps }}][{{ per_warp }}][{{ sn }}];
+    // The packed spectra, natural order, one row of {{ spitch }} (odd: conflict-free columns) per group{{ ", bin k at k + k / 16 (the bank model's choice)" if pad_rows }}.
+    __shared__ float2 spectra[{{ warps }}][{{ per_warp }}][{{ spitch }}];
     if (t < {{ per_warp }}u) {
 {%- for k in nat %}
         spectra[warp][t][{{ padded(k) }}] = x[{{ loop.index0 }}];
@@ -333,10 +333,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         }
     }
 {%- else %}
-    // The warp's {{ 2 * per_warp }} half spectra go to shared memory (coalesced loads), one row of {{ sh }} each{{ ", bin k at k + k / 16 (the bank model's choice)" if pad_rows }}.
+    // The warp's {{ 2 * per_warp }} half spectra go to shared memory (coalesced loads), one row of {{ spitch }} each{{ ", bin k at k + k / 16 (the bank model's choice)" if pad_rows }}.
     // All {{ bin_loads }} loads of a lane are issued before the first store: in a loop, each load waited for the
     // one before, and from n = 8 to 32 a warp's bins just exceed its 32 lanes (two round trips).
-    __shared__ float2 spectra[{{ warps }}][{{ 2 * per_warp }}][{{ sh }}];
+    __shared__ float2 spectra[{{ warps }}][{{ 2 * per_warp }}][{{ spitch }}];
     const float2 *__restrict__ in = reinterpret_cast<const float2 *>(in0);
     float2 bins[{{ bin_loads }}];
 #pragma unroll
@@ -363,11 +363,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{- store_window("ok0", "ok1", "    ") }}
 {%- endif %}
 {%- else %}
-    // {{ images }} image{{ "s" if images > 1 }} per block. The {{ "half " if packed }}spectrum between the row and column transforms:
 {%- if resident %}
+    // Block b works images b, b + gridDim.x, ... The {{ "half " if packed }}spectrum between the row and column transforms:
     // in this block's slot of the workspace ({{ slot_elements * 8 }} bytes): too large for shared memory. The grid
-    // has one block per multiprocessor, each working image after image in its own slot, so the
-    // slots of all blocks ({{ slot_elements * 8 * blocks }} bytes) stay in the L2 cache between the phases.
+    // has one block per multiprocessor, each working image after image in its own slot, so that the
+    // slots of all blocks ({{ slot_elements * 8 * blocks }} bytes) {{ "stay in the L2 cache between the phases" if slots_in_l2 else "stay in the L2 cache as far as it holds them" }}.
     float2 (*const buf)[{{ buf_rows }}][{{ buf_pitch }}] = reinterpret_cast<float2 (*)[{{ buf_rows }}][{{ buf_pitch }}]>(
         reinterpret_cast<float2 *>(workspace) + ({{ idx }})blockIdx.x * {{ slot_elements }}u);
     for (unsigned image0 = blockIdx.x; image0 < {{ count }}u; image0 += gridDim.x) {
@@ -375,6 +375,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         __syncthreads(); // every read of the slot is done before the next image overwrites it
     }
 {%- else %}
+    // {{ images }} image{{ "s" if images > 1 }} per block. The {{ "half " if packed }}spectrum between the row and column transforms:
     // in shared memory ({{ shared_bytes }} bytes, dynamic).
     extern __shared__ __align__(16) float2 shared_buf[];
     float2 (*const buf)[{{ buf_rows }}][{{ buf_pitch }}] = reinterpret_cast<float2 (*)[{{ buf_rows }}][{{ buf_pitch }}]>(shared_buf);

@@ -622,19 +622,100 @@ static int gpu_cases(convgen_fft_desc *cases)
     return count;
 }
 
+static int kind_of(const convgen_fft_desc *d)
+{
+    int k = 0;
+    while (kinds[k].type != d->type || kinds[k].direction != d->direction)
+        ++k;
+    return k;
+}
+
+/* The generator's plan for a descriptor on a target: its workspace and grid. */
+static void plan_shape(const convgen_fft_desc *d, const cg_target *t, int64_t *workspace, unsigned *grid)
+{
+    cg_fft_problem p;
+    cg_generated gen;
+    assert_int_equal(cg_fft_problem_init(&p, d), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_fft(&p, t, &gen), CONVGEN_SUCCESS);
+    *workspace = gen.workspace_bytes;
+    *grid = gen.kernels[0].grid[0];
+    cg_generated_free(&gen);
+}
+
 /* Rank 2 sizes whose spectrum goes through workspace slots, one block per multiprocessor
- * working image after image (C2C from n = 120, R2C and C2R from 162): planned for few_sms's 3
- * multiprocessors, 7 or more images make every block loop. */
+ * working image after image (C2C from n = 120, R2C and C2R from 160): the smallest such size of
+ * each kind, n = 245 (8 warps: more than 8 registers per lane) and 256. Planned for few_sms's 3
+ * multiprocessors, 7 images (or 3 x 3 channels) make every block loop. */
 static int looping_cases(convgen_fft_desc *cases)
 {
+    const cg_target three = {.sm_count = 3};
     int count = 0;
-    for (int i = 0; i < size_count; ++i)
-        for (int k = 0; (sizes[i] == 128 || sizes[i] == 256) && k < KINDS; ++k) {
+    for (int k = 0; k < KINDS; ++k) {
+        bool first = true;
+        for (int i = 0; i < size_count; ++i) {
             convgen_fft_desc d = variant(sizes[i], 2, kinds[k], i + k);
             d.batch = d.channels > 1 ? 3 : 7;
-            cases[count++] = d;
+            int64_t workspace;
+            unsigned grid;
+            plan_shape(&d, &three, &workspace, &grid);
+            if (workspace > 0 && (first || sizes[i] == 245 || sizes[i] == 256)) {
+                assert_int_equal(grid, 3);
+                cases[count++] = d;
+                first = false;
+            }
         }
+    }
     return count;
+}
+
+/* Where the layouts switch, offline: the resident path's grid and slots, and the staging of
+ * natural-layout spectra through shared memory, which small spectra skip. */
+static void test_layout_choices(void **state)
+{
+    (void)state;
+    const cg_target h100 = {.sm_count = 132};
+    convgen_fft_desc d = {.rank = 2, .n = 256, .type = CONVGEN_FFT_R2C, .batch = 1000};
+    int64_t workspace;
+    unsigned grid;
+    plan_shape(&d, &h100, &workspace, &grid);
+    int64_t slot = ((int64_t)128 * 257 * 8 + 127) / 128 * 128; /* 128 row pairs of 257 float2 */
+    assert_int_equal(grid, 132);
+    assert_int_equal(workspace, 132 * slot);
+    d.batch = 5;
+    plan_shape(&d, &h100, &workspace, &grid);
+    assert_int_equal(grid, 5);
+    assert_int_equal(workspace, 5 * slot);
+    d.n = 150, d.batch = 1000; /* 75 x 151 x 8 bytes fit in shared memory */
+    plan_shape(&d, &h100, &workspace, &grid);
+    assert_int_equal(workspace, 0);
+    assert_int_equal(grid, 1000);
+    d.n = 160; /* 80 x 161 x 8 do not */
+    plan_shape(&d, &h100, &workspace, &grid);
+    assert_int_equal(workspace, 132 * ((80 * 161 * 8 + 127) / 128 * 128));
+    const struct { convgen_fft_type type; int n; int layout; const char *words; bool present; } staging[] = {
+        {CONVGEN_FFT_R2C, 16, 0, "stores: through a shared-memory tile", false},
+        {CONVGEN_FFT_R2C, 32, 0, "stores: through a shared-memory tile", true},
+        {CONVGEN_FFT_R2C, 32, 1, "stores: through a shared-memory tile", false},
+        {CONVGEN_FFT_C2R, 20, 0, "loads: the block's spectra come into shared memory", false},
+        {CONVGEN_FFT_C2R, 24, 0, "loads: the block's spectra come into shared memory", true},
+        {CONVGEN_FFT_C2R, 24, 1, "loads: the block's spectra come into shared memory", false},
+    };
+    for (size_t i = 0; i < sizeof staging / sizeof staging[0]; ++i) {
+        convgen_fft_desc s = {.rank = 2, .n = staging[i].n, .type = staging[i].type, .batch = 1000,
+                              .layout = staging[i].layout ? CONVGEN_FFT_LAYOUT_TRANSPOSED : CONVGEN_FFT_LAYOUT_NATURAL};
+        char *src = NULL;
+        assert_int_equal(convgen_emit_fft(&s, 0, &src), CONVGEN_SUCCESS);
+        if ((strstr(src, staging[i].words) != NULL) != staging[i].present)
+            fail_msg("n = %d layout %d: \"%s\" %s", s.n, staging[i].layout, staging[i].words,
+                     staging[i].present ? "missing" : "present");
+        free(src);
+    }
+    convgen_fft_desc loops[3 * KINDS];
+    int count = looping_cases(loops);
+    print_message("%d looping cases for the GPU:", count);
+    for (int i = 0; i < count; ++i)
+        print_message(" %s n = %d;", kinds[kind_of(&loops[i])].name, loops[i].n);
+    print_message("\n");
 }
 
 static void run_cases(convgen_context *ctx, const convgen_fft_desc *cases, int count, result worst[2][KINDS])
@@ -642,10 +723,7 @@ static void run_cases(convgen_context *ctx, const convgen_fft_desc *cases, int c
     warm_up(ctx, cases, count);
     for (int c = 0; c < count; ++c) {
         result r = run_one(ctx, &cases[c]);
-        int k = 0;
-        while (kinds[k].type != cases[c].type || kinds[k].direction != cases[c].direction)
-            ++k;
-        result *w = &worst[cases[c].rank - 1][k];
+        result *w = &worst[cases[c].rank - 1][kind_of(&cases[c])];
         w->ref = fmax(w->ref, r.ref), w->cufft = fmax(w->cufft, r.cufft), w->cufft_ref = fmax(w->cufft_ref, r.cufft_ref);
     }
 }
@@ -678,6 +756,7 @@ int main(void)
         cmocka_unit_test(test_bad_descriptors_are_named),
         cmocka_unit_test(test_every_size_compiles_without_local_memory),
         cmocka_unit_test(test_shared_memory_fits_the_target),
+        cmocka_unit_test(test_layout_choices),
         cmocka_unit_test(test_every_size_matches_the_reference_and_cufft_on_the_gpu),
     };
     return cmocka_run_group_tests_name("fft_batched", tests, setup, teardown);
