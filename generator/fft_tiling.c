@@ -125,3 +125,32 @@ void fft_parts_shift_lags(const fft_parts *p, int64_t d, int64_t *lo, int64_t *h
     *lo = max64(-(p->block - 1), -d * p->block);
     *hi = min64(p->block - 1, p->extent - 1 - d * p->block);
 }
+
+bool fft_conv_dims(const cg_problem *p, convgen_pass pass, fft_conv_dim *dims, char *err, size_t errlen)
+{
+    for (int i = 0; i < p->rank; ++i) {
+        if (p->stride[i] != 1) {
+            snprintf(err, errlen, "stride[%d] = %lld: FFT convolution needs stride 1", i, (long long)p->stride[i]);
+            return false;
+        }
+        fft_conv_dim *d = &dims[i];
+        d->taps = p->kernel[i];
+        d->dilation = p->dilation[i];
+        d->flip = p->flip;
+        d->kernel_extent = (p->kernel[i] - 1) * p->dilation[i] + 1;
+        d->reverse = pass == CONVGEN_BPROP;
+        int64_t e = d->kernel_extent, pad = p->pad_before[i];
+        switch (pass) {
+        case CONVGEN_FPROP: d->in = p->in[i], d->out = p->out[i], d->extent = e, d->pad_before = pad; break;
+        case CONVGEN_BPROP: d->in = p->out[i], d->out = p->in[i], d->extent = e, d->pad_before = e - 1 - pad; break;
+        default: d->in = p->in[i], d->out = e, d->extent = p->out[i], d->pad_before = pad; break;
+        }
+    }
+    return true;
+}
+
+int64_t fft_conv_dim_tap(const fft_conv_dim *d, int64_t f)
+{
+    int64_t at = (d->flip ? d->taps - 1 - f : f) * d->dilation; /* in the dilated kernel */
+    return d->reverse ? d->kernel_extent - 1 - at : at;
+}

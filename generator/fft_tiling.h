@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "problem.h"
+
 /* The Fourier sizes 2^a 3^b 5^c 7^d in [n, 2^ceil(log2 n)], ascending (fbfft section 4: the
  * autotuner times each). Returns how many were written (at most `max`). */
 int fft_basis_candidates(int64_t n, int64_t *sizes, int max);
@@ -67,5 +69,23 @@ void fft_parts_dy_block(const fft_parts *p, int64_t b, int64_t *first, int64_t *
 /* The taps of shift d: lag l in [lo, hi] of the shift's circular correlation (index l mod
  * n_fft) is tap d * block + l, kept where 0 <= tap < extent. */
 void fft_parts_shift_lags(const fft_parts *p, int64_t d, int64_t *lo, int64_t *hi);
+
+/* One spatial dimension of a layer's pass as such a correlation: fprop correlates x with the
+ * dilated (and for convolution mode flipped) kernel; bprop correlates dy with that kernel
+ * reversed, padded by extent - 1 - pad_before; accgrad correlates x with dy as the "kernel"
+ * (extent = the output size) and keeps `extent` outputs g[i], the weight gradient's taps.
+ * tap(f) says where weight tap f sits: in the correlation's kernel (fprop, bprop) or among
+ * its outputs (accgrad). The channel sums of a pass are sums of such correlations. */
+typedef struct fft_conv_dim {
+    int64_t in, out, extent, pad_before; /* the correlation */
+    int64_t kernel_extent;               /* the dilated kernel: (kernel - 1) * dilation + 1 */
+    int64_t taps, dilation;
+    bool flip; /* convolution mode: weight tap f is kernel position taps - 1 - f */
+    bool reverse; /* bprop: positions counted from the end */
+} fft_conv_dim;
+
+/* Fills dims[0 .. p->rank - 1]; false (err names the field) unless every stride is 1. */
+bool fft_conv_dims(const cg_problem *p, convgen_pass pass, fft_conv_dim *dims, char *err, size_t errlen);
+int64_t fft_conv_dim_tap(const fft_conv_dim *d, int64_t f);
 
 #endif

@@ -1,7 +1,7 @@
 /* The index arithmetic of FFT convolution (generator/fft_tiling.c), evaluated on the CPU: every
  * tiling and every cut into parts is run through float64 DFTs on random data and compared with
  * direct correlation, and every output must come from exactly one tile (every tap from the
- * shifts that can reach it). */
+ * shifts that can reach it); then whole layers, all three passes, against the CPU reference. */
 #include <complex.h>
 #include <math.h>
 #include <setjmp.h>
@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "fft_tiling.h"
+#include "reference.h"
 
 enum { MAX_N = 128, MAX_LEN = 512 };
 
@@ -288,6 +289,259 @@ static void test_bad_sizes_are_named(void **state)
     assert_non_null(strstr(err, "block = 0"));
 }
 
+/* ---- layers: the three passes through tiles and parts, against the CPU reference ---------- */
+
+enum { LN = 2, LC = 2, LK = 2, LS = 12, LF = 16 }; /* batch, channels, spatial, transform bounds */
+
+/* 2-D DFT of an ny x nx array (rows of LF), separable. */
+static void dft2(double complex a[LF][LF], int64_t ny, int64_t nx, int sign)
+{
+    double complex line[LF] = {0}, out[LF];
+    for (int64_t y = 0; y < ny; ++y) {
+        dft(a[y], out, nx, sign);
+        memcpy(a[y], out, sizeof(double complex) * (size_t)nx);
+    }
+    for (int64_t x = 0; x < nx; ++x) {
+        for (int64_t y = 0; y < ny; ++y)
+            line[y] = a[y][x];
+        dft(line, out, ny, sign);
+        for (int64_t y = 0; y < ny; ++y)
+            a[y][x] = out[y];
+    }
+}
+
+/* The layer's tensors as float arrays of fixed bounds: x [n][c][h][w], w [k][c][kh][kw], and
+ * the operands of a pass. */
+typedef struct layer {
+    cg_problem p;
+    float x[LN][LC][LS][LS], w[LK][LC][LS][LS], dy[LN][LK][LS + 8][LS + 8];
+} layer;
+
+/* An [a][b][h][w] block of a fixed-bound array (dims[1] x side x side behind each a) packed. */
+static void pack(float *dst, const float *src, int64_t a, int64_t b, int64_t h, int64_t w, int64_t bound_b,
+                 int64_t side)
+{
+    int64_t i = 0;
+    for (int64_t u = 0; u < a; ++u)
+        for (int64_t v = 0; v < b; ++v)
+            for (int64_t y = 0; y < h; ++y)
+                for (int64_t x = 0; x < w; ++x)
+                    dst[i++] = src[((u * bound_b + v) * side + y) * side + x];
+}
+
+/* Flat float arrays for ref_conv, in the layout of convgen_execute. */
+static void flatten(const layer *L, float *x, float *w, float *dy)
+{
+    const cg_problem *p = &L->p;
+    pack(x, &L->x[0][0][0][0], p->n, p->c, p->in[0], p->in[1], LC, LS);
+    pack(w, &L->w[0][0][0][0], p->k, p->c, p->kernel[0], p->kernel[1], LC, LS);
+    pack(dy, &L->dy[0][0][0][0], p->n, p->k, p->out[0], p->out[1], LK, LS + 8);
+}
+
+/* Signal channel s of batch entry n for fprop (x) or bprop (dy), and the kernel between signal
+ * channel s and output channel o with each weight at its tap position. */
+static float signal_at(const layer *L, convgen_pass pass, int64_t n, int64_t s, int64_t a, int64_t b)
+{
+    return pass == CONVGEN_FPROP ? L->x[n][s][a][b] : L->dy[n][s][a][b];
+}
+
+static void kernel_of(const layer *L, convgen_pass pass, const fft_conv_dim d[2], int64_t s, int64_t o,
+                      double complex k[LF][LF])
+{
+    memset(k, 0, sizeof(double complex) * LF * LF);
+    for (int64_t a = 0; a < L->p.kernel[0]; ++a)
+        for (int64_t b = 0; b < L->p.kernel[1]; ++b)
+            k[fft_conv_dim_tap(&d[0], a)][fft_conv_dim_tap(&d[1], b)] =
+                pass == CONVGEN_FPROP ? L->w[o][s][a][b] : L->w[s][o][a][b];
+}
+
+/* fprop or bprop by overlap-save: per tile, each signal channel transformed once, the products
+ * summed over channels in the frequency domain, one inverse per output channel. */
+static void tiled_pass(const layer *L, convgen_pass pass, const fft_conv_dim d[2], const int64_t n_fft[2],
+                       double *out)
+{
+    const cg_problem *p = &L->p;
+    int64_t S = pass == CONVGEN_FPROP ? p->c : p->k, O = pass == CONVGEN_FPROP ? p->k : p->c;
+    fft_tiling t[2];
+    char err[128];
+    for (int i = 0; i < 2; ++i)
+        assert_true(fft_tiling_make(d[i].in, d[i].out, d[i].extent, d[i].pad_before, n_fft[i], &t[i], err, sizeof err));
+    static double complex K[LK][LC][LF][LF], X[LC][LF][LF], Y[LF][LF];
+    for (int64_t s = 0; s < S; ++s)
+        for (int64_t o = 0; o < O; ++o) {
+            kernel_of(L, pass, d, s, o, K[s][o]);
+            dft2(K[s][o], t[0].n_fft, t[1].n_fft, -1);
+        }
+    for (int64_t n = 0; n < p->n; ++n)
+        for (int64_t ta = 0; ta < t[0].tiles; ++ta)
+            for (int64_t tb = 0; tb < t[1].tiles; ++tb) {
+                fft_tile r, c;
+                fft_tiling_tile(&t[0], ta, &r);
+                fft_tiling_tile(&t[1], tb, &c);
+                for (int64_t s = 0; s < S; ++s) {
+                    memset(X[s], 0, sizeof X[s]);
+                    for (int64_t a = 0; a < r.len; ++a)
+                        for (int64_t b = 0; b < c.len; ++b)
+                            X[s][r.offset + a][c.offset + b] = signal_at(L, pass, n, s, r.src + a, c.src + b);
+                    dft2(X[s], t[0].n_fft, t[1].n_fft, -1);
+                }
+                for (int64_t o = 0; o < O; ++o) {
+                    memset(Y, 0, sizeof Y);
+                    for (int64_t s = 0; s < S; ++s)
+                        for (int64_t a = 0; a < t[0].n_fft; ++a)
+                            for (int64_t b = 0; b < t[1].n_fft; ++b)
+                                Y[a][b] += X[s][a][b] * conj(K[s][o][a][b]);
+                    dft2(Y, t[0].n_fft, t[1].n_fft, 1);
+                    double scale = 1.0 / (double)(t[0].n_fft * t[1].n_fft);
+                    for (int64_t a = 0; a < r.count; ++a)
+                        for (int64_t b = 0; b < c.count; ++b)
+                            out[((n * O + o) * d[0].out + r.first + a) * d[1].out + c.first + b] = creal(Y[a][b]) * scale;
+                }
+            }
+}
+
+/* accgrad by convolution in parts: the blocks of every x[n][c] and dy[n][k] transformed once,
+ * the products of each shift summed over the batch and the blocks, one inverse per shift. */
+static void parts_pass(const layer *L, const fft_conv_dim d[2], const int64_t block[2], double *out)
+{
+    const cg_problem *p = &L->p;
+    fft_parts q[2];
+    char err[128];
+    for (int i = 0; i < 2; ++i)
+        assert_true(fft_parts_make(d[i].in, p->out[i], d[i].out, d[i].pad_before, block[i], 2 * block[i] - 1, &q[i],
+                                   err, sizeof err));
+    static double complex XB[LN][LC][LS + 8][LS + 8][LF][LF], DB[LN][LK][LS + 8][LS + 8][LF][LF], C[LF][LF];
+    int64_t N0 = q[0].n_fft, N1 = q[1].n_fft;
+    for (int64_t n = 0; n < p->n; ++n) {
+        for (int64_t c = 0; c < p->c; ++c)
+            for (int64_t ja = 0; ja < q[0].x_blocks; ++ja)
+                for (int64_t jb = 0; jb < q[1].x_blocks; ++jb) {
+                    int64_t s0, l0, o0, s1, l1, o1;
+                    fft_parts_x_block(&q[0], ja, &s0, &l0, &o0);
+                    fft_parts_x_block(&q[1], jb, &s1, &l1, &o1);
+                    memset(XB[n][c][ja][jb], 0, sizeof XB[n][c][ja][jb]);
+                    for (int64_t a = 0; a < l0; ++a)
+                        for (int64_t b = 0; b < l1; ++b)
+                            XB[n][c][ja][jb][o0 + a][o1 + b] = L->x[n][c][s0 + a][s1 + b];
+                    dft2(XB[n][c][ja][jb], N0, N1, -1);
+                }
+        for (int64_t k = 0; k < p->k; ++k)
+            for (int64_t ba = 0; ba < q[0].dy_blocks; ++ba)
+                for (int64_t bb = 0; bb < q[1].dy_blocks; ++bb) {
+                    int64_t f0, c0, f1, c1;
+                    fft_parts_dy_block(&q[0], ba, &f0, &c0);
+                    fft_parts_dy_block(&q[1], bb, &f1, &c1);
+                    memset(DB[n][k][ba][bb], 0, sizeof DB[n][k][ba][bb]);
+                    for (int64_t a = 0; a < c0; ++a)
+                        for (int64_t b = 0; b < c1; ++b)
+                            DB[n][k][ba][bb][a][b] = L->dy[n][k][f0 + a][f1 + b];
+                    dft2(DB[n][k][ba][bb], N0, N1, -1);
+                }
+    }
+    double g[LS][LS];
+    for (int64_t k = 0; k < p->k; ++k)
+        for (int64_t c = 0; c < p->c; ++c) {
+            memset(g, 0, sizeof g);
+            for (int64_t da = 0; da < q[0].shifts; ++da)
+                for (int64_t db = 0; db < q[1].shifts; ++db) {
+                    memset(C, 0, sizeof C);
+                    for (int64_t n = 0; n < p->n; ++n)
+                        for (int64_t ba = 0; ba < q[0].dy_blocks; ++ba)
+                            for (int64_t bb = 0; bb < q[1].dy_blocks; ++bb)
+                                for (int64_t a = 0; a < N0; ++a)
+                                    for (int64_t b = 0; b < N1; ++b)
+                                        C[a][b] += XB[n][c][ba + da][bb + db][a][b] * conj(DB[n][k][ba][bb][a][b]);
+                    dft2(C, N0, N1, 1);
+                    int64_t lo0, hi0, lo1, hi1;
+                    fft_parts_shift_lags(&q[0], da, &lo0, &hi0);
+                    fft_parts_shift_lags(&q[1], db, &lo1, &hi1);
+                    for (int64_t l0 = lo0; l0 <= hi0; ++l0)
+                        for (int64_t l1 = lo1; l1 <= hi1; ++l1)
+                            g[da * q[0].block + l0][db * q[1].block + l1] +=
+                                creal(C[(l0 + N0) % N0][(l1 + N1) % N1]) / (double)(N0 * N1);
+                }
+            for (int64_t a = 0; a < p->kernel[0]; ++a)
+                for (int64_t b = 0; b < p->kernel[1]; ++b)
+                    out[((k * p->c + c) * p->kernel[0] + a) * p->kernel[1] + b] =
+                        g[fft_conv_dim_tap(&d[0], a)][fft_conv_dim_tap(&d[1], b)];
+        }
+}
+
+static void random_layer(layer *L)
+{
+    for (;;) {
+        convgen_conv_desc desc = {.rank = 2, .n = pick(1, LN), .c = pick(1, LC), .k = pick(1, LK)};
+        desc.mode = uniform() < 0 ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION;
+        for (int i = 0; i < 2; ++i) {
+            desc.in[i] = pick(1, 10);
+            desc.kernel[i] = pick(1, 4);
+            desc.dilation[i] = pick(1, 2);
+            int64_t e = (desc.kernel[i] - 1) * desc.dilation[i] + 1;
+            desc.pad_before[i] = pick(0, e - 1);
+            desc.pad_after[i] = pick(0, e - 1);
+        }
+        if (cg_problem_init(&L->p, &desc) == CONVGEN_SUCCESS && L->p.out[0] >= 1 && L->p.out[1] >= 1 &&
+            L->p.out[0] <= LS + 8 && L->p.out[1] <= LS + 8)
+            break;
+    }
+    for (int64_t n = 0; n < LN; ++n)
+        for (int64_t c = 0; c < LC; ++c)
+            for (int a = 0; a < LS; ++a)
+                for (int b = 0; b < LS; ++b)
+                    L->x[n][c][a][b] = (float)uniform();
+    for (int64_t k = 0; k < LK; ++k)
+        for (int64_t c = 0; c < LC; ++c)
+            for (int a = 0; a < LS; ++a)
+                for (int b = 0; b < LS; ++b)
+                    L->w[k][c][a][b] = (float)uniform();
+    for (int64_t n = 0; n < LN; ++n)
+        for (int64_t k = 0; k < LK; ++k)
+            for (int a = 0; a < LS + 8; ++a)
+                for (int b = 0; b < LS + 8; ++b)
+                    L->dy[n][k][a][b] = (float)uniform();
+}
+
+/* Issue 5's CI check: every pass of random small layers (padding, dilation, both modes, N, C,
+ * K of 1 and 2) computed through the tiling arithmetic and float64 DFTs equals the CPU
+ * reference. */
+static void test_layer_passes_through_tiles_and_parts_match_the_reference(void **state)
+{
+    (void)state;
+    rng_state = 11;
+    static layer L;
+    static float x[LN * LC * LS * LS], w[LK * LC * LS * LS], dy[LN * LK * (LS + 8) * (LS + 8)];
+    static double got[LN * LK * (LS + 8) * (LS + 8)], want[LN * LK * (LS + 8) * (LS + 8)];
+    double worst[3] = {0};
+    for (int trial = 0; trial < 40; ++trial) {
+        random_layer(&L);
+        flatten(&L, x, w, dy);
+        for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD; ++pass) {
+            fft_conv_dim d[2];
+            char err[128];
+            assert_true(fft_conv_dims(&L.p, (convgen_pass)pass, d, err, sizeof err));
+            int64_t elems[3];
+            cg_problem_operand_elems(&L.p, (convgen_pass)pass, elems);
+            const float *in0 = pass == CONVGEN_BPROP ? dy : x, *in1 = pass == CONVGEN_ACCGRAD ? dy : w;
+            ref_conv(&L.p, (convgen_pass)pass, in0, in1, want);
+            if (pass == CONVGEN_ACCGRAD) {
+                int64_t block[2] = {pick(1, 5), pick(1, 5)};
+                parts_pass(&L, d, block, got);
+            } else {
+                int64_t n_fft[2] = {d[0].extent + pick(0, 4), d[1].extent + pick(0, 4)};
+                tiled_pass(&L, (convgen_pass)pass, d, n_fft, got);
+            }
+            double num = 0, den = 0;
+            for (int64_t i = 0; i < elems[2]; ++i)
+                num += (got[i] - want[i]) * (got[i] - want[i]), den += want[i] * want[i];
+            worst[pass] = fmax(worst[pass], den > 0 ? sqrt(num / den) : sqrt(num));
+        }
+    }
+    print_message("40 layers, worst relative error fprop %.1e, bprop %.1e, accgrad %.1e\n", worst[0], worst[1],
+                  worst[2]);
+    for (int pass = 0; pass < 3; ++pass)
+        assert_true(worst[pass] < 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_overlap_save_tiles_reproduce_direct_correlation),
         cmocka_unit_test(test_two_dimensional_tiling_is_the_product_of_one_dimensional_ones),
         cmocka_unit_test(test_parts_reproduce_the_weight_gradient),
+        cmocka_unit_test(test_layer_passes_through_tiles_and_parts_match_the_reference),
         cmocka_unit_test(test_bad_sizes_are_named),
     };
     return cmocka_run_group_tests_name("fft_tiling", tests, NULL, NULL);
