@@ -5,34 +5,41 @@
 /* Sizes past this are rejected before any sum: every sum below stays far inside int64. */
 #define SIZE_LIMIT ((int64_t)1 << 40)
 
-static bool smooth(int64_t n) /* 2^a 3^b 5^c 7^d */
+/* Keeps sizes[0 .. *count) ascending and at most max long. */
+static void insert_sorted(int64_t m, int64_t *sizes, int *count, int max)
 {
-    static const int primes[] = {2, 3, 5, 7};
-    for (int i = 0; i < 4; ++i)
-        while (n % primes[i] == 0)
-            n /= primes[i];
-    return n == 1;
-}
-
-static int64_t smallest_smooth_at_least(int64_t n)
-{
-    while (!smooth(n))
-        ++n;
-    return n;
+    int i = *count < max ? (*count)++ : max;
+    for (; i > 0 && sizes[i - 1] > m; --i)
+        if (i < max)
+            sizes[i] = sizes[i - 1];
+    if (i < max)
+        sizes[i] = m;
 }
 
 int fft_basis_candidates(int64_t n, int64_t *sizes, int max)
 {
-    if (n < 1 || n > SIZE_LIMIT)
+    if (n < 1 || n > SIZE_LIMIT || max < 1)
         return 0;
     int64_t pow2 = 1;
     while (pow2 < n)
         pow2 *= 2;
+    /* Every 3^b 5^c 7^d up to pow2, times the powers of two that land in [n, pow2]: a few
+     * thousand products even at 2^40, where scanning the integers would take hours. */
     int count = 0;
-    for (int64_t m = n; m <= pow2 && count < max; ++m)
-        if (smooth(m))
-            sizes[count++] = m;
+    for (int64_t p7 = 1; p7 <= pow2; p7 *= 7)
+        for (int64_t p5 = p7; p5 <= pow2; p5 *= 5)
+            for (int64_t p3 = p5; p3 <= pow2; p3 *= 3)
+                for (int64_t m = p3; m <= pow2; m *= 2)
+                    if (m >= n)
+                        insert_sorted(m, sizes, &count, max);
     return count;
+}
+
+static int64_t smallest_smooth_at_least(int64_t n)
+{
+    int64_t m = n;
+    fft_basis_candidates(n, &m, 1);
+    return m;
 }
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -42,11 +49,14 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /* The correlation's sizes, common to both cuts; the message names the first bad field. */
 static bool check_sizes(int64_t in, int64_t out, int64_t extent, int64_t pad_before, char *err, size_t errlen)
 {
+    /* A negative pad_before skips the signal's first elements (bprop with padding beyond the
+     * kernel's extent). */
     const struct { const char *name; int64_t v, lo; } f[] = {
-        {"in", in, 1}, {"out", out, 1}, {"extent", extent, 1}, {"pad_before", pad_before, 0}};
+        {"in", in, 1}, {"out", out, 1}, {"extent", extent, 1}, {"pad_before", pad_before, -SIZE_LIMIT}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; ++i)
         if (f[i].v < f[i].lo || f[i].v > SIZE_LIMIT) {
-            snprintf(err, errlen, "%s = %lld must be in %lld..2^40", f[i].name, (long long)f[i].v, (long long)f[i].lo);
+            snprintf(err, errlen, "%s = %lld must be in %s..2^40", f[i].name, (long long)f[i].v,
+                     f[i].lo < 0 ? "-2^40" : f[i].lo ? "1" : "0");
             return false;
         }
     return true;
@@ -57,9 +67,13 @@ bool fft_tiling_make(int64_t in, int64_t out, int64_t extent, int64_t pad_before
 {
     if (!check_sizes(in, out, extent, pad_before, err, errlen))
         return false;
+    if (n_fft < 0 || n_fft > SIZE_LIMIT) {
+        snprintf(err, errlen, "n_fft = %lld must be in 0..2^40 (0: one tile)", (long long)n_fft);
+        return false;
+    }
     if (n_fft == 0)
         n_fft = smallest_smooth_at_least(out + extent - 1);
-    if (n_fft < extent || n_fft > SIZE_LIMIT) {
+    else if (n_fft < extent) {
         snprintf(err, errlen, "n_fft = %lld must be at least the kernel's extent %lld", (long long)n_fft,
                  (long long)extent);
         return false;
@@ -104,6 +118,12 @@ bool fft_parts_make(int64_t in, int64_t out, int64_t extent, int64_t pad_before,
     return true;
 }
 
+bool fft_parts_for(const fft_conv_dim *d, int64_t block, int64_t n_fft, fft_parts *p, char *err, size_t errlen)
+{
+    /* accgrad's correlation keeps d->out taps of x against dy, whose length is d->extent. */
+    return fft_parts_make(d->in, d->extent, d->out, d->pad_before, block, n_fft, p, err, errlen);
+}
+
 void fft_parts_x_block(const fft_parts *p, int64_t j, int64_t *src, int64_t *len, int64_t *offset)
 {
     int64_t start = j * p->block - p->pad_before; /* xp[j block] = x[start] */
@@ -143,7 +163,8 @@ bool fft_conv_dims(const cg_problem *p, convgen_pass pass, fft_conv_dim *dims, c
         switch (pass) {
         case CONVGEN_FPROP: d->in = p->in[i], d->out = p->out[i], d->extent = e, d->pad_before = pad; break;
         case CONVGEN_BPROP: d->in = p->out[i], d->out = p->in[i], d->extent = e, d->pad_before = e - 1 - pad; break;
-        default: d->in = p->in[i], d->out = e, d->extent = p->out[i], d->pad_before = pad; break;
+        case CONVGEN_ACCGRAD: d->in = p->in[i], d->out = e, d->extent = p->out[i], d->pad_before = pad; break;
+        default: snprintf(err, errlen, "pass = %d is not a pass", (int)pass); return false;
         }
     }
     return true;

@@ -61,6 +61,10 @@ typedef struct fft_parts {
 
 bool fft_parts_make(int64_t in, int64_t out, int64_t extent, int64_t pad_before, int64_t block, int64_t n_fft,
                     fft_parts *p, char *err, size_t errlen);
+/* The parts of an accgrad dimension from fft_conv_dims (whose `out` are the taps and `extent`
+ * the length of dy, the other way round from fft_parts). */
+typedef struct fft_conv_dim fft_conv_dim;
+bool fft_parts_for(const fft_conv_dim *d, int64_t block, int64_t n_fft, fft_parts *p, char *err, size_t errlen);
 /* Block j of xp as a window of x: [src, src + len) placed at `offset` inside the block (the
  * rest of the block zero). */
 void fft_parts_x_block(const fft_parts *p, int64_t j, int64_t *src, int64_t *len, int64_t *offset);
@@ -76,15 +80,16 @@ void fft_parts_shift_lags(const fft_parts *p, int64_t d, int64_t *lo, int64_t *h
  * (extent = the output size) and keeps `extent` outputs g[i], the weight gradient's taps.
  * tap(f) says where weight tap f sits: in the correlation's kernel (fprop, bprop) or among
  * its outputs (accgrad). The channel sums of a pass are sums of such correlations. */
-typedef struct fft_conv_dim {
+struct fft_conv_dim {
     int64_t in, out, extent, pad_before; /* the correlation */
     int64_t kernel_extent;               /* the dilated kernel: (kernel - 1) * dilation + 1 */
     int64_t taps, dilation;
     bool flip; /* convolution mode: weight tap f is kernel position taps - 1 - f */
     bool reverse; /* bprop: positions counted from the end */
-} fft_conv_dim;
+};
 
-/* Fills dims[0 .. p->rank - 1]; false (err names the field) unless every stride is 1. */
+/* Fills dims[0 .. p->rank - 1]; false (err names the field) unless every stride is 1. A padding
+ * beyond the kernel's extent gives bprop a negative pad_before, which the tilings accept. */
 bool fft_conv_dims(const cg_problem *p, convgen_pass pass, fft_conv_dim *dims, char *err, size_t errlen);
 int64_t fft_conv_dim_tap(const fft_conv_dim *d, int64_t f);
 

@@ -67,6 +67,18 @@ static void test_basis_candidates_are_the_smooth_sizes_up_to_the_next_power_of_t
     assert_int_equal(s[0], 14);
     assert_int_equal(fft_basis_candidates(0, s, 64), 0);
     assert_int_equal(fft_basis_candidates(100, s, 3), 3); /* never past max */
+    /* Far sizes are enumerated, not scanned: ascending, smooth, within [n, 2^34]. */
+    int64_t n = ((int64_t)1 << 33) + 1;
+    count = fft_basis_candidates(n, s, 64);
+    assert_int_equal(count, 64);
+    for (int i = 0; i < count; ++i) {
+        int64_t m = s[i];
+        assert_true(m >= n && m <= (int64_t)1 << 34 && (i == 0 || m > s[i - 1]));
+        for (int f = 2; f <= 7; ++f)
+            while (m % f == 0)
+                m /= f;
+        assert_int_equal(m, 1);
+    }
 }
 
 /* Runs one overlap-save tiling through DFTs; returns the worst absolute error. */
@@ -213,6 +225,8 @@ static double parts_error(const fft_parts *p, const double *x, const double *dy)
         dft(C, c, p->n_fft, 1);
         int64_t lo, hi;
         fft_parts_shift_lags(p, d, &lo, &hi);
+        /* Every shift reaches some tap, and only taps that exist. */
+        assert_true(lo <= hi && d * p->block + lo >= 0 && d * p->block + hi < p->extent);
         for (int64_t l = lo; l <= hi; ++l) {
             int64_t tap = d * p->block + l;
             dw[tap] += creal(c[(l + p->n_fft) % p->n_fft]) / (double)p->n_fft;
@@ -278,7 +292,8 @@ static void test_bad_sizes_are_named(void **state)
     expect_tiling_error(0, 5, 3, 1, 8, "in = 0");
     expect_tiling_error(7, 0, 3, 1, 8, "out = 0");
     expect_tiling_error(7, 5, 0, 1, 8, "extent = 0");
-    expect_tiling_error(7, 5, 3, -1, 8, "pad_before = -1");
+    expect_tiling_error(7, 5, 3, -((int64_t)1 << 41), 8, "pad_before = -");
+    expect_tiling_error(7, 5, 3, 1, -4, "n_fft = -4");
     expect_tiling_error(7, 5, 3, 1, 2, "n_fft = 2");
     expect_tiling_error(INT64_MAX, 5, 3, 1, 8, "in = ");
     fft_parts p;
@@ -291,7 +306,9 @@ static void test_bad_sizes_are_named(void **state)
 
 /* ---- layers: the three passes through tiles and parts, against the CPU reference ---------- */
 
-enum { LN = 2, LC = 2, LK = 2, LS = 12, LF = 16 }; /* batch, channels, spatial, transform bounds */
+/* Bounds: batch, channels, the input and kernel sides, dy's side (padding up to the kernel's
+ * extent + 4 on both sides), blocks per side, transform size. */
+enum { LN = 2, LC = 2, LK = 2, LS = 12, LY = 36, LB = 40, LF = 16 };
 
 /* 2-D DFT of an ny x nx array (rows of LF), separable. */
 static void dft2(double complex a[LF][LF], int64_t ny, int64_t nx, int sign)
@@ -314,7 +331,7 @@ static void dft2(double complex a[LF][LF], int64_t ny, int64_t nx, int sign)
  * the operands of a pass. */
 typedef struct layer {
     cg_problem p;
-    float x[LN][LC][LS][LS], w[LK][LC][LS][LS], dy[LN][LK][LS + 8][LS + 8];
+    float x[LN][LC][LS][LS], w[LK][LC][LS][LS], dy[LN][LK][LY][LY];
 } layer;
 
 /* An [a][b][h][w] block of a fixed-bound array (dims[1] x side x side behind each a) packed. */
@@ -335,7 +352,7 @@ static void flatten(const layer *L, float *x, float *w, float *dy)
     const cg_problem *p = &L->p;
     pack(x, &L->x[0][0][0][0], p->n, p->c, p->in[0], p->in[1], LC, LS);
     pack(w, &L->w[0][0][0][0], p->k, p->c, p->kernel[0], p->kernel[1], LC, LS);
-    pack(dy, &L->dy[0][0][0][0], p->n, p->k, p->out[0], p->out[1], LK, LS + 8);
+    pack(dy, &L->dy[0][0][0][0], p->n, p->k, p->out[0], p->out[1], LK, LY);
 }
 
 /* Signal channel s of batch entry n for fprop (x) or bprop (dy), and the kernel between signal
@@ -366,7 +383,8 @@ static void tiled_pass(const layer *L, convgen_pass pass, const fft_conv_dim d[2
     char err[128];
     for (int i = 0; i < 2; ++i)
         assert_true(fft_tiling_make(d[i].in, d[i].out, d[i].extent, d[i].pad_before, n_fft[i], &t[i], err, sizeof err));
-    static double complex K[LK][LC][LF][LF], X[LC][LF][LF], Y[LF][LF];
+    enum { LM = LC > LK ? LC : LK }; /* signal and output channels: C and K, or K and C */
+    static double complex K[LM][LM][LF][LF], X[LM][LF][LF], Y[LF][LF];
     for (int64_t s = 0; s < S; ++s)
         for (int64_t o = 0; o < O; ++o) {
             kernel_of(L, pass, d, s, o, K[s][o]);
@@ -408,9 +426,9 @@ static void parts_pass(const layer *L, const fft_conv_dim d[2], const int64_t bl
     fft_parts q[2];
     char err[128];
     for (int i = 0; i < 2; ++i)
-        assert_true(fft_parts_make(d[i].in, p->out[i], d[i].out, d[i].pad_before, block[i], 2 * block[i] - 1, &q[i],
-                                   err, sizeof err));
-    static double complex XB[LN][LC][LS + 8][LS + 8][LF][LF], DB[LN][LK][LS + 8][LS + 8][LF][LF], C[LF][LF];
+        assert_true(fft_parts_for(&d[i], block[i], 2 * block[i] - 1, &q[i], err, sizeof err));
+    assert_true(q[0].x_blocks <= LB && q[1].x_blocks <= LB);
+    static double complex XB[LN][LC][LB][LB][LF][LF], DB[LN][LK][LB][LB][LF][LF], C[LF][LF];
     int64_t N0 = q[0].n_fft, N1 = q[1].n_fft;
     for (int64_t n = 0; n < p->n; ++n) {
         for (int64_t c = 0; c < p->c; ++c)
@@ -477,11 +495,11 @@ static void random_layer(layer *L)
             desc.kernel[i] = pick(1, 4);
             desc.dilation[i] = pick(1, 2);
             int64_t e = (desc.kernel[i] - 1) * desc.dilation[i] + 1;
-            desc.pad_before[i] = pick(0, e - 1);
-            desc.pad_after[i] = pick(0, e - 1);
+            desc.pad_before[i] = pick(0, e + 4); /* beyond e - 1: bprop's pad_before is negative */
+            desc.pad_after[i] = pick(0, e + 4);
         }
         if (cg_problem_init(&L->p, &desc) == CONVGEN_SUCCESS && L->p.out[0] >= 1 && L->p.out[1] >= 1 &&
-            L->p.out[0] <= LS + 8 && L->p.out[1] <= LS + 8)
+            L->p.out[0] <= LY && L->p.out[1] <= LY)
             break;
     }
     for (int64_t n = 0; n < LN; ++n)
@@ -496,8 +514,8 @@ static void random_layer(layer *L)
                     L->w[k][c][a][b] = (float)uniform();
     for (int64_t n = 0; n < LN; ++n)
         for (int64_t k = 0; k < LK; ++k)
-            for (int a = 0; a < LS + 8; ++a)
-                for (int b = 0; b < LS + 8; ++b)
+            for (int a = 0; a < LY; ++a)
+                for (int b = 0; b < LY; ++b)
                     L->dy[n][k][a][b] = (float)uniform();
 }
 
@@ -509,8 +527,8 @@ static void test_layer_passes_through_tiles_and_parts_match_the_reference(void *
     (void)state;
     rng_state = 11;
     static layer L;
-    static float x[LN * LC * LS * LS], w[LK * LC * LS * LS], dy[LN * LK * (LS + 8) * (LS + 8)];
-    static double got[LN * LK * (LS + 8) * (LS + 8)], want[LN * LK * (LS + 8) * (LS + 8)];
+    static float x[LN * LC * LS * LS], w[LK * LC * LS * LS], dy[LN * LK * LY * LY];
+    static double got[LN * LK * LY * LY], want[LN * LK * LY * LY];
     double worst[3] = {0};
     for (int trial = 0; trial < 40; ++trial) {
         random_layer(&L);
