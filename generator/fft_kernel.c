@@ -207,7 +207,7 @@ static tmpl_value *header_lines(const cg_fft_problem *pr, const fft_plan *p, con
     cg_value_line(h, "twiddles: %s", p->twiddle_reason);
     cg_value_line(h, "mapping: the most lanes dividing n that fit a warp and keep at least %d registers per lane "
                   "(fewer lane stages: fewer shuffles)",
-                  p->n >= 32 ? 4 : 2);
+                  fft_min_registers(p->n));
     if (pr->scale != 1.0f)
         cg_value_line(h, "scale: outputs multiplied by %.9g", (double)pr->scale);
     cg_value_line(h, "FLOPs: %.6g (5 n log2 n per transform)", 5.0 * pr->n * log2(pr->n) * (double)pr->count);

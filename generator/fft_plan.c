@@ -34,9 +34,11 @@ static int largest_divisor_at_most(int n, int limit)
  * issue binds the small sizes: on the H100 at 128 MiB (bench/NOTES.md), one element per lane
  * ran 2-D R2C at 1.52x cuFFT for n = 16 and 1.62x for n = 32, 8 lanes of 2 and 4 registers at
  * 1.63x and 1.89x; 1-D n = 32 went from 1.21x to 1.54x. */
+int fft_min_registers(int n) { return n >= 32 ? 4 : 2; }
+
 static int lanes_for(int n)
 {
-    int regs = n >= 32 ? 4 : 2, most = n / regs < FFT_WARP ? n / regs : FFT_WARP;
+    int regs = fft_min_registers(n), most = n / regs < FFT_WARP ? n / regs : FFT_WARP;
     return largest_divisor_at_most(n, most);
 }
 

@@ -55,6 +55,8 @@ typedef struct fft_plan {
 
 /* Is n a supported size (2..256, of the form 2^a 3^b 5^c 7^d)? */
 bool fft_size_supported(int n);
+/* The registers per lane the mapping keeps at least (where n allows): 2, or 4 from n = 32. */
+int fft_min_registers(int n);
 
 /* Plans a transform of size n; false (and a message in err) for an unsupported size. */
 bool fft_plan_make(int n, bool natural, fft_plan *plan, char *err, size_t errlen);

@@ -28,6 +28,22 @@ static double uniform(void) /* in [-1, 1): never zeros, never a pattern */
 
 static int64_t pick(int64_t lo, int64_t hi) { return lo + (int64_t)((uniform() + 1.0) / 2.0 * (double)(hi - lo + 1)); }
 
+static void fill(double *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; ++i)
+        v[i] = uniform();
+}
+
+/* A random correlation: in 1..max_in, extent 1..13, pads 0..extent + pad_slack on each side;
+ * false when it has no output. */
+static bool random_shape(int64_t max_in, int64_t pad_slack, int64_t *in, int64_t *extent, int64_t *pad, int64_t *out)
+{
+    *in = pick(1, max_in), *extent = pick(1, 13), *pad = pick(0, *extent + pad_slack);
+    int64_t pad_after = pick(0, *extent + pad_slack);
+    *out = *in + *pad + pad_after - *extent + 1;
+    return *out >= 1;
+}
+
 /* Naive DFT (sign -1 forward, +1 inverse, unscaled): the reference needs no speed. */
 static void dft(const double complex *a, double complex *out, int64_t n, int sign)
 {
@@ -120,16 +136,13 @@ static void test_overlap_save_tiles_reproduce_direct_correlation(void **state)
     double worst = 0;
     int checked = 0;
     while (checked < 300) {
-        int64_t in = pick(1, 90), extent = pick(1, 13), pad = pick(0, extent), pad_after = pick(0, extent);
-        int64_t out = in + pad + pad_after - extent + 1;
-        if (out < 1)
+        int64_t in, extent, pad, out;
+        if (!random_shape(90, 0, &in, &extent, &pad, &out))
             continue;
         int64_t sizes[] = {extent, extent + pick(0, 9), 2 * extent + 3, 0};
         double x[MAX_LEN], w[16];
-        for (int64_t i = 0; i < in; ++i)
-            x[i] = uniform();
-        for (int64_t i = 0; i < extent; ++i)
-            w[i] = uniform();
+        fill(x, in);
+        fill(w, extent);
         for (int s = 0; s < 4; ++s) {
             fft_tiling t;
             char err[128];
@@ -256,16 +269,15 @@ static void test_parts_reproduce_the_weight_gradient(void **state)
     double worst = 0;
     int checked = 0;
     while (checked < 300) {
-        int64_t in = pick(1, 120), extent = pick(1, 13), pad = pick(0, extent - 1), pad_after = pick(0, extent - 1);
-        int64_t out = in + pad + pad_after - extent + 1, block = pick(1, 20);
-        if (out < 1)
+        int64_t in, extent, pad, out;
+        bool has_output = random_shape(120, -1, &in, &extent, &pad, &out);
+        int64_t block = pick(1, 20);
+        if (!has_output)
             continue;
         int64_t n_fft = 2 * block - 1 + pick(0, 4);
         double x[MAX_LEN], dy[MAX_LEN];
-        for (int64_t i = 0; i < in; ++i)
-            x[i] = uniform();
-        for (int64_t i = 0; i < out; ++i)
-            dy[i] = uniform();
+        fill(x, in);
+        fill(dy, out);
         fft_parts p;
         char err[128];
         assert_true(fft_parts_make(in, out, extent, pad, block, n_fft, &p, err, sizeof err));
