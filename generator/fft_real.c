@@ -23,6 +23,9 @@ enum {
     DEFAULT_SHARED_PER_BLOCK = 227 * 1024,
     DEFAULT_SHARED_PER_SM = 228 * 1024,
     DEFAULT_L2_BYTES = 50 * 1024 * 1024,
+    /* The part of the L2 the resident blocks' slots may take; the rest serves the streaming
+     * input and output. */
+    SLOT_L2_SHARE_PERCENT = 75,
     /* Rank 2 keeps the spectrum of an image between the phases (the half spectrum; C2C: all n
      * columns) in shared memory when it takes at most this much (R2C n = 128: 66 KiB; C2C up to
      * n = 112), and the tile of the staged stores too when both fit twice this; beyond (R2C
@@ -91,13 +94,15 @@ static int scatter_wavefronts(const fft_plan *pl, int64_t group_stride, int64_t 
 typedef struct real_layout {
     int warps, images, pairs, buf_rows, buf_pitch;
     bool fused;       /* the spectrum between the phases is in shared memory */
-    /* Otherwise one block per multiprocessor works image after image through its own slot of
-     * the workspace, so that all slots (R2C n = 256: 132 x 257 KiB) stay in the L2 cache. Two
-     * kernels through a workspace of every image ran n = 256 at 11% of copy bandwidth on the
-     * H100: the column kernel's scattered reads came from DRAM. C2C n = 256 needs 132 x 514 KiB,
-     * more than the H100's 50 MiB: its slots partly spill to DRAM (slots_in_l2 false). */
+    /* Otherwise a fixed grid of blocks works image after image, each keeping the rows that fit
+     * in shared memory there and the rest in its own slot of the workspace, so that all slots
+     * stay in the L2 cache (see resident_layout). Two kernels through a workspace of every image
+     * ran n = 256 at 11% of copy bandwidth on the H100: the column kernel's scattered reads came
+     * from DRAM. */
     bool resident;
     bool slots_in_l2;
+    int split_rows;    /* resident: spectrum rows in shared memory; the rest in the slot */
+    int blocks_per_sm; /* resident: 1 or 2 */
     int64_t slot_elements; /* float2s per slot: the spectrum, rounded up to 128-byte lines */
     bool pad_rows;    /* buf rows hold bin k at k + k / 16 (fewer bank conflicts, see below) */
     bool pad_tile;    /* the tile holds row R at R * pitch + R / 16 */
@@ -110,19 +115,35 @@ typedef struct real_layout {
     int64_t per_image_bytes, blocks, shared_bytes;
 } real_layout;
 
-/* A spectrum too large for shared memory: one block per multiprocessor, a workspace slot each. */
+/* A spectrum too large for shared memory: a fixed grid of blocks working image after image,
+ * each with its rows split between shared memory (as many as fit) and a workspace slot. Two
+ * blocks per multiprocessor overlap one's row phase with the other's column phase; they are
+ * used where the two blocks' slots still fit in SLOT_L2_SHARE of the L2 (R2C n = 256: 2 x 113
+ * KiB shared + 2 x 144 KiB slots per multiprocessor, 38 MB of slots on an H100). */
 static void resident_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
     int sms = t && t->sm_count > 0 ? t->sm_count : SM_DEFAULT;
     int64_t l2 = t && t->l2_bytes > 0 ? t->l2_bytes : DEFAULT_L2_BYTES;
+    int64_t per_block = t && t->shared_per_block > 0 ? t->shared_per_block : DEFAULT_SHARED_PER_BLOCK;
+    int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+    int64_t row_bytes = (int64_t)L->buf_pitch * 8;
     L->resident = true;
-    /* Sizes with more than 8 registers per lane need up to 255 registers per thread (see
-     * "min_blocks"), which 16 warps cannot have. */
-    L->warps = pl->regs > 8 ? RANK2_WARPS : LONE_BLOCK_WARPS;
     L->images = 1;
-    L->blocks = p->count < sms ? p->count : sms;
-    L->slot_elements = (L->per_image_bytes / 8 + 15) / 16 * 16;
-    L->slots_in_l2 = L->blocks * L->slot_elements * 8 <= l2;
+    /* More than 8 registers per lane take up to 255 registers per thread: one block only. */
+    for (int b = pl->regs > 8 ? 1 : 2; b >= 1; --b) {
+        int64_t shared = per_sm / b - 1024; /* the hardware reserves 1 KiB per block */
+        int64_t rows = (shared < per_block ? shared : per_block) / row_bytes;
+        L->split_rows = rows < L->buf_rows ? (int)rows : L->buf_rows;
+        L->blocks_per_sm = b;
+        L->blocks = p->count < (int64_t)b * sms ? p->count : (int64_t)b * sms;
+        L->slot_elements = ((int64_t)(L->buf_rows - L->split_rows) * L->buf_pitch + 15) / 16 * 16;
+        L->slots_in_l2 = L->blocks * L->slot_elements * 8 <= l2 * SLOT_L2_SHARE_PERCENT / 100;
+        if (L->slots_in_l2)
+            break;
+    }
+    L->shared_bytes = (int64_t)L->split_rows * row_bytes;
+    /* ... which 16 warps cannot have either; two blocks per multiprocessor take 8 warps each. */
+    L->warps = pl->regs > 8 || L->blocks_per_sm > 1 ? RANK2_WARPS : LONE_BLOCK_WARPS;
 }
 
 static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
@@ -269,9 +290,11 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
                           (long long)L->per_image_bytes);
         else
             cg_value_line(h,
-                          "phases: rows and columns in one kernel, the spectrum between them in a workspace slot of "
-                          "%lld bytes per block (too large for shared memory); the %lld bytes of all slots %s",
-                          (long long)L->slot_elements * 8, (long long)(L->slot_elements * 8 * L->blocks),
+                          "phases: rows and columns in one kernel, the spectrum between them (too large for shared "
+                          "memory) in %d rows of shared memory and a workspace slot of %lld bytes per block, %d "
+                          "block%s per multiprocessor; the %lld bytes of all slots %s",
+                          L->split_rows, (long long)L->slot_elements * 8, L->blocks_per_sm,
+                          L->blocks_per_sm > 1 ? "s" : "", (long long)(L->slot_elements * 8 * L->blocks),
                           L->slots_in_l2 ? "stay in L2" : "exceed L2, so part of their traffic goes to DRAM");
     } else {
         cg_value_line(h,
@@ -282,9 +305,9 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
     if (p->scale != 1.0f)
         cg_value_line(h, "scale: outputs multiplied by %.9g", (double)p->scale);
     if (L->resident)
-        cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1), no dynamic shared memory; block b works images b, "
-                         "b + %u, b + %u, ...",
-                      k->grid[0], k->block[0], k->grid[0], 2 * k->grid[0]);
+        cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; block b works "
+                         "images b, b + %u, b + %u, ...",
+                      k->grid[0], k->block[0], k->shared_bytes, k->grid[0], 2 * k->grid[0]);
     else
         cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; %d %s%s per block",
                       k->grid[0], k->block[0], k->shared_bytes, L->images, p->rank == 2 ? "image" : "transform",
@@ -330,6 +353,8 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_bool(ctx, "resident", L->resident);
     tmpl_set_int(ctx, "slot_elements", L->slot_elements);
     tmpl_set_bool(ctx, "slots_in_l2", L->slots_in_l2);
+    tmpl_set_int(ctx, "split_rows", L->split_rows);
+    tmpl_set_int(ctx, "blocks_per_sm", L->blocks_per_sm);
     tmpl_set_int(ctx, "blocks", L->blocks);
     tmpl_set_int(ctx, "buf_rows", L->buf_rows);
     tmpl_set_int(ctx, "buf_pitch", L->buf_pitch);

@@ -61,6 +61,10 @@
         const bool {{ ok }} = {{ "t < " ~ per_warp ~ "u && " if idle_lanes }}item < {{ images * per_image }}u && tr < {{ count }}u;
 {%- endmacro -%}
 
+{#- Row r of image img's spectrum between the phases (a float2 pointer): buf[img][r], or with a
+    split slot rows below the split in shared memory and the rest in the block's workspace slot. -#}
+{%- macro row(img, r) -%}{{ "slot_row(" ~ r ~ ")" if split_rows else "buf[" ~ img ~ "][" ~ r ~ "]" }}{%- endmacro -%}
+
 {#- Where bin k of a buf row sits: k, or k + k / 16 where the generator pads the rows. -#}
 {%- macro padded(k) -%}{{ "(" ~ k ~ ") + ((" ~ k ~ ") >> 4)" if pad_rows else k }}{%- endmacro -%}
 
@@ -98,7 +102,7 @@
 {{ fft_transform()|indent(4) }}
         if (ok0) {
 {%- for k in nat %}
-            buf[img][q][{{ padded(k) }}] = x[{{ loop.index0 }}];
+            {{ row("img", "q") }}[{{ padded(k) }}] = x[{{ loop.index0 }}];
 {%- endfor %}
         }
     }
@@ -126,11 +130,11 @@
             const unsigned y = {{ c.e }}; // window row
             const bool in = ok{{ " && y < " ~ h ~ "u" if c.kind != "full" }};
 {%- if packed %}
-            const float2 z = in ? buf[img][y >> 1][pkx] : make_float2(0.0f, 0.0f);
-            const float2 m = in ? buf[img][y >> 1][pmx] : make_float2(0.0f, 0.0f);
+            const float2 z = in ? {{ row("img", "y >> 1") }}[pkx] : make_float2(0.0f, 0.0f);
+            const float2 m = in ? {{ row("img", "y >> 1") }}[pmx] : make_float2(0.0f, 0.0f);
             x[{{ c.r }}] = y & 1u ? unpack_odd(z, m) : unpack_even(z, m);
 {%- else %}
-            x[{{ c.r }}] = in ? buf[img][y][pkx] : make_float2(0.0f, 0.0f);
+            x[{{ c.r }}] = in ? {{ row("img", "y") }}[pkx] : make_float2(0.0f, 0.0f);
 {%- endif %}
         }
 {%- endif %}
@@ -225,7 +229,7 @@
         {
             const unsigned y = {{ c.e }}; // window row
             if (ok{{ " && y < " ~ h ~ "u" if c.kind != "full" }})
-                buf[img][y][pkx] = x[{{ c.r }}];
+                {{ row("img", "y") }}[pkx] = x[{{ c.r }}];
         }
 {%- endif %}
 {%- endfor %}
@@ -241,7 +245,7 @@
     for (unsigned task = warp; task < {{ row_tasks }}u; task += {{ warps }}u) {
 {{- task_item(pair_div, pairs, "q", "ok0") }}
 {%- if not packed %}
-        const float2 *a = buf[ok0 ? img : 0u][ok0 ? q : 0u];
+        const float2 *a = {{ row("ok0 ? img : 0u", "ok0 ? q : 0u") }};
 {%- for k in nat %}
         x[{{ loop.index0 }}] = ok0 ? a[{{ padded(k) }}] : make_float2(0.0f, 0.0f);
 {%- endfor %}
@@ -250,7 +254,7 @@
 {{- store_window("ok0", "ok1", "        ") }}
 {%- else %}
         const bool has_b = {{ "2u * q + 1u < " ~ h ~ "u" if h % 2 == 1 else "true" }}, ok1 = ok0 && has_b;
-        const float2 *a = buf[ok0 ? img : 0u][ok0 ? 2u * q : 0u], *b = a + {{ buf_pitch }};
+        const float2 *a = {{ row("ok0 ? img : 0u", "ok0 ? 2u * q : 0u") }}, *b = {{ row("ok0 ? img : 0u", "ok0 ? 2u * q + 1u : 1u") }};
 {%- for k in nat %}
         x[{{ loop.index0 }}] = ok0 ? pack_bin(a, b, has_b, {{ k }}) : make_float2(0.0f, 0.0f);
 {%- endfor %}
@@ -364,12 +368,21 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endif %}
 {%- else %}
 {%- if resident %}
-    // Block b works images b, b + gridDim.x, ... The {{ "half " if packed }}spectrum between the row and column transforms:
-    // in this block's slot of the workspace ({{ slot_elements * 8 }} bytes): too large for shared memory. The grid
-    // has one block per multiprocessor, each working image after image in its own slot, so that the
-    // slots of all blocks ({{ slot_elements * 8 * blocks }} bytes) {{ "stay in the L2 cache between the phases" if slots_in_l2 else "stay in the L2 cache as far as it holds them" }}.
+    // Block b works images b, b + gridDim.x, ... The {{ "half " if packed }}spectrum between the row and column transforms
+    // is too large for shared memory: {{ "rows 0.." ~ (split_rows - 1) ~ " are in shared memory (" ~ shared_bytes ~ " bytes), the rest" if split_rows else "it is" }} in this
+    // block's slot of the workspace ({{ slot_elements * 8 }} bytes). The grid has {{ blocks_per_sm }} block{{ "s" if blocks_per_sm > 1 }} per multiprocessor,
+    // each working image after image in its own slot, so that the slots of all blocks
+    // ({{ slot_elements * 8 * blocks }} bytes) {{ "stay in the L2 cache between the phases" if slots_in_l2 else "stay in the L2 cache as far as it holds them" }}.
+{%- if split_rows %}
+    extern __shared__ __align__(16) float2 shared_buf[];
+    float2 *const slot = reinterpret_cast<float2 *>(workspace) + ({{ idx }})blockIdx.x * {{ slot_elements }}u;
+    const auto slot_row = [&](unsigned r) -> float2 * {
+        return r < {{ split_rows }}u ? shared_buf + r * {{ buf_pitch }}u : slot + (r - {{ split_rows }}u) * {{ buf_pitch }}u;
+    };
+{%- else %}
     float2 (*const buf)[{{ buf_rows }}][{{ buf_pitch }}] = reinterpret_cast<float2 (*)[{{ buf_rows }}][{{ buf_pitch }}]>(
         reinterpret_cast<float2 *>(workspace) + ({{ idx }})blockIdx.x * {{ slot_elements }}u);
+{%- endif %}
     for (unsigned image0 = blockIdx.x; image0 < {{ count }}u; image0 += gridDim.x) {
 {{- image_phases()|indent(4) }}
         __syncthreads(); // every read of the slot is done before the next image overwrites it
