@@ -110,7 +110,10 @@
 
     // Columns: kx = 0..{{ half - 1 }}{{ ", each unpacked from the packed rows as it is loaded" if packed }}.
     float2 *__restrict__ out = reinterpret_cast<float2 *>(out0);
-{%- if staged %}
+{%- if aliased %}
+    // Natural-layout results are staged in buf itself (see alias_at): stored straight from a column,
+    // neighbouring lanes would write {{ half * 8 }} bytes apart.
+{%- elif staged %}
     // Natural-layout results go through a tile [ky][kx] (odd pitch) behind the {{ "half " if packed }}spectrum: stored
     // straight from a column, neighbouring lanes would write {{ half * 8 }} bytes apart.
     // Rows of {{ tile_pitch }}{{ ", and a spare float2 every 16 rows: the column bins of a half-warp then fall on distinct banks" if pad_tile }}.
@@ -140,7 +143,14 @@
 {%- endif %}
 {%- endfor %}
 {{ fft_transform()|indent(4) }}
-{%- if staged %}
+{%- if aliased %}
+        __syncwarp(); // the lane group has read all of columns kx and n - kx before any lane writes over them
+        if (ok) {
+{%- for k in colpos %}
+            (&buf[img][0][0])[alias_at({{ k }}, kx)] = x[{{ loop.index0 }}];
+{%- endfor %}
+        }
+{%- elif staged %}
         if (ok) {
 {%- for k in colpos %}
             tile[{{ tile_at("img", k, "kx") }}] = x[{{ loop.index0 }}];
@@ -177,7 +187,7 @@
         const unsigned img = {{ udiv("e", image_div) }}, rest = e - img * {{ n * half }}u;
         const unsigned ky = {{ udiv("rest", half_div) }}, kx = rest - ky * {{ half }}u, tr = image0 + img;
         if (tr < {{ count }}u) {
-            const float2 v = tile[{{ tile_at("img", "ky", "kx") }}];
+            const float2 v = {{ "(&buf[img][0][0])[alias_at(ky, kx)]" if aliased else "tile[" ~ tile_at("img", "ky", "kx") ~ "]" }};
             out[{{ transform_offset("tr", ss) }} + ky * {{ half }}u + kx] = {{ scaled_c("v") }};
         }
     }
@@ -272,6 +282,20 @@
 {{ fft_device_functions() }}
 {%- if not packed %}
 {%- elif sign < 0 %}
+
+{%- if aliased %}
+// Where output bin (ky, kx) of column kx waits in buf before the copy-out. The column read bins kx and
+// n - kx of every row pair and writes its {{ n }} outputs over them: bin kx of row ky for ky < {{ buf_rows }}, else bin
+// n - kx of row ky - {{ buf_rows }}. Columns 0{{ " and " ~ (n // 2) if n % 2 == 0 }} read a single bin per row and use the spare bin{{ "s" if n % 2 == 0 }} {{ n }}{{ " and " ~ (n + 1) if n % 2 == 0 }}
+// past the row's end instead.
+__device__ __forceinline__ unsigned alias_at(unsigned ky, unsigned kx)
+{
+    const bool low = ky < {{ buf_rows }}u;
+    const unsigned row = low ? ky : ky - {{ buf_rows }}u;
+    const unsigned bin = low ? kx : kx == 0u ? {{ n }}u : {{ "kx == " ~ (n // 2) ~ "u ? " ~ (n + 1) ~ "u : " if n % 2 == 0 }}{{ n }}u - kx;
+    return row * {{ buf_pitch }}u + {{ padded("bin") }};
+}
+{%- endif %}
 
 // Z = A + iB is the transform of rows a + ib (a, b real). Bin k of A and of B, from Z[k] = z and
 // Z[n - k] = m: A[k] = (z + conj m) / 2, B[k] = (z - conj m) / 2i.

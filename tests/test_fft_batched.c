@@ -703,6 +703,10 @@ static void test_layout_choices(void **state)
         {CONVGEN_FFT_R2C, 16, 0, "stores: through a shared-memory tile", false},
         {CONVGEN_FFT_R2C, 32, 0, "stores: through a shared-memory tile", true},
         {CONVGEN_FFT_R2C, 32, 1, "stores: through a shared-memory tile", false},
+        /* The tile aliased onto the spectrum only where it would cost the second block. */
+        {CONVGEN_FFT_R2C, 64, 0, "stores: staged in the spectrum's own shared memory", false},
+        {CONVGEN_FFT_R2C, 128, 0, "stores: staged in the spectrum's own shared memory", true},
+        {CONVGEN_FFT_R2C, 128, 1, "stores: staged in the spectrum's own shared memory", false},
         {CONVGEN_FFT_C2R, 20, 0, "loads: the block's spectra come into shared memory", false},
         {CONVGEN_FFT_C2R, 24, 0, "loads: the block's spectra come into shared memory", true},
         {CONVGEN_FFT_C2R, 24, 1, "loads: the block's spectra come into shared memory", false},
