@@ -379,8 +379,10 @@ static convgen_status render(const char *template_name, tmpl_value *ctx, cg_kern
     return st;
 }
 
-static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, cg_generated *out)
+static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
+                                      const cg_tuning *tune, cg_generated *out)
 {
+    (void)tune; /* nothing to fix yet */
     direct_spec s;
     choose_spec(p, pass, t, &s);
     cg_kernel *gemm = &out->kernels[0];

@@ -7,10 +7,11 @@
 #include "util.h"
 
 /* The planners, one module each. A new algorithm adds one line here. */
-extern const cg_planner cg_direct_planner;
+extern const cg_planner cg_direct_planner, cg_cufft_planner;
 
 static const cg_planner *const planners[] = {
     &cg_direct_planner,
+    &cg_cufft_planner,
 };
 
 #define PLANNER_COUNT (sizeof planners / sizeof planners[0])
@@ -54,6 +55,12 @@ const char *convgen_pass_name(convgen_pass pass)
 convgen_status cg_generate(const cg_problem *p, convgen_pass pass, convgen_algo algo,
                            const cg_target *target, cg_generated *out)
 {
+    return cg_generate_tuned(p, pass, algo, target, NULL, out);
+}
+
+convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen_algo algo,
+                                 const cg_target *target, const cg_tuning *tune, cg_generated *out)
+{
     memset(out, 0, sizeof *out);
     if (pass != CONVGEN_FPROP && pass != CONVGEN_BPROP && pass != CONVGEN_ACCGRAD)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "pass = %d is not FPROP, BPROP or ACCGRAD", (int)pass);
@@ -69,7 +76,7 @@ convgen_status cg_generate(const cg_problem *p, convgen_pass pass, convgen_algo 
     out->algo = algo;
     out->pass = pass;
     out->problem = *p;
-    s = planner->generate(p, pass, target, out);
+    s = planner->generate(p, pass, target, tune, out);
     if (s != CONVGEN_SUCCESS)
         cg_generated_free(out);
     return s;

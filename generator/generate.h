@@ -36,7 +36,46 @@ typedef struct cg_kernel {
     unsigned shared_bytes; /* dynamic shared memory per block (0 for most kernels) */
 } cg_kernel;
 
-/* The kernels of one layer and pass, run in order on one stream. */
+/* Choices a caller may fix instead of the planner (plan options, the tuner). */
+typedef struct cg_tuning {
+    int64_t fourier_size[CONVGEN_MAX_RANK]; /* FFT algorithms: the transform size; 0: chosen */
+    bool tf32;                              /* library GEMMs may use TF32 tensor cores */
+} cg_tuning;
+
+/* Library calls between kernels (the cufft algorithm). Buffers are byte offsets into the
+ * plan's workspace; the runtime adds the libraries' own work areas behind it. */
+typedef enum { CG_STEP_KERNEL = 0, CG_STEP_FFT, CG_STEP_GEMM } cg_step_kind;
+
+/* cuFFT over `batch` dense real images of n[0] x ... x n[rank - 1] points at real_offset and
+ * their half spectra at spectrum_offset, frequency-major: bin b of image i at b * batch + i. */
+typedef struct cg_fft_step {
+    int rank;
+    int64_t n[CONVGEN_MAX_RANK];
+    int64_t batch;
+    bool inverse; /* C2R from the spectra, else R2C into them */
+    int64_t real_offset, spectrum_offset;
+} cg_fft_step;
+
+/* A column-major complex GEMM per bin, C = op(A) op(B), ops 'N' or 'C' (conjugate transpose),
+ * `batch` of them `*_stride` complex elements apart. */
+typedef struct cg_gemm_step {
+    char transa, transb;
+    int64_t m, n, k;
+    int64_t a_offset, lda, b_offset, ldb, c_offset, ldc;
+    int64_t a_stride, b_stride, c_stride, batch;
+} cg_gemm_step;
+
+typedef struct cg_step {
+    cg_step_kind kind;
+    int kernel; /* CG_STEP_KERNEL: its index */
+    cg_fft_step fft;
+    cg_gemm_step gemm;
+} cg_step;
+
+#define CG_MAX_STEPS 8
+
+/* The kernels of one layer and pass, run in order on one stream; or, when step_count > 0,
+ * the steps in order. */
 typedef struct cg_generated {
     convgen_algo algo;
     convgen_pass pass;
@@ -44,6 +83,9 @@ typedef struct cg_generated {
     int kernel_count;
     cg_kernel kernels[CG_MAX_KERNELS];
     int64_t workspace_bytes;
+    int step_count;
+    cg_step steps[CG_MAX_STEPS];
+    bool tf32; /* the GEMM steps may use TF32 */
 } cg_generated;
 
 typedef struct cg_planner {
@@ -52,7 +94,7 @@ typedef struct cg_planner {
     /* CONVGEN_SUCCESS, or CONVGEN_ERROR_NOT_SUPPORTED with a message saying why. */
     convgen_status (*applicable)(const cg_problem *p, convgen_pass pass);
     convgen_status (*generate)(const cg_problem *p, convgen_pass pass, const cg_target *t,
-                               cg_generated *out);
+                               const cg_tuning *tune, cg_generated *out); /* tune may be NULL */
 } cg_planner;
 
 /* The registered planners, in registry order: i from 0 to cg_planner_count() - 1. */
@@ -63,9 +105,11 @@ const cg_planner *cg_planner_at(int i);
 const cg_planner *cg_planner_of(convgen_algo algo);
 const cg_planner *cg_planner_named(const char *name);
 
-/* Generates the kernels of a validated problem. `target` may be NULL (defaults). */
+/* Generates the kernels of a validated problem. `target` and `tune` may be NULL (defaults). */
 convgen_status cg_generate(const cg_problem *p, convgen_pass pass, convgen_algo algo,
                            const cg_target *target, cg_generated *out);
+convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen_algo algo,
+                                 const cg_target *target, const cg_tuning *tune, cg_generated *out);
 void cg_generated_free(cg_generated *g);
 
 /* The layer as a line of bench/layers.txt plus what that format cannot say, for headers:

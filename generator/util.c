@@ -56,6 +56,7 @@ const char *convgen_status_string(convgen_status status)
     case CONVGEN_ERROR_IO: return "file input/output error";
     case CONVGEN_ERROR_INSUFFICIENT_WORKSPACE: return "workspace too small";
     case CONVGEN_ERROR_INTERNAL: return "internal error";
+    case CONVGEN_ERROR_WORKSPACE_LIMIT: return "workspace limit exceeded";
     }
     return "unknown status";
 }

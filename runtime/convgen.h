@@ -46,7 +46,8 @@ typedef enum convgen_status {
     CONVGEN_ERROR_TEMPLATE,           /* a template failed to render (name:line:col in message) */
     CONVGEN_ERROR_IO,                 /* a file could not be read or written */
     CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, /* execute got less workspace than the plan needs */
-    CONVGEN_ERROR_INTERNAL            /* a bug in convgen: please report it */
+    CONVGEN_ERROR_INTERNAL,           /* a bug in convgen: please report it */
+    CONVGEN_ERROR_WORKSPACE_LIMIT     /* the plan would need more workspace than the options allow */
 } convgen_status;
 
 /* A fixed sentence for a status. */
@@ -87,7 +88,9 @@ typedef struct convgen_conv_desc {
 /* Checks every field and writes the output sizes (rank entries). */
 CONVGEN_API convgen_status convgen_output_size(const convgen_conv_desc *desc, int64_t out[CONVGEN_MAX_RANK]);
 
-typedef enum { CONVGEN_ALGO_DIRECT = 0 } convgen_algo;
+/* DIRECT: implicit GEMM, any layer. CUFFT: FFT convolution through cuFFT and cuBLAS (stride 1;
+ * the fbfft paper's library design, and a fallback for the generated FFT algorithms). */
+typedef enum { CONVGEN_ALGO_DIRECT = 0, CONVGEN_ALGO_CUFFT = 1 } convgen_algo;
 CONVGEN_API const char *convgen_algo_name(convgen_algo algo);
 CONVGEN_API const char *convgen_pass_name(convgen_pass pass);
 
@@ -124,7 +127,27 @@ CONVGEN_API convgen_status convgen_plan_conv(convgen_context *ctx, const convgen
                                  convgen_pass pass, convgen_algo algo, convgen_plan **plan);
 CONVGEN_API void convgen_plan_destroy(convgen_plan *plan);
 
-/* Bytes of device workspace that convgen_execute needs (0 is common). */
+/* What a caller may fix instead of the planner. Zero-initialized options are the defaults. */
+typedef struct convgen_plan_options {
+    /* Bytes of workspace the plan may need; 0: no limit. A plan needing more fails with
+     * CONVGEN_ERROR_WORKSPACE_LIMIT and says how much it needs. */
+    size_t workspace_limit;
+    /* CUFFT: the per-frequency GEMM may use TF32 tensor cores (faster; relative error near
+     * 1e-3 instead of 1e-6). 0: strict fp32. */
+    int allow_tf32;
+    /* CUFFT: the transform size per spatial dimension, at least out + dilated kernel - 1 of the
+     * pass's correlation; 0: the smallest 2^a 3^b 5^c 7^d that holds it. */
+    int64_t fourier_size[CONVGEN_MAX_RANK];
+} convgen_plan_options;
+
+/* convgen_plan_conv with options (NULL: the defaults). */
+CONVGEN_API convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_desc *desc,
+                                                convgen_pass pass, convgen_algo algo,
+                                                const convgen_plan_options *options, convgen_plan **plan);
+
+/* Bytes of device workspace that convgen_execute needs (0 is common). CUFFT plans on a device
+ * include cuFFT's work area; offline, where cuFFT cannot plan, they count only their own
+ * buffers. cuBLAS keeps its small workspace inside its handle. */
 CONVGEN_API convgen_status convgen_plan_workspace_size(const convgen_plan *plan, size_t *bytes);
 
 /* Runs the plan on `stream`. Operands by pass:

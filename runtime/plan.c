@@ -7,6 +7,7 @@
 #include "fft_problem.h"
 #include "generate.h"
 #include "jit.h"
+#include "lib_steps.h"
 #include "problem.h"
 #include "util.h"
 
@@ -16,6 +17,8 @@ struct convgen_plan {
     cg_generated gen;
     CUfunction fn[CG_MAX_KERNELS];
     convgen_kernel_info info[CG_MAX_KERNELS];
+    lib_steps *lib;          /* the library calls among gen's steps; NULL offline or without */
+    int64_t workspace_bytes; /* gen's buffers and the libraries' work area */
 };
 
 static void fill_info(convgen_kernel_info *info, const cg_kernel *k, const cache_kernel *c, convgen_kernel_origin origin)
@@ -86,11 +89,37 @@ static convgen_status plan_new(convgen_context *ctx, convgen_plan **out, convgen
     return CONVGEN_SUCCESS;
 }
 
-/* Loads the generated kernels (s: how generating went) and hands the plan out, or frees it. */
-static convgen_status plan_finish(convgen_plan *plan, convgen_status s, convgen_plan **out)
+/* Sets up the library calls among the steps, whose work area follows gen's buffers. Offline,
+ * cuFFT and cuBLAS cannot plan: the plan keeps its kernels and cannot execute anyway. */
+static convgen_status setup_library_steps(convgen_plan *plan)
+{
+    convgen_context *ctx = plan->ctx;
+    plan->workspace_bytes = plan->gen.workspace_bytes;
+    if (plan->gen.step_count == 0 || ctx->offline)
+        return CONVGEN_SUCCESS;
+    int64_t work_offset = (plan->gen.workspace_bytes + 255) / 256 * 256, work = 0;
+    CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
+    if (r != CUDA_SUCCESS)
+        return cg_cuda_fail(ctx->drv, r, "cuCtxPushCurrent");
+    convgen_status s = lib_steps_create(&plan->gen, work_offset, &plan->lib, &work);
+    CUcontext popped;
+    ctx->drv->CtxPopCurrent(&popped);
+    if (s == CONVGEN_SUCCESS && work > 0)
+        plan->workspace_bytes = work_offset + work;
+    return s;
+}
+
+/* Loads the generated kernels (s: how generating went), sets up the library steps and hands
+ * the plan out, or frees it. */
+static convgen_status plan_finish(convgen_plan *plan, convgen_status s, size_t workspace_limit, convgen_plan **out)
 {
     if (s == CONVGEN_SUCCESS)
         s = load_kernels(plan);
+    if (s == CONVGEN_SUCCESS)
+        s = setup_library_steps(plan);
+    if (s == CONVGEN_SUCCESS && workspace_limit && (uint64_t)plan->workspace_bytes > workspace_limit)
+        s = cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "the %s plan needs %lld bytes of workspace, options->workspace_limit is %zu",
+                    convgen_algo_name(plan->gen.algo), (long long)plan->workspace_bytes, workspace_limit);
     if (s != CONVGEN_SUCCESS) {
         convgen_plan_destroy(plan);
         return s;
@@ -102,16 +131,38 @@ static convgen_status plan_finish(convgen_plan *plan, convgen_status s, convgen_
 convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
                                  convgen_algo algo, convgen_plan **out)
 {
+    return convgen_plan_conv_ex(ctx, desc, pass, algo, NULL, out);
+}
+
+static convgen_status tuning_of(const convgen_plan_options *o, cg_tuning *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!o)
+        return CONVGEN_SUCCESS;
+    for (int d = 0; d < CONVGEN_MAX_RANK; ++d) {
+        if (o->fourier_size[d] < 0)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld must be >= 0 (0: chosen)", d,
+                           (long long)o->fourier_size[d]);
+        t->fourier_size[d] = o->fourier_size[d];
+    }
+    t->tf32 = o->allow_tf32 != 0;
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                    convgen_algo algo, const convgen_plan_options *options, convgen_plan **out)
+{
     convgen_plan *plan;
     convgen_status s = plan_new(ctx, out, &plan);
     if (s != CONVGEN_SUCCESS)
         return s;
     cg_problem p;
-    if ((s = cg_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
+    cg_tuning tune;
+    if ((s = tuning_of(options, &tune)) == CONVGEN_SUCCESS && (s = cg_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
         cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes};
-        s = cg_generate(&p, pass, algo, &target, &plan->gen);
+        s = cg_generate_tuned(&p, pass, algo, &target, &tune, &plan->gen);
     }
-    return plan_finish(plan, s, out);
+    return plan_finish(plan, s, options ? options->workspace_limit : 0, out);
 }
 
 convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *desc, convgen_plan **out)
@@ -126,14 +177,22 @@ convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *de
         cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes};
         s = cg_generate_fft(&p, &target, &plan->gen);
     }
-    return plan_finish(plan, s, out);
+    return plan_finish(plan, s, 0, out);
 }
 
 void convgen_plan_destroy(convgen_plan *plan)
 {
     if (!plan)
         return;
-    ctx_count_plan(plan->ctx, -1);
+    convgen_context *ctx = plan->ctx;
+    if (plan->lib) { /* cuFFT and cuBLAS free device memory: in the plan's context */
+        CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
+        lib_steps_destroy(plan->lib);
+        CUcontext popped;
+        if (r == CUDA_SUCCESS)
+            ctx->drv->CtxPopCurrent(&popped);
+    }
+    ctx_count_plan(ctx, -1);
     cg_generated_free(&plan->gen); /* modules belong to the context */
     free(plan);
 }
@@ -144,7 +203,7 @@ convgen_status convgen_plan_workspace_size(const convgen_plan *plan, size_t *byt
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
     if (!bytes)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "bytes is NULL");
-    *bytes = (size_t)plan->gen.workspace_bytes;
+    *bytes = (size_t)plan->workspace_bytes;
     return CONVGEN_SUCCESS;
 }
 
@@ -176,7 +235,7 @@ static convgen_status check_operands(const convgen_plan *plan, const float *in0,
     for (int i = 0; i < 3; ++i)
         if (!ptrs[i])
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s (%s) is NULL", i == 2 ? "out" : i ? "in1" : "in0", n[i]);
-    size_t need = (size_t)plan->gen.workspace_bytes;
+    size_t need = (size_t)plan->workspace_bytes;
     if (ws_bytes < need)
         return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", ws_bytes, need);
     if (need && !ws)
@@ -184,7 +243,16 @@ static convgen_status check_operands(const convgen_plan *plan, const float *in0,
     return CONVGEN_SUCCESS;
 }
 
-/* Launches the plan's kernels in order on `stream`, all with the same four pointers. */
+static convgen_status launch_kernel(convgen_plan *plan, int i, void **args, convgen_stream stream)
+{
+    const cg_kernel *k = &plan->gen.kernels[i];
+    CUresult r = plan->ctx->drv->LaunchKernel(plan->fn[i], k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+                                              k->block[2], k->shared_bytes, (CUstream)stream, args, NULL);
+    return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(plan->ctx->drv, r, "cuLaunchKernel");
+}
+
+/* Runs the plan's steps, or its kernels in order, on `stream`; every kernel gets the same four
+ * pointers. */
 static convgen_status launch(convgen_plan *plan, const void *in0, const void *in1, void *out, void *workspace,
                              convgen_stream stream)
 {
@@ -197,13 +265,13 @@ static convgen_status launch(convgen_plan *plan, const void *in0, const void *in
         return cg_cuda_fail(drv, r, "cuCtxPushCurrent");
     void *args[4] = {&in0, &in1, &out, &workspace};
     convgen_status s = CONVGEN_SUCCESS;
-    for (int i = 0; i < plan->gen.kernel_count && s == CONVGEN_SUCCESS; ++i) {
-        const cg_kernel *k = &plan->gen.kernels[i];
-        r = drv->LaunchKernel(plan->fn[i], k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
-                              k->block[2], k->shared_bytes, (CUstream)stream, args, NULL);
-        if (r != CUDA_SUCCESS)
-            s = cg_cuda_fail(drv, r, "cuLaunchKernel");
-    }
+    const cg_generated *g = &plan->gen;
+    if (g->step_count == 0)
+        for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i)
+            s = launch_kernel(plan, i, args, stream);
+    for (int i = 0; i < g->step_count && s == CONVGEN_SUCCESS; ++i)
+        s = g->steps[i].kind == CG_STEP_KERNEL ? launch_kernel(plan, g->steps[i].kernel, args, stream)
+                                               : lib_steps_run(plan->lib, g, i, workspace, stream);
     CUcontext popped;
     drv->CtxPopCurrent(&popped);
     return s;
@@ -233,7 +301,7 @@ convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "out is NULL");
     if (in == out)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "out = in: FFT plans are out of place");
-    size_t need = (size_t)plan->gen.workspace_bytes;
+    size_t need = (size_t)plan->workspace_bytes;
     if (workspace_bytes < need)
         return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", workspace_bytes, need);
     if (need && !workspace)

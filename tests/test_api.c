@@ -121,6 +121,34 @@ static void test_execute_refuses_too_little_workspace(void **state)
     convgen_context_destroy(ctx);
 }
 
+static void test_plan_options_are_checked(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline();
+    convgen_plan *plan;
+    convgen_plan_options o = {.fourier_size = {16, -2}};
+    assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan),
+                 CONVGEN_ERROR_INVALID_VALUE, "fourier_size[1] = -2");
+    o.fourier_size[1] = 10; /* fprop's correlation of 7 outputs with 3 taps needs 9 points */
+    assert_int_equal(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan), CONVGEN_SUCCESS);
+    assert_non_null(strstr(convgen_plan_source(plan, 0), "16x10 Fourier basis"));
+    size_t ws = 0;
+    assert_int_equal(convgen_plan_workspace_size(plan, &ws), CONVGEN_SUCCESS);
+    convgen_plan_destroy(plan);
+    o.fourier_size[1] = 8;
+    assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan),
+                 CONVGEN_ERROR_INVALID_VALUE, "fourier_size[1] = 8 is below 9");
+    o.fourier_size[1] = 10, o.workspace_limit = ws - 1;
+    assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan),
+                 CONVGEN_ERROR_WORKSPACE_LIMIT, "workspace_limit");
+    assert_null(plan);
+    convgen_conv_desc strided = layer;
+    strided.stride[1] = 2;
+    assert_error(convgen_plan_conv_ex(ctx, &strided, CONVGEN_BPROP, CONVGEN_ALGO_CUFFT, NULL, &plan),
+                 CONVGEN_ERROR_NOT_SUPPORTED, "stride[1] = 2");
+    convgen_context_destroy(ctx);
+}
+
 static void test_emit_needs_no_context(void **state)
 {
     (void)state;
@@ -136,7 +164,7 @@ static void test_emit_needs_no_context(void **state)
 static void test_every_status_has_its_own_sentence(void **state)
 {
     (void)state;
-    for (int a = CONVGEN_SUCCESS; a <= CONVGEN_ERROR_INTERNAL; ++a) {
+    for (int a = CONVGEN_SUCCESS; a <= CONVGEN_ERROR_WORKSPACE_LIMIT; ++a) {
         assert_true(strlen(convgen_status_string((convgen_status)a)) > 3);
         for (int b = 0; b < a; ++b)
             assert_string_not_equal(convgen_status_string((convgen_status)a), convgen_status_string((convgen_status)b));
@@ -178,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_plan_arguments_are_checked),
         cmocka_unit_test(test_offline_plan_reports_but_does_not_execute),
         cmocka_unit_test(test_execute_refuses_too_little_workspace),
+        cmocka_unit_test(test_plan_options_are_checked),
         cmocka_unit_test(test_emit_needs_no_context),
         cmocka_unit_test(test_every_status_has_its_own_sentence),
         cmocka_unit_test(test_unwritable_cache_dir_warns_once_and_still_compiles),

@@ -1,8 +1,11 @@
-/* GPU tests of the direct algorithm: every pass against the CPU float64 reference on random
- * data, outputs (and workspace) poisoned with NaN first, relative error <= 1e-5. Without a
- * GPU every test skips and says why. */
+/* GPU tests of the convolution algorithms: every pass against the CPU float64 reference on
+ * random data, outputs (and workspace) poisoned with NaN first, relative error <= 1e-5 for
+ * direct and <= 1e-4 for cufft (two fp32 transforms around the product). direct runs 50
+ * shapes (any stride), cufft 48 (stride 1, kernels up to 13). Without a GPU every test skips
+ * and says why. */
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -13,8 +16,8 @@
 #include "convgen.h"
 #include "verify.h"
 
-#define ERROR_BOUND 1e-5
-#define SHAPES 50
+#define DIRECT_SHAPES 50
+#define CUFFT_SHAPES 48
 
 static convgen_context *ctx;
 static char no_device_reason[512];
@@ -22,9 +25,11 @@ static char no_device_reason[512];
 typedef struct shape {
     char name[160];
     convgen_conv_desc d;
+    convgen_algo algo;
+    double bound; /* on the relative error */
 } shape;
 
-static shape shapes[SHAPES];
+static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES];
 
 #define DESC2(n_, c_, k_, h, w, r, s, pad, str, dil)                                                          \
     (convgen_conv_desc){.rank = 2, .n = n_, .c = c_, .k = k_, .in = {h, w}, .kernel = {r, s},                 \
@@ -73,21 +78,58 @@ static unsigned draw(unsigned *state, unsigned lo, unsigned hi)
     return lo + (*state >> 8) % (hi - lo + 1);
 }
 
-/* The rest at random (fixed seed, so failures reproduce): odd sizes, any padding. */
-static void random_shape(unsigned *st, convgen_conv_desc *d)
+/* FFT convolution's edge cases: stride 1 only, kernels from 1 to 13 (larger than the image
+ * in bprop's view), N = C = K = 1, padding beyond the kernel's extent (bprop's pad_before
+ * turns negative), dilation, convolution mode, rank 1 and 3. */
+static int handpicked_fft(shape *s)
 {
-    *d = (convgen_conv_desc){.rank = 2, .n = draw(st, 1, 4), .c = draw(st, 1, 150), .k = draw(st, 1, 150)};
+    int n = 0;
+    s[n++].d = DESC2(2, 3, 5, 11, 13, 3, 3, 0, 1, 1);
+    s[n++].d = DESC2(1, 1, 1, 9, 9, 1, 1, 0, 1, 1);        /* N = C = K = 1, 1x1 kernel */
+    s[n++].d = DESC2(2, 4, 3, 13, 13, 13, 13, 0, 1, 1);    /* 13x13 kernel, 1x1 output */
+    s[n++].d = DESC2(2, 3, 4, 20, 18, 13, 11, 6, 1, 1);
+    s[n++].d = DESC2(3, 2, 5, 10, 12, 3, 3, 5, 1, 1);      /* padding beyond the kernel */
+    s[n++].d = DESC2(2, 5, 3, 19, 21, 5, 5, 2, 1, 2);      /* dilation 2 */
+    s[n].d = DESC2(2, 3, 5, 10, 11, 4, 2, 1, 1, 1);
+    s[n].d.mode = CONVGEN_CONVOLUTION;                     /* flipped kernel */
+    ++n;
+    s[n].d = DESC2(2, 3, 4, 12, 9, 4, 3, 0, 1, 1);
+    s[n].d.pad_before[0] = 3, s[n].d.pad_after[0] = 0;     /* asymmetric padding */
+    s[n].d.pad_before[1] = 0, s[n].d.pad_after[1] = 2;
+    s[n].d.dilation[1] = 3, s[n].d.mode = CONVGEN_CONVOLUTION;
+    ++n;
+    s[n++].d = (convgen_conv_desc){.rank = 1, .n = 3, .c = 5, .k = 6, .in = {37}, .kernel = {5},
+                                   .pad_before = {2}, .pad_after = {1}};
+    s[n++].d = (convgen_conv_desc){.rank = 3, .n = 2, .c = 3, .k = 4, .in = {7, 8, 9}, .kernel = {3, 3, 3},
+                                   .pad_before = {1, 1, 1}, .pad_after = {1, 1, 1}};
+    s[n++].d = (convgen_conv_desc){.rank = 3, .n = 1, .c = 2, .k = 3, .in = {9, 6, 7}, .kernel = {3, 2, 3},
+                                   .dilation = {1, 2, 1}, .mode = CONVGEN_CONVOLUTION};
+    return n;
+}
+
+/* A random layer (fixed seed, so failures reproduce): odd sizes, any padding, dilation 2 now
+ * and then, stride 2 now and then where `strided`. */
+static void random_layer(unsigned *st, convgen_conv_desc *d, unsigned max_channels, unsigned max_kernel,
+                         unsigned max_extra, bool strided)
+{
+    *d = (convgen_conv_desc){.rank = 2, .n = draw(st, 1, 4), .c = draw(st, 1, max_channels),
+                             .k = draw(st, 1, max_channels)};
     for (int i = 0; i < 2; ++i) {
-        d->kernel[i] = draw(st, 1, 7);
+        d->kernel[i] = draw(st, 1, max_kernel);
         d->dilation[i] = draw(st, 1, 4) == 4 ? 2 : 1;
-        d->stride[i] = draw(st, 1, 3) == 3 ? 2 : 1;
+        d->stride[i] = strided && draw(st, 1, 3) == 3 ? 2 : 1;
         d->pad_before[i] = draw(st, 0, (unsigned)d->kernel[i] / 2 + 1);
         d->pad_after[i] = draw(st, 0, (unsigned)d->kernel[i] / 2);
         int64_t span = d->dilation[i] * (d->kernel[i] - 1) + 1;
-        d->in[i] = span + draw(st, 0, 16);
+        d->in[i] = span + draw(st, 0, max_extra);
     }
     d->mode = draw(st, 0, 3) == 0 ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION;
 }
+
+/* Direct: kernels up to 7, channels past one tile, strides. */
+static void random_shape(unsigned *st, convgen_conv_desc *d) { random_layer(st, d, 150, 7, 16, true); }
+/* FFT algorithms: stride 1, kernels up to 13. */
+static void random_fft_shape(unsigned *st, convgen_conv_desc *d) { random_layer(st, d, 40, 13, 24, false); }
 
 static void name_shape(shape *s)
 {
@@ -110,7 +152,7 @@ static void check_shape(void **state)
         skip();
     for (int pass = 0; pass < 3; ++pass) {
         cg_verify_result r;
-        convgen_status st = cg_verify(ctx, &s->d, (convgen_pass)pass, CONVGEN_ALGO_DIRECT, 7 + (unsigned)pass, 0, &r);
+        convgen_status st = cg_verify(ctx, &s->d, (convgen_pass)pass, s->algo, 7 + (unsigned)pass, 0, &r);
         if (st != CONVGEN_SUCCESS)
             fail_msg("%s %s: %s: %s", s->name, convgen_pass_name((convgen_pass)pass), convgen_status_string(st),
                      convgen_last_error());
@@ -120,9 +162,9 @@ static void check_shape(void **state)
         if (r.unwritten)
             fail_msg("%s %s: %lld of %lld output elements were never written (still NaN poison)", s->name,
                      convgen_pass_name((convgen_pass)pass), (long long)r.unwritten, (long long)r.elems);
-        if (!(r.rel_error <= ERROR_BOUND))
+        if (!(r.rel_error <= s->bound))
             fail_msg("%s %s: relative error %.3e > %.0e", s->name, convgen_pass_name((convgen_pass)pass), r.rel_error,
-                     ERROR_BOUND);
+                     s->bound);
     }
 }
 
@@ -147,16 +189,26 @@ static int close_device(void **state)
     return 0;
 }
 
+/* Fills the first `count` shapes (handpicked ones, then random ones) and their tests. */
+static void make_tests(shape *s, int count, int handpicked_count, void (*random)(unsigned *, convgen_conv_desc *),
+                       convgen_algo algo, double bound, struct CMUnitTest *tests)
+{
+    unsigned seed = 20261123u;
+    for (int i = handpicked_count; i < count; ++i)
+        random(&seed, &s[i].d);
+    for (int i = 0; i < count; ++i) {
+        s[i].algo = algo, s[i].bound = bound;
+        name_shape(&s[i]);
+        tests[i] = (struct CMUnitTest){.name = s[i].name, .test_func = check_shape, .initial_state = &s[i]};
+    }
+}
+
 int main(void)
 {
-    struct CMUnitTest tests[SHAPES];
-    int n = handpicked(shapes);
-    unsigned seed = 20261123u;
-    while (n < SHAPES)
-        random_shape(&seed, &shapes[n++].d);
-    for (int i = 0; i < SHAPES; ++i) {
-        name_shape(&shapes[i]);
-        tests[i] = (struct CMUnitTest){.name = shapes[i].name, .test_func = check_shape, .initial_state = &shapes[i]};
-    }
-    return _cmocka_run_group_tests("gpu_direct", tests, SHAPES, open_device, close_device);
+    static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES];
+    make_tests(direct_shapes, DIRECT_SHAPES, handpicked(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
+    make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
+               cufft);
+    int failed = _cmocka_run_group_tests("gpu_direct", direct, DIRECT_SHAPES, open_device, close_device);
+    return failed + _cmocka_run_group_tests("gpu_cufft", cufft, CUFFT_SHAPES, open_device, close_device);
 }

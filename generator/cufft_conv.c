@@ -1,0 +1,378 @@
+/* The "cufft" algorithm: FFT convolution as the fbfft paper's library design (section 3), for
+ * stride-1 layers of rank 1 to 3 and all three passes.
+ *
+ * Each pass is a sum over channels of correlations (fft_conv_dims): a signal tensor S correlated
+ * with a kernel tensor K into an output tensor O. Both inputs are zero-padded into a common
+ * Fourier basis B (a generated pad kernel), transformed by cuFFT R2C straight into a
+ * frequency-major layout [bin][image] (cuFFT's output stride does the transposition), multiplied
+ * per frequency bin by one cuBLAS strided-batched complex GEMM that also sums over the channels,
+ * transformed back by cuFFT C2R from that layout, and clipped (a generated kernel: the valid
+ * outputs, or accgrad's taps, scaled by 1 / prod(B)).
+ *
+ *   pass     S        K        O        per bin, row-major:             cuBLAS (column-major)
+ *   fprop    x[n][c]  w[k][c]  y[n][k]  O[n][k] = sum_c S[n][c] K*[k][c]  O^T = K^H S^T    (C, N)
+ *   bprop    dy[n][k] w[k][c]  dx[n][c] O[n][c] = sum_k S[n][k] K[k][c]   O^T = K^T' S^T   (N, N)
+ *   accgrad  x[n][c]  dy[n][k] dw[k][c] O[k][c] = sum_n K*[n][k] S[n][c]  O^T = S^T K^H    (N, C)
+ *
+ * A correlation's spectrum is S times the conjugate of K's. cuBLAS can conjugate only with a
+ * transpose, which bprop's product does not have, so bprop places the kernel's taps mirrored
+ * modulo B (position -t instead of t): the transform of the mirror is the conjugate.
+ *
+ * Circular correlation over B equals the linear one for outputs 0 .. out - 1 when B >= out +
+ * extent - 1, the rest of the padded signal being zero or cut (a negative bprop pad_before cuts
+ * its head, a large pad its tail). */
+#include <stdio.h>
+#include <string.h>
+
+#include "fft_tiling.h"
+#include "generate.h"
+#include "templates.h"
+#include "util.h"
+#include "values.h"
+
+enum {
+    THREADS = 256,
+    MAX_GRID_Y = 65535,
+    /* Workspace buffers start on this boundary (cuFFT and cuBLAS want 256-byte alignment). */
+    ALIGN = 256,
+    MAX_CANDIDATES = 64,
+};
+
+/* Per spatial dimension: the correlation, the Fourier size, and how each operand sits in it. */
+typedef struct lib_dim {
+    fft_conv_dim c;
+    int64_t size;        /* B */
+    int64_t spectrum;    /* bins along this dimension: B, or B / 2 + 1 for the last */
+} lib_dim;
+
+/* Where a source index lands in the padded image: position = base + step * index (mod B when
+ * mirrored), for index < count; positions at or beyond `limit` are left zero. */
+typedef struct placement {
+    int64_t base, step, count, limit;
+    bool mirror;
+} placement;
+
+typedef struct lib_spec {
+    int rank;
+    lib_dim d[CONVGEN_MAX_RANK];
+    int64_t points, bins;           /* prod(B), and bins per spectrum */
+    int64_t images[3];              /* S, K, O */
+    const char *names[3];           /* the operands: "x", "w", "y", ... */
+    int64_t real_offset, spectrum_offset[3], workspace;
+} lib_spec;
+
+static const char *const operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
+
+static int64_t align_up(int64_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
+
+/* The placement of S (role 0), K (role 1) or the output O (role 2, which reads from it). */
+static placement place(const lib_spec *s, convgen_pass pass, int role, int d)
+{
+    const fft_conv_dim *c = &s->d[d].c;
+    placement pl = {.limit = s->d[d].size};
+    if (role == 0) { /* the signal, shifted by the pad, cut to what the outputs read */
+        int64_t reach = c->out + c->extent - 1;
+        pl.base = c->pad_before, pl.step = 1, pl.count = c->in;
+        pl.limit = reach < pl.limit ? reach : pl.limit;
+    } else if (role == 1 && pass == CONVGEN_ACCGRAD) { /* dy is the kernel, taps 0 .. out - 1 */
+        pl.base = 0, pl.step = 1, pl.count = c->extent;
+    } else if (role == 1) { /* weight tap f at fft_conv_dim_tap(f): affine in f */
+        pl.base = fft_conv_dim_tap(c, 0);
+        pl.step = c->taps > 1 ? fft_conv_dim_tap(c, 1) - pl.base : 1;
+        pl.count = c->taps;
+        pl.mirror = pass == CONVGEN_BPROP;
+    } else if (pass == CONVGEN_ACCGRAD) { /* the weight gradient's taps among the outputs */
+        pl.base = fft_conv_dim_tap(c, 0);
+        pl.step = c->taps > 1 ? fft_conv_dim_tap(c, 1) - pl.base : 1;
+        pl.count = c->taps;
+    } else { /* the valid outputs */
+        pl.base = 0, pl.step = 1, pl.count = c->out;
+    }
+    return pl;
+}
+
+/* The smallest 2^a 3^b 5^c 7^d that holds the linear correlation, unless the caller fixed it. */
+static convgen_status choose_sizes(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, lib_spec *s)
+{
+    char err[160];
+    fft_conv_dim dims[CONVGEN_MAX_RANK];
+    if (!fft_conv_dims(p, pass, dims, err, sizeof err))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: %s", err);
+    s->rank = p->rank;
+    s->points = 1;
+    for (int d = 0; d < p->rank; ++d) {
+        lib_dim *ld = &s->d[d];
+        ld->c = dims[d];
+        int64_t need = dims[d].out + dims[d].extent - 1, fixed = tune ? tune->fourier_size[d] : 0;
+        if (fixed && fixed < need)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
+                           "fourier_size[%d] = %lld is below %lld, the linear correlation's length", d,
+                           (long long)fixed, (long long)need);
+        if (fixed) {
+            ld->size = fixed;
+        } else {
+            int64_t candidates[MAX_CANDIDATES];
+            if (fft_basis_candidates(need, candidates, MAX_CANDIDATES) < 1)
+                return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: dimension %d needs a transform of %lld points", d,
+                               (long long)need);
+            ld->size = candidates[0];
+        }
+        ld->spectrum = d == p->rank - 1 ? ld->size / 2 + 1 : ld->size;
+        if (!cg_mul64(s->points, ld->size, &s->points) || s->points > INT32_MAX)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: a transform of %lld points in dimension %d is too large",
+                           (long long)ld->size, d);
+    }
+    s->bins = s->points / s->d[p->rank - 1].size * s->d[p->rank - 1].spectrum;
+    return CONVGEN_SUCCESS;
+}
+
+/* Images per operand and the workspace: one real buffer of padded images (reused by S, K and
+ * O in turn) and the three frequency-major spectra. */
+static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, lib_spec *s)
+{
+    const int64_t groups[3][3][2] = {{{p->n, p->c}, {p->k, p->c}, {p->n, p->k}},
+                                     {{p->n, p->k}, {p->k, p->c}, {p->n, p->c}},
+                                     {{p->n, p->c}, {p->n, p->k}, {p->k, p->c}}};
+    int64_t most = 0, bytes = 0, at = 0;
+    for (int r = 0; r < 3; ++r) {
+        s->names[r] = operand_names[pass][r];
+        s->images[r] = groups[pass][r][0] * groups[pass][r][1]; /* products of validated sizes */
+        most = s->images[r] > most ? s->images[r] : most;
+    }
+    bool ok = cg_mul64(most, s->points, &bytes) && cg_mul64(bytes, 4, &bytes);
+    s->real_offset = 0;
+    at = align_up(bytes);
+    for (int r = 0; r < 3 && ok; ++r) {
+        s->spectrum_offset[r] = at;
+        ok = cg_mul64(s->images[r], s->bins, &bytes) && cg_mul64(bytes, 8, &bytes) && cg_add64(at, bytes, &at);
+        at = align_up(at);
+    }
+    /* cuBLAS takes int sizes and batch counts; the kernels index an image with 32 bits. */
+    for (int r = 0; r < 3 && ok; ++r) {
+        int64_t tensor_points = 1;
+        for (int d = 0; d < s->rank; ++d)
+            tensor_points *= place(s, pass, r, d).count;
+        ok = groups[pass][r][0] <= INT32_MAX && groups[pass][r][1] <= INT32_MAX && tensor_points <= INT32_MAX;
+    }
+    if (!ok || s->bins > INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: the spectra of this layer do not fit 64-bit sizes");
+    s->workspace = at;
+    return CONVGEN_SUCCESS;
+}
+
+static convgen_status cufft_applicable(const cg_problem *p, convgen_pass pass)
+{
+    char err[160];
+    fft_conv_dim dims[CONVGEN_MAX_RANK];
+    if (!fft_conv_dims(p, pass, dims, err, sizeof err))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: %s", err);
+    return CONVGEN_SUCCESS;
+}
+
+static void sizes_text(const lib_spec *s, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < s->rank && used < size; ++d)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? "x" : "", (long long)s->d[d].size);
+}
+
+static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const lib_spec *s, const cg_kernel *k,
+                                const char *what)
+{
+    char layer[256], basis[64];
+    cg_problem_describe(p, layer, sizeof layer);
+    sizes_text(s, basis, sizeof basis);
+    tmpl_value *h = tmpl_list();
+    cg_value_line(h, "convgen %s: cufft algorithm, %s: %s", CG_GENERATOR_VERSION, convgen_pass_name(pass), what);
+    cg_value_line(h, "layer: %s", layer);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "plan: pad %s and %s into a %s Fourier basis, cuFFT R2C into [bin][image] spectra, one", s->names[0],
+                  s->names[1], basis);
+    cg_value_line(h, "  cuBLAS strided-batched CGEMM over %lld bins, cuFFT C2R, clip into %s (generator/cufft_conv.c)",
+                  (long long)s->bins, s->names[2]);
+    cg_value_line(h, "launch: grid (%u, %u, 1), block (%u, 1, 1)", k->grid[0], k->grid[1], k->block[0]);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "Generated: do not edit. Change templates/cufft_conv.cu or generator/cufft_conv.c instead.");
+    return h;
+}
+
+/* The kernel's dimensions: the padded image's sizes and strides and the operand's placement. */
+static tmpl_value *dims_value(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role)
+{
+    tmpl_value *list = tmpl_list();
+    int64_t padded_stride = 1, tensor_stride = 1;
+    for (int d = s->rank - 1; d >= 0; --d) {
+        placement pl = place(s, pass, role, d);
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "i", d);
+        tmpl_set_int(v, "size", s->d[d].size);
+        tmpl_set_int(v, "base", pl.base);
+        char t[48]; /* the source index times the step, from the position v */
+        if (pl.step < 0)
+            snprintf(t, sizeof t, "%lld - v", (long long)pl.base);
+        else if (pl.base)
+            snprintf(t, sizeof t, "v %c %lld", pl.base < 0 ? '+' : '-', (long long)(pl.base < 0 ? -pl.base : pl.base));
+        else
+            snprintf(t, sizeof t, "v");
+        tmpl_set_str(v, "from_v", t);
+        tmpl_set_int(v, "step", pl.step < 0 ? -pl.step : pl.step);
+        tmpl_set_bool(v, "down", pl.step < 0);
+        tmpl_set_int(v, "count", pl.count);
+        tmpl_set_int(v, "limit", pl.limit);
+        tmpl_set_bool(v, "mirror", pl.mirror);
+        tmpl_set_int(v, "padded_stride", padded_stride);
+        tmpl_set_int(v, "tensor_stride", tensor_stride);
+        padded_stride *= s->d[d].size;
+        tensor_stride *= pl.count;
+        tmpl_list_push(list, v);
+    }
+    (void)p;
+    return list;
+}
+
+/* The digits of the per-image point index over `sizes` (outermost first), innermost first. */
+static tmpl_value *point_digits(const int64_t *sizes, int rank, bool *failed)
+{
+    tmpl_value *list = tmpl_list();
+    int64_t max = 1;
+    for (int d = 0; d < rank; ++d)
+        max *= sizes[d];
+    max -= 1;
+    for (int d = rank - 1; d > 0; --d) {
+        tmpl_value *g = tmpl_map(), *m = cg_value_magic((uint32_t)sizes[d], max);
+        *failed |= !m;
+        tmpl_set_int(g, "i", d);
+        tmpl_set_int(g, "size", sizes[d]);
+        tmpl_map_set(g, "div", m);
+        tmpl_list_push(list, g);
+        max /= sizes[d];
+    }
+    return list;
+}
+
+/* A kernel over every point of `images` images of `points` points each: x over the points,
+ * y (looping) over the images. */
+static void launch_geometry(int64_t points, int64_t images, cg_kernel *k)
+{
+    k->grid[0] = (unsigned)((points + THREADS - 1) / THREADS);
+    k->grid[1] = (unsigned)(images < MAX_GRID_Y ? images : MAX_GRID_Y);
+    k->grid[2] = 1;
+    k->block[0] = THREADS, k->block[1] = k->block[2] = 1;
+}
+
+static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role, cg_kernel *k)
+{
+    bool clip = role == 2, failed = false;
+    int64_t sizes[CONVGEN_MAX_RANK], points = 1;
+    for (int d = 0; d < s->rank; ++d) {
+        sizes[d] = clip ? place(s, pass, 2, d).count : s->d[d].size;
+        points *= sizes[d];
+    }
+    snprintf(k->name, sizeof k->name, "convgen_cufft_%s_%s_%s", convgen_pass_name(pass), clip ? "clip" : "pad",
+             s->names[role]);
+    launch_geometry(points, s->images[role], k);
+    char what[96];
+    snprintf(what, sizeof what, clip ? "the clip of %s from its padded images" : "the zero padding of %s",
+             s->names[role]);
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", header_lines(p, pass, s, k, what));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_bool(ctx, "clip", clip);
+    tmpl_set_str(ctx, "operand", s->names[role]);
+    tmpl_set_str(ctx, "source", role == 1 ? "in1" : "in0");
+    tmpl_set_int(ctx, "threads", THREADS);
+    tmpl_set_int(ctx, "points", points);
+    tmpl_set_int(ctx, "padded_points", s->points);
+    tmpl_set_int(ctx, "tensor_points", clip ? points : 1);
+    tmpl_set_int(ctx, "images", s->images[role]);
+    tmpl_set_int(ctx, "real_offset", s->real_offset / 4);
+    char scale[32];
+    snprintf(scale, sizeof scale, "%.9ef", 1.0 / (double)s->points); /* cuFFT's inverse is unscaled */
+    tmpl_set_str(ctx, "scale", scale);
+    tmpl_map_set(ctx, "dims", dims_value(p, pass, s, role));
+    tmpl_map_set(ctx, "digits", point_digits(sizes, s->rank, &failed));
+    if (!clip) {
+        int64_t tensor_points = 1;
+        for (int d = 0; d < s->rank; ++d)
+            tensor_points *= place(s, pass, role, d).count;
+        tmpl_set_int(ctx, "tensor_points", tensor_points);
+    }
+    convgen_status st = failed        ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
+                        : tmpl_ok(ctx) ? cg_render_template("cufft_conv.cu", ctx, &k->source)
+                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a cufft context");
+    tmpl_unref(ctx);
+    return st;
+}
+
+static cg_step fft_step(const lib_spec *s, int role, bool inverse)
+{
+    cg_step st = {.kind = CG_STEP_FFT};
+    st.fft.rank = s->rank;
+    for (int d = 0; d < s->rank; ++d)
+        st.fft.n[d] = s->d[d].size;
+    st.fft.batch = s->images[role];
+    st.fft.inverse = inverse;
+    st.fft.real_offset = s->real_offset;
+    st.fft.spectrum_offset = s->spectrum_offset[role];
+    return st;
+}
+
+/* The per-bin products (see the table at the top), one strided batch over the bins. */
+static cg_step gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec *s)
+{
+    cg_step st = {.kind = CG_STEP_GEMM};
+    cg_gemm_step *g = &st.gemm;
+    int64_t S = s->spectrum_offset[0], K = s->spectrum_offset[1];
+    switch (pass) {
+    case CONVGEN_FPROP: /* O^T (k x n) = K^H (k x c) S^T (c x n) */
+        *g = (cg_gemm_step){'C', 'N', p->k, p->n, p->c, K, p->c, S, p->c, 0, p->k, 0, 0, 0, 0};
+        break;
+    case CONVGEN_BPROP: /* O^T (c x n) = K^T' (c x k) S^T (k x n), K mirrored */
+        *g = (cg_gemm_step){'N', 'N', p->c, p->n, p->k, K, p->c, S, p->k, 0, p->c, 0, 0, 0, 0};
+        break;
+    default: /* O^T (c x k) = S^T (c x n) conj(K) (n x k) */
+        *g = (cg_gemm_step){'N', 'C', p->c, p->k, p->n, S, p->c, K, p->k, 0, p->c, 0, 0, 0, 0};
+        break;
+    }
+    g->c_offset = s->spectrum_offset[2];
+    g->a_stride = g->a_offset == S ? s->images[0] : s->images[1];
+    g->b_stride = g->b_offset == S ? s->images[0] : s->images[1];
+    g->c_stride = s->images[2];
+    g->batch = s->bins;
+    return st;
+}
+
+static convgen_status cufft_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
+                                     const cg_tuning *tune, cg_generated *out)
+{
+    (void)t;
+    lib_spec s;
+    memset(&s, 0, sizeof s);
+    convgen_status st = choose_sizes(p, pass, tune, &s);
+    if (st == CONVGEN_SUCCESS)
+        st = size_buffers(p, pass, &s);
+    for (int role = 0; role < 3 && st == CONVGEN_SUCCESS; ++role)
+        st = render_kernel(p, pass, &s, role, &out->kernels[role]);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    out->kernel_count = 3;
+    out->workspace_bytes = s.workspace;
+    const cg_step steps[] = {
+        {.kind = CG_STEP_KERNEL, .kernel = 0}, fft_step(&s, 0, false),
+        {.kind = CG_STEP_KERNEL, .kernel = 1}, fft_step(&s, 1, false),
+        gemm_step(p, pass, &s),                fft_step(&s, 2, true),
+        {.kind = CG_STEP_KERNEL, .kernel = 2},
+    };
+    out->step_count = (int)(sizeof steps / sizeof steps[0]);
+    memcpy(out->steps, steps, sizeof steps);
+    out->tf32 = tune && tune->tf32;
+    return CONVGEN_SUCCESS;
+}
+
+const cg_planner cg_cufft_planner = {
+    .algo = CONVGEN_ALGO_CUFFT,
+    .name = "cufft",
+    .applicable = cufft_applicable,
+    .generate = cufft_generate,
+};

@@ -1,0 +1,24 @@
+/* The library calls of a plan's steps (cg_step: cuFFT transforms, cuBLAS GEMMs), set up once
+ * per plan on a device context: cuFFT plans without their own work area (the plan's workspace
+ * holds one, behind the generated buffers) and a cuBLAS handle. */
+#ifndef CG_LIB_STEPS_H
+#define CG_LIB_STEPS_H
+
+#include <stdint.h>
+
+#include "context.h"
+#include "generate.h"
+
+typedef struct lib_steps lib_steps;
+
+/* Sets up every library step of gen; *work_bytes: the work area they need, to be placed at
+ * byte `work_offset` of the workspace (256-byte aligned). The context's primary context must
+ * be current. */
+convgen_status lib_steps_create(const cg_generated *gen, int64_t work_offset, lib_steps **out, int64_t *work_bytes);
+void lib_steps_destroy(lib_steps *ls);
+
+/* Runs library step i of gen on `stream` with the plan's workspace; the primary context must
+ * be current. */
+convgen_status lib_steps_run(lib_steps *ls, const cg_generated *gen, int i, void *workspace, convgen_stream stream);
+
+#endif

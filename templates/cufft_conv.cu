@@ -1,0 +1,65 @@
+{#- The generated pieces of the cufft algorithm around cuFFT and cuBLAS (generator/cufft_conv.c):
+    pad: every point of every padded image, from the operand or zero;
+    clip: every element of the output, from its point of the padded images, scaled.
+    Dimension d places source index t at position base + t * step (base - t * step when down),
+    mirrored modulo the transform size when mirror; positions from limit on stay zero. -#}
+{%- include "common.cuh" -%}
+{{ file_header(header) }}
+{%- if not clip %}
+{%- for d in dims %}
+
+// Dimension {{ d.i }}: the {{ operand }} index at padded position q, or -1 where the point is zero.
+__device__ __forceinline__ int source{{ d.i }}(int q)
+{
+{%- if d.mirror %}
+    const int v = q == 0 ? 0 : {{ d.size }} - q; // the mirror: its transform is the conjugate
+{%- else %}
+    const int v = q;
+{%- endif %}
+{%- if d.limit < d.size %}
+    if (v >= {{ d.limit }})
+        return -1;
+{%- endif %}
+    int t = {{ d.from_v }};
+{%- if d.step > 1 %}
+    if (t < 0 || t % {{ d.step }} != 0)
+        return -1;
+    t /= {{ d.step }};
+{%- else %}
+    if (t < 0)
+        return -1;
+{%- endif %}
+    return t < {{ d.count }} ? t : -1;
+}
+{%- endfor %}
+{%- endif %}
+
+extern "C" __global__ void __launch_bounds__({{ threads }})
+{{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
+    float *__restrict__ workspace)
+{
+    const unsigned point = blockIdx.x * {{ threads }}u + threadIdx.x;
+    if (point >= {{ points }}u)
+        return;
+{%- for g in digits %}
+    const unsigned q{{ g.i - 1 }}_{{ g.i }} = {{ udiv(("point" if loop.first else "q" ~ (g.i) ~ "_" ~ (g.i + 1)), g.div) }};
+    const unsigned q{{ g.i }} = {{ "point" if loop.first else "q" ~ g.i ~ "_" ~ (g.i + 1) }} - q{{ g.i - 1 }}_{{ g.i }} * {{ g.size }}u;
+{%- endfor %}
+    const unsigned q0 = {{ "point" if dims|length == 1 else "q0_1" }};
+{%- if clip %}
+    // Output element q of image g: the padded image's point at base + step * q along each dimension.
+    const unsigned from = {% for d in dims %}{{ " + " if not loop.first }}({{ d.base }}u {{ "-" if d.down else "+" }} {{ d.step }}u * q{{ d.i }}) * {{ d.padded_stride }}u{% endfor %};
+    const float *__restrict__ padded = workspace + {{ real_offset }}ull;
+    for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y)
+        out[(size_t)g * {{ points }}u + point] = padded[(size_t)g * {{ padded_points }}u + from] * {{ scale }};
+{%- else %}
+{%- for d in dims %}
+    const int t{{ d.i }} = source{{ d.i }}((int)q{{ d.i }});
+{%- endfor %}
+    const bool inside = {% for d in dims %}{{ " && " if not loop.first }}t{{ d.i }} >= 0{% endfor %};
+    const unsigned from = inside ? {% for d in dims %}{{ " + " if not loop.first }}(unsigned)t{{ d.i }} * {{ d.tensor_stride }}u{% endfor %} : 0u;
+    float *__restrict__ padded = workspace + {{ real_offset }}ull;
+    for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y)
+        padded[(size_t)g * {{ points }}u + point] = inside ? {{ source }}[(size_t)g * {{ tensor_points }}u + from] : 0.0f;
+{%- endif %}
+}
