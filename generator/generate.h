@@ -12,7 +12,7 @@
 #include "problem.h"
 
 #define CG_GENERATOR_VERSION CONVGEN_VERSION_STRING
-#define CG_MAX_KERNELS 4
+#define CG_MAX_KERNELS 8
 #define CG_KERNEL_NAME_MAX 64
 
 /* What the generator may know of the target without a GPU: tuning inputs only. */
@@ -46,13 +46,14 @@ typedef struct cg_tuning {
  * plan's workspace; the runtime adds the libraries' own work areas behind it. */
 typedef enum { CG_STEP_KERNEL = 0, CG_STEP_FFT, CG_STEP_GEMM } cg_step_kind;
 
-/* cuFFT over `batch` dense real images of n[0] x ... x n[rank - 1] points at real_offset and
- * their half spectra at spectrum_offset, frequency-major: bin b of image i at b * batch + i. */
+/* cuFFT over `batch` dense real images of n[0] x ... x n[rank - 1] points at real_offset (or,
+ * for R2C, operand in0 or in1 itself) and their dense half spectra at spectrum_offset. */
 typedef struct cg_fft_step {
     int rank;
     int64_t n[CONVGEN_MAX_RANK];
     int64_t batch;
-    bool inverse; /* C2R from the spectra, else R2C into them */
+    bool inverse;     /* C2R from the spectra, else R2C into them */
+    int real_operand; /* R2C: 0 or 1 reads in0 or in1; -1: the workspace at real_offset */
     int64_t real_offset, spectrum_offset;
 } cg_fft_step;
 
@@ -72,7 +73,7 @@ typedef struct cg_step {
     cg_gemm_step gemm;
 } cg_step;
 
-#define CG_MAX_STEPS 8
+#define CG_MAX_STEPS 12
 
 /* The kernels of one layer and pass, run in order on one stream; or, when step_count > 0,
  * the steps in order. */

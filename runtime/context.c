@@ -6,6 +6,7 @@
 
 #include "generate.h"
 #include "jit.h"
+#include "lib_steps.h"
 #include "util.h"
 
 static convgen_status open_device(convgen_context *ctx, int ordinal, int sm_count)
@@ -81,6 +82,7 @@ convgen_status convgen_context_create(const convgen_context_options *options, co
     if (o->disk_cache >= 0)
         ctx->disk = cache_disk_open(o->cache_dir);
     pthread_mutex_init(&ctx->lock, NULL);
+    pthread_mutex_init(&ctx->blas_lock, NULL);
     *out = ctx;
     return CONVGEN_SUCCESS;
 }
@@ -100,11 +102,14 @@ void convgen_context_destroy(convgen_context *ctx)
         free(m);
     }
     if (pushed)
+        lib_steps_release_context(ctx);
+    if (pushed)
         ctx->drv->CtxPopCurrent(&popped);
     if (ctx->drv)
         ctx->drv->DevicePrimaryCtxRelease(ctx->device);
     cache_disk_close(ctx->disk);
     pthread_mutex_destroy(&ctx->lock);
+    pthread_mutex_destroy(&ctx->blas_lock);
     free(ctx);
 }
 

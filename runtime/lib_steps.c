@@ -8,10 +8,10 @@
 #include "util.h"
 
 struct lib_steps {
+    convgen_context *ctx; /* its cuBLAS handle */
     int64_t work_offset;
-    cufftHandle fft[CG_MAX_STEPS]; /* by step index; 0 where none */
+    cufftHandle fft[CG_MAX_STEPS]; /* by step index */
     bool has_fft[CG_MAX_STEPS];
-    cublasHandle_t blas;
 };
 
 /* cuFFT has no message function; these are its documented results. */
@@ -40,37 +40,51 @@ static convgen_status blas_fail(cublasStatus_t r, const char *call)
     return cg_fail(CONVGEN_ERROR_CUDA, "%s: %s", call, cublasGetStatusString(r));
 }
 
-/* Dense real images in, frequency-major half spectra out (or back): bin b of image i at
- * b * batch + i, which is the transposition the GEMM wants, done by cuFFT's output stride. */
+/* Dense real images and dense half spectra, image after image. */
 static convgen_status make_fft(const cg_fft_step *f, cufftHandle *h, size_t *work)
 {
-    long long n[CONVGEN_MAX_RANK], real_embed[CONVGEN_MAX_RANK], spectrum_embed[CONVGEN_MAX_RANK];
-    long long points = 1;
-    for (int d = 0; d < f->rank; ++d) {
-        n[d] = real_embed[d] = spectrum_embed[d] = f->n[d];
-        points *= n[d];
-    }
-    spectrum_embed[f->rank - 1] = f->n[f->rank - 1] / 2 + 1;
+    long long n[CONVGEN_MAX_RANK];
+    for (int d = 0; d < f->rank; ++d)
+        n[d] = f->n[d];
     cufftResult r = cufftCreate(h);
     if (r != CUFFT_SUCCESS)
         return fft_fail(r, "cufftCreate");
     if ((r = cufftSetAutoAllocation(*h, 0)) != CUFFT_SUCCESS)
         return fft_fail(r, "cufftSetAutoAllocation");
-    long long batch = f->batch;
-    if (f->inverse)
-        r = cufftMakePlanMany64(*h, f->rank, n, spectrum_embed, batch, 1, real_embed, 1, points, CUFFT_C2R, batch, work);
-    else
-        r = cufftMakePlanMany64(*h, f->rank, n, real_embed, 1, points, spectrum_embed, batch, 1, CUFFT_R2C, batch, work);
+    r = cufftMakePlanMany64(*h, f->rank, n, NULL, 1, 0, NULL, 1, 0, f->inverse ? CUFFT_C2R : CUFFT_R2C, f->batch, work);
     return r == CUFFT_SUCCESS ? CONVGEN_SUCCESS : fft_fail(r, "cufftMakePlanMany64");
 }
 
-convgen_status lib_steps_create(const cg_generated *gen, int64_t work_offset, lib_steps **out, int64_t *work_bytes)
+/* The context's cuBLAS handle, made on first use. */
+static convgen_status context_blas(convgen_context *ctx)
+{
+    pthread_mutex_lock(&ctx->blas_lock);
+    cublasStatus_t r = CUBLAS_STATUS_SUCCESS;
+    if (!ctx->blas) {
+        cublasHandle_t h;
+        if ((r = cublasCreate(&h)) == CUBLAS_STATUS_SUCCESS)
+            ctx->blas = h;
+    }
+    pthread_mutex_unlock(&ctx->blas_lock);
+    return r == CUBLAS_STATUS_SUCCESS ? CONVGEN_SUCCESS : blas_fail(r, "cublasCreate");
+}
+
+void lib_steps_release_context(convgen_context *ctx)
+{
+    if (ctx->blas)
+        cublasDestroy((cublasHandle_t)ctx->blas);
+    ctx->blas = NULL;
+}
+
+convgen_status lib_steps_create(convgen_context *ctx, const cg_generated *gen, int64_t work_offset, lib_steps **out,
+                                int64_t *work_bytes)
 {
     lib_steps *ls = calloc(1, sizeof *ls);
     *out = NULL;
     *work_bytes = 0;
     if (!ls)
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a plan's library steps");
+    ls->ctx = ctx;
     ls->work_offset = work_offset;
     convgen_status s = CONVGEN_SUCCESS;
     bool gemm = false;
@@ -84,15 +98,8 @@ convgen_status lib_steps_create(const cg_generated *gen, int64_t work_offset, li
         }
         gemm |= gen->steps[i].kind == CG_STEP_GEMM;
     }
-    if (s == CONVGEN_SUCCESS && gemm) {
-        cublasStatus_t r = cublasCreate(&ls->blas);
-        if (r != CUBLAS_STATUS_SUCCESS)
-            ls->blas = NULL, s = blas_fail(r, "cublasCreate");
-        /* Strict fp32 unless the plan allows TF32: the default math mode never uses it. */
-        else if ((r = cublasSetMathMode(ls->blas, gen->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH)) !=
-                 CUBLAS_STATUS_SUCCESS)
-            s = blas_fail(r, "cublasSetMathMode");
-    }
+    if (s == CONVGEN_SUCCESS && gemm)
+        s = context_blas(ctx);
     if (s != CONVGEN_SUCCESS) {
         lib_steps_destroy(ls);
         return s;
@@ -108,12 +115,11 @@ void lib_steps_destroy(lib_steps *ls)
     for (int i = 0; i < CG_MAX_STEPS; ++i)
         if (ls->has_fft[i])
             cufftDestroy(ls->fft[i]);
-    if (ls->blas)
-        cublasDestroy(ls->blas);
     free(ls);
 }
 
-static convgen_status run_fft(lib_steps *ls, int i, const cg_fft_step *f, char *ws, convgen_stream stream)
+static convgen_status run_fft(lib_steps *ls, int i, const cg_fft_step *f, const void *const operands[2], char *ws,
+                              convgen_stream stream)
 {
     cufftHandle h = ls->fft[i];
     cufftResult r = cufftSetStream(h, (cudaStream_t)stream);
@@ -121,9 +127,15 @@ static convgen_status run_fft(lib_steps *ls, int i, const cg_fft_step *f, char *
         r = cufftSetWorkArea(h, ws + ls->work_offset);
     if (r != CUFFT_SUCCESS)
         return fft_fail(r, "cufftSetStream/cufftSetWorkArea");
-    cufftReal *real = (cufftReal *)(ws + f->real_offset);
     cufftComplex *spectrum = (cufftComplex *)(ws + f->spectrum_offset);
-    r = f->inverse ? cufftExecC2R(h, spectrum, real) : cufftExecR2C(h, real, spectrum);
+    if (f->real_operand >= 0 && (uintptr_t)operands[f->real_operand] % sizeof(cufftComplex) != 0)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in%d = %p: the cufft plan reads it with cuFFT, which needs %zu-byte "
+                       "alignment", f->real_operand, operands[f->real_operand], sizeof(cufftComplex));
+    if (f->inverse)
+        r = cufftExecC2R(h, spectrum, (cufftReal *)(ws + f->real_offset));
+    else /* an out-of-place R2C leaves its input alone, so it may read the caller's operand */
+        r = cufftExecR2C(h, (cufftReal *)(f->real_operand >= 0 ? operands[f->real_operand] : ws + f->real_offset),
+                         spectrum);
     return r == CUFFT_SUCCESS ? CONVGEN_SUCCESS : fft_fail(r, f->inverse ? "cufftExecC2R" : "cufftExecR2C");
 }
 
@@ -131,24 +143,29 @@ static cublasOperation_t op(char t) { return t == 'C' ? CUBLAS_OP_C : t == 'T' ?
 
 static convgen_status run_gemm(lib_steps *ls, const cg_gemm_step *g, char *ws, convgen_stream stream, bool tf32)
 {
-    cublasStatus_t r = cublasSetStream(ls->blas, (cudaStream_t)stream);
-    if (r != CUBLAS_STATUS_SUCCESS)
-        return blas_fail(r, "cublasSetStream");
     const cuComplex one = {1.0f, 0.0f}, zero = {0.0f, 0.0f};
-    /* Sizes and batch counts were checked to fit int by the generator. */
-    r = cublasGemmStridedBatchedEx(ls->blas, op(g->transa), op(g->transb), (int)g->m, (int)g->n, (int)g->k, &one,
-                                   ws + g->a_offset, CUDA_C_32F, (int)g->lda, g->a_stride, ws + g->b_offset,
-                                   CUDA_C_32F, (int)g->ldb, g->b_stride, &zero, ws + g->c_offset, CUDA_C_32F,
-                                   (int)g->ldc, g->c_stride, (int)g->batch,
-                                   tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    cublasHandle_t h = ls->ctx->blas;
+    pthread_mutex_lock(&ls->ctx->blas_lock); /* the stream is the handle's: one caller at a time */
+    cublasStatus_t r = cublasSetStream(h, (cudaStream_t)stream);
+    /* Sizes and batch counts were checked to fit int by the generator. The compute type says
+     * strict fp32 or TF32 whatever the handle's math mode. */
+    if (r == CUBLAS_STATUS_SUCCESS)
+        r = cublasGemmStridedBatchedEx(h, op(g->transa), op(g->transb), (int)g->m, (int)g->n, (int)g->k, &one,
+                                       ws + g->a_offset, CUDA_C_32F, (int)g->lda, g->a_stride, ws + g->b_offset,
+                                       CUDA_C_32F, (int)g->ldb, g->b_stride, &zero, ws + g->c_offset, CUDA_C_32F,
+                                       (int)g->ldc, g->c_stride, (int)g->batch,
+                                       tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    pthread_mutex_unlock(&ls->ctx->blas_lock);
     return r == CUBLAS_STATUS_SUCCESS ? CONVGEN_SUCCESS : blas_fail(r, "cublasGemmStridedBatchedEx");
 }
 
-convgen_status lib_steps_run(lib_steps *ls, const cg_generated *gen, int i, void *workspace, convgen_stream stream)
+convgen_status lib_steps_run(lib_steps *ls, const cg_generated *gen, int i, const void *in0, const void *in1,
+                             void *workspace, convgen_stream stream)
 {
     const cg_step *st = &gen->steps[i];
+    const void *const operands[2] = {in0, in1};
     if (st->kind == CG_STEP_FFT)
-        return run_fft(ls, i, &st->fft, workspace, stream);
+        return run_fft(ls, i, &st->fft, operands, workspace, stream);
     if (st->kind == CG_STEP_GEMM)
         return run_gemm(ls, &st->gemm, workspace, stream, gen->tf32);
     return cg_fail(CONVGEN_ERROR_INTERNAL, "step %d is not a library step", i);

@@ -14,11 +14,15 @@ typedef struct lib_steps lib_steps;
 /* Sets up every library step of gen; *work_bytes: the work area they need, to be placed at
  * byte `work_offset` of the workspace (256-byte aligned). The context's primary context must
  * be current. */
-convgen_status lib_steps_create(const cg_generated *gen, int64_t work_offset, lib_steps **out, int64_t *work_bytes);
+convgen_status lib_steps_create(convgen_context *ctx, const cg_generated *gen, int64_t work_offset, lib_steps **out,
+                                int64_t *work_bytes);
 void lib_steps_destroy(lib_steps *ls);
+/* Frees what the context's plans shared (the cuBLAS handle); its primary context current. */
+void lib_steps_release_context(convgen_context *ctx);
 
-/* Runs library step i of gen on `stream` with the plan's workspace; the primary context must
- * be current. */
-convgen_status lib_steps_run(lib_steps *ls, const cg_generated *gen, int i, void *workspace, convgen_stream stream);
+/* Runs library step i of gen on `stream` with the plan's operands and workspace; the primary
+ * context must be current. */
+convgen_status lib_steps_run(lib_steps *ls, const cg_generated *gen, int i, const void *in0, const void *in1,
+                             void *workspace, convgen_stream stream);
 
 #endif

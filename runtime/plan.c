@@ -101,7 +101,7 @@ static convgen_status setup_library_steps(convgen_plan *plan)
     CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
     if (r != CUDA_SUCCESS)
         return cg_cuda_fail(ctx->drv, r, "cuCtxPushCurrent");
-    convgen_status s = lib_steps_create(&plan->gen, work_offset, &plan->lib, &work);
+    convgen_status s = lib_steps_create(ctx, &plan->gen, work_offset, &plan->lib, &work);
     CUcontext popped;
     ctx->drv->CtxPopCurrent(&popped);
     if (s == CONVGEN_SUCCESS && work > 0)
@@ -271,7 +271,7 @@ static convgen_status launch(convgen_plan *plan, const void *in0, const void *in
             s = launch_kernel(plan, i, args, stream);
     for (int i = 0; i < g->step_count && s == CONVGEN_SUCCESS; ++i)
         s = g->steps[i].kind == CG_STEP_KERNEL ? launch_kernel(plan, g->steps[i].kernel, args, stream)
-                                               : lib_steps_run(plan->lib, g, i, workspace, stream);
+                                               : lib_steps_run(plan->lib, g, i, in0, in1, workspace, stream);
     CUcontext popped;
     drv->CtxPopCurrent(&popped);
     return s;
