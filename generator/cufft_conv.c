@@ -62,12 +62,15 @@ typedef struct lib_spec {
     int rank;
     lib_dim d[CONVGEN_MAX_RANK];
     int64_t points, bins;           /* prod(B), and bins per spectrum */
-    int64_t images[3];              /* S, K, O */
+    int64_t images[3];              /* S, K, O: per chunk where sliced */
+    int64_t batch;                  /* images of the batch per chunk (ZNNi's sub-batching) */
+    int64_t chunks;                 /* n / batch */
     const char *names[3];           /* the operands: "x", "w", "y", ... */
     bool identity[2];               /* S, K: the operand is its own padded image (no pad kernel) */
     /* Byte offsets into the workspace: the padded real images (S, K and O in turn), the
      * natural-layout spectra (the same), and the three frequency-major spectra. */
     int64_t real_offset, natural_offset, spectrum_offset[3], workspace;
+    int64_t estimate; /* the workspace with cuFFT's work area estimated */
 } lib_spec;
 
 static const char *const operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
@@ -146,13 +149,16 @@ static bool is_identity(const lib_spec *s, convgen_pass pass, int role)
     return true;
 }
 
-/* Images per operand and the workspace: one real buffer of padded images and one of natural
- * spectra (each reused by S, K and O in turn), and the three frequency-major spectra. */
-static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, lib_spec *s)
+/* Images per operand for `batch` images of the batch per chunk, and the workspace: one real
+ * buffer of padded images and one of natural spectra (each reused by S, K and O in turn), and
+ * the three frequency-major spectra. */
+static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64_t batch, lib_spec *s)
 {
-    const int64_t groups[3][3][2] = {{{p->n, p->c}, {p->k, p->c}, {p->n, p->k}},
-                                     {{p->n, p->k}, {p->k, p->c}, {p->n, p->c}},
-                                     {{p->n, p->c}, {p->n, p->k}, {p->k, p->c}}};
+    const int64_t groups[3][3][2] = {{{batch, p->c}, {p->k, p->c}, {batch, p->k}},
+                                     {{batch, p->k}, {p->k, p->c}, {batch, p->c}},
+                                     {{batch, p->c}, {batch, p->k}, {p->k, p->c}}};
+    s->batch = batch;
+    s->chunks = p->n / batch;
     int64_t most = 0, bytes = 0, at = 0;
     for (int r = 0; r < 3; ++r) {
         s->names[r] = operand_names[pass][r];
@@ -180,7 +186,28 @@ static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, lib_s
     if (!ok || s->bins > INT32_MAX)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: the spectra of this layer do not fit 64-bit sizes");
     s->workspace = at;
-    return CONVGEN_SUCCESS;
+    /* cuFFT's work area, which only a device can size; its plans here have needed at most
+     * the size of the spectra they write. */
+    return cg_mul64(most, s->bins * 8, &bytes) && cg_add64(at, bytes, &s->estimate)
+               ? CONVGEN_SUCCESS
+               : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: the spectra of this layer do not fit 64-bit sizes");
+}
+
+/* ZNNi's sub-batching: the largest divisor of n whose chunks fit the workspace limit (with
+ * cuFFT's work area estimated; the runtime checks the real one). The weights' spectra (fprop,
+ * bprop) are made once; accgrad sums its chunks' products in the frequency domain. */
+static convgen_status choose_batch(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, lib_spec *s)
+{
+    int64_t limit = tune ? tune->workspace_limit : 0;
+    convgen_status st = CONVGEN_ERROR_NOT_SUPPORTED;
+    for (int64_t b = p->n; b >= 1; --b) {
+        if (p->n % b != 0)
+            continue;
+        st = size_buffers(p, pass, b, s);
+        if (st == CONVGEN_SUCCESS && (!limit || s->estimate <= limit))
+            return CONVGEN_SUCCESS;
+    }
+    return st; /* the smallest chunks: the runtime says they exceed the limit */
 }
 
 static convgen_status cufft_applicable(const cg_problem *p, convgen_pass pass)
@@ -215,6 +242,9 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const li
     cg_value_line(h, "  strided-batched CGEMM over %lld bins, transpose back, cuFFT C2R, clip into %s", (long long)s->bins,
                   s->names[2]);
     cg_value_line(h, "  (generator/cufft_conv.c)");
+    if (s->chunks > 1)
+        cg_value_line(h, "sub-batches: %lld chunks of %lld of the batch's images each, to stay under the workspace limit",
+                      (long long)s->chunks, (long long)s->batch);
     cg_value_line(h, "launch: grid (%u, %u, 1), block (%u, %u, 1)", k->grid[0], k->grid[1], k->block[0], k->block[1]);
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/%s or generator/cufft_conv.c instead.", template_name);
@@ -331,9 +361,9 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
 
 /* cuFFT between the real images (the operand itself where its padding is the identity) and
  * the natural spectra. */
-static cg_step fft_step(const lib_spec *s, int role, bool inverse)
+static cg_step fft_step(const lib_spec *s, int role, bool inverse, int phase)
 {
-    cg_step st = {.kind = CG_STEP_FFT};
+    cg_step st = {.kind = CG_STEP_FFT, .phase = phase};
     st.fft.rank = s->rank;
     for (int d = 0; d < s->rank; ++d)
         st.fft.n[d] = s->d[d].size;
@@ -375,18 +405,18 @@ static convgen_status render_transpose(const cg_problem *p, convgen_pass pass, c
 /* The per-bin products (see the table at the top), one strided batch over the bins. */
 static cg_step gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec *s)
 {
-    cg_step st = {.kind = CG_STEP_GEMM};
+    cg_step st = {.kind = CG_STEP_GEMM, .phase = 1};
     cg_gemm_step *g = &st.gemm;
     int64_t S = s->spectrum_offset[0], K = s->spectrum_offset[1];
     switch (pass) {
     case CONVGEN_FPROP: /* O^T (k x n) = K^H (k x c) S^T (c x n) */
-        *g = (cg_gemm_step){'C', 'N', p->k, p->n, p->c, K, p->c, S, p->c, 0, p->k, 0, 0, 0, 0};
+        *g = (cg_gemm_step){'C', 'N', p->k, s->batch, p->c, K, p->c, S, p->c, 0, p->k, 0, 0, 0, 0, false};
         break;
     case CONVGEN_BPROP: /* O^T (c x n) = K^T' (c x k) S^T (k x n), K mirrored */
-        *g = (cg_gemm_step){'N', 'N', p->c, p->n, p->k, K, p->c, S, p->k, 0, p->c, 0, 0, 0, 0};
+        *g = (cg_gemm_step){'N', 'N', p->c, s->batch, p->k, K, p->c, S, p->k, 0, p->c, 0, 0, 0, 0, false};
         break;
     default: /* O^T (c x k) = S^T (c x n) conj(K) (n x k) */
-        *g = (cg_gemm_step){'N', 'C', p->c, p->k, p->n, S, p->c, K, p->k, 0, p->c, 0, 0, 0, 0};
+        *g = (cg_gemm_step){'N', 'C', p->c, p->k, s->batch, S, p->c, K, p->k, 0, p->c, 0, 0, 0, 0, true};
         break;
     }
     g->c_offset = s->spectrum_offset[2];
@@ -397,31 +427,56 @@ static cg_step gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec 
     return st;
 }
 
-/* Appends a step; kernels get the next kernel slot, rendered by the caller. */
-static cg_step *add_step(cg_generated *out, cg_step_kind kind)
+/* Appends a step of `phase`; kernels get the next kernel slot, rendered by the caller. */
+static cg_step *add_step(cg_generated *out, cg_step_kind kind, int phase)
 {
     cg_step *st = &out->steps[out->step_count++];
     memset(st, 0, sizeof *st);
     st->kind = kind;
+    st->phase = phase;
     if (kind == CG_STEP_KERNEL)
         st->kernel = out->kernel_count++;
     return st;
 }
 
 /* Pad (unless the identity), R2C, transpose to frequency-major: operand `role` (0 or 1). */
-static convgen_status forward_steps(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role,
+static convgen_status forward_steps(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role, int phase,
                                     cg_generated *out)
 {
     convgen_status st = CONVGEN_SUCCESS;
     if (!s->identity[role])
-        st = render_kernel(p, pass, s, role, &out->kernels[add_step(out, CG_STEP_KERNEL)->kernel]);
-    *add_step(out, CG_STEP_FFT) = fft_step(s, role, false);
+        st = render_kernel(p, pass, s, role, &out->kernels[add_step(out, CG_STEP_KERNEL, phase)->kernel]);
+    *add_step(out, CG_STEP_FFT, phase) = fft_step(s, role, false, phase);
     if (st == CONVGEN_SUCCESS)
         st = render_transpose(p, pass, s, s->names[role], s->images[role], s->bins, s->natural_offset,
-                              s->spectrum_offset[role], &out->kernels[add_step(out, CG_STEP_KERNEL)->kernel]);
+                              s->spectrum_offset[role], &out->kernels[add_step(out, CG_STEP_KERNEL, phase)->kernel]);
     return st;
 }
 
+/* Transpose back, C2R, clip. */
+static convgen_status inverse_steps(const cg_problem *p, convgen_pass pass, const lib_spec *s, int phase,
+                                    cg_generated *out)
+{
+    convgen_status st = render_transpose(p, pass, s, s->names[2], s->bins, s->images[2], s->spectrum_offset[2],
+                                         s->natural_offset, &out->kernels[add_step(out, CG_STEP_KERNEL, phase)->kernel]);
+    *add_step(out, CG_STEP_FFT, phase) = fft_step(s, 2, true, phase);
+    if (st == CONVGEN_SUCCESS)
+        st = render_kernel(p, pass, s, 2, &out->kernels[add_step(out, CG_STEP_KERNEL, phase)->kernel]);
+    return st;
+}
+
+/* The chunks slice the batch: x, y, dy and dx advance by a chunk's images, w and dw do not. */
+static void set_chunks(const cg_problem *p, convgen_pass pass, const lib_spec *s, cg_generated *out)
+{
+    int64_t x = s->batch * p->c * cg_problem_in_pixels(p), y = s->batch * p->k * cg_problem_out_pixels(p);
+    const int64_t elems[3][3] = {{x, 0, y}, {y, 0, x}, {x, y, 0}};
+    out->chunks = s->chunks;
+    memcpy(out->chunk_elems, elems[pass], sizeof out->chunk_elems);
+}
+
+/* fprop and bprop transform the weights once (phase 0), then per chunk the signal, the product
+ * and the inverse (phase 1). accgrad transforms both operands of each chunk and sums their
+ * products (phase 1), then inverts once (phase 2). */
 static convgen_status cufft_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                      const cg_tuning *tune, cg_generated *out)
 {
@@ -430,22 +485,20 @@ static convgen_status cufft_generate(const cg_problem *p, convgen_pass pass, con
     memset(&s, 0, sizeof s);
     convgen_status st = choose_sizes(p, pass, tune, &s);
     if (st == CONVGEN_SUCCESS)
-        st = size_buffers(p, pass, &s);
+        st = choose_batch(p, pass, tune, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
     s.identity[0] = is_identity(&s, pass, 0);
     s.identity[1] = is_identity(&s, pass, 1);
-    st = forward_steps(p, pass, &s, 0, out);
+    bool weights_once = pass != CONVGEN_ACCGRAD;
+    st = forward_steps(p, pass, &s, 1, weights_once ? 0 : 1, out);
     if (st == CONVGEN_SUCCESS)
-        st = forward_steps(p, pass, &s, 1, out);
+        st = forward_steps(p, pass, &s, 0, 1, out);
     if (st != CONVGEN_SUCCESS)
         return st;
-    *add_step(out, CG_STEP_GEMM) = gemm_step(p, pass, &s);
-    st = render_transpose(p, pass, &s, s.names[2], s.bins, s.images[2], s.spectrum_offset[2], s.natural_offset,
-                          &out->kernels[add_step(out, CG_STEP_KERNEL)->kernel]);
-    *add_step(out, CG_STEP_FFT) = fft_step(&s, 2, true);
-    if (st == CONVGEN_SUCCESS)
-        st = render_kernel(p, pass, &s, 2, &out->kernels[add_step(out, CG_STEP_KERNEL)->kernel]);
+    *add_step(out, CG_STEP_GEMM, 1) = gemm_step(p, pass, &s);
+    st = inverse_steps(p, pass, &s, weights_once ? 1 : 2, out);
+    set_chunks(p, pass, &s, out);
     out->workspace_bytes = s.workspace;
     out->tf32 = tune && tune->tf32;
     return st;

@@ -40,6 +40,7 @@ typedef struct cg_kernel {
 typedef struct cg_tuning {
     int64_t fourier_size[CONVGEN_MAX_RANK]; /* FFT algorithms: the transform size; 0: chosen */
     bool tf32;                              /* library GEMMs may use TF32 tensor cores */
+    int64_t workspace_limit;                /* bytes; 0: none. Planners may sub-batch to stay under */
 } cg_tuning;
 
 /* Library calls between kernels (the cufft algorithm). Buffers are byte offsets into the
@@ -64,10 +65,12 @@ typedef struct cg_gemm_step {
     int64_t m, n, k;
     int64_t a_offset, lda, b_offset, ldb, c_offset, ldc;
     int64_t a_stride, b_stride, c_stride, batch;
+    bool accumulate; /* chunks after the first add to C (a reduction over the sub-batches) */
 } cg_gemm_step;
 
 typedef struct cg_step {
     cg_step_kind kind;
+    int phase;  /* 0: once before the chunks, 1: once per chunk, 2: once after them */
     int kernel; /* CG_STEP_KERNEL: its index */
     cg_fft_step fft;
     cg_gemm_step gemm;
@@ -87,6 +90,10 @@ typedef struct cg_generated {
     int step_count;
     cg_step steps[CG_MAX_STEPS];
     bool tf32; /* the GEMM steps may use TF32 */
+    /* Sub-batching: the phase-1 steps run `chunks` times, in0, in1 and out advancing by
+     * chunk_elems[0..2] floats per chunk (0: not sliced). */
+    int64_t chunks;
+    int64_t chunk_elems[3];
 } cg_generated;
 
 typedef struct cg_planner {

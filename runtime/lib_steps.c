@@ -141,7 +141,8 @@ static convgen_status run_fft(lib_steps *ls, int i, const cg_fft_step *f, const 
 
 static cublasOperation_t op(char t) { return t == 'C' ? CUBLAS_OP_C : t == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
-static convgen_status run_gemm(lib_steps *ls, const cg_gemm_step *g, char *ws, convgen_stream stream, bool tf32)
+static convgen_status run_gemm(lib_steps *ls, const cg_gemm_step *g, char *ws, bool add, convgen_stream stream,
+                               bool tf32)
 {
     const cuComplex one = {1.0f, 0.0f}, zero = {0.0f, 0.0f};
     cublasHandle_t h = ls->ctx->blas;
@@ -152,7 +153,7 @@ static convgen_status run_gemm(lib_steps *ls, const cg_gemm_step *g, char *ws, c
     if (r == CUBLAS_STATUS_SUCCESS)
         r = cublasGemmStridedBatchedEx(h, op(g->transa), op(g->transb), (int)g->m, (int)g->n, (int)g->k, &one,
                                        ws + g->a_offset, CUDA_C_32F, (int)g->lda, g->a_stride, ws + g->b_offset,
-                                       CUDA_C_32F, (int)g->ldb, g->b_stride, &zero, ws + g->c_offset, CUDA_C_32F,
+                                       CUDA_C_32F, (int)g->ldb, g->b_stride, g->accumulate && add ? &one : &zero, ws + g->c_offset, CUDA_C_32F,
                                        (int)g->ldc, g->c_stride, (int)g->batch,
                                        tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     pthread_mutex_unlock(&ls->ctx->blas_lock);
@@ -160,13 +161,13 @@ static convgen_status run_gemm(lib_steps *ls, const cg_gemm_step *g, char *ws, c
 }
 
 convgen_status lib_steps_run(lib_steps *ls, const cg_generated *gen, int i, const void *in0, const void *in1,
-                             void *workspace, convgen_stream stream)
+                             void *workspace, bool accumulate, convgen_stream stream)
 {
     const cg_step *st = &gen->steps[i];
     const void *const operands[2] = {in0, in1};
     if (st->kind == CG_STEP_FFT)
         return run_fft(ls, i, &st->fft, operands, workspace, stream);
     if (st->kind == CG_STEP_GEMM)
-        return run_gemm(ls, &st->gemm, workspace, stream, gen->tf32);
+        return run_gemm(ls, &st->gemm, workspace, accumulate, stream, gen->tf32);
     return cg_fail(CONVGEN_ERROR_INTERNAL, "step %d is not a library step", i);
 }

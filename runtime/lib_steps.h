@@ -4,6 +4,7 @@
 #ifndef CG_LIB_STEPS_H
 #define CG_LIB_STEPS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "context.h"
@@ -20,9 +21,10 @@ void lib_steps_destroy(lib_steps *ls);
 /* Frees what the context's plans shared (the cuBLAS handle); its primary context current. */
 void lib_steps_release_context(convgen_context *ctx);
 
-/* Runs library step i of gen on `stream` with the plan's operands and workspace; the primary
- * context must be current. */
+/* Runs library step i of gen on `stream` with the plan's operands and workspace; `accumulate`:
+ * a GEMM that accumulates adds to its output (a chunk after the first). The primary context
+ * must be current. */
 convgen_status lib_steps_run(lib_steps *ls, const cg_generated *gen, int i, const void *in0, const void *in1,
-                             void *workspace, convgen_stream stream);
+                             void *workspace, bool accumulate, convgen_stream stream);
 
 #endif

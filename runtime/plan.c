@@ -146,6 +146,7 @@ static convgen_status tuning_of(const convgen_plan_options *o, cg_tuning *t)
         t->fourier_size[d] = o->fourier_size[d];
     }
     t->tf32 = o->allow_tf32 != 0;
+    t->workspace_limit = o->workspace_limit > INT64_MAX ? INT64_MAX : (int64_t)o->workspace_limit;
     return CONVGEN_SUCCESS;
 }
 
@@ -251,9 +252,40 @@ static convgen_status launch_kernel(convgen_plan *plan, int i, void **args, conv
     return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(plan->ctx->drv, r, "cuLaunchKernel");
 }
 
+/* The steps of one phase, on the operands of one chunk. */
+static convgen_status run_phase(convgen_plan *plan, int phase, int64_t chunk, const float *in0, const float *in1,
+                                float *out, void *workspace, convgen_stream stream)
+{
+    const cg_generated *g = &plan->gen;
+    void *args[4] = {&in0, &in1, &out, &workspace};
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = 0; i < g->step_count && s == CONVGEN_SUCCESS; ++i) {
+        const cg_step *st = &g->steps[i];
+        if (st->phase != phase)
+            continue;
+        if (st->kind == CG_STEP_KERNEL)
+            s = launch_kernel(plan, st->kernel, args, stream);
+        else
+            s = lib_steps_run(plan->lib, g, i, in0, in1, workspace, st->kind == CG_STEP_GEMM && chunk > 0, stream);
+    }
+    return s;
+}
+
+/* Phase 0, phase 1 on every chunk of the operands, phase 2. */
+static convgen_status run_steps(convgen_plan *plan, const float *in0, const float *in1, float *out, void *workspace,
+                                convgen_stream stream)
+{
+    const cg_generated *g = &plan->gen;
+    convgen_status s = run_phase(plan, 0, 0, in0, in1, out, workspace, stream);
+    for (int64_t c = 0; c < g->chunks && s == CONVGEN_SUCCESS; ++c)
+        s = run_phase(plan, 1, c, in0 + c * g->chunk_elems[0], in1 + c * g->chunk_elems[1], out + c * g->chunk_elems[2],
+                      workspace, stream);
+    return s == CONVGEN_SUCCESS ? run_phase(plan, 2, 0, in0, in1, out, workspace, stream) : s;
+}
+
 /* Runs the plan's steps, or its kernels in order, on `stream`; every kernel gets the same four
  * pointers. */
-static convgen_status launch(convgen_plan *plan, const void *in0, const void *in1, void *out, void *workspace,
+static convgen_status launch(convgen_plan *plan, const float *in0, const float *in1, float *out, void *workspace,
                              convgen_stream stream)
 {
     convgen_context *ctx = plan->ctx;
@@ -269,9 +301,8 @@ static convgen_status launch(convgen_plan *plan, const void *in0, const void *in
     if (g->step_count == 0)
         for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i)
             s = launch_kernel(plan, i, args, stream);
-    for (int i = 0; i < g->step_count && s == CONVGEN_SUCCESS; ++i)
-        s = g->steps[i].kind == CG_STEP_KERNEL ? launch_kernel(plan, g->steps[i].kernel, args, stream)
-                                               : lib_steps_run(plan->lib, g, i, in0, in1, workspace, stream);
+    else
+        s = run_steps(plan, in0, in1, out, workspace, stream);
     CUcontext popped;
     drv->CtxPopCurrent(&popped);
     return s;
@@ -306,7 +337,7 @@ convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out
         return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", workspace_bytes, need);
     if (need && !workspace)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL, the plan needs %zu bytes", need);
-    return launch(plan, in, NULL, out, workspace, stream);
+    return launch(plan, (const float *)in, NULL, (float *)out, workspace, stream);
 }
 
 /* Hands kernel i's source of a generated set to the caller (*source), then frees the set. */

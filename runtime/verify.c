@@ -88,7 +88,8 @@ static convgen_status run_on_device(convgen_context *ctx, convgen_plan *plan, co
 }
 
 convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
-                         convgen_algo algo, unsigned seed, int64_t samples, cg_verify_result *result)
+                         convgen_algo algo, const convgen_plan_options *options, unsigned seed, int64_t samples,
+                         cg_verify_result *result)
 {
     if (!ctx || !result)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", ctx ? "result" : "ctx");
@@ -100,7 +101,7 @@ convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, co
     if (s != CONVGEN_SUCCESS)
         return s;
     convgen_plan *plan;
-    if ((s = convgen_plan_conv(ctx, desc, pass, algo, &plan)) != CONVGEN_SUCCESS)
+    if ((s = convgen_plan_conv_ex(ctx, desc, pass, algo, options, &plan)) != CONVGEN_SUCCESS)
         return s;
     int64_t elems[3];
     cg_problem_operand_elems(&p, pass, elems);

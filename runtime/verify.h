@@ -20,7 +20,9 @@ typedef struct cg_verify_result {
 
 /* samples < 0: all elements when the reference is cheap (<= 4e8 multiply-adds), else 4096
  * random ones; 0: all; > 0: that many random points. */
+/* options: the plan's (NULL: defaults). */
 convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
-                         convgen_algo algo, unsigned seed, int64_t samples, cg_verify_result *result);
+                         convgen_algo algo, const convgen_plan_options *options, unsigned seed, int64_t samples,
+                         cg_verify_result *result);
 
 #endif

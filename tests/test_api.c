@@ -138,9 +138,16 @@ static void test_plan_options_are_checked(void **state)
     o.fourier_size[1] = 8;
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan),
                  CONVGEN_ERROR_INVALID_VALUE, "fourier_size[1] = 8 is below 9");
-    o.fourier_size[1] = 10, o.workspace_limit = ws - 1;
+    o.fourier_size[1] = 10, o.workspace_limit = ws - 1; /* two sub-batches of one image */
+    assert_int_equal(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan), CONVGEN_SUCCESS);
+    assert_non_null(strstr(convgen_plan_source(plan, 0), "sub-batches: 2 chunks of 1 of the batch's images"));
+    size_t chunked = 0;
+    assert_int_equal(convgen_plan_workspace_size(plan, &chunked), CONVGEN_SUCCESS);
+    assert_true(chunked < ws);
+    convgen_plan_destroy(plan);
+    o.workspace_limit = 1024; /* less than a single image needs */
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan),
-                 CONVGEN_ERROR_WORKSPACE_LIMIT, "workspace_limit");
+                 CONVGEN_ERROR_WORKSPACE_LIMIT, "workspace_limit is 1024");
     assert_null(plan);
     convgen_conv_desc strided = layer;
     strided.stride[1] = 2;

@@ -1,8 +1,8 @@
 /* GPU tests of the convolution algorithms: every pass against the CPU float64 reference on
  * random data, outputs (and workspace) poisoned with NaN first, relative error <= 1e-5 for
  * direct and <= 1e-4 for cufft (two fp32 transforms around the product). direct runs 50
- * shapes (any stride), cufft 48 (stride 1, kernels up to 13). Without a GPU every test skips
- * and says why. */
+ * shapes (any stride), cufft 48 (stride 1, kernels up to 13), a third of them again under a
+ * workspace limit that makes them sub-batch. Without a GPU every test skips and says why. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -26,7 +26,8 @@ typedef struct shape {
     char name[160];
     convgen_conv_desc d;
     convgen_algo algo;
-    double bound; /* on the relative error */
+    double bound;     /* on the relative error */
+    bool sub_batched; /* also run under a workspace limit that forces sub-batches */
 } shape;
 
 static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES];
@@ -145,14 +146,37 @@ static void name_shape(shape *s)
                    (long long)(d->dilation[0] ? d->dilation[0] : 1), d->mode ? " conv" : "");
 }
 
+/* A workspace limit one byte below what the plan needs unlimited, so that it sub-batches. */
+static convgen_plan_options tight_options(const shape *s, convgen_pass pass)
+{
+    convgen_plan *plan;
+    convgen_plan_options o = {0};
+    if (convgen_plan_conv(ctx, &s->d, pass, s->algo, &plan) != CONVGEN_SUCCESS)
+        fail_msg("%s %s: %s", s->name, convgen_pass_name(pass), convgen_last_error());
+    convgen_plan_workspace_size(plan, &o.workspace_limit);
+    convgen_plan_destroy(plan);
+    o.workspace_limit -= 1;
+    if (convgen_plan_conv_ex(ctx, &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
+        fail_msg("%s %s under %zu bytes: %s", s->name, convgen_pass_name(pass), o.workspace_limit, convgen_last_error());
+    if (!strstr(convgen_plan_source(plan, 0), "sub-batches:"))
+        fail_msg("%s %s: no sub-batches under the limit", s->name, convgen_pass_name(pass));
+    convgen_plan_destroy(plan);
+    return o;
+}
+
 static void check_shape(void **state)
 {
     const shape *s = *state;
     if (!ctx)
         skip();
-    for (int pass = 0; pass < 3; ++pass) {
+    for (int run = 0; run < 3 * (s->sub_batched ? 2 : 1); ++run) {
+        int pass = run % 3;
+        convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass) : (convgen_plan_options){0};
+        if (run >= 3)
+            print_message("sub-batched under %zu bytes of workspace:\n", tight.workspace_limit);
         cg_verify_result r;
-        convgen_status st = cg_verify(ctx, &s->d, (convgen_pass)pass, s->algo, 7 + (unsigned)pass, 0, &r);
+        convgen_status st =
+            cg_verify(ctx, &s->d, (convgen_pass)pass, s->algo, run >= 3 ? &tight : NULL, 7 + (unsigned)pass, 0, &r);
         if (st != CONVGEN_SUCCESS)
             fail_msg("%s %s: %s: %s", s->name, convgen_pass_name((convgen_pass)pass), convgen_status_string(st),
                      convgen_last_error());
@@ -198,6 +222,8 @@ static void make_tests(shape *s, int count, int handpicked_count, void (*random)
         random(&seed, &s[i].d);
     for (int i = 0; i < count; ++i) {
         s[i].algo = algo, s[i].bound = bound;
+        /* One shape in three with a batch to cut, for the algorithms that sub-batch. */
+        s[i].sub_batched = algo == CONVGEN_ALGO_CUFFT && s[i].d.n > 1 && i % 3 == 0;
         name_shape(&s[i]);
         tests[i] = (struct CMUnitTest){.name = s[i].name, .test_func = check_shape, .initial_state = &s[i]};
     }
