@@ -18,6 +18,7 @@
 #include "generate.h"
 #include "layer.h"
 #include "problem.h"
+#include "reference.h"
 
 #ifndef CONVGEN_SOURCE_DIR
 #define CONVGEN_SOURCE_DIR "."
@@ -179,6 +180,56 @@ static double relative_error(const float *got_dev, const float *ref_dev, int64_t
     return isnan(d2) ? INFINITY : sqrt(d2 / (r2 > 0 ? r2 : 1));
 }
 
+/* ---- accuracy against the float64 reference ---- */
+
+/* The CPU reference at random output points of buffer set 0, to measure every implementation's
+ * error against float64 (the issue's accuracy target compares convgen's FFT algorithms with
+ * cuDNN's). Points get fewer where one costs a long reduction (accgrad of L1: 1.8M multiply-adds). */
+#define REFERENCE_POINTS 4096
+#define REFERENCE_BUDGET 2e9 /* multiply-adds per layer and pass */
+
+typedef struct reference_points {
+    int count;
+    int64_t index[REFERENCE_POINTS];
+    double value[REFERENCE_POINTS];
+} reference_points;
+
+static bool make_reference_points(const cg_problem *p, convgen_pass pass, const bench_buffers *b, reference_points *rp)
+{
+    double kp = (double)cg_problem_kernel_pixels(p), op = (double)cg_problem_out_pixels(p);
+    double length = pass == CONVGEN_FPROP ? p->c * kp : pass == CONVGEN_BPROP ? p->k * kp : p->n * op;
+    rp->count = length * REFERENCE_POINTS > REFERENCE_BUDGET ? (int)(REFERENCE_BUDGET / length) : REFERENCE_POINTS;
+    rp->count = rp->count < 16 ? 16 : rp->count;
+    float *in[2] = {malloc(4 * (size_t)b->elems[0]), malloc(4 * (size_t)b->elems[1])};
+    bool ok = in[0] && in[1] &&
+              bench_cuda_ok(cudaMemcpy(in[0], b->in0[0], 4 * (size_t)b->elems[0], cudaMemcpyDeviceToHost), "copy") &&
+              bench_cuda_ok(cudaMemcpy(in[1], b->in1[0], 4 * (size_t)b->elems[1], cudaMemcpyDeviceToHost), "copy");
+    uint64_t state = 0x5DEECE66Dull;
+    for (int i = 0; ok && i < rp->count; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        rp->index[i] = (int64_t)((state >> 16) % (uint64_t)b->elems[2]);
+        rp->value[i] = ref_conv_at(p, pass, in[0], in[1], rp->index[i]);
+    }
+    free(in[0]);
+    free(in[1]);
+    return ok;
+}
+
+/* ||got - ref|| / ||ref|| over the points, got read point by point from device memory. */
+static double reference_error(const reference_points *rp, const float *got_dev)
+{
+    double d2 = 0, r2 = 0;
+    for (int i = 0; i < rp->count; ++i) {
+        float got;
+        if (!bench_cuda_ok(cudaMemcpy(&got, got_dev + rp->index[i], 4, cudaMemcpyDeviceToHost), "copy"))
+            return NAN;
+        double d = (double)got - rp->value[i];
+        d2 += d * d;
+        r2 += rp->value[i] * rp->value[i];
+    }
+    return isnan(d2) ? INFINITY : sqrt(d2 / (r2 > 0 ? r2 : 1));
+}
+
 static double layer_flops(const cg_layer *l)
 {
     cg_problem p;
@@ -187,9 +238,11 @@ static double layer_flops(const cg_layer *l)
 
 /* Plans, times and checks one algorithm; appends its row. */
 static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pass, const cg_planner *pl,
-                        bench_buffers *b, const float *reference, const options *o, bench_report *r)
+                        bench_buffers *b, const float *reference, const reference_points *rp, const options *o,
+                        bench_report *r)
 {
-    bench_row row = {.pass = pass, .impl = "convgen", .ms = -1, .rel_error = NAN, .flops = layer_flops(l)};
+    bench_row row = {.pass = pass, .impl = "convgen", .ms = -1, .rel_error = NAN, .ref_error = NAN,
+                     .flops = layer_flops(l)};
     snprintf(row.layer, sizeof row.layer, "%s", l->name);
     snprintf(row.algo, sizeof row.algo, "%s", pl->name);
     convgen_state c = {.b = b};
@@ -204,8 +257,12 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
     }
     if (s == CONVGEN_SUCCESS) {
         row.ms = bench_median_ms(convgen_once, &c, b->sets, 3, o->runs);
-        if (row.ms > 0 && reference && convgen_once(&c, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "check run"))
-            row.rel_error = relative_error(b->out[0], reference, b->elems[2]);
+        if (row.ms > 0 && convgen_once(&c, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "check run")) {
+            if (reference)
+                row.rel_error = relative_error(b->out[0], reference, b->elems[2]);
+            if (rp)
+                row.ref_error = reference_error(rp, b->out[0]);
+        }
     } else if (s != CONVGEN_ERROR_NOT_SUPPORTED) {
         snprintf(row.note, sizeof row.note, "%s", convgen_last_error());
     }
@@ -216,9 +273,11 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
         bench_report_add(r, &row);
 }
 
-static void add_cudnn_row(bench_report *r, const cg_layer *l, convgen_pass pass, bool tf32, const bench_cudnn_pick *pk)
+static void add_cudnn_row(bench_report *r, const cg_layer *l, convgen_pass pass, bool tf32, const bench_cudnn_pick *pk,
+                          double ref_error)
 {
-    bench_row row = {.pass = pass, .ms = pk->ok ? pk->ms : -1, .rel_error = NAN, .flops = layer_flops(l)};
+    bench_row row = {.pass = pass, .ms = pk->ok ? pk->ms : -1, .rel_error = NAN, .ref_error = ref_error,
+                     .flops = layer_flops(l)};
     snprintf(row.layer, sizeof row.layer, "%s", l->name);
     snprintf(row.impl, sizeof row.impl, "%s", tf32 ? "cudnn-tf32" : "cudnn-fp32");
     snprintf(row.algo, sizeof row.algo, "%s", pk->ok ? pk->algo : "-");
@@ -236,13 +295,18 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
         return;
     }
     float *reference = NULL;
+    reference_points *rp = malloc(sizeof *rp);
+    if (rp && !make_reference_points(&p, pass, &b, rp)) {
+        free(rp);
+        rp = NULL;
+    }
     if (dnn) {
         bench_cudnn_pick strict = {0}, tf32;
         if (bench_cuda_ok(cudaMalloc((void **)&reference, 4 * (size_t)b.elems[2]), "reference"))
             strict = bench_cudnn_run(dnn, &l->desc, pass, false, &b, o->runs, reference);
         tf32 = bench_cudnn_run(dnn, &l->desc, pass, true, &b, o->runs, NULL);
-        add_cudnn_row(r, l, pass, false, &strict);
-        add_cudnn_row(r, l, pass, true, &tf32);
+        add_cudnn_row(r, l, pass, false, &strict, strict.ok && rp ? reference_error(rp, reference) : NAN);
+        add_cudnn_row(r, l, pass, true, &tf32, NAN);
         if (!strict.ok) {
             cudaFree(reference);
             reference = NULL;
@@ -250,8 +314,9 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
     }
     for (int i = 0; i < cg_planner_count(); ++i)
         if (cg_planner_at(i)->applicable(&p, pass) == CONVGEN_SUCCESS)
-            run_convgen(ctx, l, pass, cg_planner_at(i), &b, reference, o, r);
+            run_convgen(ctx, l, pass, cg_planner_at(i), &b, reference, rp, o, r);
     cudaFree(reference);
+    free(rp);
     free_buffers(&b);
     fprintf(stderr, "convgen-bench: %s %s done\n", l->name, convgen_pass_name(pass));
 }

@@ -208,22 +208,26 @@ void bench_report_print(const bench_report *r, FILE *f)
 {
     print_header(r, f);
     fprintf(f, "| layer | pass | implementation | algorithm | ms | TFLOP/s | speedup vs cuDNN fp32 | "
-               "speedup vs cuDNN TF32 | rel. error vs cuDNN fp32 |\n");
-    fprintf(f, "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+               "speedup vs cuDNN TF32 | rel. error vs cuDNN fp32 | rel. error vs float64 (sampled) |\n");
+    fprintf(f, "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (int i = 0; i < r->count; ++i) {
         const bench_row *row = &r->rows[i];
         if (row->ms <= 0) {
-            fprintf(f, "| %s | %s | %s | %s | n/a | | | | %s |\n", row->layer, convgen_pass_name(row->pass), row->impl,
-                    row->algo, row->note);
+            fprintf(f, "| %s | %s | %s | %s | n/a | | | | %s | |\n", row->layer, convgen_pass_name(row->pass),
+                    row->impl, row->algo, row->note);
             continue;
         }
         fprintf(f, "| %s | %s | %s | %s | %.4f | %.2f | ", row->layer, convgen_pass_name(row->pass), row->impl,
                 row->algo, row->ms, row->flops / (row->ms * 1e-3) / 1e12);
         if (strcmp(row->impl, "convgen") == 0)
-            fprintf(f, "%.3f | %.3f | %.2e |\n", speedup(r, row, "cudnn-fp32"), speedup(r, row, "cudnn-tf32"),
+            fprintf(f, "%.3f | %.3f | %.2e | ", speedup(r, row, "cudnn-fp32"), speedup(r, row, "cudnn-tf32"),
                     row->rel_error);
         else
-            fprintf(f, " | | |\n");
+            fprintf(f, " | | | ");
+        if (isnan(row->ref_error))
+            fprintf(f, "|\n");
+        else
+            fprintf(f, "%.2e |\n", row->ref_error);
     }
     fprintf(f, "\n");
     print_geomeans(r, f);
@@ -231,13 +235,15 @@ void bench_report_print(const bench_report *r, FILE *f)
 
 static void write_csv(const bench_report *r, FILE *f)
 {
-    fprintf(f, "layer,pass,implementation,algorithm,ms,tflops,speedup_vs_cudnn_fp32,speedup_vs_cudnn_tf32,rel_error\n");
+    fprintf(f, "layer,pass,implementation,algorithm,ms,tflops,speedup_vs_cudnn_fp32,speedup_vs_cudnn_tf32,rel_error,"
+               "ref_error\n");
     for (int i = 0; i < r->count; ++i) {
         const bench_row *row = &r->rows[i];
         bool mine = strcmp(row->impl, "convgen") == 0;
-        fprintf(f, "%s,%s,%s,%s,%.6f,%.4f,%.4f,%.4f,%.3e\n", row->layer, convgen_pass_name(row->pass), row->impl,
+        fprintf(f, "%s,%s,%s,%s,%.6f,%.4f,%.4f,%.4f,%.3e,%.3e\n", row->layer, convgen_pass_name(row->pass), row->impl,
                 row->algo, row->ms, row->ms > 0 ? row->flops / (row->ms * 1e-3) / 1e12 : NAN,
-                mine ? speedup(r, row, "cudnn-fp32") : NAN, mine ? speedup(r, row, "cudnn-tf32") : NAN, row->rel_error);
+                mine ? speedup(r, row, "cudnn-fp32") : NAN, mine ? speedup(r, row, "cudnn-tf32") : NAN, row->rel_error,
+                row->ref_error);
     }
 }
 

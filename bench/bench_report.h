@@ -16,6 +16,7 @@ typedef struct bench_row {
     double ms;       /* < 0: not run */
     double flops;    /* time-domain equivalent FLOPs of the pass */
     double rel_error;/* against cuDNN strict fp32; NaN for cuDNN's own rows */
+    double ref_error;/* against the float64 reference at sampled points; NaN: not measured */
     char note[160];
 } bench_row;
 

@@ -82,7 +82,7 @@ convgen_status convgen_context_create(const convgen_context_options *options, co
     if (o->disk_cache >= 0)
         ctx->disk = cache_disk_open(o->cache_dir);
     pthread_mutex_init(&ctx->lock, NULL);
-    pthread_mutex_init(&ctx->blas_lock, NULL);
+    pthread_mutex_init(&ctx->lib_lock, NULL);
     *out = ctx;
     return CONVGEN_SUCCESS;
 }
@@ -109,7 +109,7 @@ void convgen_context_destroy(convgen_context *ctx)
         ctx->drv->DevicePrimaryCtxRelease(ctx->device);
     cache_disk_close(ctx->disk);
     pthread_mutex_destroy(&ctx->lock);
-    pthread_mutex_destroy(&ctx->blas_lock);
+    pthread_mutex_destroy(&ctx->lib_lock);
     free(ctx);
 }
 

@@ -29,11 +29,12 @@ struct convgen_context {
     pthread_mutex_t lock;    /* guards `modules` and `plans` */
     int plans;               /* live plans, to warn about destroying a context under them */
     loaded_module *modules;  /* loaded once per context, unloaded at destroy */
-    /* The cuBLAS handle of the context's library steps, made by the first plan that needs one
-     * (lib_steps.c): creating one costs tens of milliseconds, too much per plan. Guarded by
-     * blas_lock, held while a GEMM is enqueued. */
+    /* What the plans' library steps share (lib_steps.c): the cuBLAS handle and the cuFFT plans,
+     * made on first use, since each costs milliseconds to tens of milliseconds. Guarded by
+     * lib_lock, also held while a library call is enqueued (the stream belongs to the handle). */
     void *blas;
-    pthread_mutex_t blas_lock;
+    void *fft_plans;
+    pthread_mutex_t lib_lock;
 };
 
 /* Counts a plan in (+1) or out (-1). */

@@ -8,11 +8,28 @@
 #include "util.h"
 
 struct lib_steps {
-    convgen_context *ctx; /* its cuBLAS handle */
+    convgen_context *ctx;          /* its cuBLAS handle and cuFFT plans */
     int64_t work_offset;
-    cufftHandle fft[CG_MAX_STEPS]; /* by step index */
-    bool has_fft[CG_MAX_STEPS];
+    cufftHandle fft[CG_MAX_STEPS]; /* by step index; owned by the context */
 };
+
+/* A cuFFT plan of the context, for every step with the same transform. */
+typedef struct fft_entry {
+    cg_fft_step shape; /* rank, n, batch and inverse count; the offsets do not */
+    cufftHandle handle;
+    size_t work;
+    struct fft_entry *next;
+} fft_entry;
+
+static bool same_transform(const cg_fft_step *a, const cg_fft_step *b)
+{
+    if (a->rank != b->rank || a->batch != b->batch || a->inverse != b->inverse)
+        return false;
+    for (int d = 0; d < a->rank; ++d)
+        if (a->n[d] != b->n[d])
+            return false;
+    return true;
+}
 
 /* cuFFT has no message function; these are its documented results. */
 static const char *cufft_message(cufftResult r)
@@ -49,24 +66,53 @@ static convgen_status make_fft(const cg_fft_step *f, cufftHandle *h, size_t *wor
     cufftResult r = cufftCreate(h);
     if (r != CUFFT_SUCCESS)
         return fft_fail(r, "cufftCreate");
-    if ((r = cufftSetAutoAllocation(*h, 0)) != CUFFT_SUCCESS)
-        return fft_fail(r, "cufftSetAutoAllocation");
-    r = cufftMakePlanMany64(*h, f->rank, n, NULL, 1, 0, NULL, 1, 0, f->inverse ? CUFFT_C2R : CUFFT_R2C, f->batch, work);
-    return r == CUFFT_SUCCESS ? CONVGEN_SUCCESS : fft_fail(r, "cufftMakePlanMany64");
+    const char *call = "cufftSetAutoAllocation";
+    if ((r = cufftSetAutoAllocation(*h, 0)) == CUFFT_SUCCESS) {
+        call = "cufftMakePlanMany64";
+        r = cufftMakePlanMany64(*h, f->rank, n, NULL, 1, 0, NULL, 1, 0, f->inverse ? CUFFT_C2R : CUFFT_R2C, f->batch,
+                                work);
+    }
+    if (r == CUFFT_SUCCESS)
+        return CONVGEN_SUCCESS;
+    cufftDestroy(*h);
+    return fft_fail(r, call);
 }
 
 /* The context's cuBLAS handle, made on first use. */
 static convgen_status context_blas(convgen_context *ctx)
 {
-    pthread_mutex_lock(&ctx->blas_lock);
+    pthread_mutex_lock(&ctx->lib_lock);
     cublasStatus_t r = CUBLAS_STATUS_SUCCESS;
     if (!ctx->blas) {
         cublasHandle_t h;
         if ((r = cublasCreate(&h)) == CUBLAS_STATUS_SUCCESS)
             ctx->blas = h;
     }
-    pthread_mutex_unlock(&ctx->blas_lock);
+    pthread_mutex_unlock(&ctx->lib_lock);
     return r == CUBLAS_STATUS_SUCCESS ? CONVGEN_SUCCESS : blas_fail(r, "cublasCreate");
+}
+
+/* The context's plan for transform f, made on first use (lib_lock held). */
+static convgen_status context_fft(convgen_context *ctx, const cg_fft_step *f, cufftHandle *h, size_t *work)
+{
+    for (fft_entry *e = ctx->fft_plans; e; e = e->next)
+        if (same_transform(&e->shape, f)) {
+            *h = e->handle, *work = e->work;
+            return CONVGEN_SUCCESS;
+        }
+    fft_entry *e = calloc(1, sizeof *e);
+    if (!e)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a cuFFT plan");
+    e->shape = *f;
+    convgen_status s = make_fft(f, &e->handle, &e->work);
+    if (s != CONVGEN_SUCCESS) {
+        free(e);
+        return s;
+    }
+    e->next = ctx->fft_plans;
+    ctx->fft_plans = e;
+    *h = e->handle, *work = e->work;
+    return CONVGEN_SUCCESS;
 }
 
 void lib_steps_release_context(convgen_context *ctx)
@@ -74,6 +120,12 @@ void lib_steps_release_context(convgen_context *ctx)
     if (ctx->blas)
         cublasDestroy((cublasHandle_t)ctx->blas);
     ctx->blas = NULL;
+    for (fft_entry *e = ctx->fft_plans, *next; e; e = next) {
+        next = e->next;
+        cufftDestroy(e->handle);
+        free(e);
+    }
+    ctx->fft_plans = NULL;
 }
 
 convgen_status lib_steps_create(convgen_context *ctx, const cg_generated *gen, int64_t work_offset, lib_steps **out,
@@ -88,16 +140,17 @@ convgen_status lib_steps_create(convgen_context *ctx, const cg_generated *gen, i
     ls->work_offset = work_offset;
     convgen_status s = CONVGEN_SUCCESS;
     bool gemm = false;
+    pthread_mutex_lock(&ctx->lib_lock);
     for (int i = 0; i < gen->step_count && s == CONVGEN_SUCCESS; ++i) {
         if (gen->steps[i].kind == CG_STEP_FFT) {
             size_t work = 0;
-            s = make_fft(&gen->steps[i].fft, &ls->fft[i], &work);
-            ls->has_fft[i] = true; /* destroyed even when half made */
+            s = context_fft(ctx, &gen->steps[i].fft, &ls->fft[i], &work);
             if ((int64_t)work > *work_bytes)
                 *work_bytes = (int64_t)work; /* the transforms run one after another: one area */
         }
         gemm |= gen->steps[i].kind == CG_STEP_GEMM;
     }
+    pthread_mutex_unlock(&ctx->lib_lock);
     if (s == CONVGEN_SUCCESS && gemm)
         s = context_blas(ctx);
     if (s != CONVGEN_SUCCESS) {
@@ -108,34 +161,25 @@ convgen_status lib_steps_create(convgen_context *ctx, const cg_generated *gen, i
     return CONVGEN_SUCCESS;
 }
 
-void lib_steps_destroy(lib_steps *ls)
-{
-    if (!ls)
-        return;
-    for (int i = 0; i < CG_MAX_STEPS; ++i)
-        if (ls->has_fft[i])
-            cufftDestroy(ls->fft[i]);
-    free(ls);
-}
+void lib_steps_destroy(lib_steps *ls) { free(ls); /* the cuFFT plans stay with the context */ }
 
 static convgen_status run_fft(lib_steps *ls, int i, const cg_fft_step *f, const void *const operands[2], char *ws,
                               convgen_stream stream)
 {
-    cufftHandle h = ls->fft[i];
-    cufftResult r = cufftSetStream(h, (cudaStream_t)stream);
-    if (r == CUFFT_SUCCESS)
-        r = cufftSetWorkArea(h, ws + ls->work_offset);
-    if (r != CUFFT_SUCCESS)
-        return fft_fail(r, "cufftSetStream/cufftSetWorkArea");
-    cufftComplex *spectrum = (cufftComplex *)(ws + f->spectrum_offset);
     if (f->real_operand >= 0 && (uintptr_t)operands[f->real_operand] % sizeof(cufftComplex) != 0)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in%d = %p: the cufft plan reads it with cuFFT, which needs %zu-byte "
                        "alignment", f->real_operand, operands[f->real_operand], sizeof(cufftComplex));
-    if (f->inverse)
-        r = cufftExecC2R(h, spectrum, (cufftReal *)(ws + f->real_offset));
-    else /* an out-of-place R2C leaves its input alone, so it may read the caller's operand */
-        r = cufftExecR2C(h, (cufftReal *)(f->real_operand >= 0 ? operands[f->real_operand] : ws + f->real_offset),
-                         spectrum);
+    cufftHandle h = ls->fft[i];
+    cufftComplex *spectrum = (cufftComplex *)(ws + f->spectrum_offset);
+    cufftReal *real = (cufftReal *)(f->real_operand >= 0 ? operands[f->real_operand] : ws + f->real_offset);
+    pthread_mutex_lock(&ls->ctx->lib_lock); /* the handle's stream and work area are set per call */
+    cufftResult r = cufftSetStream(h, (cudaStream_t)stream);
+    if (r == CUFFT_SUCCESS)
+        r = cufftSetWorkArea(h, ws + ls->work_offset);
+    /* An out-of-place R2C leaves its input alone, so it may read the caller's operand. */
+    if (r == CUFFT_SUCCESS)
+        r = f->inverse ? cufftExecC2R(h, spectrum, real) : cufftExecR2C(h, real, spectrum);
+    pthread_mutex_unlock(&ls->ctx->lib_lock);
     return r == CUFFT_SUCCESS ? CONVGEN_SUCCESS : fft_fail(r, f->inverse ? "cufftExecC2R" : "cufftExecR2C");
 }
 
@@ -146,7 +190,7 @@ static convgen_status run_gemm(lib_steps *ls, const cg_gemm_step *g, char *ws, b
 {
     const cuComplex one = {1.0f, 0.0f}, zero = {0.0f, 0.0f};
     cublasHandle_t h = ls->ctx->blas;
-    pthread_mutex_lock(&ls->ctx->blas_lock); /* the stream is the handle's: one caller at a time */
+    pthread_mutex_lock(&ls->ctx->lib_lock); /* the stream is the handle's: one caller at a time */
     cublasStatus_t r = cublasSetStream(h, (cudaStream_t)stream);
     /* Sizes and batch counts were checked to fit int by the generator. The compute type says
      * strict fp32 or TF32 whatever the handle's math mode. */
@@ -156,7 +200,7 @@ static convgen_status run_gemm(lib_steps *ls, const cg_gemm_step *g, char *ws, b
                                        CUDA_C_32F, (int)g->ldb, g->b_stride, g->accumulate && add ? &one : &zero, ws + g->c_offset, CUDA_C_32F,
                                        (int)g->ldc, g->c_stride, (int)g->batch,
                                        tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    pthread_mutex_unlock(&ls->ctx->blas_lock);
+    pthread_mutex_unlock(&ls->ctx->lib_lock);
     return r == CUBLAS_STATUS_SUCCESS ? CONVGEN_SUCCESS : blas_fail(r, "cublasGemmStridedBatchedEx");
 }
 
