@@ -13,10 +13,14 @@
  * the first version here: on the H100 its strided transforms of L2 (8192 64x64 images) took
  * 0.83 ms forward and 1.13 ms inverse, against about 0.21 ms each for the natural layout.
  *
- *   pass     S        K        O        per bin, row-major:             cuBLAS (column-major)
- *   fprop    x[n][c]  w[k][c]  y[n][k]  O[n][k] = sum_c S[n][c] K*[k][c]  O^T = K^H S^T    (C, N)
- *   bprop    dy[n][k] w[k][c]  dx[n][c] O[n][c] = sum_k S[n][k] K[k][c]   O^T = K^T' S^T   (N, N)
- *   accgrad  x[n][c]  dy[n][k] dw[k][c] O[k][c] = sum_n K*[n][k] S[n][c]  O^T = S^T K^H    (N, C)
+ *   pass     S        K        O        per bin, row-major
+ *   fprop    x[n][c]  w[k][c]  y[n][k]  O[n][k] = sum_c S[n][c] conj(K[k][c])
+ *   bprop    dy[n][k] w[k][c]  dx[n][c] O[n][c] = sum_k S[n][k] K[k][c]  (K mirrored, see below)
+ *   accgrad  x[n][c]  dy[n][k] dw[k][c] O[k][c] = sum_n S[n][c] conj(K[n][k])
+ *
+ * cuBLAS sees each stored row-major [a][b] matrix as the column-major b x a matrix M, so the
+ * products are, in its terms: fprop O = op_C(K) S (m = k), bprop O = K S (m = c), accgrad
+ * O = S op_C(K) (m = c), op_C being cuBLAS's conjugate transpose (gemm_step).
  *
  * A correlation's spectrum is S times the conjugate of K's. cuBLAS can conjugate only with a
  * transpose, which bprop's product does not have, so bprop places the kernel's taps mirrored
@@ -82,11 +86,12 @@ static placement place(const lib_spec *s, convgen_pass pass, int role, int d)
 {
     const fft_conv_dim *c = &s->d[d].c;
     placement pl = {.limit = s->d[d].size};
-    if (role == 0) { /* the signal, shifted by the pad, cut to what the outputs read */
+    if (role == 0) { /* the signal, shifted by the pad; positions past what the outputs read are
+                      * cut, which only spares loads (nothing there reaches an output) */
         int64_t reach = c->out + c->extent - 1;
         pl.base = c->pad_before, pl.step = 1, pl.count = c->in;
         pl.limit = reach < pl.limit ? reach : pl.limit;
-    } else if (role == 1 && pass == CONVGEN_ACCGRAD) { /* dy is the kernel, taps 0 .. out - 1 */
+    } else if (role == 1 && pass == CONVGEN_ACCGRAD) { /* dy is the kernel: its `extent` positions */
         pl.base = 0, pl.step = 1, pl.count = c->extent;
     } else if (role == 1) { /* weight tap f at fft_conv_dim_tap(f): affine in f */
         pl.base = fft_conv_dim_tap(c, 0);
@@ -115,10 +120,12 @@ static convgen_status choose_sizes(const cg_problem *p, convgen_pass pass, const
     for (int d = 0; d < p->rank; ++d) {
         lib_dim *ld = &s->d[d];
         ld->c = dims[d];
+        /* A transform of one point is legal but untested in cuFFT; two hold the same correlation. */
         int64_t need = dims[d].out + dims[d].extent - 1, fixed = tune ? tune->fourier_size[d] : 0;
+        need = need < 2 ? 2 : need;
         if (fixed && fixed < need)
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
-                           "fourier_size[%d] = %lld is below %lld, the linear correlation's length", d,
+                           "options->fourier_size[%d] = %lld is below %lld, the linear correlation's length", d,
                            (long long)fixed, (long long)need);
         if (fixed) {
             ld->size = fixed;
@@ -131,9 +138,15 @@ static convgen_status choose_sizes(const cg_problem *p, convgen_pass pass, const
         }
         ld->spectrum = d == p->rank - 1 ? ld->size / 2 + 1 : ld->size;
         if (!cg_mul64(s->points, ld->size, &s->points) || s->points > INT32_MAX)
-            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: a transform of %lld points in dimension %d is too large",
-                           (long long)ld->size, d);
+            return cg_fail(fixed ? CONVGEN_ERROR_INVALID_VALUE : CONVGEN_ERROR_NOT_SUPPORTED,
+                           "%s%d] = %lld: the transform would have more than 2^31 points",
+                           fixed ? "options->fourier_size[" : "cufft: the Fourier size of dimension [", d,
+                           (long long)ld->size);
     }
+    for (int d = p->rank; tune && d < CONVGEN_MAX_RANK; ++d)
+        if (tune->fourier_size[d])
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld, but the layer has rank %d", d,
+                           (long long)tune->fourier_size[d], p->rank);
     s->bins = s->points / s->d[p->rank - 1].size * s->d[p->rank - 1].spectrum;
     return CONVGEN_SUCCESS;
 }
@@ -181,7 +194,8 @@ static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64
         int64_t tensor_points = 1;
         for (int d = 0; d < s->rank; ++d)
             tensor_points *= place(s, pass, r, d).count;
-        ok = groups[pass][r][0] <= INT32_MAX && groups[pass][r][1] <= INT32_MAX && tensor_points <= INT32_MAX;
+        ok = groups[pass][r][0] <= INT32_MAX && groups[pass][r][1] <= INT32_MAX && s->images[r] <= INT32_MAX &&
+             tensor_points <= INT32_MAX;
     }
     if (!ok || s->bins > INT32_MAX)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: the spectra of this layer do not fit 64-bit sizes");
@@ -195,19 +209,23 @@ static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64
 
 /* ZNNi's sub-batching: the largest divisor of n whose chunks fit the workspace limit (with
  * cuFFT's work area estimated; the runtime checks the real one). The weights' spectra (fprop,
- * bprop) are made once; accgrad sums its chunks' products in the frequency domain. */
+ * bprop) are made once; accgrad sums its chunks' products in the frequency domain. Without a
+ * divisor that fits, the smallest chunks, which the runtime then reports as over the limit. */
 static convgen_status choose_batch(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, lib_spec *s)
 {
-    int64_t limit = tune ? tune->workspace_limit : 0;
-    convgen_status st = CONVGEN_ERROR_NOT_SUPPORTED;
-    for (int64_t b = p->n; b >= 1; --b) {
-        if (p->n % b != 0)
+    int64_t limit = tune ? tune->workspace_limit : 0, best = 1;
+    convgen_status st = size_buffers(p, pass, p->n, s);
+    if (st != CONVGEN_SUCCESS || !limit || s->estimate <= limit)
+        return st;
+    for (int64_t d = 1; d * d <= p->n; ++d) { /* divisors in pairs: d and n / d */
+        if (p->n % d != 0)
             continue;
-        st = size_buffers(p, pass, b, s);
-        if (st == CONVGEN_SUCCESS && (!limit || s->estimate <= limit))
-            return CONVGEN_SUCCESS;
+        const int64_t pair[2] = {d, p->n / d};
+        for (int i = 0; i < 2; ++i)
+            if (pair[i] > best && size_buffers(p, pass, pair[i], s) == CONVGEN_SUCCESS && s->estimate <= limit)
+                best = pair[i];
     }
-    return st; /* the smallest chunks: the runtime says they exceed the limit */
+    return size_buffers(p, pass, best, s);
 }
 
 static convgen_status cufft_applicable(const cg_problem *p, convgen_pass pass)
@@ -252,7 +270,7 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const li
 }
 
 /* The kernel's dimensions: the padded image's sizes and strides and the operand's placement. */
-static tmpl_value *dims_value(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role)
+static tmpl_value *dims_value(convgen_pass pass, const lib_spec *s, int role)
 {
     tmpl_value *list = tmpl_list();
     int64_t padded_stride = 1, tensor_stride = 1;
@@ -264,9 +282,9 @@ static tmpl_value *dims_value(const cg_problem *p, convgen_pass pass, const lib_
         tmpl_set_int(v, "base", pl.base);
         char t[48]; /* the source index times the step, from the position v */
         if (pl.step < 0)
-            snprintf(t, sizeof t, "%lld - v", (long long)pl.base);
+            snprintf(t, sizeof t, "%lldll - v", (long long)pl.base);
         else if (pl.base)
-            snprintf(t, sizeof t, "v %c %lld", pl.base < 0 ? '+' : '-', (long long)(pl.base < 0 ? -pl.base : pl.base));
+            snprintf(t, sizeof t, "v %c %lldll", pl.base < 0 ? '+' : '-', (long long)(pl.base < 0 ? -pl.base : pl.base));
         else
             snprintf(t, sizeof t, "v");
         tmpl_set_str(v, "from_v", t);
@@ -281,7 +299,6 @@ static tmpl_value *dims_value(const cg_problem *p, convgen_pass pass, const lib_
         tensor_stride *= pl.count;
         tmpl_list_push(list, v);
     }
-    (void)p;
     return list;
 }
 
@@ -338,20 +355,17 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
     tmpl_set_int(ctx, "threads", THREADS);
     tmpl_set_int(ctx, "points", points);
     tmpl_set_int(ctx, "padded_points", s->points);
-    tmpl_set_int(ctx, "tensor_points", clip ? points : 1);
     tmpl_set_int(ctx, "images", s->images[role]);
     tmpl_set_int(ctx, "real_offset", s->real_offset / 4);
     char scale[32];
     snprintf(scale, sizeof scale, "%.9ef", 1.0 / (double)s->points); /* cuFFT's inverse is unscaled */
     tmpl_set_str(ctx, "scale", scale);
-    tmpl_map_set(ctx, "dims", dims_value(p, pass, s, role));
+    tmpl_map_set(ctx, "dims", dims_value(pass, s, role));
     tmpl_map_set(ctx, "digits", point_digits(sizes, s->rank, &failed));
-    if (!clip) {
-        int64_t tensor_points = 1;
-        for (int d = 0; d < s->rank; ++d)
-            tensor_points *= place(s, pass, role, d).count;
-        tmpl_set_int(ctx, "tensor_points", tensor_points);
-    }
+    int64_t tensor_points = 1; /* the operand's points per image (the clip's are `points`) */
+    for (int d = 0; d < s->rank; ++d)
+        tensor_points *= place(s, pass, role, d).count;
+    tmpl_set_int(ctx, "tensor_points", tensor_points);
     convgen_status st = failed        ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
                         : tmpl_ok(ctx) ? cg_render_template("cufft_conv.cu", ctx, &k->source)
                                        : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a cufft context");
@@ -402,30 +416,39 @@ static convgen_status render_transpose(const cg_problem *p, convgen_pass pass, c
     return st;
 }
 
-/* The per-bin products (see the table at the top), one strided batch over the bins. */
+/* The per-bin products (see the table at the top), one strided batch over the bins. A stored
+ * row-major [a][b] matrix is cuBLAS's column-major b x a, leading dimension b. */
 static cg_step gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec *s)
 {
     cg_step st = {.kind = CG_STEP_GEMM, .phase = 1};
-    cg_gemm_step *g = &st.gemm;
-    int64_t S = s->spectrum_offset[0], K = s->spectrum_offset[1];
+    const int64_t S = s->spectrum_offset[0], K = s->spectrum_offset[1], nb = s->batch;
+    const int64_t S_images = s->images[0], K_images = s->images[1];
     switch (pass) {
-    case CONVGEN_FPROP: /* O^T (k x n) = K^H (k x c) S^T (c x n) */
-        *g = (cg_gemm_step){'C', 'N', p->k, s->batch, p->c, K, p->c, S, p->c, 0, p->k, 0, 0, 0, 0, false};
+    case CONVGEN_FPROP: /* y (k x n) = op_C(w: c x k) x (c x n) */
+        st.gemm = (cg_gemm_step){.transa = 'C', .transb = 'N', .m = p->k, .n = nb, .k = p->c,
+                                 .a_offset = K, .lda = p->c, .a_stride = K_images,
+                                 .b_offset = S, .ldb = p->c, .b_stride = S_images, .ldc = p->k};
         break;
-    case CONVGEN_BPROP: /* O^T (c x n) = K^T' (c x k) S^T (k x n), K mirrored */
-        *g = (cg_gemm_step){'N', 'N', p->c, s->batch, p->k, K, p->c, S, p->k, 0, p->c, 0, 0, 0, 0, false};
+    case CONVGEN_BPROP: /* dx (c x n) = w mirrored (c x k) dy (k x n) */
+        st.gemm = (cg_gemm_step){.transa = 'N', .transb = 'N', .m = p->c, .n = nb, .k = p->k,
+                                 .a_offset = K, .lda = p->c, .a_stride = K_images,
+                                 .b_offset = S, .ldb = p->k, .b_stride = S_images, .ldc = p->c};
         break;
-    default: /* O^T (c x k) = S^T (c x n) conj(K) (n x k) */
-        *g = (cg_gemm_step){'N', 'C', p->c, p->k, s->batch, S, p->c, K, p->k, 0, p->c, 0, 0, 0, 0, true};
+    default: /* dw (c x k) = x (c x n) op_C(dy: k x n), summed over the chunks */
+        st.gemm = (cg_gemm_step){.transa = 'N', .transb = 'C', .m = p->c, .n = p->k, .k = nb,
+                                 .a_offset = S, .lda = p->c, .a_stride = S_images,
+                                 .b_offset = K, .ldb = p->k, .b_stride = K_images, .ldc = p->c,
+                                 .accumulate = true};
         break;
     }
-    g->c_offset = s->spectrum_offset[2];
-    g->a_stride = g->a_offset == S ? s->images[0] : s->images[1];
-    g->b_stride = g->b_offset == S ? s->images[0] : s->images[1];
-    g->c_stride = s->images[2];
-    g->batch = s->bins;
+    st.gemm.c_offset = s->spectrum_offset[2];
+    st.gemm.c_stride = s->images[2];
+    st.gemm.batch = s->bins;
     return st;
 }
+
+/* The programs below have at most 10 steps and 6 kernels. */
+_Static_assert(CG_MAX_STEPS >= 10 && CG_MAX_KERNELS >= 6, "cufft's step programs do not fit cg_generated");
 
 /* Appends a step of `phase`; kernels get the next kernel slot, rendered by the caller. */
 static cg_step *add_step(cg_generated *out, cg_step_kind kind, int phase)
@@ -488,8 +511,10 @@ static convgen_status cufft_generate(const cg_problem *p, convgen_pass pass, con
         st = choose_batch(p, pass, tune, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
-    s.identity[0] = is_identity(&s, pass, 0);
-    s.identity[1] = is_identity(&s, pass, 1);
+    set_chunks(p, pass, &s, out);
+    /* cuFFT reads an operand in place only if every chunk of it stays 8-byte aligned. */
+    for (int r = 0; r < 2; ++r)
+        s.identity[r] = is_identity(&s, pass, r) && (s.chunks == 1 || out->chunk_elems[r] % 2 == 0);
     bool weights_once = pass != CONVGEN_ACCGRAD;
     st = forward_steps(p, pass, &s, 1, weights_once ? 0 : 1, out);
     if (st == CONVGEN_SUCCESS)
@@ -498,7 +523,6 @@ static convgen_status cufft_generate(const cg_problem *p, convgen_pass pass, con
         return st;
     *add_step(out, CG_STEP_GEMM, 1) = gemm_step(p, pass, &s);
     st = inverse_steps(p, pass, &s, weights_once ? 1 : 2, out);
-    set_chunks(p, pass, &s, out);
     out->workspace_bytes = s.workspace;
     out->tf32 = tune && tune->tf32;
     return st;

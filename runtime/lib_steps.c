@@ -8,7 +8,7 @@
 #include "util.h"
 
 struct lib_steps {
-    convgen_context *ctx;          /* its cuBLAS handle and cuFFT plans */
+    convgen_context *ctx;          /* its cuBLAS handles and cuFFT plans */
     int64_t work_offset;
     cufftHandle fft[CG_MAX_STEPS]; /* by step index; owned by the context */
 };
@@ -20,6 +20,8 @@ typedef struct fft_entry {
     size_t work;
     struct fft_entry *next;
 } fft_entry;
+
+struct blas_entry;
 
 static bool same_transform(const cg_fft_step *a, const cg_fft_step *b)
 {
@@ -78,18 +80,35 @@ static convgen_status make_fft(const cg_fft_step *f, cufftHandle *h, size_t *wor
     return fft_fail(r, call);
 }
 
-/* The context's cuBLAS handle, made on first use. */
-static convgen_status context_blas(convgen_context *ctx)
+/* A cuBLAS handle of the context for one stream: a handle's default workspace must not serve
+ * two streams at once, so plans running concurrently on different streams use different ones. */
+struct blas_entry {
+    convgen_stream stream;
+    cublasHandle_t handle;
+    struct blas_entry *next;
+};
+
+/* The handle for `stream`, made on first use (lib_lock held). */
+static convgen_status stream_blas(convgen_context *ctx, convgen_stream stream, cublasHandle_t *h)
 {
-    pthread_mutex_lock(&ctx->lib_lock);
-    cublasStatus_t r = CUBLAS_STATUS_SUCCESS;
-    if (!ctx->blas) {
-        cublasHandle_t h;
-        if ((r = cublasCreate(&h)) == CUBLAS_STATUS_SUCCESS)
-            ctx->blas = h;
+    for (struct blas_entry *e = ctx->blas_handles; e; e = e->next)
+        if (e->stream == stream) {
+            *h = e->handle;
+            return CONVGEN_SUCCESS;
+        }
+    struct blas_entry *e = calloc(1, sizeof *e);
+    if (!e)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a cuBLAS handle");
+    cublasStatus_t r = cublasCreate(&e->handle);
+    if (r != CUBLAS_STATUS_SUCCESS) {
+        free(e);
+        return blas_fail(r, "cublasCreate");
     }
-    pthread_mutex_unlock(&ctx->lib_lock);
-    return r == CUBLAS_STATUS_SUCCESS ? CONVGEN_SUCCESS : blas_fail(r, "cublasCreate");
+    e->stream = stream;
+    e->next = ctx->blas_handles;
+    ctx->blas_handles = e;
+    *h = e->handle;
+    return CONVGEN_SUCCESS;
 }
 
 /* The context's plan for transform f, made on first use (lib_lock held). */
@@ -117,9 +136,12 @@ static convgen_status context_fft(convgen_context *ctx, const cg_fft_step *f, cu
 
 void lib_steps_release_context(convgen_context *ctx)
 {
-    if (ctx->blas)
-        cublasDestroy((cublasHandle_t)ctx->blas);
-    ctx->blas = NULL;
+    for (struct blas_entry *e = ctx->blas_handles, *next; e; e = next) {
+        next = e->next;
+        cublasDestroy(e->handle);
+        free(e);
+    }
+    ctx->blas_handles = NULL;
     for (fft_entry *e = ctx->fft_plans, *next; e; e = next) {
         next = e->next;
         cufftDestroy(e->handle);
@@ -139,7 +161,6 @@ convgen_status lib_steps_create(convgen_context *ctx, const cg_generated *gen, i
     ls->ctx = ctx;
     ls->work_offset = work_offset;
     convgen_status s = CONVGEN_SUCCESS;
-    bool gemm = false;
     pthread_mutex_lock(&ctx->lib_lock);
     for (int i = 0; i < gen->step_count && s == CONVGEN_SUCCESS; ++i) {
         if (gen->steps[i].kind == CG_STEP_FFT) {
@@ -148,11 +169,8 @@ convgen_status lib_steps_create(convgen_context *ctx, const cg_generated *gen, i
             if ((int64_t)work > *work_bytes)
                 *work_bytes = (int64_t)work; /* the transforms run one after another: one area */
         }
-        gemm |= gen->steps[i].kind == CG_STEP_GEMM;
     }
     pthread_mutex_unlock(&ctx->lib_lock);
-    if (s == CONVGEN_SUCCESS && gemm)
-        s = context_blas(ctx);
     if (s != CONVGEN_SUCCESS) {
         lib_steps_destroy(ls);
         return s;
@@ -166,9 +184,6 @@ void lib_steps_destroy(lib_steps *ls) { free(ls); /* the cuFFT plans stay with t
 static convgen_status run_fft(lib_steps *ls, int i, const cg_fft_step *f, const void *const operands[2], char *ws,
                               convgen_stream stream)
 {
-    if (f->real_operand >= 0 && (uintptr_t)operands[f->real_operand] % sizeof(cufftComplex) != 0)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in%d = %p: the cufft plan reads it with cuFFT, which needs %zu-byte "
-                       "alignment", f->real_operand, operands[f->real_operand], sizeof(cufftComplex));
     cufftHandle h = ls->fft[i];
     cufftComplex *spectrum = (cufftComplex *)(ws + f->spectrum_offset);
     cufftReal *real = (cufftReal *)(f->real_operand >= 0 ? operands[f->real_operand] : ws + f->real_offset);
@@ -189,8 +204,14 @@ static convgen_status run_gemm(lib_steps *ls, const cg_gemm_step *g, char *ws, b
                                bool tf32)
 {
     const cuComplex one = {1.0f, 0.0f}, zero = {0.0f, 0.0f};
-    cublasHandle_t h = ls->ctx->blas;
-    pthread_mutex_lock(&ls->ctx->lib_lock); /* the stream is the handle's: one caller at a time */
+    cublasHandle_t h = NULL;
+    pthread_mutex_lock(&ls->ctx->lib_lock);
+    convgen_status s = stream_blas(ls->ctx, stream, &h);
+    if (s != CONVGEN_SUCCESS) {
+        pthread_mutex_unlock(&ls->ctx->lib_lock);
+        return s;
+    }
+    /* A stream that was destroyed and whose address came back is a new stream: set it anew. */
     cublasStatus_t r = cublasSetStream(h, (cudaStream_t)stream);
     /* Sizes and batch counts were checked to fit int by the generator. The compute type says
      * strict fp32 or TF32 whatever the handle's math mode. */

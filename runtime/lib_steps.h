@@ -1,6 +1,7 @@
-/* The library calls of a plan's steps (cg_step: cuFFT transforms, cuBLAS GEMMs), set up once
- * per plan on a device context: cuFFT plans without their own work area (the plan's workspace
- * holds one, behind the generated buffers) and a cuBLAS handle. */
+/* The library calls of a plan's steps (cg_step: cuFFT transforms, cuBLAS GEMMs) on a device
+ * context. cuFFT plans, made without a work area of their own (the plan's workspace holds one,
+ * behind the generated buffers), and cuBLAS handles (one per stream) belong to the context and
+ * serve all its plans. */
 #ifndef CG_LIB_STEPS_H
 #define CG_LIB_STEPS_H
 
@@ -18,7 +19,8 @@ typedef struct lib_steps lib_steps;
 convgen_status lib_steps_create(convgen_context *ctx, const cg_generated *gen, int64_t work_offset, lib_steps **out,
                                 int64_t *work_bytes);
 void lib_steps_destroy(lib_steps *ls);
-/* Frees what the context's plans shared (the cuBLAS handle); its primary context current. */
+/* Frees what the context's plans shared (cuFFT plans, cuBLAS handles); its primary context
+ * current. */
 void lib_steps_release_context(convgen_context *ctx);
 
 /* Runs library step i of gen on `stream` with the plan's operands and workspace; `accumulate`:

@@ -111,12 +111,14 @@ static convgen_status setup_library_steps(convgen_plan *plan)
 
 /* Loads the generated kernels (s: how generating went), sets up the library steps and hands
  * the plan out, or frees it. */
-static convgen_status plan_finish(convgen_plan *plan, convgen_status s, size_t workspace_limit, convgen_plan **out)
+static convgen_status plan_finish(convgen_plan *plan, convgen_status s, size_t workspace_limit, convgen_plan **out,
+                                  int64_t *needed)
 {
     if (s == CONVGEN_SUCCESS)
         s = load_kernels(plan);
     if (s == CONVGEN_SUCCESS)
         s = setup_library_steps(plan);
+    *needed = plan->workspace_bytes;
     if (s == CONVGEN_SUCCESS && workspace_limit && (uint64_t)plan->workspace_bytes > workspace_limit)
         s = cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "the %s plan needs %lld bytes of workspace, options->workspace_limit is %zu",
                     convgen_algo_name(plan->gen.algo), (long long)plan->workspace_bytes, workspace_limit);
@@ -150,20 +152,48 @@ static convgen_status tuning_of(const convgen_plan_options *o, cg_tuning *t)
     return CONVGEN_SUCCESS;
 }
 
-convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
-                                    convgen_algo algo, const convgen_plan_options *options, convgen_plan **out)
+static convgen_status plan_conv_once(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                     convgen_algo algo, const cg_tuning *tune, size_t limit, convgen_plan **out,
+                                     int64_t *needed)
 {
     convgen_plan *plan;
     convgen_status s = plan_new(ctx, out, &plan);
     if (s != CONVGEN_SUCCESS)
         return s;
     cg_problem p;
-    cg_tuning tune;
-    if ((s = tuning_of(options, &tune)) == CONVGEN_SUCCESS && (s = cg_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
+    if ((s = cg_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
         cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes};
-        s = cg_generate_tuned(&p, pass, algo, &target, &tune, &plan->gen);
+        s = cg_generate_tuned(&p, pass, algo, &target, tune, &plan->gen);
     }
-    return plan_finish(plan, s, options ? options->workspace_limit : 0, out);
+    return plan_finish(plan, s, limit, out, needed);
+}
+
+convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                    convgen_algo algo, const convgen_plan_options *options, convgen_plan **out)
+{
+    if (!out)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    *out = NULL;
+    cg_tuning tune;
+    convgen_status s = tuning_of(options, &tune);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    size_t limit = options ? options->workspace_limit : 0;
+    int64_t needed = 0;
+    s = plan_conv_once(ctx, desc, pass, algo, &tune, limit, out, &needed);
+    /* The generator sizes sub-batches with cuFFT's work area estimated; where the real one made
+     * the plan too large, it tries again with its budget cut by the excess. */
+    for (int retry = 0; retry < 3 && s == CONVGEN_ERROR_WORKSPACE_LIMIT; ++retry) {
+        int64_t excess = needed - (int64_t)limit;
+        if (tune.workspace_limit <= excess)
+            break;
+        tune.workspace_limit -= excess;
+        s = plan_conv_once(ctx, desc, pass, algo, &tune, limit, out, &needed);
+    }
+    if (s == CONVGEN_ERROR_WORKSPACE_LIMIT) /* the last attempt's message, with the caller's limit */
+        cg_fail(s, "the %s plan needs at least %lld bytes of workspace, options->workspace_limit is %zu",
+                convgen_algo_name(algo), (long long)needed, limit);
+    return s;
 }
 
 convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *desc, convgen_plan **out)
@@ -178,7 +208,8 @@ convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *de
         cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes};
         s = cg_generate_fft(&p, &target, &plan->gen);
     }
-    return plan_finish(plan, s, 0, out);
+    int64_t needed;
+    return plan_finish(plan, s, 0, out, &needed);
 }
 
 void convgen_plan_destroy(convgen_plan *plan)
@@ -227,6 +258,24 @@ convgen_status convgen_plan_kernel_info(const convgen_plan *plan, int i, convgen
     return CONVGEN_SUCCESS;
 }
 
+/* Library steps want aligned buffers: the workspace on 256 bytes (cuFFT and cuBLAS), an operand
+ * that cuFFT reads in place on 8. Checked before anything is queued. */
+static convgen_status check_alignment(const convgen_plan *plan, const void *in0, const void *in1, const void *ws)
+{
+    const cg_generated *g = &plan->gen;
+    if (g->step_count && plan->workspace_bytes && (uintptr_t)ws % 256 != 0)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace = %p must be 256-byte aligned for the %s plan's cuFFT and "
+                       "cuBLAS calls", ws, convgen_algo_name(g->algo));
+    for (int i = 0; i < g->step_count; ++i) {
+        int r = g->steps[i].kind == CG_STEP_FFT ? g->steps[i].fft.real_operand : -1;
+        const void *ptr = r == 1 ? in1 : in0;
+        if (r >= 0 && (uintptr_t)ptr % 8 != 0)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in%d = %p must be 8-byte aligned: the %s plan has cuFFT read it "
+                           "in place", r, ptr, convgen_algo_name(g->algo));
+    }
+    return CONVGEN_SUCCESS;
+}
+
 static convgen_status check_operands(const convgen_plan *plan, const float *in0, const float *in1, const float *out,
                                      const void *ws, size_t ws_bytes)
 {
@@ -241,7 +290,7 @@ static convgen_status check_operands(const convgen_plan *plan, const float *in0,
         return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", ws_bytes, need);
     if (need && !ws)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL, the plan needs %zu bytes", need);
-    return CONVGEN_SUCCESS;
+    return check_alignment(plan, in0, in1, ws);
 }
 
 static convgen_status launch_kernel(convgen_plan *plan, int i, void **args, convgen_stream stream)

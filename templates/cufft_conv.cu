@@ -20,7 +20,7 @@ __device__ __forceinline__ int source{{ d.i }}(int q)
     if (v >= {{ d.limit }})
         return -1;
 {%- endif %}
-    int t = {{ d.from_v }};
+    long long t = {{ d.from_v }}; // 64-bit: a bprop padding near 2^31 shifts by as much
 {%- if d.step > 1 %}
     if (t < 0 || t % {{ d.step }} != 0)
         return -1;
@@ -29,7 +29,7 @@ __device__ __forceinline__ int source{{ d.i }}(int q)
     if (t < 0)
         return -1;
 {%- endif %}
-    return t < {{ d.count }} ? t : -1;
+    return t < {{ d.count }} ? (int)t : -1;
 }
 {%- endfor %}
 {%- endif %}

@@ -2,6 +2,7 @@
  * it, on machines with or without a GPU. */
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -149,10 +150,53 @@ static void test_plan_options_are_checked(void **state)
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan),
                  CONVGEN_ERROR_WORKSPACE_LIMIT, "workspace_limit is 1024");
     assert_null(plan);
+    o = (convgen_plan_options){.fourier_size = {0, 0, 4}};
+    assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan),
+                 CONVGEN_ERROR_INVALID_VALUE, "fourier_size[2] = 4, but the layer has rank 2");
     convgen_conv_desc strided = layer;
     strided.stride[1] = 2;
     assert_error(convgen_plan_conv_ex(ctx, &strided, CONVGEN_BPROP, CONVGEN_ALGO_CUFFT, NULL, &plan),
                  CONVGEN_ERROR_NOT_SUPPORTED, "stride[1] = 2");
+    convgen_context_destroy(ctx);
+}
+
+/* Does any kernel of the plan have `name` in its entry point? */
+static bool has_kernel(const convgen_plan *plan, const char *name)
+{
+    for (int i = 0; i < convgen_plan_kernel_count(plan); ++i) {
+        convgen_kernel_info info;
+        if (convgen_plan_kernel_info(plan, i, &info) == CONVGEN_SUCCESS && strstr(info.name, name))
+            return true;
+    }
+    return false;
+}
+
+static void test_cufft_reads_in_place_only_when_aligned(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline();
+    /* A 1x1 kernel: x is its own padded 9x9 image, which cuFFT reads in place... */
+    convgen_conv_desc d = {.rank = 2, .n = 2, .c = 1, .k = 1, .in = {9, 9}, .kernel = {1, 1}};
+    convgen_plan *plan;
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &plan), CONVGEN_SUCCESS);
+    assert_false(has_kernel(plan, "pad_x"));
+    size_t ws = 0;
+    convgen_plan_workspace_size(plan, &ws);
+    float *p = (float *)(uintptr_t)0x10000;
+    assert_error(convgen_execute(plan, p, p, p, (char *)p + 8, ws, NULL), CONVGEN_ERROR_INVALID_VALUE,
+                 "256-byte aligned");
+    assert_error(convgen_execute(plan, p + 1, p, p, p, ws, NULL), CONVGEN_ERROR_INVALID_VALUE, "in0 = ");
+    convgen_plan_destroy(plan);
+    /* ... but not in sub-batches of one image, 81 floats apart: those would be misaligned. */
+    convgen_plan_options o = {.workspace_limit = ws - 1};
+    assert_int_equal(convgen_plan_conv_ex(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan), CONVGEN_SUCCESS);
+    assert_true(has_kernel(plan, "pad_x"));
+    convgen_plan_destroy(plan);
+    /* A dimension of one point gets a transform of two. */
+    d.in[0] = 1;
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &plan), CONVGEN_SUCCESS);
+    assert_non_null(strstr(convgen_plan_source(plan, 0), "2x9 Fourier basis"));
+    convgen_plan_destroy(plan);
     convgen_context_destroy(ctx);
 }
 
@@ -214,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_offline_plan_reports_but_does_not_execute),
         cmocka_unit_test(test_execute_refuses_too_little_workspace),
         cmocka_unit_test(test_plan_options_are_checked),
+        cmocka_unit_test(test_cufft_reads_in_place_only_when_aligned),
         cmocka_unit_test(test_emit_needs_no_context),
         cmocka_unit_test(test_every_status_has_its_own_sentence),
         cmocka_unit_test(test_unwritable_cache_dir_warns_once_and_still_compiles),

@@ -3,6 +3,7 @@
  * in order; a compile error keeps NVRTC's log. */
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -40,9 +41,12 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
             convgen_pass pass = (convgen_pass)(a % 3);
             convgen_plan *plan;
             convgen_status s = convgen_plan_conv(ctx, &layers[i].desc, pass, algos[a / 3], &plan);
-            if (s == CONVGEN_ERROR_NOT_SUPPORTED && algos[a / 3] == CONVGEN_ALGO_CUFFT) {
-                not_applicable += layers[i].desc.stride[0] > 1 || layers[i].desc.stride[1] > 1 ? 1 : 1000;
-                continue; /* strided layers; anything else fails below */
+            bool strided = false;
+            for (int d = 0; d < layers[i].desc.rank; ++d)
+                strided |= layers[i].desc.stride[d] > 1;
+            if (s == CONVGEN_ERROR_NOT_SUPPORTED && algos[a / 3] == CONVGEN_ALGO_CUFFT && strided) {
+                ++not_applicable; /* FFT convolution is for stride 1; any other refusal fails below */
+                continue;
             }
             if (s != CONVGEN_SUCCESS)
                 fail_msg("%s %s %s: %s\n%s", layers[i].name, convgen_algo_name(algos[a / 3]), convgen_pass_name(pass),
@@ -62,7 +66,6 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
         }
     print_message("%d kernels of %d layers compiled (direct and cufft; cufft not applicable to %d strided passes)\n",
                   kernels, count, not_applicable);
-    assert_true(not_applicable < 1000); /* cufft refused a stride-1 layer */
     convgen_context_destroy(ctx);
     free(layers);
 }
