@@ -148,7 +148,8 @@ CONVGEN_API convgen_status convgen_plan_conv_ex(convgen_context *ctx, const conv
 
 /* Bytes of device workspace that convgen_execute needs (0 is common). CUFFT plans on a device
  * include cuFFT's work area; offline, where cuFFT cannot plan, they count only their own
- * buffers. cuBLAS keeps its small workspace inside its handle. */
+ * buffers. cuBLAS keeps its small workspace inside the context's handles (one per stream). Plans
+ * with library steps (CUFFT) want a 256-byte aligned workspace, as cudaMalloc gives. */
 CONVGEN_API convgen_status convgen_plan_workspace_size(const convgen_plan *plan, size_t *bytes);
 
 /* Runs the plan on `stream`. Operands by pass:
