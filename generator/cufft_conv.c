@@ -55,12 +55,7 @@ typedef struct lib_dim {
     int64_t spectrum;    /* bins along this dimension: B, or B / 2 + 1 for the last */
 } lib_dim;
 
-/* Where a source index lands in the padded image: position = base + step * index (mod B when
- * mirrored), for index < count; positions at or beyond `limit` are left zero. */
-typedef struct placement {
-    int64_t base, step, count, limit;
-    bool mirror;
-} placement;
+typedef cg_placement placement;
 
 typedef struct lib_spec {
     int rank;
@@ -106,6 +101,18 @@ static placement place(const lib_spec *s, convgen_pass pass, int role, int d)
         pl.base = 0, pl.step = 1, pl.count = c->out;
     }
     return pl;
+}
+
+/* The kernel op of a pad (role 0 or 1) or the clip (role 2), for the CPU evaluation. */
+static cg_kernel_op operand_op(const lib_spec *s, convgen_pass pass, int role)
+{
+    cg_kernel_op op = {.kind = role == 2 ? CG_OP_CLIP : CG_OP_PAD, .operand = role == 2 ? 2 : role, .rank = s->rank,
+                       .images = s->images[role], .real_offset = s->real_offset, .scale = 1.0 / (double)s->points};
+    for (int d = 0; d < s->rank; ++d) {
+        op.size[d] = s->d[d].size;
+        op.dims[d] = place(s, pass, role, d);
+    }
+    return op;
 }
 
 /* The smallest 2^a 3^b 5^c 7^d that holds the linear correlation, unless the caller fixed it. */
@@ -462,17 +469,37 @@ static cg_step *add_step(cg_generated *out, cg_step_kind kind, int phase)
     return st;
 }
 
+/* A pad (role 0 or 1) or clip (role 2) kernel step. */
+static convgen_status operand_step(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role, int phase,
+                                   cg_generated *out)
+{
+    cg_step *st = add_step(out, CG_STEP_KERNEL, phase);
+    st->op = operand_op(s, pass, role);
+    return render_kernel(p, pass, s, role, &out->kernels[st->kernel]);
+}
+
+/* A transpose kernel step: complex [rows][cols] at byte src into [cols][rows] at byte dst. */
+static convgen_status transpose_step(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role, bool forward,
+                                     int phase, cg_generated *out)
+{
+    int64_t images = s->images[role], natural = s->natural_offset, spectra = s->spectrum_offset[role];
+    cg_step *st = add_step(out, CG_STEP_KERNEL, phase);
+    st->op = (cg_kernel_op){.kind = CG_OP_TRANSPOSE, .rows = forward ? images : s->bins, .cols = forward ? s->bins : images,
+                            .src = forward ? natural : spectra, .dst = forward ? spectra : natural};
+    return render_transpose(p, pass, s, s->names[role], st->op.rows, st->op.cols, st->op.src, st->op.dst,
+                            &out->kernels[st->kernel]);
+}
+
 /* Pad (unless the identity), R2C, transpose to frequency-major: operand `role` (0 or 1). */
 static convgen_status forward_steps(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role, int phase,
                                     cg_generated *out)
 {
     convgen_status st = CONVGEN_SUCCESS;
     if (!s->identity[role])
-        st = render_kernel(p, pass, s, role, &out->kernels[add_step(out, CG_STEP_KERNEL, phase)->kernel]);
+        st = operand_step(p, pass, s, role, phase, out);
     *add_step(out, CG_STEP_FFT, phase) = fft_step(s, role, false, phase);
     if (st == CONVGEN_SUCCESS)
-        st = render_transpose(p, pass, s, s->names[role], s->images[role], s->bins, s->natural_offset,
-                              s->spectrum_offset[role], &out->kernels[add_step(out, CG_STEP_KERNEL, phase)->kernel]);
+        st = transpose_step(p, pass, s, role, true, phase, out);
     return st;
 }
 
@@ -480,11 +507,10 @@ static convgen_status forward_steps(const cg_problem *p, convgen_pass pass, cons
 static convgen_status inverse_steps(const cg_problem *p, convgen_pass pass, const lib_spec *s, int phase,
                                     cg_generated *out)
 {
-    convgen_status st = render_transpose(p, pass, s, s->names[2], s->bins, s->images[2], s->spectrum_offset[2],
-                                         s->natural_offset, &out->kernels[add_step(out, CG_STEP_KERNEL, phase)->kernel]);
+    convgen_status st = transpose_step(p, pass, s, 2, false, phase, out);
     *add_step(out, CG_STEP_FFT, phase) = fft_step(s, 2, true, phase);
     if (st == CONVGEN_SUCCESS)
-        st = render_kernel(p, pass, s, 2, &out->kernels[add_step(out, CG_STEP_KERNEL, phase)->kernel]);
+        st = operand_step(p, pass, s, 2, phase, out);
     return st;
 }
 

@@ -68,10 +68,34 @@ typedef struct cg_gemm_step {
     bool accumulate; /* chunks after the first add to C (a reduction over the sub-batches) */
 } cg_gemm_step;
 
+/* Where an operand's element sits in a padded image, per dimension: at base + step * index
+ * (taken modulo the image's size, negated, when mirrored), for index < count; positions at or
+ * beyond `limit` stay zero. */
+typedef struct cg_placement {
+    int64_t base, step, count, limit;
+    bool mirror;
+} cg_placement;
+
+/* What a kernel step computes, as data, so that a program can be evaluated on the CPU
+ * (program_eval.c). OTHER: only its source says. */
+typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE } cg_op_kind;
+typedef struct cg_kernel_op {
+    cg_op_kind kind;
+    /* PAD: `images` images of operand in0 or in1 (`operand` 0 or 1) into padded images of
+     * size[0] x ... floats at byte real_offset; CLIP: back from there into out, scaled. */
+    int operand, rank;
+    int64_t images, real_offset, size[CONVGEN_MAX_RANK];
+    cg_placement dims[CONVGEN_MAX_RANK];
+    double scale;
+    /* TRANSPOSE: complex [rows][cols] at byte src into [cols][rows] at byte dst. */
+    int64_t rows, cols, src, dst;
+} cg_kernel_op;
+
 typedef struct cg_step {
     cg_step_kind kind;
     int phase;  /* 0: once before the chunks, 1: once per chunk, 2: once after them */
     int kernel; /* CG_STEP_KERNEL: its index */
+    cg_kernel_op op; /* CG_STEP_KERNEL */
     cg_fft_step fft;
     cg_gemm_step gemm;
 } cg_step;
@@ -123,5 +147,11 @@ void cg_generated_free(cg_generated *g);
 /* The layer as a line of bench/layers.txt plus what that format cannot say, for headers:
  * "128 64 64 64x64 9x9 0 1" or "... pad 1+2x0+1 dilation 2x2 convolution". */
 void cg_problem_describe(const cg_problem *p, char *buf, size_t size);
+
+/* Runs a program of steps on the CPU as the runtime would on the GPU: the kernels by their ops,
+ * the FFT steps as DFTs in double precision, the GEMMs by their parameters, phases and chunks
+ * in order, every buffer in fp32 at its byte offset of a workspace of its own. For CI, which
+ * has no GPU. CONVGEN_ERROR_NOT_SUPPORTED for a kernel its op does not describe. */
+convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, float *out);
 
 #endif

@@ -1,0 +1,229 @@
+/* cg_program_evaluate: a plan's step program run on the CPU, for CI (no GPU there). It checks
+ * what the planner decided (placements, buffer offsets, GEMM parameters, phases and chunks)
+ * against the CPU reference; the kernels' CUDA itself is checked on the GPU. The transforms are
+ * separable naive DFTs in double precision, written in fp32 like cuFFT's, at the sizes of the
+ * tests (tens of points), where a library FFT would buy nothing. */
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "generate.h"
+#include "util.h"
+
+typedef struct machine {
+    const float *in[2];
+    float *out;
+    char *ws;
+} machine;
+
+/* The source index of padded position q along one dimension, or -1 (the pad kernel's rule). */
+static int64_t pad_source(const cg_placement *pl, int64_t size, int64_t q)
+{
+    int64_t v = pl->mirror && q ? size - q : q;
+    if (v >= pl->limit)
+        return -1;
+    int64_t step = pl->step < 0 ? -pl->step : pl->step, t = pl->step < 0 ? pl->base - v : v - pl->base;
+    if (t < 0 || t % step)
+        return -1;
+    return t / step < pl->count ? t / step : -1;
+}
+
+/* Row-major index of a multi-index over sizes. */
+static int64_t flat(const int64_t *index, const int64_t *sizes, int rank)
+{
+    int64_t f = 0;
+    for (int d = 0; d < rank; ++d)
+        f = f * sizes[d] + index[d];
+    return f;
+}
+
+/* Visits every multi-index over sizes (rank <= CONVGEN_MAX_RANK), last dimension fastest. */
+static bool next_index(int64_t *index, const int64_t *sizes, int rank)
+{
+    for (int d = rank - 1; d >= 0; --d) {
+        if (++index[d] < sizes[d])
+            return true;
+        index[d] = 0;
+    }
+    return false;
+}
+
+static void run_pad(const cg_kernel_op *op, machine *m)
+{
+    int64_t counts[CONVGEN_MAX_RANK], points = 1, tensor_points = 1;
+    for (int d = 0; d < op->rank; ++d)
+        counts[d] = op->dims[d].count, points *= op->size[d], tensor_points *= counts[d];
+    float *padded = (float *)(m->ws + op->real_offset);
+    for (int64_t g = 0; g < op->images; ++g) {
+        int64_t q[CONVGEN_MAX_RANK] = {0}, src[CONVGEN_MAX_RANK];
+        do {
+            bool inside = true;
+            for (int d = 0; d < op->rank; ++d)
+                inside &= (src[d] = pad_source(&op->dims[d], op->size[d], q[d])) >= 0;
+            padded[g * points + flat(q, op->size, op->rank)] =
+                inside ? m->in[op->operand][g * tensor_points + flat(src, counts, op->rank)] : 0.0f;
+        } while (next_index(q, op->size, op->rank));
+    }
+}
+
+static void run_clip(const cg_kernel_op *op, machine *m)
+{
+    int64_t counts[CONVGEN_MAX_RANK], points = 1, out_points = 1;
+    for (int d = 0; d < op->rank; ++d)
+        counts[d] = op->dims[d].count, points *= op->size[d], out_points *= counts[d];
+    const float *padded = (const float *)(m->ws + op->real_offset);
+    for (int64_t g = 0; g < op->images; ++g) {
+        int64_t o[CONVGEN_MAX_RANK] = {0}, pos[CONVGEN_MAX_RANK];
+        do {
+            for (int d = 0; d < op->rank; ++d)
+                pos[d] = op->dims[d].base + op->dims[d].step * o[d];
+            m->out[g * out_points + flat(o, counts, op->rank)] =
+                (float)(padded[g * points + flat(pos, op->size, op->rank)] * op->scale);
+        } while (next_index(o, counts, op->rank));
+    }
+}
+
+static void run_transpose(const cg_kernel_op *op, machine *m)
+{
+    const float complex *src = (const float complex *)(m->ws + op->src);
+    float complex *dst = (float complex *)(m->ws + op->dst);
+    for (int64_t r = 0; r < op->rows; ++r)
+        for (int64_t c = 0; c < op->cols; ++c)
+            dst[c * op->rows + r] = src[r * op->cols + c];
+}
+
+/* In place along dimension d of a [n0][n1]... complex array: a DFT with exp(sign 2 pi i jk / n). */
+static void dft_axis(double complex *a, const int64_t *n, int rank, int d, int sign)
+{
+    int64_t len = n[d], stride = 1, outer = 1;
+    for (int e = d + 1; e < rank; ++e)
+        stride *= n[e];
+    for (int e = 0; e < d; ++e)
+        outer *= n[e];
+    double complex *line = malloc(sizeof *line * (size_t)len), *w = malloc(sizeof *w * (size_t)len);
+    for (int64_t k = 0; w && k < len; ++k)
+        w[k] = cexp(sign * 2.0 * M_PI * I * (double)k / (double)len);
+    for (int64_t o = 0; line && w && o < outer; ++o)
+        for (int64_t i = 0; i < stride; ++i) {
+            double complex *base = a + o * len * stride + i;
+            for (int64_t k = 0; k < len; ++k) {
+                double complex sum = 0;
+                for (int64_t j = 0; j < len; ++j)
+                    sum += base[j * stride] * w[(j * k) % len];
+                line[k] = sum;
+            }
+            for (int64_t k = 0; k < len; ++k)
+                base[k * stride] = line[k];
+        }
+    free(line);
+    free(w);
+}
+
+/* cuFFT's R2C (dense images in, half spectra out) or C2R (the reverse, unnormalized). */
+static void run_fft(const cg_fft_step *f, machine *m)
+{
+    int64_t points = 1, half[CONVGEN_MAX_RANK], bins = 1;
+    for (int d = 0; d < f->rank; ++d) {
+        points *= f->n[d];
+        half[d] = d == f->rank - 1 ? f->n[d] / 2 + 1 : f->n[d];
+        bins *= half[d];
+    }
+    const float *real_in = f->real_operand >= 0 ? m->in[f->real_operand] : (const float *)(m->ws + f->real_offset);
+    float *real_out = (float *)(m->ws + f->real_offset);
+    float complex *spectra = (float complex *)(m->ws + f->spectrum_offset);
+    double complex *a = malloc(sizeof *a * (size_t)points);
+    for (int64_t g = 0; a && g < f->batch; ++g) {
+        int64_t idx[CONVGEN_MAX_RANK] = {0};
+        if (!f->inverse) {
+            for (int64_t i = 0; i < points; ++i)
+                a[i] = real_in[g * points + i];
+            for (int d = 0; d < f->rank; ++d)
+                dft_axis(a, f->n, f->rank, d, -1);
+            do
+                spectra[g * bins + flat(idx, half, f->rank)] = (float complex)a[flat(idx, f->n, f->rank)];
+            while (next_index(idx, half, f->rank));
+            continue;
+        }
+        /* The full spectrum from the half: X[k] = conj(X[-k]) for the missing bins. */
+        do {
+            int64_t mirror[CONVGEN_MAX_RANK], d = f->rank - 1;
+            bool stored = idx[d] < half[d];
+            for (int e = 0; e < f->rank; ++e)
+                mirror[e] = stored ? idx[e] : (f->n[e] - idx[e]) % f->n[e];
+            double complex v = spectra[g * bins + flat(mirror, half, f->rank)];
+            a[flat(idx, f->n, f->rank)] = stored ? v : conj(v);
+        } while (next_index(idx, f->n, f->rank));
+        for (int d = 0; d < f->rank; ++d)
+            dft_axis(a, f->n, f->rank, d, +1);
+        for (int64_t i = 0; i < points; ++i)
+            real_out[g * points + i] = (float)creal(a[i]);
+    }
+    free(a);
+}
+
+/* Column-major op(A) op(B) per batch entry, 'C' the conjugate transpose; beta 1 when adding. */
+static void run_gemm(const cg_gemm_step *g, machine *m, bool add)
+{
+    const float complex *A = (const float complex *)(m->ws + g->a_offset);
+    const float complex *B = (const float complex *)(m->ws + g->b_offset);
+    float complex *C = (float complex *)(m->ws + g->c_offset);
+    for (int64_t b = 0; b < g->batch; ++b)
+        for (int64_t i = 0; i < g->m; ++i)
+            for (int64_t j = 0; j < g->n; ++j) {
+                double complex sum = 0;
+                for (int64_t l = 0; l < g->k; ++l) {
+                    double complex x = g->transa == 'C' ? conj(A[b * g->a_stride + l + i * g->lda])
+                                                        : A[b * g->a_stride + i + l * g->lda];
+                    double complex y = g->transb == 'C' ? conj(B[b * g->b_stride + j + l * g->ldb])
+                                                        : B[b * g->b_stride + l + j * g->ldb];
+                    sum += x * y;
+                }
+                float complex *c = &C[b * g->c_stride + i + j * g->ldc];
+                *c = (float complex)(sum + (add ? (double complex)*c : 0));
+            }
+}
+
+static convgen_status run_phase(const cg_generated *g, int phase, bool later_chunk, machine *m)
+{
+    for (int i = 0; i < g->step_count; ++i) {
+        const cg_step *st = &g->steps[i];
+        if (st->phase != phase)
+            continue;
+        if (st->kind == CG_STEP_FFT)
+            run_fft(&st->fft, m);
+        else if (st->kind == CG_STEP_GEMM)
+            run_gemm(&st->gemm, m, st->gemm.accumulate && later_chunk);
+        else if (st->op.kind == CG_OP_PAD)
+            run_pad(&st->op, m);
+        else if (st->op.kind == CG_OP_CLIP)
+            run_clip(&st->op, m);
+        else if (st->op.kind == CG_OP_TRANSPOSE)
+            run_transpose(&st->op, m);
+        else
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "step %d: kernel %s has no op to evaluate on the CPU", i,
+                           g->kernels[st->kernel].name);
+    }
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, float *out)
+{
+    if (g->step_count == 0)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the plan has no step program");
+    machine m = {.in = {in0, in1}, .out = out, .ws = malloc((size_t)g->workspace_bytes + 16)};
+    if (!m.ws)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a %lld-byte workspace",
+                       (long long)g->workspace_bytes);
+    memset(m.ws, 0xFF, (size_t)g->workspace_bytes); /* NaN: a buffer read before it is written shows */
+    convgen_status s = run_phase(g, 0, false, &m);
+    for (int64_t c = 0; c < g->chunks && s == CONVGEN_SUCCESS; ++c) {
+        machine chunk = {.in = {in0 + c * g->chunk_elems[0], in1 + c * g->chunk_elems[1]},
+                         .out = out + c * g->chunk_elems[2], .ws = m.ws};
+        s = run_phase(g, 1, c > 0, &chunk);
+    }
+    if (s == CONVGEN_SUCCESS)
+        s = run_phase(g, 2, false, &m);
+    free(m.ws);
+    return s;
+}

@@ -1,0 +1,120 @@
+/* The cufft algorithm's step programs run on the CPU (cg_program_evaluate): placements, buffer
+ * offsets, GEMM parameters, phases and sub-batches against the float64 reference, for random
+ * stride-1 layers of rank 1 to 3, all three passes, with and without a workspace limit that
+ * forces sub-batches. The GPU test (test_gpu_conv) checks the same programs with the kernels'
+ * CUDA; this one runs where CI does. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "generate.h"
+#include "reference.h"
+
+#define LAYERS 40
+#define ERROR_BOUND 1e-5 /* fp32 buffers between double-precision transforms and products */
+
+static uint64_t rng_state = 20261123u;
+
+static int64_t pick(int64_t lo, int64_t hi)
+{
+    rng_state = rng_state * 6364136223846793005u + 1442695040888963407u;
+    return lo + (int64_t)((rng_state >> 33) % (uint64_t)(hi - lo + 1));
+}
+
+static void fill(float *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; ++i)
+        v[i] = (float)pick(-1000, 1000) / 1000.0f + 0.0005f; /* never zero */
+}
+
+/* Small stride-1 layers: kernels 1..7, pads up to the kernel and beyond, dilation 1-2, both
+ * modes; rank 1, 2 or 3. */
+static convgen_conv_desc random_layer(int i)
+{
+    int rank = i % 7 == 6 ? 3 : i % 5 == 4 ? 1 : 2;
+    convgen_conv_desc d = {.rank = rank, .n = pick(1, 3), .c = pick(1, 4), .k = pick(1, 4)};
+    for (int r = 0; r < rank; ++r) {
+        d.kernel[r] = pick(1, rank == 3 ? 3 : 7);
+        d.dilation[r] = pick(1, 4) == 4 ? 2 : 1;
+        d.pad_before[r] = pick(0, d.kernel[r] + 1);
+        d.pad_after[r] = pick(0, d.kernel[r]);
+        d.in[r] = (d.kernel[r] - 1) * d.dilation[r] + 1 + pick(0, rank == 3 ? 3 : 9);
+    }
+    d.mode = pick(0, 3) == 0 ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION;
+    return d;
+}
+
+/* Runs one pass's program (under `limit` bytes of workspace; 0: none) and returns its
+ * relative error against the reference; *chunks: how many sub-batches it ran in. */
+static double program_error(const cg_problem *p, convgen_pass pass, int64_t limit, int64_t *chunks)
+{
+    int64_t elems[3];
+    cg_problem_operand_elems(p, pass, elems);
+    float *in0 = malloc(4 * (size_t)elems[0]), *in1 = malloc(4 * (size_t)elems[1]), *out = malloc(4 * (size_t)elems[2]);
+    double *ref = malloc(8 * (size_t)elems[2]);
+    assert_true(in0 && in1 && out && ref);
+    fill(in0, elems[0]);
+    fill(in1, elems[1]);
+    memset(out, 0xFF, 4 * (size_t)elems[2]); /* NaN: an output never written fails */
+    cg_tuning tune = {.workspace_limit = limit};
+    cg_generated g;
+    convgen_status s = cg_generate_tuned(p, pass, CONVGEN_ALGO_CUFFT, NULL, &tune, &g);
+    if (s != CONVGEN_SUCCESS)
+        fail_msg("%s: %s", convgen_pass_name(pass), convgen_last_error());
+    *chunks = g.chunks;
+    if ((s = cg_program_evaluate(&g, in0, in1, out)) != CONVGEN_SUCCESS)
+        fail_msg("%s: %s", convgen_pass_name(pass), convgen_last_error());
+    ref_conv(p, pass, in0, in1, ref);
+    double d2 = 0, r2 = 0;
+    for (int64_t i = 0; i < elems[2]; ++i) {
+        double e = (double)out[i] - ref[i];
+        d2 += e * e;
+        r2 += ref[i] * ref[i];
+    }
+    cg_generated_free(&g);
+    free(in0), free(in1), free(out), free(ref);
+    return isnan(d2) ? INFINITY : sqrt(d2 / (r2 > 0 ? r2 : 1));
+}
+
+static void test_cufft_programs_match_the_reference(void **state)
+{
+    (void)state;
+    double worst[2] = {0, 0};
+    int sub_batched = 0;
+    for (int i = 0; i < LAYERS; ++i) {
+        convgen_conv_desc d = random_layer(i);
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+        for (int pass = 0; pass < 3; ++pass)
+            for (int limited = 0; limited < 2; ++limited) {
+                int64_t chunks = 0;
+                /* A limit of one byte: the smallest sub-batches (the runtime would refuse the
+                 * plan; the program is still the one it would run). */
+                double e = program_error(&p, (convgen_pass)pass, limited ? 1 : 0, &chunks);
+                if (!(e <= ERROR_BOUND))
+                    fail_msg("layer %d (rank %d, n %lld c %lld k %lld) %s%s: relative error %.3e", i, d.rank,
+                             (long long)d.n, (long long)d.c, (long long)d.k, convgen_pass_name((convgen_pass)pass),
+                             limited ? " in sub-batches" : "", e);
+                worst[limited] = e > worst[limited] ? e : worst[limited];
+                sub_batched += limited && chunks > 1;
+            }
+    }
+    print_message("%d layers x 3 passes: worst relative error %.2e whole, %.2e in sub-batches (%d programs with "
+                  "several)\n",
+                  LAYERS, worst[0], worst[1], sub_batched);
+    assert_true(sub_batched > LAYERS); /* the limit did cut the batch */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cufft_programs_match_the_reference),
+    };
+    return cmocka_run_group_tests_name("conv_program", tests, NULL, NULL);
+}
