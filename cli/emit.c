@@ -43,6 +43,11 @@ int cli_emit(int argc, char **argv)
             cg_generated_free(&gen);
             return 2;
         }
+        if (a.kernel < 0 && gen.step_count > 0) { /* a program of steps: list it first */
+            char *program = cg_program_describe(&gen);
+            fputs(program ? program : "", stdout);
+            free(program);
+        }
         for (int i = 0; i < gen.kernel_count; ++i)
             if (a.kernel < 0 || a.kernel == i)
                 fputs(gen.kernels[i].source, stdout);

@@ -154,4 +154,7 @@ void cg_problem_describe(const cg_problem *p, char *buf, size_t size);
  * has no GPU. CONVGEN_ERROR_NOT_SUPPORTED for a kernel its op does not describe. */
 convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, float *out);
 
+/* The program as a comment block for readers (malloc'ed; NULL when out of memory). */
+char *cg_program_describe(const cg_generated *g);
+
 #endif

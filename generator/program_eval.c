@@ -1,10 +1,12 @@
-/* cg_program_evaluate: a plan's step program run on the CPU, for CI (no GPU there). It checks
+/* A plan's step program on the CPU: cg_program_describe lists it for readers, and
+ * cg_program_evaluate runs it, for CI (no GPU there). The evaluation checks
  * what the planner decided (placements, buffer offsets, GEMM parameters, phases and chunks)
  * against the CPU reference; the kernels' CUDA itself is checked on the GPU. The transforms are
  * separable naive DFTs in double precision, written in fp32 like cuFFT's, at the sizes of the
  * tests (tens of points), where a library FFT would buy nothing. */
 #include <complex.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,4 +228,63 @@ convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, cons
         s = run_phase(g, 2, false, &m);
     free(m.ws);
     return s;
+}
+
+
+static void describe_step(const cg_generated *g, const cg_step *st, cg_buf *b)
+{
+    if (st->kind == CG_STEP_KERNEL) {
+        const cg_kernel *k = &g->kernels[st->kernel];
+        cg_buf_printf(b, " *     kernel %d: %s, grid (%u, %u, %u), block (%u, %u, %u)\n", st->kernel, k->name, k->grid[0],
+                      k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2]);
+        return;
+    }
+    if (st->kind == CG_STEP_FFT) {
+        const cg_fft_step *f = &st->fft;
+        char real[48];
+        if (f->real_operand >= 0)
+            snprintf(real, sizeof real, "in%d in place", f->real_operand);
+        else
+            snprintf(real, sizeof real, "at byte %lld", (long long)f->real_offset);
+        cg_buf_printf(b, " *     cuFFT %s, %lld images of ", f->inverse ? "C2R" : "R2C", (long long)f->batch);
+        for (int d = 0; d < f->rank; ++d)
+            cg_buf_printf(b, "%s%lld", d ? "x" : "", (long long)f->n[d]);
+        cg_buf_printf(b, ": real %s, spectra at byte %lld\n", real, (long long)f->spectrum_offset);
+        return;
+    }
+    const cg_gemm_step *m = &st->gemm;
+    cg_buf_printf(b,
+                  " *     cuBLAS CGEMM x %lld bins: C = op%c(A) op%c(B), m %lld n %lld k %lld;\n"
+                  " *       A at byte %lld (lda %lld, stride %lld), B at %lld (ldb %lld, stride %lld),\n"
+                  " *       C at %lld (ldc %lld, stride %lld)%s\n",
+                  (long long)m->batch, m->transa, m->transb, (long long)m->m, (long long)m->n, (long long)m->k,
+                  (long long)m->a_offset, (long long)m->lda, (long long)m->a_stride, (long long)m->b_offset,
+                  (long long)m->ldb, (long long)m->b_stride, (long long)m->c_offset, (long long)m->ldc,
+                  (long long)m->c_stride, m->accumulate ? ", summed over the sub-batches" : "");
+}
+
+char *cg_program_describe(const cg_generated *g)
+{
+    cg_buf b = {0};
+    cg_buf_printf(&b, "/*\n * The %s plan's program, %s: the steps the runtime runs, in order (N: as is, C: conjugate\n"
+                      " * transpose). Workspace: %lld bytes of buffers; on a device, cuFFT's work area follows.\n",
+                  convgen_algo_name(g->algo), convgen_pass_name(g->pass), (long long)g->workspace_bytes);
+    if (g->chunks > 1)
+        cg_buf_printf(&b, " * %lld sub-batches: in0, in1 and out advance by %lld, %lld and %lld floats each.\n",
+                      (long long)g->chunks, (long long)g->chunk_elems[0], (long long)g->chunk_elems[1],
+                      (long long)g->chunk_elems[2]);
+    for (int phase = 0; phase < 3; ++phase) {
+        bool any = false;
+        for (int i = 0; i < g->step_count; ++i)
+            any |= g->steps[i].phase == phase;
+        if (!any)
+            continue;
+        const char *names[3] = {"first, once", g->chunks > 1 ? "per sub-batch" : "then", "last, once"};
+        cg_buf_printf(&b, " *   %s:\n", names[phase]);
+        for (int i = 0; i < g->step_count; ++i)
+            if (g->steps[i].phase == phase)
+                describe_step(g, &g->steps[i], &b);
+    }
+    cg_buf_puts(&b, " */\n");
+    return cg_buf_take(&b);
 }

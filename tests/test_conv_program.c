@@ -111,10 +111,31 @@ static void test_cufft_programs_match_the_reference(void **state)
     assert_true(sub_batched > LAYERS); /* the limit did cut the batch */
 }
 
+static void test_programs_list_their_steps(void **state)
+{
+    (void)state;
+    convgen_conv_desc d = {.rank = 2, .n = 4, .c = 3, .k = 2, .in = {12, 12}, .kernel = {3, 3}};
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    cg_tuning tune = {.workspace_limit = 1};
+    cg_generated g;
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_CUFFT, NULL, &tune, &g), CONVGEN_SUCCESS);
+    char *text = cg_program_describe(&g);
+    assert_non_null(text);
+    const char *expected[] = {"4 sub-batches", "per sub-batch:", "cuFFT R2C, 3 images of 12x12", "opN(A) opC(B)",
+                              "summed over the sub-batches", "last, once:", "convgen_cufft_accgrad_clip_dw"};
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; ++i)
+        if (!strstr(text, expected[i]))
+            fail_msg("'%s' missing from:\n%s", expected[i], text);
+    free(text);
+    cg_generated_free(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cufft_programs_match_the_reference),
+        cmocka_unit_test(test_programs_list_their_steps),
     };
     return cmocka_run_group_tests_name("conv_program", tests, NULL, NULL);
 }
