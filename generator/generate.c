@@ -7,11 +7,12 @@
 #include "util.h"
 
 /* The planners, one module each. A new algorithm adds one line here. */
-extern const cg_planner cg_direct_planner, cg_cufft_planner;
+extern const cg_planner cg_direct_planner, cg_cufft_planner, cg_fft_planner;
 
 static const cg_planner *const planners[] = {
     &cg_direct_planner,
     &cg_cufft_planner,
+    &cg_fft_planner,
 };
 
 #define PLANNER_COUNT (sizeof planners / sizeof planners[0])

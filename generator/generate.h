@@ -12,7 +12,7 @@
 #include "problem.h"
 
 #define CG_GENERATOR_VERSION CONVGEN_VERSION_STRING
-#define CG_MAX_KERNELS 8
+#define CG_MAX_KERNELS 12
 #define CG_KERNEL_NAME_MAX 64
 
 /* What the generator may know of the target without a GPU: tuning inputs only. */
@@ -90,17 +90,25 @@ typedef struct cg_kernel_op {
     /* TRANSPOSE: complex [rows][cols] at byte src into [cols][rows] at byte dst. */
     int64_t rows, cols, src, dst;
 } cg_kernel_op;
+/* What a kernel step passes as one of its four pointers: the plan's own (SAME), or a base plus
+ * a byte offset. */
+typedef enum { CG_ARG_SAME = 0, CG_ARG_IN0, CG_ARG_IN1, CG_ARG_OUT, CG_ARG_WORKSPACE, CG_ARG_NULL } cg_arg_base;
+typedef struct cg_arg {
+    cg_arg_base base;
+    int64_t offset;
+} cg_arg;
 
 typedef struct cg_step {
     cg_step_kind kind;
     int phase;  /* 0: once before the chunks, 1: once per chunk, 2: once after them */
     int kernel; /* CG_STEP_KERNEL: its index */
     cg_kernel_op op; /* CG_STEP_KERNEL */
+    cg_arg args[4]; /* CG_STEP_KERNEL: its (in0, in1, out, workspace) */
     cg_fft_step fft;
     cg_gemm_step gemm;
 } cg_step;
 
-#define CG_MAX_STEPS 12
+#define CG_MAX_STEPS 16
 
 /* The kernels of one layer and pass, run in order on one stream; or, when step_count > 0,
  * the steps in order. */
