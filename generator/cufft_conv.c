@@ -580,6 +580,7 @@ static convgen_status take_fft_kernel(const cg_fft_problem *fp, const cg_target 
     if (st != CONVGEN_SUCCESS)
         return st;
     cg_step *step = add_step(out, CG_STEP_KERNEL, phase);
+    step->op = (cg_kernel_op){.kind = CG_OP_FFT, .fft = *fp};
     out->kernels[step->kernel] = fft.kernels[0];
     fft.kernels[0].source = NULL; /* out owns it now */
     step->args[0] = args[0], step->args[1] = args[1], step->args[2] = args[2];

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "convgen.h"
+#include "fft_problem.h"
 #include "problem.h"
 
 #define CG_GENERATOR_VERSION CONVGEN_VERSION_STRING
@@ -78,7 +79,7 @@ typedef struct cg_placement {
 
 /* What a kernel step computes, as data, so that a program can be evaluated on the CPU
  * (program_eval.c). OTHER: only its source says. */
-typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE } cg_op_kind;
+typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FFT } cg_op_kind;
 typedef struct cg_kernel_op {
     cg_op_kind kind;
     /* PAD: `images` images of operand in0 or in1 (`operand` 0 or 1) into padded images of
@@ -89,6 +90,10 @@ typedef struct cg_kernel_op {
     double scale;
     /* TRANSPOSE: complex [rows][cols] at byte src into [cols][rows] at byte dst. */
     int64_t rows, cols, src, dst;
+    /* FFT: a batched FFT of convgen's (R2C or C2R) from the step's in0 to its out. The CPU
+     * evaluation keeps its spectra in natural order, whatever the kernel's layout: a program
+     * only multiplies bin by bin between transforms of one layout. */
+    cg_fft_problem fft;
 } cg_kernel_op;
 /* What a kernel step passes as one of its four pointers: the plan's own (SAME), or a base plus
  * a byte offset. */

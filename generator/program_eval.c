@@ -186,6 +186,64 @@ static void run_gemm(const cg_gemm_step *g, machine *m, bool add)
             }
 }
 
+/* A step's four pointers (in0, in1, out, workspace) after its bindings. */
+static void bind(const cg_step *st, const machine *m, char *ptr[4])
+{
+    char *own[4] = {(char *)m->in[0], (char *)m->in[1], (char *)m->out, m->ws};
+    for (int a = 0; a < 4; ++a) {
+        const cg_arg *arg = &st->args[a];
+        ptr[a] = arg->base == CG_ARG_SAME ? own[a] : arg->base == CG_ARG_NULL ? NULL : own[arg->base - CG_ARG_IN0] + arg->offset;
+    }
+}
+
+/* One of convgen's batched FFTs (rank 1 or 2, R2C or C2R) with its window, strides and scale;
+ * spectra dense and in natural order. */
+static void run_generated_fft(const cg_fft_problem *f, const char *in, char *out)
+{
+    int64_t n[2] = {f->n, f->n}, points = f->rank == 2 ? (int64_t)f->n * f->n : f->n;
+    int64_t half[2] = {f->rank == 2 ? f->n : f->half, f->half};
+    int rank = f->rank;
+    const int64_t *sizes = rank == 2 ? n : n + 1, *halves = rank == 2 ? half : half + 1;
+    double complex *a = malloc(sizeof *a * (size_t)points);
+    for (int64_t b = 0; a && b < f->batch; ++b)
+        for (int64_t c = 0; c < f->channels; ++c) {
+            int64_t real = b * f->real_stride[0] + c * f->real_stride[1];
+            float complex *spectrum = (float complex *)(f->sign < 0 ? out : in) + b * f->spectrum_stride[0] +
+                                      c * f->spectrum_stride[1];
+            int64_t idx[2] = {0, 0};
+            if (f->sign < 0) { /* R2C: the window at (oy, ox), the rest zero */
+                const float *x = (const float *)in + real;
+                for (int64_t i = 0; i < points; ++i)
+                    a[i] = 0;
+                for (int r = 0; r < f->h; ++r)
+                    for (int col = 0; col < f->w; ++col)
+                        a[(rank == 2 ? (int64_t)(f->oy + r) * f->n : 0) + f->ox + col] = x[r * f->pitch + col];
+                for (int d = 0; d < rank; ++d)
+                    dft_axis(a, sizes, rank, d, -1);
+                do
+                    spectrum[flat(idx, halves, rank)] = (float complex)a[flat(idx, sizes, rank)];
+                while (next_index(idx, halves, rank));
+                continue;
+            }
+            do { /* C2R: the full spectrum from the half, then the window, scaled */
+                int64_t mirror[2], d = rank - 1;
+                bool stored = idx[d] < halves[d];
+                for (int e = 0; e < rank; ++e)
+                    mirror[e] = stored ? idx[e] : (sizes[e] - idx[e]) % sizes[e];
+                double complex v = spectrum[flat(mirror, halves, rank)];
+                a[flat(idx, sizes, rank)] = stored ? v : conj(v);
+            } while (next_index(idx, sizes, rank));
+            for (int d = 0; d < rank; ++d)
+                dft_axis(a, sizes, rank, d, +1);
+            float *y = (float *)out + real;
+            for (int r = 0; r < f->h; ++r)
+                for (int col = 0; col < f->w; ++col)
+                    y[r * f->pitch + col] =
+                        (float)(f->scale * creal(a[(rank == 2 ? (int64_t)(f->oy + r) * f->n : 0) + f->ox + col]));
+        }
+    free(a);
+}
+
 static convgen_status run_phase(const cg_generated *g, int phase, bool later_chunk, machine *m)
 {
     for (int i = 0; i < g->step_count; ++i) {
@@ -202,6 +260,11 @@ static convgen_status run_phase(const cg_generated *g, int phase, bool later_chu
             run_clip(&st->op, m);
         else if (st->op.kind == CG_OP_TRANSPOSE)
             run_transpose(&st->op, m);
+        else if (st->op.kind == CG_OP_FFT) {
+            char *ptr[4];
+            bind(st, m, ptr);
+            run_generated_fft(&st->op.fft, ptr[0], ptr[2]);
+        }
         else
             return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "step %d: kernel %s has no op to evaluate on the CPU", i,
                            g->kernels[st->kernel].name);
