@@ -277,10 +277,10 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const li
     cg_value_line(h, "convgen %s: %s algorithm, %s: %s", CG_GENERATOR_VERSION, algo, convgen_pass_name(pass), what);
     cg_value_line(h, "layer: %s", layer);
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "plan: pad %s and %s into a %s Fourier basis, %s R2C, transpose to [bin][image], one cuBLAS",
-                  s->names[0], s->names[1], basis, lib);
-    cg_value_line(h, "  strided-batched CGEMM over %lld bins, transpose back, %s C2R, clip into %s", (long long)s->bins, lib,
-                  s->names[2]);
+    cg_value_line(h, "plan: pad %s and %s into a %s Fourier basis%s, %s R2C, transpose to [bin][image], one", s->names[0],
+                  s->names[1], basis, s->generated ? " (the R2C's window pads a plain shift)" : "", lib);
+    cg_value_line(h, "  cuBLAS strided-batched CGEMM over %lld bins, transpose back, %s C2R, clip into %s%s",
+                  (long long)s->bins, lib, s->names[2], s->generated ? " (or the C2R's window)" : "");
     cg_value_line(h, "  (generator/cufft_conv.c)");
     if (s->chunks > 1)
         cg_value_line(h, "sub-batches: %lld chunks of %lld of the batch's images each, to stay under the workspace limit",

@@ -329,9 +329,13 @@ static void describe_step(const cg_generated *g, const cg_step *st, cg_buf *b)
 char *cg_program_describe(const cg_generated *g)
 {
     cg_buf b = {0};
+    bool library_fft = false;
+    for (int i = 0; i < g->step_count; ++i)
+        library_fft |= g->steps[i].kind == CG_STEP_FFT;
     cg_buf_printf(&b, "/*\n * The %s plan's program, %s: the steps the runtime runs, in order (N: as is, C: conjugate\n"
-                      " * transpose). Workspace: %lld bytes of buffers; on a device, cuFFT's work area follows.\n",
-                  convgen_algo_name(g->algo), convgen_pass_name(g->pass), (long long)g->workspace_bytes);
+                      " * transpose). Workspace: %lld bytes%s.\n",
+                  convgen_algo_name(g->algo), convgen_pass_name(g->pass), (long long)g->workspace_bytes,
+                  library_fft ? " of buffers; on a device, cuFFT's work area follows" : "");
     if (g->chunks > 1)
         cg_buf_printf(&b, " * %lld sub-batches: in0, in1 and out advance by %lld, %lld and %lld floats each.\n",
                       (long long)g->chunks, (long long)g->chunk_elems[0], (long long)g->chunk_elems[1],
