@@ -61,6 +61,7 @@ enum {
 /* Per spatial dimension: the correlation, the Fourier size, and how each operand sits in it. */
 typedef struct lib_dim {
     fft_conv_dim c;
+    int64_t tiles, tile_step;  /* tiled: overlap-save tiles along this dimension; else 1, 0 */
     int64_t size;        /* B */
     int64_t spectrum;    /* bins along this dimension: B, or B / 2 + 1 for the last */
 } lib_dim;
@@ -77,6 +78,8 @@ typedef struct lib_spec {
     const char *names[3];           /* the operands: "x", "w", "y", ... */
     bool identity[2];               /* S, K: the operand is its own padded image (no pad kernel) */
     bool generated;                 /* the fft algorithm: convgen's FFT kernels instead of cuFFT */
+    bool tiled;                     /* fft-tiled: overlap-save tiles of the signal and the output */
+    int64_t tiles;                  /* tiled: tiles per image, the product of the dimensions' */
     int64_t groups[3][2];           /* each operand's images as [batch-like][channel-like] */
     int64_t fft_work_offset;        /* generated: the FFT kernels' own workspace, at the end */
     /* Byte offsets into the workspace: the padded real images (S, K and O in turn), the
@@ -93,12 +96,14 @@ static int64_t align_up(int64_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
 static placement place(const lib_spec *s, convgen_pass pass, int role, int d)
 {
     const fft_conv_dim *c = &s->d[d].c;
-    placement pl = {.limit = s->d[d].size};
+    placement pl = {.limit = s->d[d].size, .tiles = 1};
+    if (role != 1 && s->tiled) /* tiles of the signal and of the valid outputs */
+        pl.tiles = s->d[d].tiles, pl.tile_step = s->d[d].tile_step;
     if (role == 0) { /* the signal, shifted by the pad; positions past what the outputs read are
                       * cut, which only spares loads (nothing there reaches an output) */
         int64_t reach = c->out + c->extent - 1;
         pl.base = c->pad_before, pl.step = 1, pl.count = c->in;
-        pl.limit = reach < pl.limit ? reach : pl.limit;
+        pl.limit = reach < pl.limit && !s->tiled ? reach : pl.limit;
     } else if (role == 1 && pass == CONVGEN_ACCGRAD) { /* dy is the kernel: its `extent` positions */
         pl.base = 0, pl.step = 1, pl.count = c->extent;
     } else if (role == 1) { /* weight tap f at fft_conv_dim_tap(f): affine in f */
@@ -120,7 +125,9 @@ static placement place(const lib_spec *s, convgen_pass pass, int role, int d)
 static cg_kernel_op operand_op(const lib_spec *s, convgen_pass pass, int role)
 {
     cg_kernel_op op = {.kind = role == 2 ? CG_OP_CLIP : CG_OP_PAD, .operand = role == 2 ? 2 : role, .rank = s->rank,
-                       .images = s->images[role], .real_offset = s->real_offset, .scale = 1.0 / (double)s->points};
+                       .images = s->images[role], .real_offset = s->real_offset, .scale = 1.0 / (double)s->points,
+                       .tiles = role != 1 && s->tiled ? s->tiles : 1};
+    op.images /= op.tiles; /* the operand's own images; the padded ones are [tile][image] */
     for (int d = 0; d < s->rank; ++d) {
         op.size[d] = s->d[d].size;
         op.dims[d] = place(s, pass, role, d);
@@ -187,8 +194,9 @@ static bool is_identity(const lib_spec *s, convgen_pass pass, int role)
  * the three frequency-major spectra. */
 static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64_t batch, lib_spec *s)
 {
-    const int64_t groups[3][3][2] = {{{batch, p->c}, {p->k, p->c}, {batch, p->k}},
-                                     {{batch, p->k}, {p->k, p->c}, {batch, p->c}},
+    int64_t tb = s->tiled ? batch * s->tiles : batch; /* fft-tiled: every tile of every image */
+    const int64_t groups[3][3][2] = {{{tb, p->c}, {p->k, p->c}, {tb, p->k}},
+                                     {{tb, p->k}, {p->k, p->c}, {tb, p->c}},
                                      {{batch, p->c}, {batch, p->k}, {p->k, p->c}}};
     s->batch = batch;
     s->chunks = p->n / batch;
@@ -317,6 +325,10 @@ static tmpl_value *dims_value(convgen_pass pass, const lib_spec *s, int role)
         tmpl_set_bool(v, "mirror", pl.mirror);
         tmpl_set_int(v, "padded_stride", padded_stride);
         tmpl_set_int(v, "tensor_stride", tensor_stride);
+        tmpl_set_int(v, "tiles", pl.tiles);
+        tmpl_set_int(v, "tile_step", pl.tile_step);
+        if (pl.tile_step > 0) /* the clip's output index over the tile step */
+            tmpl_map_set(v, "tile_div", cg_value_magic((uint32_t)pl.tile_step, pl.count - 1));
         padded_stride *= s->d[d].size;
         tensor_stride *= pl.count;
         tmpl_list_push(list, v);
@@ -365,7 +377,9 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
     snprintf(k->name, sizeof k->name, "convgen_%s_%s_%s_%s", s->generated ? "fft" : "cufft", convgen_pass_name(pass),
              clip ? "clip" : "pad",
              s->names[role]);
-    launch_geometry(points, s->images[role], k);
+    /* The clip loops over the output's images; a tiled one reads each from all its tiles. */
+    int64_t loop_images = clip && s->tiled ? s->images[2] / s->tiles : s->images[role];
+    launch_geometry(points, loop_images, k);
     char what[96];
     snprintf(what, sizeof what, clip ? "the clip of %s from its padded images" : "the zero padding of %s",
              s->names[role]);
@@ -378,13 +392,26 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
     tmpl_set_int(ctx, "threads", THREADS);
     tmpl_set_int(ctx, "points", points);
     tmpl_set_int(ctx, "padded_points", s->points);
-    tmpl_set_int(ctx, "images", s->images[role]);
+    tmpl_set_int(ctx, "images", loop_images);
     tmpl_set_int(ctx, "real_offset", s->real_offset / 4);
     char scale[32];
     snprintf(scale, sizeof scale, "%.9ef", 1.0 / (double)s->points); /* cuFFT's inverse is unscaled */
     tmpl_set_str(ctx, "scale", scale);
     tmpl_map_set(ctx, "dims", dims_value(pass, s, role));
     tmpl_map_set(ctx, "digits", point_digits(sizes, s->rank, &failed));
+    /* Tiled: padded images [tile][image]; the tile index splits over the dimensions' tiles. */
+    int64_t tiles = role != 1 && s->tiled ? s->tiles : 1;
+    tmpl_set_bool(ctx, "tiled", tiles > 1);
+    if (tiles > 1) {
+        int64_t own = s->images[role] / tiles, inner_tiles = s->rank == 2 ? s->d[1].tiles : 1;
+        tmpl_set_int(ctx, "tile_images", own);
+        tmpl_set_int(ctx, "inner_tiles", inner_tiles);
+        tmpl_value *by_images = cg_value_magic((uint32_t)own, s->images[role] - 1);
+        tmpl_value *by_inner = cg_value_magic((uint32_t)inner_tiles, tiles - 1);
+        failed |= !by_images || !by_inner;
+        tmpl_map_set(ctx, "image_div", by_images);
+        tmpl_map_set(ctx, "inner_div", by_inner);
+    }
     int64_t tensor_points = 1; /* the operand's points per image (the clip's are `points`) */
     for (int d = 0; d < s->rank; ++d)
         tensor_points *= place(s, pass, role, d).count;
@@ -445,7 +472,9 @@ static convgen_status render_transpose(const cg_problem *p, convgen_pass pass, c
 static cg_step gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec *s)
 {
     cg_step st = {.kind = CG_STEP_GEMM, .phase = 1};
-    const int64_t S = s->spectrum_offset[0], K = s->spectrum_offset[1], nb = s->batch;
+    /* fprop and bprop: the rows are the signal's images (all their tiles, for fft-tiled). */
+    const int64_t S = s->spectrum_offset[0], K = s->spectrum_offset[1];
+    const int64_t nb = pass == CONVGEN_ACCGRAD ? s->batch : s->groups[0][0];
     const int64_t S_images = s->images[0], K_images = s->images[1];
     switch (pass) {
     case CONVGEN_FPROP: /* y (k x n) = op_C(w: c x k) x (c x n) */
@@ -543,7 +572,7 @@ static convgen_status square_basis(const cg_problem *p, const cg_tuning *tune, l
  * (dilated, flipped or mirrored taps; a window with nothing in it). */
 static bool window_of(const placement *pl, int64_t *at, int64_t *len, int64_t *src)
 {
-    if (pl->step != 1 || pl->mirror)
+    if (pl->step != 1 || pl->mirror || pl->tiles > 1)
         return false;
     int64_t lo = pl->base > 0 ? pl->base : 0, end = pl->base + pl->count;
     int64_t hi = end < pl->limit ? end : pl->limit;
@@ -703,14 +732,51 @@ static void set_chunks(const cg_problem *p, convgen_pass pass, const lib_spec *s
 /* fprop and bprop transform the weights once (phase 0), then per chunk the signal, the product
  * and the inverse (phase 1). accgrad transforms both operands of each chunk and sums their
  * products (phase 1), then inverts once (phase 2). */
+/* fft-tiled: overlap-save tiles of one square transform that follows the kernel, not the image:
+ * the smallest 2^a 3^b 5^c 7^d of at least 3 extents (and 16), where a tile then keeps most of
+ * its outputs (extent 3: 14 of 16; 9: 18 of 27; 13: 28 of 40); the untiled size where that is
+ * smaller. Each tile gives n_fft - extent + 1 valid outputs. */
+static convgen_status tile_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s)
+{
+    if (p->rank > 2)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
+    int64_t extent = 1, untiled = 0, candidates[MAX_CANDIDATES];
+    for (int d = 0; d < s->rank; ++d) {
+        extent = s->d[d].c.extent > extent ? s->d[d].c.extent : extent;
+        untiled = s->d[d].size > untiled ? s->d[d].size : untiled;
+    }
+    int64_t want = 3 * extent > 16 ? 3 * extent : 16, n = tune && tune->fourier_size[0] ? tune->fourier_size[0] : 0;
+    if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
+        n = candidates[0] < untiled ? candidates[0] : untiled;
+    if (n < extent || n > FFT_MAX_N)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: tiles of %lld points for a kernel of %lld", (long long)n,
+                       (long long)extent);
+    s->tiled = true;
+    s->tiles = 1;
+    s->points = 1;
+    for (int d = 0; d < s->rank; ++d) {
+        lib_dim *ld = &s->d[d];
+        ld->size = n;
+        ld->spectrum = d == s->rank - 1 ? n / 2 + 1 : n;
+        ld->tile_step = n - ld->c.extent + 1;
+        ld->tiles = (ld->c.out + ld->tile_step - 1) / ld->tile_step;
+        s->tiles *= ld->tiles;
+        s->points *= n;
+    }
+    s->bins = s->points / n * (n / 2 + 1);
+    return CONVGEN_SUCCESS;
+}
+
 static convgen_status generate_program(const cg_problem *p, convgen_pass pass, const cg_target *t,
-                                       const cg_tuning *tune, bool generated, cg_generated *out)
+                                       const cg_tuning *tune, bool generated, bool tiled, cg_generated *out)
 {
     lib_spec s;
     memset(&s, 0, sizeof s);
     s.generated = generated;
     convgen_status st = choose_sizes(p, pass, tune, &s);
-    if (st == CONVGEN_SUCCESS && generated)
+    if (st == CONVGEN_SUCCESS && tiled)
+        st = tile_basis(p, tune, &s);
+    else if (st == CONVGEN_SUCCESS && generated)
         st = square_basis(p, tune, &s);
     if (st == CONVGEN_SUCCESS)
         st = choose_batch(p, pass, tune, &s);
@@ -737,13 +803,13 @@ static convgen_status generate_program(const cg_problem *p, convgen_pass pass, c
 static convgen_status cufft_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                      const cg_tuning *tune, cg_generated *out)
 {
-    return generate_program(p, pass, t, tune, false, out);
+    return generate_program(p, pass, t, tune, false, false, out);
 }
 
 static convgen_status fft_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, const cg_tuning *tune,
                                    cg_generated *out)
 {
-    return generate_program(p, pass, t, tune, true, out);
+    return generate_program(p, pass, t, tune, true, false, out);
 }
 
 static convgen_status fft_applicable(const cg_problem *p, convgen_pass pass)
@@ -753,6 +819,28 @@ static convgen_status fft_applicable(const cg_problem *p, convgen_pass pass)
         st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
     return st;
 }
+
+static convgen_status fft_tiled_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
+                                         const cg_tuning *tune, cg_generated *out)
+{
+    return generate_program(p, pass, t, tune, true, true, out);
+}
+
+/* The weight gradient needs convolution in parts (fft_parts, not yet a program). */
+static convgen_status fft_tiled_applicable(const cg_problem *p, convgen_pass pass)
+{
+    convgen_status st = fft_applicable(p, pass);
+    if (st == CONVGEN_SUCCESS && pass == CONVGEN_ACCGRAD)
+        st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: accgrad takes convolution in parts, not built yet");
+    return st;
+}
+
+const cg_planner cg_fft_tiled_planner = {
+    .algo = CONVGEN_ALGO_FFT_TILED,
+    .name = "fft-tiled",
+    .applicable = fft_tiled_applicable,
+    .generate = fft_tiled_generate,
+};
 
 const cg_planner cg_fft_planner = {
     .algo = CONVGEN_ALGO_FFT,

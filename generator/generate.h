@@ -75,6 +75,10 @@ typedef struct cg_gemm_step {
 typedef struct cg_placement {
     int64_t base, step, count, limit;
     bool mirror;
+    /* Overlap-save tiles (fft-tiled): tile t of `tiles` holds the operand shifted by t *
+     * tile_step, i.e. base - t * tile_step; the clip reads output o from tile o / tile_step at
+     * o % tile_step. 1 and 0 for one image. */
+    int64_t tiles, tile_step;
 } cg_placement;
 
 /* What a kernel step computes, as data, so that a program can be evaluated on the CPU
@@ -86,6 +90,8 @@ typedef struct cg_kernel_op {
      * size[0] x ... floats at byte real_offset; CLIP: back from there into out, scaled. */
     int operand, rank;
     int64_t images, real_offset, size[CONVGEN_MAX_RANK];
+    /* Tiled: the padded images are [tile][images], tiles the product of the dimensions'. */
+    int64_t tiles;
     cg_placement dims[CONVGEN_MAX_RANK];
     double scale;
     /* TRANSPOSE: complex [rows][cols] at byte src into [cols][rows] at byte dst. */

@@ -51,20 +51,34 @@ static bool next_index(int64_t *index, const int64_t *sizes, int rank)
     return false;
 }
 
+/* Tile t's index along each dimension (the last fastest). */
+static void tile_index(const cg_kernel_op *op, int64_t t, int64_t *tile)
+{
+    for (int d = op->rank - 1; d >= 0; --d) {
+        int64_t n = op->dims[d].tiles > 0 ? op->dims[d].tiles : 1;
+        tile[d] = t % n;
+        t /= n;
+    }
+}
+
 static void run_pad(const cg_kernel_op *op, machine *m)
 {
-    int64_t counts[CONVGEN_MAX_RANK], points = 1, tensor_points = 1;
+    int64_t counts[CONVGEN_MAX_RANK], points = 1, tensor_points = 1, tiles = op->tiles > 0 ? op->tiles : 1;
     for (int d = 0; d < op->rank; ++d)
         counts[d] = op->dims[d].count, points *= op->size[d], tensor_points *= counts[d];
     float *padded = (float *)(m->ws + op->real_offset);
-    for (int64_t g = 0; g < op->images; ++g) {
-        int64_t q[CONVGEN_MAX_RANK] = {0}, src[CONVGEN_MAX_RANK];
+    for (int64_t g = 0; g < tiles * op->images; ++g) { /* [tile][image] */
+        int64_t image = g % op->images, tile[CONVGEN_MAX_RANK], q[CONVGEN_MAX_RANK] = {0}, src[CONVGEN_MAX_RANK];
+        tile_index(op, g / op->images, tile);
         do {
             bool inside = true;
-            for (int d = 0; d < op->rank; ++d)
-                inside &= (src[d] = pad_source(&op->dims[d], op->size[d], q[d])) >= 0;
+            for (int d = 0; d < op->rank; ++d) {
+                cg_placement shifted = op->dims[d];
+                shifted.base -= tile[d] * shifted.tile_step;
+                inside &= (src[d] = pad_source(&shifted, op->size[d], q[d])) >= 0;
+            }
             padded[g * points + flat(q, op->size, op->rank)] =
-                inside ? m->in[op->operand][g * tensor_points + flat(src, counts, op->rank)] : 0.0f;
+                inside ? m->in[op->operand][image * tensor_points + flat(src, counts, op->rank)] : 0.0f;
         } while (next_index(q, op->size, op->rank));
     }
 }
@@ -78,10 +92,15 @@ static void run_clip(const cg_kernel_op *op, machine *m)
     for (int64_t g = 0; g < op->images; ++g) {
         int64_t o[CONVGEN_MAX_RANK] = {0}, pos[CONVGEN_MAX_RANK];
         do {
-            for (int d = 0; d < op->rank; ++d)
-                pos[d] = op->dims[d].base + op->dims[d].step * o[d];
+            int64_t tile = 0;
+            for (int d = 0; d < op->rank; ++d) { /* tiled: tile o / step, at o % step */
+                const cg_placement *pl = &op->dims[d];
+                int64_t t = pl->tile_step ? o[d] / pl->tile_step : 0, r = o[d] - t * pl->tile_step;
+                tile = tile * (pl->tiles > 0 ? pl->tiles : 1) + t;
+                pos[d] = pl->base + pl->step * r;
+            }
             m->out[g * out_points + flat(o, counts, op->rank)] =
-                (float)(padded[g * points + flat(pos, op->size, op->rank)] * op->scale);
+                (float)(padded[(tile * op->images + g) * points + flat(pos, op->size, op->rank)] * op->scale);
         } while (next_index(o, counts, op->rank));
     }
 }

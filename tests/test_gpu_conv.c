@@ -31,7 +31,8 @@ typedef struct shape {
     bool sub_batched; /* also run under a workspace limit that forces sub-batches */
 } shape;
 
-static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES];
+static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
+    tiled_shapes[CUFFT_SHAPES];
 
 #define DESC2(n_, c_, k_, h, w, r, s, pad, str, dil)                                                          \
     (convgen_conv_desc){.rank = 2, .n = n_, .c = c_, .k = k_, .in = {h, w}, .kernel = {r, s},                 \
@@ -172,6 +173,8 @@ static void check_shape(void **state)
         skip();
     for (int run = 0; run < 3 * (s->sub_batched ? 2 : 1); ++run) {
         int pass = run % 3;
+        if (s->algo == CONVGEN_ALGO_FFT_TILED && pass == CONVGEN_ACCGRAD)
+            continue; /* convolution in parts: not built yet */
         convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass) : (convgen_plan_options){0};
         if (run >= 3)
             print_message("sub-batched under %zu bytes of workspace:\n", tight.workspace_limit);
@@ -243,12 +246,15 @@ static int handpicked_fft_2d(shape *s)
 
 int main(void)
 {
-    static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES];
+    static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES];
     make_tests(direct_shapes, DIRECT_SHAPES, handpicked(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
     make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
                cufft);
     make_tests(fft_shapes, CUFFT_SHAPES, handpicked_fft_2d(fft_shapes), random_fft_shape, CONVGEN_ALGO_FFT, 1e-4, fft);
+    make_tests(tiled_shapes, CUFFT_SHAPES, handpicked_fft_2d(tiled_shapes), random_fft_shape, CONVGEN_ALGO_FFT_TILED,
+               1e-4, tiled);
     int failed = _cmocka_run_group_tests("gpu_direct", direct, DIRECT_SHAPES, open_device, close_device);
     failed += _cmocka_run_group_tests("gpu_cufft", cufft, CUFFT_SHAPES, open_device, close_device);
-    return failed + _cmocka_run_group_tests("gpu_fft", fft, CUFFT_SHAPES, open_device, close_device);
+    failed += _cmocka_run_group_tests("gpu_fft", fft, CUFFT_SHAPES, open_device, close_device);
+    return failed + _cmocka_run_group_tests("gpu_fft_tiled", tiled, CUFFT_SHAPES, open_device, close_device);
 }
