@@ -52,7 +52,7 @@ int cli_emit(int argc, char **argv)
         }
         if (a.kernel < 0 && gen.step_count > 0) { /* a program of steps: list it first */
             char *program = cg_program_describe(&gen);
-            fputs(program ? program : "", stdout);
+            fputs(program ? program : "/* (out of memory listing the plan's steps) */\n", stdout);
             free(program);
         }
         for (int i = 0; i < gen.kernel_count; ++i)

@@ -503,7 +503,8 @@ static cg_step gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec 
 /* The programs below have at most 10 steps and 6 kernels. */
 _Static_assert(CG_MAX_STEPS >= 10 && CG_MAX_KERNELS >= 6, "cufft's step programs do not fit cg_generated");
 
-/* Appends a step of `phase`; kernels get the next kernel slot, rendered by the caller. */
+/* Appends a step of `phase`; kernels get the next kernel slot, rendered by the caller. Library
+ * steps are then overwritten whole by fft_step or gemm_step, which set the same phase. */
 static cg_step *add_step(cg_generated *out, cg_step_kind kind, int phase)
 {
     cg_step *st = &out->steps[out->step_count++];

@@ -87,7 +87,8 @@ typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FF
 typedef struct cg_kernel_op {
     cg_op_kind kind;
     /* PAD: `images` images of operand in0 or in1 (`operand` 0 or 1) into padded images of
-     * size[0] x ... floats at byte real_offset; CLIP: back from there into out, scaled. */
+     * size[0] x ... floats at byte real_offset; CLIP (`operand` 2): back from there into out,
+     * scaled. */
     int operand, rank;
     int64_t images, real_offset, size[CONVGEN_MAX_RANK];
     /* Tiled: the padded images are [tile][images], tiles the product of the dimensions'. */

@@ -115,7 +115,7 @@ static void run_transpose(const cg_kernel_op *op, machine *m)
 }
 
 /* In place along dimension d of a [n0][n1]... complex array: a DFT with exp(sign 2 pi i jk / n). */
-static void dft_axis(double complex *a, const int64_t *n, int rank, int d, int sign)
+static bool dft_axis(double complex *a, const int64_t *n, int rank, int d, int sign)
 {
     int64_t len = n[d], stride = 1, outer = 1;
     for (int e = d + 1; e < rank; ++e)
@@ -137,12 +137,14 @@ static void dft_axis(double complex *a, const int64_t *n, int rank, int d, int s
             for (int64_t k = 0; k < len; ++k)
                 base[k * stride] = line[k];
         }
+    bool ok = line && w;
     free(line);
     free(w);
+    return ok;
 }
 
 /* cuFFT's R2C (dense images in, half spectra out) or C2R (the reverse, unnormalized). */
-static void run_fft(const cg_fft_step *f, machine *m)
+static bool run_fft(const cg_fft_step *f, machine *m)
 {
     int64_t points = 1, half[CONVGEN_MAX_RANK], bins = 1;
     for (int d = 0; d < f->rank; ++d) {
@@ -154,13 +156,14 @@ static void run_fft(const cg_fft_step *f, machine *m)
     float *real_out = (float *)(m->ws + f->real_offset);
     float complex *spectra = (float complex *)(m->ws + f->spectrum_offset);
     double complex *a = malloc(sizeof *a * (size_t)points);
-    for (int64_t g = 0; a && g < f->batch; ++g) {
+    bool ok = a != NULL;
+    for (int64_t g = 0; ok && g < f->batch; ++g) {
         int64_t idx[CONVGEN_MAX_RANK] = {0};
         if (!f->inverse) {
             for (int64_t i = 0; i < points; ++i)
                 a[i] = real_in[g * points + i];
             for (int d = 0; d < f->rank; ++d)
-                dft_axis(a, f->n, f->rank, d, -1);
+                ok &= dft_axis(a, f->n, f->rank, d, -1);
             do
                 spectra[g * bins + flat(idx, half, f->rank)] = (float complex)a[flat(idx, f->n, f->rank)];
             while (next_index(idx, half, f->rank));
@@ -176,11 +179,12 @@ static void run_fft(const cg_fft_step *f, machine *m)
             a[flat(idx, f->n, f->rank)] = stored ? v : conj(v);
         } while (next_index(idx, f->n, f->rank));
         for (int d = 0; d < f->rank; ++d)
-            dft_axis(a, f->n, f->rank, d, +1);
+            ok &= dft_axis(a, f->n, f->rank, d, +1);
         for (int64_t i = 0; i < points; ++i)
             real_out[g * points + i] = (float)creal(a[i]);
     }
     free(a);
+    return ok;
 }
 
 /* Column-major op(A) op(B) per batch entry, 'C' the conjugate transpose; beta 1 when adding. */
@@ -269,8 +273,10 @@ static convgen_status run_phase(const cg_generated *g, int phase, bool later_chu
         const cg_step *st = &g->steps[i];
         if (st->phase != phase)
             continue;
-        if (st->kind == CG_STEP_FFT)
-            run_fft(&st->fft, m);
+        if (st->kind == CG_STEP_FFT && !run_fft(&st->fft, m))
+            return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a DFT on the CPU");
+        else if (st->kind == CG_STEP_FFT)
+            continue;
         else if (st->kind == CG_STEP_GEMM)
             run_gemm(&st->gemm, m, st->gemm.accumulate && later_chunk);
         else if (st->op.kind == CG_OP_PAD)

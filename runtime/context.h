@@ -29,11 +29,11 @@ struct convgen_context {
     pthread_mutex_t lock;    /* guards `modules` and `plans` */
     int plans;               /* live plans, to warn about destroying a context under them */
     loaded_module *modules;  /* loaded once per context, unloaded at destroy */
-    /* What the plans' library steps share (lib_steps.c): cuBLAS handles (one per stream) and
-     * cuFFT plans, made on first use, since each costs milliseconds to tens of milliseconds.
-     * Guarded by lib_lock, also held while a library call is enqueued (a handle's stream and
-     * work area are set per call). */
-    struct blas_entry *blas_handles;
+    /* What the plans' library steps share (lib_steps.c): a cuBLAS handle and cuFFT plans, made
+     * on first use, since each costs milliseconds to tens of milliseconds. Guarded by lib_lock,
+     * also held while a library call is enqueued: a handle's stream and work area (in the
+     * executing plan's workspace) are set per call. */
+    struct cublasContext *blas;
     struct fft_entry *fft_plans;
     pthread_mutex_t lib_lock;
 };

@@ -154,9 +154,9 @@ CONVGEN_API convgen_status convgen_plan_conv_ex(convgen_context *ctx, const conv
                                                 const convgen_plan_options *options, convgen_plan **plan);
 
 /* Bytes of device workspace that convgen_execute needs (0 is common). CUFFT plans on a device
- * include cuFFT's work area; offline, where cuFFT cannot plan, they count only their own
- * buffers. cuBLAS keeps its small workspace inside the context's handles (one per stream). Plans
- * with library steps (CUFFT) want a 256-byte aligned workspace, as cudaMalloc gives. */
+ * include the work area of cuFFT and cuBLAS (at least 32 MiB, which cuBLAS recommends on
+ * Hopper); offline, where cuFFT cannot plan, they count only their own buffers. Plans with
+ * library steps (CUFFT) want a 256-byte aligned workspace, as cudaMalloc gives. */
 CONVGEN_API convgen_status convgen_plan_workspace_size(const convgen_plan *plan, size_t *bytes);
 
 /* Runs the plan on `stream`. Operands by pass:

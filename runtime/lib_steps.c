@@ -8,7 +8,7 @@
 #include "util.h"
 
 struct lib_steps {
-    convgen_context *ctx;          /* its cuBLAS handles and cuFFT plans */
+    convgen_context *ctx;          /* its cuBLAS handle and cuFFT plans */
     int64_t work_offset;
     cufftHandle fft[CG_MAX_STEPS]; /* by step index; owned by the context */
 };
@@ -21,7 +21,6 @@ typedef struct fft_entry {
     struct fft_entry *next;
 } fft_entry;
 
-struct blas_entry;
 
 static bool same_transform(const cg_fft_step *a, const cg_fft_step *b)
 {
@@ -80,34 +79,20 @@ static convgen_status make_fft(const cg_fft_step *f, cufftHandle *h, size_t *wor
     return fft_fail(r, call);
 }
 
-/* A cuBLAS handle of the context for one stream: a handle's default workspace must not serve
- * two streams at once, so plans running concurrently on different streams use different ones. */
-struct blas_entry {
-    convgen_stream stream;
-    cublasHandle_t handle;
-    struct blas_entry *next;
-};
+/* cuBLAS's work area in the plan's workspace, the size its documentation recommends for Hopper:
+ * with a handle's own default area, two plans on two streams would share one. */
+enum { BLAS_WORKSPACE = 32 << 20 };
 
-/* The handle for `stream`, made on first use (lib_lock held). */
-static convgen_status stream_blas(convgen_context *ctx, convgen_stream stream, cublasHandle_t *h)
+/* The context's cuBLAS handle, made by the first plan with a GEMM (lib_lock held). */
+static convgen_status context_blas(convgen_context *ctx)
 {
-    for (struct blas_entry *e = ctx->blas_handles; e; e = e->next)
-        if (e->stream == stream) {
-            *h = e->handle;
-            return CONVGEN_SUCCESS;
-        }
-    struct blas_entry *e = calloc(1, sizeof *e);
-    if (!e)
-        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a cuBLAS handle");
-    cublasStatus_t r = cublasCreate(&e->handle);
-    if (r != CUBLAS_STATUS_SUCCESS) {
-        free(e);
+    if (ctx->blas)
+        return CONVGEN_SUCCESS;
+    cublasHandle_t h;
+    cublasStatus_t r = cublasCreate(&h);
+    if (r != CUBLAS_STATUS_SUCCESS)
         return blas_fail(r, "cublasCreate");
-    }
-    e->stream = stream;
-    e->next = ctx->blas_handles;
-    ctx->blas_handles = e;
-    *h = e->handle;
+    ctx->blas = h;
     return CONVGEN_SUCCESS;
 }
 
@@ -136,12 +121,9 @@ static convgen_status context_fft(convgen_context *ctx, const cg_fft_step *f, cu
 
 void lib_steps_release_context(convgen_context *ctx)
 {
-    for (struct blas_entry *e = ctx->blas_handles, *next; e; e = next) {
-        next = e->next;
-        cublasDestroy(e->handle);
-        free(e);
-    }
-    ctx->blas_handles = NULL;
+    if (ctx->blas)
+        cublasDestroy(ctx->blas);
+    ctx->blas = NULL;
     for (fft_entry *e = ctx->fft_plans, *next; e; e = next) {
         next = e->next;
         cufftDestroy(e->handle);
@@ -163,12 +145,14 @@ convgen_status lib_steps_create(convgen_context *ctx, const cg_generated *gen, i
     convgen_status s = CONVGEN_SUCCESS;
     pthread_mutex_lock(&ctx->lib_lock);
     for (int i = 0; i < gen->step_count && s == CONVGEN_SUCCESS; ++i) {
-        if (gen->steps[i].kind == CG_STEP_FFT) {
-            size_t work = 0;
+        size_t work = 0;
+        if (gen->steps[i].kind == CG_STEP_FFT)
             s = context_fft(ctx, &gen->steps[i].fft, &ls->fft[i], &work);
-            if ((int64_t)work > *work_bytes)
-                *work_bytes = (int64_t)work; /* the transforms run one after another: one area */
-        }
+        else if (gen->steps[i].kind == CG_STEP_GEMM && (s = context_blas(ctx)) == CONVGEN_SUCCESS)
+            work = BLAS_WORKSPACE;
+        /* The steps run one after another on one stream: one work area serves them all. */
+        if ((int64_t)work > *work_bytes)
+            *work_bytes = (int64_t)work;
     }
     pthread_mutex_unlock(&ctx->lib_lock);
     if (s != CONVGEN_SUCCESS) {
@@ -204,22 +188,19 @@ static convgen_status run_gemm(lib_steps *ls, const cg_gemm_step *g, char *ws, b
                                bool tf32)
 {
     const cuComplex one = {1.0f, 0.0f}, zero = {0.0f, 0.0f};
-    cublasHandle_t h = NULL;
+    cublasHandle_t h = ls->ctx->blas;
     pthread_mutex_lock(&ls->ctx->lib_lock);
-    convgen_status s = stream_blas(ls->ctx, stream, &h);
-    if (s != CONVGEN_SUCCESS) {
-        pthread_mutex_unlock(&ls->ctx->lib_lock);
-        return s;
-    }
-    /* A stream that was destroyed and whose address came back is a new stream: set it anew. */
+    /* cublasSetStream resets the handle's work area: the plan's own is set after it. */
     cublasStatus_t r = cublasSetStream(h, (cudaStream_t)stream);
+    if (r == CUBLAS_STATUS_SUCCESS)
+        r = cublasSetWorkspace(h, ws + ls->work_offset, BLAS_WORKSPACE);
     /* Sizes and batch counts were checked to fit int by the generator. The compute type says
      * strict fp32 or TF32 whatever the handle's math mode. */
     if (r == CUBLAS_STATUS_SUCCESS)
         r = cublasGemmStridedBatchedEx(h, op(g->transa), op(g->transb), (int)g->m, (int)g->n, (int)g->k, &one,
                                        ws + g->a_offset, CUDA_C_32F, (int)g->lda, g->a_stride, ws + g->b_offset,
-                                       CUDA_C_32F, (int)g->ldb, g->b_stride, g->accumulate && add ? &one : &zero, ws + g->c_offset, CUDA_C_32F,
-                                       (int)g->ldc, g->c_stride, (int)g->batch,
+                                       CUDA_C_32F, (int)g->ldb, g->b_stride, g->accumulate && add ? &one : &zero,
+                                       ws + g->c_offset, CUDA_C_32F, (int)g->ldc, g->c_stride, (int)g->batch,
                                        tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     pthread_mutex_unlock(&ls->ctx->lib_lock);
     return r == CUBLAS_STATUS_SUCCESS ? CONVGEN_SUCCESS : blas_fail(r, "cublasGemmStridedBatchedEx");

@@ -1,7 +1,7 @@
 /* The library calls of a plan's steps (cg_step: cuFFT transforms, cuBLAS GEMMs) on a device
- * context. cuFFT plans, made without a work area of their own (the plan's workspace holds one,
- * behind the generated buffers), and cuBLAS handles (one per stream) belong to the context and
- * serve all its plans. */
+ * context. The cuFFT plans, made without a work area of their own, and the cuBLAS handle belong
+ * to the context and serve all its plans; their work area is in the executing plan's
+ * workspace, behind the generated buffers. */
 #ifndef CG_LIB_STEPS_H
 #define CG_LIB_STEPS_H
 
@@ -19,7 +19,7 @@ typedef struct lib_steps lib_steps;
 convgen_status lib_steps_create(convgen_context *ctx, const cg_generated *gen, int64_t work_offset, lib_steps **out,
                                 int64_t *work_bytes);
 void lib_steps_destroy(lib_steps *ls);
-/* Frees what the context's plans shared (cuFFT plans, cuBLAS handles); its primary context
+/* Frees what the context's plans shared (cuFFT plans, the cuBLAS handle); its primary context
  * current. */
 void lib_steps_release_context(convgen_context *ctx);
 

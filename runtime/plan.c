@@ -181,18 +181,21 @@ convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_des
     size_t limit = options ? options->workspace_limit : 0;
     int64_t needed = 0;
     s = plan_conv_once(ctx, desc, pass, algo, &tune, limit, out, &needed);
-    /* The generator sizes sub-batches with cuFFT's work area estimated; where the real one made
-     * the plan too large, it tries again with its budget cut by the excess. */
-    for (int retry = 0; retry < 3 && s == CONVGEN_ERROR_WORKSPACE_LIMIT; ++retry) {
+    /* The FFT planners size sub-batches with cuFFT's work area estimated (generator/cufft_conv.c,
+     * choose_batch). Where the real one made the plan too large, it tries again with its budget
+     * cut by the excess (twice: each try corrects the estimate), then with the smallest
+     * sub-batches, whose need is the least there is. */
+    bool batches = algo != CONVGEN_ALGO_DIRECT; /* direct does not sub-batch */
+    for (int retry = 0; batches && retry < 3 && s == CONVGEN_ERROR_WORKSPACE_LIMIT; ++retry) {
         int64_t excess = needed - (int64_t)limit;
-        if (tune.workspace_limit <= excess)
-            break;
-        tune.workspace_limit -= excess;
+        tune.workspace_limit = retry < 2 && tune.workspace_limit > excess ? tune.workspace_limit - excess : 1;
         s = plan_conv_once(ctx, desc, pass, algo, &tune, limit, out, &needed);
+        if (tune.workspace_limit == 1)
+            break;
     }
-    if (s == CONVGEN_ERROR_WORKSPACE_LIMIT) /* the last attempt's message, with the caller's limit */
-        cg_fail(s, "the %s plan needs at least %lld bytes of workspace, options->workspace_limit is %zu",
-                convgen_algo_name(algo), (long long)needed, limit);
+    if (s == CONVGEN_ERROR_WORKSPACE_LIMIT)
+        cg_fail(s, "the %s plan needs %s%lld bytes of workspace, options->workspace_limit is %zu",
+                convgen_algo_name(algo), batches ? "at least " : "", (long long)needed, limit);
     return s;
 }
 

@@ -34,11 +34,13 @@ static void fill(float *v, int64_t n)
 }
 
 /* Small stride-1 layers: kernels 1..7, pads up to the kernel and beyond, dilation 1-2, both
- * modes; rank 1, 2 or 3. */
+ * modes; rank 1, 2 or 3; batches up to 6, so that sub-batches come in several sizes. */
 static convgen_conv_desc random_layer(int i)
 {
+    if (i == 0) /* a 1x1 kernel: x is its own padded image, which cuFFT reads in place, per sub-batch */
+        return (convgen_conv_desc){.rank = 2, .n = 4, .c = 2, .k = 3, .in = {8, 8}, .kernel = {1, 1}};
     int rank = i % 7 == 6 ? 3 : i % 5 == 4 ? 1 : 2;
-    convgen_conv_desc d = {.rank = rank, .n = pick(1, 3), .c = pick(1, 4), .k = pick(1, 4)};
+    convgen_conv_desc d = {.rank = rank, .n = pick(1, 6), .c = pick(1, 4), .k = pick(1, 4)};
     for (int r = 0; r < rank; ++r) {
         d.kernel[r] = pick(1, rank == 3 ? 3 : 7);
         d.dilation[r] = pick(1, 4) == 4 ? 2 : 1;
@@ -62,9 +64,14 @@ static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo
     fill(in0, elems[0]);
     fill(in1, elems[1]);
     memset(out, 0xFF, 4 * (size_t)elems[2]); /* NaN: an output never written fails */
-    cg_tuning tune = {.workspace_limit = limit};
+    cg_tuning tune = {.workspace_limit = 0};
     cg_generated g;
     convgen_status s = cg_generate_tuned(p, pass, algo, NULL, &tune, &g);
+    if (s == CONVGEN_SUCCESS && limit) { /* limit < 0: half of what the whole batch needs */
+        tune.workspace_limit = limit > 0 ? limit : g.workspace_bytes / 2;
+        cg_generated_free(&g);
+        s = cg_generate_tuned(p, pass, algo, NULL, &tune, &g);
+    }
     if (s != CONVGEN_SUCCESS)
         fail_msg("%s: %s", convgen_pass_name(pass), convgen_last_error());
     *chunks = g.chunks;
@@ -86,7 +93,7 @@ static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo
 static void check_algorithm(convgen_algo algo)
 {
     double worst[2] = {0, 0};
-    int sub_batched = 0, layers = 0;
+    int sub_batched = 0, middle = 0, layers = 0;
     for (int i = 0; i < LAYERS; ++i) {
         convgen_conv_desc d = random_layer(i);
         cg_problem p;
@@ -96,23 +103,28 @@ static void check_algorithm(convgen_algo algo)
         ++layers;
         /* fft-tiled has no accgrad yet (convolution in parts) */
         for (int pass = 0; pass < (algo == CONVGEN_ALGO_FFT_TILED ? 2 : 3); ++pass)
-            for (int limited = 0; limited < 2; ++limited) {
+            for (int run = 0; run < 3; ++run) {
                 int64_t chunks = 0;
-                /* A limit of one byte: the smallest sub-batches (the runtime would refuse the
-                 * plan; the program is still the one it would run). */
-                double e = program_error(&p, (convgen_pass)pass, algo, limited ? 1 : 0, &chunks);
+                /* Unlimited; half the unlimited workspace (sub-batches of some middle size); one
+                 * byte: the smallest sub-batches (the runtime would refuse that plan, but the
+                 * program is still the one it would run). */
+                const int64_t limits[3] = {0, -1, 1};
+                int limited = run > 0;
+                double e = program_error(&p, (convgen_pass)pass, algo, limits[run], &chunks);
                 if (!(e <= ERROR_BOUND))
                     fail_msg("%s, layer %d (rank %d, n %lld c %lld k %lld) %s%s: relative error %.3e",
                              convgen_algo_name(algo), i, d.rank, (long long)d.n, (long long)d.c, (long long)d.k,
                              convgen_pass_name((convgen_pass)pass), limited ? " in sub-batches" : "", e);
                 worst[limited] = e > worst[limited] ? e : worst[limited];
                 sub_batched += limited && chunks > 1;
+                middle += limited && chunks > 1 && chunks < d.n;
             }
     }
     print_message("%s: %d layers x %d passes: worst relative error %.2e whole, %.2e in sub-batches (%d programs with "
-                  "several)\n",
-                  convgen_algo_name(algo), layers, algo == CONVGEN_ALGO_FFT_TILED ? 2 : 3, worst[0], worst[1], sub_batched);
-    assert_true(sub_batched > layers); /* the limit did cut the batch */
+                  "several, %d of them with sub-batches of several images)\n",
+                  convgen_algo_name(algo), layers, algo == CONVGEN_ALGO_FFT_TILED ? 2 : 3, worst[0], worst[1],
+                  sub_batched, middle);
+    assert_true(sub_batched > layers && middle > 0); /* the limits did cut the batch, to middle sizes too */
 }
 
 static void test_cufft_programs_match_the_reference(void **state)
