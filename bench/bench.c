@@ -196,8 +196,7 @@ typedef struct reference_points {
 
 static bool make_reference_points(const cg_problem *p, convgen_pass pass, const bench_buffers *b, reference_points *rp)
 {
-    double kp = (double)cg_problem_kernel_pixels(p), op = (double)cg_problem_out_pixels(p);
-    double length = pass == CONVGEN_FPROP ? p->c * kp : pass == CONVGEN_BPROP ? p->k * kp : p->n * op;
+    double length = cg_problem_reduction_length(p, pass);
     rp->count = length * REFERENCE_POINTS > REFERENCE_BUDGET ? (int)(REFERENCE_BUDGET / length) : REFERENCE_POINTS;
     rp->count = rp->count < 16 ? 16 : rp->count;
     float *in[2] = {malloc(4 * (size_t)b->elems[0]), malloc(4 * (size_t)b->elems[1])};

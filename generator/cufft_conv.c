@@ -266,20 +266,15 @@ static convgen_status cufft_applicable(const cg_problem *p, convgen_pass pass)
     return CONVGEN_SUCCESS;
 }
 
-static void sizes_text(const lib_spec *s, char *buf, size_t size)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int d = 0; d < s->rank && used < size; ++d)
-        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? "x" : "", (long long)s->d[d].size);
-}
-
 static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const lib_spec *s, const cg_kernel *k,
                                 const char *what, const char *template_name)
 {
     char layer[256], basis[64];
     cg_problem_describe(p, layer, sizeof layer);
-    sizes_text(s, basis, sizeof basis);
+    int64_t sizes[CONVGEN_MAX_RANK];
+    for (int d = 0; d < s->rank; ++d)
+        sizes[d] = s->d[d].size;
+    cg_dims_text(sizes, s->rank, basis, sizeof basis);
     tmpl_value *h = tmpl_list();
     const char *algo = s->generated ? "fft" : "cufft", *lib = s->generated ? "convgen's" : "cuFFT";
     cg_value_line(h, "convgen %s: %s algorithm, %s: %s", CG_GENERATOR_VERSION, algo, convgen_pass_name(pass), what);

@@ -91,8 +91,7 @@ void cg_generated_free(cg_generated *g)
     memset(g, 0, sizeof *g);
 }
 
-/* Sizes joined by 'x', outermost first: "64x64". */
-static void dims_text(const int64_t *v, int rank, char *buf, size_t size)
+void cg_dims_text(const int64_t *v, int rank, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
@@ -111,8 +110,8 @@ static bool all_equal(const int64_t *v, int rank, int64_t x)
 void cg_problem_describe(const cg_problem *p, char *buf, size_t size)
 {
     char in[64], ker[64], text[64];
-    dims_text(p->in, p->rank, in, sizeof in);
-    dims_text(p->kernel, p->rank, ker, sizeof ker);
+    cg_dims_text(p->in, p->rank, in, sizeof in);
+    cg_dims_text(p->kernel, p->rank, ker, sizeof ker);
     cg_buf b = {0};
     cg_buf_printf(&b, "%lld %lld %lld %s %s %lld %lld", (long long)p->n, (long long)p->c,
                   (long long)p->k, in, ker, (long long)p->pad_before[0], (long long)p->stride[0]);
@@ -124,7 +123,7 @@ void cg_problem_describe(const cg_problem *p, char *buf, size_t size)
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; ++i) {
         if (all_equal(extra[i].v, p->rank, extra[i].plain))
             continue;
-        dims_text(extra[i].v, p->rank, text, sizeof text);
+        cg_dims_text(extra[i].v, p->rank, text, sizeof text);
         cg_buf_printf(&b, " %s %s", extra[i].option, text);
     }
     if (p->flip)

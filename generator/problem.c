@@ -192,6 +192,12 @@ void cg_problem_operand_elems(const cg_problem *p, convgen_pass pass, int64_t el
 }
 
 /* All three passes do the same multiply-adds, so one count serves them all. */
+double cg_problem_reduction_length(const cg_problem *p, convgen_pass pass)
+{
+    double kp = (double)cg_problem_kernel_pixels(p), op = (double)cg_problem_out_pixels(p);
+    return pass == CONVGEN_FPROP ? p->c * kp : pass == CONVGEN_BPROP ? p->k * kp : p->n * op;
+}
+
 double cg_problem_flops(const cg_problem *p)
 {
     return 2.0 * (double)p->n * (double)p->c * (double)p->k * (double)cg_problem_kernel_pixels(p) *

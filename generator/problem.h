@@ -35,6 +35,10 @@ int64_t cg_problem_out_pixels(const cg_problem *p);
 /* Element counts of a pass's operands, in the order of convgen_execute (in0, in1, out). */
 void cg_problem_operand_elems(const cg_problem *p, convgen_pass pass, int64_t elems[3]);
 
+/* Multiply-adds per output element of a pass, as the direct reference computes it: c or k
+ * times the kernel's pixels (fprop, bprop), n times the output's (accgrad). */
+double cg_problem_reduction_length(const cg_problem *p, convgen_pass pass);
+
 /* Time-domain FLOPs of one pass: 2 * n * c * k * prod(kernel) * prod(out). */
 double cg_problem_flops(const cg_problem *p);
 

@@ -27,13 +27,6 @@ static void fill_random(float *v, int64_t n, uint64_t *state)
         v[i] = (float)((double)(next_random(state) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
-/* Multiply-adds per output element of the reference, for the cost estimate. */
-static double reduction_length(const cg_problem *p, convgen_pass pass)
-{
-    double kp = (double)cg_problem_kernel_pixels(p), op = (double)cg_problem_out_pixels(p);
-    return pass == CONVGEN_FPROP ? p->c * kp : pass == CONVGEN_BPROP ? p->k * kp : p->n * op;
-}
-
 static void compare(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
                     int64_t samples, uint64_t *state, cg_verify_result *r)
 {
@@ -121,7 +114,7 @@ convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, co
     if (s == CONVGEN_SUCCESS) {
         result->elems = elems[2];
         if (samples < 0)
-            samples = (double)elems[2] * reduction_length(&p, pass) <= CHEAP_REFERENCE ? 0 : DEFAULT_SAMPLES;
+            samples = (double)elems[2] * cg_problem_reduction_length(&p, pass) <= CHEAP_REFERENCE ? 0 : DEFAULT_SAMPLES;
         compare(&p, pass, host[0], host[1], host[2], samples, &state, result);
     }
     for (int i = 0; i < 3; ++i)
