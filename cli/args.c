@@ -23,7 +23,8 @@ const char cli_layer_usage[] =
     "    --layers FILE     the file for names (default $CONVGEN_LAYERS, else the installed layers.txt,\n"
     "                      else the source tree's bench/layers.txt)\n"
     "Common options:\n"
-    "  --algo NAME        direct (default), or cufft (stride 1: cuFFT and cuBLAS)\n"
+    "  --algo NAME        direct (default); cufft, fft or fft-tiled (stride 1: FFT convolution\n"
+    "                     through cuFFT, through convgen's own FFTs, or in overlap-save tiles)\n"
     "  --pass PASS        fprop, bprop, accgrad or all\n"
     "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n";
 

@@ -1,5 +1,6 @@
 /* convgen emit: kernel source to stdout. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +16,22 @@ static int emit_usage(void)
     printf("usage: convgen emit [--algo NAME] [--pass PASS] [--kernel I] LAYER\n"
            "Prints the CUDA source of the layer's kernels for the pass (fprop by default); a plan\n"
            "may have several kernels (e.g. a split reduction's sum): --kernel I prints only one.\n"
-           "Batched FFTs: convgen emit --algo fft --help.\n\n%s",
+           "Batched FFTs: convgen emit --algo fft --n N [options] (--help for them).\n\n%s",
            cli_layer_usage);
     return 0;
 }
 
 int cli_emit(int argc, char **argv)
 {
-    for (int i = 0; i + 1 < argc; ++i) /* FFT plans take their own options */
-        if (strcmp(argv[i], "--algo") == 0 && strcmp(argv[i + 1], "fft") == 0)
-            return cli_emit_fft(argc, argv);
+    /* A batched FFT plan (--algo fft with --n) takes its own options; --algo fft with a layer is
+     * the FFT convolution. */
+    bool fft = false, sized = false;
+    for (int i = 0; i < argc; ++i) {
+        fft |= i + 1 < argc && strcmp(argv[i], "--algo") == 0 && strcmp(argv[i + 1], "fft") == 0;
+        sized |= strcmp(argv[i], "--n") == 0;
+    }
+    if (fft && sized)
+        return cli_emit_fft(argc, argv);
     cli_args a;
     if (!cli_parse(argc, argv, false, &a))
         return 2;

@@ -9,10 +9,11 @@
 #include <stdint.h>
 
 #include "convgen.h"
+#include "fft_problem.h"
 #include "problem.h"
 
 #define CG_GENERATOR_VERSION CONVGEN_VERSION_STRING
-#define CG_MAX_KERNELS 8
+#define CG_MAX_KERNELS 12
 #define CG_KERNEL_NAME_MAX 64
 
 /* What the generator may know of the target without a GPU: tuning inputs only. */
@@ -74,11 +75,15 @@ typedef struct cg_gemm_step {
 typedef struct cg_placement {
     int64_t base, step, count, limit;
     bool mirror;
+    /* Overlap-save tiles (fft-tiled): tile t of `tiles` holds the operand shifted by t *
+     * tile_step, i.e. base - t * tile_step; the clip reads output o from tile o / tile_step at
+     * o % tile_step. 1 and 0 for one image. */
+    int64_t tiles, tile_step;
 } cg_placement;
 
 /* What a kernel step computes, as data, so that a program can be evaluated on the CPU
  * (program_eval.c). OTHER: only its source says. */
-typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE } cg_op_kind;
+typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FFT } cg_op_kind;
 typedef struct cg_kernel_op {
     cg_op_kind kind;
     /* PAD: `images` images of operand in0 or in1 (`operand` 0 or 1) into padded images of
@@ -86,22 +91,36 @@ typedef struct cg_kernel_op {
      * scaled. */
     int operand, rank;
     int64_t images, real_offset, size[CONVGEN_MAX_RANK];
+    /* Tiled: the padded images are [tile][images], tiles the product of the dimensions'. */
+    int64_t tiles;
     cg_placement dims[CONVGEN_MAX_RANK];
     double scale;
     /* TRANSPOSE: complex [rows][cols] at byte src into [cols][rows] at byte dst. */
     int64_t rows, cols, src, dst;
+    /* FFT: a batched FFT of convgen's (R2C or C2R) from the step's in0 to its out. The CPU
+     * evaluation keeps its spectra in natural order, whatever the kernel's layout: a program
+     * only multiplies bin by bin between transforms of one layout. */
+    cg_fft_problem fft;
 } cg_kernel_op;
+/* What a kernel step passes as one of its four pointers: the plan's own (SAME), or a base plus
+ * a byte offset. */
+typedef enum { CG_ARG_SAME = 0, CG_ARG_IN0, CG_ARG_IN1, CG_ARG_OUT, CG_ARG_WORKSPACE, CG_ARG_NULL } cg_arg_base;
+typedef struct cg_arg {
+    cg_arg_base base;
+    int64_t offset;
+} cg_arg;
 
 typedef struct cg_step {
     cg_step_kind kind;
     int phase;  /* 0: once before the chunks, 1: once per chunk, 2: once after them */
     int kernel; /* CG_STEP_KERNEL: its index */
     cg_kernel_op op; /* CG_STEP_KERNEL */
+    cg_arg args[4]; /* CG_STEP_KERNEL: its (in0, in1, out, workspace) */
     cg_fft_step fft;
     cg_gemm_step gemm;
 } cg_step;
 
-#define CG_MAX_STEPS 12
+#define CG_MAX_STEPS 16
 
 /* The kernels of one layer and pass, run in order on one stream; or, when step_count > 0,
  * the steps in order. */

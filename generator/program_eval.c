@@ -51,20 +51,34 @@ static bool next_index(int64_t *index, const int64_t *sizes, int rank)
     return false;
 }
 
+/* Tile t's index along each dimension (the last fastest). */
+static void tile_index(const cg_kernel_op *op, int64_t t, int64_t *tile)
+{
+    for (int d = op->rank - 1; d >= 0; --d) {
+        int64_t n = op->dims[d].tiles > 0 ? op->dims[d].tiles : 1;
+        tile[d] = t % n;
+        t /= n;
+    }
+}
+
 static void run_pad(const cg_kernel_op *op, machine *m)
 {
-    int64_t counts[CONVGEN_MAX_RANK], points = 1, tensor_points = 1;
+    int64_t counts[CONVGEN_MAX_RANK], points = 1, tensor_points = 1, tiles = op->tiles > 0 ? op->tiles : 1;
     for (int d = 0; d < op->rank; ++d)
         counts[d] = op->dims[d].count, points *= op->size[d], tensor_points *= counts[d];
     float *padded = (float *)(m->ws + op->real_offset);
-    for (int64_t g = 0; g < op->images; ++g) {
-        int64_t q[CONVGEN_MAX_RANK] = {0}, src[CONVGEN_MAX_RANK];
+    for (int64_t g = 0; g < tiles * op->images; ++g) { /* [tile][image] */
+        int64_t image = g % op->images, tile[CONVGEN_MAX_RANK], q[CONVGEN_MAX_RANK] = {0}, src[CONVGEN_MAX_RANK];
+        tile_index(op, g / op->images, tile);
         do {
             bool inside = true;
-            for (int d = 0; d < op->rank; ++d)
-                inside &= (src[d] = pad_source(&op->dims[d], op->size[d], q[d])) >= 0;
+            for (int d = 0; d < op->rank; ++d) {
+                cg_placement shifted = op->dims[d];
+                shifted.base -= tile[d] * shifted.tile_step;
+                inside &= (src[d] = pad_source(&shifted, op->size[d], q[d])) >= 0;
+            }
             padded[g * points + flat(q, op->size, op->rank)] =
-                inside ? m->in[op->operand][g * tensor_points + flat(src, counts, op->rank)] : 0.0f;
+                inside ? m->in[op->operand][image * tensor_points + flat(src, counts, op->rank)] : 0.0f;
         } while (next_index(q, op->size, op->rank));
     }
 }
@@ -78,10 +92,15 @@ static void run_clip(const cg_kernel_op *op, machine *m)
     for (int64_t g = 0; g < op->images; ++g) {
         int64_t o[CONVGEN_MAX_RANK] = {0}, pos[CONVGEN_MAX_RANK];
         do {
-            for (int d = 0; d < op->rank; ++d)
-                pos[d] = op->dims[d].base + op->dims[d].step * o[d];
+            int64_t tile = 0;
+            for (int d = 0; d < op->rank; ++d) { /* tiled: tile o / step, at o % step */
+                const cg_placement *pl = &op->dims[d];
+                int64_t t = pl->tile_step ? o[d] / pl->tile_step : 0, r = o[d] - t * pl->tile_step;
+                tile = tile * (pl->tiles > 0 ? pl->tiles : 1) + t;
+                pos[d] = pl->base + pl->step * r;
+            }
             m->out[g * out_points + flat(o, counts, op->rank)] =
-                (float)(padded[g * points + flat(pos, op->size, op->rank)] * op->scale);
+                (float)(padded[(tile * op->images + g) * points + flat(pos, op->size, op->rank)] * op->scale);
         } while (next_index(o, counts, op->rank));
     }
 }
@@ -190,6 +209,64 @@ static void run_gemm(const cg_gemm_step *g, machine *m, bool add)
             }
 }
 
+/* A step's four pointers (in0, in1, out, workspace) after its bindings. */
+static void bind(const cg_step *st, const machine *m, char *ptr[4])
+{
+    char *own[4] = {(char *)m->in[0], (char *)m->in[1], (char *)m->out, m->ws};
+    for (int a = 0; a < 4; ++a) {
+        const cg_arg *arg = &st->args[a];
+        ptr[a] = arg->base == CG_ARG_SAME ? own[a] : arg->base == CG_ARG_NULL ? NULL : own[arg->base - CG_ARG_IN0] + arg->offset;
+    }
+}
+
+/* One of convgen's batched FFTs (rank 1 or 2, R2C or C2R) with its window, strides and scale;
+ * spectra dense and in natural order. */
+static void run_generated_fft(const cg_fft_problem *f, const char *in, char *out)
+{
+    int64_t n[2] = {f->n, f->n}, points = f->rank == 2 ? (int64_t)f->n * f->n : f->n;
+    int64_t half[2] = {f->rank == 2 ? f->n : f->half, f->half};
+    int rank = f->rank;
+    const int64_t *sizes = rank == 2 ? n : n + 1, *halves = rank == 2 ? half : half + 1;
+    double complex *a = malloc(sizeof *a * (size_t)points);
+    for (int64_t b = 0; a && b < f->batch; ++b)
+        for (int64_t c = 0; c < f->channels; ++c) {
+            int64_t real = b * f->real_stride[0] + c * f->real_stride[1];
+            float complex *spectrum = (float complex *)(f->sign < 0 ? out : in) + b * f->spectrum_stride[0] +
+                                      c * f->spectrum_stride[1];
+            int64_t idx[2] = {0, 0};
+            if (f->sign < 0) { /* R2C: the window at (oy, ox), the rest zero */
+                const float *x = (const float *)in + real;
+                for (int64_t i = 0; i < points; ++i)
+                    a[i] = 0;
+                for (int r = 0; r < f->h; ++r)
+                    for (int col = 0; col < f->w; ++col)
+                        a[(rank == 2 ? (int64_t)(f->oy + r) * f->n : 0) + f->ox + col] = x[r * f->pitch + col];
+                for (int d = 0; d < rank; ++d)
+                    dft_axis(a, sizes, rank, d, -1);
+                do
+                    spectrum[flat(idx, halves, rank)] = (float complex)a[flat(idx, sizes, rank)];
+                while (next_index(idx, halves, rank));
+                continue;
+            }
+            do { /* C2R: the full spectrum from the half, then the window, scaled */
+                int64_t mirror[2], d = rank - 1;
+                bool stored = idx[d] < halves[d];
+                for (int e = 0; e < rank; ++e)
+                    mirror[e] = stored ? idx[e] : (sizes[e] - idx[e]) % sizes[e];
+                double complex v = spectrum[flat(mirror, halves, rank)];
+                a[flat(idx, sizes, rank)] = stored ? v : conj(v);
+            } while (next_index(idx, sizes, rank));
+            for (int d = 0; d < rank; ++d)
+                dft_axis(a, sizes, rank, d, +1);
+            float *y = (float *)out + real;
+            for (int r = 0; r < f->h; ++r)
+                for (int col = 0; col < f->w; ++col)
+                    y[r * f->pitch + col] =
+                        (float)(f->scale * creal(a[(rank == 2 ? (int64_t)(f->oy + r) * f->n : 0) + f->ox + col]));
+        }
+    free(a);
+}
+
 static convgen_status run_phase(const cg_generated *g, int phase, bool later_chunk, machine *m)
 {
     for (int i = 0; i < g->step_count; ++i) {
@@ -208,6 +285,11 @@ static convgen_status run_phase(const cg_generated *g, int phase, bool later_chu
             run_clip(&st->op, m);
         else if (st->op.kind == CG_OP_TRANSPOSE)
             run_transpose(&st->op, m);
+        else if (st->op.kind == CG_OP_FFT) {
+            char *ptr[4];
+            bind(st, m, ptr);
+            run_generated_fft(&st->op.fft, ptr[0], ptr[2]);
+        }
         else
             return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "step %d: kernel %s has no op to evaluate on the CPU", i,
                            g->kernels[st->kernel].name);
@@ -272,9 +354,13 @@ static void describe_step(const cg_generated *g, const cg_step *st, cg_buf *b)
 char *cg_program_describe(const cg_generated *g)
 {
     cg_buf b = {0};
+    bool library_fft = false;
+    for (int i = 0; i < g->step_count; ++i)
+        library_fft |= g->steps[i].kind == CG_STEP_FFT;
     cg_buf_printf(&b, "/*\n * The %s plan's program, %s: the steps the runtime runs, in order (N: as is, C: conjugate\n"
-                      " * transpose). Workspace: %lld bytes of buffers; on a device, cuFFT's work area follows.\n",
-                  convgen_algo_name(g->algo), convgen_pass_name(g->pass), (long long)g->workspace_bytes);
+                      " * transpose). Workspace: %lld bytes%s.\n",
+                  convgen_algo_name(g->algo), convgen_pass_name(g->pass), (long long)g->workspace_bytes,
+                  library_fft ? " of buffers; on a device, cuFFT's work area follows" : "");
     if (g->chunks > 1)
         cg_buf_printf(&b, " * %lld sub-batches: in0, in1 and out advance by %lld, %lld and %lld floats each.\n",
                       (long long)g->chunks, (long long)g->chunk_elems[0], (long long)g->chunk_elems[1],

@@ -90,8 +90,15 @@ CONVGEN_API convgen_status convgen_output_size(const convgen_conv_desc *desc, in
 
 /* DIRECT: implicit GEMM, any layer. CUFFT: FFT convolution through cuFFT and cuBLAS (stride 1;
  * the fbfft paper's library design, and a fallback for the generated FFT algorithms); where an
- * input needs no padding cuFFT reads it in place, and then it must be 8-byte aligned. */
-typedef enum { CONVGEN_ALGO_DIRECT = 0, CONVGEN_ALGO_CUFFT = 1 } convgen_algo;
+ * input needs no padding cuFFT reads it in place, and then it must be 8-byte aligned. FFT: the
+ * same with convgen's own FFTs (stride 1, rank 1 and 2, transforms up to 256 points), which
+ * zero-pad and clip through their windows instead of separate kernels. */
+typedef enum {
+    CONVGEN_ALGO_DIRECT = 0,
+    CONVGEN_ALGO_CUFFT = 1,
+    CONVGEN_ALGO_FFT = 2,
+    CONVGEN_ALGO_FFT_TILED = 3 /* overlap-save tiles of convgen's FFTs; fprop and bprop */
+} convgen_algo;
 CONVGEN_API const char *convgen_algo_name(convgen_algo algo);
 CONVGEN_API const char *convgen_pass_name(convgen_pass pass);
 

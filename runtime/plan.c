@@ -304,6 +304,21 @@ static convgen_status launch_kernel(convgen_plan *plan, int i, void **args, conv
     return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(plan->ctx->drv, r, "cuLaunchKernel");
 }
 
+/* A kernel step's four pointers, from the plan's (args: &in0, &in1, &out, &workspace). */
+static convgen_status launch_step_kernel(convgen_plan *plan, const cg_step *st, void **args, convgen_stream stream)
+{
+    void *ptr[4], *bound[4];
+    for (int a = 0; a < 4; ++a) {
+        const cg_arg *arg = &st->args[a];
+        char *base = arg->base == CG_ARG_SAME ? *(char **)args[a]
+                     : arg->base == CG_ARG_NULL ? NULL
+                                                : *(char **)args[arg->base - CG_ARG_IN0];
+        ptr[a] = base && arg->base != CG_ARG_SAME ? base + arg->offset : base;
+        bound[a] = &ptr[a];
+    }
+    return launch_kernel(plan, st->kernel, bound, stream);
+}
+
 /* The steps of one phase, on the operands of one chunk. */
 static convgen_status run_phase(convgen_plan *plan, int phase, int64_t chunk, const float *in0, const float *in1,
                                 float *out, void *workspace, convgen_stream stream)
@@ -316,7 +331,7 @@ static convgen_status run_phase(convgen_plan *plan, int phase, int64_t chunk, co
         if (st->phase != phase)
             continue;
         if (st->kind == CG_STEP_KERNEL)
-            s = launch_kernel(plan, st->kernel, args, stream);
+            s = launch_step_kernel(plan, st, args, stream);
         else
             s = lib_steps_run(plan->lib, g, i, in0, in1, workspace, st->kind == CG_STEP_GEMM && chunk > 0, stream);
     }

@@ -200,6 +200,34 @@ static void test_cufft_reads_in_place_only_when_aligned(void **state)
     convgen_context_destroy(ctx);
 }
 
+static void test_fft_pads_and_clips_through_its_windows(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline();
+    convgen_conv_desc d = layer;
+    d.pad_before[0] = d.pad_after[0] = 2;
+    convgen_plan *plan;
+    /* fprop: x and w are windows of the padded images, y one of the inverse's output. */
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_FFT, &plan), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_kernel_count(plan), 6);
+    assert_false(has_kernel(plan, "pad") || has_kernel(plan, "clip"));
+    convgen_plan_destroy(plan);
+    /* bprop mirrors w: that one is padded by a kernel. */
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_BPROP, CONVGEN_ALGO_FFT, &plan), CONVGEN_SUCCESS);
+    assert_true(has_kernel(plan, "pad_w"));
+    assert_false(has_kernel(plan, "pad_dy") || has_kernel(plan, "clip"));
+    convgen_plan_destroy(plan);
+    /* accgrad with dilated taps: dw is clipped from the padded images. */
+    d.dilation[1] = 2;
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_ACCGRAD, CONVGEN_ALGO_FFT, &plan), CONVGEN_SUCCESS);
+    assert_true(has_kernel(plan, "clip_dw"));
+    convgen_plan_destroy(plan);
+    convgen_conv_desc volume = {.rank = 3, .n = 1, .c = 1, .k = 1, .in = {5, 5, 5}, .kernel = {3, 3, 3}};
+    assert_error(convgen_plan_conv(ctx, &volume, CONVGEN_FPROP, CONVGEN_ALGO_FFT, &plan), CONVGEN_ERROR_NOT_SUPPORTED,
+                 "rank 3");
+    convgen_context_destroy(ctx);
+}
+
 static void test_emit_needs_no_context(void **state)
 {
     (void)state;
@@ -259,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_execute_refuses_too_little_workspace),
         cmocka_unit_test(test_plan_options_are_checked),
         cmocka_unit_test(test_cufft_reads_in_place_only_when_aligned),
+        cmocka_unit_test(test_fft_pads_and_clips_through_its_windows),
         cmocka_unit_test(test_emit_needs_no_context),
         cmocka_unit_test(test_every_status_has_its_own_sentence),
         cmocka_unit_test(test_unwritable_cache_dir_warns_once_and_still_compiles),

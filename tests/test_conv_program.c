@@ -1,4 +1,4 @@
-/* The cufft algorithm's step programs run on the CPU (cg_program_evaluate): placements, buffer
+/* The FFT convolutions' step programs run on the CPU (cg_program_evaluate): placements, buffer
  * offsets, GEMM parameters, phases and sub-batches against the float64 reference, for random
  * stride-1 layers of rank 1 to 3, all three passes, with and without a workspace limit that
  * forces sub-batches. The GPU test (test_gpu_conv) checks the same programs with the kernels'
@@ -54,7 +54,7 @@ static convgen_conv_desc random_layer(int i)
 
 /* Runs one pass's program (under `limit` bytes of workspace; 0: none) and returns its
  * relative error against the reference; *chunks: how many sub-batches it ran in. */
-static double program_error(const cg_problem *p, convgen_pass pass, int64_t limit, int64_t *chunks)
+static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo algo, int64_t limit, int64_t *chunks)
 {
     int64_t elems[3];
     cg_problem_operand_elems(p, pass, elems);
@@ -66,11 +66,11 @@ static double program_error(const cg_problem *p, convgen_pass pass, int64_t limi
     memset(out, 0xFF, 4 * (size_t)elems[2]); /* NaN: an output never written fails */
     cg_tuning tune = {.workspace_limit = 0};
     cg_generated g;
-    convgen_status s = cg_generate_tuned(p, pass, CONVGEN_ALGO_CUFFT, NULL, &tune, &g);
+    convgen_status s = cg_generate_tuned(p, pass, algo, NULL, &tune, &g);
     if (s == CONVGEN_SUCCESS && limit) { /* limit < 0: half of what the whole batch needs */
         tune.workspace_limit = limit > 0 ? limit : g.workspace_bytes / 2;
         cg_generated_free(&g);
-        s = cg_generate_tuned(p, pass, CONVGEN_ALGO_CUFFT, NULL, &tune, &g);
+        s = cg_generate_tuned(p, pass, algo, NULL, &tune, &g);
     }
     if (s != CONVGEN_SUCCESS)
         fail_msg("%s: %s", convgen_pass_name(pass), convgen_last_error());
@@ -89,16 +89,20 @@ static double program_error(const cg_problem *p, convgen_pass pass, int64_t limi
     return isnan(d2) ? INFINITY : sqrt(d2 / (r2 > 0 ? r2 : 1));
 }
 
-static void test_cufft_programs_match_the_reference(void **state)
+/* Every layer, pass and limit of one algorithm; layers it does not take are counted out. */
+static void check_algorithm(convgen_algo algo)
 {
-    (void)state;
     double worst[2] = {0, 0};
-    int sub_batched = 0, middle = 0;
+    int sub_batched = 0, middle = 0, layers = 0;
     for (int i = 0; i < LAYERS; ++i) {
         convgen_conv_desc d = random_layer(i);
         cg_problem p;
         assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
-        for (int pass = 0; pass < 3; ++pass)
+        if (algo != CONVGEN_ALGO_CUFFT && d.rank > 2)
+            continue; /* convgen's FFTs are 1-D and 2-D */
+        ++layers;
+        /* fft-tiled has no accgrad yet (convolution in parts) */
+        for (int pass = 0; pass < (algo == CONVGEN_ALGO_FFT_TILED ? 2 : 3); ++pass)
             for (int run = 0; run < 3; ++run) {
                 int64_t chunks = 0;
                 /* Unlimited; half the unlimited workspace (sub-batches of some middle size); one
@@ -106,20 +110,35 @@ static void test_cufft_programs_match_the_reference(void **state)
                  * program is still the one it would run). */
                 const int64_t limits[3] = {0, -1, 1};
                 int limited = run > 0;
-                double e = program_error(&p, (convgen_pass)pass, limits[run], &chunks);
+                double e = program_error(&p, (convgen_pass)pass, algo, limits[run], &chunks);
                 if (!(e <= ERROR_BOUND))
-                    fail_msg("layer %d (rank %d, n %lld c %lld k %lld) %s%s: relative error %.3e", i, d.rank,
-                             (long long)d.n, (long long)d.c, (long long)d.k, convgen_pass_name((convgen_pass)pass),
-                             limited ? " in sub-batches" : "", e);
+                    fail_msg("%s, layer %d (rank %d, n %lld c %lld k %lld) %s%s: relative error %.3e",
+                             convgen_algo_name(algo), i, d.rank, (long long)d.n, (long long)d.c, (long long)d.k,
+                             convgen_pass_name((convgen_pass)pass), limited ? " in sub-batches" : "", e);
                 worst[limited] = e > worst[limited] ? e : worst[limited];
                 sub_batched += limited && chunks > 1;
                 middle += limited && chunks > 1 && chunks < d.n;
             }
     }
-    print_message("%d layers x 3 passes: worst relative error %.2e whole, %.2e in sub-batches (%d programs with "
+    print_message("%s: %d layers x %d passes: worst relative error %.2e whole, %.2e in sub-batches (%d programs with "
                   "several, %d of them with sub-batches of several images)\n",
-                  LAYERS, worst[0], worst[1], sub_batched, middle);
-    assert_true(sub_batched > LAYERS && middle > 0); /* the limits did cut the batch, to middle sizes too */
+                  convgen_algo_name(algo), layers, algo == CONVGEN_ALGO_FFT_TILED ? 2 : 3, worst[0], worst[1],
+                  sub_batched, middle);
+    assert_true(sub_batched > layers && middle > 0); /* the limits did cut the batch, to middle sizes too */
+}
+
+static void test_cufft_programs_match_the_reference(void **state)
+{
+    (void)state;
+    check_algorithm(CONVGEN_ALGO_CUFFT);
+}
+
+/* The fft algorithm's programs with convgen's FFTs as DFTs: its windows (clipped loads and
+ * stores, crops by pointer offset), pointer bindings and scale. */
+static void test_fft_programs_match_the_reference(void **state)
+{
+    (void)state;
+    check_algorithm(CONVGEN_ALGO_FFT);
 }
 
 static void test_programs_list_their_steps(void **state)
@@ -142,11 +161,20 @@ static void test_programs_list_their_steps(void **state)
     cg_generated_free(&g);
 }
 
+/* Overlap-save: the signal cut into tiles of a transform that follows the kernel. */
+static void test_fft_tiled_programs_match_the_reference(void **state)
+{
+    (void)state;
+    check_algorithm(CONVGEN_ALGO_FFT_TILED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cufft_programs_match_the_reference),
         cmocka_unit_test(test_programs_list_their_steps),
+        cmocka_unit_test(test_fft_programs_match_the_reference),
+        cmocka_unit_test(test_fft_tiled_programs_match_the_reference),
     };
     return cmocka_run_group_tests_name("conv_program", tests, NULL, NULL);
 }
