@@ -36,7 +36,12 @@
  *
  * Circular correlation over B equals the linear one for outputs 0 .. out - 1 when B >= out +
  * extent - 1, the rest of the padded signal being zero or cut (a negative bprop pad_before cuts
- * its head, a large pad its tail). */
+ * its head, a large pad its tail), and for less where the signal's head of zeros takes the
+ * wrapped reads (circular_length).
+ *
+ * The "fft-tiled" algorithm runs the fft program on tiles: fprop and bprop cut the signal into
+ * overlap-save tiles of a transform that follows the kernel (tile_basis), accgrad cuts x and dy
+ * into disjoint blocks, convolution in parts (parts_basis, place_part, parts_gemm_steps). */
 #include <stdio.h>
 #include <string.h>
 
@@ -62,6 +67,7 @@ enum {
 typedef struct lib_dim {
     fft_conv_dim c;
     int64_t tiles, tile_step;  /* tiled: overlap-save tiles along this dimension; else 1, 0 */
+    fft_parts parts;           /* fft-tiled's accgrad: the blocks along this dimension */
     int64_t size;        /* B */
     int64_t spectrum;    /* bins along this dimension: B, or B / 2 + 1 for the last */
 } lib_dim;
@@ -79,7 +85,11 @@ typedef struct lib_spec {
     bool identity[2];               /* S, K: the operand is its own padded image (no pad kernel) */
     bool generated;                 /* the fft algorithm: convgen's FFT kernels instead of cuFFT */
     bool tiled;                     /* fft-tiled: overlap-save tiles of the signal and the output */
+    bool parts;                     /* fft-tiled's accgrad: convolution in parts */
     int64_t tiles;                  /* tiled: tiles per image, the product of the dimensions' */
+    /* Padded images per image of S, K and O: overlap-save tiles (S, O); parts' blocks (S, K)
+     * and shifts (O); 1 where untiled. */
+    int64_t role_tiles[3];
     int64_t groups[3][2];           /* each operand's images as [batch-like][channel-like] */
     int64_t fft_work_offset;        /* generated: the FFT kernels' own workspace, at the end */
     /* Byte offsets into the workspace: the padded real images (S, K and O in turn), the
@@ -92,10 +102,29 @@ static const char *const operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx
 
 static int64_t align_up(int64_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
 
+/* Convolution in parts (accgrad): x (role 0) and dy (role 1) cut into blocks of `block`
+ * positions, each block at the start of its own padded image (the rest zero), images
+ * [block][image] over a grid of blocks. Along every dimension but the first, dy's grid is as
+ * wide as x's, so that block b of dy and block b + d of x are one fixed number of blocks apart
+ * for each shift d: the dy blocks past dy's end are zero, so the pairs that wrap into the next
+ * row contribute nothing. x's grid has one row more where those pairs reach past its end. */
+static placement place_part(const lib_spec *s, int role, int d)
+{
+    const lib_dim *ld = &s->d[d];
+    const fft_parts *pt = &ld->parts;
+    placement pl = {.base = role == 0 ? ld->c.pad_before : 0, .step = 1, .count = role == 0 ? ld->c.in : ld->c.extent,
+                    .limit = pt->block, .tile_step = pt->block};
+    bool extra_row = d == 0 && s->rank == 2 && s->d[1].parts.shifts > 1;
+    pl.tiles = role == 0 ? pt->x_blocks + (extra_row ? 1 : 0) : d == 0 ? pt->dy_blocks : pt->x_blocks;
+    return pl;
+}
+
 /* The placement of S (role 0), K (role 1) or the output O (role 2, which reads from it). */
 static placement place(const lib_spec *s, convgen_pass pass, int role, int d)
 {
     const fft_conv_dim *c = &s->d[d].c;
+    if (s->parts && role < 2)
+        return place_part(s, role, d);
     placement pl = {.limit = s->d[d].size, .tiles = 1};
     if (role != 1 && s->tiled) /* tiles of the signal and of the valid outputs */
         pl.tiles = s->d[d].tiles, pl.tile_step = s->d[d].tile_step;
@@ -115,6 +144,8 @@ static placement place(const lib_spec *s, convgen_pass pass, int role, int d)
         pl.base = fft_conv_dim_tap(c, 0);
         pl.step = c->taps > 1 ? fft_conv_dim_tap(c, 1) - pl.base : 1;
         pl.count = c->taps;
+        if (s->parts) /* each tap summed from the shifts that reach it */
+            pl.shifts = s->d[d].parts.shifts, pl.block = s->d[d].parts.block;
     } else { /* the valid outputs */
         pl.base = 0, pl.step = 1, pl.count = c->out;
     }
@@ -126,7 +157,7 @@ static cg_kernel_op operand_op(const lib_spec *s, convgen_pass pass, int role)
 {
     cg_kernel_op op = {.kind = role == 2 ? CG_OP_CLIP : CG_OP_PAD, .operand = role == 2 ? 2 : role, .rank = s->rank,
                        .images = s->images[role], .real_offset = s->real_offset, .scale = 1.0 / (double)s->points,
-                       .tiles = role != 1 && s->tiled ? s->tiles : 1};
+                       .tiles = s->role_tiles[role]};
     op.images /= op.tiles; /* the operand's own images; the padded ones are [tile][image] */
     for (int d = 0; d < s->rank; ++d) {
         op.size[d] = s->d[d].size;
@@ -135,7 +166,25 @@ static cg_kernel_op operand_op(const lib_spec *s, convgen_pass pass, int role)
     return op;
 }
 
-/* The smallest 2^a 3^b 5^c 7^d that holds the linear correlation, unless the caller fixed it. */
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* The fewest points whose circular correlation holds the outputs: the linear correlation's
+ * length out + extent - 1, or less where the signal has zeros ahead of it. With the signal at
+ * pad_before..pad_before + in - 1 and the kernel and outputs from 0, outputs that reach past B
+ * wrap around to positions 0.. and must find only the head's zeros there: B needs to hold the
+ * padded signal (in + pad_before) and the reach less the head (out + extent - 1 - pad_before),
+ * besides the kernel and the outputs themselves. bprop with pad 0 has a head of extent - 1
+ * zeros: L2's 56 x 56 dy and 9 x 9 kernel take 64 points instead of 72. */
+static int64_t circular_length(const fft_conv_dim *c)
+{
+    int64_t full = c->out + c->extent - 1;
+    if (c->pad_before <= 0)
+        return full;
+    int64_t need = max64(max64(c->in + c->pad_before, full - c->pad_before), max64(c->extent, c->out));
+    return need < full ? need : full;
+}
+
+/* The smallest 2^a 3^b 5^c 7^d that holds the circular correlation, unless the caller fixed it. */
 static convgen_status choose_sizes(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, lib_spec *s)
 {
     char err[160];
@@ -148,11 +197,11 @@ static convgen_status choose_sizes(const cg_problem *p, convgen_pass pass, const
         lib_dim *ld = &s->d[d];
         ld->c = dims[d];
         /* A transform of one point is legal but untested in cuFFT; two hold the same correlation. */
-        int64_t need = dims[d].out + dims[d].extent - 1, fixed = tune ? tune->fourier_size[d] : 0;
+        int64_t need = circular_length(&dims[d]), fixed = tune ? tune->fourier_size[d] : 0;
         need = need < 2 ? 2 : need;
         if (fixed && fixed < need)
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
-                           "options->fourier_size[%d] = %lld is below %lld, the linear correlation's length", d,
+                           "options->fourier_size[%d] = %lld is below %lld, the circular correlation's length", d,
                            (long long)fixed, (long long)need);
         if (fixed) {
             ld->size = fixed;
@@ -194,10 +243,10 @@ static bool is_identity(const lib_spec *s, convgen_pass pass, int role)
  * the three frequency-major spectra. */
 static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64_t batch, lib_spec *s)
 {
-    int64_t tb = s->tiled ? batch * s->tiles : batch; /* fft-tiled: every tile of every image */
-    const int64_t groups[3][3][2] = {{{tb, p->c}, {p->k, p->c}, {tb, p->k}},
-                                     {{tb, p->k}, {p->k, p->c}, {tb, p->c}},
-                                     {{batch, p->c}, {batch, p->k}, {p->k, p->c}}};
+    const int64_t *t = s->role_tiles; /* fft-tiled: every tile (block, shift) of every image */
+    const int64_t groups[3][3][2] = {{{batch * t[0], p->c}, {p->k, p->c}, {batch * t[2], p->k}},
+                                     {{batch * t[0], p->k}, {p->k, p->c}, {batch * t[2], p->c}},
+                                     {{batch * t[0], p->c}, {batch * t[1], p->k}, {p->k * t[2], p->c}}};
     s->batch = batch;
     s->chunks = p->n / batch;
     int64_t most = 0, bytes = 0, at = 0;
@@ -276,7 +325,7 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const li
         sizes[d] = s->d[d].size;
     cg_dims_text(sizes, s->rank, basis, sizeof basis);
     tmpl_value *h = tmpl_list();
-    const char *algo = s->generated ? "fft" : "cufft", *lib = s->generated ? "convgen's" : "cuFFT";
+    const char *algo = s->tiled ? "fft-tiled" : s->generated ? "fft" : "cufft", *lib = s->generated ? "convgen's" : "cuFFT";
     cg_value_line(h, "convgen %s: %s algorithm, %s: %s", CG_GENERATOR_VERSION, algo, convgen_pass_name(pass), what);
     cg_value_line(h, "layer: %s", layer);
     cg_value_line(h, "%s", "");
@@ -285,6 +334,18 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const li
     cg_value_line(h, "  cuBLAS strided-batched CGEMM over %lld bins, transpose back, %s C2R, clip into %s%s",
                   (long long)s->bins, lib, s->names[2], s->generated ? " (or the C2R's window)" : "");
     cg_value_line(h, "  (generator/cufft_conv.c)");
+    if (s->parts)
+        cg_value_line(h, "in parts: %s and %s cut into blocks of %lld points (%lld and %lld blocks an image), one CGEMM"
+                      " per shift between their blocks (%lld), each tap the sum of the shifts that reach it",
+                      s->names[0], s->names[1], (long long)s->d[0].parts.block, (long long)s->role_tiles[0],
+                      (long long)s->role_tiles[1], (long long)s->role_tiles[2]);
+    int64_t steps[CONVGEN_MAX_RANK];
+    char valid[64];
+    for (int d = 0; d < s->rank; ++d)
+        steps[d] = s->d[d].tile_step;
+    cg_dims_text(steps, s->rank, valid, sizeof valid);
+    if (s->tiled && !s->parts)
+        cg_value_line(h, "overlap-save: %lld tiles an image, each giving %s valid outputs", (long long)s->tiles, valid);
     if (s->chunks > 1)
         cg_value_line(h, "sub-batches: %lld chunks of %lld of the batch's images each, to stay under the workspace limit",
                       (long long)s->chunks, (long long)s->batch);
@@ -361,6 +422,45 @@ static void launch_geometry(int64_t points, int64_t images, cg_kernel *k)
     k->block[0] = THREADS, k->block[1] = k->block[2] = 1;
 }
 
+/* Convolution in parts: every shift of the dimensions' shifts (the last fastest), with the
+ * offset d block of its lags and the padded images' stride along each dimension. */
+static tmpl_value *shifts_value(const lib_spec *s)
+{
+    tmpl_value *list = tmpl_list();
+    int64_t d[CONVGEN_MAX_RANK] = {0}, index = 0;
+    bool more = true;
+    while (more) {
+        tmpl_value *shift = tmpl_map(), *lags = tmpl_list();
+        int64_t stride = 1;
+        for (int i = s->rank - 1; i >= 0; --i) {
+            tmpl_value *l = tmpl_map();
+            tmpl_set_int(l, "i", i);
+            tmpl_set_int(l, "d", d[i]);
+            tmpl_set_int(l, "offset", d[i] * s->d[i].parts.block);
+            tmpl_set_int(l, "padded_stride", stride);
+            tmpl_set_int(l, "block", s->d[i].parts.block);
+            tmpl_set_int(l, "size", s->d[i].size);
+            stride *= s->d[i].size;
+            tmpl_list_push(lags, l);
+        }
+        int64_t at[CONVGEN_MAX_RANK];
+        char name[64];
+        memcpy(at, d, sizeof at);
+        cg_dims_text(at, s->rank, name, sizeof name);
+        tmpl_set_str(shift, "name", name);
+        tmpl_set_int(shift, "index", index++);
+        tmpl_map_set(shift, "lags", lags);
+        tmpl_list_push(list, shift);
+        more = false;
+        for (int i = s->rank - 1; i >= 0 && !more; --i) /* the next multi-index */
+            if (++d[i] < s->d[i].parts.shifts)
+                more = true;
+            else
+                d[i] = 0;
+    }
+    return list;
+}
+
 static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role, cg_kernel *k)
 {
     bool clip = role == 2, failed = false;
@@ -372,8 +472,9 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
     snprintf(k->name, sizeof k->name, "convgen_%s_%s_%s_%s", s->generated ? "fft" : "cufft", convgen_pass_name(pass),
              clip ? "clip" : "pad",
              s->names[role]);
-    /* The clip loops over the output's images; a tiled one reads each from all its tiles. */
-    int64_t loop_images = clip && s->tiled ? s->images[2] / s->tiles : s->images[role];
+    /* The clip loops over the output's images; a tiled one reads each from all its tiles (or
+     * shifts). */
+    int64_t loop_images = clip ? s->images[2] / s->role_tiles[2] : s->images[role];
     launch_geometry(points, loop_images, k);
     char what[96];
     snprintf(what, sizeof what, clip ? "the clip of %s from its padded images" : "the zero padding of %s",
@@ -395,10 +496,13 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
     tmpl_map_set(ctx, "dims", dims_value(pass, s, role));
     tmpl_map_set(ctx, "digits", point_digits(sizes, s->rank, &failed));
     /* Tiled: padded images [tile][image]; the tile index splits over the dimensions' tiles. */
-    int64_t tiles = role != 1 && s->tiled ? s->tiles : 1;
-    tmpl_set_bool(ctx, "tiled", tiles > 1);
-    if (tiles > 1) {
-        int64_t own = s->images[role] / tiles, inner_tiles = s->rank == 2 ? s->d[1].tiles : 1;
+    int64_t tiles = s->role_tiles[role];
+    tmpl_set_bool(ctx, "tiled", tiles > 1 && !(clip && s->parts));
+    tmpl_set_bool(ctx, "parts", clip && s->parts);
+    if (clip && s->parts)
+        tmpl_map_set(ctx, "shifts", shifts_value(s));
+    else if (tiles > 1) {
+        int64_t own = s->images[role] / tiles, inner_tiles = s->rank == 2 ? place(s, pass, role, 1).tiles : 1;
         tmpl_set_int(ctx, "tile_images", own);
         tmpl_set_int(ctx, "inner_tiles", inner_tiles);
         tmpl_value *by_images = cg_value_magic((uint32_t)own, s->images[role] - 1);
@@ -469,7 +573,7 @@ static cg_step gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec 
     cg_step st = {.kind = CG_STEP_GEMM, .phase = 1};
     /* fprop and bprop: the rows are the signal's images (all their tiles, for fft-tiled). */
     const int64_t S = s->spectrum_offset[0], K = s->spectrum_offset[1];
-    const int64_t nb = pass == CONVGEN_ACCGRAD ? s->batch : s->groups[0][0];
+    const int64_t nb = pass == CONVGEN_ACCGRAD ? s->groups[1][0] : s->groups[0][0]; /* parts: dy's blocks too */
     const int64_t S_images = s->images[0], K_images = s->images[1];
     switch (pass) {
     case CONVGEN_FPROP: /* y (k x n) = op_C(w: c x k) x (c x n) */
@@ -495,8 +599,8 @@ static cg_step gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec 
     return st;
 }
 
-/* The programs below have at most 10 steps and 6 kernels. */
-_Static_assert(CG_MAX_STEPS >= 10 && CG_MAX_KERNELS >= 6, "cufft's step programs do not fit cg_generated");
+/* The programs below have at most 9 + MAX_SHIFTS steps and 9 kernels. */
+_Static_assert(CG_MAX_STEPS >= 10 && CG_MAX_KERNELS >= 9, "cufft's step programs do not fit cg_generated");
 
 /* Appends a step of `phase`; kernels get the next kernel slot, rendered by the caller. Library
  * steps are then overwritten whole by fft_step or gemm_step, which set the same phase. */
@@ -511,7 +615,29 @@ static cg_step *add_step(cg_generated *out, cg_step_kind kind, int phase)
     return st;
 }
 
-static cg_step *add_step(cg_generated *out, cg_step_kind kind, int phase);
+/* Convolution in parts: one GEMM per shift d, the shift's dw spectra (c x k) = x's blocks (c x
+ * blocks of the chunk) op_C(dy's blocks), x's taken from the shift's number of blocks on (see
+ * place_part), each summed over every block and image of the chunk (and over the chunks). */
+static void parts_gemm_steps(const cg_problem *p, const lib_spec *s, cg_generated *out)
+{
+    int64_t d[CONVGEN_MAX_RANK] = {0};
+    for (int64_t shift = 0; shift < s->role_tiles[2]; ++shift) {
+        int64_t ahead = 0, pitch = 1; /* blocks of x between block b and block b + d */
+        for (int i = s->rank - 1; i >= 0; --i) {
+            ahead += d[i] * pitch;
+            pitch *= place_part(s, 0, i).tiles;
+        }
+        cg_step *st = add_step(out, CG_STEP_GEMM, 1);
+        *st = gemm_step(p, CONVGEN_ACCGRAD, s);
+        st->gemm.a_offset += ahead * s->batch * p->c * 8;
+        st->gemm.c_offset += shift * p->k * p->c * 8;
+        for (int i = s->rank - 1; i >= 0; --i) { /* the next shift, the last dimension fastest */
+            if (++d[i] < s->d[i].parts.shifts)
+                break;
+            d[i] = 0;
+        }
+    }
+}
 
 /* A pad (role 0 or 1) or clip (role 2) kernel step. */
 static convgen_status operand_step(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role, int phase,
@@ -568,7 +694,7 @@ static convgen_status square_basis(const cg_problem *p, const cg_tuning *tune, l
  * (dilated, flipped or mirrored taps; a window with nothing in it). */
 static bool window_of(const placement *pl, int64_t *at, int64_t *len, int64_t *src)
 {
-    if (pl->step != 1 || pl->mirror || pl->tiles > 1)
+    if (pl->step != 1 || pl->mirror || pl->tiles > 1 || pl->shifts > 0)
         return false;
     int64_t lo = pl->base > 0 ? pl->base : 0, end = pl->base + pl->count;
     int64_t hi = end < pl->limit ? end : pl->limit;
@@ -725,9 +851,24 @@ static void set_chunks(const cg_problem *p, convgen_pass pass, const lib_spec *s
     memcpy(out->chunk_elems, elems[pass], sizeof out->chunk_elems);
 }
 
-/* fprop and bprop transform the weights once (phase 0), then per chunk the signal, the product
- * and the inverse (phase 1). accgrad transforms both operands of each chunk and sums their
- * products (phase 1), then inverts once (phase 2). */
+/* The caller's tile size (options->fourier_size, 0: chosen here): one square transform, so
+ * the dimensions' sizes agree. */
+static convgen_status fixed_tile_size(const cg_tuning *tune, int rank, int64_t *n)
+{
+    *n = 0;
+    for (int d = 0; tune && d < CONVGEN_MAX_RANK; ++d) {
+        int64_t f = tune->fourier_size[d];
+        if (f && d >= rank)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld, but the layer has rank %d", d,
+                           (long long)f, rank);
+        if (f && *n && f != *n)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld: fft-tiled's tiles are square, "
+                           "and options->fourier_size[0] is %lld", d, (long long)f, (long long)*n);
+        *n = f ? f : *n;
+    }
+    return CONVGEN_SUCCESS;
+}
+
 /* fft-tiled: overlap-save tiles of one square transform that follows the kernel, not the image:
  * the smallest 2^a 3^b 5^c 7^d of at least 3 extents (and 16), where a tile then keeps most of
  * its outputs (extent 3: 14 of 16; 9: 18 of 27; 13: 28 of 40); the untiled size where that is
@@ -739,9 +880,14 @@ static convgen_status tile_basis(const cg_problem *p, const cg_tuning *tune, lib
     int64_t extent = 1, untiled = 0, candidates[MAX_CANDIDATES];
     for (int d = 0; d < s->rank; ++d) {
         extent = s->d[d].c.extent > extent ? s->d[d].c.extent : extent;
-        untiled = s->d[d].size > untiled ? s->d[d].size : untiled;
+        int64_t one_tile = 0; /* one overlap-save tile: the linear correlation's length */
+        fft_basis_candidates(s->d[d].c.out + s->d[d].c.extent - 1, &one_tile, 1);
+        untiled = one_tile > untiled ? one_tile : untiled;
     }
-    int64_t want = 3 * extent > 16 ? 3 * extent : 16, n = tune && tune->fourier_size[0] ? tune->fourier_size[0] : 0;
+    int64_t want = 3 * extent > 16 ? 3 * extent : 16, n = 0;
+    convgen_status st = fixed_tile_size(tune, p->rank, &n);
+    if (st != CONVGEN_SUCCESS)
+        return st;
     if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
         n = candidates[0] < untiled ? candidates[0] : untiled;
     if (n < extent || n > FFT_MAX_N)
@@ -760,17 +906,76 @@ static convgen_status tile_basis(const cg_problem *p, const cg_tuning *tune, lib
         s->points *= n;
     }
     s->bins = s->points / n * (n / 2 + 1);
+    s->role_tiles[0] = s->role_tiles[2] = s->tiles;
     return CONVGEN_SUCCESS;
 }
 
+/* Programs have room for this many GEMM steps beside their 9 others. */
+enum { MAX_SHIFTS = CG_MAX_STEPS - 9 };
+
+/* fft-tiled's accgrad, convolution in parts (fft_parts): x and dy both cut into blocks of
+ * `block` points, transformed once each at n >= 2 block - 1 points, so that the circular
+ * correlation of two blocks holds all their lags. n is the smallest 2^a 3^b 5^c 7^d of at
+ * least 16 and 2 e - 1 for the widest kernel's e taps: then block >= e - 1 and each dimension
+ * has at most two shifts, the products of a shift summed over every block pair it joins. */
+static convgen_status parts_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s)
+{
+    if (p->rank > 2)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
+    int64_t taps = 1, candidates[MAX_CANDIDATES];
+    for (int d = 0; d < s->rank; ++d) /* accgrad's outputs are the dilated kernel's taps */
+        taps = s->d[d].c.out > taps ? s->d[d].c.out : taps;
+    int64_t want = 2 * taps - 1 > 16 ? 2 * taps - 1 : 16, n = 0;
+    convgen_status st = fixed_tile_size(tune, p->rank, &n);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
+        n = candidates[0];
+    if (n < 2 || n > FFT_MAX_N)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: accgrad's blocks for %lld taps need a transform of "
+                       "%lld points; convgen's reach %d", (long long)taps, (long long)(n ? n : want), FFT_MAX_N);
+    s->tiled = s->parts = true;
+    s->points = 1;
+    int64_t shifts = 1;
+    for (int d = 0; d < s->rank; ++d) {
+        lib_dim *ld = &s->d[d];
+        char err[160];
+        if (!fft_parts_for(&ld->c, (n + 1) / 2, n, &ld->parts, err, sizeof err))
+            return cg_fail(CONVGEN_ERROR_INTERNAL, "fft-tiled: dimension %d: %s", d, err);
+        ld->size = n;
+        ld->spectrum = d == s->rank - 1 ? n / 2 + 1 : n;
+        s->points *= n;
+        shifts *= ld->parts.shifts;
+    }
+    if (shifts > MAX_SHIFTS)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[0] = %lld: accgrad's blocks of %lld points "
+                       "meet in %lld shifts, more than %d", (long long)n, (long long)((n + 1) / 2), (long long)shifts,
+                       MAX_SHIFTS);
+    s->bins = s->points / n * (n / 2 + 1);
+    s->role_tiles[0] = s->role_tiles[1] = 1;
+    for (int d = 0; d < s->rank; ++d) {
+        s->role_tiles[0] *= place_part(s, 0, d).tiles;
+        s->role_tiles[1] *= place_part(s, 1, d).tiles;
+    }
+    s->role_tiles[2] = shifts;
+    return CONVGEN_SUCCESS;
+}
+
+/* fprop and bprop transform the weights once (phase 0), then per chunk the signal, the product
+ * and the inverse (phase 1). accgrad transforms both operands of each chunk and sums their
+ * products (phase 1), then inverts once (phase 2). */
 static convgen_status generate_program(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                        const cg_tuning *tune, bool generated, bool tiled, cg_generated *out)
 {
     lib_spec s;
     memset(&s, 0, sizeof s);
     s.generated = generated;
-    convgen_status st = choose_sizes(p, pass, tune, &s);
-    if (st == CONVGEN_SUCCESS && tiled)
+    /* fft-tiled's options->fourier_size is its tile, which may be below the whole correlation */
+    convgen_status st = choose_sizes(p, pass, tiled ? NULL : tune, &s);
+    s.role_tiles[0] = s.role_tiles[1] = s.role_tiles[2] = 1;
+    if (st == CONVGEN_SUCCESS && tiled && pass == CONVGEN_ACCGRAD)
+        st = parts_basis(p, tune, &s);
+    else if (st == CONVGEN_SUCCESS && tiled)
         st = tile_basis(p, tune, &s);
     else if (st == CONVGEN_SUCCESS && generated)
         st = square_basis(p, tune, &s);
@@ -790,7 +995,10 @@ static convgen_status generate_program(const cg_problem *p, convgen_pass pass, c
         st = forward_steps(p, pass, t, &s, 0, 1, out);
     if (st != CONVGEN_SUCCESS)
         return st;
-    *add_step(out, CG_STEP_GEMM, 1) = gemm_step(p, pass, &s);
+    if (s.parts)
+        parts_gemm_steps(p, &s, out);
+    else
+        *add_step(out, CG_STEP_GEMM, 1) = gemm_step(p, pass, &s);
     st = inverse_steps(p, pass, t, &s, weights_once ? 1 : 2, out);
     out->tf32 = tune && tune->tf32;
     return st;
@@ -822,19 +1030,10 @@ static convgen_status fft_tiled_generate(const cg_problem *p, convgen_pass pass,
     return generate_program(p, pass, t, tune, true, true, out);
 }
 
-/* The weight gradient needs convolution in parts (fft_parts, not yet a program). */
-static convgen_status fft_tiled_applicable(const cg_problem *p, convgen_pass pass)
-{
-    convgen_status st = fft_applicable(p, pass);
-    if (st == CONVGEN_SUCCESS && pass == CONVGEN_ACCGRAD)
-        st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: accgrad takes convolution in parts, not built yet");
-    return st;
-}
-
 const cg_planner cg_fft_tiled_planner = {
     .algo = CONVGEN_ALGO_FFT_TILED,
     .name = "fft-tiled",
-    .applicable = fft_tiled_applicable,
+    .applicable = fft_applicable,
     .generate = fft_tiled_generate,
 };
 

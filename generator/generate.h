@@ -79,6 +79,11 @@ typedef struct cg_placement {
      * tile_step, i.e. base - t * tile_step; the clip reads output o from tile o / tile_step at
      * o % tile_step. 1 and 0 for one image. */
     int64_t tiles, tile_step;
+    /* Convolution in parts (fft-tiled's accgrad clip), where shifts > 0: output o is tap i = base
+     * + step o, the sum over the shifts d in [0, shifts) whose lag i - d block lies in (-block,
+     * block), each read at position (i - d block) mod the transform size of padded image
+     * [shift][image] (shifts flattened over the dimensions, the last fastest). 0 otherwise. */
+    int64_t shifts, block;
 } cg_placement;
 
 /* What a kernel step computes, as data, so that a program can be evaluated on the CPU

@@ -83,8 +83,43 @@ static void run_pad(const cg_kernel_op *op, machine *m)
     }
 }
 
+/* Convolution in parts: tap o of each image, the sum over the shifts that reach it. */
+static void run_parts_clip(const cg_kernel_op *op, machine *m)
+{
+    int64_t counts[CONVGEN_MAX_RANK], shifts[CONVGEN_MAX_RANK], points = 1, out_points = 1;
+    for (int d = 0; d < op->rank; ++d) {
+        counts[d] = op->dims[d].count, shifts[d] = op->dims[d].shifts;
+        points *= op->size[d], out_points *= counts[d];
+    }
+    const float *padded = (const float *)(m->ws + op->real_offset);
+    for (int64_t g = 0; g < op->images; ++g) {
+        int64_t o[CONVGEN_MAX_RANK] = {0};
+        do {
+            double sum = 0;
+            int64_t sh[CONVGEN_MAX_RANK] = {0};
+            do {
+                int64_t pos[CONVGEN_MAX_RANK];
+                bool reached = true;
+                for (int d = 0; d < op->rank; ++d) {
+                    const cg_placement *pl = &op->dims[d];
+                    int64_t lag = pl->base + pl->step * o[d] - sh[d] * pl->block;
+                    reached &= lag > -pl->block && lag < pl->block;
+                    pos[d] = lag < 0 ? lag + op->size[d] : lag;
+                }
+                if (reached)
+                    sum += padded[(flat(sh, shifts, op->rank) * op->images + g) * points + flat(pos, op->size, op->rank)];
+            } while (next_index(sh, shifts, op->rank));
+            m->out[g * out_points + flat(o, counts, op->rank)] = (float)(sum * op->scale);
+        } while (next_index(o, counts, op->rank));
+    }
+}
+
 static void run_clip(const cg_kernel_op *op, machine *m)
 {
+    if (op->dims[0].shifts > 0) {
+        run_parts_clip(op, m);
+        return;
+    }
     int64_t counts[CONVGEN_MAX_RANK], points = 1, out_points = 1;
     for (int d = 0; d < op->rank; ++d)
         counts[d] = op->dims[d].count, points *= op->size[d], out_points *= counts[d];

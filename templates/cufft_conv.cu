@@ -1,6 +1,7 @@
 {#- The generated pieces of the cufft algorithm around cuFFT and cuBLAS (generator/cufft_conv.c):
     pad: every point of every padded image, from the operand or zero;
-    clip: every element of the output, from its point of the padded images, scaled.
+    clip: every element of the output, from its point of the padded images, scaled (in parts:
+    the sum of the points of the shifts that reach it).
     Dimension d places source index t at position base + t * step (base - t * step when down),
     mirrored modulo the transform size when mirror; positions from limit on stay zero. -#}
 {%- include "common.cuh" -%}
@@ -57,6 +58,27 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y)
         out[(size_t)g * {{ points }}u + point] =
             padded[((size_t)tile * {{ tile_images }}u + g) * {{ padded_points }}u + from] * {{ scale }};
+{%- elif clip and parts %}
+    // Tap q of image g, at i = base + step * q along each dimension: the sum over the shifts d
+    // whose lag i - d * block lies in (-block, block), read at (i - d * block) mod the size from
+    // the shift's padded images [shift][image] (convolution in parts).
+{%- for d in dims %}
+    const int i{{ d.i }} = {{ d.base }} {{ "-" if d.down else "+" }} {{ d.step }} * (int)q{{ d.i }};
+{%- endfor %}
+    const float *__restrict__ padded = workspace + {{ real_offset }}ull;
+    for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y) {
+        float sum = 0.0f;
+{%- for sh in shifts %}
+        { // shift {{ sh.name }}
+{%- for l in sh.lags %}
+            const int l{{ l.i }} = i{{ l.i }} - {{ l.offset }};
+{%- endfor %}
+            if ({% for l in sh.lags %}{{ " && " if not loop.first }}l{{ l.i }} > -{{ l.block }} && l{{ l.i }} < {{ l.block }}{% endfor %})
+                sum += padded[((size_t){{ sh.index }}u * {{ images }}u + g) * {{ padded_points }}u + {% for l in sh.lags %}{{ " + " if not loop.first }}(unsigned)(l{{ l.i }} < 0 ? l{{ l.i }} + {{ l.size }} : l{{ l.i }}) * {{ l.padded_stride }}u{% endfor %}];
+        }
+{%- endfor %}
+        out[(size_t)g * {{ points }}u + point] = sum * {{ scale }};
+    }
 {%- elif clip %}
     // Output element q of image g: the padded image's point at base + step * q along each dimension.
     const unsigned from = {% for d in dims %}{{ " + " if not loop.first }}({{ d.base }}u {{ "-" if d.down else "+" }} {{ d.step }}u * q{{ d.i }}) * {{ d.padded_stride }}u{% endfor %};

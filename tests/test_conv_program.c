@@ -6,6 +6,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,9 +53,11 @@ static convgen_conv_desc random_layer(int i)
     return d;
 }
 
-/* Runs one pass's program (under `limit` bytes of workspace; 0: none) and returns its
- * relative error against the reference; *chunks: how many sub-batches it ran in. */
-static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo algo, int64_t limit, int64_t *chunks)
+/* Runs one pass's program (under `limit` bytes of workspace; 0: none; on the Fourier sizes
+ * `fourier`, NULL: chosen) and returns its relative error against the reference; *chunks: how
+ * many sub-batches it ran in. */
+static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo algo, int64_t limit,
+                            const int64_t *fourier, int64_t *chunks)
 {
     int64_t elems[3];
     cg_problem_operand_elems(p, pass, elems);
@@ -65,6 +68,8 @@ static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo
     fill(in1, elems[1]);
     memset(out, 0xFF, 4 * (size_t)elems[2]); /* NaN: an output never written fails */
     cg_tuning tune = {.workspace_limit = 0};
+    if (fourier)
+        memcpy(tune.fourier_size, fourier, sizeof tune.fourier_size);
     cg_generated g;
     convgen_status s = cg_generate_tuned(p, pass, algo, NULL, &tune, &g);
     if (s == CONVGEN_SUCCESS && limit) { /* limit < 0: half of what the whole batch needs */
@@ -101,8 +106,7 @@ static void check_algorithm(convgen_algo algo)
         if (algo != CONVGEN_ALGO_CUFFT && d.rank > 2)
             continue; /* convgen's FFTs are 1-D and 2-D */
         ++layers;
-        /* fft-tiled has no accgrad yet (convolution in parts) */
-        for (int pass = 0; pass < (algo == CONVGEN_ALGO_FFT_TILED ? 2 : 3); ++pass)
+        for (int pass = 0; pass < 3; ++pass)
             for (int run = 0; run < 3; ++run) {
                 int64_t chunks = 0;
                 /* Unlimited; half the unlimited workspace (sub-batches of some middle size); one
@@ -110,7 +114,7 @@ static void check_algorithm(convgen_algo algo)
                  * program is still the one it would run). */
                 const int64_t limits[3] = {0, -1, 1};
                 int limited = run > 0;
-                double e = program_error(&p, (convgen_pass)pass, algo, limits[run], &chunks);
+                double e = program_error(&p, (convgen_pass)pass, algo, limits[run], NULL, &chunks);
                 if (!(e <= ERROR_BOUND))
                     fail_msg("%s, layer %d (rank %d, n %lld c %lld k %lld) %s%s: relative error %.3e",
                              convgen_algo_name(algo), i, d.rank, (long long)d.n, (long long)d.c, (long long)d.k,
@@ -122,7 +126,7 @@ static void check_algorithm(convgen_algo algo)
     }
     print_message("%s: %d layers x %d passes: worst relative error %.2e whole, %.2e in sub-batches (%d programs with "
                   "several, %d of them with sub-batches of several images)\n",
-                  convgen_algo_name(algo), layers, algo == CONVGEN_ALGO_FFT_TILED ? 2 : 3, worst[0], worst[1],
+                  convgen_algo_name(algo), layers, 3, worst[0], worst[1],
                   sub_batched, middle);
     assert_true(sub_batched > layers && middle > 0); /* the limits did cut the batch, to middle sizes too */
 }
@@ -168,6 +172,45 @@ static void test_fft_tiled_programs_match_the_reference(void **state)
     check_algorithm(CONVGEN_ALGO_FFT_TILED);
 }
 
+/* fft-tiled's options->fourier_size is its tile: smaller than the whole correlation, square,
+ * and for accgrad's parts with few enough shifts between blocks. */
+static void test_fft_tiled_takes_a_fixed_tile(void **state)
+{
+    (void)state;
+    convgen_conv_desc d = {.rank = 2, .n = 2, .c = 3, .k = 2, .in = {30, 27}, .kernel = {3, 4},
+                           .pad_before = {1, 2}, .pad_after = {1, 0}};
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    const int64_t tile[CONVGEN_MAX_RANK] = {16, 16};
+    for (int pass = 0; pass < 3; ++pass) {
+        int64_t chunks = 0;
+        double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_FFT_TILED, 0, tile, &chunks);
+        if (!(e <= ERROR_BOUND))
+            fail_msg("%s on 16x16 tiles: relative error %.3e", convgen_pass_name((convgen_pass)pass), e);
+        cg_generated g;
+        cg_tuning tune = {.fourier_size = {16, 16}};
+        assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_FFT_TILED, NULL, &tune, &g),
+                         CONVGEN_SUCCESS);
+        bool tiled = false; /* the pad and clip kernels' headers say the basis */
+        for (int k = 0; k < g.kernel_count; ++k)
+            tiled |= strstr(g.kernels[k].source, "into a 16x16 Fourier basis") != NULL;
+        assert_true(tiled);
+        cg_generated_free(&g);
+    }
+    cg_generated g;
+    cg_tuning oblong = {.fourier_size = {16, 18}};
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_FFT_TILED, NULL, &oblong, &g),
+                     CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "options->fourier_size[1] = 18"));
+    /* Blocks of 2 against 5 taps: 3 shifts along each dimension, 9 GEMMs, more than fit. */
+    d.kernel[0] = d.kernel[1] = 5;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    cg_tuning small = {.fourier_size = {4, 4}};
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_FFT_TILED, NULL, &small, &g),
+                     CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "9 shifts"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -175,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_programs_list_their_steps),
         cmocka_unit_test(test_fft_programs_match_the_reference),
         cmocka_unit_test(test_fft_tiled_programs_match_the_reference),
+        cmocka_unit_test(test_fft_tiled_takes_a_fixed_tile),
     };
     return cmocka_run_group_tests_name("conv_program", tests, NULL, NULL);
 }
