@@ -23,8 +23,9 @@ const char cli_layer_usage[] =
     "    --layers FILE     the file for names (default $CONVGEN_LAYERS, else the installed layers.txt,\n"
     "                      else the source tree's bench/layers.txt)\n"
     "Common options:\n"
-    "  --algo NAME        direct (default); cufft, fft or fft-tiled (stride 1: FFT convolution\n"
-    "                     through cuFFT, through convgen's own FFTs, or in overlap-save tiles)\n"
+    "  --algo NAME        direct (default); cufft, fft, fft-tiled or fft-fused (stride 1: FFT\n"
+    "                     convolution through cuFFT, through convgen's own FFTs, in overlap-save\n"
+    "                     tiles, or in one kernel per tile)\n"
     "  --pass PASS        fprop, bprop, accgrad or all\n"
     "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n";
 

@@ -7,13 +7,15 @@
 #include "util.h"
 
 /* The planners, one module each. A new algorithm adds one line here. */
-extern const cg_planner cg_direct_planner, cg_cufft_planner, cg_fft_planner, cg_fft_tiled_planner;
+extern const cg_planner cg_direct_planner, cg_cufft_planner, cg_fft_planner, cg_fft_tiled_planner,
+    cg_fft_fused_planner;
 
 static const cg_planner *const planners[] = {
     &cg_direct_planner,
     &cg_cufft_planner,
     &cg_fft_planner,
     &cg_fft_tiled_planner,
+    &cg_fft_fused_planner,
 };
 
 #define PLANNER_COUNT (sizeof planners / sizeof planners[0])

@@ -88,7 +88,7 @@ typedef struct cg_placement {
 
 /* What a kernel step computes, as data, so that a program can be evaluated on the CPU
  * (program_eval.c). OTHER: only its source says. */
-typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FFT } cg_op_kind;
+typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FFT, CG_OP_FUSED } cg_op_kind;
 typedef struct cg_kernel_op {
     cg_op_kind kind;
     /* PAD: `images` images of operand in0 or in1 (`operand` 0 or 1) into padded images of
@@ -106,6 +106,15 @@ typedef struct cg_kernel_op {
      * evaluation keeps its spectra in natural order, whatever the kernel's layout: a program
      * only multiplies bin by bin between transforms of one layout. */
     cg_fft_problem fft;
+    /* FUSED (fft-fused): for each of `images` images and `tiles` tiles, the tile of in0 (dims,
+     * tiled like a pad's, `channels` channels) transformed, multiplied bin by bin with the
+     * weights' spectra at byte `spectra` (natural order, image o * w_out + i * w_in for output
+     * channel o and input channel i; conjugated where `conjugate`), summed over the channels,
+     * transformed back, scaled and clipped into out (out_dims, tiled like a clip; `outputs`
+     * channels). */
+    int64_t channels, outputs, spectra, w_out, w_in;
+    bool conjugate;
+    cg_placement out_dims[CONVGEN_MAX_RANK];
 } cg_kernel_op;
 /* What a kernel step passes as one of its four pointers: the plan's own (SAME), or a base plus
  * a byte offset. */

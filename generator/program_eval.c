@@ -302,6 +302,79 @@ static void run_generated_fft(const cg_fft_problem *f, const char *in, char *out
     free(a);
 }
 
+/* fft-fused's kernel by its definition: per image and tile, each channel's tile transformed in
+ * double, the products with the weights' spectra (extended from the Hermitian half) summed,
+ * transformed back and the tile's valid outputs clipped. */
+static bool run_fused(const cg_kernel_op *op, machine *m)
+{
+    int64_t n[CONVGEN_MAX_RANK], half[CONVGEN_MAX_RANK], counts[CONVGEN_MAX_RANK], outs[CONVGEN_MAX_RANK];
+    int64_t points = 1, bins = 1, plane = 1, out_plane = 1, rank = op->rank;
+    for (int d = 0; d < rank; ++d) {
+        n[d] = op->size[d], half[d] = d == rank - 1 ? n[d] / 2 + 1 : n[d];
+        counts[d] = op->dims[d].count, outs[d] = op->out_dims[d].count;
+        points *= n[d], bins *= half[d], plane *= counts[d], out_plane *= outs[d];
+    }
+    const float complex *w = (const float complex *)(m->ws + op->spectra);
+    double complex *x = malloc(sizeof *x * (size_t)(points * op->channels)), *y = malloc(sizeof *y * (size_t)points);
+    bool ok = x && y;
+    for (int64_t g = 0; ok && g < op->images; ++g)
+        for (int64_t t = 0; ok && t < op->tiles; ++t) {
+            int64_t tile[CONVGEN_MAX_RANK];
+            tile_index(op, t, tile);
+            for (int64_t c = 0; ok && c < op->channels; ++c) { /* the tile, transformed */
+                double complex *xc = x + c * points;
+                int64_t q[CONVGEN_MAX_RANK] = {0}, src[CONVGEN_MAX_RANK];
+                do {
+                    bool inside = true;
+                    for (int d = 0; d < rank; ++d) {
+                        cg_placement shifted = op->dims[d];
+                        shifted.base -= tile[d] * shifted.tile_step;
+                        inside &= (src[d] = pad_source(&shifted, n[d], q[d])) >= 0;
+                    }
+                    xc[flat(q, n, (int)rank)] =
+                        inside ? m->in[0][(g * op->channels + c) * plane + flat(src, counts, (int)rank)] : 0.0;
+                } while (next_index(q, n, (int)rank));
+                for (int d = 0; d < rank; ++d)
+                    ok &= dft_axis(xc, n, (int)rank, d, -1);
+            }
+            for (int64_t o = 0; ok && o < op->outputs; ++o) {
+                int64_t k[CONVGEN_MAX_RANK] = {0};
+                do { /* Y = sum_c X_c W, the weights' full spectrum from their half */
+                    int64_t mirror[CONVGEN_MAX_RANK], d = rank - 1;
+                    bool stored = k[d] < half[d];
+                    for (int e = 0; e < rank; ++e)
+                        mirror[e] = stored ? k[e] : (n[e] - k[e]) % n[e];
+                    double complex sum = 0;
+                    for (int64_t c = 0; c < op->channels; ++c) {
+                        double complex wv = w[(o * op->w_out + c * op->w_in) * bins + flat(mirror, half, (int)rank)];
+                        wv = stored ? wv : conj(wv);
+                        sum += x[c * points + flat(k, n, (int)rank)] * (op->conjugate ? conj(wv) : wv);
+                    }
+                    y[flat(k, n, (int)rank)] = sum;
+                } while (next_index(k, n, (int)rank));
+                for (int d = 0; d < rank; ++d)
+                    ok &= dft_axis(y, n, (int)rank, d, +1);
+                int64_t r[CONVGEN_MAX_RANK] = {0}, steps[CONVGEN_MAX_RANK], at[CONVGEN_MAX_RANK], pos[CONVGEN_MAX_RANK];
+                for (int d = 0; d < rank; ++d)
+                    steps[d] = op->out_dims[d].tile_step;
+                do { /* the tile's valid outputs */
+                    bool inside = true;
+                    for (int d = 0; d < rank; ++d) {
+                        at[d] = tile[d] * steps[d] + r[d];
+                        pos[d] = op->out_dims[d].base + op->out_dims[d].step * r[d];
+                        inside &= at[d] < outs[d];
+                    }
+                    if (inside)
+                        m->out[(g * op->outputs + o) * out_plane + flat(at, outs, (int)rank)] =
+                            (float)(creal(y[flat(pos, n, (int)rank)]) * op->scale);
+                } while (next_index(r, steps, (int)rank));
+            }
+        }
+    free(x);
+    free(y);
+    return ok;
+}
+
 static convgen_status run_phase(const cg_generated *g, int phase, bool later_chunk, machine *m)
 {
     for (int i = 0; i < g->step_count; ++i) {
@@ -318,6 +391,10 @@ static convgen_status run_phase(const cg_generated *g, int phase, bool later_chu
             run_pad(&st->op, m);
         else if (st->op.kind == CG_OP_CLIP)
             run_clip(&st->op, m);
+        else if (st->op.kind == CG_OP_FUSED) {
+            if (!run_fused(&st->op, m))
+                return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the fused kernel's DFTs on the CPU");
+        }
         else if (st->op.kind == CG_OP_TRANSPOSE)
             run_transpose(&st->op, m);
         else if (st->op.kind == CG_OP_FFT) {

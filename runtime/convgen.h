@@ -97,7 +97,8 @@ typedef enum {
     CONVGEN_ALGO_DIRECT = 0,
     CONVGEN_ALGO_CUFFT = 1,
     CONVGEN_ALGO_FFT = 2,
-    CONVGEN_ALGO_FFT_TILED = 3 /* overlap-save tiles of convgen's FFTs; fprop and bprop */
+    CONVGEN_ALGO_FFT_TILED = 3, /* overlap-save tiles of convgen's FFTs; accgrad in parts */
+    CONVGEN_ALGO_FFT_FUSED = 4  /* fft-tiled's tiles in one kernel each; fprop and bprop, rank 2 */
 } convgen_algo;
 CONVGEN_API const char *convgen_algo_name(convgen_algo algo);
 CONVGEN_API const char *convgen_pass_name(convgen_pass pass);

@@ -172,6 +172,33 @@ static void test_fft_tiled_programs_match_the_reference(void **state)
     check_algorithm(CONVGEN_ALGO_FFT_TILED);
 }
 
+/* fft-fused: the weights' R2C, then the fused kernel's op by its definition (rank 2, fprop and
+ * bprop; one program per layer, nothing to sub-batch). */
+static void test_fft_fused_programs_match_the_reference(void **state)
+{
+    (void)state;
+    double worst = 0;
+    int layers = 0;
+    for (int i = 0; i < LAYERS; ++i) {
+        convgen_conv_desc d = random_layer(i);
+        if (d.rank != 2)
+            continue;
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+        ++layers;
+        for (int pass = 0; pass < 2; ++pass) {
+            int64_t chunks = 0;
+            double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_FFT_FUSED, 0, NULL, &chunks);
+            if (!(e <= ERROR_BOUND))
+                fail_msg("fft-fused, layer %d (n %lld c %lld k %lld) %s: relative error %.3e", i, (long long)d.n,
+                         (long long)d.c, (long long)d.k, convgen_pass_name((convgen_pass)pass), e);
+            worst = e > worst ? e : worst;
+        }
+    }
+    print_message("fft-fused: %d layers x 2 passes: worst relative error %.2e\n", layers, worst);
+    assert_true(layers >= 20);
+}
+
 /* fft-tiled's options->fourier_size is its tile: smaller than the whole correlation, square,
  * and for accgrad's parts with few enough shifts between blocks. */
 static void test_fft_tiled_takes_a_fixed_tile(void **state)
@@ -219,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_fft_programs_match_the_reference),
         cmocka_unit_test(test_fft_tiled_programs_match_the_reference),
         cmocka_unit_test(test_fft_tiled_takes_a_fixed_tile),
+        cmocka_unit_test(test_fft_fused_programs_match_the_reference),
     };
     return cmocka_run_group_tests_name("conv_program", tests, NULL, NULL);
 }

@@ -2,9 +2,10 @@
  * random data, outputs (and workspace) poisoned with NaN first, relative error <= 1e-5 for
  * direct and <= 1e-4 for the FFT convolutions (two fp32 transforms around the product). direct
  * runs 50 shapes (any stride), cufft 48 (stride 1, kernels up to 13), fft and fft-tiled the
- * same but rank 3, a third of them again under a workspace limit that makes them sub-batch.
+ * same but rank 3 (fft-fused: rank 2, fprop and bprop), a third of them again under a workspace
+ * limit that makes them sub-batch (all but direct and fft-fused).
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft_tiled" runs only
- * the groups named (direct, cufft, fft, fft_tiled), so that a GPU machine can run the groups
+ * the groups named (direct, cufft, fft, fft_tiled, fft_fused), so that a GPU machine can run the groups
  * in parallel processes. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,7 +35,7 @@ typedef struct shape {
 } shape;
 
 static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
-    tiled_shapes[CUFFT_SHAPES];
+    tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES];
 
 #define DESC2(n_, c_, k_, h, w, r, s, pad, str, dil)                                                          \
     (convgen_conv_desc){.rank = 2, .n = n_, .c = c_, .k = k_, .in = {h, w}, .kernel = {r, s},                 \
@@ -180,6 +181,10 @@ static void check_shape(void **state)
         skip();
     for (int run = 0; run < 3 * (s->sub_batched ? 2 : 1); ++run) {
         int pass = run % 3;
+        if (s->algo == CONVGEN_ALGO_FFT_FUSED && pass == CONVGEN_ACCGRAD) {
+            print_message("accgrad: fft-fused has no accgrad kernel (fft-tiled's parts are its accgrad)\n");
+            continue;
+        }
         convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass) : (convgen_plan_options){0};
         if (run >= 3)
             print_message("sub-batched under %zu bytes of workspace:\n", tight.workspace_limit);
@@ -232,19 +237,20 @@ static void make_tests(shape *s, int count, int handpicked_count, void (*random)
     for (int i = 0; i < count; ++i) {
         s[i].algo = algo, s[i].bound = bound;
         /* One shape in three with a batch to cut, for the algorithms that sub-batch. */
-        s[i].sub_batched = algo != CONVGEN_ALGO_DIRECT && s[i].d.n > 1 && i % 3 == 0;
+        s[i].sub_batched = algo != CONVGEN_ALGO_DIRECT && algo != CONVGEN_ALGO_FFT_FUSED && s[i].d.n > 1 && i % 3 == 0;
         name_shape(&s[i]);
         tests[i] = (struct CMUnitTest){.name = s[i].name, .test_func = check_shape, .initial_state = &s[i]};
     }
 }
 
-/* fft: cufft's shapes but rank 3 (convgen's FFTs are 1-D and 2-D). */
-static int handpicked_fft_2d(shape *s)
+/* cufft's handpicked shapes of rank lo to hi (convgen's FFTs are 1-D and 2-D, fft-fused's tiles
+ * 2-D). */
+static int handpicked_fft_ranks(shape *s, int lo, int hi)
 {
     shape all[CUFFT_SHAPES];
     int n = 0, count = handpicked_fft(all);
     for (int i = 0; i < count; ++i)
-        if (all[i].d.rank <= 2)
+        if (all[i].d.rank >= lo && all[i].d.rank <= hi)
             s[n++] = all[i];
     return n;
 }
@@ -264,13 +270,16 @@ static bool selected(const char *group)
 
 int main(void)
 {
-    static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES];
+    static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
+        fused[CUFFT_SHAPES];
     make_tests(direct_shapes, DIRECT_SHAPES, handpicked(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
     make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
                cufft);
-    make_tests(fft_shapes, CUFFT_SHAPES, handpicked_fft_2d(fft_shapes), random_fft_shape, CONVGEN_ALGO_FFT, 1e-4, fft);
-    make_tests(tiled_shapes, CUFFT_SHAPES, handpicked_fft_2d(tiled_shapes), random_fft_shape, CONVGEN_ALGO_FFT_TILED,
+    make_tests(fft_shapes, CUFFT_SHAPES, handpicked_fft_ranks(fft_shapes, 1, 2), random_fft_shape, CONVGEN_ALGO_FFT, 1e-4, fft);
+    make_tests(tiled_shapes, CUFFT_SHAPES, handpicked_fft_ranks(tiled_shapes, 1, 2), random_fft_shape, CONVGEN_ALGO_FFT_TILED,
                1e-4, tiled);
+    make_tests(fused_shapes, CUFFT_SHAPES, handpicked_fft_ranks(fused_shapes, 2, 2), random_fft_shape,
+               CONVGEN_ALGO_FFT_FUSED, 1e-4, fused);
     const struct {
         const char *name;
         const struct CMUnitTest *tests;
@@ -278,7 +287,8 @@ int main(void)
     } groups[] = {{"direct", direct, DIRECT_SHAPES},
                   {"cufft", cufft, CUFFT_SHAPES},
                   {"fft", fft, CUFFT_SHAPES},
-                  {"fft_tiled", tiled, CUFFT_SHAPES}};
+                  {"fft_tiled", tiled, CUFFT_SHAPES},
+                  {"fft_fused", fused, CUFFT_SHAPES}};
     int failed = 0;
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; ++i) {
         char name[32];
