@@ -187,19 +187,30 @@ static int64_t circular_length(const fft_conv_dim *c)
 }
 
 /* The smallest 2^a 3^b 5^c 7^d that holds the circular correlation, unless the caller fixed it. */
-static convgen_status choose_sizes(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, lib_spec *s)
+/* The pass's correlation along each dimension (fft_conv_dims), for every FFT algorithm. */
+static convgen_status correlation_dims(const cg_problem *p, convgen_pass pass, const char *algo, lib_spec *s)
 {
     char err[160];
     fft_conv_dim dims[CONVGEN_MAX_RANK];
     if (!fft_conv_dims(p, pass, dims, err, sizeof err))
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: %s", err);
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%s: %s", algo, err);
     s->rank = p->rank;
+    for (int d = 0; d < p->rank; ++d)
+        s->d[d].c = dims[d];
+    return CONVGEN_SUCCESS;
+}
+
+/* cufft and fft: the correlation and one transform over all of it. */
+static convgen_status choose_sizes(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, lib_spec *s)
+{
+    convgen_status st = correlation_dims(p, pass, s->generated ? "fft" : "cufft", s);
+    if (st != CONVGEN_SUCCESS)
+        return st;
     s->points = 1;
     for (int d = 0; d < p->rank; ++d) {
         lib_dim *ld = &s->d[d];
-        ld->c = dims[d];
         /* A transform of one point is legal but untested in cuFFT; two hold the same correlation. */
-        int64_t need = circular_length(&dims[d]), fixed = tune ? tune->fourier_size[d] : 0;
+        int64_t need = circular_length(&ld->c), fixed = tune ? tune->fourier_size[d] : 0;
         need = need < 2 ? 2 : need;
         if (fixed && fixed < need)
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
@@ -245,20 +256,26 @@ static bool is_identity(const lib_spec *s, convgen_pass pass, int role)
  * the three frequency-major spectra. */
 static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64_t batch, lib_spec *s)
 {
-    const int64_t *t = s->role_tiles; /* fft-tiled: every tile (block, shift) of every image */
-    const int64_t groups[3][3][2] = {{{batch * t[0], p->c}, {p->k, p->c}, {batch * t[2], p->k}},
-                                     {{batch * t[0], p->k}, {p->k, p->c}, {batch * t[2], p->c}},
-                                     {{batch * t[0], p->c}, {batch * t[1], p->k}, {p->k * t[2], p->c}}};
+    /* fft-tiled: every tile (block, shift) of every image; the products can pass 64 bits. */
+    const int64_t *t = s->role_tiles, big = INT64_MAX;
+    int64_t bt[3];
+    bool ok = true;
+    for (int r = 0; r < 3; ++r)
+        ok &= cg_mul64(r == 2 && pass == CONVGEN_ACCGRAD ? p->k : batch, t[r], &bt[r]);
+    const int64_t groups[3][3][2] = {{{bt[0], p->c}, {p->k, p->c}, {bt[2], p->k}},
+                                     {{bt[0], p->k}, {p->k, p->c}, {bt[2], p->c}},
+                                     {{bt[0], p->c}, {bt[1], p->k}, {bt[2], p->c}}};
     s->batch = batch;
     s->chunks = p->n / batch;
     int64_t most = 0, bytes = 0, at = 0;
     for (int r = 0; r < 3; ++r) {
         s->names[r] = operand_names[pass][r];
-        s->images[r] = groups[pass][r][0] * groups[pass][r][1]; /* products of validated sizes */
+        ok &= cg_mul64(groups[pass][r][0], groups[pass][r][1], &s->images[r]);
+        s->images[r] = ok ? s->images[r] : big;
         s->groups[r][0] = groups[pass][r][0], s->groups[r][1] = groups[pass][r][1];
         most = s->images[r] > most ? s->images[r] : most;
     }
-    bool ok = cg_mul64(most, s->points, &bytes) && cg_mul64(bytes, 4, &bytes);
+    ok = ok && cg_mul64(most, s->points, &bytes) && cg_mul64(bytes, 4, &bytes);
     s->real_offset = 0;
     at = align_up(bytes);
     s->natural_offset = at;
@@ -332,12 +349,20 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const li
     cg_value_line(h, "layer: %s", layer);
     cg_value_line(h, "%s", "");
     if (s->fused) {
-        cg_value_line(h, "plan: %s's R2C into a %s Fourier basis (after a pad where its taps are mirrored), then per",
+        cg_value_line(h, "plan: %s's R2C into a %s Fourier basis (after a pad unless a plain shift), then per",
                       s->names[1], basis);
         cg_value_line(h, "  tile one kernel: %s's tile transformed, multiplied by %s's spectra and summed over the",
                       s->names[0], s->names[1]);
         cg_value_line(h, "  channels, transformed back, its valid outputs stored into %s (generator/cufft_conv.c)",
                       s->names[2]);
+    } else if (s->parts) {
+        cg_value_line(h, "plan: %s and %s in blocks of %lld points, each padded into a %s Fourier basis, %s R2C,",
+                      s->names[0], s->names[1], (long long)s->d[0].parts.block, basis, lib);
+        cg_value_line(h, "  transpose to [bin][image], one cuBLAS CGEMM per shift between blocks (%lld) over %lld bins,",
+                      (long long)s->role_tiles[2], (long long)s->bins);
+        cg_value_line(h, "  transpose back, %s C2R, clip summing each tap from the shifts that reach it", lib);
+        cg_value_line(h, "  (generator/cufft_conv.c); block grids of %lld (%s) and %lld (%s, as wide as %s's) an image",
+                      (long long)s->role_tiles[0], s->names[0], (long long)s->role_tiles[1], s->names[1], s->names[0]);
     } else {
         cg_value_line(h, "plan: pad %s and %s into a %s Fourier basis%s, %s R2C, transpose to [bin][image], one",
                       s->names[0], s->names[1], basis, s->generated ? " (the R2C's window pads a plain shift)" : "", lib);
@@ -345,11 +370,6 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const li
                       (long long)s->bins, lib, s->names[2], s->generated ? " (or the C2R's window)" : "");
         cg_value_line(h, "  (generator/cufft_conv.c)");
     }
-    if (s->parts)
-        cg_value_line(h, "in parts: %s and %s cut into blocks of %lld points (%lld and %lld blocks an image), one CGEMM"
-                      " per shift between their blocks (%lld), each tap the sum of the shifts that reach it",
-                      s->names[0], s->names[1], (long long)s->d[0].parts.block, (long long)s->role_tiles[0],
-                      (long long)s->role_tiles[1], (long long)s->role_tiles[2]);
     int64_t steps[CONVGEN_MAX_RANK];
     char valid[64];
     for (int d = 0; d < s->rank; ++d)
@@ -611,7 +631,8 @@ static cg_step gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec 
 }
 
 /* The programs below have at most 9 + MAX_SHIFTS steps and 9 kernels. */
-_Static_assert(CG_MAX_STEPS >= 10 && CG_MAX_KERNELS >= 9, "cufft's step programs do not fit cg_generated");
+_Static_assert(CG_MAX_STEPS >= 9 + 4 && CG_MAX_KERNELS >= 9,
+               "cufft's step programs (parts: 9 steps and the 2 x 2 shifts' GEMMs) do not fit cg_generated");
 
 /* Appends a step of `phase`; kernels get the next kernel slot, rendered by the caller. Library
  * steps are then overwritten whole by fft_step or gemm_step, which set the same phase. */
@@ -863,20 +884,25 @@ static void set_chunks(const cg_problem *p, convgen_pass pass, const lib_spec *s
     memcpy(out->chunk_elems, elems[pass], sizeof out->chunk_elems);
 }
 
-/* The caller's tile size (options->fourier_size, 0: chosen here): one square transform, so
- * the dimensions' sizes agree. */
-static convgen_status fixed_tile_size(const cg_tuning *tune, int rank, int64_t *n)
+/* The caller's tile size (options->fourier_size, 0: chosen here) and the field that set it: one
+ * square transform of convgen's, so the dimensions' sizes agree. */
+static convgen_status fixed_tile_size(const cg_tuning *tune, int rank, int64_t *n, int *field)
 {
-    *n = 0;
+    *n = 0, *field = 0;
     for (int d = 0; tune && d < CONVGEN_MAX_RANK; ++d) {
         int64_t f = tune->fourier_size[d];
-        if (f && d >= rank)
+        if (!f)
+            continue;
+        if (d >= rank)
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld, but the layer has rank %d", d,
                            (long long)f, rank);
-        if (f && *n && f != *n)
+        if (f > FFT_MAX_N || !fft_size_supported((int)f))
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld: fft-tiled's tiles are "
+                           "2^a 3^b 5^c 7^d points, 2 to %d", d, (long long)f, FFT_MAX_N);
+        if (*n && f != *n)
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld: fft-tiled's tiles are square, "
-                           "and options->fourier_size[0] is %lld", d, (long long)f, (long long)*n);
-        *n = f ? f : *n;
+                           "and options->fourier_size[%d] is %lld", d, (long long)f, *field, (long long)*n);
+        *n = f, *field = d;
     }
     return CONVGEN_SUCCESS;
 }
@@ -897,14 +923,18 @@ static convgen_status tile_basis(const cg_problem *p, const cg_tuning *tune, lib
         untiled = one_tile > untiled ? one_tile : untiled;
     }
     int64_t want = 3 * extent > 16 ? 3 * extent : 16, n = 0;
-    convgen_status st = fixed_tile_size(tune, p->rank, &n);
+    int field;
+    convgen_status st = fixed_tile_size(tune, p->rank, &n, &field);
     if (st != CONVGEN_SUCCESS)
         return st;
+    if (n && n < extent)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld is below the kernel's extent %lld",
+                       field, (long long)n, (long long)extent);
     if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
         n = candidates[0] < untiled ? candidates[0] : untiled;
     if (n < extent || n > FFT_MAX_N)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: tiles of %lld points for a kernel of %lld", (long long)n,
-                       (long long)extent);
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: tiles of %lld points for a kernel of %lld; convgen's "
+                       "transforms reach %d", (long long)n, (long long)extent, FFT_MAX_N);
     s->tiled = true;
     s->tiles = 1;
     s->points = 1;
@@ -938,7 +968,8 @@ static convgen_status parts_basis(const cg_problem *p, const cg_tuning *tune, li
     for (int d = 0; d < s->rank; ++d) /* accgrad's outputs are the dilated kernel's taps */
         taps = s->d[d].c.out > taps ? s->d[d].c.out : taps;
     int64_t want = 2 * taps - 1 > 16 ? 2 * taps - 1 : 16, n = 0;
-    convgen_status st = fixed_tile_size(tune, p->rank, &n);
+    int field;
+    convgen_status st = fixed_tile_size(tune, p->rank, &n, &field);
     if (st != CONVGEN_SUCCESS)
         return st;
     if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
@@ -956,13 +987,14 @@ static convgen_status parts_basis(const cg_problem *p, const cg_tuning *tune, li
             return cg_fail(CONVGEN_ERROR_INTERNAL, "fft-tiled: dimension %d: %s", d, err);
         ld->size = n;
         ld->spectrum = d == s->rank - 1 ? n / 2 + 1 : n;
+        ld->tiles = 1; /* no overlap-save tiles: the output is the taps, summed from the shifts */
         s->points *= n;
         shifts *= ld->parts.shifts;
     }
     if (shifts > MAX_SHIFTS)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[0] = %lld: accgrad's blocks of %lld points "
-                       "meet in %lld shifts, more than %d", (long long)n, (long long)((n + 1) / 2), (long long)shifts,
-                       MAX_SHIFTS);
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld: accgrad's blocks of %lld points "
+                       "meet in %lld shifts, more than %d", field, (long long)n, (long long)((n + 1) / 2),
+                       (long long)shifts, MAX_SHIFTS);
     s->bins = s->points / n * (n / 2 + 1);
     s->role_tiles[0] = s->role_tiles[1] = 1;
     for (int d = 0; d < s->rank; ++d) {
@@ -982,8 +1014,8 @@ static convgen_status generate_program(const cg_problem *p, convgen_pass pass, c
     lib_spec s;
     memset(&s, 0, sizeof s);
     s.generated = generated;
-    /* fft-tiled's options->fourier_size is its tile, which may be below the whole correlation */
-    convgen_status st = choose_sizes(p, pass, tiled ? NULL : tune, &s);
+    /* fft-tiled's transform is its tile: no transform of the whole correlation to size */
+    convgen_status st = tiled ? correlation_dims(p, pass, "fft-tiled", &s) : choose_sizes(p, pass, tune, &s);
     s.role_tiles[0] = s.role_tiles[1] = s.role_tiles[2] = 1;
     if (st == CONVGEN_SUCCESS && tiled && pass == CONVGEN_ACCGRAD)
         st = parts_basis(p, tune, &s);
@@ -1043,7 +1075,8 @@ static convgen_status fft_applicable(const cg_problem *p, convgen_pass pass)
  * the weights' spectra and sums over the input channels, transforms back and stores the tile's
  * valid outputs, with nothing written to global memory in between. The weights' spectra are
  * made first in every execution by fft-tiled's own steps (convgen's R2C through its window, or
- * after a pad kernel where the taps are mirrored), in natural order: [k][c][n][n / 2 + 1].
+ * after a pad kernel where the taps are mirrored, flipped or dilated), in natural order:
+ * [k][c][n][n / 2 + 1].
  *
  * The kernel's transforms are DFTs by a twiddle table in shared memory, rows then columns: n
  * multiply-adds per bin and pass, where butterflies take about log2 n. At the tiles this
@@ -1057,14 +1090,14 @@ typedef struct fused_shape {
     int64_t outs, ins;   /* output and input channels of the pass */
     int64_t kb, cb;      /* output channels per block, input channels per pass over the tile */
     int64_t acc;         /* accumulators per thread: kb x bins over the threads */
-    int64_t shared;      /* bytes of static shared memory */
+    int64_t shared;      /* bytes of dynamic shared memory */
     int64_t kgroups;     /* blocks per tile and image: ceil(outs / kb) */
 } fused_shape;
 
-/* The most output channels per block (fewer blocks transform the same tile again) that leave
- * two blocks per multiprocessor, then the most input channels per pass over the tile, within
- * the block's shared memory (the H100's 227 KiB unless the target says) and 16 accumulators a
- * thread. */
+/* The most output channels per block (fewer blocks transform the same tile again) that still
+ * give the grid two blocks per multiprocessor, then the most input channels per pass over the
+ * tile, within the block's dynamic shared memory (the H100's 227 KiB unless the target says)
+ * and 16 accumulators a thread. */
 static bool fused_shape_of(const cg_problem *p, convgen_pass pass, const cg_target *t, const lib_spec *s,
                            fused_shape *f)
 {
@@ -1153,13 +1186,13 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "signal", s->names[0]);
     tmpl_set_str(ctx, "output", s->names[2]);
-    const int64_t ints[][2] = {{THREADS}, {n}, {h}, {bins}, {n * n}, {f->cb}, {f->kb}, {f->acc},
-                               {f->cb > f->kb ? f->cb : f->kb}, {f->ins}, {f->outs}, {tiles}, {inner},
-                               {v0}, {v1}, {p->n}, {s->natural_offset / 4}};
+    const int64_t ints[] = {THREADS, n, h, bins, n * n, f->cb, f->kb, f->acc, f->cb > f->kb ? f->cb : f->kb,
+                            f->ins, f->outs, tiles, inner, v0, v1, p->n, s->natural_offset / 4};
     const char *const names[] = {"threads", "n", "h", "bins", "points", "cb", "kb", "acc", "most", "ins", "outs",
                                  "tiles", "inner", "v0", "v1", "images", "spectra_offset"};
+    _Static_assert(sizeof ints / sizeof ints[0] == sizeof names / sizeof names[0], "a name for every value");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
-        tmpl_set_int(ctx, names[i], ints[i][0]);
+        tmpl_set_int(ctx, names[i], ints[i]);
     /* The weights' spectra are [k][c] of w: fprop's output channel is k, bprop's is c. */
     tmpl_set_int(ctx, "w_out", pass == CONVGEN_FPROP ? p->c : 1);
     tmpl_set_int(ctx, "w_in", pass == CONVGEN_FPROP ? 1 : p->c);
@@ -1175,10 +1208,11 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     tmpl_set_int(ctx, "plane", plane);
     tmpl_set_int(ctx, "out_plane", out_plane);
     /* The index splits, each over the largest dividend it sees. */
-    const int64_t most = (f->cb > f->kb ? f->cb : f->kb) * bins, slots = f->acc * THREADS;
+    /* buffer elements (the larger of the tile's and the output's spectra) and accumulator slots */
+    const int64_t elems = (f->cb > f->kb ? f->cb : f->kb) * bins, slots = f->acc * THREADS;
     const struct { const char *name; int64_t d, max; } divs[] = {
         {"points_div", n * n, f->cb * n * n - 1},        {"n_div", n, n * n - 1},
-        {"h_div", h, most - 1},                          {"bins_div", bins, (most > slots ? most : slots) - 1},
+        {"h_div", h, elems - 1},                         {"bins_div", bins, (elems > slots ? elems : slots) - 1},
         {"tiles_div", tiles, tiles * f->kgroups - 1},    {"inner_div", inner, tiles - 1},
         {"valid_div", v0 * v1, f->kb * v0 * v1 - 1},     {"v1_div", v1, v0 * v1 - 1}};
     bool failed = false;
@@ -1201,7 +1235,7 @@ static convgen_status fft_fused_generate(const cg_problem *p, convgen_pass pass,
     memset(&s, 0, sizeof s);
     s.generated = s.fused = true;
     s.role_tiles[0] = s.role_tiles[1] = s.role_tiles[2] = 1;
-    convgen_status st = choose_sizes(p, pass, NULL, &s);
+    convgen_status st = correlation_dims(p, pass, "fft-fused", &s);
     if (st == CONVGEN_SUCCESS)
         st = tile_basis(p, tune, &s);
     if (st != CONVGEN_SUCCESS)
@@ -1217,10 +1251,14 @@ static convgen_status fft_fused_generate(const cg_problem *p, convgen_pass pass,
     s.names[0] = operand_names[pass][0], s.names[1] = operand_names[pass][1], s.names[2] = operand_names[pass][2];
     s.groups[1][0] = p->k, s.groups[1][1] = p->c;
     s.images[1] = p->k * p->c;
-    int64_t real = 0, spectra = 0;
-    if (!cg_mul64(s.images[1], s.points * 4, &real) || !cg_mul64(s.images[1], s.bins * 8, &spectra) ||
-        s.images[1] > INT32_MAX || p->n * s.tiles * f.kgroups > INT32_MAX)
+    int64_t real = 0, spectra = 0, blocks = 0;
+    bool padded = !windowed(&s, pass, 1); /* else the R2C reads w through its window */
+    if (!cg_mul64(s.images[1], padded ? s.points * 4 : 0, &real) || !cg_mul64(s.images[1], s.bins * 8, &spectra) ||
+        s.images[1] > INT32_MAX)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: the weights' spectra of this layer do not fit 32-bit sizes");
+    if (!cg_mul64(s.tiles, f.kgroups, &blocks) || blocks > INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: %lld tiles x %lld channel groups are more blocks than a "
+                       "grid has", (long long)s.tiles, (long long)f.kgroups);
     s.real_offset = 0;
     s.natural_offset = align_up(real);
     s.workspace = s.natural_offset + spectra;

@@ -48,7 +48,8 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
                 strided |= layers[i].desc.stride[d] > 1;
             /* FFT convolution is for stride 1, fft for ranks 1 and 2 and transforms up to 256 points,
              * fft-fused for rank 2, fprop and bprop; any other refusal fails below. */
-            bool generated = algos[a / 3] >= CONVGEN_ALGO_FFT, fused = algos[a / 3] == CONVGEN_ALGO_FFT_FUSED;
+            bool fused = algos[a / 3] == CONVGEN_ALGO_FFT_FUSED;
+            bool generated = algos[a / 3] == CONVGEN_ALGO_FFT || algos[a / 3] == CONVGEN_ALGO_FFT_TILED || fused;
             bool beyond = generated && (layers[i].desc.rank > 2 || strstr(convgen_last_error(), "beyond 256") ||
                                         (fused && (layers[i].desc.rank != 2 || pass == CONVGEN_ACCGRAD)));
             if (s == CONVGEN_ERROR_NOT_SUPPORTED && algos[a / 3] != CONVGEN_ALGO_DIRECT && (strided || beyond)) {

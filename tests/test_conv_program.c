@@ -199,8 +199,9 @@ static void test_fft_fused_programs_match_the_reference(void **state)
     assert_true(layers >= 20);
 }
 
-/* fft-tiled's options->fourier_size is its tile: smaller than the whole correlation, square,
- * and for accgrad's parts with few enough shifts between blocks. */
+/* fft-tiled's options->fourier_size is its tile: not what it would choose (16), smaller than
+ * the whole correlation, square, and for accgrad's parts with few enough shifts between
+ * blocks; small tiles give parts of three and four shifts along a dimension. */
 static void test_fft_tiled_takes_a_fixed_tile(void **state)
 {
     (void)state;
@@ -208,24 +209,38 @@ static void test_fft_tiled_takes_a_fixed_tile(void **state)
                            .pad_before = {1, 2}, .pad_after = {1, 0}};
     cg_problem p;
     assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
-    const int64_t tile[CONVGEN_MAX_RANK] = {16, 16};
+    const int64_t tile[CONVGEN_MAX_RANK] = {20, 20};
     for (int pass = 0; pass < 3; ++pass) {
         int64_t chunks = 0;
         double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_FFT_TILED, 0, tile, &chunks);
         if (!(e <= ERROR_BOUND))
-            fail_msg("%s on 16x16 tiles: relative error %.3e", convgen_pass_name((convgen_pass)pass), e);
+            fail_msg("%s on 20x20 tiles: relative error %.3e", convgen_pass_name((convgen_pass)pass), e);
         cg_generated g;
-        cg_tuning tune = {.fourier_size = {16, 16}};
+        cg_tuning tune = {.fourier_size = {20, 20}};
         assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_FFT_TILED, NULL, &tune, &g),
                          CONVGEN_SUCCESS);
         bool tiled = false; /* the pad and clip kernels' headers say the basis */
         for (int k = 0; k < g.kernel_count; ++k)
-            tiled |= strstr(g.kernels[k].source, "into a 16x16 Fourier basis") != NULL;
+            tiled |= strstr(g.kernels[k].source, "into a 20x20 Fourier basis") != NULL;
         assert_true(tiled);
         cg_generated_free(&g);
     }
+    /* Blocks of 2 and 3 against 7 taps in 1-D: 4 and 3 shifts, whole and in sub-batches. */
+    convgen_conv_desc line = {.rank = 1, .n = 3, .c = 2, .k = 3, .in = {23}, .kernel = {7}, .pad_before = {2},
+                              .pad_after = {3}};
+    cg_problem lp;
+    assert_int_equal(cg_problem_init(&lp, &line), CONVGEN_SUCCESS);
+    for (int64_t n = 4; n <= 6; n += 2)
+        for (int run = 0; run < 2; ++run) {
+            const int64_t small_tile[CONVGEN_MAX_RANK] = {n};
+            int64_t chunks = 0;
+            double e = program_error(&lp, CONVGEN_ACCGRAD, CONVGEN_ALGO_FFT_TILED, run ? 1 : 0, small_tile, &chunks);
+            if (!(e <= ERROR_BOUND))
+                fail_msg("1-D accgrad on %lld-point tiles%s: relative error %.3e", (long long)n,
+                         run ? " in sub-batches" : "", e);
+        }
     cg_generated g;
-    cg_tuning oblong = {.fourier_size = {16, 18}};
+    cg_tuning oblong = {.fourier_size = {20, 18}};
     assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_FFT_TILED, NULL, &oblong, &g),
                      CONVGEN_ERROR_INVALID_VALUE);
     assert_non_null(strstr(convgen_last_error(), "options->fourier_size[1] = 18"));

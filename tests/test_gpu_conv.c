@@ -4,9 +4,9 @@
  * runs 50 shapes (any stride), cufft 48 (stride 1, kernels up to 13), fft and fft-tiled the
  * same but rank 3 (fft-fused: rank 2, fprop and bprop), a third of them again under a workspace
  * limit that makes them sub-batch (all but direct and fft-fused).
- * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft_tiled" runs only
- * the groups named (direct, cufft, fft, fft_tiled, fft_fused), so that a GPU machine can run the groups
- * in parallel processes. */
+ * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
+ * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused), so
+ * that a GPU machine can run the groups in parallel processes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -255,17 +255,38 @@ static int handpicked_fft_ranks(shape *s, int lo, int hi)
     return n;
 }
 
-/* Whether CONVGEN_TEST_GROUPS (unset: every group) names the group. */
-static bool selected(const char *group)
+/* The groups CONVGEN_TEST_GROUPS names (unset: every group), by name or by the algorithm's
+ * name ("fft-tiled" for fft_tiled), separated by spaces or commas; false, with a message, for a
+ * name that is no group. */
+static bool select_groups(const char *const *names, int count, bool *selected)
 {
     const char *only = getenv("CONVGEN_TEST_GROUPS");
-    if (!only)
-        return true;
-    size_t len = strlen(group);
-    for (const char *at = strstr(only, group); at; at = strstr(at + 1, group))
-        if ((at == only || at[-1] == ' ') && (at[len] == ' ' || at[len] == '\0'))
-            return true;
-    return false;
+    for (int i = 0; i < count; ++i)
+        selected[i] = only == NULL;
+    char token[32];
+    for (const char *at = only; at && *at;) {
+        size_t len = strcspn(at, " ,");
+        if (len > 0 && len < sizeof token) {
+            memcpy(token, at, len);
+            token[len] = '\0';
+            for (char *c = token; *c; ++c)
+                *c = *c == '-' ? '_' : *c;
+            bool known = false;
+            for (int i = 0; i < count; ++i)
+                if (strcmp(token, names[i]) == 0)
+                    known = selected[i] = true;
+            if (!known) {
+                fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, cufft, fft, fft_tiled, fft_fused)\n",
+                        token);
+                return false;
+            }
+        } else if (len > 0) {
+            fprintf(stderr, "CONVGEN_TEST_GROUPS: a name of %zu characters is no group\n", len);
+            return false;
+        }
+        at += len + (at[len] != '\0');
+    }
+    return true;
 }
 
 int main(void)
@@ -289,11 +310,18 @@ int main(void)
                   {"fft", fft, CUFFT_SHAPES},
                   {"fft_tiled", tiled, CUFFT_SHAPES},
                   {"fft_fused", fused, CUFFT_SHAPES}};
+    enum { GROUPS = sizeof groups / sizeof groups[0] };
+    const char *names[GROUPS];
+    bool selected[GROUPS];
+    for (int i = 0; i < GROUPS; ++i)
+        names[i] = groups[i].name;
+    if (!select_groups(names, GROUPS, selected))
+        return 1;
     int failed = 0;
-    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; ++i) {
+    for (int i = 0; i < GROUPS; ++i) {
         char name[32];
         snprintf(name, sizeof name, "gpu_%s", groups[i].name);
-        if (selected(groups[i].name))
+        if (selected[i])
             failed += _cmocka_run_group_tests(name, groups[i].tests, groups[i].count, open_device, close_device);
     }
     return failed;
