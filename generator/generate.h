@@ -191,6 +191,16 @@ void cg_problem_describe(const cg_problem *p, char *buf, size_t size);
  * has no GPU. CONVGEN_ERROR_NOT_SUPPORTED for a kernel its op does not describe. */
 convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, float *out);
 
+/* Whether the program's weights can be prepared once for many executions: it has steps before
+ * the chunks (phase 0: the weights' transforms) and none after them reads in1 (the weights), so
+ * convgen_execute_prepared can run phases 1 and 2 on a workspace that phase 0 filled. */
+bool cg_program_prepares_weights(const cg_generated *g);
+
+/* cg_program_evaluate's prepared path: phase 0 once with the weights w (in1), then phases 1 and
+ * 2 for each of `count` inputs in0s[i] into outs[i], with in1 NULL and the same workspace. */
+convgen_status cg_program_evaluate_prepared(const cg_generated *g, const float *w, int count, const float *const *in0s,
+                                            float *const *outs);
+
 /* The program as a comment block for readers (malloc'ed; NULL when out of memory). */
 char *cg_program_describe(const cg_generated *g);
 

@@ -409,23 +409,83 @@ static convgen_status run_phase(const cg_generated *g, int phase, bool later_chu
     return CONVGEN_SUCCESS;
 }
 
+/* Phases 1 (per chunk) and 2 on a workspace that phase 0 has filled. in1 may be NULL where no
+ * step of those phases reads it. */
+static convgen_status run_chunks(const cg_generated *g, const float *in0, const float *in1, float *out, char *ws)
+{
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int64_t c = 0; c < g->chunks && s == CONVGEN_SUCCESS; ++c) {
+        machine chunk = {.in = {in0 + c * g->chunk_elems[0], in1 ? in1 + c * g->chunk_elems[1] : NULL},
+                         .out = out + c * g->chunk_elems[2], .ws = ws};
+        s = run_phase(g, 1, c > 0, &chunk);
+    }
+    machine m = {.in = {in0, in1}, .out = out, .ws = ws};
+    return s == CONVGEN_SUCCESS ? run_phase(g, 2, false, &m) : s;
+}
+
+/* A workspace poisoned with NaN, so that a buffer read before it is written shows. */
+static char *poisoned_workspace(const cg_generated *g)
+{
+    char *ws = malloc((size_t)g->workspace_bytes + 16);
+    if (ws)
+        memset(ws, 0xFF, (size_t)g->workspace_bytes);
+    else
+        cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a %lld-byte workspace", (long long)g->workspace_bytes);
+    return ws;
+}
+
 convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, float *out)
 {
     if (g->step_count == 0)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the plan has no step program");
-    machine m = {.in = {in0, in1}, .out = out, .ws = malloc((size_t)g->workspace_bytes + 16)};
+    machine m = {.in = {in0, in1}, .out = out, .ws = poisoned_workspace(g)};
     if (!m.ws)
-        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a %lld-byte workspace",
-                       (long long)g->workspace_bytes);
-    memset(m.ws, 0xFF, (size_t)g->workspace_bytes); /* NaN: a buffer read before it is written shows */
+        return CONVGEN_ERROR_OUT_OF_MEMORY;
     convgen_status s = run_phase(g, 0, false, &m);
-    for (int64_t c = 0; c < g->chunks && s == CONVGEN_SUCCESS; ++c) {
-        machine chunk = {.in = {in0 + c * g->chunk_elems[0], in1 + c * g->chunk_elems[1]},
-                         .out = out + c * g->chunk_elems[2], .ws = m.ws};
-        s = run_phase(g, 1, c > 0, &chunk);
-    }
     if (s == CONVGEN_SUCCESS)
-        s = run_phase(g, 2, false, &m);
+        s = run_chunks(g, in0, in1, out, m.ws);
+    free(m.ws);
+    return s;
+}
+
+/* Whether a step of phase 1 or 2 reads in1: a pad of operand 1, a binding to it, cuFFT reading
+ * it in place; a kernel whose op does not say what it reads counts as reading it. */
+static bool reads_weights(const cg_step *st)
+{
+    if (st->kind == CG_STEP_FFT)
+        return st->fft.real_operand == 1;
+    if (st->kind != CG_STEP_KERNEL)
+        return false;
+    bool bound = false;
+    for (int a = 0; a < 4; ++a)
+        bound |= st->args[a].base == CG_ARG_IN1;
+    return bound || st->op.kind == CG_OP_OTHER || (st->op.kind == CG_OP_PAD && st->op.operand == 1);
+}
+
+bool cg_program_prepares_weights(const cg_generated *g)
+{
+    bool before = false;
+    for (int i = 0; i < g->step_count; ++i) {
+        if (g->steps[i].phase == 0)
+            before = true;
+        else if (reads_weights(&g->steps[i]))
+            return false;
+    }
+    return before;
+}
+
+convgen_status cg_program_evaluate_prepared(const cg_generated *g, const float *w, int count, const float *const *in0s,
+                                            float *const *outs)
+{
+    if (!cg_program_prepares_weights(g))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the %s %s program has no weights to prepare",
+                       convgen_algo_name(g->algo), convgen_pass_name(g->pass));
+    machine m = {.in = {NULL, w}, .out = NULL, .ws = poisoned_workspace(g)};
+    if (!m.ws)
+        return CONVGEN_ERROR_OUT_OF_MEMORY;
+    convgen_status s = run_phase(g, 0, false, &m);
+    for (int i = 0; i < count && s == CONVGEN_SUCCESS; ++i)
+        s = run_chunks(g, in0s[i], NULL, outs[i], m.ws);
     free(m.ws);
     return s;
 }
@@ -483,7 +543,10 @@ char *cg_program_describe(const cg_generated *g)
             any |= g->steps[i].phase == phase;
         if (!any)
             continue;
-        const char *names[3] = {"first, once", g->chunks > 1 ? "per sub-batch" : "then", "last, once"};
+        const char *names[3] = {cg_program_prepares_weights(g) ? "first, once: the weights' transforms (alone in "
+                                                                 "convgen_prepare_weights)"
+                                                               : "first, once",
+                                g->chunks > 1 ? "per sub-batch" : "then", "last, once"};
         cg_buf_printf(&b, " *   %s:\n", names[phase]);
         for (int i = 0; i < g->step_count; ++i)
             if (g->steps[i].phase == phase)

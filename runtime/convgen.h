@@ -169,6 +169,24 @@ CONVGEN_API convgen_status convgen_plan_workspace_size(const convgen_plan *plan,
 CONVGEN_API convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
                                void *workspace, size_t workspace_bytes, convgen_stream stream);
 
+/* Weights transformed once per update instead of once per execution (the FFT algorithms'
+ * fprop and bprop, whose first steps transform w into the workspace):
+ *
+ *   convgen_prepare_weights(p, w, ws, ws_bytes, stream);          // after each change of w
+ *   convgen_execute_prepared(p, x, y, ws, ws_bytes, stream);      // as often as needed
+ *
+ * convgen_prepare_weights runs only the plan's weight transforms, into `workspace`;
+ * convgen_execute_prepared runs the rest on in0 with those spectra and never reads w, so the
+ * workspace must be the one prepared, not used for anything else in between, and prepared
+ * again after w changes. convgen_plan_prepares_weights says whether a plan has weights to
+ * prepare (0 for direct and for accgrad, whose second operand is not the weights); the two
+ * calls refuse a plan that has none. */
+CONVGEN_API int convgen_plan_prepares_weights(const convgen_plan *plan);
+CONVGEN_API convgen_status convgen_prepare_weights(convgen_plan *plan, const float *w, void *workspace,
+                                                   size_t workspace_bytes, convgen_stream stream);
+CONVGEN_API convgen_status convgen_execute_prepared(convgen_plan *plan, const float *in0, float *out, void *workspace,
+                                                    size_t workspace_bytes, convgen_stream stream);
+
 typedef enum {
     CONVGEN_FROM_NVRTC = 0, CONVGEN_FROM_DISK_CACHE, CONVGEN_FROM_MEMORY_CACHE
 } convgen_kernel_origin;

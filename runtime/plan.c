@@ -338,22 +338,28 @@ static convgen_status run_phase(convgen_plan *plan, int phase, int64_t chunk, co
     return s;
 }
 
-/* Phase 0, phase 1 on every chunk of the operands, phase 2. */
+/* Which phases a launch runs: all of them, only the weights' (phase 0), or all but those. */
+typedef enum { ALL_PHASES, WEIGHTS_ONLY, AFTER_WEIGHTS } phases;
+
+/* Phase 0, phase 1 on every chunk of the operands, phase 2 (those of `which`). in1 is NULL
+ * after prepared weights: no step of phases 1 and 2 reads it then. */
 static convgen_status run_steps(convgen_plan *plan, const float *in0, const float *in1, float *out, void *workspace,
-                                convgen_stream stream)
+                                convgen_stream stream, phases which)
 {
     const cg_generated *g = &plan->gen;
-    convgen_status s = run_phase(plan, 0, 0, in0, in1, out, workspace, stream);
+    convgen_status s = which != AFTER_WEIGHTS ? run_phase(plan, 0, 0, in0, in1, out, workspace, stream) : CONVGEN_SUCCESS;
+    if (which == WEIGHTS_ONLY)
+        return s;
     for (int64_t c = 0; c < g->chunks && s == CONVGEN_SUCCESS; ++c)
-        s = run_phase(plan, 1, c, in0 + c * g->chunk_elems[0], in1 + c * g->chunk_elems[1], out + c * g->chunk_elems[2],
-                      workspace, stream);
+        s = run_phase(plan, 1, c, in0 + c * g->chunk_elems[0], in1 ? in1 + c * g->chunk_elems[1] : NULL,
+                      out + c * g->chunk_elems[2], workspace, stream);
     return s == CONVGEN_SUCCESS ? run_phase(plan, 2, 0, in0, in1, out, workspace, stream) : s;
 }
 
-/* Runs the plan's steps, or its kernels in order, on `stream`; every kernel gets the same four
- * pointers. */
+/* Runs the plan's steps (the phases of `which`), or its kernels in order, on `stream`; every
+ * kernel gets the same four pointers. */
 static convgen_status launch(convgen_plan *plan, const float *in0, const float *in1, float *out, void *workspace,
-                             convgen_stream stream)
+                             convgen_stream stream, phases which)
 {
     convgen_context *ctx = plan->ctx;
     if (ctx->offline)
@@ -369,7 +375,7 @@ static convgen_status launch(convgen_plan *plan, const float *in0, const float *
         for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i)
             s = launch_kernel(plan, i, args, stream);
     else
-        s = run_steps(plan, in0, in1, out, workspace, stream);
+        s = run_steps(plan, in0, in1, out, workspace, stream, which);
     CUcontext popped;
     drv->CtxPopCurrent(&popped);
     return s;
@@ -383,7 +389,53 @@ convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float
     if (plan->is_fft)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is an FFT plan: run it with convgen_execute_fft");
     convgen_status s = check_operands(plan, in0, in1, out, workspace, workspace_bytes);
-    return s != CONVGEN_SUCCESS ? s : launch(plan, in0, in1, out, workspace, stream);
+    return s != CONVGEN_SUCCESS ? s : launch(plan, in0, in1, out, workspace, stream, ALL_PHASES);
+}
+
+int convgen_plan_prepares_weights(const convgen_plan *plan)
+{
+    return plan && !plan->is_fft && cg_program_prepares_weights(&plan->gen);
+}
+
+/* A plan that has weights to prepare, and a workspace for them. */
+static convgen_status check_prepared(const convgen_plan *plan, const void *workspace, size_t workspace_bytes)
+{
+    if (!plan)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    if (!convgen_plan_prepares_weights(plan))
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan: the %s %s plan has no weight transforms to prepare; run it "
+                       "with convgen_execute", plan->is_fft ? "FFT" : convgen_algo_name(plan->gen.algo),
+                       plan->is_fft ? "batch" : convgen_pass_name(plan->gen.pass));
+    size_t need = (size_t)plan->workspace_bytes;
+    if (workspace_bytes < need)
+        return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", workspace_bytes,
+                       need);
+    if (!workspace)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL, the plan keeps the weights' spectra there");
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status convgen_prepare_weights(convgen_plan *plan, const float *w, void *workspace, size_t workspace_bytes,
+                                       convgen_stream stream)
+{
+    convgen_status s = check_prepared(plan, workspace, workspace_bytes);
+    if (s == CONVGEN_SUCCESS && !w)
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "w is NULL");
+    if (s == CONVGEN_SUCCESS)
+        s = check_alignment(plan, NULL, w, workspace);
+    /* in0 and out are not touched by the weights' steps */
+    return s != CONVGEN_SUCCESS ? s : launch(plan, NULL, w, NULL, workspace, stream, WEIGHTS_ONLY);
+}
+
+convgen_status convgen_execute_prepared(convgen_plan *plan, const float *in0, float *out, void *workspace,
+                                        size_t workspace_bytes, convgen_stream stream)
+{
+    convgen_status s = check_prepared(plan, workspace, workspace_bytes);
+    if (s == CONVGEN_SUCCESS && (!in0 || !out))
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", in0 ? "out" : "in0");
+    if (s == CONVGEN_SUCCESS)
+        s = check_alignment(plan, in0, NULL, workspace);
+    return s != CONVGEN_SUCCESS ? s : launch(plan, in0, NULL, out, workspace, stream, AFTER_WEIGHTS);
 }
 
 convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out, void *workspace,
@@ -404,7 +456,7 @@ convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out
         return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", workspace_bytes, need);
     if (need && !workspace)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL, the plan needs %zu bytes", need);
-    return launch(plan, (const float *)in, NULL, (float *)out, workspace, stream);
+    return launch(plan, (const float *)in, NULL, (float *)out, workspace, stream, ALL_PHASES);
 }
 
 /* Hands kernel i's source of a generated set to the caller (*source), then frees the set. */

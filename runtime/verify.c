@@ -48,58 +48,92 @@ static void compare(const cg_problem *p, convgen_pass pass, const float *in0, co
 
 typedef struct device_buffers {
     CUdeviceptr ptr[4]; /* in0, in1, out, workspace */
+    size_t bytes[4];
+    bool current; /* the context was made current: close_buffers pops it */
 } device_buffers;
+
+/* Makes the context current and allocates the four buffers (none for 0 bytes), those from
+ * index `poison` on filled with NaN; close_buffers frees them and pops the context. */
+static convgen_status open_buffers(convgen_context *ctx, const int64_t elems[3], size_t ws, int poison,
+                                   device_buffers *b)
+{
+    const cg_driver *drv = ctx->drv;
+    *b = (device_buffers){.bytes = {(size_t)elems[0] * 4, (size_t)elems[1] * 4, (size_t)elems[2] * 4, ws}};
+    CUresult r = drv->CtxPushCurrent(ctx->primary);
+    if (r != CUDA_SUCCESS)
+        return cg_cuda_fail(drv, r, "cuCtxPushCurrent");
+    b->current = true;
+    for (int i = 0; i < 4 && r == CUDA_SUCCESS; ++i)
+        if (b->bytes[i] && (r = drv->MemAlloc(&b->ptr[i], b->bytes[i])) == CUDA_SUCCESS && i >= poison)
+            r = drv->MemsetD8(b->ptr[i], 0xFF, b->bytes[i]);
+    return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(drv, r, "preparing device buffers");
+}
+
+static void close_buffers(convgen_context *ctx, device_buffers *b)
+{
+    for (int i = 0; i < 4; ++i)
+        if (b->ptr[i])
+            ctx->drv->MemFree(b->ptr[i]);
+    CUcontext popped;
+    if (b->current)
+        ctx->drv->CtxPopCurrent(&popped);
+}
 
 static convgen_status run_on_device(convgen_context *ctx, convgen_plan *plan, const int64_t elems[3], size_t ws,
                                     float *const host[3])
 {
     const cg_driver *drv = ctx->drv;
-    device_buffers b = {{0}};
-    size_t bytes[4] = {(size_t)elems[0] * 4, (size_t)elems[1] * 4, (size_t)elems[2] * 4, ws};
-    CUcontext popped;
-    CUresult r = drv->CtxPushCurrent(ctx->primary);
+    device_buffers b;
+    convgen_status s = open_buffers(ctx, elems, ws, 2, &b); /* output and workspace poisoned */
+    CUresult r = CUDA_SUCCESS;
+    for (int i = 0; i < 2 && s == CONVGEN_SUCCESS && r == CUDA_SUCCESS; ++i)
+        r = drv->MemcpyHtoD(b.ptr[i], host[i], b.bytes[i]);
     if (r != CUDA_SUCCESS)
-        return cg_cuda_fail(drv, r, "cuCtxPushCurrent");
-    for (int i = 0; i < 4 && r == CUDA_SUCCESS; ++i)
-        if (bytes[i] && (r = drv->MemAlloc(&b.ptr[i], bytes[i])) == CUDA_SUCCESS && i >= 2)
-            r = drv->MemsetD8(b.ptr[i], 0xFF, bytes[i]); /* NaN poison */
-    for (int i = 0; i < 2 && r == CUDA_SUCCESS; ++i)
-        r = drv->MemcpyHtoD(b.ptr[i], host[i], bytes[i]);
-    convgen_status s = r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(drv, r, "preparing device buffers");
+        s = cg_cuda_fail(drv, r, "copying the inputs");
     if (s == CONVGEN_SUCCESS)
         s = convgen_execute(plan, (const float *)b.ptr[0], (const float *)b.ptr[1], (float *)b.ptr[2],
                             (void *)b.ptr[3], ws, NULL);
     if (s == CONVGEN_SUCCESS && (r = drv->CtxSynchronize()) != CUDA_SUCCESS)
         s = cg_cuda_fail(drv, r, "running the plan");
-    if (s == CONVGEN_SUCCESS && (r = drv->MemcpyDtoH(host[2], b.ptr[2], bytes[2])) != CUDA_SUCCESS)
+    if (s == CONVGEN_SUCCESS && (r = drv->MemcpyDtoH(host[2], b.ptr[2], b.bytes[2])) != CUDA_SUCCESS)
         s = cg_cuda_fail(drv, r, "copying the output back");
-    for (int i = 0; i < 4; ++i)
-        if (b.ptr[i])
-            drv->MemFree(b.ptr[i]);
-    drv->CtxPopCurrent(&popped);
+    close_buffers(ctx, &b);
     return s;
 }
 
-convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
-                         convgen_algo algo, const convgen_plan_options *options, unsigned seed, int64_t samples,
-                         cg_verify_result *result)
+/* What both checks start with: the arguments, the problem, the plan, its operands' sizes and
+ * its workspace. */
+static convgen_status begin_check(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                  convgen_algo algo, const convgen_plan_options *options, cg_verify_result *result,
+                                  cg_problem *p, convgen_plan **plan, int64_t elems[3], size_t *ws)
 {
     if (!ctx || !result)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", ctx ? "result" : "ctx");
     if (ctx->offline)
         return cg_fail(CONVGEN_ERROR_NO_DEVICE, "checking needs a GPU; the context is offline");
     memset(result, 0, sizeof *result);
-    cg_problem p;
-    convgen_status s = cg_problem_init(&p, desc);
+    convgen_status s = cg_problem_init(p, desc);
+    if (s == CONVGEN_SUCCESS)
+        s = convgen_plan_conv_ex(ctx, desc, pass, algo, options, plan);
     if (s != CONVGEN_SUCCESS)
         return s;
+    cg_problem_operand_elems(p, pass, elems);
+    *ws = 0;
+    convgen_plan_workspace_size(*plan, ws);
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                         convgen_algo algo, const convgen_plan_options *options, unsigned seed, int64_t samples,
+                         cg_verify_result *result)
+{
+    cg_problem p;
     convgen_plan *plan;
-    if ((s = convgen_plan_conv_ex(ctx, desc, pass, algo, options, &plan)) != CONVGEN_SUCCESS)
-        return s;
     int64_t elems[3];
-    cg_problem_operand_elems(&p, pass, elems);
-    size_t ws = 0;
-    convgen_plan_workspace_size(plan, &ws);
+    size_t ws;
+    convgen_status s = begin_check(ctx, desc, pass, algo, options, result, &p, &plan, elems, &ws);
+    if (s != CONVGEN_SUCCESS)
+        return s;
     float *host[3];
     for (int i = 0; i < 3; ++i)
         host[i] = malloc((size_t)elems[i] * sizeof(float));
@@ -119,6 +153,81 @@ convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, co
     }
     for (int i = 0; i < 3; ++i)
         free(host[i]);
+    convgen_plan_destroy(plan);
+    return s;
+}
+
+/* The prepared path on the device: w prepared into the workspace, its device copy then poisoned
+ * (a later read of it shows as NaN), and each of two inputs run against the prepared spectra,
+ * its output poisoned before. */
+static convgen_status prepared_on_device(convgen_context *ctx, convgen_plan *plan, const int64_t elems[3], size_t ws,
+                                         const float *w, const float *const xs[2], float *const outs[2])
+{
+    const cg_driver *drv = ctx->drv;
+    device_buffers b;
+    convgen_status s = open_buffers(ctx, elems, ws, 3, &b); /* the workspace poisoned; the output before each run */
+    CUresult r = CUDA_SUCCESS;
+    if (s == CONVGEN_SUCCESS && (r = drv->MemcpyHtoD(b.ptr[1], w, b.bytes[1])) != CUDA_SUCCESS)
+        s = cg_cuda_fail(drv, r, "copying the weights");
+    if (s == CONVGEN_SUCCESS)
+        s = convgen_prepare_weights(plan, (const float *)b.ptr[1], (void *)b.ptr[3], ws, NULL);
+    if (s == CONVGEN_SUCCESS && ((r = drv->CtxSynchronize()) != CUDA_SUCCESS ||
+                                 (r = drv->MemsetD8(b.ptr[1], 0xFF, b.bytes[1])) != CUDA_SUCCESS))
+        s = cg_cuda_fail(drv, r, "preparing the weights");
+    for (int run = 0; run < 2 && s == CONVGEN_SUCCESS; ++run) {
+        if ((r = drv->MemcpyHtoD(b.ptr[0], xs[run], b.bytes[0])) != CUDA_SUCCESS ||
+            (r = drv->MemsetD8(b.ptr[2], 0xFF, b.bytes[2])) != CUDA_SUCCESS) {
+            s = cg_cuda_fail(drv, r, "preparing device buffers");
+            break;
+        }
+        s = convgen_execute_prepared(plan, (const float *)b.ptr[0], (float *)b.ptr[2], (void *)b.ptr[3], ws, NULL);
+        if (s == CONVGEN_SUCCESS && (r = drv->CtxSynchronize()) != CUDA_SUCCESS)
+            s = cg_cuda_fail(drv, r, "running the plan on prepared weights");
+        if (s == CONVGEN_SUCCESS && (r = drv->MemcpyDtoH(outs[run], b.ptr[2], b.bytes[2])) != CUDA_SUCCESS)
+            s = cg_cuda_fail(drv, r, "copying the output back");
+    }
+    close_buffers(ctx, &b);
+    return s;
+}
+
+convgen_status cg_verify_prepared(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                  convgen_algo algo, unsigned seed, cg_verify_result *result)
+{
+    cg_problem p;
+    convgen_plan *plan;
+    int64_t elems[3];
+    size_t ws;
+    convgen_status s = begin_check(ctx, desc, pass, algo, NULL, result, &p, &plan, elems, &ws);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    float *w = malloc((size_t)elems[1] * sizeof(float)), *xs[2], *outs[2];
+    for (int i = 0; i < 2; ++i) {
+        xs[i] = malloc((size_t)elems[0] * sizeof(float));
+        outs[i] = malloc((size_t)elems[2] * sizeof(float));
+    }
+    uint64_t state = 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed << 1 | 1);
+    if (!w || !xs[0] || !xs[1] || !outs[0] || !outs[1]) {
+        s = cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of host memory for the check's tensors");
+    } else {
+        fill_random(w, elems[1], &state);
+        fill_random(xs[0], elems[0], &state);
+        fill_random(xs[1], elems[0], &state);
+        s = prepared_on_device(ctx, plan, elems, ws, w, (const float *const *)xs, outs);
+    }
+    for (int run = 0; run < 2 && s == CONVGEN_SUCCESS; ++run) { /* the worse of the two runs */
+        cg_verify_result r = {.elems = elems[2]};
+        int64_t samples = (double)elems[2] * cg_problem_reduction_length(&p, pass) <= CHEAP_REFERENCE ? 0
+                                                                                                        : DEFAULT_SAMPLES;
+        compare(&p, pass, xs[run], w, outs[run], samples, &state, &r);
+        if (run == 0 || !(r.rel_error <= result->rel_error))
+            result->rel_error = r.rel_error;
+        result->max_abs_error = r.max_abs_error > result->max_abs_error ? r.max_abs_error : result->max_abs_error;
+        result->elems = r.elems, result->checked = r.checked, result->sampled = r.sampled;
+        result->unwritten += r.unwritten;
+    }
+    free(w);
+    for (int i = 0; i < 2; ++i)
+        free(xs[i]), free(outs[i]);
     convgen_plan_destroy(plan);
     return s;
 }

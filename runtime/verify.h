@@ -25,4 +25,10 @@ convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, co
                          convgen_algo algo, const convgen_plan_options *options, unsigned seed, int64_t samples,
                          cg_verify_result *result);
 
+/* The weights prepared once (convgen_prepare_weights), their device copy then poisoned, and two
+ * random inputs run on them (convgen_execute_prepared), each against the reference with the
+ * same weights: the result is the worse run's (unwritten: both runs' together). */
+convgen_status cg_verify_prepared(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                  convgen_algo algo, unsigned seed, cg_verify_result *result);
+
 #endif

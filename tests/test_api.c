@@ -122,6 +122,44 @@ static void test_execute_refuses_too_little_workspace(void **state)
     convgen_context_destroy(ctx);
 }
 
+/* Prepared weights: only plans with weight transforms take them, every argument checked before
+ * an offline context says it cannot execute. */
+static void test_prepared_weights_are_checked(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline();
+    convgen_conv_desc d = {.rank = 2, .n = 2, .c = 3, .k = 4, .in = {20, 20}, .kernel = {5, 5}};
+    convgen_plan *direct, *accgrad, *fused;
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &direct), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_ACCGRAD, CONVGEN_ALGO_FFT, &accgrad), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_BPROP, CONVGEN_ALGO_FFT_FUSED, &fused), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_prepares_weights(direct), 0);
+    assert_int_equal(convgen_plan_prepares_weights(accgrad), 0);
+    assert_int_equal(convgen_plan_prepares_weights(fused), 1);
+    assert_int_equal(convgen_plan_prepares_weights(NULL), 0);
+    size_t ws = 0;
+    convgen_plan_workspace_size(fused, &ws);
+    float *p = (float *)(uintptr_t)0x1000; /* never dereferenced: offline */
+    void *aligned = (void *)(uintptr_t)0x10000;
+    assert_error(convgen_prepare_weights(NULL, p, aligned, ws, NULL), CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    assert_error(convgen_prepare_weights(direct, p, aligned, ws, NULL), CONVGEN_ERROR_INVALID_VALUE,
+                 "no weight transforms");
+    assert_error(convgen_execute_prepared(accgrad, p, p, aligned, ws, NULL), CONVGEN_ERROR_INVALID_VALUE,
+                 "fft accgrad plan has no weight transforms");
+    assert_error(convgen_prepare_weights(fused, NULL, aligned, ws, NULL), CONVGEN_ERROR_INVALID_VALUE, "w is NULL");
+    assert_error(convgen_prepare_weights(fused, p, aligned, ws - 1, NULL), CONVGEN_ERROR_INSUFFICIENT_WORKSPACE,
+                 "workspace_bytes");
+    assert_error(convgen_prepare_weights(fused, p, NULL, ws, NULL), CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL");
+    assert_error(convgen_execute_prepared(fused, NULL, p, aligned, ws, NULL), CONVGEN_ERROR_INVALID_VALUE, "in0 is NULL");
+    assert_error(convgen_execute_prepared(fused, p, NULL, aligned, ws, NULL), CONVGEN_ERROR_INVALID_VALUE, "out is NULL");
+    assert_error(convgen_prepare_weights(fused, p, aligned, ws, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
+    assert_error(convgen_execute_prepared(fused, p, p, aligned, ws, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
+    convgen_plan_destroy(direct);
+    convgen_plan_destroy(accgrad);
+    convgen_plan_destroy(fused);
+    convgen_context_destroy(ctx);
+}
+
 static void test_plan_options_are_checked(void **state)
 {
     (void)state;
@@ -284,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_device_context_succeeds_or_says_why_not),
         cmocka_unit_test(test_plan_arguments_are_checked),
         cmocka_unit_test(test_offline_plan_reports_but_does_not_execute),
+        cmocka_unit_test(test_prepared_weights_are_checked),
         cmocka_unit_test(test_execute_refuses_too_little_workspace),
         cmocka_unit_test(test_plan_options_are_checked),
         cmocka_unit_test(test_cufft_reads_in_place_only_when_aligned),

@@ -199,6 +199,77 @@ static void test_fft_fused_programs_match_the_reference(void **state)
     assert_true(layers >= 20);
 }
 
+/* Relative error of out against the reference for (in0, in1). */
+static double error_of(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *out,
+                       int64_t n)
+{
+    double *ref = malloc(8 * (size_t)n), d2 = 0, r2 = 0;
+    assert_non_null(ref);
+    ref_conv(p, pass, in0, in1, ref);
+    for (int64_t i = 0; i < n; ++i) {
+        double e = (double)out[i] - ref[i];
+        d2 += e * e;
+        r2 += ref[i] * ref[i];
+    }
+    free(ref);
+    return isnan(d2) ? INFINITY : sqrt(d2 / (r2 > 0 ? r2 : 1));
+}
+
+/* Weights prepared once, then two inputs run on them with in1 NULL (the evaluator would crash
+ * on a read of it), for every FFT algorithm's fprop and bprop; accgrad and direct have no
+ * weights to prepare. */
+static void test_prepared_weights_serve_several_inputs(void **state)
+{
+    (void)state;
+    const convgen_algo algos[] = {CONVGEN_ALGO_CUFFT, CONVGEN_ALGO_FFT, CONVGEN_ALGO_FFT_TILED, CONVGEN_ALGO_FFT_FUSED};
+    double worst = 0;
+    int programs = 0;
+    for (int i = 0; i < 14; ++i) {
+        convgen_conv_desc d = random_layer(i);
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+        for (size_t a = 0; a < sizeof algos / sizeof algos[0]; ++a)
+            for (int pass = 0; pass < 3; ++pass) {
+                cg_generated g;
+                if (cg_generate(&p, (convgen_pass)pass, algos[a], NULL, &g) != CONVGEN_SUCCESS)
+                    continue; /* rank 3 for convgen's FFTs, rank 1 or accgrad for fft-fused */
+                bool prepares = cg_program_prepares_weights(&g);
+                if (prepares != (pass != CONVGEN_ACCGRAD))
+                    fail_msg("%s %s: prepares weights %d", convgen_algo_name(algos[a]),
+                             convgen_pass_name((convgen_pass)pass), prepares);
+                if (!prepares) {
+                    cg_generated_free(&g);
+                    continue;
+                }
+                int64_t elems[3];
+                cg_problem_operand_elems(&p, (convgen_pass)pass, elems);
+                float *w = malloc(4 * (size_t)elems[1]), *xs[2], *outs[2];
+                assert_non_null(w);
+                fill(w, elems[1]);
+                for (int r = 0; r < 2; ++r) {
+                    xs[r] = malloc(4 * (size_t)elems[0]), outs[r] = malloc(4 * (size_t)elems[2]);
+                    assert_true(xs[r] && outs[r]);
+                    fill(xs[r], elems[0]);
+                    memset(outs[r], 0xFF, 4 * (size_t)elems[2]);
+                }
+                assert_int_equal(cg_program_evaluate_prepared(&g, w, 2, (const float *const *)xs, outs), CONVGEN_SUCCESS);
+                for (int r = 0; r < 2; ++r) {
+                    double e = error_of(&p, (convgen_pass)pass, xs[r], w, outs[r], elems[2]);
+                    if (!(e <= ERROR_BOUND))
+                        fail_msg("%s, layer %d %s, input %d on prepared weights: relative error %.3e",
+                                 convgen_algo_name(algos[a]), i, convgen_pass_name((convgen_pass)pass), r, e);
+                    worst = e > worst ? e : worst;
+                    free(xs[r]), free(outs[r]);
+                }
+                free(w);
+                ++programs;
+                cg_generated_free(&g);
+            }
+    }
+    print_message("%d programs on prepared weights, two inputs each: worst relative error %.2e\n", programs, worst);
+    assert_true(programs >= 60);
+}
+
 /* fft-tiled's options->fourier_size is its tile: not what it would choose (16), smaller than
  * the whole correlation, square, and for accgrad's parts with few enough shifts between
  * blocks; small tiles give parts of three and four shifts along a dimension. */
@@ -262,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_fft_tiled_programs_match_the_reference),
         cmocka_unit_test(test_fft_tiled_takes_a_fixed_tile),
         cmocka_unit_test(test_fft_fused_programs_match_the_reference),
+        cmocka_unit_test(test_prepared_weights_serve_several_inputs),
     };
     return cmocka_run_group_tests_name("conv_program", tests, NULL, NULL);
 }

@@ -5,8 +5,9 @@
  * same but rank 3 (fft-fused: rank 2, fprop and bprop), a third of them again under a workspace
  * limit that makes them sub-batch (all but direct and fft-fused).
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
- * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused), so
- * that a GPU machine can run the groups in parallel processes. */
+ * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
+ * prepared: each FFT algorithm's first 8 shapes on weights prepared once), so that a GPU
+ * machine can run the groups in parallel processes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -34,8 +35,10 @@ typedef struct shape {
     bool sub_batched; /* also run under a workspace limit that forces sub-batches */
 } shape;
 
+#define PREPARED_SHAPES 8
+
 static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
-    tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES];
+    tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], prepared_shapes[4 * PREPARED_SHAPES];
 
 #define DESC2(n_, c_, k_, h, w, r, s, pad, str, dil)                                                          \
     (convgen_conv_desc){.rank = 2, .n = n_, .c = c_, .k = k_, .in = {h, w}, .kernel = {r, s},                 \
@@ -206,6 +209,30 @@ static void check_shape(void **state)
     }
 }
 
+/* fprop and bprop on weights prepared once, two inputs each (cg_verify_prepared), the weights'
+ * device copy poisoned after the preparation. */
+static void check_prepared(void **state)
+{
+    const shape *s = *state;
+    if (!ctx)
+        skip();
+    for (int pass = 0; pass < 2; ++pass) {
+        cg_verify_result r;
+        convgen_status st = cg_verify_prepared(ctx, &s->d, (convgen_pass)pass, s->algo, 11 + (unsigned)pass, &r);
+        if (st != CONVGEN_SUCCESS)
+            fail_msg("%s %s %s: %s: %s", convgen_algo_name(s->algo), s->name, convgen_pass_name((convgen_pass)pass),
+                     convgen_status_string(st), convgen_last_error());
+        print_message("%-9s %-8s rel %.2e unwritten %lld\n", convgen_algo_name(s->algo),
+                      convgen_pass_name((convgen_pass)pass), r.rel_error, (long long)r.unwritten);
+        if (r.unwritten)
+            fail_msg("%s %s: %lld output elements never written", s->name, convgen_pass_name((convgen_pass)pass),
+                     (long long)r.unwritten);
+        if (!(r.rel_error <= s->bound))
+            fail_msg("%s %s: relative error %.3e > %.0e", s->name, convgen_pass_name((convgen_pass)pass), r.rel_error,
+                     s->bound);
+    }
+}
+
 static int open_device(void **state)
 {
     (void)state;
@@ -276,7 +303,8 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                 if (strcmp(token, names[i]) == 0)
                     known = selected[i] = true;
             if (!known) {
-                fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, cufft, fft, fft_tiled, fft_fused)\n",
+                fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, cufft, fft, fft_tiled, fft_fused, "
+                                "prepared)\n",
                         token);
                 return false;
             }
@@ -292,7 +320,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
 int main(void)
 {
     static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
-        fused[CUFFT_SHAPES];
+        fused[CUFFT_SHAPES], prepared[4 * PREPARED_SHAPES];
     make_tests(direct_shapes, DIRECT_SHAPES, handpicked(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
     make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
                cufft);
@@ -301,6 +329,16 @@ int main(void)
                1e-4, tiled);
     make_tests(fused_shapes, CUFFT_SHAPES, handpicked_fft_ranks(fused_shapes, 2, 2), random_fft_shape,
                CONVGEN_ALGO_FFT_FUSED, 1e-4, fused);
+    /* Prepared weights: the first shapes of each FFT algorithm's group (the handpicked ones). */
+    const shape *const owners[4] = {cufft_shapes, fft_shapes, tiled_shapes, fused_shapes};
+    for (int a = 0; a < 4; ++a)
+        for (int i = 0; i < PREPARED_SHAPES; ++i) {
+            shape *t = &prepared_shapes[a * PREPARED_SHAPES + i];
+            *t = owners[a][i];
+            snprintf(t->name, sizeof t->name, "%s prepared: %.120s", convgen_algo_name(t->algo), owners[a][i].name);
+            prepared[a * PREPARED_SHAPES + i] =
+                (struct CMUnitTest){.name = t->name, .test_func = check_prepared, .initial_state = t};
+        }
     const struct {
         const char *name;
         const struct CMUnitTest *tests;
@@ -309,7 +347,8 @@ int main(void)
                   {"cufft", cufft, CUFFT_SHAPES},
                   {"fft", fft, CUFFT_SHAPES},
                   {"fft_tiled", tiled, CUFFT_SHAPES},
-                  {"fft_fused", fused, CUFFT_SHAPES}};
+                  {"fft_fused", fused, CUFFT_SHAPES},
+                  {"prepared", prepared, 4 * PREPARED_SHAPES}};
     enum { GROUPS = sizeof groups / sizeof groups[0] };
     const char *names[GROUPS];
     bool selected[GROUPS];
