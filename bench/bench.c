@@ -149,13 +149,17 @@ static bool alloc_buffers(const cg_problem *p, convgen_pass pass, bench_buffers 
 typedef struct convgen_state {
     convgen_plan *plan;
     bench_buffers *b;
+    bool prepared; /* the weights' spectra are in the workspace: run the rest only */
 } convgen_state;
 
 static bool convgen_once(void *state, int set)
 {
     convgen_state *c = state;
-    convgen_status s = convgen_execute(c->plan, c->b->in0[set], c->b->in1[set], c->b->out[set], c->b->workspace,
-                                       c->b->workspace_bytes, NULL);
+    bench_buffers *b = c->b;
+    convgen_status s =
+        c->prepared
+            ? convgen_execute_prepared(c->plan, b->in0[set], b->out[set], b->workspace, b->workspace_bytes, NULL)
+            : convgen_execute(c->plan, b->in0[set], b->in1[set], b->out[set], b->workspace, b->workspace_bytes, NULL);
     if (s != CONVGEN_SUCCESS)
         fprintf(stderr, "convgen-bench: execute: %s\n", convgen_last_error());
     return s == CONVGEN_SUCCESS;
@@ -235,7 +239,40 @@ static double layer_flops(const cg_layer *l)
     return cg_problem_init(&p, &l->desc) == CONVGEN_SUCCESS ? cg_problem_flops(&p) : NAN;
 }
 
-/* Plans, times and checks one algorithm; appends its row. */
+/* Times the plan (median of o->runs after warm-up) and checks a run of buffer set 0. */
+static void time_and_check(convgen_state *c, const float *reference, const reference_points *rp, const options *o,
+                           bench_row *row)
+{
+    bench_buffers *b = c->b;
+    row->ms = bench_median_ms(convgen_once, c, b->sets, 3, o->runs);
+    if (row->ms > 0 && convgen_once(c, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "check run")) {
+        if (reference)
+            row->rel_error = relative_error(b->out[0], reference, b->elems[2]);
+        if (rp)
+            row->ref_error = reference_error(rp, b->out[0]);
+    }
+}
+
+/* The same plan on weights prepared once (buffer set 0's, which the reference used; every set
+ * then runs on them): the row "<algorithm>, w once", for users whose weights stay. */
+static void run_prepared(convgen_state *c, const float *reference, const reference_points *rp, const options *o,
+                         bench_row row, bench_report *r)
+{
+    snprintf(row.algo + strlen(row.algo), sizeof row.algo - strlen(row.algo), ", w once");
+    row.ms = -1, row.rel_error = row.ref_error = NAN;
+    bench_buffers *b = c->b;
+    if (convgen_prepare_weights(c->plan, b->in1[0], b->workspace, b->workspace_bytes, NULL) == CONVGEN_SUCCESS) {
+        c->prepared = true;
+        time_and_check(c, reference, rp, o, &row);
+        c->prepared = false;
+    } else {
+        snprintf(row.note, sizeof row.note, "%s", convgen_last_error());
+    }
+    bench_report_add(r, &row);
+}
+
+/* Plans, times and checks one algorithm; appends its row, and a row on prepared weights where
+ * the plan has weights to prepare. */
 static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pass, const cg_planner *pl,
                         bench_buffers *b, const float *reference, const reference_points *rp, const options *o,
                         bench_report *r)
@@ -254,22 +291,17 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
             s = CONVGEN_ERROR_INSUFFICIENT_WORKSPACE;
         b->workspace_bytes = ws;
     }
-    if (s == CONVGEN_SUCCESS) {
-        row.ms = bench_median_ms(convgen_once, &c, b->sets, 3, o->runs);
-        if (row.ms > 0 && convgen_once(&c, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "check run")) {
-            if (reference)
-                row.rel_error = relative_error(b->out[0], reference, b->elems[2]);
-            if (rp)
-                row.ref_error = reference_error(rp, b->out[0]);
-        }
-    } else if (s != CONVGEN_ERROR_NOT_SUPPORTED) {
+    if (s == CONVGEN_SUCCESS)
+        time_and_check(&c, reference, rp, o, &row);
+    else if (s != CONVGEN_ERROR_NOT_SUPPORTED)
         snprintf(row.note, sizeof row.note, "%s", convgen_last_error());
-    }
+    if (s != CONVGEN_ERROR_NOT_SUPPORTED)
+        bench_report_add(r, &row);
+    if (s == CONVGEN_SUCCESS && convgen_plan_prepares_weights(c.plan))
+        run_prepared(&c, reference, rp, o, row, r);
     cudaFree(b->workspace);
     b->workspace = NULL;
     convgen_plan_destroy(c.plan);
-    if (s != CONVGEN_ERROR_NOT_SUPPORTED)
-        bench_report_add(r, &row);
 }
 
 static void add_cudnn_row(bench_report *r, const cg_layer *l, convgen_pass pass, bool tf32, const bench_cudnn_pick *pk,
