@@ -1,9 +1,9 @@
 /* GPU tests of the convolution algorithms: every pass against the CPU float64 reference on
  * random data, outputs (and workspace) poisoned with NaN first, relative error <= 1e-5 for
  * direct and <= 1e-4 for the FFT convolutions (two fp32 transforms around the product). direct
- * runs 50 shapes (any stride), cufft 48 (stride 1, kernels up to 13), fft and fft-tiled the
- * same but rank 3 (fft-fused: rank 2, fprop and bprop), a third of them again under a workspace
- * limit that makes them sub-batch (all but direct and fft-fused).
+ * runs 50 shapes (any stride), cufft 56 (stride 1, kernels up to 13), fft and fft-tiled the
+ * same without rank 3 (fft-fused: rank 2 only, fprop and bprop), a third of them again under a
+ * workspace limit that makes them sub-batch (all but direct and fft-fused).
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
  * prepared: each FFT algorithm's first 8 shapes on weights prepared once), so that a GPU
@@ -22,7 +22,7 @@
 #include "verify.h"
 
 #define DIRECT_SHAPES 50
-#define CUFFT_SHAPES 48
+#define CUFFT_SHAPES 56 /* at least 44 random shapes per FFT algorithm beside the handpicked ones */
 
 static convgen_context *ctx;
 static char no_device_reason[512];
