@@ -6,8 +6,8 @@
  * workspace limit that makes them sub-batch (all but direct and fft-fused).
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
- * prepared: each FFT algorithm's first 8 shapes on weights prepared once), so that a GPU
- * machine can run the groups in parallel processes. */
+ * prepared: each FFT algorithm's first 8 shapes on weights prepared once). The groups run in
+ * parallel processes (run_groups). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "convgen.h"
 #include "verify.h"
@@ -317,6 +319,77 @@ static bool select_groups(const char *const *names, int count, bool *selected)
     return true;
 }
 
+typedef struct test_group {
+    const char *name;
+    const struct CMUnitTest *tests;
+    size_t count;
+} test_group;
+
+static int run_group(const test_group *g)
+{
+    char name[32];
+    snprintf(name, sizeof name, "gpu_%s", g->name);
+    return _cmocka_run_group_tests(name, g->tests, g->count, open_device, close_device);
+}
+
+/* Copies a child's log to stdout and says how its process ended: its failures, or 1 for a
+ * crash (which the log shows as a test that never finished). */
+static int finish_child(pid_t pid, FILE *log, const char *group)
+{
+    int status = 0, failed = 0;
+    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+        failed = 1;
+        printf("gpu_%s: the group's process did not exit normally (status %d)\n", group, status);
+    } else {
+        failed = WEXITSTATUS(status);
+    }
+    char buf[4096];
+    size_t n;
+    rewind(log);
+    while ((n = fread(buf, 1, sizeof buf, log)) > 0)
+        fwrite(buf, 1, n, stdout);
+    fclose(log);
+    fflush(stdout);
+    return failed;
+}
+
+/* Runs the selected groups in parallel processes, one each: the suite's time is mostly NVRTC
+ * and the float64 reference, both on the CPU, so the groups overlap well on a GPU machine's
+ * cores. Each child writes to a file of its own, which the parent prints in group order, so
+ * the output reads as if the groups had run one after another. Nothing touches CUDA before the
+ * fork; each child makes its own context. Where fork fails, the group runs here. */
+static int run_groups(const test_group *groups, int count, const bool *selected)
+{
+    pid_t pids[16];
+    FILE *logs[16];
+    int failed = 0;
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < count && i < 16; ++i) {
+        pids[i] = -1;
+        if (!selected[i])
+            continue;
+        logs[i] = tmpfile();
+        pids[i] = logs[i] ? fork() : -1;
+        if (pids[i] == 0) {
+            dup2(fileno(logs[i]), STDOUT_FILENO);
+            dup2(fileno(logs[i]), STDERR_FILENO);
+            setvbuf(stdout, NULL, _IONBF, 0); /* stdout and stderr in the order written */
+            int f = run_group(&groups[i]);
+            _exit(f > 255 ? 255 : f);
+        }
+        if (pids[i] < 0) {
+            if (logs[i])
+                fclose(logs[i]);
+            failed += run_group(&groups[i]);
+        }
+    }
+    for (int i = 0; i < count && i < 16; ++i)
+        if (pids[i] > 0)
+            failed += finish_child(pids[i], logs[i], groups[i].name);
+    return failed;
+}
+
 int main(void)
 {
     static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
@@ -339,11 +412,7 @@ int main(void)
             prepared[a * PREPARED_SHAPES + i] =
                 (struct CMUnitTest){.name = t->name, .test_func = check_prepared, .initial_state = t};
         }
-    const struct {
-        const char *name;
-        const struct CMUnitTest *tests;
-        size_t count;
-    } groups[] = {{"direct", direct, DIRECT_SHAPES},
+    const test_group groups[] = {{"direct", direct, DIRECT_SHAPES},
                   {"cufft", cufft, CUFFT_SHAPES},
                   {"fft", fft, CUFFT_SHAPES},
                   {"fft_tiled", tiled, CUFFT_SHAPES},
@@ -356,12 +425,6 @@ int main(void)
         names[i] = groups[i].name;
     if (!select_groups(names, GROUPS, selected))
         return 1;
-    int failed = 0;
-    for (int i = 0; i < GROUPS; ++i) {
-        char name[32];
-        snprintf(name, sizeof name, "gpu_%s", groups[i].name);
-        if (selected[i])
-            failed += _cmocka_run_group_tests(name, groups[i].tests, groups[i].count, open_device, close_device);
-    }
-    return failed;
+    _Static_assert(GROUPS <= 16, "run_groups keeps 16 processes");
+    return run_groups(groups, GROUPS, selected);
 }
