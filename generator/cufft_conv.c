@@ -40,93 +40,29 @@
  * wrapped reads (circular_length).
  *
  * The "fft-tiled" algorithm runs the fft program on tiles: fprop and bprop cut the signal into
- * overlap-save tiles of a transform that follows the kernel (tile_basis), accgrad cuts x and dy
- * into disjoint blocks, convolution in parts (parts_basis, place_part, parts_gemm_steps). */
-#include <math.h>
+ * overlap-save tiles of a transform that follows the kernel, accgrad cuts x and dy into
+ * disjoint blocks, convolution in parts (generator/fft_tiles.c). "fft-fused" does fft-tiled's
+ * work per tile in one kernel (generator/fft_fused.c). What the three files share is in
+ * generator/fft_conv.h. */
 #include <stdio.h>
 #include <string.h>
 
+#include "fft_conv.h"
 #include "fft_kernel.h"
 #include "fft_problem.h"
-#include "fft_tiling.h"
 #include "generate.h"
 #include "templates.h"
 #include "util.h"
 #include "values.h"
 
-enum {
-    THREADS = 256,
-    MAX_GRID_Y = 65535,
-    /* Workspace buffers start on this boundary (cuFFT and cuBLAS want 256-byte alignment). */
-    ALIGN = 256,
-    MAX_CANDIDATES = 64,
-    TILE = 32,     /* transposes: 32 x 32 complex tiles ... */
-    TILE_ROWS = 8, /* ... moved by 32 x 8 threads */
-};
-
-/* Per spatial dimension: the correlation, the Fourier size, and how each operand sits in it. */
-typedef struct lib_dim {
-    fft_conv_dim c;
-    int64_t tiles, tile_step;  /* tiled: overlap-save tiles along this dimension; else 1, 0 */
-    fft_parts parts;           /* fft-tiled's accgrad: the blocks along this dimension */
-    int64_t size;        /* B */
-    int64_t spectrum;    /* bins along this dimension: B, or B / 2 + 1 for the last */
-} lib_dim;
-
-typedef cg_placement placement;
-
-typedef struct lib_spec {
-    int rank;
-    lib_dim d[CONVGEN_MAX_RANK];
-    int64_t points, bins;           /* prod(B), and bins per spectrum */
-    int64_t images[3];              /* S, K, O: per chunk where sliced */
-    int64_t batch;                  /* images of the batch per chunk (ZNNi's sub-batching) */
-    int64_t chunks;                 /* n / batch */
-    const char *names[3];           /* the operands: "x", "w", "y", ... */
-    bool identity[2];               /* S, K: the operand is its own padded image (no pad kernel) */
-    bool generated;                 /* the fft algorithm: convgen's FFT kernels instead of cuFFT */
-    bool tiled;                     /* fft-tiled: overlap-save tiles of the signal and the output */
-    bool parts;                     /* fft-tiled's accgrad: convolution in parts */
-    bool fused;                     /* fft-fused: one kernel per tile after the weights' R2C */
-    int64_t tiles;                  /* tiled: tiles per image, the product of the dimensions' */
-    /* Padded images per image of S, K and O: overlap-save tiles (S, O); parts' blocks (S, K)
-     * and shifts (O); 1 where untiled. */
-    int64_t role_tiles[3];
-    int64_t groups[3][2];           /* each operand's images as [batch-like][channel-like] */
-    int64_t fft_work_offset;        /* generated: the FFT kernels' own workspace, at the end */
-    /* Byte offsets into the workspace: the padded real images (S, K and O in turn), the
-     * natural-layout spectra (the same), and the three frequency-major spectra. */
-    int64_t real_offset, natural_offset, spectrum_offset[3], workspace;
-    int64_t estimate; /* the workspace with cuFFT's work area estimated */
-} lib_spec;
-
-static const char *const operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
-
-static int64_t align_up(int64_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
-
-/* Convolution in parts (accgrad): x (role 0) and dy (role 1) cut into blocks of `block`
- * positions, each block at the start of its own padded image (the rest zero), images
- * [block][image] over a grid of blocks. Along every dimension but the first, dy's grid is as
- * wide as x's, so that block b of dy and block b + d of x are one fixed number of blocks apart
- * for each shift d: the dy blocks past dy's end are zero, so the pairs that wrap into the next
- * row contribute nothing. x's grid has one row more where those pairs reach past its end. */
-static placement place_part(const lib_spec *s, int role, int d)
-{
-    const lib_dim *ld = &s->d[d];
-    const fft_parts *pt = &ld->parts;
-    placement pl = {.base = role == 0 ? ld->c.pad_before : 0, .step = 1, .count = role == 0 ? ld->c.in : ld->c.extent,
-                    .limit = pt->block, .tile_step = pt->block};
-    bool extra_row = d == 0 && s->rank == 2 && s->d[1].parts.shifts > 1;
-    pl.tiles = role == 0 ? pt->x_blocks + (extra_row ? 1 : 0) : d == 0 ? pt->dy_blocks : pt->x_blocks;
-    return pl;
-}
+const char *const fc_operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
 
 /* The placement of S (role 0), K (role 1) or the output O (role 2, which reads from it). */
-static placement place(const lib_spec *s, convgen_pass pass, int role, int d)
+placement fc_place(const lib_spec *s, convgen_pass pass, int role, int d)
 {
     const fft_conv_dim *c = &s->d[d].c;
     if (s->parts && role < 2)
-        return place_part(s, role, d);
+        return fc_place_part(s, role, d);
     placement pl = {.limit = s->d[d].size, .tiles = 1};
     if (role != 1 && s->tiled) /* tiles of the signal and of the valid outputs */
         pl.tiles = s->d[d].tiles, pl.tile_step = s->d[d].tile_step;
@@ -163,7 +99,7 @@ static cg_kernel_op operand_op(const lib_spec *s, convgen_pass pass, int role)
     op.images /= op.tiles; /* the operand's own images; the padded ones are [tile][image] */
     for (int d = 0; d < s->rank; ++d) {
         op.size[d] = s->d[d].size;
-        op.dims[d] = place(s, pass, role, d);
+        op.dims[d] = fc_place(s, pass, role, d);
     }
     return op;
 }
@@ -188,7 +124,7 @@ static int64_t circular_length(const fft_conv_dim *c)
 
 /* The smallest 2^a 3^b 5^c 7^d that holds the circular correlation, unless the caller fixed it. */
 /* The pass's correlation along each dimension (fft_conv_dims), for every FFT algorithm. */
-static convgen_status correlation_dims(const cg_problem *p, convgen_pass pass, const char *algo, lib_spec *s)
+convgen_status fc_correlation_dims(const cg_problem *p, convgen_pass pass, const char *algo, lib_spec *s)
 {
     char err[160];
     fft_conv_dim dims[CONVGEN_MAX_RANK];
@@ -203,7 +139,7 @@ static convgen_status correlation_dims(const cg_problem *p, convgen_pass pass, c
 /* cufft and fft: the correlation and one transform over all of it. */
 static convgen_status choose_sizes(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, lib_spec *s)
 {
-    convgen_status st = correlation_dims(p, pass, s->generated ? "fft" : "cufft", s);
+    convgen_status st = fc_correlation_dims(p, pass, s->generated ? "fft" : "cufft", s);
     if (st != CONVGEN_SUCCESS)
         return st;
     s->points = 1;
@@ -244,7 +180,7 @@ static convgen_status choose_sizes(const cg_problem *p, convgen_pass pass, const
 static bool is_identity(const lib_spec *s, convgen_pass pass, int role)
 {
     for (int d = 0; d < s->rank; ++d) {
-        placement pl = place(s, pass, role, d);
+        placement pl = fc_place(s, pass, role, d);
         if (pl.base != 0 || pl.step != 1 || pl.mirror || pl.count != s->d[d].size || pl.limit < s->d[d].size)
             return false;
     }
@@ -269,7 +205,7 @@ static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64
     s->chunks = p->n / batch;
     int64_t most = 0, bytes = 0, at = 0;
     for (int r = 0; r < 3; ++r) {
-        s->names[r] = operand_names[pass][r];
+        s->names[r] = fc_operand_names[pass][r];
         ok &= cg_mul64(groups[pass][r][0], groups[pass][r][1], &s->images[r]);
         s->images[r] = ok ? s->images[r] : big;
         s->groups[r][0] = groups[pass][r][0], s->groups[r][1] = groups[pass][r][1];
@@ -277,20 +213,20 @@ static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64
     }
     ok = ok && cg_mul64(most, s->points, &bytes) && cg_mul64(bytes, 4, &bytes);
     s->real_offset = 0;
-    at = align_up(bytes);
+    at = fc_align_up(bytes);
     s->natural_offset = at;
     ok = ok && cg_mul64(most, s->bins, &bytes) && cg_mul64(bytes, 8, &bytes) && cg_add64(at, bytes, &at);
-    at = align_up(at);
+    at = fc_align_up(at);
     for (int r = 0; r < 3 && ok; ++r) {
         s->spectrum_offset[r] = at;
         ok = cg_mul64(s->images[r], s->bins, &bytes) && cg_mul64(bytes, 8, &bytes) && cg_add64(at, bytes, &at);
-        at = align_up(at);
+        at = fc_align_up(at);
     }
     /* cuBLAS takes int sizes and batch counts; the kernels index an image with 32 bits. */
     for (int r = 0; r < 3 && ok; ++r) {
         int64_t tensor_points = 1;
         for (int d = 0; d < s->rank; ++d)
-            tensor_points *= place(s, pass, r, d).count;
+            tensor_points *= fc_place(s, pass, r, d).count;
         ok = groups[pass][r][0] <= INT32_MAX && groups[pass][r][1] <= INT32_MAX && s->images[r] <= INT32_MAX &&
              tensor_points <= INT32_MAX;
     }
@@ -334,7 +270,7 @@ static convgen_status cufft_applicable(const cg_problem *p, convgen_pass pass)
     return CONVGEN_SUCCESS;
 }
 
-static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const lib_spec *s, const cg_kernel *k,
+tmpl_value *fc_header_lines(const cg_problem *p, convgen_pass pass, const lib_spec *s, const cg_kernel *k,
                                 const char *what, const char *template_name)
 {
     char layer[256], basis[64];
@@ -344,7 +280,12 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const li
         sizes[d] = s->d[d].size;
     cg_dims_text(sizes, s->rank, basis, sizeof basis);
     tmpl_value *h = tmpl_list();
-    const char *algo = s->fused ? "fft-fused" : s->tiled ? "fft-tiled" : s->generated ? "fft" : "cufft", *lib = s->generated ? "convgen's" : "cuFFT";
+    const char *algo = s->fused ? "fft-fused" : s->tiled ? "fft-tiled" : s->generated ? "fft" : "cufft";
+    const char *lib = s->generated ? "convgen's" : "cuFFT";
+    /* the generator files that decide the kernel */
+    const char *source = strcmp(template_name, "fft_fused.cu") == 0 ? "generator/fft_fused.c"
+                         : s->tiled ? "generator/cufft_conv.c and fft_tiles.c"
+                                    : "generator/cufft_conv.c";
     cg_value_line(h, "convgen %s: %s algorithm, %s: %s", CG_GENERATOR_VERSION, algo, convgen_pass_name(pass), what);
     cg_value_line(h, "layer: %s", layer);
     cg_value_line(h, "%s", "");
@@ -353,22 +294,21 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const li
                       s->names[1], basis);
         cg_value_line(h, "  tile one kernel: %s's tile transformed, multiplied by %s's spectra and summed over the",
                       s->names[0], s->names[1]);
-        cg_value_line(h, "  channels, transformed back, its valid outputs stored into %s (generator/cufft_conv.c)",
-                      s->names[2]);
+        cg_value_line(h, "  channels, transformed back, its valid outputs stored into %s (%s)", s->names[2], source);
     } else if (s->parts) {
         cg_value_line(h, "plan: %s and %s in blocks of %lld points, each padded into a %s Fourier basis, %s R2C,",
                       s->names[0], s->names[1], (long long)s->d[0].parts.block, basis, lib);
         cg_value_line(h, "  transpose to [bin][image], one cuBLAS CGEMM per shift between blocks (%lld) over %lld bins,",
                       (long long)s->role_tiles[2], (long long)s->bins);
         cg_value_line(h, "  transpose back, %s C2R, clip summing each tap from the shifts that reach it", lib);
-        cg_value_line(h, "  (generator/cufft_conv.c); block grids of %lld (%s) and %lld (%s, as wide as %s's) an image",
+        cg_value_line(h, "  (%s); block grids of %lld (%s) and %lld (%s, as wide as %s's) an image", source,
                       (long long)s->role_tiles[0], s->names[0], (long long)s->role_tiles[1], s->names[1], s->names[0]);
     } else {
         cg_value_line(h, "plan: pad %s and %s into a %s Fourier basis%s, %s R2C, transpose to [bin][image], one",
                       s->names[0], s->names[1], basis, s->generated ? " (the R2C's window pads a plain shift)" : "", lib);
         cg_value_line(h, "  cuBLAS strided-batched CGEMM over %lld bins, transpose back, %s C2R, clip into %s%s",
                       (long long)s->bins, lib, s->names[2], s->generated ? " (or the C2R's window)" : "");
-        cg_value_line(h, "  (generator/cufft_conv.c)");
+        cg_value_line(h, "  (%s)", source);
     }
     int64_t steps[CONVGEN_MAX_RANK];
     char valid[64];
@@ -382,7 +322,7 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const li
                       (long long)s->chunks, (long long)s->batch);
     cg_value_line(h, "launch: grid (%u, %u, 1), block (%u, %u, 1)", k->grid[0], k->grid[1], k->block[0], k->block[1]);
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "Generated: do not edit. Change templates/%s or generator/cufft_conv.c instead.", template_name);
+    cg_value_line(h, "Generated: do not edit. Change templates/%s or %s instead.", template_name, source);
     return h;
 }
 
@@ -392,7 +332,7 @@ static tmpl_value *dims_value(convgen_pass pass, const lib_spec *s, int role)
     tmpl_value *list = tmpl_list();
     int64_t padded_stride = 1, tensor_stride = 1;
     for (int d = s->rank - 1; d >= 0; --d) {
-        placement pl = place(s, pass, role, d);
+        placement pl = fc_place(s, pass, role, d);
         tmpl_value *v = tmpl_map();
         tmpl_set_int(v, "i", d);
         tmpl_set_int(v, "size", s->d[d].size);
@@ -453,51 +393,12 @@ static void launch_geometry(int64_t points, int64_t images, cg_kernel *k)
     k->block[0] = THREADS, k->block[1] = k->block[2] = 1;
 }
 
-/* Convolution in parts: every shift of the dimensions' shifts (the last fastest), with the
- * offset d block of its lags and the padded images' stride along each dimension. */
-static tmpl_value *shifts_value(const lib_spec *s)
-{
-    tmpl_value *list = tmpl_list();
-    int64_t d[CONVGEN_MAX_RANK] = {0}, index = 0;
-    bool more = true;
-    while (more) {
-        tmpl_value *shift = tmpl_map(), *lags = tmpl_list();
-        int64_t stride = 1;
-        for (int i = s->rank - 1; i >= 0; --i) {
-            tmpl_value *l = tmpl_map();
-            tmpl_set_int(l, "i", i);
-            tmpl_set_int(l, "d", d[i]);
-            tmpl_set_int(l, "offset", d[i] * s->d[i].parts.block);
-            tmpl_set_int(l, "padded_stride", stride);
-            tmpl_set_int(l, "block", s->d[i].parts.block);
-            tmpl_set_int(l, "size", s->d[i].size);
-            stride *= s->d[i].size;
-            tmpl_list_push(lags, l);
-        }
-        int64_t at[CONVGEN_MAX_RANK];
-        char name[64];
-        memcpy(at, d, sizeof at);
-        cg_dims_text(at, s->rank, name, sizeof name);
-        tmpl_set_str(shift, "name", name);
-        tmpl_set_int(shift, "index", index++);
-        tmpl_map_set(shift, "lags", lags);
-        tmpl_list_push(list, shift);
-        more = false;
-        for (int i = s->rank - 1; i >= 0 && !more; --i) /* the next multi-index */
-            if (++d[i] < s->d[i].parts.shifts)
-                more = true;
-            else
-                d[i] = 0;
-    }
-    return list;
-}
-
 static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role, cg_kernel *k)
 {
     bool clip = role == 2, failed = false;
     int64_t sizes[CONVGEN_MAX_RANK], points = 1;
     for (int d = 0; d < s->rank; ++d) {
-        sizes[d] = clip ? place(s, pass, 2, d).count : s->d[d].size;
+        sizes[d] = clip ? fc_place(s, pass, 2, d).count : s->d[d].size;
         points *= sizes[d];
     }
     snprintf(k->name, sizeof k->name, "convgen_%s_%s_%s_%s", s->generated ? "fft" : "cufft", convgen_pass_name(pass),
@@ -511,7 +412,7 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
     snprintf(what, sizeof what, clip ? "the clip of %s from its padded images" : "the zero padding of %s",
              s->names[role]);
     tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", header_lines(p, pass, s, k, what, "cufft_conv.cu"));
+    tmpl_map_set(ctx, "header", fc_header_lines(p, pass, s, k, what, "cufft_conv.cu"));
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_bool(ctx, "clip", clip);
     tmpl_set_str(ctx, "operand", s->names[role]);
@@ -531,9 +432,9 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
     tmpl_set_bool(ctx, "tiled", tiles > 1 && !(clip && s->parts));
     tmpl_set_bool(ctx, "parts", clip && s->parts);
     if (clip && s->parts)
-        tmpl_map_set(ctx, "shifts", shifts_value(s));
+        tmpl_map_set(ctx, "shifts", fc_shifts_value(s));
     else if (tiles > 1) {
-        int64_t own = s->images[role] / tiles, inner_tiles = s->rank == 2 ? place(s, pass, role, 1).tiles : 1;
+        int64_t own = s->images[role] / tiles, inner_tiles = s->rank == 2 ? fc_place(s, pass, role, 1).tiles : 1;
         tmpl_set_int(ctx, "tile_images", own);
         tmpl_set_int(ctx, "inner_tiles", inner_tiles);
         tmpl_value *by_images = cg_value_magic((uint32_t)own, s->images[role] - 1);
@@ -544,7 +445,7 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
     }
     int64_t tensor_points = 1; /* the operand's points per image (the clip's are `points`) */
     for (int d = 0; d < s->rank; ++d)
-        tensor_points *= place(s, pass, role, d).count;
+        tensor_points *= fc_place(s, pass, role, d).count;
     tmpl_set_int(ctx, "tensor_points", tensor_points);
     convgen_status st = failed        ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
                         : tmpl_ok(ctx) ? cg_render_template("cufft_conv.cu", ctx, &k->source)
@@ -583,7 +484,7 @@ static convgen_status render_transpose(const cg_problem *p, convgen_pass pass, c
     char text[96];
     snprintf(text, sizeof text, "the transposition of %s's spectra", what);
     tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", header_lines(p, pass, s, k, text, "transpose.cu"));
+    tmpl_map_set(ctx, "header", fc_header_lines(p, pass, s, k, text, "transpose.cu"));
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_int(ctx, "tile", TILE);
     tmpl_set_int(ctx, "tile_rows", TILE_ROWS);
@@ -599,7 +500,7 @@ static convgen_status render_transpose(const cg_problem *p, convgen_pass pass, c
 
 /* The per-bin products (see the table at the top), one strided batch over the bins. A stored
  * row-major [a][b] matrix is cuBLAS's column-major b x a, leading dimension b. */
-static cg_step gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec *s)
+cg_step fc_gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec *s)
 {
     cg_step st = {.kind = CG_STEP_GEMM, .phase = 1};
     /* fprop and bprop: the rows are the signal's images (all their tiles, for fft-tiled). */
@@ -636,7 +537,7 @@ _Static_assert(CG_MAX_STEPS >= 9 + 4 && CG_MAX_KERNELS >= 9,
 
 /* Appends a step of `phase`; kernels get the next kernel slot, rendered by the caller. Library
  * steps are then overwritten whole by fft_step or gemm_step, which set the same phase. */
-static cg_step *add_step(cg_generated *out, cg_step_kind kind, int phase)
+cg_step *fc_add_step(cg_generated *out, cg_step_kind kind, int phase)
 {
     cg_step *st = &out->steps[out->step_count++];
     memset(st, 0, sizeof *st);
@@ -647,35 +548,11 @@ static cg_step *add_step(cg_generated *out, cg_step_kind kind, int phase)
     return st;
 }
 
-/* Convolution in parts: one GEMM per shift d, the shift's dw spectra (c x k) = x's blocks (c x
- * blocks of the chunk) op_C(dy's blocks), x's taken from the shift's number of blocks on (see
- * place_part), each summed over every block and image of the chunk (and over the chunks). */
-static void parts_gemm_steps(const cg_problem *p, const lib_spec *s, cg_generated *out)
-{
-    int64_t d[CONVGEN_MAX_RANK] = {0};
-    for (int64_t shift = 0; shift < s->role_tiles[2]; ++shift) {
-        int64_t ahead = 0, pitch = 1; /* blocks of x between block b and block b + d */
-        for (int i = s->rank - 1; i >= 0; --i) {
-            ahead += d[i] * pitch;
-            pitch *= place_part(s, 0, i).tiles;
-        }
-        cg_step *st = add_step(out, CG_STEP_GEMM, 1);
-        *st = gemm_step(p, CONVGEN_ACCGRAD, s);
-        st->gemm.a_offset += ahead * s->batch * p->c * 8;
-        st->gemm.c_offset += shift * p->k * p->c * 8;
-        for (int i = s->rank - 1; i >= 0; --i) { /* the next shift, the last dimension fastest */
-            if (++d[i] < s->d[i].parts.shifts)
-                break;
-            d[i] = 0;
-        }
-    }
-}
-
 /* A pad (role 0 or 1) or clip (role 2) kernel step. */
 static convgen_status operand_step(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role, int phase,
                                    cg_generated *out)
 {
-    cg_step *st = add_step(out, CG_STEP_KERNEL, phase);
+    cg_step *st = fc_add_step(out, CG_STEP_KERNEL, phase);
     st->op = operand_op(s, pass, role);
     return render_kernel(p, pass, s, role, &out->kernels[st->kernel]);
 }
@@ -685,7 +562,7 @@ static convgen_status transpose_step(const cg_problem *p, convgen_pass pass, con
                                      int phase, cg_generated *out)
 {
     int64_t images = s->images[role], natural = s->natural_offset, spectra = s->spectrum_offset[role];
-    cg_step *st = add_step(out, CG_STEP_KERNEL, phase);
+    cg_step *st = fc_add_step(out, CG_STEP_KERNEL, phase);
     st->op = (cg_kernel_op){.kind = CG_OP_TRANSPOSE, .rows = forward ? images : s->bins, .cols = forward ? s->bins : images,
                             .src = forward ? natural : spectra, .dst = forward ? spectra : natural};
     return render_transpose(p, pass, s, s->names[role], st->op.rows, st->op.cols, st->op.src, st->op.dst,
@@ -734,11 +611,11 @@ static bool window_of(const placement *pl, int64_t *at, int64_t *len, int64_t *s
     return hi > lo;
 }
 
-static bool windowed(const lib_spec *s, convgen_pass pass, int role)
+bool fc_windowed(const lib_spec *s, convgen_pass pass, int role)
 {
     int64_t at = 0, len = 0, src = 0;
     for (int d = 0; d < s->rank; ++d) {
-        placement pl = place(s, pass, role, d);
+        placement pl = fc_place(s, pass, role, d);
         if (!window_of(&pl, &at, &len, &src))
             return false;
     }
@@ -762,7 +639,7 @@ static convgen_status take_fft_kernel(const cg_fft_problem *fp, const cg_target 
     convgen_status st = cg_generate_fft(fp, t, &fft);
     if (st != CONVGEN_SUCCESS)
         return st;
-    cg_step *step = add_step(out, CG_STEP_KERNEL, phase);
+    cg_step *step = fc_add_step(out, CG_STEP_KERNEL, phase);
     step->op = (cg_kernel_op){.kind = CG_OP_FFT, .fft = *fp};
     out->kernels[step->kernel] = fft.kernels[0];
     fft.kernels[0].source = NULL; /* out owns it now */
@@ -787,7 +664,7 @@ static convgen_status generated_forward(convgen_pass pass, const cg_target *t, l
     if (from_operand) {
         int64_t tensor_points = 1, crop = 0, stride = 1;
         for (int dd = s->rank - 1; dd >= 0; --dd) {
-            placement pl = place(s, pass, role, dd);
+            placement pl = fc_place(s, pass, role, dd);
             int64_t at = 0, len = 0, src = 0;
             window_of(&pl, &at, &len, &src);
             d.window[dd] = (int)len, d.offset[dd] = (int)at;
@@ -795,7 +672,7 @@ static convgen_status generated_forward(convgen_pass pass, const cg_target *t, l
             stride *= pl.count;
         }
         tensor_points = stride;
-        d.pitch = s->rank == 2 ? place(s, pass, role, 1).count : 0;
+        d.pitch = s->rank == 2 ? fc_place(s, pass, role, 1).count : 0;
         d.real_stride[0] = s->groups[role][1] * tensor_points, d.real_stride[1] = tensor_points;
         in = (cg_arg){role == 1 ? CG_ARG_IN1 : CG_ARG_IN0, crop * 4};
     }
@@ -818,11 +695,11 @@ static convgen_status generated_inverse(convgen_pass pass, const cg_target *t, l
     if (to_operand) {
         int64_t tensor_points = 1;
         for (int dd = 0; dd < s->rank; ++dd) {
-            placement pl = place(s, pass, 2, dd);
+            placement pl = fc_place(s, pass, 2, dd);
             d.window[dd] = (int)pl.count; /* at position 0: window_of said base 0, step 1 */
             tensor_points *= pl.count;
         }
-        d.pitch = s->rank == 2 ? place(s, pass, 2, 1).count : 0;
+        d.pitch = s->rank == 2 ? fc_place(s, pass, 2, 1).count : 0;
         d.real_stride[0] = s->groups[2][1] * tensor_points, d.real_stride[1] = tensor_points;
         dst = (cg_arg){CG_ARG_OUT, 0};
     }
@@ -836,17 +713,17 @@ static convgen_status generated_inverse(convgen_pass pass, const cg_target *t, l
 
 /* Pad (unless the identity, or the generated R2C's window does it), R2C, transpose to
  * frequency-major: operand `role` (0 or 1). */
-static convgen_status forward_steps(const cg_problem *p, convgen_pass pass, const cg_target *t, lib_spec *s, int role,
+convgen_status fc_forward_steps(const cg_problem *p, convgen_pass pass, const cg_target *t, lib_spec *s, int role,
                                     int phase, cg_generated *out)
 {
     convgen_status st = CONVGEN_SUCCESS;
-    bool window = s->generated && windowed(s, pass, role);
+    bool window = s->generated && fc_windowed(s, pass, role);
     if (!s->identity[role] && !window)
         st = operand_step(p, pass, s, role, phase, out);
     if (st == CONVGEN_SUCCESS && s->generated)
         st = generated_forward(pass, t, s, role, window, phase, out);
     else if (st == CONVGEN_SUCCESS)
-        *add_step(out, CG_STEP_FFT, phase) = fft_step(s, role, false, phase);
+        *fc_add_step(out, CG_STEP_FFT, phase) = fft_step(s, role, false, phase);
     if (st == CONVGEN_SUCCESS && !s->fused) /* fft-fused reads the natural spectra */
         st = transpose_step(p, pass, s, role, true, phase, out);
     return st;
@@ -862,13 +739,13 @@ static convgen_status inverse_steps(const cg_problem *p, convgen_pass pass, cons
         int64_t at = 0, len = 0, src = 0;
         window = true;
         for (int d = 0; d < s->rank; ++d) {
-            placement pl = place(s, pass, 2, d);
+            placement pl = fc_place(s, pass, 2, d);
             window &= window_of(&pl, &at, &len, &src) && at == 0 && src == 0 && len == pl.count;
         }
         if (st == CONVGEN_SUCCESS)
             st = generated_inverse(pass, t, s, window, phase, out);
     } else {
-        *add_step(out, CG_STEP_FFT, phase) = fft_step(s, 2, true, phase);
+        *fc_add_step(out, CG_STEP_FFT, phase) = fft_step(s, 2, true, phase);
     }
     if (st == CONVGEN_SUCCESS && !window)
         st = operand_step(p, pass, s, 2, phase, out);
@@ -876,133 +753,12 @@ static convgen_status inverse_steps(const cg_problem *p, convgen_pass pass, cons
 }
 
 /* The chunks slice the batch: x, y, dy and dx advance by a chunk's images, w and dw do not. */
-static void set_chunks(const cg_problem *p, convgen_pass pass, const lib_spec *s, cg_generated *out)
+void fc_set_chunks(const cg_problem *p, convgen_pass pass, const lib_spec *s, cg_generated *out)
 {
     int64_t x = s->batch * p->c * cg_problem_in_pixels(p), y = s->batch * p->k * cg_problem_out_pixels(p);
     const int64_t elems[3][3] = {{x, 0, y}, {y, 0, x}, {x, y, 0}};
     out->chunks = s->chunks;
     memcpy(out->chunk_elems, elems[pass], sizeof out->chunk_elems);
-}
-
-/* The caller's tile size (options->fourier_size, 0: chosen here) and the field that set it: one
- * square transform of convgen's, so the dimensions' sizes agree. */
-static convgen_status fixed_tile_size(const cg_tuning *tune, int rank, int64_t *n, int *field)
-{
-    *n = 0, *field = 0;
-    for (int d = 0; tune && d < CONVGEN_MAX_RANK; ++d) {
-        int64_t f = tune->fourier_size[d];
-        if (!f)
-            continue;
-        if (d >= rank)
-            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld, but the layer has rank %d", d,
-                           (long long)f, rank);
-        if (f > FFT_MAX_N || !fft_size_supported((int)f))
-            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld: fft-tiled's tiles are "
-                           "2^a 3^b 5^c 7^d points, 2 to %d", d, (long long)f, FFT_MAX_N);
-        if (*n && f != *n)
-            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld: fft-tiled's tiles are square, "
-                           "and options->fourier_size[%d] is %lld", d, (long long)f, *field, (long long)*n);
-        *n = f, *field = d;
-    }
-    return CONVGEN_SUCCESS;
-}
-
-/* fft-tiled: overlap-save tiles of one square transform that follows the kernel, not the image:
- * the smallest 2^a 3^b 5^c 7^d of at least 3 extents (and 16), where a tile then keeps most of
- * its outputs (extent 3: 14 of 16; 9: 18 of 27; 13: 28 of 40); the untiled size where that is
- * smaller. Each tile gives n_fft - extent + 1 valid outputs. */
-static convgen_status tile_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s)
-{
-    if (p->rank > 2)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
-    int64_t extent = 1, untiled = 0, candidates[MAX_CANDIDATES];
-    for (int d = 0; d < s->rank; ++d) {
-        extent = s->d[d].c.extent > extent ? s->d[d].c.extent : extent;
-        int64_t one_tile = 0; /* one overlap-save tile: the linear correlation's length */
-        fft_basis_candidates(s->d[d].c.out + s->d[d].c.extent - 1, &one_tile, 1);
-        untiled = one_tile > untiled ? one_tile : untiled;
-    }
-    int64_t want = 3 * extent > 16 ? 3 * extent : 16, n = 0;
-    int field;
-    convgen_status st = fixed_tile_size(tune, p->rank, &n, &field);
-    if (st != CONVGEN_SUCCESS)
-        return st;
-    if (n && n < extent)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld is below the kernel's extent %lld",
-                       field, (long long)n, (long long)extent);
-    if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
-        n = candidates[0] < untiled ? candidates[0] : untiled;
-    if (n < extent || n > FFT_MAX_N)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: tiles of %lld points for a kernel of %lld; convgen's "
-                       "transforms reach %d", (long long)n, (long long)extent, FFT_MAX_N);
-    s->tiled = true;
-    s->tiles = 1;
-    s->points = 1;
-    for (int d = 0; d < s->rank; ++d) {
-        lib_dim *ld = &s->d[d];
-        ld->size = n;
-        ld->spectrum = d == s->rank - 1 ? n / 2 + 1 : n;
-        ld->tile_step = n - ld->c.extent + 1;
-        ld->tiles = (ld->c.out + ld->tile_step - 1) / ld->tile_step;
-        s->tiles *= ld->tiles;
-        s->points *= n;
-    }
-    s->bins = s->points / n * (n / 2 + 1);
-    s->role_tiles[0] = s->role_tiles[2] = s->tiles;
-    return CONVGEN_SUCCESS;
-}
-
-/* Programs have room for this many GEMM steps beside their 9 others. */
-enum { MAX_SHIFTS = CG_MAX_STEPS - 9 };
-
-/* fft-tiled's accgrad, convolution in parts (fft_parts): x and dy both cut into blocks of
- * `block` points, transformed once each at n >= 2 block - 1 points, so that the circular
- * correlation of two blocks holds all their lags. n is the smallest 2^a 3^b 5^c 7^d of at
- * least 16 and 2 e - 1 for the widest kernel's e taps: then block >= e - 1 and each dimension
- * has at most two shifts, the products of a shift summed over every block pair it joins. */
-static convgen_status parts_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s)
-{
-    if (p->rank > 2)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
-    int64_t taps = 1, candidates[MAX_CANDIDATES];
-    for (int d = 0; d < s->rank; ++d) /* accgrad's outputs are the dilated kernel's taps */
-        taps = s->d[d].c.out > taps ? s->d[d].c.out : taps;
-    int64_t want = 2 * taps - 1 > 16 ? 2 * taps - 1 : 16, n = 0;
-    int field;
-    convgen_status st = fixed_tile_size(tune, p->rank, &n, &field);
-    if (st != CONVGEN_SUCCESS)
-        return st;
-    if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
-        n = candidates[0];
-    if (n < 2 || n > FFT_MAX_N)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: accgrad's blocks for %lld taps need a transform of "
-                       "%lld points; convgen's reach %d", (long long)taps, (long long)(n ? n : want), FFT_MAX_N);
-    s->tiled = s->parts = true;
-    s->points = 1;
-    int64_t shifts = 1;
-    for (int d = 0; d < s->rank; ++d) {
-        lib_dim *ld = &s->d[d];
-        char err[160];
-        if (!fft_parts_for(&ld->c, (n + 1) / 2, n, &ld->parts, err, sizeof err))
-            return cg_fail(CONVGEN_ERROR_INTERNAL, "fft-tiled: dimension %d: %s", d, err);
-        ld->size = n;
-        ld->spectrum = d == s->rank - 1 ? n / 2 + 1 : n;
-        ld->tiles = 1; /* no overlap-save tiles: the output is the taps, summed from the shifts */
-        s->points *= n;
-        shifts *= ld->parts.shifts;
-    }
-    if (shifts > MAX_SHIFTS)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld: accgrad's blocks of %lld points "
-                       "meet in %lld shifts, more than %d", field, (long long)n, (long long)((n + 1) / 2),
-                       (long long)shifts, MAX_SHIFTS);
-    s->bins = s->points / n * (n / 2 + 1);
-    s->role_tiles[0] = s->role_tiles[1] = 1;
-    for (int d = 0; d < s->rank; ++d) {
-        s->role_tiles[0] *= place_part(s, 0, d).tiles;
-        s->role_tiles[1] *= place_part(s, 1, d).tiles;
-    }
-    s->role_tiles[2] = shifts;
-    return CONVGEN_SUCCESS;
 }
 
 /* fprop and bprop transform the weights once (phase 0), then per chunk the signal, the product
@@ -1015,34 +771,34 @@ static convgen_status generate_program(const cg_problem *p, convgen_pass pass, c
     memset(&s, 0, sizeof s);
     s.generated = generated;
     /* fft-tiled's transform is its tile: no transform of the whole correlation to size */
-    convgen_status st = tiled ? correlation_dims(p, pass, "fft-tiled", &s) : choose_sizes(p, pass, tune, &s);
+    convgen_status st = tiled ? fc_correlation_dims(p, pass, "fft-tiled", &s) : choose_sizes(p, pass, tune, &s);
     s.role_tiles[0] = s.role_tiles[1] = s.role_tiles[2] = 1;
     if (st == CONVGEN_SUCCESS && tiled && pass == CONVGEN_ACCGRAD)
-        st = parts_basis(p, tune, &s);
+        st = fc_parts_basis(p, tune, &s);
     else if (st == CONVGEN_SUCCESS && tiled)
-        st = tile_basis(p, tune, &s);
+        st = fc_tile_basis(p, tune, &s);
     else if (st == CONVGEN_SUCCESS && generated)
         st = square_basis(p, tune, &s);
     if (st == CONVGEN_SUCCESS)
         st = choose_batch(p, pass, tune, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
-    set_chunks(p, pass, &s, out);
+    fc_set_chunks(p, pass, &s, out);
     /* cuFFT reads an operand in place only if every chunk of it stays 8-byte aligned. */
     for (int r = 0; r < 2; ++r)
         s.identity[r] = !generated && is_identity(&s, pass, r) && (s.chunks == 1 || out->chunk_elems[r] % 2 == 0);
-    s.fft_work_offset = align_up(s.workspace);
+    s.fft_work_offset = fc_align_up(s.workspace);
     out->workspace_bytes = s.workspace;
     bool weights_once = pass != CONVGEN_ACCGRAD;
-    st = forward_steps(p, pass, t, &s, 1, weights_once ? 0 : 1, out);
+    st = fc_forward_steps(p, pass, t, &s, 1, weights_once ? 0 : 1, out);
     if (st == CONVGEN_SUCCESS)
-        st = forward_steps(p, pass, t, &s, 0, 1, out);
+        st = fc_forward_steps(p, pass, t, &s, 0, 1, out);
     if (st != CONVGEN_SUCCESS)
         return st;
     if (s.parts)
-        parts_gemm_steps(p, &s, out);
+        fc_parts_gemm_steps(p, &s, out);
     else
-        *add_step(out, CG_STEP_GEMM, 1) = gemm_step(p, pass, &s);
+        *fc_add_step(out, CG_STEP_GEMM, 1) = fc_gemm_step(p, pass, &s);
     st = inverse_steps(p, pass, t, &s, weights_once ? 1 : 2, out);
     out->tf32 = tune && tune->tf32;
     return st;
@@ -1060,235 +816,13 @@ static convgen_status fft_generate(const cg_problem *p, convgen_pass pass, const
     return generate_program(p, pass, t, tune, true, false, out);
 }
 
-static convgen_status fft_applicable(const cg_problem *p, convgen_pass pass)
+convgen_status fc_fft_applicable(const cg_problem *p, convgen_pass pass)
 {
     convgen_status st = cufft_applicable(p, pass);
     if (st == CONVGEN_SUCCESS && p->rank > 2)
         st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
     return st;
 }
-
-/* ---- fft-fused: one kernel per tile (issue 5, item 4) ---- */
-
-/* fft-fused runs fft-tiled's fprop and bprop with one kernel in place of its steps per tile:
- * each block loads a tile of the signal (clipped), transforms it, multiplies it bin by bin with
- * the weights' spectra and sums over the input channels, transforms back and stores the tile's
- * valid outputs, with nothing written to global memory in between. The weights' spectra are
- * made first in every execution by fft-tiled's own steps (convgen's R2C through its window, or
- * after a pad kernel where the taps are mirrored, flipped or dilated), in natural order:
- * [k][c][n][n / 2 + 1].
- *
- * The kernel's transforms are DFTs by a twiddle table in shared memory, rows then columns: n
- * multiply-adds per bin and pass, where butterflies take about log2 n. At the tiles this
- * algorithm takes (16 to 40 points) that is 3 to 5 times the arithmetic of fbfft's warp
- * transforms; it is the first version, simple to check, and the butterflies of fft_warp.cuh
- * are its next step (bench/NOTES.md). */
-
-enum { FUSED_SHARED = 227 << 10, FUSED_MAX_ACC = 16, FUSED_MAX_OUT = 16, FUSED_MAX_IN = 8 };
-
-typedef struct fused_shape {
-    int64_t outs, ins;   /* output and input channels of the pass */
-    int64_t kb, cb;      /* output channels per block, input channels per pass over the tile */
-    int64_t acc;         /* accumulators per thread: kb x bins over the threads */
-    int64_t shared;      /* bytes of dynamic shared memory */
-    int64_t kgroups;     /* blocks per tile and image: ceil(outs / kb) */
-} fused_shape;
-
-/* The most output channels per block (fewer blocks transform the same tile again) that still
- * give the grid two blocks per multiprocessor, then the most input channels per pass over the
- * tile, within the block's dynamic shared memory (the H100's 227 KiB unless the target says)
- * and 16 accumulators a thread. */
-static bool fused_shape_of(const cg_problem *p, convgen_pass pass, const cg_target *t, const lib_spec *s,
-                           fused_shape *f)
-{
-    f->outs = pass == CONVGEN_FPROP ? p->k : p->c, f->ins = pass == CONVGEN_FPROP ? p->c : p->k;
-    int64_t sms = t && t->sm_count ? t->sm_count : 132, per_tile = p->n * s->tiles;
-    int64_t limit = t && t->shared_per_block ? t->shared_per_block : FUSED_SHARED;
-    for (int64_t kb = f->outs < FUSED_MAX_OUT ? f->outs : FUSED_MAX_OUT; kb >= 1; --kb) {
-        int64_t kgroups = (f->outs + kb - 1) / kb;
-        if (kb > 4 && per_tile * kgroups < 2 * sms)
-            continue;
-        for (int64_t cb = f->ins < FUSED_MAX_IN ? f->ins : FUSED_MAX_IN; cb >= 1; --cb) {
-            int64_t acc = (kb * s->bins + THREADS - 1) / THREADS, most = cb > kb ? cb : kb;
-            int64_t shared = cb * s->points * 4 + 2 * most * s->bins * 8 + s->d[0].size * 8;
-            if (acc <= FUSED_MAX_ACC && shared <= limit) {
-                f->kb = kb, f->cb = cb, f->acc = acc, f->shared = shared, f->kgroups = kgroups;
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
-/* exp(-2 pi i m / n), m = 0 .. n - 1. */
-static tmpl_value *twiddle_values(int64_t n)
-{
-    tmpl_value *list = tmpl_list();
-    for (int64_t m = 0; m < n; ++m) {
-        tmpl_value *t = tmpl_map();
-        double a = 2.0 * M_PI * (double)m / (double)n;
-        tmpl_set_float(t, "re", cos(a));
-        tmpl_set_float(t, "im", -sin(a));
-        tmpl_list_push(list, t);
-    }
-    return list;
-}
-
-/* The signal's and the output's placements per dimension, outermost first. */
-static tmpl_value *fused_dims(convgen_pass pass, const lib_spec *s)
-{
-    tmpl_value *list = tmpl_list();
-    for (int d = 0; d < s->rank; ++d) {
-        placement in = place(s, pass, 0, d), o = place(s, pass, 2, d);
-        tmpl_value *v = tmpl_map();
-        tmpl_set_int(v, "i", d);
-        tmpl_set_int(v, "base", in.base);
-        tmpl_set_int(v, "count", in.count);
-        tmpl_set_int(v, "step", in.tile_step);
-        tmpl_set_int(v, "out", o.count);
-        tmpl_set_int(v, "out_base", o.base);
-        tmpl_list_push(list, v);
-    }
-    return list;
-}
-
-/* The fused kernel's op for the CPU evaluation. */
-static cg_kernel_op fused_op(const cg_problem *p, convgen_pass pass, const lib_spec *s, const fused_shape *f)
-{
-    cg_kernel_op op = {.kind = CG_OP_FUSED, .operand = 0, .rank = s->rank, .images = p->n, .tiles = s->tiles,
-                       .scale = 1.0 / (double)s->points, .channels = f->ins, .outputs = f->outs,
-                       .spectra = s->natural_offset, .conjugate = pass == CONVGEN_FPROP,
-                       .w_out = pass == CONVGEN_FPROP ? p->c : 1, .w_in = pass == CONVGEN_FPROP ? 1 : p->c};
-    for (int d = 0; d < s->rank; ++d) {
-        op.size[d] = s->d[d].size;
-        op.dims[d] = place(s, pass, 0, d);
-        op.out_dims[d] = place(s, pass, 2, d);
-    }
-    return op;
-}
-
-static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const lib_spec *s, const fused_shape *f,
-                                   cg_kernel *k)
-{
-    const int64_t n = s->d[0].size, h = s->d[1].spectrum, bins = s->bins, v0 = s->d[0].tile_step,
-                  v1 = s->d[1].tile_step, tiles = s->tiles, inner = s->d[1].tiles;
-    k->grid[0] = (unsigned)(tiles * f->kgroups);
-    k->grid[1] = (unsigned)(p->n < MAX_GRID_Y ? p->n : MAX_GRID_Y);
-    k->grid[2] = 1;
-    k->block[0] = THREADS, k->block[1] = k->block[2] = 1;
-    k->shared_bytes = (unsigned)f->shared;
-    snprintf(k->name, sizeof k->name, "convgen_fft_fused_%s", convgen_pass_name(pass));
-    char what[96];
-    snprintf(what, sizeof what, "one kernel per tile, image and %lld of the %s channels",
-             (long long)f->kb, s->names[2]);
-    tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", header_lines(p, pass, s, k, what, "fft_fused.cu"));
-    tmpl_set_str(ctx, "kernel_name", k->name);
-    tmpl_set_str(ctx, "signal", s->names[0]);
-    tmpl_set_str(ctx, "output", s->names[2]);
-    const int64_t ints[] = {THREADS, n, h, bins, n * n, f->cb, f->kb, f->acc, f->cb > f->kb ? f->cb : f->kb,
-                            f->ins, f->outs, tiles, inner, v0, v1, p->n, s->natural_offset / 4};
-    const char *const names[] = {"threads", "n", "h", "bins", "points", "cb", "kb", "acc", "most", "ins", "outs",
-                                 "tiles", "inner", "v0", "v1", "images", "spectra_offset"};
-    _Static_assert(sizeof ints / sizeof ints[0] == sizeof names / sizeof names[0], "a name for every value");
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
-        tmpl_set_int(ctx, names[i], ints[i]);
-    /* The weights' spectra are [k][c] of w: fprop's output channel is k, bprop's is c. */
-    tmpl_set_int(ctx, "w_out", pass == CONVGEN_FPROP ? p->c : 1);
-    tmpl_set_int(ctx, "w_in", pass == CONVGEN_FPROP ? 1 : p->c);
-    tmpl_set_bool(ctx, "conjugate", pass == CONVGEN_FPROP); /* bprop's mirrored taps are conjugated already */
-    char scale[32];
-    snprintf(scale, sizeof scale, "%.9ef", 1.0 / (double)s->points);
-    tmpl_set_str(ctx, "scale", scale);
-    tmpl_map_set(ctx, "dims", fused_dims(pass, s));
-    tmpl_map_set(ctx, "twiddles", twiddle_values(n));
-    int64_t plane = 1, out_plane = 1;
-    for (int d = 0; d < s->rank; ++d)
-        plane *= place(s, pass, 0, d).count, out_plane *= place(s, pass, 2, d).count;
-    tmpl_set_int(ctx, "plane", plane);
-    tmpl_set_int(ctx, "out_plane", out_plane);
-    /* The index splits, each over the largest dividend it sees. */
-    /* buffer elements (the larger of the tile's and the output's spectra) and accumulator slots */
-    const int64_t elems = (f->cb > f->kb ? f->cb : f->kb) * bins, slots = f->acc * THREADS;
-    const struct { const char *name; int64_t d, max; } divs[] = {
-        {"points_div", n * n, f->cb * n * n - 1},        {"n_div", n, n * n - 1},
-        {"h_div", h, elems - 1},                         {"bins_div", bins, (elems > slots ? elems : slots) - 1},
-        {"tiles_div", tiles, tiles * f->kgroups - 1},    {"inner_div", inner, tiles - 1},
-        {"valid_div", v0 * v1, f->kb * v0 * v1 - 1},     {"v1_div", v1, v0 * v1 - 1}};
-    bool failed = false;
-    for (size_t i = 0; i < sizeof divs / sizeof divs[0]; ++i) {
-        tmpl_value *m = cg_value_magic((uint32_t)divs[i].d, divs[i].max);
-        failed |= !m;
-        tmpl_map_set(ctx, divs[i].name, m);
-    }
-    convgen_status st = failed        ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
-                        : tmpl_ok(ctx) ? cg_render_template("fft_fused.cu", ctx, &k->source)
-                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a fused context");
-    tmpl_unref(ctx);
-    return st;
-}
-
-static convgen_status fft_fused_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
-                                         const cg_tuning *tune, cg_generated *out)
-{
-    lib_spec s;
-    memset(&s, 0, sizeof s);
-    s.generated = s.fused = true;
-    s.role_tiles[0] = s.role_tiles[1] = s.role_tiles[2] = 1;
-    convgen_status st = correlation_dims(p, pass, "fft-fused", &s);
-    if (st == CONVGEN_SUCCESS)
-        st = tile_basis(p, tune, &s);
-    if (st != CONVGEN_SUCCESS)
-        return st;
-    if (s.rank != 2)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: rank %d; its kernel takes 2-D tiles", s.rank);
-    fused_shape f;
-    if (!fused_shape_of(p, pass, t, &s, &f))
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: the spectra of %lldx%lld tiles do not fit one block's "
-                       "registers and shared memory", (long long)s.d[0].size, (long long)s.d[0].size);
-    /* Buffers: w's padded images (bprop's mirrored taps), then their spectra. */
-    s.batch = p->n, s.chunks = 1;
-    s.names[0] = operand_names[pass][0], s.names[1] = operand_names[pass][1], s.names[2] = operand_names[pass][2];
-    s.groups[1][0] = p->k, s.groups[1][1] = p->c;
-    s.images[1] = p->k * p->c;
-    int64_t real = 0, spectra = 0, blocks = 0;
-    bool padded = !windowed(&s, pass, 1); /* else the R2C reads w through its window */
-    if (!cg_mul64(s.images[1], padded ? s.points * 4 : 0, &real) || !cg_mul64(s.images[1], s.bins * 8, &spectra) ||
-        s.images[1] > INT32_MAX)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: the weights' spectra of this layer do not fit 32-bit sizes");
-    if (!cg_mul64(s.tiles, f.kgroups, &blocks) || blocks > INT32_MAX)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: %lld tiles x %lld channel groups are more blocks than a "
-                       "grid has", (long long)s.tiles, (long long)f.kgroups);
-    s.real_offset = 0;
-    s.natural_offset = align_up(real);
-    s.workspace = s.natural_offset + spectra;
-    s.fft_work_offset = align_up(s.workspace);
-    out->workspace_bytes = s.workspace;
-    set_chunks(p, pass, &s, out);
-    st = forward_steps(p, pass, t, &s, 1, 0, out);
-    if (st != CONVGEN_SUCCESS)
-        return st;
-    cg_step *step = add_step(out, CG_STEP_KERNEL, 1);
-    step->op = fused_op(p, pass, &s, &f);
-    return render_fused(p, pass, &s, &f, &out->kernels[step->kernel]);
-}
-
-static convgen_status fft_fused_applicable(const cg_problem *p, convgen_pass pass)
-{
-    convgen_status st = fft_applicable(p, pass);
-    if (st == CONVGEN_SUCCESS && pass == CONVGEN_ACCGRAD)
-        st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: fprop and bprop; accgrad's fused kernel is not built");
-    if (st == CONVGEN_SUCCESS && p->rank != 2)
-        st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: rank %d; its kernel takes 2-D tiles", p->rank);
-    return st;
-}
-
-const cg_planner cg_fft_fused_planner = {
-    .algo = CONVGEN_ALGO_FFT_FUSED,
-    .name = "fft-fused",
-    .applicable = fft_fused_applicable,
-    .generate = fft_fused_generate,
-};
 
 static convgen_status fft_tiled_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                          const cg_tuning *tune, cg_generated *out)
@@ -1299,14 +833,14 @@ static convgen_status fft_tiled_generate(const cg_problem *p, convgen_pass pass,
 const cg_planner cg_fft_tiled_planner = {
     .algo = CONVGEN_ALGO_FFT_TILED,
     .name = "fft-tiled",
-    .applicable = fft_applicable,
+    .applicable = fc_fft_applicable,
     .generate = fft_tiled_generate,
 };
 
 const cg_planner cg_fft_planner = {
     .algo = CONVGEN_ALGO_FFT,
     .name = "fft",
-    .applicable = fft_applicable,
+    .applicable = fc_fft_applicable,
     .generate = fft_generate,
 };
 

@@ -1,4 +1,4 @@
-{#- fft-fused (generator/cufft_conv.c): one block per overlap-save tile, image and group of kb
+{#- fft-fused (generator/fft_fused.c): one block per overlap-save tile, image and group of kb
     output channels. Per pass over cb input channels: load the tile (clipped), DFT its rows and
     columns in shared memory, and add its products with the weights' spectra to the block's
     accumulators (kb x bins complex values in registers, acc per thread). Then the inverse:
