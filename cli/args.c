@@ -29,6 +29,15 @@ const char cli_layer_usage[] =
     "  --pass PASS        fprop, bprop, accgrad or all\n"
     "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n";
 
+bool cli_skip_pass(const cli_args *a, convgen_pass pass, convgen_status s, bool as_comment)
+{
+    if (!a->all_passes || s != CONVGEN_ERROR_NOT_SUPPORTED)
+        return false;
+    printf(as_comment ? "/* %s: not supported: %s */\n" : "%-8s not supported: %s\n", convgen_pass_name(pass),
+           convgen_last_error());
+    return true;
+}
+
 int cli_fail(const char *what, convgen_status s)
 {
     fprintf(stderr, "convgen: %s: %s: %s\n", what, convgen_status_string(s), convgen_last_error());
@@ -53,6 +62,7 @@ static bool set_pass(cli_args *a, const char *v)
 {
     static const char *const names[] = {"fprop", "bprop", "accgrad"};
     a->pass_count = 0;
+    a->all_passes = strcmp(v, "all") == 0;
     for (int i = 0; i < 3; ++i)
         if (strcmp(v, "all") == 0 || strcmp(v, names[i]) == 0)
             a->passes[a->pass_count++] = i;

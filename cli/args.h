@@ -13,6 +13,7 @@ typedef struct cli_args {
     bool have_layer;
     convgen_algo algo;
     int passes[3], pass_count;  /* --pass fprop|bprop|accgrad|all */
+    bool all_passes;            /* --pass all (or its default): a pass the algorithm lacks is skipped */
     int kernel;                 /* --kernel I, -1 for all */
     const char *arch;           /* --arch */
     const char *set;            /* --set FILE */
@@ -34,6 +35,11 @@ const char *cli_layers_file(const cli_args *a);
 
 /* Prints a failed status and convgen_last_error(); returns 1 for main's exit code. */
 int cli_fail(const char *what, convgen_status s);
+
+/* With every pass asked for, a pass the algorithm does not support is a line of the output
+ * ("accgrad  not supported: ...", a C comment where the output is source) rather than an error:
+ * true when `s` is that, after printing it. */
+bool cli_skip_pass(const cli_args *a, convgen_pass pass, convgen_status s, bool as_comment);
 
 /* The usage text of the layer words and common options. */
 extern const char cli_layer_usage[];

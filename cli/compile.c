@@ -46,11 +46,15 @@ int cli_compile(int argc, char **argv)
     printf("target %s (%s)\n", convgen_context_arch(ctx), convgen_context_device_name(ctx));
     printf("%-8s %-38s %5s %6s %6s %7s %7s %10s  %s\n", "pass", "kernel", "regs", "smem", "stack", "spill-st",
            "spill-ld", "compile-ms", "from");
-    int rc = 0;
+    int rc = 0, skipped = 0;
     for (int pi = 0; pi < a.pass_count && rc == 0; ++pi) {
         convgen_plan *plan;
         convgen_pass pass = (convgen_pass)a.passes[pi];
         s = convgen_plan_conv(ctx, &a.layer.desc, pass, a.algo, &plan);
+        if (cli_skip_pass(&a, pass, s, false)) {
+            ++skipped;
+            continue;
+        }
         if (s != CONVGEN_SUCCESS) {
             rc = cli_fail("compile", s);
             break;
@@ -68,6 +72,8 @@ int cli_compile(int argc, char **argv)
     }
     if (rc == 3)
         fprintf(stderr, "convgen: a kernel uses local memory (stack or spills)\n");
+    if (skipped == a.pass_count)
+        rc = cli_fail("compile", CONVGEN_ERROR_NOT_SUPPORTED); /* the algorithm takes no pass of the layer */
     convgen_context_destroy(ctx);
     return rc;
 }

@@ -37,12 +37,17 @@ int cli_emit(int argc, char **argv)
         return 2;
     if (a.help || !a.have_layer)
         return a.help ? emit_usage() : (emit_usage(), 2);
+    int skipped = 0;
     for (int pi = 0; pi < a.pass_count; ++pi) {
         cg_problem p;
         cg_generated gen;
         convgen_status s = cg_problem_init(&p, &a.layer.desc);
         if (s == CONVGEN_SUCCESS)
             s = cg_generate(&p, (convgen_pass)a.passes[pi], a.algo, &(cg_target){.sm_count = a.sm_count}, &gen);
+        if (cli_skip_pass(&a, (convgen_pass)a.passes[pi], s, true)) {
+            ++skipped;
+            continue;
+        }
         if (s != CONVGEN_SUCCESS)
             return cli_fail("emit", s);
         if (a.kernel >= gen.kernel_count) {
@@ -60,6 +65,7 @@ int cli_emit(int argc, char **argv)
                 fputs(gen.kernels[i].source, stdout);
         cg_generated_free(&gen);
     }
-    return 0;
+    /* the algorithm takes no pass of the layer: an error, with the last pass's reason */
+    return skipped == a.pass_count ? cli_fail("emit", CONVGEN_ERROR_NOT_SUPPORTED) : 0;
 }
 

@@ -818,10 +818,13 @@ static convgen_status fft_generate(const cg_problem *p, convgen_pass pass, const
 
 convgen_status fc_fft_applicable(const cg_problem *p, convgen_pass pass)
 {
-    convgen_status st = cufft_applicable(p, pass);
-    if (st == CONVGEN_SUCCESS && p->rank > 2)
-        st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
-    return st;
+    char err[160];
+    fft_conv_dim dims[CONVGEN_MAX_RANK];
+    if (!fft_conv_dims(p, pass, dims, err, sizeof err)) /* the message names the field */
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%s", err);
+    if (p->rank > 2)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "rank %d: convgen's FFTs are 1-D and 2-D", p->rank);
+    return CONVGEN_SUCCESS;
 }
 
 static convgen_status fft_tiled_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
