@@ -31,6 +31,7 @@ enum { FUSED_SHARED = 227 << 10, FUSED_MAX_ACC = 16, FUSED_MAX_OUT = 16, FUSED_M
 typedef struct fused_shape {
     int64_t outs, ins;   /* output and input channels of the pass */
     int64_t kb, cb;      /* output channels per block, input channels per pass over the tile */
+    int64_t most;        /* channels per shared buffer of spectra: the larger of cb and kb */
     int64_t acc;         /* accumulators per thread: kb x bins over the threads */
     int64_t shared;      /* bytes of dynamic shared memory */
     int64_t kgroups;     /* blocks per tile and image: ceil(outs / kb) */
@@ -54,7 +55,7 @@ static bool fused_shape_of(const cg_problem *p, convgen_pass pass, const cg_targ
             int64_t acc = (kb * s->bins + THREADS - 1) / THREADS, most = cb > kb ? cb : kb;
             int64_t shared = cb * s->points * 4 + 2 * most * s->bins * 8 + s->d[0].size * 8;
             if (acc <= FUSED_MAX_ACC && shared <= limit) {
-                f->kb = kb, f->cb = cb, f->acc = acc, f->shared = shared, f->kgroups = kgroups;
+                f->kb = kb, f->cb = cb, f->most = most, f->acc = acc, f->shared = shared, f->kgroups = kgroups;
                 return true;
             }
         }
@@ -128,7 +129,7 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "signal", s->names[0]);
     tmpl_set_str(ctx, "output", s->names[2]);
-    const int64_t ints[] = {THREADS, n, h, bins, n * n, f->cb, f->kb, f->acc, f->cb > f->kb ? f->cb : f->kb,
+    const int64_t ints[] = {THREADS, n, h, bins, n * n, f->cb, f->kb, f->acc, f->most,
                             f->ins, f->outs, tiles, inner, v0, v1, p->n, s->natural_offset / 4};
     const char *const names[] = {"threads", "n", "h", "bins", "points", "cb", "kb", "acc", "most", "ins", "outs",
                                  "tiles", "inner", "v0", "v1", "images", "spectra_offset"};
@@ -151,7 +152,7 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     tmpl_set_int(ctx, "out_plane", out_plane);
     /* The index splits, each over the largest dividend it sees. */
     /* buffer elements (the larger of the tile's and the output's spectra) and accumulator slots */
-    const int64_t elems = (f->cb > f->kb ? f->cb : f->kb) * bins, slots = f->acc * THREADS;
+    const int64_t elems = f->most * bins, slots = f->acc * THREADS;
     const struct { const char *name; int64_t d, max; } divs[] = {
         {"points_div", n * n, f->cb * n * n - 1},        {"n_div", n, n * n - 1},
         {"h_div", h, elems - 1},                         {"bins_div", bins, (elems > slots ? elems : slots) - 1},

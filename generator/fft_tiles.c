@@ -27,14 +27,25 @@ placement fc_place_part(const lib_spec *s, int role, int d)
 }
 
 
+/* The next shift after d, the last dimension fastest; false after the last one. The shifts'
+ * order is the order of their spectra: shift i of this walk is padded image [i]. */
+static bool next_shift(const lib_spec *s, int64_t *d)
+{
+    for (int i = s->rank - 1; i >= 0; --i) {
+        if (++d[i] < s->d[i].parts.shifts)
+            return true;
+        d[i] = 0;
+    }
+    return false;
+}
+
 /* Convolution in parts: every shift of the dimensions' shifts (the last fastest), with the
  * offset d block of its lags and the padded images' stride along each dimension. */
 tmpl_value *fc_shifts_value(const lib_spec *s)
 {
     tmpl_value *list = tmpl_list();
     int64_t d[CONVGEN_MAX_RANK] = {0}, index = 0;
-    bool more = true;
-    while (more) {
+    do {
         tmpl_value *shift = tmpl_map(), *lags = tmpl_list();
         int64_t stride = 1;
         for (int i = s->rank - 1; i >= 0; --i) {
@@ -48,21 +59,13 @@ tmpl_value *fc_shifts_value(const lib_spec *s)
             stride *= s->d[i].size;
             tmpl_list_push(lags, l);
         }
-        int64_t at[CONVGEN_MAX_RANK];
         char name[64];
-        memcpy(at, d, sizeof at);
-        cg_dims_text(at, s->rank, name, sizeof name);
+        cg_dims_text(d, s->rank, name, sizeof name);
         tmpl_set_str(shift, "name", name);
         tmpl_set_int(shift, "index", index++);
         tmpl_map_set(shift, "lags", lags);
         tmpl_list_push(list, shift);
-        more = false;
-        for (int i = s->rank - 1; i >= 0 && !more; --i) /* the next multi-index */
-            if (++d[i] < s->d[i].parts.shifts)
-                more = true;
-            else
-                d[i] = 0;
-    }
+    } while (next_shift(s, d));
     return list;
 }
 
@@ -83,11 +86,7 @@ void fc_parts_gemm_steps(const cg_problem *p, const lib_spec *s, cg_generated *o
         *st = fc_gemm_step(p, CONVGEN_ACCGRAD, s);
         st->gemm.a_offset += ahead * s->batch * p->c * 8;
         st->gemm.c_offset += shift * p->k * p->c * 8;
-        for (int i = s->rank - 1; i >= 0; --i) { /* the next shift, the last dimension fastest */
-            if (++d[i] < s->d[i].parts.shifts)
-                break;
-            d[i] = 0;
-        }
+        next_shift(s, d);
     }
 }
 

@@ -61,26 +61,54 @@ static void tile_index(const cg_kernel_op *op, int64_t t, int64_t *tile)
     }
 }
 
+/* Padded position q of tile `tile` of an image of operand `src` (its op->dims placements, tile
+ * t shifted by t * tile_step): the operand's element there, or 0. */
+static float padded_value(const cg_kernel_op *op, const float *image, const int64_t *tile, const int64_t *q)
+{
+    int64_t counts[CONVGEN_MAX_RANK], src[CONVGEN_MAX_RANK];
+    for (int d = 0; d < op->rank; ++d) {
+        cg_placement shifted = op->dims[d];
+        shifted.base -= tile[d] * shifted.tile_step;
+        counts[d] = shifted.count;
+        if ((src[d] = pad_source(&shifted, op->size[d], q[d])) < 0)
+            return 0.0f;
+    }
+    return image[flat(src, counts, op->rank)];
+}
+
+/* The operand's points per image: the product of its placements' counts. */
+static int64_t operand_points(const cg_kernel_op *op)
+{
+    int64_t points = 1;
+    for (int d = 0; d < op->rank; ++d)
+        points *= op->dims[d].count;
+    return points;
+}
+
 static void run_pad(const cg_kernel_op *op, machine *m)
 {
-    int64_t counts[CONVGEN_MAX_RANK], points = 1, tensor_points = 1, tiles = op->tiles > 0 ? op->tiles : 1;
+    int64_t points = 1, tensor_points = operand_points(op), tiles = op->tiles > 0 ? op->tiles : 1;
     for (int d = 0; d < op->rank; ++d)
-        counts[d] = op->dims[d].count, points *= op->size[d], tensor_points *= counts[d];
+        points *= op->size[d];
     float *padded = (float *)(m->ws + op->real_offset);
     for (int64_t g = 0; g < tiles * op->images; ++g) { /* [tile][image] */
-        int64_t image = g % op->images, tile[CONVGEN_MAX_RANK], q[CONVGEN_MAX_RANK] = {0}, src[CONVGEN_MAX_RANK];
+        int64_t image = g % op->images, tile[CONVGEN_MAX_RANK], q[CONVGEN_MAX_RANK] = {0};
         tile_index(op, g / op->images, tile);
-        do {
-            bool inside = true;
-            for (int d = 0; d < op->rank; ++d) {
-                cg_placement shifted = op->dims[d];
-                shifted.base -= tile[d] * shifted.tile_step;
-                inside &= (src[d] = pad_source(&shifted, op->size[d], q[d])) >= 0;
-            }
+        do
             padded[g * points + flat(q, op->size, op->rank)] =
-                inside ? m->in[op->operand][image * tensor_points + flat(src, counts, op->rank)] : 0.0f;
-        } while (next_index(q, op->size, op->rank));
+                padded_value(op, m->in[op->operand] + image * tensor_points, tile, q);
+        while (next_index(q, op->size, op->rank));
     }
+}
+
+/* Where a full spectrum's bin idx is stored in its Hermitian half (the last dimension's first
+ * half[rank - 1] bins): *stored is false where the bin is the conjugate of the mirror's. */
+static void hermitian_source(const int64_t *idx, const int64_t *n, const int64_t *half, int rank, int64_t *at,
+                             bool *stored)
+{
+    *stored = idx[rank - 1] < half[rank - 1];
+    for (int e = 0; e < rank; ++e)
+        at[e] = *stored ? idx[e] : (n[e] - idx[e]) % n[e];
 }
 
 /* Convolution in parts: tap o of each image, the sum over the shifts that reach it. */
@@ -206,10 +234,9 @@ static bool run_fft(const cg_fft_step *f, machine *m)
         }
         /* The full spectrum from the half: X[k] = conj(X[-k]) for the missing bins. */
         do {
-            int64_t mirror[CONVGEN_MAX_RANK], d = f->rank - 1;
-            bool stored = idx[d] < half[d];
-            for (int e = 0; e < f->rank; ++e)
-                mirror[e] = stored ? idx[e] : (f->n[e] - idx[e]) % f->n[e];
+            int64_t mirror[CONVGEN_MAX_RANK];
+            bool stored;
+            hermitian_source(idx, f->n, half, f->rank, mirror, &stored);
             double complex v = spectra[g * bins + flat(mirror, half, f->rank)];
             a[flat(idx, f->n, f->rank)] = stored ? v : conj(v);
         } while (next_index(idx, f->n, f->rank));
@@ -284,10 +311,9 @@ static void run_generated_fft(const cg_fft_problem *f, const char *in, char *out
                 continue;
             }
             do { /* C2R: the full spectrum from the half, then the window, scaled */
-                int64_t mirror[2], d = rank - 1;
-                bool stored = idx[d] < halves[d];
-                for (int e = 0; e < rank; ++e)
-                    mirror[e] = stored ? idx[e] : (sizes[e] - idx[e]) % sizes[e];
+                int64_t mirror[2];
+                bool stored;
+                hermitian_source(idx, sizes, halves, rank, mirror, &stored);
                 double complex v = spectrum[flat(mirror, halves, rank)];
                 a[flat(idx, sizes, rank)] = stored ? v : conj(v);
             } while (next_index(idx, sizes, rank));
@@ -307,12 +333,12 @@ static void run_generated_fft(const cg_fft_problem *f, const char *in, char *out
  * transformed back and the tile's valid outputs clipped. */
 static bool run_fused(const cg_kernel_op *op, machine *m)
 {
-    int64_t n[CONVGEN_MAX_RANK], half[CONVGEN_MAX_RANK], counts[CONVGEN_MAX_RANK], outs[CONVGEN_MAX_RANK];
-    int64_t points = 1, bins = 1, plane = 1, out_plane = 1, rank = op->rank;
+    int64_t n[CONVGEN_MAX_RANK], half[CONVGEN_MAX_RANK], outs[CONVGEN_MAX_RANK];
+    int64_t points = 1, bins = 1, plane = operand_points(op), out_plane = 1, rank = op->rank;
     for (int d = 0; d < rank; ++d) {
         n[d] = op->size[d], half[d] = d == rank - 1 ? n[d] / 2 + 1 : n[d];
-        counts[d] = op->dims[d].count, outs[d] = op->out_dims[d].count;
-        points *= n[d], bins *= half[d], plane *= counts[d], out_plane *= outs[d];
+        outs[d] = op->out_dims[d].count;
+        points *= n[d], bins *= half[d], out_plane *= outs[d];
     }
     const float complex *w = (const float complex *)(m->ws + op->spectra);
     double complex *x = malloc(sizeof *x * (size_t)(points * op->channels)), *y = malloc(sizeof *y * (size_t)points);
@@ -323,27 +349,19 @@ static bool run_fused(const cg_kernel_op *op, machine *m)
             tile_index(op, t, tile);
             for (int64_t c = 0; ok && c < op->channels; ++c) { /* the tile, transformed */
                 double complex *xc = x + c * points;
-                int64_t q[CONVGEN_MAX_RANK] = {0}, src[CONVGEN_MAX_RANK];
-                do {
-                    bool inside = true;
-                    for (int d = 0; d < rank; ++d) {
-                        cg_placement shifted = op->dims[d];
-                        shifted.base -= tile[d] * shifted.tile_step;
-                        inside &= (src[d] = pad_source(&shifted, n[d], q[d])) >= 0;
-                    }
-                    xc[flat(q, n, (int)rank)] =
-                        inside ? m->in[0][(g * op->channels + c) * plane + flat(src, counts, (int)rank)] : 0.0;
-                } while (next_index(q, n, (int)rank));
+                int64_t q[CONVGEN_MAX_RANK] = {0};
+                do
+                    xc[flat(q, n, (int)rank)] = padded_value(op, m->in[0] + (g * op->channels + c) * plane, tile, q);
+                while (next_index(q, n, (int)rank));
                 for (int d = 0; d < rank; ++d)
                     ok &= dft_axis(xc, n, (int)rank, d, -1);
             }
             for (int64_t o = 0; ok && o < op->outputs; ++o) {
                 int64_t k[CONVGEN_MAX_RANK] = {0};
                 do { /* Y = sum_c X_c W, the weights' full spectrum from their half */
-                    int64_t mirror[CONVGEN_MAX_RANK], d = rank - 1;
-                    bool stored = k[d] < half[d];
-                    for (int e = 0; e < rank; ++e)
-                        mirror[e] = stored ? k[e] : (n[e] - k[e]) % n[e];
+                    int64_t mirror[CONVGEN_MAX_RANK];
+                    bool stored;
+                    hermitian_source(k, n, half, (int)rank, mirror, &stored);
                     double complex sum = 0;
                     for (int64_t c = 0; c < op->channels; ++c) {
                         double complex wv = w[(o * op->w_out + c * op->w_in) * bins + flat(mirror, half, (int)rank)];

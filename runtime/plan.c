@@ -279,6 +279,17 @@ static convgen_status check_alignment(const convgen_plan *plan, const void *in0,
     return CONVGEN_SUCCESS;
 }
 
+/* The workspace the caller gives: at least what the plan needs, and there where it needs any. */
+static convgen_status check_workspace(const convgen_plan *plan, const void *ws, size_t ws_bytes)
+{
+    size_t need = (size_t)plan->workspace_bytes;
+    if (ws_bytes < need)
+        return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", ws_bytes, need);
+    if (need && !ws)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL, the plan needs %zu bytes", need);
+    return CONVGEN_SUCCESS;
+}
+
 static convgen_status check_operands(const convgen_plan *plan, const float *in0, const float *in1, const float *out,
                                      const void *ws, size_t ws_bytes)
 {
@@ -288,12 +299,8 @@ static convgen_status check_operands(const convgen_plan *plan, const float *in0,
     for (int i = 0; i < 3; ++i)
         if (!ptrs[i])
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s (%s) is NULL", i == 2 ? "out" : i ? "in1" : "in0", n[i]);
-    size_t need = (size_t)plan->workspace_bytes;
-    if (ws_bytes < need)
-        return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", ws_bytes, need);
-    if (need && !ws)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL, the plan needs %zu bytes", need);
-    return check_alignment(plan, in0, in1, ws);
+    convgen_status s = check_workspace(plan, ws, ws_bytes);
+    return s != CONVGEN_SUCCESS ? s : check_alignment(plan, in0, in1, ws);
 }
 
 static convgen_status launch_kernel(convgen_plan *plan, int i, void **args, convgen_stream stream)
@@ -406,13 +413,7 @@ static convgen_status check_prepared(const convgen_plan *plan, const void *works
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan: the %s %s plan has no weight transforms to prepare; run it "
                        "with convgen_execute", plan->is_fft ? "FFT" : convgen_algo_name(plan->gen.algo),
                        plan->is_fft ? "batch" : convgen_pass_name(plan->gen.pass));
-    size_t need = (size_t)plan->workspace_bytes;
-    if (workspace_bytes < need)
-        return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", workspace_bytes,
-                       need);
-    if (!workspace)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL, the plan keeps the weights' spectra there");
-    return CONVGEN_SUCCESS;
+    return check_workspace(plan, workspace, workspace_bytes); /* the spectra's: never empty */
 }
 
 convgen_status convgen_prepare_weights(convgen_plan *plan, const float *w, void *workspace, size_t workspace_bytes,
@@ -451,12 +452,8 @@ convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "out is NULL");
     if (in == out)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "out = in: FFT plans are out of place");
-    size_t need = (size_t)plan->workspace_bytes;
-    if (workspace_bytes < need)
-        return cg_fail(CONVGEN_ERROR_INSUFFICIENT_WORKSPACE, "workspace_bytes = %zu, the plan needs %zu", workspace_bytes, need);
-    if (need && !workspace)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace is NULL, the plan needs %zu bytes", need);
-    return launch(plan, (const float *)in, NULL, (float *)out, workspace, stream, ALL_PHASES);
+    convgen_status s = check_workspace(plan, workspace, workspace_bytes);
+    return s != CONVGEN_SUCCESS ? s : launch(plan, (const float *)in, NULL, (float *)out, workspace, stream, ALL_PHASES);
 }
 
 /* Hands kernel i's source of a generated set to the caller (*source), then frees the set. */

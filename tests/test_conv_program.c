@@ -53,6 +53,22 @@ static convgen_conv_desc random_layer(int i)
     return d;
 }
 
+/* Relative error of out against the reference for (in0, in1). */
+static double error_of(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *out,
+                       int64_t n)
+{
+    double *ref = malloc(8 * (size_t)n), d2 = 0, r2 = 0;
+    assert_non_null(ref);
+    ref_conv(p, pass, in0, in1, ref);
+    for (int64_t i = 0; i < n; ++i) {
+        double e = (double)out[i] - ref[i];
+        d2 += e * e;
+        r2 += ref[i] * ref[i];
+    }
+    free(ref);
+    return isnan(d2) ? INFINITY : sqrt(d2 / (r2 > 0 ? r2 : 1));
+}
+
 /* Runs one pass's program (under `limit` bytes of workspace; 0: none; on the Fourier sizes
  * `fourier`, NULL: chosen) and returns its relative error against the reference; *chunks: how
  * many sub-batches it ran in. */
@@ -62,8 +78,7 @@ static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo
     int64_t elems[3];
     cg_problem_operand_elems(p, pass, elems);
     float *in0 = malloc(4 * (size_t)elems[0]), *in1 = malloc(4 * (size_t)elems[1]), *out = malloc(4 * (size_t)elems[2]);
-    double *ref = malloc(8 * (size_t)elems[2]);
-    assert_true(in0 && in1 && out && ref);
+    assert_true(in0 && in1 && out);
     fill(in0, elems[0]);
     fill(in1, elems[1]);
     memset(out, 0xFF, 4 * (size_t)elems[2]); /* NaN: an output never written fails */
@@ -82,16 +97,10 @@ static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo
     *chunks = g.chunks;
     if ((s = cg_program_evaluate(&g, in0, in1, out)) != CONVGEN_SUCCESS)
         fail_msg("%s: %s", convgen_pass_name(pass), convgen_last_error());
-    ref_conv(p, pass, in0, in1, ref);
-    double d2 = 0, r2 = 0;
-    for (int64_t i = 0; i < elems[2]; ++i) {
-        double e = (double)out[i] - ref[i];
-        d2 += e * e;
-        r2 += ref[i] * ref[i];
-    }
+    double e = error_of(p, pass, in0, in1, out, elems[2]);
     cg_generated_free(&g);
-    free(in0), free(in1), free(out), free(ref);
-    return isnan(d2) ? INFINITY : sqrt(d2 / (r2 > 0 ? r2 : 1));
+    free(in0), free(in1), free(out);
+    return e;
 }
 
 /* Every layer, pass and limit of one algorithm; layers it does not take are counted out. */
@@ -197,22 +206,6 @@ static void test_fft_fused_programs_match_the_reference(void **state)
     }
     print_message("fft-fused: %d layers x 2 passes: worst relative error %.2e\n", layers, worst);
     assert_true(layers >= 20);
-}
-
-/* Relative error of out against the reference for (in0, in1). */
-static double error_of(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *out,
-                       int64_t n)
-{
-    double *ref = malloc(8 * (size_t)n), d2 = 0, r2 = 0;
-    assert_non_null(ref);
-    ref_conv(p, pass, in0, in1, ref);
-    for (int64_t i = 0; i < n; ++i) {
-        double e = (double)out[i] - ref[i];
-        d2 += e * e;
-        r2 += ref[i] * ref[i];
-    }
-    free(ref);
-    return isnan(d2) ? INFINITY : sqrt(d2 / (r2 > 0 ? r2 : 1));
 }
 
 /* Weights prepared once, then two inputs run on them with in1 NULL (the evaluator would crash
