@@ -52,6 +52,19 @@ static int keep(kernel_set *set, const char *file, const cg_kernel *k)
     return !e->source;
 }
 
+/* The kernels of a set compile for each of its architectures (a list like "sm_80,sm_90"): they
+ * use thread-block clusters only where all of them have clusters. */
+static int set_max_cluster(const char *archs)
+{
+    int least = 0;
+    for (const char *a = archs; a && *a; a = strchr(a, ',') ? strchr(a, ',') + 1 : "") {
+        int m = cg_target_max_cluster(a);
+        if (m > 0 && (least == 0 || m < least))
+            least = m;
+    }
+    return least;
+}
+
 /* One file per kernel: <layer>_<algo>_<pass>[_<i>].cu, named so a user finds it. */
 static int generate_layer(const cli_args *a, const cg_layer *layer, int index, kernel_set *set)
 {
@@ -64,9 +77,10 @@ static int generate_layer(const cli_args *a, const cg_layer *layer, int index, k
         snprintf(name, sizeof name, "%s", layer->name);
     else
         snprintf(name, sizeof name, "layer%d", index);
+    cg_target target = {.sm_count = a->sm_count, .max_cluster = set_max_cluster(a->arch)};
     for (int pass = 0; pass < 3; ++pass) {
         cg_generated gen;
-        s = cg_generate(&p, (convgen_pass)pass, a->algo, &(cg_target){.sm_count = a->sm_count}, &gen);
+        s = cg_generate(&p, (convgen_pass)pass, a->algo, &target, &gen);
         if (s == CONVGEN_ERROR_NOT_SUPPORTED)
             continue; /* the algorithm does not cover this layer: nothing to emit */
         if (s != CONVGEN_SUCCESS)

@@ -24,6 +24,10 @@ enum {
     DEFAULT_SHARED_PER_SM = 228 * 1024,
     DEFAULT_L2_BYTES = 50 * 1024 * 1024,
     SHARED_RESERVED_PER_BLOCK = 1024, /* the hardware's share of each block's shared memory */
+    /* Clustered layouts: the largest portable cluster, and the blocks per multiprocessor each
+     * block's shared memory must leave room for (one block's loads overlap the others' work). */
+    MAX_CLUSTER = 8,
+    CLUSTER_BLOCKS_PER_SM = 3,
     /* The part of the L2 the resident blocks' slots may take; the rest serves the streaming
      * input and output. */
     SLOT_L2_SHARE_PERCENT = 75,
@@ -104,6 +108,10 @@ typedef struct real_layout {
     bool slots_in_l2;
     int split_rows;    /* resident: spectrum rows in shared memory; the rest in the slot */
     int blocks_per_sm; /* resident: 1 or 2 */
+    /* Or a cluster of blocks per image (sm_90's distributed shared memory): block r of the
+     * cluster keeps columns r * width .. of the spectrum in its shared memory (see
+     * clustered_layout). 0: no cluster. */
+    int cluster, width;
     int64_t slot_elements; /* float2s per slot: the spectrum, rounded up to 128-byte lines */
     bool pad_rows;    /* buf rows hold bin k at k + k / 16 (fewer bank conflicts, see below) */
     bool pad_tile;    /* the tile holds row R at R * pitch + R / 16 */
@@ -148,6 +156,48 @@ static void resident_layout(const cg_fft_problem *p, const fft_plan *pl, const c
     L->warps = pl->regs > 8 || L->blocks_per_sm > 1 ? RANK2_WARPS : LONE_BLOCK_WARPS;
 }
 
+/* A real spectrum too large for one block's shared memory, spread over a cluster of C blocks
+ * (2, 4 or 8) that together hold it (sm_90: a block reads and writes its cluster peers' shared
+ * memory). Block r owns spectrum columns kx = r * width .. r * width + width - 1 and in them
+ * works one image: a share of its row transforms, whose bins go to the blocks owning their
+ * columns, then its own columns. Nothing passes through global memory between the phases, and
+ * each block is small enough for three per multiprocessor, so one block's loads overlap
+ * another's transforms. The resident layout it replaces (slots in L2) ran R2C n = 256 at 14% of
+ * copy bandwidth on the H100, latency-bound at 25% occupancy with scattered slot traffic.
+ *
+ * Forward (packed rows): a row pair's bins k and n - k both feed column min(k, n - k), so a
+ * block row holds 2 * width slots, bin k of column j in slot j and its mirror n - k in slot
+ * width + j. Natural layouts stage each column's n outputs over the 2 * ceil(n/2) slots it
+ * read (as the aliased layout does), so the results leave in rows of width bins.
+ * Inverse: the window's rows of the block's columns, [row][j]; natural layouts first load all
+ * n rows of the block's columns coalesced and transform them in place. */
+static bool clustered_layout(const cg_fft_problem *p, const cg_target *t, real_layout *L)
+{
+    int max_cluster = t && t->max_cluster > 0 ? t->max_cluster : 8;
+    int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+    if (p->type == CONVGEN_FFT_C2C || max_cluster < 2)
+        return false;
+    for (int c = 2; c <= max_cluster && c <= MAX_CLUSTER; c *= 2) {
+        int width = (p->half + c - 1) / c;
+        int rows = p->sign < 0 ? (p->transposed ? L->pairs : (p->n + 1) / 2) : (p->transposed ? p->h : p->n);
+        int pitch = odd_pitch(p->sign < 0 ? 2 * width : width);
+        int64_t bytes = (int64_t)rows * pitch * 8;
+        if (CLUSTER_BLOCKS_PER_SM * (bytes + SHARED_RESERVED_PER_BLOCK) > per_sm)
+            continue;
+        L->cluster = c, L->width = width;
+        L->buf_rows = rows, L->buf_pitch = pitch;
+        L->per_image_bytes = L->shared_bytes = bytes;
+        L->staged = p->sign < 0 && !p->transposed;
+        L->aliased = L->staged;
+        L->staged_loads = p->sign > 0 && !p->transposed;
+        L->images = 1;
+        L->blocks = p->count * c;
+        L->warps = RANK2_WARPS;
+        return true;
+    }
+    return false;
+}
+
 static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
     memset(L, 0, sizeof *L);
@@ -183,7 +233,8 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
     L->fused = L->per_image_bytes <= fused_max;
     if (!L->fused) {
-        resident_layout(p, pl, t, L);
+        if (!clustered_layout(p, t, L))
+            resident_layout(p, pl, t, L);
         return;
     }
     /* Inverse, natural layout: a column read straight from global memory takes each lane's bins
@@ -308,6 +359,13 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
                           "phases: rows and columns in one kernel, the spectrum between them in %lld bytes of shared "
                           "memory per image",
                           (long long)L->per_image_bytes);
+        else if (L->cluster)
+            cg_value_line(h,
+                          "phases: rows and columns in one kernel, the spectrum between them (too large for one "
+                          "block's shared memory) spread over a cluster of %d blocks, %lld bytes of shared memory "
+                          "each: block r owns spectrum columns %d r .. %d r + %d and gets their bins from every "
+                          "row transform of the cluster through distributed shared memory",
+                          L->cluster, (long long)L->shared_bytes, L->width, L->width, L->width - 1);
         else
             cg_value_line(h,
                           "phases: rows and columns in one kernel, the spectrum between them (too large for shared "
@@ -324,7 +382,11 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
     }
     if (p->scale != 1.0f)
         cg_value_line(h, "scale: outputs multiplied by %.9g", (double)p->scale);
-    if (L->resident)
+    if (L->cluster)
+        cg_value_line(h, "launch: grid (%u, 1, 1) in clusters of %d, block (%u, 1, 1), %u bytes of dynamic shared "
+                         "memory; cluster i works image i, block r of it columns %d r ..",
+                      k->grid[0], L->cluster, k->block[0], k->shared_bytes, L->width);
+    else if (L->resident)
         cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; block b works "
                          "images b, b + %u, b + %u, ...",
                       k->grid[0], k->block[0], k->shared_bytes, k->grid[0], 2 * k->grid[0]);
@@ -333,7 +395,8 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
                       k->grid[0], k->block[0], k->shared_bytes, L->images, p->rank == 2 ? "image" : "transform",
                       L->images > 1 ? "s" : "");
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "Generated: do not edit. Change templates/fft_real.cu or generator/fft_real.c instead.");
+    cg_value_line(h, "Generated: do not edit. Change templates/fft_real.cu%s or generator/fft_real.c instead.",
+                  L->cluster ? ", templates/fft_real_cluster.cuh" : "");
     return h;
 }
 
@@ -349,8 +412,13 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_int(ctx, "warps", L->warps);
     tmpl_set_int(ctx, "threads", L->warps * FFT_WARP);
     /* A register budget of 128 per thread, or all 255 for the sizes with more than 8 registers
-     * per lane (n = 245: 35 of them, each a complex value; n = 225 with 9 spilled under 128). */
-    tmpl_set_int(ctx, "min_blocks", pl->regs > 8 ? 1 : 65536 / 128 / (L->warps * FFT_WARP));
+     * per lane (n = 245: 35 of them, each a complex value; n = 225 with 9 spilled under 128).
+     * Clustered blocks aim at three per multiprocessor (85 registers) where that does not spill:
+     * ptxas fit n = 256 in 66, and spilled at n = 175, 225 and 243 (C2R), which keep 128. */
+    bool pow2 = (p->n & (p->n - 1)) == 0;
+    tmpl_set_int(ctx, "min_blocks", pl->regs > 8          ? 1
+                                    : L->cluster && pow2   ? CLUSTER_BLOCKS_PER_SM
+                                                           : 65536 / 128 / (L->warps * FFT_WARP));
     cg_fft_side_context(ctx, p, p->count + (int64_t)L->warps * FFT_WARP * 2 + L->images, workspace_elements);
     tmpl_set_bool(ctx, "packed", p->type != CONVGEN_FFT_C2C);
     tmpl_set_int(ctx, "pitch", p->pitch);
@@ -360,6 +428,11 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_map_set(ctx, "nat", cg_fft_positions(pl, true));
     tmpl_set_bool(ctx, "pad_rows", L->pad_rows);
     tmpl_set_bool(ctx, "aliased", L->aliased); /* rank 2 only */
+    tmpl_set_int(ctx, "cluster", L->cluster); /* rank 2 only */
+    tmpl_set_int(ctx, "width", L->width);
+    if (L->cluster) /* bins and copy-out positions to (row, column) and column to block */
+        tmpl_map_set(ctx, "width_div", cg_value_magic((uint32_t)L->width, (int64_t)p->n * L->width +
+                                                                              COPY_UNROLL * L->warps * FFT_WARP));
 
     if (p->rank == 1) { /* the shared rows of the Hermitian (un)packing */
         tmpl_set_int(ctx, "spitch", L->buf_pitch);
@@ -372,6 +445,7 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_map_set(ctx, "colpos", cg_fft_positions(pl, p->natural));
     tmpl_set_bool(ctx, "transposed", p->transposed);
     tmpl_set_bool(ctx, "resident", L->resident);
+
     tmpl_set_int(ctx, "slot_elements", L->slot_elements);
     tmpl_set_bool(ctx, "slots_in_l2", L->slots_in_l2);
     tmpl_set_int(ctx, "split_rows", L->split_rows);
@@ -393,8 +467,10 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_int(ctx, "copy_unroll", COPY_UNROLL);
     tmpl_map_set(ctx, "image_div", cg_value_magic((uint32_t)(p->n * p->half), (int64_t)L->images * p->n * p->half +
                                                                                  COPY_UNROLL * L->warps * FFT_WARP));
-    int row_tasks = (L->images * L->pairs + pl->per_warp - 1) / pl->per_warp;
-    int col_tasks = (L->images * p->half + pl->per_warp - 1) / pl->per_warp;
+    /* A cluster's block takes every cluster-th row pair and its own width columns. */
+    int row_items = L->cluster ? (L->pairs + L->cluster - 1) / L->cluster : L->images * L->pairs;
+    int row_tasks = (row_items + pl->per_warp - 1) / pl->per_warp;
+    int col_tasks = ((L->cluster ? L->width : L->images * p->half) + pl->per_warp - 1) / pl->per_warp;
     tmpl_set_int(ctx, "row_tasks", row_tasks);
     tmpl_set_int(ctx, "col_tasks", col_tasks);
     tmpl_map_set(ctx, "pair_div", cg_value_magic((uint32_t)L->pairs, (int64_t)(row_tasks + 1) * pl->per_warp));

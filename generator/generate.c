@@ -153,3 +153,11 @@ bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm)
         }
     return false;
 }
+
+int cg_target_max_cluster(const char *arch)
+{
+    int cc = 0;
+    if (!arch || sscanf(arch, "sm_%d", &cc) != 1)
+        return 0;
+    return cc >= 90 ? 8 : 1;
+}

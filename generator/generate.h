@@ -22,11 +22,16 @@ typedef struct cg_target {
     int shared_per_block; /* bytes of shared memory a block may opt in to; 0: the H100's 227 KiB */
     int shared_per_sm;    /* bytes of shared memory per multiprocessor; 0: the H100's 228 KiB */
     int l2_bytes;         /* bytes of L2 cache; 0: the H100's 50 MiB */
+    int max_cluster;      /* blocks a thread-block cluster may have: 1 before sm_90 (no clusters);
+                             0: the H100's portable 8 */
 } cg_target;
 
 /* The shared-memory limits of an architecture ("sm_80"), for contexts without a device;
  * false for one this table does not know (the caller keeps the H100's). */
 bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm);
+/* The largest portable thread-block cluster of an architecture: 8 from sm_90, else 1 (none);
+ * 0 (the generator's default) for a name it cannot read. */
+int cg_target_max_cluster(const char *arch);
 
 /* One emitted kernel: its source and how to launch it. Every convgen kernel takes the same
  * four pointers (in0, in1, out, workspace) in the order of convgen_execute. */

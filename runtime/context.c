@@ -79,6 +79,7 @@ convgen_status convgen_context_create(const convgen_context_options *options, co
         snprintf(ctx->arch, sizeof ctx->arch, "%s", o->arch);
     if (ctx->offline) /* unknown architectures keep 0: the generator's defaults, an H100's */
         cg_target_shared_limits(ctx->arch, &ctx->shared_per_block, &ctx->shared_per_sm);
+    ctx->max_cluster = cg_target_max_cluster(ctx->arch);
     if (o->disk_cache >= 0)
         ctx->disk = cache_disk_open(o->cache_dir);
     pthread_mutex_init(&ctx->lock, NULL);

@@ -24,6 +24,7 @@ struct convgen_context {
     int shared_per_block, shared_per_sm; /* bytes: the device's, or the arch's when offline */
     int l2_bytes;                        /* the device's L2; 0 offline (the generator's default) */
     char arch[16];
+    int max_cluster;         /* blocks per thread-block cluster the plans may use (1: none) */
     char device_name[256];
     cache_disk *disk;        /* NULL when disk caching is off */
     pthread_mutex_t lock;    /* guards `modules` and `plans` */

@@ -152,6 +152,12 @@ static convgen_status tuning_of(const convgen_plan_options *o, cg_tuning *t)
     return CONVGEN_SUCCESS;
 }
 
+/* What the generator may know of the context's GPU. */
+static cg_target target_of(const convgen_context *ctx)
+{
+    return (cg_target){ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes, ctx->max_cluster};
+}
+
 static convgen_status plan_conv_once(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
                                      convgen_algo algo, const cg_tuning *tune, size_t limit, convgen_plan **out,
                                      int64_t *needed)
@@ -162,7 +168,7 @@ static convgen_status plan_conv_once(convgen_context *ctx, const convgen_conv_de
         return s;
     cg_problem p;
     if ((s = cg_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
-        cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes};
+        cg_target target = target_of(ctx);
         s = cg_generate_tuned(&p, pass, algo, &target, tune, &plan->gen);
     }
     return plan_finish(plan, s, limit, out, needed);
@@ -208,7 +214,7 @@ convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *de
     plan->is_fft = true;
     cg_fft_problem p;
     if ((s = cg_fft_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
-        cg_target target = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes};
+        cg_target target = target_of(ctx);
         s = cg_generate_fft(&p, &target, &plan->gen);
     }
     int64_t needed;

@@ -7,6 +7,7 @@
     generator/fft_real.c decides every constant; this only lays out. -#}
 {%- include "common.cuh" -%}
 {%- include "fft_warp.cuh" -%}
+{%- include "fft_real_cluster.cuh" -%}
 
 
 {#- The window's columns of one row into x[], zero, unchecked or clipped per register: packed, two
@@ -280,7 +281,9 @@
 {{ file_header(header) }}
 
 {{ fft_device_functions() }}
-{%- if not packed %}
+{%- if cluster %}
+{{- cluster_functions() }}
+{%- elif not packed %}
 {%- elif sign < 0 %}
 
 {%- if aliased %}
@@ -321,7 +324,7 @@ __device__ __forceinline__ float2 pack_bin(const float2 *a, const float2 *b, boo
 
 // At least {{ min_blocks }} block{{ "s" if min_blocks > 1 }} per multiprocessor: a register budget of {{ min(65536 // (min_blocks * threads), 255) }} per thread.
 // Without a minimum, ptxas picked 40 registers for some windowed shapes and spilled.
-extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
+extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }}){{ " __cluster_dims__(" ~ cluster ~ ", 1, 1)" if cluster }}
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1,
     float *__restrict__ out0, float *__restrict__ workspace)
 {
@@ -391,7 +394,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{- store_window("ok0", "ok1", "    ") }}
 {%- endif %}
 {%- else %}
-{%- if resident %}
+{%- if cluster %}
+{{- cluster_phases() }}
+{%- elif resident %}
     // Block b works images b, b + gridDim.x, ... The {{ "half " if packed }}spectrum between the row and column transforms
     // is too large for shared memory: {{ "rows 0.." ~ (split_rows - 1) ~ " are in shared memory (" ~ shared_bytes ~ " bytes), the rest" if split_rows else "it is" }} in this
     // block's slot of the workspace ({{ slot_elements * 8 }} bytes). The grid has {{ blocks_per_sm }} block{{ "s" if blocks_per_sm > 1 }} per multiprocessor,

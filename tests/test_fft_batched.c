@@ -27,7 +27,8 @@
 #define GUARD 512 /* poisoned elements past the last output */
 
 static int sizes[FFT_MAX_N], size_count;
-/* few_sms plans for 3 multiprocessors of the GPU: a block then works several images in turn. */
+/* few_sms plans for 3 multiprocessors of the GPU and no thread-block clusters: a block then works
+ * several images in turn. */
 static convgen_context *gpu, *few_sms, *offline;
 
 static int setup(void **state)
@@ -54,6 +55,7 @@ static int setup(void **state)
     o = (convgen_context_options){.sm_count = 3};
     if (convgen_context_create(&o, &few_sms) != CONVGEN_SUCCESS)
         return -1;
+    few_sms->max_cluster = 1; /* as a GPU without thread-block clusters: R2C and C2R take the resident layout too */
     return 0;
 }
 
@@ -192,36 +194,79 @@ static void warm_up(convgen_context *ctx, const convgen_fft_desc *cases, int cou
     cg_parallel_for(count, warm_one, &job);
 }
 
+static int kind_of(const convgen_fft_desc *d)
+{
+    int k = 0;
+    while (kinds[k].type != d->type || kinds[k].direction != d->direction)
+        ++k;
+    return k;
+}
+
+/* Plans and compiles each case on `ctx`: no kernel may use local memory. */
+static int compile_cases(convgen_context *ctx, const convgen_fft_desc *cases, int count)
+{
+    int kernels = 0;
+    warm_up(ctx, cases, count);
+    for (int i = 0; i < count; ++i) {
+        const convgen_fft_desc *d = &cases[i];
+        convgen_plan *p;
+        if (convgen_plan_fft(ctx, d, &p) != CONVGEN_SUCCESS)
+            fail_msg("n = %d rank %d %s: %s\n%s", d->n, d->rank, kinds[kind_of(d)].name, convgen_last_error(),
+                     convgen_last_compile_log());
+        for (int j = 0; j < convgen_plan_kernel_count(p); ++j, ++kernels) {
+            convgen_kernel_info info;
+            assert_int_equal(convgen_plan_kernel_info(p, j, &info), CONVGEN_SUCCESS);
+            if (j == 0 && kind_of(d) == 0)
+                print_message("n = %3d rank %d: %3d registers\n", d->n, d->rank, info.registers);
+            if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
+                fail_msg("%s: stack %d, spills %d/%d", info.name, info.stack_bytes, info.spill_store_bytes,
+                         info.spill_load_bytes);
+        }
+        convgen_plan_destroy(p);
+    }
+    return kernels;
+}
+
+/* Whether the generator spreads a case over thread-block clusters on an H100. */
+static bool clustered(const convgen_fft_desc *d)
+{
+    cg_fft_problem p;
+    cg_generated gen;
+    assert_int_equal(cg_fft_problem_init(&p, d), CONVGEN_SUCCESS);
+    if (cg_generate_fft(&p, &(cg_target){.sm_count = 132}, &gen) != CONVGEN_SUCCESS)
+        fail_msg("n = %d rank %d %s: %s", d->n, d->rank, kinds[kind_of(d)].name, convgen_last_error());
+    bool yes = strstr(gen.kernels[0].source, "__cluster_dims__") != NULL;
+    cg_generated_free(&gen);
+    return yes;
+}
+
+/* Every size, rank and kind for sm_90; and the cases that use clusters there once more as
+ * planned for a GPU without them (the resident layout of generator/fft_real.c). */
 static void test_every_size_compiles_without_local_memory(void **state)
 {
     (void)state;
-    int kernels = 0, count = 0;
+    int count = 0, unclustered = 0;
     convgen_fft_desc *cases = malloc(sizeof *cases * size_count * 2 * KINDS);
-    for (int i = 0; i < size_count; ++i)
-        for (int rank = 1; rank <= 2; ++rank)
-            for (int k = 0; k < KINDS; ++k)
-                cases[count++] = variant(sizes[i], rank, kinds[k], i + k);
-    warm_up(offline, cases, count);
+    convgen_fft_desc *others = malloc(sizeof *others * size_count * 2 * KINDS);
     for (int i = 0; i < size_count; ++i)
         for (int rank = 1; rank <= 2; ++rank)
             for (int k = 0; k < KINDS; ++k) {
-                convgen_fft_desc d = cases[(i * 2 + rank - 1) * KINDS + k];
-                convgen_plan *p;
-                if (convgen_plan_fft(offline, &d, &p) != CONVGEN_SUCCESS)
-                    fail_msg("n = %d rank %d %s: %s\n%s", d.n, rank, kinds[k].name, convgen_last_error(),
-                             convgen_last_compile_log());
-                for (int j = 0; j < convgen_plan_kernel_count(p); ++j, ++kernels) {
-                    convgen_kernel_info info;
-                    assert_int_equal(convgen_plan_kernel_info(p, j, &info), CONVGEN_SUCCESS);
-                    if (j == 0 && k == 0)
-                        print_message("n = %3d rank %d: %3d registers\n", d.n, rank, info.registers);
-                    if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
-                        fail_msg("%s: stack %d, spills %d/%d", info.name, info.stack_bytes, info.spill_store_bytes,
-                                 info.spill_load_bytes);
-                }
-                convgen_plan_destroy(p);
+                cases[count] = variant(sizes[i], rank, kinds[k], i + k);
+                if (clustered(&cases[count]))
+                    others[unclustered++] = cases[count];
+                ++count;
             }
-    print_message("%d kernels, none with local memory\n", kernels);
+    int kernels = compile_cases(offline, cases, count);
+    print_message("%d kernels for sm_90, none with local memory\n", kernels);
+    convgen_context_options o = {.offline = 1, .arch = "sm_90", .disk_cache = -1};
+    convgen_context *ctx;
+    assert_int_equal(convgen_context_create(&o, &ctx), CONVGEN_SUCCESS);
+    ctx->max_cluster = 1;
+    kernels = compile_cases(ctx, others, unclustered);
+    convgen_context_destroy(ctx);
+    print_message("%d kernels of the %d clustered cases planned without clusters, none with local memory\n",
+                  kernels, unclustered);
+    free(others);
     free(cases);
 }
 
@@ -230,7 +275,8 @@ static void test_every_size_compiles_without_local_memory(void **state)
 static void test_shared_memory_fits_the_target(void **state)
 {
     (void)state;
-    const cg_target a100 = {.sm_count = 108, .shared_per_block = 163 * 1024, .shared_per_sm = 164 * 1024};
+    const cg_target a100 = {.sm_count = 108, .shared_per_block = 163 * 1024, .shared_per_sm = 164 * 1024,
+                            .max_cluster = 1};
     int checked = 0;
     for (int i = 0; i < size_count; ++i)
         for (int k = 0; k < KINDS; ++k) {
@@ -243,6 +289,8 @@ static void test_shared_memory_fits_the_target(void **state)
             for (int j = 0; j < gen.kernel_count; ++j, ++checked)
                 if (gen.kernels[j].shared_bytes > (unsigned)a100.shared_per_block)
                     fail_msg("%s: %u bytes of shared memory", gen.kernels[j].name, gen.kernels[j].shared_bytes);
+                else if (strstr(gen.kernels[j].source, "__cluster_dims__"))
+                    fail_msg("%s: thread-block clusters on a GPU without them", gen.kernels[j].name);
             cg_generated_free(&gen);
         }
     print_message("%d kernels within the A100's shared memory\n", checked);
@@ -251,7 +299,9 @@ static void test_shared_memory_fits_the_target(void **state)
     assert_int_equal(convgen_context_create(&o, &ctx), CONVGEN_SUCCESS);
     assert_int_equal(ctx->shared_per_block, 163 * 1024);
     assert_int_equal(ctx->shared_per_sm, 164 * 1024);
+    assert_int_equal(ctx->max_cluster, 1);
     convgen_context_destroy(ctx);
+    assert_int_equal(offline->max_cluster, 8); /* sm_90 */
 }
 
 /* ---- the float64 reference ---- */
@@ -622,13 +672,6 @@ static int gpu_cases(convgen_fft_desc *cases)
     return count;
 }
 
-static int kind_of(const convgen_fft_desc *d)
-{
-    int k = 0;
-    while (kinds[k].type != d->type || kinds[k].direction != d->direction)
-        ++k;
-    return k;
-}
 
 /* The generator's plan for a descriptor on a target: its workspace and grid. */
 static void plan_shape(const convgen_fft_desc *d, const cg_target *t, int64_t *workspace, unsigned *grid)
@@ -648,7 +691,7 @@ static void plan_shape(const convgen_fft_desc *d, const cg_target *t, int64_t *w
  * Planned for few_sms's 3 multiprocessors, 7 images (or 3 x 3 channels) make blocks loop. */
 static int looping_cases(convgen_fft_desc *cases)
 {
-    const cg_target three = {.sm_count = 3};
+    const cg_target three = {.sm_count = 3, .max_cluster = 1}; /* as few_sms */
     int count = 0;
     for (int k = 0; k < KINDS; ++k) {
         bool first = true;
@@ -667,36 +710,54 @@ static int looping_cases(convgen_fft_desc *cases)
     return count;
 }
 
-/* Where the layouts switch, offline: the resident path's grid and slots, and the staging of
- * natural-layout spectra through shared memory, which small spectra skip. */
+/* Where the layouts switch, offline: the clusters of blocks per image on an H100, the resident
+ * path's grid and slots without clusters, and the staging of natural-layout spectra through
+ * shared memory, which small spectra skip. */
 static void test_layout_choices(void **state)
 {
     (void)state;
-    const cg_target h100 = {.sm_count = 132};
-    convgen_fft_desc d = {.rank = 2, .n = 256, .type = CONVGEN_FFT_R2C, .batch = 1000};
+    const cg_target h100 = {.sm_count = 132}, no_clusters = {.sm_count = 132, .max_cluster = 1};
     int64_t workspace;
     unsigned grid;
-    plan_shape(&d, &h100, &workspace, &grid);
+    /* Clusters: the smallest of 2, 4, 8 blocks whose share leaves room for three blocks per
+     * multiprocessor. R2C n = 256: 128 rows of 2 x 33 slots, 4 blocks; n = 160: 80 rows of
+     * 2 x 41, 2 blocks; C2R n = 256: 256 rows of 33 columns, 4 blocks. C2C keeps the slots. */
+    const struct { convgen_fft_type type; int n; unsigned blocks_per_image; } clusters[] = {
+        {CONVGEN_FFT_R2C, 256, 4}, {CONVGEN_FFT_R2C, 160, 2}, {CONVGEN_FFT_C2R, 256, 4},
+        {CONVGEN_FFT_R2C, 150, 1}, /* fits one block */
+    };
+    for (size_t i = 0; i < sizeof clusters / sizeof clusters[0]; ++i) {
+        convgen_fft_desc c = {.rank = 2, .n = clusters[i].n, .type = clusters[i].type, .batch = 1000};
+        plan_shape(&c, &h100, &workspace, &grid);
+        assert_int_equal(workspace, 0);
+        assert_int_equal(grid, 1000 * clusters[i].blocks_per_image);
+        assert_int_equal(clustered(&c), clusters[i].blocks_per_image > 1);
+    }
+    convgen_fft_desc c2c = {.rank = 2, .n = 256, .type = CONVGEN_FFT_C2C, .direction = CONVGEN_FFT_FORWARD, .batch = 1000};
+    plan_shape(&c2c, &h100, &workspace, &grid);
+    assert_int_equal(grid, 132);
+    convgen_fft_desc d = {.rank = 2, .n = 256, .type = CONVGEN_FFT_R2C, .batch = 1000};
+    plan_shape(&d, &no_clusters, &workspace, &grid);
     /* 128 row pairs of 257 float2: two blocks per multiprocessor, 56 rows each in shared memory
      * (114 KiB less the 1 KiB reserved), 72 in the slot. */
     int64_t slot = ((int64_t)72 * 257 * 8 + 127) / 128 * 128;
     assert_int_equal(grid, 264);
     assert_int_equal(workspace, 264 * slot);
     d.batch = 5;
-    plan_shape(&d, &h100, &workspace, &grid);
+    plan_shape(&d, &no_clusters, &workspace, &grid);
     assert_int_equal(grid, 5);
     assert_int_equal(workspace, 5 * slot);
     d.type = CONVGEN_FFT_C2C, d.direction = CONVGEN_FFT_FORWARD, d.batch = 1000; /* 256 rows: one block */
-    plan_shape(&d, &h100, &workspace, &grid);
+    plan_shape(&d, &no_clusters, &workspace, &grid);
     assert_int_equal(grid, 132);
     assert_int_equal(workspace, 132 * (((int64_t)(256 - 113) * 257 * 8 + 127) / 128 * 128));
     d.type = CONVGEN_FFT_R2C, d.direction = 0;
     d.n = 150; /* 75 x 151 x 8 bytes fit in shared memory */
-    plan_shape(&d, &h100, &workspace, &grid);
+    plan_shape(&d, &no_clusters, &workspace, &grid);
     assert_int_equal(workspace, 0);
     assert_int_equal(grid, 1000);
     d.n = 160; /* 80 x 161 x 8 do not fit the fused layout, but do two blocks' shares */
-    plan_shape(&d, &h100, &workspace, &grid);
+    plan_shape(&d, &no_clusters, &workspace, &grid);
     assert_int_equal(workspace, 0);
     assert_int_equal(grid, 264);
     const struct { convgen_fft_type type; int n; int layout; const char *words; bool present; } staging[] = {
