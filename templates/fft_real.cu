@@ -78,6 +78,35 @@
 
 {%- macro scaled(v) -%}{{ v ~ " * " ~ (scale|f32) if scaled_output else v }}{%- endmacro -%}
 
+{#- Column kx of an inverse's spectrum into x[] where `ok`: from `staged`[k][`col`] where the block's
+    spectra came into shared memory, else straight from the spectrum of transform `tr`. -#}
+{%- macro inverse_column_loads(staged, col, tr) -%}
+{%- if staged_loads %}
+{%- for k in colpos %}
+        x[{{ loop.index0 }}] = ok ? {{ staged }}[{{ k }}][{{ col }}] : make_float2(0.0f, 0.0f);
+{%- endfor %}
+{%- else %}
+        const float2 *__restrict__ src = in + {{ transform_offset(tr, ss) }};
+{%- for k in colpos %}
+        x[{{ loop.index0 }}] = ok ? src[{{ "kx * " ~ n ~ "u + " ~ k if transposed else "(" ~ k ~ ") * " ~ half ~ "u + kx" }}] : make_float2(0.0f, 0.0f);
+{%- endfor %}
+{%- endif %}
+{%- endmacro -%}
+
+{#- The window's rows of an inverse column's results: x[] to `rows`[`col`], an expression of the
+    window row y. -#}
+{%- macro keep_window_rows(rows, col) -%}
+{%- for c in yregs %}
+{%- if c.kind != "zero" %}
+        {
+            const unsigned y = {{ c.e }}; // window row
+            if (ok{{ " && y < " ~ h ~ "u" if c.kind != "full" }})
+                {{ rows }}[{{ col }}] = x[{{ c.r }}];
+        }
+{%- endif %}
+{%- endfor %}
+{%- endmacro -%}
+
 {#- One block's images, rank 2 (from image0): forward rows, then columns; inverse columns, then rows.
     The spectrum between the phases is in buf[img][row][bin]. -#}
 {%- macro image_phases() -%}
@@ -221,29 +250,12 @@
     for (unsigned task = warp; task < {{ col_tasks }}u; task += {{ warps }}u) {
 {{- task_item(half_div, half, "kx", "ok") }}
         const unsigned pkx = {{ padded("kx") }};
-{%- if staged_loads %}
-{%- for k in colpos %}
-        x[{{ loop.index0 }}] = ok ? buf[img][{{ k }}][pkx] : make_float2(0.0f, 0.0f);
-{%- endfor %}
-{%- else %}
-        const float2 *__restrict__ src = in + {{ transform_offset("tr", ss) }};
-{%- for k in colpos %}
-        x[{{ loop.index0 }}] = ok ? src[{{ "kx * " ~ n ~ "u + " ~ k if transposed else "(" ~ k ~ ") * " ~ half ~ "u + kx" }}] : make_float2(0.0f, 0.0f);
-{%- endfor %}
-{%- endif %}
+{{- inverse_column_loads("buf[img]", "pkx", "tr") }}
 {{ fft_transform()|indent(4) }}
 {%- if staged_loads %}
         __syncwarp(); // the lane group has read all of column kx before any lane writes into it
 {%- endif %}
-{%- for c in yregs %}
-{%- if c.kind != "zero" %}
-        {
-            const unsigned y = {{ c.e }}; // window row
-            if (ok{{ " && y < " ~ h ~ "u" if c.kind != "full" }})
-                {{ row("img", "y") }}[pkx] = x[{{ c.r }}];
-        }
-{%- endif %}
-{%- endfor %}
+{{- keep_window_rows(row("img", "y"), "pkx") }}
     }
     __syncthreads();
 
@@ -283,10 +295,11 @@
 {{ fft_device_functions() }}
 {%- if cluster %}
 {{- cluster_functions() }}
-{%- elif not packed %}
+{%- endif %}
+{%- if not packed %}
 {%- elif sign < 0 %}
 
-{%- if aliased %}
+{%- if aliased and not cluster %}
 // Where output bin (ky, kx) of column kx waits in buf before the copy-out. The column read bins kx and
 // n - kx of every row pair and writes its {{ n }} outputs over them: bin kx of row ky for ky < {{ buf_rows }}, else bin
 // n - kx of row ky - {{ buf_rows }}. Columns 0{{ " and " ~ (n // 2) if n % 2 == 0 }} read a single bin per row and use the spare bin{{ "s" if n % 2 == 0 }} {{ n }}{{ " and " ~ (n + 1) if n % 2 == 0 }}
@@ -304,7 +317,7 @@ __device__ __forceinline__ unsigned alias_at(unsigned ky, unsigned kx)
 // Z[n - k] = m: A[k] = (z + conj m) / 2, B[k] = (z - conj m) / 2i.
 __device__ __forceinline__ float2 unpack_even(float2 z, float2 m) { return make_float2(0.5f * (z.x + m.x), 0.5f * (z.y - m.y)); }
 __device__ __forceinline__ float2 unpack_odd(float2 z, float2 m) { return make_float2(0.5f * (z.y + m.y), 0.5f * (m.x - z.x)); }
-{%- else %}
+{%- elif not cluster %}
 
 // Bin k of Z = A + iB from the Hermitian halves a, b ({{ half }} bins) of two real rows: bins past the
 // half mirror earlier ones, conjugated; bin 0{{ " and bin " ~ (n // 2) if n % 2 == 0 }} of a real row {{ "are" if n % 2 == 0 else "is" }} real, so their imaginary

@@ -58,17 +58,13 @@ __device__ __forceinline__ unsigned staged_at(unsigned ky, unsigned j)
 }
 {%- endif %}
 
-// Z = A + iB is the transform of rows a + ib (a, b real). Bin k of A and of B, from Z[k] = z and
-// Z[n - k] = m: A[k] = (z + conj m) / 2, B[k] = (z - conj m) / 2i.
-__device__ __forceinline__ float2 unpack_even(float2 z, float2 m) { return make_float2(0.5f * (z.x + m.x), 0.5f * (z.y - m.y)); }
-__device__ __forceinline__ float2 unpack_odd(float2 z, float2 m) { return make_float2(0.5f * (z.y + m.y), 0.5f * (m.x - z.x)); }
 {%- else %}
 
 // Bin k of Z = A + iB for window rows r and r + 1 (b may be absent: a window's last odd row),
 // read from the block owning column m = min(k, {{ n }} - k): bins past the half mirror earlier ones,
 // conjugated; bin 0{{ " and bin " ~ (n // 2) if n % 2 == 0 }} of a real row {{ "are" if n % 2 == 0 else "is" }} real, so their imaginary parts are
 // dropped, as cuFFT's C2R does.
-__device__ __forceinline__ float2 pack_bin(const float2 (*buf)[{{ buf_pitch }}], unsigned r, bool has_b, unsigned k)
+__device__ __forceinline__ float2 pack_peer_bin(const float2 (*buf)[{{ buf_pitch }}], unsigned r, bool has_b, unsigned k)
 {
     const bool mirrored = k > {{ n // 2 }}u;
     const unsigned m = mirrored ? {{ n }}u - k : k, home = {{ udiv("m", width_div) }}, j = m - home * {{ width }}u;
@@ -188,7 +184,7 @@ __device__ __forceinline__ float2 pack_bin(const float2 (*buf)[{{ buf_pitch }}],
             for (unsigned u = 0; u < {{ copy_unroll }}u; ++u) {
                 const unsigned e = base + u * {{ threads }}u;
                 if (e < {{ n * width }}u)
-                    shared_buf[e + {{ udiv("e", width_div) }} * {{ buf_pitch - width }}u] = v[u];
+                    shared_buf[e{{ (" + " ~ udiv("e", width_div) ~ " * " ~ (buf_pitch - width) ~ "u") if buf_pitch != width }}] = v[u];
             }
         }
     }
@@ -198,29 +194,12 @@ __device__ __forceinline__ float2 pack_bin(const float2 (*buf)[{{ buf_pitch }}],
     // Columns kx = col0 .., inverse; only window rows {{ wy0 }}..{{ wy0 + h - 1 }} are kept, in buf[row][j].
     for (unsigned task = warp; task < {{ col_tasks }}u; task += {{ warps }}u) {
 {{- cluster_column_item() }}
-{%- if staged_loads %}
-{%- for k in colpos %}
-        x[{{ loop.index0 }}] = ok ? buf[{{ k }}][j] : make_float2(0.0f, 0.0f);
-{%- endfor %}
-{%- else %}
-        const float2 *__restrict__ src = in + {{ transform_offset("image", ss) }};
-{%- for k in colpos %}
-        x[{{ loop.index0 }}] = ok ? src[kx * {{ n }}u + {{ k }}] : make_float2(0.0f, 0.0f);
-{%- endfor %}
-{%- endif %}
+{{- inverse_column_loads("buf", "j", "image") }}
 {{ fft_transform()|indent(4) }}
 {%- if staged_loads %}
         __syncwarp(); // the lane group has read all of column kx before any lane writes into it
 {%- endif %}
-{%- for c in yregs %}
-{%- if c.kind != "zero" %}
-        {
-            const unsigned y = {{ c.e }}; // window row
-            if (ok{{ " && y < " ~ h ~ "u" if c.kind != "full" }})
-                buf[y][j] = x[{{ c.r }}];
-        }
-{%- endif %}
-{%- endfor %}
+{{- keep_window_rows("buf[y]", "j") }}
     }
     cluster_sync(); // every block's columns are done before the rows read them
 
@@ -231,7 +210,7 @@ __device__ __forceinline__ float2 pack_bin(const float2 (*buf)[{{ buf_pitch }}],
 {{- cluster_row_item() }}
         const bool has_b = {{ "2u * q + 1u < " ~ h ~ "u" if h % 2 == 1 else "true" }}, ok1 = ok0 && has_b;
 {%- for k in nat %}
-        x[{{ loop.index0 }}] = ok0 ? pack_bin(buf, 2u * q, has_b, {{ k }}) : make_float2(0.0f, 0.0f);
+        x[{{ loop.index0 }}] = ok0 ? pack_peer_bin(buf, 2u * q, has_b, {{ k }}) : make_float2(0.0f, 0.0f);
 {%- endfor %}
 {{ fft_transform()|indent(4) }}
         float *__restrict__ row0 = out0 + {{ transform_offset("image", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
