@@ -173,7 +173,7 @@ static void resident_layout(const cg_fft_problem *p, const fft_plan *pl, const c
  * n rows of the block's columns coalesced and transform them in place. */
 static bool clustered_layout(const cg_fft_problem *p, const cg_target *t, real_layout *L)
 {
-    int max_cluster = t && t->max_cluster > 0 ? t->max_cluster : 8;
+    int max_cluster = t && t->max_cluster > 0 ? t->max_cluster : MAX_CLUSTER;
     int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
     if (p->type == CONVGEN_FFT_C2C || max_cluster < 2)
         return false;
@@ -184,6 +184,8 @@ static bool clustered_layout(const cg_fft_problem *p, const cg_target *t, real_l
         int64_t bytes = (int64_t)rows * pitch * 8;
         if (CLUSTER_BLOCKS_PER_SM * (bytes + SHARED_RESERVED_PER_BLOCK) > per_sm)
             continue;
+        if (p->count > INT32_MAX / c) /* a grid of count * c blocks: keep the resident layout */
+            return false;
         L->cluster = c, L->width = width;
         L->buf_rows = rows, L->buf_pitch = pitch;
         L->per_image_bytes = L->shared_bytes = bytes;
@@ -363,9 +365,12 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
             cg_value_line(h,
                           "phases: rows and columns in one kernel, the spectrum between them (too large for one "
                           "block's shared memory) spread over a cluster of %d blocks, %lld bytes of shared memory "
-                          "each: block r owns spectrum columns %d r .. %d r + %d and gets their bins from every "
-                          "row transform of the cluster through distributed shared memory",
-                          L->cluster, (long long)L->shared_bytes, L->width, L->width, L->width - 1);
+                          "each: block r owns spectrum columns %d r .. %d r + %d%s",
+                          L->cluster, (long long)L->shared_bytes, L->width, L->width, L->width - 1,
+                          p->sign < 0 ? " and gets their bins from every row transform of the cluster through "
+                                        "distributed shared memory"
+                                      : "; the row transforms read their bins from the blocks owning them, "
+                                        "through distributed shared memory");
         else
             cg_value_line(h,
                           "phases: rows and columns in one kernel, the spectrum between them (too large for shared "
@@ -414,7 +419,7 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     /* A register budget of 128 per thread, or all 255 for the sizes with more than 8 registers
      * per lane (n = 245: 35 of them, each a complex value; n = 225 with 9 spilled under 128).
      * Clustered blocks aim at three per multiprocessor (85 registers) where that does not spill:
-     * ptxas fit n = 256 in 66, and spilled at n = 175, 225 and 243 (C2R), which keep 128. */
+     * ptxas fit n = 256 in 66, and spilled at n = 175 (which keeps 128), 225 and 243 (C2R). */
     bool pow2 = (p->n & (p->n - 1)) == 0;
     tmpl_set_int(ctx, "min_blocks", pl->regs > 8          ? 1
                                     : L->cluster && pow2   ? CLUSTER_BLOCKS_PER_SM

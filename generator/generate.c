@@ -74,13 +74,13 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
     convgen_status s = planner->applicable(p, pass);
     if (s != CONVGEN_SUCCESS)
         return s;
-    cg_target defaults = {.sm_count = 132};
-    if (!target || target->sm_count <= 0)
-        target = &defaults;
+    cg_target t = target ? *target : (cg_target){0}; /* its other zeros are the generator's defaults */
+    if (t.sm_count <= 0)
+        t.sm_count = 132;
     out->algo = algo;
     out->pass = pass;
     out->problem = *p;
-    s = planner->generate(p, pass, target, tune, out);
+    s = planner->generate(p, pass, &t, tune, out);
     if (s != CONVGEN_SUCCESS)
         cg_generated_free(out);
     return s;

@@ -1,8 +1,10 @@
 {#- Rank 2 R2C and C2R with one image's spectrum spread over a cluster of blocks (sm_90's
     distributed shared memory; generator/fft_real.c, clustered_layout, decides every constant).
-    Block `rank` of cluster `image` owns spectrum columns col0 = rank * width .. col0 + width - 1:
-    the row transforms of the cluster send each bin to the block owning its column, and each
-    block then transforms its own columns. Included by fft_real.cu, whose macros it uses. -#}
+    Block `rank` of cluster `image` owns spectrum columns col0 = rank * width .. col0 + width - 1
+    and row pairs rank, rank + cluster, ... Forward, the row transforms send each bin to the block
+    owning its column, then each block transforms its own columns; inverse, each block transforms
+    its columns, then the row transforms read their bins from the blocks owning them. Included by
+    fft_real.cu, whose macros it uses. -#}
 
 {#- Cluster helpers and the bin bookkeeping. -#}
 {%- macro cluster_functions() -%}
@@ -51,7 +53,7 @@ __device__ __forceinline__ unsigned bin_slot(unsigned k, unsigned &home)
 {%- if aliased %}
 
 // Where output bin ky of column j waits for the copy-out: over the {{ 2 * buf_rows }} slots the column read
-// (bin ky of row ky below {{ buf_rows }}, else the mirror slot of row ky - {{ buf_rows }}).
+// (slot j of row ky for ky < {{ buf_rows }}, else slot {{ width }} + j of row ky - {{ buf_rows }}).
 __device__ __forceinline__ unsigned staged_at(unsigned ky, unsigned j)
 {
     return ky < {{ buf_rows }}u ? ky * {{ buf_pitch }}u + j : (ky - {{ buf_rows }}u) * {{ buf_pitch }}u + {{ width }}u + j;

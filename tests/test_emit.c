@@ -134,6 +134,30 @@ static void test_small_output_gets_a_split_reduction_with_workspace(void **state
     cg_generated_free(&g);
 }
 
+/* A target without thread-block clusters (convgen generate --arch sm_80) gets none, also when it
+ * leaves the multiprocessor count to the default: 2-D FFTs of n = 210 take clusters on sm_90. */
+static void test_a_target_without_clusters_gets_none(void **state)
+{
+    (void)state;
+    const char *words[] = {"X1", "1", "3", "4", "200x200", "3x3", "1", "1"};
+    cg_layer l;
+    int used;
+    assert_int_equal(cg_layer_parse_words(words, 8, &l, &used), CONVGEN_SUCCESS);
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &l.desc), CONVGEN_SUCCESS);
+    const cg_target targets[2] = {{.max_cluster = 1}, {0}};
+    for (int t = 0; t < 2; ++t) {
+        cg_generated g;
+        assert_int_equal(cg_generate(&p, CONVGEN_FPROP, CONVGEN_ALGO_FFT, &targets[t], &g), CONVGEN_SUCCESS);
+        int clustered = 0;
+        for (int k = 0; k < g.kernel_count; ++k)
+            clustered += g.kernels[k].source && strstr(g.kernels[k].source, "__cluster_dims__") != NULL;
+        cg_generated_free(&g);
+        if ((clustered > 0) != (t == 1))
+            fail_msg("target %d: %d kernels with clusters", t, clustered);
+    }
+}
+
 static void test_template_dir_override_is_used(void **state)
 {
     (void)state;
@@ -231,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_emitted_kernels_divide_only_by_magic_numbers),
         cmocka_unit_test(test_non_power_of_two_sizes_use_multiply_high),
         cmocka_unit_test(test_small_output_gets_a_split_reduction_with_workspace),
+        cmocka_unit_test(test_a_target_without_clusters_gets_none),
         cmocka_unit_test(test_template_dir_override_is_used),
         cmocka_unit_test(test_unknown_algorithm_and_pass_are_named),
         cmocka_unit_test(test_describe_writes_a_layer_line_and_options),

@@ -202,7 +202,8 @@ static int kind_of(const convgen_fft_desc *d)
     return k;
 }
 
-/* Plans and compiles each case on `ctx`: no kernel may use local memory. */
+/* Plans and compiles each case on `ctx`: no kernel may use local memory, nor clusters where the
+ * context has none. */
 static int compile_cases(convgen_context *ctx, const convgen_fft_desc *cases, int count)
 {
     int kernels = 0;
@@ -216,6 +217,8 @@ static int compile_cases(convgen_context *ctx, const convgen_fft_desc *cases, in
         for (int j = 0; j < convgen_plan_kernel_count(p); ++j, ++kernels) {
             convgen_kernel_info info;
             assert_int_equal(convgen_plan_kernel_info(p, j, &info), CONVGEN_SUCCESS);
+            if (ctx->max_cluster == 1 && strstr(convgen_plan_source(p, j), "__cluster_dims__"))
+                fail_msg("%s: thread-block clusters in a context without them", info.name);
             if (j == 0 && kind_of(d) == 0)
                 print_message("n = %3d rank %d: %3d registers\n", d->n, d->rank, info.registers);
             if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
@@ -245,7 +248,7 @@ static bool clustered(const convgen_fft_desc *d)
 static void test_every_size_compiles_without_local_memory(void **state)
 {
     (void)state;
-    int count = 0, unclustered = 0;
+    int count = 0, clustered_count = 0;
     convgen_fft_desc *cases = malloc(sizeof *cases * size_count * 2 * KINDS);
     convgen_fft_desc *others = malloc(sizeof *others * size_count * 2 * KINDS);
     for (int i = 0; i < size_count; ++i)
@@ -253,7 +256,7 @@ static void test_every_size_compiles_without_local_memory(void **state)
             for (int k = 0; k < KINDS; ++k) {
                 cases[count] = variant(sizes[i], rank, kinds[k], i + k);
                 if (clustered(&cases[count]))
-                    others[unclustered++] = cases[count];
+                    others[clustered_count++] = cases[count];
                 ++count;
             }
     int kernels = compile_cases(offline, cases, count);
@@ -262,10 +265,10 @@ static void test_every_size_compiles_without_local_memory(void **state)
     convgen_context *ctx;
     assert_int_equal(convgen_context_create(&o, &ctx), CONVGEN_SUCCESS);
     ctx->max_cluster = 1;
-    kernels = compile_cases(ctx, others, unclustered);
+    kernels = compile_cases(ctx, others, clustered_count);
     convgen_context_destroy(ctx);
     print_message("%d kernels of the %d clustered cases planned without clusters, none with local memory\n",
-                  kernels, unclustered);
+                  kernels, clustered_count);
     free(others);
     free(cases);
 }
@@ -811,6 +814,17 @@ static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **st
     run_cases(gpu, cases, count, worst);
     int looping = looping_cases(cases);
     run_cases(few_sms, cases, looping, worst);
+    for (int i = 0; i < looping; ++i) { /* few_sms planned them as chosen: blocks that loop, no clusters */
+        convgen_plan *p;
+        convgen_kernel_info info;
+        assert_int_equal(convgen_plan_fft(few_sms, &cases[i], &p), CONVGEN_SUCCESS);
+        assert_int_equal(convgen_plan_kernel_info(p, 0, &info), CONVGEN_SUCCESS);
+        int64_t images = cases[i].batch * (cases[i].channels ? cases[i].channels : 1);
+        if (info.grid[0] >= images || strstr(convgen_plan_source(p, 0), "__cluster_dims__"))
+            fail_msg("n = %d %s: grid %u for %lld images, not the resident layout", cases[i].n,
+                     kinds[kind_of(&cases[i])].name, info.grid[0], (long long)images);
+        convgen_plan_destroy(p);
+    }
     count += looping;
     print_message("%d runs (%d planned for 3 multiprocessors); worst relative errors against float64, against cuFFT "
                   "(cuFFT's own against float64):\n",
