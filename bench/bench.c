@@ -28,21 +28,23 @@ typedef struct options {
     const char *layers_file, *out_dir;
     const char *names[64];
     int name_count, runs;
-    bool no_cudnn, fft;
+    bool no_cudnn, fft, tf32;
     int fft_rank, fft_n; /* --fft-rank, --fft-n: only these real FFT rows (0: all) */
 } options;
 
 static int usage(int rc)
 {
-    printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--fft [--fft-rank R] [--fft-n N]]\n"
-           "       [NAME...]\n"
+    printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--tf32]\n"
+           "       [--fft [--fft-rank R] [--fft-n N]] [NAME...]\n"
            "Times every convgen algorithm that supports each layer against cuDNN's best algorithm\n"
            "(strict fp32 and TF32 allowed), three passes, and checks convgen's output against\n"
            "cuDNN's strict one. NAMEs pick layers of FILE (default: every 2-D layer of\n"
            "bench/layers.txt). --out DIR writes bench.md and bench.csv there. Runs: median of N\n"
            "(default 25, at least 20) after warm-up. --fft times the generated FFTs against cuFFT\n"
            "instead of the layers; --fft-rank and --fft-n keep only the R2C/C2R rows of that rank\n"
-           "or size (and skip the 1-D C2C table), e.g. to profile one kernel.\n");
+           "or size (and skip the 1-D C2C table), e.g. to profile one kernel. --tf32 adds rows\n"
+           "\"<algorithm>, tf32\" for the FFT algorithms whose products are cuBLAS GEMMs, planned with\n"
+           "allow_tf32 (TF32 tensor cores), to compare with cuDNN's TF32 column.\n");
     return rc;
 }
 
@@ -62,6 +64,8 @@ static bool parse(int argc, char **argv, options *o)
             o->no_cudnn = true;
         else if (strcmp(a, "--fft") == 0)
             o->fft = true;
+        else if (strcmp(a, "--tf32") == 0)
+            o->tf32 = true;
         else if (strcmp(a, "--fft-rank") == 0 && has_value)
             o->fft_rank = atoi(argv[++i]);
         else if (strcmp(a, "--fft-n") == 0 && has_value)
@@ -272,17 +276,19 @@ static void run_prepared(convgen_state *c, const float *reference, const referen
 }
 
 /* Plans, times and checks one algorithm; appends its row, and a row on prepared weights where
- * the plan has weights to prepare. */
-static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pass, const cg_planner *pl,
+ * the plan has weights to prepare. With tf32, the row "<algorithm>, tf32": the plan's GEMMs on
+ * TF32 tensor cores (allow_tf32), against cuDNN's TF32 column. */
+static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pass, const cg_planner *pl, bool tf32,
                         bench_buffers *b, const float *reference, const reference_points *rp, const options *o,
                         bench_report *r)
 {
     bench_row row = {.pass = pass, .impl = "convgen", .ms = -1, .rel_error = NAN, .ref_error = NAN,
                      .flops = layer_flops(l)};
     snprintf(row.layer, sizeof row.layer, "%s", l->name);
-    snprintf(row.algo, sizeof row.algo, "%s", pl->name);
+    snprintf(row.algo, sizeof row.algo, "%s%s", pl->name, tf32 ? ", tf32" : "");
     convgen_state c = {.b = b};
-    convgen_status s = convgen_plan_conv(ctx, &l->desc, pass, pl->algo, &c.plan);
+    convgen_plan_options opt = {.allow_tf32 = tf32};
+    convgen_status s = convgen_plan_conv_ex(ctx, &l->desc, pass, pl->algo, &opt, &c.plan);
     size_t ws = 0;
     if (s == CONVGEN_SUCCESS) {
         bench_report_jit_plan(r, c.plan);
@@ -297,7 +303,7 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
         snprintf(row.note, sizeof row.note, "%s", convgen_last_error());
     if (s != CONVGEN_ERROR_NOT_SUPPORTED)
         bench_report_add(r, &row);
-    if (s == CONVGEN_SUCCESS && convgen_plan_prepares_weights(c.plan))
+    if (s == CONVGEN_SUCCESS && !tf32 && convgen_plan_prepares_weights(c.plan))
         run_prepared(&c, reference, rp, o, row, r);
     cudaFree(b->workspace);
     b->workspace = NULL;
@@ -314,6 +320,12 @@ static void add_cudnn_row(bench_report *r, const cg_layer *l, convgen_pass pass,
     snprintf(row.algo, sizeof row.algo, "%s", pk->ok ? pk->algo : "-");
     snprintf(row.note, sizeof row.note, "%s", pk->ok ? "" : pk->why);
     bench_report_add(r, &row);
+}
+
+/* The algorithms whose products are cuBLAS GEMMs, which allow_tf32 moves to tensor cores. */
+static bool uses_library_gemms(convgen_algo algo)
+{
+    return algo == CONVGEN_ALGO_CUFFT || algo == CONVGEN_ALGO_FFT || algo == CONVGEN_ALGO_FFT_TILED;
 }
 
 static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_layer *l, convgen_pass pass,
@@ -343,9 +355,14 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
             reference = NULL;
         }
     }
-    for (int i = 0; i < cg_planner_count(); ++i)
-        if (cg_planner_at(i)->applicable(&p, pass) == CONVGEN_SUCCESS)
-            run_convgen(ctx, l, pass, cg_planner_at(i), &b, reference, rp, o, r);
+    for (int i = 0; i < cg_planner_count(); ++i) {
+        const cg_planner *pl = cg_planner_at(i);
+        if (pl->applicable(&p, pass) != CONVGEN_SUCCESS)
+            continue;
+        run_convgen(ctx, l, pass, pl, false, &b, reference, rp, o, r);
+        if (o->tf32 && uses_library_gemms(pl->algo))
+            run_convgen(ctx, l, pass, pl, true, &b, reference, rp, o, r);
+    }
     cudaFree(reference);
     free(rp);
     free_buffers(&b);

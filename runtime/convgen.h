@@ -141,8 +141,8 @@ typedef struct convgen_plan_options {
     /* Bytes of workspace the plan may need; 0: no limit. A plan needing more fails with
      * CONVGEN_ERROR_WORKSPACE_LIMIT and says how much it needs. */
     size_t workspace_limit;
-    /* CUFFT: the per-frequency GEMM may use TF32 tensor cores (faster; relative error near
-     * 1e-3 instead of 1e-6). 0: strict fp32. */
+    /* CUFFT, FFT and FFT_TILED: the per-frequency GEMMs (cuBLAS) may use TF32 tensor cores
+     * (faster; relative error near 1e-3 instead of 1e-6). 0: strict fp32. */
     int allow_tf32;
     /* CUFFT: the transform size per spatial dimension, at least out + dilated kernel - 1 of the
      * pass's correlation; 0: the smallest 2^a 3^b 5^c 7^d that holds it. */
