@@ -25,6 +25,8 @@ __device__ __forceinline__ void cluster_sync()
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// This block's rank in its cluster and the cluster's index in the grid: with clusters of {{ cluster }} blocks along x
+// and a 1-D grid, blockIdx.x % {{ cluster }} and blockIdx.x / {{ cluster }}, the block's columns and the image.
 __device__ __forceinline__ unsigned cluster_rank()
 {
     unsigned r;
