@@ -107,6 +107,16 @@
 {%- endfor %}
 {%- endmacro -%}
 
+{#- The end of a C2R's pack_bin, once A and B hold bin m = min(k, n - k) of the two rows' halves:
+    the real bins' imaginary parts dropped, mirrored bins conjugated, Z = A + iB. -#}
+{%- macro pack_bins_tail() %}
+    if (m == 0u{{ " || m == " ~ (n // 2) ~ "u" if n % 2 == 0 }})
+        A.y = B.y = 0.0f;
+    if (mirrored)
+        A.y = -A.y, B.y = -B.y;
+    return make_float2(A.x - B.y, A.y + B.x);
+{%- endmacro -%}
+
 {#- One block's images, rank 2 (from image0): forward rows, then columns; inverse columns, then rows.
     The spectrum between the phases is in buf[img][row][bin]. -#}
 {%- macro image_phases() -%}
@@ -327,11 +337,7 @@ __device__ __forceinline__ float2 pack_bin(const float2 *a, const float2 *b, boo
     const bool mirrored = k > {{ n // 2 }}u;
     const unsigned m = mirrored ? {{ n }}u - k : k;
     float2 A = a[{{ padded("m") }}], B = has_b ? b[{{ padded("m") }}] : make_float2(0.0f, 0.0f);
-    if (m == 0u{{ " || m == " ~ (n // 2) ~ "u" if n % 2 == 0 }})
-        A.y = B.y = 0.0f;
-    if (mirrored)
-        A.y = -A.y, B.y = -B.y;
-    return make_float2(A.x - B.y, A.y + B.x);
+{{- pack_bins_tail() }}
 }
 {%- endif %}
 

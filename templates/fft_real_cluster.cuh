@@ -73,11 +73,7 @@ __device__ __forceinline__ float2 pack_peer_bin(const float2 (*buf)[{{ buf_pitch
     const bool mirrored = k > {{ n // 2 }}u;
     const unsigned m = mirrored ? {{ n }}u - k : k, home = {{ udiv("m", width_div) }}, j = m - home * {{ width }}u;
     float2 A = *peer(&buf[r][j], home), B = has_b ? *peer(&buf[r + 1u][j], home) : make_float2(0.0f, 0.0f);
-    if (m == 0u{{ " || m == " ~ (n // 2) ~ "u" if n % 2 == 0 }})
-        A.y = B.y = 0.0f;
-    if (mirrored)
-        A.y = -A.y, B.y = -B.y;
-    return make_float2(A.x - B.y, A.y + B.x);
+{{- pack_bins_tail() }}
 }
 {%- endif %}
 {%- endmacro -%}
