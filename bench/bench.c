@@ -26,6 +26,7 @@
 
 typedef struct options {
     const char *layers_file, *out_dir;
+    const char *algos; /* --algo: a comma-separated list of algorithms to run (NULL: every one) */
     const char *names[64];
     int name_count, runs;
     bool no_cudnn, fft, tf32;
@@ -35,7 +36,7 @@ typedef struct options {
 static int usage(int rc)
 {
     printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--tf32]\n"
-           "       [--fft [--fft-rank R] [--fft-n N]] [NAME...]\n"
+           "       [--algo NAME,...] [--fft [--fft-rank R] [--fft-n N]] [NAME...]\n"
            "Times every convgen algorithm that supports each layer against cuDNN's best algorithm\n"
            "(strict fp32 and TF32 allowed), three passes, and checks convgen's output against\n"
            "cuDNN's strict one. NAMEs pick layers of FILE (default: every 2-D layer of\n"
@@ -44,7 +45,8 @@ static int usage(int rc)
            "instead of the layers; --fft-rank and --fft-n keep only the R2C/C2R rows of that rank\n"
            "or size (and skip the 1-D C2C table), e.g. to profile one kernel. --tf32 adds rows\n"
            "\"<algorithm>, tf32\" for the FFT algorithms whose products are cuBLAS GEMMs, planned with\n"
-           "allow_tf32 (TF32 tensor cores), to compare with cuDNN's TF32 column.\n");
+           "allow_tf32 (TF32 tensor cores), to compare with cuDNN's TF32 column. --algo keeps\n"
+           "only the convgen algorithms named (e.g. winograd,direct); cuDNN's rows stay.\n");
     return rc;
 }
 
@@ -66,6 +68,8 @@ static bool parse(int argc, char **argv, options *o)
             o->fft = true;
         else if (strcmp(a, "--tf32") == 0)
             o->tf32 = true;
+        else if (strcmp(a, "--algo") == 0 && has_value)
+            o->algos = argv[++i];
         else if (strcmp(a, "--fft-rank") == 0 && has_value)
             o->fft_rank = atoi(argv[++i]);
         else if (strcmp(a, "--fft-n") == 0 && has_value)
@@ -74,6 +78,17 @@ static bool parse(int argc, char **argv, options *o)
             return false;
         else
             o->names[o->name_count++] = a;
+    }
+    for (const char *at = o->algos; at && *at;) { /* every name must be an algorithm */
+        size_t len = strcspn(at, ",");
+        char name[32] = "";
+        if (len < sizeof name)
+            memcpy(name, at, len);
+        if (!cg_planner_named(name)) {
+            fprintf(stderr, "convgen-bench: --algo: '%.*s' is no algorithm\n", (int)len, at);
+            return false;
+        }
+        at += len + (at[len] == ',');
     }
     if (o->runs < 20) {
         fprintf(stderr, "convgen-bench: --runs must be at least 20\n");
@@ -357,10 +372,10 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
     }
     for (int i = 0; i < cg_planner_count(); ++i) {
         const cg_planner *pl = cg_planner_at(i);
-        if (pl->applicable(&p, pass) != CONVGEN_SUCCESS)
+        if (!bench_algo_listed(o->algos, pl->name) || pl->applicable(&p, pass) != CONVGEN_SUCCESS)
             continue;
         run_convgen(ctx, l, pass, pl, false, &b, reference, rp, o, r);
-        if (o->tf32 && uses_library_gemms(pl->algo))
+        if (o->tf32 && uses_library_gemms(pl->algo)) /* winograd stays strict: its target is fp32 accuracy */
             run_convgen(ctx, l, pass, pl, true, &b, reference, rp, o, r);
     }
     cudaFree(reference);
@@ -424,7 +439,7 @@ static int run_benches(const options *o, convgen_context *ctx, const cg_layer *l
             if (selected(o, &layers[i]))
                 for (int pass = 0; pass < 3; ++pass)
                     bench_layer_pass(ctx, dnn, &layers[i], (convgen_pass)pass, o, r);
-        bench_report_jit_replan(r, ctx, layers, count, o->names, o->name_count);
+        bench_report_jit_replan(r, ctx, layers, count, o->names, o->name_count, o->algos);
         bench_report_print(r, stdout);
         rc = o->out_dir ? bench_report_write(r, o->out_dir) : 0;
     }

@@ -117,14 +117,28 @@ static double timed_plan(convgen_context *ctx, const cg_layer *l, int pass, conv
     return ms;
 }
 
+bool bench_algo_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *at = list; at && *at;) {
+        size_t len = strcspn(at, ",");
+        if (len == n && strncmp(at, name, n) == 0)
+            return true;
+        at += len + (at[len] == ',');
+    }
+    return list == NULL;
+}
+
 void bench_report_jit_replan(bench_report *r, convgen_context *ctx, const cg_layer *layers, int count,
-                             const char *const *names, int name_count)
+                             const char *const *names, int name_count, const char *algos)
 {
     for (int i = 0; i < count; ++i) {
         if (!chosen(&layers[i], names, name_count))
             continue;
         for (int pass = 0; pass < 3; ++pass)
             for (int a = 0; a < cg_planner_count(); ++a) {
+                if (!bench_algo_listed(algos, cg_planner_at(a)->name))
+                    continue;
                 int kernels = 0;
                 cache_mem_clear();
                 double disk = timed_plan(ctx, &layers[i], pass, cg_planner_at(a)->algo, &kernels, CONVGEN_FROM_DISK_CACHE);

@@ -3,6 +3,7 @@
 #ifndef BENCH_REPORT_H
 #define BENCH_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "convgen.h"
@@ -38,9 +39,13 @@ void bench_report_destroy(bench_report *r);
 void bench_report_add(bench_report *r, const bench_row *row);
 /* Records the NVRTC compile times of a fresh plan's kernels. */
 void bench_report_jit_plan(bench_report *r, const convgen_plan *plan);
-/* Plans every benchmarked layer again: from the disk cache (memory cleared), then from memory. */
+/* Plans every benchmarked layer again with the benchmarked algorithms (`algos` a comma-separated
+ * list, NULL: all): from the disk cache (memory cleared), then from memory. */
 void bench_report_jit_replan(bench_report *r, convgen_context *ctx, const cg_layer *layers, int count,
-                             const char *const *names, int name_count);
+                             const char *const *names, int name_count, const char *algos);
+/* Whether `name` is a whole entry of the comma-separated `list`; true for every name when list is
+ * NULL. */
+bool bench_algo_listed(const char *list, const char *name);
 void bench_report_print(const bench_report *r, FILE *f);
 /* DIR/bench.md and DIR/bench.csv; 0 on success. */
 int bench_report_write(const bench_report *r, const char *dir);

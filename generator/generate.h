@@ -45,6 +45,7 @@ typedef struct cg_kernel {
 /* Choices a caller may fix instead of the planner (plan options, the tuner). */
 typedef struct cg_tuning {
     int64_t fourier_size[CONVGEN_MAX_RANK]; /* FFT algorithms: the transform size; 0: chosen */
+    int winograd_m[CONVGEN_MAX_RANK];       /* winograd: the tile F(m, r) per dimension; 0: chosen */
     bool tf32;                              /* library GEMMs may use TF32 tensor cores */
     int64_t workspace_limit;                /* bytes; 0: none. Planners may sub-batch to stay under */
 } cg_tuning;
@@ -65,8 +66,10 @@ typedef struct cg_fft_step {
 } cg_fft_step;
 
 /* A column-major complex GEMM per bin, C = op(A) op(B), ops 'N' or 'C' (conjugate transpose),
- * `batch` of them `*_stride` complex elements apart. */
+ * `batch` of them `*_stride` complex elements apart; where `real`, a real one (SGEMM, ops 'N'
+ * or 'T', strides in floats). */
 typedef struct cg_gemm_step {
+    bool real;
     char transa, transb;
     int64_t m, n, k;
     int64_t a_offset, lda, b_offset, ldb, c_offset, ldc;
@@ -93,7 +96,26 @@ typedef struct cg_placement {
 
 /* What a kernel step computes, as data, so that a program can be evaluated on the CPU
  * (program_eval.c). OTHER: only its source says. */
-typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FFT, CG_OP_FUSED } cg_op_kind;
+typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FFT, CG_OP_FUSED, CG_OP_WINOGRAD } cg_op_kind;
+
+/* WINOGRAD (generator/winograd.c): a Winograd transform applied tile by tile to 2-D planes (a
+ * 1-D layer's as 1 x n). Along dimension d the matrix is one of F(m[d], r[d]) (wino_derive).
+ * Transforms run over the element index e = e0 * alpha[1] + e1 outermost. */
+typedef struct cg_wino_op {
+    char matrix; /* 'B' or 'G': tiles into transforms; 'A': transforms into outputs */
+    int m[2], r[2];
+    /* 'B', 'G': planes [outer][channels] of size[0] x size[1] floats of in0 or in1 (the op's
+     * `operand`); tile (t0, t1) of tiles[0] x tiles[1] starts at (t0 step[0] - offset[0], t1
+     * step[1] - offset[1]), spans the matrix's columns (alpha or r), reads zero outside the
+     * plane and, where `flip`, reversed. Its transform goes to byte `buffer` of the workspace
+     * as [e][channel][outer][tile].
+     * 'A': transforms [e][rows][outer][tile] at byte `buffer`; tile (t0, t1)'s m[0] x m[1]
+     * outputs go to plane size[0] x size[1] at (t0 m[0], t1 m[1]), clipped, the plane of (row,
+     * outer) at out + outer * outer_stride + row * row_stride, reversed where `flip`. */
+    int64_t outer, channels, rows, size[2], tiles[2], step[2], offset[2];
+    int64_t buffer, outer_stride, row_stride;
+    bool flip;
+} cg_wino_op;
 typedef struct cg_kernel_op {
     cg_op_kind kind;
     /* PAD: `images` images of operand in0 or in1 (`operand` 0 or 1) into padded images of
@@ -120,6 +142,7 @@ typedef struct cg_kernel_op {
     int64_t channels, outputs, spectra, w_out, w_in;
     bool conjugate;
     cg_placement out_dims[CONVGEN_MAX_RANK];
+    cg_wino_op wino; /* WINOGRAD */
 } cg_kernel_op;
 /* What a kernel step passes as one of its four pointers: the plan's own (SAME), or a base plus
  * a byte offset. */
@@ -195,6 +218,10 @@ void cg_problem_describe(const cg_problem *p, char *buf, size_t size);
  * in order, every buffer in fp32 at its byte offset of a workspace of its own. For CI, which
  * has no GPU. CONVGEN_ERROR_NOT_SUPPORTED for a kernel its op does not describe. */
 convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, float *out);
+
+/* Runs a WINOGRAD kernel op on the CPU (winograd_eval.c) with the step's operands and workspace;
+ * false if its transform cannot be derived. */
+bool cg_wino_op_evaluate(const cg_kernel_op *op, const float *const in[2], float *out, char *ws);
 
 /* Whether the program's weights can be prepared once for many executions: it has steps before
  * the chunks (phase 0: the weights' transforms) and none after them reads in1 (the weights), so

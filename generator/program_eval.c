@@ -249,9 +249,30 @@ static bool run_fft(const cg_fft_step *f, machine *m)
     return ok;
 }
 
+/* The real GEMM: column-major op(A) op(B) per batch entry, 'T' the transpose. */
+static void run_real_gemm(const cg_gemm_step *g, machine *m, bool add)
+{
+    const float *A = (const float *)(m->ws + g->a_offset), *B = (const float *)(m->ws + g->b_offset);
+    float *C = (float *)(m->ws + g->c_offset);
+    for (int64_t b = 0; b < g->batch; ++b)
+        for (int64_t i = 0; i < g->m; ++i)
+            for (int64_t j = 0; j < g->n; ++j) {
+                double sum = 0;
+                for (int64_t l = 0; l < g->k; ++l)
+                    sum += (double)A[b * g->a_stride + (g->transa == 'T' ? l + i * g->lda : i + l * g->lda)] *
+                           B[b * g->b_stride + (g->transb == 'T' ? j + l * g->ldb : l + j * g->ldb)];
+                float *c = &C[b * g->c_stride + i + j * g->ldc];
+                *c = (float)(sum + (add ? *c : 0));
+            }
+}
+
 /* Column-major op(A) op(B) per batch entry, 'C' the conjugate transpose; beta 1 when adding. */
 static void run_gemm(const cg_gemm_step *g, machine *m, bool add)
 {
+    if (g->real) {
+        run_real_gemm(g, m, add);
+        return;
+    }
     const float complex *A = (const float complex *)(m->ws + g->a_offset);
     const float complex *B = (const float complex *)(m->ws + g->b_offset);
     float complex *C = (float complex *)(m->ws + g->c_offset);
@@ -413,6 +434,10 @@ static convgen_status run_phase(const cg_generated *g, int phase, bool later_chu
             if (!run_fused(&st->op, m))
                 return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the fused kernel's DFTs on the CPU");
         }
+        else if (st->op.kind == CG_OP_WINOGRAD) {
+            if (!cg_wino_op_evaluate(&st->op, m->in, m->out, m->ws))
+                return cg_fail(CONVGEN_ERROR_INTERNAL, "step %d: its Winograd transform cannot be derived", i);
+        }
         else if (st->op.kind == CG_OP_TRANSPOSE)
             run_transpose(&st->op, m);
         else if (st->op.kind == CG_OP_FFT) {
@@ -532,10 +557,11 @@ static void describe_step(const cg_generated *g, const cg_step *st, cg_buf *b)
     }
     const cg_gemm_step *m = &st->gemm;
     cg_buf_printf(b,
-                  " *     cuBLAS CGEMM x %lld bins: C = op%c(A) op%c(B), m %lld n %lld k %lld;\n"
+                  " *     cuBLAS %s x %lld %s: C = op%c(A) op%c(B), m %lld n %lld k %lld;\n"
                   " *       A at byte %lld (lda %lld, stride %lld), B at %lld (ldb %lld, stride %lld),\n"
                   " *       C at %lld (ldc %lld, stride %lld)%s\n",
-                  (long long)m->batch, m->transa, m->transb, (long long)m->m, (long long)m->n, (long long)m->k,
+                  m->real ? "SGEMM" : "CGEMM", (long long)m->batch, m->real ? "transform elements" : "bins", m->transa,
+                  m->transb, (long long)m->m, (long long)m->n, (long long)m->k,
                   (long long)m->a_offset, (long long)m->lda, (long long)m->a_stride, (long long)m->b_offset,
                   (long long)m->ldb, (long long)m->b_stride, (long long)m->c_offset, (long long)m->ldc,
                   (long long)m->c_stride, m->accumulate ? ", summed over the sub-batches" : "");
@@ -547,7 +573,7 @@ char *cg_program_describe(const cg_generated *g)
     bool library_fft = false;
     for (int i = 0; i < g->step_count; ++i)
         library_fft |= g->steps[i].kind == CG_STEP_FFT;
-    cg_buf_printf(&b, "/*\n * The %s plan's program, %s: the steps the runtime runs, in order (N: as is, C: conjugate\n"
+    cg_buf_printf(&b, "/*\n * The %s plan's program, %s: the steps the runtime runs, in order (N: as is, T: transpose, C: conjugate\n"
                       " * transpose). Workspace: %lld bytes%s.\n",
                   convgen_algo_name(g->algo), convgen_pass_name(g->pass), (long long)g->workspace_bytes,
                   library_fft ? " of buffers; on a device, cuFFT's work area follows" : "");

@@ -98,7 +98,10 @@ typedef enum {
     CONVGEN_ALGO_CUFFT = 1,
     CONVGEN_ALGO_FFT = 2,
     CONVGEN_ALGO_FFT_TILED = 3, /* overlap-save tiles of convgen's FFTs; accgrad in parts */
-    CONVGEN_ALGO_FFT_FUSED = 4  /* fft-tiled's tiles in one kernel each; fprop and bprop, rank 2 */
+    CONVGEN_ALGO_FFT_FUSED = 4, /* fft-tiled's tiles in one kernel each; fprop and bprop, rank 2 */
+    CONVGEN_ALGO_WINOGRAD = 5   /* F(m x m, r x r) minimal filtering, non-fused: transforms around a
+                                   cuBLAS SGEMM per transform element; stride 1, rank 1 and 2,
+                                   kernels up to 7 */
 } convgen_algo;
 CONVGEN_API const char *convgen_algo_name(convgen_algo algo);
 CONVGEN_API const char *convgen_pass_name(convgen_pass pass);
@@ -141,12 +144,15 @@ typedef struct convgen_plan_options {
     /* Bytes of workspace the plan may need; 0: no limit. A plan needing more fails with
      * CONVGEN_ERROR_WORKSPACE_LIMIT and says how much it needs. */
     size_t workspace_limit;
-    /* CUFFT, FFT and FFT_TILED: the per-frequency GEMMs (cuBLAS) may use TF32 tensor cores
+    /* CUFFT, FFT, FFT_TILED and WINOGRAD: the GEMMs (cuBLAS) may use TF32 tensor cores
      * (faster; relative error near 1e-3 instead of 1e-6). 0: strict fp32. */
     int allow_tf32;
     /* CUFFT: the transform size per spatial dimension, at least out + dilated kernel - 1 of the
      * pass's correlation; 0: the smallest 2^a 3^b 5^c 7^d that holds it. */
     int64_t fourier_size[CONVGEN_MAX_RANK];
+    /* WINOGRAD: the output tile m of F(m, r) per spatial dimension (fprop, bprop), or the tile
+     * of dy (accgrad, which computes F(r, m)); m + r - 1 <= 12. 0: chosen (4 for r <= 5, else 2). */
+    int winograd_m[CONVGEN_MAX_RANK];
 } convgen_plan_options;
 
 /* convgen_plan_conv with options (NULL: the defaults). */

@@ -188,6 +188,10 @@ static convgen_status run_gemm(lib_steps *ls, const cg_gemm_step *g, char *ws, b
                                bool tf32)
 {
     const cuComplex one = {1.0f, 0.0f}, zero = {0.0f, 0.0f};
+    const float one_r = 1.0f, zero_r = 0.0f;
+    const void *alpha = g->real ? (const void *)&one_r : (const void *)&one;
+    const void *beta = g->accumulate && add ? alpha : g->real ? (const void *)&zero_r : (const void *)&zero;
+    const cudaDataType type = g->real ? CUDA_R_32F : CUDA_C_32F;
     cublasHandle_t h = ls->ctx->blas;
     pthread_mutex_lock(&ls->ctx->lib_lock);
     /* cublasSetStream resets the handle's work area: the plan's own is set after it. */
@@ -197,10 +201,10 @@ static convgen_status run_gemm(lib_steps *ls, const cg_gemm_step *g, char *ws, b
     /* Sizes and batch counts were checked to fit int by the generator. The compute type says
      * strict fp32 or TF32 whatever the handle's math mode. */
     if (r == CUBLAS_STATUS_SUCCESS)
-        r = cublasGemmStridedBatchedEx(h, op(g->transa), op(g->transb), (int)g->m, (int)g->n, (int)g->k, &one,
-                                       ws + g->a_offset, CUDA_C_32F, (int)g->lda, g->a_stride, ws + g->b_offset,
-                                       CUDA_C_32F, (int)g->ldb, g->b_stride, g->accumulate && add ? &one : &zero,
-                                       ws + g->c_offset, CUDA_C_32F, (int)g->ldc, g->c_stride, (int)g->batch,
+        r = cublasGemmStridedBatchedEx(h, op(g->transa), op(g->transb), (int)g->m, (int)g->n, (int)g->k, alpha,
+                                       ws + g->a_offset, type, (int)g->lda, g->a_stride, ws + g->b_offset, type,
+                                       (int)g->ldb, g->b_stride, beta, ws + g->c_offset, type, (int)g->ldc,
+                                       g->c_stride, (int)g->batch,
                                        tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     pthread_mutex_unlock(&ls->ctx->lib_lock);
     return r == CUBLAS_STATUS_SUCCESS ? CONVGEN_SUCCESS : blas_fail(r, "cublasGemmStridedBatchedEx");

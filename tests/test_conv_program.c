@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,8 +113,8 @@ static void check_algorithm(convgen_algo algo)
         convgen_conv_desc d = random_layer(i);
         cg_problem p;
         assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
-        if (algo != CONVGEN_ALGO_CUFFT && d.rank > 2)
-            continue; /* convgen's FFTs are 1-D and 2-D */
+        if (cg_planner_of(algo)->applicable(&p, CONVGEN_FPROP) != CONVGEN_SUCCESS)
+            continue; /* convgen's FFTs are 1-D and 2-D; winograd takes no dilation */
         ++layers;
         for (int pass = 0; pass < 3; ++pass)
             for (int run = 0; run < 3; ++run) {
@@ -208,13 +209,62 @@ static void test_fft_fused_programs_match_the_reference(void **state)
     assert_true(layers >= 20);
 }
 
+/* Winograd's programs: the transforms by their exact matrices, the SGEMMs by their parameters,
+ * on the random layers without dilation, whole and in sub-batches. */
+static void test_winograd_programs_match_the_reference(void **state)
+{
+    (void)state;
+    check_algorithm(CONVGEN_ALGO_WINOGRAD);
+}
+
+/* Fixed tiles: F(m, r) for m from 1 to 6 along each dimension (accgrad F(r, m)), non-square
+ * ones too, on one odd layer with padding on both sides. */
+static void test_winograd_takes_a_fixed_tile(void **state)
+{
+    (void)state;
+    convgen_conv_desc d = {.rank = 2, .n = 3, .c = 2, .k = 3, .in = {11, 9}, .kernel = {3, 5},
+                           .pad_before = {1, 3}, .pad_after = {2, 1}, .mode = CONVGEN_CONVOLUTION};
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    const int tiles[][2] = {{1, 1}, {2, 2}, {3, 4}, {4, 2}, {6, 6}, {5, 1}};
+    for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; ++i)
+        for (int pass = 0; pass < 3; ++pass) {
+            int64_t elems[3];
+            cg_problem_operand_elems(&p, (convgen_pass)pass, elems);
+            float *in0 = malloc(4 * (size_t)elems[0]), *in1 = malloc(4 * (size_t)elems[1]),
+                  *out = malloc(4 * (size_t)elems[2]);
+            assert_true(in0 && in1 && out);
+            fill(in0, elems[0]);
+            fill(in1, elems[1]);
+            memset(out, 0xFF, 4 * (size_t)elems[2]);
+            cg_tuning tune = {.winograd_m = {tiles[i][0], tiles[i][1]}};
+            cg_generated g;
+            assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tune, &g),
+                             CONVGEN_SUCCESS);
+            assert_int_equal(cg_program_evaluate(&g, in0, in1, out), CONVGEN_SUCCESS);
+            double e = error_of(&p, (convgen_pass)pass, in0, in1, out, elems[2]);
+            if (!(e <= ERROR_BOUND))
+                fail_msg("winograd F(%d x %d) %s: relative error %.3e", tiles[i][0], tiles[i][1],
+                         convgen_pass_name((convgen_pass)pass), e);
+            char name[64];
+            snprintf(name, sizeof name, "F(%d,%d)", pass == CONVGEN_ACCGRAD ? 3 : tiles[i][0],
+                     pass == CONVGEN_ACCGRAD ? tiles[i][0] : 3);
+            if (!strstr(g.kernels[0].source, name))
+                fail_msg("winograd %s with tile %d: '%s' missing from its header", convgen_pass_name((convgen_pass)pass),
+                         tiles[i][0], name);
+            cg_generated_free(&g);
+            free(in0), free(in1), free(out);
+        }
+}
+
 /* Weights prepared once, then two inputs run on them with in1 NULL (the evaluator would crash
  * on a read of it), for every FFT algorithm's fprop and bprop; accgrad and direct have no
  * weights to prepare. */
 static void test_prepared_weights_serve_several_inputs(void **state)
 {
     (void)state;
-    const convgen_algo algos[] = {CONVGEN_ALGO_CUFFT, CONVGEN_ALGO_FFT, CONVGEN_ALGO_FFT_TILED, CONVGEN_ALGO_FFT_FUSED};
+    const convgen_algo algos[] = {CONVGEN_ALGO_CUFFT, CONVGEN_ALGO_FFT, CONVGEN_ALGO_FFT_TILED, CONVGEN_ALGO_FFT_FUSED,
+                                  CONVGEN_ALGO_WINOGRAD};
     double worst = 0;
     int programs = 0;
     for (int i = 0; i < 14; ++i) {
@@ -225,7 +275,7 @@ static void test_prepared_weights_serve_several_inputs(void **state)
             for (int pass = 0; pass < 3; ++pass) {
                 cg_generated g;
                 if (cg_generate(&p, (convgen_pass)pass, algos[a], NULL, &g) != CONVGEN_SUCCESS)
-                    continue; /* rank 3 for convgen's FFTs, rank 1 or accgrad for fft-fused */
+                    continue; /* rank 3 for convgen's FFTs, rank 1 or accgrad for fft-fused, dilation */
                 bool prepares = cg_program_prepares_weights(&g);
                 if (prepares != (pass != CONVGEN_ACCGRAD))
                     fail_msg("%s %s: prepares weights %d", convgen_algo_name(algos[a]),
@@ -326,6 +376,8 @@ int main(void)
         cmocka_unit_test(test_fft_tiled_programs_match_the_reference),
         cmocka_unit_test(test_fft_tiled_takes_a_fixed_tile),
         cmocka_unit_test(test_fft_fused_programs_match_the_reference),
+        cmocka_unit_test(test_winograd_programs_match_the_reference),
+        cmocka_unit_test(test_winograd_takes_a_fixed_tile),
         cmocka_unit_test(test_prepared_weights_serve_several_inputs),
     };
     return cmocka_run_group_tests_name("conv_program", tests, NULL, NULL);

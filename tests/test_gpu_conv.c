@@ -6,8 +6,9 @@
  * workspace limit that makes them sub-batch (all but direct and fft-fused).
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
- * prepared: each FFT algorithm's first 8 shapes on weights prepared once). The groups run in
- * parallel processes (run_groups). */
+ * winograd: 48 shapes, stride 1 and kernels up to 7; prepared: each FFT algorithm's and
+ * winograd's first 8 shapes on weights prepared once; accuracy: Winograd's error per tile).
+ * The groups run in parallel processes (run_groups). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -39,8 +40,12 @@ typedef struct shape {
 
 #define PREPARED_SHAPES 8
 
+#define PREPARED_ALGOS 5
+#define WINOGRAD_SHAPES 48 /* at least 40 random ones beside the handpicked ones */
+
 static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
-    tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], prepared_shapes[4 * PREPARED_SHAPES];
+    tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], winograd_shapes[WINOGRAD_SHAPES],
+    prepared_shapes[PREPARED_ALGOS * PREPARED_SHAPES];
 
 #define DESC2(n_, c_, k_, h, w, r, s, pad, str, dil)                                                          \
     (convgen_conv_desc){.rank = 2, .n = n_, .c = c_, .k = k_, .in = {h, w}, .kernel = {r, s},                 \
@@ -118,6 +123,26 @@ static int handpicked_fft(shape *s)
     return n;
 }
 
+/* Winograd's edge cases: FFT convolution's handpicked shapes of rank 1 and 2 with kernels up to
+ * 7, without their dilation, then 5 x 5, 7 x 7, 1 x 7 and 7 x 1 kernels. */
+static int handpicked_winograd(shape *s)
+{
+    shape all[CUFFT_SHAPES];
+    int n = 0, count = handpicked_fft(all);
+    for (int i = 0; i < count; ++i) {
+        convgen_conv_desc *d = &all[i].d;
+        if (d->rank > 2 || d->kernel[0] > 7 || (d->rank == 2 && d->kernel[1] > 7))
+            continue;
+        d->dilation[0] = d->dilation[1] = 1;
+        s[n++] = all[i];
+    }
+    s[n++].d = DESC2(2, 6, 4, 19, 21, 5, 5, 2, 1, 1);
+    s[n++].d = DESC2(1, 4, 3, 17, 15, 7, 7, 3, 1, 1);      /* N = 1 */
+    s[n++].d = DESC2(2, 5, 6, 14, 16, 1, 7, 0, 1, 1);      /* 1 x 7 */
+    s[n++].d = DESC2(2, 5, 6, 16, 14, 7, 1, 0, 1, 1);      /* 7 x 1 */
+    return n;
+}
+
 /* A random layer (fixed seed, so failures reproduce): odd sizes, any padding, dilation 2 now
  * and then, stride 2 now and then where `strided`. */
 static void random_layer(unsigned *st, convgen_conv_desc *d, unsigned max_channels, unsigned max_kernel,
@@ -141,6 +166,12 @@ static void random_layer(unsigned *st, convgen_conv_desc *d, unsigned max_channe
 static void random_shape(unsigned *st, convgen_conv_desc *d) { random_layer(st, d, 150, 7, 16, true); }
 /* FFT algorithms: stride 1, kernels up to 13. */
 static void random_fft_shape(unsigned *st, convgen_conv_desc *d) { random_layer(st, d, 40, 13, 24, false); }
+/* Winograd: stride 1, no dilation, kernels up to 7. */
+static void random_winograd_shape(unsigned *st, convgen_conv_desc *d)
+{
+    random_layer(st, d, 40, 7, 24, false);
+    d->dilation[0] = d->dilation[1] = 1;
+}
 
 static void name_shape(shape *s)
 {
@@ -235,6 +266,50 @@ static void check_prepared(void **state)
     }
 }
 
+/* Winograd's accuracy per F(m, r): each tile fixed on a layer of realistic scale (64 channels,
+ * data and weights uniform in [-1, 1]), all three passes (accgrad runs F(r, m)); the bound of
+ * each is its measured error with a margin (README, "Winograd accuracy"). */
+typedef struct wino_case {
+    char name[64];
+    int m, r;
+    double bound;
+} wino_case;
+
+#define WINOGRAD_TILES 6
+static wino_case wino_cases[WINOGRAD_TILES] = {
+    {.m = 2, .r = 3, .bound = 1e-5}, {.m = 4, .r = 3, .bound = 1e-4}, {.m = 6, .r = 3, .bound = 1e-3},
+    {.m = 2, .r = 5, .bound = 1e-4}, {.m = 4, .r = 5, .bound = 1e-3}, {.m = 2, .r = 7, .bound = 1e-3}};
+
+static void check_winograd_accuracy(void **state)
+{
+    const wino_case *w = *state;
+    if (!ctx)
+        skip();
+    convgen_conv_desc d = DESC2(8, 64, 64, 26, 26, w->r, w->r, w->r / 2, 1, 1);
+    convgen_plan_options o = {.winograd_m = {w->m, w->m}};
+    for (int pass = 0; pass < 3; ++pass) {
+        cg_verify_result r;
+        convgen_status st = cg_verify(ctx, &d, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, &o, 3 + (unsigned)pass, 0, &r);
+        if (st != CONVGEN_SUCCESS)
+            fail_msg("%s %s: %s: %s", w->name, convgen_pass_name((convgen_pass)pass), convgen_status_string(st),
+                     convgen_last_error());
+        print_message("winograd accuracy %-8s %-7s rel %.2e max-abs %.2e\n", w->name, convgen_pass_name((convgen_pass)pass),
+                      r.rel_error, r.max_abs_error);
+        if (r.unwritten || !(r.rel_error <= w->bound))
+            fail_msg("%s %s: relative error %.3e > %.0e (%lld unwritten)", w->name, convgen_pass_name((convgen_pass)pass),
+                     r.rel_error, w->bound, (long long)r.unwritten);
+    }
+}
+
+static void make_accuracy_tests(struct CMUnitTest *tests)
+{
+    for (int i = 0; i < WINOGRAD_TILES; ++i) {
+        wino_case *w = &wino_cases[i];
+        snprintf(w->name, sizeof w->name, "F(%d,%d)", w->m, w->r);
+        tests[i] = (struct CMUnitTest){.name = w->name, .test_func = check_winograd_accuracy, .initial_state = w};
+    }
+}
+
 static int open_device(void **state)
 {
     (void)state;
@@ -306,7 +381,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                     known = selected[i] = true;
             if (!known) {
                 fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, cufft, fft, fft_tiled, fft_fused, "
-                                "prepared)\n",
+                                "winograd, prepared, accuracy)\n",
                         token);
                 return false;
             }
@@ -393,7 +468,8 @@ static int run_groups(const test_group *groups, int count, const bool *selected)
 int main(void)
 {
     static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
-        fused[CUFFT_SHAPES], prepared[4 * PREPARED_SHAPES];
+        fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], prepared[PREPARED_ALGOS * PREPARED_SHAPES],
+        accuracy[WINOGRAD_TILES];
     make_tests(direct_shapes, DIRECT_SHAPES, handpicked(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
     make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
                cufft);
@@ -402,9 +478,12 @@ int main(void)
                1e-4, tiled);
     make_tests(fused_shapes, CUFFT_SHAPES, handpicked_fft_ranks(fused_shapes, 2, 2), random_fft_shape,
                CONVGEN_ALGO_FFT_FUSED, 1e-4, fused);
-    /* Prepared weights: the first shapes of each FFT algorithm's group (the handpicked ones). */
-    const shape *const owners[4] = {cufft_shapes, fft_shapes, tiled_shapes, fused_shapes};
-    for (int a = 0; a < 4; ++a)
+    make_tests(winograd_shapes, WINOGRAD_SHAPES, handpicked_winograd(winograd_shapes), random_winograd_shape,
+               CONVGEN_ALGO_WINOGRAD, 1e-4, winograd);
+    make_accuracy_tests(accuracy);
+    /* Prepared weights: the first shapes of each group with weights to prepare (the handpicked ones). */
+    const shape *const owners[PREPARED_ALGOS] = {cufft_shapes, fft_shapes, tiled_shapes, fused_shapes, winograd_shapes};
+    for (int a = 0; a < PREPARED_ALGOS; ++a)
         for (int i = 0; i < PREPARED_SHAPES; ++i) {
             shape *t = &prepared_shapes[a * PREPARED_SHAPES + i];
             *t = owners[a][i];
@@ -417,7 +496,9 @@ int main(void)
                   {"fft", fft, CUFFT_SHAPES},
                   {"fft_tiled", tiled, CUFFT_SHAPES},
                   {"fft_fused", fused, CUFFT_SHAPES},
-                  {"prepared", prepared, 4 * PREPARED_SHAPES}};
+                  {"winograd", winograd, WINOGRAD_SHAPES},
+                  {"prepared", prepared, PREPARED_ALGOS * PREPARED_SHAPES},
+                  {"accuracy", accuracy, WINOGRAD_TILES}};
     enum { GROUPS = sizeof groups / sizeof groups[0] };
     const char *names[GROUPS];
     bool selected[GROUPS];

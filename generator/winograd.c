@@ -1,0 +1,462 @@
+/* The winograd algorithm, non-fused (issue 6, item 3): Lavin and Gray's minimal filtering the
+ * way Nervana's non-fused kernels run it. A tile of m x m outputs of an r x r correlation is
+ *
+ *     Y = AT [ sum over the channels of (G g G^T) . (BT d B) ] A      (alpha = m + r - 1)
+ *
+ * so the channel sum becomes one GEMM per transform element e (alpha^2 of them) over all tiles
+ * of the batch at once: the tiles are the GEMM's columns, which is Nervana's superblocking for
+ * small batches without a separate case. Per pass, with T the tiles of a (sub-)batch:
+ *
+ *   fprop    U = G w G^T     [e][c][k]   V = BT x B  [e][c][T]   M[e] = U^T V  [k][T]   y = AT M A
+ *   bprop    U = G w' G^T    [e][c][k]   V = BT dy B [e][k][T]   M[e] = U V    [c][T]   dx = AT M A
+ *   accgrad  V = BT x B      [e][c][T]   D = G dy G^T [e][k][T]  M[e] = D V^T  [k][c]   dw = AT M A
+ *
+ * bprop is fprop of dy with the kernel flipped (w') and the channels swapped, at pad r - 1 - pad.
+ * accgrad is Nervana's "update": F(r, m), dy's m x m tiles as the filters and x's alpha x alpha
+ * tiles as the data, summed over the tiles by the GEMM (and over the sub-batches). fprop and
+ * bprop transform the weights once (phase 0), so they can be prepared once per update.
+ *
+ * The transforms are straight-line code derived exactly by the generator
+ * (winograd_transform.c, winograd_program.c), one thread per tile; the GEMMs are cuBLAS SGEMMs
+ * strided-batched over e. A 1-D layer is a 2-D one of height 1, with F(1, 1) along it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "generate.h"
+#include "templates.h"
+#include "tmpl.h"
+#include "util.h"
+#include "values.h"
+#include "winograd_program.h"
+#include "winograd_transform.h"
+
+enum {
+    THREADS = 128,
+    ALIGN = 256,    /* workspace buffers start on this boundary, as cuBLAS wants */
+    MAX_KERNEL = 7, /* F(2, 7) has alpha 8; larger kernels are the FFT algorithms' */
+};
+
+/* The layer in 2-D (a 1-D layer as 1 x n) and the program's choices. */
+typedef struct wino_spec {
+    convgen_pass pass;
+    int64_t in[2], kernel[2], out[2], pad[2];
+    int m[2];              /* fprop, bprop: output tile; accgrad: dy tile */
+    wino_transform tf[2];  /* per dimension: F(m, r), accgrad F(r, m) */
+    int64_t tiles[2];      /* tiles per plane along each dimension */
+    int64_t elements;      /* alpha0 alpha1: the GEMMs of a product */
+    int64_t batch, chunks; /* images per sub-batch, and their number */
+    int64_t columns;       /* batch x tiles: the GEMMs' tile dimension */
+    int64_t buffer[3];     /* byte offsets of the transforms: U (accgrad: D), V, and M */
+    int64_t matrix[3];     /* floats per element in each: one element's matrix */
+    int64_t workspace;
+} wino_spec;
+
+static int64_t align_up(int64_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
+static int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static convgen_status winograd_applicable(const cg_problem *p, convgen_pass pass)
+{
+    (void)pass;
+    if (p->rank > 2)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: rank %d: 1-D and 2-D layers only", p->rank);
+    for (int d = 0; d < p->rank; ++d) {
+        if (p->stride[d] != 1)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: stride[%d] = %lld: stride 1 only", d,
+                           (long long)p->stride[d]);
+        if (p->dilation[d] != 1)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: dilation[%d] = %lld: dilation 1 only", d,
+                           (long long)p->dilation[d]);
+        if (p->kernel[d] > MAX_KERNEL)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
+                           "winograd: kernel[%d] = %lld: kernels up to %d (larger ones are the FFT algorithms')", d,
+                           (long long)p->kernel[d], MAX_KERNEL);
+    }
+    if (p->c > INT32_MAX || p->k > INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: %s = %lld: cuBLAS takes 32-bit sizes",
+                       p->c > INT32_MAX ? "c" : "k", (long long)(p->c > INT32_MAX ? p->c : p->k));
+    return CONVGEN_SUCCESS;
+}
+
+/* The tile along a dimension with kernel r whose tiles cover `extent` points: F(4, r) up to
+ * r = 5 (alpha <= 8, fp32 errors near 1e-6 on the CPU; NOTES), F(2, r) above, no transform for
+ * r = 1; never more than the extent. */
+static int default_tile(int64_t r, int64_t extent)
+{
+    int m = r == 1 ? 1 : r <= 5 ? 4 : 2;
+    return extent < m ? (int)extent : m;
+}
+
+/* The problem in 2-D, the tiles and their transforms. */
+static convgen_status choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, wino_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->pass = pass;
+    int lead = 2 - p->rank;
+    for (int d = 0; d < 2; ++d) {
+        int src = d - lead; /* the problem's dimension, or < 0 for the height of a 1-D layer */
+        s->in[d] = src < 0 ? 1 : p->in[src];
+        s->kernel[d] = src < 0 ? 1 : p->kernel[src];
+        s->out[d] = src < 0 ? 1 : p->out[src];
+        s->pad[d] = src < 0 ? 0 : p->pad_before[src];
+        /* fprop and accgrad tile the output (accgrad: dy), bprop dx */
+        int64_t extent = pass == CONVGEN_BPROP ? s->in[d] : s->out[d];
+        int fixed = src >= 0 && tune ? tune->winograd_m[src] : 0;
+        s->m[d] = fixed ? fixed : default_tile(s->kernel[d], extent);
+        s->tiles[d] = div_up(extent, s->m[d]);
+        char err[160];
+        bool ok = pass == CONVGEN_ACCGRAD ? wino_derive((int)s->kernel[d], s->m[d], &s->tf[d], err, sizeof err)
+                                          : wino_derive(s->m[d], (int)s->kernel[d], &s->tf[d], err, sizeof err);
+        if (!ok)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: tile %d along dimension %d: %s", s->m[d],
+                           src < 0 ? 0 : src, err);
+    }
+    s->elements = (int64_t)s->tf[0].alpha * s->tf[1].alpha;
+    return CONVGEN_SUCCESS;
+}
+
+/* The buffers for sub-batches of `batch` images; false where a size passes what the kernels
+ * (32-bit thread and plane indices) or cuBLAS (32-bit sizes) take. */
+static bool size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
+{
+    s->batch = batch;
+    s->chunks = p->n / batch;
+    int64_t tiles = s->tiles[0] * s->tiles[1], data_ch = s->pass == CONVGEN_BPROP ? p->k : p->c;
+    bool ok = cg_mul64(batch, tiles, &s->columns) && s->columns <= INT32_MAX;
+    /* U (or D), V, M: channel x channel or channel x column matrices per element */
+    const int64_t rows[3] = {s->pass == CONVGEN_ACCGRAD ? p->k : p->c, data_ch,
+                             s->pass == CONVGEN_BPROP ? p->c : p->k};
+    const int64_t cols[3] = {s->pass == CONVGEN_ACCGRAD ? s->columns : p->k, s->columns,
+                             s->pass == CONVGEN_ACCGRAD ? p->c : s->columns};
+    int64_t at = 0, bytes;
+    for (int b = 0; b < 3 && ok; ++b) {
+        s->buffer[b] = at;
+        ok = cg_mul64(rows[b], cols[b], &s->matrix[b]) && s->matrix[b] <= INT32_MAX /* a transform's threads */ &&
+             cg_mul64(s->matrix[b], s->elements * 4, &bytes) && cg_add64(at, bytes, &at);
+        at = align_up(at);
+    }
+    s->workspace = at;
+    for (int d = 0; d < 2; ++d) /* a plane's points are 32-bit */
+        ok &= s->in[d] * s->out[d] <= INT32_MAX / 2;
+    return ok;
+}
+
+/* ZNNi's sub-batching: the largest divisor of n whose buffers fit the workspace limit (the
+ * runtime reports a plan whose smallest sub-batch still does not). */
+static convgen_status choose_batch(const cg_problem *p, const cg_tuning *tune, wino_spec *s)
+{
+    int64_t limit = tune ? tune->workspace_limit : 0, best = 1;
+    if (size_buffers(p, p->n, s) && (!limit || s->workspace <= limit))
+        return CONVGEN_SUCCESS;
+    for (int64_t d = 1; d * d <= p->n; ++d) { /* divisors in pairs: d and n / d */
+        if (p->n % d != 0)
+            continue;
+        const int64_t pair[2] = {d, p->n / d};
+        for (int i = 0; i < 2; ++i)
+            if (pair[i] > best && size_buffers(p, pair[i], s) && (!limit || s->workspace <= limit))
+                best = pair[i];
+    }
+    return size_buffers(p, best, s) ? CONVGEN_SUCCESS
+                                    : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
+                                              "winograd: the transforms of this layer pass 2^31 elements per GEMM");
+}
+
+/* ---- the kernels ---- */
+
+static const char *const operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
+
+/* The 1-D transform of a dimension: its matrix as straight-line statements. */
+static tmpl_value *program_value(const wino_transform *t, char matrix, int *inputs, int *outputs)
+{
+    wino_program prog;
+    const cg_q(*rows)[WINO_MAX_ALPHA] = matrix == 'A' ? t->at : matrix == 'G' ? t->g : t->bt;
+    *outputs = matrix == 'A' ? t->m : t->alpha;
+    *inputs = matrix == 'A' ? t->alpha : matrix == 'G' ? t->r : t->alpha;
+    wino_program_build(rows, *outputs, *inputs, &prog);
+    return wino_program_value(&prog, "in", "p");
+}
+
+/* "BT of F(4,3): alpha 6, points 0, 1, -1, 1/2, -1/2, inf (20 additions, 8 multiplications)". */
+static void describe_matrix(const wino_transform *t, char matrix, char *buf, size_t size)
+{
+    char f[160];
+    wino_program prog;
+    const cg_q(*rows)[WINO_MAX_ALPHA] = matrix == 'A' ? t->at : matrix == 'G' ? t->g : t->bt;
+    wino_program_build(rows, matrix == 'A' ? t->m : t->alpha, matrix == 'A' || matrix == 'B' ? t->alpha : t->r, &prog);
+    wino_describe(t, f, sizeof f);
+    snprintf(buf, size, "%s of %s (%d additions, %d multiplications)", matrix == 'A' ? "AT" : matrix == 'G' ? "G" : "BT",
+             f, prog.adds, prog.multiplies);
+}
+
+/* One line per row of a matrix, for the header: "  [ 1 0 -21/4 ... ]". */
+static void matrix_lines(tmpl_value *h, const wino_transform *t, char matrix)
+{
+    const cg_q(*rows)[WINO_MAX_ALPHA] = matrix == 'A' ? t->at : matrix == 'G' ? t->g : t->bt;
+    int nr = matrix == 'A' ? t->m : t->alpha, nc = matrix == 'G' ? t->r : t->alpha;
+    for (int i = 0; i < nr; ++i) {
+        char line[512];
+        int used = snprintf(line, sizeof line, "  [");
+        for (int j = 0; j < nc && used > 0 && (size_t)used < sizeof line; ++j)
+            used += rows[i][j].den == 1
+                        ? snprintf(line + used, sizeof line - (size_t)used, " %lld", (long long)rows[i][j].num)
+                        : snprintf(line + used, sizeof line - (size_t)used, " %lld/%lld", (long long)rows[i][j].num,
+                                   (long long)rows[i][j].den);
+        cg_value_line(h, "%s ]", line);
+    }
+}
+
+static tmpl_value *header_lines(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+                                const char *what)
+{
+    char layer[256], text[200];
+    cg_problem_describe(p, layer, sizeof layer);
+    tmpl_value *h = tmpl_list();
+    cg_value_line(h, "convgen %s: winograd algorithm (non-fused), %s: %s", CG_GENERATOR_VERSION,
+                  convgen_pass_name(s->pass), what);
+    cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
+    cg_value_line(h, "emitted by: convgen emit --algo winograd --pass %s %s", convgen_pass_name(s->pass), layer);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "plan: %s = AT [ sum of (G %s G^T) . (BT %s B) ] A per tile, the sum one cuBLAS SGEMM per",
+                  operand_names[s->pass][2], s->pass == CONVGEN_ACCGRAD ? "dy" : "w",
+                  s->pass == CONVGEN_BPROP ? "dy" : "x");
+    cg_value_line(h, "  transform element (%lld of them) over the %lld tiles of %lld images at once", (long long)s->elements,
+                  (long long)s->columns, (long long)s->batch);
+    if (s->chunks > 1)
+        cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
+                      (long long)s->batch);
+    for (int d = 0; d < 2; ++d) {
+        describe_matrix(&s->tf[d], op->matrix, text, sizeof text);
+        cg_value_line(h, "dimension %d: %lld tiles, %s:", d, (long long)op->tiles[d], text);
+        matrix_lines(h, &s->tf[d], op->matrix);
+    }
+    cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1): one thread per tile", k->grid[0], k->block[0]);
+    cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,
+                  (long long)s->buffer[0], (long long)s->buffer[1], (long long)s->buffer[2]);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "Generated: do not edit. Change templates/winograd.cu or generator/winograd.c instead.");
+    return h;
+}
+
+/* Sets key to the magic division by d over [0, max_dividend]; false if it could not be made. */
+static bool set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend)
+{
+    tmpl_value *v = cg_value_magic((uint32_t)d, max_dividend);
+    tmpl_map_set(ctx, key, v);
+    return v != NULL;
+}
+
+/* The context of a transform kernel doing op. */
+static tmpl_value *kernel_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+                                  int operand, const char *what, int64_t count, bool *failed)
+{
+    bool tiles = op->matrix != 'A';
+    int64_t tile_count = op->tiles[0] * op->tiles[1];
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", header_lines(p, s, k, op, what));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_str(ctx, "stage", tiles ? "tiles" : "output");
+    tmpl_set_int(ctx, "threads", THREADS);
+    tmpl_set_int(ctx, "count", count);
+    tmpl_set_int(ctx, "tiles", tile_count);
+    tmpl_set_int(ctx, "tiles1", op->tiles[1]);
+    tmpl_set_int(ctx, "height", op->size[0]);
+    tmpl_set_int(ctx, "width", op->size[1]);
+    tmpl_set_bool(ctx, "flip", op->flip);
+    tmpl_set_int(ctx, "buffer", op->buffer / 4);
+    *failed |= !set_div(ctx, "tiles1_div", op->tiles[1], tile_count - 1);
+    char describe[200];
+    for (int d = 0; d < 2; ++d) {
+        int inputs, outputs;
+        char key[16];
+        snprintf(key, sizeof key, "prog%d", d);
+        tmpl_map_set(ctx, key, program_value(&s->tf[d], op->matrix, &inputs, &outputs));
+        snprintf(key, sizeof key, "span%d", d);
+        tmpl_set_int(ctx, key, inputs);
+        snprintf(key, sizeof key, "outs%d", d);
+        tmpl_set_int(ctx, key, outputs);
+        describe_matrix(&s->tf[d], op->matrix, describe, sizeof describe);
+        snprintf(key, sizeof key, "describe%d", d);
+        tmpl_set_str(ctx, key, describe);
+    }
+    if (tiles) {
+        int64_t planes = op->outer * op->channels;
+        tmpl_set_str(ctx, "source", operand ? "in1" : "in0");
+        tmpl_set_int(ctx, "channels", op->channels);
+        tmpl_set_int(ctx, "outer_count", op->outer);
+        tmpl_set_int(ctx, "e_stride", planes * tile_count);
+        bool checked = false;
+        for (int d = 0; d < 2; ++d) {
+            char key[16];
+            int64_t span = op->matrix == 'G' ? s->tf[d].r : s->tf[d].alpha;
+            int64_t last = (op->tiles[d] - 1) * op->step[d] - op->offset[d] + span; /* past the last tile */
+            checked |= op->offset[d] > 0 || last > op->size[d];
+            snprintf(key, sizeof key, "step%d", d);
+            tmpl_set_int(ctx, key, op->step[d]);
+            snprintf(key, sizeof key, "offset%d", d);
+            tmpl_set_int(ctx, key, op->offset[d]);
+        }
+        tmpl_set_bool(ctx, "checked", checked);
+        *failed |= !set_div(ctx, "tiles_div", tile_count, count - 1) | !set_div(ctx, "channels_div", op->channels, planes - 1);
+    } else {
+        int64_t columns = op->outer * tile_count;
+        tmpl_set_int(ctx, "columns", columns);
+        tmpl_set_int(ctx, "e_stride", op->rows * columns);
+        tmpl_set_int(ctx, "outer_stride", op->outer_stride);
+        tmpl_set_int(ctx, "row_stride", op->row_stride);
+        tmpl_set_bool(ctx, "checked", op->size[0] % op->m[0] != 0 || op->size[1] % op->m[1] != 0);
+        *failed |= !set_div(ctx, "columns_div", columns, count - 1) | !set_div(ctx, "tiles_div", tile_count, columns - 1);
+    }
+    return ctx;
+}
+
+/* Appends a transform kernel step doing op in `phase` on operand in0 or in1 (`operand`; the output
+ * for op 'A'), named convgen_winograd_<pass>_<part>. */
+static convgen_status add_transform(const cg_problem *p, const wino_spec *s, const cg_wino_op *op, int operand,
+                                    int phase, const char *part, const char *what, cg_generated *out)
+{
+    cg_step *st = &out->steps[out->step_count++];
+    memset(st, 0, sizeof *st);
+    st->kind = CG_STEP_KERNEL;
+    st->phase = phase;
+    st->kernel = out->kernel_count++;
+    st->op.kind = CG_OP_WINOGRAD;
+    st->op.operand = operand;
+    st->op.wino = *op;
+    cg_kernel *k = &out->kernels[st->kernel];
+    snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
+    int64_t count = (op->matrix == 'A' ? op->rows : op->channels) * op->outer * op->tiles[0] * op->tiles[1];
+    k->grid[0] = (unsigned)div_up(count, THREADS);
+    k->grid[1] = k->grid[2] = 1;
+    k->block[0] = THREADS;
+    k->block[1] = k->block[2] = 1;
+    bool failed = false;
+    tmpl_value *ctx = kernel_context(p, s, k, op, operand, what, count, &failed);
+    convgen_status status = failed        ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
+                            : tmpl_ok(ctx) ? cg_render_template("winograd.cu", ctx, &k->source)
+                                           : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a winograd context");
+    tmpl_unref(ctx);
+    return status;
+}
+
+/* The tiles of a plane of `size` read through matrix 'B' (or 'G') of the spec's transforms: tile t
+ * of each dimension from t * step - offset. */
+static cg_wino_op tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t channels, const int64_t size[2],
+                           const int64_t tiles[2], const int64_t step[2], const int64_t offset[2], int buffer)
+{
+    cg_wino_op op = {.matrix = matrix, .outer = outer, .channels = channels, .buffer = s->buffer[buffer]};
+    for (int d = 0; d < 2; ++d) {
+        op.m[d] = s->tf[d].m, op.r[d] = s->tf[d].r;
+        op.size[d] = size[d], op.tiles[d] = tiles[d], op.step[d] = step[d], op.offset[d] = offset[d];
+    }
+    return op;
+}
+
+/* The products M ([e][rows][outer][tile], the tiles of the spec) through AT into planes of
+ * `size`, the plane of (row, outer) at outer * outer_stride + row * row_stride. */
+static cg_wino_op output_op(const wino_spec *s, int64_t rows, int64_t outer, const int64_t size[2],
+                            const int64_t tiles[2], int64_t outer_stride, int64_t row_stride)
+{
+    cg_wino_op op = {.matrix = 'A', .rows = rows, .outer = outer, .buffer = s->buffer[2], .outer_stride = outer_stride,
+                     .row_stride = row_stride};
+    for (int d = 0; d < 2; ++d) {
+        op.m[d] = s->tf[d].m, op.r[d] = s->tf[d].r;
+        op.size[d] = size[d], op.tiles[d] = tiles[d];
+    }
+    return op;
+}
+
+/* A strided-batched SGEMM over the elements: C = op(A) op(B) in cuBLAS's column-major terms, where
+ * a stored row-major [a][b] matrix is the column-major b x a one. */
+static cg_step gemm_step(const wino_spec *s, char ta, char tb, int64_t m, int64_t n, int64_t k, int a, int64_t lda,
+                         int b, int64_t ldb, int64_t ldc, int phase)
+{
+    cg_step st = {.kind = CG_STEP_GEMM, .phase = phase};
+    st.gemm = (cg_gemm_step){.real = true, .transa = ta, .transb = tb, .m = m, .n = n, .k = k,
+                             .a_offset = s->buffer[a], .lda = lda, .b_offset = s->buffer[b], .ldb = ldb,
+                             .c_offset = s->buffer[2], .ldc = ldc, .batch = s->elements,
+                             .a_stride = s->matrix[a], .b_stride = s->matrix[b], .c_stride = s->matrix[2],
+                             .accumulate = s->pass == CONVGEN_ACCGRAD};
+    return st;
+}
+
+/* fprop, y = AT [U^T V] A, and bprop, dx = AT [U V] A with U from w flipped (fprop of dy at pad
+ * r - 1 - pad, the channels swapped): the weights' transforms once (phase 0), then per sub-batch
+ * the data's tiles, the products and the outputs. */
+static convgen_status forward_program(const cg_problem *p, const wino_spec *s, cg_generated *out)
+{
+    bool bprop = s->pass == CONVGEN_BPROP;
+    const int64_t one[2] = {1, 1}, none[2] = {0, 0}, m[2] = {s->m[0], s->m[1]};
+    const int64_t flipped[2] = {s->kernel[0] - 1 - s->pad[0], s->kernel[1] - 1 - s->pad[1]};
+    const int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
+    const int64_t *data_size = bprop ? s->out : s->in, *out_size = bprop ? s->in : s->out;
+    const char *const *names = operand_names[s->pass];
+    char part[32], what[64];
+
+    cg_wino_op w = tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, 0);
+    w.flip = bprop != p->flip;
+    convgen_status st = add_transform(p, s, &w, 1, 0, "transform_w",
+                                      bprop ? "the transforms of w, flipped" : "the transforms of w", out);
+    cg_wino_op data = tiles_op(s, 'B', s->batch, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, 1);
+    snprintf(part, sizeof part, "transform_%s", names[0]);
+    snprintf(what, sizeof what, "the transforms of %s's tiles", names[0]);
+    if (st == CONVGEN_SUCCESS)
+        st = add_transform(p, s, &data, 0, 1, part, what, out);
+    /* M[e] ([out_ch][T]) = U^T V (fprop) or U V (bprop), U [c][k] and V [data_ch][T] */
+    out->steps[out->step_count++] =
+        gemm_step(s, 'N', bprop ? 'N' : 'T', s->columns, out_ch, data_ch, 1, s->columns, 0, p->k, s->columns, 1);
+    int64_t plane = out_size[0] * out_size[1];
+    cg_wino_op result = output_op(s, out_ch, s->batch, out_size, s->tiles, out_ch * plane, plane);
+    snprintf(part, sizeof part, "output_%s", names[2]);
+    snprintf(what, sizeof what, "%s from the products' tiles", names[2]);
+    return st == CONVGEN_SUCCESS ? add_transform(p, s, &result, 2, 1, part, what, out) : st;
+}
+
+/* dw = AT [D V^T] A of F(r, m): per sub-batch the tiles of x and dy and their products, summed
+ * by the GEMM over the tiles and over the sub-batches; the output transform once at the end. */
+static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, cg_generated *out)
+{
+    const int64_t one[2] = {1, 1}, none[2] = {0, 0}, m[2] = {s->m[0], s->m[1]};
+    cg_wino_op x = tiles_op(s, 'B', s->batch, p->c, s->in, s->tiles, m, s->pad, 1);
+    convgen_status st = add_transform(p, s, &x, 0, 1, "transform_x", "the transforms of x's tiles", out);
+    cg_wino_op dy = tiles_op(s, 'G', s->batch, p->k, s->out, s->tiles, m, none, 0);
+    if (st == CONVGEN_SUCCESS)
+        st = add_transform(p, s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
+    out->steps[out->step_count++] = gemm_step(s, 'T', 'N', p->c, p->k, s->columns, 1, s->columns, 0, s->columns, p->c, 1);
+    int64_t taps = s->kernel[0] * s->kernel[1];
+    cg_wino_op dw = output_op(s, p->k, p->c, s->kernel, one, taps, p->c * taps);
+    dw.flip = p->flip;
+    return st == CONVGEN_SUCCESS ? add_transform(p, s, &dw, 2, 2, "output_dw", "dw from the summed products", out) : st;
+}
+
+static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
+                                        const cg_tuning *tune, cg_generated *out)
+{
+    (void)t; /* the transforms are one thread per tile whatever the GPU */
+    wino_spec s;
+    convgen_status st = choose_tiles(p, pass, tune, &s);
+    if (st == CONVGEN_SUCCESS)
+        st = choose_batch(p, tune, &s);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    out->workspace_bytes = s.workspace;
+    out->tf32 = tune && tune->tf32;
+    /* the sub-batches: x, y, dy and dx advance by a sub-batch's images, w and dw stay */
+    int64_t elems[3];
+    cg_problem_operand_elems(p, pass, elems);
+    int weights = pass == CONVGEN_ACCGRAD ? 2 : 1;
+    out->chunks = s.chunks;
+    for (int i = 0; i < 3; ++i)
+        out->chunk_elems[i] = i == weights ? 0 : elems[i] / p->n * s.batch;
+    switch (pass) {
+    case CONVGEN_FPROP:
+    case CONVGEN_BPROP: return forward_program(p, &s, out);
+    case CONVGEN_ACCGRAD: return accgrad_program(p, &s, out);
+    }
+    return cg_fail(CONVGEN_ERROR_INTERNAL, "winograd: pass %d", (int)pass);
+}
+
+const cg_planner cg_winograd_planner = {
+    .algo = CONVGEN_ALGO_WINOGRAD,
+    .name = "winograd",
+    .applicable = winograd_applicable,
+    .generate = winograd_generate,
+};

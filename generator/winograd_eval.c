@@ -1,0 +1,103 @@
+/* The winograd algorithm's transform kernels on the CPU (cg_program_evaluate): each tile through
+ * the exact matrices of its ops (rationals to doubles), results stored in fp32 where the kernels
+ * store them. The CUDA of the kernels is checked on the GPU. */
+#include <stdint.h>
+
+#include "generate.h"
+#include "winograd_transform.h"
+
+typedef double wino_matrix[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
+
+/* The op's matrix along dimension d: rows x cols doubles. */
+static bool matrix_of(const cg_wino_op *op, int d, wino_matrix a, int *rows, int *cols)
+{
+    wino_transform t;
+    char err[160];
+    if (!wino_derive(op->m[d], op->r[d], &t, err, sizeof err))
+        return false;
+    const cg_q(*q)[WINO_MAX_ALPHA] = op->matrix == 'A' ? t.at : op->matrix == 'G' ? t.g : t.bt;
+    *rows = op->matrix == 'A' ? t.m : t.alpha;
+    *cols = op->matrix == 'G' ? t.r : t.alpha;
+    for (int i = 0; i < *rows; ++i)
+        for (int j = 0; j < *cols; ++j)
+            a[i][j] = cg_q_double(q[i][j]);
+    return true;
+}
+
+/* v = a0 d a1^T for d cols[0] x cols[1]. */
+static void transform(wino_matrix a[2], const int rows[2], const int cols[2], wino_matrix d, wino_matrix v)
+{
+    for (int y = 0; y < rows[0]; ++y)
+        for (int x = 0; x < rows[1]; ++x) {
+            double sum = 0;
+            for (int i = 0; i < cols[0]; ++i)
+                for (int j = 0; j < cols[1]; ++j)
+                    sum += a[0][y][i] * d[i][j] * a[1][x][j];
+            v[y][x] = sum;
+        }
+}
+
+/* Every tile of every plane into the workspace as [e][channel][outer][tile]. */
+static void run_tiles(const cg_wino_op *op, wino_matrix a[2], const int rows[2], const int cols[2], const float *src,
+                      float *buf)
+{
+    int64_t tiles = op->tiles[0] * op->tiles[1], e_stride = op->channels * op->outer * tiles;
+    wino_matrix d, v;
+    for (int64_t o = 0; o < op->outer; ++o)
+        for (int64_t c = 0; c < op->channels; ++c)
+            for (int64_t t = 0; t < tiles; ++t) {
+                const float *plane = src + (o * op->channels + c) * op->size[0] * op->size[1];
+                int64_t t0 = t / op->tiles[1], t1 = t % op->tiles[1];
+                for (int i = 0; i < cols[0]; ++i)
+                    for (int j = 0; j < cols[1]; ++j) {
+                        int64_t y = t0 * op->step[0] - op->offset[0] + (op->flip ? cols[0] - 1 - i : i);
+                        int64_t x = t1 * op->step[1] - op->offset[1] + (op->flip ? cols[1] - 1 - j : j);
+                        bool inside = y >= 0 && y < op->size[0] && x >= 0 && x < op->size[1];
+                        d[i][j] = inside ? plane[y * op->size[1] + x] : 0.0;
+                    }
+                transform(a, rows, cols, d, v);
+                for (int y = 0; y < rows[0]; ++y)
+                    for (int x = 0; x < rows[1]; ++x)
+                        buf[(y * rows[1] + x) * e_stride + (c * op->outer + o) * tiles + t] = (float)v[y][x];
+            }
+}
+
+/* Every (row, outer, tile) of the products through AT into its outputs, clipped. */
+static void run_output(const cg_wino_op *op, wino_matrix a[2], const int rows[2], const int cols[2], const float *buf,
+                       float *out)
+{
+    int64_t tiles = op->tiles[0] * op->tiles[1], columns = op->outer * tiles, e_stride = op->rows * columns;
+    wino_matrix d, v;
+    for (int64_t r = 0; r < op->rows; ++r)
+        for (int64_t col = 0; col < columns; ++col) {
+            int64_t o = col / tiles, t = col % tiles, t0 = t / op->tiles[1], t1 = t % op->tiles[1];
+            for (int i = 0; i < cols[0]; ++i)
+                for (int j = 0; j < cols[1]; ++j)
+                    d[i][j] = buf[(i * cols[1] + j) * e_stride + r * columns + col];
+            transform(a, rows, cols, d, v);
+            float *plane = out + o * op->outer_stride + r * op->row_stride;
+            for (int i = 0; i < rows[0]; ++i)
+                for (int j = 0; j < rows[1]; ++j) {
+                    int64_t y = t0 * op->m[0] + i, x = t1 * op->m[1] + j;
+                    if (y >= op->size[0] || x >= op->size[1])
+                        continue;
+                    plane[op->flip ? (op->size[0] - 1 - y) * op->size[1] + op->size[1] - 1 - x : y * op->size[1] + x] =
+                        (float)v[i][j];
+                }
+        }
+}
+
+bool cg_wino_op_evaluate(const cg_kernel_op *kop, const float *const in[2], float *out, char *ws)
+{
+    const cg_wino_op *op = &kop->wino;
+    wino_matrix a[2];
+    int rows[2], cols[2];
+    if (!matrix_of(op, 0, a[0], &rows[0], &cols[0]) || !matrix_of(op, 1, a[1], &rows[1], &cols[1]))
+        return false;
+    float *buf = (float *)(ws + op->buffer);
+    if (op->matrix == 'A')
+        run_output(op, a, rows, cols, buf, out);
+    else
+        run_tiles(op, a, rows, cols, in[kop->operand], buf);
+    return true;
+}
