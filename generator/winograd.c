@@ -34,6 +34,7 @@ enum {
     THREADS = 128,
     ALIGN = 256,    /* workspace buffers start on this boundary, as cuBLAS wants */
     MAX_KERNEL = 7, /* F(2, 7) has alpha 8; larger kernels are the FFT algorithms' */
+    MAX_DEFAULT_ALPHA = 8,
 };
 
 /* The layer in 2-D (a 1-D layer as 1 x n) and the program's choices. */
@@ -77,13 +78,22 @@ static convgen_status winograd_applicable(const cg_problem *p, convgen_pass pass
     return CONVGEN_SUCCESS;
 }
 
-/* The tile along a dimension with kernel r whose tiles cover `extent` points: F(4, r) up to
- * r = 5 (alpha <= 8, fp32 errors near 1e-6 on the CPU; NOTES), F(2, r) above, no transform for
- * r = 1; never more than the extent. */
+/* The tile m along a dimension with kernel r whose tiles cover `extent` points: the one that
+ * needs the fewest transform elements, alpha ceil(extent / m) (the GEMMs' work and the
+ * transforms' traffic both scale with them), among alpha <= 8, whose fp32 errors stay near
+ * 1e-6 (README, "Winograd accuracy"); the smaller alpha on a tie. No transform for r = 1. */
 static int default_tile(int64_t r, int64_t extent)
 {
-    int m = r == 1 ? 1 : r <= 5 ? 4 : 2;
-    return extent < m ? (int)extent : m;
+    if (r == 1)
+        return 1;
+    int best = 1;
+    int64_t best_cost = r * extent;
+    for (int m = 2; m + r - 1 <= MAX_DEFAULT_ALPHA && m <= extent; ++m) {
+        int64_t cost = (m + r - 1) * div_up(extent, m);
+        if (cost < best_cost)
+            best = m, best_cost = cost;
+    }
+    return best;
 }
 
 /* The problem in 2-D, the tiles and their transforms. */
@@ -295,7 +305,7 @@ static tmpl_value *kernel_context(const cg_problem *p, const wino_spec *s, const
             tmpl_set_int(ctx, key, op->offset[d]);
         }
         tmpl_set_bool(ctx, "checked", checked);
-        *failed |= !set_div(ctx, "tiles_div", tile_count, count - 1) | !set_div(ctx, "channels_div", op->channels, planes - 1);
+        *failed |= !set_div(ctx, "tiles_div", tile_count, count - 1) | !set_div(ctx, "outer_div", op->outer, planes - 1);
     } else {
         int64_t columns = op->outer * tile_count;
         tmpl_set_int(ctx, "columns", columns);

@@ -151,7 +151,8 @@ typedef struct convgen_plan_options {
      * pass's correlation; 0: the smallest 2^a 3^b 5^c 7^d that holds it. */
     int64_t fourier_size[CONVGEN_MAX_RANK];
     /* WINOGRAD: the output tile m of F(m, r) per spatial dimension (fprop, bprop), or the tile
-     * of dy (accgrad, which computes F(r, m)); m + r - 1 <= 12. 0: chosen (4 for r <= 5, else 2). */
+     * of dy (accgrad, which computes F(r, m)); m + r - 1 <= 12. 0: chosen, the m with the fewest
+     * transform elements for the layer among m + r - 1 <= 8 (e.g. F(6,3) for 28 or 56 outputs). */
     int winograd_m[CONVGEN_MAX_RANK];
 } convgen_plan_options;
 

@@ -18,15 +18,16 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     if (g >= {{ count }}u)
         return;
 {%- if stage == "tiles" %}
+    // g = (channel, outer, tile), the order of the transforms' layout, so that a warp's stores are
+    // contiguous; the tile = (t0, t1)
 {%- if tiles == 1 %}
-    // g = the plane = (outer, channel), one tile each
-    const unsigned plane = g, tile = 0u;
+    const unsigned pair = g;
 {%- else %}
-    // g = (plane, tile), the plane = (outer, channel), the tile = (t0, t1)
-    const unsigned plane = {{ udiv("g", tiles_div) }}, tile = g - plane * {{ tiles }}u;
+    const unsigned pair = {{ udiv("g", tiles_div) }}, tile = g - pair * {{ tiles }}u;
     const unsigned t0 = {{ udiv("tile", tiles1_div) }}, t1 = tile - t0 * {{ tiles1 }}u;
 {%- endif %}
-    const unsigned outer = {{ udiv("plane", channels_div) }}, channel = plane - outer * {{ channels }}u;
+    const unsigned channel = {{ udiv("pair", outer_div) }}, outer = pair - channel * {{ outer_count }}u;
+    const unsigned plane = outer * {{ channels }}u + channel;
     const float *__restrict__ src = {{ source }} + (size_t)plane * {{ height * width }}u;
 {%- if tiles == 1 %}
     const int y0 = -({{ offset0 }}), x0 = -({{ offset1 }});
@@ -74,7 +75,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
     // Dimension 0, column by column: {{ describe0 }}
 {%- if stage == "tiles" %}
-    float *__restrict__ dst = workspace + {{ buffer }}ull + ((size_t)channel * {{ outer_count }}u + outer) * {{ tiles }}u + tile;
+    float *__restrict__ dst = workspace + {{ buffer }}ull + g;
 {%- else %}
     float *__restrict__ dst = out + (size_t)outer * {{ outer_stride }}ull + (size_t)row * {{ row_stride }}ull;
 {%- endif %}
