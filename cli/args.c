@@ -25,7 +25,7 @@ const char cli_layer_usage[] =
     "Common options:\n"
     "  --algo NAME        direct (default); cufft, fft, fft-tiled or fft-fused (stride 1: FFT\n"
     "                     convolution through cuFFT, through convgen's own FFTs, in overlap-save\n"
-    "                     tiles, or in one kernel per tile)\n"
+    "                     tiles, or in one kernel per tile); winograd (stride 1, kernels up to 7)\n"
     "  --pass PASS        fprop, bprop, accgrad or all\n"
     "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n";
 

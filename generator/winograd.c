@@ -101,6 +101,10 @@ static convgen_status choose_tiles(const cg_problem *p, convgen_pass pass, const
 {
     memset(s, 0, sizeof *s);
     s->pass = pass;
+    for (int d = p->rank; tune && d < CONVGEN_MAX_RANK; ++d)
+        if (tune->winograd_m[d])
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->winograd_m[%d] = %d, but the layer has rank %d", d,
+                           tune->winograd_m[d], p->rank);
     int lead = 2 - p->rank;
     for (int d = 0; d < 2; ++d) {
         int src = d - lead; /* the problem's dimension, or < 0 for the height of a 1-D layer */
@@ -116,9 +120,10 @@ static convgen_status choose_tiles(const cg_problem *p, convgen_pass pass, const
         char err[160];
         bool ok = pass == CONVGEN_ACCGRAD ? wino_derive((int)s->kernel[d], s->m[d], &s->tf[d], err, sizeof err)
                                           : wino_derive(s->m[d], (int)s->kernel[d], &s->tf[d], err, sizeof err);
+        if (!ok && fixed)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->winograd_m[%d] = %d: %s", src, fixed, err);
         if (!ok)
-            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: tile %d along dimension %d: %s", s->m[d],
-                           src < 0 ? 0 : src, err);
+            return cg_fail(CONVGEN_ERROR_INTERNAL, "winograd: tile %d along dimension %d: %s", s->m[d], src, err);
     }
     s->elements = (int64_t)s->tf[0].alpha * s->tf[1].alpha;
     return CONVGEN_SUCCESS;

@@ -176,8 +176,8 @@ CONVGEN_API convgen_status convgen_plan_workspace_size(const convgen_plan *plan,
 CONVGEN_API convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
                                void *workspace, size_t workspace_bytes, convgen_stream stream);
 
-/* Weights transformed once per update instead of once per execution (the FFT algorithms'
- * fprop and bprop, whose first steps transform w into the workspace):
+/* Weights transformed once per update instead of once per execution (the FFT and Winograd
+ * algorithms' fprop and bprop, whose first steps transform w into the workspace):
  *
  *   convgen_prepare_weights(p, w, ws, ws_bytes, stream);          // after each change of w
  *   convgen_execute_prepared(p, x, y, ws, ws_bytes, stream);      // as often as needed

@@ -195,6 +195,26 @@ static void test_plan_options_are_checked(void **state)
     strided.stride[1] = 2;
     assert_error(convgen_plan_conv_ex(ctx, &strided, CONVGEN_BPROP, CONVGEN_ALGO_CUFFT, NULL, &plan),
                  CONVGEN_ERROR_NOT_SUPPORTED, "stride[1] = 2");
+    /* Winograd's tile: within [0, 11], within the rank, and alpha = m + r - 1 at most 12 */
+    o = (convgen_plan_options){.winograd_m = {2, 12}};
+    assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
+                 CONVGEN_ERROR_INVALID_VALUE, "winograd_m[1] = 12 must be in [0, 11]");
+    o.winograd_m[1] = 11; /* F(11, 3): alpha 13 */
+    assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
+                 CONVGEN_ERROR_INVALID_VALUE, "winograd_m[1] = 11");
+    o = (convgen_plan_options){.winograd_m = {0, 0, 2}};
+    assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
+                 CONVGEN_ERROR_INVALID_VALUE, "winograd_m[2] = 2, but the layer has rank 2");
+    o.winograd_m[2] = 0, o.winograd_m[0] = 6;
+    assert_int_equal(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan), CONVGEN_SUCCESS);
+    assert_non_null(strstr(convgen_plan_source(plan, 1), "BT of F(6,3)"));
+    convgen_plan_destroy(plan);
+    assert_error(convgen_plan_conv_ex(ctx, &strided, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, NULL, &plan),
+                 CONVGEN_ERROR_NOT_SUPPORTED, "stride[1] = 2");
+    convgen_conv_desc large = layer;
+    large.kernel[0] = 9;
+    assert_error(convgen_plan_conv_ex(ctx, &large, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, NULL, &plan),
+                 CONVGEN_ERROR_NOT_SUPPORTED, "kernel[0] = 9");
     convgen_context_destroy(ctx);
 }
 

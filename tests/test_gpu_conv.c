@@ -6,7 +6,7 @@
  * workspace limit that makes them sub-batch (all but direct and fft-fused).
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
- * winograd: 48 shapes, stride 1 and kernels up to 7; prepared: each FFT algorithm's and
+ * winograd: 52 shapes, stride 1 and kernels up to 7; prepared: each FFT algorithm's and
  * winograd's first 8 shapes on weights prepared once; accuracy: Winograd's error per tile).
  * The groups run in parallel processes (run_groups). */
 #include <stdarg.h>
@@ -41,7 +41,7 @@ typedef struct shape {
 #define PREPARED_SHAPES 8
 
 #define PREPARED_ALGOS 5
-#define WINOGRAD_SHAPES 48 /* at least 40 random ones beside the handpicked ones */
+#define WINOGRAD_SHAPES 52 /* 41 random ones beside the 11 handpicked ones */
 
 static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
     tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], winograd_shapes[WINOGRAD_SHAPES],
