@@ -8,7 +8,7 @@
 
 /* The planners, one module each. A new algorithm adds one line here. */
 extern const cg_planner cg_direct_planner, cg_cufft_planner, cg_fft_planner, cg_fft_tiled_planner,
-    cg_fft_fused_planner, cg_winograd_planner;
+    cg_fft_fused_planner, cg_winograd_planner, cg_winograd_fused_planner;
 
 static const cg_planner *const planners[] = {
     &cg_direct_planner,
@@ -17,6 +17,7 @@ static const cg_planner *const planners[] = {
     &cg_fft_tiled_planner,
     &cg_fft_fused_planner,
     &cg_winograd_planner,
+    &cg_winograd_fused_planner,
 };
 
 #define PLANNER_COUNT (sizeof planners / sizeof planners[0])

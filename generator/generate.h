@@ -102,7 +102,7 @@ typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FF
  * 1-D layer's as 1 x n). Along dimension d the matrix is one of F(m[d], r[d]) (wino_derive).
  * Transforms run over the element index e = e0 * alpha[1] + e1 outermost. */
 typedef struct cg_wino_op {
-    char matrix; /* 'B' or 'G': tiles into transforms; 'A': transforms into outputs */
+    char matrix; /* 'B' or 'G': tiles into transforms; 'A': transforms into outputs; 'F': both */
     int m[2], r[2];
     /* 'B', 'G': planes [outer][channels] of size[0] x size[1] floats of in0 or in1 (the op's
      * `operand`); tile (t0, t1) of tiles[0] x tiles[1] starts at (t0 step[0] - offset[0], t1
@@ -111,9 +111,14 @@ typedef struct cg_wino_op {
      * as [e][channel][outer][tile].
      * 'A': transforms [e][rows][outer][tile] at byte `buffer`; tile (t0, t1)'s m[0] x m[1]
      * outputs go to plane size[0] x size[1] at (t0 m[0], t1 m[1]), clipped, the plane of (row,
-     * outer) at out + outer * outer_stride + row * row_stride, reversed where `flip`. */
+     * outer) at out + outer * outer_stride + row * row_stride, reversed where `flip`.
+     * 'F' (fused): the tiles of in0 as 'B' describes them, multiplied per element with the
+     * weights' transforms [e][channel][row] at byte `weights` and summed over the channels, then
+     * through AT into planes of out_size as 'A' describes them (`rows` output channels, one
+     * plane per (row, outer)); nothing goes to the workspace. */
     int64_t outer, channels, rows, size[2], tiles[2], step[2], offset[2];
     int64_t buffer, outer_stride, row_stride;
+    int64_t out_size[2], weights;
     bool flip;
 } cg_wino_op;
 typedef struct cg_kernel_op {

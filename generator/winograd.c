@@ -36,6 +36,10 @@ enum {
     MAX_KERNEL = 7, /* F(2, 7) has alpha 8; larger kernels are the FFT algorithms' */
     MAX_DEFAULT_ALPHA = 8,
 };
+/* winograd-fused's blocks (see its section below) */
+enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MIN_ELEMENTS = 16, FUSED_MAX_ELEMENTS = 36,
+       FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 224 registers hold the 64 sums */ };
+
 
 /* The layer in 2-D (a 1-D layer as 1 x n) and the program's choices. */
 typedef struct wino_spec {
@@ -50,6 +54,7 @@ typedef struct wino_spec {
     int64_t buffer[3];     /* byte offsets of the transforms: U (accgrad: D), V, and M */
     int64_t matrix[3];     /* floats per element in each: one element's matrix */
     int64_t workspace;
+    bool fused;            /* winograd-fused's kernel */
 } wino_spec;
 
 static int64_t align_up(int64_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
@@ -82,13 +87,13 @@ static convgen_status winograd_applicable(const cg_problem *p, convgen_pass pass
  * needs the fewest transform elements, alpha ceil(extent / m) (the GEMMs' work and the
  * transforms' traffic both scale with them), among alpha <= 8, whose fp32 errors stay near
  * 1e-6 (README, "Winograd accuracy"); the smaller alpha on a tie. No transform for r = 1. */
-static int default_tile(int64_t r, int64_t extent)
+static int default_tile(int64_t r, int64_t extent, int max_alpha)
 {
     if (r == 1)
         return 1;
     int best = 1;
     int64_t best_cost = r * extent;
-    for (int m = 2; m + r - 1 <= MAX_DEFAULT_ALPHA && m <= extent; ++m) {
+    for (int m = 2; m + r - 1 <= max_alpha && m <= extent; ++m) {
         int64_t cost = (m + r - 1) * div_up(extent, m);
         if (cost < best_cost)
             best = m, best_cost = cost;
@@ -97,7 +102,8 @@ static int default_tile(int64_t r, int64_t extent)
 }
 
 /* The problem in 2-D, the tiles and their transforms. */
-static convgen_status choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, wino_spec *s)
+static convgen_status choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
+                                   wino_spec *s)
 {
     memset(s, 0, sizeof *s);
     s->pass = pass;
@@ -115,7 +121,7 @@ static convgen_status choose_tiles(const cg_problem *p, convgen_pass pass, const
         /* fprop and accgrad tile the output (accgrad: dy), bprop dx */
         int64_t extent = pass == CONVGEN_BPROP ? s->in[d] : s->out[d];
         int fixed = src >= 0 && tune ? tune->winograd_m[src] : 0;
-        s->m[d] = fixed ? fixed : default_tile(s->kernel[d], extent);
+        s->m[d] = fixed ? fixed : default_tile(s->kernel[d], extent, max_alpha);
         s->tiles[d] = div_up(extent, s->m[d]);
         char err[160];
         bool ok = pass == CONVGEN_ACCGRAD ? wino_derive((int)s->kernel[d], s->m[d], &s->tf[d], err, sizeof err)
@@ -150,9 +156,12 @@ static bool size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
         at = align_up(at);
     }
     s->workspace = at;
-    for (int d = 0; d < 2; ++d) /* a plane's points are 32-bit */
-        ok &= s->in[d] * s->out[d] <= INT32_MAX / 2;
-    return ok;
+    /* a plane's points, and those of its tiles past its edge, are 32-bit in the kernels */
+    int64_t in_plane = 1, out_plane = 1;
+    for (int d = 0; d < 2 && ok; ++d)
+        ok = cg_mul64(in_plane, s->in[d] + WINO_MAX_ALPHA, &in_plane) &&
+             cg_mul64(out_plane, s->out[d] + WINO_MAX_ALPHA, &out_plane);
+    return ok && in_plane <= INT32_MAX / 2 && out_plane <= INT32_MAX / 2;
 }
 
 /* ZNNi's sub-batching: the largest divisor of n whose buffers fit the workspace limit (the
@@ -172,7 +181,7 @@ static convgen_status choose_batch(const cg_problem *p, const cg_tuning *tune, w
     }
     return size_buffers(p, best, s) ? CONVGEN_SUCCESS
                                     : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
-                                              "winograd: the transforms of this layer pass 2^31 elements per GEMM");
+                                              "winograd: this layer's planes or transforms pass the kernels' 32-bit indices");
 }
 
 /* ---- the kernels ---- */
@@ -225,24 +234,33 @@ static tmpl_value *header_lines(const cg_problem *p, const wino_spec *s, const c
     char layer[256], text[200];
     cg_problem_describe(p, layer, sizeof layer);
     tmpl_value *h = tmpl_list();
-    cg_value_line(h, "convgen %s: winograd algorithm (non-fused), %s: %s", CG_GENERATOR_VERSION,
+    bool fused = s->fused;
+    cg_value_line(h, "convgen %s: winograd%s algorithm, %s: %s", CG_GENERATOR_VERSION, fused ? "-fused" : " (non-fused)",
                   convgen_pass_name(s->pass), what);
     cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
-    cg_value_line(h, "emitted by: convgen emit --algo winograd --pass %s %s", convgen_pass_name(s->pass), layer);
+    cg_value_line(h, "emitted by: convgen emit --algo winograd%s --pass %s %s", fused ? "-fused" : "",
+                  convgen_pass_name(s->pass), layer);
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "plan: %s = AT [ sum of (G %s G^T) . (BT %s B) ] A per tile, the sum one cuBLAS SGEMM per",
-                  operand_names[s->pass][2], s->pass == CONVGEN_ACCGRAD ? "dy" : "w",
-                  s->pass == CONVGEN_BPROP ? "dy" : "x");
-    cg_value_line(h, "  transform element (%lld of them) over the %lld tiles of %lld images at once", (long long)s->elements,
-                  (long long)s->columns, (long long)s->batch);
+    cg_value_line(h, "plan: %s = AT [ sum of (G %s G^T) . (BT %s B) ] A per tile, the sum %s", operand_names[s->pass][2],
+                  s->pass == CONVGEN_ACCGRAD ? "dy" : "w", s->pass == CONVGEN_BPROP ? "dy" : "x",
+                  fused ? "in one kernel (G w G^T made" : "one cuBLAS SGEMM per");
+    if (fused)
+        cg_value_line(h, "  once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d, "
+                         "%lld transform elements, %lld tiles", FUSED_TILES, FUSED_OUTPUTS, FUSED_CHANNELS,
+                      (long long)s->elements, (long long)s->columns);
+    else
+        cg_value_line(h, "  transform element (%lld of them) over the %lld tiles of %lld images at once",
+                      (long long)s->elements, (long long)s->columns, (long long)s->batch);
     if (s->chunks > 1)
         cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
                       (long long)s->batch);
-    for (int d = 0; d < 2; ++d) {
-        describe_matrix(&s->tf[d], op->matrix, text, sizeof text);
-        cg_value_line(h, "dimension %d: %lld tiles, %s:", d, (long long)op->tiles[d], text);
-        matrix_lines(h, &s->tf[d], op->matrix);
-    }
+    const char *matrices = op->matrix == 'F' ? "BA" : (const char[]){op->matrix, 0}; /* fused: both */
+    for (int d = 0; d < 2; ++d)
+        for (const char *mx = matrices; *mx; ++mx) {
+            describe_matrix(&s->tf[d], *mx, text, sizeof text);
+            cg_value_line(h, "dimension %d: %lld tiles, %s:", d, (long long)op->tiles[d], text);
+            matrix_lines(h, &s->tf[d], *mx);
+        }
     cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1): one thread per tile", k->grid[0], k->block[0]);
     cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,
                   (long long)s->buffer[0], (long long)s->buffer[1], (long long)s->buffer[2]);
@@ -447,7 +465,7 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
 {
     (void)t; /* the transforms are one thread per tile whatever the GPU */
     wino_spec s;
-    convgen_status st = choose_tiles(p, pass, tune, &s);
+    convgen_status st = choose_tiles(p, pass, tune, MAX_DEFAULT_ALPHA, &s);
     if (st == CONVGEN_SUCCESS)
         st = choose_batch(p, tune, &s);
     if (st != CONVGEN_SUCCESS)
@@ -474,4 +492,141 @@ const cg_planner cg_winograd_planner = {
     .name = "winograd",
     .applicable = winograd_applicable,
     .generate = winograd_generate,
+};
+
+/* ---- winograd-fused: fprop in one kernel per block of tiles ----
+ * Each block takes FUSED_TILES tiles x FUSED_OUTPUTS output channels and loops over the input
+ * channels in chunks of FUSED_CHANNELS: the chunk's tiles are transformed into shared memory,
+ * the weights' transforms (made once, phase 0, as in winograd) loaded beside them, and each
+ * thread accumulates one element's 8 x 8 block of products in registers; at the end the
+ * products go through shared memory and AT into y. The data's and the products' transforms
+ * never reach global memory, at the price of reading the weights' transforms once per block of
+ * tiles. 8 threads per element: 16 to 36 elements (alpha up to 6: F(4,3), F(2,5)), 128 to 288
+ * threads; at 512 threads (alpha 8) the 128 registers a thread may have spill the 64 sums. */
+
+static convgen_status fused_applicable(const cg_problem *p, convgen_pass pass)
+{
+    convgen_status st = winograd_applicable(p, pass);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    if (pass != CONVGEN_FPROP)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: fprop only (bprop and accgrad: winograd)");
+    if (p->rank != 2)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: rank %d: 2-D layers only", p->rank);
+    for (int d = 0; d < 2; ++d)
+        if (p->kernel[d] < 2 || p->kernel[d] > FUSED_MAX_ALPHA - 1)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: kernel[%d] = %lld: kernels 2 to %d", d,
+                           (long long)p->kernel[d], FUSED_MAX_ALPHA - 1);
+    return CONVGEN_SUCCESS;
+}
+
+static tmpl_value *fused_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+                                 bool *failed)
+{
+    int64_t tile_count = s->tiles[0] * s->tiles[1];
+    tmpl_value *ctx = tmpl_map(), *h = header_lines(p, s, k, op, "the fused kernel: x's tiles, the products, y");
+    tmpl_map_set(ctx, "header", h);
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_int(ctx, "threads", k->block[0]);
+    tmpl_set_int(ctx, "tile_block", FUSED_TILES);
+    tmpl_set_int(ctx, "k_block", FUSED_OUTPUTS);
+    tmpl_set_int(ctx, "k_shift", 2); /* log2(FUSED_OUTPUTS / 8) */
+    tmpl_set_int(ctx, "c_block", FUSED_CHANNELS);
+    tmpl_set_int(ctx, "elements", s->elements);
+    tmpl_set_int(ctx, "columns", s->columns);
+    tmpl_set_int(ctx, "tiles", tile_count);
+    tmpl_set_int(ctx, "tiles1", s->tiles[1]);
+    tmpl_set_int(ctx, "channels", p->c);
+    tmpl_set_int(ctx, "outputs", p->k);
+    tmpl_set_int(ctx, "height", s->in[0]);
+    tmpl_set_int(ctx, "width", s->in[1]);
+    tmpl_set_int(ctx, "out_height", s->out[0]);
+    tmpl_set_int(ctx, "out_width", s->out[1]);
+    tmpl_set_bool(ctx, "out_checked", s->out[0] % s->m[0] != 0 || s->out[1] % s->m[1] != 0);
+    tmpl_set_int(ctx, "u_buffer", op->weights / 4);
+    const char *names[2][2] = {{"bt0", "bt1"}, {"at0", "at1"}};
+    for (int d = 0; d < 2; ++d) {
+        char key[16];
+        int inputs, outputs;
+        tmpl_map_set(ctx, names[0][d], program_value(&s->tf[d], 'B', &inputs, &outputs));
+        snprintf(key, sizeof key, "alpha%d", d);
+        tmpl_set_int(ctx, key, outputs);
+        tmpl_map_set(ctx, names[1][d], program_value(&s->tf[d], 'A', &inputs, &outputs));
+        snprintf(key, sizeof key, "m%d", d);
+        tmpl_set_int(ctx, key, outputs);
+        snprintf(key, sizeof key, "step%d", d);
+        tmpl_set_int(ctx, key, s->m[d]);
+        snprintf(key, sizeof key, "offset%d", d);
+        tmpl_set_int(ctx, key, s->pad[d]);
+    }
+    /* tiles are checked against the column count before these divisions */
+    *failed |= !set_div(ctx, "tiles_div", tile_count, s->columns - 1) | !set_div(ctx, "tiles1_div", s->tiles[1], tile_count - 1);
+    return ctx;
+}
+
+static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
+                                     const cg_tuning *tune, cg_generated *out)
+{
+    (void)t;
+    wino_spec s;
+    convgen_status st = choose_tiles(p, pass, tune, FUSED_MAX_ALPHA, &s);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    if (s.elements < FUSED_MIN_ELEMENTS || s.elements > FUSED_MAX_ELEMENTS)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: F(%dx%d, %lldx%lld) has %lld transform elements; "
+                       "the fused kernel takes %d to %d", s.m[0], s.m[1], (long long)s.kernel[0],
+                       (long long)s.kernel[1], (long long)s.elements, FUSED_MIN_ELEMENTS, FUSED_MAX_ELEMENTS);
+    /* The batch in one go; the workspace holds only the weights' transforms [e][c][k]. */
+    if (!size_buffers(p, p->n, &s))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: this layer's planes or tiles pass the kernels' "
+                                                    "32-bit indices");
+    s.workspace = align_up(s.matrix[0] * s.elements * 4);
+    s.fused = true;
+    out->workspace_bytes = s.workspace;
+    out->chunks = 1;
+    const int64_t one[2] = {1, 1}, none[2] = {0, 0};
+    cg_wino_op w = tiles_op(&s, 'G', p->k, p->c, s.kernel, one, none, none, 0);
+    w.flip = p->flip;
+    st = add_transform(p, &s, &w, 1, 0, "transform_w", "the transforms of w", out);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+
+    const int64_t m[2] = {s.m[0], s.m[1]}, plane = s.out[0] * s.out[1];
+    cg_wino_op f = tiles_op(&s, 'B', p->n, p->c, s.in, s.tiles, m, s.pad, 1);
+    f.matrix = 'F';
+    f.rows = p->k, f.weights = s.buffer[0], f.outer_stride = p->k * plane, f.row_stride = plane;
+    f.out_size[0] = s.out[0], f.out_size[1] = s.out[1];
+    cg_step *step = &out->steps[out->step_count++];
+    memset(step, 0, sizeof *step);
+    step->kind = CG_STEP_KERNEL;
+    step->phase = 1;
+    step->kernel = out->kernel_count++;
+    step->op.kind = CG_OP_WINOGRAD;
+    step->op.wino = f;
+    cg_kernel *k = &out->kernels[step->kernel];
+    snprintf(k->name, sizeof k->name, "convgen_winograd_fused_fprop");
+    k->grid[0] = (unsigned)div_up(s.columns, FUSED_TILES);
+    k->grid[1] = (unsigned)div_up(p->k, FUSED_OUTPUTS);
+    k->grid[2] = 1;
+    k->block[0] = (unsigned)(8 * s.elements);
+    k->block[1] = k->block[2] = 1;
+    /* the larger of one chunk's transforms and the products */
+    k->shared_bytes = (unsigned)(4 * s.elements * FUSED_TILES * FUSED_OUTPUTS);
+    if (k->grid[1] > 65535)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: k = %lld needs more than 65535 blocks of %d",
+                       (long long)p->k, FUSED_OUTPUTS);
+    bool failed = false;
+    tmpl_value *ctx = fused_context(p, &s, k, &f, &failed);
+    st = failed          ? CONVGEN_ERROR_INTERNAL
+         : tmpl_ok(ctx) ? cg_render_template("winograd_fused.cu", ctx, &k->source)
+                        : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a winograd-fused context");
+    tmpl_unref(ctx);
+    return st;
+}
+
+const cg_planner cg_winograd_fused_planner = {
+    .algo = CONVGEN_ALGO_WINOGRAD_FUSED,
+    .name = "winograd-fused",
+    .applicable = fused_applicable,
+    .generate = fused_generate,
 };

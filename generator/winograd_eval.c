@@ -2,6 +2,7 @@
  * the exact matrices of its ops (rationals to doubles), results stored in fp32 where the kernels
  * store them. The CUDA of the kernels is checked on the GPU. */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "generate.h"
 #include "winograd_transform.h"
@@ -87,9 +88,45 @@ static void run_output(const cg_wino_op *op, wino_matrix a[2], const int rows[2]
         }
 }
 
+/* The fused op: its tiles ('B') into V [e][c][tile], the products with the weights' transforms
+ * per element in double, M [e][row][tile], then its outputs ('A'), through buffers of its own. */
+static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const char *ws)
+{
+    cg_wino_op b = *op, a = *op;
+    b.matrix = 'B', a.matrix = 'A';
+    a.size[0] = op->out_size[0], a.size[1] = op->out_size[1];
+    wino_matrix mb[2], ma[2];
+    int rb[2], cb[2], ra[2], ca[2];
+    for (int d = 0; d < 2; ++d)
+        if (!matrix_of(&b, d, mb[d], &rb[d], &cb[d]) || !matrix_of(&a, d, ma[d], &ra[d], &ca[d]))
+            return false;
+    int64_t e_count = (int64_t)rb[0] * rb[1], columns = op->outer * op->tiles[0] * op->tiles[1];
+    float *v = malloc(sizeof *v * (size_t)(e_count * op->channels * columns));
+    float *m = malloc(sizeof *m * (size_t)(e_count * op->rows * columns));
+    if (!v || !m) {
+        free(v), free(m);
+        return false;
+    }
+    run_tiles(&b, mb, rb, cb, in0, v);
+    const float *u = (const float *)(ws + op->weights); /* [e][channel][row] */
+    for (int64_t e = 0; e < e_count; ++e)
+        for (int64_t r = 0; r < op->rows; ++r)
+            for (int64_t t = 0; t < columns; ++t) {
+                double sum = 0;
+                for (int64_t c = 0; c < op->channels; ++c)
+                    sum += (double)u[(e * op->channels + c) * op->rows + r] * v[(e * op->channels + c) * columns + t];
+                m[(e * op->rows + r) * columns + t] = (float)sum;
+            }
+    run_output(&a, ma, ra, ca, m, out);
+    free(v), free(m);
+    return true;
+}
+
 bool cg_wino_op_evaluate(const cg_kernel_op *kop, const float *const in[2], float *out, char *ws)
 {
     const cg_wino_op *op = &kop->wino;
+    if (op->matrix == 'F')
+        return run_fused(op, in[0], out, ws);
     wino_matrix a[2];
     int rows[2], cols[2];
     if (!matrix_of(op, 0, a[0], &rows[0], &cols[0]) || !matrix_of(op, 1, a[1], &rows[1], &cols[1]))

@@ -195,7 +195,8 @@ convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_des
      * choose_batch). Where the real one made the plan too large, it tries again with its budget
      * cut by the excess (twice: each try corrects the estimate), then with the smallest
      * sub-batches, whose need is the least there is. */
-    bool batches = algo != CONVGEN_ALGO_DIRECT && algo != CONVGEN_ALGO_FFT_FUSED; /* these do not sub-batch */
+    bool batches = algo != CONVGEN_ALGO_DIRECT && algo != CONVGEN_ALGO_FFT_FUSED &&
+                   algo != CONVGEN_ALGO_WINOGRAD_FUSED; /* these do not sub-batch */
     for (int retry = 0; batches && retry < 3 && s == CONVGEN_ERROR_WORKSPACE_LIMIT; ++retry) {
         int64_t excess = needed - (int64_t)limit;
         tune.workspace_limit = retry < 2 && tune.workspace_limit > excess ? tune.workspace_limit - excess : 1;

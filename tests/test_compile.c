@@ -35,7 +35,7 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
     assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
     convgen_context *ctx = offline(NULL);
     const convgen_algo algos[] = {CONVGEN_ALGO_DIRECT, CONVGEN_ALGO_CUFFT, CONVGEN_ALGO_FFT, CONVGEN_ALGO_FFT_TILED,
-                                  CONVGEN_ALGO_FFT_FUSED, CONVGEN_ALGO_WINOGRAD};
+                                  CONVGEN_ALGO_FFT_FUSED, CONVGEN_ALGO_WINOGRAD, CONVGEN_ALGO_WINOGRAD_FUSED};
     const int algo_count = (int)(sizeof algos / sizeof algos[0]);
     int not_applicable = 0;
     for (int i = 0; i < count; ++i)
@@ -47,7 +47,8 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
             for (int d = 0; d < layers[i].desc.rank; ++d)
                 strided |= layers[i].desc.stride[d] > 1;
             /* FFT convolution is for stride 1, fft for ranks 1 and 2 and transforms up to 256 points,
-             * fft-fused for rank 2, fprop and bprop, winograd for ranks 1 and 2 and kernels up to 7;
+             * fft-fused for rank 2, fprop and bprop, winograd for ranks 1 and 2 and kernels up to 7,
+             * winograd-fused for rank 2, fprop and kernels 2 to 5;
              * any other refusal fails below. */
             bool fused = algos[a / 3] == CONVGEN_ALGO_FFT_FUSED;
             bool generated = algos[a / 3] == CONVGEN_ALGO_FFT || algos[a / 3] == CONVGEN_ALGO_FFT_TILED || fused;
@@ -55,6 +56,8 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
                                         (fused && (layers[i].desc.rank != 2 || pass == CONVGEN_ACCGRAD)));
             beyond |= algos[a / 3] == CONVGEN_ALGO_WINOGRAD &&
                       (layers[i].desc.rank > 2 || strstr(convgen_last_error(), "kernels up to"));
+            beyond |= algos[a / 3] == CONVGEN_ALGO_WINOGRAD_FUSED &&
+                      (layers[i].desc.rank != 2 || pass != CONVGEN_FPROP || strstr(convgen_last_error(), "kernels "));
             if (s == CONVGEN_ERROR_NOT_SUPPORTED && algos[a / 3] != CONVGEN_ALGO_DIRECT && (strided || beyond)) {
                 ++not_applicable;
                 continue;
@@ -75,7 +78,7 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
             }
             convgen_plan_destroy(plan);
         }
-    print_message("%d kernels of %d layers compiled (direct, cufft, fft, fft-tiled, fft-fused, winograd; not applicable to %d "
+    print_message("%d kernels of %d layers compiled (direct, cufft, fft, fft-tiled, fft-fused, winograd, winograd-fused; not applicable to %d "
                   "passes)\n",
                   kernels, count, not_applicable);
     convgen_context_destroy(ctx);

@@ -217,6 +217,36 @@ static void test_winograd_programs_match_the_reference(void **state)
     check_algorithm(CONVGEN_ALGO_WINOGRAD);
 }
 
+/* winograd-fused: the weights' transforms, then the fused kernel's op by its definition, on its
+ * own random layers (fprop, rank 2, kernels 2 to 5; channels and tiles past one block's 8, 16
+ * and 32). */
+static void test_winograd_fused_programs_match_the_reference(void **state)
+{
+    (void)state;
+    double worst = 0;
+    int layers = 0;
+    for (int i = 0; i < 24; ++i) {
+        convgen_conv_desc d = {.rank = 2, .n = pick(1, 4), .c = pick(1, 12), .k = pick(1, 40),
+                               .mode = pick(0, 3) == 0 ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION};
+        for (int r = 0; r < 2; ++r) {
+            d.kernel[r] = pick(2, 5);
+            d.pad_before[r] = pick(0, d.kernel[r]);
+            d.pad_after[r] = pick(0, d.kernel[r] - 1);
+            d.in[r] = d.kernel[r] + pick(0, 14);
+        }
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+        ++layers;
+        int64_t chunks = 0;
+        double e = program_error(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, 0, NULL, &chunks);
+        if (!(e <= ERROR_BOUND))
+            fail_msg("winograd-fused, layer %d (n %lld c %lld k %lld): relative error %.3e", i, (long long)d.n,
+                     (long long)d.c, (long long)d.k, e);
+        worst = e > worst ? e : worst;
+    }
+    print_message("winograd-fused: %d layers: worst relative error %.2e\n", layers, worst);
+}
+
 /* Fixed tiles: F(m, r) for m from 1 to 6 along each dimension (accgrad F(r, m)), non-square
  * ones too, on one odd layer with padding on both sides. */
 static void test_winograd_takes_a_fixed_tile(void **state)
@@ -264,7 +294,7 @@ static void test_prepared_weights_serve_several_inputs(void **state)
 {
     (void)state;
     const convgen_algo algos[] = {CONVGEN_ALGO_CUFFT, CONVGEN_ALGO_FFT, CONVGEN_ALGO_FFT_TILED, CONVGEN_ALGO_FFT_FUSED,
-                                  CONVGEN_ALGO_WINOGRAD};
+                                  CONVGEN_ALGO_WINOGRAD, CONVGEN_ALGO_WINOGRAD_FUSED};
     double worst = 0;
     int programs = 0;
     for (int i = 0; i < 14; ++i) {
@@ -378,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_fft_fused_programs_match_the_reference),
         cmocka_unit_test(test_winograd_programs_match_the_reference),
         cmocka_unit_test(test_winograd_takes_a_fixed_tile),
+        cmocka_unit_test(test_winograd_fused_programs_match_the_reference),
         cmocka_unit_test(test_prepared_weights_serve_several_inputs),
     };
     return cmocka_run_group_tests_name("conv_program", tests, NULL, NULL);

@@ -6,7 +6,8 @@
  * workspace limit that makes them sub-batch (all but direct and fft-fused).
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
- * winograd: 52 shapes, stride 1 and kernels up to 7; prepared: each FFT algorithm's and
+ * winograd: 52 shapes, stride 1 and kernels up to 7; winograd_fused (or winograd-fused): 44,
+ * fprop, kernels 2 to 5; prepared: each FFT algorithm's and
  * winograd's first 8 shapes on weights prepared once; accuracy: Winograd's error per tile).
  * The groups run in parallel processes (run_groups). */
 #include <stdarg.h>
@@ -42,9 +43,11 @@ typedef struct shape {
 
 #define PREPARED_ALGOS 5
 #define WINOGRAD_SHAPES 52 /* 41 random ones beside the 11 handpicked ones */
+#define WINOGRAD_FUSED_SHAPES 44
 
 static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
     tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], winograd_shapes[WINOGRAD_SHAPES],
+    winograd_fused_shapes[WINOGRAD_FUSED_SHAPES],
     prepared_shapes[PREPARED_ALGOS * PREPARED_SHAPES];
 
 #define DESC2(n_, c_, k_, h, w, r, s, pad, str, dil)                                                          \
@@ -172,6 +175,29 @@ static void random_winograd_shape(unsigned *st, convgen_conv_desc *d)
     random_layer(st, d, 40, 7, 24, false);
     d->dilation[0] = d->dilation[1] = 1;
 }
+/* winograd-fused: the same with kernels 2 to 5 and channels past one block's 8 and 32. */
+static void random_winograd_fused_shape(unsigned *st, convgen_conv_desc *d)
+{
+    random_layer(st, d, 70, 5, 24, false);
+    for (int i = 0; i < 2; ++i) {
+        d->dilation[i] = 1;
+        d->kernel[i] = d->kernel[i] < 2 ? 2 : d->kernel[i];
+        d->in[i] = d->in[i] < d->kernel[i] ? d->kernel[i] : d->in[i];
+    }
+}
+
+/* winograd-fused's edge cases: winograd's handpicked shapes that it takes (rank 2, kernels 2 to 5). */
+static int handpicked_winograd_fused(shape *s)
+{
+    shape all[WINOGRAD_SHAPES];
+    int n = 0, count = handpicked_winograd(all);
+    for (int i = 0; i < count; ++i) {
+        const convgen_conv_desc *d = &all[i].d;
+        if (d->rank == 2 && d->kernel[0] >= 2 && d->kernel[0] <= 5 && d->kernel[1] >= 2 && d->kernel[1] <= 5)
+            s[n++] = all[i];
+    }
+    return n;
+}
 
 static void name_shape(shape *s)
 {
@@ -219,6 +245,11 @@ static void check_shape(void **state)
         int pass = run % 3;
         if (s->algo == CONVGEN_ALGO_FFT_FUSED && pass == CONVGEN_ACCGRAD) {
             print_message("accgrad: fft-fused has no accgrad kernel (fft-tiled's parts are its accgrad)\n");
+            continue;
+        }
+        if (s->algo == CONVGEN_ALGO_WINOGRAD_FUSED && pass != CONVGEN_FPROP) {
+            print_message("%s: winograd-fused has fprop only (winograd is its bprop and accgrad)\n",
+                          convgen_pass_name((convgen_pass)pass));
             continue;
         }
         convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass) : (convgen_plan_options){0};
@@ -381,7 +412,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                     known = selected[i] = true;
             if (!known) {
                 fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, cufft, fft, fft_tiled, fft_fused, "
-                                "winograd, prepared, accuracy)\n",
+                                "winograd, winograd_fused, prepared, accuracy)\n",
                         token);
                 return false;
             }
@@ -468,7 +499,8 @@ static int run_groups(const test_group *groups, int count, const bool *selected)
 int main(void)
 {
     static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
-        fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], prepared[PREPARED_ALGOS * PREPARED_SHAPES],
+        fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES],
+        prepared[PREPARED_ALGOS * PREPARED_SHAPES],
         accuracy[WINOGRAD_TILES];
     make_tests(direct_shapes, DIRECT_SHAPES, handpicked(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
     make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
@@ -480,6 +512,8 @@ int main(void)
                CONVGEN_ALGO_FFT_FUSED, 1e-4, fused);
     make_tests(winograd_shapes, WINOGRAD_SHAPES, handpicked_winograd(winograd_shapes), random_winograd_shape,
                CONVGEN_ALGO_WINOGRAD, 1e-4, winograd);
+    make_tests(winograd_fused_shapes, WINOGRAD_FUSED_SHAPES, handpicked_winograd_fused(winograd_fused_shapes),
+               random_winograd_fused_shape, CONVGEN_ALGO_WINOGRAD_FUSED, 1e-4, winograd_fused);
     make_accuracy_tests(accuracy);
     /* Prepared weights: the first shapes of each group with weights to prepare (the handpicked ones). */
     const shape *const owners[PREPARED_ALGOS] = {cufft_shapes, fft_shapes, tiled_shapes, fused_shapes, winograd_shapes};
@@ -497,6 +531,7 @@ int main(void)
                   {"fft_tiled", tiled, CUFFT_SHAPES},
                   {"fft_fused", fused, CUFFT_SHAPES},
                   {"winograd", winograd, WINOGRAD_SHAPES},
+                  {"winograd_fused", winograd_fused, WINOGRAD_FUSED_SHAPES},
                   {"prepared", prepared, PREPARED_ALGOS * PREPARED_SHAPES},
                   {"accuracy", accuracy, WINOGRAD_TILES}};
     enum { GROUPS = sizeof groups / sizeof groups[0] };

@@ -1,0 +1,159 @@
+{#- The fused Winograd fprop (generator/winograd.c): one block per {{ tile_block }} tiles x {{ k_block }}
+    output channels, nothing transformed ever written to global memory. Per chunk of
+    {{ c_block }} input channels: {{ tile_block * c_block }} threads transform a tile each (BT) into shared memory,
+    all threads load the weights' transforms U (made once by the weights' kernel), and each
+    thread multiplies for one transform element an 8 x 8 block of (output channel, tile).
+    After the last chunk the products go through shared memory and AT into y. -#}
+{%- include "common.cuh" -%}
+{%- include "winograd.cuh" -%}
+{{ file_header(header) }}
+
+// One tile of the block's {{ tile_block }}: its image and position, and whether it exists.
+struct tile_at {
+    unsigned n, t0, t1;
+    bool valid;
+};
+
+__device__ __forceinline__ tile_at locate(unsigned tile)
+{
+    tile_at at;
+    at.valid = tile < {{ columns }}u;
+    const unsigned t = at.valid ? tile : 0u;
+    at.n = {{ udiv("t", tiles_div) }};
+    const unsigned rest = t - at.n * {{ tiles }}u;
+    at.t0 = {{ udiv("rest", tiles1_div) }};
+    at.t1 = rest - at.t0 * {{ tiles1 }}u;
+    return at;
+}
+
+extern "C" __global__ void __launch_bounds__({{ threads }})
+{{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
+    float *__restrict__ workspace)
+{
+    extern __shared__ float4 shared4[];
+    float *__restrict__ vs = (float *)shared4;                   // [c][e][tile]: the data's transforms
+    float *__restrict__ us = vs + {{ c_block * elements * tile_block }}; // [c][e][k]: the weights'
+    const float *__restrict__ u = workspace + {{ u_buffer }}ull;    // [e][c][k]
+    const unsigned tid = threadIdx.x;
+    const unsigned tile0 = blockIdx.x * {{ tile_block }}u, k0 = blockIdx.y * {{ k_block }}u;
+    // This thread's products: element e, output channels k0 + 8 kq .., tiles tile0 + 8 tq ..
+    const unsigned e = tid >> 3, kq = tid & {{ k_block // 8 - 1 }}u, tq = (tid >> {{ k_shift }}) & {{ tile_block // 8 - 1 }}u;
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            acc[i][j] = 0.0f;
+
+    // The tile this thread transforms (the first {{ tile_block * c_block }} threads): channel c_local of each chunk.
+    const unsigned c_local = tid / {{ tile_block }}u, t_local = tid % {{ tile_block }}u;
+    const tile_at mine = locate(tile0 + t_local);
+    const int y0 = (int)(mine.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(mine.t1 * {{ step1 }}u) - ({{ offset1 }});
+    const float *__restrict__ image = in0 + (size_t)mine.n * {{ channels * height * width }}ull;
+{%- for i in range(alpha0) %}
+    const bool row{{ i }} = mine.valid && (unsigned)(y0 + {{ i }}) < {{ height }}u;
+{%- endfor %}
+{%- for j in range(alpha1) %}
+    const bool column{{ j }} = (unsigned)(x0 + {{ j }}) < {{ width }}u;
+{%- endfor %}
+
+    for (unsigned c0 = 0; c0 < {{ channels }}u; c0 += {{ c_block }}u) {
+        if (tid < {{ tile_block * c_block }}u) {
+            const unsigned c = c0 + c_local;
+            const bool here = c < {{ channels }}u;
+            const float *__restrict__ src = image + (size_t)(here ? c : 0u) * {{ height * width }}u;
+            float d[{{ alpha0 }}][{{ alpha1 }}];
+{%- for i in range(alpha0) %}
+{%- for j in range(alpha1) %}
+            d[{{ i }}][{{ j }}] = here && row{{ i }} && column{{ j }} ? __ldg(src + (y0 + {{ i }}) * {{ width }} + x0 + {{ j }}) : 0.0f;
+{%- endfor %}
+{%- endfor %}
+            // BT d B: dimension 1 row by row, then dimension 0 column by column
+{%- for i in range(alpha0) %}
+            float w{{ i }}[{{ alpha1 }}];
+            {
+                const float in[{{ alpha1 }}] = { {% for j in range(alpha1) %}{{ ", " if not loop.first }}d[{{ i }}][{{ j }}]{% endfor %} };
+{{- wino_program(bt1, "w" ~ i, "                ") }}
+            }
+{%- endfor %}
+            float *__restrict__ dst = vs + c_local * {{ elements * tile_block }}u + t_local;
+{%- for j in range(alpha1) %}
+            {
+                const float in[{{ alpha0 }}] = { {% for i in range(alpha0) %}{{ ", " if not loop.first }}w{{ i }}[{{ j }}]{% endfor %} };
+                float v[{{ alpha0 }}];
+{{- wino_program(bt0, "v", "                ") }}
+{%- for i in range(alpha0) %}
+                dst[{{ (i * alpha1 + j) * tile_block }}u] = v[{{ i }}];
+{%- endfor %}
+            }
+{%- endfor %}
+        }
+        // The weights' transforms of the chunk, coalesced along k.
+        for (unsigned i = tid; i < {{ c_block * elements * k_block }}u; i += {{ threads }}u) {
+            const unsigned k = i % {{ k_block }}u, ce = i / {{ k_block }}u;
+            const unsigned cl = ce / {{ elements }}u, el = ce - cl * {{ elements }}u;
+            const unsigned c = c0 + cl, kk = k0 + k;
+            us[i] = c < {{ channels }}u && kk < {{ outputs }}u ? __ldg(u + ((size_t)el * {{ channels }}u + c) * {{ outputs }}u + kk) : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (unsigned c = 0; c < {{ c_block }}u; ++c) {
+            const float4 *__restrict__ a4 = (const float4 *)(us + (c * {{ elements }}u + e) * {{ k_block }}u + kq * 8u);
+            const float4 *__restrict__ b4 = (const float4 *)(vs + (c * {{ elements }}u + e) * {{ tile_block }}u + tq * 8u);
+            const float4 a_lo = a4[0], a_hi = a4[1], b_lo = b4[0], b_hi = b4[1];
+            const float a[8] = {a_lo.x, a_lo.y, a_lo.z, a_lo.w, a_hi.x, a_hi.y, a_hi.z, a_hi.w};
+            const float b[8] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; ++j)
+                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+
+    // The products as [e][k][tile] in shared memory, then AT M A per (k, tile).
+    float *__restrict__ ms = (float *)shared4;
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            ms[(e * {{ k_block }}u + kq * 8u + i) * {{ tile_block }}u + tq * 8u + j] = acc[i][j];
+    __syncthreads();
+    for (unsigned p = tid; p < {{ k_block * tile_block }}u; p += {{ threads }}u) {
+        const unsigned k = p / {{ tile_block }}u, t = p % {{ tile_block }}u, kk = k0 + k;
+        const tile_at at = locate(tile0 + t);
+        if (!at.valid || kk >= {{ outputs }}u)
+            continue;
+        float d[{{ alpha0 }}][{{ alpha1 }}];
+{%- for i in range(alpha0) %}
+{%- for j in range(alpha1) %}
+        d[{{ i }}][{{ j }}] = ms[{{ (i * alpha1 + j) * k_block * tile_block }}u + p];
+{%- endfor %}
+{%- endfor %}
+{%- for i in range(alpha0) %}
+        float w{{ i }}[{{ m1 }}];
+        {
+            const float in[{{ alpha1 }}] = { {% for j in range(alpha1) %}{{ ", " if not loop.first }}d[{{ i }}][{{ j }}]{% endfor %} };
+{{- wino_program(at1, "w" ~ i, "            ") }}
+        }
+{%- endfor %}
+        float *__restrict__ dst = out + ((size_t)at.n * {{ outputs }}u + kk) * {{ out_height * out_width }}ull;
+{%- for j in range(m1) %}
+        {
+            const float in[{{ alpha0 }}] = { {% for i in range(alpha0) %}{{ ", " if not loop.first }}w{{ i }}[{{ j }}]{% endfor %} };
+            float v[{{ m0 }}];
+{{- wino_program(at0, "v", "            ") }}
+{%- for i in range(m0) %}
+            {
+                const unsigned y = at.t0 * {{ m0 }}u + {{ i }}u, x = at.t1 * {{ m1 }}u + {{ j }}u;
+{%- if out_checked %}
+                if (y < {{ out_height }}u && x < {{ out_width }}u)
+{%- endif %}
+                dst[y * {{ out_width }}u + x] = v[{{ i }}];
+            }
+{%- endfor %}
+        }
+{%- endfor %}
+    }
+}
