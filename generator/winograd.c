@@ -37,7 +37,7 @@ enum {
     MAX_DEFAULT_ALPHA = 8,
 };
 /* winograd-fused's blocks (see its section below) */
-enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MIN_ELEMENTS = 16, FUSED_MAX_ELEMENTS = 36,
+enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEMENTS = 36,
        FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 224 registers hold the 64 sums */ };
 
 
@@ -335,7 +335,6 @@ static tmpl_value *kernel_context(const cg_problem *p, const wino_spec *s, const
         tmpl_set_int(ctx, "e_stride", op->rows * columns);
         tmpl_set_int(ctx, "outer_stride", op->outer_stride);
         tmpl_set_int(ctx, "row_stride", op->row_stride);
-        tmpl_set_bool(ctx, "checked", op->size[0] % op->m[0] != 0 || op->size[1] % op->m[1] != 0);
         *failed |= !set_div(ctx, "columns_div", columns, count - 1) | !set_div(ctx, "tiles_div", tile_count, columns - 1);
     }
     return ctx;
@@ -433,6 +432,8 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
     snprintf(what, sizeof what, "the transforms of %s's tiles", names[0]);
     if (st == CONVGEN_SUCCESS)
         st = add_transform(p, s, &data, 0, 1, part, what, out);
+    if (st != CONVGEN_SUCCESS)
+        return st;
     /* M[e] ([out_ch][T]) = U^T V (fprop) or U V (bprop), U [c][k] and V [data_ch][T] */
     out->steps[out->step_count++] =
         gemm_step(s, 'N', bprop ? 'N' : 'T', s->columns, out_ch, data_ch, 1, s->columns, 0, p->k, s->columns, 1);
@@ -440,7 +441,7 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
     cg_wino_op result = output_op(s, out_ch, s->batch, out_size, s->tiles, out_ch * plane, plane);
     snprintf(part, sizeof part, "output_%s", names[2]);
     snprintf(what, sizeof what, "%s from the products' tiles", names[2]);
-    return st == CONVGEN_SUCCESS ? add_transform(p, s, &result, 2, 1, part, what, out) : st;
+    return add_transform(p, s, &result, 2, 1, part, what, out);
 }
 
 /* dw = AT [D V^T] A of F(r, m): per sub-batch the tiles of x and dy and their products, summed
@@ -453,11 +454,13 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
     cg_wino_op dy = tiles_op(s, 'G', s->batch, p->k, s->out, s->tiles, m, none, 0);
     if (st == CONVGEN_SUCCESS)
         st = add_transform(p, s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
+    if (st != CONVGEN_SUCCESS)
+        return st;
     out->steps[out->step_count++] = gemm_step(s, 'T', 'N', p->c, p->k, s->columns, 1, s->columns, 0, s->columns, p->c, 1);
     int64_t taps = s->kernel[0] * s->kernel[1];
     cg_wino_op dw = output_op(s, p->k, p->c, s->kernel, one, taps, p->c * taps);
     dw.flip = p->flip;
-    return st == CONVGEN_SUCCESS ? add_transform(p, s, &dw, 2, 2, "output_dw", "dw from the summed products", out) : st;
+    return add_transform(p, s, &dw, 2, 2, "output_dw", "dw from the summed products", out);
 }
 
 static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
@@ -501,7 +504,7 @@ const cg_planner cg_winograd_planner = {
  * thread accumulates one element's 8 x 8 block of products in registers; at the end the
  * products go through shared memory and AT into y. The data's and the products' transforms
  * never reach global memory, at the price of reading the weights' transforms once per block of
- * tiles. 8 threads per element: 16 to 36 elements (alpha up to 6: F(4,3), F(2,5)), 128 to 288
+ * tiles. 8 threads per element, up to 36 elements (alpha up to 6: F(4,3), F(2,5)), up to 288
  * threads; at 512 threads (alpha 8) the 128 registers a thread may have spill the 64 sums. */
 
 static convgen_status fused_applicable(const cg_problem *p, convgen_pass pass)
@@ -572,10 +575,10 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
     convgen_status st = choose_tiles(p, pass, tune, FUSED_MAX_ALPHA, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
-    if (s.elements < FUSED_MIN_ELEMENTS || s.elements > FUSED_MAX_ELEMENTS)
+    if (s.elements > FUSED_MAX_ELEMENTS) /* a fixed tile only: the default stays within */
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: F(%dx%d, %lldx%lld) has %lld transform elements; "
-                       "the fused kernel takes %d to %d", s.m[0], s.m[1], (long long)s.kernel[0],
-                       (long long)s.kernel[1], (long long)s.elements, FUSED_MIN_ELEMENTS, FUSED_MAX_ELEMENTS);
+                       "the fused kernel takes up to %d", s.m[0], s.m[1], (long long)s.kernel[0],
+                       (long long)s.kernel[1], (long long)s.elements, FUSED_MAX_ELEMENTS);
     /* The batch in one go; the workspace holds only the weights' transforms [e][c][k]. */
     if (!size_buffers(p, p->n, &s))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: this layer's planes or tiles pass the kernels' "

@@ -146,8 +146,8 @@ static convgen_status tuning_of(const convgen_plan_options *o, cg_tuning *t)
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld must be >= 0 (0: chosen)", d,
                            (long long)o->fourier_size[d]);
         t->fourier_size[d] = o->fourier_size[d];
-        if (o->winograd_m[d] < 0 || o->winograd_m[d] > 11)
-            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->winograd_m[%d] = %d must be in [0, 11] (0: chosen)", d,
+        if (o->winograd_m[d] < 0 || o->winograd_m[d] > 12)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->winograd_m[%d] = %d must be in [0, 12] (0: chosen)", d,
                            o->winograd_m[d]);
         t->winograd_m[d] = o->winograd_m[d];
     }

@@ -45,27 +45,24 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         for (int j = 0; j < 8; ++j)
             acc[i][j] = 0.0f;
 
-    // The tile this thread transforms (the first {{ tile_block * c_block }} threads): channel c_local of each chunk.
-    const unsigned c_local = tid / {{ tile_block }}u, t_local = tid % {{ tile_block }}u;
-    const tile_at mine = locate(tile0 + t_local);
-    const int y0 = (int)(mine.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(mine.t1 * {{ step1 }}u) - ({{ offset1 }});
-    const float *__restrict__ image = in0 + (size_t)mine.n * {{ channels * height * width }}ull;
+    for (unsigned c0 = 0; c0 < {{ channels }}u; c0 += {{ c_block }}u) {
+        // The chunk's {{ tile_block * c_block }} tiles (tile t_local of channel c0 + c_local), a thread each.
+        for (unsigned p = tid; p < {{ tile_block * c_block }}u; p += {{ threads }}u) {
+            const unsigned c_local = p / {{ tile_block }}u, t_local = p % {{ tile_block }}u, c = c0 + c_local;
+            const tile_at mine = locate(tile0 + t_local);
+            const bool here = mine.valid && c < {{ channels }}u;
+            const int y0 = (int)(mine.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(mine.t1 * {{ step1 }}u) - ({{ offset1 }});
+            const float *__restrict__ src = in0 + ((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
 {%- for i in range(alpha0) %}
-    const bool row{{ i }} = mine.valid && (unsigned)(y0 + {{ i }}) < {{ height }}u;
+            const bool row{{ i }} = here && (unsigned)(y0 + {{ i }}) < {{ height }}u;
 {%- endfor %}
 {%- for j in range(alpha1) %}
-    const bool column{{ j }} = (unsigned)(x0 + {{ j }}) < {{ width }}u;
+            const bool column{{ j }} = (unsigned)(x0 + {{ j }}) < {{ width }}u;
 {%- endfor %}
-
-    for (unsigned c0 = 0; c0 < {{ channels }}u; c0 += {{ c_block }}u) {
-        if (tid < {{ tile_block * c_block }}u) {
-            const unsigned c = c0 + c_local;
-            const bool here = c < {{ channels }}u;
-            const float *__restrict__ src = image + (size_t)(here ? c : 0u) * {{ height * width }}u;
             float d[{{ alpha0 }}][{{ alpha1 }}];
 {%- for i in range(alpha0) %}
 {%- for j in range(alpha1) %}
-            d[{{ i }}][{{ j }}] = here && row{{ i }} && column{{ j }} ? __ldg(src + (y0 + {{ i }}) * {{ width }} + x0 + {{ j }}) : 0.0f;
+            d[{{ i }}][{{ j }}] = row{{ i }} && column{{ j }} ? __ldg(src + (y0 + {{ i }}) * {{ width }} + x0 + {{ j }}) : 0.0f;
 {%- endfor %}
 {%- endfor %}
             // BT d B: dimension 1 row by row, then dimension 0 column by column

@@ -196,12 +196,16 @@ static void test_plan_options_are_checked(void **state)
     assert_error(convgen_plan_conv_ex(ctx, &strided, CONVGEN_BPROP, CONVGEN_ALGO_CUFFT, NULL, &plan),
                  CONVGEN_ERROR_NOT_SUPPORTED, "stride[1] = 2");
     /* Winograd's tile: within [0, 11], within the rank, and alpha = m + r - 1 at most 12 */
-    o = (convgen_plan_options){.winograd_m = {2, 12}};
+    o = (convgen_plan_options){.winograd_m = {2, 13}};
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
-                 CONVGEN_ERROR_INVALID_VALUE, "winograd_m[1] = 12 must be in [0, 11]");
+                 CONVGEN_ERROR_INVALID_VALUE, "winograd_m[1] = 13 must be in [0, 12]");
     o.winograd_m[1] = 11; /* F(11, 3): alpha 13 */
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
                  CONVGEN_ERROR_INVALID_VALUE, "winograd_m[1] = 11");
+    convgen_conv_desc padded = {.rank = 2, .n = 1, .c = 1, .k = 1, .in = {3, 3}, .kernel = {3, 3},
+                                .pad_before = {40000, 40000}, .pad_after = {40000, 40000}};
+    assert_error(convgen_plan_conv_ex(ctx, &padded, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, NULL, &plan),
+                 CONVGEN_ERROR_NOT_SUPPORTED, "32-bit indices"); /* 80001^2 outputs a plane */
     o = (convgen_plan_options){.winograd_m = {0, 0, 2}};
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
                  CONVGEN_ERROR_INVALID_VALUE, "winograd_m[2] = 2, but the layer has rank 2");
