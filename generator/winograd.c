@@ -27,40 +27,15 @@
 #include "tmpl.h"
 #include "util.h"
 #include "values.h"
+#include "winograd_plan.h"
 #include "winograd_program.h"
-#include "winograd_transform.h"
 
-enum {
-    THREADS = 128,
-    ALIGN = 256,    /* workspace buffers start on this boundary, as cuBLAS wants */
-    MAX_KERNEL = 7, /* F(2, 7) has alpha 8; larger kernels are the FFT algorithms' */
-    MAX_DEFAULT_ALPHA = 8,
-};
-/* winograd-fused's blocks (see its section below) */
-enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEMENTS = 36,
-       FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 224 registers hold the 64 sums */ };
+enum { THREADS = 128, ALIGN = 256 /* workspace buffers start on this boundary, as cuBLAS wants */ };
 
+int64_t wino_align_up(int64_t bytes) { return (bytes + ALIGN - 1) / ALIGN * ALIGN; }
+int64_t wino_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* The layer in 2-D (a 1-D layer as 1 x n) and the program's choices. */
-typedef struct wino_spec {
-    convgen_pass pass;
-    int64_t in[2], kernel[2], out[2], pad[2];
-    int m[2];              /* fprop, bprop: output tile; accgrad: dy tile */
-    wino_transform tf[2];  /* per dimension: F(m, r), accgrad F(r, m) */
-    int64_t tiles[2];      /* tiles per plane along each dimension */
-    int64_t elements;      /* alpha0 alpha1: the GEMMs of a product */
-    int64_t batch, chunks; /* images per sub-batch, and their number */
-    int64_t columns;       /* batch x tiles: the GEMMs' tile dimension */
-    int64_t buffer[3];     /* byte offsets of the transforms: U (accgrad: D), V, and M */
-    int64_t matrix[3];     /* floats per element in each: one element's matrix */
-    int64_t workspace;
-    bool fused;            /* winograd-fused's kernel */
-} wino_spec;
-
-static int64_t align_up(int64_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
-static int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-static convgen_status winograd_applicable(const cg_problem *p, convgen_pass pass)
+convgen_status wino_applicable(const cg_problem *p, convgen_pass pass)
 {
     (void)pass;
     if (p->rank > 2)
@@ -72,10 +47,10 @@ static convgen_status winograd_applicable(const cg_problem *p, convgen_pass pass
         if (p->dilation[d] != 1)
             return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: dilation[%d] = %lld: dilation 1 only", d,
                            (long long)p->dilation[d]);
-        if (p->kernel[d] > MAX_KERNEL)
+        if (p->kernel[d] > WINO_MAX_KERNEL)
             return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
                            "winograd: kernel[%d] = %lld: kernels up to %d (larger ones are the FFT algorithms')", d,
-                           (long long)p->kernel[d], MAX_KERNEL);
+                           (long long)p->kernel[d], WINO_MAX_KERNEL);
     }
     if (p->c > INT32_MAX || p->k > INT32_MAX)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: %s = %lld: cuBLAS takes 32-bit sizes",
@@ -94,7 +69,7 @@ static int default_tile(int64_t r, int64_t extent, int max_alpha)
     int best = 1;
     int64_t best_cost = r * extent;
     for (int m = 2; m + r - 1 <= max_alpha && m <= extent; ++m) {
-        int64_t cost = (m + r - 1) * div_up(extent, m);
+        int64_t cost = (m + r - 1) * wino_div_up(extent, m);
         if (cost < best_cost)
             best = m, best_cost = cost;
     }
@@ -102,8 +77,8 @@ static int default_tile(int64_t r, int64_t extent, int max_alpha)
 }
 
 /* The problem in 2-D, the tiles and their transforms. */
-static convgen_status choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
-                                   wino_spec *s)
+convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
+                                 wino_spec *s)
 {
     memset(s, 0, sizeof *s);
     s->pass = pass;
@@ -122,7 +97,7 @@ static convgen_status choose_tiles(const cg_problem *p, convgen_pass pass, const
         int64_t extent = pass == CONVGEN_BPROP ? s->in[d] : s->out[d];
         int fixed = src >= 0 && tune ? tune->winograd_m[src] : 0;
         s->m[d] = fixed ? fixed : default_tile(s->kernel[d], extent, max_alpha);
-        s->tiles[d] = div_up(extent, s->m[d]);
+        s->tiles[d] = wino_div_up(extent, s->m[d]);
         char err[160];
         bool ok = pass == CONVGEN_ACCGRAD ? wino_derive((int)s->kernel[d], s->m[d], &s->tf[d], err, sizeof err)
                                           : wino_derive(s->m[d], (int)s->kernel[d], &s->tf[d], err, sizeof err);
@@ -137,7 +112,7 @@ static convgen_status choose_tiles(const cg_problem *p, convgen_pass pass, const
 
 /* The buffers for sub-batches of `batch` images; false where a size passes what the kernels
  * (32-bit thread and plane indices) or cuBLAS (32-bit sizes) take. */
-static bool size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
+bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
 {
     s->batch = batch;
     s->chunks = p->n / batch;
@@ -153,7 +128,7 @@ static bool size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
         s->buffer[b] = at;
         ok = cg_mul64(rows[b], cols[b], &s->matrix[b]) && s->matrix[b] <= INT32_MAX /* a transform's threads */ &&
              cg_mul64(s->matrix[b], s->elements * 4, &bytes) && cg_add64(at, bytes, &at);
-        at = align_up(at);
+        at = wino_align_up(at);
     }
     s->workspace = at;
     /* a plane's points, and those of its tiles past its edge, are 32-bit in the kernels */
@@ -169,17 +144,17 @@ static bool size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
 static convgen_status choose_batch(const cg_problem *p, const cg_tuning *tune, wino_spec *s)
 {
     int64_t limit = tune ? tune->workspace_limit : 0, best = 1;
-    if (size_buffers(p, p->n, s) && (!limit || s->workspace <= limit))
+    if (wino_size_buffers(p, p->n, s) && (!limit || s->workspace <= limit))
         return CONVGEN_SUCCESS;
     for (int64_t d = 1; d * d <= p->n; ++d) { /* divisors in pairs: d and n / d */
         if (p->n % d != 0)
             continue;
         const int64_t pair[2] = {d, p->n / d};
         for (int i = 0; i < 2; ++i)
-            if (pair[i] > best && size_buffers(p, pair[i], s) && (!limit || s->workspace <= limit))
+            if (pair[i] > best && wino_size_buffers(p, pair[i], s) && (!limit || s->workspace <= limit))
                 best = pair[i];
     }
-    return size_buffers(p, best, s) ? CONVGEN_SUCCESS
+    return wino_size_buffers(p, best, s) ? CONVGEN_SUCCESS
                                     : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
                                               "winograd: this layer's planes or transforms pass the kernels' 32-bit indices");
 }
@@ -189,7 +164,7 @@ static convgen_status choose_batch(const cg_problem *p, const cg_tuning *tune, w
 static const char *const operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
 
 /* The 1-D transform of a dimension: its matrix as straight-line statements. */
-static tmpl_value *program_value(const wino_transform *t, char matrix, int *inputs, int *outputs)
+tmpl_value *wino_matrix_program(const wino_transform *t, char matrix, int *inputs, int *outputs)
 {
     wino_program prog;
     const cg_q(*rows)[WINO_MAX_ALPHA] = matrix == 'A' ? t->at : matrix == 'G' ? t->g : t->bt;
@@ -228,29 +203,21 @@ static void matrix_lines(tmpl_value *h, const wino_transform *t, char matrix)
     }
 }
 
-static tmpl_value *header_lines(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
-                                const char *what)
+tmpl_value *wino_header_lines(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+                              const char *what)
 {
     char layer[256], text[200];
     cg_problem_describe(p, layer, sizeof layer);
     tmpl_value *h = tmpl_list();
-    bool fused = s->fused;
-    cg_value_line(h, "convgen %s: winograd%s algorithm, %s: %s", CG_GENERATOR_VERSION, fused ? "-fused" : " (non-fused)",
+    bool fused = strcmp(s->algo, "winograd") != 0, fused_kernel = op->matrix == 'F';
+    cg_value_line(h, "convgen %s: %s%s algorithm, %s: %s", CG_GENERATOR_VERSION, s->algo, fused ? "" : " (non-fused)",
                   convgen_pass_name(s->pass), what);
     cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
-    cg_value_line(h, "emitted by: convgen emit --algo winograd%s --pass %s %s", fused ? "-fused" : "",
-                  convgen_pass_name(s->pass), layer);
+    cg_value_line(h, "emitted by: convgen emit --algo %s --pass %s %s", s->algo, convgen_pass_name(s->pass), layer);
     cg_value_line(h, "%s", "");
     cg_value_line(h, "plan: %s = AT [ sum of (G %s G^T) . (BT %s B) ] A per tile, the sum %s", operand_names[s->pass][2],
-                  s->pass == CONVGEN_ACCGRAD ? "dy" : "w", s->pass == CONVGEN_BPROP ? "dy" : "x",
-                  fused ? "in one kernel (G w G^T made" : "one cuBLAS SGEMM per");
-    if (fused)
-        cg_value_line(h, "  once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d, "
-                         "%lld transform elements, %lld tiles", FUSED_TILES, FUSED_OUTPUTS, FUSED_CHANNELS,
-                      (long long)s->elements, (long long)s->columns);
-    else
-        cg_value_line(h, "  transform element (%lld of them) over the %lld tiles of %lld images at once",
-                      (long long)s->elements, (long long)s->columns, (long long)s->batch);
+                  s->pass == CONVGEN_ACCGRAD ? "dy" : "w", s->pass == CONVGEN_BPROP ? "dy" : "x", s->plan[0]);
+    cg_value_line(h, "  %s", s->plan[1]);
     if (s->chunks > 1)
         cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
                       (long long)s->batch);
@@ -261,16 +228,18 @@ static tmpl_value *header_lines(const cg_problem *p, const wino_spec *s, const c
             cg_value_line(h, "dimension %d: %lld tiles, %s:", d, (long long)op->tiles[d], text);
             matrix_lines(h, &s->tf[d], *mx);
         }
-    cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1): one thread per tile", k->grid[0], k->block[0]);
+    cg_value_line(h, "launch: grid (%u, %u, 1), block (%u, 1, 1)%s", k->grid[0], k->grid[1], k->block[0],
+                  fused_kernel ? "" : ": one thread per tile");
     cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,
                   (long long)s->buffer[0], (long long)s->buffer[1], (long long)s->buffer[2]);
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "Generated: do not edit. Change templates/winograd.cu or generator/winograd.c instead.");
+    cg_value_line(h, "Generated: do not edit. Change templates/winograd%s.cu or generator/winograd%s.c instead.",
+                  fused_kernel ? "_fused" : "", fused ? "_fused" : "");
     return h;
 }
 
 /* Sets key to the magic division by d over [0, max_dividend]; false if it could not be made. */
-static bool set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend)
+bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend)
 {
     tmpl_value *v = cg_value_magic((uint32_t)d, max_dividend);
     tmpl_map_set(ctx, key, v);
@@ -284,7 +253,7 @@ static tmpl_value *kernel_context(const cg_problem *p, const wino_spec *s, const
     bool tiles = op->matrix != 'A';
     int64_t tile_count = op->tiles[0] * op->tiles[1];
     tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", header_lines(p, s, k, op, what));
+    tmpl_map_set(ctx, "header", wino_header_lines(p, s, k, op, what));
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "stage", tiles ? "tiles" : "output");
     tmpl_set_int(ctx, "threads", THREADS);
@@ -295,13 +264,13 @@ static tmpl_value *kernel_context(const cg_problem *p, const wino_spec *s, const
     tmpl_set_int(ctx, "width", op->size[1]);
     tmpl_set_bool(ctx, "flip", op->flip);
     tmpl_set_int(ctx, "buffer", op->buffer / 4);
-    *failed |= !set_div(ctx, "tiles1_div", op->tiles[1], tile_count - 1);
+    *failed |= !wino_set_div(ctx, "tiles1_div", op->tiles[1], tile_count - 1);
     char describe[200];
     for (int d = 0; d < 2; ++d) {
         int inputs, outputs;
         char key[16];
         snprintf(key, sizeof key, "prog%d", d);
-        tmpl_map_set(ctx, key, program_value(&s->tf[d], op->matrix, &inputs, &outputs));
+        tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], op->matrix, &inputs, &outputs));
         snprintf(key, sizeof key, "span%d", d);
         tmpl_set_int(ctx, key, inputs);
         snprintf(key, sizeof key, "outs%d", d);
@@ -328,22 +297,22 @@ static tmpl_value *kernel_context(const cg_problem *p, const wino_spec *s, const
             tmpl_set_int(ctx, key, op->offset[d]);
         }
         tmpl_set_bool(ctx, "checked", checked);
-        *failed |= !set_div(ctx, "tiles_div", tile_count, count - 1) | !set_div(ctx, "outer_div", op->outer, planes - 1);
+        *failed |= !wino_set_div(ctx, "tiles_div", tile_count, count - 1) | !wino_set_div(ctx, "outer_div", op->outer, planes - 1);
     } else {
         int64_t columns = op->outer * tile_count;
         tmpl_set_int(ctx, "columns", columns);
         tmpl_set_int(ctx, "e_stride", op->rows * columns);
         tmpl_set_int(ctx, "outer_stride", op->outer_stride);
         tmpl_set_int(ctx, "row_stride", op->row_stride);
-        *failed |= !set_div(ctx, "columns_div", columns, count - 1) | !set_div(ctx, "tiles_div", tile_count, columns - 1);
+        *failed |= !wino_set_div(ctx, "columns_div", columns, count - 1) | !wino_set_div(ctx, "tiles_div", tile_count, columns - 1);
     }
     return ctx;
 }
 
 /* Appends a transform kernel step doing op in `phase` on operand in0 or in1 (`operand`; the output
  * for op 'A'), named convgen_winograd_<pass>_<part>. */
-static convgen_status add_transform(const cg_problem *p, const wino_spec *s, const cg_wino_op *op, int operand,
-                                    int phase, const char *part, const char *what, cg_generated *out)
+convgen_status wino_add_transform(const cg_problem *p, const wino_spec *s, const cg_wino_op *op, int operand,
+                                  int phase, const char *part, const char *what, cg_generated *out)
 {
     cg_step *st = &out->steps[out->step_count++];
     memset(st, 0, sizeof *st);
@@ -356,7 +325,7 @@ static convgen_status add_transform(const cg_problem *p, const wino_spec *s, con
     cg_kernel *k = &out->kernels[st->kernel];
     snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
     int64_t count = (op->matrix == 'A' ? op->rows : op->channels) * op->outer * op->tiles[0] * op->tiles[1];
-    k->grid[0] = (unsigned)div_up(count, THREADS);
+    k->grid[0] = (unsigned)wino_div_up(count, THREADS);
     k->grid[1] = k->grid[2] = 1;
     k->block[0] = THREADS;
     k->block[1] = k->block[2] = 1;
@@ -371,8 +340,8 @@ static convgen_status add_transform(const cg_problem *p, const wino_spec *s, con
 
 /* The tiles of a plane of `size` read through matrix 'B' (or 'G') of the spec's transforms: tile t
  * of each dimension from t * step - offset. */
-static cg_wino_op tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t channels, const int64_t size[2],
-                           const int64_t tiles[2], const int64_t step[2], const int64_t offset[2], int buffer)
+cg_wino_op wino_tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t channels, const int64_t size[2],
+                         const int64_t tiles[2], const int64_t step[2], const int64_t offset[2], int buffer)
 {
     cg_wino_op op = {.matrix = matrix, .outer = outer, .channels = channels, .buffer = s->buffer[buffer]};
     for (int d = 0; d < 2; ++d) {
@@ -423,15 +392,15 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
     const char *const *names = operand_names[s->pass];
     char part[32], what[64];
 
-    cg_wino_op w = tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, 0);
+    cg_wino_op w = wino_tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, 0);
     w.flip = bprop != p->flip;
-    convgen_status st = add_transform(p, s, &w, 1, 0, "transform_w",
+    convgen_status st = wino_add_transform(p, s, &w, 1, 0, "transform_w",
                                       bprop ? "the transforms of w, flipped" : "the transforms of w", out);
-    cg_wino_op data = tiles_op(s, 'B', s->batch, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, 1);
+    cg_wino_op data = wino_tiles_op(s, 'B', s->batch, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, 1);
     snprintf(part, sizeof part, "transform_%s", names[0]);
     snprintf(what, sizeof what, "the transforms of %s's tiles", names[0]);
     if (st == CONVGEN_SUCCESS)
-        st = add_transform(p, s, &data, 0, 1, part, what, out);
+        st = wino_add_transform(p, s, &data, 0, 1, part, what, out);
     if (st != CONVGEN_SUCCESS)
         return st;
     /* M[e] ([out_ch][T]) = U^T V (fprop) or U V (bprop), U [c][k] and V [data_ch][T] */
@@ -441,7 +410,7 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
     cg_wino_op result = output_op(s, out_ch, s->batch, out_size, s->tiles, out_ch * plane, plane);
     snprintf(part, sizeof part, "output_%s", names[2]);
     snprintf(what, sizeof what, "%s from the products' tiles", names[2]);
-    return add_transform(p, s, &result, 2, 1, part, what, out);
+    return wino_add_transform(p, s, &result, 2, 1, part, what, out);
 }
 
 /* dw = AT [D V^T] A of F(r, m): per sub-batch the tiles of x and dy and their products, summed
@@ -449,18 +418,18 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
 static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, cg_generated *out)
 {
     const int64_t one[2] = {1, 1}, none[2] = {0, 0}, m[2] = {s->m[0], s->m[1]};
-    cg_wino_op x = tiles_op(s, 'B', s->batch, p->c, s->in, s->tiles, m, s->pad, 1);
-    convgen_status st = add_transform(p, s, &x, 0, 1, "transform_x", "the transforms of x's tiles", out);
-    cg_wino_op dy = tiles_op(s, 'G', s->batch, p->k, s->out, s->tiles, m, none, 0);
+    cg_wino_op x = wino_tiles_op(s, 'B', s->batch, p->c, s->in, s->tiles, m, s->pad, 1);
+    convgen_status st = wino_add_transform(p, s, &x, 0, 1, "transform_x", "the transforms of x's tiles", out);
+    cg_wino_op dy = wino_tiles_op(s, 'G', s->batch, p->k, s->out, s->tiles, m, none, 0);
     if (st == CONVGEN_SUCCESS)
-        st = add_transform(p, s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
+        st = wino_add_transform(p, s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
     if (st != CONVGEN_SUCCESS)
         return st;
     out->steps[out->step_count++] = gemm_step(s, 'T', 'N', p->c, p->k, s->columns, 1, s->columns, 0, s->columns, p->c, 1);
     int64_t taps = s->kernel[0] * s->kernel[1];
     cg_wino_op dw = output_op(s, p->k, p->c, s->kernel, one, taps, p->c * taps);
     dw.flip = p->flip;
-    return add_transform(p, s, &dw, 2, 2, "output_dw", "dw from the summed products", out);
+    return wino_add_transform(p, s, &dw, 2, 2, "output_dw", "dw from the summed products", out);
 }
 
 static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
@@ -468,11 +437,15 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
 {
     (void)t; /* the transforms are one thread per tile whatever the GPU */
     wino_spec s;
-    convgen_status st = choose_tiles(p, pass, tune, MAX_DEFAULT_ALPHA, &s);
+    convgen_status st = wino_choose_tiles(p, pass, tune, WINO_MAX_DEFAULT_ALPHA, &s);
     if (st == CONVGEN_SUCCESS)
         st = choose_batch(p, tune, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
+    s.algo = "winograd";
+    snprintf(s.plan[0], sizeof s.plan[0], "one cuBLAS SGEMM per");
+    snprintf(s.plan[1], sizeof s.plan[1], "transform element (%lld of them) over the %lld tiles of %lld images at once",
+             (long long)s.elements, (long long)s.columns, (long long)s.batch);
     out->workspace_bytes = s.workspace;
     out->tf32 = tune && tune->tf32;
     /* the sub-batches: x, y, dy and dx advance by a sub-batch's images, w and dw stay */
@@ -493,143 +466,6 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
 const cg_planner cg_winograd_planner = {
     .algo = CONVGEN_ALGO_WINOGRAD,
     .name = "winograd",
-    .applicable = winograd_applicable,
+    .applicable = wino_applicable,
     .generate = winograd_generate,
-};
-
-/* ---- winograd-fused: fprop in one kernel per block of tiles ----
- * Each block takes FUSED_TILES tiles x FUSED_OUTPUTS output channels and loops over the input
- * channels in chunks of FUSED_CHANNELS: the chunk's tiles are transformed into shared memory,
- * the weights' transforms (made once, phase 0, as in winograd) loaded beside them, and each
- * thread accumulates one element's 8 x 8 block of products in registers; at the end the
- * products go through shared memory and AT into y. The data's and the products' transforms
- * never reach global memory, at the price of reading the weights' transforms once per block of
- * tiles. 8 threads per element, up to 36 elements (alpha up to 6: F(4,3), F(2,5)), up to 288
- * threads; at 512 threads (alpha 8) the 128 registers a thread may have spill the 64 sums. */
-
-static convgen_status fused_applicable(const cg_problem *p, convgen_pass pass)
-{
-    convgen_status st = winograd_applicable(p, pass);
-    if (st != CONVGEN_SUCCESS)
-        return st;
-    if (pass != CONVGEN_FPROP)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: fprop only (bprop and accgrad: winograd)");
-    if (p->rank != 2)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: rank %d: 2-D layers only", p->rank);
-    for (int d = 0; d < 2; ++d)
-        if (p->kernel[d] < 2 || p->kernel[d] > FUSED_MAX_ALPHA - 1)
-            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: kernel[%d] = %lld: kernels 2 to %d", d,
-                           (long long)p->kernel[d], FUSED_MAX_ALPHA - 1);
-    return CONVGEN_SUCCESS;
-}
-
-static tmpl_value *fused_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
-                                 bool *failed)
-{
-    int64_t tile_count = s->tiles[0] * s->tiles[1];
-    tmpl_value *ctx = tmpl_map(), *h = header_lines(p, s, k, op, "the fused kernel: x's tiles, the products, y");
-    tmpl_map_set(ctx, "header", h);
-    tmpl_set_str(ctx, "kernel_name", k->name);
-    tmpl_set_int(ctx, "threads", k->block[0]);
-    tmpl_set_int(ctx, "tile_block", FUSED_TILES);
-    tmpl_set_int(ctx, "k_block", FUSED_OUTPUTS);
-    tmpl_set_int(ctx, "k_shift", 2); /* log2(FUSED_OUTPUTS / 8) */
-    tmpl_set_int(ctx, "c_block", FUSED_CHANNELS);
-    tmpl_set_int(ctx, "elements", s->elements);
-    tmpl_set_int(ctx, "columns", s->columns);
-    tmpl_set_int(ctx, "tiles", tile_count);
-    tmpl_set_int(ctx, "tiles1", s->tiles[1]);
-    tmpl_set_int(ctx, "channels", p->c);
-    tmpl_set_int(ctx, "outputs", p->k);
-    tmpl_set_int(ctx, "height", s->in[0]);
-    tmpl_set_int(ctx, "width", s->in[1]);
-    tmpl_set_int(ctx, "out_height", s->out[0]);
-    tmpl_set_int(ctx, "out_width", s->out[1]);
-    tmpl_set_bool(ctx, "out_checked", s->out[0] % s->m[0] != 0 || s->out[1] % s->m[1] != 0);
-    tmpl_set_int(ctx, "u_buffer", op->weights / 4);
-    const char *names[2][2] = {{"bt0", "bt1"}, {"at0", "at1"}};
-    for (int d = 0; d < 2; ++d) {
-        char key[16];
-        int inputs, outputs;
-        tmpl_map_set(ctx, names[0][d], program_value(&s->tf[d], 'B', &inputs, &outputs));
-        snprintf(key, sizeof key, "alpha%d", d);
-        tmpl_set_int(ctx, key, outputs);
-        tmpl_map_set(ctx, names[1][d], program_value(&s->tf[d], 'A', &inputs, &outputs));
-        snprintf(key, sizeof key, "m%d", d);
-        tmpl_set_int(ctx, key, outputs);
-        snprintf(key, sizeof key, "step%d", d);
-        tmpl_set_int(ctx, key, s->m[d]);
-        snprintf(key, sizeof key, "offset%d", d);
-        tmpl_set_int(ctx, key, s->pad[d]);
-    }
-    /* tiles are checked against the column count before these divisions */
-    *failed |= !set_div(ctx, "tiles_div", tile_count, s->columns - 1) | !set_div(ctx, "tiles1_div", s->tiles[1], tile_count - 1);
-    return ctx;
-}
-
-static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
-                                     const cg_tuning *tune, cg_generated *out)
-{
-    (void)t;
-    wino_spec s;
-    convgen_status st = choose_tiles(p, pass, tune, FUSED_MAX_ALPHA, &s);
-    if (st != CONVGEN_SUCCESS)
-        return st;
-    if (s.elements > FUSED_MAX_ELEMENTS) /* a fixed tile only: the default stays within */
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: F(%dx%d, %lldx%lld) has %lld transform elements; "
-                       "the fused kernel takes up to %d", s.m[0], s.m[1], (long long)s.kernel[0],
-                       (long long)s.kernel[1], (long long)s.elements, FUSED_MAX_ELEMENTS);
-    /* The batch in one go; the workspace holds only the weights' transforms [e][c][k]. */
-    if (!size_buffers(p, p->n, &s))
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: this layer's planes or tiles pass the kernels' "
-                                                    "32-bit indices");
-    s.workspace = align_up(s.matrix[0] * s.elements * 4);
-    s.fused = true;
-    out->workspace_bytes = s.workspace;
-    out->chunks = 1;
-    const int64_t one[2] = {1, 1}, none[2] = {0, 0};
-    cg_wino_op w = tiles_op(&s, 'G', p->k, p->c, s.kernel, one, none, none, 0);
-    w.flip = p->flip;
-    st = add_transform(p, &s, &w, 1, 0, "transform_w", "the transforms of w", out);
-    if (st != CONVGEN_SUCCESS)
-        return st;
-
-    const int64_t m[2] = {s.m[0], s.m[1]}, plane = s.out[0] * s.out[1];
-    cg_wino_op f = tiles_op(&s, 'B', p->n, p->c, s.in, s.tiles, m, s.pad, 1);
-    f.matrix = 'F';
-    f.rows = p->k, f.weights = s.buffer[0], f.outer_stride = p->k * plane, f.row_stride = plane;
-    f.out_size[0] = s.out[0], f.out_size[1] = s.out[1];
-    cg_step *step = &out->steps[out->step_count++];
-    memset(step, 0, sizeof *step);
-    step->kind = CG_STEP_KERNEL;
-    step->phase = 1;
-    step->kernel = out->kernel_count++;
-    step->op.kind = CG_OP_WINOGRAD;
-    step->op.wino = f;
-    cg_kernel *k = &out->kernels[step->kernel];
-    snprintf(k->name, sizeof k->name, "convgen_winograd_fused_fprop");
-    k->grid[0] = (unsigned)div_up(s.columns, FUSED_TILES);
-    k->grid[1] = (unsigned)div_up(p->k, FUSED_OUTPUTS);
-    k->grid[2] = 1;
-    k->block[0] = (unsigned)(8 * s.elements);
-    k->block[1] = k->block[2] = 1;
-    /* the larger of one chunk's transforms and the products */
-    k->shared_bytes = (unsigned)(4 * s.elements * FUSED_TILES * FUSED_OUTPUTS);
-    if (k->grid[1] > 65535)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: k = %lld needs more than 65535 blocks of %d",
-                       (long long)p->k, FUSED_OUTPUTS);
-    bool failed = false;
-    tmpl_value *ctx = fused_context(p, &s, k, &f, &failed);
-    st = failed          ? CONVGEN_ERROR_INTERNAL
-         : tmpl_ok(ctx) ? cg_render_template("winograd_fused.cu", ctx, &k->source)
-                        : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a winograd-fused context");
-    tmpl_unref(ctx);
-    return st;
-}
-
-const cg_planner cg_winograd_fused_planner = {
-    .algo = CONVGEN_ALGO_WINOGRAD_FUSED,
-    .name = "winograd-fused",
-    .applicable = fused_applicable,
-    .generate = fused_generate,
 };
