@@ -116,17 +116,17 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
 {
     s->batch = batch;
     s->chunks = p->n / batch;
-    int64_t tiles = s->tiles[0] * s->tiles[1], data_ch = s->pass == CONVGEN_BPROP ? p->k : p->c;
-    bool ok = cg_mul64(batch, tiles, &s->columns) && s->columns <= INT32_MAX;
-    /* U (or D), V, M: channel x channel or channel x column matrices per element */
-    const int64_t rows[3] = {s->pass == CONVGEN_ACCGRAD ? p->k : p->c, data_ch,
-                             s->pass == CONVGEN_BPROP ? p->c : p->k};
-    const int64_t cols[3] = {s->pass == CONVGEN_ACCGRAD ? s->columns : p->k, s->columns,
-                             s->pass == CONVGEN_ACCGRAD ? p->c : s->columns};
+    bool ok = cg_mul64(batch, s->tiles[0] * s->tiles[1], &s->columns) && s->columns <= INT32_MAX;
+    /* each buffer's rows x columns per element, by pass (the table at the top), U, V and M */
+    const int64_t T = s->columns;
+    const int64_t shapes[3][3][2] = {[CONVGEN_FPROP] = {{p->c, p->k}, {p->c, T}, {p->k, T}},
+                                     [CONVGEN_BPROP] = {{p->c, p->k}, {p->k, T}, {p->c, T}},
+                                     [CONVGEN_ACCGRAD] = {{p->k, T}, {p->c, T}, {p->k, p->c}}};
+    const int64_t (*shape)[2] = shapes[s->pass];
     int64_t at = 0, bytes;
     for (int b = 0; b < 3 && ok; ++b) {
         s->buffer[b] = at;
-        ok = cg_mul64(rows[b], cols[b], &s->matrix[b]) && s->matrix[b] <= INT32_MAX /* a transform's threads */ &&
+        ok = cg_mul64(shape[b][0], shape[b][1], &s->matrix[b]) && s->matrix[b] <= INT32_MAX /* a transform's threads */ &&
              cg_mul64(s->matrix[b], s->elements * 4, &bytes) && cg_add64(at, bytes, &at);
         at = wino_align_up(at);
     }
@@ -356,7 +356,7 @@ cg_wino_op wino_tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t
 static cg_wino_op output_op(const wino_spec *s, int64_t rows, int64_t outer, const int64_t size[2],
                             const int64_t tiles[2], int64_t outer_stride, int64_t row_stride)
 {
-    cg_wino_op op = {.matrix = 'A', .rows = rows, .outer = outer, .buffer = s->buffer[2], .outer_stride = outer_stride,
+    cg_wino_op op = {.matrix = 'A', .rows = rows, .outer = outer, .buffer = s->buffer[WINO_M], .outer_stride = outer_stride,
                      .row_stride = row_stride};
     for (int d = 0; d < 2; ++d) {
         op.m[d] = s->tf[d].m, op.r[d] = s->tf[d].r;
@@ -365,16 +365,23 @@ static cg_wino_op output_op(const wino_spec *s, int64_t rows, int64_t outer, con
     return op;
 }
 
-/* A strided-batched SGEMM over the elements: C = op(A) op(B) in cuBLAS's column-major terms, where
- * a stored row-major [a][b] matrix is the column-major b x a one. */
-static cg_step gemm_step(const wino_spec *s, char ta, char tb, int64_t m, int64_t n, int64_t k, int a, int64_t lda,
-                         int b, int64_t ldb, int64_t ldc, int phase)
+/* A strided-batched SGEMM over the elements, M = op(A) op(B) in cuBLAS's column-major terms,
+ * where a stored row-major [a][b] matrix is the column-major b x a one: A and B are the buffers
+ * `a` and `b` (WINO_U or WINO_V) read with `ta` and `tb`, m x n the product's column-major size
+ * and k the sum's length. */
+typedef struct gemm_shape {
+    char ta, tb;
+    int a, b;
+    int64_t m, n, k, lda, ldb, ldc;
+} gemm_shape;
+
+static cg_step gemm_step(const wino_spec *s, gemm_shape g)
 {
-    cg_step st = {.kind = CG_STEP_GEMM, .phase = phase};
-    st.gemm = (cg_gemm_step){.real = true, .transa = ta, .transb = tb, .m = m, .n = n, .k = k,
-                             .a_offset = s->buffer[a], .lda = lda, .b_offset = s->buffer[b], .ldb = ldb,
-                             .c_offset = s->buffer[2], .ldc = ldc, .batch = s->elements,
-                             .a_stride = s->matrix[a], .b_stride = s->matrix[b], .c_stride = s->matrix[2],
+    cg_step st = {.kind = CG_STEP_GEMM, .phase = 1};
+    st.gemm = (cg_gemm_step){.real = true, .transa = g.ta, .transb = g.tb, .m = g.m, .n = g.n, .k = g.k,
+                             .a_offset = s->buffer[g.a], .lda = g.lda, .b_offset = s->buffer[g.b], .ldb = g.ldb,
+                             .c_offset = s->buffer[WINO_M], .ldc = g.ldc, .batch = s->elements,
+                             .a_stride = s->matrix[g.a], .b_stride = s->matrix[g.b], .c_stride = s->matrix[WINO_M],
                              .accumulate = s->pass == CONVGEN_ACCGRAD};
     return st;
 }
@@ -392,11 +399,11 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
     const char *const *names = operand_names[s->pass];
     char part[32], what[64];
 
-    cg_wino_op w = wino_tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, 0);
+    cg_wino_op w = wino_tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, WINO_U);
     w.flip = bprop != p->flip;
     convgen_status st = wino_add_transform(p, s, &w, 1, 0, "transform_w",
                                       bprop ? "the transforms of w, flipped" : "the transforms of w", out);
-    cg_wino_op data = wino_tiles_op(s, 'B', s->batch, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, 1);
+    cg_wino_op data = wino_tiles_op(s, 'B', s->batch, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
     snprintf(part, sizeof part, "transform_%s", names[0]);
     snprintf(what, sizeof what, "the transforms of %s's tiles", names[0]);
     if (st == CONVGEN_SUCCESS)
@@ -404,8 +411,10 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
     if (st != CONVGEN_SUCCESS)
         return st;
     /* M[e] ([out_ch][T]) = U^T V (fprop) or U V (bprop), U [c][k] and V [data_ch][T] */
-    out->steps[out->step_count++] =
-        gemm_step(s, 'N', bprop ? 'N' : 'T', s->columns, out_ch, data_ch, 1, s->columns, 0, p->k, s->columns, 1);
+    const int64_t T = s->columns;
+    out->steps[out->step_count++] = gemm_step(s, (gemm_shape){.ta = 'N', .tb = bprop ? 'N' : 'T', .a = WINO_V, .b = WINO_U,
+                                                              .m = T, .n = out_ch, .k = data_ch, .lda = T, .ldb = p->k,
+                                                              .ldc = T});
     int64_t plane = out_size[0] * out_size[1];
     cg_wino_op result = output_op(s, out_ch, s->batch, out_size, s->tiles, out_ch * plane, plane);
     snprintf(part, sizeof part, "output_%s", names[2]);
@@ -418,14 +427,17 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
 static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, cg_generated *out)
 {
     const int64_t one[2] = {1, 1}, none[2] = {0, 0}, m[2] = {s->m[0], s->m[1]};
-    cg_wino_op x = wino_tiles_op(s, 'B', s->batch, p->c, s->in, s->tiles, m, s->pad, 1);
+    cg_wino_op x = wino_tiles_op(s, 'B', s->batch, p->c, s->in, s->tiles, m, s->pad, WINO_V);
     convgen_status st = wino_add_transform(p, s, &x, 0, 1, "transform_x", "the transforms of x's tiles", out);
-    cg_wino_op dy = wino_tiles_op(s, 'G', s->batch, p->k, s->out, s->tiles, m, none, 0);
+    cg_wino_op dy = wino_tiles_op(s, 'G', s->batch, p->k, s->out, s->tiles, m, none, WINO_U);
     if (st == CONVGEN_SUCCESS)
         st = wino_add_transform(p, s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
     if (st != CONVGEN_SUCCESS)
         return st;
-    out->steps[out->step_count++] = gemm_step(s, 'T', 'N', p->c, p->k, s->columns, 1, s->columns, 0, s->columns, p->c, 1);
+    /* M[e] ([k][c]) = D V^T, summed over the tiles */
+    const int64_t T = s->columns;
+    out->steps[out->step_count++] = gemm_step(s, (gemm_shape){.ta = 'T', .tb = 'N', .a = WINO_V, .b = WINO_U, .m = p->c,
+                                                              .n = p->k, .k = T, .lda = T, .ldb = T, .ldc = p->c});
     int64_t taps = s->kernel[0] * s->kernel[1];
     cg_wino_op dw = output_op(s, p->k, p->c, s->kernel, one, taps, p->c * taps);
     dw.flip = p->flip;

@@ -97,7 +97,7 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
     if (!wino_size_buffers(p, p->n, &s))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: this layer's planes or tiles pass the kernels' "
                                                     "32-bit indices");
-    s.workspace = wino_align_up(s.matrix[0] * s.elements * 4);
+    s.workspace = wino_align_up(s.matrix[WINO_U] * s.elements * 4);
     s.algo = "winograd-fused";
     snprintf(s.plan[0], sizeof s.plan[0], "in one kernel (G w G^T made");
     snprintf(s.plan[1], sizeof s.plan[1],
@@ -107,16 +107,16 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
     out->workspace_bytes = s.workspace;
     out->chunks = 1;
     const int64_t one[2] = {1, 1}, none[2] = {0, 0};
-    cg_wino_op w = wino_tiles_op(&s, 'G', p->k, p->c, s.kernel, one, none, none, 0);
+    cg_wino_op w = wino_tiles_op(&s, 'G', p->k, p->c, s.kernel, one, none, none, WINO_U);
     w.flip = p->flip;
     st = wino_add_transform(p, &s, &w, 1, 0, "transform_w", "the transforms of w", out);
     if (st != CONVGEN_SUCCESS)
         return st;
 
     const int64_t m[2] = {s.m[0], s.m[1]}, plane = s.out[0] * s.out[1];
-    cg_wino_op f = wino_tiles_op(&s, 'B', p->n, p->c, s.in, s.tiles, m, s.pad, 1);
+    cg_wino_op f = wino_tiles_op(&s, 'B', p->n, p->c, s.in, s.tiles, m, s.pad, WINO_V);
     f.matrix = 'F';
-    f.rows = p->k, f.weights = s.buffer[0], f.outer_stride = p->k * plane, f.row_stride = plane;
+    f.rows = p->k, f.weights = s.buffer[WINO_U], f.outer_stride = p->k * plane, f.row_stride = plane;
     f.out_size[0] = s.out[0], f.out_size[1] = s.out[1];
     cg_step *step = &out->steps[out->step_count++];
     memset(step, 0, sizeof *step);

@@ -17,6 +17,10 @@ enum {
     WINO_MAX_DEFAULT_ALPHA = 8, /* the default tiles' bound, for fp32 errors near 1e-6 */
 };
 
+/* The workspace buffers of the transforms, each [e][rows][columns]: the weights' (accgrad: dy's)
+ * U, the data's V, and their products M. */
+enum { WINO_U = 0, WINO_V = 1, WINO_M = 2 };
+
 /* The layer in 2-D (a 1-D layer as 1 x n) and the program's choices. */
 typedef struct wino_spec {
     const char *algo;      /* "winograd" or "winograd-fused", for the headers */
@@ -29,7 +33,7 @@ typedef struct wino_spec {
     int64_t elements;      /* alpha0 alpha1: the GEMMs of a product */
     int64_t batch, chunks; /* images per sub-batch, and their number */
     int64_t columns;       /* batch x tiles: the GEMMs' tile dimension */
-    int64_t buffer[3];     /* byte offsets of the transforms: U (accgrad: D), V, and M */
+    int64_t buffer[3];     /* byte offsets of WINO_U, WINO_V and WINO_M */
     int64_t matrix[3];     /* floats per element in each: one element's matrix */
     int64_t workspace;
 } wino_spec;
@@ -58,7 +62,7 @@ tmpl_value *wino_header_lines(const cg_problem *p, const wino_spec *s, const cg_
 bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend);
 
 /* The tiles of planes of `size` through matrix 'B' or 'G' of the spec's transforms, tile t of each
- * dimension from t * step - offset, into buffer `buffer` (0, 1 or 2) of the spec. */
+ * dimension from t * step - offset, into the spec's buffer `buffer` (WINO_U or WINO_V). */
 cg_wino_op wino_tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t channels, const int64_t size[2],
                          const int64_t tiles[2], const int64_t step[2], const int64_t offset[2], int buffer);
 /* Appends a transform kernel step doing op ('A', 'B' or 'G') in `phase` on operand in0 or in1
