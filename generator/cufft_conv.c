@@ -244,21 +244,27 @@ static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64
  * cuFFT's work area estimated; the runtime checks the real one). The weights' spectra (fprop,
  * bprop) are made once; accgrad sums its chunks' products in the frequency domain. Without a
  * divisor that fits, the smallest chunks, which the runtime then reports as over the limit. */
+typedef struct batch_fit {
+    const cg_problem *p;
+    convgen_pass pass;
+    lib_spec *s;
+    int64_t limit;
+} batch_fit;
+
+static bool batch_fits(int64_t batch, void *user)
+{
+    batch_fit *f = user;
+    return size_buffers(f->p, f->pass, batch, f->s) == CONVGEN_SUCCESS && f->s->estimate <= f->limit;
+}
+
 static convgen_status choose_batch(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, lib_spec *s)
 {
-    int64_t limit = tune ? tune->workspace_limit : 0, best = 1;
+    int64_t limit = tune ? tune->workspace_limit : 0;
     convgen_status st = size_buffers(p, pass, p->n, s);
     if (st != CONVGEN_SUCCESS || !limit || s->estimate <= limit)
         return st;
-    for (int64_t d = 1; d * d <= p->n; ++d) { /* divisors in pairs: d and n / d */
-        if (p->n % d != 0)
-            continue;
-        const int64_t pair[2] = {d, p->n / d};
-        for (int i = 0; i < 2; ++i)
-            if (pair[i] > best && size_buffers(p, pass, pair[i], s) == CONVGEN_SUCCESS && s->estimate <= limit)
-                best = pair[i];
-    }
-    return size_buffers(p, pass, best, s);
+    batch_fit fit = {p, pass, s, limit};
+    return size_buffers(p, pass, cg_largest_divisor(p->n, batch_fits, &fit), s);
 }
 
 static convgen_status cufft_applicable(const cg_problem *p, convgen_pass pass)

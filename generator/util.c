@@ -233,3 +233,17 @@ void cg_parallel_for(int count, void (*body)(void *user, int i), void *user)
         pthread_join(tid[t], NULL);
     pthread_mutex_destroy(&j.lock);
 }
+
+int64_t cg_largest_divisor(int64_t n, bool (*fits)(int64_t d, void *user), void *user)
+{
+    int64_t best = 1;
+    for (int64_t d = 1; d * d <= n; ++d) { /* divisors in pairs: d and n / d */
+        if (n % d != 0)
+            continue;
+        const int64_t pair[2] = {d, n / d};
+        for (int i = 0; i < 2; ++i)
+            if (pair[i] > best && fits(pair[i], user))
+                best = pair[i];
+    }
+    return best;
+}

@@ -43,6 +43,10 @@ void cg_buf_free(cg_buf *b);
 
 char *cg_strdup(const char *s);
 
+/* The largest divisor d of n for which fits(d, user) holds, or 1 when none does: ZNNi's
+ * sub-batching, the largest batch whose buffers fit a workspace limit. */
+int64_t cg_largest_divisor(int64_t n, bool (*fits)(int64_t d, void *user), void *user);
+
 /* Runs body(user, i) for i in 0..count-1 on every core (the calling thread included), each i
  * once, in no particular order; returns when all are done. For NVRTC-bound batches. */
 void cg_parallel_for(int count, void (*body)(void *user, int i), void *user);

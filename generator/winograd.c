@@ -141,22 +141,27 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
 
 /* ZNNi's sub-batching: the largest divisor of n whose buffers fit the workspace limit (the
  * runtime reports a plan whose smallest sub-batch still does not). */
+typedef struct batch_fit {
+    const cg_problem *p;
+    wino_spec *s;
+    int64_t limit; /* 0: none */
+} batch_fit;
+
+static bool batch_fits(int64_t batch, void *user)
+{
+    batch_fit *f = user;
+    return wino_size_buffers(f->p, batch, f->s) && (!f->limit || f->s->workspace <= f->limit);
+}
+
 static convgen_status choose_batch(const cg_problem *p, const cg_tuning *tune, wino_spec *s)
 {
-    int64_t limit = tune ? tune->workspace_limit : 0, best = 1;
-    if (wino_size_buffers(p, p->n, s) && (!limit || s->workspace <= limit))
+    batch_fit fit = {p, s, tune ? tune->workspace_limit : 0};
+    if (batch_fits(p->n, &fit))
         return CONVGEN_SUCCESS;
-    for (int64_t d = 1; d * d <= p->n; ++d) { /* divisors in pairs: d and n / d */
-        if (p->n % d != 0)
-            continue;
-        const int64_t pair[2] = {d, p->n / d};
-        for (int i = 0; i < 2; ++i)
-            if (pair[i] > best && wino_size_buffers(p, pair[i], s) && (!limit || s->workspace <= limit))
-                best = pair[i];
-    }
-    return wino_size_buffers(p, best, s) ? CONVGEN_SUCCESS
-                                    : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
-                                              "winograd: this layer's planes or transforms pass the kernels' 32-bit indices");
+    return wino_size_buffers(p, cg_largest_divisor(p->n, batch_fits, &fit), s)
+               ? CONVGEN_SUCCESS
+               : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
+                         "winograd: this layer's planes or transforms pass the kernels' 32-bit indices");
 }
 
 /* ---- the kernels ---- */

@@ -70,19 +70,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endif %}
 
     // Dimension 1, row by row: {{ describe1 }}
-{%- for i in range(span0) %}
-    float u{{ i }}[{{ outs1 }}];
-    {
-        const float in[{{ span1 }}] = { {% for j in range(span1) %}{{ ", " if not loop.first }}d[{{ i }}][{{ j }}]{% endfor %} };
-{{- wino_program(prog1, "u" ~ i, "        ") }}
-    }
-{%- endfor %}
+{{- wino_rows(prog1, span0, span1, outs1, "u", "    ") }}
     // Dimension 0, column by column: {{ describe0 }}
 {%- if stage == "tiles" %}
     float *__restrict__ dst = workspace + {{ buffer }}ull + g;
 {%- for j in range(outs1) %}
     {
-        const float in[{{ span0 }}] = { {% for i in range(span0) %}{{ ", " if not loop.first }}u{{ i }}[{{ j }}]{% endfor %} };
+        {{ wino_column_in(span0, "u", j) }}
         float v[{{ outs0 }}];
 {{- wino_program(prog0, "v", "        ") }}
 {%- for i in range(outs0) %}
@@ -94,7 +88,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- for j in range(outs1) %}
     float r{{ j }}[{{ outs0 }}]; // column {{ j }} of the tile's outputs
     {
-        const float in[{{ span0 }}] = { {% for i in range(span0) %}{{ ", " if not loop.first }}u{{ i }}[{{ j }}]{% endfor %} };
+        {{ wino_column_in(span0, "u", j) }}
 {{- wino_program(prog0, "r" ~ j, "        ") }}
     }
 {%- endfor %}

@@ -17,3 +17,20 @@
 {{ indent }}{{ out }}[{{ loop.index0 }}] = {{ o }};
 {%- endfor %}
 {%- endmacro -%}
+
+{#- Dimension 1 of a 2-D transform: row i of d (`cols` values) through prog into the array
+    `prefix`i of `outs` values, for each of the `rows` rows. -#}
+{%- macro wino_rows(prog, rows, cols, outs, prefix, indent) -%}
+{%- for i in range(rows) %}
+{{ indent }}float {{ prefix }}{{ i }}[{{ outs }}];
+{{ indent }}{
+{{ indent }}    const float in[{{ cols }}] = { {% for j in range(cols) %}{{ ", " if not loop.first }}d[{{ i }}][{{ j }}]{% endfor %} };
+{{- wino_program(prog, prefix ~ i, indent ~ "    ") }}
+{{ indent }}}
+{%- endfor %}
+{%- endmacro -%}
+
+{#- Dimension 0's input for column j: the rows' results `prefix`0[j], `prefix`1[j], ... -#}
+{%- macro wino_column_in(rows, prefix, j) -%}
+const float in[{{ rows }}] = { {% for i in range(rows) %}{{ ", " if not loop.first }}{{ prefix }}{{ i }}[{{ j }}]{% endfor %} };
+{%- endmacro -%}

@@ -66,17 +66,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
 {%- endfor %}
             // BT d B: dimension 1 row by row, then dimension 0 column by column
-{%- for i in range(alpha0) %}
-            float w{{ i }}[{{ alpha1 }}];
-            {
-                const float in[{{ alpha1 }}] = { {% for j in range(alpha1) %}{{ ", " if not loop.first }}d[{{ i }}][{{ j }}]{% endfor %} };
-{{- wino_program(bt1, "w" ~ i, "                ") }}
-            }
-{%- endfor %}
+{{- wino_rows(bt1, alpha0, alpha1, alpha1, "w", "            ") }}
             float *__restrict__ dst = vs + c_local * {{ elements * tile_block }}u + t_local;
 {%- for j in range(alpha1) %}
             {
-                const float in[{{ alpha0 }}] = { {% for i in range(alpha0) %}{{ ", " if not loop.first }}w{{ i }}[{{ j }}]{% endfor %} };
+                {{ wino_column_in(alpha0, "w", j) }}
                 float v[{{ alpha0 }}];
 {{- wino_program(bt0, "v", "                ") }}
 {%- for i in range(alpha0) %}
@@ -128,17 +122,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         d[{{ i }}][{{ j }}] = ms[{{ (i * alpha1 + j) * k_block * tile_block }}u + p];
 {%- endfor %}
 {%- endfor %}
-{%- for i in range(alpha0) %}
-        float w{{ i }}[{{ m1 }}];
-        {
-            const float in[{{ alpha1 }}] = { {% for j in range(alpha1) %}{{ ", " if not loop.first }}d[{{ i }}][{{ j }}]{% endfor %} };
-{{- wino_program(at1, "w" ~ i, "            ") }}
-        }
-{%- endfor %}
+{{- wino_rows(at1, alpha0, alpha1, m1, "w", "        ") }}
         float *__restrict__ dst = out + ((size_t)at.n * {{ outputs }}u + kk) * {{ out_height * out_width }}ull;
 {%- for j in range(m1) %}
         {
-            const float in[{{ alpha0 }}] = { {% for i in range(alpha0) %}{{ ", " if not loop.first }}w{{ i }}[{{ j }}]{% endfor %} };
+            {{ wino_column_in(alpha0, "w", j) }}
             float v[{{ m0 }}];
 {{- wino_program(at0, "v", "            ") }}
 {%- for i in range(m0) %}
