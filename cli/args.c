@@ -26,7 +26,8 @@ const char cli_layer_usage[] =
     "  --algo NAME        direct (default); cufft, fft, fft-tiled or fft-fused (stride 1: FFT\n"
     "                     convolution through cuFFT, through convgen's own FFTs, in overlap-save\n"
     "                     tiles, or in one kernel per tile); winograd (stride 1, kernels up to 7)\n"
-    "                     or winograd-fused (its fprop in one kernel, kernels 2 to 5)\n"
+    "                     or winograd-fused (the transforms inside the product kernel, kernels\n"
+    "                     2 to 5)\n"
     "  --pass PASS        fprop, bprop, accgrad or all\n"
     "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n";
 

@@ -102,12 +102,14 @@ typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FF
  * 1-D layer's as 1 x n). Along dimension d the matrix is one of F(m[d], r[d]) (wino_derive).
  * Transforms run over the element index e = e0 * alpha[1] + e1 outermost. */
 typedef struct cg_wino_op {
-    char matrix; /* 'B' or 'G': tiles into transforms; 'A': transforms into outputs; 'F': both */
+    char matrix; /* 'B' or 'G': tiles into transforms; 'A': transforms into outputs; 'F', 'D': fused;
+                    'S': a sum of partial results */
     int m[2], r[2];
     /* 'B', 'G': planes [outer][channels] of size[0] x size[1] floats of in0 or in1 (the op's
      * `operand`); tile (t0, t1) of tiles[0] x tiles[1] starts at (t0 step[0] - offset[0], t1
      * step[1] - offset[1]), spans the matrix's columns (alpha or r), reads zero outside the
-     * plane and, where `flip`, reversed. Its transform goes to byte `buffer` of the workspace
+     * plane and, where `flip`, reversed. With `planes_transposed` the planes are [channels]
+     * [outer] instead (w's [k][c] read as channels k of outer c: fused bprop's weights). Its transform goes to byte `buffer` of the workspace
      * as [e][channel][outer][tile].
      * 'A': transforms [e][rows][outer][tile] at byte `buffer`; tile (t0, t1)'s m[0] x m[1]
      * outputs go to plane size[0] x size[1] at (t0 m[0], t1 m[1]), clipped, the plane of (row,
@@ -115,11 +117,21 @@ typedef struct cg_wino_op {
      * 'F' (fused): the tiles of in0 as 'B' describes them, multiplied per element with the
      * weights' transforms [e][channel][row] at byte `weights` and summed over the channels, then
      * through AT into planes of out_size as 'A' describes them (`rows` output channels, one
-     * plane per (row, outer)); nothing goes to the workspace. */
+     * plane per (row, outer)); nothing goes to the workspace.
+     * 'D' (fused accgrad, F(r, m)): the tiles of in0 as 'B' describes them (`channels` planes
+     * per image, `outer` images) and those of in1 through 'G' (`rows` planes per image of
+     * out_size, the same tiles and steps, offset 0), multiplied per element and summed over the
+     * images' tiles, split into `splits` runs of `split_columns` (image, tile) columns; each
+     * run's sums through AT into r[0] x r[1] planes, the plane of (row, channel) at row *
+     * row_stride + channel * outer_stride, reversed where `flip`: into out for one run, else
+     * run s's into the workspace at byte buffer + s * 4 * `partial` floats.
+     * 'S': the sum of `splits` partial results of `partial` floats each at byte `buffer` into
+     * out. */
     int64_t outer, channels, rows, size[2], tiles[2], step[2], offset[2];
     int64_t buffer, outer_stride, row_stride;
     int64_t out_size[2], weights;
-    bool flip;
+    int64_t splits, split_columns, partial;
+    bool flip, planes_transposed;
 } cg_wino_op;
 typedef struct cg_kernel_op {
     cg_op_kind kind;

@@ -214,11 +214,19 @@ tmpl_value *wino_header_lines(const cg_problem *p, const wino_spec *s, const cg_
     char layer[256], text[200];
     cg_problem_describe(p, layer, sizeof layer);
     tmpl_value *h = tmpl_list();
-    bool fused = strcmp(s->algo, "winograd") != 0, fused_kernel = op->matrix == 'F';
+    bool fused = strcmp(s->algo, "winograd") != 0, fused_kernel = op->matrix == 'F' || op->matrix == 'D';
+    const char *template = op->matrix == 'F' ? "winograd_fused.cu"
+                           : op->matrix == 'D' ? "winograd_fused_accgrad.cu"
+                           : op->matrix == 'S' ? "split_reduce.cu"
+                                               : "winograd.cu";
+    char sms[32] = "";
+    if (s->sm_count && s->sm_count != 132)
+        snprintf(sms, sizeof sms, " --sms %d", s->sm_count);
     cg_value_line(h, "convgen %s: %s%s algorithm, %s: %s", CG_GENERATOR_VERSION, s->algo, fused ? "" : " (non-fused)",
                   convgen_pass_name(s->pass), what);
     cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
-    cg_value_line(h, "emitted by: convgen emit --algo %s --pass %s %s", s->algo, convgen_pass_name(s->pass), layer);
+    cg_value_line(h, "emitted by: convgen emit --algo %s --pass %s%s %s", s->algo, convgen_pass_name(s->pass), sms,
+                  layer);
     cg_value_line(h, "%s", "");
     cg_value_line(h, "plan: %s = AT [ sum of (G %s G^T) . (BT %s B) ] A per tile, the sum %s", operand_names[s->pass][2],
                   s->pass == CONVGEN_ACCGRAD ? "dy" : "w", s->pass == CONVGEN_BPROP ? "dy" : "x", s->plan[0]);
@@ -226,20 +234,26 @@ tmpl_value *wino_header_lines(const cg_problem *p, const wino_spec *s, const cg_
     if (s->chunks > 1)
         cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
                       (long long)s->batch);
-    const char *matrices = op->matrix == 'F' ? "BA" : (const char[]){op->matrix, 0}; /* fused: both */
+    /* the fused kernels apply several; the sum of partial results none */
+    const char *matrices = op->matrix == 'F' ? "BA" : op->matrix == 'D' ? "BGA" : op->matrix == 'S' ? "" : (const char[]){op->matrix, 0};
     for (int d = 0; d < 2; ++d)
         for (const char *mx = matrices; *mx; ++mx) {
             describe_matrix(&s->tf[d], *mx, text, sizeof text);
             cg_value_line(h, "dimension %d: %lld tiles, %s:", d, (long long)op->tiles[d], text);
             matrix_lines(h, &s->tf[d], *mx);
         }
-    cg_value_line(h, "launch: grid (%u, %u, 1), block (%u, 1, 1)%s", k->grid[0], k->grid[1], k->block[0],
-                  fused_kernel ? "" : ": one thread per tile");
-    cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,
-                  (long long)s->buffer[0], (long long)s->buffer[1], (long long)s->buffer[2]);
+    cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1)%s", k->grid[0], k->grid[1], k->grid[2], k->block[0],
+                  fused_kernel || op->matrix == 'S' ? "" : ": one thread per tile");
+    if (!fused)
+        cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,
+                      (long long)s->buffer[0], (long long)s->buffer[1], (long long)s->buffer[2]);
+    else
+        cg_value_line(h, "workspace: %lld bytes (%s)", (long long)s->workspace,
+                      s->pass != CONVGEN_ACCGRAD ? "the weights' transforms" : s->workspace ? "the runs' partial dw"
+                                                                                           : "none: one run of tiles");
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "Generated: do not edit. Change templates/winograd%s.cu or generator/winograd%s.c instead.",
-                  fused_kernel ? "_fused" : "", fused ? "_fused" : "");
+    cg_value_line(h, "Generated: do not edit. Change templates/%s or generator/winograd%s.c instead.", template,
+                  fused ? "_fused" : "");
     return h;
 }
 
@@ -268,6 +282,7 @@ static tmpl_value *kernel_context(const cg_problem *p, const wino_spec *s, const
     tmpl_set_int(ctx, "height", op->size[0]);
     tmpl_set_int(ctx, "width", op->size[1]);
     tmpl_set_bool(ctx, "flip", op->flip);
+    tmpl_set_bool(ctx, "planes_transposed", op->planes_transposed);
     tmpl_set_int(ctx, "buffer", op->buffer / 4);
     *failed |= !wino_set_div(ctx, "tiles1_div", op->tiles[1], tile_count - 1);
     char describe[200];

@@ -47,7 +47,8 @@ static void run_tiles(const cg_wino_op *op, wino_matrix a[2], const int rows[2],
     for (int64_t o = 0; o < op->outer; ++o)
         for (int64_t c = 0; c < op->channels; ++c)
             for (int64_t t = 0; t < tiles; ++t) {
-                const float *plane = src + (o * op->channels + c) * op->size[0] * op->size[1];
+                int64_t at = op->planes_transposed ? c * op->outer + o : o * op->channels + c;
+                const float *plane = src + at * op->size[0] * op->size[1];
                 int64_t t0 = t / op->tiles[1], t1 = t % op->tiles[1];
                 for (int i = 0; i < cols[0]; ++i)
                     for (int j = 0; j < cols[1]; ++j) {
@@ -122,11 +123,71 @@ static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const 
     return true;
 }
 
+/* The fused accgrad op: the tiles of in0 ('B') into V [e][c][column] and those of in1 ('G') into
+ * D [e][row][column], then per run of columns the products summed in double, M [e][row][c],
+ * through AT into the run's planes (out, or its partial result in the workspace). */
+static bool run_fused_accgrad(const cg_wino_op *op, const float *const in[2], float *out, char *ws)
+{
+    cg_wino_op b = *op, g = *op, a = *op;
+    b.matrix = 'B', b.flip = false; /* `flip` reverses dw's planes, not the tiles */
+    g.matrix = 'G', g.flip = false, g.channels = op->rows, g.size[0] = op->out_size[0], g.size[1] = op->out_size[1];
+    g.offset[0] = g.offset[1] = 0;
+    a.matrix = 'A', a.rows = op->rows, a.outer = op->channels, a.tiles[0] = a.tiles[1] = 1;
+    a.size[0] = op->m[0], a.size[1] = op->m[1];
+    wino_matrix mb[2], mg[2], ma[2];
+    int rb[2], cb[2], rg[2], cg[2], ra[2], ca[2];
+    for (int d = 0; d < 2; ++d)
+        if (!matrix_of(&b, d, mb[d], &rb[d], &cb[d]) || !matrix_of(&g, d, mg[d], &rg[d], &cg[d]) ||
+            !matrix_of(&a, d, ma[d], &ra[d], &ca[d]))
+            return false;
+    int64_t e_count = (int64_t)rb[0] * rb[1], columns = op->outer * op->tiles[0] * op->tiles[1];
+    float *v = malloc(sizeof *v * (size_t)(e_count * op->channels * columns));
+    float *dy = malloc(sizeof *dy * (size_t)(e_count * op->rows * columns));
+    float *m = malloc(sizeof *m * (size_t)(e_count * op->rows * op->channels));
+    bool ok = v && dy && m;
+    if (ok) {
+        run_tiles(&b, mb, rb, cb, in[0], v);
+        run_tiles(&g, mg, rg, cg, in[1], dy);
+    }
+    for (int64_t s = 0; ok && s < op->splits; ++s) {
+        int64_t first = s * op->split_columns, end = first + op->split_columns < columns ? first + op->split_columns : columns;
+        for (int64_t e = 0; e < e_count; ++e)
+            for (int64_t r = 0; r < op->rows; ++r)
+                for (int64_t c = 0; c < op->channels; ++c) {
+                    double sum = 0;
+                    for (int64_t t = first; t < end; ++t)
+                        sum += (double)dy[(e * op->rows + r) * columns + t] * v[(e * op->channels + c) * columns + t];
+                    m[(e * op->rows + r) * op->channels + c] = (float)sum;
+                }
+        run_output(&a, ma, ra, ca, m, op->splits == 1 ? out : (float *)(ws + op->buffer) + s * op->partial);
+    }
+    free(v), free(dy), free(m);
+    return ok;
+}
+
+/* The sum of the partial results, in the kernel's order. */
+static void run_sum(const cg_wino_op *op, float *out, const char *ws)
+{
+    const float *part = (const float *)(ws + op->buffer);
+    for (int64_t i = 0; i < op->partial; ++i) {
+        float sum = 0.0f;
+        for (int64_t s = 0; s < op->splits; ++s)
+            sum += part[s * op->partial + i];
+        out[i] = sum;
+    }
+}
+
 bool cg_wino_op_evaluate(const cg_kernel_op *kop, const float *const in[2], float *out, char *ws)
 {
     const cg_wino_op *op = &kop->wino;
     if (op->matrix == 'F')
         return run_fused(op, in[0], out, ws);
+    if (op->matrix == 'D')
+        return run_fused_accgrad(op, in, out, ws);
+    if (op->matrix == 'S') {
+        run_sum(op, out, ws);
+        return true;
+    }
     wino_matrix a[2];
     int rows[2], cols[2];
     if (!matrix_of(op, 0, a[0], &rows[0], &cols[0]) || !matrix_of(op, 1, a[1], &rows[1], &cols[1]))

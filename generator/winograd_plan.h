@@ -36,6 +36,7 @@ typedef struct wino_spec {
     int64_t buffer[3];     /* byte offsets of WINO_U, WINO_V and WINO_M */
     int64_t matrix[3];     /* floats per element in each: one element's matrix */
     int64_t workspace;
+    int sm_count;          /* the multiprocessors a split was sized for (the header's --sms); 0: none */
 } wino_spec;
 
 int64_t wino_align_up(int64_t bytes); /* to the workspace buffers' 256-byte boundary */

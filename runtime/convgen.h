@@ -102,8 +102,8 @@ typedef enum {
     CONVGEN_ALGO_WINOGRAD = 5,  /* F(m x m, r x r) minimal filtering, non-fused: transforms around a
                                    cuBLAS SGEMM per transform element; stride 1, rank 1 and 2,
                                    kernels up to 7 */
-    CONVGEN_ALGO_WINOGRAD_FUSED = 6 /* the same in one kernel per block of tiles, the products in
-                                       registers; fprop, rank 2, kernels 2 to 7 */
+    CONVGEN_ALGO_WINOGRAD_FUSED = 6 /* the same in one kernel per block of tiles (accgrad: of dw),
+                                       the products in registers; rank 2, kernels 2 to 5 */
 } convgen_algo;
 CONVGEN_API const char *convgen_algo_name(convgen_algo algo);
 CONVGEN_API const char *convgen_pass_name(convgen_pass pass);

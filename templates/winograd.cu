@@ -28,7 +28,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const unsigned t0 = {{ udiv("tile", tiles1_div) }}, t1 = tile - t0 * {{ tiles1 }}u;
 {%- endif %}
     const unsigned channel = {{ udiv("pair", outer_div) }}, outer = pair - channel * {{ outer_count }}u;
+{%- if planes_transposed %}
+    const unsigned plane = channel * {{ outer_count }}u + outer; // the planes read as [channel][outer]
+{%- else %}
     const unsigned plane = outer * {{ channels }}u + channel;
+{%- endif %}
     const float *__restrict__ src = {{ source }} + (size_t)plane * {{ height * width }}u;
 {%- if tiles == 1 %}
     const int y0 = -({{ offset0 }}), x0 = -({{ offset1 }});

@@ -34,3 +34,58 @@
 {%- macro wino_column_in(rows, prefix, j) -%}
 const float in[{{ rows }}] = { {% for i in range(rows) %}{{ ", " if not loop.first }}{{ prefix }}{{ i }}[{{ j }}]{% endfor %} };
 {%- endmacro -%}
+
+{#- The tile of `rows` x `cols` points from (y0, x0) of the plane at `src` (`height` x `width`) into
+    d, zero outside the plane and where `here` is false (y0 and x0: int expressions). -#}
+{%- macro wino_load_tile(src, y0, x0, rows, cols, height, width, indent) -%}
+{%- for i in range(rows) %}
+{{ indent }}const bool row{{ i }} = here && (unsigned)({{ y0 }} + {{ i }}) < {{ height }}u;
+{%- endfor %}
+{%- for j in range(cols) %}
+{{ indent }}const bool column{{ j }} = (unsigned)({{ x0 }} + {{ j }}) < {{ width }}u;
+{%- endfor %}
+{{ indent }}float d[{{ rows }}][{{ cols }}];
+{%- for i in range(rows) %}
+{%- for j in range(cols) %}
+{{ indent }}d[{{ i }}][{{ j }}] = row{{ i }} && column{{ j }} ? __ldg({{ src }} + ({{ y0 }} + {{ i }}) * {{ width }} + {{ x0 }} + {{ j }}) : 0.0f;
+{%- endfor %}
+{%- endfor %}
+{%- endmacro -%}
+
+{#- d (`rows` x `cols`) through prog1 along dimension 1 row by row, then prog0 along dimension 0
+    column by column; result (i, j) of the outs0 x outs1 goes to dst[(i outs1 + j) stride]. -#}
+{%- macro wino_2d_store(prog1, prog0, rows, cols, outs1, outs0, dst, stride, indent) -%}
+{{- wino_rows(prog1, rows, cols, outs1, "w", indent) }}
+{%- for j in range(outs1) %}
+{{ indent }}{
+{{ indent }}    {{ wino_column_in(rows, "w", j) }}
+{{ indent }}    float v[{{ outs0 }}];
+{{- wino_program(prog0, "v", indent ~ "    ") }}
+{%- for i in range(outs0) %}
+{{ indent }}    {{ dst }}[{{ (i * outs1 + j) * stride }}u] = v[{{ i }}];
+{%- endfor %}
+{{ indent }}}
+{%- endfor %}
+{%- endmacro -%}
+
+{#- The fused kernels' tile (t0, t1) of image n for column `tile` of the batch's {{ columns }} (image,
+    tile) pairs; past the last one, column 0's with valid false. -#}
+{%- macro wino_locate() -%}
+// One (image, tile) column of the batch: its image and position, and whether it exists.
+struct tile_at {
+    unsigned n, t0, t1;
+    bool valid;
+};
+
+__device__ __forceinline__ tile_at locate(unsigned tile)
+{
+    tile_at at;
+    at.valid = tile < {{ columns }}u;
+    const unsigned t = at.valid ? tile : 0u;
+    at.n = {{ udiv("t", tiles_div) }};
+    const unsigned rest = t - at.n * {{ tiles }}u;
+    at.t0 = {{ udiv("rest", tiles1_div) }};
+    at.t1 = rest - at.t0 * {{ tiles1 }}u;
+    return at;
+}
+{%- endmacro -%}

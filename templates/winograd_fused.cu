@@ -1,30 +1,14 @@
-{#- The fused Winograd fprop (generator/winograd.c): one block per {{ tile_block }} tiles x {{ k_block }}
-    output channels, nothing transformed ever written to global memory. Per chunk of
-    {{ c_block }} input channels: {{ tile_block * c_block }} threads transform a tile each (BT) into shared memory,
+{#- The fused Winograd fprop and bprop (generator/winograd_fused.c): one block per {{ tile_block }} tiles of
+    {{ data }} x {{ k_block }} output channels, nothing transformed ever written to global memory. Per chunk of
+    {{ c_block }} of {{ data }}'s channels: {{ tile_block * c_block }} threads transform a tile each (BT) into shared memory,
     all threads load the weights' transforms U (made once by the weights' kernel), and each
     thread multiplies for one transform element an 8 x 8 block of (output channel, tile).
-    After the last chunk the products go through shared memory and AT into y. -#}
+    After the last chunk the products go through shared memory and AT into the output. -#}
 {%- include "common.cuh" -%}
 {%- include "winograd.cuh" -%}
 {{ file_header(header) }}
 
-// One tile of the block's {{ tile_block }}: its image and position, and whether it exists.
-struct tile_at {
-    unsigned n, t0, t1;
-    bool valid;
-};
-
-__device__ __forceinline__ tile_at locate(unsigned tile)
-{
-    tile_at at;
-    at.valid = tile < {{ columns }}u;
-    const unsigned t = at.valid ? tile : 0u;
-    at.n = {{ udiv("t", tiles_div) }};
-    const unsigned rest = t - at.n * {{ tiles }}u;
-    at.t0 = {{ udiv("rest", tiles1_div) }};
-    at.t1 = rest - at.t0 * {{ tiles1 }}u;
-    return at;
-}
+{{ wino_locate() }}
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
@@ -53,31 +37,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
             const bool here = mine.valid && c < {{ channels }}u;
             const int y0 = (int)(mine.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(mine.t1 * {{ step1 }}u) - ({{ offset1 }});
             const float *__restrict__ src = in0 + ((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
-{%- for i in range(alpha0) %}
-            const bool row{{ i }} = here && (unsigned)(y0 + {{ i }}) < {{ height }}u;
-{%- endfor %}
-{%- for j in range(alpha1) %}
-            const bool column{{ j }} = (unsigned)(x0 + {{ j }}) < {{ width }}u;
-{%- endfor %}
-            float d[{{ alpha0 }}][{{ alpha1 }}];
-{%- for i in range(alpha0) %}
-{%- for j in range(alpha1) %}
-            d[{{ i }}][{{ j }}] = row{{ i }} && column{{ j }} ? __ldg(src + (y0 + {{ i }}) * {{ width }} + x0 + {{ j }}) : 0.0f;
-{%- endfor %}
-{%- endfor %}
+{{- wino_load_tile("src", "y0", "x0", alpha0, alpha1, height, width, "            ") }}
             // BT d B: dimension 1 row by row, then dimension 0 column by column
-{{- wino_rows(bt1, alpha0, alpha1, alpha1, "w", "            ") }}
             float *__restrict__ dst = vs + c_local * {{ elements * tile_block }}u + t_local;
-{%- for j in range(alpha1) %}
-            {
-                {{ wino_column_in(alpha0, "w", j) }}
-                float v[{{ alpha0 }}];
-{{- wino_program(bt0, "v", "                ") }}
-{%- for i in range(alpha0) %}
-                dst[{{ (i * alpha1 + j) * tile_block }}u] = v[{{ i }}];
-{%- endfor %}
-            }
-{%- endfor %}
+{{- wino_2d_store(bt1, bt0, alpha0, alpha1, alpha1, alpha0, "dst", tile_block, "            ") }}
         }
         // The weights' transforms of the chunk, coalesced along k.
         for (unsigned i = tid; i < {{ c_block * elements * k_block }}u; i += {{ threads }}u) {

@@ -217,34 +217,44 @@ static void test_winograd_programs_match_the_reference(void **state)
     check_algorithm(CONVGEN_ALGO_WINOGRAD);
 }
 
-/* winograd-fused: the weights' transforms, then the fused kernel's op by its definition, on its
- * own random layers (fprop, rank 2, kernels 2 to 5; channels and tiles past one block's 8, 16
- * and 32). */
+/* winograd-fused: fprop and bprop (the weights' transforms, then the fused kernel's op) and
+ * accgrad (the fused op, and the sum of its runs where it splits the tiles), each by the ops'
+ * definitions, on random layers of their own (rank 2, kernels 2 to 5; channels and tiles past
+ * one block's 8, 16 and 32), the last ones with enough tiles for accgrad to split them. */
 static void test_winograd_fused_programs_match_the_reference(void **state)
 {
     (void)state;
-    double worst = 0;
-    int layers = 0;
-    for (int i = 0; i < 24; ++i) {
-        convgen_conv_desc d = {.rank = 2, .n = pick(1, 4), .c = pick(1, 12), .k = pick(1, 40),
+    double worst[3] = {0, 0, 0};
+    int layers = 0, split = 0;
+    for (int i = 0; i < 30; ++i) {
+        bool large = i >= 24;
+        convgen_conv_desc d = {.rank = 2, .n = pick(1, large ? 6 : 4), .c = pick(1, large ? 20 : 12), .k = pick(1, 40),
                                .mode = pick(0, 3) == 0 ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION};
         for (int r = 0; r < 2; ++r) {
             d.kernel[r] = pick(2, 5);
             d.pad_before[r] = pick(0, d.kernel[r]);
             d.pad_after[r] = pick(0, d.kernel[r] - 1);
-            d.in[r] = d.kernel[r] + pick(0, 14);
+            d.in[r] = d.kernel[r] + pick(large ? 20 : 0, large ? 30 : 14);
         }
         cg_problem p;
         assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
         ++layers;
-        int64_t chunks = 0;
-        double e = program_error(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, 0, NULL, &chunks);
-        if (!(e <= ERROR_BOUND))
-            fail_msg("winograd-fused, layer %d (n %lld c %lld k %lld): relative error %.3e", i, (long long)d.n,
-                     (long long)d.c, (long long)d.k, e);
-        worst = e > worst ? e : worst;
+        for (int pass = 0; pass < 3; ++pass) {
+            int64_t chunks = 0;
+            double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, 0, NULL, &chunks);
+            if (!(e <= ERROR_BOUND))
+                fail_msg("winograd-fused, layer %d (n %lld c %lld k %lld) %s: relative error %.3e", i, (long long)d.n,
+                         (long long)d.c, (long long)d.k, convgen_pass_name((convgen_pass)pass), e);
+            worst[pass] = e > worst[pass] ? e : worst[pass];
+        }
+        cg_generated g;
+        assert_int_equal(cg_generate(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &g), CONVGEN_SUCCESS);
+        split += g.kernel_count == 2; /* the fused kernel and the runs' sum */
+        cg_generated_free(&g);
     }
-    print_message("winograd-fused: %d layers: worst relative error %.2e\n", layers, worst);
+    print_message("winograd-fused: %d layers: worst relative error fprop %.2e, bprop %.2e, accgrad %.2e (%d accgrad "
+                  "programs with split tiles)\n", layers, worst[0], worst[1], worst[2], split);
+    assert_true(split >= 3);
 }
 
 /* Fixed tiles: F(m, r) for m from 1 to 6 along each dimension (accgrad F(r, m)), non-square

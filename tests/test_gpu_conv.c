@@ -7,8 +7,8 @@
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
  * winograd: 52 shapes, stride 1 and kernels up to 7; winograd_fused (or winograd-fused): 44,
- * fprop, kernels 2 to 5; prepared: each FFT algorithm's and
- * winograd's first 8 shapes on weights prepared once; accuracy: Winograd's error per tile).
+ * kernels 2 to 5; prepared: each FFT and Winograd algorithm's first 8 shapes on weights
+ * prepared once; accuracy: Winograd's error per tile).
  * The groups run in parallel processes (run_groups). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,7 +41,7 @@ typedef struct shape {
 
 #define PREPARED_SHAPES 8
 
-#define PREPARED_ALGOS 5
+#define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 52 /* 41 random ones beside the 11 handpicked ones */
 #define WINOGRAD_FUSED_SHAPES 44
 
@@ -245,11 +245,6 @@ static void check_shape(void **state)
         int pass = run % 3;
         if (s->algo == CONVGEN_ALGO_FFT_FUSED && pass == CONVGEN_ACCGRAD) {
             print_message("accgrad: fft-fused has no accgrad kernel (fft-tiled's parts are its accgrad)\n");
-            continue;
-        }
-        if (s->algo == CONVGEN_ALGO_WINOGRAD_FUSED && pass != CONVGEN_FPROP) {
-            print_message("%s: winograd-fused has fprop only (winograd is its bprop and accgrad)\n",
-                          convgen_pass_name((convgen_pass)pass));
             continue;
         }
         convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass) : (convgen_plan_options){0};
@@ -518,7 +513,8 @@ int main(void)
                random_winograd_fused_shape, CONVGEN_ALGO_WINOGRAD_FUSED, 1e-4, winograd_fused);
     make_accuracy_tests(accuracy);
     /* Prepared weights: the first shapes of each group with weights to prepare (the handpicked ones). */
-    const shape *const owners[PREPARED_ALGOS] = {cufft_shapes, fft_shapes, tiled_shapes, fused_shapes, winograd_shapes};
+    const shape *const owners[PREPARED_ALGOS] = {cufft_shapes, fft_shapes, tiled_shapes, fused_shapes, winograd_shapes,
+                                                 winograd_fused_shapes};
     for (int a = 0; a < PREPARED_ALGOS; ++a)
         for (int i = 0; i < PREPARED_SHAPES; ++i) {
             shape *t = &prepared_shapes[a * PREPARED_SHAPES + i];
