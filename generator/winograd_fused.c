@@ -3,23 +3,27 @@
  * non-fused program and the pieces both share).
  *
  * fprop and bprop: one kernel per block of FUSED_TILES tiles x FUSED_OUTPUTS output channels,
- * looping over the data's channels in chunks of FUSED_CHANNELS: the chunk's tiles are
- * transformed into shared memory, the weights' transforms (made once, phase 0, as in winograd)
- * loaded beside them, and each thread accumulates one element's 8 x 8 block of products in
- * registers; at the end the products go through shared memory and AT into the output. bprop is
+ * looping over the data's channels in chunks of FUSED_CHANNELS: the chunk's raw tiles and the
+ * weights' transforms (made once, phase 0, as in winograd) arrive in shared memory by cp.async
+ * while the previous chunk's products run, the tiles are transformed there, and each thread
+ * accumulates one element's 8 x 8 block of products in registers; at the end the products go
+ * through shared memory and AT into the output. bprop is
  * fprop of dy with the kernel flipped at pad r - 1 - pad; its weights' transform reads w's
  * planes as [k][c] so that the kernel sums over k from the same [e][channel][output] layout.
  *
  * accgrad: F(r, m) as in winograd, one kernel per block of ACCGRAD_OUTPUTS output channels x
  * ACCGRAD_CHANNELS input channels of dw, looping over the batch's tiles in chunks of
- * ACCGRAD_TILES: the chunk's tiles of x (BT) and of dy (G) are transformed into shared memory
- * and each thread accumulates one element's 8 x 8 block of (k, c) products; at the end AT gives
+ * ACCGRAD_TILES: the chunk's tiles of x and of dy arrive by cp.async during the previous chunk's
+ * products, go through BT and G in shared memory, and each thread accumulates one element's
+ * 8 x 8 block of (k, c) products; at the end AT gives
  * the r x r taps. Where those blocks are too few to fill the GPU, the tiles are split into runs
  * (blockIdx.z) whose partial dw go to the workspace and a second kernel sums them in a fixed
  * order, so the result does not depend on scheduling.
  *
- * 8 threads per element, up to 36 elements (alpha up to 6: F(4,3), F(2,5)), up to 288 threads;
- * at 512 threads (alpha 8) the 128 registers a thread may have spill the 64 sums. */
+ * 8 threads per element, up to 36 elements (alpha up to 6: F(4,3), F(2,5)), up to 288 threads.
+ * Nine warps leave a thread 168 registers (a quarter of the register file per scheduler, three
+ * warps on one of them), enough for the 64 sums; at 512 threads (alpha 8) the 128 registers a
+ * thread may have spill them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -114,6 +118,17 @@ static cg_kernel *add_kernel(const cg_wino_op *op, int phase, const char *name, 
     return k;
 }
 
+/* Refuses a kernel whose shared memory passes the target's per-block limit (the H100's 227 KiB
+ * unless it says). */
+static convgen_status check_shared(const cg_target *t, const cg_kernel *k)
+{
+    int64_t limit = t->shared_per_block ? t->shared_per_block : 227 << 10;
+    return k->shared_bytes <= limit ? CONVGEN_SUCCESS
+                                    : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s needs %u bytes of "
+                                              "shared memory per block; the target allows %lld", k->name,
+                                              k->shared_bytes, (long long)limit);
+}
+
 static convgen_status render(tmpl_value *ctx, bool failed, const char *template, cg_kernel *k)
 {
     convgen_status st = failed          ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
@@ -140,6 +155,11 @@ static tmpl_value *forward_context(const cg_problem *p, const wino_spec *s, cons
     tmpl_set_str(ctx, "data", bprop ? "dy" : "x");
     tmpl_set_bool(ctx, "out_checked", f->out_size[0] % s->m[0] != 0 || f->out_size[1] % s->m[1] != 0);
     tmpl_set_int(ctx, "u_buffer", f->weights / 4);
+    /* the chunk's tiles (tile_block x c_block), fetched in rounds of the block's threads */
+    tmpl_set_int(ctx, "tasks", FUSED_TILES * FUSED_CHANNELS);
+    tmpl_set_int(ctx, "rounds", wino_div_up(FUSED_TILES * FUSED_CHANNELS, k->block[0]));
+    /* cp.async of 16 bytes where a row of U ([e][c][k]) keeps them aligned, else of 4 */
+    tmpl_set_int(ctx, "vec", f->rows % 4 == 0 ? 4 : 1);
     /* tiles are checked against the column count before these divisions */
     *failed |= !wino_set_div(ctx, "tiles_div", tile_count, s->columns - 1) | !wino_set_div(ctx, "tiles1_div", s->tiles[1], tile_count - 1);
     return ctx;
@@ -148,7 +168,7 @@ static tmpl_value *forward_context(const cg_problem *p, const wino_spec *s, cons
 /* fprop, y = AT [sum over c of U V] A, and bprop, fprop of dy with w flipped at pad r - 1 - pad
  * and the sum over k: the weights' transforms once (phase 0, [e][channel summed][output]), then
  * the fused kernel. */
-static convgen_status forward_generate(const cg_problem *p, wino_spec *s, cg_generated *out)
+static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const cg_target *t, cg_generated *out)
 {
     bool bprop = s->pass == CONVGEN_BPROP;
     const int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
@@ -185,11 +205,16 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, cg_gen
     k->grid[0] = (unsigned)wino_div_up(s->columns, FUSED_TILES);
     k->grid[1] = (unsigned)wino_div_up(out_ch, FUSED_OUTPUTS);
     k->block[0] = (unsigned)(8 * s->elements);
-    /* the larger of one chunk's transforms and the products */
-    k->shared_bytes = (unsigned)(4 * s->elements * FUSED_TILES * FUSED_OUTPUTS);
+    /* the larger of one chunk's tiles as loaded and transformed beside two buffers of weights'
+     * transforms, and the products */
+    int64_t chunk = 4 * FUSED_CHANNELS * (s->elements * (FUSED_TILES + 2 * FUSED_OUTPUTS) + FUSED_TILES * s->elements),
+            products = 4 * s->elements * FUSED_TILES * FUSED_OUTPUTS;
+    k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
     if (k->grid[1] > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s = %lld needs more than 65535 blocks of %d",
                        bprop ? "c" : "k", (long long)out_ch, FUSED_OUTPUTS);
+    if ((st = check_shared(t, k)) != CONVGEN_SUCCESS)
+        return st;
     bool failed = false;
     tmpl_value *ctx = forward_context(p, s, k, &f, &failed);
     return render(ctx, failed, "winograd_fused.cu", k);
@@ -221,6 +246,8 @@ static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, cons
     tmpl_set_int(ctx, "k_block", ACCGRAD_OUTPUTS);
     tmpl_set_int(ctx, "c_block", ACCGRAD_CHANNELS);
     tmpl_set_int(ctx, "t_block", ACCGRAD_TILES);
+    tmpl_set_int(ctx, "x_tasks", ACCGRAD_TILES * ACCGRAD_CHANNELS);
+    tmpl_set_int(ctx, "dy_tasks", ACCGRAD_TILES * ACCGRAD_OUTPUTS);
     tmpl_set_bool(ctx, "flip", op->flip);
     tmpl_set_int(ctx, "splits", op->splits);
     tmpl_set_int(ctx, "run", op->split_columns);
@@ -277,15 +304,21 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
     k->grid[1] = (unsigned)wino_div_up(p->k, ACCGRAD_OUTPUTS);
     k->grid[2] = (unsigned)splits;
     k->block[0] = (unsigned)(8 * s->elements);
-    /* the larger of one chunk's transforms and the products (one float of padding per element) */
-    int64_t chunk = 4 * s->elements * ACCGRAD_TILES * (ACCGRAD_OUTPUTS + ACCGRAD_CHANNELS),
+    /* the larger of one chunk's tiles transformed and as loaded, and the products (one float of
+     * padding per element) */
+    int64_t chunk = 4 * ACCGRAD_TILES * (s->elements * (ACCGRAD_OUTPUTS + ACCGRAD_CHANNELS) +
+                                         s->tf[0].alpha * s->tf[1].alpha * ACCGRAD_CHANNELS +
+                                         s->tf[0].r * s->tf[1].r * ACCGRAD_OUTPUTS),
             products = 4 * s->elements * (ACCGRAD_OUTPUTS * ACCGRAD_CHANNELS + 1);
     k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
     if (k->grid[1] > 65535 || k->grid[2] > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: k = %lld needs more than 65535 blocks of %d",
                        (long long)p->k, ACCGRAD_OUTPUTS);
+    convgen_status st = check_shared(t, k);
+    if (st != CONVGEN_SUCCESS)
+        return st;
     bool failed = false;
-    convgen_status st = render(accgrad_context(p, s, k, &f, &failed), failed, "winograd_fused_accgrad.cu", k);
+    st = render(accgrad_context(p, s, k, &f, &failed), failed, "winograd_fused_accgrad.cu", k);
     if (st != CONVGEN_SUCCESS || splits == 1)
         return st;
 
@@ -315,7 +348,7 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: this layer's planes or tiles pass the kernels' "
                                                     "32-bit indices");
     s.algo = "winograd-fused";
-    return pass == CONVGEN_ACCGRAD ? accgrad_generate(p, &s, t, out) : forward_generate(p, &s, out);
+    return pass == CONVGEN_ACCGRAD ? accgrad_generate(p, &s, t, out) : forward_generate(p, &s, t, out);
 }
 
 const cg_planner cg_winograd_fused_planner = {

@@ -35,23 +35,6 @@
 const float in[{{ rows }}] = { {% for i in range(rows) %}{{ ", " if not loop.first }}{{ prefix }}{{ i }}[{{ j }}]{% endfor %} };
 {%- endmacro -%}
 
-{#- The tile of `rows` x `cols` points from (y0, x0) of the plane at `src` (`height` x `width`) into
-    d, zero outside the plane and where `here` is false (y0 and x0: int expressions). -#}
-{%- macro wino_load_tile(src, y0, x0, rows, cols, height, width, indent) -%}
-{%- for i in range(rows) %}
-{{ indent }}const bool row{{ i }} = here && (unsigned)({{ y0 }} + {{ i }}) < {{ height }}u;
-{%- endfor %}
-{%- for j in range(cols) %}
-{{ indent }}const bool column{{ j }} = (unsigned)({{ x0 }} + {{ j }}) < {{ width }}u;
-{%- endfor %}
-{{ indent }}float d[{{ rows }}][{{ cols }}];
-{%- for i in range(rows) %}
-{%- for j in range(cols) %}
-{{ indent }}d[{{ i }}][{{ j }}] = row{{ i }} && column{{ j }} ? __ldg({{ src }} + ({{ y0 }} + {{ i }}) * {{ width }} + {{ x0 }} + {{ j }}) : 0.0f;
-{%- endfor %}
-{%- endfor %}
-{%- endmacro -%}
-
 {#- d (`rows` x `cols`) through prog1 along dimension 1 row by row, then prog0 along dimension 0
     column by column; result (i, j) of the outs0 x outs1 goes to dst[(i outs1 + j) stride]. -#}
 {%- macro wino_2d_store(prog1, prog0, rows, cols, outs1, outs0, dst, stride, indent) -%}
@@ -88,4 +71,44 @@ __device__ __forceinline__ tile_at locate(unsigned tile)
     at.t1 = rest - at.t0 * {{ tiles1 }}u;
     return at;
 }
+{%- endmacro -%}
+
+{#- copy_async(dst, src, full): 4 bytes from global to shared memory without passing through
+    registers, zeros where !full (then nothing is read, whatever src). -#}
+{%- macro wino_copy_async() -%}
+__device__ __forceinline__ void copy_async(float *dst, const float *src, bool full)
+{
+    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(src), "r"(full ? 4 : 0));
+}
+{%- endmacro -%}
+
+{#- The tile of `rows` x `cols` points from (y0, x0) of the plane at `src` (`height` x `width`) into
+    shared memory by cp.async, point q at raw[q tasks]; zeros outside the plane and where `here`
+    is false. -#}
+{%- macro wino_fetch_tile(raw, tasks, src, y0, x0, rows, cols, height, width, indent) -%}
+{{ indent }}{
+{{ indent }}    const float *__restrict__ corner = {{ src }} + {{ y0 }} * {{ width }} + {{ x0 }}; // the tile's first point
+{%- for i in range(rows) %}
+{{ indent }}    const bool row{{ i }} = here && (unsigned)({{ y0 }} + {{ i }}) < {{ height }}u;
+{%- endfor %}
+{%- for j in range(cols) %}
+{{ indent }}    const bool column{{ j }} = (unsigned)({{ x0 }} + {{ j }}) < {{ width }}u;
+{%- endfor %}
+{%- for i in range(rows) %}
+{%- for j in range(cols) %}
+{{ indent }}    copy_async({{ raw }} + {{ (i * cols + j) * tasks }}u, corner + {{ i * width + j }}, row{{ i }} && column{{ j }});
+{%- endfor %}
+{%- endfor %}
+{{ indent }}}
+{%- endmacro -%}
+
+{#- The tile at raw[q tasks] (`rows` x `cols`, as wino_fetch_tile left it) into the array d. -#}
+{%- macro wino_read_tile(raw, tasks, rows, cols, indent) -%}
+{{ indent }}float d[{{ rows }}][{{ cols }}];
+{%- for i in range(rows) %}
+{%- for j in range(cols) %}
+{{ indent }}d[{{ i }}][{{ j }}] = {{ raw }}[{{ (i * cols + j) * tasks }}u];
+{%- endfor %}
+{%- endfor %}
 {%- endmacro -%}

@@ -1,14 +1,41 @@
 {#- The fused Winograd accgrad (generator/winograd_fused.c), F(r, m): dw's taps of a (k, c) pair are
     AT [ sum over the batch's tiles of (G dy G^T) . (BT x B) ] A, dy's m x m tiles as the filters.
     One block per {{ k_block }} output x {{ c_block }} input channels{{ " and run of " ~ run ~ " tiles" if splits > 1 }}; per chunk of
-    {{ t_block }} tiles, {{ t_block * (c_block + k_block) }} transforms of x's and dy's tiles go to shared memory as [e][channel][tile]
-    and each thread sums one element's 8 x 8 block of (k, c) products over the chunk. After the
-    last chunk the sums go through shared memory and AT into dw{{ " (or the run's partial dw)" if splits > 1 }}. -#}
+    {{ t_block }} tiles, x's and dy's tiles ({{ x_tasks + dy_tasks }} of them) arrive in shared memory by cp.async, loaded
+    while the previous chunk's products ran, go through BT and G as [e][channel][tile], and each
+    thread sums one element's 8 x 8 block of (k, c) products over the chunk. After the last chunk
+    the sums go through shared memory and AT into dw{{ " (or the run's partial dw)" if splits > 1 }}. -#}
 {%- include "common.cuh" -%}
 {%- include "winograd.cuh" -%}
 {{ file_header(header) }}
 
+{#- The raw tiles of the chunk from column `col0` into shared memory by cp.async: task p < {{ x_tasks }} is x's
+    channel p / {{ t_block }} at column col0 + p % {{ t_block }}, the next {{ dy_tasks }} dy's the same way; point q of x's
+    task p at xr[q {{ x_tasks }} + p], of dy's task q at dr[q {{ dy_tasks }} + q] (zeros outside the planes and the run). -#}
+{%- macro fetch_tiles(col0, indent) -%}
+{{ indent }}for (unsigned p = tid; p < {{ x_tasks + dy_tasks }}u; p += {{ threads }}u) {
+{{ indent }}    const unsigned col = {{ col0 }} + p % {{ t_block }}u;
+{{ indent }}    const tile_at at = locate(col); // past the run, a tile that goes unused (here is false)
+{{ indent }}    if (p < {{ x_tasks }}u) {
+{{ indent }}        const unsigned c = c0 + p / {{ t_block }}u;
+{{ indent }}        const bool here = col < end && c < {{ channels }}u;
+{{ indent }}        const int y0 = (int)(at.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(at.t1 * {{ step1 }}u) - ({{ offset1 }});
+{{ indent }}        const float *__restrict__ src = in0 + ((size_t)at.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
+{{- wino_fetch_tile("xr + p", x_tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
+{{ indent }}    } else {
+{{ indent }}        const unsigned q = p - {{ x_tasks }}u, k = k0 + q / {{ t_block }}u;
+{{ indent }}        const bool here = col < end && k < {{ outputs }}u;
+{{ indent }}        const int y0 = (int)(at.t0 * {{ step0 }}u), x0 = (int)(at.t1 * {{ step1 }}u);
+{{ indent }}        const float *__restrict__ src = in1 + ((size_t)at.n * {{ outputs }}u + (here ? k : 0u)) * {{ out_height * out_width }}u;
+{{- wino_fetch_tile("dr + q", dy_tasks, "src", "y0", "x0", r0, r1, out_height, out_width, indent ~ "        ") }}
+{{ indent }}    }
+{{ indent }}}
+{{ indent }}asm volatile("cp.async.commit_group;\n" ::);
+{%- endmacro -%}
+
 {{ wino_locate() }}
+
+{{ wino_copy_async() }}
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
@@ -34,32 +61,30 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         for (int j = 0; j < 8; ++j)
             acc[i][j] = 0.0f;
 
+    float *__restrict__ xr = ds + {{ elements * k_block * t_block }};   // [point][task]: x's tiles as loaded
+    float *__restrict__ dr = xr + {{ alpha0 * alpha1 * x_tasks }};      // and dy's
+{{ fetch_tiles("first", "    ") }}
     for (unsigned col0 = first; col0 < end; col0 += {{ t_block }}u) {
-        // The chunk's tiles: x's ({{ c_block }} channels) and then dy's ({{ k_block }}), a thread each.
-        for (unsigned p = tid; p < {{ t_block * (c_block + k_block) }}u; p += {{ threads }}u) {
-            const unsigned t_local = p % {{ t_block }}u, col = col0 + t_local;
-            const tile_at at = locate(col); // past the run, a tile that goes unused (here is false)
-            if (p < {{ t_block * c_block }}u) {
-                const unsigned c_local = p / {{ t_block }}u, c = c0 + c_local;
-                const bool here = col < end && c < {{ channels }}u;
-                const int y0 = (int)(at.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(at.t1 * {{ step1 }}u) - ({{ offset1 }});
-                const float *__restrict__ src = in0 + ((size_t)at.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
-{{- wino_load_tile("src", "y0", "x0", alpha0, alpha1, height, width, "                ") }}
-                // BT d B: dimension 1 row by row, then dimension 0 column by column
-                float *__restrict__ dst = vs + c_local * {{ t_block }}u + t_local;
+        asm volatile("cp.async.wait_group 0;\n" ::); // this chunk's tiles
+        __syncthreads();
+        // The chunk's tiles through BT (x's) and G (dy's): dimension 1 row by row, then
+        // dimension 0 column by column.
+        for (unsigned p = tid; p < {{ x_tasks + dy_tasks }}u; p += {{ threads }}u) {
+            if (p < {{ x_tasks }}u) {
+{{- wino_read_tile("(xr + p)", x_tasks, alpha0, alpha1, "                ") }}
+                float *__restrict__ dst = vs + (p / {{ t_block }}u) * {{ t_block }}u + p % {{ t_block }}u;
 {{- wino_2d_store(bt1, bt0, alpha0, alpha1, alpha1, alpha0, "dst", c_block * t_block, "                ") }}
             } else {
-                const unsigned k_local = (p - {{ t_block * c_block }}u) / {{ t_block }}u, k = k0 + k_local;
-                const bool here = col < end && k < {{ outputs }}u;
-                const int y0 = (int)(at.t0 * {{ step0 }}u), x0 = (int)(at.t1 * {{ step1 }}u);
-                const float *__restrict__ src = in1 + ((size_t)at.n * {{ outputs }}u + (here ? k : 0u)) * {{ out_height * out_width }}u;
-{{- wino_load_tile("src", "y0", "x0", r0, r1, out_height, out_width, "                ") }}
-                // G d G^T: dimension 1 row by row, then dimension 0 column by column
-                float *__restrict__ dst = ds + k_local * {{ t_block }}u + t_local;
+                const unsigned q = p - {{ x_tasks }}u;
+{{- wino_read_tile("(dr + q)", dy_tasks, r0, r1, "                ") }}
+                float *__restrict__ dst = ds + (q / {{ t_block }}u) * {{ t_block }}u + q % {{ t_block }}u;
 {{- wino_2d_store(g1, g0, r0, r1, alpha1, alpha0, "dst", k_block * t_block, "                ") }}
             }
         }
         __syncthreads();
+        // The next chunk's tiles, in flight during this chunk's products (past the run: zeros,
+        // nothing loaded).
+{{ fetch_tiles("col0 + " ~ t_block ~ "u", "        ") }}
         // The chunk's products, four tiles per float4.
 #pragma unroll
         for (unsigned q = 0; q < {{ t_block // 4 }}u; ++q) {
@@ -81,6 +106,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         }
         __syncthreads();
     }
+
+    asm volatile("cp.async.wait_all;\n" ::); // the zeros past the run
+    __syncthreads();
 
     // The sums as [e][k][c] in shared memory (an element's {{ k_block * c_block }} padded by one float,
     // so that the elements' stores spread over the banks), then AT M A per (k, c).
