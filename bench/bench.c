@@ -290,19 +290,24 @@ static void run_prepared(convgen_state *c, const float *reference, const referen
     bench_report_add(r, &row);
 }
 
+/* A row's plan options beside the algorithm's defaults. */
+typedef enum { PLAIN, TF32, GENERATED_GEMM } variant;
+
 /* Plans, times and checks one algorithm; appends its row, and a row on prepared weights where
- * the plan has weights to prepare. With tf32, the row "<algorithm>, tf32": the plan's GEMMs on
- * TF32 tensor cores (allow_tf32), against cuDNN's TF32 column. */
-static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pass, const cg_planner *pl, bool tf32,
+ * the plan has weights to prepare. Variants: "<algorithm>, tf32", the plan's GEMMs on TF32
+ * tensor cores (allow_tf32), against cuDNN's TF32 column; "<algorithm>, generated GEMM",
+ * winograd's products by convgen's own GEMM (winograd_gemm). */
+static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pass, const cg_planner *pl, variant v,
                         bench_buffers *b, const float *reference, const reference_points *rp, const options *o,
                         bench_report *r)
 {
+    bool tf32 = v == TF32;
     bench_row row = {.pass = pass, .impl = "convgen", .ms = -1, .rel_error = NAN, .ref_error = NAN,
                      .flops = layer_flops(l)};
     snprintf(row.layer, sizeof row.layer, "%s", l->name);
-    snprintf(row.algo, sizeof row.algo, "%s%s", pl->name, tf32 ? ", tf32" : "");
+    snprintf(row.algo, sizeof row.algo, "%s%s", pl->name, tf32 ? ", tf32" : v == GENERATED_GEMM ? ", generated GEMM" : "");
     convgen_state c = {.b = b};
-    convgen_plan_options opt = {.allow_tf32 = tf32};
+    convgen_plan_options opt = {.allow_tf32 = tf32, .winograd_gemm = v == GENERATED_GEMM ? CONVGEN_GEMM_GENERATED : 0};
     convgen_status s = convgen_plan_conv_ex(ctx, &l->desc, pass, pl->algo, &opt, &c.plan);
     size_t ws = 0;
     if (s == CONVGEN_SUCCESS) {
@@ -318,7 +323,7 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
         snprintf(row.note, sizeof row.note, "%s", convgen_last_error());
     if (s != CONVGEN_ERROR_NOT_SUPPORTED)
         bench_report_add(r, &row);
-    if (s == CONVGEN_SUCCESS && !tf32 && convgen_plan_prepares_weights(c.plan))
+    if (s == CONVGEN_SUCCESS && v == PLAIN && convgen_plan_prepares_weights(c.plan))
         run_prepared(&c, reference, rp, o, row, r);
     cudaFree(b->workspace);
     b->workspace = NULL;
@@ -374,9 +379,11 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
         const cg_planner *pl = cg_planner_at(i);
         if (!bench_algo_listed(o->algos, pl->name) || pl->applicable(&p, pass) != CONVGEN_SUCCESS)
             continue;
-        run_convgen(ctx, l, pass, pl, false, &b, reference, rp, o, r);
+        run_convgen(ctx, l, pass, pl, PLAIN, &b, reference, rp, o, r);
         if (o->tf32 && uses_library_gemms(pl->algo)) /* winograd stays strict: its target is fp32 accuracy */
-            run_convgen(ctx, l, pass, pl, true, &b, reference, rp, o, r);
+            run_convgen(ctx, l, pass, pl, TF32, &b, reference, rp, o, r);
+        if (pl->algo == CONVGEN_ALGO_WINOGRAD)
+            run_convgen(ctx, l, pass, pl, GENERATED_GEMM, &b, reference, rp, o, r);
     }
     cudaFree(reference);
     free(rp);

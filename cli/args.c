@@ -29,7 +29,9 @@ const char cli_layer_usage[] =
     "                     or winograd-fused (the transforms inside the product kernel, kernels\n"
     "                     2 to 5)\n"
     "  --pass PASS        fprop, bprop, accgrad or all\n"
-    "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n";
+    "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n"
+    "  --gemm KIND        winograd's products: cublas or generated (convgen's own batched SGEMM);\n"
+    "                     default: generated for at most 64 output channels over 1000 tiles\n";
 
 bool cli_skip_pass(const cli_args *a, convgen_pass pass, convgen_status s, bool as_comment)
 {
@@ -147,7 +149,7 @@ static bool needs_value(const char *o)
 {
     static const char *const with_value[] = {"--algo", "--pass", "--kernel", "--arch", "--set", "--out",
                                              "--layers", "--seed", "--samples", "--sms", "--pad-before",
-                                             "--pad-after", "--stride", "--dilation"};
+                                             "--pad-after", "--stride", "--dilation", "--gemm"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; ++i)
         if (strcmp(o, with_value[i]) == 0)
             return true;
@@ -164,6 +166,14 @@ static bool set_option(cli_args *a, const char *o, const char *v)
     }
     if (strcmp(o, "--pass") == 0)
         return set_pass(a, v);
+    if (strcmp(o, "--gemm") == 0) {
+        a->options.winograd_gemm = strcmp(v, "cublas") == 0      ? CONVGEN_GEMM_CUBLAS
+                                   : strcmp(v, "generated") == 0 ? CONVGEN_GEMM_GENERATED
+                                                                 : -1;
+        if (a->options.winograd_gemm < 0)
+            fprintf(stderr, "convgen: --gemm '%s' is not cublas or generated\n", v);
+        return a->options.winograd_gemm >= 0;
+    }
     char *end;
     if (strcmp(o, "--kernel") == 0 || strcmp(o, "--seed") == 0 || strcmp(o, "--samples") == 0 ||
         strcmp(o, "--sms") == 0) {

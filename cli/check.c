@@ -32,7 +32,7 @@ int cli_check(int argc, char **argv)
     for (int pi = 0; pi < a.pass_count; ++pi) {
         convgen_pass pass = (convgen_pass)a.passes[pi];
         cg_verify_result r;
-        s = cg_verify(ctx, &a.layer.desc, pass, a.algo, NULL, a.seed, a.samples, &r);
+        s = cg_verify(ctx, &a.layer.desc, pass, a.algo, &a.options, a.seed, a.samples, &r);
         if (cli_skip_pass(&a, pass, s, false)) {
             ++skipped;
             continue;

@@ -50,7 +50,7 @@ int cli_compile(int argc, char **argv)
     for (int pi = 0; pi < a.pass_count && rc == 0; ++pi) {
         convgen_plan *plan;
         convgen_pass pass = (convgen_pass)a.passes[pi];
-        s = convgen_plan_conv(ctx, &a.layer.desc, pass, a.algo, &plan);
+        s = convgen_plan_conv_ex(ctx, &a.layer.desc, pass, a.algo, &a.options, &plan);
         if (cli_skip_pass(&a, pass, s, false)) {
             ++skipped;
             continue;

@@ -43,7 +43,8 @@ int cli_emit(int argc, char **argv)
         cg_generated gen;
         convgen_status s = cg_problem_init(&p, &a.layer.desc);
         if (s == CONVGEN_SUCCESS)
-            s = cg_generate(&p, (convgen_pass)a.passes[pi], a.algo, &(cg_target){.sm_count = a.sm_count}, &gen);
+            s = cg_generate_tuned(&p, (convgen_pass)a.passes[pi], a.algo, &(cg_target){.sm_count = a.sm_count},
+                                  &(cg_tuning){.gemm = a.options.winograd_gemm}, &gen);
         if (cli_skip_pass(&a, (convgen_pass)a.passes[pi], s, true)) {
             ++skipped;
             continue;

@@ -46,6 +46,7 @@ typedef struct cg_kernel {
 typedef struct cg_tuning {
     int64_t fourier_size[CONVGEN_MAX_RANK]; /* FFT algorithms: the transform size; 0: chosen */
     int winograd_m[CONVGEN_MAX_RANK];       /* winograd: the tile F(m, r) per dimension; 0: chosen */
+    int gemm;                               /* winograd: CONVGEN_GEMM_*; 0: chosen */
     bool tf32;                              /* library GEMMs may use TF32 tensor cores */
     int64_t workspace_limit;                /* bytes; 0: none. Planners may sub-batch to stay under */
 } cg_tuning;
@@ -96,7 +97,8 @@ typedef struct cg_placement {
 
 /* What a kernel step computes, as data, so that a program can be evaluated on the CPU
  * (program_eval.c). OTHER: only its source says. */
-typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FFT, CG_OP_FUSED, CG_OP_WINOGRAD } cg_op_kind;
+typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FFT, CG_OP_FUSED, CG_OP_WINOGRAD,
+               CG_OP_GEMM } cg_op_kind;
 
 /* WINOGRAD (generator/winograd.c): a Winograd transform applied tile by tile to 2-D planes (a
  * 1-D layer's as 1 x n). Along dimension d the matrix is one of F(m[d], r[d]) (wino_derive).
@@ -160,6 +162,7 @@ typedef struct cg_kernel_op {
     bool conjugate;
     cg_placement out_dims[CONVGEN_MAX_RANK];
     cg_wino_op wino; /* WINOGRAD */
+    cg_gemm_step gemm; /* GEMM: a generated kernel doing what a GEMM step describes (gemm.c) */
 } cg_kernel_op;
 /* What a kernel step passes as one of its four pointers: the plan's own (SAME), or a base plus
  * a byte offset. */

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "generate.h"
 #include "templates.h"
 #include "tmpl.h"
@@ -395,15 +396,54 @@ typedef struct gemm_shape {
     int64_t m, n, k, lda, ldb, ldc;
 } gemm_shape;
 
-static cg_step gemm_step(const wino_spec *s, gemm_shape g)
+static cg_gemm_step gemm_of(const wino_spec *s, gemm_shape g)
 {
-    cg_step st = {.kind = CG_STEP_GEMM, .phase = 1};
-    st.gemm = (cg_gemm_step){.real = true, .transa = g.ta, .transb = g.tb, .m = g.m, .n = g.n, .k = g.k,
-                             .a_offset = s->buffer[g.a], .lda = g.lda, .b_offset = s->buffer[g.b], .ldb = g.ldb,
-                             .c_offset = s->buffer[WINO_M], .ldc = g.ldc, .batch = s->elements,
-                             .a_stride = s->matrix[g.a], .b_stride = s->matrix[g.b], .c_stride = s->matrix[WINO_M],
-                             .accumulate = s->pass == CONVGEN_ACCGRAD};
-    return st;
+    return (cg_gemm_step){.real = true, .transa = g.ta, .transb = g.tb, .m = g.m, .n = g.n, .k = g.k,
+                          .a_offset = s->buffer[g.a], .lda = g.lda, .b_offset = s->buffer[g.b], .ldb = g.ldb,
+                          .c_offset = s->buffer[WINO_M], .ldc = g.ldc, .batch = s->elements,
+                          .a_stride = s->matrix[g.a], .b_stride = s->matrix[g.b], .c_stride = s->matrix[WINO_M],
+                          .accumulate = s->pass == CONVGEN_ACCGRAD && s->chunks > 1};
+}
+
+/* Appends a step in `phase` running convgen's GEMM kernel for g, convgen_winograd_<pass>_<part>. */
+static convgen_status add_gemm_kernel(const cg_problem *p, const wino_spec *s, const cg_gemm_step *g, int phase,
+                                      const char *part, cg_generated *out)
+{
+    cg_step *st = &out->steps[out->step_count++];
+    *st = (cg_step){.kind = CG_STEP_KERNEL, .phase = phase, .kernel = out->kernel_count++};
+    st->op.kind = CG_OP_GEMM;
+    st->op.gemm = *g;
+    cg_kernel *k = &out->kernels[st->kernel];
+    snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
+    char layer[256];
+    cg_problem_describe(p, layer, sizeof layer);
+    tmpl_value *h = tmpl_list();
+    cg_value_line(h, "convgen %s: winograd algorithm (non-fused), %s: the products, one GEMM per transform element",
+                  CG_GENERATOR_VERSION, convgen_pass_name(s->pass));
+    cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
+    cg_value_line(h, "emitted by: convgen emit --algo winograd --gemm generated --pass %s %s", convgen_pass_name(s->pass),
+                  layer);
+    if (s->chunks > 1)
+        cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
+                      (long long)s->batch);
+    cg_value_line(h, "%s", "");
+    return cg_gemm_kernel(g, h, k);
+}
+
+/* Appends the products' step: cuBLAS's SGEMM, or convgen's (gemm.c) where the spec asks for it
+ * and the GEMM is one it takes. */
+static convgen_status add_gemm(const cg_problem *p, const wino_spec *s, gemm_shape shape, cg_generated *out)
+{
+    cg_gemm_step g = gemm_of(s, shape);
+    if (!s->generated_gemm || !cg_gemm_kernel_takes(&g)) {
+        out->steps[out->step_count++] = (cg_step){.kind = CG_STEP_GEMM, .phase = 1, .gemm = g};
+        return CONVGEN_SUCCESS;
+    }
+    /* a sum over the sub-batches: C zeroed once before them (the same kernel summing nothing) */
+    cg_gemm_step zero = g;
+    zero.k = 0, zero.accumulate = false;
+    convgen_status st = g.accumulate ? add_gemm_kernel(p, s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
+    return st == CONVGEN_SUCCESS ? add_gemm_kernel(p, s, &g, 1, "products", out) : st;
 }
 
 /* fprop, y = AT [U^T V] A, and bprop, dx = AT [U V] A with U from w flipped (fprop of dy at pad
@@ -419,8 +459,13 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
     const char *const *names = operand_names[s->pass];
     char part[32], what[64];
 
-    cg_wino_op w = wino_tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, WINO_U);
+    /* U [e][c][k]; for bprop with convgen's GEMM [e][k][c] (w's planes read as [c][k]), so that
+     * its loads run along the output channels as fprop's do, rather than along the sum */
+    bool swap = bprop && s->generated_gemm;
+    cg_wino_op w = swap ? wino_tiles_op(s, 'G', p->c, p->k, s->kernel, one, none, none, WINO_U)
+                        : wino_tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, WINO_U);
     w.flip = bprop != p->flip;
+    w.planes_transposed = swap;
     convgen_status st = wino_add_transform(p, s, &w, 1, 0, "transform_w",
                                       bprop ? "the transforms of w, flipped" : "the transforms of w", out);
     cg_wino_op data = wino_tiles_op(s, 'B', s->batch, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
@@ -430,11 +475,12 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
         st = wino_add_transform(p, s, &data, 0, 1, part, what, out);
     if (st != CONVGEN_SUCCESS)
         return st;
-    /* M[e] ([out_ch][T]) = U^T V (fprop) or U V (bprop), U [c][k] and V [data_ch][T] */
+    /* M[e] ([out_ch][T]) = U^T V (fprop) or U V (bprop), U [c][k] (swapped: [k][c]) and V [data_ch][T] */
     const int64_t T = s->columns;
-    out->steps[out->step_count++] = gemm_step(s, (gemm_shape){.ta = 'N', .tb = bprop ? 'N' : 'T', .a = WINO_V, .b = WINO_U,
-                                                              .m = T, .n = out_ch, .k = data_ch, .lda = T, .ldb = p->k,
-                                                              .ldc = T});
+    st = add_gemm(p, s, (gemm_shape){.ta = 'N', .tb = bprop && !swap ? 'N' : 'T', .a = WINO_V, .b = WINO_U, .m = T,
+                                     .n = out_ch, .k = data_ch, .lda = T, .ldb = swap ? p->c : p->k, .ldc = T}, out);
+    if (st != CONVGEN_SUCCESS)
+        return st;
     int64_t plane = out_size[0] * out_size[1];
     cg_wino_op result = output_op(s, out_ch, s->batch, out_size, s->tiles, out_ch * plane, plane);
     snprintf(part, sizeof part, "output_%s", names[2]);
@@ -456,12 +502,30 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
         return st;
     /* M[e] ([k][c]) = D V^T, summed over the tiles */
     const int64_t T = s->columns;
-    out->steps[out->step_count++] = gemm_step(s, (gemm_shape){.ta = 'T', .tb = 'N', .a = WINO_V, .b = WINO_U, .m = p->c,
-                                                              .n = p->k, .k = T, .lda = T, .ldb = T, .ldc = p->c});
+    st = add_gemm(p, s, (gemm_shape){.ta = 'T', .tb = 'N', .a = WINO_V, .b = WINO_U, .m = p->c, .n = p->k, .k = T,
+                                     .lda = T, .ldb = T, .ldc = p->c}, out);
+    if (st != CONVGEN_SUCCESS)
+        return st;
     int64_t taps = s->kernel[0] * s->kernel[1];
     cg_wino_op dw = output_op(s, p->k, p->c, s->kernel, one, taps, p->c * taps);
     dw.flip = p->flip;
     return wino_add_transform(p, s, &dw, 2, 2, "output_dw", "dw from the summed products", out);
+}
+
+/* Whether convgen's GEMM sums the products: where asked for, in strict fp32 (cuBLAS's is the
+ * TF32 one); chosen, for fprop and bprop with at most 64 output channels over at least 1000
+ * tiles, where it measured 3-11% faster than cuBLAS's SGEMM on the H100 (bench/NOTES.md,
+ * "winograd's generated GEMM": its 128 x 64 blocks against cuBLAS's kernels for a narrow C;
+ * cuBLAS is ahead for wider ones, and in accgrad, whose long sums it splits). */
+static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg_tuning *tune)
+{
+    int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
+    if ((tune && tune->tf32) || gemm == CONVGEN_GEMM_CUBLAS)
+        return false;
+    if (gemm == CONVGEN_GEMM_GENERATED)
+        return true;
+    int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c;
+    return s->pass != CONVGEN_ACCGRAD && outputs <= 64 && s->columns >= 1000;
 }
 
 static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
@@ -475,7 +539,8 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
     if (st != CONVGEN_SUCCESS)
         return st;
     s.algo = "winograd";
-    snprintf(s.plan[0], sizeof s.plan[0], "one cuBLAS SGEMM per");
+    s.generated_gemm = use_generated_gemm(p, &s, tune);
+    snprintf(s.plan[0], sizeof s.plan[0], "one %s SGEMM per", s.generated_gemm ? "generated" : "cuBLAS");
     snprintf(s.plan[1], sizeof s.plan[1], "transform element (%lld of them) over the %lld tiles of %lld images at once",
              (long long)s.elements, (long long)s.columns, (long long)s.batch);
     out->workspace_bytes = s.workspace;

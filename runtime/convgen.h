@@ -156,7 +156,16 @@ typedef struct convgen_plan_options {
      * of dy (accgrad, which computes F(r, m)); m + r - 1 <= 12. 0: chosen, the m with the fewest
      * transform elements for the layer among m + r - 1 <= 8 (e.g. F(6,3) for 28 or 56 outputs). */
     int winograd_m[CONVGEN_MAX_RANK];
+    /* WINOGRAD: what sums the products of each transform element: CONVGEN_GEMM_CUBLAS (cuBLAS
+     * SGEMMs), CONVGEN_GEMM_GENERATED (convgen's own batched SGEMM kernel reading the
+     * transforms' layout; strict fp32 only: with allow_tf32 cuBLAS's), or CONVGEN_GEMM_CHOSEN
+     * (0): the generated one for fprop and bprop with at most 64 output channels over at least
+     * 1000 tiles, where it measured faster on the H100, cuBLAS's otherwise. */
+    int winograd_gemm;
 } convgen_plan_options;
+
+/* convgen_plan_options.winograd_gemm */
+enum { CONVGEN_GEMM_CHOSEN = 0, CONVGEN_GEMM_CUBLAS = 1, CONVGEN_GEMM_GENERATED = 2 };
 
 /* convgen_plan_conv with options (NULL: the defaults). */
 CONVGEN_API convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_desc *desc,

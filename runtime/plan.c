@@ -151,6 +151,10 @@ static convgen_status tuning_of(const convgen_plan_options *o, cg_tuning *t)
                            o->winograd_m[d]);
         t->winograd_m[d] = o->winograd_m[d];
     }
+    if (o->winograd_gemm < CONVGEN_GEMM_CHOSEN || o->winograd_gemm > CONVGEN_GEMM_GENERATED)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
+                       "options->winograd_gemm = %d is not CONVGEN_GEMM_CHOSEN, _CUBLAS or _GENERATED", o->winograd_gemm);
+    t->gemm = o->winograd_gemm;
     t->tf32 = o->allow_tf32 != 0;
     t->workspace_limit = o->workspace_limit > INT64_MAX ? INT64_MAX : (int64_t)o->workspace_limit;
     return CONVGEN_SUCCESS;

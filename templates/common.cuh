@@ -38,3 +38,25 @@
 {%- endfor %}
  */
 {%- endmacro -%}
+
+{#- acc[8][8] += a b^T for a and b of 8 floats each, given as two float4 (lo, hi): the 8 x 8 register
+    block of a thread's products. -#}
+{%- macro fma_8x8(a_lo, a_hi, b_lo, b_hi, indent) -%}
+{{ indent }}const float av[8] = { {{- a_lo }}.x, {{ a_lo }}.y, {{ a_lo }}.z, {{ a_lo }}.w, {{ a_hi }}.x, {{ a_hi }}.y, {{ a_hi }}.z, {{ a_hi }}.w};
+{{ indent }}const float bv[8] = { {{- b_lo }}.x, {{ b_lo }}.y, {{ b_lo }}.z, {{ b_lo }}.w, {{ b_hi }}.x, {{ b_hi }}.y, {{ b_hi }}.z, {{ b_hi }}.w};
+{{ indent }}#pragma unroll
+{{ indent }}for (int i = 0; i < 8; ++i)
+{{ indent }}#pragma unroll
+{{ indent }}    for (int j = 0; j < 8; ++j)
+{{ indent }}        acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+{%- endmacro -%}
+
+{#- The 8 x 8 register block of a thread's sums, zeroed. -#}
+{%- macro acc_8x8(indent) -%}
+{{ indent }}float acc[8][8];
+{{ indent }}#pragma unroll
+{{ indent }}for (int i = 0; i < 8; ++i)
+{{ indent }}#pragma unroll
+{{ indent }}    for (int j = 0; j < 8; ++j)
+{{ indent }}        acc[i][j] = 0.0f;
+{%- endmacro -%}

@@ -68,12 +68,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const unsigned tile0 = blockIdx.x * {{ tile_block }}u, k0 = blockIdx.y * {{ k_block }}u;
     // This thread's products: element e, output channels k0 + 8 kq .., tiles tile0 + 8 tq ..
     const unsigned e = tid >> 3, kq = tid & {{ k_block // 8 - 1 }}u, tq = (tid >> {{ k_shift }}) & {{ tile_block // 8 - 1 }}u;
-    float acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            acc[i][j] = 0.0f;
+{{ acc_8x8("    ") }}
 
     float *__restrict__ raw = us1 + {{ c_block * elements * k_block }};       // [point][task]: the tiles as loaded
 {{ fetch_weights("0u", "us0", "    ") }}
@@ -101,13 +96,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
             const float4 *__restrict__ a4 = (const float4 *)(us + (c * {{ elements }}u + e) * {{ k_block }}u + kq * 8u);
             const float4 *__restrict__ b4 = (const float4 *)(vs + (c * {{ elements }}u + e) * {{ tile_block }}u + tq * 8u);
             const float4 a_lo = a4[0], a_hi = a4[1], b_lo = b4[0], b_hi = b4[1];
-            const float a[8] = {a_lo.x, a_lo.y, a_lo.z, a_lo.w, a_hi.x, a_hi.y, a_hi.z, a_hi.w};
-            const float b[8] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-#pragma unroll
-                for (int j = 0; j < 8; ++j)
-                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+{{ fma_8x8("a_lo", "a_hi", "b_lo", "b_hi", "            ") }}
         }
         __syncthreads();
     }

@@ -54,12 +54,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     // This thread's sums: element e, output channels k0 + kq + 4 i, input channels c0 + cq + 2 j
     // (interleaved, so that the float4 reads of a quarter warp fall in distinct banks).
     const unsigned e = tid >> 3, kq = tid & 3u, cq = (tid >> 2) & 1u;
-    float acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            acc[i][j] = 0.0f;
+{{ acc_8x8("    ") }}
 
     float *__restrict__ xr = ds + {{ elements * k_block * t_block }};   // [point][task]: x's tiles as loaded
     float *__restrict__ dr = xr + {{ alpha0 * alpha1 * x_tasks }};      // and dy's

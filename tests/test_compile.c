@@ -85,6 +85,49 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
     free(layers);
 }
 
+/* winograd with convgen's own GEMM (options.winograd_gemm) on the layer set: the products'
+ * kernels of every pass compile without local memory, accgrad also summing over sub-batches
+ * (the zeroing kernel and the accumulating one), under half the workspace it needs whole. */
+static void test_generated_gemm_compiles_without_local_memory(void **state)
+{
+    (void)state;
+    cg_layer *layers;
+    int count, kernels = 0;
+    assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
+    convgen_context *ctx = offline(NULL);
+    for (int i = 0; i < count; ++i)
+        for (int run = 0; run < 4; ++run) {
+            convgen_pass pass = (convgen_pass)(run % 3);
+            convgen_plan_options o = {.winograd_gemm = CONVGEN_GEMM_GENERATED};
+            convgen_plan *plan;
+            if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, CONVGEN_ALGO_WINOGRAD, &o, &plan) != CONVGEN_SUCCESS)
+                continue; /* strided, rank 3 or kernels past 7 */
+            if (run == 3) { /* accgrad again in sub-batches */
+                convgen_plan_workspace_size(plan, &o.workspace_limit);
+                o.workspace_limit /= 2;
+                convgen_plan_destroy(plan);
+                if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, CONVGEN_ALGO_WINOGRAD, &o, &plan) != CONVGEN_SUCCESS)
+                    continue; /* a batch of one */
+            }
+            for (int k = 0; k < convgen_plan_kernel_count(plan); ++k) {
+                convgen_kernel_info info;
+                assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
+                if (!strstr(info.name, "products"))
+                    continue;
+                ++kernels;
+                assert_true(info.registers > 0);
+                if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
+                    fail_msg("%s %s %s: stack %d, spills %d/%d", layers[i].name, convgen_pass_name(pass), info.name,
+                             info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes);
+            }
+            convgen_plan_destroy(plan);
+        }
+    print_message("%d generated GEMM kernels compiled without local memory\n", kernels);
+    assert_true(kernels > 60);
+    convgen_context_destroy(ctx);
+    free(layers);
+}
+
 static const convgen_conv_desc small = {.rank = 2, .n = 2, .c = 3, .k = 5, .in = {11, 13}, .kernel = {3, 3}};
 
 static void test_second_plan_comes_from_memory_then_disk_after_memory_is_cleared(void **state)
@@ -216,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_compile_error_keeps_nvrtc_log),
         cmocka_unit_test(test_second_plan_comes_from_memory_then_disk_after_memory_is_cleared),
         cmocka_unit_test(test_every_layer_compiles_for_sm_90_without_local_memory),
+        cmocka_unit_test(test_generated_gemm_compiles_without_local_memory),
     };
     return cmocka_run_group_tests_name("compile", tests, NULL, NULL);
 }

@@ -70,11 +70,11 @@ static double error_of(const cg_problem *p, convgen_pass pass, const float *in0,
     return isnan(d2) ? INFINITY : sqrt(d2 / (r2 > 0 ? r2 : 1));
 }
 
-/* Runs one pass's program (under `limit` bytes of workspace; 0: none; on the Fourier sizes
- * `fourier`, NULL: chosen) and returns its relative error against the reference; *chunks: how
- * many sub-batches it ran in. */
+/* Runs one pass's program (under `limit` bytes of workspace; 0: none; with the choices of
+ * `base`, NULL: the planner's) and returns its relative error against the reference; *chunks:
+ * how many sub-batches it ran in. */
 static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo algo, int64_t limit,
-                            const int64_t *fourier, int64_t *chunks)
+                            const cg_tuning *base, int64_t *chunks)
 {
     int64_t elems[3];
     cg_problem_operand_elems(p, pass, elems);
@@ -83,9 +83,8 @@ static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo
     fill(in0, elems[0]);
     fill(in1, elems[1]);
     memset(out, 0xFF, 4 * (size_t)elems[2]); /* NaN: an output never written fails */
-    cg_tuning tune = {.workspace_limit = 0};
-    if (fourier)
-        memcpy(tune.fourier_size, fourier, sizeof tune.fourier_size);
+    cg_tuning tune = base ? *base : (cg_tuning){0};
+    tune.workspace_limit = 0;
     cg_generated g;
     convgen_status s = cg_generate_tuned(p, pass, algo, NULL, &tune, &g);
     if (s == CONVGEN_SUCCESS && limit) { /* limit < 0: half of what the whole batch needs */
@@ -104,8 +103,9 @@ static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo
     return e;
 }
 
-/* Every layer, pass and limit of one algorithm; layers it does not take are counted out. */
-static void check_algorithm(convgen_algo algo)
+/* Every layer, pass and limit of one algorithm (with the choices of `base`, NULL: the
+ * planner's); layers it does not take are counted out. */
+static void check_algorithm(convgen_algo algo, const cg_tuning *base)
 {
     double worst[2] = {0, 0};
     int sub_batched = 0, middle = 0, layers = 0;
@@ -124,7 +124,7 @@ static void check_algorithm(convgen_algo algo)
                  * program is still the one it would run). */
                 const int64_t limits[3] = {0, -1, 1};
                 int limited = run > 0;
-                double e = program_error(&p, (convgen_pass)pass, algo, limits[run], NULL, &chunks);
+                double e = program_error(&p, (convgen_pass)pass, algo, limits[run], base, &chunks);
                 if (!(e <= ERROR_BOUND))
                     fail_msg("%s, layer %d (rank %d, n %lld c %lld k %lld) %s%s: relative error %.3e",
                              convgen_algo_name(algo), i, d.rank, (long long)d.n, (long long)d.c, (long long)d.k,
@@ -144,7 +144,7 @@ static void check_algorithm(convgen_algo algo)
 static void test_cufft_programs_match_the_reference(void **state)
 {
     (void)state;
-    check_algorithm(CONVGEN_ALGO_CUFFT);
+    check_algorithm(CONVGEN_ALGO_CUFFT, NULL);
 }
 
 /* The fft algorithm's programs with convgen's FFTs as DFTs: its windows (clipped loads and
@@ -152,7 +152,7 @@ static void test_cufft_programs_match_the_reference(void **state)
 static void test_fft_programs_match_the_reference(void **state)
 {
     (void)state;
-    check_algorithm(CONVGEN_ALGO_FFT);
+    check_algorithm(CONVGEN_ALGO_FFT, NULL);
 }
 
 static void test_programs_list_their_steps(void **state)
@@ -179,7 +179,7 @@ static void test_programs_list_their_steps(void **state)
 static void test_fft_tiled_programs_match_the_reference(void **state)
 {
     (void)state;
-    check_algorithm(CONVGEN_ALGO_FFT_TILED);
+    check_algorithm(CONVGEN_ALGO_FFT_TILED, NULL);
 }
 
 /* fft-fused: the weights' R2C, then the fused kernel's op by its definition (rank 2, fprop and
@@ -214,7 +214,74 @@ static void test_fft_fused_programs_match_the_reference(void **state)
 static void test_winograd_programs_match_the_reference(void **state)
 {
     (void)state;
-    check_algorithm(CONVGEN_ALGO_WINOGRAD);
+    check_algorithm(CONVGEN_ALGO_WINOGRAD, NULL);
+}
+
+/* winograd with convgen's own GEMM (gemm.c) for the products, by its step's parameters: the
+ * same layers, passes and limits (an accgrad in several sub-batches keeps cuBLAS's, which
+ * accumulates); at least one program per pass must use the generated kernel. */
+static void test_winograd_generated_gemm_programs_match_the_reference(void **state)
+{
+    (void)state;
+    const cg_tuning generated = {.gemm = CONVGEN_GEMM_GENERATED};
+    check_algorithm(CONVGEN_ALGO_WINOGRAD, &generated);
+    int kernels[3] = {0, 0, 0};
+    for (int i = 1; i < 8; ++i) {
+        convgen_conv_desc d = random_layer(i);
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+        for (int pass = 0; pass < 3; ++pass) {
+            cg_generated g;
+            if (cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &generated, &g) != CONVGEN_SUCCESS)
+                continue;
+            for (int s = 0; s < g.step_count; ++s)
+                kernels[pass] += g.steps[s].kind == CG_STEP_KERNEL && g.steps[s].op.kind == CG_OP_GEMM;
+            cg_generated_free(&g);
+        }
+    }
+    print_message("generated GEMM kernels in the first programs: fprop %d, bprop %d, accgrad %d\n", kernels[0],
+                  kernels[1], kernels[2]);
+    assert_true(kernels[0] > 0 && kernels[1] > 0 && kernels[2] > 0);
+}
+
+/* Which GEMM a winograd plan runs: the generated one where asked for, or chosen for at most 64
+ * output channels over at least 1000 tiles (fprop and bprop); cuBLAS's for wider layers, for
+ * accgrad, with TF32 and where asked for. */
+static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
+{
+    cg_problem p;
+    cg_generated g;
+    assert_int_equal(cg_problem_init(&p, d), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_tuned(&p, pass, CONVGEN_ALGO_WINOGRAD, NULL, &tune, &g), CONVGEN_SUCCESS);
+    bool kernel = false, library = false;
+    for (int s = 0; s < g.step_count; ++s) {
+        kernel |= g.steps[s].kind == CG_STEP_KERNEL && g.steps[s].op.kind == CG_OP_GEMM;
+        library |= g.steps[s].kind == CG_STEP_GEMM;
+    }
+    cg_generated_free(&g);
+    assert_true(kernel != library);
+    return kernel;
+}
+
+static void test_winograd_chooses_its_gemm(void **state)
+{
+    (void)state;
+    const convgen_conv_desc narrow = {.rank = 2, .n = 32, .c = 64, .k = 64, .in = {56, 56}, .kernel = {3, 3},
+                                      .pad_before = {1, 1}, .pad_after = {1, 1}}; /* R1: 3200 tiles */
+    convgen_conv_desc wide = narrow, few = narrow;
+    wide.c = wide.k = 256;
+    few.n = 8; /* 800 tiles */
+    const cg_tuning chosen = {0}, cublas = {.gemm = CONVGEN_GEMM_CUBLAS}, generated = {.gemm = CONVGEN_GEMM_GENERATED},
+                    tf32 = {.gemm = CONVGEN_GEMM_GENERATED, .tf32 = true};
+    assert_true(runs_generated_gemm(&narrow, CONVGEN_FPROP, chosen));
+    assert_true(runs_generated_gemm(&narrow, CONVGEN_BPROP, chosen));
+    assert_false(runs_generated_gemm(&narrow, CONVGEN_ACCGRAD, chosen));
+    assert_false(runs_generated_gemm(&wide, CONVGEN_FPROP, chosen));
+    assert_false(runs_generated_gemm(&few, CONVGEN_FPROP, chosen));
+    assert_false(runs_generated_gemm(&narrow, CONVGEN_FPROP, cublas));
+    assert_false(runs_generated_gemm(&narrow, CONVGEN_FPROP, tf32));
+    assert_true(runs_generated_gemm(&wide, CONVGEN_FPROP, generated));
+    assert_true(runs_generated_gemm(&wide, CONVGEN_ACCGRAD, generated));
 }
 
 /* winograd-fused: fprop and bprop (the weights' transforms, then the fused kernel's op) and
@@ -224,6 +291,7 @@ static void test_winograd_programs_match_the_reference(void **state)
 static void test_winograd_fused_programs_match_the_reference(void **state)
 {
     (void)state;
+    rng_state = 20261124u; /* its own layers, whatever the tests before it drew */
     double worst[3] = {0, 0, 0};
     int layers = 0, split = 0;
     for (int i = 0; i < 30; ++i) {
@@ -368,10 +436,10 @@ static void test_fft_tiled_takes_a_fixed_tile(void **state)
                            .pad_before = {1, 2}, .pad_after = {1, 0}};
     cg_problem p;
     assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
-    const int64_t tile[CONVGEN_MAX_RANK] = {20, 20};
     for (int pass = 0; pass < 3; ++pass) {
         int64_t chunks = 0;
-        double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_FFT_TILED, 0, tile, &chunks);
+        double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_FFT_TILED, 0, &(cg_tuning){.fourier_size = {20, 20}},
+                                 &chunks);
         if (!(e <= ERROR_BOUND))
             fail_msg("%s on 20x20 tiles: relative error %.3e", convgen_pass_name((convgen_pass)pass), e);
         cg_generated g;
@@ -391,9 +459,9 @@ static void test_fft_tiled_takes_a_fixed_tile(void **state)
     assert_int_equal(cg_problem_init(&lp, &line), CONVGEN_SUCCESS);
     for (int64_t n = 4; n <= 6; n += 2)
         for (int run = 0; run < 2; ++run) {
-            const int64_t small_tile[CONVGEN_MAX_RANK] = {n};
             int64_t chunks = 0;
-            double e = program_error(&lp, CONVGEN_ACCGRAD, CONVGEN_ALGO_FFT_TILED, run ? 1 : 0, small_tile, &chunks);
+            double e = program_error(&lp, CONVGEN_ACCGRAD, CONVGEN_ALGO_FFT_TILED, run ? 1 : 0,
+                                     &(cg_tuning){.fourier_size = {n}}, &chunks);
             if (!(e <= ERROR_BOUND))
                 fail_msg("1-D accgrad on %lld-point tiles%s: relative error %.3e", (long long)n,
                          run ? " in sub-batches" : "", e);
@@ -423,6 +491,8 @@ int main(void)
         cmocka_unit_test(test_fft_fused_programs_match_the_reference),
         cmocka_unit_test(test_winograd_programs_match_the_reference),
         cmocka_unit_test(test_winograd_takes_a_fixed_tile),
+        cmocka_unit_test(test_winograd_generated_gemm_programs_match_the_reference),
+        cmocka_unit_test(test_winograd_chooses_its_gemm),
         cmocka_unit_test(test_winograd_fused_programs_match_the_reference),
         cmocka_unit_test(test_prepared_weights_serve_several_inputs),
     };

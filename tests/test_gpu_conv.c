@@ -7,7 +7,8 @@
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
  * winograd: 52 shapes, stride 1 and kernels up to 7; winograd_fused (or winograd-fused): 44,
- * kernels 2 to 5; prepared: each FFT and Winograd algorithm's first 8 shapes on weights
+ * kernels 2 to 5; winograd_gemm: winograd's shapes with the generated GEMM (options.winograd_gemm);
+ * prepared: each FFT and Winograd algorithm's first 8 shapes on weights
  * prepared once; accuracy: Winograd's error per tile).
  * The groups run in parallel processes (run_groups). */
 #include <stdarg.h>
@@ -37,6 +38,7 @@ typedef struct shape {
     convgen_algo algo;
     double bound;     /* on the relative error */
     bool sub_batched; /* also run under a workspace limit that forces sub-batches */
+    int gemm;         /* options.winograd_gemm */
 } shape;
 
 #define PREPARED_SHAPES 8
@@ -47,7 +49,7 @@ typedef struct shape {
 
 static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
     tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], winograd_shapes[WINOGRAD_SHAPES],
-    winograd_fused_shapes[WINOGRAD_FUSED_SHAPES],
+    winograd_fused_shapes[WINOGRAD_FUSED_SHAPES], winograd_gemm_shapes[WINOGRAD_SHAPES],
     prepared_shapes[PREPARED_ALGOS * PREPARED_SHAPES];
 
 #define DESC2(n_, c_, k_, h, w, r, s, pad, str, dil)                                                          \
@@ -217,8 +219,8 @@ static void name_shape(shape *s)
 static convgen_plan_options tight_options(const shape *s, convgen_pass pass)
 {
     convgen_plan *plan;
-    convgen_plan_options o = {0};
-    if (convgen_plan_conv(ctx, &s->d, pass, s->algo, &plan) != CONVGEN_SUCCESS)
+    convgen_plan_options o = {.winograd_gemm = s->gemm};
+    if (convgen_plan_conv_ex(ctx, &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
         fail_msg("%s %s: %s", s->name, convgen_pass_name(pass), convgen_last_error());
     convgen_plan_workspace_size(plan, &o.workspace_limit);
     convgen_plan_destroy(plan);
@@ -247,12 +249,13 @@ static void check_shape(void **state)
             print_message("accgrad: fft-fused has no accgrad kernel (fft-tiled's parts are its accgrad)\n");
             continue;
         }
-        convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass) : (convgen_plan_options){0};
+        convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass)
+                                              : (convgen_plan_options){.winograd_gemm = s->gemm};
         if (run >= 3)
             print_message("sub-batched under %zu bytes of workspace:\n", tight.workspace_limit);
         cg_verify_result r;
         convgen_status st =
-            cg_verify(ctx, &s->d, (convgen_pass)pass, s->algo, run >= 3 ? &tight : NULL, 7 + (unsigned)pass, 0, &r);
+            cg_verify(ctx, &s->d, (convgen_pass)pass, s->algo, &tight, 7 + (unsigned)pass, 0, &r);
         if (st != CONVGEN_SUCCESS)
             fail_msg("%s %s: %s: %s", s->name, convgen_pass_name((convgen_pass)pass), convgen_status_string(st),
                      convgen_last_error());
@@ -409,7 +412,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                     known = selected[i] = true;
             if (!known) {
                 fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, cufft, fft, fft_tiled, fft_fused, "
-                                "winograd, winograd_fused, prepared, accuracy)\n",
+                                "winograd, winograd_fused, winograd_gemm, prepared, accuracy)\n",
                         token);
                 return false;
             }
@@ -497,6 +500,7 @@ int main(void)
 {
     static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES],
+        winograd_gemm[WINOGRAD_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
         accuracy[WINOGRAD_TILES];
     make_tests(direct_shapes, DIRECT_SHAPES, handpicked(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
@@ -511,6 +515,14 @@ int main(void)
                CONVGEN_ALGO_WINOGRAD, 1e-4, winograd);
     make_tests(winograd_fused_shapes, WINOGRAD_FUSED_SHAPES, handpicked_winograd_fused(winograd_fused_shapes),
                random_winograd_fused_shape, CONVGEN_ALGO_WINOGRAD_FUSED, 1e-4, winograd_fused);
+    /* winograd's shapes again with the products by convgen's generated GEMM */
+    for (int i = 0; i < WINOGRAD_SHAPES; ++i) {
+        shape *t = &winograd_gemm_shapes[i];
+        *t = winograd_shapes[i];
+        t->gemm = CONVGEN_GEMM_GENERATED;
+        snprintf(t->name, sizeof t->name, "generated GEMM: %.140s", winograd_shapes[i].name);
+        winograd_gemm[i] = (struct CMUnitTest){.name = t->name, .test_func = check_shape, .initial_state = t};
+    }
     make_accuracy_tests(accuracy);
     /* Prepared weights: the first shapes of each group with weights to prepare (the handpicked ones). */
     const shape *const owners[PREPARED_ALGOS] = {cufft_shapes, fft_shapes, tiled_shapes, fused_shapes, winograd_shapes,
@@ -530,6 +542,7 @@ int main(void)
                   {"fft_fused", fused, CUFFT_SHAPES},
                   {"winograd", winograd, WINOGRAD_SHAPES},
                   {"winograd_fused", winograd_fused, WINOGRAD_FUSED_SHAPES},
+                  {"winograd_gemm", winograd_gemm, WINOGRAD_SHAPES},
                   {"prepared", prepared, PREPARED_ALGOS * PREPARED_SHAPES},
                   {"accuracy", accuracy, WINOGRAD_TILES}};
     enum { GROUPS = sizeof groups / sizeof groups[0] };
