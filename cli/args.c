@@ -31,7 +31,7 @@ const char cli_layer_usage[] =
     "  --pass PASS        fprop, bprop, accgrad or all\n"
     "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n"
     "  --gemm KIND        winograd's products: cublas or generated (convgen's own batched SGEMM);\n"
-    "                     default: generated for at most 64 output channels over 1000 tiles\n";
+    "                     default: generated for 33 to 64 output channels over 1000 tiles\n";
 
 bool cli_skip_pass(const cli_args *a, convgen_pass pass, convgen_status s, bool as_comment)
 {

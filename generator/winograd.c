@@ -513,10 +513,10 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
 }
 
 /* Whether convgen's GEMM sums the products: where asked for, in strict fp32 (cuBLAS's is the
- * TF32 one); chosen, for fprop and bprop with at most 64 output channels over at least 1000
- * tiles, where it measured 3-11% faster than cuBLAS's SGEMM on the H100 (bench/NOTES.md,
- * "winograd's generated GEMM": its 128 x 64 blocks against cuBLAS's kernels for a narrow C;
- * cuBLAS is ahead for wider ones, and in accgrad, whose long sums it splits). */
+ * TF32 one); chosen, for fprop and bprop with 33 to 64 output channels (its 64-wide blocks
+ * filled) over at least 1000 tiles, where it measured 3-11% faster than cuBLAS's SGEMM on the
+ * H100 (bench/NOTES.md, "winograd's generated GEMM"; cuBLAS is ahead for wider C, and in
+ * accgrad, whose long sums it splits). */
 static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg_tuning *tune)
 {
     int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
@@ -524,8 +524,10 @@ static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg
         return false;
     if (gemm == CONVGEN_GEMM_GENERATED)
         return true;
-    int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c;
-    return s->pass != CONVGEN_ACCGRAD && outputs <= 64 && s->columns >= 1000;
+    /* the whole batch's tiles, not a sub-batch's: a workspace limit must not switch to cuBLAS,
+     * whose work area (32 MiB) the plan would then need beside it */
+    int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c, tiles = p->n * s->tiles[0] * s->tiles[1];
+    return s->pass != CONVGEN_ACCGRAD && outputs > 32 && outputs <= 64 && tiles >= 1000;
 }
 
 static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,

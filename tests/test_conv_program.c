@@ -244,8 +244,8 @@ static void test_winograd_generated_gemm_programs_match_the_reference(void **sta
     assert_true(kernels[0] > 0 && kernels[1] > 0 && kernels[2] > 0);
 }
 
-/* Which GEMM a winograd plan runs: the generated one where asked for, or chosen for at most 64
- * output channels over at least 1000 tiles (fprop and bprop); cuBLAS's for wider layers, for
+/* Which GEMM a winograd plan runs: the generated one where asked for, or chosen for 33 to 64
+ * output channels over at least 1000 tiles (fprop and bprop); cuBLAS's for other layers, for
  * accgrad, with TF32 and where asked for. */
 static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
 {
@@ -268,8 +268,9 @@ static void test_winograd_chooses_its_gemm(void **state)
     (void)state;
     const convgen_conv_desc narrow = {.rank = 2, .n = 32, .c = 64, .k = 64, .in = {56, 56}, .kernel = {3, 3},
                                       .pad_before = {1, 1}, .pad_after = {1, 1}}; /* R1: 3200 tiles */
-    convgen_conv_desc wide = narrow, few = narrow;
+    convgen_conv_desc wide = narrow, few = narrow, thin = narrow;
     wide.c = wide.k = 256;
+    thin.k = 32; /* half of a 64-wide block */
     few.n = 8; /* 800 tiles */
     const cg_tuning chosen = {0}, cublas = {.gemm = CONVGEN_GEMM_CUBLAS}, generated = {.gemm = CONVGEN_GEMM_GENERATED},
                     tf32 = {.gemm = CONVGEN_GEMM_GENERATED, .tf32 = true};
@@ -278,8 +279,12 @@ static void test_winograd_chooses_its_gemm(void **state)
     assert_false(runs_generated_gemm(&narrow, CONVGEN_ACCGRAD, chosen));
     assert_false(runs_generated_gemm(&wide, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&few, CONVGEN_FPROP, chosen));
+    assert_false(runs_generated_gemm(&thin, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&narrow, CONVGEN_FPROP, cublas));
     assert_false(runs_generated_gemm(&narrow, CONVGEN_FPROP, tf32));
+    /* under a workspace limit that cuts the batch the choice stays (cuBLAS would add its work area) */
+    cg_tuning limited = {.workspace_limit = 1};
+    assert_true(runs_generated_gemm(&narrow, CONVGEN_FPROP, limited));
     assert_true(runs_generated_gemm(&wide, CONVGEN_FPROP, generated));
     assert_true(runs_generated_gemm(&wide, CONVGEN_ACCGRAD, generated));
 }
