@@ -24,12 +24,12 @@ bool cg_gemm_kernel_takes(const cg_gemm_step *g)
 {
     if (!g->real || g->batch > 65535)
         return false;
-    /* every index within a batch entry, and the entries' offsets, in 32 bits */
+    /* every index within a batch entry in 32 bits (the entries' offsets are 64-bit) */
     int64_t a_span = g->transa == 'T' ? g->m * g->lda : g->k * g->lda;
     int64_t b_span = g->transb == 'T' ? g->k * g->ldb : g->n * g->ldb;
     int64_t most = INT32_MAX / 2;
-    return a_span < most && b_span < most && g->n * g->ldc < most && g->a_stride < most && g->b_stride < most &&
-           g->c_stride < most && (g->m + 127) / 128 <= 65535 && (g->n + 127) / 128 <= 65535;
+    return a_span < most && b_span < most && g->n * g->ldc < most && (g->m + 127) / 128 <= 65535 &&
+           (g->n + 127) / 128 <= 65535;
 }
 
 /* An operand's tile loads: `outer` where its stored rows run along the product's rows (op(A),
@@ -55,8 +55,7 @@ static void operand(tmpl_value *ctx, const char *name, bool outer, int64_t offse
 convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k)
 {
     if (!cg_gemm_kernel_takes(g))
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the generated GEMM takes real, non-accumulating GEMMs within "
-                                                    "32-bit indices");
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the generated GEMM takes real GEMMs within 32-bit indices");
     int bm = g->m >= 128 ? 128 : 64, bn = g->n >= 128 ? 128 : 64;
     k->grid[0] = (unsigned)((g->m + bm - 1) / bm);
     k->grid[1] = (unsigned)((g->n + bn - 1) / bn);

@@ -434,8 +434,8 @@ static convgen_status run_phase(const cg_generated *g, int phase, bool later_chu
             if (!run_fused(&st->op, m))
                 return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the fused kernel's DFTs on the CPU");
         }
-        else if (st->op.kind == CG_OP_GEMM)
-            run_gemm(&st->op.gemm, m, st->op.gemm.accumulate && later_chunk);
+        else if (st->op.kind == CG_OP_GEMM) /* convgen's kernel adds in every sub-batch, after a zeroing step */
+            run_gemm(&st->op.gemm, m, st->op.gemm.accumulate && st->op.gemm.k > 0);
         else if (st->op.kind == CG_OP_WINOGRAD) {
             if (!cg_wino_op_evaluate(&st->op, m->in, m->out, m->ws))
                 return cg_fail(CONVGEN_ERROR_INTERNAL, "step %d: its Winograd transform cannot be derived", i);

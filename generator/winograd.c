@@ -226,8 +226,9 @@ tmpl_value *wino_header_lines(const cg_problem *p, const wino_spec *s, const cg_
     cg_value_line(h, "convgen %s: %s%s algorithm, %s: %s", CG_GENERATOR_VERSION, s->algo, fused ? "" : " (non-fused)",
                   convgen_pass_name(s->pass), what);
     cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
-    cg_value_line(h, "emitted by: convgen emit --algo %s --pass %s%s %s", s->algo, convgen_pass_name(s->pass), sms,
-                  layer);
+    const char *gemm = fused ? "" : s->generated_gemm ? " --gemm generated" : " --gemm cublas";
+    cg_value_line(h, "emitted by: convgen emit --algo %s%s --pass %s%s %s", s->algo, gemm, convgen_pass_name(s->pass),
+                  sms, layer);
     cg_value_line(h, "%s", "");
     cg_value_line(h, "plan: %s = AT [ sum of (G %s G^T) . (BT %s B) ] A per tile, the sum %s", operand_names[s->pass][2],
                   s->pass == CONVGEN_ACCGRAD ? "dy" : "w", s->pass == CONVGEN_BPROP ? "dy" : "x", s->plan[0]);
@@ -405,6 +406,21 @@ static cg_gemm_step gemm_of(const wino_spec *s, gemm_shape g)
                           .accumulate = s->pass == CONVGEN_ACCGRAD && s->chunks > 1};
 }
 
+/* The products' GEMM of the pass (the table at the top), in cuBLAS's column-major terms. With
+ * convgen's GEMM, bprop's U is [e][k][c] (forward_program), read along the output channels. */
+static gemm_shape products_shape(const cg_problem *p, const wino_spec *s)
+{
+    const int64_t T = s->columns;
+    if (s->pass == CONVGEN_ACCGRAD) /* M[e] ([k][c]) = D V^T, summed over the tiles */
+        return (gemm_shape){.ta = 'T', .tb = 'N', .a = WINO_V, .b = WINO_U, .m = p->c, .n = p->k, .k = T, .lda = T,
+                            .ldb = T, .ldc = p->c};
+    /* M[e] ([out_ch][T]) = U^T V (fprop) or U V (bprop), U [c][k] (swapped: [k][c]), V [data_ch][T] */
+    bool bprop = s->pass == CONVGEN_BPROP, swap = bprop && s->generated_gemm;
+    return (gemm_shape){.ta = 'N', .tb = bprop && !swap ? 'N' : 'T', .a = WINO_V, .b = WINO_U, .m = T,
+                        .n = bprop ? p->c : p->k, .k = bprop ? p->k : p->c, .lda = T, .ldb = swap ? p->c : p->k,
+                        .ldc = T};
+}
+
 /* Appends a step in `phase` running convgen's GEMM kernel for g, convgen_winograd_<pass>_<part>. */
 static convgen_status add_gemm_kernel(const cg_problem *p, const wino_spec *s, const cg_gemm_step *g, int phase,
                                       const char *part, cg_generated *out)
@@ -430,12 +446,12 @@ static convgen_status add_gemm_kernel(const cg_problem *p, const wino_spec *s, c
     return cg_gemm_kernel(g, h, k);
 }
 
-/* Appends the products' step: cuBLAS's SGEMM, or convgen's (gemm.c) where the spec asks for it
- * and the GEMM is one it takes. */
-static convgen_status add_gemm(const cg_problem *p, const wino_spec *s, gemm_shape shape, cg_generated *out)
+/* Appends the products' step: cuBLAS's SGEMM, or convgen's (gemm.c) where the spec chose it
+ * (winograd_generate, which checked that the kernel takes it). */
+static convgen_status add_gemm(const cg_problem *p, const wino_spec *s, cg_generated *out)
 {
-    cg_gemm_step g = gemm_of(s, shape);
-    if (!s->generated_gemm || !cg_gemm_kernel_takes(&g)) {
+    cg_gemm_step g = gemm_of(s, products_shape(p, s));
+    if (!s->generated_gemm) {
         out->steps[out->step_count++] = (cg_step){.kind = CG_STEP_GEMM, .phase = 1, .gemm = g};
         return CONVGEN_SUCCESS;
     }
@@ -475,10 +491,7 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
         st = wino_add_transform(p, s, &data, 0, 1, part, what, out);
     if (st != CONVGEN_SUCCESS)
         return st;
-    /* M[e] ([out_ch][T]) = U^T V (fprop) or U V (bprop), U [c][k] (swapped: [k][c]) and V [data_ch][T] */
-    const int64_t T = s->columns;
-    st = add_gemm(p, s, (gemm_shape){.ta = 'N', .tb = bprop && !swap ? 'N' : 'T', .a = WINO_V, .b = WINO_U, .m = T,
-                                     .n = out_ch, .k = data_ch, .lda = T, .ldb = swap ? p->c : p->k, .ldc = T}, out);
+    st = add_gemm(p, s, out);
     if (st != CONVGEN_SUCCESS)
         return st;
     int64_t plane = out_size[0] * out_size[1];
@@ -500,10 +513,7 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
         st = wino_add_transform(p, s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
     if (st != CONVGEN_SUCCESS)
         return st;
-    /* M[e] ([k][c]) = D V^T, summed over the tiles */
-    const int64_t T = s->columns;
-    st = add_gemm(p, s, (gemm_shape){.ta = 'T', .tb = 'N', .a = WINO_V, .b = WINO_U, .m = p->c, .n = p->k, .k = T,
-                                     .lda = T, .ldb = T, .ldc = p->c}, out);
+    st = add_gemm(p, s, out); /* M[e] ([k][c]) = D V^T, summed over the tiles */
     if (st != CONVGEN_SUCCESS)
         return st;
     int64_t taps = s->kernel[0] * s->kernel[1];
@@ -512,8 +522,8 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
     return wino_add_transform(p, s, &dw, 2, 2, "output_dw", "dw from the summed products", out);
 }
 
-/* Whether convgen's GEMM sums the products: where asked for, in strict fp32 (cuBLAS's is the
- * TF32 one); chosen, for fprop and bprop with 33 to 64 output channels (its 64-wide blocks
+/* Whether convgen's GEMM sums the products: where asked for, in strict fp32 only (TF32 is
+ * cuBLAS's); chosen, for fprop and bprop with 33 to 64 output channels (its 64-wide blocks
  * filled) over at least 1000 tiles, where it measured 3-11% faster than cuBLAS's SGEMM on the
  * H100 (bench/NOTES.md, "winograd's generated GEMM"; cuBLAS is ahead for wider C, and in
  * accgrad, whose long sums it splits). */
@@ -542,6 +552,10 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
         return st;
     s.algo = "winograd";
     s.generated_gemm = use_generated_gemm(p, &s, tune);
+    if (s.generated_gemm) { /* past the kernel's 32-bit indices: cuBLAS's, and every header says so */
+        cg_gemm_step g = gemm_of(&s, products_shape(p, &s));
+        s.generated_gemm = cg_gemm_kernel_takes(&g);
+    }
     snprintf(s.plan[0], sizeof s.plan[0], "one %s SGEMM per", s.generated_gemm ? "generated" : "cuBLAS");
     snprintf(s.plan[1], sizeof s.plan[1], "transform element (%lld of them) over the %lld tiles of %lld images at once",
              (long long)s.elements, (long long)s.columns, (long long)s.batch);

@@ -34,7 +34,7 @@
 #include "winograd_plan.h"
 
 enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEMENTS = 36,
-       FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 224 registers hold the 64 sums */ };
+       FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 168 registers hold the 64 sums */ };
 enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
        ACCGRAD_MIN_RUN = 8 * ACCGRAD_TILES, /* the fewest tiles a split's run sums */
        SUM_THREADS = 256 };
@@ -207,7 +207,8 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     k->block[0] = (unsigned)(8 * s->elements);
     /* the larger of one chunk's tiles as loaded and transformed beside two buffers of weights'
      * transforms, and the products */
-    int64_t chunk = 4 * FUSED_CHANNELS * (s->elements * (FUSED_TILES + 2 * FUSED_OUTPUTS) + FUSED_TILES * s->elements),
+    int64_t chunk = 4 * FUSED_CHANNELS * (s->elements * (FUSED_TILES + 2 * FUSED_OUTPUTS) +
+                                          FUSED_TILES * s->tf[0].alpha * s->tf[1].alpha /* the raw tiles */),
             products = 4 * s->elements * FUSED_TILES * FUSED_OUTPUTS;
     k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
     if (k->grid[1] > 65535)
@@ -222,8 +223,8 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
 
 /* ---- accgrad ---- */
 
-/* How many runs the tiles split into: enough blocks for two per multiprocessor, each run at
- * least ACCGRAD_MIN_RUN tiles and a whole number of chunks. */
+/* How many runs the tiles split into: enough blocks for two per multiprocessor, each run but
+ * the last ACCGRAD_MIN_RUN tiles or more and a whole number of chunks. */
 static void choose_splits(const wino_spec *s, int64_t blocks, int sm_count, int64_t *splits, int64_t *run)
 {
     int64_t want = wino_div_up(2ll * sm_count, blocks);

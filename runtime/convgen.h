@@ -100,8 +100,8 @@ typedef enum {
     CONVGEN_ALGO_FFT_TILED = 3, /* overlap-save tiles of convgen's FFTs; accgrad in parts */
     CONVGEN_ALGO_FFT_FUSED = 4, /* fft-tiled's tiles in one kernel each; fprop and bprop, rank 2 */
     CONVGEN_ALGO_WINOGRAD = 5,  /* F(m x m, r x r) minimal filtering, non-fused: transforms around a
-                                   cuBLAS SGEMM per transform element; stride 1, rank 1 and 2,
-                                   kernels up to 7 */
+                                   batched SGEMM (cuBLAS's or convgen's) per transform element;
+                                   stride 1, rank 1 and 2, kernels up to 7 */
     CONVGEN_ALGO_WINOGRAD_FUSED = 6 /* the same in one kernel per block of tiles (accgrad: of dw),
                                        the products in registers; rank 2, kernels 2 to 5 */
 } convgen_algo;

@@ -1,5 +1,6 @@
 {#- The fused Winograd accgrad (generator/winograd_fused.c), F(r, m): dw's taps of a (k, c) pair are
-    AT [ sum over the batch's tiles of (G dy G^T) . (BT x B) ] A, dy's m x m tiles as the filters.
+    AT [ sum over the batch's tiles of (G dy G^T) . (BT x B) ] A, dy's {{ r0 }} x {{ r1 }} tiles as the filters and
+    the {{ m0 }} x {{ m1 }} taps as F(m, r)'s outputs.
     One block per {{ k_block }} output x {{ c_block }} input channels{{ " and run of " ~ run ~ " tiles" if splits > 1 }}; per chunk of
     {{ t_block }} tiles, x's and dy's tiles ({{ x_tasks + dy_tasks }} of them) arrive in shared memory by cp.async, loaded
     while the previous chunk's products ran, go through BT and G as [e][channel][tile], and each
@@ -11,7 +12,7 @@
 
 {#- The raw tiles of the chunk from column `col0` into shared memory by cp.async: task p < {{ x_tasks }} is x's
     channel p / {{ t_block }} at column col0 + p % {{ t_block }}, the next {{ dy_tasks }} dy's the same way; point q of x's
-    task p at xr[q {{ x_tasks }} + p], of dy's task q at dr[q {{ dy_tasks }} + q] (zeros outside the planes and the run). -#}
+    task p at xr[q {{ x_tasks }} + p], of dy's task t at dr[q {{ dy_tasks }} + t] (zeros outside the planes and the run). -#}
 {%- macro fetch_tiles(col0, indent) -%}
 {{ indent }}for (unsigned p = tid; p < {{ x_tasks + dy_tasks }}u; p += {{ threads }}u) {
 {{ indent }}    const unsigned col = {{ col0 }} + p % {{ t_block }}u;

@@ -218,8 +218,9 @@ static void test_winograd_programs_match_the_reference(void **state)
 }
 
 /* winograd with convgen's own GEMM (gemm.c) for the products, by its step's parameters: the
- * same layers, passes and limits (an accgrad in several sub-batches keeps cuBLAS's, which
- * accumulates); at least one program per pass must use the generated kernel. */
+ * same layers, passes and limits (an accgrad in several sub-batches zeroes the products once,
+ * then adds into them in every sub-batch, as the kernel does); at least one program per pass
+ * must use the generated kernel. */
 static void test_winograd_generated_gemm_programs_match_the_reference(void **state)
 {
     (void)state;
