@@ -331,26 +331,27 @@ static tmpl_value *kernel_context(const cg_problem *p, const wino_spec *s, const
     return ctx;
 }
 
+cg_kernel *wino_add_kernel_step(const cg_kernel_op *op, int phase, cg_generated *out)
+{
+    cg_step *st = &out->steps[out->step_count++];
+    *st = (cg_step){.kind = CG_STEP_KERNEL, .phase = phase, .kernel = out->kernel_count++, .op = *op};
+    cg_kernel *k = &out->kernels[st->kernel];
+    k->grid[0] = k->grid[1] = k->grid[2] = 1;
+    k->block[0] = k->block[1] = k->block[2] = 1;
+    return k;
+}
+
 /* Appends a transform kernel step doing op in `phase` on operand in0 or in1 (`operand`; the output
  * for op 'A'), named convgen_winograd_<pass>_<part>. */
 convgen_status wino_add_transform(const cg_problem *p, const wino_spec *s, const cg_wino_op *op, int operand,
                                   int phase, const char *part, const char *what, cg_generated *out)
 {
-    cg_step *st = &out->steps[out->step_count++];
-    memset(st, 0, sizeof *st);
-    st->kind = CG_STEP_KERNEL;
-    st->phase = phase;
-    st->kernel = out->kernel_count++;
-    st->op.kind = CG_OP_WINOGRAD;
-    st->op.operand = operand;
-    st->op.wino = *op;
-    cg_kernel *k = &out->kernels[st->kernel];
+    cg_kernel *k = wino_add_kernel_step(&(cg_kernel_op){.kind = CG_OP_WINOGRAD, .operand = operand, .wino = *op}, phase,
+                                        out);
     snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
     int64_t count = (op->matrix == 'A' ? op->rows : op->channels) * op->outer * op->tiles[0] * op->tiles[1];
     k->grid[0] = (unsigned)wino_div_up(count, THREADS);
-    k->grid[1] = k->grid[2] = 1;
     k->block[0] = THREADS;
-    k->block[1] = k->block[2] = 1;
     bool failed = false;
     tmpl_value *ctx = kernel_context(p, s, k, op, operand, what, count, &failed);
     convgen_status status = failed        ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
@@ -425,11 +426,7 @@ static gemm_shape products_shape(const cg_problem *p, const wino_spec *s)
 static convgen_status add_gemm_kernel(const cg_problem *p, const wino_spec *s, const cg_gemm_step *g, int phase,
                                       const char *part, cg_generated *out)
 {
-    cg_step *st = &out->steps[out->step_count++];
-    *st = (cg_step){.kind = CG_STEP_KERNEL, .phase = phase, .kernel = out->kernel_count++};
-    st->op.kind = CG_OP_GEMM;
-    st->op.gemm = *g;
-    cg_kernel *k = &out->kernels[st->kernel];
+    cg_kernel *k = wino_add_kernel_step(&(cg_kernel_op){.kind = CG_OP_GEMM, .gemm = *g}, phase, out);
     snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
     char layer[256];
     cg_problem_describe(p, layer, sizeof layer);

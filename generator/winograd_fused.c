@@ -101,20 +101,11 @@ static tmpl_value *common_context(const cg_problem *p, const wino_spec *s, const
     return ctx;
 }
 
-/* Appends a kernel step doing op (phase 1 unless said) and returns its kernel. */
+/* Appends a kernel step doing op in `phase`, named `name`. */
 static cg_kernel *add_kernel(const cg_wino_op *op, int phase, const char *name, cg_generated *out)
 {
-    cg_step *step = &out->steps[out->step_count++];
-    memset(step, 0, sizeof *step);
-    step->kind = CG_STEP_KERNEL;
-    step->phase = phase;
-    step->kernel = out->kernel_count++;
-    step->op.kind = CG_OP_WINOGRAD;
-    step->op.wino = *op;
-    cg_kernel *k = &out->kernels[step->kernel];
+    cg_kernel *k = wino_add_kernel_step(&(cg_kernel_op){.kind = CG_OP_WINOGRAD, .wino = *op}, phase, out);
     snprintf(k->name, sizeof k->name, "%s", name);
-    k->block[1] = k->block[2] = 1;
-    k->grid[1] = k->grid[2] = 1;
     return k;
 }
 

@@ -67,6 +67,9 @@ bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_divid
  * dimension from t * step - offset, into the spec's buffer `buffer` (WINO_U or WINO_V). */
 cg_wino_op wino_tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t channels, const int64_t size[2],
                          const int64_t tiles[2], const int64_t step[2], const int64_t offset[2], int buffer);
+/* Appends a kernel step running op in `phase` (0: before the sub-batches, 1: each, 2: after them);
+ * its kernel, launched as one thread until the caller says, is the caller's to name and fill. */
+cg_kernel *wino_add_kernel_step(const cg_kernel_op *op, int phase, cg_generated *out);
 /* Appends a transform kernel step doing op ('A', 'B' or 'G') in `phase` on operand in0 or in1
  * (`operand`; the output for 'A'), named convgen_winograd_<pass>_<part>. */
 convgen_status wino_add_transform(const cg_problem *p, const wino_spec *s, const cg_wino_op *op, int operand,

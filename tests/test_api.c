@@ -199,7 +199,10 @@ static void test_plan_options_are_checked(void **state)
     o = (convgen_plan_options){.winograd_m = {2, 13}};
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
                  CONVGEN_ERROR_INVALID_VALUE, "winograd_m[1] = 13 must be in [0, 12]");
-    o.winograd_m[1] = 11; /* F(11, 3): alpha 13 */
+    o = (convgen_plan_options){.winograd_gemm = 3}; /* winograd's GEMM: CHOSEN, CUBLAS or GENERATED */
+    assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
+                 CONVGEN_ERROR_INVALID_VALUE, "winograd_gemm = 3");
+    o = (convgen_plan_options){.winograd_m = {2, 11}}; /* F(11, 3): alpha 13 */
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
                  CONVGEN_ERROR_INVALID_VALUE, "winograd_m[1] = 11");
     convgen_conv_desc padded = {.rank = 2, .n = 1, .c = 1, .k = 1, .in = {3, 3}, .kernel = {3, 3},
