@@ -84,7 +84,7 @@ static bool parse(int argc, char **argv, options *o)
         char name[32] = "";
         if (len < sizeof name)
             memcpy(name, at, len);
-        if (!cg_planner_named(name)) {
+        if (!cg_planner_named(name) && strcmp(name, "auto") != 0) {
             fprintf(stderr, "convgen-bench: --algo: '%.*s' is no algorithm\n", (int)len, at);
             return false;
         }
@@ -291,12 +291,13 @@ static void run_prepared(convgen_state *c, const float *reference, const referen
 }
 
 /* A row's plan options beside the algorithm's defaults. */
-typedef enum { PLAIN, TF32, GENERATED_GEMM } variant;
+typedef enum { PLAIN, TF32, GENERATED_GEMM, AUTO } variant;
 
 /* Plans, times and checks one algorithm; appends its row, and a row on prepared weights where
  * the plan has weights to prepare. Variants: "<algorithm>, tf32", the plan's GEMMs on TF32
  * tensor cores (allow_tf32), against cuDNN's TF32 column; "<algorithm>, generated GEMM",
- * winograd's products by convgen's own GEMM (winograd_gemm). */
+ * winograd's products by convgen's own GEMM (winograd_gemm); "auto (<winner>)", algorithm AUTO
+ * (pl NULL), which times the candidates while planning. */
 static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pass, const cg_planner *pl, variant v,
                         bench_buffers *b, const float *reference, const reference_points *rp, const options *o,
                         bench_report *r)
@@ -305,11 +306,15 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
     bench_row row = {.pass = pass, .impl = "convgen", .ms = -1, .rel_error = NAN, .ref_error = NAN,
                      .flops = layer_flops(l)};
     snprintf(row.layer, sizeof row.layer, "%s", l->name);
-    snprintf(row.algo, sizeof row.algo, "%s%s", pl->name, tf32 ? ", tf32" : v == GENERATED_GEMM ? ", generated GEMM" : "");
+    snprintf(row.algo, sizeof row.algo, "%s%s", pl ? pl->name : "auto",
+             tf32 ? ", tf32" : v == GENERATED_GEMM ? ", generated GEMM" : "");
     convgen_state c = {.b = b};
     convgen_plan_options opt = {.allow_tf32 = tf32, .winograd_gemm = v == GENERATED_GEMM ? CONVGEN_GEMM_GENERATED : 0};
-    convgen_status s = convgen_plan_conv_ex(ctx, &l->desc, pass, pl->algo, &opt, &c.plan);
+    convgen_status s = convgen_plan_conv_ex(ctx, &l->desc, pass, pl ? pl->algo : CONVGEN_ALGO_AUTO, &opt, &c.plan);
     size_t ws = 0;
+    convgen_choice choice;
+    if (s == CONVGEN_SUCCESS && v == AUTO && convgen_plan_choice(c.plan, &choice) == CONVGEN_SUCCESS)
+        snprintf(row.note, sizeof row.note, "auto chose %s", convgen_algo_name(choice.algo));
     if (s == CONVGEN_SUCCESS) {
         bench_report_jit_plan(r, c.plan);
         convgen_plan_workspace_size(c.plan, &ws);
@@ -384,6 +389,10 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
             run_convgen(ctx, l, pass, pl, TF32, &b, reference, rp, o, r);
         if (pl->algo == CONVGEN_ALGO_WINOGRAD)
             run_convgen(ctx, l, pass, pl, GENERATED_GEMM, &b, reference, rp, o, r);
+    }
+    if (bench_algo_listed(o->algos, "auto")) {
+        run_convgen(ctx, l, pass, NULL, AUTO, &b, reference, rp, o, r);
+        bench_report_auto_replan(r, ctx, l, pass);
     }
     cudaFree(reference);
     free(rp);

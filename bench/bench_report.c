@@ -58,6 +58,7 @@ void bench_report_destroy(bench_report *r)
     free(r->cold_ms.v);
     free(r->disk_ms.v);
     free(r->memory_us.v);
+    free(r->wisdom_ms.v);
     free(r);
 }
 
@@ -151,6 +152,20 @@ void bench_report_jit_replan(bench_report *r, convgen_context *ctx, const cg_lay
     }
 }
 
+void bench_report_auto_replan(bench_report *r, convgen_context *ctx, const cg_layer *l, convgen_pass pass)
+{
+    convgen_plan *plan;
+    convgen_choice ch;
+    cache_mem_clear();
+    double t0 = now_ms();
+    if (convgen_plan_conv(ctx, &l->desc, pass, CONVGEN_ALGO_AUTO, &plan) != CONVGEN_SUCCESS)
+        return;
+    double ms = now_ms() - t0;
+    if (convgen_plan_choice(plan, &ch) == CONVGEN_SUCCESS && ch.chosen_by == CONVGEN_CHOSEN_BY_WISDOM)
+        push(&r->wisdom_ms, ms);
+    convgen_plan_destroy(plan);
+}
+
 /* The cuDNN row of the same layer and pass, or NULL. */
 static const bench_row *cudnn_row(const bench_report *r, const bench_row *row, const char *impl)
 {
@@ -177,6 +192,9 @@ static void print_header(const bench_report *r, FILE *f)
                "per kernel (%d plans), memory-cache hit %.1f us median per plan (%d plans)\n",
             median(&r->cold_ms), r->cold_ms.count, median(&r->disk_ms), r->disk_ms.count, median(&r->memory_us),
             r->memory_us.count);
+    if (r->wisdom_ms.count)
+        fprintf(f, "- auto: planning a tuned shape from wisdom (kernels from the disk cache) %.2f ms median (%d plans)\n",
+                median(&r->wisdom_ms), r->wisdom_ms.count);
     fprintf(f, "- timing: CUDA events around each run after 3 warm-up runs, median of the runs; input buffers "
                "rotate when a layer's data fits in L2. Speedup = cuDNN time / convgen time (> 1: convgen is "
                "faster). TFLOP/s = 2*N*C*K*prod(kernel)*prod(output) / time.\n\n");
@@ -189,8 +207,8 @@ static void print_header(const bench_report *r, FILE *f)
 static void print_geomeans(const bench_report *r, FILE *f)
 {
     const char *impls[2] = {"cudnn-fp32", "cudnn-tf32"};
-    for (int a = 0; a < cg_planner_count(); ++a) {
-        const char *algo = cg_planner_at(a)->name;
+    for (int a = 0; a <= cg_planner_count(); ++a) {
+        const char *algo = a < cg_planner_count() ? cg_planner_at(a)->name : "auto";
         for (int m = 0; m < 2; ++m) {
             double logs[4] = {0};
             int n[4] = {0}, unchecked = 0;
@@ -231,8 +249,9 @@ void bench_report_print(const bench_report *r, FILE *f)
                     row->impl, row->algo, row->note);
             continue;
         }
-        fprintf(f, "| %s | %s | %s | %s | %.4f | %.2f | ", row->layer, convgen_pass_name(row->pass), row->impl,
-                row->algo, row->ms, row->flops / (row->ms * 1e-3) / 1e12);
+        fprintf(f, "| %s | %s | %s | %s%s%s%s | %.4f | %.2f | ", row->layer, convgen_pass_name(row->pass), row->impl,
+                row->algo, row->note[0] ? " (" : "", row->note, row->note[0] ? ")" : "", row->ms,
+                row->flops / (row->ms * 1e-3) / 1e12);
         if (strcmp(row->impl, "convgen") == 0)
             fprintf(f, "%.3f | %.3f | %.2e | ", speedup(r, row, "cudnn-fp32"), speedup(r, row, "cudnn-tf32"),
                     row->rel_error);

@@ -32,11 +32,15 @@ typedef struct bench_report {
     bench_row *rows;
     int count, cap;
     sample_list cold_ms, disk_ms, memory_us;
+    sample_list wisdom_ms; /* AUTO plans of tuned shapes: from wisdom, kernels from the disk cache */
 } bench_report;
 
 bench_report *bench_report_create(void);
 void bench_report_destroy(bench_report *r);
 void bench_report_add(bench_report *r, const bench_row *row);
+/* Times planning a tuned layer and pass again with AUTO (wisdom holds the choice; the memory
+ * cache is cleared first, so its kernels come from the disk cache). */
+void bench_report_auto_replan(bench_report *r, convgen_context *ctx, const cg_layer *l, convgen_pass pass);
 /* Records the NVRTC compile times of a fresh plan's kernels. */
 void bench_report_jit_plan(bench_report *r, const convgen_plan *plan);
 /* Plans every benchmarked layer again with the benchmarked algorithms (`algos` a comma-separated

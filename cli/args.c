@@ -27,11 +27,14 @@ const char cli_layer_usage[] =
     "                     convolution through cuFFT, through convgen's own FFTs, in overlap-save\n"
     "                     tiles, or in one kernel per tile); winograd (stride 1, kernels up to 7)\n"
     "                     or winograd-fused (the transforms inside the product kernel, kernels\n"
-    "                     2 to 5)\n"
+    "                     2 to 5); auto (the fastest, from wisdom, timed on the GPU, or by\n"
+    "                     the cost model offline: convgen tune and explain say how)\n"
     "  --pass PASS        fprop, bprop, accgrad or all\n"
     "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n"
     "  --gemm KIND        winograd's products: cublas or generated (convgen's own batched SGEMM);\n"
-    "                     default: generated for 33 to 64 output channels over 1000 tiles\n";
+    "                     default: generated for 33 to 64 output channels over 1000 tiles\n"
+    "  --effort LEVEL     auto: measure (default), estimate (the cost model, no timing) or\n"
+    "                     exhaustive (every Winograd tile too)\n";
 
 bool cli_skip_pass(const cli_args *a, convgen_pass pass, convgen_status s, bool as_comment)
 {
@@ -149,7 +152,8 @@ static bool needs_value(const char *o)
 {
     static const char *const with_value[] = {"--algo", "--pass", "--kernel", "--arch", "--set", "--out",
                                              "--layers", "--seed", "--samples", "--sms", "--pad-before",
-                                             "--pad-after", "--stride", "--dilation", "--gemm"};
+                                             "--pad-after", "--stride", "--dilation", "--gemm",
+                                             "--effort", "--wisdom", "--csv"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; ++i)
         if (strcmp(o, with_value[i]) == 0)
             return true;
@@ -158,6 +162,17 @@ static bool needs_value(const char *o)
 
 static bool set_option(cli_args *a, const char *o, const char *v)
 {
+    if (strcmp(o, "--algo") == 0 && strcmp(v, "auto") == 0)
+        return a->algo = CONVGEN_ALGO_AUTO, true;
+    if (strcmp(o, "--effort") == 0) {
+        a->options.effort = strcmp(v, "measure") == 0      ? CONVGEN_EFFORT_MEASURE
+                            : strcmp(v, "estimate") == 0   ? CONVGEN_EFFORT_ESTIMATE
+                            : strcmp(v, "exhaustive") == 0 ? CONVGEN_EFFORT_EXHAUSTIVE
+                                                           : -1;
+        if (a->options.effort < 0)
+            fprintf(stderr, "convgen: --effort '%s' is not measure, estimate or exhaustive\n", v);
+        return a->options.effort >= 0;
+    }
     if (strcmp(o, "--algo") == 0) {
         const cg_planner *p = cg_planner_named(v);
         if (!p)
@@ -193,7 +208,8 @@ static bool set_option(cli_args *a, const char *o, const char *v)
         return true;
     }
     const char **dst = strcmp(o, "--arch") == 0 ? &a->arch : strcmp(o, "--set") == 0 ? &a->set
-                       : strcmp(o, "--out") == 0 ? &a->out_dir : &a->layers_file;
+                       : strcmp(o, "--out") == 0 ? &a->out_dir : strcmp(o, "--wisdom") == 0 ? &a->wisdom
+                       : strcmp(o, "--csv") == 0 ? &a->csv : &a->layers_file;
     *dst = v;
     return true;
 }

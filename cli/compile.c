@@ -26,6 +26,26 @@ convgen_status cli_open_context(const char *arch, bool no_cache, bool need_devic
     return s;
 }
 
+void cli_print_kernel_header(void)
+{
+    printf("%-8s %-38s %5s %6s %6s %7s %7s %10s  %s\n", "pass", "kernel", "regs", "smem", "stack", "spill-st",
+           "spill-ld", "compile-ms", "from");
+}
+
+bool cli_print_kernels(const convgen_plan *plan, convgen_pass pass)
+{
+    bool local = false;
+    for (int i = 0; i < convgen_plan_kernel_count(plan); ++i) {
+        convgen_kernel_info k;
+        convgen_plan_kernel_info(plan, i, &k);
+        printf("%-8s %-38s %5d %6d %6d %7d %7d %10.1f  %s\n", convgen_pass_name(pass), k.name, k.registers,
+               k.shared_bytes, k.stack_bytes, k.spill_store_bytes, k.spill_load_bytes, k.compile_ms,
+               origin_name(k.origin));
+        local |= k.stack_bytes || k.spill_store_bytes || k.spill_load_bytes;
+    }
+    return local;
+}
+
 int cli_compile(int argc, char **argv)
 {
     cli_args a;
@@ -44,8 +64,7 @@ int cli_compile(int argc, char **argv)
     if (s != CONVGEN_SUCCESS)
         return cli_fail("compile", s);
     printf("target %s (%s)\n", convgen_context_arch(ctx), convgen_context_device_name(ctx));
-    printf("%-8s %-38s %5s %6s %6s %7s %7s %10s  %s\n", "pass", "kernel", "regs", "smem", "stack", "spill-st",
-           "spill-ld", "compile-ms", "from");
+    cli_print_kernel_header();
     int rc = 0, skipped = 0;
     for (int pi = 0; pi < a.pass_count && rc == 0; ++pi) {
         convgen_plan *plan;
@@ -59,15 +78,8 @@ int cli_compile(int argc, char **argv)
             rc = cli_fail("compile", s);
             break;
         }
-        for (int i = 0; i < convgen_plan_kernel_count(plan); ++i) {
-            convgen_kernel_info k;
-            convgen_plan_kernel_info(plan, i, &k);
-            printf("%-8s %-38s %5d %6d %6d %7d %7d %10.1f  %s\n", convgen_pass_name(pass), k.name, k.registers,
-                   k.shared_bytes, k.stack_bytes, k.spill_store_bytes, k.spill_load_bytes, k.compile_ms,
-                   origin_name(k.origin));
-            if (k.stack_bytes || k.spill_store_bytes || k.spill_load_bytes)
-                rc = 3; /* local memory in an emitted kernel is a generator defect */
-        }
+        if (cli_print_kernels(plan, pass))
+            rc = 3; /* local memory in an emitted kernel is a generator defect */
         convgen_plan_destroy(plan);
     }
     if (rc == 3)

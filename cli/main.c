@@ -15,6 +15,8 @@ static const struct {
     {"emit", cli_emit, "print the CUDA source of a layer's kernels"},
     {"compile", cli_compile, "compile a layer's kernels: registers, shared memory, stack, spills, time"},
     {"check", cli_check, "run a layer's kernels on the GPU against the CPU float64 reference"},
+    {"tune", cli_tune, "time every algorithm on a layer (or a layer file) and print the candidates and the winner"},
+    {"explain", cli_explain, "say which algorithm auto picks for a layer, why, and its kernels' resources"},
     {"generate", cli_generate, "emit the kernels of a layer file into a folder (the build's kernel sets)"},
     {"bench", NULL, "time convgen against cuDNN on the layer set (runs convgen-bench)"},
 };

@@ -7,11 +7,17 @@ int cli_emit_fft(int argc, char **argv); /* emit --algo fft */
 int cli_generate(int argc, char **argv);
 int cli_compile(int argc, char **argv);
 int cli_check(int argc, char **argv);
+int cli_tune(int argc, char **argv);
+int cli_explain(int argc, char **argv);
 
 #include <stdbool.h>
 #include "convgen.h"
 /* A device context, or (unless need_device) an offline one for `arch` or sm_90. */
 convgen_status cli_open_context(const char *arch, bool no_cache, bool need_device, int sm_count,
                                 convgen_context **ctx);
+/* compile's table of a plan's kernels (registers, shared memory, stack, spills, compile time):
+ * the header line, and a plan's rows; true when a kernel uses local memory. */
+void cli_print_kernel_header(void);
+bool cli_print_kernels(const convgen_plan *plan, convgen_pass pass);
 
 #endif

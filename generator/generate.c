@@ -44,6 +44,8 @@ const cg_planner *cg_planner_named(const char *name)
 
 const char *convgen_algo_name(convgen_algo algo)
 {
+    if (algo == CONVGEN_ALGO_AUTO)
+        return "auto";
     const cg_planner *p = cg_planner_of(algo);
     return p ? p->name : "unknown";
 }

@@ -102,8 +102,11 @@ typedef enum {
     CONVGEN_ALGO_WINOGRAD = 5,  /* F(m x m, r x r) minimal filtering, non-fused: transforms around a
                                    batched SGEMM (cuBLAS's or convgen's) per transform element;
                                    stride 1, rank 1 and 2, kernels up to 7 */
-    CONVGEN_ALGO_WINOGRAD_FUSED = 6 /* the same in one kernel per block of tiles (accgrad: of dw),
+    CONVGEN_ALGO_WINOGRAD_FUSED = 6, /* the same in one kernel per block of tiles (accgrad: of dw),
                                        the products in registers; rank 2, kernels 2 to 5 */
+    CONVGEN_ALGO_AUTO = 7 /* the planner picks among the others and their main tuning parameters:
+                             from wisdom, by timing them on the device, or by a cost model
+                             (convgen_plan_options.effort; convgen_plan_choice says which won) */
 } convgen_algo;
 CONVGEN_API const char *convgen_algo_name(convgen_algo algo);
 CONVGEN_API const char *convgen_pass_name(convgen_pass pass);
@@ -162,10 +165,23 @@ typedef struct convgen_plan_options {
      * (0): the generated one for fprop and bprop with 33 to 64 output channels over at least
      * 1000 tiles, where it measured faster on the H100, cuBLAS's otherwise. */
     int winograd_gemm;
+    /* AUTO: how the algorithm is chosen, a convgen_effort. MEASURE (0) and EXHAUSTIVE plan the
+     * candidates, time them on the device, check each one's output against the first's and keep
+     * the fastest, unless wisdom already holds the choice; ESTIMATE times nothing and ranks the
+     * candidates by a cost model of their FLOPs, bytes and launches (also what an offline
+     * context does at any effort when wisdom has no entry). */
+    int effort;
+    /* AUTO: called after each candidate is tried (done of total), e.g. for a progress bar. */
+    void (*progress)(int done, int total, void *user);
+    void *progress_user;
 } convgen_plan_options;
 
 /* convgen_plan_options.winograd_gemm */
 enum { CONVGEN_GEMM_CHOSEN = 0, CONVGEN_GEMM_CUBLAS = 1, CONVGEN_GEMM_GENERATED = 2 };
+
+/* convgen_plan_options.effort. MEASURE times each algorithm with its default tuning (winograd:
+ * both GEMMs); EXHAUSTIVE also every Winograd tile F(m, r) with m + r - 1 <= 8. */
+typedef enum { CONVGEN_EFFORT_MEASURE = 0, CONVGEN_EFFORT_ESTIMATE = 1, CONVGEN_EFFORT_EXHAUSTIVE = 2 } convgen_effort;
 
 /* convgen_plan_conv with options (NULL: the defaults). */
 CONVGEN_API convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_desc *desc,
@@ -225,6 +241,64 @@ CONVGEN_API int convgen_plan_kernel_count(const convgen_plan *plan);
 /* The emitted CUDA source of kernel i (owned by the plan), or NULL if i is out of range. */
 CONVGEN_API const char *convgen_plan_source(const convgen_plan *plan, int i);
 CONVGEN_API convgen_status convgen_plan_kernel_info(const convgen_plan *plan, int i, convgen_kernel_info *info);
+
+/* ---- what AUTO chose, and why ----------------------------------------------------------- */
+
+typedef enum {
+    CONVGEN_CHOSEN_BY_CALLER = 0, /* the plan was made for one algorithm, not AUTO */
+    CONVGEN_CHOSEN_BY_MEASUREMENT,/* AUTO timed the candidates on the device */
+    CONVGEN_CHOSEN_BY_WISDOM,     /* AUTO found the choice in wisdom: nothing timed */
+    CONVGEN_CHOSEN_BY_ESTIMATE    /* AUTO ranked the candidates by the cost model */
+} convgen_chosen_by;
+
+/* One algorithm and tuning AUTO considered. */
+typedef struct convgen_candidate {
+    convgen_algo algo;
+    /* The tuning it fixes (fourier_size, winograd_m, winograd_gemm; 0: the algorithm's own
+     * choice) and the plan's workspace_limit and allow_tf32; no callback. */
+    convgen_plan_options options;
+    /* SUCCESS: it ran (or, estimated, it would plan). Else why it dropped out: NOT_SUPPORTED
+     * (the algorithm does not cover the layer), WORKSPACE_LIMIT, COMPILE, CUDA, or INTERNAL
+     * when its output disagreed with the first candidate's; `note` says more. */
+    convgen_status status;
+    double estimate_ms;     /* the cost model's time; < 0 where it could not plan */
+    double ms;              /* median measured time; < 0: not timed */
+    double difference;      /* ||out - first's out|| / ||first's out||; < 0: not compared */
+    size_t workspace_bytes;
+    char note[160];
+} convgen_candidate;
+
+/* How the plan's algorithm was chosen. For AUTO, `algo` and `options` are the winner's; the
+ * candidates are listed (convgen_plan_candidate) when they were measured or estimated here. */
+typedef struct convgen_choice {
+    convgen_algo algo;
+    convgen_plan_options options;
+    convgen_chosen_by chosen_by;
+    int effort;             /* convgen_effort AUTO ran at (or the wisdom entry was made at) */
+    double ms;              /* the winner's median time (measured now or recorded in wisdom); < 0: none */
+    int candidate_count, winner;
+} convgen_choice;
+
+CONVGEN_API convgen_status convgen_plan_choice(const convgen_plan *plan, convgen_choice *choice);
+CONVGEN_API convgen_status convgen_plan_candidate(const convgen_plan *plan, int i, convgen_candidate *candidate);
+
+/* ---- wisdom ------------------------------------------------------------------------------- */
+
+/* AUTO's choices, kept per (GPU name, architecture, convgen version, layer, pass, workspace
+ * limit, TF32) in the process and in text files like FFTW's wisdom: one line a choice, ending
+ * with a line that counts them and checksums the file. A file that is damaged, truncated or not
+ * convgen wisdom of this format is reported and ignored as a whole; entries of other GPUs,
+ * architectures or versions are kept (to merge and export) but never used here.
+ *
+ * $CONVGEN_WISDOM names a file read at the first AUTO plan of the process and rewritten
+ * (merged with what it holds then, atomically) after each plan that measured, so a second
+ * process plans a tuned shape without timing anything. */
+CONVGEN_API convgen_status convgen_wisdom_import(const char *path);      /* merges into the process's */
+CONVGEN_API convgen_status convgen_wisdom_import_string(const char *text);
+CONVGEN_API convgen_status convgen_wisdom_export(const char *path);      /* atomically: temp file, rename */
+CONVGEN_API convgen_status convgen_wisdom_export_string(char **text);    /* malloc'ed */
+CONVGEN_API void convgen_wisdom_forget(void);                           /* drops the process's wisdom */
+CONVGEN_API int convgen_wisdom_count(void);                             /* entries held */
 
 /* Renders the source of kernel i of a plan without compiling anything; *source is malloc'ed. */
 CONVGEN_API convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, convgen_algo algo,

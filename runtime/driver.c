@@ -36,6 +36,11 @@ static const struct { const char *symbol; size_t offset; } symbols[] = {
     SYM(MemcpyDtoH, "cuMemcpyDtoH_v2"),
     SYM(MemsetD8, "cuMemsetD8_v2"),
     SYM(CtxSynchronize, "cuCtxSynchronize"),
+    SYM(EventCreate, "cuEventCreate"),
+    SYM(EventRecord, "cuEventRecord"),
+    SYM(EventSynchronize, "cuEventSynchronize"),
+    SYM(EventElapsedTime, "cuEventElapsedTime"), /* the first version: every driver has it */
+    SYM(EventDestroy, "cuEventDestroy_v2"),
 #undef SYM
 };
 

@@ -32,6 +32,12 @@ typedef struct cg_driver {
     CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
     CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
     CUresult (*CtxSynchronize)(void);
+    /* For the tuner (tune.c), which times candidates. */
+    CUresult (*EventCreate)(CUevent *, unsigned);
+    CUresult (*EventRecord)(CUevent, CUstream);
+    CUresult (*EventSynchronize)(CUevent);
+    CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+    CUresult (*EventDestroy)(CUevent);
 } cg_driver;
 
 /* The loaded driver (loaded and initialized once per process), or NULL with

@@ -9,6 +9,7 @@
 #include "jit.h"
 #include "lib_steps.h"
 #include "problem.h"
+#include "tune.h"
 #include "util.h"
 
 struct convgen_plan {
@@ -19,6 +20,8 @@ struct convgen_plan {
     convgen_kernel_info info[CG_MAX_KERNELS];
     lib_steps *lib;          /* the library calls among gen's steps; NULL offline or without */
     int64_t workspace_bytes; /* gen's buffers and the libraries' work area */
+    convgen_choice choice;   /* how the algorithm was chosen (AUTO) */
+    convgen_candidate *candidates; /* choice.candidate_count of them */
 };
 
 static void fill_info(convgen_kernel_info *info, const cg_kernel *k, const cache_kernel *c, convgen_kernel_origin origin)
@@ -38,9 +41,24 @@ static void fill_info(convgen_kernel_info *info, const cg_kernel *k, const cache
 
 static convgen_status allow_shared_memory(convgen_context *ctx, CUfunction fn, unsigned bytes);
 
+static void prefetch_kernel(void *user, int i)
+{
+    convgen_plan *plan = user;
+    const cg_kernel *k = &plan->gen.kernels[i];
+    cache_kernel compiled;
+    convgen_kernel_origin origin;
+    if (jit_get(k->source, k->name, plan->ctx->arch, plan->ctx->disk, &compiled, &origin) == CONVGEN_SUCCESS)
+        cache_kernel_free(&compiled);
+}
+
 static convgen_status load_kernels(convgen_plan *plan)
 {
     convgen_context *ctx = plan->ctx;
+    /* NVRTC compiles one kernel per thread: the kernels of a plan are compiled (or found in the
+     * disk cache) on every core at once, then loaded in order from the memory cache. A failure
+     * is reported by the loop below, on the caller's thread. */
+    if (plan->gen.kernel_count > 1)
+        cg_parallel_for(plan->gen.kernel_count, prefetch_kernel, plan);
     for (int i = 0; i < plan->gen.kernel_count; ++i) {
         const cg_kernel *k = &plan->gen.kernels[i];
         cache_kernel compiled;
@@ -136,7 +154,7 @@ convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *
     return convgen_plan_conv_ex(ctx, desc, pass, algo, NULL, out);
 }
 
-static convgen_status tuning_of(const convgen_plan_options *o, cg_tuning *t)
+convgen_status plan_tuning_of(const convgen_plan_options *o, cg_tuning *t)
 {
     memset(t, 0, sizeof *t);
     if (!o)
@@ -155,13 +173,16 @@ static convgen_status tuning_of(const convgen_plan_options *o, cg_tuning *t)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
                        "options->winograd_gemm = %d is not CONVGEN_GEMM_CHOSEN, _CUBLAS or _GENERATED", o->winograd_gemm);
     t->gemm = o->winograd_gemm;
+    if (o->effort < CONVGEN_EFFORT_MEASURE || o->effort > CONVGEN_EFFORT_EXHAUSTIVE)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
+                       "options->effort = %d is not CONVGEN_EFFORT_MEASURE, _ESTIMATE or _EXHAUSTIVE", o->effort);
     t->tf32 = o->allow_tf32 != 0;
     t->workspace_limit = o->workspace_limit > INT64_MAX ? INT64_MAX : (int64_t)o->workspace_limit;
     return CONVGEN_SUCCESS;
 }
 
 /* What the generator may know of the context's GPU. */
-static cg_target target_of(const convgen_context *ctx)
+cg_target plan_target_of(const convgen_context *ctx)
 {
     return (cg_target){ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes, ctx->max_cluster};
 }
@@ -176,10 +197,26 @@ static convgen_status plan_conv_once(convgen_context *ctx, const convgen_conv_de
         return s;
     cg_problem p;
     if ((s = cg_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
-        cg_target target = target_of(ctx);
+        cg_target target = plan_target_of(ctx);
         s = cg_generate_tuned(&p, pass, algo, &target, tune, &plan->gen);
     }
     return plan_finish(plan, s, limit, out, needed);
+}
+
+/* AUTO: the tuner's plan, with its report attached. */
+static convgen_status plan_auto(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                const convgen_plan_options *options, convgen_plan **out)
+{
+    if (!ctx)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "ctx is NULL");
+    tune_report report;
+    convgen_status s = tune_auto(ctx, desc, pass, options, out, &report);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    (*out)->choice = report.choice;
+    (*out)->choice.options.progress = NULL, (*out)->choice.options.progress_user = NULL;
+    (*out)->candidates = report.candidates;
+    return CONVGEN_SUCCESS;
 }
 
 convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
@@ -189,9 +226,11 @@ convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_des
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
     *out = NULL;
     cg_tuning tune;
-    convgen_status s = tuning_of(options, &tune);
+    convgen_status s = plan_tuning_of(options, &tune);
     if (s != CONVGEN_SUCCESS)
         return s;
+    if (algo == CONVGEN_ALGO_AUTO)
+        return plan_auto(ctx, desc, pass, options, out);
     size_t limit = options ? options->workspace_limit : 0;
     int64_t needed = 0;
     s = plan_conv_once(ctx, desc, pass, algo, &tune, limit, out, &needed);
@@ -211,6 +250,12 @@ convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_des
     if (s == CONVGEN_ERROR_WORKSPACE_LIMIT)
         cg_fail(s, "the %s plan needs %s%lld bytes of workspace, options->workspace_limit is %zu",
                 convgen_algo_name(algo), batches ? "at least " : "", (long long)needed, limit);
+    if (s == CONVGEN_SUCCESS) { /* the caller's choice */
+        (*out)->choice = (convgen_choice){.algo = algo, .chosen_by = CONVGEN_CHOSEN_BY_CALLER, .ms = -1, .winner = -1};
+        if (options)
+            (*out)->choice.options = *options;
+        (*out)->choice.options.progress = NULL, (*out)->choice.options.progress_user = NULL;
+    }
     return s;
 }
 
@@ -223,7 +268,7 @@ convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *de
     plan->is_fft = true;
     cg_fft_problem p;
     if ((s = cg_fft_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
-        cg_target target = target_of(ctx);
+        cg_target target = plan_target_of(ctx);
         s = cg_generate_fft(&p, &target, &plan->gen);
     }
     int64_t needed;
@@ -243,6 +288,7 @@ void convgen_plan_destroy(convgen_plan *plan)
             ctx->drv->CtxPopCurrent(&popped);
     }
     ctx_count_plan(ctx, -1);
+    free(plan->candidates);
     cg_generated_free(&plan->gen); /* modules belong to the context */
     free(plan);
 }
@@ -273,6 +319,31 @@ convgen_status convgen_plan_kernel_info(const convgen_plan *plan, int i, convgen
     if (!info)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "info is NULL");
     *info = plan->info[i];
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status convgen_plan_choice(const convgen_plan *plan, convgen_choice *choice)
+{
+    if (!plan)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    if (!choice)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "choice is NULL");
+    if (plan->is_fft)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is an FFT plan: it has no algorithm choice");
+    *choice = plan->choice;
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status convgen_plan_candidate(const convgen_plan *plan, int i, convgen_candidate *candidate)
+{
+    if (!plan)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    if (i < 0 || i >= plan->choice.candidate_count)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "candidate index %d must be in 0..%d", i,
+                       plan->choice.candidate_count - 1);
+    if (!candidate)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "candidate is NULL");
+    *candidate = plan->candidates[i];
     return CONVGEN_SUCCESS;
 }
 
@@ -488,6 +559,9 @@ convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, co
     if (!source)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "source is NULL");
     *source = NULL;
+    if (algo == CONVGEN_ALGO_AUTO)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "algo = AUTO: emitting needs a context to choose in; plan the layer "
+                       "and read convgen_plan_source");
     cg_problem p;
     cg_generated gen;
     convgen_status s = cg_problem_init(&p, desc);

@@ -12,7 +12,7 @@
 #define CHEAP_REFERENCE 4e8
 #define DEFAULT_SAMPLES 4096
 
-static uint64_t next_random(uint64_t *s)
+uint64_t cg_next_random(uint64_t *s)
 {
     /* xorshift64*: reproducible data from a seed, no library state. */
     *s ^= *s >> 12;
@@ -21,10 +21,10 @@ static uint64_t next_random(uint64_t *s)
     return *s * 0x2545F4914F6CDD1Dull;
 }
 
-static void fill_random(float *v, int64_t n, uint64_t *state)
+void cg_fill_random(float *v, int64_t n, uint64_t *state)
 {
     for (int64_t i = 0; i < n; ++i)
-        v[i] = (float)((double)(next_random(state) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+        v[i] = (float)((double)(cg_next_random(state) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
 static void compare(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
@@ -34,7 +34,7 @@ static void compare(const cg_problem *p, convgen_pass pass, const float *in0, co
     r->checked = samples == 0 || samples >= r->elems ? r->elems : samples;
     r->sampled = r->checked < r->elems;
     for (int64_t s = 0; s < r->checked; ++s) {
-        int64_t i = r->sampled ? (int64_t)(next_random(state) % (uint64_t)r->elems) : s;
+        int64_t i = r->sampled ? (int64_t)(cg_next_random(state) % (uint64_t)r->elems) : s;
         double ref = ref_conv_at(p, pass, in0, in1, i), d = (double)got[i] - ref;
         if (isnan(d) || fabs(d) > r->max_abs_error)
             r->max_abs_error = isnan(d) ? INFINITY : fabs(d);
@@ -141,8 +141,8 @@ convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, co
     if (!host[0] || !host[1] || !host[2]) {
         s = cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of host memory for the check's tensors");
     } else {
-        fill_random(host[0], elems[0], &state);
-        fill_random(host[1], elems[1], &state);
+        cg_fill_random(host[0], elems[0], &state);
+        cg_fill_random(host[1], elems[1], &state);
         s = run_on_device(ctx, plan, elems, ws, host);
     }
     if (s == CONVGEN_SUCCESS) {
@@ -209,9 +209,9 @@ convgen_status cg_verify_prepared(convgen_context *ctx, const convgen_conv_desc 
     if (!w || !xs[0] || !xs[1] || !outs[0] || !outs[1]) {
         s = cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of host memory for the check's tensors");
     } else {
-        fill_random(w, elems[1], &state);
-        fill_random(xs[0], elems[0], &state);
-        fill_random(xs[1], elems[0], &state);
+        cg_fill_random(w, elems[1], &state);
+        cg_fill_random(xs[0], elems[0], &state);
+        cg_fill_random(xs[1], elems[0], &state);
         s = prepared_on_device(ctx, plan, elems, ws, w, (const float *const *)xs, outs);
     }
     for (int run = 0; run < 2 && s == CONVGEN_SUCCESS; ++run) { /* the worse of the two runs */

@@ -18,6 +18,11 @@ typedef struct cg_verify_result {
     bool sampled;          /* checked < elems: the reference was evaluated on random points */
 } cg_verify_result;
 
+/* Reproducible pseudo-random numbers (xorshift64*) from a state, and floats uniform in [-1, 1)
+ * from them: the checks' and the tuner's inputs. */
+uint64_t cg_next_random(uint64_t *state);
+void cg_fill_random(float *v, int64_t n, uint64_t *state);
+
 /* samples < 0: all elements when the reference is cheap (<= 4e8 multiply-adds), else 4096
  * random ones; 0: all; > 0: that many random points. */
 /* options: the plan's (NULL: defaults). */

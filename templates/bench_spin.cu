@@ -1,4 +1,4 @@
-{#- The bench's spin kernel: one thread waits `ns` nanoseconds of the GPU's global timer. It is
+{#- The spin kernel of the bench and of AUTO's timing (runtime/tune.c): one thread waits `ns` nanoseconds of the GPU's global timer. It is
     queued before each timed run's start event, so the host enqueues the event, the run and the
     stop event while the GPU waits: a microsecond-scale run is then timed without the host's
     launch latency (otherwise it leaks in, and more so for libraries with heavier host paths). -#}

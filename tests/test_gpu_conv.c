@@ -9,7 +9,8 @@
  * winograd: 52 shapes, stride 1 and kernels up to 7; winograd_fused (or winograd-fused): 44,
  * kernels 2 to 5; winograd_gemm: winograd's shapes with the generated GEMM (options.winograd_gemm);
  * prepared: each FFT and Winograd algorithm's first 8 shapes on weights
- * prepared once; accuracy: Winograd's error per tile).
+ * prepared once; accuracy: Winograd's error per tile; auto: algorithm AUTO on direct's
+ * handpicked shapes and random stride-1 ones, and what it chose).
  * The groups run in parallel processes (run_groups). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,10 +47,12 @@ typedef struct shape {
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 52 /* 41 random ones beside the 11 handpicked ones */
 #define WINOGRAD_FUSED_SHAPES 44
+#define AUTO_SHAPES 24 /* direct's 14 handpicked ones and 10 random stride-1 ones */
+#define AUTO_CHOICES 4
 
 static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
     tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], winograd_shapes[WINOGRAD_SHAPES],
-    winograd_fused_shapes[WINOGRAD_FUSED_SHAPES], winograd_gemm_shapes[WINOGRAD_SHAPES],
+    winograd_fused_shapes[WINOGRAD_FUSED_SHAPES], winograd_gemm_shapes[WINOGRAD_SHAPES], auto_shapes[AUTO_SHAPES],
     prepared_shapes[PREPARED_ALGOS * PREPARED_SHAPES];
 
 #define DESC2(n_, c_, k_, h, w, r, s, pad, str, dil)                                                          \
@@ -371,7 +374,7 @@ static void make_tests(shape *s, int count, int handpicked_count, void (*random)
     for (int i = 0; i < count; ++i) {
         s[i].algo = algo, s[i].bound = bound;
         /* One shape in three with a batch to cut, for the algorithms that sub-batch. */
-        s[i].sub_batched = algo != CONVGEN_ALGO_DIRECT && algo != CONVGEN_ALGO_FFT_FUSED &&
+        s[i].sub_batched = algo != CONVGEN_ALGO_DIRECT && algo != CONVGEN_ALGO_FFT_FUSED && algo != CONVGEN_ALGO_AUTO &&
                            algo != CONVGEN_ALGO_WINOGRAD_FUSED && s[i].d.n > 1 && i % 3 == 0;
         name_shape(&s[i]);
         tests[i] = (struct CMUnitTest){.name = s[i].name, .test_func = check_shape, .initial_state = &s[i]};
@@ -388,6 +391,60 @@ static int handpicked_fft_ranks(shape *s, int lo, int hi)
         if (all[i].d.rank >= lo && all[i].d.rank <= hi)
             s[n++] = all[i];
     return n;
+}
+
+/* What AUTO chose, on a shape where every family applies: it measured, the winner ran and is
+ * the fastest of the candidates that ran, every candidate that ran agreed with the first one
+ * (direct), each stayed under the workspace limit; planning again takes the choice from
+ * wisdom, timing nothing, and the plan checks against the float64 reference. */
+static void check_auto_choice(void **state)
+{
+    const shape *s = *state;
+    if (!ctx)
+        skip();
+    for (int pass = 0; pass < 3; ++pass) {
+        convgen_plan_options o = {.workspace_limit = (size_t)64 << 20};
+        convgen_plan *plan;
+        convgen_choice ch, again;
+        convgen_wisdom_forget();
+        if (convgen_plan_conv_ex(ctx, &s->d, (convgen_pass)pass, CONVGEN_ALGO_AUTO, &o, &plan) != CONVGEN_SUCCESS)
+            fail_msg("%s %s: %s", s->name, convgen_pass_name((convgen_pass)pass), convgen_last_error());
+        assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
+        assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_MEASUREMENT);
+        assert_true(ch.candidate_count >= 4 && ch.winner >= 0 && ch.winner < ch.candidate_count);
+        int ran = 0;
+        for (int i = 0; i < ch.candidate_count; ++i) {
+            convgen_candidate c;
+            assert_int_equal(convgen_plan_candidate(plan, i, &c), CONVGEN_SUCCESS);
+            if (i == 0)
+                assert_int_equal(c.algo, CONVGEN_ALGO_DIRECT);
+            if (c.status != CONVGEN_SUCCESS)
+                continue;
+            ++ran;
+            if (!(c.ms > 0 && c.ms >= ch.ms && c.difference >= 0 && c.difference <= 1e-3 &&
+                  c.workspace_bytes <= o.workspace_limit))
+                fail_msg("%s %s: candidate %s: %.4f ms (winner %.4f), difference %.2e, workspace %zu", s->name,
+                         convgen_pass_name((convgen_pass)pass), convgen_algo_name(c.algo), c.ms, ch.ms, c.difference,
+                         c.workspace_bytes);
+        }
+        print_message("%-8s auto chose %s (%.4f ms) of %d candidates, %d ran\n", convgen_pass_name((convgen_pass)pass),
+                      convgen_algo_name(ch.algo), ch.ms, ch.candidate_count, ran);
+        assert_true(ran >= 3);
+        convgen_plan_destroy(plan);
+        assert_int_equal(convgen_plan_conv_ex(ctx, &s->d, (convgen_pass)pass, CONVGEN_ALGO_AUTO, &o, &plan),
+                         CONVGEN_SUCCESS);
+        assert_int_equal(convgen_plan_choice(plan, &again), CONVGEN_SUCCESS);
+        assert_int_equal(again.chosen_by, CONVGEN_CHOSEN_BY_WISDOM);
+        assert_int_equal(again.algo, ch.algo);
+        assert_int_equal(again.options.winograd_gemm, ch.options.winograd_gemm);
+        convgen_plan_destroy(plan);
+        cg_verify_result r;
+        assert_int_equal(cg_verify(ctx, &s->d, (convgen_pass)pass, CONVGEN_ALGO_AUTO, &o, 5, 0, &r), CONVGEN_SUCCESS);
+        if (r.unwritten || !(r.rel_error <= 1e-4))
+            fail_msg("%s %s: auto's %s: relative error %.2e, %lld unwritten", s->name,
+                     convgen_pass_name((convgen_pass)pass), convgen_algo_name(ch.algo), r.rel_error,
+                     (long long)r.unwritten);
+    }
 }
 
 /* The groups CONVGEN_TEST_GROUPS names (unset: every group), by name or by the algorithm's
@@ -412,7 +469,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                     known = selected[i] = true;
             if (!known) {
                 fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, cufft, fft, fft_tiled, fft_fused, "
-                                "winograd, winograd_fused, winograd_gemm, prepared, accuracy)\n",
+                                "winograd, winograd_fused, winograd_gemm, prepared, accuracy, auto)\n",
                         token);
                 return false;
             }
@@ -502,7 +559,7 @@ int main(void)
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES],
         winograd_gemm[WINOGRAD_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
-        accuracy[WINOGRAD_TILES];
+        accuracy[WINOGRAD_TILES], autos[AUTO_SHAPES + AUTO_CHOICES];
     make_tests(direct_shapes, DIRECT_SHAPES, handpicked(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
     make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
                cufft);
@@ -524,6 +581,19 @@ int main(void)
         winograd_gemm[i] = (struct CMUnitTest){.name = t->name, .test_func = check_shape, .initial_state = t};
     }
     make_accuracy_tests(accuracy);
+    make_tests(auto_shapes, AUTO_SHAPES, handpicked(auto_shapes), random_winograd_shape, CONVGEN_ALGO_AUTO, 1e-4, autos);
+    static shape choices[AUTO_CHOICES];
+    const convgen_conv_desc choice_layers[AUTO_CHOICES] = {DESC2(8, 32, 32, 28, 28, 3, 3, 1, 1, 1),
+                                                           DESC2(4, 16, 24, 33, 31, 5, 5, 2, 1, 1),
+                                                           DESC2(2, 8, 8, 40, 40, 9, 9, 0, 1, 1),
+                                                           DESC2(16, 64, 64, 14, 14, 3, 3, 1, 1, 1)};
+    for (int i = 0; i < AUTO_CHOICES; ++i) {
+        choices[i] = (shape){.d = choice_layers[i], .algo = CONVGEN_ALGO_AUTO};
+        name_shape(&choices[i]);
+        snprintf(choices[i].name + strlen(choices[i].name), sizeof choices[i].name - strlen(choices[i].name), " choice");
+        autos[AUTO_SHAPES + i] = (struct CMUnitTest){.name = choices[i].name, .test_func = check_auto_choice,
+                                                     .initial_state = &choices[i]};
+    }
     /* Prepared weights: the first shapes of each group with weights to prepare (the handpicked ones). */
     const shape *const owners[PREPARED_ALGOS] = {cufft_shapes, fft_shapes, tiled_shapes, fused_shapes, winograd_shapes,
                                                  winograd_fused_shapes};
@@ -544,7 +614,8 @@ int main(void)
                   {"winograd_fused", winograd_fused, WINOGRAD_FUSED_SHAPES},
                   {"winograd_gemm", winograd_gemm, WINOGRAD_SHAPES},
                   {"prepared", prepared, PREPARED_ALGOS * PREPARED_SHAPES},
-                  {"accuracy", accuracy, WINOGRAD_TILES}};
+                  {"accuracy", accuracy, WINOGRAD_TILES},
+                  {"auto", autos, AUTO_SHAPES + AUTO_CHOICES}};
     enum { GROUPS = sizeof groups / sizeof groups[0] };
     const char *names[GROUPS];
     bool selected[GROUPS];

@@ -1,0 +1,585 @@
+/* AUTO (tune.h): the candidates are every registered algorithm with its default tuning, winograd
+ * with both GEMMs, and at EXHAUSTIVE every Winograd tile F(m, r) with m + r - 1 <= 8. Each is
+ * generated offline first, which says whether it applies and what the cost model thinks of it;
+ * then, unless wisdom knows the answer or there is nothing to time on:
+ *   1. every candidate's kernels are compiled at once, on every core (the caches keep them);
+ *   2. each candidate is planned and run once on the same random inputs, its output poisoned
+ *      first and compared with the first candidate's (direct, where it applies: the plainest),
+ *      a disagreeing one dropped and reported;
+ *   3. the survivors are timed as the bench times them: CUDA events around each run, median of
+ *      several after warm-up runs, each run queued behind a spin kernel so the host's launch
+ *      latency stays out, the inputs rotating among copies so that a small layer's data is not
+ *      in L2 when it comes round again; the fastest is kept.
+ * The winner goes into wisdom ($CONVGEN_WISDOM too). */
+#include "tune.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "cost_model.h"
+#include "jit.h"
+#include "templates.h"
+#include "tmpl.h"
+#include "util.h"
+#include "verify.h"
+#include "wisdom.h"
+
+#define MAX_CANDIDATES 48
+#define MAX_TILE_ALPHA 8    /* exhaustive Winograd tiles: m + r - 1 up to this */
+#define STRICT_TOLERANCE 1e-3
+#define TF32_TOLERANCE 2e-2 /* TF32 GEMMs: relative error near 1e-3, more on long sums */
+#define WARMUP_RUNS 3
+#define MAX_RUNS 21
+#define SPIN_NS 50000ull    /* the spin before each timed run: longer than any launch's host time */
+#define MAX_SETS 512
+#define SET_ALIGN_FLOATS 64 /* each copy 256-byte aligned, as cudaMalloc's are */
+
+typedef struct candidate {
+    convgen_candidate pub;
+    cg_generated gen; /* its offline generation (kernel sources), while tuning */
+} candidate;
+
+typedef struct tuner {
+    convgen_context *ctx;
+    const convgen_conv_desc *desc;
+    cg_problem problem;
+    convgen_pass pass;
+    convgen_plan_options base; /* the caller's, without the callback */
+    const convgen_plan_options *caller;
+    int effort;
+    candidate c[MAX_CANDIDATES];
+    int count, done;
+} tuner;
+
+static void progress(tuner *t)
+{
+    ++t->done;
+    if (t->caller && t->caller->progress)
+        t->caller->progress(t->done, t->count, t->caller->progress_user);
+}
+
+static void set_note(candidate *c, convgen_status s, const char *text)
+{
+    c->pub.status = s;
+    snprintf(c->pub.note, sizeof c->pub.note, "%s", text);
+}
+
+/* ---- the candidates ---- */
+
+static void add(tuner *t, convgen_algo algo, int m, int gemm)
+{
+    if (t->count == MAX_CANDIDATES)
+        return;
+    candidate *c = &t->c[t->count++];
+    memset(c, 0, sizeof *c);
+    c->pub.algo = algo;
+    c->pub.options = t->base;
+    for (int d = 0; m && d < t->problem.rank; ++d)
+        if (t->problem.kernel[d] > 1)
+            c->pub.options.winograd_m[d] = m;
+    if (gemm)
+        c->pub.options.winograd_gemm = gemm;
+    c->pub.estimate_ms = c->pub.ms = c->pub.difference = -1;
+}
+
+static bool tiles_fixed(const convgen_plan_options *o)
+{
+    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
+        if (o->winograd_m[d])
+            return true;
+    return false;
+}
+
+/* Winograd's variants: the tiles (EXHAUSTIVE, unless the caller fixed them) by the GEMMs
+ * (winograd, strict fp32, unless fixed). */
+static void add_winograd(tuner *t, convgen_algo algo)
+{
+    int64_t r = 1;
+    for (int d = 0; d < t->problem.rank; ++d)
+        r = t->problem.kernel[d] > r ? t->problem.kernel[d] : r;
+    int m_lo = 0, m_hi = 0;
+    if (t->effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed(&t->base))
+        m_lo = 2, m_hi = MAX_TILE_ALPHA - (int)r + 1;
+    bool both_gemms = algo == CONVGEN_ALGO_WINOGRAD && !t->base.allow_tf32 && !t->base.winograd_gemm;
+    for (int m = m_lo; m <= m_hi; ++m) {
+        if (both_gemms) {
+            add(t, algo, m, CONVGEN_GEMM_CUBLAS);
+            add(t, algo, m, CONVGEN_GEMM_GENERATED);
+        } else {
+            add(t, algo, m, 0);
+        }
+    }
+}
+
+static void list_candidates(tuner *t)
+{
+    for (int i = 0; i < cg_planner_count(); ++i) {
+        const cg_planner *p = cg_planner_at(i);
+        bool variants = p->applicable(&t->problem, t->pass) == CONVGEN_SUCCESS; /* else one row says why */
+        if (variants && (p->algo == CONVGEN_ALGO_WINOGRAD || p->algo == CONVGEN_ALGO_WINOGRAD_FUSED))
+            add_winograd(t, p->algo);
+        else
+            add(t, p->algo, 0, 0);
+    }
+}
+
+/* Generates every candidate offline: whether it applies, and the cost model's time. */
+static void generate_candidates(tuner *t)
+{
+    cg_target target = plan_target_of(t->ctx);
+    cg_rates rates = cg_rates_for(t->ctx->sm_count);
+    for (int i = 0; i < t->count; ++i) {
+        candidate *c = &t->c[i];
+        cg_tuning tuning;
+        convgen_status s = plan_tuning_of(&c->pub.options, &tuning);
+        if (s == CONVGEN_SUCCESS)
+            s = cg_generate_tuned(&t->problem, t->pass, c->pub.algo, &target, &tuning, &c->gen);
+        if (s != CONVGEN_SUCCESS) {
+            set_note(c, s == CONVGEN_ERROR_INVALID_VALUE ? CONVGEN_ERROR_NOT_SUPPORTED : s, convgen_last_error());
+            continue;
+        }
+        c->pub.estimate_ms = cg_estimate_ms(&c->gen, &rates);
+        c->pub.workspace_bytes = (size_t)c->gen.workspace_bytes;
+    }
+}
+
+static void free_generated(tuner *t)
+{
+    for (int i = 0; i < t->count; ++i)
+        cg_generated_free(&t->c[i].gen);
+}
+
+/* ---- compiling every candidate's kernels at once ---- */
+
+typedef struct compile_job {
+    tuner *t;
+    int pairs[MAX_CANDIDATES * CG_MAX_KERNELS][2]; /* candidate, kernel */
+    convgen_status status[MAX_CANDIDATES * CG_MAX_KERNELS];
+    char note[MAX_CANDIDATES * CG_MAX_KERNELS][160];
+} compile_job;
+
+static void compile_one(void *user, int i)
+{
+    compile_job *j = user;
+    const cg_kernel *k = &j->t->c[j->pairs[i][0]].gen.kernels[j->pairs[i][1]];
+    cache_kernel compiled;
+    convgen_kernel_origin origin;
+    j->status[i] = jit_get(k->source, k->name, j->t->ctx->arch, j->t->ctx->disk, &compiled, &origin);
+    if (j->status[i] == CONVGEN_SUCCESS)
+        cache_kernel_free(&compiled);
+    else
+        snprintf(j->note[i], sizeof j->note[i], "%s", convgen_last_error());
+}
+
+/* Compiles (or finds in the caches) every kernel of the candidates that apply, in parallel; a
+ * candidate whose kernel fails drops out with the compiler's message. */
+static convgen_status compile_candidates(tuner *t)
+{
+    compile_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory compiling the candidates");
+    j->t = t;
+    int n = 0;
+    for (int i = 0; i < t->count; ++i)
+        for (int k = 0; t->c[i].pub.status == CONVGEN_SUCCESS && k < t->c[i].gen.kernel_count; ++k)
+            j->pairs[n][0] = i, j->pairs[n][1] = k, ++n;
+    cg_parallel_for(n, compile_one, j);
+    for (int i = 0; i < n; ++i)
+        if (j->status[i] != CONVGEN_SUCCESS && t->c[j->pairs[i][0]].pub.status == CONVGEN_SUCCESS)
+            set_note(&t->c[j->pairs[i][0]], j->status[i], j->note[i]);
+    free(j);
+    return CONVGEN_SUCCESS;
+}
+
+/* ---- running and timing on the device ---- */
+
+typedef struct bench_buffers {
+    CUdeviceptr ptr[3]; /* in0, in1, out: `sets` copies each, `stride` floats apart */
+    int64_t elems[3], stride[3];
+    int sets, next;     /* the copy the next run uses */
+    float *reference, *got; /* the first candidate's output, the current one's (host) */
+    bool have_reference;
+    CUevent events[2];
+    int event_count;
+    CUfunction spin;    /* NULL: runs are timed with their launch latency */
+} bench_buffers;
+
+static convgen_status cuda(const cg_driver *drv, CUresult r, const char *what)
+{
+    return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(drv, r, what);
+}
+
+/* The bench's spin kernel (templates/bench_spin.cu); NULL where it cannot be had. */
+static CUfunction load_spin(convgen_context *ctx)
+{
+    const char *name = "convgen_tune_spin";
+    tmpl_value *v = tmpl_map();
+    char *src = NULL;
+    cache_kernel k = {0};
+    convgen_kernel_origin origin;
+    CUfunction fn = NULL;
+    tmpl_set_str(v, "kernel_name", name);
+    if (cg_render_template("bench_spin.cu", v, &src) != CONVGEN_SUCCESS ||
+        jit_get(src, name, ctx->arch, ctx->disk, &k, &origin) != CONVGEN_SUCCESS ||
+        ctx_load_function(ctx, &k, src, name, &fn) != CONVGEN_SUCCESS)
+        cg_warn("auto: no spin kernel (%s): small candidates are timed with their launch latency", convgen_last_error());
+    tmpl_unref(v);
+    cache_kernel_free(&k);
+    free(src);
+    return fn;
+}
+
+/* Copies of the operands enough that 4x the L2 passes between two uses of one, as the bench
+ * has them (a layer of 2x the L2 or more needs one). */
+static int sets_for(const convgen_context *ctx, const int64_t elems[3])
+{
+    double l2 = ctx->l2_bytes > 0 ? ctx->l2_bytes : 50 << 20;
+    double bytes = 4.0 * (double)(elems[0] + elems[1] + elems[2]);
+    if (bytes >= 2 * l2)
+        return 1;
+    double sets = ceil(4 * l2 / fmax(bytes, 1.0));
+    return sets > MAX_SETS ? MAX_SETS : (int)sets;
+}
+
+/* Random inputs in [-1, 1) on the device (every copy the same), output buffers, host copies,
+ * events and the spin kernel. The caller has made the context current. */
+static convgen_status open_bench(tuner *t, bench_buffers *b)
+{
+    const cg_driver *drv = t->ctx->drv;
+    memset(b, 0, sizeof *b);
+    cg_problem_operand_elems(&t->problem, t->pass, b->elems);
+    b->sets = sets_for(t->ctx, b->elems);
+    int64_t most = 0;
+    for (int i = 0; i < 3; ++i) {
+        b->stride[i] = (b->elems[i] + SET_ALIGN_FLOATS - 1) / SET_ALIGN_FLOATS * SET_ALIGN_FLOATS;
+        most = b->elems[i] > most ? b->elems[i] : most;
+    }
+    float *host = malloc((size_t)most * sizeof *host);
+    b->reference = malloc((size_t)b->elems[2] * sizeof(float));
+    b->got = malloc((size_t)b->elems[2] * sizeof(float));
+    if (!host || !b->reference || !b->got) {
+        free(host);
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the tuner's host buffers");
+    }
+    uint64_t state = 0x9E3779B97F4A7C15ull;
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = 0; i < 3 && s == CONVGEN_SUCCESS; ++i) {
+        s = cuda(drv, drv->MemAlloc(&b->ptr[i], (size_t)(b->stride[i] * b->sets) * 4), "cuMemAlloc (the tuner's operands)");
+        if (i < 2)
+            cg_fill_random(host, b->elems[i], &state);
+        for (int c = 0; i < 2 && c < b->sets && s == CONVGEN_SUCCESS; ++c)
+            s = cuda(drv, drv->MemcpyHtoD(b->ptr[i] + (size_t)(c * b->stride[i]) * 4, host, (size_t)b->elems[i] * 4),
+                     "cuMemcpyHtoD");
+    }
+    free(host);
+    for (int i = 0; i < 2 && s == CONVGEN_SUCCESS; ++i, ++b->event_count)
+        s = cuda(drv, drv->EventCreate(&b->events[i], CU_EVENT_DEFAULT), "cuEventCreate");
+    if (s == CONVGEN_SUCCESS)
+        b->spin = load_spin(t->ctx);
+    return s;
+}
+
+static void close_bench(tuner *t, bench_buffers *b)
+{
+    const cg_driver *drv = t->ctx->drv;
+    for (int i = 0; i < 3; ++i)
+        if (b->ptr[i])
+            drv->MemFree(b->ptr[i]);
+    for (int i = 0; i < b->event_count; ++i)
+        drv->EventDestroy(b->events[i]);
+    free(b->reference);
+    free(b->got);
+}
+
+/* One run on copy `set` of the operands. */
+static convgen_status execute(convgen_plan *plan, bench_buffers *b, int set, CUdeviceptr ws, size_t ws_bytes)
+{
+    const float *in[3];
+    for (int i = 0; i < 3; ++i)
+        in[i] = (const float *)(b->ptr[i] + (size_t)(set * b->stride[i]) * 4);
+    return convgen_execute(plan, in[0], in[1], (float *)in[2], (void *)ws, ws_bytes, NULL);
+}
+
+static convgen_status spin(const cg_driver *drv, const bench_buffers *b)
+{
+    unsigned long long ns = SPIN_NS;
+    void *args[] = {&ns};
+    return b->spin ? cuda(drv, drv->LaunchKernel(b->spin, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), "the spin kernel")
+                   : CONVGEN_SUCCESS;
+}
+
+static double relative_difference(const float *got, const float *ref, int64_t n)
+{
+    double d2 = 0, r2 = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        double d = (double)got[i] - ref[i];
+        d2 += d * d;
+        r2 += (double)ref[i] * ref[i];
+    }
+    return isnan(d2) ? INFINITY : r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
+}
+
+/* One run on poisoned output, compared with the first candidate's. */
+static convgen_status check_output(tuner *t, candidate *c, convgen_plan *plan, bench_buffers *b, CUdeviceptr ws,
+                                   size_t ws_bytes)
+{
+    const cg_driver *drv = t->ctx->drv;
+    size_t bytes = (size_t)b->elems[2] * 4;
+    convgen_status s = cuda(drv, drv->MemsetD8(b->ptr[2], 0xFF, bytes), "cuMemsetD8 (poisoning the output)");
+    if (s == CONVGEN_SUCCESS)
+        s = execute(plan, b, 0, ws, ws_bytes);
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(drv, drv->CtxSynchronize(), "running the candidate");
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(drv, drv->MemcpyDtoH(b->got, b->ptr[2], bytes), "cuMemcpyDtoH");
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    /* The reference is the first output that ran and has no NaN (against itself: 0, or inf). */
+    c->pub.difference = relative_difference(b->got, b->have_reference ? b->reference : b->got, b->elems[2]);
+    if (!b->have_reference && c->pub.difference == 0) {
+        memcpy(b->reference, b->got, bytes);
+        b->have_reference = true;
+    }
+    double tolerance = t->base.allow_tf32 ? TF32_TOLERANCE : STRICT_TOLERANCE;
+    if (!(c->pub.difference <= tolerance))
+        return cg_fail(CONVGEN_ERROR_INTERNAL, "its output differs from the first candidate's by %.3g (> %g): dropped",
+                       c->pub.difference, tolerance);
+    return CONVGEN_SUCCESS;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One run between two events, behind the spin; its milliseconds. */
+static convgen_status timed_run(tuner *t, convgen_plan *plan, bench_buffers *b, CUdeviceptr ws, size_t ws_bytes,
+                                double *ms)
+{
+    const cg_driver *drv = t->ctx->drv;
+    int set = b->next;
+    b->next = (b->next + 1) % b->sets;
+    float elapsed = 0;
+    convgen_status s = spin(drv, b);
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(drv, drv->EventRecord(b->events[0], NULL), "cuEventRecord");
+    if (s == CONVGEN_SUCCESS)
+        s = execute(plan, b, set, ws, ws_bytes);
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(drv, drv->EventRecord(b->events[1], NULL), "cuEventRecord");
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(drv, drv->EventSynchronize(b->events[1]), "running the candidate");
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(drv, drv->EventElapsedTime(&elapsed, b->events[0], b->events[1]), "cuEventElapsedTime");
+    *ms = elapsed;
+    return s;
+}
+
+/* The median of runs after warm-up runs: 21 for a candidate under a millisecond, where a
+ * microsecond of noise matters, fewer for slower ones. */
+static convgen_status time_runs(tuner *t, convgen_plan *plan, bench_buffers *b, CUdeviceptr ws, size_t ws_bytes,
+                                double *ms)
+{
+    double times[MAX_RUNS];
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int r = 0; r < WARMUP_RUNS && s == CONVGEN_SUCCESS; ++r)
+        s = timed_run(t, plan, b, ws, ws_bytes, &times[0]);
+    int runs = times[0] < 1 ? MAX_RUNS : times[0] < 10 ? 7 : 3;
+    if (t->effort == CONVGEN_EFFORT_EXHAUSTIVE && runs < 7)
+        runs = 7;
+    for (int r = 0; r < runs && s == CONVGEN_SUCCESS; ++r)
+        s = timed_run(t, plan, b, ws, ws_bytes, &times[r]);
+    qsort(times, (size_t)runs, sizeof *times, compare_doubles);
+    *ms = times[runs / 2];
+    return s;
+}
+
+/* Plans, checks and times one candidate; *plan is left to the caller where it succeeded. */
+static convgen_status try_candidate(tuner *t, candidate *c, bench_buffers *b, convgen_plan **plan)
+{
+    const cg_driver *drv = t->ctx->drv;
+    convgen_status s = convgen_plan_conv_ex(t->ctx, t->desc, t->pass, c->pub.algo, &c->pub.options, plan);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    size_t ws_bytes = 0;
+    CUdeviceptr ws = 0;
+    convgen_plan_workspace_size(*plan, &ws_bytes);
+    c->pub.workspace_bytes = ws_bytes;
+    if (ws_bytes && drv->MemAlloc(&ws, ws_bytes) != CUDA_SUCCESS)
+        s = cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "no device memory for its %zu-byte workspace", ws_bytes);
+    if (s == CONVGEN_SUCCESS)
+        s = check_output(t, c, *plan, b, ws, ws_bytes);
+    if (s == CONVGEN_SUCCESS)
+        s = time_runs(t, *plan, b, ws, ws_bytes, &c->pub.ms);
+    if (ws)
+        drv->MemFree(ws);
+    if (s != CONVGEN_SUCCESS) {
+        convgen_plan_destroy(*plan);
+        *plan = NULL;
+    }
+    return s;
+}
+
+/* Times every candidate that applies and keeps the fastest plan. */
+static convgen_status measure(tuner *t, int *winner, convgen_plan **best)
+{
+    convgen_context *ctx = t->ctx;
+    compile_candidates(t);
+    CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
+    if (r != CUDA_SUCCESS)
+        return cg_cuda_fail(ctx->drv, r, "cuCtxPushCurrent");
+    bench_buffers b;
+    convgen_status s = open_bench(t, &b);
+    for (int i = 0; i < t->count && s == CONVGEN_SUCCESS; ++i) {
+        candidate *c = &t->c[i];
+        convgen_plan *plan = NULL;
+        if (c->pub.status == CONVGEN_SUCCESS) {
+            convgen_status cs = try_candidate(t, c, &b, &plan);
+            if (cs != CONVGEN_SUCCESS)
+                set_note(c, cs, convgen_last_error());
+        }
+        if (plan && (*winner < 0 || c->pub.ms < t->c[*winner].pub.ms)) {
+            convgen_plan_destroy(*best);
+            *best = plan, *winner = i;
+        } else {
+            convgen_plan_destroy(plan);
+        }
+        progress(t);
+    }
+    close_bench(t, &b);
+    CUcontext popped;
+    ctx->drv->CtxPopCurrent(&popped);
+    if (s == CONVGEN_SUCCESS && *winner < 0)
+        s = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "auto: no candidate ran for this layer and pass (convgen tune lists why)");
+    return s;
+}
+
+/* Plans the candidates in the cost model's order until one plans. */
+static convgen_status estimate(tuner *t, int *winner, convgen_plan **best)
+{
+    int order[MAX_CANDIDATES], n = 0;
+    for (int i = 0; i < t->count; ++i, progress(t))
+        if (t->c[i].pub.status == CONVGEN_SUCCESS)
+            order[n++] = i;
+    for (int a = 1; a < n; ++a) /* insertion sort by estimate: n is small */
+        for (int b = a; b > 0 && t->c[order[b]].pub.estimate_ms < t->c[order[b - 1]].pub.estimate_ms; --b) {
+            int x = order[b];
+            order[b] = order[b - 1], order[b - 1] = x;
+        }
+    convgen_status s = CONVGEN_ERROR_NOT_SUPPORTED;
+    for (int k = 0; k < n && s != CONVGEN_SUCCESS; ++k) {
+        candidate *c = &t->c[order[k]];
+        s = convgen_plan_conv_ex(t->ctx, t->desc, t->pass, c->pub.algo, &c->pub.options, best);
+        if (s != CONVGEN_SUCCESS)
+            set_note(c, s, convgen_last_error());
+        else
+            *winner = order[k];
+    }
+    return s == CONVGEN_SUCCESS ? s : cg_fail(s, "auto: no candidate plans for this layer and pass (convgen tune lists why)");
+}
+
+/* ---- wisdom ---- */
+
+static wisdom_key key_of(const tuner *t, bool any_gpu)
+{
+    wisdom_key k = {.layer = t->problem, .pass = t->pass, .workspace_limit = t->base.workspace_limit,
+                    .tf32 = t->base.allow_tf32 != 0};
+    snprintf(k.gpu, sizeof k.gpu, "%s", any_gpu ? "" : t->ctx->device_name);
+    snprintf(k.arch, sizeof k.arch, "%s", t->ctx->arch);
+    snprintf(k.version, sizeof k.version, "%s", CONVGEN_VERSION_STRING);
+    for (char *q = k.gpu; *q; ++q) /* the file quotes it */
+        if (*q == '"' || *q == '\n')
+            *q = '_';
+    return k;
+}
+
+static convgen_status from_wisdom(tuner *t, convgen_plan **out, tune_report *report)
+{
+    wisdom_entry e;
+    wisdom_key key = key_of(t, t->ctx->offline);
+    if (!wisdom_lookup(&key, t->effort, &e))
+        return CONVGEN_ERROR_NOT_SUPPORTED;
+    convgen_plan_options o = t->base;
+    memcpy(o.fourier_size, e.fourier_size, sizeof o.fourier_size);
+    memcpy(o.winograd_m, e.winograd_m, sizeof o.winograd_m);
+    o.winograd_gemm = e.winograd_gemm;
+    convgen_status s = convgen_plan_conv_ex(t->ctx, t->desc, t->pass, e.algo, &o, out);
+    if (s != CONVGEN_SUCCESS) {
+        cg_warn("auto: wisdom chose %s, which failed to plan (%s): tuning again", convgen_algo_name(e.algo),
+                convgen_last_error());
+        return s;
+    }
+    report->choice = (convgen_choice){.algo = e.algo, .options = o, .chosen_by = CONVGEN_CHOSEN_BY_WISDOM,
+                                      .effort = e.effort, .ms = e.ms, .winner = -1};
+    return CONVGEN_SUCCESS;
+}
+
+static void remember(tuner *t, const candidate *c)
+{
+    wisdom_entry e = {.key = key_of(t, false), .effort = t->effort, .algo = c->pub.algo,
+                      .winograd_gemm = c->pub.options.winograd_gemm, .ms = c->pub.ms};
+    memcpy(e.fourier_size, c->pub.options.fourier_size, sizeof e.fourier_size);
+    memcpy(e.winograd_m, c->pub.options.winograd_m, sizeof e.winograd_m);
+    if (wisdom_add(&e) == CONVGEN_SUCCESS)
+        wisdom_save_env();
+}
+
+/* ---- AUTO ---- */
+
+static convgen_status report_of(tuner *t, int winner, convgen_chosen_by by, tune_report *report)
+{
+    report->candidates = malloc(sizeof *report->candidates * (size_t)t->count);
+    if (!report->candidates)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the tuning report");
+    for (int i = 0; i < t->count; ++i)
+        report->candidates[i] = t->c[i].pub;
+    const candidate *w = &t->c[winner];
+    report->choice = (convgen_choice){.algo = w->pub.algo, .options = w->pub.options, .chosen_by = by,
+                                      .effort = t->effort, .ms = w->pub.ms, .candidate_count = t->count,
+                                      .winner = winner};
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                         const convgen_plan_options *options, convgen_plan **out, tune_report *report)
+{
+    memset(report, 0, sizeof *report);
+    tuner *t = calloc(1, sizeof *t);
+    if (!t)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the tuner");
+    *t = (tuner){.ctx = ctx, .desc = desc, .pass = pass, .caller = options};
+    if (options)
+        t->base = *options;
+    t->base.progress = NULL, t->base.progress_user = NULL;
+    t->effort = t->base.effort;
+    convgen_status s = cg_problem_init(&t->problem, desc);
+    if (s == CONVGEN_SUCCESS) {
+        wisdom_load_env();
+        if (t->effort != CONVGEN_EFFORT_ESTIMATE && from_wisdom(t, out, report) == CONVGEN_SUCCESS) {
+            free(t);
+            return CONVGEN_SUCCESS;
+        }
+        list_candidates(t);
+        generate_candidates(t);
+        int winner = -1;
+        bool timed = !ctx->offline && t->effort != CONVGEN_EFFORT_ESTIMATE;
+        if (!timed)
+            t->effort = CONVGEN_EFFORT_ESTIMATE;
+        s = timed ? measure(t, &winner, out) : estimate(t, &winner, out);
+        free_generated(t);
+        if (s == CONVGEN_SUCCESS)
+            s = report_of(t, winner, timed ? CONVGEN_CHOSEN_BY_MEASUREMENT : CONVGEN_CHOSEN_BY_ESTIMATE, report);
+        if (s == CONVGEN_SUCCESS && timed)
+            remember(t, &t->c[winner]);
+        if (s != CONVGEN_SUCCESS) {
+            convgen_plan_destroy(*out);
+            *out = NULL;
+        }
+    }
+    free(t);
+    return s;
+}

@@ -1,0 +1,25 @@
+/* The AUTO algorithm: candidates (algorithms and their main tuning parameters), chosen from
+ * wisdom, by timing on the device, or by the cost model (convgen.h, convgen_plan_options.effort). */
+#ifndef CG_TUNE_H
+#define CG_TUNE_H
+
+#include "convgen.h"
+#include "generate.h"
+
+/* What AUTO chose and the candidates it weighed (malloc'ed; NULL when there were none). */
+typedef struct tune_report {
+    convgen_choice choice;
+    convgen_candidate *candidates;
+} tune_report;
+
+/* Plans the layer with the algorithm AUTO chooses; on success *report says how (the caller
+ * owns report->candidates). */
+convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                         const convgen_plan_options *options, convgen_plan **out, tune_report *report);
+
+/* From plan.c: the generator's tuning for plan options (checked), and what it may know of the
+ * context's GPU. */
+convgen_status plan_tuning_of(const convgen_plan_options *o, cg_tuning *t);
+cg_target plan_target_of(const convgen_context *ctx);
+
+#endif

@@ -1,0 +1,503 @@
+/* Wisdom (wisdom.h): the process's entries behind one lock, and their text form.
+ *
+ * A wisdom file, like FFTW's, is for people to read and for convgen to trust only whole:
+ *
+ *   convgen-wisdom 1
+ *   # convgen's tuned choices: one line a layer and pass (convgen_wisdom_export)
+ *   gpu="NVIDIA H100 80GB HBM3" arch=sm_90 version=0.1.0 pass=fprop n=128 c=64 k=64 in=64x64
+ *       kernel=9x9 pad_before=0x0 pad_after=0x0 stride=1x1 dilation=1x1 mode=correlation limit=0
+ *       tf32=0 effort=measure algo=winograd fourier=0x0 m=6x6 gemm=generated ms=1.2345
+ *   end entries=1 xxh64=0123456789abcdef
+ *
+ * (each entry on one line). The end line counts the entries and carries XXH64 of every byte
+ * before it, so a truncated, edited or damaged file fails as a whole and nothing of it is
+ * merged. A file whose first line is not this format's is foreign and ignored the same way. */
+#include "wisdom.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "generate.h"
+#include "layer.h"
+#include "util.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#define MAGIC "convgen-wisdom 1\n"
+#define MAX_FILE_BYTES (64u << 20)
+
+typedef struct wisdom_set {
+    wisdom_entry *v;
+    int count, cap;
+} wisdom_set;
+
+static wisdom_set held;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *const effort_names[] = {"measure", "estimate", "exhaustive"};
+static const char *const gemm_names[] = {"chosen", "cublas", "generated"};
+
+/* EXHAUSTIVE > MEASURE > ESTIMATE. */
+static int effort_rank(int effort) { return effort == CONVGEN_EFFORT_EXHAUSTIVE ? 2 : effort == CONVGEN_EFFORT_MEASURE; }
+
+static bool same_layer(const cg_problem *a, const cg_problem *b)
+{
+    if (a->rank != b->rank || a->n != b->n || a->c != b->c || a->k != b->k || a->flip != b->flip)
+        return false;
+    for (int d = 0; d < a->rank; ++d)
+        if (a->in[d] != b->in[d] || a->kernel[d] != b->kernel[d] || a->pad_before[d] != b->pad_before[d] ||
+            a->pad_after[d] != b->pad_after[d] || a->stride[d] != b->stride[d] || a->dilation[d] != b->dilation[d])
+            return false;
+    return true;
+}
+
+/* `want` may leave the GPU's name empty: any GPU of its architecture. */
+static bool same_key(const wisdom_key *have, const wisdom_key *want)
+{
+    return (!want->gpu[0] || strcmp(have->gpu, want->gpu) == 0) && strcmp(have->arch, want->arch) == 0 &&
+           strcmp(have->version, want->version) == 0 && have->pass == want->pass &&
+           have->workspace_limit == want->workspace_limit && have->tf32 == want->tf32 &&
+           same_layer(&have->layer, &want->layer);
+}
+
+static convgen_status set_add(wisdom_set *s, const wisdom_entry *e)
+{
+    for (int i = 0; i < s->count; ++i)
+        if (strcmp(s->v[i].key.gpu, e->key.gpu) == 0 && same_key(&s->v[i].key, &e->key)) {
+            if (effort_rank(e->effort) >= effort_rank(s->v[i].effort))
+                s->v[i] = *e;
+            return CONVGEN_SUCCESS;
+        }
+    if (s->count == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        wisdom_entry *v = realloc(s->v, sizeof *v * (size_t)cap);
+        if (!v)
+            return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for wisdom");
+        s->v = v, s->cap = cap;
+    }
+    s->v[s->count++] = *e;
+    return CONVGEN_SUCCESS;
+}
+
+bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < held.count && !found; ++i)
+        if (same_key(&held.v[i].key, key) && effort_rank(held.v[i].effort) >= effort_rank(effort))
+            *out = held.v[i], found = true;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+convgen_status wisdom_add(const wisdom_entry *e)
+{
+    pthread_mutex_lock(&lock);
+    convgen_status s = set_add(&held, e);
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+/* ---- writing ---- */
+
+static void put_dims64(cg_buf *b, const char *name, const int64_t *v, int rank)
+{
+    char text[96];
+    cg_dims_text(v, rank, text, sizeof text);
+    cg_buf_printf(b, " %s=%s", name, text);
+}
+
+static void put_entry(cg_buf *b, const wisdom_entry *e)
+{
+    const cg_problem *p = &e->key.layer;
+    int64_t m[CONVGEN_MAX_RANK];
+    for (int d = 0; d < p->rank; ++d)
+        m[d] = e->winograd_m[d];
+    cg_buf_printf(b, "gpu=\"%s\" arch=%s version=%s pass=%s n=%" PRId64 " c=%" PRId64 " k=%" PRId64, e->key.gpu,
+                  e->key.arch, e->key.version, convgen_pass_name(e->key.pass), p->n, p->c, p->k);
+    put_dims64(b, "in", p->in, p->rank);
+    put_dims64(b, "kernel", p->kernel, p->rank);
+    put_dims64(b, "pad_before", p->pad_before, p->rank);
+    put_dims64(b, "pad_after", p->pad_after, p->rank);
+    put_dims64(b, "stride", p->stride, p->rank);
+    put_dims64(b, "dilation", p->dilation, p->rank);
+    cg_buf_printf(b, " mode=%s limit=%" PRIu64 " tf32=%d effort=%s algo=%s", p->flip ? "convolution" : "correlation",
+                  e->key.workspace_limit, e->key.tf32, effort_names[e->effort], convgen_algo_name(e->algo));
+    put_dims64(b, "fourier", e->fourier_size, p->rank);
+    put_dims64(b, "m", m, p->rank);
+    cg_buf_printf(b, " gemm=%s ms=%.6g\n", gemm_names[e->winograd_gemm], e->ms);
+}
+
+static char *set_text(const wisdom_set *s)
+{
+    cg_buf b = {0};
+    cg_buf_puts(&b, MAGIC "# convgen's tuned choices: one line a layer and pass, measured where gpu, arch and version\n"
+                      "# say (convgen_wisdom_export). The last line checksums the file: edited, it is ignored.\n");
+    for (int i = 0; i < s->count; ++i)
+        put_entry(&b, &s->v[i]);
+    uint64_t sum = XXH64(b.data, b.len, 0);
+    cg_buf_printf(&b, "end entries=%d xxh64=%016" PRIx64 "\n", s->count, sum);
+    return cg_buf_take(&b);
+}
+
+/* ---- reading ---- */
+
+#define MAX_FIELDS 32
+
+typedef struct fields {
+    char *name[MAX_FIELDS], *value[MAX_FIELDS];
+    int count;
+} fields;
+
+/* Splits a line (modified in place) into name=value words; a value may be "quoted". */
+static bool split_fields(char *line, fields *f)
+{
+    f->count = 0;
+    for (char *p = line; *p;) {
+        while (*p == ' ')
+            ++p;
+        if (!*p)
+            break;
+        char *eq = strchr(p, '=');
+        if (!eq || f->count == MAX_FIELDS)
+            return false;
+        *eq = '\0';
+        f->name[f->count] = p;
+        char *v = eq + 1, *end;
+        if (*v == '"') {
+            end = strchr(++v, '"');
+            if (!end)
+                return false;
+        } else {
+            end = v + strcspn(v, " ");
+        }
+        char next = *end;
+        *end = '\0';
+        f->value[f->count++] = v;
+        p = next ? end + 1 : end;
+    }
+    return true;
+}
+
+static const char *field(const fields *f, const char *name)
+{
+    for (int i = 0; i < f->count; ++i)
+        if (strcmp(f->name[i], name) == 0)
+            return f->value[i];
+    return NULL;
+}
+
+static bool parse_int(const char *text, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long x = text ? strtoll(text, &end, 10) : 0;
+    if (!text || !*text || *end || errno || x < lo || x > hi)
+        return false;
+    *out = x;
+    return true;
+}
+
+static int name_index(const char *text, const char *const *names, int count)
+{
+    for (int i = 0; text && i < count; ++i)
+        if (strcmp(text, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static bool parse_dims(const fields *f, const char *name, int rank, int64_t out[CONVGEN_MAX_RANK])
+{
+    const char *text = field(f, name);
+    return text && cg_parse_dims(text, out) == rank;
+}
+
+/* The layer of an entry, validated as convgen_plan_conv would. */
+static bool parse_layer(const fields *f, cg_problem *p)
+{
+    convgen_conv_desc d = {0};
+    const char *mode = field(f, "mode");
+    d.rank = field(f, "in") ? cg_parse_dims(field(f, "in"), d.in) : 0;
+    if (d.rank < 1 || !parse_int(field(f, "n"), 1, INT64_MAX, &d.n) || !parse_int(field(f, "c"), 1, INT64_MAX, &d.c) ||
+        !parse_int(field(f, "k"), 1, INT64_MAX, &d.k) || !parse_dims(f, "kernel", d.rank, d.kernel) ||
+        !parse_dims(f, "pad_before", d.rank, d.pad_before) || !parse_dims(f, "pad_after", d.rank, d.pad_after) ||
+        !parse_dims(f, "stride", d.rank, d.stride) || !parse_dims(f, "dilation", d.rank, d.dilation) || !mode ||
+        (strcmp(mode, "correlation") != 0 && strcmp(mode, "convolution") != 0))
+        return false;
+    d.mode = strcmp(mode, "convolution") == 0 ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION;
+    return cg_problem_init(p, &d) == CONVGEN_SUCCESS;
+}
+
+static bool copy_text(char *dst, size_t size, const char *src)
+{
+    if (!src || !*src || strlen(src) >= size)
+        return false;
+    strcpy(dst, src);
+    return true;
+}
+
+static bool parse_entry(char *line, wisdom_entry *e)
+{
+    fields f;
+    memset(e, 0, sizeof *e);
+    if (!split_fields(line, &f) || f.count != 22) /* every field once */
+        return false;
+    int64_t limit, tf32, m[CONVGEN_MAX_RANK];
+    const cg_planner *algo = cg_planner_named(field(&f, "algo"));
+    const char *ms = field(&f, "ms");
+    char *end;
+    e->key.pass = (convgen_pass)name_index(field(&f, "pass"), (const char *const[]){"fprop", "bprop", "accgrad"}, 3);
+    e->effort = name_index(field(&f, "effort"), effort_names, 3);
+    e->winograd_gemm = name_index(field(&f, "gemm"), gemm_names, 3);
+    if (!copy_text(e->key.gpu, sizeof e->key.gpu, field(&f, "gpu")) ||
+        !copy_text(e->key.arch, sizeof e->key.arch, field(&f, "arch")) ||
+        !copy_text(e->key.version, sizeof e->key.version, field(&f, "version")) || (int)e->key.pass < 0 ||
+        e->effort < 0 || e->effort == CONVGEN_EFFORT_ESTIMATE || e->winograd_gemm < 0 || !algo ||
+        !parse_layer(&f, &e->key.layer) || !parse_int(field(&f, "limit"), 0, INT64_MAX, &limit) ||
+        !parse_int(field(&f, "tf32"), 0, 1, &tf32) || !ms)
+        return false;
+    int rank = e->key.layer.rank;
+    if (!parse_dims(&f, "fourier", rank, e->fourier_size) || !parse_dims(&f, "m", rank, m))
+        return false;
+    for (int d = 0; d < rank; ++d) {
+        if (e->fourier_size[d] < 0 || m[d] < 0 || m[d] > 12)
+            return false;
+        e->winograd_m[d] = (int)m[d];
+    }
+    e->ms = strtod(ms, &end);
+    if (*end || !isfinite(e->ms) || e->ms < 0)
+        return false;
+    e->key.workspace_limit = (uint64_t)limit;
+    e->key.tf32 = (int)tf32;
+    e->algo = algo->algo;
+    return true;
+}
+
+/* Parses a whole wisdom text into `out`; `origin` names it in messages. */
+static convgen_status parse_text(const char *text, const char *origin, wisdom_set *out)
+{
+    size_t len = strlen(text);
+    if (strncmp(text, MAGIC, strlen(MAGIC)) != 0)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is not convgen wisdom (its first line is not '%.*s'): ignored",
+                       origin, (int)strlen(MAGIC) - 1, MAGIC);
+    const char *end_line = NULL;
+    for (const char *p = text; p < text + len; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : text + len)
+        if (strncmp(p, "end ", 4) == 0)
+            end_line = p;
+    int count = -1;
+    uint64_t sum = 0;
+    char tail;
+    if (!end_line || sscanf(end_line, "end entries=%d xxh64=%" SCNx64 "%c", &count, &sum, &tail) != 3 || tail != '\n' ||
+        end_line + strcspn(end_line, "\n") + 1 != text + len)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is damaged: no 'end entries=N xxh64=...' last line (truncated?): "
+                       "ignored", origin);
+    if (XXH64(text, (size_t)(end_line - text), 0) != sum)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is damaged: its checksum does not match (edited or corrupted): "
+                       "ignored", origin);
+    char *body = cg_strdup(text);
+    if (!body)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory reading wisdom");
+    body[end_line - text] = '\0';
+    convgen_status s = CONVGEN_SUCCESS;
+    int line_no = 1, entries = 0;
+    char *save = NULL;
+    strtok_r(body, "\n", &save); /* the magic line */
+    for (char *line = strtok_r(NULL, "\n", &save); line && s == CONVGEN_SUCCESS; line = strtok_r(NULL, "\n", &save)) {
+        ++line_no;
+        if (line[0] == '#' || line[0] == '\0')
+            continue;
+        wisdom_entry e;
+        if (!parse_entry(line, &e))
+            s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s line %d is not a wisdom entry: ignored", origin, line_no);
+        else if ((s = set_add(out, &e)) == CONVGEN_SUCCESS)
+            ++entries;
+    }
+    free(body);
+    if (s == CONVGEN_SUCCESS && entries != count)
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is damaged: %d entries where its end line says %d: ignored", origin,
+                    entries, count);
+    return s;
+}
+
+static convgen_status merge_text(const char *text, const char *origin)
+{
+    wisdom_set incoming = {0};
+    convgen_status s = parse_text(text, origin, &incoming);
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < incoming.count && s == CONVGEN_SUCCESS; ++i)
+        s = set_add(&held, &incoming.v[i]);
+    pthread_mutex_unlock(&lock);
+    free(incoming.v);
+    return s;
+}
+
+static convgen_status read_file(const char *path, char **text)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cg_fail(CONVGEN_ERROR_IO, "cannot open wisdom file '%s': %s", path, strerror(errno));
+    cg_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len <= MAX_FILE_BYTES)
+        cg_buf_append(&b, chunk, n);
+    bool failed = ferror(f);
+    fclose(f);
+    if (failed || b.len > MAX_FILE_BYTES || b.oom || !b.data || memchr(b.data, '\0', b.len)) {
+        cg_buf_free(&b);
+        return cg_fail(failed || b.oom ? CONVGEN_ERROR_IO : CONVGEN_ERROR_INVALID_VALUE,
+                       "wisdom file '%s' %s: ignored", path,
+                       failed ? "cannot be read" : b.oom ? "does not fit in memory" : "is not a text file of wisdom");
+    }
+    *text = cg_buf_take(&b);
+    return CONVGEN_SUCCESS;
+}
+
+/* Writes `text` to a temporary file beside `path` and renames it over `path`: a reader sees the
+ * old file or the new one, never a part. */
+static convgen_status write_atomically(const char *path, const char *text)
+{
+    size_t size = strlen(path) + 32;
+    char *tmp = malloc(size);
+    if (!tmp)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory writing wisdom");
+    snprintf(tmp, size, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    int err = errno;
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (ok && rename(tmp, path) != 0)
+        ok = false, err = errno;
+    if (!ok)
+        remove(tmp);
+    free(tmp);
+    return ok ? CONVGEN_SUCCESS : cg_fail(CONVGEN_ERROR_IO, "cannot write wisdom file '%s': %s", path, strerror(err));
+}
+
+/* ---- the public calls ---- */
+
+convgen_status convgen_wisdom_import_string(const char *text)
+{
+    if (!text)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "text is NULL");
+    return merge_text(text, "the wisdom text");
+}
+
+convgen_status convgen_wisdom_import(const char *path)
+{
+    if (!path)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "path is NULL");
+    char *text, origin[512];
+    convgen_status s = read_file(path, &text);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    snprintf(origin, sizeof origin, "wisdom file '%s'", path);
+    s = merge_text(text, origin);
+    free(text);
+    return s;
+}
+
+convgen_status convgen_wisdom_export_string(char **text)
+{
+    if (!text)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "text is NULL");
+    pthread_mutex_lock(&lock);
+    *text = set_text(&held);
+    pthread_mutex_unlock(&lock);
+    return *text ? CONVGEN_SUCCESS : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory exporting wisdom");
+}
+
+convgen_status convgen_wisdom_export(const char *path)
+{
+    if (!path || !*path)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "path is %s", path ? "empty" : "NULL");
+    char *text;
+    convgen_status s = convgen_wisdom_export_string(&text);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    s = write_atomically(path, text);
+    free(text);
+    return s;
+}
+
+void convgen_wisdom_forget(void)
+{
+    pthread_mutex_lock(&lock);
+    free(held.v);
+    held = (wisdom_set){0};
+    pthread_mutex_unlock(&lock);
+}
+
+int convgen_wisdom_count(void)
+{
+    pthread_mutex_lock(&lock);
+    int n = held.count;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+/* ---- $CONVGEN_WISDOM ---- */
+
+/* Whether `held` has an entry of exactly this key (the caller holds the lock). */
+static bool held_has(const wisdom_key *key)
+{
+    for (int i = 0; i < held.count; ++i)
+        if (strcmp(held.v[i].key.gpu, key->gpu) == 0 && same_key(&held.v[i].key, key))
+            return true;
+    return false;
+}
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *env_path(void)
+{
+    const char *path = getenv("CONVGEN_WISDOM");
+    return path && *path ? path : NULL;
+}
+
+static void load_env_once(void)
+{
+    const char *path = env_path();
+    if (!path || access(path, F_OK) != 0)
+        return; /* not there yet: the first tuned plan writes it */
+    if (convgen_wisdom_import(path) != CONVGEN_SUCCESS)
+        cg_warn("CONVGEN_WISDOM: %s", convgen_last_error());
+    else
+        cg_debug("CONVGEN_WISDOM: read %s (%d entries held)", path, convgen_wisdom_count());
+}
+
+void wisdom_load_env(void) { pthread_once(&env_once, load_env_once); }
+
+void wisdom_save_env(void)
+{
+    const char *path = env_path();
+    if (!path)
+        return;
+    pthread_mutex_lock(&env_lock);
+    /* Another process may have added entries since: take them in first (ours win ties). */
+    char *text = NULL;
+    wisdom_set theirs = {0};
+    if (access(path, F_OK) == 0 && read_file(path, &text) == CONVGEN_SUCCESS &&
+        parse_text(text, path, &theirs) == CONVGEN_SUCCESS) {
+        pthread_mutex_lock(&lock);
+        for (int i = 0; i < theirs.count; ++i) {
+            if (!held_has(&theirs.v[i].key))
+                set_add(&held, &theirs.v[i]);
+        }
+        pthread_mutex_unlock(&lock);
+    }
+    free(text);
+    free(theirs.v);
+    if (convgen_wisdom_export(path) != CONVGEN_SUCCESS)
+        cg_warn("CONVGEN_WISDOM: %s", convgen_last_error());
+    pthread_mutex_unlock(&env_lock);
+}

@@ -1,0 +1,45 @@
+/* Wisdom: AUTO's choices, kept in the process and in text files (convgen.h says what the public
+ * calls do; this is what the tuner uses). Thread-safe. */
+#ifndef CG_WISDOM_H
+#define CG_WISDOM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "convgen.h"
+#include "problem.h"
+
+/* Where a choice was measured, for which layer and pass, under which limits. */
+typedef struct wisdom_key {
+    char gpu[256];     /* the device's name; "" matches any GPU of the architecture (offline) */
+    char arch[16];
+    char version[16];  /* convgen's */
+    cg_problem layer;
+    convgen_pass pass;
+    uint64_t workspace_limit;
+    int tf32;
+} wisdom_key;
+
+/* What won: an algorithm and the tuning it fixes. */
+typedef struct wisdom_entry {
+    wisdom_key key;
+    int effort;             /* convgen_effort it was tuned at */
+    convgen_algo algo;
+    int64_t fourier_size[CONVGEN_MAX_RANK];
+    int winograd_m[CONVGEN_MAX_RANK];
+    int winograd_gemm;
+    double ms;              /* its median time then */
+} wisdom_entry;
+
+/* The entry for `key` tuned at `effort` or more (EXHAUSTIVE > MEASURE), if any. */
+bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out);
+
+/* Adds an entry, replacing one of the same key tuned at no more effort. */
+convgen_status wisdom_add(const wisdom_entry *e);
+
+/* $CONVGEN_WISDOM: imported once per process (a damaged file is reported and ignored), and
+ * rewritten after new choices (merged with the file's entries then). */
+void wisdom_load_env(void);
+void wisdom_save_env(void);
+
+#endif

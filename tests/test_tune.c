@@ -1,0 +1,517 @@
+/* AUTO on the CPU: wisdom's text form (round trip, merge, damaged and foreign files, atomic
+ * writes, $CONVGEN_WISDOM), AUTO planned offline (from wisdom and by the cost model), its
+ * arguments, and the cost model's ranking against the H100's measured one. The timing path
+ * runs on the GPU (test_gpu_conv's auto group). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "convgen.h"
+#include "cost_model.h"
+#include "generate.h"
+#include "layer.h"
+#include "wisdom.h"
+
+static char tmpdir[256];
+
+static void path_in_tmp(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", tmpdir, name);
+}
+
+static cg_problem layer_of(int64_t n, int64_t c, int64_t k, int64_t hw, int64_t r, int64_t pad)
+{
+    convgen_conv_desc d = {.rank = 2, .n = n, .c = c, .k = k, .in = {hw, hw}, .kernel = {r, r},
+                           .pad_before = {pad, pad}, .pad_after = {pad, pad}};
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    return p;
+}
+
+static wisdom_entry entry(const char *gpu, const cg_problem *p, convgen_pass pass, convgen_algo algo, int effort)
+{
+    wisdom_entry e = {.key = {.layer = *p, .pass = pass}, .effort = effort, .algo = algo, .ms = 1.25};
+    snprintf(e.key.gpu, sizeof e.key.gpu, "%s", gpu);
+    snprintf(e.key.arch, sizeof e.key.arch, "sm_90");
+    snprintf(e.key.version, sizeof e.key.version, "%s", CONVGEN_VERSION_STRING);
+    return e;
+}
+
+static convgen_context *offline_context(void)
+{
+    convgen_context *ctx;
+    convgen_context_options o = {.offline = 1, .arch = "sm_90", .disk_cache = -1};
+    assert_int_equal(convgen_context_create(&o, &ctx), CONVGEN_SUCCESS);
+    return ctx;
+}
+
+static const convgen_conv_desc small_layer = {.rank = 2, .n = 2, .c = 8, .k = 8, .in = {12, 12}, .kernel = {3, 3},
+                                              .pad_before = {1, 1}, .pad_after = {1, 1}};
+
+/* First: $CONVGEN_WISDOM is read once per process, at the first AUTO plan. An offline context
+ * takes an entry of any GPU of its architecture. */
+static void test_env_wisdom_plans_without_timing(void **state)
+{
+    (void)state;
+    char path[320];
+    path_in_tmp(path, sizeof path, "env.wisdom");
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &small_layer), CONVGEN_SUCCESS);
+    wisdom_entry e = entry("Some GPU", &p, CONVGEN_BPROP, CONVGEN_ALGO_FFT_TILED, CONVGEN_EFFORT_MEASURE);
+    assert_int_equal(wisdom_add(&e), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_wisdom_export(path), CONVGEN_SUCCESS);
+    convgen_wisdom_forget();
+    setenv("CONVGEN_WISDOM", path, 1);
+    convgen_context *ctx = offline_context();
+    convgen_plan *plan;
+    assert_int_equal(convgen_plan_conv(ctx, &small_layer, CONVGEN_BPROP, CONVGEN_ALGO_AUTO, &plan), CONVGEN_SUCCESS);
+    convgen_choice ch;
+    assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM);
+    assert_int_equal(ch.algo, CONVGEN_ALGO_FFT_TILED);
+    assert_int_equal(ch.candidate_count, 0);
+    assert_true(fabs(ch.ms - 1.25) < 1e-9);
+    assert_non_null(strstr(convgen_plan_source(plan, 0), "fft-tiled"));
+    convgen_plan_destroy(plan);
+    /* the other pass has no entry: the cost model chooses */
+    assert_int_equal(convgen_plan_conv(ctx, &small_layer, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &plan), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE);
+    convgen_plan_destroy(plan);
+    convgen_context_destroy(ctx);
+    unsetenv("CONVGEN_WISDOM");
+    convgen_wisdom_forget();
+    remove(path);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    convgen_wisdom_forget();
+    cg_problem a = layer_of(32, 64, 64, 56, 3, 1), b = layer_of(1, 80, 80, 48, 5, 0);
+    b.flip = true;
+    b.pad_after[1] = 2;
+    wisdom_entry e[3] = {entry("NVIDIA H100 80GB HBM3", &a, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, CONVGEN_EFFORT_MEASURE),
+                         entry("NVIDIA H100 80GB HBM3", &b, CONVGEN_ACCGRAD, CONVGEN_ALGO_CUFFT, CONVGEN_EFFORT_EXHAUSTIVE),
+                         entry("NVIDIA H200", &a, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, CONVGEN_EFFORT_MEASURE)};
+    e[0].winograd_m[0] = e[0].winograd_m[1] = 4;
+    e[0].winograd_gemm = CONVGEN_GEMM_GENERATED;
+    e[1].fourier_size[0] = 64, e[1].fourier_size[1] = 60;
+    e[1].key.workspace_limit = 123456789;
+    e[2].key.tf32 = 1;
+    for (int i = 0; i < 3; ++i)
+        assert_int_equal(wisdom_add(&e[i]), CONVGEN_SUCCESS);
+    char *text, *again, path[320];
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    assert_non_null(strstr(text, "algo=winograd fourier=0x0 m=4x4 gemm=generated"));
+    assert_non_null(strstr(text, "mode=convolution limit=123456789 tf32=0 effort=exhaustive algo=cufft fourier=64x60"));
+    path_in_tmp(path, sizeof path, "round.wisdom");
+    assert_int_equal(convgen_wisdom_export(path), CONVGEN_SUCCESS);
+    convgen_wisdom_forget();
+    assert_int_equal(convgen_wisdom_count(), 0);
+    assert_int_equal(convgen_wisdom_import(path), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_wisdom_count(), 3);
+    assert_int_equal(convgen_wisdom_export_string(&again), CONVGEN_SUCCESS);
+    assert_string_equal(text, again);
+    for (int i = 0; i < 3; ++i) {
+        wisdom_entry got;
+        assert_true(wisdom_lookup(&e[i].key, CONVGEN_EFFORT_MEASURE, &got));
+        assert_int_equal(got.algo, e[i].algo);
+        assert_int_equal(got.winograd_gemm, e[i].winograd_gemm);
+        assert_memory_equal(got.winograd_m, e[i].winograd_m, sizeof got.winograd_m);
+        assert_memory_equal(got.fourier_size, e[i].fourier_size, sizeof got.fourier_size);
+    }
+    /* the key: another GPU, a flag, a limit or a measure-level entry for exhaustive find nothing */
+    wisdom_entry got, other = e[0];
+    snprintf(other.key.gpu, sizeof other.key.gpu, "Another GPU");
+    assert_false(wisdom_lookup(&other.key, CONVGEN_EFFORT_MEASURE, &got));
+    other = e[0], other.key.tf32 = 1;
+    assert_false(wisdom_lookup(&other.key, CONVGEN_EFFORT_MEASURE, &got));
+    other = e[0], other.key.workspace_limit = 1;
+    assert_false(wisdom_lookup(&other.key, CONVGEN_EFFORT_MEASURE, &got));
+    other = e[0], other.key.layer.pad_after[0] = 0;
+    assert_false(wisdom_lookup(&other.key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_false(wisdom_lookup(&e[0].key, CONVGEN_EFFORT_EXHAUSTIVE, &got));
+    assert_true(wisdom_lookup(&e[1].key, CONVGEN_EFFORT_MEASURE, &got)); /* exhaustive serves measure */
+    other = e[0], other.key.gpu[0] = '\0';                               /* offline: any GPU of sm_90 */
+    assert_true(wisdom_lookup(&other.key, CONVGEN_EFFORT_MEASURE, &got));
+    free(text);
+    free(again);
+    remove(path);
+    convgen_wisdom_forget();
+}
+
+/* Importing merges: an entry replaces one of its key tuned at no more effort. */
+static void test_merge(void **state)
+{
+    (void)state;
+    convgen_wisdom_forget();
+    cg_problem a = layer_of(8, 16, 16, 20, 3, 1);
+    wisdom_entry measured = entry("G", &a, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, CONVGEN_EFFORT_MEASURE);
+    wisdom_entry exhaustive = entry("G", &a, CONVGEN_FPROP, CONVGEN_ALGO_FFT, CONVGEN_EFFORT_EXHAUSTIVE);
+    wisdom_entry other = entry("G", &a, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, CONVGEN_EFFORT_MEASURE);
+    char *first, *second;
+    assert_int_equal(wisdom_add(&measured), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_wisdom_export_string(&first), CONVGEN_SUCCESS);
+    convgen_wisdom_forget();
+    assert_int_equal(wisdom_add(&exhaustive), CONVGEN_SUCCESS);
+    assert_int_equal(wisdom_add(&other), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_wisdom_export_string(&second), CONVGEN_SUCCESS);
+    convgen_wisdom_forget();
+    wisdom_entry got;
+    assert_int_equal(convgen_wisdom_import_string(first), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_wisdom_import_string(second), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_wisdom_count(), 2);
+    assert_true(wisdom_lookup(&measured.key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_int_equal(got.algo, CONVGEN_ALGO_FFT);
+    assert_int_equal(convgen_wisdom_import_string(first), CONVGEN_SUCCESS); /* less effort: kept out */
+    assert_true(wisdom_lookup(&measured.key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_int_equal(got.algo, CONVGEN_ALGO_FFT);
+    measured.ms = 0.5;
+    assert_int_equal(wisdom_add(&other), CONVGEN_SUCCESS); /* the same key again: replaced, not added */
+    assert_int_equal(convgen_wisdom_count(), 2);
+    free(first);
+    free(second);
+    convgen_wisdom_forget();
+}
+
+/* Damage anywhere fails the whole file, and nothing of it is merged. */
+static void expect_refused(const char *text, const char *why)
+{
+    int before = convgen_wisdom_count();
+    assert_int_equal(convgen_wisdom_import_string(text), CONVGEN_ERROR_INVALID_VALUE);
+    if (!strstr(convgen_last_error(), why))
+        fail_msg("expected '%s' in: %s", why, convgen_last_error());
+    assert_int_equal(convgen_wisdom_count(), before);
+}
+
+static void test_damaged_and_foreign(void **state)
+{
+    (void)state;
+    convgen_wisdom_forget();
+    cg_problem a = layer_of(8, 16, 16, 20, 3, 1);
+    for (int pass = 0; pass < 3; ++pass) {
+        wisdom_entry e = entry("G", &a, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, CONVGEN_EFFORT_MEASURE);
+        assert_int_equal(wisdom_add(&e), CONVGEN_SUCCESS);
+    }
+    char *good;
+    assert_int_equal(convgen_wisdom_export_string(&good), CONVGEN_SUCCESS);
+    convgen_wisdom_forget();
+    size_t len = strlen(good);
+    char *bad = malloc(len + 64);
+    /* every single-byte change inside the entries is caught */
+    const char *body = strstr(good, "gpu=");
+    for (size_t at = (size_t)(body - good); at < len - 40; at += 7) {
+        strcpy(bad, good);
+        bad[at] = bad[at] == '1' ? '2' : '1';
+        expect_refused(bad, "");
+        assert_int_equal(convgen_wisdom_count(), 0);
+    }
+    strcpy(bad, good);
+    *strstr(bad, "end entries") = '\0'; /* truncated */
+    expect_refused(bad, "no 'end entries=N");
+    strcpy(bad, good);
+    strstr(bad, "algo=winograd")[5] = 'W'; /* an edit: the checksum */
+    expect_refused(bad, "checksum");
+    expect_refused("hello world\n", "is not convgen wisdom");
+    strcpy(bad, good);
+    bad[15] = '2'; /* "convgen-wisdom 2": a later format */
+    expect_refused(bad, "is not convgen wisdom");
+    expect_refused("", "is not convgen wisdom");
+    /* a file's damage is reported with its name; a missing file is an I/O error */
+    char path[320];
+    path_in_tmp(path, sizeof path, "damaged.wisdom");
+    FILE *f = fopen(path, "w");
+    fputs("convgen-wisdom 1\ngarbage\n", f);
+    fclose(f);
+    assert_int_equal(convgen_wisdom_import(path), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), path));
+    remove(path);
+    assert_int_equal(convgen_wisdom_import(path), CONVGEN_ERROR_IO);
+    assert_int_equal(convgen_wisdom_import_string(good), CONVGEN_SUCCESS); /* the good one still loads */
+    assert_int_equal(convgen_wisdom_count(), 3);
+    free(bad);
+    free(good);
+    convgen_wisdom_forget();
+}
+
+/* A failed export leaves the old file whole and no temporary file behind. */
+static void test_atomic_export(void **state)
+{
+    (void)state;
+    convgen_wisdom_forget();
+    char path[320], dir[320];
+    path_in_tmp(path, sizeof path, "atomic.wisdom");
+    cg_problem a = layer_of(8, 16, 16, 20, 3, 1);
+    wisdom_entry e = entry("G", &a, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, CONVGEN_EFFORT_MEASURE);
+    assert_int_equal(wisdom_add(&e), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_wisdom_export(path), CONVGEN_SUCCESS);
+    path_in_tmp(dir, sizeof dir, "a-folder.wisdom");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(convgen_wisdom_export(dir), CONVGEN_ERROR_IO); /* rename over a folder fails */
+    assert_non_null(strstr(convgen_last_error(), dir));
+    char tmp[400];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", dir, (long)getpid());
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    rmdir(dir);
+    path_in_tmp(dir, sizeof dir, "no-such-folder/x.wisdom");
+    assert_int_equal(convgen_wisdom_export(dir), CONVGEN_ERROR_IO);
+    convgen_wisdom_forget();
+    assert_int_equal(convgen_wisdom_import(path), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_wisdom_count(), 1);
+    remove(path);
+    convgen_wisdom_forget();
+}
+
+static void test_arguments(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline_context();
+    convgen_plan *plan;
+    convgen_plan_options o = {.effort = 3};
+    assert_int_equal(convgen_plan_conv_ex(ctx, &small_layer, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &o, &plan),
+                     CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "options->effort = 3"));
+    o.effort = -1;
+    assert_int_equal(convgen_plan_conv_ex(ctx, &small_layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &o, &plan),
+                     CONVGEN_ERROR_INVALID_VALUE);
+    assert_null(plan);
+    assert_int_equal(convgen_plan_conv(NULL, &small_layer, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &plan),
+                     CONVGEN_ERROR_INVALID_VALUE);
+    assert_int_equal(convgen_wisdom_import(NULL), CONVGEN_ERROR_INVALID_VALUE);
+    assert_int_equal(convgen_wisdom_import_string(NULL), CONVGEN_ERROR_INVALID_VALUE);
+    assert_int_equal(convgen_wisdom_export(NULL), CONVGEN_ERROR_INVALID_VALUE);
+    assert_int_equal(convgen_wisdom_export(""), CONVGEN_ERROR_INVALID_VALUE);
+    assert_int_equal(convgen_wisdom_export_string(NULL), CONVGEN_ERROR_INVALID_VALUE);
+    char *source;
+    assert_int_equal(convgen_emit(&small_layer, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, 0, &source), CONVGEN_ERROR_INVALID_VALUE);
+    assert_string_equal(convgen_algo_name(CONVGEN_ALGO_AUTO), "auto");
+    /* a plan made for one algorithm says so, and lists no candidates */
+    assert_int_equal(convgen_plan_conv(ctx, &small_layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+    convgen_choice ch;
+    convgen_candidate c;
+    assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_CALLER);
+    assert_int_equal(ch.algo, CONVGEN_ALGO_DIRECT);
+    assert_int_equal(convgen_plan_candidate(plan, 0, &c), CONVGEN_ERROR_INVALID_VALUE);
+    assert_int_equal(convgen_plan_choice(plan, NULL), CONVGEN_ERROR_INVALID_VALUE);
+    assert_int_equal(convgen_plan_choice(NULL, &ch), CONVGEN_ERROR_INVALID_VALUE);
+    convgen_plan_destroy(plan);
+    convgen_context_destroy(ctx);
+}
+
+static int progress_calls, progress_total;
+
+static void count_progress(int done, int total, void *user)
+{
+    assert_ptr_equal(user, &progress_calls);
+    assert_int_equal(done, progress_calls + 1);
+    progress_calls = done, progress_total = total;
+}
+
+/* Offline, AUTO ranks the candidates by the cost model and plans the best one that plans; the
+ * report lists every algorithm, those that do not apply with the reason. */
+static void test_offline_estimate(void **state)
+{
+    (void)state;
+    convgen_wisdom_forget();
+    convgen_context *ctx = offline_context();
+    const convgen_conv_desc strided = {.rank = 2, .n = 2, .c = 3, .k = 4, .in = {15, 15}, .kernel = {3, 3},
+                                       .stride = {2, 2}};
+    convgen_plan_options o = {.effort = CONVGEN_EFFORT_EXHAUSTIVE, .progress = count_progress,
+                              .progress_user = &progress_calls};
+    const convgen_conv_desc *layers[2] = {&small_layer, &strided};
+    for (int l = 0; l < 2; ++l) {
+        convgen_plan *plan;
+        progress_calls = 0;
+        assert_int_equal(convgen_plan_conv_ex(ctx, layers[l], CONVGEN_ACCGRAD, CONVGEN_ALGO_AUTO, &o, &plan),
+                         CONVGEN_SUCCESS);
+        convgen_choice ch;
+        assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
+        assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE);
+        assert_int_equal(ch.effort, CONVGEN_EFFORT_ESTIMATE);
+        assert_int_equal(progress_calls, ch.candidate_count);
+        assert_int_equal(progress_total, ch.candidate_count);
+        convgen_candidate w, c;
+        assert_int_equal(convgen_plan_candidate(plan, ch.winner, &w), CONVGEN_SUCCESS);
+        assert_int_equal(w.algo, ch.algo);
+        assert_int_equal(w.status, CONVGEN_SUCCESS);
+        int applicable = 0, winograd_tiles = 0;
+        for (int i = 0; i < ch.candidate_count; ++i) {
+            assert_int_equal(convgen_plan_candidate(plan, i, &c), CONVGEN_SUCCESS);
+            assert_true(c.ms < 0 && c.difference < 0); /* nothing timed or run */
+            if (c.status == CONVGEN_SUCCESS) {
+                ++applicable;
+                assert_true(c.estimate_ms > 0 && c.estimate_ms >= w.estimate_ms);
+            } else {
+                assert_true(c.note[0] != '\0');
+            }
+            winograd_tiles += c.algo == CONVGEN_ALGO_WINOGRAD && c.options.winograd_m[0] > 0;
+        }
+        if (l == 0) { /* stride 1, 3x3: every family, and exhaustive lists Winograd's tiles */
+            assert_true(applicable >= 8);
+            assert_true(winograd_tiles >= 8);
+        } else { /* stride 2: only direct applies */
+            assert_int_equal(applicable, 1);
+            assert_int_equal(ch.algo, CONVGEN_ALGO_DIRECT);
+        }
+        convgen_plan_destroy(plan);
+    }
+    assert_int_equal(convgen_wisdom_count(), 0); /* estimates are not wisdom */
+    convgen_context_destroy(ctx);
+}
+
+/* ---- the cost model against the H100 ---- */
+
+#define TUNE_RESULTS CONVGEN_SOURCE_DIR "/bench/results/nvidia-h100-80gb-hbm3-2026-11-24-tune.csv"
+#define MAX_GROUP 24
+
+/* One algorithm's best over its tunings, measured and estimated. */
+typedef struct family {
+    convgen_algo algo;
+    double measured, estimated;
+} family;
+
+/* "winograd m=6x6 gemm=cublas" into an algorithm and its tuning. */
+static bool parse_candidate(const char *text, convgen_algo *algo, cg_tuning *t)
+{
+    char name[32];
+    memset(t, 0, sizeof *t);
+    if (sscanf(text, "%31s", name) != 1 || !cg_planner_named(name))
+        return false;
+    *algo = cg_planner_named(name)->algo;
+    const char *m = strstr(text, " m="), *gemm = strstr(text, " gemm=");
+    if (m) {
+        int64_t v[CONVGEN_MAX_RANK];
+        int rank = cg_parse_dims(m + 3, v);
+        for (int d = 0; d < rank; ++d)
+            t->winograd_m[d] = (int)v[d];
+    }
+    if (gemm)
+        t->gemm = strncmp(gemm + 6, "cublas", 6) == 0 ? CONVGEN_GEMM_CUBLAS : CONVGEN_GEMM_GENERATED;
+    return true;
+}
+
+static void note_family(family *f, int *count, convgen_algo algo, double measured, double estimated)
+{
+    for (int i = 0; i < *count; ++i)
+        if (f[i].algo == algo) {
+            f[i].measured = fmin(f[i].measured, measured);
+            f[i].estimated = fmin(f[i].estimated, estimated);
+            return;
+        }
+    if (*count < MAX_GROUP)
+        f[(*count)++] = (family){algo, measured, estimated};
+}
+
+typedef struct agreement {
+    int groups, top, pairs, ordered;
+} agreement;
+
+/* Whether the model's fastest algorithm is the measured fastest, and pair by pair. */
+static void score_group(const family *f, int count, agreement *a)
+{
+    if (count < 2)
+        return;
+    int best_m = 0, best_e = 0;
+    for (int i = 0; i < count; ++i) {
+        best_m = f[i].measured < f[best_m].measured ? i : best_m;
+        best_e = f[i].estimated < f[best_e].estimated ? i : best_e;
+        for (int j = i + 1; j < count; ++j, ++a->pairs)
+            a->ordered += (f[i].measured < f[j].measured) == (f[i].estimated < f[j].estimated);
+    }
+    ++a->groups;
+    a->top += best_m == best_e;
+}
+
+/* The H100's measured times of every candidate of the bench set (convgen tune --effort exhaustive,
+ * committed with the bench results) against the cost model's estimates now, algorithm by
+ * algorithm (each at its best tuning): how often the model's fastest is the measured fastest,
+ * and how many pairs it orders as measured. */
+static void test_cost_model_ranks_as_measured(void **state)
+{
+    (void)state;
+    cg_layer *layers;
+    int layer_count;
+    assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &layer_count), CONVGEN_SUCCESS);
+    FILE *f = fopen(TUNE_RESULTS, "r");
+    assert_non_null(f);
+    char line[512], group[64] = "";
+    family fam[MAX_GROUP];
+    int count = 0, rows = 0;
+    agreement a = {0};
+    cg_rates rates = cg_rates_for(132);
+    assert_non_null(fgets(line, sizeof line, f)); /* the header */
+    while (fgets(line, sizeof line, f)) {
+        char layer[32], pass[16], candidate[96], status[64];
+        double estimate, ms;
+        if (sscanf(line, "%31[^,],%15[^,],%95[^,],%63[^,],%lf,%lf", layer, pass, candidate, status, &estimate, &ms) != 6)
+            fail_msg("%s: unreadable row: %s", TUNE_RESULTS, line);
+        char key[64];
+        snprintf(key, sizeof key, "%s %s", layer, pass);
+        if (strcmp(key, group) != 0) {
+            score_group(fam, count, &a);
+            count = 0;
+            snprintf(group, sizeof group, "%s", key);
+        }
+        if (strcmp(status, "ok") != 0 || !(ms > 0))
+            continue;
+        const cg_layer *l = NULL;
+        for (int i = 0; i < layer_count; ++i)
+            l = strcmp(layers[i].name, layer) == 0 ? &layers[i] : l;
+        assert_non_null(l);
+        convgen_algo algo = CONVGEN_ALGO_DIRECT;
+        cg_tuning t;
+        cg_problem p;
+        cg_generated g;
+        assert_true(parse_candidate(candidate, &algo, &t));
+        assert_int_equal(cg_problem_init(&p, &l->desc), CONVGEN_SUCCESS);
+        convgen_pass ps = strcmp(pass, "fprop") == 0 ? CONVGEN_FPROP : strcmp(pass, "bprop") == 0 ? CONVGEN_BPROP
+                                                                                                 : CONVGEN_ACCGRAD;
+        if (cg_generate_tuned(&p, ps, algo, NULL, &t, &g) != CONVGEN_SUCCESS)
+            fail_msg("%s %s %s: %s", layer, pass, candidate, convgen_last_error());
+        note_family(fam, &count, algo, ms, cg_estimate_ms(&g, &rates));
+        cg_generated_free(&g);
+        ++rows;
+    }
+    score_group(fam, count, &a);
+    fclose(f);
+    free(layers);
+    double top = (double)a.top / a.groups, pairs = (double)a.ordered / a.pairs;
+    print_message("cost model vs the H100 (%d candidates): fastest algorithm agrees on %d of %d layer-passes (%.0f%%), "
+                  "%d of %d pairs ordered as measured (%.0f%%)\n",
+                  rows, a.top, a.groups, 100 * top, a.ordered, a.pairs, 100 * pairs);
+    assert_true(a.groups >= 80);
+    assert_true(top >= 0.75);
+    assert_true(pairs >= 0.85);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "%s/convgen-test-tune-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmpdir))
+        return 1;
+    unsetenv("CONVGEN_WISDOM");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_env_wisdom_plans_without_timing),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_damaged_and_foreign),
+        cmocka_unit_test(test_atomic_export),
+        cmocka_unit_test(test_arguments),
+        cmocka_unit_test(test_offline_estimate),
+        cmocka_unit_test(test_cost_model_ranks_as_measured),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    rmdir(tmpdir);
+    return failed;
+}
