@@ -33,6 +33,8 @@ const char cli_layer_usage[] =
     "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n"
     "  --gemm KIND        winograd's products: cublas or generated (convgen's own batched SGEMM);\n"
     "                     default: generated for 33 to 64 output channels over 1000 tiles\n"
+    "  --tile MxN         winograd: the output tile m of F(m, r) per dimension (default: chosen)\n"
+    "  --fourier AxB      cufft: the transform size per dimension (default: the smallest that fits)\n"
     "  --effort LEVEL     auto: measure (default), estimate (the cost model, no timing) or\n"
     "                     exhaustive (every Winograd tile too)\n";
 
@@ -153,7 +155,7 @@ static bool needs_value(const char *o)
     static const char *const with_value[] = {"--algo", "--pass", "--kernel", "--arch", "--set", "--out",
                                              "--layers", "--seed", "--samples", "--sms", "--pad-before",
                                              "--pad-after", "--stride", "--dilation", "--gemm",
-                                             "--effort", "--wisdom", "--csv"};
+                                             "--effort", "--wisdom", "--csv", "--tile", "--fourier"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; ++i)
         if (strcmp(o, with_value[i]) == 0)
             return true;
@@ -164,6 +166,22 @@ static bool set_option(cli_args *a, const char *o, const char *v)
 {
     if (strcmp(o, "--algo") == 0 && strcmp(v, "auto") == 0)
         return a->algo = CONVGEN_ALGO_AUTO, true;
+    if (strcmp(o, "--tile") == 0 || strcmp(o, "--fourier") == 0) {
+        int64_t dims[CONVGEN_MAX_RANK] = {0};
+        int rank = cg_parse_dims(v, dims);
+        for (int d = 0; d < rank; ++d)
+            rank = dims[d] >= 1 && dims[d] <= 1 << 20 ? rank : 0;
+        if (rank == 0) {
+            fprintf(stderr, "convgen: %s '%s' must be sizes like 4x4\n", o, v);
+            return false;
+        }
+        for (int d = 0; d < rank; ++d)
+            if (o[2] == 't')
+                a->options.winograd_m[d] = (int)dims[d];
+            else
+                a->options.fourier_size[d] = dims[d];
+        return true;
+    }
     if (strcmp(o, "--effort") == 0) {
         a->options.effort = strcmp(v, "measure") == 0      ? CONVGEN_EFFORT_MEASURE
                             : strcmp(v, "estimate") == 0   ? CONVGEN_EFFORT_ESTIMATE

@@ -55,8 +55,9 @@ int cli_compile(int argc, char **argv)
         printf("usage: convgen compile [--arch sm_XX] [--pass PASS] [--no-cache] LAYER\n"
                "Compiles the layer's kernels with NVRTC (or finds them in the cache) and prints each\n"
                "kernel's registers, static shared memory, stack frame, spill stores/loads and NVRTC\n"
-               "time. Without --arch it targets the GPU, or sm_90 when there is none. --no-cache skips\n"
-               "the disk cache.\n\n%s", cli_layer_usage);
+               "time, and, where cuobjdump or nvdisasm is on PATH, each kernel's SASS instruction mix\n"
+               "(the most frequent opcodes). Without --arch it targets the GPU, or sm_90 when there is\n"
+               "none. --no-cache skips the disk cache.\n\n%s", cli_layer_usage);
         return a.help ? 0 : 2;
     }
     convgen_context *ctx;
@@ -80,10 +81,19 @@ int cli_compile(int argc, char **argv)
         }
         if (cli_print_kernels(plan, pass))
             rc = 3; /* local memory in an emitted kernel is a generator defect */
+        for (int i = 0; i < convgen_plan_kernel_count(plan); ++i) {
+            char mix[512];
+            convgen_kernel_info k;
+            convgen_plan_kernel_info(plan, i, &k);
+            if (cli_sass_mix(convgen_plan_source(plan, i), k.name, convgen_context_arch(ctx), mix, sizeof mix))
+                printf("%-8s   SASS of %s: %s\n", "", k.name, mix);
+        }
         convgen_plan_destroy(plan);
     }
     if (rc == 3)
         fprintf(stderr, "convgen: a kernel uses local memory (stack or spills)\n");
+    if (!cli_sass_available())
+        printf("(no cuobjdump or nvdisasm on PATH: no SASS instruction mix)\n");
     if (skipped == a.pass_count)
         rc = cli_fail("compile", CONVGEN_ERROR_NOT_SUPPORTED); /* the algorithm takes no pass of the layer */
     convgen_context_destroy(ctx);

@@ -9,13 +9,15 @@
 #include "args.h"
 #include "generate.h"
 #include "problem.h"
+#include "tune.h"
 #include "verbs.h"
 
 static int emit_usage(void)
 {
-    printf("usage: convgen emit [--algo NAME] [--pass PASS] [--kernel I] LAYER\n"
+    printf("usage: convgen emit [--algo NAME] [--pass PASS] [--kernel I] [--tile MxN] [--gemm KIND] LAYER\n"
            "Prints the CUDA source of the layer's kernels for the pass (fprop by default); a plan\n"
            "may have several kernels (e.g. a split reduction's sum): --kernel I prints only one.\n"
+           "Any candidate of 'convgen tune' is emitted with its algorithm and tuning options.\n"
            "Batched FFTs: convgen emit --algo fft --n N [options] (--help for them).\n\n%s",
            cli_layer_usage);
     return 0;
@@ -37,6 +39,14 @@ int cli_emit(int argc, char **argv)
         return 2;
     if (a.help || !a.have_layer)
         return a.help ? emit_usage() : (emit_usage(), 2);
+    if (a.algo == CONVGEN_ALGO_AUTO) {
+        fprintf(stderr, "convgen: emit: --algo auto chooses on a GPU or from wisdom: 'convgen explain' says what it "
+                        "chose; emit that with its --algo, --tile and --gemm\n");
+        return 2;
+    }
+    cg_tuning tuning;
+    if (plan_tuning_of(&a.options, &tuning) != CONVGEN_SUCCESS)
+        return cli_fail("emit", CONVGEN_ERROR_INVALID_VALUE);
     int skipped = 0;
     for (int pi = 0; pi < a.pass_count; ++pi) {
         cg_problem p;
@@ -44,7 +54,7 @@ int cli_emit(int argc, char **argv)
         convgen_status s = cg_problem_init(&p, &a.layer.desc);
         if (s == CONVGEN_SUCCESS)
             s = cg_generate_tuned(&p, (convgen_pass)a.passes[pi], a.algo, &(cg_target){.sm_count = a.sm_count},
-                                  &(cg_tuning){.gemm = a.options.winograd_gemm}, &gen);
+                                  &tuning, &gen);
         if (cli_skip_pass(&a, (convgen_pass)a.passes[pi], s, true)) {
             ++skipped;
             continue;

@@ -11,6 +11,7 @@ int cli_tune(int argc, char **argv);
 int cli_explain(int argc, char **argv);
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "convgen.h"
 /* A device context, or (unless need_device) an offline one for `arch` or sm_90. */
 convgen_status cli_open_context(const char *arch, bool no_cache, bool need_device, int sm_count,
@@ -19,5 +20,9 @@ convgen_status cli_open_context(const char *arch, bool no_cache, bool need_devic
  * the header line, and a plan's rows; true when a kernel uses local memory. */
 void cli_print_kernel_header(void);
 bool cli_print_kernels(const convgen_plan *plan, convgen_pass pass);
+/* The SASS instruction mix of a kernel ("4120 instructions: FFMA 61.2% LDS 12.0% ..."), where
+ * cuobjdump or nvdisasm is on PATH; false without one. */
+bool cli_sass_available(void);
+bool cli_sass_mix(const char *source, const char *name, const char *arch, char *mix, size_t size);
 
 #endif

@@ -77,6 +77,16 @@ static int default_tile(int64_t r, int64_t extent, int max_alpha)
     return best;
 }
 
+/* " --tile 6x6": the tile the emit line names, so that it emits these kernels whatever the
+ * default (the layer's dimensions: a 1-D layer's one). */
+void wino_tile_option(const cg_problem *p, const wino_spec *s, char *buf, size_t size)
+{
+    if (p->rank == 1)
+        snprintf(buf, size, " --tile %d", s->m[1]);
+    else
+        snprintf(buf, size, " --tile %dx%d", s->m[0], s->m[1]);
+}
+
 /* The problem in 2-D, the tiles and their transforms. */
 convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
                                  wino_spec *s)
@@ -227,8 +237,10 @@ tmpl_value *wino_header_lines(const cg_problem *p, const wino_spec *s, const cg_
                   convgen_pass_name(s->pass), what);
     cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
     const char *gemm = fused ? "" : s->generated_gemm ? " --gemm generated" : " --gemm cublas";
-    cg_value_line(h, "emitted by: convgen emit --algo %s%s --pass %s%s %s", s->algo, gemm, convgen_pass_name(s->pass),
-                  sms, layer);
+    char tile[32];
+    wino_tile_option(p, s, tile, sizeof tile);
+    cg_value_line(h, "emitted by: convgen emit --algo %s%s%s --pass %s%s %s", s->algo, tile, gemm,
+                  convgen_pass_name(s->pass), sms, layer);
     cg_value_line(h, "%s", "");
     cg_value_line(h, "plan: %s = AT [ sum of (G %s G^T) . (BT %s B) ] A per tile, the sum %s", operand_names[s->pass][2],
                   s->pass == CONVGEN_ACCGRAD ? "dy" : "w", s->pass == CONVGEN_BPROP ? "dy" : "x", s->plan[0]);
@@ -434,8 +446,10 @@ static convgen_status add_gemm_kernel(const cg_problem *p, const wino_spec *s, c
     cg_value_line(h, "convgen %s: winograd algorithm (non-fused), %s: the products, one GEMM per transform element",
                   CG_GENERATOR_VERSION, convgen_pass_name(s->pass));
     cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
-    cg_value_line(h, "emitted by: convgen emit --algo winograd --gemm generated --pass %s %s", convgen_pass_name(s->pass),
-                  layer);
+    char tile[32];
+    wino_tile_option(p, s, tile, sizeof tile);
+    cg_value_line(h, "emitted by: convgen emit --algo winograd%s --gemm generated --pass %s %s", tile,
+                  convgen_pass_name(s->pass), layer);
     if (s->chunks > 1)
         cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
                       (long long)s->batch);

@@ -47,6 +47,8 @@ int64_t wino_div_up(int64_t a, int64_t b);
 convgen_status wino_applicable(const cg_problem *p, convgen_pass pass);
 /* The problem in 2-D, the tiles (options->winograd_m, else the fewest transform elements with
  * alpha <= max_alpha) and their transforms. */
+/* " --tile MxN" for the headers' emit lines. */
+void wino_tile_option(const cg_problem *p, const wino_spec *s, char *buf, size_t size);
 convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
                                  wino_spec *s);
 /* The buffers U (or D), V and M for sub-batches of `batch` images; false where a size passes the

@@ -40,6 +40,8 @@ bool cache_mem_put(cache_key key, const cache_kernel *k);
 /* Drops every entry (tests and the bench use it to measure the disk cache). The cache is
  * unbounded: a process holds every kernel it compiled, a few tens of KiB each. */
 void cache_mem_clear(void);
+/* Counts the clears: the contexts' plan caches (plan_cache.c) drop what was made before one. */
+uint64_t cache_mem_generation(void);
 
 /* ---- disk ----
  * Entry file <dir>/<first 2 hex digits>/<32 hex digits>.cgk: a header (magic "CGKERNEL",

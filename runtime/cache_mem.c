@@ -106,9 +106,20 @@ bool cache_mem_put(cache_key key, const cache_kernel *k)
     return ok;
 }
 
+static uint64_t generation;
+
+uint64_t cache_mem_generation(void)
+{
+    pthread_mutex_lock(&mem_lock);
+    uint64_t g = generation;
+    pthread_mutex_unlock(&mem_lock);
+    return g;
+}
+
 void cache_mem_clear(void)
 {
     pthread_mutex_lock(&mem_lock);
+    ++generation;
     for (size_t i = 0; i < mem_cap; i++)
         if (mem_slots[i].used)
             cache_kernel_free(&mem_slots[i].kernel);

@@ -1,4 +1,5 @@
 #include "context.h"
+#include "plan_cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,7 @@ void convgen_context_destroy(convgen_context *ctx)
         return;
     if (ctx->plans)
         cg_warn("convgen_context_destroy: %d plan(s) of this context are still alive; destroy them first", ctx->plans);
+    plan_cache_clear(ctx);
     CUcontext popped;
     bool pushed = ctx->drv && ctx->drv->CtxPushCurrent(ctx->primary) == CUDA_SUCCESS;
     for (loaded_module *m = ctx->modules, *next; m; m = next) {

@@ -30,6 +30,8 @@ struct convgen_context {
     pthread_mutex_t lock;    /* guards `modules` and `plans` */
     int plans;               /* live plans, to warn about destroying a context under them */
     loaded_module *modules;  /* loaded once per context, unloaded at destroy */
+    struct plan_program *programs; /* the plans' memory cache (plan_cache.c), also under `lock` */
+    uint64_t program_clock;
     /* What the plans' library steps share (lib_steps.c): a cuBLAS handle and cuFFT plans, made
      * on first use, since each costs milliseconds to tens of milliseconds. Guarded by lib_lock,
      * also held while a library call is enqueued: a handle's stream and work area (in the

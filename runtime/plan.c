@@ -8,6 +8,7 @@
 #include "generate.h"
 #include "jit.h"
 #include "lib_steps.h"
+#include "plan_cache.h"
 #include "problem.h"
 #include "tune.h"
 #include "util.h"
@@ -15,8 +16,8 @@
 struct convgen_plan {
     convgen_context *ctx;
     bool is_fft;           /* an FFT plan (convgen_execute_fft), else a convolution */
-    cg_generated gen;
-    CUfunction fn[CG_MAX_KERNELS];
+    plan_program *prog;      /* the generated program and its loaded kernels, shared (plan_cache.c) */
+    const cg_generated *gen; /* prog's */
     convgen_kernel_info info[CG_MAX_KERNELS];
     lib_steps *lib;          /* the library calls among gen's steps; NULL offline or without */
     int64_t workspace_bytes; /* gen's buffers and the libraries' work area */
@@ -41,39 +42,107 @@ static void fill_info(convgen_kernel_info *info, const cg_kernel *k, const cache
 
 static convgen_status allow_shared_memory(convgen_context *ctx, CUfunction fn, unsigned bytes);
 
-static void prefetch_kernel(void *user, int i)
-{
-    convgen_plan *plan = user;
-    const cg_kernel *k = &plan->gen.kernels[i];
+/* One kernel's compilation (or cache hit) on a worker thread, with what the caller's thread
+ * needs to report it: the status, message and NVRTC log are per thread. */
+typedef struct kernel_job {
+    const cg_kernel *kernel;
     cache_kernel compiled;
     convgen_kernel_origin origin;
-    if (jit_get(k->source, k->name, plan->ctx->arch, plan->ctx->disk, &compiled, &origin) == CONVGEN_SUCCESS)
-        cache_kernel_free(&compiled);
+    convgen_status status;
+    char *message, *log;
+} kernel_job;
+
+typedef struct program_load {
+    convgen_context *ctx;
+    kernel_job jobs[CG_MAX_KERNELS];
+} program_load;
+
+static void compile_kernel(void *user, int i)
+{
+    program_load *l = user;
+    kernel_job *j = &l->jobs[i];
+    j->status = jit_get(j->kernel->source, j->kernel->name, l->ctx->arch, l->ctx->disk, &j->compiled, &j->origin);
+    if (j->status != CONVGEN_SUCCESS) {
+        j->message = cg_strdup(convgen_last_error());
+        j->log = cg_strdup(convgen_last_compile_log());
+    }
 }
 
-static convgen_status load_kernels(convgen_plan *plan)
+/* Compiles (or finds in the kernel caches) a new program's kernels, one per thread on every
+ * core (NVRTC compiles one program per thread), then loads them in order. */
+static convgen_status load_kernels(convgen_context *ctx, plan_program *prog)
+{
+    program_load *l = calloc(1, sizeof *l);
+    if (!l)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory loading a plan's kernels");
+    l->ctx = ctx;
+    int n = prog->gen.kernel_count;
+    for (int i = 0; i < n; ++i)
+        l->jobs[i].kernel = &prog->gen.kernels[i];
+    cg_parallel_for(n, compile_kernel, l);
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = 0; i < n; ++i) {
+        kernel_job *j = &l->jobs[i];
+        if (s == CONVGEN_SUCCESS && j->status != CONVGEN_SUCCESS) {
+            cg_set_compile_log(j->log ? j->log : "");
+            s = cg_fail(j->status, "%s", j->message ? j->message : "compiling a kernel failed");
+        }
+        if (s == CONVGEN_SUCCESS) {
+            fill_info(&prog->info[i], j->kernel, &j->compiled, j->origin);
+            s = ctx_load_function(ctx, &j->compiled, j->kernel->source, j->kernel->name, &prog->fn[i]);
+        }
+        if (s == CONVGEN_SUCCESS)
+            s = allow_shared_memory(ctx, prog->fn[i], j->kernel->shared_bytes);
+        cache_kernel_free(&j->compiled);
+        free(j->message);
+        free(j->log);
+    }
+    free(l);
+    return s;
+}
+
+/* What a program is generated from: a convolution's or an FFT's problem. */
+typedef struct program_source {
+    const cg_problem *conv;
+    convgen_pass pass;
+    convgen_algo algo;
+    const cg_tuning *tune;
+    const cg_fft_problem *fft;
+    cg_target target;
+} program_source;
+
+/* The plan's program: from the context's memory cache, else generated, compiled and loaded
+ * (and cached). A plan from the cache reports its kernels as memory-cache hits. */
+static convgen_status obtain_program(convgen_plan *plan, const program_source *src)
 {
     convgen_context *ctx = plan->ctx;
-    /* NVRTC compiles one kernel per thread: the kernels of a plan are compiled (or found in the
-     * disk cache) on every core at once, then loaded in order from the memory cache. A failure
-     * is reported by the loop below, on the caller's thread. */
-    if (plan->gen.kernel_count > 1)
-        cg_parallel_for(plan->gen.kernel_count, prefetch_kernel, plan);
-    for (int i = 0; i < plan->gen.kernel_count; ++i) {
-        const cg_kernel *k = &plan->gen.kernels[i];
-        cache_kernel compiled;
-        convgen_kernel_origin origin;
-        convgen_status s = jit_get(k->source, k->name, ctx->arch, ctx->disk, &compiled, &origin);
-        if (s != CONVGEN_SUCCESS)
-            return s;
-        fill_info(&plan->info[i], k, &compiled, origin);
-        s = ctx_load_function(ctx, &compiled, k->source, k->name, &plan->fn[i]);
-        cache_kernel_free(&compiled);
+    plan_key key;
+    if (src->fft)
+        plan_key_fft(&key, src->fft, &src->target);
+    else
+        plan_key_conv(&key, src->conv, src->pass, src->algo, src->tune, &src->target);
+    plan_program *prog = plan_cache_find(ctx, &key);
+    bool hit = prog != NULL;
+    if (!prog) {
+        if (!(prog = calloc(1, sizeof *prog)))
+            return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a plan's program");
+        prog->refs = 1;
+        convgen_status s = src->fft ? cg_generate_fft(src->fft, &src->target, &prog->gen)
+                                    : cg_generate_tuned(src->conv, src->pass, src->algo, &src->target, src->tune,
+                                                        &prog->gen);
         if (s == CONVGEN_SUCCESS)
-            s = allow_shared_memory(ctx, plan->fn[i], k->shared_bytes);
-        if (s != CONVGEN_SUCCESS)
+            s = load_kernels(ctx, prog);
+        if (s != CONVGEN_SUCCESS) {
+            plan_program_release(ctx, prog);
             return s;
+        }
+        plan_cache_insert(ctx, prog, &key);
     }
+    plan->prog = prog;
+    plan->gen = &prog->gen;
+    memcpy(plan->info, prog->info, sizeof plan->info);
+    for (int i = 0; hit && i < prog->gen.kernel_count; ++i)
+        plan->info[i].origin = CONVGEN_FROM_MEMORY_CACHE;
     return CONVGEN_SUCCESS;
 }
 
@@ -112,14 +181,14 @@ static convgen_status plan_new(convgen_context *ctx, convgen_plan **out, convgen
 static convgen_status setup_library_steps(convgen_plan *plan)
 {
     convgen_context *ctx = plan->ctx;
-    plan->workspace_bytes = plan->gen.workspace_bytes;
-    if (plan->gen.step_count == 0 || ctx->offline)
+    plan->workspace_bytes = plan->gen->workspace_bytes;
+    if (plan->gen->step_count == 0 || ctx->offline)
         return CONVGEN_SUCCESS;
-    int64_t work_offset = (plan->gen.workspace_bytes + 255) / 256 * 256, work = 0;
+    int64_t work_offset = (plan->gen->workspace_bytes + 255) / 256 * 256, work = 0;
     CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
     if (r != CUDA_SUCCESS)
         return cg_cuda_fail(ctx->drv, r, "cuCtxPushCurrent");
-    convgen_status s = lib_steps_create(ctx, &plan->gen, work_offset, &plan->lib, &work);
+    convgen_status s = lib_steps_create(ctx, plan->gen, work_offset, &plan->lib, &work);
     CUcontext popped;
     ctx->drv->CtxPopCurrent(&popped);
     if (s == CONVGEN_SUCCESS && work > 0)
@@ -127,19 +196,21 @@ static convgen_status setup_library_steps(convgen_plan *plan)
     return s;
 }
 
-/* Loads the generated kernels (s: how generating went), sets up the library steps and hands
- * the plan out, or frees it. */
-static convgen_status plan_finish(convgen_plan *plan, convgen_status s, size_t workspace_limit, convgen_plan **out,
-                                  int64_t *needed)
+/* Obtains the program (s: how the problem's validation went), sets up the library steps and
+ * hands the plan out, or frees it. */
+static convgen_status plan_finish(convgen_plan *plan, convgen_status s, const program_source *src,
+                                  size_t workspace_limit, convgen_plan **out, int64_t *needed)
 {
+    *needed = 0;
     if (s == CONVGEN_SUCCESS)
-        s = load_kernels(plan);
+        s = obtain_program(plan, src);
     if (s == CONVGEN_SUCCESS)
         s = setup_library_steps(plan);
-    *needed = plan->workspace_bytes;
+    if (plan->gen)
+        *needed = plan->workspace_bytes;
     if (s == CONVGEN_SUCCESS && workspace_limit && (uint64_t)plan->workspace_bytes > workspace_limit)
         s = cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "the %s plan needs %lld bytes of workspace, options->workspace_limit is %zu",
-                    convgen_algo_name(plan->gen.algo), (long long)plan->workspace_bytes, workspace_limit);
+                    convgen_algo_name(plan->gen->algo), (long long)plan->workspace_bytes, workspace_limit);
     if (s != CONVGEN_SUCCESS) {
         convgen_plan_destroy(plan);
         return s;
@@ -196,11 +267,11 @@ static convgen_status plan_conv_once(convgen_context *ctx, const convgen_conv_de
     if (s != CONVGEN_SUCCESS)
         return s;
     cg_problem p;
-    if ((s = cg_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
-        cg_target target = plan_target_of(ctx);
-        s = cg_generate_tuned(&p, pass, algo, &target, tune, &plan->gen);
-    }
-    return plan_finish(plan, s, limit, out, needed);
+    program_source src = {.conv = &p, .pass = pass, .algo = algo, .tune = tune, .target = plan_target_of(ctx)};
+    s = cg_problem_init(&p, desc);
+    if (s == CONVGEN_SUCCESS && (pass < CONVGEN_FPROP || pass > CONVGEN_ACCGRAD))
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "pass = %d is not FPROP, BPROP or ACCGRAD", (int)pass);
+    return plan_finish(plan, s, &src, limit, out, needed);
 }
 
 /* AUTO: the tuner's plan, with its report attached. */
@@ -267,12 +338,10 @@ convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *de
         return s;
     plan->is_fft = true;
     cg_fft_problem p;
-    if ((s = cg_fft_problem_init(&p, desc)) == CONVGEN_SUCCESS) {
-        cg_target target = plan_target_of(ctx);
-        s = cg_generate_fft(&p, &target, &plan->gen);
-    }
+    program_source src = {.fft = &p, .target = plan_target_of(ctx)};
+    s = cg_fft_problem_init(&p, desc);
     int64_t needed;
-    return plan_finish(plan, s, 0, out, &needed);
+    return plan_finish(plan, s, &src, 0, out, &needed);
 }
 
 void convgen_plan_destroy(convgen_plan *plan)
@@ -289,7 +358,7 @@ void convgen_plan_destroy(convgen_plan *plan)
     }
     ctx_count_plan(ctx, -1);
     free(plan->candidates);
-    cg_generated_free(&plan->gen); /* modules belong to the context */
+    plan_program_release(ctx, plan->prog); /* the program may stay cached; its modules belong to the context */
     free(plan);
 }
 
@@ -303,19 +372,19 @@ convgen_status convgen_plan_workspace_size(const convgen_plan *plan, size_t *byt
     return CONVGEN_SUCCESS;
 }
 
-int convgen_plan_kernel_count(const convgen_plan *plan) { return plan ? plan->gen.kernel_count : 0; }
+int convgen_plan_kernel_count(const convgen_plan *plan) { return plan ? plan->gen->kernel_count : 0; }
 
 const char *convgen_plan_source(const convgen_plan *plan, int i)
 {
-    return plan && i >= 0 && i < plan->gen.kernel_count ? plan->gen.kernels[i].source : NULL;
+    return plan && i >= 0 && i < plan->gen->kernel_count ? plan->gen->kernels[i].source : NULL;
 }
 
 convgen_status convgen_plan_kernel_info(const convgen_plan *plan, int i, convgen_kernel_info *info)
 {
     if (!plan)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
-    if (i < 0 || i >= plan->gen.kernel_count)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel index %d must be in 0..%d", i, plan->gen.kernel_count - 1);
+    if (i < 0 || i >= plan->gen->kernel_count)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel index %d must be in 0..%d", i, plan->gen->kernel_count - 1);
     if (!info)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "info is NULL");
     *info = plan->info[i];
@@ -351,7 +420,7 @@ convgen_status convgen_plan_candidate(const convgen_plan *plan, int i, convgen_c
  * that cuFFT reads in place on 8. Checked before anything is queued. */
 static convgen_status check_alignment(const convgen_plan *plan, const void *in0, const void *in1, const void *ws)
 {
-    const cg_generated *g = &plan->gen;
+    const cg_generated *g = plan->gen;
     if (g->step_count && plan->workspace_bytes && (uintptr_t)ws % 256 != 0)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace = %p must be 256-byte aligned for the %s plan's cuFFT and "
                        "cuBLAS calls", ws, convgen_algo_name(g->algo));
@@ -380,7 +449,7 @@ static convgen_status check_operands(const convgen_plan *plan, const float *in0,
                                      const void *ws, size_t ws_bytes)
 {
     static const char *const names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
-    const char *const *n = names[plan->gen.pass];
+    const char *const *n = names[plan->gen->pass];
     const void *ptrs[3] = {in0, in1, out};
     for (int i = 0; i < 3; ++i)
         if (!ptrs[i])
@@ -391,8 +460,8 @@ static convgen_status check_operands(const convgen_plan *plan, const float *in0,
 
 static convgen_status launch_kernel(convgen_plan *plan, int i, void **args, convgen_stream stream)
 {
-    const cg_kernel *k = &plan->gen.kernels[i];
-    CUresult r = plan->ctx->drv->LaunchKernel(plan->fn[i], k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+    const cg_kernel *k = &plan->gen->kernels[i];
+    CUresult r = plan->ctx->drv->LaunchKernel(plan->prog->fn[i], k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
                                               k->block[2], k->shared_bytes, (CUstream)stream, args, NULL);
     return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(plan->ctx->drv, r, "cuLaunchKernel");
 }
@@ -416,7 +485,7 @@ static convgen_status launch_step_kernel(convgen_plan *plan, const cg_step *st, 
 static convgen_status run_phase(convgen_plan *plan, int phase, int64_t chunk, const float *in0, const float *in1,
                                 float *out, void *workspace, convgen_stream stream)
 {
-    const cg_generated *g = &plan->gen;
+    const cg_generated *g = plan->gen;
     void *args[4] = {&in0, &in1, &out, &workspace};
     convgen_status s = CONVGEN_SUCCESS;
     for (int i = 0; i < g->step_count && s == CONVGEN_SUCCESS; ++i) {
@@ -439,7 +508,7 @@ typedef enum { ALL_PHASES, WEIGHTS_ONLY, AFTER_WEIGHTS } phases;
 static convgen_status run_steps(convgen_plan *plan, const float *in0, const float *in1, float *out, void *workspace,
                                 convgen_stream stream, phases which)
 {
-    const cg_generated *g = &plan->gen;
+    const cg_generated *g = plan->gen;
     convgen_status s = which != AFTER_WEIGHTS ? run_phase(plan, 0, 0, in0, in1, out, workspace, stream) : CONVGEN_SUCCESS;
     if (which == WEIGHTS_ONLY)
         return s;
@@ -463,7 +532,7 @@ static convgen_status launch(convgen_plan *plan, const float *in0, const float *
         return cg_cuda_fail(drv, r, "cuCtxPushCurrent");
     void *args[4] = {&in0, &in1, &out, &workspace};
     convgen_status s = CONVGEN_SUCCESS;
-    const cg_generated *g = &plan->gen;
+    const cg_generated *g = plan->gen;
     if (g->step_count == 0)
         for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i)
             s = launch_kernel(plan, i, args, stream);
@@ -487,7 +556,7 @@ convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float
 
 int convgen_plan_prepares_weights(const convgen_plan *plan)
 {
-    return plan && !plan->is_fft && cg_program_prepares_weights(&plan->gen);
+    return plan && !plan->is_fft && cg_program_prepares_weights(plan->gen);
 }
 
 /* A plan that has weights to prepare, and a workspace for them. */
@@ -497,8 +566,8 @@ static convgen_status check_prepared(const convgen_plan *plan, const void *works
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
     if (!convgen_plan_prepares_weights(plan))
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan: the %s %s plan has no weight transforms to prepare; run it "
-                       "with convgen_execute", plan->is_fft ? "FFT" : convgen_algo_name(plan->gen.algo),
-                       plan->is_fft ? "batch" : convgen_pass_name(plan->gen.pass));
+                       "with convgen_execute", plan->is_fft ? "FFT" : convgen_algo_name(plan->gen->algo),
+                       plan->is_fft ? "batch" : convgen_pass_name(plan->gen->pass));
     return check_workspace(plan, workspace, workspace_bytes); /* the spectra's: never empty */
 }
 

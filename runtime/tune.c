@@ -50,7 +50,7 @@ typedef struct tuner {
     convgen_plan_options base; /* the caller's, without the callback */
     const convgen_plan_options *caller;
     int effort;
-    candidate c[MAX_CANDIDATES];
+    candidate *c; /* MAX_CANDIDATES of them, allocated when wisdom does not know the answer */
     int count, done;
 } tuner;
 
@@ -548,10 +548,7 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
                          const convgen_plan_options *options, convgen_plan **out, tune_report *report)
 {
     memset(report, 0, sizeof *report);
-    tuner *t = calloc(1, sizeof *t);
-    if (!t)
-        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the tuner");
-    *t = (tuner){.ctx = ctx, .desc = desc, .pass = pass, .caller = options};
+    tuner tv = {.ctx = ctx, .desc = desc, .pass = pass, .caller = options}, *t = &tv;
     if (options)
         t->base = *options;
     t->base.progress = NULL, t->base.progress_user = NULL;
@@ -559,10 +556,10 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
     convgen_status s = cg_problem_init(&t->problem, desc);
     if (s == CONVGEN_SUCCESS) {
         wisdom_load_env();
-        if (t->effort != CONVGEN_EFFORT_ESTIMATE && from_wisdom(t, out, report) == CONVGEN_SUCCESS) {
-            free(t);
-            return CONVGEN_SUCCESS;
-        }
+        if (t->effort != CONVGEN_EFFORT_ESTIMATE && from_wisdom(t, out, report) == CONVGEN_SUCCESS)
+            return CONVGEN_SUCCESS; /* nothing allocated: a tuned shape plans in microseconds */
+        if (!(t->c = calloc(MAX_CANDIDATES, sizeof *t->c)))
+            return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the tuner's candidates");
         list_candidates(t);
         generate_candidates(t);
         int winner = -1;
@@ -580,6 +577,6 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
             *out = NULL;
         }
     }
-    free(t);
+    free(t->c);
     return s;
 }

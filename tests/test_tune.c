@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "convgen.h"
 #include "cost_model.h"
 #include "generate.h"
@@ -370,6 +371,52 @@ static void test_offline_estimate(void **state)
     convgen_context_destroy(ctx);
 }
 
+/* A context's plans of one key share their program: a second plan renders and compiles
+ * nothing, outlives the first, reports its kernels as memory-cache hits; another tuning is
+ * another program; clearing the kernel cache makes the next plan rebuild. */
+static void test_plans_share_their_program(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline_context();
+    convgen_plan *a, *b, *c, *d;
+    convgen_plan_options generated = {.winograd_gemm = CONVGEN_GEMM_GENERATED};
+    const convgen_conv_desc layer = {.rank = 2, .n = 4, .c = 16, .k = 16, .in = {14, 14}, .kernel = {3, 3},
+                                     .pad_before = {1, 1}, .pad_after = {1, 1}};
+    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &a), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &b), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &generated, &c),
+                     CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_kernel_count(a), convgen_plan_kernel_count(b));
+    assert_ptr_equal(convgen_plan_source(a, 0), convgen_plan_source(b, 0)); /* one program */
+    convgen_kernel_info ia, ib;
+    for (int i = 0; i < convgen_plan_kernel_count(b); ++i) {
+        assert_int_equal(convgen_plan_kernel_info(a, i, &ia), CONVGEN_SUCCESS);
+        assert_int_equal(convgen_plan_kernel_info(b, i, &ib), CONVGEN_SUCCESS);
+        assert_int_equal(ib.origin, CONVGEN_FROM_MEMORY_CACHE);
+        assert_int_equal(ib.registers, ia.registers);
+        assert_string_equal(ib.name, ia.name);
+    }
+    bool differs = false; /* the generated GEMM's program has a GEMM kernel of its own */
+    for (int i = 0; i < convgen_plan_kernel_count(c); ++i)
+        differs |= strstr(convgen_plan_source(c, i), "gemm") != NULL && convgen_plan_source(c, i) != convgen_plan_source(a, i);
+    assert_true(differs);
+    char *copy = strdup(convgen_plan_source(a, 1));
+    convgen_plan_destroy(a);
+    assert_string_equal(convgen_plan_source(b, 1), copy); /* b holds the program */
+    convgen_plan_destroy(b);
+    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &d), CONVGEN_SUCCESS);
+    assert_string_equal(convgen_plan_source(d, 1), copy); /* still cached with no plan holding it */
+    convgen_plan_destroy(d);
+    cache_mem_clear();
+    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &d), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_kernel_info(d, 0, &ib), CONVGEN_SUCCESS);
+    assert_int_not_equal(ib.origin, CONVGEN_FROM_MEMORY_CACHE); /* rebuilt: NVRTC, no disk cache here */
+    convgen_plan_destroy(d);
+    convgen_plan_destroy(c);
+    free(copy);
+    convgen_context_destroy(ctx);
+}
+
 /* ---- the cost model against the H100 ---- */
 
 #define TUNE_RESULTS CONVGEN_SOURCE_DIR "/bench/results/nvidia-h100-80gb-hbm3-2026-11-24-tune.csv"
@@ -509,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_atomic_export),
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_offline_estimate),
+        cmocka_unit_test(test_plans_share_their_program),
         cmocka_unit_test(test_cost_model_ranks_as_measured),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,169 @@
+/* The plans' memory cache (plan_cache.h): a list per context behind the context's lock, at
+ * most MAX_IDLE programs that no plan holds (the least recently used go first), so tuning a
+ * hundred candidates does not keep a hundred programs. */
+#include "plan_cache.h"
+
+#include "cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_IDLE 64
+
+static void put(plan_key *k, const void *v, size_t n)
+{
+    if (k->len + n <= sizeof k->bytes)
+        memcpy(k->bytes + k->len, v, n);
+    k->len += n; /* past the buffer: the key is too long, and never cached (see usable) */
+}
+
+static void put_i64(plan_key *k, int64_t v) { put(k, &v, sizeof v); }
+
+static void put_dims(plan_key *k, const int64_t *v, int n)
+{
+    for (int i = 0; i < n; ++i)
+        put_i64(k, v[i]);
+}
+
+static void put_target(plan_key *k, const cg_target *t)
+{
+    const int64_t v[5] = {t->sm_count, t->shared_per_block, t->shared_per_sm, t->l2_bytes, t->max_cluster};
+    put_dims(k, v, 5);
+}
+
+static bool usable(const plan_key *k) { return k->len <= sizeof k->bytes; }
+
+void plan_key_conv(plan_key *k, const cg_problem *p, convgen_pass pass, convgen_algo algo, const cg_tuning *t,
+                   const cg_target *target)
+{
+    k->len = 0;
+    const int64_t head[8] = {'C', pass, algo, p->rank, p->n, p->c, p->k, p->flip};
+    put_dims(k, head, 8);
+    const int64_t *dims[7] = {p->in, p->kernel, p->out, p->pad_before, p->pad_after, p->stride, p->dilation};
+    for (int i = 0; i < 7; ++i)
+        put_dims(k, dims[i], p->rank);
+    put_dims(k, t->fourier_size, CONVGEN_MAX_RANK);
+    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
+        put_i64(k, t->winograd_m[d]);
+    const int64_t tail[3] = {t->gemm, t->tf32, t->workspace_limit};
+    put_dims(k, tail, 3);
+    put_target(k, target);
+}
+
+void plan_key_fft(plan_key *k, const cg_fft_problem *p, const cg_target *target)
+{
+    k->len = 0;
+    uint32_t scale;
+    memcpy(&scale, &p->scale, sizeof scale);
+    const int64_t v[24] = {'F', p->type, p->rank, p->n, p->sign, p->batch, p->channels, p->count,
+                           p->h, p->oy, p->w, p->ox, p->pitch, p->real_stride[0], p->real_stride[1],
+                           p->spectrum_stride[0], p->spectrum_stride[1], p->half, p->transposed, p->natural,
+                           scale, p->real_elements, p->spectrum_elements, 0};
+    put_dims(k, v, 24);
+    put_target(k, target);
+}
+
+static bool same(const plan_program *p, const plan_key *k)
+{
+    return p->key_len == k->len && memcmp(p->key, k->bytes, k->len) == 0;
+}
+
+static void free_program(plan_program *p)
+{
+    cg_generated_free(&p->gen); /* its modules belong to the context */
+    free(p);
+}
+
+plan_program *plan_cache_find(convgen_context *ctx, const plan_key *key)
+{
+    if (!usable(key))
+        return NULL;
+    uint64_t generation = cache_mem_generation();
+    plan_program *found = NULL, *stale = NULL;
+    pthread_mutex_lock(&ctx->lock);
+    for (plan_program **at = &ctx->programs; *at && !found; at = &(*at)->next) {
+        plan_program *p = *at;
+        if (!same(p, key))
+            continue;
+        if (p->generation != generation) { /* the kernel cache was cleared since: a miss */
+            *at = p->next;
+            stale = --p->refs == 0 ? p : NULL;
+            break;
+        }
+        found = p;
+        ++p->refs;
+        p->last_use = ++ctx->program_clock;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (stale)
+        free_program(stale);
+    return found;
+}
+
+/* Unlinks the least recently used program no plan holds, if more than MAX_IDLE are idle; the
+ * caller frees it outside the lock. */
+static plan_program *evict_one(convgen_context *ctx)
+{
+    int idle = 0;
+    plan_program **oldest = NULL;
+    for (plan_program **at = &ctx->programs; *at; at = &(*at)->next)
+        if ((*at)->refs == 1) {
+            ++idle;
+            if (!oldest || (*at)->last_use < (*oldest)->last_use)
+                oldest = at;
+        }
+    if (idle <= MAX_IDLE)
+        return NULL;
+    plan_program *p = *oldest;
+    *oldest = p->next;
+    return p;
+}
+
+void plan_cache_insert(convgen_context *ctx, plan_program *p, const plan_key *key)
+{
+    if (!usable(key))
+        return;
+    memcpy(p->key, key->bytes, key->len);
+    p->key_len = key->len;
+    p->generation = cache_mem_generation();
+    plan_program *evicted = NULL;
+    pthread_mutex_lock(&ctx->lock);
+    bool present = false;
+    for (plan_program *q = ctx->programs; q && !present; q = q->next)
+        present = same(q, key);
+    if (!present) {
+        ++p->refs;
+        p->last_use = ++ctx->program_clock;
+        p->next = ctx->programs;
+        ctx->programs = p;
+        evicted = evict_one(ctx);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (evicted)
+        free_program(evicted);
+}
+
+void plan_program_release(convgen_context *ctx, plan_program *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&ctx->lock);
+    int refs = --p->refs;
+    pthread_mutex_unlock(&ctx->lock);
+    if (refs == 0)
+        free_program(p);
+}
+
+void plan_cache_clear(convgen_context *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+    plan_program *p = ctx->programs;
+    ctx->programs = NULL;
+    pthread_mutex_unlock(&ctx->lock);
+    while (p) {
+        plan_program *next = p->next;
+        if (--p->refs == 0) /* a plan still alive keeps its program (and warns at destroy) */
+            free_program(p);
+        p = next;
+    }
+}

@@ -1,0 +1,48 @@
+/* The memory cache of plans: a context's plans of one layer, pass, algorithm, tuning and target
+ * share one generated program and its loaded kernels. The first plan of a key generates,
+ * compiles (or finds in the kernel caches) and loads them; every later one finds them here and
+ * is made in microseconds, rendering nothing and hashing no source. */
+#ifndef CG_PLAN_CACHE_H
+#define CG_PLAN_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "generate.h"
+
+/* A generated program with its loaded kernels, shared by the plans that hold it. */
+typedef struct plan_program {
+    cg_generated gen;
+    CUfunction fn[CG_MAX_KERNELS];
+    convgen_kernel_info info[CG_MAX_KERNELS];
+    /* the cache's */
+    unsigned char key[512];
+    size_t key_len;
+    int refs;           /* plans holding it, plus one while cached */
+    uint64_t last_use;
+    uint64_t generation;  /* cache_mem_generation() when made: a clear since makes it stale */
+    struct plan_program *next;
+} plan_program;
+
+/* What decides a program, serialized: the problem (or FFT problem), pass, algorithm, tuning and
+ * target. */
+typedef struct plan_key {
+    unsigned char bytes[512];
+    size_t len;
+} plan_key;
+
+void plan_key_conv(plan_key *k, const cg_problem *p, convgen_pass pass, convgen_algo algo, const cg_tuning *t,
+                   const cg_target *target);
+void plan_key_fft(plan_key *k, const cg_fft_problem *p, const cg_target *target);
+
+/* The cached program of a key, held for the caller (release it), or NULL. */
+plan_program *plan_cache_find(convgen_context *ctx, const plan_key *key);
+/* Caches a program just made (held by the caller), unless one of its key got there first. */
+void plan_cache_insert(convgen_context *ctx, plan_program *p, const plan_key *key);
+/* Lets go of a program; the last holder frees it. */
+void plan_program_release(convgen_context *ctx, plan_program *p);
+/* Drops every cached program (the context is going away). */
+void plan_cache_clear(convgen_context *ctx);
+
+#endif
