@@ -71,8 +71,10 @@ static int count_opcodes(FILE *in, opcode_count *ops, int *total)
         int i = 0;
         while (i < n && strcmp(ops[i].name, op) != 0)
             ++i;
-        if (i == n && n < MAX_OPCODES)
-            snprintf(ops[n++].name, sizeof ops[0].name, "%s", op);
+        if (i == n && n < MAX_OPCODES) {
+            snprintf(ops[n].name, sizeof ops[n].name, "%s", op);
+            ops[n++].count = 0;
+        }
         if (i < n)
             ++ops[i].count;
     }
