@@ -466,6 +466,9 @@ static int run_benches(const options *o, convgen_context *ctx, const cg_layer *l
 
 static int run(const options *o)
 {
+    /* The JIT line times NVRTC and the caches: the library's kernel set, which holds the bench
+     * layers' kernels, would answer first. */
+    setenv("CONVGEN_KERNEL_SET", "off", 1);
     cg_layer *layers;
     int count;
     if (cg_layer_read_file(o->layers_file, &layers, &count) != CONVGEN_SUCCESS) {

@@ -25,6 +25,8 @@ typedef struct cli_args {
     convgen_plan_options options; /* --gemm cublas|generated: winograd_gemm; --effort */
     const char *wisdom;         /* --wisdom FILE (tune, explain) */
     const char *csv;            /* --csv FILE (tune) */
+    const char *cache_dir;      /* --cache DIR (generate) */
+    const char *embed;          /* --embed FILE.c (generate) */
     bool no_cache;              /* --no-cache */
     bool help;
 } cli_args;

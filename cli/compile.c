@@ -7,7 +7,10 @@
 
 static const char *origin_name(convgen_kernel_origin o)
 {
-    return o == CONVGEN_FROM_NVRTC ? "nvrtc" : o == CONVGEN_FROM_DISK_CACHE ? "disk cache" : "memory cache";
+    return o == CONVGEN_FROM_NVRTC        ? "nvrtc"
+           : o == CONVGEN_FROM_DISK_CACHE ? "disk cache"
+           : o == CONVGEN_FROM_KERNEL_SET ? "kernel set"
+                                          : "memory cache";
 }
 
 /* A device context when a GPU is there and no --arch was asked for, else offline. */

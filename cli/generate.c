@@ -1,7 +1,14 @@
-/* convgen generate: the kernel set of a layer file, emitted into a folder (one .cu per
- * kernel) and, with --arch, compiled for each architecture to check that no kernel uses local
- * memory. The build runs it for the configured kernel set and architectures. */
+/* convgen generate: a kernel set. Every layer of a layer file, all three passes, planned for
+ * each architecture on an offline context with the line's algorithm (a word "algo=NAME" after
+ * the layer) or the --algo one, by default auto: the wisdom's choice for the architecture
+ * (--wisdom), else the cost model's. Each kernel's source goes into a folder as a .cu file
+ * (rewritten only when it changed, so that its time stamp says when it last did); each is
+ * compiled (or found in the --cache folder, so an edit of a template or of the generator
+ * recompiles exactly the kernels whose source it changed) and checked for local memory; with
+ * --embed, the cubins and the wisdom are written as a C file (and a blob beside it) that the
+ * build links into the library as its kernel set (runtime/kernel_set.h). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,173 +18,293 @@
 #include "args.h"
 #include "generate.h"
 #include "jit.h"
-#include "problem.h"
+#include "kernel_set.h"
 #include "util.h"
 #include "verbs.h"
 
-typedef struct emitted {
-    char file[160];
-    char name[CG_KERNEL_NAME_MAX];
-    char *source;
-} emitted;
+#define MAX_ARCHS 8
+
+/* A compiled kernel of the set. */
+typedef struct set_kernel {
+    cache_key key;
+    cache_kernel compiled;
+    char file[192], arch[16];
+} set_kernel;
 
 typedef struct kernel_set {
-    emitted *k;
+    set_kernel *k;
     int count, cap;
+    int compiled, cached, local; /* NVRTC runs, cache hits, kernels with local memory */
 } kernel_set;
 
-static int write_file(const char *path, const char *text)
+/* A source file written in this run, and the kernel in it. */
+typedef struct written_file {
+    char name[192];
+    cache_key key;
+} written_file;
+
+typedef struct generate_run {
+    const cli_args *a;
+    written_file *files;
+    int file_count, file_cap;
+    bool algo_given;
+    char archs[MAX_ARCHS][16];
+    int arch_count;
+    const char *cache;
+    const char *embed;
+    kernel_set set;
+    FILE *report;
+    int step, steps; /* progress */
+} generate_run;
+
+/* Writes `size` bytes unless the file holds them already: its time stamp then stays, and what
+ * depends on it is not rebuilt. */
+static int write_if_changed(const char *path, const void *data, size_t size)
 {
-    FILE *f = fopen(path, "w");
-    if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        bool same = true;
+        char chunk[65536];
+        size_t at = 0, n;
+        while (same && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+            same = at + n <= size && memcmp(chunk, (const char *)data + at, n) == 0, at += n;
+        fclose(f);
+        if (same && at == size)
+            return 0;
+    }
+    f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0) {
         fprintf(stderr, "convgen: cannot write %s: %s\n", path, strerror(errno));
         return 1;
     }
     return 0;
 }
 
-static int keep(kernel_set *set, const char *file, const cg_kernel *k)
+static int parse_archs(const char *list, generate_run *r)
 {
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", list ? list : "sm_90");
+    for (char *t = strtok(copy, ","); t; t = strtok(NULL, ",")) {
+        if (r->arch_count == MAX_ARCHS || jit_check_arch(t) != CONVGEN_SUCCESS) {
+            fprintf(stderr, "convgen: --arch: %s\n", r->arch_count == MAX_ARCHS ? "at most 8 architectures"
+                                                                                  : convgen_last_error());
+            return 1;
+        }
+        snprintf(r->archs[r->arch_count++], sizeof r->archs[0], "%s", t);
+    }
+    return 0;
+}
+
+/* The line's algorithm ("algo=NAME" among the words after the layer), else the run's. */
+static int algo_of(const generate_run *r, const cg_layer *l, convgen_algo *algo)
+{
+    const char *at = strstr(l->note, "algo=");
+    *algo = r->algo_given ? r->a->algo : CONVGEN_ALGO_AUTO;
+    if (!at)
+        return 0;
+    char name[32];
+    sscanf(at + 5, "%31s", name);
+    const cg_planner *p = cg_planner_named(name);
+    if (!p && strcmp(name, "auto") != 0) {
+        fprintf(stderr, "convgen: layer %s: algo=%s is not an algorithm\n", l->name, name);
+        return 1;
+    }
+    *algo = p ? p->algo : CONVGEN_ALGO_AUTO;
+    return 0;
+}
+
+static bool same_key(cache_key a, cache_key b) { return a.hi == b.hi && a.lo == b.lo; }
+
+/* Keeps a compiled kernel (the set takes it), unless the set has it already (freed). */
+static int keep(kernel_set *set, set_kernel *k)
+{
+    for (int i = 0; i < set->count; ++i)
+        if (same_key(set->k[i].key, k->key)) {
+            cache_kernel_free(&k->compiled); /* the same kernel for another layer or pass */
+            return 0;
+        }
     if (set->count == set->cap) {
-        int cap = set->cap ? 2 * set->cap : 64;
-        emitted *grown = realloc(set->k, sizeof *grown * (size_t)cap);
+        int cap = set->cap ? 2 * set->cap : 256;
+        set_kernel *grown = realloc(set->k, sizeof *grown * (size_t)cap);
         if (!grown)
             return 1;
         set->k = grown, set->cap = cap;
     }
-    emitted *e = &set->k[set->count++];
-    snprintf(e->file, sizeof e->file, "%s", file);
-    snprintf(e->name, sizeof e->name, "%s", k->name);
-    e->source = cg_strdup(k->source);
-    return !e->source;
+    set->k[set->count++] = *k;
+    return 0;
 }
 
-/* The kernels of a set compile for each of its architectures (a list like "sm_80,sm_90"): they
- * use thread-block clusters only where all of them have clusters. */
-static int set_max_cluster(const char *archs)
+/* <layer>_<algo>_<pass>[_<i>].cu; where this run wrote another kernel (another architecture's)
+ * under that name, .<arch> before .cu. */
+static int write_source(generate_run *r, const char *layer, const char *arch, convgen_pass pass, const convgen_plan *plan,
+                        int i, cache_key key, char *file, size_t size)
 {
-    int least = 0;
-    for (const char *a = archs; a && *a; a = strchr(a, ',') ? strchr(a, ',') + 1 : "") {
-        int m = cg_target_max_cluster(a);
-        if (m > 0 && (least == 0 || m < least))
-            least = m;
-    }
-    return least;
-}
-
-/* One file per kernel: <layer>_<algo>_<pass>[_<i>].cu, named so a user finds it. */
-static int generate_layer(const cli_args *a, const cg_layer *layer, int index, kernel_set *set)
-{
-    cg_problem p;
-    convgen_status s = cg_problem_init(&p, &layer->desc);
-    if (s != CONVGEN_SUCCESS)
-        return cli_fail(layer->name, s);
-    char name[40];
-    if (layer->name[0])
-        snprintf(name, sizeof name, "%s", layer->name);
-    else
-        snprintf(name, sizeof name, "layer%d", index);
-    cg_target target = {.sm_count = a->sm_count, .max_cluster = set_max_cluster(a->arch)};
-    for (int pass = 0; pass < 3; ++pass) {
-        cg_generated gen;
-        s = cg_generate(&p, (convgen_pass)pass, a->algo, &target, &gen);
-        if (s == CONVGEN_ERROR_NOT_SUPPORTED)
-            continue; /* the algorithm does not cover this layer: nothing to emit */
-        if (s != CONVGEN_SUCCESS)
-            return cli_fail(layer->name, s);
-        int rc = 0;
-        for (int i = 0; i < gen.kernel_count && rc == 0; ++i) {
-            char file[160], path[4400];
-            snprintf(file, sizeof file, "%s_%s_%s%s%.0d.cu", name, convgen_algo_name(a->algo),
-                     convgen_pass_name((convgen_pass)pass), i ? "_" : "", i);
-            snprintf(path, sizeof path, "%s/%s", a->out_dir, file);
-            rc = write_file(path, gen.kernels[i].source) || keep(set, file, &gen.kernels[i]);
+    convgen_choice ch;
+    convgen_plan_choice(plan, &ch);
+    snprintf(file, size, "%s_%s_%s%s%.0d.cu", layer, convgen_algo_name(ch.algo), convgen_pass_name(pass), i ? "_" : "", i);
+    for (int f = 0; f < r->file_count; ++f)
+        if (strcmp(r->files[f].name, file) == 0) {
+            if (same_key(r->files[f].key, key))
+                return 0; /* written already */
+            snprintf(file + strlen(file) - 3, size - strlen(file) + 3, ".%s.cu", arch);
         }
-        cg_generated_free(&gen);
+    if (r->file_count == r->file_cap) {
+        int cap = r->file_cap ? 2 * r->file_cap : 256;
+        written_file *grown = realloc(r->files, sizeof *grown * (size_t)cap);
+        if (!grown)
+            return 1;
+        r->files = grown, r->file_cap = cap;
+    }
+    written_file *w = &r->files[r->file_count++];
+    snprintf(w->name, sizeof w->name, "%s", file);
+    w->key = key;
+    char path[4400];
+    const char *src = convgen_plan_source(plan, i);
+    snprintf(path, sizeof path, "%s/%s", r->a->out_dir, file);
+    return write_if_changed(path, src, strlen(src));
+}
+
+static void report_kernel(generate_run *r, const set_kernel *k)
+{
+    const cache_kernel *c = &k->compiled;
+    bool local = c->stack_bytes != 0 || c->spill_store_bytes != 0 || c->spill_load_bytes != 0;
+    r->set.local += local;
+    fprintf(r->report, "%-44s %-8s %5d %6d %6d %9d %9d %10.1f%s\n", k->file, k->arch, c->registers, c->shared_bytes,
+            c->stack_bytes, c->spill_store_bytes, c->spill_load_bytes, c->compile_ms, local ? "  LOCAL MEMORY" : "");
+}
+
+/* One layer's passes for one architecture. */
+static int generate_layer(generate_run *r, convgen_context *ctx, const char *arch, const cg_layer *l, int index)
+{
+    convgen_algo algo;
+    if (algo_of(r, l, &algo))
+        return 2;
+    char layer[40];
+    snprintf(layer, sizeof layer, "%s", l->name[0] ? l->name : "");
+    if (!layer[0])
+        snprintf(layer, sizeof layer, "layer%d", index);
+    for (int pass = 0; pass < 3; ++pass) {
+        convgen_plan *plan;
+        convgen_status s = convgen_plan_conv_ex(ctx, &l->desc, (convgen_pass)pass, algo, &r->a->options, &plan);
+        printf("[%d/%d] %s %s %s: ", ++r->step, r->steps, arch, layer, convgen_pass_name((convgen_pass)pass));
+        if (s == CONVGEN_ERROR_NOT_SUPPORTED) {
+            printf("not supported by %s\n", convgen_algo_name(algo));
+            continue;
+        }
+        if (s != CONVGEN_SUCCESS)
+            return cli_fail(layer, s);
+        convgen_choice ch;
+        convgen_plan_choice(plan, &ch);
+        printf("%s%s\n", convgen_algo_name(ch.algo),
+               ch.chosen_by == CONVGEN_CHOSEN_BY_WISDOM     ? " (wisdom)"
+               : ch.chosen_by == CONVGEN_CHOSEN_BY_ESTIMATE ? " (cost model)"
+                                                            : "");
+        fflush(stdout);
+        int rc = 0;
+        for (int i = 0; i < convgen_plan_kernel_count(plan) && rc == 0; ++i) {
+            set_kernel k = {0};
+            convgen_kernel_info info;
+            convgen_kernel_origin origin;
+            convgen_plan_kernel_info(plan, i, &info);
+            r->set.compiled += info.origin == CONVGEN_FROM_NVRTC;
+            r->set.cached += info.origin != CONVGEN_FROM_NVRTC;
+            snprintf(k.arch, sizeof k.arch, "%s", arch);
+            const char *src = convgen_plan_source(plan, i);
+            k.key = jit_key(src, arch);
+            rc = write_source(r, layer, arch, (convgen_pass)pass, plan, i, jit_key(src, "any"), k.file, sizeof k.file);
+            if (rc == 0 && jit_get(src, info.name, arch, NULL, &k.compiled, &origin) != CONVGEN_SUCCESS)
+                rc = cli_fail(info.name, CONVGEN_ERROR_COMPILE);
+            if (rc == 0) {
+                report_kernel(r, &k);
+                rc = keep(&r->set, &k);
+            }
+        }
+        convgen_plan_destroy(plan);
         if (rc)
             return rc;
     }
     return 0;
 }
 
-/* ---- compiling the set: one job per (kernel, architecture), on every core ---- */
-
-typedef struct compile_job {
-    const kernel_set *set;
-    char archs[8][16];
-    int arch_count;
-    cache_kernel *results; /* [kernel * arch_count + arch] */
-    convgen_status *status;
-} compile_job;
-
-static void compile_one(void *user, int i)
+static int compare_keys(const void *a, const void *b)
 {
-    compile_job *j = user;
-    const emitted *e = &j->set->k[i / j->arch_count];
-    convgen_kernel_origin origin;
-    j->status[i] = jit_get(e->source, e->name, j->archs[i % j->arch_count], NULL, &j->results[i], &origin);
-    if (j->status[i] != CONVGEN_SUCCESS)
-        fprintf(stderr, "convgen: %s for %s: %s\n", e->file, j->archs[i % j->arch_count], convgen_last_error());
+    const set_kernel *x = a, *y = b;
+    if (x->key.hi != y->key.hi)
+        return x->key.hi < y->key.hi ? -1 : 1;
+    return (x->key.lo > y->key.lo) - (x->key.lo < y->key.lo);
 }
 
-static int parse_archs(const char *list, compile_job *j)
+/* FILE.c: the table and, by the assembler's .incbin, the blob FILE.bin of every cubin; the
+ * wisdom as bytes (C promises string literals only up to 4095 characters). */
+static int write_embed(generate_run *r)
 {
-    char copy[256];
-    snprintf(copy, sizeof copy, "%s", list);
-    for (char *t = strtok(copy, ","); t; t = strtok(NULL, ",")) {
-        if (j->arch_count == 8 || jit_check_arch(t) != CONVGEN_SUCCESS) {
-            fprintf(stderr, "convgen: --arch: %s\n", j->arch_count == 8 ? "at most 8 architectures" : convgen_last_error());
-            return 1;
-        }
-        snprintf(j->archs[j->arch_count++], sizeof j->archs[0], "%s", t);
+    kernel_set *set = &r->set;
+    qsort(set->k, (size_t)set->count, sizeof *set->k, compare_keys);
+    char bin[4200];
+    snprintf(bin, sizeof bin, "%s.bin", r->embed);
+    cg_buf blob = {0}, c = {0};
+    char abs_bin[PATH_MAX];
+    cg_buf_printf(&c, "/* Generated by convgen generate --embed: the build's kernel set (runtime/kernel_set.h), "
+                      "%d kernels. Do not edit. */\n#include \"kernel_set.h\"\n\n", set->count);
+    cg_buf_puts(&c, "const cg_set_kernel cg_kernel_set[] = {\n");
+    for (int i = 0; i < set->count; ++i) {
+        const cache_kernel *k = &set->k[i].compiled;
+        size_t offset = (blob.len + 15) / 16 * 16;
+        while (blob.len < offset)
+            cg_buf_append(&blob, "", 1);
+        cg_buf_append(&blob, k->cubin, k->cubin_size);
+        cg_buf_printf(&c, "    {0x%016llxull, 0x%016llxull, %d, %d, %d, %d, %d, %.1f, %zu, %zu}, /* %s %s */\n",
+                      (unsigned long long)set->k[i].key.hi, (unsigned long long)set->k[i].key.lo, k->registers,
+                      k->shared_bytes, k->stack_bytes, k->spill_store_bytes, k->spill_load_bytes, k->compile_ms, offset,
+                      k->cubin_size, set->k[i].file, set->k[i].arch);
     }
-    return 0;
+    cg_buf_printf(&c, "    {0}\n};\nconst size_t cg_kernel_set_count = %d;\n\n", set->count);
+    int rc = write_if_changed(bin, blob.data ? blob.data : "", blob.len);
+    if (rc == 0 && !realpath(bin, abs_bin))
+        rc = 1;
+    cg_buf_printf(&c, "__asm__(\".section .rodata\\n.balign 16\\n.global cg_kernel_set_blob\\n.hidden cg_kernel_set_blob\\n"
+                      "cg_kernel_set_blob:\\n.incbin \\\"%s\\\"\\n.byte 0\\n.previous\\n\");\n\n", abs_bin);
+    char *wisdom = NULL;
+    convgen_wisdom_export_string(&wisdom);
+    cg_buf_puts(&c, "const char cg_kernel_set_wisdom[] = {");
+    for (size_t i = 0; convgen_wisdom_count() > 0 && wisdom && wisdom[i]; ++i)
+        cg_buf_printf(&c, "%s%d,", i % 24 ? "" : "\n", (unsigned char)wisdom[i]);
+    cg_buf_puts(&c, "0};\n");
+    free(wisdom);
+    if (rc == 0 && !c.oom && !blob.oom)
+        rc = write_if_changed(r->embed, c.data, c.len);
+    cg_buf_free(&blob);
+    cg_buf_free(&c);
+    return rc || c.oom || blob.oom;
 }
 
-/* Writes DIR/compile-report.txt; fails if any kernel did not compile or uses local memory. */
-static int report(const cli_args *a, const compile_job *j)
+static int generate_arch(generate_run *r, const char *arch, const cg_layer *layers, int count)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/compile-report.txt", a->out_dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return write_file(path, "");
-    int bad = 0;
-    fprintf(f, "%-36s %-8s %5s %6s %6s %9s %9s %10s\n", "file", "arch", "regs", "smem", "stack", "spill-st",
-            "spill-ld", "compile-ms");
-    for (int i = 0; i < j->set->count * j->arch_count; ++i) {
-        const cache_kernel *k = &j->results[i];
-        bool ok = j->status[i] == CONVGEN_SUCCESS && k->stack_bytes == 0 && k->spill_store_bytes == 0 &&
-                  k->spill_load_bytes == 0;
-        bad += !ok;
-        fprintf(f, "%-36s %-8s %5d %6d %6d %9d %9d %10.1f%s\n", j->set->k[i / j->arch_count].file,
-                j->archs[i % j->arch_count], k->registers, k->shared_bytes, k->stack_bytes, k->spill_store_bytes,
-                k->spill_load_bytes, k->compile_ms, ok ? "" : "  LOCAL MEMORY OR ERROR");
-    }
-    fclose(f);
-    printf("convgen: compiled %d kernels for %d architecture(s): %s\n", j->set->count, j->arch_count,
-           bad ? "some use local memory or failed (see compile-report.txt)" : "none uses local memory");
-    return bad != 0;
-}
-
-static int compile_set(const cli_args *a, const kernel_set *set)
-{
-    compile_job j = {.set = set};
-    if (parse_archs(a->arch, &j))
-        return 2;
-    int jobs = set->count * j.arch_count;
-    j.results = calloc((size_t)jobs + 1, sizeof *j.results);
-    j.status = calloc((size_t)jobs + 1, sizeof *j.status);
-    int rc = 1;
-    if (j.results && j.status) {
-        cg_parallel_for(jobs, compile_one, &j);
-        rc = report(a, &j);
-    }
-    for (int i = 0; j.results && i < jobs; ++i)
-        cache_kernel_free(&j.results[i]);
-    free(j.results);
-    free(j.status);
+    convgen_context *ctx;
+    convgen_context_options o = {.offline = 1, .arch = arch, .cache_dir = r->cache, .disk_cache = r->cache ? 0 : -1,
+                                 .sm_count = r->a->sm_count};
+    convgen_status s = convgen_context_create(&o, &ctx);
+    if (s != CONVGEN_SUCCESS)
+        return cli_fail("generate", s);
+    int rc = 0;
+    for (int i = 0; i < count && rc == 0; ++i)
+        rc = generate_layer(r, ctx, arch, &layers[i], i);
+    convgen_context_destroy(ctx);
     return rc;
+}
+
+static int usage(bool help)
+{
+    printf("usage: convgen generate --set FILE --out DIR [--arch sm_80,sm_90] [--algo NAME] [--wisdom FILE]\n"
+           "                        [--cache DIR] [--embed FILE.c] [--sms N]\n"
+           "Plans every layer of FILE (lines like bench/layers.txt; a word algo=NAME after a layer picks\n"
+           "its algorithm), all three passes, for each architecture (default sm_90), with --algo or\n"
+           "auto: the choice in the wisdom file for the architecture, else the cost model's. Writes\n"
+           "each kernel's source into DIR as <layer>_<algo>_<pass>[_<i>].cu (only when it changed),\n"
+           "compiles it (--cache: a disk cache, so that unchanged kernels are not compiled again) and\n"
+           "writes DIR/compile-report.txt; fails if a kernel uses local memory (stack or spills).\n"
+           "--embed writes the cubins and the wisdom as a C file (and FILE.c.bin) for the library.\n");
+    return help ? 0 : 2;
 }
 
 int cli_generate(int argc, char **argv)
@@ -185,35 +312,45 @@ int cli_generate(int argc, char **argv)
     cli_args a;
     if (!cli_parse(argc, argv, true, &a))
         return 2;
-    if (a.help || !a.set || !a.out_dir) {
-        printf("usage: convgen generate --set FILE --out DIR [--algo NAME] [--arch sm_80,sm_90] [--sms N]\n"
-               "Emits every kernel of every layer in FILE (lines like bench/layers.txt), all three\n"
-               "passes, into DIR as <layer>_<algo>_<pass>[_<i>].cu; layers the algorithm does not cover\n"
-               "are skipped. With --arch, compiles each kernel for each architecture on every core and\n"
-               "writes DIR/compile-report.txt; fails if a kernel uses local memory (stack or spills).\n");
-        return a.help ? 0 : 2;
-    }
+    if (a.help || !a.set || !a.out_dir)
+        return usage(a.help);
+    generate_run r = {.a = &a, .cache = a.cache_dir, .embed = a.embed};
+    for (int i = 0; i < argc; ++i)
+        r.algo_given |= strcmp(argv[i], "--algo") == 0;
+    if (parse_archs(a.arch, &r))
+        return 2;
+    if (a.wisdom && convgen_wisdom_import(a.wisdom) != CONVGEN_SUCCESS)
+        return cli_fail("generate", CONVGEN_ERROR_IO);
     cg_layer *layers;
     int count;
     convgen_status s = cg_layer_read_file(a.set, &layers, &count);
     if (s != CONVGEN_SUCCESS)
         return cli_fail("generate", s);
-    if (mkdir(a.out_dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "convgen: cannot create %s: %s\n", a.out_dir, strerror(errno));
+    char report_path[4400];
+    snprintf(report_path, sizeof report_path, "%s/compile-report.txt", a.out_dir);
+    if ((mkdir(a.out_dir, 0755) != 0 && errno != EEXIST) || !(r.report = fopen(report_path, "w"))) {
+        fprintf(stderr, "convgen: cannot write into %s: %s\n", a.out_dir, strerror(errno));
         free(layers);
         return 1;
     }
-    kernel_set set = {0};
+    fprintf(r.report, "%-44s %-8s %5s %6s %6s %9s %9s %10s\n", "file", "arch", "regs", "smem", "stack", "spill-st",
+            "spill-ld", "compile-ms");
+    r.steps = 3 * count * r.arch_count;
     int rc = 0;
-    for (int i = 0; i < count && rc == 0; ++i)
-        rc = generate_layer(&a, &layers[i], i, &set);
+    for (int i = 0; i < r.arch_count && rc == 0; ++i)
+        rc = generate_arch(&r, r.archs[i], layers, count);
+    fclose(r.report);
+    if (rc == 0 && r.embed)
+        rc = write_embed(&r);
     if (rc == 0)
-        printf("convgen: %d kernel sources from %d layers in %s\n", set.count, count, a.out_dir);
-    if (rc == 0 && a.arch)
-        rc = compile_set(&a, &set);
-    for (int i = 0; i < set.count; ++i)
-        free(set.k[i].source);
-    free(set.k);
+        printf("convgen: %d kernels from %d layers for %d architecture(s) in %s: %d compiled, %d from the caches; %s\n",
+               r.set.count, count, r.arch_count, a.out_dir, r.set.compiled, r.set.cached,
+               r.set.local ? "some use local memory (see compile-report.txt)" : "none uses local memory");
+    rc = rc ? rc : r.set.local != 0;
+    for (int i = 0; i < r.set.count; ++i)
+        cache_kernel_free(&r.set.k[i].compiled);
+    free(r.set.k);
+    free(r.files);
     free(layers);
     return rc;
 }

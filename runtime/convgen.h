@@ -222,7 +222,8 @@ CONVGEN_API convgen_status convgen_execute_prepared(convgen_plan *plan, const fl
                                                     size_t workspace_bytes, convgen_stream stream);
 
 typedef enum {
-    CONVGEN_FROM_NVRTC = 0, CONVGEN_FROM_DISK_CACHE, CONVGEN_FROM_MEMORY_CACHE
+    CONVGEN_FROM_NVRTC = 0, CONVGEN_FROM_DISK_CACHE, CONVGEN_FROM_MEMORY_CACHE,
+    CONVGEN_FROM_KERNEL_SET /* compiled when the library was built (configure --kernel-set) */
 } convgen_kernel_origin;
 
 typedef struct convgen_kernel_info {

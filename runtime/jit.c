@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cubin.h"
+#include "kernel_set.h"
 #include "util.h"
 
 /* -v makes ptxas print the resource report (registers, shared memory, stack, spills) into
@@ -147,7 +148,7 @@ static convgen_status compile(const char *source, const char *name, const char *
     return s;
 }
 
-static cache_key key_of(const char *source, const char *arch)
+cache_key jit_key(const char *source, const char *arch)
 {
     int major = 0, minor = 0;
     nvrtcVersion(&major, &minor);
@@ -161,9 +162,14 @@ convgen_status jit_get(const char *source, const char *name, const char *arch, c
                        cache_kernel *out, convgen_kernel_origin *origin)
 {
     memset(out, 0, sizeof *out);
-    cache_key key = key_of(source, arch);
+    cache_key key = jit_key(source, arch);
     if (cache_mem_get(key, out)) {
         *origin = CONVGEN_FROM_MEMORY_CACHE;
+        return CONVGEN_SUCCESS;
+    }
+    if (kernel_set_get(key, out)) {
+        *origin = CONVGEN_FROM_KERNEL_SET;
+        cache_mem_put(key, out);
         return CONVGEN_SUCCESS;
     }
     if (disk && cache_disk_get(disk, key, out)) {

@@ -1,4 +1,4 @@
-/* Kernels from source to cubin: memory cache, then disk cache, then NVRTC. Works with no GPU
+/* Kernels from source to cubin: memory cache, then the build's kernel set, then disk cache, then NVRTC. Works with no GPU
  * and no driver (NVRTC does not need one). */
 #ifndef CG_JIT_H
 #define CG_JIT_H
@@ -16,6 +16,10 @@ convgen_status jit_check_arch(const char *arch);
  * convgen_last_compile_log(). */
 convgen_status jit_get(const char *source, const char *name, const char *arch, cache_disk *disk,
                        cache_kernel *out, convgen_kernel_origin *origin);
+
+/* The cache key of a kernel's source for `arch`: everything that decides its cubin (the
+ * source, the architecture, the compile options, NVRTC's version). */
+cache_key jit_key(const char *source, const char *arch);
 
 /* Fills the report fields of `k` from ptxas' verbose log for entry `name`; false if the log
  * has no report for it. */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "generate.h"
+#include "kernel_set.h"
 #include "layer.h"
 #include "util.h"
 
@@ -466,6 +467,10 @@ static const char *env_path(void)
 
 static void load_env_once(void)
 {
+    /* The kernel set's wisdom first: what the build's kernels were chosen by. A file's entries
+     * replace its entries of the same key. */
+    if (cg_kernel_set_wisdom[0] && convgen_wisdom_import_string(cg_kernel_set_wisdom) != CONVGEN_SUCCESS)
+        cg_warn("the kernel set's wisdom: %s", convgen_last_error());
     const char *path = env_path();
     if (!path || access(path, F_OK) != 0)
         return; /* not there yet: the first tuned plan writes it */
