@@ -166,7 +166,10 @@ int cli_tune(int argc, char **argv)
     if (a.set && cg_layer_read_file(a.set, &layers, &count) != CONVGEN_SUCCESS)
         return cli_fail("tune", CONVGEN_ERROR_IO);
     const char *wisdom = a.wisdom ? a.wisdom : getenv("CONVGEN_WISDOM");
-    unsetenv("CONVGEN_WISDOM"); /* measure, whatever wisdom knows; merged into the file at the end */
+    /* Measure, whatever wisdom knows (the file's and the kernel set's, whose kernels then come
+     * from NVRTC or the disk cache); the winners are merged into the file at the end. */
+    unsetenv("CONVGEN_WISDOM");
+    setenv("CONVGEN_KERNEL_SET", "off", 1);
     FILE *csv = a.csv ? fopen(a.csv, "w") : NULL;
     if (a.csv && !csv) {
         perror(a.csv);

@@ -162,7 +162,8 @@ void plan_cache_clear(convgen_context *ctx)
     pthread_mutex_unlock(&ctx->lock);
     while (p) {
         plan_program *next = p->next;
-        if (--p->refs == 0) /* a plan still alive keeps its program (and warns at destroy) */
+        if (--p->refs == 0) /* a plan still alive keeps its program; destroying a context under
+                               live plans is an error (convgen.h), which destroy warns about */
             free_program(p);
         p = next;
     }

@@ -31,6 +31,7 @@
 #define MAX_TILE_ALPHA 8    /* exhaustive Winograd tiles: m + r - 1 up to this */
 #define STRICT_TOLERANCE 1e-3
 #define TF32_TOLERANCE 2e-2 /* TF32 GEMMs: relative error near 1e-3, more on long sums */
+#define REFERENCE_POINTS 256 /* of the float64 reference, checking the first output */
 #define WARMUP_RUNS 3
 #define MAX_RUNS 21
 #define SPIN_NS 50000ull    /* the spin before each timed run: longer than any launch's host time */
@@ -52,6 +53,8 @@ typedef struct tuner {
     int effort;
     candidate *c; /* MAX_CANDIDATES of them, allocated when wisdom does not know the answer */
     int count, done;
+    bool uses_wisdom;  /* the caller fixed no tuning: wisdom's key says all that was asked */
+    bool unsure;       /* a candidate dropped out for a reason that may pass (memory, CUDA): no wisdom */
 } tuner;
 
 static void progress(tuner *t)
@@ -201,6 +204,7 @@ typedef struct bench_buffers {
     int64_t elems[3], stride[3];
     int sets, next;     /* the copy the next run uses */
     float *reference, *got; /* the first candidate's output, the current one's (host) */
+    float *host_in[2];      /* the inputs, for the float64 reference check of the first output */
     bool have_reference;
     CUevent events[2];
     int event_count;
@@ -252,29 +256,24 @@ static convgen_status open_bench(tuner *t, bench_buffers *b)
     memset(b, 0, sizeof *b);
     cg_problem_operand_elems(&t->problem, t->pass, b->elems);
     b->sets = sets_for(t->ctx, b->elems);
-    int64_t most = 0;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 3; ++i)
         b->stride[i] = (b->elems[i] + SET_ALIGN_FLOATS - 1) / SET_ALIGN_FLOATS * SET_ALIGN_FLOATS;
-        most = b->elems[i] > most ? b->elems[i] : most;
-    }
-    float *host = malloc((size_t)most * sizeof *host);
     b->reference = malloc((size_t)b->elems[2] * sizeof(float));
     b->got = malloc((size_t)b->elems[2] * sizeof(float));
-    if (!host || !b->reference || !b->got) {
-        free(host);
+    for (int i = 0; i < 2; ++i)
+        b->host_in[i] = malloc((size_t)b->elems[i] * sizeof(float));
+    if (!b->host_in[0] || !b->host_in[1] || !b->reference || !b->got)
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the tuner's host buffers");
-    }
     uint64_t state = 0x9E3779B97F4A7C15ull;
     convgen_status s = CONVGEN_SUCCESS;
     for (int i = 0; i < 3 && s == CONVGEN_SUCCESS; ++i) {
         s = cuda(drv, drv->MemAlloc(&b->ptr[i], (size_t)(b->stride[i] * b->sets) * 4), "cuMemAlloc (the tuner's operands)");
         if (i < 2)
-            cg_fill_random(host, b->elems[i], &state);
+            cg_fill_random(b->host_in[i], b->elems[i], &state);
         for (int c = 0; i < 2 && c < b->sets && s == CONVGEN_SUCCESS; ++c)
-            s = cuda(drv, drv->MemcpyHtoD(b->ptr[i] + (size_t)(c * b->stride[i]) * 4, host, (size_t)b->elems[i] * 4),
-                     "cuMemcpyHtoD");
+            s = cuda(drv, drv->MemcpyHtoD(b->ptr[i] + (size_t)(c * b->stride[i]) * 4, b->host_in[i],
+                                          (size_t)b->elems[i] * 4), "cuMemcpyHtoD");
     }
-    free(host);
     for (int i = 0; i < 2 && s == CONVGEN_SUCCESS; ++i, ++b->event_count)
         s = cuda(drv, drv->EventCreate(&b->events[i], CU_EVENT_DEFAULT), "cuEventCreate");
     if (s == CONVGEN_SUCCESS)
@@ -292,6 +291,8 @@ static void close_bench(tuner *t, bench_buffers *b)
         drv->EventDestroy(b->events[i]);
     free(b->reference);
     free(b->got);
+    free(b->host_in[0]);
+    free(b->host_in[1]);
 }
 
 /* One run on copy `set` of the operands. */
@@ -337,13 +338,18 @@ static convgen_status check_output(tuner *t, candidate *c, convgen_plan *plan, b
         s = cuda(drv, drv->MemcpyDtoH(b->got, b->ptr[2], bytes), "cuMemcpyDtoH");
     if (s != CONVGEN_SUCCESS)
         return s;
-    /* The reference is the first output that ran and has no NaN (against itself: 0, or inf). */
-    c->pub.difference = relative_difference(b->got, b->have_reference ? b->reference : b->got, b->elems[2]);
-    if (!b->have_reference && c->pub.difference == 0) {
+    double tolerance = t->base.allow_tf32 ? TF32_TOLERANCE : STRICT_TOLERANCE;
+    /* The reference is the first output that agrees with the float64 reference on sampled
+     * points; the others are compared with all of it. */
+    if (!b->have_reference) {
+        double error = cg_sampled_error(&t->problem, t->pass, b->host_in[0], b->host_in[1], b->got, REFERENCE_POINTS, 1);
+        if (!(error <= tolerance))
+            return cg_fail(CONVGEN_ERROR_INTERNAL, "its output differs from the float64 reference by %.3g on %d "
+                           "sampled points (> %g): dropped", error, REFERENCE_POINTS, tolerance);
         memcpy(b->reference, b->got, bytes);
         b->have_reference = true;
     }
-    double tolerance = t->base.allow_tf32 ? TF32_TOLERANCE : STRICT_TOLERANCE;
+    c->pub.difference = relative_difference(b->got, b->reference, b->elems[2]);
     if (!(c->pub.difference <= tolerance))
         return cg_fail(CONVGEN_ERROR_INTERNAL, "its output differs from the first candidate's by %.3g (> %g): dropped",
                        c->pub.difference, tolerance);
@@ -384,8 +390,9 @@ static convgen_status timed_run(tuner *t, convgen_plan *plan, bench_buffers *b, 
 static convgen_status time_runs(tuner *t, convgen_plan *plan, bench_buffers *b, CUdeviceptr ws, size_t ws_bytes,
                                 double *ms)
 {
-    double times[MAX_RUNS];
+    double times[MAX_RUNS] = {0};
     convgen_status s = CONVGEN_SUCCESS;
+    *ms = -1;
     for (int r = 0; r < WARMUP_RUNS && s == CONVGEN_SUCCESS; ++r)
         s = timed_run(t, plan, b, ws, ws_bytes, &times[0]);
     int runs = times[0] < 1 ? MAX_RUNS : times[0] < 10 ? 7 : 3;
@@ -393,6 +400,8 @@ static convgen_status time_runs(tuner *t, convgen_plan *plan, bench_buffers *b, 
         runs = 7;
     for (int r = 0; r < runs && s == CONVGEN_SUCCESS; ++r)
         s = timed_run(t, plan, b, ws, ws_bytes, &times[r]);
+    if (s != CONVGEN_SUCCESS)
+        return s;
     qsort(times, (size_t)runs, sizeof *times, compare_doubles);
     *ms = times[runs / 2];
     return s;
@@ -428,19 +437,28 @@ static convgen_status try_candidate(tuner *t, candidate *c, bench_buffers *b, co
 static convgen_status measure(tuner *t, int *winner, convgen_plan **best)
 {
     convgen_context *ctx = t->ctx;
-    compile_candidates(t);
+    convgen_status s = compile_candidates(t);
+    if (s != CONVGEN_SUCCESS)
+        return s;
     CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
     if (r != CUDA_SUCCESS)
         return cg_cuda_fail(ctx->drv, r, "cuCtxPushCurrent");
     bench_buffers b;
-    convgen_status s = open_bench(t, &b);
+    s = open_bench(t, &b);
     for (int i = 0; i < t->count && s == CONVGEN_SUCCESS; ++i) {
         candidate *c = &t->c[i];
         convgen_plan *plan = NULL;
         if (c->pub.status == CONVGEN_SUCCESS) {
             convgen_status cs = try_candidate(t, c, &b, &plan);
-            if (cs != CONVGEN_SUCCESS)
+            if (cs != CONVGEN_SUCCESS) {
                 set_note(c, cs, convgen_last_error());
+                c->pub.ms = -1;
+            }
+            t->unsure |= cs == CONVGEN_ERROR_CUDA || cs == CONVGEN_ERROR_OUT_OF_MEMORY;
+            /* A kernel that faulted leaves the context unusable (sticky errors): stop there. */
+            if (cs == CONVGEN_ERROR_CUDA && ctx->drv->CtxSynchronize() != CUDA_SUCCESS)
+                s = cg_fail(CONVGEN_ERROR_CUDA, "auto: candidate %s failed and left the CUDA context unusable (%s): "
+                            "no choice is made", convgen_algo_name(c->pub.algo), c->pub.note);
         }
         if (plan && (*winner < 0 || c->pub.ms < t->c[*winner].pub.ms)) {
             convgen_plan_destroy(*best);
@@ -486,8 +504,8 @@ static convgen_status estimate(tuner *t, int *winner, convgen_plan **best)
 
 static wisdom_key key_of(const tuner *t, bool any_gpu)
 {
-    wisdom_key k = {.layer = t->problem, .pass = t->pass, .workspace_limit = t->base.workspace_limit,
-                    .tf32 = t->base.allow_tf32 != 0};
+    wisdom_key k = {.layer = t->problem, .pass = t->pass, .tf32 = t->base.allow_tf32 != 0,
+                    .workspace_limit = t->base.workspace_limit > INT64_MAX ? INT64_MAX : t->base.workspace_limit};
     snprintf(k.gpu, sizeof k.gpu, "%s", any_gpu ? "" : t->ctx->device_name);
     snprintf(k.arch, sizeof k.arch, "%s", t->ctx->arch);
     snprintf(k.version, sizeof k.version, "%s", CONVGEN_VERSION_STRING);
@@ -556,7 +574,9 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
     convgen_status s = cg_problem_init(&t->problem, desc);
     if (s == CONVGEN_SUCCESS) {
         wisdom_load_env();
-        if (t->effort != CONVGEN_EFFORT_ESTIMATE && from_wisdom(t, out, report) == CONVGEN_SUCCESS)
+        t->uses_wisdom = !tiles_fixed(&t->base) && !t->base.winograd_gemm && !t->base.fourier_size[0] &&
+                         !t->base.fourier_size[1] && !t->base.fourier_size[2];
+        if (t->effort != CONVGEN_EFFORT_ESTIMATE && t->uses_wisdom && from_wisdom(t, out, report) == CONVGEN_SUCCESS)
             return CONVGEN_SUCCESS; /* nothing allocated: a tuned shape plans in microseconds */
         if (!(t->c = calloc(MAX_CANDIDATES, sizeof *t->c)))
             return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the tuner's candidates");
@@ -570,7 +590,7 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
         free_generated(t);
         if (s == CONVGEN_SUCCESS)
             s = report_of(t, winner, timed ? CONVGEN_CHOSEN_BY_MEASUREMENT : CONVGEN_CHOSEN_BY_ESTIMATE, report);
-        if (s == CONVGEN_SUCCESS && timed)
+        if (s == CONVGEN_SUCCESS && timed && t->uses_wisdom && !t->unsure)
             remember(t, &t->c[winner]);
         if (s != CONVGEN_SUCCESS) {
             convgen_plan_destroy(*out);

@@ -46,6 +46,17 @@ static void compare(const cg_problem *p, convgen_pass pass, const float *in0, co
         r->unwritten += isnan(got[i]);
 }
 
+double cg_sampled_error(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
+                        int64_t samples, uint64_t seed)
+{
+    int64_t elems[3];
+    cg_problem_operand_elems(p, pass, elems);
+    cg_verify_result r = {.elems = elems[2]};
+    uint64_t state = 0x9E3779B97F4A7C15ull ^ (seed << 1 | 1);
+    compare(p, pass, in0, in1, got, samples, &state, &r);
+    return r.rel_error;
+}
+
 typedef struct device_buffers {
     CUdeviceptr ptr[4]; /* in0, in1, out, workspace */
     size_t bytes[4];

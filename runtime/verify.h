@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "convgen.h"
+#include "problem.h"
 
 typedef struct cg_verify_result {
     double rel_error;      /* ||got - ref|| / ||ref|| over the checked elements */
@@ -22,6 +23,11 @@ typedef struct cg_verify_result {
  * from them: the checks' and the tuner's inputs. */
 uint64_t cg_next_random(uint64_t *state);
 void cg_fill_random(float *v, int64_t n, uint64_t *state);
+
+/* ||got - ref|| / ||ref|| over `samples` random output points of the float64 reference (NaN
+ * counts as infinite error): a cheap check of a whole output. */
+double cg_sampled_error(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
+                        int64_t samples, uint64_t seed);
 
 /* samples < 0: all elements when the reference is cheap (<= 4e8 multiply-adds), else 4096
  * random ones; 0: all; > 0: that many random points. */

@@ -15,12 +15,14 @@
 #include "wisdom.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "generate.h"
@@ -68,11 +70,13 @@ static bool same_key(const wisdom_key *have, const wisdom_key *want)
            same_layer(&have->layer, &want->layer);
 }
 
+/* Adds an entry or replaces the one of its key: a built-in entry only where there is none, any
+ * other over a built-in one or over one tuned with no more effort. */
 static convgen_status set_add(wisdom_set *s, const wisdom_entry *e)
 {
     for (int i = 0; i < s->count; ++i)
         if (strcmp(s->v[i].key.gpu, e->key.gpu) == 0 && same_key(&s->v[i].key, &e->key)) {
-            if (effort_rank(e->effort) >= effort_rank(s->v[i].effort))
+            if (!e->builtin && (s->v[i].builtin || effort_rank(e->effort) >= effort_rank(s->v[i].effort)))
                 s->v[i] = *e;
             return CONVGEN_SUCCESS;
         }
@@ -136,15 +140,18 @@ static void put_entry(cg_buf *b, const wisdom_entry *e)
     cg_buf_printf(b, " gemm=%s ms=%.6g\n", gemm_names[e->winograd_gemm], e->ms);
 }
 
+/* The text of the set's entries, the kernel set's built-in ones left out. */
 static char *set_text(const wisdom_set *s)
 {
     cg_buf b = {0};
     cg_buf_puts(&b, MAGIC "# convgen's tuned choices: one line a layer and pass, measured where gpu, arch and version\n"
                       "# say (convgen_wisdom_export). The last line checksums the file: edited, it is ignored.\n");
+    int entries = 0;
     for (int i = 0; i < s->count; ++i)
-        put_entry(&b, &s->v[i]);
+        if (!s->v[i].builtin)
+            put_entry(&b, &s->v[i]), ++entries;
     uint64_t sum = XXH64(b.data, b.len, 0);
-    cg_buf_printf(&b, "end entries=%d xxh64=%016" PRIx64 "\n", s->count, sum);
+    cg_buf_printf(&b, "end entries=%d xxh64=%016" PRIx64 "\n", entries, sum);
     return cg_buf_take(&b);
 }
 
@@ -206,6 +213,17 @@ static bool parse_int(const char *text, int64_t lo, int64_t hi, int64_t *out)
     return true;
 }
 
+static bool parse_u64(const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = text && *text >= '0' && *text <= '9' ? strtoull(text, &end, 10) : 0;
+    if (!text || !*text || *text < '0' || *text > '9' || *end || errno)
+        return false;
+    *out = x;
+    return true;
+}
+
 static int name_index(const char *text, const char *const *names, int count)
 {
     for (int i = 0; text && i < count; ++i)
@@ -250,7 +268,8 @@ static bool parse_entry(char *line, wisdom_entry *e)
     memset(e, 0, sizeof *e);
     if (!split_fields(line, &f) || f.count != 22) /* every field once */
         return false;
-    int64_t limit, tf32, m[CONVGEN_MAX_RANK];
+    uint64_t limit;
+    int64_t tf32, m[CONVGEN_MAX_RANK];
     const cg_planner *algo = cg_planner_named(field(&f, "algo"));
     const char *ms = field(&f, "ms");
     char *end;
@@ -261,7 +280,7 @@ static bool parse_entry(char *line, wisdom_entry *e)
         !copy_text(e->key.arch, sizeof e->key.arch, field(&f, "arch")) ||
         !copy_text(e->key.version, sizeof e->key.version, field(&f, "version")) || (int)e->key.pass < 0 ||
         e->effort < 0 || e->effort == CONVGEN_EFFORT_ESTIMATE || e->winograd_gemm < 0 || !algo ||
-        !parse_layer(&f, &e->key.layer) || !parse_int(field(&f, "limit"), 0, INT64_MAX, &limit) ||
+        !parse_layer(&f, &e->key.layer) || !parse_u64(field(&f, "limit"), &limit) ||
         !parse_int(field(&f, "tf32"), 0, 1, &tf32) || !ms)
         return false;
     int rank = e->key.layer.rank;
@@ -275,7 +294,7 @@ static bool parse_entry(char *line, wisdom_entry *e)
     e->ms = strtod(ms, &end);
     if (*end || !isfinite(e->ms) || e->ms < 0)
         return false;
-    e->key.workspace_limit = (uint64_t)limit;
+    e->key.workspace_limit = limit;
     e->key.tf32 = (int)tf32;
     e->algo = algo->algo;
     return true;
@@ -327,13 +346,15 @@ static convgen_status parse_text(const char *text, const char *origin, wisdom_se
     return s;
 }
 
-static convgen_status merge_text(const char *text, const char *origin)
+static convgen_status merge_text(const char *text, const char *origin, bool builtin)
 {
     wisdom_set incoming = {0};
     convgen_status s = parse_text(text, origin, &incoming);
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < incoming.count && s == CONVGEN_SUCCESS; ++i)
+    for (int i = 0; i < incoming.count && s == CONVGEN_SUCCESS; ++i) {
+        incoming.v[i].builtin = builtin;
         s = set_add(&held, &incoming.v[i]);
+    }
     pthread_mutex_unlock(&lock);
     free(incoming.v);
     return s;
@@ -365,11 +386,12 @@ static convgen_status read_file(const char *path, char **text)
  * old file or the new one, never a part. */
 static convgen_status write_atomically(const char *path, const char *text)
 {
-    size_t size = strlen(path) + 32;
+    size_t size = strlen(path) + 48;
     char *tmp = malloc(size);
     if (!tmp)
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory writing wisdom");
-    snprintf(tmp, size, "%s.%ld.tmp", path, (long)getpid());
+    static unsigned counter; /* two threads of one process exporting at once */
+    snprintf(tmp, size, "%s.%ld.%u.tmp", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
     FILE *f = fopen(tmp, "wb");
     bool ok = f && fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
     int err = errno;
@@ -389,7 +411,7 @@ convgen_status convgen_wisdom_import_string(const char *text)
 {
     if (!text)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "text is NULL");
-    return merge_text(text, "the wisdom text");
+    return merge_text(text, "the wisdom text", false);
 }
 
 convgen_status convgen_wisdom_import(const char *path)
@@ -401,7 +423,7 @@ convgen_status convgen_wisdom_import(const char *path)
     if (s != CONVGEN_SUCCESS)
         return s;
     snprintf(origin, sizeof origin, "wisdom file '%s'", path);
-    s = merge_text(text, origin);
+    s = merge_text(text, origin, false);
     free(text);
     return s;
 }
@@ -447,11 +469,13 @@ int convgen_wisdom_count(void)
 
 /* ---- $CONVGEN_WISDOM ---- */
 
-/* Whether `held` has an entry of exactly this key (the caller holds the lock). */
-static bool held_has(const wisdom_key *key)
+/* Whether `held` has a non-built-in entry of exactly this key tuned with at least `effort`
+ * (the caller holds the lock). */
+static bool held_has(const wisdom_key *key, int effort)
 {
     for (int i = 0; i < held.count; ++i)
-        if (strcmp(held.v[i].key.gpu, key->gpu) == 0 && same_key(&held.v[i].key, key))
+        if (!held.v[i].builtin && strcmp(held.v[i].key.gpu, key->gpu) == 0 && same_key(&held.v[i].key, key) &&
+            effort_rank(held.v[i].effort) >= effort_rank(effort))
             return true;
     return false;
 }
@@ -467,10 +491,12 @@ static const char *env_path(void)
 
 static void load_env_once(void)
 {
-    /* The kernel set's wisdom first: what the build's kernels were chosen by. A file's entries
-     * replace its entries of the same key. */
-    if (cg_kernel_set_wisdom[0] && convgen_wisdom_import_string(cg_kernel_set_wisdom) != CONVGEN_SUCCESS)
-        cg_warn("the kernel set's wisdom: %s", convgen_last_error());
+    /* The kernel set's wisdom: what the build's kernels were chosen by, under every other
+     * entry (built-in: it fills only keys nothing else holds, and is never exported). */
+    const char *set = getenv("CONVGEN_KERNEL_SET");
+    if (cg_kernel_set_wisdom[0] && !(set && strcmp(set, "off") == 0) &&
+        merge_text(cg_kernel_set_wisdom, "the kernel set's wisdom", true) != CONVGEN_SUCCESS)
+        cg_warn("%s", convgen_last_error());
     const char *path = env_path();
     if (!path || access(path, F_OK) != 0)
         return; /* not there yet: the first tuned plan writes it */
@@ -488,21 +514,40 @@ void wisdom_save_env(void)
     if (!path)
         return;
     pthread_mutex_lock(&env_lock);
-    /* Another process may have added entries since: take them in first (ours win ties). */
+    /* One process at a time (a lock file beside it): read what others added since, merge it
+     * by the usual rule (more effort wins; ours on a tie), write it all back. A file that
+     * is there but not wisdom is never overwritten. */
+    size_t size = strlen(path) + 8;
+    char *lock_path = malloc(size);
+    int fd = -1;
+    if (lock_path) {
+        snprintf(lock_path, size, "%s.lock", path);
+        fd = open(lock_path, O_CREAT | O_RDWR, 0644);
+        if (fd >= 0)
+            flock(fd, LOCK_EX);
+    }
     char *text = NULL;
     wisdom_set theirs = {0};
-    if (access(path, F_OK) == 0 && read_file(path, &text) == CONVGEN_SUCCESS &&
-        parse_text(text, path, &theirs) == CONVGEN_SUCCESS) {
+    bool exists = access(path, F_OK) == 0;
+    convgen_status s = exists ? read_file(path, &text) : CONVGEN_SUCCESS;
+    if (s == CONVGEN_SUCCESS && text)
+        s = parse_text(text, path, &theirs);
+    if (s != CONVGEN_SUCCESS) {
+        cg_warn("CONVGEN_WISDOM: %s; it is left as it is and this process's choices are not saved",
+                convgen_last_error());
+    } else {
         pthread_mutex_lock(&lock);
-        for (int i = 0; i < theirs.count; ++i) {
-            if (!held_has(&theirs.v[i].key))
+        for (int i = 0; i < theirs.count; ++i)
+            if (!held_has(&theirs.v[i].key, theirs.v[i].effort))
                 set_add(&held, &theirs.v[i]);
-        }
         pthread_mutex_unlock(&lock);
+        if (convgen_wisdom_export(path) != CONVGEN_SUCCESS)
+            cg_warn("CONVGEN_WISDOM: %s", convgen_last_error());
     }
     free(text);
     free(theirs.v);
-    if (convgen_wisdom_export(path) != CONVGEN_SUCCESS)
-        cg_warn("CONVGEN_WISDOM: %s", convgen_last_error());
+    if (fd >= 0)
+        close(fd); /* releases the lock */
+    free(lock_path);
     pthread_mutex_unlock(&env_lock);
 }

@@ -29,6 +29,7 @@ typedef struct wisdom_entry {
     int winograd_m[CONVGEN_MAX_RANK];
     int winograd_gemm;
     double ms;              /* its median time then */
+    bool builtin;           /* from the library's kernel set: yields to any other, never exported */
 } wisdom_entry;
 
 /* The entry for `key` tuned at `effort` or more (EXHAUSTIVE > MEASURE), if any. */

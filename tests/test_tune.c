@@ -185,6 +185,56 @@ static void test_merge(void **state)
     convgen_wisdom_forget();
 }
 
+/* The kernel set's built-in entries yield to any other and are never exported; a limit of
+ * SIZE_MAX survives the round trip; a $CONVGEN_WISDOM that is not wisdom is never overwritten. */
+static void test_builtin_limits_and_foreign_env_file(void **state)
+{
+    (void)state;
+    convgen_wisdom_forget();
+    cg_problem a = layer_of(8, 16, 16, 20, 3, 1);
+    wisdom_entry builtin = entry("G", &a, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, CONVGEN_EFFORT_EXHAUSTIVE);
+    builtin.builtin = true;
+    wisdom_entry mine = entry("G", &a, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, CONVGEN_EFFORT_MEASURE), got;
+    wisdom_entry huge = entry("G", &a, CONVGEN_BPROP, CONVGEN_ALGO_FFT, CONVGEN_EFFORT_MEASURE);
+    huge.key.workspace_limit = UINT64_MAX;
+    assert_int_equal(wisdom_add(&builtin), CONVGEN_SUCCESS);
+    char *text;
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    assert_non_null(strstr(text, "end entries=0 "));
+    free(text);
+    assert_int_equal(wisdom_add(&mine), CONVGEN_SUCCESS); /* less effort, but over a built-in one */
+    assert_true(wisdom_lookup(&mine.key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_int_equal(got.algo, CONVGEN_ALGO_DIRECT);
+    assert_int_equal(wisdom_add(&builtin), CONVGEN_SUCCESS); /* a built-in one replaces nothing */
+    assert_true(wisdom_lookup(&mine.key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_int_equal(got.algo, CONVGEN_ALGO_DIRECT);
+    assert_int_equal(wisdom_add(&huge), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    convgen_wisdom_forget();
+    assert_int_equal(convgen_wisdom_import_string(text), CONVGEN_SUCCESS);
+    assert_true(wisdom_lookup(&huge.key, CONVGEN_EFFORT_MEASURE, &got));
+    free(text);
+
+    char path[320];
+    path_in_tmp(path, sizeof path, "foreign.wisdom");
+    FILE *f = fopen(path, "w");
+    fputs("my notes, not wisdom\n", f);
+    fclose(f);
+    setenv("CONVGEN_WISDOM", path, 1);
+    wisdom_save_env();
+    unsetenv("CONVGEN_WISDOM");
+    char buf[64] = "";
+    f = fopen(path, "r");
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "my notes, not wisdom\n");
+    remove(path);
+    char lock[400];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    remove(lock);
+    convgen_wisdom_forget();
+}
+
 /* Damage anywhere fails the whole file, and nothing of it is merged. */
 static void expect_refused(const char *text, const char *why)
 {
@@ -554,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_damaged_and_foreign),
         cmocka_unit_test(test_atomic_export),
+        cmocka_unit_test(test_builtin_limits_and_foreign_env_file),
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_offline_estimate),
         cmocka_unit_test(test_plans_share_their_program),
