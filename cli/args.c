@@ -156,7 +156,7 @@ static bool needs_value(const char *o)
                                              "--layers", "--seed", "--samples", "--sms", "--pad-before",
                                              "--pad-after", "--stride", "--dilation", "--gemm",
                                              "--effort", "--wisdom", "--csv", "--tile", "--fourier",
-                                             "--cache", "--embed"};
+                                             "--cache", "--embed", "--ninja"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; ++i)
         if (strcmp(o, with_value[i]) == 0)
             return true;
@@ -229,7 +229,8 @@ static bool set_option(cli_args *a, const char *o, const char *v)
     const char **dst = strcmp(o, "--arch") == 0 ? &a->arch : strcmp(o, "--set") == 0 ? &a->set
                        : strcmp(o, "--out") == 0 ? &a->out_dir : strcmp(o, "--wisdom") == 0 ? &a->wisdom
                        : strcmp(o, "--csv") == 0 ? &a->csv : strcmp(o, "--cache") == 0 ? &a->cache_dir
-                       : strcmp(o, "--embed") == 0 ? &a->embed : &a->layers_file;
+                       : strcmp(o, "--embed") == 0 ? &a->embed : strcmp(o, "--ninja") == 0 ? &a->ninja
+                                                   : &a->layers_file;
     *dst = v;
     return true;
 }

@@ -20,46 +20,12 @@
 #include "jit.h"
 #include "kernel_set.h"
 #include "util.h"
+#include "generate_set.h"
 #include "verbs.h"
-
-#define MAX_ARCHS 8
-
-/* A compiled kernel of the set. */
-typedef struct set_kernel {
-    cache_key key;
-    cache_kernel compiled;
-    char file[192], arch[16];
-} set_kernel;
-
-typedef struct kernel_set {
-    set_kernel *k;
-    int count, cap;
-    int compiled, cached, local; /* NVRTC runs, cache hits, kernels with local memory */
-} kernel_set;
-
-/* A source file written in this run, and the kernel in it. */
-typedef struct written_file {
-    char name[192];
-    cache_key key;
-} written_file;
-
-typedef struct generate_run {
-    const cli_args *a;
-    written_file *files;
-    int file_count, file_cap;
-    bool algo_given;
-    char archs[MAX_ARCHS][16];
-    int arch_count;
-    const char *cache;
-    const char *embed;
-    kernel_set set;
-    FILE *report;
-    int step, steps; /* progress */
-} generate_run;
 
 /* Writes `size` bytes unless the file holds them already: its time stamp then stays, and what
  * depends on it is not rebuilt. */
-static int write_if_changed(const char *path, const void *data, size_t size)
+int gen_write_if_changed(const char *path, const void *data, size_t size)
 {
     FILE *f = fopen(path, "rb");
     if (f) {
@@ -80,7 +46,7 @@ static int write_if_changed(const char *path, const void *data, size_t size)
     return 0;
 }
 
-static int parse_archs(const char *list, generate_run *r)
+int gen_parse_archs(const char *list, generate_run *r)
 {
     char copy[256];
     snprintf(copy, sizeof copy, "%s", list ? list : "sm_90");
@@ -96,7 +62,15 @@ static int parse_archs(const char *list, generate_run *r)
 }
 
 /* The line's algorithm ("algo=NAME" among the words after the layer), else the run's. */
-static int algo_of(const generate_run *r, const cg_layer *l, convgen_algo *algo)
+void gen_layer_name(const cg_layer *l, int index, char *name, size_t size)
+{
+    if (l->name[0])
+        snprintf(name, size, "%s", l->name);
+    else
+        snprintf(name, size, "layer%d", index);
+}
+
+int gen_algo_of(const generate_run *r, const cg_layer *l, convgen_algo *algo)
 {
     const char *at = strstr(l->note, "algo=");
     *algo = r->algo_given ? r->a->algo : CONVGEN_ALGO_AUTO;
@@ -113,13 +87,13 @@ static int algo_of(const generate_run *r, const cg_layer *l, convgen_algo *algo)
     return 0;
 }
 
-static bool same_key(cache_key a, cache_key b) { return a.hi == b.hi && a.lo == b.lo; }
+bool gen_same_key(cache_key a, cache_key b) { return a.hi == b.hi && a.lo == b.lo; }
 
 /* Keeps a compiled kernel (the set takes it), unless the set has it already (freed). */
-static int keep(kernel_set *set, set_kernel *k)
+int gen_keep(kernel_set *set, set_kernel *k)
 {
     for (int i = 0; i < set->count; ++i)
-        if (same_key(set->k[i].key, k->key)) {
+        if (gen_same_key(set->k[i].key, k->key)) {
             cache_kernel_free(&k->compiled); /* the same kernel for another layer or pass */
             return 0;
         }
@@ -136,15 +110,14 @@ static int keep(kernel_set *set, set_kernel *k)
 
 /* <layer>_<algo>_<pass>[_<i>].cu; where this run wrote another kernel (another architecture's)
  * under that name, .<arch> before .cu. */
-static int write_source(generate_run *r, const char *layer, const char *arch, convgen_pass pass, const convgen_plan *plan,
-                        int i, cache_key key, char *file, size_t size)
+int gen_write_source(generate_run *r, const char *layer, const char *arch, convgen_algo algo, convgen_pass pass, int i,
+                     const char *src, char *file, size_t size)
 {
-    convgen_choice ch;
-    convgen_plan_choice(plan, &ch);
-    snprintf(file, size, "%s_%s_%s%s%.0d.cu", layer, convgen_algo_name(ch.algo), convgen_pass_name(pass), i ? "_" : "", i);
+    cache_key key = jit_key(src, "any"); /* the text's, whatever the architecture */
+    snprintf(file, size, "%s_%s_%s%s%.0d.cu", layer, convgen_algo_name(algo), convgen_pass_name(pass), i ? "_" : "", i);
     for (int f = 0; f < r->file_count; ++f)
         if (strcmp(r->files[f].name, file) == 0) {
-            if (same_key(r->files[f].key, key))
+            if (gen_same_key(r->files[f].key, key))
                 return 0; /* written already */
             snprintf(file + strlen(file) - 3, size - strlen(file) + 3, ".%s.cu", arch);
         }
@@ -159,9 +132,8 @@ static int write_source(generate_run *r, const char *layer, const char *arch, co
     snprintf(w->name, sizeof w->name, "%s", file);
     w->key = key;
     char path[4400];
-    const char *src = convgen_plan_source(plan, i);
     snprintf(path, sizeof path, "%s/%s", r->a->out_dir, file);
-    return write_if_changed(path, src, strlen(src));
+    return gen_write_if_changed(path, src, strlen(src));
 }
 
 static void report_kernel(generate_run *r, const set_kernel *k)
@@ -177,12 +149,10 @@ static void report_kernel(generate_run *r, const set_kernel *k)
 static int generate_layer(generate_run *r, convgen_context *ctx, const char *arch, const cg_layer *l, int index)
 {
     convgen_algo algo;
-    if (algo_of(r, l, &algo))
+    if (gen_algo_of(r, l, &algo))
         return 2;
     char layer[40];
-    snprintf(layer, sizeof layer, "%s", l->name[0] ? l->name : "");
-    if (!layer[0])
-        snprintf(layer, sizeof layer, "layer%d", index);
+    gen_layer_name(l, index, layer, sizeof layer);
     for (int pass = 0; pass < 3; ++pass) {
         convgen_plan *plan;
         convgen_status s = convgen_plan_conv_ex(ctx, &l->desc, (convgen_pass)pass, algo, &r->a->options, &plan);
@@ -211,12 +181,12 @@ static int generate_layer(generate_run *r, convgen_context *ctx, const char *arc
             snprintf(k.arch, sizeof k.arch, "%s", arch);
             const char *src = convgen_plan_source(plan, i);
             k.key = jit_key(src, arch);
-            rc = write_source(r, layer, arch, (convgen_pass)pass, plan, i, jit_key(src, "any"), k.file, sizeof k.file);
+            rc = gen_write_source(r, layer, arch, ch.algo, (convgen_pass)pass, i, src, k.file, sizeof k.file);
             if (rc == 0 && jit_get(src, info.name, arch, NULL, &k.compiled, &origin) != CONVGEN_SUCCESS)
                 rc = cli_fail(info.name, CONVGEN_ERROR_COMPILE);
             if (rc == 0) {
                 report_kernel(r, &k);
-                rc = keep(&r->set, &k);
+                rc = gen_keep(&r->set, &k);
             }
         }
         convgen_plan_destroy(plan);
@@ -236,12 +206,11 @@ static int compare_keys(const void *a, const void *b)
 
 /* FILE.c: the table and, by the assembler's .incbin, the blob FILE.bin of every cubin; the
  * wisdom as bytes (C promises string literals only up to 4095 characters). */
-static int write_embed(generate_run *r)
+int gen_write_embed(kernel_set *set, const char *embed)
 {
-    kernel_set *set = &r->set;
     qsort(set->k, (size_t)set->count, sizeof *set->k, compare_keys);
     char bin[4200];
-    snprintf(bin, sizeof bin, "%s.bin", r->embed);
+    snprintf(bin, sizeof bin, "%s.bin", embed);
     cg_buf blob = {0}, c = {0};
     char abs_bin[PATH_MAX] = "";
     cg_buf_printf(&c, "/* Generated by convgen generate --embed: the build's kernel set (runtime/kernel_set.h), "
@@ -259,7 +228,7 @@ static int write_embed(generate_run *r)
                       k->cubin_size, set->k[i].file, set->k[i].arch);
     }
     cg_buf_printf(&c, "    {0}\n};\nconst size_t cg_kernel_set_count = %d;\n\n", set->count);
-    int rc = write_if_changed(bin, blob.data ? blob.data : "", blob.len);
+    int rc = gen_write_if_changed(bin, blob.data ? blob.data : "", blob.len);
     if (rc == 0 && !realpath(bin, abs_bin))
         rc = 1;
     cg_buf_printf(&c, "__asm__(\".section .rodata\\n.balign 16\\n.global cg_kernel_set_blob\\n.hidden cg_kernel_set_blob\\n"
@@ -273,7 +242,7 @@ static int write_embed(generate_run *r)
     cg_buf_puts(&c, "0};\n");
     free(wisdom);
     if (rc == 0 && !c.oom && !blob.oom)
-        rc = write_if_changed(r->embed, c.data, c.len);
+        rc = gen_write_if_changed(embed, c.data, c.len);
     else if (rc == 0)
         rc = 1; /* out of memory */
     cg_buf_free(&blob);
@@ -299,14 +268,16 @@ static int generate_arch(generate_run *r, const char *arch, const cg_layer *laye
 static int usage(bool help)
 {
     printf("usage: convgen generate --set FILE --out DIR [--arch sm_80,sm_90] [--algo NAME] [--wisdom FILE]\n"
-           "                        [--cache DIR] [--embed FILE.c] [--sms N]\n"
+           "                        [--cache DIR] [--embed FILE.c | --ninja FILE] [--sms N]\n"
            "Plans every layer of FILE (lines like bench/layers.txt; a word algo=NAME after a layer picks\n"
            "its algorithm), all three passes, for each architecture (default sm_90), with --algo or\n"
            "auto: the choice in the wisdom file for the architecture, else the cost model's. Writes\n"
            "each kernel's source into DIR as <layer>_<algo>_<pass>[_<i>].cu (only when it changed),\n"
            "compiles it (--cache: a disk cache, so that unchanged kernels are not compiled again) and\n"
            "writes DIR/compile-report.txt; fails if a kernel uses local memory (stack or spills).\n"
-           "--embed writes the cubins and the wisdom as a C file (and FILE.c.bin) for the library.\n");
+           "--embed writes the cubins and the wisdom as a C file (and FILE.c.bin) for the library.\n"
+           "--ninja FILE (the build's way) compiles nothing: it writes the sources and FILE, ninja's\n"
+           "edges that compile each kernel (convgen compile-kernel) and embed them (convgen embed-set).\n");
     return help ? 0 : 2;
 }
 
@@ -321,7 +292,7 @@ int cli_generate(int argc, char **argv)
     unsetenv("CONVGEN_WISDOM"); /* the set follows --wisdom only: the builder's own wisdom stays out */
     for (int i = 0; i < argc; ++i)
         r.algo_given |= strcmp(argv[i], "--algo") == 0;
-    if (parse_archs(a.arch, &r))
+    if (gen_parse_archs(a.arch, &r))
         return 2;
     if (a.wisdom && convgen_wisdom_import(a.wisdom) != CONVGEN_SUCCESS)
         return cli_fail("generate", CONVGEN_ERROR_IO);
@@ -330,6 +301,13 @@ int cli_generate(int argc, char **argv)
     convgen_status s = cg_layer_read_file(a.set, &layers, &count);
     if (s != CONVGEN_SUCCESS)
         return cli_fail("generate", s);
+    r.steps = 3 * count * r.arch_count;
+    if (a.ninja) {
+        int rc = gen_write_ninja(&r, layers, count, a.ninja);
+        free(r.files);
+        free(layers);
+        return rc;
+    }
     char report_path[4400];
     snprintf(report_path, sizeof report_path, "%s/compile-report.txt", a.out_dir);
     if ((mkdir(a.out_dir, 0755) != 0 && errno != EEXIST) || !(r.report = fopen(report_path, "w"))) {
@@ -339,13 +317,12 @@ int cli_generate(int argc, char **argv)
     }
     fprintf(r.report, "%-44s %-8s %5s %6s %6s %9s %9s %10s\n", "file", "arch", "regs", "smem", "stack", "spill-st",
             "spill-ld", "compile-ms");
-    r.steps = 3 * count * r.arch_count;
     int rc = 0;
     for (int i = 0; i < r.arch_count && rc == 0; ++i)
         rc = generate_arch(&r, r.archs[i], layers, count);
     fclose(r.report);
     if (rc == 0 && r.embed)
-        rc = write_embed(&r);
+        rc = gen_write_embed(&r.set, r.embed);
     if (rc == 0)
         printf("convgen: %d kernels from %d layers for %d architecture(s) in %s: %d compiled, %d from the caches; %s\n",
                r.set.count, count, r.arch_count, a.out_dir, r.set.compiled, r.set.cached,

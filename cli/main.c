@@ -18,6 +18,8 @@ static const struct {
     {"tune", cli_tune, "time every algorithm on a layer (or a layer file) and print the candidates and the winner"},
     {"explain", cli_explain, "say which algorithm auto picks for a layer, why, and its kernels' resources"},
     {"generate", cli_generate, "emit the kernels of a layer file into a folder (the build's kernel sets)"},
+    {"compile-kernel", cli_compile_kernel, "(the build's) compile one emitted kernel into a cubin and its report"},
+    {"embed-set", cli_embed_set, "(the build's) embed compiled kernels and wisdom as the library's kernel set"},
     {"bench", NULL, "time convgen against cuDNN on the layer set (runs convgen-bench)"},
 };
 
@@ -46,7 +48,7 @@ static int usage(FILE *f)
     fprintf(f, "convgen %s: fully specialized CUDA convolution kernels, generated per layer shape.\n\n"
                "usage: convgen VERB [options] LAYER\n\n", CONVGEN_VERSION_STRING);
     for (size_t i = 0; i < VERB_COUNT; ++i)
-        fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].what);
+        fprintf(f, "  %-14s %s\n", verbs[i].name, verbs[i].what);
     fprintf(f, "\n'convgen VERB --help' tells more. Example:\n"
                "  convgen emit --algo direct --pass bprop L2 128 64 64 64x64 9x9 0 1\n");
     return f == stderr ? 2 : 0;

@@ -8,6 +8,8 @@ int cli_generate(int argc, char **argv);
 int cli_compile(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_tune(int argc, char **argv);
+int cli_compile_kernel(int argc, char **argv); /* the build's kernel-set edges (cli/set_ninja.c) */
+int cli_embed_set(int argc, char **argv);
 int cli_explain(int argc, char **argv);
 
 #include <stdbool.h>

@@ -600,3 +600,44 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
     free(t->c);
     return s;
 }
+
+/* ---- choosing without planning (build-time kernel sets) ---- */
+
+convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                           const convgen_plan_options *options, convgen_algo *algo, convgen_plan_options *chosen,
+                           convgen_chosen_by *by)
+{
+    tuner tv = {.ctx = ctx, .desc = desc, .pass = pass, .effort = CONVGEN_EFFORT_ESTIMATE}, *t = &tv;
+    if (options)
+        t->base = *options;
+    t->base.progress = NULL, t->base.progress_user = NULL;
+    convgen_status s = cg_problem_init(&t->problem, desc);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    wisdom_load_env();
+    wisdom_entry e;
+    wisdom_key key = key_of(t, ctx->offline);
+    *chosen = t->base;
+    if (wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &e)) {
+        memcpy(chosen->fourier_size, e.fourier_size, sizeof chosen->fourier_size);
+        memcpy(chosen->winograd_m, e.winograd_m, sizeof chosen->winograd_m);
+        chosen->winograd_gemm = e.winograd_gemm;
+        *algo = e.algo, *by = CONVGEN_CHOSEN_BY_WISDOM;
+        return CONVGEN_SUCCESS;
+    }
+    if (!(t->c = calloc(MAX_CANDIDATES, sizeof *t->c)))
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the tuner's candidates");
+    list_candidates(t);
+    generate_candidates(t);
+    free_generated(t);
+    int best = -1;
+    for (int i = 0; i < t->count; ++i)
+        if (t->c[i].pub.status == CONVGEN_SUCCESS && (best < 0 || t->c[i].pub.estimate_ms < t->c[best].pub.estimate_ms))
+            best = i;
+    if (best >= 0)
+        *algo = t->c[best].pub.algo, *chosen = t->c[best].pub.options, *by = CONVGEN_CHOSEN_BY_ESTIMATE;
+    else
+        s = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "auto: no algorithm covers this layer and pass");
+    free(t->c);
+    return s;
+}

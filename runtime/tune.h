@@ -17,6 +17,12 @@ typedef struct tune_report {
 convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
                          const convgen_plan_options *options, convgen_plan **out, tune_report *report);
 
+/* AUTO's choice without planning it (nothing compiled): the wisdom's for the context's GPU
+ * (offline: any GPU of its architecture), else the cost model's. For build-time kernel sets. */
+convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                           const convgen_plan_options *options, convgen_algo *algo, convgen_plan_options *chosen,
+                           convgen_chosen_by *by);
+
 /* From plan.c: the generator's tuning for plan options (checked), and what it may know of the
  * context's GPU. */
 convgen_status plan_tuning_of(const convgen_plan_options *o, cg_tuning *t);

@@ -1,5 +1,6 @@
 /* Build-time kernel sets, on the CPU: the library's own set (configure --kernel-set, embedded by
- * the build) serves AUTO's choice for a bench layer without NVRTC, and `convgen generate` builds
+ * the build) serves AUTO's choice for a bench layer without NVRTC, the build compiled it through
+ * one ninja edge per kernel, and `convgen generate` builds
  * a small set: sources with their headers, a compile report without local memory, an embedded
  * table; run again it compiles nothing and rewrites no source; after a template edit it
  * recompiles exactly the kernels whose source the edit changed. */
@@ -51,6 +52,37 @@ static void test_library_set_serves_auto(void **state)
         convgen_plan_destroy(plan);
     }
     convgen_context_destroy(ctx);
+}
+
+/* The build's set is ninja's: one compile edge per kernel and architecture, each from a source in
+ * generated/default that exists, and the edge that embeds them. */
+static void test_build_writes_edges_per_kernel(void **state)
+{
+    (void)state;
+    if (cg_kernel_set_count == 0)
+        skip();
+    char path[4200];
+    snprintf(path, sizeof path, "%.*s/kernel_set.ninja", (int)(strrchr(convgen_bin, '/') - convgen_bin), convgen_bin);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("no %s: the build writes the kernel set's edges there", path);
+    char line[8192];
+    int edges = 0, embeds = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, ": compile_kernel ");
+        embeds += strstr(line, ": embed_set") != NULL;
+        if (!at)
+            continue;
+        ++edges;
+        char source[4096];
+        assert_int_equal(sscanf(at + 17, "%4095s", source), 1);
+        if (access(source, R_OK) != 0)
+            fail_msg("%s: the edge's source %s is not there", path, source);
+    }
+    fclose(f);
+    print_message("%d compile edges, %zu kernels embedded\n", edges, cg_kernel_set_count);
+    assert_int_equal(embeds, 1);
+    assert_true((size_t)edges >= cg_kernel_set_count);
 }
 
 /* Runs convgen generate on `set` into tmpdir/out; its output into *log (malloc'ed). */
@@ -211,6 +243,7 @@ int main(void)
     unsetenv("CONVGEN_TEMPLATE_DIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_library_set_serves_auto),
+        cmocka_unit_test(test_build_writes_edges_per_kernel),
         cmocka_unit_test(test_generate_small_set),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,267 @@
+/* The build's kernel set as ninja edges. `convgen generate --ninja FILE` chooses each layer's
+ * algorithm per pass and architecture (the line's, or auto's by the wisdom or the cost model,
+ * nothing compiled), writes every kernel's source (only where it changed) and writes FILE: one
+ * edge per kernel and architecture, `convgen compile-kernel`, and one edge that embeds them
+ * all, `convgen embed-set`. build.ninja includes FILE and reloads itself when FILE changes, so
+ * ninja compiles the kernels in parallel with its own progress, and after an edit of a template
+ * or of the generator exactly those whose source changed. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "generate.h"
+#include "generate_set.h"
+#include "jit.h"
+#include "tune.h"
+#include "util.h"
+#include "verbs.h"
+
+/* The choice and the program of one layer's pass for the context's architecture. */
+static convgen_status program_of(generate_run *r, convgen_context *ctx, const cg_layer *l, convgen_pass pass,
+                                 convgen_algo algo, cg_generated *gen, const char **how)
+{
+    convgen_plan_options o = r->a->options;
+    convgen_chosen_by by = CONVGEN_CHOSEN_BY_CALLER;
+    convgen_status s = algo == CONVGEN_ALGO_AUTO ? tune_choose(ctx, &l->desc, pass, &r->a->options, &algo, &o, &by)
+                                                 : CONVGEN_SUCCESS;
+    *how = by == CONVGEN_CHOSEN_BY_WISDOM ? " (wisdom)" : by == CONVGEN_CHOSEN_BY_ESTIMATE ? " (cost model)" : "";
+    cg_problem p;
+    cg_tuning t;
+    cg_target target = plan_target_of(ctx);
+    if (s == CONVGEN_SUCCESS)
+        s = cg_problem_init(&p, &l->desc);
+    if (s == CONVGEN_SUCCESS)
+        s = plan_tuning_of(&o, &t);
+    return s == CONVGEN_SUCCESS ? cg_generate_tuned(&p, pass, algo, &target, &t, gen) : s;
+}
+
+/* One layer's passes for one architecture: sources written, edges appended. */
+static int plan_layer(generate_run *r, convgen_context *ctx, const char *arch, const cg_layer *l, int index, cg_buf *edges,
+                      cg_buf *cubins)
+{
+    convgen_algo algo;
+    if (gen_algo_of(r, l, &algo))
+        return 2;
+    char layer[40];
+    gen_layer_name(l, index, layer, sizeof layer);
+    for (int pass = 0; pass < 3; ++pass) {
+        cg_generated gen;
+        const char *how;
+        convgen_status s = program_of(r, ctx, l, (convgen_pass)pass, algo, &gen, &how);
+        printf("[%d/%d] %s %s %s: ", ++r->step, r->steps, arch, layer, convgen_pass_name((convgen_pass)pass));
+        if (s == CONVGEN_ERROR_NOT_SUPPORTED) {
+            printf("not supported by %s\n", convgen_algo_name(algo));
+            continue;
+        }
+        if (s != CONVGEN_SUCCESS)
+            return cli_fail(layer, s);
+        printf("%s%s\n", convgen_algo_name(gen.algo), how);
+        int rc = 0;
+        for (int i = 0; i < gen.kernel_count && rc == 0; ++i) {
+            char file[192];
+            const cg_kernel *k = &gen.kernels[i];
+            rc = gen_write_source(r, layer, arch, gen.algo, (convgen_pass)pass, i, k->source, file, sizeof file);
+            char cubin[400];
+            snprintf(cubin, sizeof cubin, "$builddir/kernel-set/%s/%.*s.cubin", arch, (int)strlen(file) - 3, file);
+            if (rc == 0 && !strstr(cubins->data ? cubins->data : "", cubin)) { /* once per file and architecture */
+                cg_buf_printf(edges, "build %s | %s.report: compile_kernel %s/%s || $builddir/convgen-gen\n"
+                                     "  arch = %s\n  name = %s\n", cubin, cubin, r->a->out_dir, file, arch, k->name);
+                cg_buf_printf(cubins, " $\n    %s", cubin);
+            }
+        }
+        cg_generated_free(&gen);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int gen_write_ninja(generate_run *r, const cg_layer *layers, int count, const char *path)
+{
+    cg_buf edges = {0}, cubins = {0};
+    cg_buf_printf(&edges, "# Written by convgen generate --ninja: the kernel set's edges (build.ninja includes this\n"
+                          "# file and reloads when it changes). Do not edit.\n\n");
+    int rc = 0;
+    for (int a = 0; a < r->arch_count && rc == 0; ++a) {
+        convgen_context *ctx;
+        convgen_context_options o = {.offline = 1, .arch = r->archs[a], .disk_cache = -1, .sm_count = r->a->sm_count};
+        convgen_status s = convgen_context_create(&o, &ctx);
+        if (s != CONVGEN_SUCCESS)
+            return cli_fail("generate", s);
+        for (int i = 0; i < count && rc == 0; ++i)
+            rc = plan_layer(r, ctx, r->archs[a], &layers[i], i, &edges, &cubins);
+        convgen_context_destroy(ctx);
+    }
+    cg_buf_printf(&edges, "\nbuild $builddir/kernel_set.c | $builddir/kernel_set.c.bin: embed_set%s | $wisdom || "
+                          "$builddir/convgen-gen\n  dir = %s\n", cubins.data ? cubins.data : "", r->a->out_dir);
+    if (rc == 0 && (edges.oom || cubins.oom))
+        rc = cli_fail("generate", CONVGEN_ERROR_OUT_OF_MEMORY);
+    if (rc == 0)
+        rc = gen_write_if_changed(path, edges.data, edges.len);
+    if (rc == 0)
+        printf("convgen: %d sources for %d layers and %d architecture(s) in %s; their edges in %s\n", r->file_count, count,
+               r->arch_count, r->a->out_dir, path);
+    cg_buf_free(&edges);
+    cg_buf_free(&cubins);
+    return rc;
+}
+
+/* ---- convgen compile-kernel: one edge's work ---- */
+
+static char *read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    cg_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        cg_buf_append(&b, chunk, n);
+    fclose(f);
+    *size = b.len;
+    cg_buf_append(&b, "", 1); /* a NUL after the bytes */
+    return b.oom ? (cg_buf_free(&b), NULL) : cg_buf_take(&b);
+}
+
+/* convgen compile-kernel --arch A --name N --out K.cubin SOURCE.cu: the cubin, and K.cubin.report
+ * (its cache key and compile report, for embed-set); fails on local memory. */
+int cli_compile_kernel(int argc, char **argv)
+{
+    const char *arch = NULL, *name = NULL, *out = NULL, *in = NULL;
+    for (int i = 0; i < argc; ++i) {
+        const char **dst = strcmp(argv[i], "--arch") == 0 ? &arch : strcmp(argv[i], "--name") == 0 ? &name
+                           : strcmp(argv[i], "--out") == 0 ? &out : NULL;
+        if (dst && i + 1 < argc)
+            *dst = argv[++i];
+        else
+            in = argv[i];
+    }
+    size_t size;
+    char *src = in ? read_all(in, &size) : NULL;
+    if (!arch || !name || !out || !src) {
+        fprintf(stderr, "usage: convgen compile-kernel --arch sm_XX --name ENTRY --out FILE.cubin SOURCE.cu (the build's)%s%s\n",
+                in && !src ? ": cannot read " : "", in && !src ? in : "");
+        free(src);
+        return 2;
+    }
+    cache_kernel k;
+    convgen_kernel_origin origin;
+    convgen_status s = jit_get(src, name, arch, NULL, &k, &origin);
+    cache_key key = jit_key(src, arch);
+    free(src);
+    if (s != CONVGEN_SUCCESS)
+        return cli_fail(in, s);
+    char report[4200];
+    snprintf(report, sizeof report, "%s.report", out);
+    FILE *f = fopen(report, "w");
+    int rc = gen_write_if_changed(out, k.cubin, k.cubin_size);
+    if (!f || fprintf(f, "%016llx %016llx %d %d %d %d %d %.1f %s %s\n", (unsigned long long)key.hi,
+                      (unsigned long long)key.lo, k.registers, k.shared_bytes, k.stack_bytes, k.spill_store_bytes,
+                      k.spill_load_bytes, k.compile_ms, strrchr(in, '/') ? strrchr(in, '/') + 1 : in, arch) < 0 ||
+        fclose(f) != 0)
+        rc = 1, fprintf(stderr, "convgen: cannot write %s: %s\n", report, strerror(errno));
+    bool local = k.stack_bytes != 0 || k.spill_store_bytes != 0 || k.spill_load_bytes != 0;
+    if (local)
+        fprintf(stderr, "convgen: %s for %s uses local memory (stack %d, spills %d/%d bytes)\n", in, arch, k.stack_bytes,
+                k.spill_store_bytes, k.spill_load_bytes);
+    cache_kernel_free(&k);
+    return rc ? rc : local ? 3 : 0;
+}
+
+/* ---- convgen embed-set: the set's last edge ---- */
+
+/* The words of argv with every "@FILE" replaced by the words in FILE (ninja's response file
+ * for a long list); *text holds them. */
+static char **expand_words(int argc, char **argv, int *count, char **text)
+{
+    cg_buf b = {0};
+    for (int i = 0; i < argc; ++i) {
+        size_t size;
+        char *listed = argv[i][0] == '@' ? read_all(argv[i] + 1, &size) : NULL;
+        if (argv[i][0] == '@' && !listed) {
+            fprintf(stderr, "convgen: embed-set: cannot read %s\n", argv[i] + 1);
+            cg_buf_free(&b);
+            return NULL;
+        }
+        cg_buf_printf(&b, "%s\n", listed ? listed : argv[i]);
+        free(listed);
+    }
+    *text = cg_buf_take(&b);
+    char **words = *text ? malloc(sizeof *words * (strlen(*text) / 2 + 2)) : NULL;
+    *count = 0;
+    for (char *t = words ? strtok(*text, " \n\t") : NULL; t; t = strtok(NULL, " \n\t"))
+        words[(*count)++] = t;
+    return words;
+}
+
+/* One compiled kernel and its .report into the set, a line of the report for people. */
+static int add_compiled(kernel_set *set, const char *cubin, FILE *report)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s.report", cubin);
+    set_kernel k = {0};
+    unsigned long long hi = 0, lo = 0;
+    cache_kernel *c = &k.compiled;
+    FILE *f = fopen(path, "r");
+    bool ok = f && fscanf(f, "%llx %llx %d %d %d %d %d %lf %191s %15s", &hi, &lo, &c->registers, &c->shared_bytes,
+                          &c->stack_bytes, &c->spill_store_bytes, &c->spill_load_bytes, &c->compile_ms, k.file,
+                          k.arch) == 10;
+    if (f)
+        fclose(f);
+    k.key = (cache_key){hi, lo};
+    if (!ok || !(c->cubin = read_all(cubin, &c->cubin_size))) {
+        fprintf(stderr, "convgen: embed-set: cannot read %s or its report\n", cubin);
+        return 1;
+    }
+    if (report)
+        fprintf(report, "%-44s %-8s %5d %6d %6d %9d %9d %10.1f\n", k.file, k.arch, c->registers, c->shared_bytes,
+                c->stack_bytes, c->spill_store_bytes, c->spill_load_bytes, c->compile_ms);
+    return gen_keep(set, &k);
+}
+
+/* convgen embed-set --out FILE.c [--wisdom W] [--report R.txt] CUBIN... (or @LIST): the table,
+ * blob and wisdom of the compiled kernels (each beside its .report), and the compile report. */
+int cli_embed_set(int argc, char **argv)
+{
+    const char *out = NULL, *wisdom = NULL, *report = NULL;
+    char *text = NULL;
+    int count = 0, rc = 0, first = -1;
+    char **words = expand_words(argc, argv, &count, &text);
+    for (int i = 0; words && i < count; ++i) {
+        const char **dst = strcmp(words[i], "--out") == 0 ? &out : strcmp(words[i], "--wisdom") == 0 ? &wisdom
+                           : strcmp(words[i], "--report") == 0 ? &report : NULL;
+        if (dst && i + 1 < count)
+            *dst = words[++i];
+        else if (first < 0)
+            first = i; /* the cubins follow the options */
+    }
+    if (!words || !out) {
+        fprintf(stderr, "usage: convgen embed-set --out FILE.c [--wisdom W] [--report R] CUBIN... (the build's)\n");
+        free(words);
+        free(text);
+        return 2;
+    }
+    kernel_set set = {0};
+    FILE *r = report ? fopen(report, "w") : NULL;
+    if (r)
+        fprintf(r, "%-44s %-8s %5s %6s %6s %9s %9s %10s\n", "file", "arch", "regs", "smem", "stack", "spill-st",
+                "spill-ld", "compile-ms");
+    for (int i = first; first >= 0 && i < count && rc == 0; ++i)
+        rc = add_compiled(&set, words[i], r);
+    if (r)
+        fclose(r);
+    if (rc == 0 && wisdom && convgen_wisdom_import(wisdom) != CONVGEN_SUCCESS)
+        rc = cli_fail("embed-set", CONVGEN_ERROR_IO);
+    if (rc == 0)
+        rc = gen_write_embed(&set, out);
+    if (rc == 0)
+        printf("convgen: embedded %d kernels and %d wisdom entries in %s\n", set.count, convgen_wisdom_count(), out);
+    for (int i = 0; i < set.count; ++i)
+        cache_kernel_free(&set.k[i].compiled);
+    free(set.k);
+    free(words);
+    free(text);
+    return rc;
+}
