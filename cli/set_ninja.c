@@ -109,22 +109,6 @@ int gen_write_ninja(generate_run *r, const cg_layer *layers, int count, const ch
 
 /* ---- convgen compile-kernel: one edge's work ---- */
 
-static char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    cg_buf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        cg_buf_append(&b, chunk, n);
-    fclose(f);
-    *size = b.len;
-    cg_buf_append(&b, "", 1); /* a NUL after the bytes */
-    return b.oom ? (cg_buf_free(&b), NULL) : cg_buf_take(&b);
-}
-
 /* convgen compile-kernel --arch A --name N --out K.cubin SOURCE.cu: the cubin, and K.cubin.report
  * (its cache key and compile report, for embed-set); fails on local memory. */
 int cli_compile_kernel(int argc, char **argv)
@@ -139,7 +123,7 @@ int cli_compile_kernel(int argc, char **argv)
             in = argv[i];
     }
     size_t size;
-    char *src = in ? read_all(in, &size) : NULL;
+    char *src = in ? cg_read_file(in, &size) : NULL;
     if (!arch || !name || !out || !src) {
         fprintf(stderr, "usage: convgen compile-kernel --arch sm_XX --name ENTRY --out FILE.cubin SOURCE.cu (the build's)%s%s\n",
                 in && !src ? ": cannot read " : "", in && !src ? in : "");
@@ -179,7 +163,7 @@ static char **expand_words(int argc, char **argv, int *count, char **text)
     cg_buf b = {0};
     for (int i = 0; i < argc; ++i) {
         size_t size;
-        char *listed = argv[i][0] == '@' ? read_all(argv[i] + 1, &size) : NULL;
+        char *listed = argv[i][0] == '@' ? cg_read_file(argv[i] + 1, &size) : NULL;
         if (argv[i][0] == '@' && !listed) {
             fprintf(stderr, "convgen: embed-set: cannot read %s\n", argv[i] + 1);
             cg_buf_free(&b);
@@ -211,7 +195,7 @@ static int add_compiled(kernel_set *set, const char *cubin, FILE *report)
     if (f)
         fclose(f);
     k.key = (cache_key){hi, lo};
-    if (!ok || !(c->cubin = read_all(cubin, &c->cubin_size))) {
+    if (!ok || !(c->cubin = cg_read_file(cubin, &c->cubin_size))) {
         fprintf(stderr, "convgen: embed-set: cannot read %s or its report\n", cubin);
         return 1;
     }

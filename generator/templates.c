@@ -12,25 +12,6 @@ typedef struct loaded {
     int count;
 } loaded;
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    cg_buf b = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        cg_buf_append(&b, chunk, n);
-    bool failed = ferror(f);
-    fclose(f);
-    if (failed) {
-        cg_buf_free(&b);
-        return NULL;
-    }
-    return cg_buf_take(&b);
-}
-
 static const char *embedded_text(const char *name)
 {
     for (const cg_embedded_template *t = cg_embedded_templates; t->name; ++t)
@@ -47,7 +28,7 @@ static const char *load_template(void *user, const char *name)
     if (dir && *dir && l->count < (int)(sizeof l->texts / sizeof l->texts[0])) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        char *text = read_file(path);
+        char *text = cg_read_file(path, NULL);
         if (text) {
             cg_debug("template %s from %s", name, path);
             return l->texts[l->count++] = text;

@@ -247,3 +247,25 @@ int64_t cg_largest_divisor(int64_t n, bool (*fits)(int64_t d, void *user), void 
     }
     return best;
 }
+
+char *cg_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    cg_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        cg_buf_append(&b, chunk, n);
+    bool failed = ferror(f);
+    fclose(f);
+    if (size)
+        *size = b.len;
+    cg_buf_append(&b, "", 0);
+    if (failed || b.oom) {
+        cg_buf_free(&b);
+        return NULL;
+    }
+    return cg_buf_take(&b);
+}

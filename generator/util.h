@@ -43,6 +43,10 @@ void cg_buf_free(cg_buf *b);
 
 char *cg_strdup(const char *s);
 
+/* A whole file, NUL-terminated (binary files too: *size, where not NULL, is its length), or
+ * NULL where it cannot be read. */
+char *cg_read_file(const char *path, size_t *size);
+
 /* The largest divisor d of n for which fits(d, user) holds, or 1 when none does: ZNNi's
  * sub-batching, the largest batch whose buffers fit a workspace limit. */
 int64_t cg_largest_divisor(int64_t n, bool (*fits)(int64_t d, void *user), void *user);
