@@ -302,6 +302,11 @@ int cli_generate(int argc, char **argv)
     if (s != CONVGEN_SUCCESS)
         return cli_fail("generate", s);
     r.steps = 3 * count * r.arch_count;
+    if (mkdir(a.out_dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "convgen: cannot create %s: %s\n", a.out_dir, strerror(errno));
+        free(layers);
+        return 1;
+    }
     if (a.ninja) {
         int rc = gen_write_ninja(&r, layers, count, a.ninja);
         free(r.files);
@@ -310,7 +315,7 @@ int cli_generate(int argc, char **argv)
     }
     char report_path[4400];
     snprintf(report_path, sizeof report_path, "%s/compile-report.txt", a.out_dir);
-    if ((mkdir(a.out_dir, 0755) != 0 && errno != EEXIST) || !(r.report = fopen(report_path, "w"))) {
+    if (!(r.report = fopen(report_path, "w"))) {
         fprintf(stderr, "convgen: cannot write into %s: %s\n", a.out_dir, strerror(errno));
         free(layers);
         return 1;
