@@ -32,6 +32,7 @@ struct convgen_context {
     loaded_module *modules;  /* loaded once per context, unloaded at destroy */
     struct plan_program *programs; /* the plans' memory cache (plan_cache.c), also under `lock` */
     uint64_t program_clock;
+    int idle_programs;             /* the most it keeps that no plan holds (0: 64) */
     /* What the plans' library steps share (lib_steps.c): a cuBLAS handle and cuFFT plans, made
      * on first use, since each costs milliseconds to tens of milliseconds. Guarded by lib_lock,
      * also held while a library call is enqueued: a handle's stream and work area (in the

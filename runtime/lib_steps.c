@@ -163,7 +163,7 @@ convgen_status lib_steps_create(convgen_context *ctx, const cg_generated *gen, i
     return CONVGEN_SUCCESS;
 }
 
-void lib_steps_destroy(lib_steps *ls) { free(ls); /* the cuFFT plans stay with the context */ }
+void lib_steps_destroy(lib_steps *ls) { free(ls); /* the cuFFT plans stay with the context; NULL: nothing */ }
 
 static convgen_status run_fft(lib_steps *ls, int i, const cg_fft_step *f, const void *const operands[2], char *ws,
                               convgen_stream stream)

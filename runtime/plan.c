@@ -19,8 +19,8 @@ struct convgen_plan {
     plan_program *prog;      /* the generated program and its loaded kernels, shared (plan_cache.c) */
     const cg_generated *gen; /* prog's */
     convgen_kernel_info info[CG_MAX_KERNELS];
-    lib_steps *lib;          /* the library calls among gen's steps; NULL offline or without */
-    int64_t workspace_bytes; /* gen's buffers and the libraries' work area */
+    lib_steps *lib;          /* prog's library calls; NULL offline or without */
+    int64_t workspace_bytes; /* prog's */
     convgen_choice choice;   /* how the algorithm was chosen (AUTO) */
     convgen_candidate *candidates; /* choice.candidate_count of them */
 };
@@ -101,6 +101,8 @@ static convgen_status load_kernels(convgen_context *ctx, plan_program *prog)
     return s;
 }
 
+static convgen_status setup_library_steps(convgen_context *ctx, plan_program *prog);
+
 /* What a program is generated from: a convolution's or an FFT's problem. */
 typedef struct program_source {
     const cg_problem *conv;
@@ -132,6 +134,8 @@ static convgen_status obtain_program(convgen_plan *plan, const program_source *s
                                                         &prog->gen);
         if (s == CONVGEN_SUCCESS)
             s = load_kernels(ctx, prog);
+        if (s == CONVGEN_SUCCESS)
+            s = setup_library_steps(ctx, prog);
         if (s != CONVGEN_SUCCESS) {
             plan_program_release(ctx, prog);
             return s;
@@ -140,6 +144,8 @@ static convgen_status obtain_program(convgen_plan *plan, const program_source *s
     }
     plan->prog = prog;
     plan->gen = &prog->gen;
+    plan->lib = prog->lib;
+    plan->workspace_bytes = prog->workspace_bytes;
     memcpy(plan->info, prog->info, sizeof plan->info);
     for (int i = 0; hit && i < prog->gen.kernel_count; ++i)
         plan->info[i].origin = CONVGEN_FROM_MEMORY_CACHE;
@@ -176,23 +182,22 @@ static convgen_status plan_new(convgen_context *ctx, convgen_plan **out, convgen
     return CONVGEN_SUCCESS;
 }
 
-/* Sets up the library calls among the steps, whose work area follows gen's buffers. Offline,
- * cuFFT and cuBLAS cannot plan: the plan keeps its kernels and cannot execute anyway. */
-static convgen_status setup_library_steps(convgen_plan *plan)
+/* Sets up a new program's library calls, whose work area follows gen's buffers. Offline, cuFFT
+ * and cuBLAS cannot plan: the program keeps its kernels and cannot execute anyway. */
+static convgen_status setup_library_steps(convgen_context *ctx, plan_program *prog)
 {
-    convgen_context *ctx = plan->ctx;
-    plan->workspace_bytes = plan->gen->workspace_bytes;
-    if (plan->gen->step_count == 0 || ctx->offline)
+    prog->workspace_bytes = prog->gen.workspace_bytes;
+    if (prog->gen.step_count == 0 || ctx->offline)
         return CONVGEN_SUCCESS;
-    int64_t work_offset = (plan->gen->workspace_bytes + 255) / 256 * 256, work = 0;
+    int64_t work_offset = (prog->gen.workspace_bytes + 255) / 256 * 256, work = 0;
     CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
     if (r != CUDA_SUCCESS)
         return cg_cuda_fail(ctx->drv, r, "cuCtxPushCurrent");
-    convgen_status s = lib_steps_create(ctx, plan->gen, work_offset, &plan->lib, &work);
+    convgen_status s = lib_steps_create(ctx, &prog->gen, work_offset, &prog->lib, &work);
     CUcontext popped;
     ctx->drv->CtxPopCurrent(&popped);
     if (s == CONVGEN_SUCCESS && work > 0)
-        plan->workspace_bytes = work_offset + work;
+        prog->workspace_bytes = work_offset + work;
     return s;
 }
 
@@ -204,8 +209,6 @@ static convgen_status plan_finish(convgen_plan *plan, convgen_status s, const pr
     *needed = 0;
     if (s == CONVGEN_SUCCESS)
         s = obtain_program(plan, src);
-    if (s == CONVGEN_SUCCESS)
-        s = setup_library_steps(plan);
     if (plan->gen)
         *needed = plan->workspace_bytes;
     if (s == CONVGEN_SUCCESS && workspace_limit && (uint64_t)plan->workspace_bytes > workspace_limit)
@@ -349,13 +352,6 @@ void convgen_plan_destroy(convgen_plan *plan)
     if (!plan)
         return;
     convgen_context *ctx = plan->ctx;
-    if (plan->lib) { /* cuFFT and cuBLAS free device memory: in the plan's context */
-        CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
-        lib_steps_destroy(plan->lib);
-        CUcontext popped;
-        if (r == CUDA_SUCCESS)
-            ctx->drv->CtxPopCurrent(&popped);
-    }
     ctx_count_plan(ctx, -1);
     free(plan->candidates);
     plan_program_release(ctx, plan->prog); /* the program may stay cached; its modules belong to the context */

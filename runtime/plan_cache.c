@@ -4,11 +4,12 @@
 #include "plan_cache.h"
 
 #include "cache.h"
+#include "lib_steps.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_IDLE 64
+#define MAX_IDLE 64 /* unless plan_cache_limit says otherwise */
 
 static void put(plan_key *k, const void *v, size_t n)
 {
@@ -70,7 +71,8 @@ static bool same(const plan_program *p, const plan_key *k)
 
 static void free_program(plan_program *p)
 {
-    cg_generated_free(&p->gen); /* its modules belong to the context */
+    lib_steps_destroy(p->lib); /* no CUDA call: its cuFFT plans belong to the context */
+    cg_generated_free(&p->gen); /* its modules too */
     free(p);
 }
 
@@ -112,7 +114,7 @@ static plan_program *evict_one(convgen_context *ctx)
             if (!oldest || (*at)->last_use < (*oldest)->last_use)
                 oldest = at;
         }
-    if (idle <= MAX_IDLE)
+    if (idle <= (ctx->idle_programs > 0 ? ctx->idle_programs : MAX_IDLE))
         return NULL;
     plan_program *p = *oldest;
     *oldest = p->next;
@@ -149,9 +151,31 @@ void plan_program_release(convgen_context *ctx, plan_program *p)
         return;
     pthread_mutex_lock(&ctx->lock);
     int refs = --p->refs;
+    /* One reference left is the cache's (a program not cached has one holder): idle now, so the
+     * idle ones may be too many. */
+    plan_program *evicted = refs == 1 ? evict_one(ctx) : NULL;
     pthread_mutex_unlock(&ctx->lock);
+    if (evicted)
+        free_program(evicted);
     if (refs == 0)
         free_program(p);
+}
+
+void plan_cache_limit(convgen_context *ctx, int idle)
+{
+    pthread_mutex_lock(&ctx->lock);
+    ctx->idle_programs = idle;
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+int plan_cache_count(convgen_context *ctx)
+{
+    int n = 0;
+    pthread_mutex_lock(&ctx->lock);
+    for (const plan_program *p = ctx->programs; p; p = p->next)
+        ++n;
+    pthread_mutex_unlock(&ctx->lock);
+    return n;
 }
 
 void plan_cache_clear(convgen_context *ctx)

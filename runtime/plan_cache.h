@@ -16,6 +16,8 @@ typedef struct plan_program {
     cg_generated gen;
     CUfunction fn[CG_MAX_KERNELS];
     convgen_kernel_info info[CG_MAX_KERNELS];
+    struct lib_steps *lib;   /* its library calls set up (cuFFT plans, the cuBLAS handle); NULL offline */
+    int64_t workspace_bytes; /* gen's buffers and the libraries' work area */
     /* the cache's */
     unsigned char key[512];
     size_t key_len;
@@ -42,6 +44,9 @@ plan_program *plan_cache_find(convgen_context *ctx, const plan_key *key);
 void plan_cache_insert(convgen_context *ctx, plan_program *p, const plan_key *key);
 /* Lets go of a program; the last holder frees it. */
 void plan_program_release(convgen_context *ctx, plan_program *p);
+/* The most programs no plan holds the context keeps (default 64), and how many it has now. */
+void plan_cache_limit(convgen_context *ctx, int idle);
+int plan_cache_count(convgen_context *ctx);
 /* Drops every cached program (the context is going away). */
 void plan_cache_clear(convgen_context *ctx);
 

@@ -20,6 +20,7 @@
 #include "cost_model.h"
 #include "generate.h"
 #include "layer.h"
+#include "plan_cache.h"
 #include "wisdom.h"
 
 static char tmpdir[256];
@@ -467,6 +468,36 @@ static void test_plans_share_their_program(void **state)
     convgen_context_destroy(ctx);
 }
 
+/* The cache keeps at most its limit of programs no plan holds, the least recently used going
+ * first; a program a plan holds stays. */
+static void test_plan_cache_evicts_idle_programs(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline_context();
+    plan_cache_limit(ctx, 2);
+    convgen_conv_desc d = {.rank = 1, .n = 1, .c = 2, .k = 3, .in = {9}, .kernel = {3}};
+    convgen_plan *held, *p;
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &held), CONVGEN_SUCCESS);
+    for (int k = 4; k < 8; ++k) {
+        d.k = k;
+        assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &p), CONVGEN_SUCCESS);
+        convgen_plan_destroy(p);
+    }
+    assert_int_equal(plan_cache_count(ctx), 3); /* the held one and the two most recent */
+    d.k = 7; /* the most recent: still cached, so planning it again makes nothing new */
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &p), CONVGEN_SUCCESS);
+    assert_int_equal(plan_cache_count(ctx), 3);
+    convgen_plan_destroy(p);
+    d.k = 4; /* long gone: made again, and the oldest idle one goes */
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &p), CONVGEN_SUCCESS);
+    assert_int_equal(plan_cache_count(ctx), 4); /* held, k = 6, 7, and this one (held too) */
+    convgen_plan_destroy(p);
+    assert_int_equal(plan_cache_count(ctx), 3); /* idle now: k = 6, the oldest, goes */
+    assert_non_null(convgen_plan_source(held, 0)); /* the held plan's program was never evicted */
+    convgen_plan_destroy(held);
+    convgen_context_destroy(ctx);
+}
+
 /* ---- the cost model against the H100 ---- */
 
 #define TUNE_RESULTS CONVGEN_SOURCE_DIR "/bench/results/nvidia-h100-80gb-hbm3-2026-11-24-tune.csv"
@@ -608,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_offline_estimate),
         cmocka_unit_test(test_plans_share_their_program),
+        cmocka_unit_test(test_plan_cache_evicts_idle_programs),
         cmocka_unit_test(test_cost_model_ranks_as_measured),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
