@@ -515,11 +515,11 @@ static wisdom_key key_of(const tuner *t, bool any_gpu)
     return k;
 }
 
-static convgen_status from_wisdom(tuner *t, convgen_plan **out, tune_report *report)
+static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune_report *report)
 {
     wisdom_entry e;
     wisdom_key key = key_of(t, t->ctx->offline);
-    if (!wisdom_lookup(&key, t->effort, &e))
+    if (!wisdom_lookup(&key, effort, &e))
         return CONVGEN_ERROR_NOT_SUPPORTED;
     convgen_plan_options o = t->base;
     memcpy(o.fourier_size, e.fourier_size, sizeof o.fourier_size);
@@ -531,18 +531,23 @@ static convgen_status from_wisdom(tuner *t, convgen_plan **out, tune_report *rep
                 convgen_last_error());
         return s;
     }
-    report->choice = (convgen_choice){.algo = e.algo, .options = o, .chosen_by = CONVGEN_CHOSEN_BY_WISDOM,
-                                      .effort = e.effort, .ms = e.ms, .winner = -1};
+    bool estimated = e.effort == CONVGEN_EFFORT_ESTIMATE; /* the cost model's, remembered */
+    report->choice = (convgen_choice){.algo = e.algo, .options = o, .effort = e.effort, .ms = estimated ? -1 : e.ms,
+                                      .chosen_by = estimated ? CONVGEN_CHOSEN_BY_ESTIMATE : CONVGEN_CHOSEN_BY_WISDOM,
+                                      .winner = -1};
     return CONVGEN_SUCCESS;
 }
 
-static void remember(tuner *t, const candidate *c)
+/* The winner into wisdom: measured, also into $CONVGEN_WISDOM; estimated, provisionally (in
+ * this process only, under any measured entry), so the cost model ranks a shape once. */
+static void remember(tuner *t, const candidate *c, bool measured)
 {
-    wisdom_entry e = {.key = key_of(t, false), .effort = t->effort, .algo = c->pub.algo,
-                      .winograd_gemm = c->pub.options.winograd_gemm, .ms = c->pub.ms};
+    wisdom_entry e = {.key = key_of(t, t->ctx->offline && !measured), .effort = t->effort, .algo = c->pub.algo,
+                      .winograd_gemm = c->pub.options.winograd_gemm, .ms = measured ? c->pub.ms : 0,
+                      .provisional = !measured};
     memcpy(e.fourier_size, c->pub.options.fourier_size, sizeof e.fourier_size);
     memcpy(e.winograd_m, c->pub.options.winograd_m, sizeof e.winograd_m);
-    if (wisdom_add(&e) == CONVGEN_SUCCESS)
+    if (wisdom_add(&e) == CONVGEN_SUCCESS && measured)
         wisdom_save_env();
 }
 
@@ -576,22 +581,22 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
         wisdom_load_env();
         t->uses_wisdom = !tiles_fixed(&t->base) && !t->base.winograd_gemm && !t->base.fourier_size[0] &&
                          !t->base.fourier_size[1] && !t->base.fourier_size[2];
-        if (t->effort != CONVGEN_EFFORT_ESTIMATE && t->uses_wisdom && from_wisdom(t, out, report) == CONVGEN_SUCCESS)
+        bool timed = !ctx->offline && t->effort != CONVGEN_EFFORT_ESTIMATE;
+        if (t->uses_wisdom && from_wisdom(t, timed ? t->effort : CONVGEN_EFFORT_ESTIMATE, out, report) == CONVGEN_SUCCESS)
             return CONVGEN_SUCCESS; /* nothing allocated: a tuned shape plans in microseconds */
         if (!(t->c = calloc(MAX_CANDIDATES, sizeof *t->c)))
             return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the tuner's candidates");
         list_candidates(t);
         generate_candidates(t);
         int winner = -1;
-        bool timed = !ctx->offline && t->effort != CONVGEN_EFFORT_ESTIMATE;
         if (!timed)
             t->effort = CONVGEN_EFFORT_ESTIMATE;
         s = timed ? measure(t, &winner, out) : estimate(t, &winner, out);
         free_generated(t);
         if (s == CONVGEN_SUCCESS)
             s = report_of(t, winner, timed ? CONVGEN_CHOSEN_BY_MEASUREMENT : CONVGEN_CHOSEN_BY_ESTIMATE, report);
-        if (s == CONVGEN_SUCCESS && timed && t->uses_wisdom && !t->unsure)
-            remember(t, &t->c[winner]);
+        if (s == CONVGEN_SUCCESS && t->uses_wisdom && !t->unsure)
+            remember(t, &t->c[winner], timed);
         if (s != CONVGEN_SUCCESS) {
             convgen_plan_destroy(*out);
             *out = NULL;

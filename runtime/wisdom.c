@@ -70,13 +70,14 @@ static bool same_key(const wisdom_key *have, const wisdom_key *want)
            same_layer(&have->layer, &want->layer);
 }
 
-/* Adds an entry or replaces the one of its key: a built-in entry only where there is none, any
- * other over a built-in one or over one tuned with no more effort. */
+/* Adds an entry or replaces the one of its key: a measured one over a provisional one, and
+ * either over one of its kind tuned with no more effort. */
 static convgen_status set_add(wisdom_set *s, const wisdom_entry *e)
 {
     for (int i = 0; i < s->count; ++i)
         if (strcmp(s->v[i].key.gpu, e->key.gpu) == 0 && same_key(&s->v[i].key, &e->key)) {
-            if (!e->builtin && (s->v[i].builtin || effort_rank(e->effort) >= effort_rank(s->v[i].effort)))
+            bool same_class = e->provisional == s->v[i].provisional;
+            if (same_class ? effort_rank(e->effort) >= effort_rank(s->v[i].effort) : s->v[i].provisional)
                 s->v[i] = *e;
             return CONVGEN_SUCCESS;
         }
@@ -140,7 +141,7 @@ static void put_entry(cg_buf *b, const wisdom_entry *e)
     cg_buf_printf(b, " gemm=%s ms=%.6g\n", gemm_names[e->winograd_gemm], e->ms);
 }
 
-/* The text of the set's entries, the kernel set's built-in ones left out. */
+/* The text of the set's entries, the provisional ones (the kernel set's, the cost model's) left out. */
 static char *set_text(const wisdom_set *s)
 {
     cg_buf b = {0};
@@ -148,7 +149,7 @@ static char *set_text(const wisdom_set *s)
                       "# say (convgen_wisdom_export). The last line checksums the file: edited, it is ignored.\n");
     int entries = 0;
     for (int i = 0; i < s->count; ++i)
-        if (!s->v[i].builtin)
+        if (!s->v[i].provisional)
             put_entry(&b, &s->v[i]), ++entries;
     uint64_t sum = XXH64(b.data, b.len, 0);
     cg_buf_printf(&b, "end entries=%d xxh64=%016" PRIx64 "\n", entries, sum);
@@ -346,13 +347,13 @@ static convgen_status parse_text(const char *text, const char *origin, wisdom_se
     return s;
 }
 
-static convgen_status merge_text(const char *text, const char *origin, bool builtin)
+static convgen_status merge_text(const char *text, const char *origin, bool provisional)
 {
     wisdom_set incoming = {0};
     convgen_status s = parse_text(text, origin, &incoming);
     pthread_mutex_lock(&lock);
     for (int i = 0; i < incoming.count && s == CONVGEN_SUCCESS; ++i) {
-        incoming.v[i].builtin = builtin;
+        incoming.v[i].provisional = provisional;
         s = set_add(&held, &incoming.v[i]);
     }
     pthread_mutex_unlock(&lock);
@@ -469,12 +470,12 @@ int convgen_wisdom_count(void)
 
 /* ---- $CONVGEN_WISDOM ---- */
 
-/* Whether `held` has a non-built-in entry of exactly this key tuned with at least `effort`
+/* Whether `held` has a measured (not provisional) entry of exactly this key tuned with at least `effort`
  * (the caller holds the lock). */
 static bool held_has(const wisdom_key *key, int effort)
 {
     for (int i = 0; i < held.count; ++i)
-        if (!held.v[i].builtin && strcmp(held.v[i].key.gpu, key->gpu) == 0 && same_key(&held.v[i].key, key) &&
+        if (!held.v[i].provisional && strcmp(held.v[i].key.gpu, key->gpu) == 0 && same_key(&held.v[i].key, key) &&
             effort_rank(held.v[i].effort) >= effort_rank(effort))
             return true;
     return false;
@@ -492,7 +493,7 @@ static const char *env_path(void)
 static void load_env_once(void)
 {
     /* The kernel set's wisdom: what the build's kernels were chosen by, under every other
-     * entry (built-in: it fills only keys nothing else holds, and is never exported). */
+     * entry (provisional: it fills only keys nothing else holds, and is never exported). */
     const char *set = getenv("CONVGEN_KERNEL_SET");
     if (cg_kernel_set_wisdom[0] && !(set && strcmp(set, "off") == 0) &&
         merge_text(cg_kernel_set_wisdom, "the kernel set's wisdom", true) != CONVGEN_SUCCESS)

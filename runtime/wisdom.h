@@ -29,7 +29,8 @@ typedef struct wisdom_entry {
     int winograd_m[CONVGEN_MAX_RANK];
     int winograd_gemm;
     double ms;              /* its median time then */
-    bool builtin;           /* from the library's kernel set: yields to any other, never exported */
+    bool provisional;       /* the kernel set's, or the cost model's (effort estimate): yields to
+                               any other entry and is never exported */
 } wisdom_entry;
 
 /* The entry for `key` tuned at `effort` or more (EXHAUSTIVE > MEASURE), if any. */

@@ -186,27 +186,27 @@ static void test_merge(void **state)
     convgen_wisdom_forget();
 }
 
-/* The kernel set's built-in entries yield to any other and are never exported; a limit of
+/* Provisional entries (the kernel set's) yield to any other and are never exported; a limit of
  * SIZE_MAX survives the round trip; a $CONVGEN_WISDOM that is not wisdom is never overwritten. */
 static void test_builtin_limits_and_foreign_env_file(void **state)
 {
     (void)state;
     convgen_wisdom_forget();
     cg_problem a = layer_of(8, 16, 16, 20, 3, 1);
-    wisdom_entry builtin = entry("G", &a, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, CONVGEN_EFFORT_EXHAUSTIVE);
-    builtin.builtin = true;
+    wisdom_entry provisional = entry("G", &a, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, CONVGEN_EFFORT_EXHAUSTIVE);
+    provisional.provisional = true;
     wisdom_entry mine = entry("G", &a, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, CONVGEN_EFFORT_MEASURE), got;
     wisdom_entry huge = entry("G", &a, CONVGEN_BPROP, CONVGEN_ALGO_FFT, CONVGEN_EFFORT_MEASURE);
     huge.key.workspace_limit = UINT64_MAX;
-    assert_int_equal(wisdom_add(&builtin), CONVGEN_SUCCESS);
+    assert_int_equal(wisdom_add(&provisional), CONVGEN_SUCCESS);
     char *text;
     assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
     assert_non_null(strstr(text, "end entries=0 "));
     free(text);
-    assert_int_equal(wisdom_add(&mine), CONVGEN_SUCCESS); /* less effort, but over a built-in one */
+    assert_int_equal(wisdom_add(&mine), CONVGEN_SUCCESS); /* less effort, but over a provisional one */
     assert_true(wisdom_lookup(&mine.key, CONVGEN_EFFORT_MEASURE, &got));
     assert_int_equal(got.algo, CONVGEN_ALGO_DIRECT);
-    assert_int_equal(wisdom_add(&builtin), CONVGEN_SUCCESS); /* a built-in one replaces nothing */
+    assert_int_equal(wisdom_add(&provisional), CONVGEN_SUCCESS); /* a provisional one replaces no measured one */
     assert_true(wisdom_lookup(&mine.key, CONVGEN_EFFORT_MEASURE, &got));
     assert_int_equal(got.algo, CONVGEN_ALGO_DIRECT);
     assert_int_equal(wisdom_add(&huge), CONVGEN_SUCCESS);
@@ -417,8 +417,24 @@ static void test_offline_estimate(void **state)
             assert_int_equal(ch.algo, CONVGEN_ALGO_DIRECT);
         }
         convgen_plan_destroy(plan);
+        /* the choice is remembered in this process: planned again, nothing is ranked */
+        convgen_choice again;
+        progress_calls = 0;
+        assert_int_equal(convgen_plan_conv_ex(ctx, layers[l], CONVGEN_ACCGRAD, CONVGEN_ALGO_AUTO, &o, &plan),
+                         CONVGEN_SUCCESS);
+        assert_int_equal(convgen_plan_choice(plan, &again), CONVGEN_SUCCESS);
+        assert_int_equal(again.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE);
+        assert_int_equal(again.candidate_count, 0);
+        assert_int_equal(progress_calls, 0);
+        assert_int_equal(again.algo, ch.algo);
+        assert_memory_equal(again.options.winograd_m, ch.options.winograd_m, sizeof ch.options.winograd_m);
+        convgen_plan_destroy(plan);
     }
-    assert_int_equal(convgen_wisdom_count(), 0); /* estimates are not wisdom */
+    char *text; /* but estimates are not wisdom to export */
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    assert_non_null(strstr(text, "end entries=0 "));
+    free(text);
+    convgen_wisdom_forget();
     convgen_context_destroy(ctx);
 }
 
