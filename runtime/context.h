@@ -9,6 +9,12 @@
 #include "convgen.h"
 #include "driver.h"
 
+/* A cached program and its key's hash, which a lookup compares first (plan_cache.c). */
+typedef struct plan_slot {
+    uint64_t hash;
+    struct plan_program *program;
+} plan_slot;
+
 typedef struct loaded_module {
     cache_key key;
     CUmodule module;
@@ -30,7 +36,8 @@ struct convgen_context {
     pthread_mutex_t lock;    /* guards `modules` and `plans` */
     int plans;               /* live plans, to warn about destroying a context under them */
     loaded_module *modules;  /* loaded once per context, unloaded at destroy */
-    struct plan_program *programs; /* the plans' memory cache (plan_cache.c), also under `lock` */
+    struct plan_slot *slots;       /* the plans' memory cache (plan_cache.c), also under `lock` */
+    int slot_count, slot_cap;
     uint64_t program_clock;
     int idle_programs;             /* the most it keeps that no plan holds (0: 64) */
     /* What the plans' library steps share (lib_steps.c): a cuBLAS handle and cuFFT plans, made

@@ -1,6 +1,7 @@
-/* The plans' memory cache (plan_cache.h): a list per context behind the context's lock, at
- * most MAX_IDLE programs that no plan holds (the least recently used go first), so tuning a
- * hundred candidates does not keep a hundred programs. */
+/* The plans' memory cache (plan_cache.h): per context, behind the context's lock, an array of
+ * slots (a key's hash, the program) that a lookup scans without touching the programs, which
+ * are large and scattered; at most MAX_IDLE programs that no plan holds (the least recently
+ * used go first), so tuning a hundred candidates does not keep a hundred programs. */
 #include "plan_cache.h"
 
 #include "cache.h"
@@ -8,6 +9,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #define MAX_IDLE 64 /* unless plan_cache_limit says otherwise */
 
@@ -69,6 +73,8 @@ static bool same(const plan_program *p, const plan_key *k)
     return p->key_len == k->len && memcmp(p->key, k->bytes, k->len) == 0;
 }
 
+static uint64_t hash_of(const plan_key *k) { return XXH3_64bits(k->bytes, k->len); }
+
 static void free_program(plan_program *p)
 {
     lib_steps_destroy(p->lib); /* no CUDA call: its cuFFT plans belong to the context */
@@ -76,25 +82,33 @@ static void free_program(plan_program *p)
     free(p);
 }
 
+/* The slot of a key, or -1 (the caller holds the lock). */
+static int slot_of(const convgen_context *ctx, const plan_key *key, uint64_t hash)
+{
+    for (int i = 0; i < ctx->slot_count; ++i)
+        if (ctx->slots[i].hash == hash && same(ctx->slots[i].program, key))
+            return i;
+    return -1;
+}
+
+static void remove_slot(convgen_context *ctx, int i) { ctx->slots[i] = ctx->slots[--ctx->slot_count]; }
+
 plan_program *plan_cache_find(convgen_context *ctx, const plan_key *key)
 {
     if (!usable(key))
         return NULL;
-    uint64_t generation = cache_mem_generation();
+    uint64_t generation = cache_mem_generation(), hash = hash_of(key);
     plan_program *found = NULL, *stale = NULL;
     pthread_mutex_lock(&ctx->lock);
-    for (plan_program **at = &ctx->programs; *at && !found; at = &(*at)->next) {
-        plan_program *p = *at;
-        if (!same(p, key))
-            continue;
-        if (p->generation != generation) { /* the kernel cache was cleared since: a miss */
-            *at = p->next;
-            stale = --p->refs == 0 ? p : NULL;
-            break;
-        }
-        found = p;
-        ++p->refs;
-        p->last_use = ++ctx->program_clock;
+    int i = slot_of(ctx, key, hash);
+    if (i >= 0 && ctx->slots[i].program->generation != generation) { /* the kernel cache was cleared since */
+        plan_program *p = ctx->slots[i].program;
+        remove_slot(ctx, i);
+        stale = --p->refs == 0 ? p : NULL;
+    } else if (i >= 0) {
+        found = ctx->slots[i].program;
+        ++found->refs;
+        found->last_use = ++ctx->program_clock;
     }
     pthread_mutex_unlock(&ctx->lock);
     if (stale)
@@ -102,22 +116,23 @@ plan_program *plan_cache_find(convgen_context *ctx, const plan_key *key)
     return found;
 }
 
-/* Unlinks the least recently used program no plan holds, if more than MAX_IDLE are idle; the
+/* Removes the least recently used program no plan holds, if more than the limit are idle; the
  * caller frees it outside the lock. */
 static plan_program *evict_one(convgen_context *ctx)
 {
-    int idle = 0;
-    plan_program **oldest = NULL;
-    for (plan_program **at = &ctx->programs; *at; at = &(*at)->next)
-        if ((*at)->refs == 1) {
+    int idle = 0, oldest = -1;
+    for (int i = 0; i < ctx->slot_count; ++i) {
+        const plan_program *p = ctx->slots[i].program;
+        if (p->refs == 1) {
             ++idle;
-            if (!oldest || (*at)->last_use < (*oldest)->last_use)
-                oldest = at;
+            if (oldest < 0 || p->last_use < ctx->slots[oldest].program->last_use)
+                oldest = i;
         }
+    }
     if (idle <= (ctx->idle_programs > 0 ? ctx->idle_programs : MAX_IDLE))
         return NULL;
-    plan_program *p = *oldest;
-    *oldest = p->next;
+    plan_program *p = ctx->slots[oldest].program;
+    remove_slot(ctx, oldest);
     return p;
 }
 
@@ -128,17 +143,22 @@ void plan_cache_insert(convgen_context *ctx, plan_program *p, const plan_key *ke
     memcpy(p->key, key->bytes, key->len);
     p->key_len = key->len;
     p->generation = cache_mem_generation();
+    uint64_t hash = hash_of(key);
     plan_program *evicted = NULL;
     pthread_mutex_lock(&ctx->lock);
-    bool present = false;
-    for (plan_program *q = ctx->programs; q && !present; q = q->next)
-        present = same(q, key);
-    if (!present) {
-        ++p->refs;
-        p->last_use = ++ctx->program_clock;
-        p->next = ctx->programs;
-        ctx->programs = p;
-        evicted = evict_one(ctx);
+    if (slot_of(ctx, key, hash) < 0) {
+        if (ctx->slot_count == ctx->slot_cap) {
+            int cap = ctx->slot_cap ? 2 * ctx->slot_cap : 64;
+            plan_slot *grown = realloc(ctx->slots, sizeof *grown * (size_t)cap);
+            if (grown)
+                ctx->slots = grown, ctx->slot_cap = cap;
+        }
+        if (ctx->slot_count < ctx->slot_cap) { /* else, out of memory: the program is just not cached */
+            ++p->refs;
+            p->last_use = ++ctx->program_clock;
+            ctx->slots[ctx->slot_count++] = (plan_slot){hash, p};
+            evicted = evict_one(ctx);
+        }
     }
     pthread_mutex_unlock(&ctx->lock);
     if (evicted)
@@ -170,10 +190,8 @@ void plan_cache_limit(convgen_context *ctx, int idle)
 
 int plan_cache_count(convgen_context *ctx)
 {
-    int n = 0;
     pthread_mutex_lock(&ctx->lock);
-    for (const plan_program *p = ctx->programs; p; p = p->next)
-        ++n;
+    int n = ctx->slot_count;
     pthread_mutex_unlock(&ctx->lock);
     return n;
 }
@@ -181,14 +199,13 @@ int plan_cache_count(convgen_context *ctx)
 void plan_cache_clear(convgen_context *ctx)
 {
     pthread_mutex_lock(&ctx->lock);
-    plan_program *p = ctx->programs;
-    ctx->programs = NULL;
+    plan_slot *slots = ctx->slots;
+    int count = ctx->slot_count;
+    ctx->slots = NULL, ctx->slot_count = ctx->slot_cap = 0;
     pthread_mutex_unlock(&ctx->lock);
-    while (p) {
-        plan_program *next = p->next;
-        if (--p->refs == 0) /* a plan still alive keeps its program; destroying a context under
-                               live plans is an error (convgen.h), which destroy warns about */
-            free_program(p);
-        p = next;
-    }
+    for (int i = 0; i < count; ++i)
+        if (--slots[i].program->refs == 0) /* a plan still alive keeps its program; destroying a
+                                              context under live plans is an error (convgen.h) */
+            free_program(slots[i].program);
+    free(slots);
 }

@@ -24,7 +24,6 @@ typedef struct plan_program {
     int refs;           /* plans holding it, plus one while cached */
     uint64_t last_use;
     uint64_t generation;  /* cache_mem_generation() when made: a clear since makes it stale */
-    struct plan_program *next;
 } plan_program;
 
 /* What decides a program, serialized: the problem (or FFT problem), pass, algorithm, tuning and
