@@ -36,6 +36,14 @@ static void put_target(plan_key *k, const cg_target *t)
     put_dims(k, v, 5);
 }
 
+/* Templates from $CONVGEN_TEMPLATE_DIR make other programs than the embedded ones. */
+static void put_template_dir(plan_key *k)
+{
+    const char *dir = getenv("CONVGEN_TEMPLATE_DIR");
+    if (dir && *dir)
+        put(k, dir, strlen(dir) + 1);
+}
+
 static bool usable(const plan_key *k) { return k->len <= sizeof k->bytes; }
 
 void plan_key_conv(plan_key *k, const cg_problem *p, convgen_pass pass, convgen_algo algo, const cg_tuning *t,
@@ -53,6 +61,7 @@ void plan_key_conv(plan_key *k, const cg_problem *p, convgen_pass pass, convgen_
     const int64_t tail[3] = {t->gemm, t->tf32, t->workspace_limit};
     put_dims(k, tail, 3);
     put_target(k, target);
+    put_template_dir(k);
 }
 
 void plan_key_fft(plan_key *k, const cg_fft_problem *p, const cg_target *target)
@@ -66,6 +75,7 @@ void plan_key_fft(plan_key *k, const cg_fft_problem *p, const cg_target *target)
                            scale, p->real_elements, p->spectrum_elements, 0};
     put_dims(k, v, 24);
     put_target(k, target);
+    put_template_dir(k);
 }
 
 static bool same(const plan_program *p, const plan_key *k)

@@ -26,8 +26,8 @@ typedef struct plan_program {
     uint64_t generation;  /* cache_mem_generation() when made: a clear since makes it stale */
 } plan_program;
 
-/* What decides a program, serialized: the problem (or FFT problem), pass, algorithm, tuning and
- * target. */
+/* What decides a program, serialized: the problem (or FFT problem), pass, algorithm, tuning,
+ * target and the template folder ($CONVGEN_TEMPLATE_DIR). */
 typedef struct plan_key {
     unsigned char bytes[512];
     size_t len;

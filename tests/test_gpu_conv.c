@@ -49,6 +49,7 @@ typedef struct shape {
 #define WINOGRAD_FUSED_SHAPES 44
 #define AUTO_SHAPES 24 /* direct's 14 handpicked ones and 10 random stride-1 ones */
 #define AUTO_CHOICES 4
+#define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
 
 static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
     tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], winograd_shapes[WINOGRAD_SHAPES],
@@ -447,6 +448,53 @@ static void check_auto_choice(void **state)
     }
 }
 
+/* A candidate whose output is wrong is dropped and reported: winograd's output template
+ * mutated (each output x 1.01, through CONVGEN_TEMPLATE_DIR), AUTO plans a 3x3 layer, and every
+ * winograd candidate must fail its check against the first candidate while the others run. */
+static void check_auto_drops_wrong_candidates(void **state)
+{
+    (void)state;
+    if (!ctx)
+        skip();
+    char dir[] = "/tmp/convgen-mutant-XXXXXX", path[256], cmd[1024];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/winograd.cu", dir);
+    snprintf(cmd, sizeof cmd, "sed 's/= mine\\[lane + {{ 32 \\* q }}u\\];/= 1.01f * mine[lane + {{ 32 * q }}u];/' "
+             "'%s/templates/winograd.cu' > '%s' && grep -q '1.01f' '%s'", CONVGEN_SOURCE_DIR, path, path);
+    assert_int_equal(system(cmd), 0);
+    setenv("CONVGEN_TEMPLATE_DIR", dir, 1);
+    convgen_wisdom_forget();
+    const convgen_conv_desc d = DESC2(4, 16, 16, 20, 20, 3, 3, 1, 1, 1);
+    convgen_plan *plan;
+    convgen_status st = convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &plan);
+    unsetenv("CONVGEN_TEMPLATE_DIR");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    if (st != CONVGEN_SUCCESS)
+        fail_msg("auto: %s", convgen_last_error());
+    convgen_choice ch;
+    assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
+    int dropped = 0, ran = 0;
+    for (int i = 0; i < ch.candidate_count; ++i) {
+        convgen_candidate c;
+        convgen_plan_candidate(plan, i, &c);
+        if (c.algo == CONVGEN_ALGO_WINOGRAD) {
+            if (c.status != CONVGEN_ERROR_INTERNAL || !strstr(c.note, "differs") || !(c.difference > 5e-3))
+                fail_msg("a mutated winograd candidate was not dropped: status %d, difference %.2e, note '%s'",
+                         (int)c.status, c.difference, c.note);
+            ++dropped;
+        } else {
+            ran += c.status == CONVGEN_SUCCESS;
+        }
+    }
+    print_message("auto dropped %d mutated winograd candidates, chose %s of %d that ran\n", dropped,
+                  convgen_algo_name(ch.algo), ran);
+    assert_int_equal(dropped, 2); /* cuBLAS's GEMM and the generated one */
+    assert_true(ran >= 4 && ch.algo != CONVGEN_ALGO_WINOGRAD);
+    convgen_plan_destroy(plan);
+    convgen_wisdom_forget();
+}
+
 /* The groups CONVGEN_TEST_GROUPS names (unset: every group), by name or by the algorithm's
  * name ("fft-tiled" for fft_tiled), separated by spaces or commas; false, with a message, for a
  * name that is no group. */
@@ -559,7 +607,7 @@ int main(void)
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES],
         winograd_gemm[WINOGRAD_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
-        accuracy[WINOGRAD_TILES], autos[AUTO_SHAPES + AUTO_CHOICES];
+        accuracy[WINOGRAD_TILES], autos[AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA];
     make_tests(direct_shapes, DIRECT_SHAPES, handpicked(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
     make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
                cufft);
@@ -594,6 +642,8 @@ int main(void)
         autos[AUTO_SHAPES + i] = (struct CMUnitTest){.name = choices[i].name, .test_func = check_auto_choice,
                                                      .initial_state = &choices[i]};
     }
+    autos[AUTO_SHAPES + AUTO_CHOICES] = (struct CMUnitTest){.name = "auto drops wrong candidates",
+                                                            .test_func = check_auto_drops_wrong_candidates};
     /* Prepared weights: the first shapes of each group with weights to prepare (the handpicked ones). */
     const shape *const owners[PREPARED_ALGOS] = {cufft_shapes, fft_shapes, tiled_shapes, fused_shapes, winograd_shapes,
                                                  winograd_fused_shapes};
@@ -615,7 +665,7 @@ int main(void)
                   {"winograd_gemm", winograd_gemm, WINOGRAD_SHAPES},
                   {"prepared", prepared, PREPARED_ALGOS * PREPARED_SHAPES},
                   {"accuracy", accuracy, WINOGRAD_TILES},
-                  {"auto", autos, AUTO_SHAPES + AUTO_CHOICES}};
+                  {"auto", autos, AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA}};
     enum { GROUPS = sizeof groups / sizeof groups[0] };
     const char *names[GROUPS];
     bool selected[GROUPS];
