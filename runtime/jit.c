@@ -186,3 +186,40 @@ convgen_status jit_get(const char *source, const char *name, const char *arch, c
         cache_disk_put(disk, key, out);
     return CONVGEN_SUCCESS;
 }
+
+typedef struct batch {
+    jit_job *jobs;
+    const char *arch;
+    cache_disk *disk;
+} batch;
+
+static void get_one(void *user, int i)
+{
+    const batch *b = user;
+    jit_job *j = &b->jobs[i];
+    j->status = jit_get(j->source, j->name, b->arch, b->disk, &j->compiled, &j->origin);
+    if (j->status != CONVGEN_SUCCESS) {
+        j->message = cg_strdup(convgen_last_error());
+        j->log = cg_strdup(convgen_last_compile_log());
+    }
+}
+
+void jit_get_all(jit_job *jobs, int count, const char *arch, cache_disk *disk)
+{
+    batch b = {jobs, arch, disk};
+    cg_parallel_for(count, get_one, &b);
+}
+
+convgen_status jit_job_fail(const jit_job *job)
+{
+    cg_set_compile_log(job->log ? job->log : "");
+    return cg_fail(job->status, "%s", job->message ? job->message : "compiling a kernel failed");
+}
+
+void jit_job_free(jit_job *job)
+{
+    cache_kernel_free(&job->compiled);
+    free(job->message);
+    free(job->log);
+    job->message = job->log = NULL;
+}

@@ -17,6 +17,23 @@ convgen_status jit_check_arch(const char *arch);
 convgen_status jit_get(const char *source, const char *name, const char *arch, cache_disk *disk,
                        cache_kernel *out, convgen_kernel_origin *origin);
 
+/* One kernel of a batch for jit_get_all: in, its source and entry point; out, what jit_get
+ * gives and, where it failed, its message and NVRTC log (jit_get keeps those per thread). */
+typedef struct jit_job {
+    const char *source, *name;
+    cache_kernel compiled;
+    convgen_kernel_origin origin;
+    convgen_status status;
+    char *message, *log;
+} jit_job;
+
+/* jit_get for every job, on every core at once (NVRTC compiles one program per thread). */
+void jit_get_all(jit_job *jobs, int count, const char *arch, cache_disk *disk);
+/* A failed job's error raised again on the caller's thread (message and log); its status. */
+convgen_status jit_job_fail(const jit_job *job);
+/* Frees what a job holds (its cubin, message and log). */
+void jit_job_free(jit_job *job);
+
 /* The cache key of a kernel's source for `arch`: everything that decides its cubin (the
  * source, the architecture, the compile options, NVRTC's version). */
 cache_key jit_key(const char *source, const char *arch);

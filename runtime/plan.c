@@ -42,66 +42,49 @@ static void fill_info(convgen_kernel_info *info, const cg_kernel *k, const cache
 
 static convgen_status allow_shared_memory(convgen_context *ctx, CUfunction fn, unsigned bytes);
 
-/* One kernel's compilation (or cache hit) on a worker thread, with what the caller's thread
- * needs to report it: the status, message and NVRTC log are per thread. */
-typedef struct kernel_job {
-    const cg_kernel *kernel;
-    cache_kernel compiled;
-    convgen_kernel_origin origin;
-    convgen_status status;
-    char *message, *log;
-} kernel_job;
-
-typedef struct program_load {
-    convgen_context *ctx;
-    kernel_job jobs[CG_MAX_KERNELS];
-} program_load;
-
-static void compile_kernel(void *user, int i)
-{
-    program_load *l = user;
-    kernel_job *j = &l->jobs[i];
-    j->status = jit_get(j->kernel->source, j->kernel->name, l->ctx->arch, l->ctx->disk, &j->compiled, &j->origin);
-    if (j->status != CONVGEN_SUCCESS) {
-        j->message = cg_strdup(convgen_last_error());
-        j->log = cg_strdup(convgen_last_compile_log());
-    }
-}
-
-/* Compiles (or finds in the kernel caches) a new program's kernels, one per thread on every
- * core (NVRTC compiles one program per thread), then loads them in order. */
+/* Compiles (or finds in the kernel caches) a new program's kernels, all at once, then loads
+ * them in order. */
 static convgen_status load_kernels(convgen_context *ctx, plan_program *prog)
 {
-    program_load *l = calloc(1, sizeof *l);
-    if (!l)
-        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory loading a plan's kernels");
-    l->ctx = ctx;
     int n = prog->gen.kernel_count;
+    jit_job jobs[CG_MAX_KERNELS] = {0};
     for (int i = 0; i < n; ++i)
-        l->jobs[i].kernel = &prog->gen.kernels[i];
-    cg_parallel_for(n, compile_kernel, l);
+        jobs[i].source = prog->gen.kernels[i].source, jobs[i].name = prog->gen.kernels[i].name;
+    jit_get_all(jobs, n, ctx->arch, ctx->disk);
     convgen_status s = CONVGEN_SUCCESS;
     for (int i = 0; i < n; ++i) {
-        kernel_job *j = &l->jobs[i];
-        if (s == CONVGEN_SUCCESS && j->status != CONVGEN_SUCCESS) {
-            cg_set_compile_log(j->log ? j->log : "");
-            s = cg_fail(j->status, "%s", j->message ? j->message : "compiling a kernel failed");
-        }
+        const cg_kernel *k = &prog->gen.kernels[i];
+        if (s == CONVGEN_SUCCESS && jobs[i].status != CONVGEN_SUCCESS)
+            s = jit_job_fail(&jobs[i]);
         if (s == CONVGEN_SUCCESS) {
-            fill_info(&prog->info[i], j->kernel, &j->compiled, j->origin);
-            s = ctx_load_function(ctx, &j->compiled, j->kernel->source, j->kernel->name, &prog->fn[i]);
+            fill_info(&prog->info[i], k, &jobs[i].compiled, jobs[i].origin);
+            s = ctx_load_function(ctx, &jobs[i].compiled, k->source, k->name, &prog->fn[i]);
         }
         if (s == CONVGEN_SUCCESS)
-            s = allow_shared_memory(ctx, prog->fn[i], j->kernel->shared_bytes);
-        cache_kernel_free(&j->compiled);
-        free(j->message);
-        free(j->log);
+            s = allow_shared_memory(ctx, prog->fn[i], k->shared_bytes);
+        jit_job_free(&jobs[i]);
     }
-    free(l);
     return s;
 }
 
-static convgen_status setup_library_steps(convgen_context *ctx, plan_program *prog);
+/* Sets up a new program's library calls, whose work area follows gen's buffers. Offline, cuFFT
+ * and cuBLAS cannot plan: the program keeps its kernels and cannot execute anyway. */
+static convgen_status setup_library_steps(convgen_context *ctx, plan_program *prog)
+{
+    prog->workspace_bytes = prog->gen.workspace_bytes;
+    if (prog->gen.step_count == 0 || ctx->offline)
+        return CONVGEN_SUCCESS;
+    int64_t work_offset = (prog->gen.workspace_bytes + 255) / 256 * 256, work = 0;
+    CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
+    if (r != CUDA_SUCCESS)
+        return cg_cuda_fail(ctx->drv, r, "cuCtxPushCurrent");
+    convgen_status s = lib_steps_create(ctx, &prog->gen, work_offset, &prog->lib, &work);
+    CUcontext popped;
+    ctx->drv->CtxPopCurrent(&popped);
+    if (s == CONVGEN_SUCCESS && work > 0)
+        prog->workspace_bytes = work_offset + work;
+    return s;
+}
 
 /* What a program is generated from: a convolution's or an FFT's problem. */
 typedef struct program_source {
@@ -182,24 +165,6 @@ static convgen_status plan_new(convgen_context *ctx, convgen_plan **out, convgen
     return CONVGEN_SUCCESS;
 }
 
-/* Sets up a new program's library calls, whose work area follows gen's buffers. Offline, cuFFT
- * and cuBLAS cannot plan: the program keeps its kernels and cannot execute anyway. */
-static convgen_status setup_library_steps(convgen_context *ctx, plan_program *prog)
-{
-    prog->workspace_bytes = prog->gen.workspace_bytes;
-    if (prog->gen.step_count == 0 || ctx->offline)
-        return CONVGEN_SUCCESS;
-    int64_t work_offset = (prog->gen.workspace_bytes + 255) / 256 * 256, work = 0;
-    CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
-    if (r != CUDA_SUCCESS)
-        return cg_cuda_fail(ctx->drv, r, "cuCtxPushCurrent");
-    convgen_status s = lib_steps_create(ctx, &prog->gen, work_offset, &prog->lib, &work);
-    CUcontext popped;
-    ctx->drv->CtxPopCurrent(&popped);
-    if (s == CONVGEN_SUCCESS && work > 0)
-        prog->workspace_bytes = work_offset + work;
-    return s;
-}
 
 /* Obtains the program (s: how the problem's validation went), sets up the library steps and
  * hands the plan out, or frees it. */

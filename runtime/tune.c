@@ -157,43 +157,29 @@ static void free_generated(tuner *t)
 
 /* ---- compiling every candidate's kernels at once ---- */
 
-typedef struct compile_job {
-    tuner *t;
-    int pairs[MAX_CANDIDATES * CG_MAX_KERNELS][2]; /* candidate, kernel */
-    convgen_status status[MAX_CANDIDATES * CG_MAX_KERNELS];
-    char note[MAX_CANDIDATES * CG_MAX_KERNELS][160];
-} compile_job;
-
-static void compile_one(void *user, int i)
-{
-    compile_job *j = user;
-    const cg_kernel *k = &j->t->c[j->pairs[i][0]].gen.kernels[j->pairs[i][1]];
-    cache_kernel compiled;
-    convgen_kernel_origin origin;
-    j->status[i] = jit_get(k->source, k->name, j->t->ctx->arch, j->t->ctx->disk, &compiled, &origin);
-    if (j->status[i] == CONVGEN_SUCCESS)
-        cache_kernel_free(&compiled);
-    else
-        snprintf(j->note[i], sizeof j->note[i], "%s", convgen_last_error());
-}
-
-/* Compiles (or finds in the caches) every kernel of the candidates that apply, in parallel; a
+/* Compiles (or finds in the caches) every kernel of the candidates that apply, all at once; a
  * candidate whose kernel fails drops out with the compiler's message. */
 static convgen_status compile_candidates(tuner *t)
 {
-    compile_job *j = calloc(1, sizeof *j);
-    if (!j)
+    jit_job *jobs = calloc(MAX_CANDIDATES * CG_MAX_KERNELS, sizeof *jobs);
+    int *owner = calloc(MAX_CANDIDATES * CG_MAX_KERNELS, sizeof *owner), n = 0;
+    if (!jobs || !owner) {
+        free(jobs), free(owner);
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory compiling the candidates");
-    j->t = t;
-    int n = 0;
+    }
     for (int i = 0; i < t->count; ++i)
-        for (int k = 0; t->c[i].pub.status == CONVGEN_SUCCESS && k < t->c[i].gen.kernel_count; ++k)
-            j->pairs[n][0] = i, j->pairs[n][1] = k, ++n;
-    cg_parallel_for(n, compile_one, j);
-    for (int i = 0; i < n; ++i)
-        if (j->status[i] != CONVGEN_SUCCESS && t->c[j->pairs[i][0]].pub.status == CONVGEN_SUCCESS)
-            set_note(&t->c[j->pairs[i][0]], j->status[i], j->note[i]);
-    free(j);
+        for (int k = 0; t->c[i].pub.status == CONVGEN_SUCCESS && k < t->c[i].gen.kernel_count; ++k, ++n) {
+            jobs[n].source = t->c[i].gen.kernels[k].source, jobs[n].name = t->c[i].gen.kernels[k].name;
+            owner[n] = i;
+        }
+    jit_get_all(jobs, n, t->ctx->arch, t->ctx->disk);
+    for (int i = 0; i < n; ++i) {
+        if (jobs[i].status != CONVGEN_SUCCESS && t->c[owner[i]].pub.status == CONVGEN_SUCCESS)
+            set_note(&t->c[owner[i]], jobs[i].status, jobs[i].message ? jobs[i].message : "compiling failed");
+        jit_job_free(&jobs[i]);
+    }
+    free(jobs);
+    free(owner);
     return CONVGEN_SUCCESS;
 }
 
@@ -515,6 +501,14 @@ static wisdom_key key_of(const tuner *t, bool any_gpu)
     return k;
 }
 
+/* The tuning a wisdom entry fixes, into plan options. */
+static void take_tuning(convgen_plan_options *o, const wisdom_entry *e)
+{
+    memcpy(o->fourier_size, e->fourier_size, sizeof o->fourier_size);
+    memcpy(o->winograd_m, e->winograd_m, sizeof o->winograd_m);
+    o->winograd_gemm = e->winograd_gemm;
+}
+
 static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune_report *report)
 {
     wisdom_entry e;
@@ -522,9 +516,7 @@ static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune
     if (!wisdom_lookup(&key, effort, &e))
         return CONVGEN_ERROR_NOT_SUPPORTED;
     convgen_plan_options o = t->base;
-    memcpy(o.fourier_size, e.fourier_size, sizeof o.fourier_size);
-    memcpy(o.winograd_m, e.winograd_m, sizeof o.winograd_m);
-    o.winograd_gemm = e.winograd_gemm;
+    take_tuning(&o, &e);
     convgen_status s = convgen_plan_conv_ex(t->ctx, t->desc, t->pass, e.algo, &o, out);
     if (s != CONVGEN_SUCCESS) {
         cg_warn("auto: wisdom chose %s, which failed to plan (%s): tuning again", convgen_algo_name(e.algo),
@@ -624,9 +616,7 @@ convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, 
     wisdom_key key = key_of(t, ctx->offline);
     *chosen = t->base;
     if (wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &e)) {
-        memcpy(chosen->fourier_size, e.fourier_size, sizeof chosen->fourier_size);
-        memcpy(chosen->winograd_m, e.winograd_m, sizeof chosen->winograd_m);
-        chosen->winograd_gemm = e.winograd_gemm;
+        take_tuning(chosen, &e);
         *algo = e.algo, *by = CONVGEN_CHOSEN_BY_WISDOM;
         return CONVGEN_SUCCESS;
     }

@@ -363,23 +363,16 @@ static convgen_status merge_text(const char *text, const char *origin, bool prov
 
 static convgen_status read_file(const char *path, char **text)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return cg_fail(CONVGEN_ERROR_IO, "cannot open wisdom file '%s': %s", path, strerror(errno));
-    cg_buf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len <= MAX_FILE_BYTES)
-        cg_buf_append(&b, chunk, n);
-    bool failed = ferror(f);
-    fclose(f);
-    if (failed || b.len > MAX_FILE_BYTES || b.oom || !b.data || memchr(b.data, '\0', b.len)) {
-        cg_buf_free(&b);
-        return cg_fail(failed || b.oom ? CONVGEN_ERROR_IO : CONVGEN_ERROR_INVALID_VALUE,
-                       "wisdom file '%s' %s: ignored", path,
-                       failed ? "cannot be read" : b.oom ? "does not fit in memory" : "is not a text file of wisdom");
+    size_t size = 0;
+    errno = 0;
+    char *t = cg_read_file(path, &size);
+    if (!t)
+        return cg_fail(CONVGEN_ERROR_IO, "cannot read wisdom file '%s': %s", path, strerror(errno ? errno : EIO));
+    if (size > MAX_FILE_BYTES || memchr(t, '\0', size)) {
+        free(t);
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "wisdom file '%s' is not a text file of wisdom: ignored", path);
     }
-    *text = cg_buf_take(&b);
+    *text = t;
     return CONVGEN_SUCCESS;
 }
 
