@@ -5,8 +5,9 @@
  * (rewritten only when it changed, so that its time stamp says when it last did); each is
  * compiled (or found in the --cache folder, so an edit of a template or of the generator
  * recompiles exactly the kernels whose source it changed) and checked for local memory; with
- * --embed, the cubins and the wisdom are written as a C file (and a blob beside it) that the
- * build links into the library as its kernel set (runtime/kernel_set.h). */
+ * --embed, the cubins and the wisdom are written as a C file (and a blob beside it) that a
+ * library links as its kernel set (runtime/kernel_set.h). The build's way, --ninja, leaves the
+ * compiling to ninja (cli/set_ninja.c); both go through gen_for_each_program. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "generate.h"
 #include "jit.h"
 #include "kernel_set.h"
+#include "tune.h"
 #include "util.h"
 #include "generate_set.h"
 #include "verbs.h"
@@ -145,8 +147,28 @@ static void report_kernel(generate_run *r, const set_kernel *k)
             c->stack_bytes, c->spill_store_bytes, c->spill_load_bytes, c->compile_ms, local ? "  LOCAL MEMORY" : "");
 }
 
-/* One layer's passes for one architecture. */
-static int generate_layer(generate_run *r, convgen_context *ctx, const char *arch, const cg_layer *l, int index)
+/* The choice and the program of one layer's pass for the context's architecture. */
+static convgen_status program_of(generate_run *r, convgen_context *ctx, const cg_layer *l, convgen_pass pass,
+                                 convgen_algo algo, cg_generated *gen, const char **how)
+{
+    convgen_plan_options o = r->a->options;
+    convgen_chosen_by by = CONVGEN_CHOSEN_BY_CALLER;
+    convgen_status s = algo == CONVGEN_ALGO_AUTO ? tune_choose(ctx, &l->desc, pass, &r->a->options, &algo, &o, &by)
+                                                 : CONVGEN_SUCCESS;
+    *how = by == CONVGEN_CHOSEN_BY_WISDOM ? " (wisdom)" : by == CONVGEN_CHOSEN_BY_ESTIMATE ? " (cost model)" : "";
+    cg_problem p;
+    cg_tuning t;
+    cg_target target = plan_target_of(ctx);
+    if (s == CONVGEN_SUCCESS)
+        s = cg_problem_init(&p, &l->desc);
+    if (s == CONVGEN_SUCCESS)
+        s = plan_tuning_of(&o, &t);
+    return s == CONVGEN_SUCCESS ? cg_generate_tuned(&p, pass, algo, &target, &t, gen) : s;
+}
+
+/* One layer's passes for one architecture: the choice, the program, fn on it. */
+static int each_pass(generate_run *r, convgen_context *ctx, const char *arch, const cg_layer *l, int index,
+                     gen_program_fn fn, void *user)
 {
     convgen_algo algo;
     if (gen_algo_of(r, l, &algo))
@@ -154,8 +176,9 @@ static int generate_layer(generate_run *r, convgen_context *ctx, const char *arc
     char layer[40];
     gen_layer_name(l, index, layer, sizeof layer);
     for (int pass = 0; pass < 3; ++pass) {
-        convgen_plan *plan;
-        convgen_status s = convgen_plan_conv_ex(ctx, &l->desc, (convgen_pass)pass, algo, &r->a->options, &plan);
+        cg_generated gen;
+        const char *how;
+        convgen_status s = program_of(r, ctx, l, (convgen_pass)pass, algo, &gen, &how);
         printf("[%d/%d] %s %s %s: ", ++r->step, r->steps, arch, layer, convgen_pass_name((convgen_pass)pass));
         if (s == CONVGEN_ERROR_NOT_SUPPORTED) {
             printf("not supported by %s\n", convgen_algo_name(algo));
@@ -163,37 +186,62 @@ static int generate_layer(generate_run *r, convgen_context *ctx, const char *arc
         }
         if (s != CONVGEN_SUCCESS)
             return cli_fail(layer, s);
-        convgen_choice ch;
-        convgen_plan_choice(plan, &ch);
-        printf("%s%s\n", convgen_algo_name(ch.algo),
-               ch.chosen_by == CONVGEN_CHOSEN_BY_WISDOM     ? " (wisdom)"
-               : ch.chosen_by == CONVGEN_CHOSEN_BY_ESTIMATE ? " (cost model)"
-                                                            : "");
+        printf("%s%s\n", convgen_algo_name(gen.algo), how);
         fflush(stdout);
-        int rc = 0;
-        for (int i = 0; i < convgen_plan_kernel_count(plan) && rc == 0; ++i) {
-            set_kernel k = {0};
-            convgen_kernel_info info;
-            convgen_kernel_origin origin;
-            convgen_plan_kernel_info(plan, i, &info);
-            r->set.compiled += info.origin == CONVGEN_FROM_NVRTC;
-            r->set.cached += info.origin != CONVGEN_FROM_NVRTC;
-            snprintf(k.arch, sizeof k.arch, "%s", arch);
-            const char *src = convgen_plan_source(plan, i);
-            k.key = jit_key(src, arch);
-            rc = gen_write_source(r, layer, arch, ch.algo, (convgen_pass)pass, i, src, k.file, sizeof k.file);
-            if (rc == 0 && jit_get(src, info.name, arch, NULL, &k.compiled, &origin) != CONVGEN_SUCCESS)
-                rc = cli_fail(info.name, CONVGEN_ERROR_COMPILE);
-            if (rc == 0) {
-                report_kernel(r, &k);
-                rc = gen_keep(&r->set, &k);
-            }
-        }
-        convgen_plan_destroy(plan);
+        int rc = fn(r, arch, layer, (convgen_pass)pass, &gen, user);
+        cg_generated_free(&gen);
         if (rc)
             return rc;
     }
     return 0;
+}
+
+int gen_for_each_program(generate_run *r, const cg_layer *layers, int count, gen_program_fn fn, void *user)
+{
+    int rc = 0;
+    for (int a = 0; a < r->arch_count && rc == 0; ++a) {
+        convgen_context *ctx; /* offline, to choose for the architecture: nothing compiles in it */
+        convgen_context_options o = {.offline = 1, .arch = r->archs[a], .disk_cache = -1, .sm_count = r->a->sm_count};
+        convgen_status s = convgen_context_create(&o, &ctx);
+        if (s != CONVGEN_SUCCESS)
+            return cli_fail("generate", s);
+        for (int i = 0; i < count && rc == 0; ++i)
+            rc = each_pass(r, ctx, r->archs[a], &layers[i], i, fn, user);
+        convgen_context_destroy(ctx);
+    }
+    return rc;
+}
+
+/* The inline way (--embed, or only the sources): a program's kernels compiled here at once
+ * (through the --cache folder), reported and kept. */
+static int compile_program(generate_run *r, const char *arch, const char *layer, convgen_pass pass,
+                           const cg_generated *gen, void *user)
+{
+    (void)user;
+    jit_job jobs[CG_MAX_KERNELS] = {0};
+    for (int i = 0; i < gen->kernel_count; ++i)
+        jobs[i].source = gen->kernels[i].source, jobs[i].name = gen->kernels[i].name;
+    jit_get_all(jobs, gen->kernel_count, arch, r->disk);
+    int rc = 0;
+    for (int i = 0; i < gen->kernel_count; ++i) {
+        set_kernel k = {.key = jit_key(jobs[i].source, arch), .compiled = jobs[i].compiled};
+        jobs[i].compiled = (cache_kernel){0}; /* the set takes it */
+        snprintf(k.arch, sizeof k.arch, "%s", arch);
+        if (rc == 0)
+            rc = gen_write_source(r, layer, arch, gen->algo, pass, i, jobs[i].source, k.file, sizeof k.file);
+        if (rc == 0 && jobs[i].status != CONVGEN_SUCCESS)
+            rc = cli_fail(jobs[i].name, jit_job_fail(&jobs[i]));
+        if (rc == 0) {
+            r->set.compiled += jobs[i].origin == CONVGEN_FROM_NVRTC;
+            r->set.cached += jobs[i].origin != CONVGEN_FROM_NVRTC;
+            report_kernel(r, &k);
+            rc = gen_keep(&r->set, &k);
+        } else {
+            cache_kernel_free(&k.compiled);
+        }
+        jit_job_free(&jobs[i]);
+    }
+    return rc;
 }
 
 static int compare_keys(const void *a, const void *b)
@@ -250,20 +298,6 @@ int gen_write_embed(kernel_set *set, const char *embed)
     return rc || c.oom || blob.oom;
 }
 
-static int generate_arch(generate_run *r, const char *arch, const cg_layer *layers, int count)
-{
-    convgen_context *ctx;
-    convgen_context_options o = {.offline = 1, .arch = arch, .cache_dir = r->cache, .disk_cache = r->cache ? 0 : -1,
-                                 .sm_count = r->a->sm_count};
-    convgen_status s = convgen_context_create(&o, &ctx);
-    if (s != CONVGEN_SUCCESS)
-        return cli_fail("generate", s);
-    int rc = 0;
-    for (int i = 0; i < count && rc == 0; ++i)
-        rc = generate_layer(r, ctx, arch, &layers[i], i);
-    convgen_context_destroy(ctx);
-    return rc;
-}
 
 static int usage(bool help)
 {
@@ -288,7 +322,7 @@ int cli_generate(int argc, char **argv)
         return 2;
     if (a.help || !a.set || !a.out_dir)
         return usage(a.help);
-    generate_run r = {.a = &a, .cache = a.cache_dir, .embed = a.embed};
+    generate_run r = {.a = &a, .embed = a.embed};
     unsetenv("CONVGEN_WISDOM"); /* the set follows --wisdom only: the builder's own wisdom stays out */
     for (int i = 0; i < argc; ++i)
         r.algo_given |= strcmp(argv[i], "--algo") == 0;
@@ -323,8 +357,10 @@ int cli_generate(int argc, char **argv)
     fprintf(r.report, "%-44s %-8s %5s %6s %6s %9s %9s %10s\n", "file", "arch", "regs", "smem", "stack", "spill-st",
             "spill-ld", "compile-ms");
     int rc = 0;
-    for (int i = 0; i < r.arch_count && rc == 0; ++i)
-        rc = generate_arch(&r, r.archs[i], layers, count);
+    if (a.cache_dir)
+        r.disk = cache_disk_open(a.cache_dir);
+    rc = gen_for_each_program(&r, layers, count, compile_program, NULL);
+    cache_disk_close(r.disk);
     fclose(r.report);
     if (rc == 0 && r.embed)
         rc = gen_write_embed(&r.set, r.embed);

@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "cache.h"
+#include "generate.h"
 
 #define MAX_ARCHS 8
 
@@ -37,7 +38,7 @@ typedef struct generate_run {
     bool algo_given;
     char archs[MAX_ARCHS][16];
     int arch_count;
-    const char *cache;
+    cache_disk *disk;      /* the --cache folder's */
     const char *embed;
     kernel_set set;
     FILE *report;
@@ -60,6 +61,13 @@ int gen_write_source(generate_run *r, const char *layer, const char *arch, convg
                      const char *src, char *file, size_t size);
 /* The set as FILE.c (the table, the wisdom held) and FILE.c.bin (the cubins). */
 int gen_write_embed(kernel_set *set, const char *embed);
+
+/* What is done with each program of the set (a layer's pass for an architecture). */
+typedef int (*gen_program_fn)(generate_run *r, const char *arch, const char *layer, convgen_pass pass,
+                              const cg_generated *gen, void *user);
+/* For each architecture, layer and pass: the line's algorithm or auto's choice (the wisdom's for
+ * the architecture, else the cost model's, nothing compiled), the program, a progress line, fn. */
+int gen_for_each_program(generate_run *r, const cg_layer *layers, int count, gen_program_fn fn, void *user);
 
 /* --ninja FILE: the sources and ninja's edges that compile and embed them. */
 int gen_write_ninja(generate_run *r, const cg_layer *layers, int count, const char *path);

@@ -13,97 +13,50 @@
 #include "generate.h"
 #include "generate_set.h"
 #include "jit.h"
-#include "tune.h"
 #include "util.h"
 #include "verbs.h"
 
-/* The choice and the program of one layer's pass for the context's architecture. */
-static convgen_status program_of(generate_run *r, convgen_context *ctx, const cg_layer *l, convgen_pass pass,
-                                 convgen_algo algo, cg_generated *gen, const char **how)
-{
-    convgen_plan_options o = r->a->options;
-    convgen_chosen_by by = CONVGEN_CHOSEN_BY_CALLER;
-    convgen_status s = algo == CONVGEN_ALGO_AUTO ? tune_choose(ctx, &l->desc, pass, &r->a->options, &algo, &o, &by)
-                                                 : CONVGEN_SUCCESS;
-    *how = by == CONVGEN_CHOSEN_BY_WISDOM ? " (wisdom)" : by == CONVGEN_CHOSEN_BY_ESTIMATE ? " (cost model)" : "";
-    cg_problem p;
-    cg_tuning t;
-    cg_target target = plan_target_of(ctx);
-    if (s == CONVGEN_SUCCESS)
-        s = cg_problem_init(&p, &l->desc);
-    if (s == CONVGEN_SUCCESS)
-        s = plan_tuning_of(&o, &t);
-    return s == CONVGEN_SUCCESS ? cg_generate_tuned(&p, pass, algo, &target, &t, gen) : s;
-}
+/* The edges that compile one program's kernels (each once per file and architecture). */
+typedef struct ninja_edges {
+    cg_buf edges, cubins;
+} ninja_edges;
 
-/* One layer's passes for one architecture: sources written, edges appended. */
-static int plan_layer(generate_run *r, convgen_context *ctx, const char *arch, const cg_layer *l, int index, cg_buf *edges,
-                      cg_buf *cubins)
+static int add_edges(generate_run *r, const char *arch, const char *layer, convgen_pass pass, const cg_generated *gen,
+                     void *user)
 {
-    convgen_algo algo;
-    if (gen_algo_of(r, l, &algo))
-        return 2;
-    char layer[40];
-    gen_layer_name(l, index, layer, sizeof layer);
-    for (int pass = 0; pass < 3; ++pass) {
-        cg_generated gen;
-        const char *how;
-        convgen_status s = program_of(r, ctx, l, (convgen_pass)pass, algo, &gen, &how);
-        printf("[%d/%d] %s %s %s: ", ++r->step, r->steps, arch, layer, convgen_pass_name((convgen_pass)pass));
-        if (s == CONVGEN_ERROR_NOT_SUPPORTED) {
-            printf("not supported by %s\n", convgen_algo_name(algo));
-            continue;
-        }
-        if (s != CONVGEN_SUCCESS)
-            return cli_fail(layer, s);
-        printf("%s%s\n", convgen_algo_name(gen.algo), how);
-        int rc = 0;
-        for (int i = 0; i < gen.kernel_count && rc == 0; ++i) {
-            char file[192];
-            const cg_kernel *k = &gen.kernels[i];
-            rc = gen_write_source(r, layer, arch, gen.algo, (convgen_pass)pass, i, k->source, file, sizeof file);
-            char cubin[400];
-            snprintf(cubin, sizeof cubin, "$builddir/kernel-set/%s/%.*s.cubin", arch, (int)strlen(file) - 3, file);
-            if (rc == 0 && !strstr(cubins->data ? cubins->data : "", cubin)) { /* once per file and architecture */
-                cg_buf_printf(edges, "build %s | %s.report: compile_kernel %s/%s || $builddir/convgen-gen\n"
+    ninja_edges *n = user;
+    int rc = 0;
+    for (int i = 0; i < gen->kernel_count && rc == 0; ++i) {
+        char file[192], cubin[400];
+        const cg_kernel *k = &gen->kernels[i];
+        rc = gen_write_source(r, layer, arch, gen->algo, pass, i, k->source, file, sizeof file);
+        snprintf(cubin, sizeof cubin, "$builddir/kernel-set/%s/%.*s.cubin", arch, (int)strlen(file) - 3, file);
+        if (rc == 0 && !strstr(n->cubins.data ? n->cubins.data : "", cubin)) {
+            cg_buf_printf(&n->edges, "build %s | %s.report: compile_kernel %s/%s || $builddir/convgen-gen\n"
                                      "  arch = %s\n  name = %s\n", cubin, cubin, r->a->out_dir, file, arch, k->name);
-                cg_buf_printf(cubins, " $\n    %s", cubin);
-            }
+            cg_buf_printf(&n->cubins, " $\n    %s", cubin);
         }
-        cg_generated_free(&gen);
-        if (rc)
-            return rc;
     }
-    return 0;
+    return rc;
 }
 
 int gen_write_ninja(generate_run *r, const cg_layer *layers, int count, const char *path)
 {
-    cg_buf edges = {0}, cubins = {0};
-    cg_buf_printf(&edges, "# Written by convgen generate --ninja: the kernel set's edges (build.ninja includes this\n"
-                          "# file and reloads when it changes). Do not edit.\n\n");
-    int rc = 0;
-    for (int a = 0; a < r->arch_count && rc == 0; ++a) {
-        convgen_context *ctx;
-        convgen_context_options o = {.offline = 1, .arch = r->archs[a], .disk_cache = -1, .sm_count = r->a->sm_count};
-        convgen_status s = convgen_context_create(&o, &ctx);
-        if (s != CONVGEN_SUCCESS)
-            return cli_fail("generate", s);
-        for (int i = 0; i < count && rc == 0; ++i)
-            rc = plan_layer(r, ctx, r->archs[a], &layers[i], i, &edges, &cubins);
-        convgen_context_destroy(ctx);
-    }
-    cg_buf_printf(&edges, "\nbuild $builddir/kernel_set.c | $builddir/kernel_set.c.bin: embed_set%s | $wisdom || "
-                          "$builddir/convgen-gen\n  dir = %s\n", cubins.data ? cubins.data : "", r->a->out_dir);
-    if (rc == 0 && (edges.oom || cubins.oom))
+    ninja_edges n = {0};
+    cg_buf_printf(&n.edges, "# Written by convgen generate --ninja: the kernel set's edges (build.ninja includes this\n"
+                            "# file and reloads when it changes). Do not edit.\n\n");
+    int rc = gen_for_each_program(r, layers, count, add_edges, &n);
+    cg_buf_printf(&n.edges, "\nbuild $builddir/kernel_set.c | $builddir/kernel_set.c.bin: embed_set%s | $wisdom || "
+                            "$builddir/convgen-gen\n  dir = %s\n", n.cubins.data ? n.cubins.data : "", r->a->out_dir);
+    if (rc == 0 && (n.edges.oom || n.cubins.oom))
         rc = cli_fail("generate", CONVGEN_ERROR_OUT_OF_MEMORY);
     if (rc == 0)
-        rc = gen_write_if_changed(path, edges.data, edges.len);
+        rc = gen_write_if_changed(path, n.edges.data, n.edges.len);
     if (rc == 0)
         printf("convgen: %d sources for %d layers and %d architecture(s) in %s; their edges in %s\n", r->file_count, count,
                r->arch_count, r->a->out_dir, path);
-    cg_buf_free(&edges);
-    cg_buf_free(&cubins);
+    cg_buf_free(&n.edges);
+    cg_buf_free(&n.cubins);
     return rc;
 }
 
