@@ -46,6 +46,8 @@ enum {
     /* Loads per thread in flight in the staged copy into shared memory: in a plain loop each
      * load waits for the one before (1-D C2R at n = 8 ran at 0.70x cuFFT that way, 0.99x after). */
     COPY_UNROLL = 8,
+    /* The registers a plan of at most 2 registers per lane needs (n = 8 and 16: 39 and 40). */
+    LIGHT_PLAN_REGISTERS = 40,
 };
 
 /* Rows of shared memory get an odd pitch in float2s: lanes that read a column then hit
@@ -123,6 +125,7 @@ typedef struct real_layout {
     int64_t tile_bytes; /* per image */
     int64_t tile_offset; /* float2s from the start of shared memory */
     int64_t per_image_bytes, blocks, shared_bytes;
+    int min_blocks; /* __launch_bounds__'s blocks per multiprocessor: ptxas's register budget */
 } real_layout;
 
 /* A spectrum too large for shared memory: a fixed grid of blocks working image after image,
@@ -416,14 +419,7 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_int(ctx, "half", p->half);
     tmpl_set_int(ctx, "warps", L->warps);
     tmpl_set_int(ctx, "threads", L->warps * FFT_WARP);
-    /* A register budget of 128 per thread, or all 255 for the sizes with more than 8 registers
-     * per lane (n = 245: 35 of them, each a complex value; n = 225 with 9 spilled under 128).
-     * Clustered blocks aim at three per multiprocessor (85 registers) where that does not spill:
-     * ptxas fit n = 256 in 66, and spilled at n = 175 (which keeps 128), 225 and 243 (C2R). */
-    bool pow2 = (p->n & (p->n - 1)) == 0;
-    tmpl_set_int(ctx, "min_blocks", pl->regs > 8          ? 1
-                                    : L->cluster && pow2   ? CLUSTER_BLOCKS_PER_SM
-                                                           : 65536 / 128 / (L->warps * FFT_WARP));
+    tmpl_set_int(ctx, "min_blocks", L->min_blocks);
     cg_fft_side_context(ctx, p, p->count + (int64_t)L->warps * FFT_WARP * 2 + L->images, workspace_elements);
     tmpl_set_bool(ctx, "packed", p->type != CONVGEN_FFT_C2C);
     tmpl_set_int(ctx, "pitch", p->pitch);
@@ -503,6 +499,31 @@ static convgen_status render(const cg_fft_problem *p, const fft_plan *pl, const 
     return s;
 }
 
+/* The blocks per multiprocessor __launch_bounds__ asks for, which sets ptxas's register budget:
+ * 128 per thread, or all 255 for the sizes with more than 8 registers per lane (n = 245: 35 of
+ * them, each a complex value; n = 225 with 9 spilled under 128). Clustered blocks aim at three
+ * per multiprocessor (85 registers) where that does not spill: ptxas fit n = 256 in 66, and
+ * spilled at n = 175 (which keeps 128), 225 and 243 (C2R). Light plans (2 registers per lane:
+ * n = 8, 16) whose spectrum stays in shared memory aim at the blocks their shared memory allows:
+ * under 128, ptxas gave n = 16 R2C 47 registers, 5 blocks of 8 warps where 6 fit, and it ran
+ * 9% slower on the H100 than with the 40 it had taken before. */
+static int launch_min_blocks(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, const real_layout *L)
+{
+    int threads = L->warps * FFT_WARP, plain = 65536 / 128 / threads;
+    bool pow2 = (p->n & (p->n - 1)) == 0;
+    if (pl->regs > 8)
+        return 1;
+    if (L->cluster && pow2)
+        return CLUSTER_BLOCKS_PER_SM;
+    if (p->rank < 2 || !L->fused || !pow2 || pl->regs > 2)
+        return plain;
+    int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+    int64_t by_shared = per_sm / (L->shared_bytes + SHARED_RESERVED_PER_BLOCK);
+    int64_t by_registers = 65536 / ((int64_t)threads * LIGHT_PLAN_REGISTERS);
+    int64_t blocks = by_shared < by_registers ? by_shared : by_registers;
+    return blocks > plain ? (int)blocks : plain;
+}
+
 convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, cg_generated *out)
 {
     fft_plan pl;
@@ -511,6 +532,7 @@ convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, 
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s", err);
     real_layout L;
     choose_layout(p, &pl, t, &L);
+    L.min_blocks = launch_min_blocks(p, &pl, t, &L);
     int64_t elements = L.blocks * L.slot_elements; /* float2s of workspace: the resident blocks' slots */
     if (!cg_mul64(elements, 8, &out->workspace_bytes))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the workspace overflows 64 bits");

@@ -132,6 +132,9 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
 {%- if st.twiddled %}
     const float2 w{{ st.index }} = twiddle(d{{ st.index }} * j{{ st.index }}, {{ st.tw_arg }}); // the same for every register
 {%- endif %}
+{%- if st.radix == 2 %}
+    const float s{{ st.index }} = d{{ st.index }} ? -1.0f : 1.0f;
+{%- endif %}
 #pragma unroll
     for (int r = 0; r < {{ regs }}; ++r) {
         const unsigned d = d{{ st.index }};
@@ -141,9 +144,10 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
         const float2 own = x[r];
 {%- endif %}
 {%- if st.radix == 2 %}
-        // Radix 2: the partner is the other digit; digit 0 keeps own + u, digit 1 gets u - own.
+        // Radix 2: the partner is the other digit; digit 0 keeps u + own, digit 1 gets u - own: two
+        // FMAs by the sign s (exact), where selecting between the two sums took four predicated adds.
         const float2 u = shfl(own, (int)lane + (d ? -{{ st.span }} : {{ st.span }}));
-        float2 y = d ? make_float2(u.x - own.x, u.y - own.y) : make_float2(own.x + u.x, own.y + u.y);
+        float2 y = make_float2(fmaf(s{{ st.index }}, own.x, u.x), fmaf(s{{ st.index }}, own.y, u.y));
 {%- else %}
         float2 y = c_mul(own, make_float2({{ select_by_digit(st.lane_coef[0], "re") }}, {{ select_by_digit(st.lane_coef[0], "im") }}));
 {%- endif %}
