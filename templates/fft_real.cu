@@ -139,7 +139,7 @@
         const float2 *__restrict__ row = reinterpret_cast<const float2 *>(in0) + {{ transform_offset("tr", rs) }} + ({{ idx }})q * {{ pitch }}u;
 {{- load_window("ok0", "ok1", "        ") }}
 {%- endif %}
-{{ fft_transform()|indent(4) }}
+{{ fft_transform(hoist_twiddles)|indent(4) }}
         if (ok0) {
 {%- for k in nat %}
             {{ row("img", "q") }}[{{ padded(k) }}] = x[{{ loop.index0 }}];
@@ -165,13 +165,26 @@
 {%- if packed %}
         const unsigned mx = kx ? {{ n }}u - kx : 0u, pmx = {{ padded("mx") }};
 {%- endif %}
+        // Rows inside the window load without a test, from image 0 where the lane group has no column
+        // (its results are never stored, and what it reads does not matter): a guarded load cost a
+        // branch around it.
+        const unsigned simg = ok ? img : 0u;
 {%- for c in yregs %}
 {%- if c.kind == "zero" %}
         x[{{ c.r }}] = make_float2(0.0f, 0.0f);
 {%- else %}
         {
             const unsigned y = {{ c.e }}; // window row
-            const bool in = ok{{ " && y < " ~ h ~ "u" if c.kind != "full" }};
+{%- if c.kind == "full" %}
+{%- if packed %}
+            const float2 z = {{ row("simg", "y >> 1") }}[pkx];
+            const float2 m = {{ row("simg", "y >> 1") }}[pmx];
+            x[{{ c.r }}] = y & 1u ? unpack_odd(z, m) : unpack_even(z, m);
+{%- else %}
+            x[{{ c.r }}] = {{ row("simg", "y") }}[pkx];
+{%- endif %}
+{%- else %}
+            const bool in = ok && y < {{ h }}u;
 {%- if packed %}
             const float2 z = in ? {{ row("img", "y >> 1") }}[pkx] : make_float2(0.0f, 0.0f);
             const float2 m = in ? {{ row("img", "y >> 1") }}[pmx] : make_float2(0.0f, 0.0f);
@@ -179,10 +192,11 @@
 {%- else %}
             x[{{ c.r }}] = in ? {{ row("img", "y") }}[pkx] : make_float2(0.0f, 0.0f);
 {%- endif %}
+{%- endif %}
         }
 {%- endif %}
 {%- endfor %}
-{{ fft_transform()|indent(4) }}
+{{ fft_transform(hoist_twiddles)|indent(4) }}
 {%- if aliased %}
         __syncwarp(); // the lane group has read all of columns kx and n - kx before any lane writes over them
         if (ok) {
@@ -261,7 +275,7 @@
 {{- task_item(half_div, half, "kx", "ok") }}
         const unsigned pkx = {{ padded("kx") }};
 {{- inverse_column_loads("buf[img]", "pkx", "tr") }}
-{{ fft_transform()|indent(4) }}
+{{ fft_transform(hoist_twiddles)|indent(4) }}
 {%- if staged_loads %}
         __syncwarp(); // the lane group has read all of column kx before any lane writes into it
 {%- endif %}
@@ -282,7 +296,7 @@
 {%- for k in nat %}
         x[{{ loop.index0 }}] = ok0 ? a[{{ padded(k) }}] : make_float2(0.0f, 0.0f);
 {%- endfor %}
-{{ fft_transform()|indent(4) }}
+{{ fft_transform(hoist_twiddles)|indent(4) }}
         float2 *__restrict__ row = reinterpret_cast<float2 *>(out0) + {{ transform_offset("tr", rs) }} + ({{ idx }})q * {{ pitch }}u;
 {{- store_window("ok0", "ok1", "        ") }}
 {%- else %}
@@ -291,7 +305,7 @@
 {%- for k in nat %}
         x[{{ loop.index0 }}] = ok0 ? pack_bin(a, b, has_b, {{ k }}) : make_float2(0.0f, 0.0f);
 {%- endfor %}
-{{ fft_transform()|indent(4) }}
+{{ fft_transform(hoist_twiddles)|indent(4) }}
         float *__restrict__ row0 = out0 + {{ transform_offset("tr", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
         float *__restrict__ row1 = row0 + {{ pitch }}u;
 {{- store_window("ok0", "ok1", "        ") }}
@@ -349,6 +363,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }}){{ 
 {
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
 {{- fft_lane_setup() }}
+{%- if hoist_twiddles %}
+{{ fft_twiddles() }}
+{%- endif %}
     float2 x[{{ regs }}];
 {%- if rank == 1 %}
     // Lane group t holds transforms tr0 = first + 2t and tr0 + 1 as the real and imaginary parts

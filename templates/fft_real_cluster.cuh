@@ -102,7 +102,7 @@ __device__ __forceinline__ float2 pack_peer_bin(const float2 (*buf)[{{ buf_pitch
         const float *__restrict__ row0 = in0 + {{ transform_offset("image", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
         const float *__restrict__ row1 = row0 + {{ pitch }}u;
 {{- load_window("ok0", "ok1", "        ") }}
-{{ fft_transform()|indent(4) }}
+{{ fft_transform(hoist_twiddles)|indent(4) }}
         if (ok0) {
 {%- for k in nat %}
             {
@@ -133,7 +133,7 @@ __device__ __forceinline__ float2 pack_peer_bin(const float2 (*buf)[{{ buf_pitch
         }
 {%- endif %}
 {%- endfor %}
-{{ fft_transform()|indent(4) }}
+{{ fft_transform(hoist_twiddles)|indent(4) }}
 {%- if aliased %}
         __syncwarp(); // the lane group has read all of column kx before any lane writes over it
         if (ok) {
@@ -195,7 +195,7 @@ __device__ __forceinline__ float2 pack_peer_bin(const float2 (*buf)[{{ buf_pitch
     for (unsigned task = warp; task < {{ col_tasks }}u; task += {{ warps }}u) {
 {{- cluster_column_item() }}
 {{- inverse_column_loads("buf", "j", "image") }}
-{{ fft_transform()|indent(4) }}
+{{ fft_transform(hoist_twiddles)|indent(4) }}
 {%- if staged_loads %}
         __syncwarp(); // the lane group has read all of column kx before any lane writes into it
 {%- endif %}
@@ -212,7 +212,7 @@ __device__ __forceinline__ float2 pack_peer_bin(const float2 (*buf)[{{ buf_pitch
 {%- for k in nat %}
         x[{{ loop.index0 }}] = ok0 ? pack_peer_bin(buf, 2u * q, has_b, {{ k }}) : make_float2(0.0f, 0.0f);
 {%- endfor %}
-{{ fft_transform()|indent(4) }}
+{{ fft_transform(hoist_twiddles)|indent(4) }}
         float *__restrict__ row0 = out0 + {{ transform_offset("image", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
         float *__restrict__ row1 = row0 + {{ pitch }}u;
 {{- store_window("ok0", "ok1", "        ") }}

@@ -86,8 +86,24 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
 
 {%- endmacro -%}
 
-{#- The transform of x[] in place: forward (decimation in frequency) or inverse (in time). -#}
-{%- macro fft_transform() -%}
+{#- The lane's twiddle factors, for kernels whose warps run many transforms (fft_transform(true)):
+    they depend on the lane alone, so they are loaded once into registers instead of once per
+    transform (each load takes several L1 wavefronts, the lanes reading different entries). -#}
+{%- macro fft_twiddles() -%}
+{%- for st in stages %}
+{%- if st.twiddled and st.place == "registers" %}
+{%- for g in st.groups %}
+    const float2 tw{{ st.index }}_{{ loop.index0 }} = twiddle({{ g.jl }}u + l, {{ st.tw_arg }}); // stage {{ st.index }}, registers {{ g.regs|join(", ") }}
+{%- endfor %}
+{%- elif st.twiddled %}
+    const float2 w{{ st.index }} = twiddle(d{{ st.index }} * j{{ st.index }}, {{ st.tw_arg }}); // stage {{ st.index }}, the same for every register
+{%- endif %}
+{%- endfor %}
+{%- endmacro -%}
+
+{#- The transform of x[] in place: forward (decimation in frequency) or inverse (in time), with the
+    twiddle factors of fft_twiddles() where `hoisted`. -#}
+{%- macro fft_transform(hoisted=false) -%}
 {% for st in stages %}
 {%- if st.place == "registers" %}
     // Stage {{ st.index }}: radix {{ st.radix }} in registers, span {{ st.span }}.
@@ -96,7 +112,7 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
 {%- if st.twiddled %}
         // Twiddles w^k, k = 1..{{ st.radix - 1 }}, w = exp(+-2 pi i (j + l) / N): one load, then powers made
         // as they are used, so only two stay live.
-        const float2 w = twiddle({{ g.jl }}u + l, {{ st.tw_arg }});
+        const float2 w = {{ "tw" ~ st.index ~ "_" ~ loop.index0 if hoisted else "twiddle(" ~ g.jl ~ "u + l, " ~ st.tw_arg ~ ")" }};
         float2 wk = w;
 {%- endif %}
 {%- for d in range(st.radix) %}
@@ -129,7 +145,7 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
 {%- endfor %}
 {%- else %}
     // Stage {{ st.index }}: radix {{ st.radix }} across lanes {{ st.span }} apart; lane digit d{{ st.index }}.
-{%- if st.twiddled %}
+{%- if st.twiddled and not hoisted %}
     const float2 w{{ st.index }} = twiddle(d{{ st.index }} * j{{ st.index }}, {{ st.tw_arg }}); // the same for every register
 {%- endif %}
 {%- if st.radix == 2 %}

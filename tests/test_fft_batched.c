@@ -780,6 +780,11 @@ static void test_layout_choices(void **state)
         {CONVGEN_FFT_C2R, 16, 0, "__launch_bounds__(256, 6)", true},
         {CONVGEN_FFT_R2C, 64, 0, "__launch_bounds__(256, 2)", true},
         {CONVGEN_FFT_R2C, 12, 0, "__launch_bounds__(256, 2)", true}, /* not a power of two */
+        /* Rank 2 powers of two load their twiddle factors once per lane; n = 200 keeps them per
+         * transform (its radix-5 factors held in registers spilled). */
+        {CONVGEN_FFT_R2C, 64, 0, "twiddle(0u + l, 1u); // stage 0, registers 0, 1, 2, 3", true},
+        {CONVGEN_FFT_C2R, 64, 1, "twiddle(0u + l, 1u); // stage 0, registers 0, 1, 2, 3", true},
+        {CONVGEN_FFT_R2C, 200, 0, "// stage 0, registers", false},
     };
     for (size_t i = 0; i < sizeof staging / sizeof staging[0]; ++i) {
         convgen_fft_desc s = {.rank = 2, .n = staging[i].n, .type = staging[i].type, .batch = 1000,
