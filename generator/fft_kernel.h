@@ -28,6 +28,8 @@ tmpl_value *cg_fft_positions(const fft_plan *plan, bool natural);
  * kind "zero" (all lanes outside), "full" (all inside) or "partial", e the window-relative
  * index of lane l's element as an unsigned C expression (it wraps below the window). */
 tmpl_value *cg_fft_window_registers(const fft_plan *plan, int at, int size);
+/* How many of those registers lie inside the window for every lane ("full"). */
+int cg_fft_full_registers(const fft_plan *plan, int at, int size);
 
 /* The problem's part of a template context: count, channels, chan_div (transforms up to
  * max_transform), idx (the index type, wide enough for both sides and the workspace), rs and ss

@@ -126,6 +126,7 @@ typedef struct real_layout {
     int64_t tile_offset; /* float2s from the start of shared memory */
     int64_t per_image_bytes, blocks, shared_bytes;
     int min_blocks; /* __launch_bounds__'s blocks per multiprocessor: ptxas's register budget */
+    const char *min_blocks_why; /* the reason, for the kernel's comment */
 } real_layout;
 
 /* A spectrum too large for shared memory: a fixed grid of blocks working image after image,
@@ -420,12 +421,27 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_int(ctx, "warps", L->warps);
     tmpl_set_int(ctx, "threads", L->warps * FFT_WARP);
     tmpl_set_int(ctx, "min_blocks", L->min_blocks);
+    int budget = 65536 / (L->min_blocks * L->warps * FFT_WARP);
+    char reason[256];
+    snprintf(reason, sizeof reason, "a register budget of %d per thread; %s", budget < 255 ? budget : 255,
+             L->min_blocks_why);
+    tmpl_set_str(ctx, "launch_reason", reason);
     /* Rank 2 warps run many transforms of one plan: its twiddle factors are loaded once per lane
      * (fft_twiddles) rather than per transform. Measured on the H100 at 128 MiB, with the
-     * unguarded column loads: R2C n = 32 1.90x -> 2.05x cuFFT, 64 1.51x -> 1.64x, 128 1.28x ->
-     * 1.39x. Powers of two only: the radix-3, 5 and 7 lane stages need their registers (n = 200
-     * spilled under 128 with its factors held). */
+     * unguarded column loads below: R2C n = 32 1.90x -> 2.08x cuFFT, 64 1.51x -> 1.64x, 128
+     * 1.28x -> 1.39x. Powers of two only: the radix-3, 5 and 7 lane stages need their registers
+     * (n = 200 spilled under 128 with its factors held). */
     tmpl_set_bool(ctx, "hoist_twiddles", p->rank == 2 && (p->n & (p->n - 1)) == 0);
+    /* Forward columns load the rows inside the window without a guard (a branch around each
+     * load), lane groups without a column reading image 0. Aliased layouts write each column's
+     * results over the bins it read, so there only where every lane has a column (one image per
+     * block, whole tasks, no idle lanes: n = 128), else an idle lane's reads would race with
+     * those writes. Not in the inverse: its staged loads measured 3-5% slower unguarded at n = 32
+     * and 64 (C2R). */
+    bool no_idle_groups = L->images == 1 && p->half % pl->per_warp == 0 && pl->lanes * pl->per_warp == FFT_WARP;
+    tmpl_set_bool(ctx, "unguarded_columns", p->rank == 2 && p->sign < 0 && !L->cluster &&
+                                                (!L->aliased || no_idle_groups) &&
+                                                cg_fft_full_registers(pl, p->oy, p->h) > 0);
     cg_fft_side_context(ctx, p, p->count + (int64_t)L->warps * FFT_WARP * 2 + L->images, workspace_elements);
     tmpl_set_bool(ctx, "packed", p->type != CONVGEN_FFT_C2C);
     tmpl_set_int(ctx, "pitch", p->pitch);
@@ -509,25 +525,34 @@ static convgen_status render(const cg_fft_problem *p, const fft_plan *pl, const 
  * 128 per thread, or all 255 for the sizes with more than 8 registers per lane (n = 245: 35 of
  * them, each a complex value; n = 225 with 9 spilled under 128). Clustered blocks aim at three
  * per multiprocessor (85 registers) where that does not spill: ptxas fit n = 256 in 66, and
- * spilled at n = 175 (which keeps 128), 225 and 243 (C2R). Light plans (2 registers per lane:
- * n = 8, 16) whose spectrum stays in shared memory aim at the blocks their shared memory allows:
- * under 128, ptxas gave n = 16 R2C 47 registers, 5 blocks of 8 warps where 6 fit, and it ran
- * 9% slower on the H100 than with the 40 it had taken before. */
-static int launch_min_blocks(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, const real_layout *L)
+ * spilled at n = 175 (which keeps 128), 225 and 243 (C2R). Light power-of-two plans (2
+ * registers per lane: n = 8, 16) whose spectrum stays in shared memory ask for the blocks that
+ * 40 registers each allow (6 of 8 warps; fewer if their shared memory fits fewer): under 128,
+ * ptxas gave n = 16 R2C 47 registers, 5 blocks where 6 fit, and it ran 9% slower on the H100.
+ * Other light plans (n = 12: radix-3 lane stages) were not measured under the lower budget. */
+static void launch_min_blocks(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
     int threads = L->warps * FFT_WARP, plain = 65536 / 128 / threads;
     bool pow2 = (p->n & (p->n - 1)) == 0;
-    if (pl->regs > 8)
-        return 1;
-    if (L->cluster && pow2)
-        return CLUSTER_BLOCKS_PER_SM;
-    if (p->rank < 2 || !L->fused || !pow2 || pl->regs > 2)
-        return plain;
-    int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
-    int64_t by_shared = per_sm / (L->shared_bytes + SHARED_RESERVED_PER_BLOCK);
-    int64_t by_registers = 65536 / ((int64_t)threads * LIGHT_PLAN_REGISTERS);
-    int64_t blocks = by_shared < by_registers ? by_shared : by_registers;
-    return blocks > plain ? (int)blocks : plain;
+    L->min_blocks = plain;
+    L->min_blocks_why = "without a minimum, ptxas picked 40 registers for some windowed shapes and spilled";
+    if (pl->regs > 8) {
+        L->min_blocks = 1;
+        L->min_blocks_why = "more than 8 complex values per lane need more than 128 registers";
+    } else if (L->cluster && pow2) {
+        L->min_blocks = CLUSTER_BLOCKS_PER_SM;
+        L->min_blocks_why = "three clustered blocks share a multiprocessor, one's loads overlapping the others' work";
+    } else if (p->rank == 2 && L->fused && pow2 && pl->regs <= 2) {
+        int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+        int64_t by_shared = per_sm / (L->shared_bytes + SHARED_RESERVED_PER_BLOCK);
+        int64_t by_registers = 65536 / ((int64_t)threads * LIGHT_PLAN_REGISTERS);
+        int64_t blocks = by_shared < by_registers ? by_shared : by_registers;
+        if (blocks > plain) {
+            L->min_blocks = (int)blocks;
+            L->min_blocks_why = "a light plan fits in 40 registers, and more blocks share a multiprocessor (under 128, "
+                                "ptxas took 47 at n = 16: one block fewer)";
+        }
+    }
 }
 
 convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, cg_generated *out)
@@ -538,7 +563,7 @@ convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, 
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s", err);
     real_layout L;
     choose_layout(p, &pl, t, &L);
-    L.min_blocks = launch_min_blocks(p, &pl, t, &L);
+    launch_min_blocks(p, &pl, t, &L);
     int64_t elements = L.blocks * L.slot_elements; /* float2s of workspace: the resident blocks' slots */
     if (!cg_mul64(elements, 8, &out->workspace_bytes))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the workspace overflows 64 bits");

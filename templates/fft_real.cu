@@ -165,17 +165,18 @@
 {%- if packed %}
         const unsigned mx = kx ? {{ n }}u - kx : 0u, pmx = {{ padded("mx") }};
 {%- endif %}
+{%- if unguarded_columns and not split_rows %}
         // Rows inside the window load without a test, from image 0 where the lane group has no column
-        // (its results are never stored, and what it reads does not matter): a guarded load cost a
-        // branch around it.
+        // (its results are never stored): a guarded load cost a branch around it.
         const unsigned simg = ok ? img : 0u;
+{%- endif %}
 {%- for c in yregs %}
 {%- if c.kind == "zero" %}
         x[{{ c.r }}] = make_float2(0.0f, 0.0f);
 {%- else %}
         {
             const unsigned y = {{ c.e }}; // window row
-{%- if c.kind == "full" %}
+{%- if c.kind == "full" and unguarded_columns %}
 {%- if packed %}
             const float2 z = {{ row("simg", "y >> 1") }}[pkx];
             const float2 m = {{ row("simg", "y >> 1") }}[pmx];
@@ -184,7 +185,7 @@
             x[{{ c.r }}] = {{ row("simg", "y") }}[pkx];
 {%- endif %}
 {%- else %}
-            const bool in = ok && y < {{ h }}u;
+            const bool in = ok{{ " && y < " ~ h ~ "u" if c.kind != "full" }};
 {%- if packed %}
             const float2 z = in ? {{ row("img", "y >> 1") }}[pkx] : make_float2(0.0f, 0.0f);
             const float2 m = in ? {{ row("img", "y >> 1") }}[pmx] : make_float2(0.0f, 0.0f);
@@ -355,8 +356,7 @@ __device__ __forceinline__ float2 pack_bin(const float2 *a, const float2 *b, boo
 }
 {%- endif %}
 
-// At least {{ min_blocks }} block{{ "s" if min_blocks > 1 }} per multiprocessor: a register budget of {{ min(65536 // (min_blocks * threads), 255) }} per thread.
-// Without a minimum, ptxas picked 40 registers for some windowed shapes and spilled.
+// At least {{ min_blocks }} block{{ "s" if min_blocks > 1 }} per multiprocessor: {{ launch_reason }}.
 extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }}){{ " __cluster_dims__(" ~ cluster ~ ", 1, 1)" if cluster }}
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1,
     float *__restrict__ out0, float *__restrict__ workspace)

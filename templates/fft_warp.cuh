@@ -110,8 +110,8 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
 {%- for g in st.groups %}
     {
 {%- if st.twiddled %}
-        // Twiddles w^k, k = 1..{{ st.radix - 1 }}, w = exp(+-2 pi i (j + l) / N): one load, then powers made
-        // as they are used, so only two stay live.
+        // Twiddles w^k, k = 1..{{ st.radix - 1 }}, w = exp(+-2 pi i (j + l) / N): {{ "the lane's factor" if hoisted else "one load" }}, then powers
+        // made as they are used, so only two stay live.
         const float2 w = {{ "tw" ~ st.index ~ "_" ~ loop.index0 if hoisted else "twiddle(" ~ g.jl ~ "u + l, " ~ st.tw_arg ~ ")" }};
         float2 wk = w;
 {%- endif %}
@@ -160,8 +160,8 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
         const float2 own = x[r];
 {%- endif %}
 {%- if st.radix == 2 %}
-        // Radix 2: the partner is the other digit; digit 0 keeps u + own, digit 1 gets u - own: two
-        // FMAs by the sign s (exact), where selecting between the two sums took four predicated adds.
+        // Radix 2: the partner is the other digit; digit 0 keeps u + own, digit 1 gets u - own, as
+        // FMAs by the lane's sign s (exact: one rounding, as the sum's).
         const float2 u = shfl(own, (int)lane + (d ? -{{ st.span }} : {{ st.span }}));
         float2 y = make_float2(fmaf(s{{ st.index }}, own.x, u.x), fmaf(s{{ st.index }}, own.y, u.y));
 {%- else %}

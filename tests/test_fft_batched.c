@@ -783,8 +783,16 @@ static void test_layout_choices(void **state)
         /* Rank 2 powers of two load their twiddle factors once per lane; n = 200 keeps them per
          * transform (its radix-5 factors held in registers spilled). */
         {CONVGEN_FFT_R2C, 64, 0, "twiddle(0u + l, 1u); // stage 0, registers 0, 1, 2, 3", true},
+        {CONVGEN_FFT_R2C, 64, 0, "const float2 w = tw0_0;", true}, /* and the transforms use it */
+        {CONVGEN_FFT_R2C, 64, 0, "twiddle(d1 * j1, 4u); // the same", false},
         {CONVGEN_FFT_C2R, 64, 1, "twiddle(0u + l, 1u); // stage 0, registers 0, 1, 2, 3", true},
         {CONVGEN_FFT_R2C, 200, 0, "// stage 0, registers", false},
+        /* Unguarded forward column loads; aliased only without idle lanes (n = 120: 30 lanes), never
+         * in the inverse. */
+        {CONVGEN_FFT_R2C, 64, 0, "const unsigned simg", true},
+        {CONVGEN_FFT_R2C, 128, 0, "const unsigned simg", true},
+        {CONVGEN_FFT_R2C, 120, 0, "const unsigned simg", false},
+        {CONVGEN_FFT_C2R, 64, 0, "const unsigned simg", false},
     };
     for (size_t i = 0; i < sizeof staging / sizeof staging[0]; ++i) {
         convgen_fft_desc s = {.rank = 2, .n = staging[i].n, .type = staging[i].type, .batch = 1000,
