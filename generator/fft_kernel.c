@@ -237,19 +237,22 @@ void cg_fft_warp_context(tmpl_value *ctx, const fft_plan *p, int sign)
 
 tmpl_value *cg_fft_positions(const fft_plan *p, bool natural) { return indices(p, natural); }
 
-/* Register r's elements r * lanes + l of a window at `at` of `size`: outside it for every lane,
- * inside it for every lane, or partly. */
-static const char *register_kind(const fft_plan *pl, int r, int at, int size)
+/* Register r's elements r * lanes + l against a window at `at` of `size`: outside it for every
+ * lane, inside it for every lane, or partly. */
+enum register_kind { REGISTER_ZERO, REGISTER_FULL, REGISTER_PARTIAL };
+static const char *const register_kind_names[] = {"zero", "full", "partial"};
+
+static enum register_kind register_kind(const fft_plan *pl, int r, int at, int size)
 {
     int c = r * pl->lanes - at, last = c + pl->lanes - 1;
-    return last < 0 || c >= size ? "zero" : c >= 0 && last < size ? "full" : "partial";
+    return last < 0 || c >= size ? REGISTER_ZERO : c >= 0 && last < size ? REGISTER_FULL : REGISTER_PARTIAL;
 }
 
 int cg_fft_full_registers(const fft_plan *pl, int at, int size)
 {
     int full = 0;
     for (int r = 0; r < pl->regs; ++r)
-        full += strcmp(register_kind(pl, r, at, size), "full") == 0;
+        full += register_kind(pl, r, at, size) == REGISTER_FULL;
     return full;
 }
 
@@ -258,7 +261,7 @@ tmpl_value *cg_fft_window_registers(const fft_plan *pl, int at, int size)
     tmpl_value *list = tmpl_list();
     for (int r = 0; r < pl->regs; ++r) {
         int c = r * pl->lanes - at;
-        const char *kind = register_kind(pl, r, at, size);
+        const char *kind = register_kind_names[register_kind(pl, r, at, size)];
         char e[48];
         if (c == 0)
             snprintf(e, sizeof e, "l");

@@ -127,7 +127,11 @@ typedef struct real_layout {
     int64_t per_image_bytes, blocks, shared_bytes;
     int min_blocks; /* __launch_bounds__'s blocks per multiprocessor: ptxas's register budget */
     const char *min_blocks_why; /* the reason, for the kernel's comment */
+    bool hoist_twiddles;    /* rank 2: the lane's twiddle factors loaded once (see choose_loads) */
+    bool unguarded_columns; /* forward columns load rows inside the window without a guard */
 } real_layout;
+
+static bool power_of_two(int n) { return (n & (n - 1)) == 0; }
 
 /* A spectrum too large for shared memory: a fixed grid of blocks working image after image,
  * each with its rows split between shared memory (as many as fit) and a workspace slot. Two
@@ -426,22 +430,8 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     snprintf(reason, sizeof reason, "a register budget of %d per thread; %s", budget < 255 ? budget : 255,
              L->min_blocks_why);
     tmpl_set_str(ctx, "launch_reason", reason);
-    /* Rank 2 warps run many transforms of one plan: its twiddle factors are loaded once per lane
-     * (fft_twiddles) rather than per transform. Measured on the H100 at 128 MiB, with the
-     * unguarded column loads below: R2C n = 32 1.90x -> 2.08x cuFFT, 64 1.51x -> 1.64x, 128
-     * 1.28x -> 1.39x. Powers of two only: the radix-3, 5 and 7 lane stages need their registers
-     * (n = 200 spilled under 128 with its factors held). */
-    tmpl_set_bool(ctx, "hoist_twiddles", p->rank == 2 && (p->n & (p->n - 1)) == 0);
-    /* Forward columns load the rows inside the window without a guard (a branch around each
-     * load), lane groups without a column reading image 0. Aliased layouts write each column's
-     * results over the bins it read, so there only where every lane has a column (one image per
-     * block, whole tasks, no idle lanes: n = 128), else an idle lane's reads would race with
-     * those writes. Not in the inverse: its staged loads measured 3-5% slower unguarded at n = 32
-     * and 64 (C2R). */
-    bool no_idle_groups = L->images == 1 && p->half % pl->per_warp == 0 && pl->lanes * pl->per_warp == FFT_WARP;
-    tmpl_set_bool(ctx, "unguarded_columns", p->rank == 2 && p->sign < 0 && !L->cluster &&
-                                                (!L->aliased || no_idle_groups) &&
-                                                cg_fft_full_registers(pl, p->oy, p->h) > 0);
+    tmpl_set_bool(ctx, "hoist_twiddles", L->hoist_twiddles);
+    tmpl_set_bool(ctx, "unguarded_columns", L->unguarded_columns);
     cg_fft_side_context(ctx, p, p->count + (int64_t)L->warps * FFT_WARP * 2 + L->images, workspace_elements);
     tmpl_set_bool(ctx, "packed", p->type != CONVGEN_FFT_C2C);
     tmpl_set_int(ctx, "pitch", p->pitch);
@@ -533,7 +523,7 @@ static convgen_status render(const cg_fft_problem *p, const fft_plan *pl, const 
 static void launch_min_blocks(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
     int threads = L->warps * FFT_WARP, plain = 65536 / 128 / threads;
-    bool pow2 = (p->n & (p->n - 1)) == 0;
+    bool pow2 = power_of_two(p->n);
     L->min_blocks = plain;
     L->min_blocks_why = "without a minimum, ptxas picked 40 registers for some windowed shapes and spilled";
     if (pl->regs > 8) {
@@ -555,6 +545,24 @@ static void launch_min_blocks(const cg_fft_problem *p, const fft_plan *pl, const
     }
 }
 
+/* How the rank 2 kernels load. Their warps run many transforms of one plan, so the twiddle
+ * factors are loaded once per lane (fft_twiddles) rather than per transform. Measured on the
+ * H100 at 128 MiB, with the unguarded column loads: R2C n = 32 1.90x -> 2.08x cuFFT, 64 1.51x ->
+ * 1.64x, 128 1.28x -> 1.39x. Powers of two only: the radix-3, 5 and 7 lane stages need their
+ * registers (n = 200 spilled under 128 with its factors held).
+ * Forward columns load the rows inside the window without a guard (a branch around each load),
+ * lane groups without a column reading image 0. Aliased layouts write each column's results
+ * over the bins it read, so there only where every lane has a column (one image per block,
+ * whole tasks, no idle lanes: n = 128), else an idle lane's reads would race with those writes.
+ * Not in the inverse: its staged loads measured 3-5% slower unguarded at n = 32 and 64 (C2R). */
+static void choose_loads(const cg_fft_problem *p, const fft_plan *pl, real_layout *L)
+{
+    L->hoist_twiddles = p->rank == 2 && power_of_two(p->n);
+    bool every_lane_busy = L->images == 1 && p->half % pl->per_warp == 0 && pl->lanes * pl->per_warp == FFT_WARP;
+    L->unguarded_columns = p->rank == 2 && p->sign < 0 && !L->cluster && (!L->aliased || every_lane_busy) &&
+                           cg_fft_full_registers(pl, p->oy, p->h) > 0;
+}
+
 convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, cg_generated *out)
 {
     fft_plan pl;
@@ -564,6 +572,7 @@ convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, 
     real_layout L;
     choose_layout(p, &pl, t, &L);
     launch_min_blocks(p, &pl, t, &L);
+    choose_loads(p, &pl, &L);
     int64_t elements = L.blocks * L.slot_elements; /* float2s of workspace: the resident blocks' slots */
     if (!cg_mul64(elements, 8, &out->workspace_bytes))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the workspace overflows 64 bits");

@@ -774,8 +774,8 @@ static void test_layout_choices(void **state)
         {CONVGEN_FFT_C2R, 20, 0, "loads: the block's spectra come into shared memory", false},
         {CONVGEN_FFT_C2R, 24, 0, "loads: the block's spectra come into shared memory", true},
         {CONVGEN_FFT_C2R, 24, 1, "loads: the block's spectra come into shared memory", false},
-        /* Light plans (2 registers per lane) ask for the blocks their shared memory allows, up to
-         * 40 registers each: 6 blocks of 8 warps at n = 16; heavier ones keep a budget of 128. */
+        /* Light power-of-two plans (2 registers per lane) ask for the blocks that 40 registers each
+         * allow: 6 of 8 warps at n = 16; heavier ones and n = 12 keep a budget of 128. */
         {CONVGEN_FFT_R2C, 16, 0, "__launch_bounds__(256, 6)", true},
         {CONVGEN_FFT_C2R, 16, 0, "__launch_bounds__(256, 6)", true},
         {CONVGEN_FFT_R2C, 64, 0, "__launch_bounds__(256, 2)", true},
