@@ -67,7 +67,7 @@ static void float_literal(double v, char *buf, size_t size)
     strncat(buf, "f", size - strlen(buf) - 1);
 }
 
-static void twiddle_argument(const fft_plan *p, const fft_stage *st, int sign, char *buf, size_t size)
+void cg_fft_twiddle_argument(const fft_plan *p, const fft_stage *st, int sign, char *buf, size_t size)
 {
     int block = st->radix * st->span; /* N of this stage's sub-transform */
     if (st->twiddle == FFT_TWIDDLE_TABLE)
@@ -93,7 +93,7 @@ static tmpl_value *register_groups(const fft_plan *p, const fft_stage *st)
     return groups;
 }
 
-static tmpl_value *stage_value(const fft_plan *p, int s, int sign)
+tmpl_value *cg_fft_stage_value(const fft_plan *p, int s, int sign)
 {
     const fft_stage *st = &p->stages[s];
     tmpl_value *v = tmpl_map();
@@ -102,11 +102,12 @@ static tmpl_value *stage_value(const fft_plan *p, int s, int sign)
     tmpl_set_int(v, "radix", st->radix);
     tmpl_set_int(v, "span", st->span);
     tmpl_set_bool(v, "twiddled", st->twiddle != FFT_TWIDDLE_NONE);
-    twiddle_argument(p, st, sign, arg, sizeof arg);
+    cg_fft_twiddle_argument(p, st, sign, arg, sizeof arg);
     tmpl_set_str(v, "tw_arg", arg);
     if (st->place == FFT_IN_REGISTERS) {
         tmpl_set_str(v, "place", "registers");
-        tmpl_map_set(v, "groups", register_groups(p, st));
+        if (!p->phase_count) /* exchanged plans' groups come from fft_exchange.c */
+            tmpl_map_set(v, "groups", register_groups(p, st));
         tmpl_map_set(v, "coef", butterfly(sign, st->radix));
     } else {
         tmpl_set_str(v, "place", "lanes");
@@ -120,7 +121,7 @@ static tmpl_value *stages_value(const fft_plan *p, int sign)
 {
     tmpl_value *list = tmpl_list();
     for (int i = 0; i < p->stage_count; ++i)
-        tmpl_list_push(list, stage_value(p, sign < 0 ? i : p->stage_count - 1 - i, sign));
+        tmpl_list_push(list, cg_fft_stage_value(p, sign < 0 ? i : p->stage_count - 1 - i, sign));
     return list;
 }
 
@@ -233,9 +234,16 @@ void cg_fft_warp_context(tmpl_value *ctx, const fft_plan *p, int sign)
         tmpl_map_set(ctx, "table", twiddle_table(p));
     tmpl_map_set(ctx, "stages", stages_value(p, sign));
     tmpl_map_set(ctx, "lane_stages", lane_stages_value(p));
+    if (p->phase_count)
+        cg_fft_exchange_context(ctx, p, sign);
+    else
+        tmpl_set_bool(ctx, "exchanged", false);
 }
 
-tmpl_value *cg_fft_positions(const fft_plan *p, bool natural) { return indices(p, natural); }
+tmpl_value *cg_fft_positions(const fft_plan *p, bool natural)
+{
+    return p->phase_count ? cg_fft_exchange_positions(p, natural) : indices(p, natural);
+}
 
 /* Register r's elements r * lanes + l against a window at `at` of `size`: outside it for every
  * lane, inside it for every lane, or partly. */

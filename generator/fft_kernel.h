@@ -20,6 +20,16 @@ convgen_status cg_fft_c2c_kernel(const cg_fft_problem *p, cg_kernel *out);
  * lanes, regs, per_warp, idle_lanes, lane_div, twiddles, stages and lane stages. */
 void cg_fft_warp_context(tmpl_value *ctx, const fft_plan *plan, int sign);
 
+/* A stage's template value (index, radix, span, twiddled, tw_arg, place, groups or lane_coef),
+ * and the stride or scale argument of its twiddle() calls. */
+tmpl_value *cg_fft_stage_value(const fft_plan *plan, int s, int sign);
+void cg_fft_twiddle_argument(const fft_plan *plan, const fft_stage *st, int sign, char *buf, size_t size);
+
+/* fft_exchange.c: an exchanged plan's context (exchanged, steps, hoisted factors, lane_vars,
+ * xstride, pad_shift) and its output positions ("kl + K" natural, "ql + q" otherwise). */
+void cg_fft_exchange_context(tmpl_value *ctx, const fft_plan *plan, int sign);
+tmpl_value *cg_fft_exchange_positions(const fft_plan *plan, bool natural);
+
 /* For each register r: the index of the element lane l holds there, as a C expression in l;
  * natural: the spectrum's natural index, else the position r * lanes + l. */
 tmpl_value *cg_fft_positions(const fft_plan *plan, bool natural);

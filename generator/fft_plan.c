@@ -21,6 +21,8 @@ bool fft_size_supported(int n)
     return n == 1;
 }
 
+static bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
 static int largest_divisor_at_most(int n, int limit)
 {
     for (int d = limit; d > 1; --d)
@@ -138,6 +140,180 @@ bool fft_plan_make(int n, bool natural, fft_plan *p, char *err, size_t errlen)
     return true;
 }
 
+int fft_float2_wavefronts(const int64_t addr[FFT_WARP])
+{
+    int total = 0;
+    for (int h = 0; h < FFT_WARP; h += FFT_WARP / 2) {
+        int worst = 0;
+        for (int i = h; i < h + FFT_WARP / 2; ++i) {
+            int distinct = 0;
+            for (int j = h; j < h + FFT_WARP / 2 && addr[i] >= 0; ++j) {
+                bool first = addr[j] >= 0 && addr[j] % 16 == addr[i] % 16;
+                for (int e = h; e < j && first; ++e)
+                    first = addr[e] != addr[j];
+                distinct += first;
+            }
+            worst = distinct > worst ? distinct : worst;
+        }
+        total += worst;
+    }
+    return total;
+}
+
+int fft_plan_position(const fft_plan *p, int phase, int lane, int reg)
+{
+    if (p->phase_count == 0)
+        return reg * p->lanes + lane;
+    unsigned lane_digits = p->phases[phase].lane_digits;
+    int pos = 0;
+    for (int s = p->stage_count - 1; s >= 0; --s) { /* the lowest span first */
+        int *from = lane_digits >> s & 1u ? &lane : &reg;
+        pos += *from % p->stages[s].radix * p->stages[s].span;
+        *from /= p->stages[s].radix;
+    }
+    return pos;
+}
+
+/* Exchanged plans. The cost model counts instructions per value and lane: a butterfly of radix
+ * 2, 4 or 8 (factored: 2, 4 and 7 per value), a twiddle (a complex multiplication for (r-1)/r
+ * of the values, one more making the next power for (r-2)/r), an exchange (a store and a load,
+ * and its two __syncwarp). */
+static double exchanged_stage_cost(int radix, int span)
+{
+    double butterfly = radix == 8 ? 7.0 : radix == 4 ? 4.0 : 2.0;
+    return butterfly + (span > 1 ? 4.0 * (2 * radix - 3) / radix : 0.0);
+}
+
+typedef struct exchange_search {
+    int n, regs, lanes;
+    fft_plan trial, best;
+    double trial_cost, best_cost;
+} exchange_search;
+
+/* The digits among `candidates` whose radices multiply to `lanes`, preferring the lowest spans
+ * (consecutive lanes then hold neighbouring positions); 0 if none. */
+static unsigned lane_digits_among(const fft_plan *p, unsigned candidates, int lanes)
+{
+    int count = p->stage_count;
+    for (unsigned m = 1; m < 1u << count; ++m) {
+        unsigned digits = 0;
+        int product = 1;
+        for (int b = 0; b < count; ++b) /* bit b of m: stage count - 1 - b, the lowest span first */
+            if (m >> b & 1u)
+                digits |= 1u << (count - 1 - b), product *= p->stages[count - 1 - b].radix;
+        if ((digits & ~candidates) == 0 && product == lanes)
+            return digits;
+    }
+    return 0;
+}
+
+/* Phases from stage `first` on: each a run of stages whose radices fit a lane's registers, with
+ * lane digits among the other stages. The first phase's lane digits are the stages of span below
+ * lanes, so that register r of lane l holds position r * lanes + l (the loads' mapping). */
+static void search_phases(exchange_search *x, int first, double cost)
+{
+    fft_plan *p = &x->trial;
+    if (first == p->stage_count) {
+        if (p->phase_count >= 2 && cost < x->best_cost - 1e-9)
+            x->best = *p, x->best_cost = cost;
+        return;
+    }
+    int product = 1;
+    double phase_cost = 0.0;
+    for (int end = first; end < p->stage_count; ++end) {
+        product *= p->stages[end].radix;
+        phase_cost += exchanged_stage_cost(p->stages[end].radix, p->stages[end].span);
+        if (product > x->regs)
+            break;
+        unsigned own = ((1u << (end + 1)) - 1) & ~((1u << first) - 1), lane_digits = 0;
+        if (first == 0) {
+            int lane_product = 1;
+            for (int s = 0; s < p->stage_count; ++s)
+                if (p->stages[s].span < x->lanes)
+                    lane_digits |= 1u << s, lane_product *= p->stages[s].radix;
+            if ((lane_digits & own) || lane_product != x->lanes) /* no digit may straddle lanes and registers */
+                continue;
+        } else {
+            lane_digits = lane_digits_among(p, ((1u << p->stage_count) - 1) & ~own, x->lanes);
+            if (!lane_digits)
+                continue;
+        }
+        fft_phase *ph = &p->phases[p->phase_count++];
+        *ph = (fft_phase){first, end - first + 1, lane_digits};
+        search_phases(x, end + 1, cost + phase_cost + (first > 0 ? 2.0 + 4.0 / x->regs : 0.0));
+        --p->phase_count;
+    }
+}
+
+/* Radix sequences of 8, 4 and 2 with product n (most significant digit first), each searched. */
+static void search_radices(exchange_search *x, int rest)
+{
+    fft_plan *p = &x->trial;
+    if (rest == 1) {
+        for (int s = p->stage_count - 1, span = 1; s >= 0; span *= p->stages[s--].radix)
+            p->stages[s].span = span, p->stages[s].place = FFT_IN_REGISTERS;
+        p->phase_count = 0;
+        search_phases(x, 0, 0.0);
+        return;
+    }
+    static const int radices[] = {8, 4, 2};
+    for (int i = 0; i < 3; ++i)
+        if (rest % radices[i] == 0 && p->stage_count < FFT_MAX_STAGES) {
+            p->stages[p->stage_count++].radix = radices[i];
+            search_radices(x, rest / radices[i]);
+            --p->stage_count;
+        }
+}
+
+/* The scratch's padding: position q at q + (q >> shift), the shift with the fewest wavefronts
+ * over all exchanges' stores and loads (0: no padding, the ties' choice). */
+static void choose_exchange_padding(fft_plan *p)
+{
+    static const int shifts[] = {0, 5, 4, 3, 2};
+    int best = -1;
+    for (int i = 0; i < 5; ++i) {
+        int shift = shifts[i], stride = p->n + (shift ? p->n >> shift : 0), total = 0;
+        for (int f = 0; f < p->phase_count; ++f)
+            for (int r = 0; r < p->regs; ++r) {
+                int64_t addr[FFT_WARP];
+                for (int lane = 0; lane < FFT_WARP; ++lane) {
+                    int t = lane / p->lanes, q = fft_plan_position(p, f, lane % p->lanes, r);
+                    addr[lane] = t >= p->per_warp ? -1 : (int64_t)t * stride + q + (shift ? q >> shift : 0);
+                }
+                total += fft_float2_wavefronts(addr) * (f == 0 || f == p->phase_count - 1 ? 1 : 2);
+            }
+        if (best < 0 || total < best)
+            best = total, p->pad_shift = shift, p->xstride = stride;
+    }
+}
+
+bool fft_plan_make_exchanged(int n, int regs, bool natural, fft_plan *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    int lanes = regs > 0 ? n / regs : 0;
+    if (n < 16 || n > FFT_MAX_N || !power_of_two(n) || regs < 2 || !power_of_two(regs) || lanes < 2 ||
+        lanes > FFT_WARP) {
+        snprintf(err, errlen, "an exchanged plan needs n a power of two in 16..%d and 2..n/2 registers (a power of two) "
+                 "for at most 32 lanes: n = %d, %d registers", FFT_MAX_N, n, regs);
+        return false;
+    }
+    exchange_search x = {.n = n, .regs = regs, .lanes = lanes, .best_cost = 1e30};
+    x.trial.n = n;
+    search_radices(&x, n);
+    if (x.best_cost >= 1e30) {
+        snprintf(err, errlen, "no exchanged plan of n = %d with %d registers per lane", n, regs);
+        return false;
+    }
+    *p = x.best;
+    p->natural = natural;
+    p->lanes = lanes;
+    p->regs = regs;
+    p->per_warp = FFT_WARP / lanes;
+    choose_twiddles(p);
+    choose_exchange_padding(p);
+    return true;
+}
+
 int fft_plan_output_position(const fft_plan *p, int k)
 {
     /* X[k] with k = e_0 + r_0 (e_1 + r_1 (e_2 + ...)) ends where digit s (weight span_s) is e_s. */
@@ -218,6 +394,9 @@ void fft_plan_describe(const fft_plan *p, char *buf, size_t size)
     for (int s = 0; s < p->stage_count && used < size; ++s)
         used += (size_t)snprintf(buf + used, size - used, "%s%d", s ? "x" : "", p->stages[s].radix);
     if (used < size)
-        snprintf(buf + used, size - used, " (%d registers x %d lanes, %d transform%s per warp)", p->regs, p->lanes,
-                 p->per_warp, p->per_warp > 1 ? "s" : "");
+        used += (size_t)snprintf(buf + used, size - used, " (%d registers x %d lanes, %d transform%s per warp)",
+                                 p->regs, p->lanes, p->per_warp, p->per_warp > 1 ? "s" : "");
+    if (p->phase_count && used < size)
+        snprintf(buf + used, size - used, " in %d phases of registers, exchanged through shared memory",
+                 p->phase_count);
 }

@@ -21,6 +21,7 @@
 #include <complex.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define FFT_MIN_N 2
 #define FFT_MAX_N 256
@@ -41,6 +42,17 @@ typedef struct fft_stage {
     fft_twiddle twiddle;
 } fft_stage;
 
+/* Exchanged plans: every stage runs in registers, in phases of consecutive stages, and between
+ * phases the values pass through the warp's shared memory so that the next phase's digits are
+ * in registers. A lane stage costs a value two shuffles, two FMAs and a twiddle (some 8
+ * instructions) per radix-2 digit; an exchange two (a store and a load) for any number of
+ * digits. In phase f, lane l holds the digits of `lane_digits` (the lowest span first from the
+ * low end of l), and register r the other digits in position order (fft_plan_position). */
+typedef struct fft_phase {
+    int first, count;       /* its stages */
+    unsigned lane_digits;   /* bit s: stage s's digit comes from the lane index */
+} fft_phase;
+
 typedef struct fft_plan {
     int n;
     int lanes;      /* lanes per transform: the largest divisor of n that is at most 32 */
@@ -50,6 +62,10 @@ typedef struct fft_plan {
     fft_stage stages[FFT_MAX_STAGES];
     bool natural;   /* outputs in natural order (a permutation after the last stage) */
     int lane_twiddles; /* lane-dependent twiddle factors one lane needs per transform */
+    int phase_count;   /* exchanged plans: 2 or more; 0 for lane stages */
+    fft_phase phases[FFT_MAX_STAGES];
+    int pad_shift;     /* exchanged: position q sits at q + (q >> pad_shift) in the scratch (0: q) */
+    int xstride;       /* exchanged: float2s of scratch per transform */
     char twiddle_reason[224];
 } fft_plan;
 
@@ -60,6 +76,19 @@ int fft_min_registers(int n);
 
 /* Plans a transform of size n; false (and a message in err) for an unsupported size. */
 bool fft_plan_make(int n, bool natural, fft_plan *plan, char *err, size_t errlen);
+
+/* Plans a power-of-two transform of size n (16..256) with `regs` registers per lane as an
+ * exchanged plan, the phases chosen by a cost model of instructions per value; false where no
+ * such plan exists. */
+bool fft_plan_make_exchanged(int n, int regs, bool natural, fft_plan *plan, char *err, size_t errlen);
+
+/* The position (DIF order) register r of lane l holds in phase f: r * lanes + l in plans with lane
+ * stages and in an exchanged plan's first phase. */
+int fft_plan_position(const fft_plan *plan, int phase, int lane, int reg);
+
+/* Shared-memory wavefronts of one warp access to float2s at the given addresses (negative:
+ * idle lane): each half-warp takes as many as it has distinct addresses on its busiest bank pair. */
+int fft_float2_wavefronts(const int64_t addr[FFT_WARP]);
 
 /* The position at which a digit-reversed (forward) plan leaves X[k]. */
 int fft_plan_output_position(const fft_plan *plan, int k);

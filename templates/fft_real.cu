@@ -457,6 +457,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }}){{ 
     // in shared memory ({{ shared_bytes }} bytes, dynamic).
     extern __shared__ __align__(16) float2 shared_buf[];
     float2 (*const buf)[{{ buf_rows }}][{{ buf_pitch }}] = reinterpret_cast<float2 (*)[{{ buf_rows }}][{{ buf_pitch }}]>(shared_buf);
+{%- if exchanged %}
+    // The warp's scratch for the exchanges between the transforms' phases: {{ per_warp }} transform{{ "s" if per_warp > 1 }} of {{ xstride }} float2s{{ " (position q at q + q / " ~ (2 ** pad_shift) ~ ": the bank model's choice)" if pad_shift }}.
+    float2 *const xch = shared_buf + {{ xch_offset }}u + warp * {{ xch_warp }}u;
+{%- endif %}
     const unsigned image0 = blockIdx.x * {{ images }}u;
 {{- image_phases() }}
 {%- endif %}

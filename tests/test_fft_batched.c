@@ -776,21 +776,33 @@ static void test_layout_choices(void **state)
         {CONVGEN_FFT_C2R, 24, 1, "loads: the block's spectra come into shared memory", false},
         /* Light power-of-two plans (2 registers per lane) ask for the blocks that 40 registers each
          * allow: 6 of 8 warps at n = 16; heavier ones and n = 12 keep a budget of 128. */
-        {CONVGEN_FFT_R2C, 16, 0, "__launch_bounds__(256, 6)", true},
+        {CONVGEN_FFT_R2C, 8, 0, "__launch_bounds__(256, 6)", true},
         {CONVGEN_FFT_C2R, 16, 0, "__launch_bounds__(256, 6)", true},
+        /* Exchanged plans (all stages in registers, phases through a warp scratch): rank 2 n = 64
+         * and 128 in natural order, and n = 16 forward (n = 32 and C2R n = 16 measured slower). */
+        {CONVGEN_FFT_R2C, 16, 0, "phases of registers, exchanged through shared memory", true},
+        {CONVGEN_FFT_C2R, 16, 0, "phases of registers, exchanged through shared memory", false},
+        {CONVGEN_FFT_R2C, 64, 1, "phases of registers, exchanged through shared memory", true},
+        {CONVGEN_FFT_R2C, 32, 0, "phases of registers, exchanged through shared memory", false},
+        {CONVGEN_FFT_C2R, 128, 0, "phases of registers, exchanged through shared memory", true},
+        {CONVGEN_FFT_R2C, 256, 0, "phases of registers, exchanged through shared memory", false},
+        {CONVGEN_FFT_R2C, 64, 0, "xch[xb0 + ", true},
+        {CONVGEN_FFT_R2C, 64, 0, "__syncwarp();\n    xch", false}, /* the template indents it */
         {CONVGEN_FFT_R2C, 64, 0, "__launch_bounds__(256, 2)", true},
         {CONVGEN_FFT_R2C, 12, 0, "__launch_bounds__(256, 2)", true}, /* not a power of two */
         /* Rank 2 powers of two load their twiddle factors once per lane; n = 200 keeps them per
          * transform (its radix-5 factors held in registers spilled). */
-        {CONVGEN_FFT_R2C, 64, 0, "twiddle(0u + l, 1u); // stage 0, registers 0, 1, 2, 3", true},
-        {CONVGEN_FFT_R2C, 64, 0, "const float2 w = tw0_0;", true}, /* and the transforms use it */
-        {CONVGEN_FFT_R2C, 64, 0, "twiddle(d1 * j1, 4u); // the same", false},
-        {CONVGEN_FFT_C2R, 64, 1, "twiddle(0u + l, 1u); // stage 0, registers 0, 1, 2, 3", true},
+        {CONVGEN_FFT_R2C, 64, 0, "const float2 tw0_8 = twiddle(tj0 + 8u, 1u); // stage 0", true},
+        {CONVGEN_FFT_R2C, 64, 0, "const float2 w = tw0_8;", true}, /* and the transforms use it */
+        {CONVGEN_FFT_R2C, 64, 0, "twiddle(tj0 + 8u, 1u);\n", false},
+        {CONVGEN_FFT_C2R, 64, 1, "const float2 tw0_8 = twiddle(tj0 + 8u, 1u); // stage 0", true},
+        {CONVGEN_FFT_R2C, 8, 0, "const float2 tw0_0 = twiddle(0u + l, 1u); // stage 0, registers 0, 1", true},
         {CONVGEN_FFT_R2C, 200, 0, "// stage 0, registers", false},
         /* Unguarded forward column loads; aliased only without idle lanes (n = 120: 30 lanes), never
          * in the inverse. */
         {CONVGEN_FFT_R2C, 64, 0, "const unsigned simg", true},
-        {CONVGEN_FFT_R2C, 128, 0, "const unsigned simg", true},
+        {CONVGEN_FFT_R2C, 128, 1, "const unsigned simg", true},
+        {CONVGEN_FFT_R2C, 128, 0, "const unsigned simg", false}, /* 2 columns per warp: 65 leave one idle */
         {CONVGEN_FFT_R2C, 120, 0, "const unsigned simg", false},
         {CONVGEN_FFT_C2R, 64, 0, "const unsigned simg", false},
     };

@@ -209,6 +209,66 @@ static void test_twiddle_choice_follows_the_count(void **state)
     assert_string_equal(text, "7x7 (7 registers x 7 lanes, 4 transforms per warp)");
 }
 
+/* Exchanged plans: the first phase keeps the loads' mapping r * lanes + l, every phase maps its
+ * lanes and registers onto all n positions, a phase's stages are register digits within the
+ * lane's registers, and the registers of one butterfly (r + d * stride, the stride the generator
+ * uses) differ exactly in that stage's digit. The stage math itself is fft_plan_eval's (checked
+ * above against the DFT), since a plan's positions are what its stages read and write. */
+static void test_exchanged_plans_map_every_phase_onto_all_positions(void **state)
+{
+    (void)state;
+    static const int cases[][2] = {{16, 4}, {32, 8}, {32, 4}, {64, 8}, {128, 8}, {128, 16}, {256, 8}};
+    char err[200];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        fft_plan p;
+        int n = cases[c][0], regs = cases[c][1];
+        if (!fft_plan_make_exchanged(n, regs, true, &p, err, sizeof err))
+            fail_msg("n = %d, %d registers: %s", n, regs, err);
+        assert_int_equal(p.lanes * p.regs, n);
+        assert_true(p.phase_count >= 2);
+        int next = 0;
+        for (int f = 0; f < p.phase_count; ++f) {
+            const fft_phase *ph = &p.phases[f];
+            assert_int_equal(ph->first, next);
+            next += ph->count;
+            bool seen[FFT_MAX_N] = {false};
+            for (int l = 0; l < p.lanes; ++l)
+                for (int r = 0; r < p.regs; ++r) {
+                    int q = fft_plan_position(&p, f, l, r);
+                    assert_true(q >= 0 && q < n && !seen[q]);
+                    seen[q] = true;
+                    if (f == 0)
+                        assert_int_equal(q, r * p.lanes + l);
+                }
+            for (int s = ph->first; s < ph->first + ph->count; ++s) {
+                assert_false(ph->lane_digits >> s & 1u);
+                int stride = 1, radix = p.stages[s].radix, span = p.stages[s].span;
+                for (int u = p.stage_count - 1; u > s; --u)
+                    if (!(ph->lane_digits >> u & 1u))
+                        stride *= p.stages[u].radix;
+                for (int l = 0; l < p.lanes; ++l)
+                    for (int r = 0; r < p.regs; ++r) {
+                        int q = fft_plan_position(&p, f, l, r);
+                        if (q / span % radix != 0)
+                            continue;
+                        for (int d = 1; d < radix; ++d)
+                            assert_int_equal(fft_plan_position(&p, f, l, r + d * stride), q + d * span);
+                    }
+            }
+        }
+        assert_int_equal(next, p.stage_count);
+        double complex in[FFT_MAX_N], out[FFT_MAX_N], want[FFT_MAX_N];
+        for (int i = 0; i < n; ++i)
+            in[i] = uniform() + I * uniform();
+        fft_plan_eval(&p, -1, in, out);
+        naive_dft(n, -1, in, want);
+        assert_true(rel_error(n, out, want) < 1e-12);
+    }
+    fft_plan p;
+    assert_false(fft_plan_make_exchanged(24, 4, true, &p, err, sizeof err)); /* powers of two only */
+    assert_non_null(strstr(err, "n = 24"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -218,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_every_size_matches_the_naive_dft_forward_and_inverse),
         cmocka_unit_test(test_forward_output_is_digit_reversed),
         cmocka_unit_test(test_twiddle_choice_follows_the_count),
+        cmocka_unit_test(test_exchanged_plans_map_every_phase_onto_all_positions),
     };
     return cmocka_run_group_tests_name("fft_plan", tests, NULL, NULL);
 }
