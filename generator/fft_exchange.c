@@ -63,8 +63,8 @@ static void add_lane_var(tmpl_value *list, const char *name, char *expr, const c
 }
 
 /* Lane parts: xq<f> (the lane's position digits in phase f) and xb<f> (its padded scratch
- * address, with the lane group's transform), tj<s> (twiddle exponent of stage s), kl and ql (the
- * last phase's natural index and position). */
+ * address, with the lane group's transform), tj<s> (twiddle exponent of stage s), kl (the last
+ * phase's natural index). */
 static tmpl_value *lane_vars(const fft_plan *p)
 {
     tmpl_value *list = tmpl_list();
@@ -89,22 +89,18 @@ static tmpl_value *lane_vars(const fft_plan *p)
         unsigned below = ((1u << p->stage_count) - 1) & ~((1u << (s + 1)) - 1); /* stages after s: lower spans */
         snprintf(name, sizeof name, "tj%d", s);
         add_lane_var(list, name, lane_sum(p, f, p->phases[f].lane_digits & below, span),
-                     "the lane's part of stage's twiddle exponent");
+                     "the lane's part of the twiddle exponents of this stage");
     }
     int last = p->phase_count - 1;
     add_lane_var(list, "kl", lane_sum(p, last, p->phases[last].lane_digits, natural_weight),
-                 "the lane's part of the output's natural index");
-    add_lane_var(list, "ql", lane_sum(p, last, p->phases[last].lane_digits, span),
-                 "the lane's part of the output's position");
+                 "the lane's part of the spectrum's natural index");
     return list;
 }
 
-/* One stage's register groups: the registers that differ in digit s only, and their twiddle's
- * exponent (the position's digits below s: the lane's tj<s> and the registers' constant). */
 /* The hoisted factors' names so far, each once: at most one per register group and stage. */
 typedef struct factor_names {
     int count;
-    char names[FFT_MAX_STAGES * FFT_MAX_N / 2][16];
+    char names[FFT_MAX_STAGES * FFT_MAX_N / 2][24];
 } factor_names;
 
 static bool first_time(factor_names *seen, const char *name)
@@ -112,10 +108,14 @@ static bool first_time(factor_names *seen, const char *name)
     for (int i = 0; i < seen->count; ++i)
         if (strcmp(seen->names[i], name) == 0)
             return false;
+    if (seen->count == (int)(sizeof seen->names / sizeof seen->names[0]))
+        abort(); /* cannot happen: a plan has at most FFT_MAX_STAGES stages of at most n / 2 groups */
     snprintf(seen->names[seen->count++], sizeof seen->names[0], "%s", name);
     return true;
 }
 
+/* One stage's register groups: the registers that differ in digit s only, and their twiddle's
+ * exponent (the position's digits below s: the lane's tj<s> and the registers' constant). */
 static tmpl_value *stage_step(const fft_plan *p, int s, int sign, tmpl_value *hoisted, factor_names *seen)
 {
     const fft_stage *st = &p->stages[s];
@@ -136,8 +136,8 @@ static tmpl_value *stage_step(const fft_plan *p, int s, int sign, tmpl_value *ho
         tmpl_set_str(g, "arg", "");
         if (st->twiddle != FFT_TWIDDLE_NONE) {
             int c = register_position(p, f, r) % st->span;
-            char name[16], arg[48];
-            snprintf(name, sizeof name, "tw%d_%d", s, c % 100000);
+            char name[24], arg[48];
+            snprintf(name, sizeof name, "tw%d_%d", s, c);
             snprintf(arg, sizeof arg, "tj%d + %du", s, c);
             tmpl_set_str(g, "tw", name);
             tmpl_set_str(g, "arg", arg);
@@ -199,7 +199,7 @@ void cg_fft_exchange_context(tmpl_value *ctx, const fft_plan *p, int sign)
     tmpl_set_int(ctx, "pad_shift", p->pad_shift);
 }
 
-tmpl_value *cg_fft_exchange_positions(const fft_plan *p, bool natural)
+tmpl_value *cg_fft_exchange_positions(const fft_plan *p)
 {
     tmpl_value *list = tmpl_list();
     int last = p->phase_count - 1;
@@ -207,8 +207,8 @@ tmpl_value *cg_fft_exchange_positions(const fft_plan *p, bool natural)
         int q = register_position(p, last, r), k = 0;
         for (int s = 0, w = 1; s < p->stage_count; w *= p->stages[s++].radix)
             k += q / p->stages[s].span % p->stages[s].radix * w;
-        char at[48];
-        snprintf(at, sizeof at, natural ? "kl + %du" : "ql + %du", natural ? k : q);
+        char at[32];
+        snprintf(at, sizeof at, "kl + %du", k);
         tmpl_list_push(list, tmpl_str(at));
     }
     return list;

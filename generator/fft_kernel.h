@@ -17,7 +17,8 @@
 convgen_status cg_fft_c2c_kernel(const cg_fft_problem *p, cg_kernel *out);
 
 /* The plan's part of a template context, shared by the FFT templates (fft_warp.cuh): n, sign,
- * lanes, regs, per_warp, idle_lanes, lane_div, twiddles, stages and lane stages. */
+ * lanes, regs, per_warp, idle_lanes, lane_div, twiddles, stages and lane stages, and for
+ * exchanged plans the keys of cg_fft_exchange_context. */
 void cg_fft_warp_context(tmpl_value *ctx, const fft_plan *plan, int sign);
 
 /* A stage's template value (index, radix, span, twiddled, tw_arg, place, groups or lane_coef),
@@ -26,12 +27,13 @@ tmpl_value *cg_fft_stage_value(const fft_plan *plan, int s, int sign);
 void cg_fft_twiddle_argument(const fft_plan *plan, const fft_stage *st, int sign, char *buf, size_t size);
 
 /* fft_exchange.c: an exchanged plan's context (exchanged, steps, hoisted factors, lane_vars,
- * xstride, pad_shift) and its output positions ("kl + K" natural, "ql + q" otherwise). */
+ * xstride, pad_shift) and its spectrum positions in natural order ("kl + K", the last phase's). */
 void cg_fft_exchange_context(tmpl_value *ctx, const fft_plan *plan, int sign);
-tmpl_value *cg_fft_exchange_positions(const fft_plan *plan, bool natural);
+tmpl_value *cg_fft_exchange_positions(const fft_plan *plan);
 
 /* For each register r: the index of the element lane l holds there, as a C expression in l;
- * natural: the spectrum's natural index, else the position r * lanes + l. */
+ * natural: the spectrum's natural index, else the position r * lanes + l (exchanged plans: the
+ * last phase's natural index, always). */
 tmpl_value *cg_fft_positions(const fft_plan *plan, bool natural);
 
 /* For each register r of the plan against a window [at, at + size) of the signal: {r, kind, e},

@@ -21,7 +21,7 @@ bool fft_size_supported(int n)
     return n == 1;
 }
 
-static bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+bool fft_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
 static int largest_divisor_at_most(int n, int limit)
 {
@@ -89,6 +89,17 @@ static int count_lane_twiddles(const fft_plan *p)
 static int count_twiddle_loads(const fft_plan *p)
 {
     int count = 0;
+    if (p->phase_count) { /* one factor per stage and value of the register digits below it */
+        for (int f = 0; f < p->phase_count; ++f)
+            for (int s = p->phases[f].first; s < p->phases[f].first + p->phases[f].count; ++s) {
+                int below = 1;
+                for (int u = s + 1; u < p->stage_count; ++u)
+                    if (!(p->phases[f].lane_digits >> u & 1u))
+                        below *= p->stages[u].radix;
+                count += p->stages[s].span > 1 ? below : 0;
+            }
+        return count;
+    }
     for (int s = 0; s < p->stage_count; ++s) {
         const fft_stage *st = &p->stages[s];
         if (st->span > 1)
@@ -176,8 +187,8 @@ int fft_plan_position(const fft_plan *p, int phase, int lane, int reg)
 
 /* Exchanged plans. The cost model counts instructions per value and lane: a butterfly of radix
  * 2, 4 or 8 (factored: 2, 4 and 7 per value), a twiddle (a complex multiplication for (r-1)/r
- * of the values, one more making the next power for (r-2)/r), an exchange (a store and a load,
- * and its two __syncwarp). */
+ * of the values, one more making the next power for (r-2)/r), an exchange (a store and a load
+ * per value, and 4 per register set for its two __syncwarp and their waits: an estimate). */
 static double exchanged_stage_cost(int radix, int span)
 {
     double butterfly = radix == 8 ? 7.0 : radix == 4 ? 4.0 : 2.0;
@@ -287,11 +298,11 @@ static void choose_exchange_padding(fft_plan *p)
     }
 }
 
-bool fft_plan_make_exchanged(int n, int regs, bool natural, fft_plan *p, char *err, size_t errlen)
+bool fft_plan_make_exchanged(int n, int regs, fft_plan *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     int lanes = regs > 0 ? n / regs : 0;
-    if (n < 16 || n > FFT_MAX_N || !power_of_two(n) || regs < 2 || !power_of_two(regs) || lanes < 2 ||
+    if (n < 16 || n > FFT_MAX_N || !fft_power_of_two(n) || regs < 2 || !fft_power_of_two(regs) || lanes < 2 ||
         lanes > FFT_WARP) {
         snprintf(err, errlen, "an exchanged plan needs n a power of two in 16..%d and 2..n/2 registers (a power of two) "
                  "for at most 32 lanes: n = %d, %d registers", FFT_MAX_N, n, regs);
@@ -305,7 +316,7 @@ bool fft_plan_make_exchanged(int n, int regs, bool natural, fft_plan *p, char *e
         return false;
     }
     *p = x.best;
-    p->natural = natural;
+    p->natural = true;
     p->lanes = lanes;
     p->regs = regs;
     p->per_warp = FFT_WARP / lanes;

@@ -5,7 +5,8 @@
  * generator renders kernels from it, and fft_plan_eval runs the same schedule on the CPU in
  * double precision so the plan's mathematics is tested without a GPU.
  *
- * Element i of a transform sits in register i / lanes of lane i % lanes: consecutive elements
+ * Element i of a transform sits in register i / lanes of lane i % lanes (exchanged plans: in
+ * their first phase; see fft_plan_position): consecutive elements
  * in consecutive lanes, so loads of contiguous data are coalesced. With n = r_0 r_1 ... r_{S-1}
  * (most significant digit first) the register stages take the high digits and the lane stages
  * the low ones.
@@ -55,7 +56,7 @@ typedef struct fft_phase {
 
 typedef struct fft_plan {
     int n;
-    int lanes;      /* lanes per transform: the largest divisor of n that is at most 32 */
+    int lanes;      /* lanes per transform: the largest divisor of n that is at most 32 (exchanged: n / regs) */
     int regs;       /* registers per lane: n / lanes */
     int per_warp;   /* transforms per warp: 32 / lanes */
     int stage_count;
@@ -69,6 +70,9 @@ typedef struct fft_plan {
     char twiddle_reason[224];
 } fft_plan;
 
+/* Is n a power of two (1, 2, 4, ...)? */
+bool fft_power_of_two(int n);
+
 /* Is n a supported size (2..256, of the form 2^a 3^b 5^c 7^d)? */
 bool fft_size_supported(int n);
 /* The registers per lane the mapping keeps at least (where n allows): 2, or 4 from n = 32. */
@@ -79,8 +83,8 @@ bool fft_plan_make(int n, bool natural, fft_plan *plan, char *err, size_t errlen
 
 /* Plans a power-of-two transform of size n (16..256) with `regs` registers per lane as an
  * exchanged plan, the phases chosen by a cost model of instructions per value; false where no
- * such plan exists. */
-bool fft_plan_make_exchanged(int n, int regs, bool natural, fft_plan *plan, char *err, size_t errlen);
+ * such plan exists. Outputs in natural order: a digit-reversed order would be this plan's own. */
+bool fft_plan_make_exchanged(int n, int regs, fft_plan *plan, char *err, size_t errlen);
 
 /* The position (DIF order) register r of lane l holds in phase f: r * lanes + l in plans with lane
  * stages and in an exchanged plan's first phase. */

@@ -46,7 +46,8 @@ enum {
     /* Loads per thread in flight in the staged copy into shared memory: in a plain loop each
      * load waits for the one before (1-D C2R at n = 8 ran at 0.70x cuFFT that way, 0.99x after). */
     COPY_UNROLL = 8,
-    /* The registers a plan of at most 2 registers per lane needs (n = 8 and 16: 39 and 40). */
+    /* The registers a plan of at most 2 registers per lane needs (n = 8 and 16: 39 and 40; R2C
+     * n = 16 in natural layout runs an exchanged plan of 4 instead, see choose_exchange). */
     LIGHT_PLAN_REGISTERS = 40,
 };
 
@@ -62,10 +63,10 @@ static int scatter_wavefronts(const fft_plan *pl, int64_t group_stride, int64_t 
     int bin_at[FFT_MAX_N], total = 0;
     for (int k = 0; k < pl->n; ++k)
         bin_at[fft_plan_output_position(pl, k)] = k;
+    int last = pl->phase_count ? pl->phase_count - 1 : 0; /* exchanged plans: the last phase's positions */
     for (int r = 0; r < pl->regs; ++r) {
         int64_t addr[FFT_WARP];
         for (int lane = 0; lane < FFT_WARP; ++lane) {
-            int last = pl->phase_count ? pl->phase_count - 1 : 0;
             int t = lane / pl->lanes, k = bin_at[fft_plan_position(pl, last, lane % pl->lanes, r)];
             addr[lane] = t >= pl->per_warp ? -1 : t * group_stride + k * bin_stride + (padded ? k / 16 : 0);
         }
@@ -110,8 +111,6 @@ typedef struct real_layout {
     int64_t xch_offset; /* exchanged plans: float2s from the start of shared memory to the warps' scratch */
     int xch_warp;       /* float2s of scratch per warp */
 } real_layout;
-
-static bool power_of_two(int n) { return (n & (n - 1)) == 0; }
 
 /* A spectrum too large for shared memory: a fixed grid of blocks working image after image,
  * each with its rows split between shared memory (as many as fit) and a workspace slot. Two
@@ -505,7 +504,7 @@ static convgen_status render(const cg_fft_problem *p, const fft_plan *pl, const 
 static void launch_min_blocks(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
     int threads = L->warps * FFT_WARP, plain = 65536 / 128 / threads;
-    bool pow2 = power_of_two(p->n);
+    bool pow2 = fft_power_of_two(p->n);
     L->min_blocks = plain;
     L->min_blocks_why = "without a minimum, ptxas picked 40 registers for some windowed shapes and spilled";
     if (pl->regs > 8) {
@@ -539,7 +538,7 @@ static void launch_min_blocks(const cg_fft_problem *p, const fft_plan *pl, const
  * Not in the inverse: its staged loads measured 3-5% slower unguarded at n = 32 and 64 (C2R). */
 static void choose_loads(const cg_fft_problem *p, const fft_plan *pl, real_layout *L)
 {
-    L->hoist_twiddles = p->rank == 2 && power_of_two(p->n);
+    L->hoist_twiddles = p->rank == 2 && fft_power_of_two(p->n);
     bool every_lane_busy = L->images == 1 && p->half % pl->per_warp == 0 && pl->lanes * pl->per_warp == FFT_WARP;
     L->unguarded_columns = p->rank == 2 && p->sign < 0 && !L->cluster && (!L->aliased || every_lane_busy) &&
                            cg_fft_full_registers(pl, p->oy, p->h) > 0;
@@ -554,7 +553,8 @@ static void choose_loads(const cg_fft_problem *p, const fft_plan *pl, real_layou
  * natural / transposed): R2C n = 64 1.67x -> 1.89x / 1.71x -> 1.99x, n = 128 1.37x -> 1.42x /
  * 1.48x -> 1.75x; C2R n = 64 1.50x -> 1.66x / 1.71x -> 1.97x, n = 128 1.22x -> 1.29x / 1.42x ->
  * 1.72x; R2C n = 16 1.77x -> 1.84x. Not where they lost: n = 32 (8 registers x 4 lanes: C2R 1.95x
- * -> 1.26x, R2C 2.05x -> 1.81x) and C2R n = 16 (1.91x -> 1.85x). Digit-reversed spectra keep the
+ * -> 1.26x, R2C 2.05x -> 1.81x), C2R n = 16 (1.91x -> 1.85x) and transposed R2C n = 16 (1.94x ->
+ * 1.89x); 2-D C2C was not measured and keeps lane stages. Digit-reversed spectra keep the
  * lane-stage plans, whose radices define that order. */
 static void choose_exchange(const cg_fft_problem *p, const cg_target *t, fft_plan *pl, real_layout *L)
 {
@@ -562,15 +562,21 @@ static void choose_exchange(const cg_fft_problem *p, const cg_target *t, fft_pla
     fft_plan x;
     char err[160];
     real_layout XL;
-    if (p->rank != 2 || !L->fused || !p->natural || !power_of_two(p->n) || p->n < 16 || p->n > 128 ||
-        p->n == 32 || (p->n == 16 && p->sign > 0) ||
-        !fft_plan_make_exchanged(p->n, p->n == 16 ? 4 : 8, true, &x, err, sizeof err))
+    int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+    bool measured = p->n == 64 || p->n == 128 || (p->n == 16 && p->sign < 0 && !p->transposed);
+    if (p->rank != 2 || p->type == CONVGEN_FFT_C2C || !L->fused || !p->natural || !measured ||
+        !fft_plan_make_exchanged(p->n, p->n == 16 ? 4 : 8, &x, err, sizeof err))
         return;
     choose_layout(p, &x, t, &XL);
     XL.xch_warp = x.per_warp * x.xstride;
     XL.xch_offset = XL.shared_bytes / 8;
     XL.shared_bytes += (int64_t)XL.warps * XL.xch_warp * 8;
-    if (!XL.fused || XL.shared_bytes > per_block)
+    /* The scratch comes after the layout's choices (images per block, aliasing, warps): keep the
+     * lane stages where it would leave one block per multiprocessor where two fit (the A100's
+     * 164 KiB at n = 128). */
+    bool two_before = 2 * (L->shared_bytes + SHARED_RESERVED_PER_BLOCK) <= per_sm;
+    bool two_after = 2 * (XL.shared_bytes + SHARED_RESERVED_PER_BLOCK) <= per_sm;
+    if (!XL.fused || XL.shared_bytes > per_block || (two_before && !two_after))
         return;
     *pl = x;
     *L = XL;

@@ -1,6 +1,7 @@
 {#- Warp-level FFT pieces (fbfft, section 5), shared by the FFT kernels. The context comes from
     generator/fft_kernel.c: one plan (n, lanes, regs, stages, twiddles) decides every line. Element
-    i = r * lanes + l of a transform sits in register x[r] of lane l of its lane group t. -#}
+    i = r * lanes + l of a transform sits in register x[r] of lane l of its lane group t (exchanged
+    plans: in their first phase; generator/fft_exchange.c maps the others). -#}
 
 {#- a * c for a constant c, with the multiplications by 1, -1, i and -i left out. -#}
 {%- macro cmul_const(a, c) -%}
@@ -36,7 +37,7 @@
 {%- elif st.radix == 4 %}
 {{- dft4([0, 1, 2, 3], "b") }}
 {%- elif st.radix == 8 %}
-        // Even and odd inputs in two DFTs of 4, joined by w8^k = ((1 + sign i) / sqrt 2)^k.
+        // Even and odd inputs in two DFTs of 4, joined by w8^k, w8 = (1 {{ "+" if sign > 0 else "-" }} i) / sqrt 2.
 {{- dft4([0, 2, 4, 6], "e") }}
 {{- dft4([1, 3, 5, 7], "o") }}
         const float h = 0.70710678f;

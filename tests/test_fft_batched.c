@@ -650,7 +650,15 @@ static result run_one(convgen_context *ctx, const convgen_fft_desc *d)
 /* The GPU test's descriptors: every size, rank and kind, two variants each; and for the small
  * 2-D sizes a third with enough images that blocks take several (a block is sized so that each
  * multiprocessor gets two: thousands of images). */
-enum { CASES_PER_SIZE = 2 * KINDS * 2 + KINDS };
+enum { EXCHANGED_CASES = 2 * 4, CASES_PER_SIZE = 2 * KINDS * 2 + KINDS + EXCHANGED_CASES };
+
+/* Sizes and kinds whose rank 2 natural-order plans are exchanged (fft_real.c, choose_exchange). */
+static bool exchanged_kind(int n, convgen_fft_type type, bool transposed)
+{
+    if (type == CONVGEN_FFT_C2C)
+        return false;
+    return n == 64 || n == 128 || (n == 16 && type == CONVGEN_FFT_R2C && !transposed);
+}
 
 static int gpu_cases(convgen_fft_desc *cases)
 {
@@ -671,6 +679,26 @@ static int gpu_cases(convgen_fft_desc *cases)
             d.batch = 12000;
             cases[count++] = d;
         }
+        /* Exchanged plans (rank 2, natural order), whatever the variants above picked: the packed
+         * kinds x layouts x whole and offset windows that exchange (n = 16: 12000 images too). */
+        for (int k = 0; k < 2; ++k)
+            for (int c = 0; c < 4; ++c) {
+                bool transposed = c & 1, windowed = c & 2;
+                if (!exchanged_kind(n, kinds[k].type, transposed))
+                    continue;
+                convgen_fft_desc d = {.rank = 2, .n = n, .type = kinds[k].type, .batch = n >= 48 ? 3 : 37,
+                                      .channels = c == 1 ? 2 : 0, .order = CONVGEN_FFT_ORDER_NATURAL,
+                                      .layout = transposed ? CONVGEN_FFT_LAYOUT_TRANSPOSED : CONVGEN_FFT_LAYOUT_NATURAL};
+                if (windowed) {
+                    some_window(n, i + c, &d.window[0], &d.offset[0]);
+                    some_window(n, i + c + 1, &d.window[1], &d.offset[1]);
+                }
+                if (n == 16 && c == 2)
+                    d.batch = 12000;
+                if (kinds[k].type == CONVGEN_FFT_C2R)
+                    d.scale = 1.0f / (float)(n * n);
+                cases[count++] = d;
+            }
     }
     return count;
 }
@@ -778,8 +806,9 @@ static void test_layout_choices(void **state)
          * allow: 6 of 8 warps at n = 16; heavier ones and n = 12 keep a budget of 128. */
         {CONVGEN_FFT_R2C, 8, 0, "__launch_bounds__(256, 6)", true},
         {CONVGEN_FFT_C2R, 16, 0, "__launch_bounds__(256, 6)", true},
-        /* Exchanged plans (all stages in registers, phases through a warp scratch): rank 2 n = 64
-         * and 128 in natural order, and n = 16 forward (n = 32 and C2R n = 16 measured slower). */
+        /* Exchanged plans (all stages in registers, phases through a warp scratch): rank 2 R2C and
+         * C2R n = 64 and 128 in natural order, and n = 16 R2C natural (n = 32, C2R n = 16 and
+         * transposed R2C n = 16 measured slower). */
         {CONVGEN_FFT_R2C, 16, 0, "phases of registers, exchanged through shared memory", true},
         {CONVGEN_FFT_C2R, 16, 0, "phases of registers, exchanged through shared memory", false},
         {CONVGEN_FFT_R2C, 64, 1, "phases of registers, exchanged through shared memory", true},
@@ -787,7 +816,8 @@ static void test_layout_choices(void **state)
         {CONVGEN_FFT_C2R, 128, 0, "phases of registers, exchanged through shared memory", true},
         {CONVGEN_FFT_R2C, 256, 0, "phases of registers, exchanged through shared memory", false},
         {CONVGEN_FFT_R2C, 64, 0, "xch[xb0 + ", true},
-        {CONVGEN_FFT_R2C, 64, 0, "__syncwarp();\n    xch", false}, /* the template indents it */
+        {CONVGEN_FFT_R2C, 16, 1, "phases of registers, exchanged through shared memory", false},
+        {CONVGEN_FFT_R2C, 64, 0, "        __syncwarp();\n        xch[xb0 + 0u] = x[0];", true},
         {CONVGEN_FFT_R2C, 64, 0, "__launch_bounds__(256, 2)", true},
         {CONVGEN_FFT_R2C, 12, 0, "__launch_bounds__(256, 2)", true}, /* not a power of two */
         /* Rank 2 powers of two load their twiddle factors once per lane; n = 200 keeps them per
@@ -816,6 +846,18 @@ static void test_layout_choices(void **state)
                      staging[i].present ? "missing" : "present");
         free(src);
     }
+    for (int n = 16; n <= 128; n *= 2) /* exchanged_kind, which picks the GPU test's cases, says what the generator does */
+        for (int k = 0; k < KINDS; ++k)
+            for (int layout = 0; layout < 2; ++layout) {
+                convgen_fft_desc s = {.rank = 2, .n = n, .type = kinds[k].type, .direction = kinds[k].direction,
+                                      .batch = 100, .layout = layout ? CONVGEN_FFT_LAYOUT_TRANSPOSED : CONVGEN_FFT_LAYOUT_NATURAL};
+                char *src = NULL;
+                assert_int_equal(convgen_emit_fft(&s, 0, &src), CONVGEN_SUCCESS);
+                if ((strstr(src, "exchanged through shared memory") != NULL) != exchanged_kind(n, s.type, layout))
+                    fail_msg("n = %d %s layout %d: exchanged plan %s", n, kinds[k].name, layout,
+                             exchanged_kind(n, s.type, layout) ? "missing" : "unexpected");
+                free(src);
+            }
     convgen_fft_desc loops[3 * KINDS];
     int count = looping_cases(loops);
     print_message("%d looping cases for the GPU:", count);

@@ -222,7 +222,7 @@ static void test_exchanged_plans_map_every_phase_onto_all_positions(void **state
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         fft_plan p;
         int n = cases[c][0], regs = cases[c][1];
-        if (!fft_plan_make_exchanged(n, regs, true, &p, err, sizeof err))
+        if (!fft_plan_make_exchanged(n, regs, &p, err, sizeof err))
             fail_msg("n = %d, %d registers: %s", n, regs, err);
         assert_int_equal(p.lanes * p.regs, n);
         assert_true(p.phase_count >= 2);
@@ -265,7 +265,7 @@ static void test_exchanged_plans_map_every_phase_onto_all_positions(void **state
         assert_true(rel_error(n, out, want) < 1e-12);
     }
     fft_plan p;
-    assert_false(fft_plan_make_exchanged(24, 4, true, &p, err, sizeof err)); /* powers of two only */
+    assert_false(fft_plan_make_exchanged(24, 4, &p, err, sizeof err)); /* powers of two only */
     assert_non_null(strstr(err, "n = 24"));
 }
 
