@@ -18,8 +18,6 @@ static int log2_int(int v)
     return l;
 }
 
-static int padded(const fft_plan *p, int q) { return q + (p->pad_shift ? q >> p->pad_shift : 0); }
-
 /* sum over the stages s in `which` (lane digits of `phase`) of lane l's digit s times weight[s],
  * as an unsigned C expression in l. */
 static char *lane_sum(const fft_plan *p, int phase, unsigned which, const int *weight)
@@ -120,10 +118,7 @@ static tmpl_value *stage_step(const fft_plan *p, int s, int sign, tmpl_value *ho
 {
     const fft_stage *st = &p->stages[s];
     tmpl_value *stage = cg_fft_stage_value(p, s, sign);
-    int f = phase_of(p, s), stride = 1;
-    for (int u = p->stage_count - 1; u > s; --u) /* registers hold the non-lane digits, the lowest span first */
-        if (!(p->phases[f].lane_digits >> u & 1u))
-            stride *= p->stages[u].radix;
+    int f = phase_of(p, s), stride = fft_plan_register_stride(p, f, s);
     tmpl_value *groups = tmpl_list();
     for (int r = 0; r < p->regs; ++r) {
         if (register_position(p, f, r) / st->span % st->radix != 0)
@@ -166,8 +161,8 @@ static tmpl_value *exchange_step(const fft_plan *p, int from, int to)
     tmpl_set_int(v, "from", from);
     tmpl_set_int(v, "to", to);
     for (int r = 0; r < p->regs; ++r) {
-        tmpl_list_push(writes, tmpl_int(padded(p, register_position(p, from, r))));
-        tmpl_list_push(reads, tmpl_int(padded(p, register_position(p, to, r))));
+        tmpl_list_push(writes, tmpl_int(fft_plan_scratch_at(p, register_position(p, from, r))));
+        tmpl_list_push(reads, tmpl_int(fft_plan_scratch_at(p, register_position(p, to, r))));
     }
     tmpl_map_set(v, "writes", writes);
     tmpl_map_set(v, "reads", reads);

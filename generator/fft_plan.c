@@ -91,13 +91,8 @@ static int count_twiddle_loads(const fft_plan *p)
     int count = 0;
     if (p->phase_count) { /* one factor per stage and value of the register digits below it */
         for (int f = 0; f < p->phase_count; ++f)
-            for (int s = p->phases[f].first; s < p->phases[f].first + p->phases[f].count; ++s) {
-                int below = 1;
-                for (int u = s + 1; u < p->stage_count; ++u)
-                    if (!(p->phases[f].lane_digits >> u & 1u))
-                        below *= p->stages[u].radix;
-                count += p->stages[s].span > 1 ? below : 0;
-            }
+            for (int s = p->phases[f].first; s < p->phases[f].first + p->phases[f].count; ++s)
+                count += p->stages[s].span > 1 ? fft_plan_register_stride(p, f, s) : 0;
         return count;
     }
     for (int s = 0; s < p->stage_count; ++s) {
@@ -171,6 +166,17 @@ int fft_float2_wavefronts(const int64_t addr[FFT_WARP])
     return total;
 }
 
+int fft_plan_register_stride(const fft_plan *p, int phase, int s)
+{
+    int stride = 1;
+    for (int u = s + 1; u < p->stage_count; ++u) /* registers hold the non-lane digits, the lowest span first */
+        if (!(p->phases[phase].lane_digits >> u & 1u))
+            stride *= p->stages[u].radix;
+    return stride;
+}
+
+int fft_plan_scratch_at(const fft_plan *p, int q) { return q + (p->pad_shift ? q >> p->pad_shift : 0); }
+
 int fft_plan_position(const fft_plan *p, int phase, int lane, int reg)
 {
     if (p->phase_count == 0)
@@ -196,9 +202,9 @@ static double exchanged_stage_cost(int radix, int span)
 }
 
 typedef struct exchange_search {
-    int n, regs, lanes;
+    int regs, lanes;
     fft_plan trial, best;
-    double trial_cost, best_cost;
+    double best_cost;
 } exchange_search;
 
 /* The digits among `candidates` whose radices multiply to `lanes`, preferring the lowest spans
@@ -281,21 +287,24 @@ static void search_radices(exchange_search *x, int rest)
 static void choose_exchange_padding(fft_plan *p)
 {
     static const int shifts[] = {0, 5, 4, 3, 2};
-    int best = -1;
+    int best = -1, best_shift = 0;
     for (int i = 0; i < 5; ++i) {
-        int shift = shifts[i], stride = p->n + (shift ? p->n >> shift : 0), total = 0;
+        p->pad_shift = shifts[i];
+        int stride = fft_plan_scratch_at(p, p->n), total = 0;
         for (int f = 0; f < p->phase_count; ++f)
             for (int r = 0; r < p->regs; ++r) {
                 int64_t addr[FFT_WARP];
                 for (int lane = 0; lane < FFT_WARP; ++lane) {
                     int t = lane / p->lanes, q = fft_plan_position(p, f, lane % p->lanes, r);
-                    addr[lane] = t >= p->per_warp ? -1 : (int64_t)t * stride + q + (shift ? q >> shift : 0);
+                    addr[lane] = t >= p->per_warp ? -1 : (int64_t)t * stride + fft_plan_scratch_at(p, q);
                 }
                 total += fft_float2_wavefronts(addr) * (f == 0 || f == p->phase_count - 1 ? 1 : 2);
             }
         if (best < 0 || total < best)
-            best = total, p->pad_shift = shift, p->xstride = stride;
+            best = total, best_shift = shifts[i];
     }
+    p->pad_shift = best_shift;
+    p->xstride = fft_plan_scratch_at(p, p->n);
 }
 
 bool fft_plan_make_exchanged(int n, int regs, fft_plan *p, char *err, size_t errlen)
@@ -308,7 +317,7 @@ bool fft_plan_make_exchanged(int n, int regs, fft_plan *p, char *err, size_t err
                  "for at most 32 lanes: n = %d, %d registers", FFT_MAX_N, n, regs);
         return false;
     }
-    exchange_search x = {.n = n, .regs = regs, .lanes = lanes, .best_cost = 1e30};
+    exchange_search x = {.regs = regs, .lanes = lanes, .best_cost = 1e30};
     x.trial.n = n;
     search_radices(&x, n);
     if (x.best_cost >= 1e30) {

@@ -90,6 +90,13 @@ bool fft_plan_make_exchanged(int n, int regs, fft_plan *plan, char *err, size_t 
  * stages and in an exchanged plan's first phase. */
 int fft_plan_position(const fft_plan *plan, int phase, int lane, int reg);
 
+/* Exchanged plans, phase f: how far apart the registers of one butterfly of stage s are (the
+ * product of the radices of the register digits below s), which is also how many twiddle
+ * factors the stage's groups need; and where position q sits in the warp's scratch
+ * (q + (q >> pad_shift)). */
+int fft_plan_register_stride(const fft_plan *plan, int phase, int s);
+int fft_plan_scratch_at(const fft_plan *plan, int q);
+
 /* Shared-memory wavefronts of one warp access to float2s at the given addresses (negative:
  * idle lane): each half-warp takes as many as it has distinct addresses on its busiest bank pair. */
 int fft_float2_wavefronts(const int64_t addr[FFT_WARP]);

@@ -51,6 +51,17 @@ enum {
     LIGHT_PLAN_REGISTERS = 40,
 };
 
+/* The target's figures, or the H100's where it has none (the offline generator). */
+static int64_t shared_per_sm(const cg_target *t)
+{
+    return t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+}
+static int64_t shared_per_block(const cg_target *t)
+{
+    return t && t->shared_per_block > 0 ? t->shared_per_block : DEFAULT_SHARED_PER_BLOCK;
+}
+static int sm_count(const cg_target *t) { return t && t->sm_count > 0 ? t->sm_count : SM_DEFAULT; }
+
 /* Rows of shared memory get an odd pitch in float2s: lanes that read a column then hit
  * distinct banks (a float2 spans two banks; an odd pitch walks all 16 pairs). */
 static int odd_pitch(int m) { return m | 1; }
@@ -119,10 +130,10 @@ typedef struct real_layout {
  * KiB shared + 2 x 144 KiB slots per multiprocessor, 38 MB of slots on an H100). */
 static void resident_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
-    int sms = t && t->sm_count > 0 ? t->sm_count : SM_DEFAULT;
+    int sms = sm_count(t);
     int64_t l2 = t && t->l2_bytes > 0 ? t->l2_bytes : DEFAULT_L2_BYTES;
-    int64_t per_block = t && t->shared_per_block > 0 ? t->shared_per_block : DEFAULT_SHARED_PER_BLOCK;
-    int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+    int64_t per_block = shared_per_block(t);
+    int64_t per_sm = shared_per_sm(t);
     int64_t row_bytes = (int64_t)L->buf_pitch * 8;
     L->resident = true;
     L->images = 1;
@@ -161,7 +172,7 @@ static void resident_layout(const cg_fft_problem *p, const fft_plan *pl, const c
 static bool clustered_layout(const cg_fft_problem *p, const cg_target *t, real_layout *L)
 {
     int max_cluster = t && t->max_cluster > 0 ? t->max_cluster : MAX_CLUSTER;
-    int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+    int64_t per_sm = shared_per_sm(t);
     if (p->type == CONVGEN_FFT_C2C || max_cluster < 2)
         return false;
     for (int c = 2; c <= max_cluster && c <= MAX_CLUSTER; c *= 2) {
@@ -190,9 +201,9 @@ static bool clustered_layout(const cg_fft_problem *p, const cg_target *t, real_l
 static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
     memset(L, 0, sizeof *L);
-    int sms = t && t->sm_count > 0 ? t->sm_count : SM_DEFAULT;
-    int64_t per_block = t && t->shared_per_block > 0 ? t->shared_per_block : DEFAULT_SHARED_PER_BLOCK;
-    int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+    int sms = sm_count(t);
+    int64_t per_block = shared_per_block(t);
+    int64_t per_sm = shared_per_sm(t);
     int64_t fused_max = FUSED_MAX_SHARED < per_block ? FUSED_MAX_SHARED : per_block;
     int64_t staged_max = 2 * FUSED_MAX_SHARED < per_block ? 2 * FUSED_MAX_SHARED : per_block;
     if (p->rank == 1) {
@@ -514,7 +525,7 @@ static void launch_min_blocks(const cg_fft_problem *p, const fft_plan *pl, const
         L->min_blocks = CLUSTER_BLOCKS_PER_SM;
         L->min_blocks_why = "three clustered blocks share a multiprocessor, one's loads overlapping the others' work";
     } else if (p->rank == 2 && L->fused && pow2 && pl->regs <= 2) {
-        int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+        int64_t per_sm = shared_per_sm(t);
         int64_t by_shared = per_sm / (L->shared_bytes + SHARED_RESERVED_PER_BLOCK);
         int64_t by_registers = 65536 / ((int64_t)threads * LIGHT_PLAN_REGISTERS);
         int64_t blocks = by_shared < by_registers ? by_shared : by_registers;
@@ -558,11 +569,11 @@ static void choose_loads(const cg_fft_problem *p, const fft_plan *pl, real_layou
  * lane-stage plans, whose radices define that order. */
 static void choose_exchange(const cg_fft_problem *p, const cg_target *t, fft_plan *pl, real_layout *L)
 {
-    int64_t per_block = t && t->shared_per_block > 0 ? t->shared_per_block : DEFAULT_SHARED_PER_BLOCK;
+    int64_t per_block = shared_per_block(t);
     fft_plan x;
     char err[160];
     real_layout XL;
-    int64_t per_sm = t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
+    int64_t per_sm = shared_per_sm(t);
     bool measured = p->n == 64 || p->n == 128 || (p->n == 16 && p->sign < 0 && !p->transposed);
     if (p->rank != 2 || p->type == CONVGEN_FFT_C2C || !L->fused || !p->natural || !measured ||
         !fft_plan_make_exchanged(p->n, p->n == 16 ? 4 : 8, &x, err, sizeof err))
