@@ -121,6 +121,18 @@ static void choose_twiddles(fft_plan *p)
                  "sincospif: %d lane-dependent factors per lane from %d sincospif calls", p->lane_twiddles, loads);
 }
 
+void fft_plan_use_sincos(fft_plan *p, const char *why)
+{
+    if (p->lane_twiddles == 0)
+        return;
+    for (int s = 0; s < p->stage_count; ++s)
+        if (p->stages[s].twiddle == FFT_TWIDDLE_TABLE)
+            p->stages[s].twiddle = FFT_TWIDDLE_SINCOS;
+    snprintf(p->twiddle_reason, sizeof p->twiddle_reason,
+             "sincospif: %d lane-dependent factors per lane from %d sincospif calls, for %s", p->lane_twiddles,
+             count_twiddle_loads(p), why);
+}
+
 bool fft_plan_make(int n, bool natural, fft_plan *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);

@@ -81,6 +81,10 @@ int fft_min_registers(int n);
 /* Plans a transform of size n; false (and a message in err) for an unsupported size. */
 bool fft_plan_make(int n, bool natural, fft_plan *plan, char *err, size_t errlen);
 
+/* Computes the twiddle factors with sincospif instead of loading them from a table, for the
+ * reason `why` (the header's twiddle line says it). */
+void fft_plan_use_sincos(fft_plan *plan, const char *why);
+
 /* Plans a power-of-two transform of size n (16..256) with `regs` registers per lane as an
  * exchanged plan, the phases chosen by a cost model of instructions per value; false where no
  * such plan exists. Outputs in natural order: a digit-reversed order would be this plan's own. */

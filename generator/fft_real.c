@@ -19,6 +19,9 @@ enum {
      * R2C: 130 KiB of the H100's 228) gets more warps: with 8, ncu measured 12.5% occupancy and
      * 21% of DRAM bandwidth, the load phase having too few requests in flight. */
     LONE_BLOCK_WARPS = 16,
+    /* Exchanged plans whose scratch leaves two blocks per multiprocessor (n = 128) run 12 warps a
+     * block, see choose_exchange. */
+    PAIRED_BLOCK_WARPS = 12,
     /* Without a target's figures: the H100's shared memory per block (opt-in) and per SM. */
     DEFAULT_SHARED_PER_BLOCK = 227 * 1024,
     DEFAULT_SHARED_PER_SM = 228 * 1024,
@@ -112,10 +115,12 @@ typedef struct real_layout {
     bool aliased;     /* R2C: the tile is buf itself, each column's outputs written over its inputs */
     bool staged_loads; /* inverse, natural layout: spectra come in through buf (n rows) */
     bool flat_copy;   /* the tile is dense and so are the block's spectra: one flat copy out */
+    bool flat_loads;  /* staged loads into a dense buf from dense spectra: one flat copy in */
     int64_t tile_bytes; /* per image */
     int64_t tile_offset; /* float2s from the start of shared memory */
     int64_t per_image_bytes, blocks, shared_bytes;
     int min_blocks; /* __launch_bounds__'s blocks per multiprocessor: ptxas's register budget */
+    bool paired;    /* two blocks of PAIRED_BLOCK_WARPS per multiprocessor (see choose_exchange) */
     const char *min_blocks_why; /* the reason, for the kernel's comment */
     bool hoist_twiddles;    /* rank 2: the lane's twiddle factors loaded once (see choose_loads) */
     bool unguarded_columns; /* forward columns load rows inside the window without a guard */
@@ -240,10 +245,13 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     /* Inverse, natural layout: a column read straight from global memory takes each lane's bins
      * from rows half * 8 bytes apart. The block's spectra come into buf coalesced instead (all n
      * rows), and the columns transform in place. Not for spectra of up to STAGED_MIN_SPECTRUM
-     * bytes, as for the forward stores. Measured on the H100 at 128 MiB (C2R): n = 128 0.88x ->
-     * 1.03x cuFFT; n = 32 and 64 unchanged within noise (1.81x -> 1.79x, 1.38x -> 1.36x). */
+     * bytes, as for the forward stores. Measured on the H100 at 128 MiB (C2R), lane-stage plans:
+     * n = 128 0.88x -> 1.03x cuFFT; n = 32 and 64 unchanged within noise (1.81x -> 1.79x, 1.38x ->
+     * 1.36x). Not for exchanged plans (pl->phase_count), whose columns read straight measured
+     * ahead (staged -> straight, same run: n = 64 1.71x -> 1.88x, n = 128 1.47x -> 1.51x; n = 32's
+     * lane stages lost, 1.96x -> 1.90x). */
     int64_t spectrum_bytes = (int64_t)p->n * p->half * 8;
-    if (L->fused && p->sign > 0 && !p->transposed && spectrum_bytes > STAGED_MIN_SPECTRUM &&
+    if (L->fused && p->sign > 0 && !p->transposed && spectrum_bytes > STAGED_MIN_SPECTRUM && pl->phase_count == 0 &&
         (int64_t)p->n * L->buf_pitch * 8 <= fused_max) {
         L->staged_loads = true;
         L->buf_rows = p->n;
@@ -299,8 +307,11 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     if (2 * (L->shared_bytes + SHARED_RESERVED_PER_BLOCK) > per_sm)
         L->warps = LONE_BLOCK_WARPS;
     int64_t dense = (int64_t)p->n * p->half;
-    L->flat_copy = L->staged && !L->aliased && odd_pitch(p->half) == p->half && p->spectrum_stride[1] == dense &&
-                   p->spectrum_stride[0] == dense * p->channels;
+    bool dense_spectra = p->spectrum_stride[1] == dense && p->spectrum_stride[0] == dense * p->channels;
+    L->flat_copy = L->staged && !L->aliased && odd_pitch(p->half) == p->half && dense_spectra;
+    /* The staged loads of an inverse are a plain copy where buf's rows are the spectrum's (pitch
+     * half, no padding): the copy then spends no division per bin on its image, row and column. */
+    L->flat_loads = L->staged_loads && L->buf_pitch == p->half && !L->pad_rows && dense_spectra;
 }
 
 static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L, const cg_kernel *k)
@@ -351,9 +362,9 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
                 (long long)L->tile_bytes, L->tile_wavefronts[0], L->tile_wavefronts[1],
                 L->pad_tile ? "padded" : "plain");
         if (L->staged_loads)
-            cg_value_line(h, "loads: the block's spectra come into shared memory coalesced (%d rows), and the columns "
+            cg_value_line(h, "loads: the block's spectra come into shared memory coalesced (%d rows%s), and the columns "
                              "transform there in place",
-                          p->n);
+                          p->n, L->flat_loads ? ", one flat copy" : "");
         if (L->fused)
             cg_value_line(h,
                           "phases: rows and columns in one kernel, the spectrum between them in %lld bytes of shared "
@@ -464,6 +475,8 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_bool(ctx, "staged", L->staged);
     tmpl_set_bool(ctx, "staged_loads", L->staged_loads);
     tmpl_set_bool(ctx, "flat_copy", L->flat_copy);
+    tmpl_set_bool(ctx, "flat_loads", L->flat_loads);
+    tmpl_set_bool(ctx, "partial_block", p->count % L->images != 0); /* the last block has fewer images */
 
     tmpl_set_bool(ctx, "pad_tile", L->pad_tile);
     tmpl_map_set(ctx, "pad_div", cg_value_magic((uint32_t)(16 * p->half), (int64_t)L->images * p->n * p->half + 1024));
@@ -518,7 +531,10 @@ static void launch_min_blocks(const cg_fft_problem *p, const fft_plan *pl, const
     bool pow2 = fft_power_of_two(p->n);
     L->min_blocks = plain;
     L->min_blocks_why = "without a minimum, ptxas picked 40 registers for some windowed shapes and spilled";
-    if (pl->regs > 8) {
+    if (L->paired) {
+        L->min_blocks = 2;
+        L->min_blocks_why = "two blocks of 12 warps share a multiprocessor";
+    } else if (pl->regs > 8) {
         L->min_blocks = 1;
         L->min_blocks_why = "more than 8 complex values per lane need more than 128 registers";
     } else if (L->cluster && pow2) {
@@ -589,6 +605,19 @@ static void choose_exchange(const cg_fft_problem *p, const cg_target *t, fft_pla
     bool two_after = 2 * (XL.shared_bytes + SHARED_RESERVED_PER_BLOCK) <= per_sm;
     if (!XL.fused || XL.shared_bytes > per_block || (two_before && !two_after))
         return;
+    /* Forward transforms whose scratch leaves two blocks per multiprocessor (n = 128: 84 KiB each
+     * with it, 68 without) run 12 warps a block instead of 8, as many warps in flight as three
+     * blocks of 8 would have. Measured on the H100 at 128 MiB, speedup over cuFFT with 8 -> 12
+     * warps in the same run: R2C natural 1.56x -> 1.65x (1024 images 1.59x -> 1.64x), transposed
+     * 1.76x -> 1.78x; 16 warps (64 registers) were slower than 12. The inverse lost: C2R natural
+     * 1.55x -> 1.50x, transposed 1.72x -> 1.65x. */
+    int64_t paired = XL.xch_offset * 8 + (int64_t)PAIRED_BLOCK_WARPS * XL.xch_warp * 8;
+    bool two_only = 3 * (XL.shared_bytes + SHARED_RESERVED_PER_BLOCK) > per_sm && two_after;
+    if (two_only && p->sign < 0 && 2 * (paired + SHARED_RESERVED_PER_BLOCK) <= per_sm && paired <= per_block) {
+        XL.warps = PAIRED_BLOCK_WARPS;
+        XL.shared_bytes = paired;
+        XL.paired = true;
+    }
     *pl = x;
     *L = XL;
 }
@@ -604,6 +633,12 @@ convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, 
     choose_exchange(p, t, &pl, &L);
     launch_min_blocks(p, &pl, t, &L);
     choose_loads(p, &pl, &L);
+    /* 1-D R2C on fewer blocks than multiprocessors is a chain of latencies, and a table load of the
+     * twiddle factors is one link of it: sincospif measured ahead at 1024 transforms on the H100 for
+     * every n = 8..256 (n = 64 0.92x -> 0.94x cuFFT, 256 0.97x -> 1.00x); C2R, whose chain starts
+     * with its loads of the spectra, gained nothing (n = 256 0.97x -> 0.93x). */
+    if (p->rank == 1 && p->type == CONVGEN_FFT_R2C && L.blocks < sm_count(t))
+        fft_plan_use_sincos(&pl, "a few transforms");
     int64_t elements = L.blocks * L.slot_elements; /* float2s of workspace: the resident blocks' slots */
     if (!cg_mul64(elements, 8, &out->workspace_bytes))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the workspace overflows 64 bits");

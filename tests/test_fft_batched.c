@@ -28,8 +28,10 @@
 
 static int sizes[FFT_MAX_N], size_count;
 /* few_sms plans for 3 multiprocessors of the GPU and no thread-block clusters: a block then works
- * several images in turn. */
-static convgen_context *gpu, *few_sms, *offline;
+ * several images in turn. one_sm plans for one multiprocessor, so that no grid is smaller: 1-D R2C
+ * then loads its twiddle factors from the table, which on the GPU's count the small batches of
+ * gpu_cases do not (they compute them with sincospif). */
+static convgen_context *gpu, *few_sms, *one_sm, *offline;
 
 static int setup(void **state)
 {
@@ -56,12 +58,16 @@ static int setup(void **state)
     if (convgen_context_create(&o, &few_sms) != CONVGEN_SUCCESS)
         return -1;
     few_sms->max_cluster = 1; /* as a GPU without thread-block clusters: R2C and C2R take the resident layout too */
+    o = (convgen_context_options){.sm_count = 1};
+    if (convgen_context_create(&o, &one_sm) != CONVGEN_SUCCESS)
+        return -1;
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
+    convgen_context_destroy(one_sm);
     convgen_context_destroy(few_sms);
     convgen_context_destroy(gpu);
     convgen_context_destroy(offline);
@@ -830,6 +836,17 @@ static void test_layout_choices(void **state)
         {CONVGEN_FFT_R2C, 200, 0, "// stage 0, registers", false},
         /* Unguarded forward column loads; aliased only without idle lanes (n = 120: 30 lanes), never
          * in the inverse. */
+        /* Exchanged inverses read their columns straight (n = 64: 1.71x -> 1.88x), lane stages
+         * through a flat copy where buf's rows are the spectrum's; R2C n = 128 runs 12 warps a
+         * block, two blocks per multiprocessor, and copies its aliased spectrum out a warp per row. */
+        {CONVGEN_FFT_C2R, 64, 0, "loads: the block's spectra come into shared memory", false},
+        {CONVGEN_FFT_C2R, 128, 0, "loads: the block's spectra come into shared memory", false},
+        {CONVGEN_FFT_C2R, 32, 0, "(32 rows, one flat copy)", true},
+        {CONVGEN_FFT_C2R, 120, 0, "(120 rows, one flat copy)", false}, /* padded rows: 61 bins in 65 */
+        {CONVGEN_FFT_R2C, 128, 0, "__launch_bounds__(384, 2)", true},
+        {CONVGEN_FFT_R2C, 128, 1, "__launch_bounds__(384, 2)", true},
+        {CONVGEN_FFT_C2R, 128, 0, "__launch_bounds__(256, 2)", true},
+        {CONVGEN_FFT_R2C, 128, 0, "a warp per row", true},
         {CONVGEN_FFT_R2C, 64, 0, "const unsigned simg", true},
         {CONVGEN_FFT_R2C, 128, 1, "const unsigned simg", true},
         {CONVGEN_FFT_R2C, 128, 0, "const unsigned simg", false}, /* 2 columns per warp: 65 leave one idle */
@@ -876,6 +893,32 @@ static void run_cases(convgen_context *ctx, const convgen_fft_desc *cases, int c
     }
 }
 
+/* The plan's twiddle line names `how` (table or sincospif). */
+static void expect_twiddles(convgen_context *ctx, const convgen_fft_desc *d, const char *how)
+{
+    convgen_plan *p;
+    assert_int_equal(convgen_plan_fft(ctx, d, &p), CONVGEN_SUCCESS);
+    char want[32];
+    snprintf(want, sizeof want, "twiddles: %s", how);
+    const char *src = convgen_plan_source(p, 0);
+    if (!strstr(src, want) && !strstr(src, "no twiddle factors"))
+        fail_msg("1-D R2C n = %d, %lld transforms: no \"%s\"", d->n, (long long)d->batch, want);
+    convgen_plan_destroy(p);
+}
+
+/* gpu_cases' 1-D R2C cases, whose plans the GPU's multiprocessor count decides (see one_sm); on
+ * the GPU they compute their twiddle factors (checked here). */
+static int rank1_r2c_cases(convgen_fft_desc *cases)
+{
+    int all = gpu_cases(cases), count = 0;
+    for (int i = 0; i < all; ++i)
+        if (cases[i].rank == 1 && cases[i].type == CONVGEN_FFT_R2C && cases[i].n > 2)
+            cases[count++] = cases[i];
+    for (int i = 0; i < count; ++i)
+        expect_twiddles(gpu, &cases[i], "sincospif");
+    return count;
+}
+
 static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **state)
 {
     (void)state;
@@ -899,9 +942,14 @@ static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **st
         convgen_plan_destroy(p);
     }
     count += looping;
-    print_message("%d runs (%d planned for 3 multiprocessors); worst relative errors against float64, against cuFFT "
+    int table = rank1_r2c_cases(cases);
+    run_cases(one_sm, cases, table, worst);
+    for (int i = 0; i < table; ++i) /* as planned for one multiprocessor: the twiddle table */
+        expect_twiddles(one_sm, &cases[i], "table");
+    count += table;
+    print_message("%d runs (%d planned for 3 multiprocessors, %d for one); worst relative errors against float64, against cuFFT "
                   "(cuFFT's own against float64):\n",
-                  count, looping);
+                  count, looping, table);
     for (int rank = 1; rank <= 2; ++rank)
         for (int k = 0; k < KINDS; ++k)
             print_message("  %d-D %-12s %.3e  %.3e  (%.3e)\n", rank, kinds[k].name, worst[rank - 1][k].ref,
