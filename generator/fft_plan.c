@@ -7,7 +7,8 @@
 /* Beyond this many lane-dependent twiddles per lane, one table load each beats computing
  * them. Measured on the H100 (bench/NOTES.md): with sincospif (some 40 instructions with its
  * range reduction) n = 16 and 32 ran at 66% and 55% of copy bandwidth at 128 MiB, with the
- * table at 89% and 83%; n = 8 went from 85% to 92%. So every size with twiddles uses the table. */
+ * table at 89% and 83%; n = 8 went from 85% to 92%. So every size with twiddles uses the table,
+ * unless a kernel that is a chain of latencies asks for sincospif (fft_plan_use_sincos). */
 #define SINCOS_MAX_TWIDDLES 0
 
 bool fft_size_supported(int n)
@@ -103,6 +104,12 @@ static int count_twiddle_loads(const fft_plan *p)
     return count;
 }
 
+static void sincos_reason(fft_plan *p, const char *why)
+{
+    snprintf(p->twiddle_reason, sizeof p->twiddle_reason, "sincospif: %d lane-dependent factors per lane from %d "
+             "sincospif calls%s", p->lane_twiddles, count_twiddle_loads(p), why);
+}
+
 static void choose_twiddles(fft_plan *p)
 {
     p->lane_twiddles = count_lane_twiddles(p);
@@ -117,8 +124,7 @@ static void choose_twiddles(fft_plan *p)
                  "table: %d lane-dependent factors per lane from %d cached loads (powers by multiplication); "
                  "the table measured faster than sincospif on the H100 for every size", p->lane_twiddles, loads);
     else
-        snprintf(p->twiddle_reason, sizeof p->twiddle_reason,
-                 "sincospif: %d lane-dependent factors per lane from %d sincospif calls", p->lane_twiddles, loads);
+        sincos_reason(p, "");
 }
 
 void fft_plan_use_sincos(fft_plan *p, const char *why)
@@ -128,9 +134,9 @@ void fft_plan_use_sincos(fft_plan *p, const char *why)
     for (int s = 0; s < p->stage_count; ++s)
         if (p->stages[s].twiddle == FFT_TWIDDLE_TABLE)
             p->stages[s].twiddle = FFT_TWIDDLE_SINCOS;
-    snprintf(p->twiddle_reason, sizeof p->twiddle_reason,
-             "sincospif: %d lane-dependent factors per lane from %d sincospif calls, for %s", p->lane_twiddles,
-             count_twiddle_loads(p), why);
+    char for_why[96];
+    snprintf(for_why, sizeof for_why, ", for %s", why);
+    sincos_reason(p, for_why);
 }
 
 bool fft_plan_make(int n, bool natural, fft_plan *p, char *err, size_t errlen)

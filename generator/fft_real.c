@@ -19,8 +19,8 @@ enum {
      * R2C: 130 KiB of the H100's 228) gets more warps: with 8, ncu measured 12.5% occupancy and
      * 21% of DRAM bandwidth, the load phase having too few requests in flight. */
     LONE_BLOCK_WARPS = 16,
-    /* Exchanged plans whose scratch leaves two blocks per multiprocessor (n = 128) run 12 warps a
-     * block, see choose_exchange. */
+    /* Forward n = 128 exchanged plans, whose scratch leaves two blocks per multiprocessor, run 12
+     * warps a block, see choose_exchange. */
     PAIRED_BLOCK_WARPS = 12,
     /* Without a target's figures: the H100's shared memory per block (opt-in) and per SM. */
     DEFAULT_SHARED_PER_BLOCK = 227 * 1024,
@@ -285,7 +285,8 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
      * bins per row (columns 0 and n/2 read one bin per row). Only where the tile would leave room
      * for one block per multiprocessor: n = 128 takes 70 KiB per image instead of 132, and ran
      * 0.96x -> 1.20x cuFFT on the H100 at 128 MiB; n = 64, which fits two blocks either way, ran
-     * 1.52x -> 1.35x aliased (the copy-out's per-bin select and the extra __syncwarp). */
+     * 1.52x -> 1.35x aliased (the copy-out's per-bin select and the extra __syncwarp; the copy-out
+     * has since gone a warp per row without them, NOTES item 21, and n = 64 was not measured again). */
     L->aliased = L->staged && p->type == CONVGEN_FFT_R2C &&
                  2 * (L->per_image_bytes + L->tile_bytes + SHARED_RESERVED_PER_BLOCK) > per_sm;
     if (L->aliased) {
@@ -309,9 +310,11 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     int64_t dense = (int64_t)p->n * p->half;
     bool dense_spectra = p->spectrum_stride[1] == dense && p->spectrum_stride[0] == dense * p->channels;
     L->flat_copy = L->staged && !L->aliased && odd_pitch(p->half) == p->half && dense_spectra;
-    /* The staged loads of an inverse are a plain copy where buf's rows are the spectrum's (pitch
-     * half, no padding): the copy then spends no division per bin on its image, row and column. */
-    L->flat_loads = L->staged_loads && L->buf_pitch == p->half && !L->pad_rows && dense_spectra;
+    /* The staged loads of a C2R are a plain copy where buf's rows are the spectrum's (pitch half,
+     * no padding): the copy then spends no division per bin on its image, row and column (NOTES
+     * item 23). 2-D C2C keeps the division loop: not measured. */
+    L->flat_loads = L->staged_loads && p->type == CONVGEN_FFT_C2R && L->buf_pitch == p->half && !L->pad_rows &&
+                    dense_spectra;
 }
 
 static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L, const cg_kernel *k)
@@ -533,7 +536,7 @@ static void launch_min_blocks(const cg_fft_problem *p, const fft_plan *pl, const
     L->min_blocks_why = "without a minimum, ptxas picked 40 registers for some windowed shapes and spilled";
     if (L->paired) {
         L->min_blocks = 2;
-        L->min_blocks_why = "two blocks of 12 warps share a multiprocessor";
+        L->min_blocks_why = "two blocks of 12 warps share a multiprocessor (the paired layout)";
     } else if (pl->regs > 8) {
         L->min_blocks = 1;
         L->min_blocks_why = "more than 8 complex values per lane need more than 128 registers";
@@ -605,15 +608,18 @@ static void choose_exchange(const cg_fft_problem *p, const cg_target *t, fft_pla
     bool two_after = 2 * (XL.shared_bytes + SHARED_RESERVED_PER_BLOCK) <= per_sm;
     if (!XL.fused || XL.shared_bytes > per_block || (two_before && !two_after))
         return;
-    /* Forward transforms whose scratch leaves two blocks per multiprocessor (n = 128: 84 KiB each
-     * with it, 68 without) run 12 warps a block instead of 8, as many warps in flight as three
-     * blocks of 8 would have. Measured on the H100 at 128 MiB, speedup over cuFFT with 8 -> 12
+    /* Forward n = 128, whose scratch leaves two blocks per multiprocessor (84 KiB each with 8
+     * warps' scratch, 68 without it), runs 12 warps a block instead of 8 (93-95 KiB), as many warps
+     * in flight as three blocks of 8 would have. Only where measured: smaller sizes on targets of
+     * less shared memory could take the same rule, untimed. Measured on the H100 at 128 MiB,
+     * speedup over cuFFT with 8 -> 12
      * warps in the same run: R2C natural 1.56x -> 1.65x (1024 images 1.59x -> 1.64x), transposed
      * 1.76x -> 1.78x; 16 warps (64 registers) were slower than 12. The inverse lost: C2R natural
      * 1.55x -> 1.50x, transposed 1.72x -> 1.65x. */
     int64_t paired = XL.xch_offset * 8 + (int64_t)PAIRED_BLOCK_WARPS * XL.xch_warp * 8;
     bool two_only = 3 * (XL.shared_bytes + SHARED_RESERVED_PER_BLOCK) > per_sm && two_after;
-    if (two_only && p->sign < 0 && 2 * (paired + SHARED_RESERVED_PER_BLOCK) <= per_sm && paired <= per_block) {
+    if (two_only && p->n == 128 && p->sign < 0 && 2 * (paired + SHARED_RESERVED_PER_BLOCK) <= per_sm &&
+        paired <= per_block) {
         XL.warps = PAIRED_BLOCK_WARPS;
         XL.shared_bytes = paired;
         XL.paired = true;

@@ -834,19 +834,20 @@ static void test_layout_choices(void **state)
         {CONVGEN_FFT_C2R, 64, 1, "const float2 tw0_8 = twiddle(tj0 + 8u, 1u); // stage 0", true},
         {CONVGEN_FFT_R2C, 8, 0, "const float2 tw0_0 = twiddle(0u + l, 1u); // stage 0, registers 0, 1", true},
         {CONVGEN_FFT_R2C, 200, 0, "// stage 0, registers", false},
-        /* Unguarded forward column loads; aliased only without idle lanes (n = 120: 30 lanes), never
-         * in the inverse. */
         /* Exchanged inverses read their columns straight (n = 64: 1.71x -> 1.88x), lane stages
          * through a flat copy where buf's rows are the spectrum's; R2C n = 128 runs 12 warps a
          * block, two blocks per multiprocessor, and copies its aliased spectrum out a warp per row. */
         {CONVGEN_FFT_C2R, 64, 0, "loads: the block's spectra come into shared memory", false},
         {CONVGEN_FFT_C2R, 128, 0, "loads: the block's spectra come into shared memory", false},
         {CONVGEN_FFT_C2R, 32, 0, "(32 rows, one flat copy)", true},
+        {CONVGEN_FFT_C2R, 32, 0, "so this is one flat copy", true}, /* the template's copy, not only the header */
         {CONVGEN_FFT_C2R, 120, 0, "(120 rows, one flat copy)", false}, /* padded rows: 61 bins in 65 */
         {CONVGEN_FFT_R2C, 128, 0, "__launch_bounds__(384, 2)", true},
         {CONVGEN_FFT_R2C, 128, 1, "__launch_bounds__(384, 2)", true},
         {CONVGEN_FFT_C2R, 128, 0, "__launch_bounds__(256, 2)", true},
         {CONVGEN_FFT_R2C, 128, 0, "a warp per row", true},
+        /* Unguarded forward column loads; aliased only without idle lanes (n = 120: 30 lanes), never
+         * in the inverse. */
         {CONVGEN_FFT_R2C, 64, 0, "const unsigned simg", true},
         {CONVGEN_FFT_R2C, 128, 1, "const unsigned simg", true},
         {CONVGEN_FFT_R2C, 128, 0, "const unsigned simg", false}, /* 2 columns per warp: 65 leave one idle */
@@ -861,6 +862,27 @@ static void test_layout_choices(void **state)
         if ((strstr(src, staging[i].words) != NULL) != staging[i].present)
             fail_msg("n = %d layout %d: \"%s\" %s", s.n, staging[i].layout, staging[i].words,
                      staging[i].present ? "missing" : "present");
+        free(src);
+    }
+    /* 2-D C2C inverses stage their loads through the division loop (the flat copy is measured for C2R
+     * only); 1-D R2C computes its twiddles where its grid is smaller than the 132 multiprocessors an
+     * offline plan assumes, C2R never. */
+    const struct { convgen_fft_type type; convgen_fft_direction dir; int rank, n; int64_t batch; const char *words;
+                   bool present; } others[] = {
+        {CONVGEN_FFT_C2C, CONVGEN_FFT_INVERSE, 2, 21, 1000, "come into shared memory coalesced (21 rows)", true},
+        {CONVGEN_FFT_C2C, CONVGEN_FFT_INVERSE, 2, 21, 1000, "one flat copy", false},
+        {CONVGEN_FFT_R2C, 0, 1, 64, 1024, "twiddles: sincospif", true},
+        {CONVGEN_FFT_R2C, 0, 1, 64, 1 << 20, "twiddles: table", true},
+        {CONVGEN_FFT_C2R, 0, 1, 64, 1024, "twiddles: table", true},
+    };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; ++i) {
+        convgen_fft_desc o = {.rank = others[i].rank, .n = others[i].n, .type = others[i].type,
+                              .direction = others[i].dir, .batch = others[i].batch};
+        char *src = NULL;
+        assert_int_equal(convgen_emit_fft(&o, 0, &src), CONVGEN_SUCCESS);
+        if ((strstr(src, others[i].words) != NULL) != others[i].present)
+            fail_msg("rank %d n = %d, %lld transforms: \"%s\" %s", o.rank, o.n, (long long)o.batch, others[i].words,
+                     others[i].present ? "missing" : "present");
         free(src);
     }
     for (int n = 16; n <= 128; n *= 2) /* exchanged_kind, which picks the GPU test's cases, says what the generator does */
@@ -906,16 +928,25 @@ static void expect_twiddles(convgen_context *ctx, const convgen_fft_desc *d, con
     convgen_plan_destroy(p);
 }
 
-/* gpu_cases' 1-D R2C cases, whose plans the GPU's multiprocessor count decides (see one_sm); on
- * the GPU they compute their twiddle factors (checked here). */
+/* gpu_cases' 1-D R2C cases, whose plans the GPU's multiprocessor count decides (see one_sm). */
 static int rank1_r2c_cases(convgen_fft_desc *cases)
 {
     int all = gpu_cases(cases), count = 0;
     for (int i = 0; i < all; ++i)
         if (cases[i].rank == 1 && cases[i].type == CONVGEN_FFT_R2C && cases[i].n > 2)
             cases[count++] = cases[i];
-    for (int i = 0; i < count; ++i)
-        expect_twiddles(gpu, &cases[i], "sincospif");
+    return count;
+}
+
+/* Natural R2C and C2R whose last block holds fewer images than the others (n = 32: 2 and 5 images a
+ * block, 4097 images), so the flat copies' guards for the missing ones run. */
+static int partial_block_cases(convgen_fft_desc *cases)
+{
+    int count = 0;
+    for (int k = 0; k < KINDS; ++k)
+        if (kinds[k].type != CONVGEN_FFT_C2C)
+            cases[count++] = (convgen_fft_desc){.rank = 2, .n = 32, .type = kinds[k].type, .batch = 4097,
+                                                .scale = kinds[k].type == CONVGEN_FFT_C2R ? 0.25f : 0.0f};
     return count;
 }
 
@@ -944,9 +975,27 @@ static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **st
     count += looping;
     int table = rank1_r2c_cases(cases);
     run_cases(one_sm, cases, table, worst);
-    for (int i = 0; i < table; ++i) /* as planned for one multiprocessor: the twiddle table */
+    for (int i = 0; i < table; ++i) { /* the twiddle table for one multiprocessor, sincospif below the GPU's */
         expect_twiddles(one_sm, &cases[i], "table");
+        convgen_plan *p;
+        convgen_kernel_info info;
+        assert_int_equal(convgen_plan_fft(gpu, &cases[i], &p), CONVGEN_SUCCESS);
+        assert_int_equal(convgen_plan_kernel_info(p, 0, &info), CONVGEN_SUCCESS);
+        convgen_plan_destroy(p);
+        if ((int)info.grid[0] < gpu->sm_count)
+            expect_twiddles(gpu, &cases[i], "sincospif");
+    }
     count += table;
+    int partial = partial_block_cases(cases);
+    run_cases(gpu, cases, partial, worst);
+    for (int i = 0; i < partial; ++i) { /* the cases run the partial-block guards */
+        convgen_plan *p;
+        assert_int_equal(convgen_plan_fft(gpu, &cases[i], &p), CONVGEN_SUCCESS);
+        if (!strstr(convgen_plan_source(p, 0), "const unsigned total = "))
+            fail_msg("n = 32 %s, 4097 images: no partial last block", kinds[kind_of(&cases[i])].name);
+        convgen_plan_destroy(p);
+    }
+    count += partial;
     print_message("%d runs (%d planned for 3 multiprocessors, %d for one); worst relative errors against float64, against cuFFT "
                   "(cuFFT's own against float64):\n",
                   count, looping, table);
