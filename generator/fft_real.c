@@ -612,10 +612,9 @@ static void choose_exchange(const cg_fft_problem *p, const cg_target *t, fft_pla
      * warps' scratch, 68 without it), runs 12 warps a block instead of 8 (93-95 KiB), as many warps
      * in flight as three blocks of 8 would have. Only where measured: smaller sizes on targets of
      * less shared memory could take the same rule, untimed. Measured on the H100 at 128 MiB,
-     * speedup over cuFFT with 8 -> 12
-     * warps in the same run: R2C natural 1.56x -> 1.65x (1024 images 1.59x -> 1.64x), transposed
-     * 1.76x -> 1.78x; 16 warps (64 registers) were slower than 12. The inverse lost: C2R natural
-     * 1.55x -> 1.50x, transposed 1.72x -> 1.65x. */
+     * speedup over cuFFT with 8 -> 12 warps in the same run: R2C natural 1.56x -> 1.65x (1024
+     * images 1.59x -> 1.64x), transposed 1.76x -> 1.78x; 16 warps (64 registers) were slower than
+     * 12. The inverse lost: C2R natural 1.55x -> 1.50x, transposed 1.72x -> 1.65x. */
     int64_t paired = XL.xch_offset * 8 + (int64_t)PAIRED_BLOCK_WARPS * XL.xch_warp * 8;
     bool two_only = 3 * (XL.shared_bytes + SHARED_RESERVED_PER_BLOCK) > per_sm && two_after;
     if (two_only && p->n == 128 && p->sign < 0 && 2 * (paired + SHARED_RESERVED_PER_BLOCK) <= per_sm &&

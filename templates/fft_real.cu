@@ -275,47 +275,46 @@
 
     // Columns: kx = 0..{{ half - 1 }}, inverse; only rows {{ wy0 }}..{{ wy0 + h - 1 }} (the window) are kept.
     const float2 *__restrict__ in = reinterpret_cast<const float2 *>(in0);
-{%- if flat_loads %}
-    // The block's spectra come into buf coalesced, {{ copy_unroll }} loads per thread in flight: read straight by the
-    // columns, a lane's bins would be {{ half * 8 }} bytes apart. They are consecutive in the input and buf's rows
-    // are theirs ({{ half }} bins), so this is one flat copy. The columns then transform in place.
-    // The loops' bounds are constants{{ ", the loads of a partial last block stopping at its own images" if partial_block }}: with the
-    // bound in a register, C2R n = 32 measured 7% slower on the H100.
-    {
-{%- set bound = "total" if partial_block else (images * n * half) ~ "u" %}
-{%- if partial_block %}
-        const unsigned total = {{ block_bins() }};
-{%- endif %}
-        const float2 *__restrict__ src = in + ({{ idx }})image0 * {{ n * half }}u;
-        float2 *const dst = &buf[0][0][0];
-        for (unsigned base = threadIdx.x; base < {{ images * n * half }}u; base += {{ threads * copy_unroll }}u) {
-            float2 v[{{ copy_unroll }}];
-#pragma unroll
-            for (unsigned u = 0; u < {{ copy_unroll }}u; ++u)
-                v[u] = base + u * {{ threads }}u < {{ bound }} ? src[base + u * {{ threads }}u] : make_float2(0.0f, 0.0f);
-#pragma unroll
-            for (unsigned u = 0; u < {{ copy_unroll }}u; ++u)
-                if (base + u * {{ threads }}u < {{ images * n * half }}u)
-                    dst[base + u * {{ threads }}u] = v[u];
-        }
-    }
-    __syncthreads();
-{%- elif staged_loads %}
+{%- if staged_loads %}
     // The block's spectra come into buf coalesced, {{ copy_unroll }} loads per thread in flight: read straight by the
     // columns, a lane's bins would be {{ half * 8 }} bytes apart. The columns then transform in place.
-    for (unsigned base = threadIdx.x; base < {{ images * n * half }}u; base += {{ threads * copy_unroll }}u) {
-        float2 v[{{ copy_unroll }}];
+{%- if flat_loads %}
+    // The spectra are consecutive in the input and buf's rows are theirs ({{ half }} bins), so this is one flat copy,
+    // its loops' bounds constants{{ ", the loads of a partial last block stopping at its own images" if partial_block }} (with the bound in
+    // a register, C2R n = 32 measured 7% slower on the H100).
+{%- endif %}
+    {
+{%- set all = (images * n * half) ~ "u" %}
+{%- if flat_loads and partial_block %}
+        const unsigned total = {{ block_bins() }};
+{%- endif %}
+{%- if flat_loads %}
+        const float2 *__restrict__ src = in + ({{ idx }})image0 * {{ n * half }}u;
+        float2 *const dst = &buf[0][0][0];
+{%- endif %}
+        for (unsigned base = threadIdx.x; base < {{ all }}; base += {{ threads * copy_unroll }}u) {
+            float2 v[{{ copy_unroll }}];
 #pragma unroll
-        for (unsigned u = 0; u < {{ copy_unroll }}u; ++u) {
-            const unsigned e = base + u * {{ threads }}u, img = {{ udiv("e", image_div) }}, tr = image0 + img;
-            v[u] = e < {{ images * n * half }}u && tr < {{ count }}u ? in[{{ transform_offset("tr", ss) }} + e - img * {{ n * half }}u] : make_float2(0.0f, 0.0f);
-        }
+            for (unsigned u = 0; u < {{ copy_unroll }}u; ++u) {
+{%- if flat_loads %}
+                v[u] = base + u * {{ threads }}u < {{ "total" if partial_block else all }} ? src[base + u * {{ threads }}u] : make_float2(0.0f, 0.0f);
+{%- else %}
+                const unsigned e = base + u * {{ threads }}u, img = {{ udiv("e", image_div) }}, tr = image0 + img;
+                v[u] = e < {{ all }} && tr < {{ count }}u ? in[{{ transform_offset("tr", ss) }} + e - img * {{ n * half }}u] : make_float2(0.0f, 0.0f);
+{%- endif %}
+            }
 #pragma unroll
-        for (unsigned u = 0; u < {{ copy_unroll }}u; ++u) {
-            const unsigned e = base + u * {{ threads }}u, img = {{ udiv("e", image_div) }}, rest = e - img * {{ n * half }}u;
-            const unsigned ky = {{ udiv("rest", half_div) }}, kx = rest - ky * {{ half }}u;
-            if (e < {{ images * n * half }}u)
-                buf[img][ky][{{ padded("kx") }}] = v[u];
+            for (unsigned u = 0; u < {{ copy_unroll }}u; ++u) {
+{%- if flat_loads %}
+                if (base + u * {{ threads }}u < {{ all }})
+                    dst[base + u * {{ threads }}u] = v[u];
+{%- else %}
+                const unsigned e = base + u * {{ threads }}u, img = {{ udiv("e", image_div) }}, rest = e - img * {{ n * half }}u;
+                const unsigned ky = {{ udiv("rest", half_div) }}, kx = rest - ky * {{ half }}u;
+                if (e < {{ all }})
+                    buf[img][ky][{{ padded("kx") }}] = v[u];
+{%- endif %}
+            }
         }
     }
     __syncthreads();
@@ -376,7 +375,7 @@
 // Where output bin (ky, kx) of column kx waits in buf before the copy-out. The column read bins kx and
 // n - kx of every row pair and writes its {{ n }} outputs over them: bin kx of row ky for ky < {{ buf_rows }}, else bin
 // n - kx of row ky - {{ buf_rows }}. Columns 0{{ " and " ~ (n // 2) if n % 2 == 0 }} read a single bin per row and use the spare bin{{ "s" if n % 2 == 0 }} {{ n }}{{ " and " ~ (n + 1) if n % 2 == 0 }}
-// past the row's end instead.
+// past the row's end instead. (The copy-out spells the same mapping out a warp per row.)
 __device__ __forceinline__ unsigned alias_at(unsigned ky, unsigned kx)
 {
     const bool low = ky < {{ buf_rows }}u;
