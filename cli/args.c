@@ -31,8 +31,9 @@ const char cli_layer_usage[] =
     "                     the cost model offline: convgen tune and explain say how)\n"
     "  --pass PASS        fprop, bprop, accgrad or all\n"
     "  --sms N            multiprocessors to size split reductions for (default: the GPU's, else 132)\n"
-    "  --gemm KIND        winograd's products: cublas or generated (convgen's own batched SGEMM);\n"
-    "                     default: generated for 33 to 64 output channels over 1000 tiles\n"
+    "  --gemm KIND        winograd's, fft's and fft-tiled's products: cublas or generated\n"
+    "                     (convgen's own batched GEMM); default: winograd, generated for 33 to\n"
+    "                     64 output channels over 1000 tiles; fft, generated; fft-tiled, cublas\n"
     "  --tile MxN         winograd: the output tile m of F(m, r) per dimension (default: chosen)\n"
     "  --fourier AxB      cufft: the transform size per dimension (default: the smallest that fits)\n"
     "  --effort LEVEL     auto: measure (default), estimate (the cost model, no timing) or\n"
@@ -201,12 +202,12 @@ static bool set_option(cli_args *a, const char *o, const char *v)
     if (strcmp(o, "--pass") == 0)
         return set_pass(a, v);
     if (strcmp(o, "--gemm") == 0) {
-        a->options.winograd_gemm = strcmp(v, "cublas") == 0      ? CONVGEN_GEMM_CUBLAS
+        a->options.gemm = strcmp(v, "cublas") == 0      ? CONVGEN_GEMM_CUBLAS
                                    : strcmp(v, "generated") == 0 ? CONVGEN_GEMM_GENERATED
                                                                  : -1;
-        if (a->options.winograd_gemm < 0)
+        if (a->options.gemm < 0)
             fprintf(stderr, "convgen: --gemm '%s' is not cublas or generated\n", v);
-        return a->options.winograd_gemm >= 0;
+        return a->options.gemm >= 0;
     }
     char *end;
     if (strcmp(o, "--kernel") == 0 || strcmp(o, "--seed") == 0 || strcmp(o, "--samples") == 0 ||

@@ -22,7 +22,7 @@ typedef struct cli_args {
     unsigned seed;              /* --seed */
     long samples;               /* --samples: checked output points, 0 = all */
     int sm_count;               /* --sms: multiprocessors to tune for (0: default) */
-    convgen_plan_options options; /* --gemm cublas|generated: winograd_gemm; --effort */
+    convgen_plan_options options; /* --gemm cublas|generated: gemm; --effort */
     const char *wisdom;         /* --wisdom FILE (tune, explain) */
     const char *csv;            /* --csv FILE (tune) */
     const char *cache_dir;      /* --cache DIR (generate) */

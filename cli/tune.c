@@ -24,8 +24,8 @@ static void describe(convgen_algo algo, const convgen_plan_options *o, int rank,
         for (int d = 0; d < rank; ++d)
             used += snprintf(buf + used, size - (size_t)used, "%s%d", d ? "x" : "", o->winograd_m[d]);
     }
-    if (o->winograd_gemm)
-        snprintf(buf + used, size - (size_t)used, " gemm=%s", o->winograd_gemm == CONVGEN_GEMM_CUBLAS ? "cublas" : "generated");
+    if (o->gemm)
+        snprintf(buf + used, size - (size_t)used, " gemm=%s", o->gemm == CONVGEN_GEMM_CUBLAS ? "cublas" : "generated");
 }
 
 static void print_ms(double ms)

@@ -15,7 +15,9 @@
  * window (clipped loads) and no pad kernel runs, and where the output does (all but accgrad with
  * dilated or flipped taps) the C2R writes it through its window, scaled, and no clip kernel runs.
  * Both transforms use the transposed, digit-reversed spectrum layout: the product per bin
- * needs no particular order, only the same one on both sides.
+ * needs no particular order, only the same one on both sides. Its products are convgen's own
+ * complex GEMM (generator/gemm.c) by default, which reads and writes the spectra as the FFT
+ * kernels leave them, [image][bin], so the program has no transposes: R2C, products, C2R.
  *
  * cuFFT can write and read the frequency-major layout itself through its strides, which was
  * the first version here: on the H100 its strided transforms of L2 (8192 64x64 images) took
@@ -50,6 +52,7 @@
 #include "fft_conv.h"
 #include "fft_kernel.h"
 #include "fft_problem.h"
+#include "gemm.h"
 #include "generate.h"
 #include "templates.h"
 #include "util.h"
@@ -214,8 +217,9 @@ static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64
     ok = ok && cg_mul64(most, s->points, &bytes) && cg_mul64(bytes, 4, &bytes);
     s->real_offset = 0;
     at = fc_align_up(bytes);
-    s->natural_offset = at;
-    ok = ok && cg_mul64(most, s->bins, &bytes) && cg_mul64(bytes, 8, &bytes) && cg_add64(at, bytes, &at);
+    s->natural_offset = at; /* none where convgen's GEMM reads the natural spectra themselves */
+    ok = ok && cg_mul64(s->generated_gemm ? 0 : most, s->bins, &bytes) && cg_mul64(bytes, 8, &bytes) &&
+         cg_add64(at, bytes, &at);
     at = fc_align_up(at);
     for (int r = 0; r < 3 && ok; ++r) {
         s->spectrum_offset[r] = at;
@@ -310,10 +314,19 @@ tmpl_value *fc_header_lines(const cg_problem *p, convgen_pass pass, const lib_sp
         cg_value_line(h, "  (%s); block grids of %lld (%s) and %lld (%s, as wide as %s's) an image", source,
                       (long long)s->role_tiles[0], s->names[0], (long long)s->role_tiles[1], s->names[1], s->names[0]);
     } else {
-        cg_value_line(h, "plan: pad %s and %s into a %s Fourier basis%s, %s R2C, transpose to [bin][image], one",
-                      s->names[0], s->names[1], basis, s->generated ? " (the R2C's window pads a plain shift)" : "", lib);
-        cg_value_line(h, "  cuBLAS strided-batched CGEMM over %lld bins, transpose back, %s C2R, clip into %s%s",
-                      (long long)s->bins, lib, s->names[2], s->generated ? " (or the C2R's window)" : "");
+        if (s->generated_gemm) {
+            cg_value_line(h, "plan: pad %s and %s into a %s Fourier basis (the R2C's window pads a plain shift), %s",
+                          s->names[0], s->names[1], basis, lib);
+            cg_value_line(h, "  R2C, one generated CGEMM per bin (%lld) reading and writing the spectra as the FFTs "
+                          "leave them, %s C2R,", (long long)s->bins, lib);
+            cg_value_line(h, "  clip into %s (or the C2R's window)", s->names[2]);
+        } else {
+            cg_value_line(h, "plan: pad %s and %s into a %s Fourier basis%s, %s R2C, transpose to [bin][image], one",
+                          s->names[0], s->names[1], basis, s->generated ? " (the R2C's window pads a plain shift)" : "",
+                          lib);
+            cg_value_line(h, "  cuBLAS strided-batched CGEMM over %lld bins, transpose back, %s C2R, clip into %s%s",
+                          (long long)s->bins, lib, s->names[2], s->generated ? " (or the C2R's window)" : "");
+        }
         cg_value_line(h, "  (%s)", source);
     }
     int64_t steps[CONVGEN_MAX_RANK];
@@ -534,6 +547,12 @@ cg_step fc_gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec *s)
     st.gemm.c_offset = s->spectrum_offset[2];
     st.gemm.c_stride = s->images[2];
     st.gemm.batch = s->bins;
+    if (s->generated_gemm) { /* [image][bin]: the bins' GEMMs interleaved element by element */
+        cg_gemm_step *g = &st.gemm;
+        g->lda *= s->bins, g->ldb *= s->bins, g->ldc *= s->bins;
+        g->a_stride = g->b_stride = g->c_stride = 1;
+        g->inc = s->bins;
+    }
     return st;
 }
 
@@ -684,7 +703,8 @@ static convgen_status generated_forward(convgen_pass pass, const cg_target *t, l
     }
     cg_fft_problem fp;
     convgen_status st = cg_fft_problem_init(&fp, &d);
-    const cg_arg args[3] = {in, {CG_ARG_NULL, 0}, {CG_ARG_WORKSPACE, s->natural_offset}};
+    int64_t spectra = s->generated_gemm ? s->spectrum_offset[role] : s->natural_offset;
+    const cg_arg args[3] = {in, {CG_ARG_NULL, 0}, {CG_ARG_WORKSPACE, spectra}};
     return st == CONVGEN_SUCCESS ? take_fft_kernel(&fp, t, s, phase, args, out) : st;
 }
 
@@ -711,7 +731,8 @@ static convgen_status generated_inverse(convgen_pass pass, const cg_target *t, l
     }
     cg_fft_problem fp;
     convgen_status st = cg_fft_problem_init(&fp, &d);
-    const cg_arg args[3] = {{CG_ARG_WORKSPACE, s->natural_offset}, {CG_ARG_NULL, 0}, dst};
+    int64_t spectra = s->generated_gemm ? s->spectrum_offset[2] : s->natural_offset;
+    const cg_arg args[3] = {{CG_ARG_WORKSPACE, spectra}, {CG_ARG_NULL, 0}, dst};
     return st == CONVGEN_SUCCESS ? take_fft_kernel(&fp, t, s, phase, args, out) : st;
 }
 
@@ -730,7 +751,8 @@ convgen_status fc_forward_steps(const cg_problem *p, convgen_pass pass, const cg
         st = generated_forward(pass, t, s, role, window, phase, out);
     else if (st == CONVGEN_SUCCESS)
         *fc_add_step(out, CG_STEP_FFT, phase) = fft_step(s, role, false, phase);
-    if (st == CONVGEN_SUCCESS && !s->fused) /* fft-fused reads the natural spectra */
+    /* fft-fused and convgen's GEMM read the natural spectra */
+    if (st == CONVGEN_SUCCESS && !s->fused && !s->generated_gemm)
         st = transpose_step(p, pass, s, role, true, phase, out);
     return st;
 }
@@ -739,7 +761,7 @@ convgen_status fc_forward_steps(const cg_problem *p, convgen_pass pass, const cg
 static convgen_status inverse_steps(const cg_problem *p, convgen_pass pass, const cg_target *t, lib_spec *s,
                                     int phase, cg_generated *out)
 {
-    convgen_status st = transpose_step(p, pass, s, 2, false, phase, out);
+    convgen_status st = s->generated_gemm ? CONVGEN_SUCCESS : transpose_step(p, pass, s, 2, false, phase, out);
     bool window = false;
     if (s->generated) {
         int64_t at = 0, len = 0, src = 0;
@@ -756,6 +778,64 @@ static convgen_status inverse_steps(const cg_problem *p, convgen_pass pass, cons
     if (st == CONVGEN_SUCCESS && !window)
         st = operand_step(p, pass, s, 2, phase, out);
     return st;
+}
+
+/* ---- the products: cuBLAS's CGEMM, or convgen's own (generator/gemm.c) ---- */
+
+/* Whether convgen's complex GEMM kernel does the products, reading and writing the FFT
+ * kernels' [image][bin] spectra with no transposes: for the generated FFT algorithms' single
+ * GEMM (not parts' shifts), strict fp32 (cuBLAS has the TF32 tensor-core CGEMM), where
+ * options->gemm asks for it (the caller then checks the kernel's 32-bit indices). CHOSEN: the
+ * generated one for fft, which measured faster than cuBLAS and its transposes on 22 of 27
+ * layer-passes on the H100 (L1 fprop 1.77 -> 1.10 ms) and at most 7% slower on the rest (L4,
+ * whose 144 bins leave small transposes; bench/NOTES.md); cuBLAS's for fft-tiled (unmeasured). */
+static bool wants_generated_gemm(const cg_tuning *tune, const lib_spec *s)
+{
+    int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
+    if (!s->generated || s->parts || (tune && tune->tf32) || gemm == CONVGEN_GEMM_CUBLAS)
+        return false;
+    return gemm == CONVGEN_GEMM_GENERATED || !s->tiled;
+}
+
+/* A step of `phase` running convgen's GEMM kernel for g, convgen_<algo>_<pass>_<part>. */
+static convgen_status add_gemm_kernel(const cg_problem *p, convgen_pass pass, const lib_spec *s,
+                                      const cg_gemm_step *g, int phase, const char *part, cg_generated *out)
+{
+    cg_step *st = fc_add_step(out, CG_STEP_KERNEL, phase);
+    st->op = (cg_kernel_op){.kind = CG_OP_GEMM, .gemm = *g};
+    cg_kernel *k = &out->kernels[st->kernel];
+    const char *algo = s->tiled ? "fft-tiled" : "fft";
+    snprintf(k->name, sizeof k->name, "convgen_%s_%s_%s", s->tiled ? "fft_tiled" : "fft", convgen_pass_name(pass), part);
+    char layer[256];
+    cg_problem_describe(p, layer, sizeof layer);
+    tmpl_value *h = tmpl_list();
+    cg_value_line(h, "convgen %s: %s algorithm, %s: the products of the spectra, one complex GEMM per frequency bin",
+                  CG_GENERATOR_VERSION, algo, convgen_pass_name(pass));
+    cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
+    cg_value_line(h, "emitted by: convgen emit --algo %s --gemm generated --pass %s %s", algo, convgen_pass_name(pass),
+                  layer);
+    if (s->chunks > 1)
+        cg_value_line(h, "sub-batches: %lld chunks of %lld images (the workspace limit)", (long long)s->chunks,
+                      (long long)s->batch);
+    cg_value_line(h, "%s", "");
+    return cg_gemm_kernel(g, h, k);
+}
+
+/* The products per bin (phase 1): cuBLAS's strided-batched CGEMM, or convgen's kernel. A sum
+ * over sub-batches (accgrad) adds into C in every chunk after a kernel that zeroes it (the same
+ * GEMM summing nothing) in phase 0; cuBLAS's instead overwrites in the first chunk. */
+static convgen_status products_steps(const cg_problem *p, convgen_pass pass, const lib_spec *s, cg_generated *out)
+{
+    cg_step step = fc_gemm_step(p, pass, s);
+    if (!s->generated_gemm) {
+        *fc_add_step(out, CG_STEP_GEMM, 1) = step;
+        return CONVGEN_SUCCESS;
+    }
+    cg_gemm_step g = step.gemm, zero = g;
+    g.accumulate = g.accumulate && s->chunks > 1;
+    zero.k = 0, zero.accumulate = false;
+    convgen_status st = g.accumulate ? add_gemm_kernel(p, pass, s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
+    return st == CONVGEN_SUCCESS ? add_gemm_kernel(p, pass, s, &g, 1, "products", out) : st;
 }
 
 /* The chunks slice the batch: x, y, dy and dx advance by a chunk's images, w and dw do not. */
@@ -785,8 +865,14 @@ static convgen_status generate_program(const cg_problem *p, convgen_pass pass, c
         st = fc_tile_basis(p, tune, &s);
     else if (st == CONVGEN_SUCCESS && generated)
         st = square_basis(p, tune, &s);
+    s.generated_gemm = wants_generated_gemm(tune, &s);
     if (st == CONVGEN_SUCCESS)
         st = choose_batch(p, pass, tune, &s);
+    cg_step products = st == CONVGEN_SUCCESS && s.generated_gemm ? fc_gemm_step(p, pass, &s) : (cg_step){0};
+    if (st == CONVGEN_SUCCESS && s.generated_gemm && !cg_gemm_kernel_takes(&products.gemm)) {
+        s.generated_gemm = false; /* past the kernel's 32-bit indices: cuBLAS's, and the headers say so */
+        st = choose_batch(p, pass, tune, &s);
+    }
     if (st != CONVGEN_SUCCESS)
         return st;
     fc_set_chunks(p, pass, &s, out);
@@ -804,7 +890,9 @@ static convgen_status generate_program(const cg_problem *p, convgen_pass pass, c
     if (s.parts)
         fc_parts_gemm_steps(p, &s, out);
     else
-        *fc_add_step(out, CG_STEP_GEMM, 1) = fc_gemm_step(p, pass, &s);
+        st = products_steps(p, pass, &s, out);
+    if (st != CONVGEN_SUCCESS)
+        return st;
     st = inverse_steps(p, pass, t, &s, weights_once ? 1 : 2, out);
     out->tf32 = tune && tune->tf32;
     return st;

@@ -46,6 +46,7 @@ typedef struct lib_spec {
     bool tiled;                     /* fft-tiled: overlap-save tiles of the signal and the output */
     bool parts;                     /* fft-tiled's accgrad: convolution in parts */
     bool fused;                     /* fft-fused: one kernel per tile after the weights' R2C */
+    bool generated_gemm;            /* the products by convgen's complex GEMM kernel, not cuBLAS */
     int64_t tiles;                  /* tiled: tiles per image, the product of the dimensions' */
     /* Padded images per image of S, K and O: overlap-save tiles (S, O); parts' blocks (S, K)
      * and shifts (O); 1 where untiled. */

@@ -1,13 +1,17 @@
-/* convgen's batched SGEMM: what a GEMM step describes (cuBLAS's column-major C = op(A) op(B) per
+/* convgen's batched GEMM: what a GEMM step describes (cuBLAS's column-major C = op(A) op(B) per
  * batch entry, the operands at byte offsets of the workspace), done by a generated kernel
  * specialized to the step: every size, stride and offset a constant, each operand's tiles
  * loaded in whichever of its two layouts the step has (contiguous along the product's rows or
- * columns, or along the sum), so that the Winograd transforms need no copy into another layout.
+ * columns, or along the sum), so that the Winograd transforms and the FFT spectra need no copy
+ * into another layout. Real steps are SGEMMs (Winograd's products per transform element),
+ * complex ones CGEMMs of interleaved float2 (the FFT algorithms' products per frequency bin,
+ * an operand conjugated where its op is 'C': signs in the multiply-adds, no extra work).
  *
- * Blocks of BM x BN of C (128 or 64 each, the smaller where the matrix is), 8 x 8 sums a thread
- * in two 4 x 4 quadrants BM / 2 apart so that a quarter warp's float4 reads of a tile row fall
- * in distinct banks, the sum in steps of 8 through two shared-memory stages filled by cp.async
- * (the next step's tiles load during this one's products). cuBLAS is a library call per step
+ * Blocks of BM x BN of C, the sum in steps of 8 through two shared-memory stages filled by
+ * cp.async (the next step's tiles load during this one's products). A thread keeps 8 x 8 real
+ * or 4 x 4 complex sums in four quadrants half a block apart, each quadrant one float4 read of
+ * a tile row, so that a quarter warp's reads fall in distinct banks; either way a thread reads
+ * a quarter of a float from shared memory per multiply-add. cuBLAS is a library call per step
  * and reads the same layout through its transpose flags; this kernel is the generator's own
  * because it can be tiled to the shapes at hand and fused with its neighbours later. */
 #include <stdio.h>
@@ -18,85 +22,162 @@
 #include "util.h"
 #include "values.h"
 
-enum { STEP = 8 /* the sum's step, the tiles' depth */ };
+enum {
+    STEP = 8, /* the sum's step, the tiles' depth */
+    GROUP = 4 /* interleaved batch entries a block: 4 complex values are a 32-byte sector */
+};
+
+/* The batch entries interleaved: [row][column][entry], read GROUP entries a block. */
+static bool interleaved(const cg_gemm_step *g)
+{
+    return g->inc > 1;
+}
+
+/* The highest element index of an operand stored `rows` x `cols` (column-major) in the batch,
+ * plus one. */
+static int64_t span(const cg_gemm_step *g, int64_t rows, int64_t cols, int64_t ld, int64_t stride)
+{
+    int64_t inc = g->inc > 1 ? g->inc : 1;
+    return (rows - 1) * inc + (cols - 1) * ld + (g->batch - 1) * stride + 1;
+}
 
 bool cg_gemm_kernel_takes(const cg_gemm_step *g)
 {
-    if (!g->real || g->batch > 65535)
+    char plain = 'N', flipped = g->real ? 'T' : 'C';
+    if ((g->transa != plain && g->transa != flipped) || (g->transb != plain && g->transb != flipped) ||
+        (interleaved(g) && (g->real || g->a_stride != 1 || g->b_stride != 1 || g->c_stride != 1)) ||
+        (!interleaved(g) && g->batch > 65535) || g->m < 1 || g->n < 1 || g->k < 0 || g->batch < 1)
         return false;
-    /* every index within a batch entry in 32 bits (the entries' offsets are 64-bit) */
-    int64_t a_span = g->transa == 'T' ? g->m * g->lda : g->k * g->lda;
-    int64_t b_span = g->transb == 'T' ? g->k * g->ldb : g->n * g->ldb;
-    int64_t most = INT32_MAX / 2;
-    return a_span < most && b_span < most && g->n * g->ldc < most && (g->m + 127) / 128 <= 65535 &&
-           (g->n + 127) / 128 <= 65535;
+    /* every element index in 32 bits: within a batch entry (the entries' offsets are 64-bit),
+     * or in the whole batch where the entries interleave */
+    int64_t most = INT32_MAX / 2, batch = interleaved(g) ? g->batch : 1;
+    cg_gemm_step one = *g;
+    one.batch = batch;
+    int64_t a_rows = g->transa == plain ? g->m : g->k, a_cols = g->transa == plain ? g->k : g->m;
+    int64_t b_rows = g->transb == plain ? g->k : g->n, b_cols = g->transb == plain ? g->n : g->k;
+    return span(&one, a_rows, a_cols, g->lda, g->a_stride) < most && span(&one, b_rows, b_cols, g->ldb, g->b_stride) < most &&
+           span(&one, g->m, g->n, g->ldc, g->c_stride) < most && (g->m + 3) / 4 <= 65535 && (g->n + 3) / 4 <= 65535 &&
+           (g->batch + GROUP - 1) / GROUP <= 65535;
 }
 
 /* An operand's tile loads: `outer` where its stored rows run along the product's rows (op(A),
- * 'N') or columns (op(B), 'T'), so a step's tile is STEP contiguous runs; else along the sum.
- * 16-byte copies where the runs keep 16-byte alignment. */
-static void operand(tmpl_value *ctx, const char *name, bool outer, int64_t offset, int64_t ld, int64_t stride,
-                    int64_t extent)
+ * 'N') or columns (op(B), 'T' or 'C'), so a step's tile is STEP contiguous runs; else along the
+ * sum. 16-byte copies (`per` elements) where the runs keep 16-byte alignment; one element a copy
+ * where the batch entries interleave (then GROUP neighbouring entries are the contiguous run).
+ * Returns the bytes of one copy. */
+static int operand(tmpl_value *ctx, const cg_gemm_step *g, const char *name, bool outer, int per, int64_t offset,
+                   int64_t ld, int64_t stride, int64_t extent)
 {
     char key[32];
-    bool vec = outer && offset % 16 == 0 && ld % 4 == 0 && stride % 4 == 0 && extent % 4 == 0;
+    int elem_bytes = 16 / per;
+    bool vec = !interleaved(g) && outer && offset % 16 == 0 && ld % per == 0 && stride % per == 0 && extent % per == 0;
     snprintf(key, sizeof key, "%s_outer", name);
     tmpl_set_bool(ctx, key, outer);
     snprintf(key, sizeof key, "%s_vec", name);
-    tmpl_set_int(ctx, key, vec ? 4 : 1);
+    tmpl_set_int(ctx, key, vec ? per : 1);
     snprintf(key, sizeof key, "%s_offset", name);
-    tmpl_set_int(ctx, key, offset / 4);
+    tmpl_set_int(ctx, key, offset / elem_bytes);
     snprintf(key, sizeof key, "%s_ld", name);
     tmpl_set_int(ctx, key, ld);
     snprintf(key, sizeof key, "%s_stride", name);
     tmpl_set_int(ctx, key, stride);
+    return vec ? 16 : elem_bytes;
+}
+
+/* The block's share of C along one side: real, 128 or 64 (the smaller where the matrix is);
+ * complex, 64 or 32 rows and 64, 32 or 16 columns (a batch of one image is a column); complex
+ * interleaved, the power of two from 4 to 32 that covers the side (GROUP entries a block). */
+static int block_side(const cg_gemm_step *g, int64_t extent, bool columns)
+{
+    if (g->real)
+        return extent >= 128 ? 128 : 64;
+    if (interleaved(g)) {
+        int side = 4;
+        while (side < 32 && side < extent)
+            side *= 2;
+        return side;
+    }
+    if (extent >= 64)
+        return 64;
+    return extent >= 32 || !columns ? 32 : 16;
+}
+
+static const char *op_text(char op)
+{
+    return op == 'T' ? "^T" : op == 'C' ? "^H" : "";
 }
 
 convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k)
 {
     if (!cg_gemm_kernel_takes(g))
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the generated GEMM takes real GEMMs within 32-bit indices");
-    int bm = g->m >= 128 ? 128 : 64, bn = g->n >= 128 ? 128 : 64;
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the generated GEMM takes GEMMs within 32-bit indices");
+    int per = g->real ? 4 : 2; /* elements in a float4 */
+    int group = interleaved(g) ? GROUP : 1;
+    int bm = block_side(g, g->m, false), bn = block_side(g, g->n, true);
+    int step = STEP; /* a sum shorter than a step in a shallower one (FFT fprop of C = 3: k 3) */
+    while (step > 1 && step / 2 >= g->k)
+        step /= 2;
     k->grid[0] = (unsigned)((g->m + bm - 1) / bm);
     k->grid[1] = (unsigned)((g->n + bn - 1) / bn);
-    k->grid[2] = (unsigned)g->batch;
-    k->block[0] = (unsigned)(bm / 8 * bn / 8);
+    k->grid[2] = (unsigned)((g->batch + group - 1) / group);
+    k->block[0] = (unsigned)(group * (bm / (2 * per)) * (bn / (2 * per)));
     k->block[1] = k->block[2] = 1;
     k->shared_bytes = 0;
-    cg_value_line(header, "GEMM: C[%lld x %lld] = op(A) op(B), column-major, op(A) = A%s, op(B) = B%s, sums of %lld, %lld "
-                  "of them (the transform elements)", (long long)g->m, (long long)g->n, g->transa == 'T' ? "^T" : "",
-                  g->transb == 'T' ? "^T" : "", (long long)g->k, (long long)g->batch);
-    cg_value_line(header, "  A at float %lld (lda %lld, %lld apart), B at %lld (ldb %lld, %lld apart), C at %lld "
-                  "(ldc %lld, %lld apart)", (long long)(g->a_offset / 4), (long long)g->lda, (long long)g->a_stride,
-                  (long long)(g->b_offset / 4), (long long)g->ldb, (long long)g->b_stride, (long long)(g->c_offset / 4),
-                  (long long)g->ldc, (long long)g->c_stride);
+    const char *kind = g->real ? "the transform elements" : "the frequency bins";
+    int elem = 16 / per;
+    cg_value_line(header, "%s: C[%lld x %lld] = op(A) op(B), column-major, op(A) = A%s, op(B) = B%s, sums of %lld, "
+                  "%lld of them (%s)", g->real ? "GEMM" : "complex GEMM", (long long)g->m, (long long)g->n,
+                  op_text(g->transa), op_text(g->transb), (long long)g->k, (long long)g->batch, kind);
+    cg_value_line(header, "  A at %s %lld (lda %lld, %lld apart), B at %lld (ldb %lld, %lld apart), C at %lld "
+                  "(ldc %lld, %lld apart)", g->real ? "float" : "float2", (long long)(g->a_offset / elem),
+                  (long long)g->lda, (long long)g->a_stride, (long long)(g->b_offset / elem), (long long)g->ldb,
+                  (long long)g->b_stride, (long long)(g->c_offset / elem), (long long)g->ldc, (long long)g->c_stride);
+    if (interleaved(g))
+        cg_value_line(header, "  the %lld GEMMs interleaved, element by element: neighbours along a leading dimension "
+                      "%lld apart", (long long)g->batch, (long long)g->inc);
     if (g->k == 0)
         cg_value_line(header, "%s", "  a sum of nothing: C zeroed, before sub-batches that add to it");
     else if (g->accumulate)
         cg_value_line(header, "%s", "  added to C, which a kernel before the first sub-batch zeroed");
-    cg_value_line(header, "tiles: %d x %d of C a block, 8 x 8 a thread, the sum in steps of %d through two cp.async "
-                  "stages; launch: grid (%u, %u, %u), block (%u, 1, 1)", bm, bn, STEP, k->grid[0], k->grid[1],
-                  k->grid[2], k->block[0]);
+    cg_value_line(header, "tiles: %d x %d of C a block%s, %d x %d a thread, the sum in steps of %d through two cp.async "
+                  "stages; launch: grid (%u, %u, %u), block (%u, 1, 1)", bm, bn,
+                  group > 1 ? " for each of 4 neighbouring GEMMs" : "", 2 * per, 2 * per, step, k->grid[0],
+                  k->grid[1], k->grid[2], k->block[0]);
     cg_value_line(header, "%s", "");
     cg_value_line(header, "%s", "Generated: do not edit. Change templates/gemm.cu or generator/gemm.c instead.");
 
     tmpl_value *ctx = tmpl_map();
     tmpl_map_set(ctx, "header", header);
     tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_bool(ctx, "complex", !g->real);
+    tmpl_set_bool(ctx, "conj_a", g->transa == 'C');
+    tmpl_set_bool(ctx, "conj_b", g->transb == 'C');
+    tmpl_set_int(ctx, "per", per);
+    tmpl_set_int(ctx, "group", group);
+    tmpl_set_int(ctx, "inc", interleaved(g) ? g->inc : 1);
+    tmpl_set_int(ctx, "batch", g->batch);
     tmpl_set_int(ctx, "threads", k->block[0]);
     tmpl_set_int(ctx, "bm", bm);
     tmpl_set_int(ctx, "bn", bn);
-    tmpl_set_int(ctx, "step", STEP);
+    tmpl_set_int(ctx, "step", step);
     tmpl_set_int(ctx, "m", g->m);
     tmpl_set_int(ctx, "n", g->n);
     tmpl_set_int(ctx, "k", g->k);
-    operand(ctx, "a", g->transa != 'T', g->a_offset, g->lda, g->a_stride, g->m);
-    operand(ctx, "b", g->transb == 'T', g->b_offset, g->ldb, g->b_stride, g->n);
+    int a_copy = operand(ctx, g, "a", g->transa == 'N', per, g->a_offset, g->lda, g->a_stride, g->m);
+    int b_copy = operand(ctx, g, "b", g->transb != 'N', per, g->b_offset, g->ldb, g->b_stride, g->n);
+    /* the copy functions the loads use: one element (transposed loads), 16 bytes (runs) */
+    tmpl_value *sizes = tmpl_list();
+    int used[2] = {a_copy < b_copy ? a_copy : b_copy, a_copy < b_copy ? b_copy : a_copy};
+    for (int i = 0; i < 2; ++i)
+        if (i == 0 || used[1] != used[0])
+            tmpl_list_push(sizes, tmpl_int(used[i]));
+    tmpl_map_set(ctx, "copy_sizes", sizes);
     tmpl_set_bool(ctx, "accumulate", g->accumulate && g->k > 0);
-    tmpl_set_int(ctx, "c_offset", g->c_offset / 4);
+    tmpl_set_int(ctx, "c_offset", g->c_offset / elem);
     tmpl_set_int(ctx, "ldc", g->ldc);
     tmpl_set_int(ctx, "c_stride", g->c_stride);
-    tmpl_set_bool(ctx, "c_vec", g->c_offset % 16 == 0 && g->ldc % 4 == 0 && g->c_stride % 4 == 0 && g->m % 4 == 0);
+    tmpl_set_bool(ctx, "c_vec", !interleaved(g) && g->c_offset % 16 == 0 && g->ldc % per == 0 &&
+                                    g->c_stride % per == 0 && g->m % per == 0);
     convgen_status st = tmpl_ok(ctx) ? cg_render_template("gemm.cu", ctx, &k->source)
                                      : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a GEMM context");
     tmpl_unref(ctx);

@@ -76,6 +76,11 @@ typedef struct cg_gemm_step {
     int64_t a_offset, lda, b_offset, ldb, c_offset, ldc;
     int64_t a_stride, b_stride, c_stride, batch;
     bool accumulate; /* chunks after the first add to C (a reduction over the sub-batches) */
+    /* Elements between neighbours along every matrix's leading dimension (then ld counts
+     * elements too): 0 or 1, adjacent (cuBLAS's layout); more, the batch entries interleaved
+     * (stride 1, inc = batch), as the FFT kernels leave their spectra: [image][bin]. Only
+     * convgen's GEMM kernel reads that. */
+    int64_t inc;
 } cg_gemm_step;
 
 /* Where an operand's element sits in a padded image, per dimension: at base + step * index

@@ -276,18 +276,19 @@ static void run_gemm(const cg_gemm_step *g, machine *m, bool add)
     const float complex *A = (const float complex *)(m->ws + g->a_offset);
     const float complex *B = (const float complex *)(m->ws + g->b_offset);
     float complex *C = (float complex *)(m->ws + g->c_offset);
+    const int64_t inc = g->inc > 1 ? g->inc : 1; /* along the leading dimension */
     for (int64_t b = 0; b < g->batch; ++b)
         for (int64_t i = 0; i < g->m; ++i)
             for (int64_t j = 0; j < g->n; ++j) {
                 double complex sum = 0;
                 for (int64_t l = 0; l < g->k; ++l) {
-                    double complex x = g->transa == 'C' ? conj(A[b * g->a_stride + l + i * g->lda])
-                                                        : A[b * g->a_stride + i + l * g->lda];
-                    double complex y = g->transb == 'C' ? conj(B[b * g->b_stride + j + l * g->ldb])
-                                                        : B[b * g->b_stride + l + j * g->ldb];
+                    double complex x = g->transa == 'C' ? conj(A[b * g->a_stride + l * inc + i * g->lda])
+                                                        : A[b * g->a_stride + i * inc + l * g->lda];
+                    double complex y = g->transb == 'C' ? conj(B[b * g->b_stride + j * inc + l * g->ldb])
+                                                        : B[b * g->b_stride + l * inc + j * g->ldb];
                     sum += x * y;
                 }
-                float complex *c = &C[b * g->c_stride + i + j * g->ldc];
+                float complex *c = &C[b * g->c_stride + i * inc + j * g->ldc];
                 *c = (float complex)(sum + (add ? (double complex)*c : 0));
             }
 }

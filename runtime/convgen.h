@@ -159,12 +159,15 @@ typedef struct convgen_plan_options {
      * of dy (accgrad, which computes F(r, m)); m + r - 1 <= 12. 0: chosen, the m with the fewest
      * transform elements for the layer among m + r - 1 <= 8 (e.g. F(6,3) for 28 or 56 outputs). */
     int winograd_m[CONVGEN_MAX_RANK];
-    /* WINOGRAD: what sums the products of each transform element: CONVGEN_GEMM_CUBLAS (cuBLAS
-     * SGEMMs), CONVGEN_GEMM_GENERATED (convgen's own batched SGEMM kernel reading the
-     * transforms' layout; strict fp32 only: with allow_tf32 cuBLAS's), or CONVGEN_GEMM_CHOSEN
-     * (0): the generated one for fprop and bprop with 33 to 64 output channels over at least
-     * 1000 tiles, where it measured faster on the H100, cuBLAS's otherwise. */
-    int winograd_gemm;
+    /* WINOGRAD, FFT and FFT_TILED: what sums the products, per transform element (Winograd's
+     * SGEMMs) or per frequency bin (the FFT algorithms' CGEMMs): CONVGEN_GEMM_CUBLAS (cuBLAS),
+     * CONVGEN_GEMM_GENERATED (convgen's own batched GEMM kernel reading the transforms' layout;
+     * strict fp32 only: with allow_tf32 cuBLAS's; fft-tiled's accgrad always cuBLAS's), or
+     * CONVGEN_GEMM_CHOSEN (0): winograd, the generated one for fprop and bprop with 33 to 64
+     * output channels over at least 1000 tiles, where it measured faster on the H100, cuBLAS's
+     * otherwise; fft, the generated one (it reads the FFT kernels' spectra as they lie, so
+     * the plan has no transposes); fft-tiled, cuBLAS's. AUTO times both for WINOGRAD and FFT. */
+    int gemm;
     /* AUTO: how the algorithm is chosen, a convgen_effort. MEASURE (0) and EXHAUSTIVE plan the
      * candidates, time them on the device, check each one's output against the first's and keep
      * the fastest, unless wisdom already holds the choice; ESTIMATE times nothing and ranks the
@@ -176,7 +179,7 @@ typedef struct convgen_plan_options {
     void *progress_user;
 } convgen_plan_options;
 
-/* convgen_plan_options.winograd_gemm */
+/* convgen_plan_options.gemm */
 enum { CONVGEN_GEMM_CHOSEN = 0, CONVGEN_GEMM_CUBLAS = 1, CONVGEN_GEMM_GENERATED = 2 };
 
 /* convgen_plan_options.effort. MEASURE times each algorithm with its default tuning (winograd:
@@ -255,7 +258,7 @@ typedef enum {
 /* One algorithm and tuning AUTO considered. */
 typedef struct convgen_candidate {
     convgen_algo algo;
-    /* The tuning it fixes (fourier_size, winograd_m, winograd_gemm; 0: the algorithm's own
+    /* The tuning it fixes (fourier_size, winograd_m, gemm; 0: the algorithm's own
      * choice) and the plan's workspace_limit and allow_tf32; no callback. */
     convgen_plan_options options;
     /* SUCCESS: it ran (or, estimated, it would plan). Else why it dropped out: NOT_SUPPORTED

@@ -208,10 +208,10 @@ convgen_status plan_tuning_of(const convgen_plan_options *o, cg_tuning *t)
                            o->winograd_m[d]);
         t->winograd_m[d] = o->winograd_m[d];
     }
-    if (o->winograd_gemm < CONVGEN_GEMM_CHOSEN || o->winograd_gemm > CONVGEN_GEMM_GENERATED)
+    if (o->gemm < CONVGEN_GEMM_CHOSEN || o->gemm > CONVGEN_GEMM_GENERATED)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
-                       "options->winograd_gemm = %d is not CONVGEN_GEMM_CHOSEN, _CUBLAS or _GENERATED", o->winograd_gemm);
-    t->gemm = o->winograd_gemm;
+                       "options->gemm = %d is not CONVGEN_GEMM_CHOSEN, _CUBLAS or _GENERATED", o->gemm);
+    t->gemm = o->gemm;
     if (o->effort < CONVGEN_EFFORT_MEASURE || o->effort > CONVGEN_EFFORT_EXHAUSTIVE)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
                        "options->effort = %d is not CONVGEN_EFFORT_MEASURE, _ESTIMATE or _EXHAUSTIVE", o->effort);

@@ -84,7 +84,7 @@ static void add(tuner *t, convgen_algo algo, int m, int gemm)
         if (t->problem.kernel[d] > 1)
             c->pub.options.winograd_m[d] = m;
     if (gemm)
-        c->pub.options.winograd_gemm = gemm;
+        c->pub.options.gemm = gemm;
     c->pub.estimate_ms = c->pub.ms = c->pub.difference = -1;
 }
 
@@ -106,7 +106,7 @@ static void add_winograd(tuner *t, convgen_algo algo)
     int m_lo = 0, m_hi = 0;
     if (t->effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed(&t->base))
         m_lo = 2, m_hi = MAX_TILE_ALPHA - (int)r + 1;
-    bool both_gemms = algo == CONVGEN_ALGO_WINOGRAD && !t->base.allow_tf32 && !t->base.winograd_gemm;
+    bool both_gemms = algo == CONVGEN_ALGO_WINOGRAD && !t->base.allow_tf32 && !t->base.gemm;
     for (int m = m_lo; m <= m_hi; ++m) {
         if (both_gemms) {
             add(t, algo, m, CONVGEN_GEMM_CUBLAS);
@@ -117,6 +117,17 @@ static void add_winograd(tuner *t, convgen_algo algo)
     }
 }
 
+/* fft's variants: its products by cuBLAS and by the generated GEMM (strict fp32, unless fixed). */
+static void add_fft(tuner *t)
+{
+    if (t->base.allow_tf32 || t->base.gemm) {
+        add(t, CONVGEN_ALGO_FFT, 0, 0);
+        return;
+    }
+    add(t, CONVGEN_ALGO_FFT, 0, CONVGEN_GEMM_CUBLAS);
+    add(t, CONVGEN_ALGO_FFT, 0, CONVGEN_GEMM_GENERATED);
+}
+
 static void list_candidates(tuner *t)
 {
     for (int i = 0; i < cg_planner_count(); ++i) {
@@ -124,6 +135,8 @@ static void list_candidates(tuner *t)
         bool variants = p->applicable(&t->problem, t->pass) == CONVGEN_SUCCESS; /* else one row says why */
         if (variants && (p->algo == CONVGEN_ALGO_WINOGRAD || p->algo == CONVGEN_ALGO_WINOGRAD_FUSED))
             add_winograd(t, p->algo);
+        else if (variants && p->algo == CONVGEN_ALGO_FFT)
+            add_fft(t);
         else
             add(t, p->algo, 0, 0);
     }
@@ -506,7 +519,7 @@ static void take_tuning(convgen_plan_options *o, const wisdom_entry *e)
 {
     memcpy(o->fourier_size, e->fourier_size, sizeof o->fourier_size);
     memcpy(o->winograd_m, e->winograd_m, sizeof o->winograd_m);
-    o->winograd_gemm = e->winograd_gemm;
+    o->gemm = e->gemm;
 }
 
 static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune_report *report)
@@ -535,7 +548,7 @@ static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune
 static void remember(tuner *t, const candidate *c, bool measured)
 {
     wisdom_entry e = {.key = key_of(t, t->ctx->offline && !measured), .effort = t->effort, .algo = c->pub.algo,
-                      .winograd_gemm = c->pub.options.winograd_gemm, .ms = measured ? c->pub.ms : 0,
+                      .gemm = c->pub.options.gemm, .ms = measured ? c->pub.ms : 0,
                       .provisional = !measured};
     memcpy(e.fourier_size, c->pub.options.fourier_size, sizeof e.fourier_size);
     memcpy(e.winograd_m, c->pub.options.winograd_m, sizeof e.winograd_m);
@@ -571,7 +584,7 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
     convgen_status s = cg_problem_init(&t->problem, desc);
     if (s == CONVGEN_SUCCESS) {
         wisdom_load_env();
-        t->uses_wisdom = !tiles_fixed(&t->base) && !t->base.winograd_gemm && !t->base.fourier_size[0] &&
+        t->uses_wisdom = !tiles_fixed(&t->base) && !t->base.gemm && !t->base.fourier_size[0] &&
                          !t->base.fourier_size[1] && !t->base.fourier_size[2];
         bool timed = !ctx->offline && t->effort != CONVGEN_EFFORT_ESTIMATE;
         if (t->uses_wisdom && from_wisdom(t, timed ? t->effort : CONVGEN_EFFORT_ESTIMATE, out, report) == CONVGEN_SUCCESS)

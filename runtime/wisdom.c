@@ -138,7 +138,7 @@ static void put_entry(cg_buf *b, const wisdom_entry *e)
                   e->key.workspace_limit, e->key.tf32, effort_names[e->effort], convgen_algo_name(e->algo));
     put_dims64(b, "fourier", e->fourier_size, p->rank);
     put_dims64(b, "m", m, p->rank);
-    cg_buf_printf(b, " gemm=%s ms=%.6g\n", gemm_names[e->winograd_gemm], e->ms);
+    cg_buf_printf(b, " gemm=%s ms=%.6g\n", gemm_names[e->gemm], e->ms);
 }
 
 /* The text of the set's entries, the provisional ones (the kernel set's, the cost model's) left out. */
@@ -276,11 +276,11 @@ static bool parse_entry(char *line, wisdom_entry *e)
     char *end;
     e->key.pass = (convgen_pass)name_index(field(&f, "pass"), (const char *const[]){"fprop", "bprop", "accgrad"}, 3);
     e->effort = name_index(field(&f, "effort"), effort_names, 3);
-    e->winograd_gemm = name_index(field(&f, "gemm"), gemm_names, 3);
+    e->gemm = name_index(field(&f, "gemm"), gemm_names, 3);
     if (!copy_text(e->key.gpu, sizeof e->key.gpu, field(&f, "gpu")) ||
         !copy_text(e->key.arch, sizeof e->key.arch, field(&f, "arch")) ||
         !copy_text(e->key.version, sizeof e->key.version, field(&f, "version")) || (int)e->key.pass < 0 ||
-        e->effort < 0 || e->effort == CONVGEN_EFFORT_ESTIMATE || e->winograd_gemm < 0 || !algo ||
+        e->effort < 0 || e->effort == CONVGEN_EFFORT_ESTIMATE || e->gemm < 0 || !algo ||
         !parse_layer(&f, &e->key.layer) || !parse_u64(field(&f, "limit"), &limit) ||
         !parse_int(field(&f, "tf32"), 0, 1, &tf32) || !ms)
         return false;

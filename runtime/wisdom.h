@@ -27,7 +27,7 @@ typedef struct wisdom_entry {
     convgen_algo algo;
     int64_t fourier_size[CONVGEN_MAX_RANK];
     int winograd_m[CONVGEN_MAX_RANK];
-    int winograd_gemm;
+    int gemm;
     double ms;              /* its median time then */
     bool provisional;       /* the kernel set's, or the cost model's (effort estimate): yields to
                                any other entry and is never exported */

@@ -199,9 +199,9 @@ static void test_plan_options_are_checked(void **state)
     o = (convgen_plan_options){.winograd_m = {2, 13}};
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
                  CONVGEN_ERROR_INVALID_VALUE, "winograd_m[1] = 13 must be in [0, 12]");
-    o = (convgen_plan_options){.winograd_gemm = 3}; /* winograd's GEMM: CHOSEN, CUBLAS or GENERATED */
+    o = (convgen_plan_options){.gemm = 3}; /* winograd's GEMM: CHOSEN, CUBLAS or GENERATED */
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
-                 CONVGEN_ERROR_INVALID_VALUE, "winograd_gemm = 3");
+                 CONVGEN_ERROR_INVALID_VALUE, "gemm = 3");
     o = (convgen_plan_options){.winograd_m = {2, 11}}; /* F(11, 3): alpha 13 */
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
                  CONVGEN_ERROR_INVALID_VALUE, "winograd_m[1] = 11");
@@ -272,10 +272,17 @@ static void test_fft_pads_and_clips_through_its_windows(void **state)
     convgen_conv_desc d = layer;
     d.pad_before[0] = d.pad_after[0] = 2;
     convgen_plan *plan;
-    /* fprop: x and w are windows of the padded images, y one of the inverse's output. */
+    /* fprop: x and w are windows of the padded images, y one of the inverse's output; the
+     * generated GEMM reads the spectra as the R2Cs leave them (R2C of w, of x, the products,
+     * C2R), cuBLAS's after transposes (two more kernels and one back). */
     assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_FFT, &plan), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_kernel_count(plan), 4);
+    assert_false(has_kernel(plan, "pad") || has_kernel(plan, "clip") || has_kernel(plan, "transpose"));
+    convgen_plan_destroy(plan);
+    convgen_plan_options cublas = {.gemm = CONVGEN_GEMM_CUBLAS};
+    assert_int_equal(convgen_plan_conv_ex(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_FFT, &cublas, &plan), CONVGEN_SUCCESS);
     assert_int_equal(convgen_plan_kernel_count(plan), 6);
-    assert_false(has_kernel(plan, "pad") || has_kernel(plan, "clip"));
+    assert_false(has_kernel(plan, "pad") || has_kernel(plan, "clip") || has_kernel(plan, "products"));
     convgen_plan_destroy(plan);
     /* bprop mirrors w: that one is padded by a kernel. */
     assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_BPROP, CONVGEN_ALGO_FFT, &plan), CONVGEN_SUCCESS);

@@ -85,45 +85,47 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
     free(layers);
 }
 
-/* winograd with convgen's own GEMM (options.winograd_gemm) on the layer set: the products'
+/* winograd and fft with convgen's own GEMM (options.gemm) on the layer set: the products'
  * kernels of every pass compile without local memory, accgrad also summing over sub-batches
  * (the zeroing kernel and the accumulating one), under half the workspace it needs whole. */
 static void test_generated_gemm_compiles_without_local_memory(void **state)
 {
     (void)state;
     cg_layer *layers;
-    int count, kernels = 0;
+    int count, kernels[2] = {0, 0};
+    const convgen_algo algos[2] = {CONVGEN_ALGO_WINOGRAD, CONVGEN_ALGO_FFT};
     assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
     convgen_context *ctx = offline(NULL);
-    for (int i = 0; i < count; ++i)
-        for (int run = 0; run < 4; ++run) {
-            convgen_pass pass = (convgen_pass)(run % 3);
-            convgen_plan_options o = {.winograd_gemm = CONVGEN_GEMM_GENERATED};
-            convgen_plan *plan;
-            if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, CONVGEN_ALGO_WINOGRAD, &o, &plan) != CONVGEN_SUCCESS)
-                continue; /* strided, rank 3 or kernels past 7 */
-            if (run == 3) { /* accgrad again in sub-batches */
-                convgen_plan_workspace_size(plan, &o.workspace_limit);
-                o.workspace_limit /= 2;
+    for (int a = 0; a < 2; ++a)
+        for (int i = 0; i < count; ++i)
+            for (int run = 0; run < 4; ++run) {
+                convgen_pass pass = (convgen_pass)(run % 3);
+                convgen_plan_options o = {.gemm = CONVGEN_GEMM_GENERATED};
+                convgen_plan *plan;
+                if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, algos[a], &o, &plan) != CONVGEN_SUCCESS)
+                    continue; /* strided, rank 3, kernels past 7 (winograd) */
+                if (run == 3) { /* accgrad again in sub-batches */
+                    convgen_plan_workspace_size(plan, &o.workspace_limit);
+                    o.workspace_limit /= 2;
+                    convgen_plan_destroy(plan);
+                    if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, algos[a], &o, &plan) != CONVGEN_SUCCESS)
+                        continue; /* a batch of one */
+                }
+                for (int k = 0; k < convgen_plan_kernel_count(plan); ++k) {
+                    convgen_kernel_info info;
+                    assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
+                    if (!strstr(info.name, "products"))
+                        continue;
+                    ++kernels[a];
+                    assert_true(info.registers > 0);
+                    if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
+                        fail_msg("%s %s %s: stack %d, spills %d/%d", layers[i].name, convgen_pass_name(pass), info.name,
+                                 info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes);
+                }
                 convgen_plan_destroy(plan);
-                if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, CONVGEN_ALGO_WINOGRAD, &o, &plan) != CONVGEN_SUCCESS)
-                    continue; /* a batch of one */
             }
-            for (int k = 0; k < convgen_plan_kernel_count(plan); ++k) {
-                convgen_kernel_info info;
-                assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
-                if (!strstr(info.name, "products"))
-                    continue;
-                ++kernels;
-                assert_true(info.registers > 0);
-                if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
-                    fail_msg("%s %s %s: stack %d, spills %d/%d", layers[i].name, convgen_pass_name(pass), info.name,
-                             info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes);
-            }
-            convgen_plan_destroy(plan);
-        }
-    print_message("%d generated GEMM kernels compiled without local memory\n", kernels);
-    assert_true(kernels > 60);
+    print_message("generated GEMM kernels compiled without local memory: winograd %d, fft %d\n", kernels[0], kernels[1]);
+    assert_true(kernels[0] > 60 && kernels[1] > 60);
     convgen_context_destroy(ctx);
     free(layers);
 }

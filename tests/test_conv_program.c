@@ -70,7 +70,8 @@ static double error_of(const cg_problem *p, convgen_pass pass, const float *in0,
     return isnan(d2) ? INFINITY : sqrt(d2 / (r2 > 0 ? r2 : 1));
 }
 
-/* Runs one pass's program (under `limit` bytes of workspace; 0: none; with the choices of
+/* Runs one pass's program (under `limit` bytes of workspace; 0: none; < 0: halfway between what
+ * the whole batch and sub-batches of one image need; with the choices of
  * `base`, NULL: the planner's) and returns its relative error against the reference; *chunks:
  * how many sub-batches it ran in. */
 static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo algo, int64_t limit,
@@ -87,9 +88,16 @@ static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo
     tune.workspace_limit = 0;
     cg_generated g;
     convgen_status s = cg_generate_tuned(p, pass, algo, NULL, &tune, &g);
-    if (s == CONVGEN_SUCCESS && limit) { /* limit < 0: half of what the whole batch needs */
-        tune.workspace_limit = limit > 0 ? limit : g.workspace_bytes / 2;
+    if (s == CONVGEN_SUCCESS && limit < 0) { /* halfway between what the whole batch and one image need */
+        int64_t whole = g.workspace_bytes;
         cg_generated_free(&g);
+        tune.workspace_limit = 1;
+        s = cg_generate_tuned(p, pass, algo, NULL, &tune, &g);
+        limit = (whole + g.workspace_bytes) / 2;
+    }
+    if (s == CONVGEN_SUCCESS && limit) {
+        cg_generated_free(&g);
+        tune.workspace_limit = limit;
         s = cg_generate_tuned(p, pass, algo, NULL, &tune, &g);
     }
     if (s != CONVGEN_SUCCESS)
@@ -119,9 +127,9 @@ static void check_algorithm(convgen_algo algo, const cg_tuning *base)
         for (int pass = 0; pass < 3; ++pass)
             for (int run = 0; run < 3; ++run) {
                 int64_t chunks = 0;
-                /* Unlimited; half the unlimited workspace (sub-batches of some middle size); one
-                 * byte: the smallest sub-batches (the runtime would refuse that plan, but the
-                 * program is still the one it would run). */
+                /* Unlimited; halfway between the unlimited workspace and one image's (sub-batches
+                 * of some middle size); one byte: the smallest sub-batches (the runtime would
+                 * refuse that plan, but the program is still the one it would run). */
                 const int64_t limits[3] = {0, -1, 1};
                 int limited = run > 0;
                 double e = program_error(&p, (convgen_pass)pass, algo, limits[run], base, &chunks);
@@ -217,43 +225,66 @@ static void test_winograd_programs_match_the_reference(void **state)
     check_algorithm(CONVGEN_ALGO_WINOGRAD, NULL);
 }
 
-/* winograd with convgen's own GEMM (gemm.c) for the products, by its step's parameters: the
- * same layers, passes and limits (an accgrad in several sub-batches zeroes the products once,
- * then adds into them in every sub-batch, as the kernel does); at least one program per pass
- * must use the generated kernel. */
-static void test_winograd_generated_gemm_programs_match_the_reference(void **state)
+/* Programs with convgen's own GEMM (gemm.c) for the products, by its step's parameters: the
+ * same layers, passes and limits as check_algorithm (an accgrad in several sub-batches zeroes
+ * the products once, then adds into them in every sub-batch, as the kernel does); at least one
+ * program per pass must use the generated kernel, and where it reads the FFT kernels' spectra
+ * (fft, fft-tiled) no program may transpose them. Returns how many programs ran the kernel. */
+static int check_generated_gemm(convgen_algo algo)
 {
-    (void)state;
     const cg_tuning generated = {.gemm = CONVGEN_GEMM_GENERATED};
-    check_algorithm(CONVGEN_ALGO_WINOGRAD, &generated);
-    int kernels[3] = {0, 0, 0};
-    for (int i = 1; i < 8; ++i) {
+    check_algorithm(algo, &generated);
+    int kernels[3] = {0, 0, 0}, transposes = 0;
+    for (int i = 1; i < LAYERS; ++i) {
         convgen_conv_desc d = random_layer(i);
         cg_problem p;
         assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
         for (int pass = 0; pass < 3; ++pass) {
             cg_generated g;
-            if (cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &generated, &g) != CONVGEN_SUCCESS)
+            if (cg_generate_tuned(&p, (convgen_pass)pass, algo, NULL, &generated, &g) != CONVGEN_SUCCESS)
                 continue;
-            for (int s = 0; s < g.step_count; ++s)
-                kernels[pass] += g.steps[s].kind == CG_STEP_KERNEL && g.steps[s].op.kind == CG_OP_GEMM;
+            int gemm = 0, transpose = 0;
+            for (int s = 0; s < g.step_count; ++s) {
+                gemm += g.steps[s].kind == CG_STEP_KERNEL && g.steps[s].op.kind == CG_OP_GEMM;
+                transpose += g.steps[s].kind == CG_STEP_KERNEL && g.steps[s].op.kind == CG_OP_TRANSPOSE;
+            }
+            kernels[pass] += gemm;
+            transposes += gemm ? transpose : 0;
             cg_generated_free(&g);
         }
     }
-    print_message("generated GEMM kernels in the first programs: fprop %d, bprop %d, accgrad %d\n", kernels[0],
-                  kernels[1], kernels[2]);
-    assert_true(kernels[0] > 0 && kernels[1] > 0 && kernels[2] > 0);
+    print_message("%s: generated GEMM kernels in the programs: fprop %d, bprop %d, accgrad %d; %d transposes beside them\n",
+                  convgen_algo_name(algo), kernels[0], kernels[1], kernels[2], transposes);
+    assert_true(kernels[0] > 0 && kernels[1] > 0);
+    assert_true(algo == CONVGEN_ALGO_WINOGRAD || transposes == 0);
+    return kernels[2];
 }
 
-/* Which GEMM a winograd plan runs: the generated one where asked for, or chosen for 33 to 64
+static void test_winograd_generated_gemm_programs_match_the_reference(void **state)
+{
+    (void)state;
+    assert_true(check_generated_gemm(CONVGEN_ALGO_WINOGRAD) > 0);
+}
+
+/* fft's products by the generated complex GEMM, reading [image][bin] spectra with the bins'
+ * GEMMs interleaved (no transposes); fft-tiled's fprop and bprop likewise (its accgrad, in
+ * parts, keeps cuBLAS's GEMM per shift). */
+static void test_fft_generated_gemm_programs_match_the_reference(void **state)
+{
+    (void)state;
+    assert_true(check_generated_gemm(CONVGEN_ALGO_FFT) > 0);
+    assert_true(check_generated_gemm(CONVGEN_ALGO_FFT_TILED) == 0);
+}
+
+/* Which GEMM a plan of `algo` runs (winograd: runs_generated_gemm): the generated one where asked for, or chosen for 33 to 64
  * output channels over at least 1000 tiles (fprop and bprop); cuBLAS's for other layers, for
  * accgrad, with TF32 and where asked for. */
-static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
+static bool runs_generated_gemm_of(convgen_algo algo, const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
 {
     cg_problem p;
     cg_generated g;
     assert_int_equal(cg_problem_init(&p, d), CONVGEN_SUCCESS);
-    assert_int_equal(cg_generate_tuned(&p, pass, CONVGEN_ALGO_WINOGRAD, NULL, &tune, &g), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_tuned(&p, pass, algo, NULL, &tune, &g), CONVGEN_SUCCESS);
     bool kernel = false, library = false;
     for (int s = 0; s < g.step_count; ++s) {
         kernel |= g.steps[s].kind == CG_STEP_KERNEL && g.steps[s].op.kind == CG_OP_GEMM;
@@ -262,6 +293,29 @@ static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, c
     cg_generated_free(&g);
     assert_true(kernel != library);
     return kernel;
+}
+
+static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
+{
+    return runs_generated_gemm_of(CONVGEN_ALGO_WINOGRAD, d, pass, tune);
+}
+
+/* fft's products: the generated GEMM by default in every pass, cuBLAS's where asked for and with
+ * TF32; fft-tiled's: cuBLAS's unless asked, and always in accgrad's parts. */
+static void test_fft_chooses_its_gemm(void **state)
+{
+    (void)state;
+    const convgen_conv_desc l4 = {.rank = 2, .n = 8, .c = 16, .k = 16, .in = {16, 16}, .kernel = {7, 7}};
+    const cg_tuning chosen = {0}, cublas = {.gemm = CONVGEN_GEMM_CUBLAS}, generated = {.gemm = CONVGEN_GEMM_GENERATED},
+                    tf32 = {.gemm = CONVGEN_GEMM_GENERATED, .tf32 = true};
+    for (int pass = 0; pass < 3; ++pass) {
+        assert_true(runs_generated_gemm_of(CONVGEN_ALGO_FFT, &l4, (convgen_pass)pass, chosen));
+        assert_false(runs_generated_gemm_of(CONVGEN_ALGO_FFT, &l4, (convgen_pass)pass, cublas));
+        assert_false(runs_generated_gemm_of(CONVGEN_ALGO_FFT, &l4, (convgen_pass)pass, tf32));
+        assert_false(runs_generated_gemm_of(CONVGEN_ALGO_FFT_TILED, &l4, (convgen_pass)pass, chosen));
+        assert_true(runs_generated_gemm_of(CONVGEN_ALGO_FFT_TILED, &l4, (convgen_pass)pass, generated) ==
+                    (pass != CONVGEN_ACCGRAD));
+    }
 }
 
 static void test_winograd_chooses_its_gemm(void **state)
@@ -498,7 +552,9 @@ int main(void)
         cmocka_unit_test(test_winograd_programs_match_the_reference),
         cmocka_unit_test(test_winograd_takes_a_fixed_tile),
         cmocka_unit_test(test_winograd_generated_gemm_programs_match_the_reference),
+        cmocka_unit_test(test_fft_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_winograd_chooses_its_gemm),
+        cmocka_unit_test(test_fft_chooses_its_gemm),
         cmocka_unit_test(test_winograd_fused_programs_match_the_reference),
         cmocka_unit_test(test_prepared_weights_serve_several_inputs),
     };

@@ -7,7 +7,8 @@
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
  * winograd: 52 shapes, stride 1 and kernels up to 7; winograd_fused (or winograd-fused): 44,
- * kernels 2 to 5; winograd_gemm: winograd's shapes with the generated GEMM (options.winograd_gemm);
+ * kernels 2 to 5; winograd_gemm, fft_gemm, fft_tiled_gemm: those algorithms' shapes with the
+ * generated GEMM (options.gemm);
  * prepared: each FFT and Winograd algorithm's first 8 shapes on weights
  * prepared once; accuracy: Winograd's error per tile; auto: algorithm AUTO on direct's
  * handpicked shapes and random stride-1 ones, and what it chose).
@@ -39,7 +40,7 @@ typedef struct shape {
     convgen_algo algo;
     double bound;     /* on the relative error */
     bool sub_batched; /* also run under a workspace limit that forces sub-batches */
-    int gemm;         /* options.winograd_gemm */
+    int gemm;         /* options.gemm */
 } shape;
 
 #define PREPARED_SHAPES 8
@@ -53,7 +54,8 @@ typedef struct shape {
 
 static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
     tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], winograd_shapes[WINOGRAD_SHAPES],
-    winograd_fused_shapes[WINOGRAD_FUSED_SHAPES], winograd_gemm_shapes[WINOGRAD_SHAPES], auto_shapes[AUTO_SHAPES],
+    winograd_fused_shapes[WINOGRAD_FUSED_SHAPES], winograd_gemm_shapes[WINOGRAD_SHAPES], fft_gemm_shapes[CUFFT_SHAPES],
+    tiled_gemm_shapes[CUFFT_SHAPES], auto_shapes[AUTO_SHAPES],
     prepared_shapes[PREPARED_ALGOS * PREPARED_SHAPES];
 
 #define DESC2(n_, c_, k_, h, w, r, s, pad, str, dil)                                                          \
@@ -223,7 +225,7 @@ static void name_shape(shape *s)
 static convgen_plan_options tight_options(const shape *s, convgen_pass pass)
 {
     convgen_plan *plan;
-    convgen_plan_options o = {.winograd_gemm = s->gemm};
+    convgen_plan_options o = {.gemm = s->gemm};
     if (convgen_plan_conv_ex(ctx, &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
         fail_msg("%s %s: %s", s->name, convgen_pass_name(pass), convgen_last_error());
     convgen_plan_workspace_size(plan, &o.workspace_limit);
@@ -254,7 +256,7 @@ static void check_shape(void **state)
             continue;
         }
         convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass)
-                                              : (convgen_plan_options){.winograd_gemm = s->gemm};
+                                              : (convgen_plan_options){.gemm = s->gemm};
         if (run >= 3)
             print_message("sub-batched under %zu bytes of workspace:\n", tight.workspace_limit);
         cg_verify_result r;
@@ -437,7 +439,7 @@ static void check_auto_choice(void **state)
         assert_int_equal(convgen_plan_choice(plan, &again), CONVGEN_SUCCESS);
         assert_int_equal(again.chosen_by, CONVGEN_CHOSEN_BY_WISDOM);
         assert_int_equal(again.algo, ch.algo);
-        assert_int_equal(again.options.winograd_gemm, ch.options.winograd_gemm);
+        assert_int_equal(again.options.gemm, ch.options.gemm);
         convgen_plan_destroy(plan);
         cg_verify_result r;
         assert_int_equal(cg_verify(ctx, &s->d, (convgen_pass)pass, CONVGEN_ALGO_AUTO, &o, 5, 0, &r), CONVGEN_SUCCESS);
@@ -517,7 +519,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                     known = selected[i] = true;
             if (!known) {
                 fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, cufft, fft, fft_tiled, fft_fused, "
-                                "winograd, winograd_fused, winograd_gemm, prepared, accuracy, auto)\n",
+                                "winograd, winograd_fused, winograd_gemm, fft_gemm, fft_tiled_gemm, prepared, accuracy, auto)\n",
                         token);
                 return false;
             }
@@ -601,11 +603,22 @@ static int run_groups(const test_group *groups, int count, const bool *selected)
     return failed;
 }
 
+/* The shapes `from` again as `to`, their products by convgen's generated GEMM (options.gemm). */
+static void with_generated_gemm(const shape *from, shape *to, int count, struct CMUnitTest *tests)
+{
+    for (int i = 0; i < count; ++i) {
+        to[i] = from[i];
+        to[i].gemm = CONVGEN_GEMM_GENERATED;
+        snprintf(to[i].name, sizeof to[i].name, "generated GEMM: %.140s", from[i].name);
+        tests[i] = (struct CMUnitTest){.name = to[i].name, .test_func = check_shape, .initial_state = &to[i]};
+    }
+}
+
 int main(void)
 {
     static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES],
-        winograd_gemm[WINOGRAD_SHAPES],
+        winograd_gemm[WINOGRAD_SHAPES], fft_gemm[CUFFT_SHAPES], tiled_gemm[CUFFT_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
         accuracy[WINOGRAD_TILES], autos[AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA];
     make_tests(direct_shapes, DIRECT_SHAPES, handpicked(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
@@ -620,14 +633,10 @@ int main(void)
                CONVGEN_ALGO_WINOGRAD, 1e-4, winograd);
     make_tests(winograd_fused_shapes, WINOGRAD_FUSED_SHAPES, handpicked_winograd_fused(winograd_fused_shapes),
                random_winograd_fused_shape, CONVGEN_ALGO_WINOGRAD_FUSED, 1e-4, winograd_fused);
-    /* winograd's shapes again with the products by convgen's generated GEMM */
-    for (int i = 0; i < WINOGRAD_SHAPES; ++i) {
-        shape *t = &winograd_gemm_shapes[i];
-        *t = winograd_shapes[i];
-        t->gemm = CONVGEN_GEMM_GENERATED;
-        snprintf(t->name, sizeof t->name, "generated GEMM: %.140s", winograd_shapes[i].name);
-        winograd_gemm[i] = (struct CMUnitTest){.name = t->name, .test_func = check_shape, .initial_state = t};
-    }
+    /* winograd's, fft's and fft-tiled's shapes again with the products by convgen's generated GEMM */
+    with_generated_gemm(winograd_shapes, winograd_gemm_shapes, WINOGRAD_SHAPES, winograd_gemm);
+    with_generated_gemm(fft_shapes, fft_gemm_shapes, CUFFT_SHAPES, fft_gemm);
+    with_generated_gemm(tiled_shapes, tiled_gemm_shapes, CUFFT_SHAPES, tiled_gemm);
     make_accuracy_tests(accuracy);
     make_tests(auto_shapes, AUTO_SHAPES, handpicked(auto_shapes), random_winograd_shape, CONVGEN_ALGO_AUTO, 1e-4, autos);
     static shape choices[AUTO_CHOICES];
@@ -663,6 +672,8 @@ int main(void)
                   {"winograd", winograd, WINOGRAD_SHAPES},
                   {"winograd_fused", winograd_fused, WINOGRAD_FUSED_SHAPES},
                   {"winograd_gemm", winograd_gemm, WINOGRAD_SHAPES},
+                  {"fft_gemm", fft_gemm, CUFFT_SHAPES},
+                  {"fft_tiled_gemm", tiled_gemm, CUFFT_SHAPES},
                   {"prepared", prepared, PREPARED_ALGOS * PREPARED_SHAPES},
                   {"accuracy", accuracy, WINOGRAD_TILES},
                   {"auto", autos, AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA}};

@@ -106,7 +106,7 @@ static void test_round_trip(void **state)
                          entry("NVIDIA H100 80GB HBM3", &b, CONVGEN_ACCGRAD, CONVGEN_ALGO_CUFFT, CONVGEN_EFFORT_EXHAUSTIVE),
                          entry("NVIDIA H200", &a, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, CONVGEN_EFFORT_MEASURE)};
     e[0].winograd_m[0] = e[0].winograd_m[1] = 4;
-    e[0].winograd_gemm = CONVGEN_GEMM_GENERATED;
+    e[0].gemm = CONVGEN_GEMM_GENERATED;
     e[1].fourier_size[0] = 64, e[1].fourier_size[1] = 60;
     e[1].key.workspace_limit = 123456789;
     e[2].key.tf32 = 1;
@@ -128,7 +128,7 @@ static void test_round_trip(void **state)
         wisdom_entry got;
         assert_true(wisdom_lookup(&e[i].key, CONVGEN_EFFORT_MEASURE, &got));
         assert_int_equal(got.algo, e[i].algo);
-        assert_int_equal(got.winograd_gemm, e[i].winograd_gemm);
+        assert_int_equal(got.gemm, e[i].gemm);
         assert_memory_equal(got.winograd_m, e[i].winograd_m, sizeof got.winograd_m);
         assert_memory_equal(got.fourier_size, e[i].fourier_size, sizeof got.fourier_size);
     }
@@ -446,7 +446,7 @@ static void test_plans_share_their_program(void **state)
     (void)state;
     convgen_context *ctx = offline_context();
     convgen_plan *a, *b, *c, *d;
-    convgen_plan_options generated = {.winograd_gemm = CONVGEN_GEMM_GENERATED};
+    convgen_plan_options generated = {.gemm = CONVGEN_GEMM_GENERATED};
     const convgen_conv_desc layer = {.rank = 2, .n = 4, .c = 16, .k = 16, .in = {14, 14}, .kernel = {3, 3},
                                      .pad_before = {1, 1}, .pad_after = {1, 1}};
     assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &a), CONVGEN_SUCCESS);
