@@ -291,12 +291,13 @@ static void run_prepared(convgen_state *c, const float *reference, const referen
 }
 
 /* A row's plan options beside the algorithm's defaults. */
-typedef enum { PLAIN, TF32, GENERATED_GEMM, AUTO } variant;
+typedef enum { PLAIN, TF32, OTHER_GEMM, AUTO } variant;
 
 /* Plans, times and checks one algorithm; appends its row, and a row on prepared weights where
  * the plan has weights to prepare. Variants: "<algorithm>, tf32", the plan's GEMMs on TF32
  * tensor cores (allow_tf32), against cuDNN's TF32 column; "<algorithm>, generated GEMM",
- * winograd's and fft's products by convgen's own GEMM (options.gemm); "auto (<winner>)", algorithm AUTO
+ * winograd's products by convgen's own GEMM, and "fft, cuBLAS GEMM", fft's by cuBLAS's
+ * (options.gemm: each algorithm's other GEMM); "auto (<winner>)", algorithm AUTO
  * (pl NULL), which times the candidates while planning. */
 static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pass, const cg_planner *pl, variant v,
                         bench_buffers *b, const float *reference, const reference_points *rp, const options *o,
@@ -306,10 +307,14 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
     bench_row row = {.pass = pass, .impl = "convgen", .ms = -1, .rel_error = NAN, .ref_error = NAN,
                      .flops = layer_flops(l)};
     snprintf(row.layer, sizeof row.layer, "%s", l->name);
+    int other = pl && pl->algo == CONVGEN_ALGO_FFT ? CONVGEN_GEMM_CUBLAS : CONVGEN_GEMM_GENERATED;
     snprintf(row.algo, sizeof row.algo, "%s%s", pl ? pl->name : "auto",
-             tf32 ? ", tf32" : v == GENERATED_GEMM ? ", generated GEMM" : "");
+             tf32                             ? ", tf32"
+             : v != OTHER_GEMM                ? ""
+             : other == CONVGEN_GEMM_CUBLAS   ? ", cuBLAS GEMM"
+                                              : ", generated GEMM");
     convgen_state c = {.b = b};
-    convgen_plan_options opt = {.allow_tf32 = tf32, .gemm = v == GENERATED_GEMM ? CONVGEN_GEMM_GENERATED : 0};
+    convgen_plan_options opt = {.allow_tf32 = tf32, .gemm = v == OTHER_GEMM ? other : 0};
     convgen_status s = convgen_plan_conv_ex(ctx, &l->desc, pass, pl ? pl->algo : CONVGEN_ALGO_AUTO, &opt, &c.plan);
     size_t ws = 0;
     convgen_choice choice;
@@ -388,7 +393,7 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
         if (o->tf32 && uses_library_gemms(pl->algo)) /* winograd stays strict: its target is fp32 accuracy */
             run_convgen(ctx, l, pass, pl, TF32, &b, reference, rp, o, r);
         if (pl->algo == CONVGEN_ALGO_WINOGRAD || pl->algo == CONVGEN_ALGO_FFT)
-            run_convgen(ctx, l, pass, pl, GENERATED_GEMM, &b, reference, rp, o, r);
+            run_convgen(ctx, l, pass, pl, OTHER_GEMM, &b, reference, rp, o, r);
     }
     if (bench_algo_listed(o->algos, "auto")) {
         run_convgen(ctx, l, pass, NULL, AUTO, &b, reference, rp, o, r);

@@ -203,8 +203,8 @@ static bool set_option(cli_args *a, const char *o, const char *v)
         return set_pass(a, v);
     if (strcmp(o, "--gemm") == 0) {
         a->options.gemm = strcmp(v, "cublas") == 0      ? CONVGEN_GEMM_CUBLAS
-                                   : strcmp(v, "generated") == 0 ? CONVGEN_GEMM_GENERATED
-                                                                 : -1;
+                          : strcmp(v, "generated") == 0 ? CONVGEN_GEMM_GENERATED
+                                                        : -1;
         if (a->options.gemm < 0)
             fprintf(stderr, "convgen: --gemm '%s' is not cublas or generated\n", v);
         return a->options.gemm >= 0;

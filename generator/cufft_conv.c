@@ -191,8 +191,8 @@ static bool is_identity(const lib_spec *s, convgen_pass pass, int role)
 }
 
 /* Images per operand for `batch` images of the batch per chunk, and the workspace: one real
- * buffer of padded images and one of natural spectra (each reused by S, K and O in turn), and
- * the three frequency-major spectra. */
+ * buffer of padded images and (but for the generated GEMM) one of natural spectra, each reused
+ * by S, K and O in turn, and the three spectra of the products. */
 static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64_t batch, lib_spec *s)
 {
     /* fft-tiled: every tile (block, shift) of every image; the products can pass 64 bits. */
@@ -518,7 +518,8 @@ static convgen_status render_transpose(const cg_problem *p, convgen_pass pass, c
 }
 
 /* The per-bin products (see the table at the top), one strided batch over the bins. A stored
- * row-major [a][b] matrix is cuBLAS's column-major b x a, leading dimension b. */
+ * row-major [a][b] matrix is cuBLAS's column-major b x a, leading dimension b; with the
+ * generated GEMM the bins' matrices interleave instead (every index times the bins). */
 cg_step fc_gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec *s)
 {
     cg_step st = {.kind = CG_STEP_GEMM, .phase = 1};
@@ -739,7 +740,7 @@ static convgen_status generated_inverse(convgen_pass pass, const cg_target *t, l
 /* ---- the step programs ---- */
 
 /* Pad (unless the identity, or the generated R2C's window does it), R2C, transpose to
- * frequency-major: operand `role` (0 or 1). */
+ * frequency-major (but for fft-fused and the generated GEMM): operand `role` (0 or 1). */
 convgen_status fc_forward_steps(const cg_problem *p, convgen_pass pass, const cg_target *t, lib_spec *s, int role,
                                     int phase, cg_generated *out)
 {
@@ -757,7 +758,7 @@ convgen_status fc_forward_steps(const cg_problem *p, convgen_pass pass, const cg
     return st;
 }
 
-/* Transpose back, C2R, clip (unless the generated C2R's window does it). */
+/* Transpose back (but with the generated GEMM), C2R, clip (unless the generated C2R's window does it). */
 static convgen_status inverse_steps(const cg_problem *p, convgen_pass pass, const cg_target *t, lib_spec *s,
                                     int phase, cg_generated *out)
 {

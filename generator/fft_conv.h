@@ -54,7 +54,8 @@ typedef struct lib_spec {
     int64_t groups[3][2];           /* each operand's images as [batch-like][channel-like] */
     int64_t fft_work_offset;        /* generated: the FFT kernels' own workspace, at the end */
     /* Byte offsets into the workspace: the padded real images (S, K and O in turn), the
-     * natural-layout spectra (the same), and the three frequency-major spectra. */
+     * natural-layout spectra (the same; none with the generated GEMM), and the three spectra
+     * the products read and write (frequency-major for cuBLAS, [image][bin] for convgen's). */
     int64_t real_offset, natural_offset, spectrum_offset[3], workspace;
     int64_t estimate; /* the workspace with cuFFT's work area estimated */
 } lib_spec;
@@ -74,8 +75,8 @@ convgen_status fc_correlation_dims(const cg_problem *p, convgen_pass pass, const
 bool fc_windowed(const lib_spec *s, convgen_pass pass, int role);
 /* The chunks slice the batch: x, y, dy and dx advance by a chunk's images, w and dw do not. */
 void fc_set_chunks(const cg_problem *p, convgen_pass pass, const lib_spec *s, cg_generated *out);
-/* Pad (where needed), R2C and, but for fft-fused, the transpose to frequency-major: operand
- * `role` (0 or 1) in `phase`. */
+/* Pad (where needed), R2C and, but for fft-fused and the generated GEMM, the transpose to
+ * frequency-major: operand `role` (0 or 1) in `phase`. */
 convgen_status fc_forward_steps(const cg_problem *p, convgen_pass pass, const cg_target *t, lib_spec *s, int role,
                                 int phase, cg_generated *out);
 /* Appends a step of `phase`; a kernel step gets the next kernel slot. */

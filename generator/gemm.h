@@ -8,7 +8,9 @@
 #include "generate.h"
 #include "tmpl.h"
 
-/* Whether the kernel does g: real, sizes and strides within its 32-bit indices. An accumulating
+/* Whether the kernel does g: a real GEMM (SGEMM), a batch entry a grid slice, or a complex one
+ * (CGEMM) with the entries interleaved (inc >= batch, strides 1: the FFT kernels' spectra);
+ * ops, alignments and grid within bounds, every element index in 32 bits. An accumulating
  * g (beta 1 after the first sub-batch) is done as C += op(A) op(B) in every sub-batch, after a
  * step of the same kernel with k = 0 (C = 0) before them. */
 bool cg_gemm_kernel_takes(const cg_gemm_step *g);

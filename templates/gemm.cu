@@ -1,13 +1,13 @@
-{#- convgen's batched GEMM (generator/gemm.c): C = op(A) op(B) column-major per batch entry
-    (blockIdx.z), every size and offset a constant; real (SGEMM) or complex (CGEMM, interleaved
-    float2, op 'C' the conjugate transpose). A block sums its {{ bm }} x {{ bn }} of C in steps of {{ step }}:
-    op(A)'s {{ step }} x {{ bm }} and op(B)'s {{ step }} x {{ bn }} tiles go to shared memory as [step][row] by
-    cp.async, the next step's while this one's products run, and each thread keeps {{ 2 * per }} x {{ 2 * per }}
-    sums, rows tx*{{ per }}.. and {{ bm // 2 }} + tx*{{ per }}.. by columns ty*{{ per }}.. and {{ bn // 2 }} + ty*{{ per }}.., each
-    quadrant one float4 of the tile ({{ per }} elements). Where the batch's GEMMs interleave element by
-    element (the FFT kernels' [image][bin] spectra: neighbours along a leading dimension {{ inc }} apart),
-    a block does {{ group }} neighbouring GEMMs at once, so that each load of {{ group }} threads is one whole
-    32-byte sector, and each thread's sums belong to GEMM tid % {{ group }}. -#}
+{#- convgen's batched GEMM (generator/gemm.c): C = op(A) op(B) column-major per batch entry, every
+    size and offset a constant. Real (SGEMM): an entry per blockIdx.z. Complex (CGEMM, float2,
+    op 'C' the conjugate transpose): the entries interleaved element by element, as the FFT
+    kernels leave their [image][bin] spectra (neighbours along a leading dimension {{ inc }} apart),
+    {{ group }} neighbouring entries a block, so that {{ group }} threads' loads of one element make one 32-byte
+    sector, and each thread's sums belong to entry tid % {{ group }}. A block sums its {{ bm }} x {{ bn }} of C (of
+    each entry) in steps of {{ step }}: op(A)'s {{ step }} x {{ bm }} and op(B)'s {{ step }} x {{ bn }} tiles go to shared memory
+    as [step][row] by cp.async, the next step's while this one's products run, and each thread
+    keeps {{ 2 * per }} x {{ 2 * per }} sums, rows tx*{{ per }}.. and {{ bm // 2 }} + tx*{{ per }}.. by columns ty*{{ per }}.. and {{ bn // 2 }} + ty*{{ per }}..,
+    each quadrant one float4 of the tile ({{ per }} elements). -#}
 {%- include "common.cuh" -%}
 {%- set elem = "float2" if complex else "float" -%}
 {%- set esize = 8 if complex else 4 -%}
@@ -46,7 +46,7 @@ __device__ __forceinline__ void copy{{ bytes }}(void *dst, const void *src, bool
 {{ indent }}    copy{{ vec * esize }}(&{{ tile }}[s][r], inside ? {{ x }} + (k0 + s) * {{ ld }}u + {{ first }} + r : {{ x }}, inside);
 {{ indent }}}
 {%- else %}
-{{ indent }}// stored [row][sum]: {{ rows }} runs of {{ step }}, transposed into the tile a{{ "n" if not complex }} {{ elem }} at a time
+{{ indent }}// stored [row][sum]: {{ rows }} runs of {{ step }}, transposed into the tile a {{ elem }} at a time
 {{ indent }}for (unsigned u = tid; u < {{ step * rows }}u; u += {{ threads }}u) {
 {{ indent }}    const unsigned r = u / {{ step }}u, s = u % {{ step }}u;
 {{ indent }}    const bool inside = k0 + s < {{ k }}u && {{ first }} + r < {{ extent }}u;
@@ -66,24 +66,27 @@ __device__ __forceinline__ void copy{{ bytes }}(void *dst, const void *src, bool
 {{ indent }}#pragma unroll
 {{ indent }}for (int i = 0; i < 4; ++i)
 {{ indent }}#pragma unroll
-{{ indent }}    for (int j = 0; j < 4; ++j) { // ({{ "a.x - i a.y" if conj_a else "a.x + i a.y" }}) ({{ "b.x - i b.y" if conj_b else "b.x + i b.y" }})
+{{ indent }}    for (int j = 0; j < 4; ++j) { // acc += {{ "conj(a)" if conj_a else "a" }} {{ "conj(b)" if conj_b else "b" }}
 {{ indent }}        acc[i][j].x = fmaf(av[i].x, bv[j].x, acc[i][j].x);
 {{ indent }}        acc[i][j].x = fmaf({{ "" if conj_a != conj_b else "-" }}av[i].y, bv[j].y, acc[i][j].x);
 {{ indent }}        acc[i][j].y = fmaf({{ "-" if conj_b }}av[i].x, bv[j].y, acc[i][j].y);
 {{ indent }}        acc[i][j].y = fmaf({{ "-" if conj_a }}av[i].y, bv[j].x, acc[i][j].y);
 {{ indent }}    }
 {%- endif %}
-{%- endmacro -%}
+{%- endmacro %}
 
-extern "C" __global__ void __launch_bounds__({{ threads }}, {{ 2 if threads == 256 else 4 }})
+extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
     float *__restrict__ workspace)
 {
 {%- if group > 1 %}
-    // Two stages of the tiles, each GEMM's 32 bytes (8 banks) further round the banks than the
-    // last: a quarter warp's float4 reads (2 threads x 4 GEMMs) and a warp's 8-byte copies (8
-    // rows x 4 GEMMs) spread evenly over them.
-    __shared__ __align__(16) float2 as[2][{{ group }}][{{ step * bm + 4 }}], bs[2][{{ group }}][{{ step * bn + 4 }}];
+    // Two stages of the tiles ({{ shared_bytes }} bytes, dynamic), each entry's {{ step * bm + 4 }} float2 of A (and {{ step * bn + 4 }} of
+    // B) a multiple of 256 bytes and 32 more (8 banks further round than the last entry's), so
+    // that a quarter warp's float4 reads (2 threads x 4 entries) and a warp's 8-byte copies (8
+    // rows x 4 entries) spread evenly over the banks where the tiles are 16 rows or more.
+    extern __shared__ __align__(16) float2 tiles[];
+    float2 (*const as)[{{ group }}][{{ step * bm + 4 }}] = reinterpret_cast<float2 (*)[{{ group }}][{{ step * bm + 4 }}]>(tiles);
+    float2 (*const bs)[{{ group }}][{{ step * bn + 4 }}] = reinterpret_cast<float2 (*)[{{ group }}][{{ step * bn + 4 }}]>(tiles + {{ 2 * group * (step * bm + 4) }});
     // e: the GEMM among the block's {{ group }} whose {{ bm }} x {{ bn }} sums this thread shares
     const unsigned tid = threadIdx.x, e = tid % {{ group }}u, tx = tid / {{ group }}u % {{ bm // 4 }}u, ty = tid / {{ group * bm // 4 }}u;
     const unsigned m0 = blockIdx.x * {{ bm }}u, n0 = blockIdx.y * {{ bn }}u, entry0 = blockIdx.z * {{ group }}u;
@@ -155,11 +158,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ 2 if threads == 2
             {{ elem }} *__restrict__ dst = c + col * {{ ldc }}u + row{{ " * " ~ inc ~ "u" if group > 1 }};
 {%- if c_vec %}
             if (row < {{ m }}u) { // m is a multiple of {{ per }}: the {{ per }} rows are in or out together
-{%- if complex %}
-                float4 sum = make_float4(acc[2 * h][j].x, acc[2 * h][j].y, acc[2 * h + 1][j].x, acc[2 * h + 1][j].y);
-{%- else %}
                 float4 sum = make_float4(acc[4 * h][j], acc[4 * h + 1][j], acc[4 * h + 2][j], acc[4 * h + 3][j]);
-{%- endif %}
 {%- if accumulate %}
                 const float4 was = *(const float4 *)dst; // the sum of the sub-batches before
                 sum = make_float4(was.x + sum.x, was.y + sum.y, was.z + sum.z, was.w + sum.w);

@@ -266,19 +266,25 @@ static void test_winograd_generated_gemm_programs_match_the_reference(void **sta
     assert_true(check_generated_gemm(CONVGEN_ALGO_WINOGRAD) > 0);
 }
 
-/* fft's products by the generated complex GEMM, reading [image][bin] spectra with the bins'
- * GEMMs interleaved (no transposes); fft-tiled's fprop and bprop likewise (its accgrad, in
- * parts, keeps cuBLAS's GEMM per shift). */
-static void test_fft_generated_gemm_programs_match_the_reference(void **state)
+/* fft-tiled's fprop and bprop with the generated complex GEMM, reading [image][bin] spectra with
+ * the bins' GEMMs interleaved (no transposes; its accgrad, in parts, keeps cuBLAS's GEMM per
+ * shift). fft does so by default (test_fft_programs_match_the_reference, test_fft_chooses_its_gemm). */
+static void test_fft_tiled_generated_gemm_programs_match_the_reference(void **state)
 {
     (void)state;
-    assert_true(check_generated_gemm(CONVGEN_ALGO_FFT) > 0);
-    assert_true(check_generated_gemm(CONVGEN_ALGO_FFT_TILED) == 0);
+    assert_int_equal(check_generated_gemm(CONVGEN_ALGO_FFT_TILED), 0);
 }
 
-/* Which GEMM a plan of `algo` runs (winograd: runs_generated_gemm): the generated one where asked for, or chosen for 33 to 64
- * output channels over at least 1000 tiles (fprop and bprop); cuBLAS's for other layers, for
- * accgrad, with TF32 and where asked for. */
+/* fft with cuBLAS's CGEMM (options.gemm): the spectra transposed to [bin][image] and back. */
+static void test_fft_cublas_programs_match_the_reference(void **state)
+{
+    (void)state;
+    const cg_tuning cublas = {.gemm = CONVGEN_GEMM_CUBLAS};
+    check_algorithm(CONVGEN_ALGO_FFT, &cublas);
+}
+
+/* Whether a plan of `algo` runs the generated GEMM (a GEMM kernel step) rather than cuBLAS's
+ * (a library step); never both. */
 static bool runs_generated_gemm_of(convgen_algo algo, const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
 {
     cg_problem p;
@@ -295,6 +301,9 @@ static bool runs_generated_gemm_of(convgen_algo algo, const convgen_conv_desc *d
     return kernel;
 }
 
+/* winograd's: the generated one where asked for, or chosen for 33 to 64 output channels over at
+ * least 1000 tiles (fprop and bprop); cuBLAS's for other layers, for accgrad, with TF32 and
+ * where asked for. */
 static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
 {
     return runs_generated_gemm_of(CONVGEN_ALGO_WINOGRAD, d, pass, tune);
@@ -316,6 +325,33 @@ static void test_fft_chooses_its_gemm(void **state)
         assert_true(runs_generated_gemm_of(CONVGEN_ALGO_FFT_TILED, &l4, (convgen_pass)pass, generated) ==
                     (pass != CONVGEN_ACCGRAD));
     }
+}
+
+/* The generated GEMM's bounds: a Winograd SGEMM of 401,408 tiles (V1 at batch 32 in 2 x 2
+ * tiles: grid.x, which has no 65535 limit) is taken, and an fft plan whose [image][bin]
+ * spectra pass 32-bit indices (L1 at batch 2048: y's are 1.6e9 elements) falls back to cuBLAS's
+ * GEMM with its transposes, and says so. */
+static void test_generated_gemm_takes_large_steps_and_falls_back(void **state)
+{
+    (void)state;
+    const convgen_conv_desc v1 = {.rank = 2, .n = 32, .c = 64, .k = 64, .in = {224, 224}, .kernel = {3, 3},
+                                  .pad_before = {1, 1}, .pad_after = {1, 1}};
+    const cg_tuning generated = {.gemm = CONVGEN_GEMM_GENERATED, .winograd_m = {2, 2}};
+    assert_true(runs_generated_gemm(&v1, CONVGEN_FPROP, generated));
+    const convgen_conv_desc l1 = {.rank = 2, .n = 2048, .c = 3, .k = 96, .in = {128, 128}, .kernel = {11, 11}};
+    assert_false(runs_generated_gemm_of(CONVGEN_ALGO_FFT, &l1, CONVGEN_FPROP, (cg_tuning){0}));
+    cg_problem p;
+    cg_generated g;
+    assert_int_equal(cg_problem_init(&p, &l1), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_FFT, NULL, &(cg_tuning){0}, &g), CONVGEN_SUCCESS);
+    int transposes = 0, says = 0;
+    for (int s = 0; s < g.step_count; ++s)
+        transposes += g.steps[s].kind == CG_STEP_KERNEL && g.steps[s].op.kind == CG_OP_TRANSPOSE;
+    for (int k = 0; k < g.kernel_count; ++k)
+        says += strstr(g.kernels[k].source, "cuBLAS strided-batched CGEMM") != NULL;
+    assert_int_equal(transposes, 3);
+    assert_int_equal(says, 3); /* the transposes' headers */
+    cg_generated_free(&g);
 }
 
 static void test_winograd_chooses_its_gemm(void **state)
@@ -552,9 +588,11 @@ int main(void)
         cmocka_unit_test(test_winograd_programs_match_the_reference),
         cmocka_unit_test(test_winograd_takes_a_fixed_tile),
         cmocka_unit_test(test_winograd_generated_gemm_programs_match_the_reference),
-        cmocka_unit_test(test_fft_generated_gemm_programs_match_the_reference),
+        cmocka_unit_test(test_fft_tiled_generated_gemm_programs_match_the_reference),
+        cmocka_unit_test(test_fft_cublas_programs_match_the_reference),
         cmocka_unit_test(test_winograd_chooses_its_gemm),
         cmocka_unit_test(test_fft_chooses_its_gemm),
+        cmocka_unit_test(test_generated_gemm_takes_large_steps_and_falls_back),
         cmocka_unit_test(test_winograd_fused_programs_match_the_reference),
         cmocka_unit_test(test_prepared_weights_serve_several_inputs),
     };
