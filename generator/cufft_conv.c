@@ -34,7 +34,9 @@
  *
  * A correlation's spectrum is S times the conjugate of K's. cuBLAS can conjugate only with a
  * transpose, which bprop's product does not have, so bprop places the kernel's taps mirrored
- * modulo B (position -t instead of t): the transform of the mirror is the conjugate.
+ * modulo B (position -t instead of t): the transform of the mirror is the conjugate. fft's bprop
+ * of an unpadded layer is instead the convolution it is, dx = dy * w, every operand from 0, with
+ * no conjugate and w read through a window like fprop's (bprop_as_convolution).
  *
  * Circular correlation over B equals the linear one for outputs 0 .. out - 1 when B >= out +
  * extent - 1, the rest of the padded signal being zero or cut (a negative bprop pad_before cuts
@@ -60,6 +62,20 @@
 
 const char *const fc_operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
 
+/* Whether fft's bprop runs as the convolution it is rather than as a correlation with the taps
+ * reversed and mirrored: where the layer has no padding (then dx = dy * w with both from 0 and
+ * the outputs at 0, no wrap), its R2C reads w through a plain window as fprop's does, with no
+ * pad kernel; the product needs no conjugate, so cuBLAS's GEMM serves as well. */
+static bool bprop_as_convolution(const lib_spec *s, convgen_pass pass)
+{
+    if (pass != CONVGEN_BPROP || !s->generated || s->tiled || s->parts || s->fused)
+        return false;
+    for (int d = 0; d < s->rank; ++d)
+        if (!s->d[d].c.reverse || s->d[d].c.pad_before != s->d[d].c.kernel_extent - 1)
+            return false;
+    return true;
+}
+
 /* The placement of S (role 0), K (role 1) or the output O (role 2, which reads from it). */
 placement fc_place(const lib_spec *s, convgen_pass pass, int role, int d)
 {
@@ -69,18 +85,22 @@ placement fc_place(const lib_spec *s, convgen_pass pass, int role, int d)
     placement pl = {.limit = s->d[d].size, .tiles = 1};
     if (role != 1 && s->tiled) /* tiles of the signal and of the valid outputs */
         pl.tiles = s->d[d].tiles, pl.tile_step = s->d[d].tile_step;
+    /* bprop as a convolution: the correlation's positions less extent - 1 (its head of zeros) */
+    const int64_t shift = bprop_as_convolution(s, pass) ? c->kernel_extent - 1 : 0;
     if (role == 0) { /* the signal, shifted by the pad; positions past what the outputs read are
                       * cut, which only spares loads (nothing there reaches an output) */
-        int64_t reach = c->out + c->extent - 1;
-        pl.base = c->pad_before, pl.step = 1, pl.count = c->in;
+        int64_t reach = c->out + c->extent - 1 - shift;
+        pl.base = c->pad_before - shift, pl.step = 1, pl.count = c->in;
         pl.limit = reach < pl.limit && !s->tiled ? reach : pl.limit;
     } else if (role == 1 && pass == CONVGEN_ACCGRAD) { /* dy is the kernel: its `extent` positions */
         pl.base = 0, pl.step = 1, pl.count = c->extent;
-    } else if (role == 1) { /* weight tap f at fft_conv_dim_tap(f): affine in f */
-        pl.base = fft_conv_dim_tap(c, 0);
-        pl.step = c->taps > 1 ? fft_conv_dim_tap(c, 1) - pl.base : 1;
+    } else if (role == 1) { /* weight tap f at fft_conv_dim_tap(f): affine in f; as a convolution,
+                             * at its place in the kernel (the reversal undone), not mirrored */
+        pl.base = shift ? shift - fft_conv_dim_tap(c, 0) : fft_conv_dim_tap(c, 0);
+        int64_t next = shift ? shift - fft_conv_dim_tap(c, 1) : fft_conv_dim_tap(c, 1);
+        pl.step = c->taps > 1 ? next - pl.base : 1;
         pl.count = c->taps;
-        pl.mirror = pass == CONVGEN_BPROP;
+        pl.mirror = pass == CONVGEN_BPROP && !shift;
     } else if (pass == CONVGEN_ACCGRAD) { /* the weight gradient's taps among the outputs */
         pl.base = fft_conv_dim_tap(c, 0);
         pl.step = c->taps > 1 ? fft_conv_dim_tap(c, 1) - pl.base : 1;
