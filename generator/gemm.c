@@ -172,12 +172,11 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
     tmpl_set_int(ctx, "k", g->k);
     int a_copy = operand(ctx, g, "a", g->transa == 'N', per, g->a_offset, g->lda, g->a_stride, g->m);
     int b_copy = operand(ctx, g, "b", g->transb != 'N', per, g->b_offset, g->ldb, g->b_stride, g->n);
-    /* the copy functions the loads use: one element (transposed loads), 16 bytes (runs) */
+    /* the copy functions the loads use, smaller first: one element (transposed loads), 16 bytes (runs) */
     tmpl_value *sizes = tmpl_list();
-    int used[2] = {a_copy < b_copy ? a_copy : b_copy, a_copy < b_copy ? b_copy : a_copy};
-    for (int i = 0; i < 2; ++i)
-        if (i == 0 || used[1] != used[0])
-            tmpl_list_push(sizes, tmpl_int(used[i]));
+    tmpl_list_push(sizes, tmpl_int(a_copy < b_copy ? a_copy : b_copy));
+    if (a_copy != b_copy)
+        tmpl_list_push(sizes, tmpl_int(a_copy < b_copy ? b_copy : a_copy));
     tmpl_map_set(ctx, "copy_sizes", sizes);
     tmpl_set_bool(ctx, "accumulate", g->accumulate && g->k > 0);
     tmpl_set_int(ctx, "c_offset", g->c_offset / elem);

@@ -96,6 +96,18 @@ static bool tiles_fixed(const convgen_plan_options *o)
     return false;
 }
 
+/* One candidate of `algo` with tile m (0: the algorithm's own), or two where `both_gemms`: its
+ * products by cuBLAS and by the generated GEMM. */
+static void add_with_gemms(tuner *t, convgen_algo algo, int m, bool both_gemms)
+{
+    if (both_gemms) {
+        add(t, algo, m, CONVGEN_GEMM_CUBLAS);
+        add(t, algo, m, CONVGEN_GEMM_GENERATED);
+    } else {
+        add(t, algo, m, 0);
+    }
+}
+
 /* Winograd's variants: the tiles (EXHAUSTIVE, unless the caller fixed them) by the GEMMs
  * (winograd, strict fp32, unless fixed). */
 static void add_winograd(tuner *t, convgen_algo algo)
@@ -107,25 +119,8 @@ static void add_winograd(tuner *t, convgen_algo algo)
     if (t->effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed(&t->base))
         m_lo = 2, m_hi = MAX_TILE_ALPHA - (int)r + 1;
     bool both_gemms = algo == CONVGEN_ALGO_WINOGRAD && !t->base.allow_tf32 && !t->base.gemm;
-    for (int m = m_lo; m <= m_hi; ++m) {
-        if (both_gemms) {
-            add(t, algo, m, CONVGEN_GEMM_CUBLAS);
-            add(t, algo, m, CONVGEN_GEMM_GENERATED);
-        } else {
-            add(t, algo, m, 0);
-        }
-    }
-}
-
-/* fft's variants: its products by cuBLAS and by the generated GEMM (strict fp32, unless fixed). */
-static void add_fft(tuner *t)
-{
-    if (t->base.allow_tf32 || t->base.gemm) {
-        add(t, CONVGEN_ALGO_FFT, 0, 0);
-        return;
-    }
-    add(t, CONVGEN_ALGO_FFT, 0, CONVGEN_GEMM_CUBLAS);
-    add(t, CONVGEN_ALGO_FFT, 0, CONVGEN_GEMM_GENERATED);
+    for (int m = m_lo; m <= m_hi; ++m)
+        add_with_gemms(t, algo, m, both_gemms);
 }
 
 static void list_candidates(tuner *t)
@@ -135,8 +130,8 @@ static void list_candidates(tuner *t)
         bool variants = p->applicable(&t->problem, t->pass) == CONVGEN_SUCCESS; /* else one row says why */
         if (variants && (p->algo == CONVGEN_ALGO_WINOGRAD || p->algo == CONVGEN_ALGO_WINOGRAD_FUSED))
             add_winograd(t, p->algo);
-        else if (variants && p->algo == CONVGEN_ALGO_FFT)
-            add_fft(t);
+        else if (variants && p->algo == CONVGEN_ALGO_FFT) /* both GEMMs: strict fp32, unless fixed */
+            add_with_gemms(t, p->algo, 0, !t->base.allow_tf32 && !t->base.gemm);
         else
             add(t, p->algo, 0, 0);
     }
