@@ -54,6 +54,7 @@
 #include "fft_conv.h"
 #include "fft_kernel.h"
 #include "fft_problem.h"
+#include "fft_regs.h"
 #include "gemm.h"
 #include "generate.h"
 #include "templates.h"
@@ -68,15 +69,15 @@ const char *const fc_operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, 
  * (cuBLAS's GEMM serves as well), and dx from position p, the layer's padding (the correlation's
  * pad_before is extent - 1 - p), through the C2R's window. The correlation's basis holds it:
  * outputs that wrap below 0 find zeros where B >= dy + pad_before, and the last output, p + dx
- * - 1 = out + extent - 2 - pad_before, stays below B. Taken for p = 0 (pad_before = extent - 1),
- * the case measured on the GPU; the CPU evaluation also passes with any p <= extent - 1
- * (bench/NOTES.md), which waits for a GPU run. */
+ * - 1 = out + extent - 2 - pad_before, stays below B. Taken for any padding 0 <= p <= extent - 1
+ * (0 <= pad_before <= extent - 1); a larger one cuts dy's head, which the correlation's
+ * placement handles. */
 static bool bprop_as_convolution(const lib_spec *s, convgen_pass pass)
 {
     if (pass != CONVGEN_BPROP || !s->generated || s->tiled || s->parts || s->fused)
         return false;
     for (int d = 0; d < s->rank; ++d)
-        if (!s->d[d].c.reverse || s->d[d].c.pad_before != s->d[d].c.kernel_extent - 1)
+        if (!s->d[d].c.reverse || s->d[d].c.pad_before < 0 || s->d[d].c.pad_before > s->d[d].c.kernel_extent - 1)
             return false;
     return true;
 }
@@ -332,6 +333,11 @@ tmpl_value *fc_header_lines(const cg_problem *p, convgen_pass pass, const lib_sp
         cg_value_line(h, "  tile one kernel: %s's tile transformed, multiplied by %s's spectra and summed over the",
                       s->names[0], s->names[1]);
         cg_value_line(h, "  channels, transformed back, its valid outputs stored into %s (%s)", s->names[2], source);
+        char radices[32];
+        cg_reg_fft_radices((int)s->d[0].size, radices, sizeof radices);
+        cg_value_line(h, "transforms: FFTs of %lld points in registers, a thread each, radices %s (generator/fft_regs.c):",
+                      (long long)s->d[0].size, radices);
+        cg_value_line(h, "  rows two real ones at a time, then columns; the inverse pruned to the valid outputs");
     } else if (s->parts) {
         cg_value_line(h, "plan: %s and %s in blocks of %lld points, each padded into a %s Fourier basis, %s R2C,",
                       s->names[0], s->names[1], (long long)s->d[0].parts.block, basis, lib);
@@ -890,7 +896,7 @@ static convgen_status generate_program(const cg_problem *p, convgen_pass pass, c
     if (st == CONVGEN_SUCCESS && tiled && pass == CONVGEN_ACCGRAD)
         st = fc_parts_basis(p, tune, &s);
     else if (st == CONVGEN_SUCCESS && tiled)
-        st = fc_tile_basis(p, tune, &s);
+        st = fc_tile_basis(p, tune, FFT_MAX_N, &s);
     else if (st == CONVGEN_SUCCESS && generated)
         st = square_basis(p, tune, &s);
     s.generated_gemm = wants_generated_gemm(tune, &s);

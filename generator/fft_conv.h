@@ -93,8 +93,9 @@ cg_step fc_gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec *s);
 
 /* The placement of x (role 0) or dy (role 1) in accgrad's blocks. */
 placement fc_place_part(const lib_spec *s, int role, int d);
-/* fft-tiled's overlap-save tiles (fprop, bprop), and accgrad's blocks. */
-convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s);
+/* fft-tiled's overlap-save tiles (fprop, bprop) of at most max_n points unless the kernel's
+ * extent is more, and accgrad's blocks. */
+convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, int64_t max_n, lib_spec *s);
 convgen_status fc_parts_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s);
 /* One GEMM step per shift between blocks. */
 void fc_parts_gemm_steps(const cg_problem *p, const lib_spec *s, cg_generated *out);

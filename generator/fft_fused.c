@@ -6,6 +6,7 @@
 
 #include "fft_conv.h"
 #include "fft_plan.h"
+#include "fft_regs.h"
 #include "templates.h"
 #include "util.h"
 #include "values.h"
@@ -20,61 +21,70 @@
  * after a pad kernel where the taps are mirrored, flipped or dilated), in natural order:
  * [k][c][n][n / 2 + 1].
  *
- * The kernel's transforms are DFTs by a twiddle table in shared memory, rows then columns: n
- * multiply-adds per bin and pass, where butterflies take about log2 n. At the tiles this
- * algorithm takes (16 to 40 points) that is 3 to 5 times the arithmetic of fbfft's warp
- * transforms; it is the first version, simple to check, and the butterflies of fft_warp.cuh
- * are its next step (bench/NOTES.md). */
+ * The transforms are FFTs in registers, a whole transform per thread (fft_regs.c): the tile's
+ * real rows two at a time as one complex transform, then its columns; the inverse the other
+ * way round, pruned to the valid outputs. Shared memory holds the tile between the passes. */
 
-enum { FUSED_SHARED = 227 << 10, FUSED_MAX_ACC = 16, FUSED_MAX_OUT = 16, FUSED_MAX_IN = 8 };
+enum { FUSED_SHARED = 227 << 10, FUSED_MAX_ACC = 16, FUSED_MAX_OUT = 16, FUSED_MAX_IN = 16 };
 
 typedef struct fused_shape {
     int64_t outs, ins;   /* output and input channels of the pass */
     int64_t kb, cb;      /* output channels per block, input channels per pass over the tile */
-    int64_t most;        /* channels per shared buffer of spectra: the larger of cb and kb */
     int64_t acc;         /* accumulators per thread: kb x bins over the threads */
+    int64_t sp, hs, v1s; /* row strides, odd so that a thread per row meets no bank conflict:
+                          * the tile's rows, their spectra, the valid outputs' rows */
+    int64_t rows, spec;  /* float2 elements of the two shared buffers */
     int64_t shared;      /* bytes of dynamic shared memory */
+    int64_t per_sm;      /* blocks a multiprocessor (the launch bounds' minimum) */
     int64_t kgroups;     /* blocks per tile and image: ceil(outs / kb) */
 } fused_shape;
 
+static int64_t max3(int64_t a, int64_t b, int64_t c)
+{
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+}
+
+/* The two shared buffers. rows: the rows' spectra of a pass (cb n rows of hs), then the block's
+ * products (kb x bins), then its valid outputs (kb v0 rows of v1s floats). spec: the tile
+ * (cb n rows of sp floats), then its spectra (cb x bins), then the inverse columns' valid rows
+ * (kb v0 rows of hs). */
+static void fused_buffers(const lib_spec *s, int64_t cb, int64_t kb, fused_shape *f)
+{
+    const int64_t n = s->d[0].size, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step;
+    f->sp = n | 1, f->hs = s->d[1].spectrum | 1, f->v1s = v1 | 1;
+    f->rows = max3(cb * n * f->hs, kb * s->bins, (kb * v0 * f->v1s + 1) / 2);
+    f->spec = max3(cb * s->bins, (cb * n * f->sp + 1) / 2, kb * v0 * f->hs);
+    f->shared = 8 * (f->rows + f->spec);
+}
+
 /* The most output channels per block (fewer blocks transform the same tile again) that still
  * give the grid two blocks per multiprocessor, then the most input channels per pass over the
- * tile, within the block's dynamic shared memory (the H100's 227 KiB unless the target says)
- * and 16 accumulators a thread. */
+ * tile, within the share of the dynamic shared memory a block may have (the H100's 227 KiB
+ * unless the target says) of per_sm blocks a multiprocessor, and 16 accumulators a thread.
+ * per_sm is 2 up to 40 points: a transform's x[n] and the accumulators live together, and at
+ * two blocks of 256 threads a thread has 128 registers, which hold them to n = 40 with no
+ * spill (n = 48 spilled 64 bytes); larger tiles run one block a multiprocessor. */
 static bool fused_shape_of(const cg_problem *p, convgen_pass pass, const cg_target *t, const lib_spec *s,
                            fused_shape *f)
 {
     f->outs = pass == CONVGEN_FPROP ? p->k : p->c, f->ins = pass == CONVGEN_FPROP ? p->c : p->k;
     int64_t sms = t && t->sm_count ? t->sm_count : 132, per_tile = p->n * s->tiles;
-    int64_t limit = t && t->shared_per_block ? t->shared_per_block : FUSED_SHARED;
+    f->per_sm = s->d[0].size <= 40 ? 2 : 1;
+    int64_t limit = (t && t->shared_per_block ? t->shared_per_block : FUSED_SHARED) / f->per_sm;
     for (int64_t kb = f->outs < FUSED_MAX_OUT ? f->outs : FUSED_MAX_OUT; kb >= 1; --kb) {
         int64_t kgroups = (f->outs + kb - 1) / kb;
         if (kb > 4 && per_tile * kgroups < 2 * sms)
             continue;
         for (int64_t cb = f->ins < FUSED_MAX_IN ? f->ins : FUSED_MAX_IN; cb >= 1; --cb) {
-            int64_t acc = (kb * s->bins + THREADS - 1) / THREADS, most = cb > kb ? cb : kb;
-            int64_t shared = cb * s->points * 4 + 2 * most * s->bins * 8 + s->d[0].size * 8;
-            if (acc <= FUSED_MAX_ACC && shared <= limit) {
-                f->kb = kb, f->cb = cb, f->most = most, f->acc = acc, f->shared = shared, f->kgroups = kgroups;
+            fused_buffers(s, cb, kb, f);
+            int64_t acc = (kb * s->bins + THREADS - 1) / THREADS;
+            if (acc <= FUSED_MAX_ACC && f->shared <= limit) {
+                f->kb = kb, f->cb = cb, f->acc = acc, f->kgroups = kgroups;
                 return true;
             }
         }
     }
     return false;
-}
-
-/* exp(-2 pi i m / n), m = 0 .. n - 1. */
-static tmpl_value *twiddle_values(int64_t n)
-{
-    tmpl_value *list = tmpl_list();
-    for (int64_t m = 0; m < n; ++m) {
-        tmpl_value *t = tmpl_map();
-        double a = 2.0 * M_PI * (double)m / (double)n;
-        tmpl_set_float(t, "re", cos(a));
-        tmpl_set_float(t, "im", -sin(a));
-        tmpl_list_push(list, t);
-    }
-    return list;
 }
 
 /* The signal's and the output's placements per dimension, outermost first. */
@@ -110,12 +120,100 @@ static cg_kernel_op fused_op(const cg_problem *p, convgen_pass pass, const lib_s
     return op;
 }
 
+/* A list of {at, reg}: element at + step i of a buffer takes register regs[first + i]. */
+static tmpl_value *stores(const int *regs, int64_t first, int64_t count, int64_t step)
+{
+    tmpl_value *list = tmpl_list();
+    for (int64_t i = 0; i < count; ++i) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "at", i * step);
+        tmpl_set_int(v, "reg", regs[first + i]);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+/* The two rows a complex transform carries as its real and imaginary parts come apart by
+ * Z_k and Z_(n-k): split[k] = {k, z, zm}, their registers, for the bins k < n / 2 + 1. */
+static tmpl_value *row_split(const reg_fft *fwd, int64_t h)
+{
+    tmpl_value *list = tmpl_list();
+    for (int64_t k = 0; k < h; ++k) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "k", k);
+        tmpl_set_int(v, "z", fwd->out[k]);
+        tmpl_set_int(v, "zm", fwd->out[(fwd->n - k) % fwd->n]);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+/* The inverse rows' input Z_k = A_k + i B_k from two rows' half spectra: c2r[k] = {k, kind,
+ * src}: "real" at bins 0 and n / 2 (the imaginary parts a real row's spectrum has not there are
+ * dropped, as a C2R does), "direct" below n / 2 + 1, "mirror" above (conj A_(n-k), conj B_(n-k)). */
+static tmpl_value *row_merge(int64_t n, int64_t h)
+{
+    tmpl_value *list = tmpl_list();
+    for (int64_t k = 0; k < n; ++k) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "k", k);
+        tmpl_set_str(v, "kind", k == 0 || 2 * k == n ? "real" : k < h ? "direct" : "mirror");
+        tmpl_set_int(v, "src", k < h ? k : n - k);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+/* The register transforms and the index lists that place their values: the forward columns'
+ * bins k h, the inverse columns' valid rows and the inverse rows' valid outputs. */
+static convgen_status transform_values(tmpl_value *ctx, const lib_spec *s, convgen_pass pass, const fused_shape *f)
+{
+    const int64_t n = s->d[0].size, h = s->d[1].spectrum, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step;
+    const int64_t ob0 = fc_place(s, pass, 2, 0).base, ob1 = fc_place(s, pass, 2, 1).base;
+    if (ob0 < 0 || ob1 < 0 || ob0 + v0 > n || ob1 + v1 > n)
+        return cg_fail(CONVGEN_ERROR_INTERNAL, "fft-fused: valid outputs at %lld, %lld of a %lld-point tile",
+                       (long long)ob0, (long long)ob1, (long long)n);
+    reg_fft fwd, inv;
+    if (!cg_reg_fft((int)n, -1, &fwd) || !cg_reg_fft((int)n, 1, &inv))
+        return cg_fail(CONVGEN_ERROR_INTERNAL, "fft-fused: no register FFT of %lld points", (long long)n);
+    tmpl_map_set(ctx, "fwd", cg_reg_fft_value(&fwd));
+    tmpl_map_set(ctx, "inv", cg_reg_fft_value(&inv));
+    tmpl_map_set(ctx, "split", row_split(&fwd, h));
+    tmpl_map_set(ctx, "merge", row_merge(n, h));
+    tmpl_map_set(ctx, "col_out", stores(fwd.out, 0, n, h));
+    tmpl_map_set(ctx, "icol_out", stores(inv.out, ob0, v0, f->hs));
+    tmpl_map_set(ctx, "irow_out", stores(inv.out, ob1, v1, 1));
+    return CONVGEN_SUCCESS;
+}
+
+/* The index splits, each over the largest dividend it sees: NULL values (cg_value_magic said
+ * why) fail the context. */
+static bool fused_divisions(tmpl_value *ctx, const lib_spec *s, const fused_shape *f)
+{
+    const int64_t n = s->d[0].size, h = s->d[1].spectrum, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step;
+    const int64_t slots = f->acc * THREADS, most = f->cb > f->kb ? f->cb : f->kb;
+    const struct { const char *name; int64_t d, max; } divs[] = {
+        {"n_div", n, f->cb * n * n - 1},
+        {"h_div", h, most * h - 1},
+        {"bins_div", s->bins, (slots > f->kb * s->bins ? slots : f->kb * s->bins) - 1},
+        {"tiles_div", s->tiles, s->tiles * f->kgroups - 1},
+        {"inner_div", s->d[1].tiles, s->tiles - 1},
+        {"v0_div", v0, f->kb * v0 - 1},
+        {"v1_div", v1, f->kb * v0 * v1 - 1}};
+    bool ok = true;
+    for (size_t i = 0; i < sizeof divs / sizeof divs[0]; ++i) {
+        tmpl_value *m = cg_value_magic((uint32_t)divs[i].d, divs[i].max);
+        ok &= m != NULL;
+        tmpl_map_set(ctx, divs[i].name, m);
+    }
+    return ok;
+}
+
 static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const lib_spec *s, const fused_shape *f,
                                    cg_kernel *k)
 {
-    const int64_t n = s->d[0].size, h = s->d[1].spectrum, bins = s->bins, v0 = s->d[0].tile_step,
-                  v1 = s->d[1].tile_step, tiles = s->tiles, inner = s->d[1].tiles;
-    k->grid[0] = (unsigned)(tiles * f->kgroups);
+    const int64_t n = s->d[0].size, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step, rows = f->cb * n;
+    k->grid[0] = (unsigned)(s->tiles * f->kgroups);
     k->grid[1] = (unsigned)(p->n < MAX_GRID_Y ? p->n : MAX_GRID_Y);
     k->grid[2] = 1;
     k->block[0] = THREADS, k->block[1] = k->block[2] = 1;
@@ -129,10 +227,18 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "signal", s->names[0]);
     tmpl_set_str(ctx, "output", s->names[2]);
-    const int64_t ints[] = {THREADS, n, h, bins, n * n, f->cb, f->kb, f->acc, f->most,
-                            f->ins, f->outs, tiles, inner, v0, v1, p->n, s->natural_offset / 4};
-    const char *const names[] = {"threads", "n", "h", "bins", "points", "cb", "kb", "acc", "most", "ins", "outs",
-                                 "tiles", "inner", "v0", "v1", "images", "spectra_offset"};
+    int64_t plane = 1, out_plane = 1;
+    for (int d = 0; d < s->rank; ++d)
+        plane *= fc_place(s, pass, 0, d).count, out_plane *= fc_place(s, pass, 2, d).count;
+    /* Rows go in pairs, row t with row t + pairs (the odd one out, if any, with zeros). */
+    const int64_t ints[] = {THREADS, n, s->d[1].spectrum, s->bins, n * n, f->cb, f->kb, f->acc, f->ins, f->outs,
+                            s->tiles, s->d[1].tiles, v0, v1, p->n, s->natural_offset / 4, f->sp, f->hs, f->v1s,
+                            f->rows, f->shared, rows, (rows + 1) / 2, f->kb * v0, (f->kb * v0 + 1) / 2,
+                            plane, out_plane, f->per_sm};
+    const char *const names[] = {"threads", "n", "h", "bins", "points", "cb", "kb", "acc", "ins", "outs",
+                                 "tiles", "inner", "v0", "v1", "images", "spectra_offset", "sp", "hs", "v1s",
+                                 "rows_elems", "shared", "rows", "pairs", "irows", "ipairs",
+                                 "plane", "out_plane", "per_sm"};
     _Static_assert(sizeof ints / sizeof ints[0] == sizeof names / sizeof names[0], "a name for every value");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
         tmpl_set_int(ctx, names[i], ints[i]);
@@ -140,33 +246,16 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     tmpl_set_int(ctx, "w_out", pass == CONVGEN_FPROP ? p->c : 1);
     tmpl_set_int(ctx, "w_in", pass == CONVGEN_FPROP ? 1 : p->c);
     tmpl_set_bool(ctx, "conjugate", pass == CONVGEN_FPROP); /* bprop's mirrored taps are conjugated already */
-    char scale[32];
-    snprintf(scale, sizeof scale, "%.9ef", 1.0 / (double)s->points);
+    char scale[32]; /* the forward rows' spectra come out doubled (row_split) */
+    snprintf(scale, sizeof scale, "%.9ef", 0.5 / (double)s->points);
     tmpl_set_str(ctx, "scale", scale);
     tmpl_map_set(ctx, "dims", fused_dims(pass, s));
-    tmpl_map_set(ctx, "twiddles", twiddle_values(n));
-    int64_t plane = 1, out_plane = 1;
-    for (int d = 0; d < s->rank; ++d)
-        plane *= fc_place(s, pass, 0, d).count, out_plane *= fc_place(s, pass, 2, d).count;
-    tmpl_set_int(ctx, "plane", plane);
-    tmpl_set_int(ctx, "out_plane", out_plane);
-    /* The index splits, each over the largest dividend it sees. */
-    /* buffer elements (the larger of the tile's and the output's spectra) and accumulator slots */
-    const int64_t elems = f->most * bins, slots = f->acc * THREADS;
-    const struct { const char *name; int64_t d, max; } divs[] = {
-        {"points_div", n * n, f->cb * n * n - 1},        {"n_div", n, n * n - 1},
-        {"h_div", h, elems - 1},                         {"bins_div", bins, (elems > slots ? elems : slots) - 1},
-        {"tiles_div", tiles, tiles * f->kgroups - 1},    {"inner_div", inner, tiles - 1},
-        {"valid_div", v0 * v1, f->kb * v0 * v1 - 1},     {"v1_div", v1, v0 * v1 - 1}};
-    bool failed = false;
-    for (size_t i = 0; i < sizeof divs / sizeof divs[0]; ++i) {
-        tmpl_value *m = cg_value_magic((uint32_t)divs[i].d, divs[i].max);
-        failed |= !m;
-        tmpl_map_set(ctx, divs[i].name, m);
-    }
-    convgen_status st = failed        ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
-                        : tmpl_ok(ctx) ? cg_render_template("fft_fused.cu", ctx, &k->source)
-                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a fused context");
+    convgen_status st = transform_values(ctx, s, pass, f);
+    if (st == CONVGEN_SUCCESS && !fused_divisions(ctx, s, f))
+        st = CONVGEN_ERROR_INTERNAL; /* cg_value_magic said why */
+    if (st == CONVGEN_SUCCESS)
+        st = tmpl_ok(ctx) ? cg_render_template("fft_fused.cu", ctx, &k->source)
+                          : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a fused context");
     tmpl_unref(ctx);
     return st;
 }
@@ -180,11 +269,15 @@ static convgen_status fft_fused_generate(const cg_problem *p, convgen_pass pass,
     s.role_tiles[0] = s.role_tiles[1] = s.role_tiles[2] = 1;
     convgen_status st = fc_correlation_dims(p, pass, "fft-fused", &s);
     if (st == CONVGEN_SUCCESS)
-        st = fc_tile_basis(p, tune, &s);
+        st = fc_tile_basis(p, tune, REG_FFT_MAX_N, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
     if (s.rank != 2)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: rank %d; its kernel takes 2-D tiles", s.rank);
+    reg_fft plan;
+    if (!cg_reg_fft((int)s.d[0].size, -1, &plan))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: tiles of %lld points; its register FFTs take up to %d "
+                       "points with prime factors up to %d", (long long)s.d[0].size, REG_FFT_MAX_N, REG_FFT_MAX_RADIX);
     fused_shape f;
     if (!fused_shape_of(p, pass, t, &s, &f))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: the spectra of %lldx%lld tiles do not fit one block's "

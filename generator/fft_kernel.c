@@ -14,9 +14,7 @@
 
 enum { WARPS = 4 };
 
-/* exp(sign 2 pi i e / r), named when it is 1, -1, i or -i so the template can skip the
- * multiplication. */
-static tmpl_value *coefficient(int sign, int e, int r)
+tmpl_value *cg_fft_coefficient(int sign, int e, int r)
 {
     e %= r;
     tmpl_value *c = tmpl_map();
@@ -38,7 +36,7 @@ static tmpl_value *butterfly(int sign, int r)
     for (int d = 0; d < r; ++d) {
         tmpl_value *row = tmpl_list();
         for (int k = 0; k < r; ++k)
-            tmpl_list_push(row, coefficient(sign, d * k, r));
+            tmpl_list_push(row, cg_fft_coefficient(sign, d * k, r));
         tmpl_list_push(rows, row);
     }
     return rows;
@@ -52,7 +50,7 @@ static tmpl_value *lane_butterfly(int sign, int r)
     for (int m = 0; m < r; ++m) {
         tmpl_value *row = tmpl_list();
         for (int d = 0; d < r; ++d)
-            tmpl_list_push(row, coefficient(sign, (d + m) % r * d, r));
+            tmpl_list_push(row, cg_fft_coefficient(sign, (d + m) % r * d, r));
         tmpl_list_push(rows, row);
     }
     return rows;

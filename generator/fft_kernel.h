@@ -21,6 +21,10 @@ convgen_status cg_fft_c2c_kernel(const cg_fft_problem *p, cg_kernel *out);
  * exchanged plans the keys of cg_fft_exchange_context. */
 void cg_fft_warp_context(tmpl_value *ctx, const fft_plan *plan, int sign);
 
+/* exp(sign 2 pi i e / r) as {kind, re, im}, kind "one", "neg", "i", "negi" (exact) or
+ * "general", so that templates skip the multiplications by 1, -1, i and -i (cmul_const). */
+tmpl_value *cg_fft_coefficient(int sign, int e, int r);
+
 /* A stage's template value (index, radix, span, twiddled, tw_arg, place, groups or lane_coef),
  * and the stride or scale argument of its twiddle() calls. */
 tmpl_value *cg_fft_stage_value(const fft_plan *plan, int s, int sign);

@@ -117,8 +117,10 @@ static convgen_status fixed_tile_size(const cg_tuning *tune, int rank, int64_t *
 /* fft-tiled: overlap-save tiles of one square transform that follows the kernel, not the image:
  * the smallest 2^a 3^b 5^c 7^d of at least 3 extents (and 16), where a tile then keeps most of
  * its outputs (extent 3: 14 of 16; 9: 18 of 27; 13: 28 of 40); the untiled size where that is
- * smaller. Each tile gives n_fft - extent + 1 valid outputs. */
-convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s)
+ * smaller; at most max_n where that is less (the size above which the algorithm has no
+ * transform; the tile must still hold the kernel). Each tile gives n_fft - extent + 1 valid
+ * outputs. */
+convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, int64_t max_n, lib_spec *s)
 {
     if (p->rank > 2)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
@@ -130,6 +132,7 @@ convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, lib_spe
         untiled = one_tile > untiled ? one_tile : untiled;
     }
     int64_t want = 3 * extent > 16 ? 3 * extent : 16, n = 0;
+    want = want > max_n ? max_n : want;
     int field;
     convgen_status st = fixed_tile_size(tune, p->rank, &n, &field);
     if (st != CONVGEN_SUCCESS)
@@ -139,9 +142,9 @@ convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, lib_spe
                        field, (long long)n, (long long)extent);
     if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
         n = candidates[0] < untiled ? candidates[0] : untiled;
-    if (n < extent || n > FFT_MAX_N)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: tiles of %lld points for a kernel of %lld; convgen's "
-                       "transforms reach %d", (long long)n, (long long)extent, FFT_MAX_N);
+    if (n < extent || n > max_n)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%s: tiles of %lld points for a kernel of %lld; its transforms "
+                       "reach %lld", s->fused ? "fft-fused" : "fft-tiled", (long long)n, (long long)extent, (long long)max_n);
     s->tiled = true;
     s->tiles = 1;
     s->points = 1;

@@ -1,18 +1,15 @@
 {#- fft-fused (generator/fft_fused.c): one block per overlap-save tile, image and group of kb
-    output channels. Per pass over cb input channels: load the tile (clipped), DFT its rows and
-    columns in shared memory, and add its products with the weights' spectra to the block's
-    accumulators (kb x bins complex values in registers, acc per thread). Then the inverse:
-    columns, then rows as a C2R, storing only the tile's valid outputs, scaled. -#}
+    output channels. Per pass over cb input channels: load the tile (clipped), FFT its rows (two
+    real rows as one complex transform, a thread each) and its columns (a thread each) in
+    registers, and add its products with the weights' spectra to the block's accumulators
+    (kb x bins complex values in registers, acc per thread). Then the inverse: columns, then
+    rows two at a time, pruned to the tile's valid outputs, staged in shared memory for
+    coalesced stores. -#}
 {%- include "common.cuh" -%}
+{%- include "fft_regs.cuh" -%}
 {{ file_header(header) }}
 
-// exp(-2 pi i m / {{ n }}), m = 0 .. {{ n - 1 }}.
-__device__ const float2 twiddles[{{ n }}] = {
-{%- for t in twiddles %}
-    {{ "{" }}{{ t.re|f32 }}, {{ t.im|f32 }}{{ "}" }},
-{%- endfor %}
-};
-
+{{ complex_functions() }}
 __device__ __forceinline__ float2 c_fma(float2 a, float2 b, float2 c) // c + a b
 {
     return make_float2(c.x + a.x * b.x - a.y * b.y, c.y + a.x * b.y + a.y * b.x);
@@ -22,39 +19,28 @@ __device__ __forceinline__ float2 c_fma_conj(float2 a, float2 b, float2 c) // c 
     return make_float2(c.x + a.x * b.x + a.y * b.y, c.y + a.y * b.x - a.x * b.y);
 }
 
-// One column's DFT: sum_r col[r] w^(k r), the column's elements {{ h }} apart; the inverse's with
-// conjugate twiddles.
-template <bool inverse>
-__device__ __forceinline__ float2 column_dft(const float2 *tw, const float2 *col, unsigned k)
+// X[k] = sum_j x[j] exp(-2 pi i j k / {{ n }}) in place, X[k] in x[{{ fwd.out|join(", ") }}].
+__device__ __forceinline__ void fft_forward(float2 (&x)[{{ n }}])
 {
-    float2 sum = make_float2(0.0f, 0.0f);
-    unsigned m = 0u; // k r mod n
-#pragma unroll
-    for (int r = 0; r < {{ n }}; ++r) {
-        sum = inverse ? c_fma_conj(col[r * {{ h }}], tw[m], sum) : c_fma(col[r * {{ h }}], tw[m], sum);
-        m += k;
-        m = m >= {{ n }}u ? m - {{ n }}u : m;
-    }
-    return sum;
+{{- reg_fft(fwd) }}
 }
 
-extern "C" __global__ void __launch_bounds__({{ threads }})
+// x[j] = sum_k X[k] exp(+2 pi i j k / {{ n }}) in place, x[j] in x[{{ inv.out|join(", ") }}].
+__device__ __forceinline__ void fft_inverse(float2 (&x)[{{ n }}])
+{
+{{- reg_fft(inv) }}
+}
+
+extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ per_sm }} block{{ "s" if per_sm > 1 }} a multiprocessor (fused_shape_of)
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
     float *__restrict__ workspace)
 {
-    extern __shared__ float2 smem[];          // {{ (2 * most * bins + n) * 8 + cb * points * 4 }} bytes
-    float2 *tw = smem;                        // the twiddles
-    float2 *rows = tw + {{ n }};                 // after the row transforms; later the output's spectra
-    float2 *spec = rows + {{ most * bins }};     // the tile's spectra; later after the column inverse
-    float *sig = reinterpret_cast<float *>(spec + {{ most * bins }}); // {{ cb }} channels of the {{ n }}x{{ n }} tile of {{ signal }}
+    extern __shared__ float2 smem[];                // {{ shared }} bytes
+    float2 *rows = smem;                            // the rows' spectra; then the products; then the outputs
+    float2 *spec = smem + {{ rows_elems }};              // the tile; then its spectra; then the inverse columns
+    float *sig = reinterpret_cast<float *>(spec);   // {{ cb }} channels of the {{ n }}x{{ n }} tile of {{ signal }}, rows {{ sp }} apart
+    float *obuf = reinterpret_cast<float *>(rows);  // the valid outputs, {{ kb }}x{{ v0 }} rows {{ v1s }} apart
     const unsigned tid = threadIdx.x;
-{%- if n <= threads %}
-    if (tid < {{ n }}u)
-        tw[tid] = twiddles[tid];
-{%- else %}
-    for (unsigned m = tid; m < {{ n }}u; m += {{ threads }}u)
-        tw[m] = twiddles[m];
-{%- endif %}
     // blockIdx.x = kgroup * {{ tiles }} + tile, tile = tile0 * {{ inner }} + tile1.
     const unsigned kgroup = {{ udiv("blockIdx.x", tiles_div) }}, tile = blockIdx.x - kgroup * {{ tiles }}u;
     const unsigned tile0 = {{ udiv("tile", inner_div) }}, tile1 = tile - tile0 * {{ inner }}u;
@@ -65,43 +51,60 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         for (int j = 0; j < {{ acc }}; ++j)
             acc[j] = make_float2(0.0f, 0.0f);
         for (unsigned c0 = 0; c0 < {{ ins }}u; c0 += {{ cb }}u) {
-            __syncthreads(); // the last pass is done with the buffers (and tw is written)
+            __syncthreads(); // the last pass is done with the buffers, the last image with obuf
             // The tile: position q of tile t along a dimension reads {{ signal }}[q - base + t * step].
             for (unsigned e = tid; e < {{ cb * points }}u; e += {{ threads }}u) {
-                const unsigned c = {{ udiv("e", points_div) }}, q = e - c * {{ points }}u;
-                const unsigned q0 = {{ udiv("q", n_div) }}, q1 = q - q0 * {{ n }}u;
+                const unsigned cr = {{ udiv("e", n_div) }}, q1 = e - cr * {{ n }}u; // cr = c * {{ n }} + q0
+                const unsigned c = {{ udiv("cr", n_div) }}, q0 = cr - c * {{ n }}u;
 {%- for d in dims %}
                 const long long t{{ d.i }} = (long long)q{{ d.i }} - ({{ d.base }}ll) + (long long)tile{{ d.i }} * {{ d.step }}ll;
 {%- endfor %}
                 float v = 0.0f;
                 if (c0 + c < {{ ins }}u{% for d in dims %} && t{{ d.i }} >= 0 && t{{ d.i }} < {{ d.count }}ll{% endfor %})
                     v = in0[((size_t)g * {{ ins }}u + c0 + c) * {{ plane }}ull + (size_t)t0 * {{ dims[1].count }}u + (size_t)t1];
-                sig[e] = v;
+                sig[cr * {{ sp }}u + q1] = v;
             }
             __syncthreads();
-            // Rows: bin k1 of row r = sum_j sig[r][j] w^(k1 j).
-            for (unsigned e = tid; e < {{ cb * n * h }}u; e += {{ threads }}u) {
-                const unsigned cr = {{ udiv("e", h_div) }}, k1 = e - cr * {{ h }}u;
-                const float *row = sig + cr * {{ n }}u;
-                float2 sum = make_float2(0.0f, 0.0f);
-                unsigned m = 0u; // k1 j mod n
+            // Rows t and t + {{ pairs }} as the real and imaginary parts of one transform Z; their
+            // spectra A_k = Z_k + conj Z_(n-k), B_k = -i (Z_k - conj Z_(n-k)), twice the true ones.
+            for (unsigned t = tid; t < {{ pairs }}u; t += {{ threads }}u) {
+                const float *ra = sig + t * {{ sp }}u, *rb = ra + {{ pairs * sp }}u;
+{%- if rows % 2 %}
+                const bool has_b = t + {{ pairs }}u < {{ rows }}u;
+{%- endif %}
+                float2 x[{{ n }}];
 #pragma unroll
-                for (int j = 0; j < {{ n }}; ++j) {
-                    const float v = row[j];
-                    const float2 w = tw[m];
-                    sum.x += v * w.x;
-                    sum.y += v * w.y;
-                    m += k1;
-                    m = m >= {{ n }}u ? m - {{ n }}u : m;
+                for (int j = 0; j < {{ n }}; ++j)
+                    x[j] = make_float2(ra[j], {{ "has_b ? rb[j] : 0.0f" if rows % 2 else "rb[j]" }});
+                fft_forward(x);
+                float2 *oa = rows + t * {{ hs }}u, *ob = oa + {{ pairs * hs }}u;
+{%- for s in split %}
+                oa[{{ s.k }}] = make_float2(x[{{ s.z }}].x + x[{{ s.zm }}].x, x[{{ s.z }}].y - x[{{ s.zm }}].y);
+{%- endfor %}
+{%- if rows % 2 %}
+                if (has_b) {
+{%- endif %}
+{%- for s in split %}
+                ob[{{ s.k }}] = make_float2(x[{{ s.z }}].y + x[{{ s.zm }}].y, x[{{ s.zm }}].x - x[{{ s.z }}].x);
+{%- endfor %}
+{%- if rows % 2 %}
                 }
-                rows[e] = sum;
+{%- endif %}
             }
             __syncthreads();
-            // Columns: bin (k0, k1) = sum_r rows[r][k1] w^(k0 r).
-            for (unsigned e = tid; e < {{ cb * bins }}u; e += {{ threads }}u) {
-                const unsigned c = {{ udiv("e", bins_div) }}, b = e - c * {{ bins }}u;
-                const unsigned k0 = {{ udiv("b", h_div) }}, k1 = b - k0 * {{ h }}u;
-                spec[e] = column_dft<false>(tw, rows + c * {{ bins }}u + k1, k0);
+            // Columns: bin (k0, k1) of channel c from rows k1 of its {{ n }} rows' spectra.
+            for (unsigned e = tid; e < {{ cb * h }}u; e += {{ threads }}u) {
+                const unsigned c = {{ udiv("e", h_div) }}, k1 = e - c * {{ h }}u;
+                const float2 *col = rows + c * {{ n * hs }}u + k1;
+                float2 x[{{ n }}];
+#pragma unroll
+                for (int r = 0; r < {{ n }}; ++r)
+                    x[r] = col[r * {{ hs }}];
+                fft_forward(x);
+                float2 *s = spec + c * {{ bins }}u + k1;
+{%- for o in col_out %}
+                s[{{ o.at }}] = x[{{ o.reg }}];
+{%- endfor %}
             }
             __syncthreads();
             // Products: accumulator j holds bin b of output channel kgroup * {{ kb }} + kl.
@@ -126,35 +129,66 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
                 rows[slot] = acc[j];
         }
         __syncthreads();
-        // Inverse columns: (r, k1) = sum_k0 rows[k0][k1] w^(-k0 r).
-        for (unsigned e = tid; e < {{ kb * bins }}u; e += {{ threads }}u) {
-            const unsigned kl = {{ udiv("e", bins_div) }}, b = e - kl * {{ bins }}u;
-            const unsigned r = {{ udiv("b", h_div) }}, k1 = b - r * {{ h }}u;
-            spec[e] = column_dft<true>(tw, rows + kl * {{ bins }}u + k1, r);
+        // Inverse columns, only their {{ v0 }} valid rows kept: row r of channel kl at spec[(kl * {{ v0 }} + r) * {{ hs }} + k1].
+        for (unsigned e = tid; e < {{ kb * h }}u; e += {{ threads }}u) {
+            const unsigned kl = {{ udiv("e", h_div) }}, k1 = e - kl * {{ h }}u;
+            const float2 *col = rows + kl * {{ bins }}u + k1;
+            float2 x[{{ n }}];
+#pragma unroll
+            for (int k0 = 0; k0 < {{ n }}; ++k0)
+                x[k0] = col[k0 * {{ h }}];
+            fft_inverse(x);
+            float2 *s = spec + kl * {{ v0 * hs }}u + k1;
+{%- for o in icol_out %}
+            s[{{ o.at }}] = x[{{ o.reg }}];
+{%- endfor %}
         }
         __syncthreads();
-        // Inverse rows as a C2R (bins 1 .. n - h stand for their mirrors too), into the tile's
-        // valid outputs: output o = tile * step + r along a dimension, at position out_base + r.
+        // Inverse rows t and t + {{ ipairs }} as one transform of Z_k = A_k + i B_k, their outputs its
+        // real and imaginary parts; only the {{ v1 }} valid ones are kept.
+        for (unsigned t = tid; t < {{ ipairs }}u; t += {{ threads }}u) {
+            const float2 *za = spec + t * {{ hs }}u, *zb = za + {{ ipairs * hs }}u;
+{%- if irows % 2 %}
+            const bool has_b = t + {{ ipairs }}u < {{ irows }}u;
+{%- endif %}
+            float2 x[{{ n }}];
+{%- for m in merge %}
+            {
+                const float2 a = za[{{ m.src }}], b = {{ "has_b ? zb[" ~ m.src ~ "] : make_float2(0.0f, 0.0f)" if irows % 2 else "zb[" ~ m.src ~ "]" }};
+{%- if m.kind == "real" %}
+                x[{{ m.k }}] = make_float2(a.x, b.x);
+{%- elif m.kind == "direct" %}
+                x[{{ m.k }}] = make_float2(a.x - b.y, a.y + b.x);
+{%- else %}
+                x[{{ m.k }}] = make_float2(a.x + b.y, b.x - a.y);
+{%- endif %}
+            }
+{%- endfor %}
+            fft_inverse(x);
+            float *oa = obuf + t * {{ v1s }}u, *ob = oa + {{ ipairs * v1s }}u;
+{%- for o in irow_out %}
+            oa[{{ o.at }}] = x[{{ o.reg }}].x;
+{%- endfor %}
+{%- if irows % 2 %}
+            if (has_b) {
+{%- endif %}
+{%- for o in irow_out %}
+            ob[{{ o.at }}] = x[{{ o.reg }}].y;
+{%- endfor %}
+{%- if irows % 2 %}
+            }
+{%- endif %}
+        }
+        __syncthreads();
+        // The stores, scaled: output o = tile * step + r along a dimension.
         for (unsigned e = tid; e < {{ kb * v0 * v1 }}u; e += {{ threads }}u) {
-            const unsigned kl = {{ udiv("e", valid_div) }}, v = e - kl * {{ v0 * v1 }}u;
-            const unsigned r0 = {{ udiv("v", v1_div) }}, r1 = v - r0 * {{ v1 }}u;
+            const unsigned cr = {{ udiv("e", v1_div) }}, r1 = e - cr * {{ v1 }}u; // cr = kl * {{ v0 }} + r0
+            const unsigned kl = {{ udiv("cr", v0_div) }}, r0 = cr - kl * {{ v0 }}u;
             const unsigned o = kgroup * {{ kb }}u + kl;
             const unsigned o0 = tile0 * {{ v0 }}u + r0, o1 = tile1 * {{ v1 }}u + r1;
-            if (o < {{ outs }}u && o0 < {{ dims[0].out }}u && o1 < {{ dims[1].out }}u) {
-                const float2 *z = spec + kl * {{ bins }}u + ({{ dims[0].out_base }}u + r0) * {{ h }}u;
-                const unsigned p1 = {{ dims[1].out_base }}u + r1;
-                float y = 0.0f;
-                unsigned m = 0u; // k1 p1 mod n
-#pragma unroll
-                for (int k1 = 0; k1 < {{ h }}; ++k1) {
-                    const float2 w = tw[m];
-                    const float re = z[k1].x * w.x + z[k1].y * w.y; // Re(z w^-1)
-                    y += (k1 == 0 || 2 * k1 == {{ n }}) ? re : 2.0f * re;
-                    m += p1;
-                    m = m >= {{ n }}u ? m - {{ n }}u : m;
-                }
-                out[((size_t)g * {{ outs }}u + o) * {{ out_plane }}ull + (size_t)o0 * {{ dims[1].out }}u + o1] = y * {{ scale }};
-            }
+            if (o < {{ outs }}u && o0 < {{ dims[0].out }}u && o1 < {{ dims[1].out }}u)
+                out[((size_t)g * {{ outs }}u + o) * {{ out_plane }}ull + (size_t)o0 * {{ dims[1].out }}u + o1] =
+                    obuf[cr * {{ v1s }}u + r1] * {{ scale }};
         }
     }
 }

@@ -70,14 +70,19 @@
 {%- endif -%}
 {%- endmacro -%}
 
-{#- Complex helpers, the warp shuffle and the twiddle factors. -#}
-{%- macro fft_device_functions() -%}
+{#- Complex helpers. -#}
+{%- macro complex_functions() -%}
 __device__ __forceinline__ float2 c_add(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
 __device__ __forceinline__ float2 c_sub(float2 a, float2 b) { return make_float2(a.x - b.x, a.y - b.y); }
 __device__ __forceinline__ float2 c_mul(float2 a, float2 b)
 {
     return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
+{%- endmacro -%}
+
+{#- Complex helpers, the warp shuffle and the twiddle factors. -#}
+{%- macro fft_device_functions() -%}
+{{ complex_functions() }}
 __device__ __forceinline__ float2 shfl(float2 v, int lane)
 {
     return make_float2(__shfl_sync(0xffffffffu, v.x, lane), __shfl_sync(0xffffffffu, v.y, lane));

@@ -1,5 +1,6 @@
 /* FFT plans evaluated on the CPU in double precision against a naive DFT in long double, for
- * every supported size, forward and inverse, digit-reversed and natural order. */
+ * every supported size, forward and inverse, digit-reversed and natural order; fft-fused's
+ * register transforms the same way. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "fft_plan.h"
+#include "fft_regs.h"
 
 #define BOUND 1e-12
 
@@ -269,6 +271,59 @@ static void test_exchanged_plans_map_every_phase_onto_all_positions(void **state
     assert_non_null(strstr(err, "n = 24"));
 }
 
+/* fft-fused's register transforms (fft_regs.c): every size 1..64 whose prime factors are at
+ * most 13, both signs, run as scheduled (out[] the output order) against the naive DFT. */
+static void test_register_ffts_match_the_naive_dft(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (int n = 1; n <= REG_FFT_MAX_N; ++n) {
+        for (int sign = -1; sign <= 1; sign += 2) {
+            reg_fft f;
+            bool ok = cg_reg_fft(n, sign, &f);
+            int p = n; /* n's largest prime factor */
+            for (int d = 2; d * d <= p; ++d)
+                while (p % d == 0 && p > d)
+                    p /= d;
+            assert_int_equal(ok, n == 1 || p <= REG_FFT_MAX_RADIX);
+            if (!ok)
+                continue;
+            double complex x[REG_FFT_MAX_N], want[REG_FFT_MAX_N], got[REG_FFT_MAX_N];
+            for (int j = 0; j < n; ++j)
+                x[j] = uniform() + I * uniform();
+            naive_dft(n, sign, x, want);
+            cg_reg_fft_eval(&f, x);
+            for (int k = 0; k < n; ++k)
+                got[k] = x[f.out[k]];
+            double e = rel_error(n, got, want);
+            if (e > BOUND)
+                fail_msg("register FFT n = %d, sign %d: relative error %.3g", n, sign, e);
+            ++checked;
+        }
+    }
+    assert_int_equal(checked, 2 * 45); /* the 45 sizes up to 64 with no prime factor above 13 */
+}
+
+/* Each register holds exactly one output bin, and the butterflies touch only x[0..n-1]. */
+static void test_register_fft_outputs_are_a_permutation(void **state)
+{
+    (void)state;
+    const int sizes[] = {16, 21, 27, 32, 35, 40, 64};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        reg_fft f;
+        assert_true(cg_reg_fft(sizes[i], -1, &f));
+        bool seen[REG_FFT_MAX_N] = {false};
+        for (int k = 0; k < f.n; ++k) {
+            assert_in_range(f.out[k], 0, f.n - 1);
+            assert_false(seen[f.out[k]]);
+            seen[f.out[k]] = true;
+        }
+        for (int b = 0; b < f.count; ++b)
+            for (int s = 0; s < f.b[b].radix; ++s)
+                assert_in_range(f.b[b].regs[s], 0, f.n - 1);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +334,8 @@ int main(void)
         cmocka_unit_test(test_forward_output_is_digit_reversed),
         cmocka_unit_test(test_twiddle_choice_follows_the_count),
         cmocka_unit_test(test_exchanged_plans_map_every_phase_onto_all_positions),
+        cmocka_unit_test(test_register_ffts_match_the_naive_dft),
+        cmocka_unit_test(test_register_fft_outputs_are_a_permutation),
     };
     return cmocka_run_group_tests_name("fft_plan", tests, NULL, NULL);
 }
