@@ -273,7 +273,8 @@ static void write_csv(const bench_report *r, FILE *f)
     for (int i = 0; i < r->count; ++i) {
         const bench_row *row = &r->rows[i];
         bool mine = strcmp(row->impl, "convgen") == 0;
-        fprintf(f, "%s,%s,%s,%s,%.6f,%.4f,%.4f,%.4f,%.3e,%.3e\n", row->layer, convgen_pass_name(row->pass), row->impl,
+        /* the algorithm quoted: names like "fft, w once" hold a comma (RFC 4180) */
+        fprintf(f, "%s,%s,%s,\"%s\",%.6f,%.4f,%.4f,%.4f,%.3e,%.3e\n", row->layer, convgen_pass_name(row->pass), row->impl,
                 row->algo, row->ms, row->ms > 0 ? row->flops / (row->ms * 1e-3) / 1e12 : NAN,
                 mine ? speedup(r, row, "cudnn-fp32") : NAN, mine ? speedup(r, row, "cudnn-tf32") : NAN, row->rel_error,
                 row->ref_error);

@@ -284,18 +284,25 @@ static void test_fft_pads_and_clips_through_its_windows(void **state)
     assert_int_equal(convgen_plan_kernel_count(plan), 6);
     assert_false(has_kernel(plan, "pad") || has_kernel(plan, "clip") || has_kernel(plan, "products"));
     convgen_plan_destroy(plan);
-    /* bprop with padding mirrors w: that one is padded by a kernel. */
-    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_BPROP, CONVGEN_ALGO_FFT, &plan), CONVGEN_SUCCESS);
-    assert_true(has_kernel(plan, "pad_w"));
-    assert_false(has_kernel(plan, "pad_dy") || has_kernel(plan, "clip"));
-    convgen_plan_destroy(plan);
-    /* Without padding bprop is the convolution dx = dy * w, every operand a window (either GEMM). */
+    /* bprop is the convolution dx = dy * w, every operand a window (either GEMM), without
+     * padding and with one up to the kernel's extent less one (here 0 and 2 of 3 taps). */
     for (int gemm = CONVGEN_GEMM_CUBLAS; gemm <= CONVGEN_GEMM_GENERATED; ++gemm) {
         convgen_plan_options o = {.gemm = gemm};
         assert_int_equal(convgen_plan_conv_ex(ctx, &layer, CONVGEN_BPROP, CONVGEN_ALGO_FFT, &o, &plan), CONVGEN_SUCCESS);
         assert_false(has_kernel(plan, "pad") || has_kernel(plan, "clip"));
         convgen_plan_destroy(plan);
+        assert_int_equal(convgen_plan_conv_ex(ctx, &d, CONVGEN_BPROP, CONVGEN_ALGO_FFT, &o, &plan), CONVGEN_SUCCESS);
+        assert_false(has_kernel(plan, "pad") || has_kernel(plan, "clip"));
+        convgen_plan_destroy(plan);
     }
+    /* A padding past that cuts dy's head: bprop is then the correlation with w's taps mirrored,
+     * which a kernel writes. */
+    convgen_conv_desc wide = layer;
+    wide.pad_before[0] = wide.pad_after[0] = 3;
+    assert_int_equal(convgen_plan_conv(ctx, &wide, CONVGEN_BPROP, CONVGEN_ALGO_FFT, &plan), CONVGEN_SUCCESS);
+    assert_true(has_kernel(plan, "pad_w"));
+    assert_false(has_kernel(plan, "pad_dy") || has_kernel(plan, "clip"));
+    convgen_plan_destroy(plan);
     /* accgrad with dilated taps: dw is clipped from the padded images. */
     d.dilation[1] = 2;
     assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_ACCGRAD, CONVGEN_ALGO_FFT, &plan), CONVGEN_SUCCESS);
