@@ -265,17 +265,18 @@ static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64
     if (!ok || s->bins > INT32_MAX)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: the spectra of this layer do not fit 64-bit sizes");
     s->workspace = at;
-    /* cuFFT's work area, which only a device can size; its plans here have needed at most
-     * the size of the spectra they write. */
-    return cg_mul64(most, s->bins * 8, &bytes) && cg_add64(at, bytes, &s->estimate)
+    /* cufft's plans add cuFFT's work area, which only a device can size; they have needed at
+     * most the size of the spectra they write. convgen's FFTs need none. */
+    return cg_mul64(s->generated ? 0 : most, s->bins * 8, &bytes) && cg_add64(at, bytes, &s->estimate)
                ? CONVGEN_SUCCESS
                : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: the spectra of this layer do not fit 64-bit sizes");
 }
 
 /* ZNNi's sub-batching: the largest divisor of n whose chunks fit the workspace limit (with
- * cuFFT's work area estimated; the runtime checks the real one). The weights' spectra (fprop,
- * bprop) are made once; accgrad sums its chunks' products in the frequency domain. Without a
- * divisor that fits, the smallest chunks, which the runtime then reports as over the limit. */
+ * cufft's cuFFT work area estimated; the runtime checks the real one). The weights' spectra
+ * (fprop, bprop) are made once; accgrad sums its chunks' products in the frequency domain.
+ * Without a divisor that fits, the smallest chunks, which the runtime then reports as over the
+ * limit. */
 typedef struct batch_fit {
     const cg_problem *p;
     convgen_pass pass;

@@ -188,6 +188,17 @@ static void test_plan_options_are_checked(void **state)
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan),
                  CONVGEN_ERROR_WORKSPACE_LIMIT, "workspace_limit is 1024");
     assert_null(plan);
+    /* convgen's FFTs need no cuFFT work area: a limit of the plan's own workspace keeps the batch whole. */
+    for (convgen_algo algo = CONVGEN_ALGO_FFT; algo <= CONVGEN_ALGO_FFT_TILED; ++algo) {
+        o = (convgen_plan_options){0};
+        assert_int_equal(convgen_plan_conv_ex(ctx, &layer, CONVGEN_BPROP, algo, &o, &plan), CONVGEN_SUCCESS);
+        assert_int_equal(convgen_plan_workspace_size(plan, &ws), CONVGEN_SUCCESS);
+        convgen_plan_destroy(plan);
+        o.workspace_limit = ws;
+        assert_int_equal(convgen_plan_conv_ex(ctx, &layer, CONVGEN_BPROP, algo, &o, &plan), CONVGEN_SUCCESS);
+        assert_null(strstr(convgen_plan_source(plan, 0), "sub-batches"));
+        convgen_plan_destroy(plan);
+    }
     o = (convgen_plan_options){.fourier_size = {0, 0, 4}};
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_CUFFT, &o, &plan),
                  CONVGEN_ERROR_INVALID_VALUE, "fourier_size[2] = 4, but the layer has rank 2");
