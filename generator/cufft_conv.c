@@ -69,15 +69,15 @@ const char *const fc_operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, 
  * (cuBLAS's GEMM serves as well), and dx from position p, the layer's padding (the correlation's
  * pad_before is extent - 1 - p), through the C2R's window. The correlation's basis holds it:
  * outputs that wrap below 0 find zeros where B >= dy + pad_before, and the last output, p + dx
- * - 1 = out + extent - 2 - pad_before, stays below B. Taken for any padding 0 <= p <= extent - 1
- * (0 <= pad_before <= extent - 1); a larger one cuts dy's head, which the correlation's
- * placement handles. */
+ * - 1 = out + extent - 2 - pad_before, stays below B. Taken for any padding p <= extent - 1
+ * (pad_before >= 0); a larger padding (pad_before < 0) stays a correlation, whose placement
+ * cuts dy's head. */
 static bool bprop_as_convolution(const lib_spec *s, convgen_pass pass)
 {
     if (pass != CONVGEN_BPROP || !s->generated || s->tiled || s->parts || s->fused)
         return false;
     for (int d = 0; d < s->rank; ++d)
-        if (!s->d[d].c.reverse || s->d[d].c.pad_before < 0 || s->d[d].c.pad_before > s->d[d].c.kernel_extent - 1)
+        if (!s->d[d].c.reverse || s->d[d].c.pad_before < 0)
             return false;
     return true;
 }

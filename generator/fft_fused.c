@@ -1,11 +1,9 @@
 /* The "fft-fused" algorithm (issue 5, item 4): fft-tiled's fprop and bprop in one kernel per
  * tile (templates/fft_fused.cu), after the weights' R2C. */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "fft_conv.h"
-#include "fft_plan.h"
 #include "fft_regs.h"
 #include "templates.h"
 #include "util.h"
@@ -25,7 +23,7 @@
  * real rows two at a time as one complex transform, then its columns; the inverse the other
  * way round, pruned to the valid outputs. Shared memory holds the tile between the passes. */
 
-enum { FUSED_SHARED = 227 << 10, FUSED_MAX_ACC = 16, FUSED_MAX_OUT = 16, FUSED_MAX_IN = 16 };
+enum { FUSED_MAX_ACC = 16, FUSED_MAX_OUT = 16, FUSED_MAX_IN = 16 };
 
 typedef struct fused_shape {
     int64_t outs, ins;   /* output and input channels of the pass */
@@ -59,8 +57,9 @@ static void fused_buffers(const lib_spec *s, int64_t cb, int64_t kb, fused_shape
 
 /* The most output channels per block (fewer blocks transform the same tile again) that still
  * give the grid two blocks per multiprocessor, then the most input channels per pass over the
- * tile, within the share of the dynamic shared memory a block may have (the H100's 227 KiB
- * unless the target says) of per_sm blocks a multiprocessor, and 16 accumulators a thread.
+ * tile, within what a block may have (the H100's 227 KiB unless the target says) and per_sm
+ * blocks' share of a multiprocessor's shared memory (less the hardware's KiB a block), and 16
+ * accumulators a thread.
  * per_sm is 2 up to 40 points: a transform's x[n] and the accumulators live together, and at
  * two blocks of 256 threads a thread has 128 registers, which hold them to n = 40 with no
  * spill (n = 48 spilled 64 bytes); larger tiles run one block a multiprocessor. */
@@ -70,7 +69,8 @@ static bool fused_shape_of(const cg_problem *p, convgen_pass pass, const cg_targ
     f->outs = pass == CONVGEN_FPROP ? p->k : p->c, f->ins = pass == CONVGEN_FPROP ? p->c : p->k;
     int64_t sms = t && t->sm_count ? t->sm_count : 132, per_tile = p->n * s->tiles;
     f->per_sm = s->d[0].size <= 40 ? 2 : 1;
-    int64_t limit = (t && t->shared_per_block ? t->shared_per_block : FUSED_SHARED) / f->per_sm;
+    int64_t limit = cg_target_shared_per_sm(t) / f->per_sm - CG_SHARED_RESERVED_PER_BLOCK;
+    limit = limit < cg_target_shared_per_block(t) ? limit : cg_target_shared_per_block(t);
     for (int64_t kb = f->outs < FUSED_MAX_OUT ? f->outs : FUSED_MAX_OUT; kb >= 1; --kb) {
         int64_t kgroups = (f->outs + kb - 1) / kb;
         if (kb > 4 && per_tile * kgroups < 2 * sms)
@@ -237,7 +237,7 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
                             plane, out_plane, f->per_sm};
     const char *const names[] = {"threads", "n", "h", "bins", "points", "cb", "kb", "acc", "ins", "outs",
                                  "tiles", "inner", "v0", "v1", "images", "spectra_offset", "sp", "hs", "v1s",
-                                 "rows_elems", "shared", "rows", "pairs", "irows", "ipairs",
+                                 "rows_elems", "shared", "nrows", "pairs", "irows", "ipairs",
                                  "plane", "out_plane", "per_sm"};
     _Static_assert(sizeof ints / sizeof ints[0] == sizeof names / sizeof names[0], "a name for every value");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)

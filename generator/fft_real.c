@@ -22,11 +22,8 @@ enum {
     /* Forward n = 128 exchanged plans, whose scratch leaves two blocks per multiprocessor, run 12
      * warps a block, see choose_exchange. */
     PAIRED_BLOCK_WARPS = 12,
-    /* Without a target's figures: the H100's shared memory per block (opt-in) and per SM. */
-    DEFAULT_SHARED_PER_BLOCK = 227 * 1024,
-    DEFAULT_SHARED_PER_SM = 228 * 1024,
-    DEFAULT_L2_BYTES = 50 * 1024 * 1024,
-    SHARED_RESERVED_PER_BLOCK = 1024, /* the hardware's share of each block's shared memory */
+    DEFAULT_L2_BYTES = 50 * 1024 * 1024, /* without a target's figure: the H100's */
+    SHARED_RESERVED_PER_BLOCK = CG_SHARED_RESERVED_PER_BLOCK,
     /* Clustered layouts: the largest portable cluster, and the blocks per multiprocessor each
      * block's shared memory must leave room for (one block's loads overlap the others' work). */
     MAX_CLUSTER = 8,
@@ -55,14 +52,8 @@ enum {
 };
 
 /* The target's figures, or the H100's where it has none (the offline generator). */
-static int64_t shared_per_sm(const cg_target *t)
-{
-    return t && t->shared_per_sm > 0 ? t->shared_per_sm : DEFAULT_SHARED_PER_SM;
-}
-static int64_t shared_per_block(const cg_target *t)
-{
-    return t && t->shared_per_block > 0 ? t->shared_per_block : DEFAULT_SHARED_PER_BLOCK;
-}
+static int64_t shared_per_sm(const cg_target *t) { return cg_target_shared_per_sm(t); }
+static int64_t shared_per_block(const cg_target *t) { return cg_target_shared_per_block(t); }
 static int sm_count(const cg_target *t) { return t && t->sm_count > 0 ? t->sm_count : SM_DEFAULT; }
 
 /* Rows of shared memory get an odd pitch in float2s: lanes that read a column then hit

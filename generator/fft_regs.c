@@ -1,10 +1,11 @@
 /* A complex FFT of n points in one thread's registers. fft-fused transforms a tile's rows and
- * columns one per thread (16 to 40 points, a few hundred transforms a tile): fbfft's warp
+ * columns one per thread (up to 64 points, a few hundred transforms a tile): fbfft's warp
  * plans (fft_plan.c) spread one transform over lanes and exchange through shuffles, which
  * pays at 64 points and up; here a thread owns whole transforms, so every twiddle factor is a
  * constant of its butterfly and no value crosses lanes. */
 #include "fft_regs.h"
 
+#include <complex.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,8 +77,11 @@ static double complex unit(int sign, long e, int n)
     return cos(a) + sign * sin(a) * I;
 }
 
-void cg_reg_fft_eval(const reg_fft *f, double complex *x)
+void cg_reg_fft_eval(const reg_fft *f, double *re, double *im)
 {
+    double complex x[REG_FFT_MAX_N];
+    for (int j = 0; j < f->n; ++j)
+        x[j] = re[j] + im[j] * I;
     for (int i = 0; i < f->count; ++i) {
         const reg_butterfly *b = &f->b[i];
         double complex a[REG_FFT_MAX_RADIX];
@@ -90,6 +94,8 @@ void cg_reg_fft_eval(const reg_fft *f, double complex *x)
             x[b->regs[t]] = sum;
         }
     }
+    for (int j = 0; j < f->n; ++j)
+        re[j] = creal(x[j]), im[j] = cimag(x[j]);
 }
 
 /* An odd radix's butterfly in its symmetric form: with s_d = a_d + a_(r-d) and

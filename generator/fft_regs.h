@@ -4,13 +4,13 @@
 #ifndef CG_FFT_REGS_H
 #define CG_FFT_REGS_H
 
-#include <complex.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "tmpl.h"
 
-enum { REG_FFT_MAX_N = 64, REG_FFT_MAX_RADIX = 13 };
+/* Radices up to 7: convgen's tiles are 2^a 3^b 5^c 7^d points (the weights' R2C takes them). */
+enum { REG_FFT_MAX_N = 64, REG_FFT_MAX_RADIX = 7 };
 
 /* One butterfly: b_t = sum_s x[regs[s]] w_m^(sign s k) w_r^(sign s t), written to x[regs[t]]:
  * radix r, and the input twiddle w_m^(sign s k) as the pair (k, m). */
@@ -30,9 +30,9 @@ typedef struct reg_fft {
  * REG_FFT_MAX_RADIX. */
 bool cg_reg_fft(int n, int sign, reg_fft *f);
 
-/* Runs the schedule on x in double precision (the CPU check of the butterflies and the output
- * order): x[f->out[k]] then holds X[k]. */
-void cg_reg_fft_eval(const reg_fft *f, double complex *x);
+/* Runs the schedule on x = re + i im in double precision (the CPU check of the butterflies and
+ * the output order): element f->out[k] then holds X[k]. */
+void cg_reg_fft_eval(const reg_fft *f, double *re, double *im);
 
 /* The radices of n's levels, outermost first ("4x4", "5x7"), into buf. */
 void cg_reg_fft_radices(int n, char *buf, size_t size);

@@ -116,10 +116,10 @@ static convgen_status fixed_tile_size(const cg_tuning *tune, int rank, int64_t *
 
 /* fft-tiled: overlap-save tiles of one square transform that follows the kernel, not the image:
  * the smallest 2^a 3^b 5^c 7^d of at least 3 extents (and 16), where a tile then keeps most of
- * its outputs (extent 3: 14 of 16; 9: 18 of 27; 13: 28 of 40); the untiled size where that is
- * smaller; at most max_n where that is less (the size above which the algorithm has no
- * transform; the tile must still hold the kernel). Each tile gives n_fft - extent + 1 valid
- * outputs. */
+ * its outputs (extent 3: 14 of 16; 9: 19 of 27; 13: 28 of 40); the untiled size where that is
+ * smaller; for fft-fused (max_n below convgen's largest FFT) at most max_n, its largest
+ * register transform, as long as the tile holds the kernel. Each tile gives n_fft - extent + 1
+ * valid outputs. */
 convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, int64_t max_n, lib_spec *s)
 {
     if (p->rank > 2)
@@ -132,7 +132,8 @@ convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, int64_t
         untiled = one_tile > untiled ? one_tile : untiled;
     }
     int64_t want = 3 * extent > 16 ? 3 * extent : 16, n = 0;
-    want = want > max_n ? max_n : want;
+    if (max_n < FFT_MAX_N && want > max_n) /* fft-fused: at most its registers' transforms */
+        want = max_n;
     int field;
     convgen_status st = fixed_tile_size(tune, p->rank, &n, &field);
     if (st != CONVGEN_SUCCESS)

@@ -26,6 +26,18 @@ typedef struct cg_target {
                              0: the H100's portable 8 */
 } cg_target;
 
+/* The target's shared memory per block (opt-in) and per multiprocessor, or the H100's where it
+ * has none (the offline generator); and the hardware's share of each block's. */
+enum { CG_SHARED_RESERVED_PER_BLOCK = 1024 };
+static inline int64_t cg_target_shared_per_block(const cg_target *t)
+{
+    return t && t->shared_per_block > 0 ? t->shared_per_block : 227 * 1024;
+}
+static inline int64_t cg_target_shared_per_sm(const cg_target *t)
+{
+    return t && t->shared_per_sm > 0 ? t->shared_per_sm : 228 * 1024;
+}
+
 /* The shared-memory limits of an architecture ("sm_80"), for contexts without a device;
  * false for one this table does not know (the caller keeps the H100's). */
 bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm);

@@ -69,25 +69,25 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
             // spectra A_k = Z_k + conj Z_(n-k), B_k = -i (Z_k - conj Z_(n-k)), twice the true ones.
             for (unsigned t = tid; t < {{ pairs }}u; t += {{ threads }}u) {
                 const float *ra = sig + t * {{ sp }}u, *rb = ra + {{ pairs * sp }}u;
-{%- if rows % 2 %}
-                const bool has_b = t + {{ pairs }}u < {{ rows }}u;
+{%- if nrows % 2 %}
+                const bool has_b = t + {{ pairs }}u < {{ nrows }}u;
 {%- endif %}
                 float2 x[{{ n }}];
 #pragma unroll
                 for (int j = 0; j < {{ n }}; ++j)
-                    x[j] = make_float2(ra[j], {{ "has_b ? rb[j] : 0.0f" if rows % 2 else "rb[j]" }});
+                    x[j] = make_float2(ra[j], {{ "has_b ? rb[j] : 0.0f" if nrows % 2 else "rb[j]" }});
                 fft_forward(x);
                 float2 *oa = rows + t * {{ hs }}u, *ob = oa + {{ pairs * hs }}u;
 {%- for s in split %}
                 oa[{{ s.k }}] = make_float2(x[{{ s.z }}].x + x[{{ s.zm }}].x, x[{{ s.z }}].y - x[{{ s.zm }}].y);
 {%- endfor %}
-{%- if rows % 2 %}
+{%- if nrows % 2 %}
                 if (has_b) {
 {%- endif %}
 {%- for s in split %}
                 ob[{{ s.k }}] = make_float2(x[{{ s.z }}].y + x[{{ s.zm }}].y, x[{{ s.zm }}].x - x[{{ s.z }}].x);
 {%- endfor %}
-{%- if rows % 2 %}
+{%- if nrows % 2 %}
                 }
 {%- endif %}
             }
