@@ -71,10 +71,13 @@ const char *const fc_operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, 
  * outputs that wrap below 0 find zeros where B >= dy + pad_before, and the last output, p + dx
  * - 1 = out + extent - 2 - pad_before, stays below B. Taken for any padding p <= extent - 1
  * (pad_before >= 0); a larger padding (pad_before < 0) stays a correlation, whose placement
- * cuts dy's head. */
+ * cuts dy's head. fft-fused takes it too (no pad kernel for w); fft-tiled does not: its GPU
+ * tests of this form failed (relative error ~1.3) where the CPU evaluation of its program
+ * passed, so its windowed pad and clip kernels place a tile's operands otherwise than the ops
+ * describe (bench/NOTES.md). */
 static bool bprop_as_convolution(const lib_spec *s, convgen_pass pass)
 {
-    if (pass != CONVGEN_BPROP || !s->generated || s->tiled || s->parts || s->fused)
+    if (pass != CONVGEN_BPROP || !s->generated || s->parts || (s->tiled && !s->fused))
         return false;
     for (int d = 0; d < s->rank; ++d)
         if (!s->d[d].c.reverse || s->d[d].c.pad_before < 0)
@@ -91,9 +94,11 @@ placement fc_place(const lib_spec *s, convgen_pass pass, int role, int d)
     placement pl = {.limit = s->d[d].size, .tiles = 1};
     if (role != 1 && s->tiled) /* tiles of the signal and of the valid outputs */
         pl.tiles = s->d[d].tiles, pl.tile_step = s->d[d].tile_step;
-    /* bprop as a convolution: the correlation's positions less its pad_before (dy from 0) */
+    /* bprop as a convolution: the correlation's positions less its pad_before (dy from 0); in
+     * tiles the signal keeps the correlation's places and each tile's valid outputs are the
+     * circular convolution's unwrapped ones, from extent - 1 */
     const bool convolution = bprop_as_convolution(s, pass);
-    const int64_t shift = convolution ? c->pad_before : 0;
+    const int64_t shift = convolution && !s->tiled ? c->pad_before : 0;
     if (role == 0) { /* the signal, shifted by the pad; positions past what the outputs read are
                       * cut, which only spares loads (nothing there reaches an output) */
         int64_t reach = c->out + c->extent - 1 - shift;
