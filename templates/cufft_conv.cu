@@ -48,12 +48,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
     const unsigned q0 = {{ "point" if dims|length == 1 else "q0_1" }};
 {%- if clip and tiled %}
+{#- the tile's valid outputs from position base: 0 for a correlation's tiles #}
     // Output element q of image g: tile q / step along each dimension, at q % step in it.
 {%- for d in dims %}
     const unsigned tile{{ d.i }} = {{ udiv("q" ~ d.i, d.tile_div) }}, r{{ d.i }} = q{{ d.i }} - tile{{ d.i }} * {{ d.tile_step }}u;
 {%- endfor %}
     const unsigned tile = {{ "tile0 * " ~ inner_tiles ~ "u + tile1" if dims|length == 2 else "tile0" }};
-    const unsigned from = {% for d in dims %}{{ " + " if not loop.first }}r{{ d.i }} * {{ d.padded_stride }}u{% endfor %};
+    const unsigned from = {% for d in dims %}{{ " + " if not loop.first }}{{ "(" ~ d.base ~ "u + r" ~ d.i ~ ")" if d.base else "r" ~ d.i }} * {{ d.padded_stride }}u{% endfor %};
     const float *__restrict__ padded = workspace + {{ real_offset }}ull;
     for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y)
         out[(size_t)g * {{ points }}u + point] =
