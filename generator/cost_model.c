@@ -7,7 +7,7 @@
  *     the same; fewer blocks than the GPU holds leave multiprocessors idle, unless the sum is
  *     long enough for cuBLAS to split it (split-K; the generated GEMM does not);
  *   - the fused Winograd kernels about 30% of the GEMMs' rate (measured over the bench set by
- *     convgen tune: bench/results/...-tune.csv), fft-fused's shared-memory DFTs far less;
+ *     convgen tune: bench/results/...-tune.csv), fft-fused's less (its weights' reads from L2);
  *   - copies, transposes, transforms and cuFFT 60-80% of the copy bandwidth. */
 #include "cost_model.h"
 
@@ -19,6 +19,7 @@
 #define WINOGRAD_FUSED_ACCGRAD_EFFICIENCY 0.19
 #define SPLIT_K_DEPTH 512 /* the sum length per split cuBLAS needs before splitting pays */
 #define FFT_FUSED_EFFICIENCY 0.12
+#define FFT_FUSED_L2_RATE 1.8 /* the weights' spectra from L2, against the copy bandwidth */
 #define BANDWIDTH_EFFICIENCY 0.7
 #define CUFFT_BANDWIDTH_EFFICIENCY 0.65
 
@@ -105,16 +106,20 @@ static work winograd_work(const cg_wino_op *w)
     return k;
 }
 
-/* fft-fused: per tile and image, the channels' DFTs (T^3 multiply-adds a 2-D transform of T x T
- * done as shared-memory DFTs), the products and the inverse. */
+/* fft-fused: per tile and image, the products and, for each group of (at most 16) output
+ * channels, the input channels' register FFTs (5 N log2 N FLOPs a complex transform of N points,
+ * two real rows a transform) and the outputs' inverse; each block reads the weights' spectra of
+ * its output channels for its one tile, 8 bytes a complex multiply-add, from L2 (measured at about
+ * 1.8 times the copy rate: L3 fprop's 25 GB in 4.5 ms). */
 static work fft_fused_work(const cg_kernel_op *op)
 {
-    double points = product(op->size, op->rank), side = (double)op->size[op->rank - 1];
-    double transforms = (double)op->images * op->tiles * (op->channels + op->outputs);
-    double products = 8.0 * points * op->images * op->tiles * op->channels * op->outputs / 2;
-    return (work){.flops = 8.0 * points * side * transforms + products, .efficiency = FFT_FUSED_EFFICIENCY,
-                  .bytes = 4 * points * op->images * op->tiles * (op->channels + op->outputs),
-                  .bandwidth_efficiency = BANDWIDTH_EFFICIENCY};
+    double points = product(op->size, op->rank), bins = points / 2 + points / op->size[op->rank - 1];
+    double tiles = (double)op->images * op->tiles, groups = ceil(op->outputs / 16.0);
+    double transform = 5.0 * points * log2(points) / 2;
+    double macs = bins * tiles * op->channels * op->outputs;
+    return (work){.flops = 8.0 * macs + transform * tiles * (op->channels * groups + op->outputs),
+                  .efficiency = FFT_FUSED_EFFICIENCY, .bytes = 8.0 * macs,
+                  .bandwidth_efficiency = FFT_FUSED_L2_RATE};
 }
 
 static work kernel_work(const cg_kernel_op *op, int sm_count)

@@ -516,7 +516,7 @@ static void test_plan_cache_evicts_idle_programs(void **state)
 
 /* ---- the cost model against the H100 ---- */
 
-#define TUNE_RESULTS CONVGEN_SOURCE_DIR "/bench/results/nvidia-h100-80gb-hbm3-2026-11-24-tune.csv"
+#define TUNE_RESULTS CONVGEN_SOURCE_DIR "/bench/results/nvidia-h100-80gb-hbm3-2026-11-25-tune.csv"
 #define MAX_GROUP 24
 
 /* One algorithm's best over its tunings, measured and estimated. */
