@@ -274,10 +274,6 @@ static convgen_status fft_fused_generate(const cg_problem *p, convgen_pass pass,
         return st;
     if (s.rank != 2)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: rank %d; its kernel takes 2-D tiles", s.rank);
-    reg_fft plan;
-    if (!cg_reg_fft((int)s.d[0].size, -1, &plan))
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: tiles of %lld points; its register FFTs take up to %d "
-                       "points with prime factors up to %d", (long long)s.d[0].size, REG_FFT_MAX_N, REG_FFT_MAX_RADIX);
     fused_shape f;
     if (!fused_shape_of(p, pass, t, &s, &f))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: the spectra of %lldx%lld tiles do not fit one block's "

@@ -23,7 +23,6 @@ enum {
      * warps a block, see choose_exchange. */
     PAIRED_BLOCK_WARPS = 12,
     DEFAULT_L2_BYTES = 50 * 1024 * 1024, /* without a target's figure: the H100's */
-    SHARED_RESERVED_PER_BLOCK = CG_SHARED_RESERVED_PER_BLOCK,
     /* Clustered layouts: the largest portable cluster, and the blocks per multiprocessor each
      * block's shared memory must leave room for (one block's loads overlap the others' work). */
     MAX_CLUSTER = 8,
@@ -52,8 +51,6 @@ enum {
 };
 
 /* The target's figures, or the H100's where it has none (the offline generator). */
-static int64_t shared_per_sm(const cg_target *t) { return cg_target_shared_per_sm(t); }
-static int64_t shared_per_block(const cg_target *t) { return cg_target_shared_per_block(t); }
 static int sm_count(const cg_target *t) { return t && t->sm_count > 0 ? t->sm_count : SM_DEFAULT; }
 
 /* Rows of shared memory get an odd pitch in float2s: lanes that read a column then hit
@@ -128,14 +125,14 @@ static void resident_layout(const cg_fft_problem *p, const fft_plan *pl, const c
 {
     int sms = sm_count(t);
     int64_t l2 = t && t->l2_bytes > 0 ? t->l2_bytes : DEFAULT_L2_BYTES;
-    int64_t per_block = shared_per_block(t);
-    int64_t per_sm = shared_per_sm(t);
+    int64_t per_block = cg_target_shared_per_block(t);
+    int64_t per_sm = cg_target_shared_per_sm(t);
     int64_t row_bytes = (int64_t)L->buf_pitch * 8;
     L->resident = true;
     L->images = 1;
     /* More than 8 registers per lane take up to 255 registers per thread: one block only. */
     for (int b = pl->regs > 8 ? 1 : 2; b >= 1; --b) {
-        int64_t shared = per_sm / b - SHARED_RESERVED_PER_BLOCK;
+        int64_t shared = per_sm / b - CG_SHARED_RESERVED_PER_BLOCK;
         int64_t rows = (shared < per_block ? shared : per_block) / row_bytes;
         L->split_rows = rows < L->buf_rows ? (int)rows : L->buf_rows;
         L->blocks_per_sm = b;
@@ -168,7 +165,7 @@ static void resident_layout(const cg_fft_problem *p, const fft_plan *pl, const c
 static bool clustered_layout(const cg_fft_problem *p, const cg_target *t, real_layout *L)
 {
     int max_cluster = t && t->max_cluster > 0 ? t->max_cluster : MAX_CLUSTER;
-    int64_t per_sm = shared_per_sm(t);
+    int64_t per_sm = cg_target_shared_per_sm(t);
     if (p->type == CONVGEN_FFT_C2C || max_cluster < 2)
         return false;
     for (int c = 2; c <= max_cluster && c <= MAX_CLUSTER; c *= 2) {
@@ -176,7 +173,7 @@ static bool clustered_layout(const cg_fft_problem *p, const cg_target *t, real_l
         int rows = p->sign < 0 ? (p->transposed ? L->pairs : (p->n + 1) / 2) : (p->transposed ? p->h : p->n);
         int pitch = odd_pitch(p->sign < 0 ? 2 * width : width);
         int64_t bytes = (int64_t)rows * pitch * 8;
-        if (CLUSTER_BLOCKS_PER_SM * (bytes + SHARED_RESERVED_PER_BLOCK) > per_sm)
+        if (CLUSTER_BLOCKS_PER_SM * (bytes + CG_SHARED_RESERVED_PER_BLOCK) > per_sm)
             continue;
         if (p->count > INT32_MAX / c) /* a grid of count * c blocks: keep the resident layout */
             return false;
@@ -198,8 +195,8 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
 {
     memset(L, 0, sizeof *L);
     int sms = sm_count(t);
-    int64_t per_block = shared_per_block(t);
-    int64_t per_sm = shared_per_sm(t);
+    int64_t per_block = cg_target_shared_per_block(t);
+    int64_t per_sm = cg_target_shared_per_sm(t);
     int64_t fused_max = FUSED_MAX_SHARED < per_block ? FUSED_MAX_SHARED : per_block;
     int64_t staged_max = 2 * FUSED_MAX_SHARED < per_block ? 2 * FUSED_MAX_SHARED : per_block;
     if (p->rank == 1) {
@@ -279,7 +276,7 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
      * 1.52x -> 1.35x aliased (the copy-out's per-bin select and the extra __syncwarp; the copy-out
      * has since gone a warp per row without them, NOTES item 21, and n = 64 was not measured again). */
     L->aliased = L->staged && p->type == CONVGEN_FFT_R2C &&
-                 2 * (L->per_image_bytes + L->tile_bytes + SHARED_RESERVED_PER_BLOCK) > per_sm;
+                 2 * (L->per_image_bytes + L->tile_bytes + CG_SHARED_RESERVED_PER_BLOCK) > per_sm;
     if (L->aliased) {
         int last = p->n + 1; /* the second spare bin */
         L->buf_rows = (p->n + 1) / 2;
@@ -296,7 +293,7 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     int64_t buf = (int64_t)L->images * L->buf_rows * L->buf_pitch;
     L->tile_offset = buf;
     L->shared_bytes = L->staged && !L->aliased ? (L->tile_offset * 8 + L->tile_bytes * L->images) : buf * 8;
-    if (2 * (L->shared_bytes + SHARED_RESERVED_PER_BLOCK) > per_sm)
+    if (2 * (L->shared_bytes + CG_SHARED_RESERVED_PER_BLOCK) > per_sm)
         L->warps = LONE_BLOCK_WARPS;
     int64_t dense = (int64_t)p->n * p->half;
     bool dense_spectra = p->spectrum_stride[1] == dense && p->spectrum_stride[0] == dense * p->channels;
@@ -535,8 +532,8 @@ static void launch_min_blocks(const cg_fft_problem *p, const fft_plan *pl, const
         L->min_blocks = CLUSTER_BLOCKS_PER_SM;
         L->min_blocks_why = "three clustered blocks share a multiprocessor, one's loads overlapping the others' work";
     } else if (p->rank == 2 && L->fused && pow2 && pl->regs <= 2) {
-        int64_t per_sm = shared_per_sm(t);
-        int64_t by_shared = per_sm / (L->shared_bytes + SHARED_RESERVED_PER_BLOCK);
+        int64_t per_sm = cg_target_shared_per_sm(t);
+        int64_t by_shared = per_sm / (L->shared_bytes + CG_SHARED_RESERVED_PER_BLOCK);
         int64_t by_registers = 65536 / ((int64_t)threads * LIGHT_PLAN_REGISTERS);
         int64_t blocks = by_shared < by_registers ? by_shared : by_registers;
         if (blocks > plain) {
@@ -579,11 +576,11 @@ static void choose_loads(const cg_fft_problem *p, const fft_plan *pl, real_layou
  * lane-stage plans, whose radices define that order. */
 static void choose_exchange(const cg_fft_problem *p, const cg_target *t, fft_plan *pl, real_layout *L)
 {
-    int64_t per_block = shared_per_block(t);
+    int64_t per_block = cg_target_shared_per_block(t);
     fft_plan x;
     char err[160];
     real_layout XL;
-    int64_t per_sm = shared_per_sm(t);
+    int64_t per_sm = cg_target_shared_per_sm(t);
     bool measured = p->n == 64 || p->n == 128 || (p->n == 16 && p->sign < 0 && !p->transposed);
     if (p->rank != 2 || p->type == CONVGEN_FFT_C2C || !L->fused || !p->natural || !measured ||
         !fft_plan_make_exchanged(p->n, p->n == 16 ? 4 : 8, &x, err, sizeof err))
@@ -595,8 +592,8 @@ static void choose_exchange(const cg_fft_problem *p, const cg_target *t, fft_pla
     /* The scratch comes after the layout's choices (images per block, aliasing, warps): keep the
      * lane stages where it would leave one block per multiprocessor where two fit (the A100's
      * 164 KiB at n = 128). */
-    bool two_before = 2 * (L->shared_bytes + SHARED_RESERVED_PER_BLOCK) <= per_sm;
-    bool two_after = 2 * (XL.shared_bytes + SHARED_RESERVED_PER_BLOCK) <= per_sm;
+    bool two_before = 2 * (L->shared_bytes + CG_SHARED_RESERVED_PER_BLOCK) <= per_sm;
+    bool two_after = 2 * (XL.shared_bytes + CG_SHARED_RESERVED_PER_BLOCK) <= per_sm;
     if (!XL.fused || XL.shared_bytes > per_block || (two_before && !two_after))
         return;
     /* Forward n = 128, whose scratch leaves two blocks per multiprocessor (84 KiB each with 8
@@ -607,8 +604,8 @@ static void choose_exchange(const cg_fft_problem *p, const cg_target *t, fft_pla
      * images 1.59x -> 1.64x), transposed 1.76x -> 1.78x; 16 warps (64 registers) were slower than
      * 12. The inverse lost: C2R natural 1.55x -> 1.50x, transposed 1.72x -> 1.65x. */
     int64_t paired = XL.xch_offset * 8 + (int64_t)PAIRED_BLOCK_WARPS * XL.xch_warp * 8;
-    bool two_only = 3 * (XL.shared_bytes + SHARED_RESERVED_PER_BLOCK) > per_sm && two_after;
-    if (two_only && p->n == 128 && p->sign < 0 && 2 * (paired + SHARED_RESERVED_PER_BLOCK) <= per_sm &&
+    bool two_only = 3 * (XL.shared_bytes + CG_SHARED_RESERVED_PER_BLOCK) > per_sm && two_after;
+    if (two_only && p->n == 128 && p->sign < 0 && 2 * (paired + CG_SHARED_RESERVED_PER_BLOCK) <= per_sm &&
         paired <= per_block) {
         XL.warps = PAIRED_BLOCK_WARPS;
         XL.shared_bytes = paired;

@@ -113,7 +113,7 @@ static cg_kernel *add_kernel(const cg_wino_op *op, int phase, const char *name, 
  * unless it says). */
 static convgen_status check_shared(const cg_target *t, const cg_kernel *k)
 {
-    int64_t limit = t->shared_per_block ? t->shared_per_block : 227 << 10;
+    int64_t limit = cg_target_shared_per_block(t);
     return k->shared_bytes <= limit ? CONVGEN_SUCCESS
                                     : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s needs %u bytes of "
                                               "shared memory per block; the target allows %lld", k->name,
