@@ -71,13 +71,11 @@ const char *const fc_operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, 
  * outputs that wrap below 0 find zeros where B >= dy + pad_before, and the last output, p + dx
  * - 1 = out + extent - 2 - pad_before, stays below B. Taken for any padding p <= extent - 1
  * (pad_before >= 0); a larger padding (pad_before < 0) stays a correlation, whose placement
- * cuts dy's head. fft-fused takes it too (no pad kernel for w); fft-tiled does not yet: its
- * GPU tests of this form failed (relative error ~1.3) where the CPU evaluation of its program
- * passed, the tiled clip then ignoring the output's base (now mended, not yet run on the GPU:
- * bench/NOTES.md). */
+ * cuts dy's head. fft-fused and fft-tiled take it too (no pad kernel for w); a tile's valid
+ * outputs then start at the placement's base, which the tiled clip reads (bench/NOTES.md). */
 static bool bprop_as_convolution(const lib_spec *s, convgen_pass pass)
 {
-    if (pass != CONVGEN_BPROP || !s->generated || s->parts || (s->tiled && !s->fused))
+    if (pass != CONVGEN_BPROP || !s->generated || s->parts)
         return false;
     for (int d = 0; d < s->rank; ++d)
         if (!s->d[d].c.reverse || s->d[d].c.pad_before < 0)
