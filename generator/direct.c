@@ -10,7 +10,13 @@
  * (accgrad computes dw transposed so that lanes, which run along rows, store along dw's
  * contiguous axis.) When the output tiles alone cannot fill the GPU, the reduction is split
  * over blocks (blockIdx.z) into workspace slices that a second kernel adds: deterministic,
- * unlike atomics, and the output needs no zeroing. */
+ * unlike atomics, and the output needs no zeroing.
+ *
+ * A strided bprop runs per stride phase (the transposed convolution's decomposition): the
+ * input pixels i with (i + pad) % stride = q are reached only by the taps f = q + stride*j,
+ * from o = (i + pad - f) / stride. Each phase is a GEMM of its own over those pixels and taps,
+ * on blockIdx.z beside the splits, so no tap that misses the stride grid is computed and no
+ * gather divides by the stride: rows = (n, u...) with i = r + stride*u, red = (k, j...). */
 #include <stdio.h>
 #include <string.h>
 #include <threads.h>
@@ -26,7 +32,8 @@ enum { THREADS = 256, BLOCK_RED = 8, SMEM_PAD = 4 };
 #define MAX_SPLIT_WORKSPACE (256ll << 20)
 
 typedef struct direct_spec {
-    int64_t rows, cols, red;
+    int64_t rows, cols, red; /* of one stride phase where phases > 1 */
+    int phases;              /* strided bprop: the stride phases, one GEMM each (blockIdx.z) */
     int block_rows, block_cols;
     int rows_apart; /* lanes along rows: a thread's rows are this far apart */
     int splits, steps, steps_per_split;
@@ -35,9 +42,35 @@ typedef struct direct_spec {
     bool wide_index; /* some tensor has 2^32 or more elements: 64-bit addressing */
 } direct_spec;
 
+/* Whether bprop runs per stride phase: some stride is above 1, and no strided dimension is
+ * dilated (a dilated tap would step across phases). */
+static bool bprop_phased(const cg_problem *p, convgen_pass pass)
+{
+    bool strided = false;
+    for (int d = 0; d < p->rank; ++d) {
+        if (p->stride[d] > 1 && p->dilation[d] > 1)
+            return false;
+        strided |= p->stride[d] > 1;
+    }
+    return pass == CONVGEN_BPROP && strided;
+}
+
+/* Per dimension of a phased bprop: the input pixels of a phase (at most; i = r + stride*u) and
+ * the taps of a phase (at most; f = q + stride*j). A stride of 1 leaves in and kernel whole. */
+static int64_t phase_pixels(const cg_problem *p, int d) { return (p->in[d] + p->stride[d] - 1) / p->stride[d]; }
+static int64_t phase_taps(const cg_problem *p, int d) { return (p->kernel[d] + p->stride[d] - 1) / p->stride[d]; }
+
 static void gemm_view(const cg_problem *p, convgen_pass pass, direct_spec *s)
 {
     int64_t op = cg_problem_out_pixels(p), ip = cg_problem_in_pixels(p), kp = cg_problem_kernel_pixels(p);
+    s->phases = 1;
+    if (bprop_phased(p, pass)) {
+        ip = kp = 1;
+        for (int d = 0; d < p->rank; ++d) {
+            ip *= phase_pixels(p, d), kp *= phase_taps(p, d);
+            s->phases *= (int)p->stride[d];
+        }
+    }
     switch (pass) {
     case CONVGEN_FPROP: s->rows = p->n * op; s->red = p->c * kp; s->cols = p->k; break;
     case CONVGEN_BPROP: s->rows = p->n * ip; s->red = p->k * kp; s->cols = p->c; break;
@@ -60,10 +93,13 @@ static convgen_status direct_applicable(const cg_problem *p, convgen_pass pass)
     for (int d = 0; d < p->rank; ++d)
         if (p->in[d] + p->pad_before[d] + p->pad_after[d] >= (1ll << 30))
             return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: padded in[%d] must be < 2^30", d);
-    /* Column tiles go on grid.y, which stops at 65535 blocks of at least 64 columns. */
+    /* Column tiles go on grid.y, which stops at 65535 blocks of at least 64 columns; phases and
+     * splits share grid.z (at most 65535), the splits at most 8 steps apart (choose_spec). */
     if ((s.cols + 63) / 64 > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: %lld GEMM columns need more than 65535 column tiles",
                        (long long)s.cols);
+    if (s.phases > 1 && (int64_t)s.phases * (s.red / (8 * BLOCK_RED) + 1) > 65535)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: %d stride phases do not fit grid.z", s.phases);
     return CONVGEN_SUCCESS;
 }
 
@@ -91,7 +127,8 @@ static void choose_spec(const cg_problem *p, convgen_pass pass, const cg_target 
     s->out_elems = elems[2];
     s->wide_index = elems[0] >= UINT32_MAX || elems[1] >= UINT32_MAX || elems[2] >= UINT32_MAX;
 
-    int64_t tiles = ((s->rows + s->block_rows - 1) / s->block_rows) * ((s->cols + s->block_cols - 1) / s->block_cols);
+    int64_t tiles = ((s->rows + s->block_rows - 1) / s->block_rows) * ((s->cols + s->block_cols - 1) / s->block_cols) *
+                    s->phases;
     s->sm_count = t->sm_count;
     int64_t want = 2ll * t->sm_count;
     int64_t splits = tiles >= want ? 1 : (want + tiles - 1) / tiles;
@@ -152,12 +189,14 @@ static tmpl_value *digits(const char *index, int64_t max_index, int count, const
 }
 
 static const char *const o_names[] = {"o0", "o1", "o2"}, *const i_names[] = {"i0", "i1", "i2"},
-                         *const f_names[] = {"f0", "f1", "f2"};
+                         *const f_names[] = {"f0", "f1", "f2"}, *const u_names[] = {"u0", "u1", "u2"},
+                         *const j_names[] = {"j0", "j1", "j2"}, *const q_names[] = {"q0", "q1", "q2"};
 
-static tmpl_value *dims_value(const cg_problem *p)
+/* The spatial dimensions, innermost first; `strided` gets those of stride above 1 too. */
+static tmpl_value *dims_value(const cg_problem *p, tmpl_value *strided)
 {
     tmpl_value *list = tmpl_list();
-    int64_t in_stride = 1, out_stride = 1;
+    int64_t in_stride = 1, out_stride = 1, kernel_stride = 1;
     for (int d = p->rank - 1; d >= 0; --d) {
         tmpl_value *v = tmpl_map();
         tmpl_set_int(v, "i", d);
@@ -172,8 +211,21 @@ static tmpl_value *dims_value(const cg_problem *p)
         tmpl_set_int(v, "out_stride", out_stride);
         /* bprop divides t = i + pad - tap*dilation <= in - 1 + pad by the stride. */
         tmpl_map_set(v, "stride_div", magic_value((uint32_t)p->stride[d], p->in[d] - 1 + p->pad_before[d]));
+        /* A phased bprop's phase q starts at the input pixel r = (q - pad) mod stride, which is
+         * (q + shift) % stride with shift = -pad mod stride. */
+        tmpl_set_int(v, "kernel", p->kernel[d]);
+        tmpl_set_int(v, "kernel_stride", kernel_stride);
+        tmpl_set_int(v, "phase_pixels", phase_pixels(p, d));
+        tmpl_set_int(v, "phase_taps", phase_taps(p, d));
+        tmpl_set_int(v, "shift", (p->stride[d] - p->pad_before[d] % p->stride[d]) % p->stride[d]);
+        /* ... and its o = u + c - j with c = (r + pad - q) / stride: ceil(pad / stride) where
+         * q + shift stays below the stride, one less where it wraps. */
+        tmpl_set_int(v, "c_base", (p->pad_before[d] + p->stride[d] - 1) / p->stride[d]);
         in_stride *= p->in[d];
         out_stride *= p->out[d];
+        kernel_stride *= p->kernel[d];
+        if (p->stride[d] > 1)
+            tmpl_list_push(strided, tmpl_ref(v));
         tmpl_list_push(list, v);
     }
     return list;
@@ -193,6 +245,22 @@ static void set_digits(tmpl_value *ctx, const cg_problem *p, convgen_pass pass, 
         tmpl_map_set(ctx, "out_digits", digits("row", rows_max, 1, &op, &pix[0], "n"));
         break;
     case CONVGEN_BPROP:
+        if (s->phases > 1) {
+            int64_t pixels[CONVGEN_MAX_RANK], taps[CONVGEN_MAX_RANK];
+            for (int d = 0; d < p->rank; ++d)
+                pixels[d] = phase_pixels(p, d), taps[d] = phase_taps(p, d);
+            tmpl_map_set(ctx, "row_digits", digits("row", rows_max, p->rank, pixels, u_names, "n"));
+            tmpl_map_set(ctx, "red_digits", digits("red", red_max, p->rank, taps, j_names, "k"));
+            /* blockIdx.z = (split, q...) over the strided dimensions. */
+            int64_t strides[CONVGEN_MAX_RANK];
+            const char *names[CONVGEN_MAX_RANK];
+            int count = 0;
+            for (int d = 0; d < p->rank; ++d)
+                if (p->stride[d] > 1)
+                    strides[count] = p->stride[d], names[count++] = q_names[d];
+            tmpl_map_set(ctx, "phase_digits", digits("z", (int64_t)s->phases * s->splits - 1, count, strides, names, "split"));
+            break;
+        }
         tmpl_map_set(ctx, "row_digits", digits("row", rows_max, p->rank, p->in, i_names, "n"));
         tmpl_map_set(ctx, "red_digits", digits("red", red_max, p->rank, p->kernel, f_names, "k"));
         tmpl_map_set(ctx, "red_split_digits", digits("red", red_max, 1, &kp, &pix[2], "k"));
@@ -250,10 +318,10 @@ static const char *const operand_names[3][3] = {
 
 static void set_loaders(tmpl_value *ctx, convgen_pass pass, const direct_spec *s)
 {
-    const char *const *ops = operand_names[pass];
+    const char *const *ops = operand_names[pass], *phase = s->phases > 1 ? ", ph" : "";
     char call_a[64], call_b[64], what_a[128], what_b[128];
-    snprintf(call_a, sizeof call_a, "load_a(%s, free, red)", ops[0]);
-    snprintf(call_b, sizeof call_b, "load_b(%s, red, free)", ops[1]);
+    snprintf(call_a, sizeof call_a, "load_a(%s, free, red%s)", ops[0], phase);
+    snprintf(call_b, sizeof call_b, "load_b(%s, red, free%s)", ops[1], phase);
     bool a_free_fast = pass != CONVGEN_ACCGRAD;
     snprintf(what_a, sizeof what_a, "A loads %s: lanes along %s.", ops[0], a_free_fast ? "rows" : "the reduction");
     snprintf(what_b, sizeof what_b, "B loads %s: lanes along the reduction.", ops[1]);
@@ -272,7 +340,7 @@ static void launch_geometry(const direct_spec *s, cg_kernel *k)
 {
     k->grid[0] = (unsigned)((s->rows + s->block_rows - 1) / s->block_rows);
     k->grid[1] = (unsigned)((s->cols + s->block_cols - 1) / s->block_cols);
-    k->grid[2] = (unsigned)s->splits;
+    k->grid[2] = (unsigned)(s->splits * s->phases);
     k->block[0] = THREADS;
     k->block[1] = k->block[2] = 1;
 }
@@ -292,8 +360,12 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const di
     if (s->sm_count != 132)
         snprintf(sms, sizeof sms, " --sms %d", s->sm_count);
     cg_value_line(h, "emitted by: convgen emit --algo direct --pass %s%s %s", convgen_pass_name(pass), sms, layer);
-    cg_value_line(h, "GEMM: out[%lld rows][%lld cols] = A[rows][%lld] * B[%lld][cols]", (long long)s->rows,
-                  (long long)s->cols, (long long)s->red, (long long)s->red);
+    cg_value_line(h, "GEMM%s: out[%lld rows][%lld cols] = A[rows][%lld] * B[%lld][cols]",
+                  s->phases > 1 ? " per stride phase" : "", (long long)s->rows, (long long)s->cols,
+                  (long long)s->red, (long long)s->red);
+    if (s->phases > 1)
+        cg_value_line(h, "stride phases: %d on blockIdx.z beside the splits (phase q: the input pixels i with "
+                      "(i + pad) %% stride = q, the taps f = q + stride*j)", s->phases);
     cg_value_line(h, "FLOPs: %.6g (2*n*c*k*prod(kernel)*prod(out))", cg_problem_flops(p));
     cg_value_line(h,
                   "tiles: block %dx%dx%d, thread %dx%d, split reduction %d x %d steps (sized for %d multiprocessors)",
@@ -313,8 +385,11 @@ static tmpl_value *gemm_context(const cg_problem *p, convgen_pass pass, const di
     const char *const *ops = operand_names[pass];
     tmpl_value *ctx = tmpl_map();
     char text[96];
+    const char *split = s->phases > 1 ? "ph.split" : "blockIdx.z"; /* which slice of a split reduction */
     tmpl_map_set(ctx, "header", header_lines(p, pass, s, k, "the GEMM"));
-    tmpl_set_str(ctx, "gather", gathers[pass]);
+    tmpl_set_str(ctx, "gather", s->phases > 1 ? "direct_bprop_phased.cuh" : gathers[pass]);
+    tmpl_set_int(ctx, "phases", s->phases);
+    tmpl_set_str(ctx, "split", split);
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "in0", ops[0]);
     tmpl_set_str(ctx, "in1", ops[1]);
@@ -336,7 +411,10 @@ static tmpl_value *gemm_context(const cg_problem *p, convgen_pass pass, const di
     tmpl_set_int(ctx, "steps_per_split", s->steps_per_split);
     tmpl_set_int(ctx, "splits", s->splits);
     tmpl_set_int(ctx, "out_elems", s->out_elems);
-    snprintf(text, sizeof text, s->splits > 1 ? "blockIdx.z * %du" : "0u", s->steps_per_split);
+    if (s->splits > 1)
+        snprintf(text, sizeof text, "%s * %du", split, s->steps_per_split);
+    else
+        snprintf(text, sizeof text, "0u");
     tmpl_set_str(ctx, "step_begin", text);
     if (s->splits > 1)
         snprintf(text, sizeof text, "min(step_begin + %du, %du)", s->steps_per_split, s->steps);
@@ -349,7 +427,9 @@ static tmpl_value *gemm_context(const cg_problem *p, convgen_pass pass, const di
     tmpl_set_int(ctx, "in_pixels", cg_problem_in_pixels(p));
     tmpl_set_int(ctx, "out_pixels", cg_problem_out_pixels(p));
     tmpl_set_int(ctx, "kernel_pixels", cg_problem_kernel_pixels(p));
-    tmpl_map_set(ctx, "dims", dims_value(p));
+    tmpl_value *strided = tmpl_list();
+    tmpl_map_set(ctx, "dims", dims_value(p, strided));
+    tmpl_map_set(ctx, "strided", strided);
     set_digits(ctx, p, pass, s);
     set_loaders(ctx, pass, s);
     return ctx;

@@ -18,7 +18,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     // padded by {{ pad }} floats so that the reduction-fast loaders store to distinct banks.
     __shared__ __align__(16) float a_tile[{{ block_red }}][{{ block_rows + pad }}];
     __shared__ __align__(16) float b_tile[{{ block_red }}][{{ block_cols + pad }}];
-
+{% if phases > 1 %}
+    // This block's stride phase and split: {{ phases }} GEMMs on blockIdx.z.
+    const phase_t ph = phase_of(blockIdx.z);
+{%- endif %}
     const unsigned tid = threadIdx.x;
     const unsigned row0 = blockIdx.x * {{ block_rows }}u, col0 = blockIdx.y * {{ block_cols }}u;
     // Thread (tm, tn) owns rows row0 + tm + {{ rows_apart }}*i and columns col0 + {{ thread_cols }}*tn + j:
@@ -97,7 +100,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {% if splits > 1 %}
     // Split reduction: each of the {{ splits }} splits writes a whole output-shaped slice of the
     // workspace, and the next kernel adds the slices into {{ out }}.
-    float *const dst = workspace + (size_t)blockIdx.z * {{ out_elems }}ull;
+    float *const dst = workspace + (size_t){{ split }} * {{ out_elems }}ull;
 {%- else %}
     float *const dst = {{ out }};
 {%- endif %}
@@ -107,8 +110,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 #pragma unroll
         for (int j = 0; j < {{ thread_cols }}; ++j) {
             const unsigned col = col0 + {{ thread_cols }}u * tn + j;
+{%- if phases > 1 %}
+            if (row < {{ rows }}u && col < {{ cols }}u && in_image(row, ph))
+                dst[out_index(row, col, ph)] = acc[i][j];
+{%- else %}
             if (row < {{ rows }}u && col < {{ cols }}u)
                 dst[out_index(row, col)] = acc[i][j];
+{%- endif %}
         }
     }
 }

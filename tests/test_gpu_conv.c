@@ -48,7 +48,7 @@ typedef struct shape {
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 52 /* 41 random ones beside the 11 handpicked ones */
 #define WINOGRAD_FUSED_SHAPES 44
-#define AUTO_SHAPES 24 /* direct's 14 handpicked ones and 10 random stride-1 ones */
+#define AUTO_SHAPES 24 /* direct's 19 handpicked ones and 5 random stride-1 ones */
 #define AUTO_CHOICES 4
 #define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
 
@@ -77,6 +77,10 @@ static int handpicked(shape *s)
     s[n++].d = DESC2(1, 16, 16, 9, 9, 9, 9, 0, 1, 1);      /* N = 1, 1x1 output */
     s[n++].d = DESC2(2, 3, 4, 23, 17, 7, 7, 3, 2, 1);      /* the stem's shape, small */
     s[n++].d = DESC2(2, 4, 3, 13, 13, 3, 3, 2, 2, 2);      /* stride 2 and dilation 2 */
+    s[n++].d = DESC2(2, 5, 6, 20, 19, 5, 5, 4, 3, 1);      /* stride 3, padding past the stride */
+    s[n].d = DESC2(2, 3, 4, 17, 18, 3, 3, 1, 4, 1);
+    s[n].d.stride[1] = 3;                                  /* stride 4 > kernel: a phase no tap reaches */
+    ++n;
     s[n++].d = DESC2(2, 3, 70, 7, 7, 1, 1, 0, 1, 1);       /* 1x1 kernel, K > 64 */
     s[n++].d = DESC2(8, 4, 4, 32, 32, 3, 3, 1, 1, 1);      /* long reduction, split accgrad */
     s[n++].d = DESC2(2, 130, 129, 6, 6, 3, 3, 1, 1, 1);    /* C, K past one tile */
