@@ -11,9 +11,12 @@
 #include "util.h"
 
 /* -v makes ptxas print the resource report (registers, shared memory, stack, spills) into
- * the program log, which is how the report is known without a GPU. The cache key hashes this
- * same list, so an option added here invalidates every cached kernel, as it must. */
-static const char *const base_options[] = {"--ptxas-options=-v", "-std=c++17"};
+ * the program log, which is how the report is known without a GPU. -minimal leaves out the
+ * runtime API's declarations, textures and device-side launches, none of which an emitted
+ * kernel uses: 5-25 ms less per kernel (of 40-320 ms measured on a 2-core machine). The cache
+ * key hashes this same list, so an option added here invalidates every cached kernel, as it
+ * must. */
+static const char *const base_options[] = {"--ptxas-options=-v", "-std=c++17", "-minimal"};
 #define BASE_OPTIONS (sizeof base_options / sizeof base_options[0])
 
 static double now_ms(void)
