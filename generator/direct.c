@@ -103,6 +103,15 @@ static convgen_status direct_applicable(const cg_problem *p, convgen_pass pass)
     return CONVGEN_SUCCESS;
 }
 
+/* A block tile's side along a GEMM extent: 128 from `wide` on, 64 below or where 128-wide tiles
+ * would pad the extent by a fifth more than 64-wide ones (G1's accgrad: 147 rows are 256 in
+ * tiles of 128, 192 in tiles of 64). */
+static int tile_side(int64_t extent, int64_t wide)
+{
+    int64_t padded128 = round_up(extent, 128), padded64 = round_up(extent, 64);
+    return extent >= wide && 5 * padded128 <= 6 * padded64 ? 128 : 64;
+}
+
 /* Tiles and splits. The tile follows the GEMM's shape; the split fills the GPU with at least
  * two blocks per multiprocessor when the output tiles alone would not. */
 static void choose_spec(const cg_problem *p, convgen_pass pass, const cg_target *t, direct_spec *s)
@@ -118,8 +127,8 @@ static void choose_spec(const cg_problem *p, convgen_pass pass, const cg_target 
         s->block_rows = THREADS;
     } else {
         s->rows_apart = 16;
-        s->block_rows = s->rows >= 128 ? 128 : 64;
-        s->block_cols = s->cols > 64 ? 128 : 64;
+        s->block_rows = tile_side(s->rows, 128);
+        s->block_cols = tile_side(s->cols, 65);
     }
     s->steps = (int)((s->red + BLOCK_RED - 1) / BLOCK_RED);
     int64_t elems[3];
