@@ -42,17 +42,23 @@ typedef struct direct_spec {
     bool wide_index; /* some tensor has 2^32 or more elements: 64-bit addressing */
 } direct_spec;
 
-/* Whether bprop runs per stride phase: some stride is above 1, and no strided dimension is
- * dilated (a dilated tap would step across phases). */
+/* The stride phases share grid.z with the splits of the reduction (choose_spec). */
+#define MAX_GRID_Z 65535
+
+/* Whether bprop runs per stride phase: some stride is above 1, no strided dimension is dilated
+ * (a dilated tap would step across phases), and the phases fit grid.z; otherwise bprop gathers
+ * dy for every tap and keeps those on the stride grid. */
 static bool bprop_phased(const cg_problem *p, convgen_pass pass)
 {
-    bool strided = false;
+    int64_t phases = 1;
     for (int d = 0; d < p->rank; ++d) {
         if (p->stride[d] > 1 && p->dilation[d] > 1)
             return false;
-        strided |= p->stride[d] > 1;
+        phases *= p->stride[d]; /* stays below 2^63 while below MAX_GRID_Z before each step */
+        if (phases > MAX_GRID_Z)
+            return false;
     }
-    return pass == CONVGEN_BPROP && strided;
+    return pass == CONVGEN_BPROP && phases > 1;
 }
 
 /* Per dimension of a phased bprop: the input pixels of a phase (at most; i = r + stride*u) and
@@ -93,13 +99,10 @@ static convgen_status direct_applicable(const cg_problem *p, convgen_pass pass)
     for (int d = 0; d < p->rank; ++d)
         if (p->in[d] + p->pad_before[d] + p->pad_after[d] >= (1ll << 30))
             return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: padded in[%d] must be < 2^30", d);
-    /* Column tiles go on grid.y, which stops at 65535 blocks of at least 64 columns; phases and
-     * splits share grid.z (at most 65535), the splits at most 8 steps apart (choose_spec). */
+    /* Column tiles go on grid.y, which stops at 65535 blocks of at least 64 columns. */
     if ((s.cols + 63) / 64 > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: %lld GEMM columns need more than 65535 column tiles",
                        (long long)s.cols);
-    if (s.phases > 1 && (int64_t)s.phases * (s.red / (8 * BLOCK_RED) + 1) > 65535)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: %d stride phases do not fit grid.z", s.phases);
     return CONVGEN_SUCCESS;
 }
 
@@ -143,6 +146,8 @@ static void choose_spec(const cg_problem *p, convgen_pass pass, const cg_target 
     int64_t splits = tiles >= want ? 1 : (want + tiles - 1) / tiles;
     if (splits > s->steps / 8)   /* each split keeps at least 8 steps of work */
         splits = s->steps / 8;
+    if (splits > MAX_GRID_Z / s->phases)
+        splits = MAX_GRID_Z / s->phases;
     while (splits > 1 && splits * s->out_elems * 4 > MAX_SPLIT_WORKSPACE)
         --splits;
     if (splits < 1)

@@ -215,6 +215,38 @@ static void test_too_many_column_tiles_is_not_supported(void **state)
     cg_generated_free(&g);
 }
 
+/* A strided bprop runs per stride phase on blockIdx.z beside the splits; where the phases
+ * would not fit grid.z (65535) it gathers every tap instead, and huge strides never overflow
+ * the phase count. */
+static void test_strided_bprop_phases_fit_grid_z(void **state)
+{
+    (void)state;
+    const struct { convgen_conv_desc d; int phases; } cases[] = {
+        {{.rank = 2, .n = 32, .c = 3, .k = 64, .in = {224, 224}, .kernel = {7, 7}, .pad_before = {3, 3},
+          .pad_after = {3, 3}, .stride = {2, 2}}, 4},                                          /* G1 */
+        {{.rank = 3, .n = 1, .c = 3, .k = 4096, .in = {16, 224, 224}, .kernel = {4, 16, 16},
+          .stride = {4, 16, 16}}, 1024},                                                       /* many splits wanted */
+        {{.rank = 2, .n = 2, .c = 1, .k = 1, .in = {3, 3}, .kernel = {1, 1}, .stride = {46341, 46341}}, 0},
+        {{.rank = 2, .n = 1, .c = 1, .k = 1, .in = {1, 1}, .kernel = {1, 1}, .stride = {65536, 65536}}, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cg_problem p;
+        cg_generated g;
+        assert_int_equal(cg_problem_init(&p, &cases[i].d), CONVGEN_SUCCESS);
+        assert_int_equal(cg_generate(&p, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, NULL, &g), CONVGEN_SUCCESS);
+        char line[64];
+        snprintf(line, sizeof line, "stride phases: %d on blockIdx.z", cases[i].phases);
+        if (cases[i].phases) {
+            assert_non_null(strstr(g.kernels[0].source, line));
+            assert_int_equal(g.kernels[0].grid[2] % (unsigned)cases[i].phases, 0);
+        } else {
+            assert_null(strstr(g.kernels[0].source, "stride phases"));
+        }
+        assert_true(g.kernels[0].grid[2] >= 1 && g.kernels[0].grid[2] <= 65535);
+        cg_generated_free(&g);
+    }
+}
+
 static void test_tensors_past_2_32_elements_get_64_bit_addressing(void **state)
 {
     (void)state;
@@ -260,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_unknown_algorithm_and_pass_are_named),
         cmocka_unit_test(test_describe_writes_a_layer_line_and_options),
         cmocka_unit_test(test_too_many_column_tiles_is_not_supported),
+        cmocka_unit_test(test_strided_bprop_phases_fit_grid_z),
         cmocka_unit_test(test_tensors_past_2_32_elements_get_64_bit_addressing),
     };
     return cmocka_run_group_tests_name("emit", tests, load_layers, free_layers);

@@ -48,7 +48,7 @@ typedef struct shape {
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 52 /* 41 random ones beside the 11 handpicked ones */
 #define WINOGRAD_FUSED_SHAPES 44
-#define AUTO_SHAPES 24 /* direct's 19 handpicked ones and 5 random stride-1 ones */
+#define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
 #define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
 
