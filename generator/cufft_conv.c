@@ -25,7 +25,7 @@
  *
  *   pass     S        K        O        per bin, row-major
  *   fprop    x[n][c]  w[k][c]  y[n][k]  O[n][k] = sum_c S[n][c] conj(K[k][c])
- *   bprop    dy[n][k] w[k][c]  dx[n][c] O[n][c] = sum_k S[n][k] K[k][c]  (K mirrored, see below)
+ *   bprop    dy[n][k] w[k][c]  dx[n][c] O[n][c] = sum_k S[n][k] K[k][c]  (no conjugate, see below)
  *   accgrad  x[n][c]  dy[n][k] dw[k][c] O[k][c] = sum_n S[n][c] conj(K[n][k])
  *
  * cuBLAS sees each stored row-major [a][b] matrix as the column-major b x a matrix M, so the
@@ -33,10 +33,11 @@
  * O = S op_C(K) (m = c), op_C being cuBLAS's conjugate transpose (gemm_step).
  *
  * A correlation's spectrum is S times the conjugate of K's. cuBLAS can conjugate only with a
- * transpose, which bprop's product does not have, so bprop places the kernel's taps mirrored
- * modulo B (position -t instead of t): the transform of the mirror is the conjugate. fft's bprop
- * is instead the convolution it is, dx = dy * w, with no conjugate and w read through a window
- * like fprop's (bprop_as_convolution).
+ * transpose, which bprop's product does not have. bprop of convgen's FFTs (fft, fft-tiled,
+ * fft-fused) is therefore the convolution it is, dx = dy * w, with no conjugate and w read
+ * through a window like fprop's (bprop_as_convolution); cufft's, and any padding past the
+ * kernel's extent less one, place the kernel's taps mirrored modulo B instead (position -t for
+ * t): the transform of the mirror is the conjugate.
  *
  * Circular correlation over B equals the linear one for outputs 0 .. out - 1 when B >= out +
  * extent - 1, the rest of the padded signal being zero or cut (a negative bprop pad_before cuts
@@ -570,7 +571,7 @@ cg_step fc_gemm_step(const cg_problem *p, convgen_pass pass, const lib_spec *s)
                                  .a_offset = K, .lda = p->c, .a_stride = K_images,
                                  .b_offset = S, .ldb = p->c, .b_stride = S_images, .ldc = p->k};
         break;
-    case CONVGEN_BPROP: /* dx (c x n) = w mirrored (c x k) dy (k x n) */
+    case CONVGEN_BPROP: /* dx (c x n) = w (c x k) dy (k x n), w's spectra as a convolution's or mirrored */
         st.gemm = (cg_gemm_step){.transa = 'N', .transb = 'N', .m = p->c, .n = nb, .k = p->k,
                                  .a_offset = K, .lda = p->c, .a_stride = K_images,
                                  .b_offset = S, .ldb = p->k, .b_stride = S_images, .ldc = p->c};

@@ -107,8 +107,8 @@ static convgen_status direct_applicable(const cg_problem *p, convgen_pass pass)
 }
 
 /* A block tile's side along a GEMM extent: 128 from `wide` on, 64 below or where 128-wide tiles
- * would pad the extent by a fifth more than 64-wide ones (G1's accgrad: 147 rows are 256 in
- * tiles of 128, 192 in tiles of 64). */
+ * would pad the extent by more than a fifth over 64-wide ones (G1's accgrad: 147 rows are 256
+ * in tiles of 128, 192 in tiles of 64). */
 static int tile_side(int64_t extent, int64_t wide)
 {
     int64_t padded128 = round_up(extent, 128), padded64 = round_up(extent, 64);
@@ -226,15 +226,13 @@ static tmpl_value *dims_value(const cg_problem *p, tmpl_value *strided)
         /* bprop divides t = i + pad - tap*dilation <= in - 1 + pad by the stride. */
         tmpl_map_set(v, "stride_div", magic_value((uint32_t)p->stride[d], p->in[d] - 1 + p->pad_before[d]));
         /* A phased bprop's phase q starts at the input pixel r = (q - pad) mod stride, which is
-         * (q + shift) % stride with shift = -pad mod stride. */
+         * (q + shift) % stride with shift = -pad mod stride, and reads o = u + off - j with
+         * off = (r + pad - q) / stride: ceil(pad / stride) where q + shift stays below the
+         * stride, one less where it wraps. */
         tmpl_set_int(v, "kernel", p->kernel[d]);
         tmpl_set_int(v, "kernel_stride", kernel_stride);
-        tmpl_set_int(v, "phase_pixels", phase_pixels(p, d));
-        tmpl_set_int(v, "phase_taps", phase_taps(p, d));
         tmpl_set_int(v, "shift", (p->stride[d] - p->pad_before[d] % p->stride[d]) % p->stride[d]);
-        /* ... and its o = u + c - j with c = (r + pad - q) / stride: ceil(pad / stride) where
-         * q + shift stays below the stride, one less where it wraps. */
-        tmpl_set_int(v, "c_base", (p->pad_before[d] + p->stride[d] - 1) / p->stride[d]);
+        tmpl_set_int(v, "off_base", (p->pad_before[d] + p->stride[d] - 1) / p->stride[d]);
         in_stride *= p->in[d];
         out_stride *= p->out[d];
         kernel_stride *= p->kernel[d];

@@ -11,13 +11,21 @@
 #include "util.h"
 
 /* -v makes ptxas print the resource report (registers, shared memory, stack, spills) into
- * the program log, which is how the report is known without a GPU. -minimal leaves out the
- * runtime API's declarations, textures and device-side launches, none of which an emitted
- * kernel uses: 5-25 ms less per kernel (of 40-320 ms measured on a 2-core machine). The cache
- * key hashes this same list, so an option added here invalidates every cached kernel, as it
- * must. */
+ * the program log, which is how the report is known without a GPU. -minimal (NVRTC 12.4 on)
+ * leaves out the runtime API's declarations, textures and device-side launches, none of which
+ * an emitted kernel uses: 5-25 ms less per kernel (of 40-320 ms measured on a 2-core machine).
+ * The cache key hashes the options used, so an option added here invalidates every cached
+ * kernel, as it must. */
 static const char *const base_options[] = {"--ptxas-options=-v", "-std=c++17", "-minimal"};
 #define BASE_OPTIONS (sizeof base_options / sizeof base_options[0])
+
+/* How many of base_options this NVRTC takes: all but -minimal before 12.4. */
+static size_t base_option_count(void)
+{
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    return major > 12 || (major == 12 && minor >= 4) ? BASE_OPTIONS : BASE_OPTIONS - 1;
+}
 
 static double now_ms(void)
 {
@@ -117,14 +125,15 @@ static convgen_status compile(const char *source, const char *name, const char *
     char arch_option[32];
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s", arch);
     const char *options[BASE_OPTIONS + 1] = {arch_option};
-    for (size_t i = 0; i < BASE_OPTIONS; ++i)
+    const size_t count = base_option_count();
+    for (size_t i = 0; i < count; ++i)
         options[i + 1] = base_options[i];
     nvrtcProgram prog = NULL;
     double t0 = now_ms();
     nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS)
         return nvrtc_fail(NULL, r, "nvrtcCreateProgram");
-    r = nvrtcCompileProgram(prog, (int)BASE_OPTIONS + 1, options);
+    r = nvrtcCompileProgram(prog, (int)count + 1, options);
     convgen_status s = CONVGEN_SUCCESS;
     if (r != NVRTC_SUCCESS) {
         s = nvrtc_fail(prog, r, name);
@@ -156,7 +165,7 @@ cache_key jit_key(const char *source, const char *arch)
     int major = 0, minor = 0;
     nvrtcVersion(&major, &minor);
     char options[256] = "";
-    for (size_t i = 0, used = 0; i < BASE_OPTIONS && used < sizeof options; ++i)
+    for (size_t i = 0, used = 0, count = base_option_count(); i < count && used < sizeof options; ++i)
         used += (size_t)snprintf(options + used, sizeof options - used, "%s ", base_options[i]);
     return cache_key_of(source, arch, options, major, minor);
 }
