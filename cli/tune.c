@@ -15,7 +15,8 @@
 static const char *const chosen_by_names[] = {"the caller", "measurement", "wisdom", "the cost model"};
 static const char *const effort_names[] = {"measure", "estimate", "exhaustive"};
 
-/* "winograd m=4x4 gemm=generated": the algorithm and the tuning a candidate fixes. */
+/* "winograd m=4x4 gemm=generated", "fft fourier=64x64 gemm=cublas": the algorithm and the
+ * tuning a candidate fixes. */
 static void describe(convgen_algo algo, const convgen_plan_options *o, int rank, char *buf, size_t size)
 {
     int used = snprintf(buf, size, "%s", convgen_algo_name(algo));
@@ -23,6 +24,11 @@ static void describe(convgen_algo algo, const convgen_plan_options *o, int rank,
         used += snprintf(buf + used, size - (size_t)used, " m=");
         for (int d = 0; d < rank; ++d)
             used += snprintf(buf + used, size - (size_t)used, "%s%d", d ? "x" : "", o->winograd_m[d]);
+    }
+    if (o->fourier_size[0]) {
+        used += snprintf(buf + used, size - (size_t)used, " fourier=");
+        for (int d = 0; d < rank; ++d)
+            used += snprintf(buf + used, size - (size_t)used, "%s%lld", d ? "x" : "", (long long)o->fourier_size[d]);
     }
     if (o->gemm)
         snprintf(buf + used, size - (size_t)used, " gemm=%s", o->gemm == CONVGEN_GEMM_CUBLAS ? "cublas" : "generated");

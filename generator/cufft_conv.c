@@ -662,6 +662,16 @@ static convgen_status square_basis(const cg_problem *p, const cg_tuning *tune, l
     return CONVGEN_SUCCESS;
 }
 
+int64_t cg_fft_basis(const cg_problem *p, convgen_pass pass)
+{
+    lib_spec s;
+    memset(&s, 0, sizeof s);
+    s.generated = true;
+    if (choose_sizes(p, pass, NULL, &s) != CONVGEN_SUCCESS || square_basis(p, NULL, &s) != CONVGEN_SUCCESS)
+        return 0;
+    return s.d[0].size;
+}
+
 /* An operand placed by a plain shift as a window of the padded image along one dimension:
  * positions [at, at + len) hold source indices [src, src + len). False for anything else
  * (dilated, flipped or mirrored taps; a window with nothing in it). */

@@ -243,6 +243,10 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
                                  const cg_target *target, const cg_tuning *tune, cg_generated *out);
 void cg_generated_free(cg_generated *g);
 
+/* The fft algorithm's own square Fourier size for the layer and pass (the smallest 7-smooth
+ * size holding the circular correlation), 0 where fft does not apply; the tuner tries others. */
+int64_t cg_fft_basis(const cg_problem *p, convgen_pass pass);
+
 /* Sizes joined by 'x', outermost first: "64x64". */
 void cg_dims_text(const int64_t *v, int rank, char *buf, size_t size);
 

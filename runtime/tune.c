@@ -1,5 +1,7 @@
 /* AUTO (tune.h): the candidates are every registered algorithm with its default tuning, winograd
- * with both GEMMs, and at EXHAUSTIVE every Winograd tile F(m, r) with m + r - 1 <= 8. Each is
+ * and fft with both GEMMs, and at EXHAUSTIVE every Winograd tile F(m, r) with m + r - 1 <= 8 and
+ * fft on a power-of-two basis up to half as large again as its own (radix-4 transforms can
+ * outrun the smaller 3- and 5-smooth one: F2's 64 against 60 points). Each is
  * generated offline first, which says whether it applies and what the cost model thinks of it;
  * then, unless wisdom knows the answer or there is nothing to time on:
  *   1. every candidate's kernels are compiled at once, on every core (the caches keep them);
@@ -29,6 +31,8 @@
 
 #define MAX_CANDIDATES 48
 #define MAX_TILE_ALPHA 8    /* exhaustive Winograd tiles: m + r - 1 up to this */
+#define MAX_BASIS_GROWTH 1.5 /* exhaustive fft bases: a power of two up to this times fft's own */
+#define MAX_FFT_BASIS 256   /* convgen's FFTs go to 256 points */
 #define STRICT_TOLERANCE 1e-3
 #define TF32_TOLERANCE 2e-2 /* TF32 GEMMs: relative error near 1e-3, more on long sums */
 #define REFERENCE_POINTS 256 /* of the float64 reference, checking the first output */
@@ -72,7 +76,9 @@ static void set_note(candidate *c, convgen_status s, const char *text)
 
 /* ---- the candidates ---- */
 
-static void add(tuner *t, convgen_algo algo, int m, int gemm)
+/* A candidate of `algo` with Winograd tile m and Fourier size `basis` in every dimension (0: the
+ * algorithm's own) and GEMM `gemm` (0: the algorithm's choice). */
+static void add(tuner *t, convgen_algo algo, int m, int64_t basis, int gemm)
 {
     if (t->count == MAX_CANDIDATES)
         return;
@@ -83,6 +89,8 @@ static void add(tuner *t, convgen_algo algo, int m, int gemm)
     for (int d = 0; m && d < t->problem.rank; ++d)
         if (t->problem.kernel[d] > 1)
             c->pub.options.winograd_m[d] = m;
+    for (int d = 0; basis && d < t->problem.rank; ++d)
+        c->pub.options.fourier_size[d] = basis;
     if (gemm)
         c->pub.options.gemm = gemm;
     c->pub.estimate_ms = c->pub.ms = c->pub.difference = -1;
@@ -96,16 +104,40 @@ static bool tiles_fixed(const convgen_plan_options *o)
     return false;
 }
 
-/* One candidate of `algo` with tile m (0: the algorithm's own), or two where `both_gemms`: its
- * products by cuBLAS and by the generated GEMM. */
-static void add_with_gemms(tuner *t, convgen_algo algo, int m, bool both_gemms)
+static bool basis_fixed(const convgen_plan_options *o)
+{
+    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
+        if (o->fourier_size[d])
+            return true;
+    return false;
+}
+
+/* One candidate of `algo` with tile m and basis (0: the algorithm's own), or two where
+ * `both_gemms`: its products by cuBLAS and by the generated GEMM. */
+static void add_with_gemms(tuner *t, convgen_algo algo, int m, int64_t basis, bool both_gemms)
 {
     if (both_gemms) {
-        add(t, algo, m, CONVGEN_GEMM_CUBLAS);
-        add(t, algo, m, CONVGEN_GEMM_GENERATED);
+        add(t, algo, m, basis, CONVGEN_GEMM_CUBLAS);
+        add(t, algo, m, basis, CONVGEN_GEMM_GENERATED);
     } else {
-        add(t, algo, m, 0);
+        add(t, algo, m, basis, 0);
     }
+}
+
+/* fft's variants: its own basis and, at EXHAUSTIVE unless the caller fixed one, the next power
+ * of two where that is at most MAX_BASIS_GROWTH times larger; by the GEMMs (strict fp32, unless
+ * fixed). */
+static void add_fft(tuner *t)
+{
+    bool both_gemms = !t->base.allow_tf32 && !t->base.gemm;
+    add_with_gemms(t, CONVGEN_ALGO_FFT, 0, 0, both_gemms);
+    if (t->effort != CONVGEN_EFFORT_EXHAUSTIVE || basis_fixed(&t->base))
+        return;
+    int64_t own = cg_fft_basis(&t->problem, t->pass), pow2 = 2;
+    while (pow2 < own)
+        pow2 *= 2;
+    if (own && pow2 != own && pow2 <= MAX_FFT_BASIS && pow2 <= MAX_BASIS_GROWTH * (double)own)
+        add_with_gemms(t, CONVGEN_ALGO_FFT, 0, pow2, both_gemms);
 }
 
 /* Winograd's variants: the tiles (EXHAUSTIVE, unless the caller fixed them) by the GEMMs
@@ -120,7 +152,7 @@ static void add_winograd(tuner *t, convgen_algo algo)
         m_lo = 2, m_hi = MAX_TILE_ALPHA - (int)r + 1;
     bool both_gemms = algo == CONVGEN_ALGO_WINOGRAD && !t->base.allow_tf32 && !t->base.gemm;
     for (int m = m_lo; m <= m_hi; ++m)
-        add_with_gemms(t, algo, m, both_gemms);
+        add_with_gemms(t, algo, m, 0, both_gemms);
 }
 
 static void list_candidates(tuner *t)
@@ -130,10 +162,10 @@ static void list_candidates(tuner *t)
         bool variants = p->applicable(&t->problem, t->pass) == CONVGEN_SUCCESS; /* else one row says why */
         if (variants && (p->algo == CONVGEN_ALGO_WINOGRAD || p->algo == CONVGEN_ALGO_WINOGRAD_FUSED))
             add_winograd(t, p->algo);
-        else if (variants && p->algo == CONVGEN_ALGO_FFT) /* both GEMMs: strict fp32, unless fixed */
-            add_with_gemms(t, p->algo, 0, !t->base.allow_tf32 && !t->base.gemm);
+        else if (variants && p->algo == CONVGEN_ALGO_FFT)
+            add_fft(t);
         else
-            add(t, p->algo, 0, 0);
+            add(t, p->algo, 0, 0, 0);
     }
 }
 

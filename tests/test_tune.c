@@ -397,7 +397,7 @@ static void test_offline_estimate(void **state)
         assert_int_equal(convgen_plan_candidate(plan, ch.winner, &w), CONVGEN_SUCCESS);
         assert_int_equal(w.algo, ch.algo);
         assert_int_equal(w.status, CONVGEN_SUCCESS);
-        int applicable = 0, winograd_tiles = 0;
+        int applicable = 0, winograd_tiles = 0, fft_bases = 0;
         for (int i = 0; i < ch.candidate_count; ++i) {
             assert_int_equal(convgen_plan_candidate(plan, i, &c), CONVGEN_SUCCESS);
             assert_true(c.ms < 0 && c.difference < 0); /* nothing timed or run */
@@ -408,10 +408,18 @@ static void test_offline_estimate(void **state)
                 assert_true(c.note[0] != '\0');
             }
             winograd_tiles += c.algo == CONVGEN_ALGO_WINOGRAD && c.options.winograd_m[0] > 0;
+            if (c.algo == CONVGEN_ALGO_FFT && c.options.fourier_size[0] > 0) { /* 16 for fft's own 14 */
+                assert_int_equal(c.status, CONVGEN_SUCCESS);
+                assert_int_equal(c.options.fourier_size[0], 16);
+                assert_int_equal(c.options.fourier_size[1], 16);
+                ++fft_bases;
+            }
         }
-        if (l == 0) { /* stride 1, 3x3: every family, and exhaustive lists Winograd's tiles */
+        if (l == 0) { /* stride 1, 3x3: every family, and exhaustive lists Winograd's tiles and
+                       * fft on the next power-of-two basis with both GEMMs */
             assert_true(applicable >= 8);
             assert_true(winograd_tiles >= 8);
+            assert_int_equal(fft_bases, 2);
         } else { /* stride 2: only direct applies */
             assert_int_equal(applicable, 1);
             assert_int_equal(ch.algo, CONVGEN_ALGO_DIRECT);
