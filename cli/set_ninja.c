@@ -18,7 +18,7 @@
 
 /* The edges that compile one program's kernels (each once per file and architecture). */
 typedef struct ninja_edges {
-    cg_buf edges, cubins;
+    cg_buf edges, cubins, reports;
 } ninja_edges;
 
 static int add_edges(generate_run *r, const char *arch, const char *layer, convgen_pass pass, const cg_generated *gen,
@@ -32,12 +32,29 @@ static int add_edges(generate_run *r, const char *arch, const char *layer, convg
         rc = gen_write_source(r, layer, arch, gen->algo, pass, i, k->source, file, sizeof file);
         snprintf(cubin, sizeof cubin, "$builddir/kernel-set/%s/%.*s.cubin", arch, (int)strlen(file) - 3, file);
         if (rc == 0 && !strstr(n->cubins.data ? n->cubins.data : "", cubin)) {
-            cg_buf_printf(&n->edges, "build %s | %s.report: compile_kernel %s/%s || $builddir/convgen-gen\n"
+            cg_buf_printf(&n->edges, "build %s | %s.report: compile_kernel %s/%s | $builddir/kernel_set.compiler || "
+                                     "$builddir/convgen-gen\n"
                                      "  arch = %s\n  name = %s\n", cubin, cubin, r->a->out_dir, file, arch, k->name);
             cg_buf_printf(&n->cubins, " $\n    %s", cubin);
+            cg_buf_printf(&n->reports, " $\n    %s.report", cubin);
         }
     }
     return rc;
+}
+
+/* kernel_set.compiler beside the edges' file: NVRTC's version and options, rewritten only when
+ * they change. Every kernel's edge depends on it, since a kernel's cubin and cache key do; the
+ * generator itself is only an order-only dependency, so that editing it recompiles just the
+ * kernels whose source changed. */
+static int write_compiler_stamp(const char *ninja_path)
+{
+    char path[1024], text[512];
+    const char *slash = strrchr(ninja_path, '/');
+    int dir = slash ? (int)(slash - ninja_path) + 1 : 0;
+    if (snprintf(path, sizeof path, "%.*skernel_set.compiler", dir, ninja_path) >= (int)sizeof path)
+        return cli_fail("generate", cg_fail(CONVGEN_ERROR_INVALID_VALUE, "--ninja path too long"));
+    jit_compiler_text(text, sizeof text);
+    return gen_write_if_changed(path, text, strlen(text));
 }
 
 int gen_write_ninja(generate_run *r, const cg_layer *layers, int count, const char *path)
@@ -46,17 +63,23 @@ int gen_write_ninja(generate_run *r, const cg_layer *layers, int count, const ch
     cg_buf_printf(&n.edges, "# Written by convgen generate --ninja: the kernel set's edges (build.ninja includes this\n"
                             "# file and reloads when it changes). Do not edit.\n\n");
     int rc = gen_for_each_program(r, layers, count, add_edges, &n);
-    cg_buf_printf(&n.edges, "\nbuild $builddir/kernel_set.c | $builddir/kernel_set.c.bin: embed_set%s | $wisdom || "
-                            "$builddir/convgen-gen\n  dir = %s\n", n.cubins.data ? n.cubins.data : "", r->a->out_dir);
-    if (rc == 0 && (n.edges.oom || n.cubins.oom))
+    /* the reports hold the keys embedded: a kernel recompiled to the same cubin (restat) under
+     * another key, after the compiler's options changed, must still be embedded again */
+    cg_buf_printf(&n.edges, "\nbuild $builddir/kernel_set.c | $builddir/kernel_set.c.bin: embed_set%s | $wisdom%s || "
+                            "$builddir/convgen-gen\n  dir = %s\n", n.cubins.data ? n.cubins.data : "",
+                  n.reports.data ? n.reports.data : "", r->a->out_dir);
+    if (rc == 0 && (n.edges.oom || n.cubins.oom || n.reports.oom))
         rc = cli_fail("generate", CONVGEN_ERROR_OUT_OF_MEMORY);
     if (rc == 0)
         rc = gen_write_if_changed(path, n.edges.data, n.edges.len);
+    if (rc == 0)
+        rc = write_compiler_stamp(path);
     if (rc == 0)
         printf("convgen: %d sources for %d layers and %d architecture(s) in %s; their edges in %s\n", r->file_count, count,
                r->arch_count, r->a->out_dir, path);
     cg_buf_free(&n.edges);
     cg_buf_free(&n.cubins);
+    cg_buf_free(&n.reports);
     return rc;
 }
 

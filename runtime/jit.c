@@ -19,11 +19,9 @@
 static const char *const base_options[] = {"--ptxas-options=-v", "-std=c++17", "-minimal"};
 #define BASE_OPTIONS (sizeof base_options / sizeof base_options[0])
 
-/* How many of base_options this NVRTC takes: all but -minimal before 12.4. */
-static size_t base_option_count(void)
+/* How many of base_options NVRTC major.minor takes: all but -minimal before 12.4. */
+static size_t base_option_count(int major, int minor)
 {
-    int major = 0, minor = 0;
-    nvrtcVersion(&major, &minor);
     return major > 12 || (major == 12 && minor >= 4) ? BASE_OPTIONS : BASE_OPTIONS - 1;
 }
 
@@ -125,7 +123,9 @@ static convgen_status compile(const char *source, const char *name, const char *
     char arch_option[32];
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s", arch);
     const char *options[BASE_OPTIONS + 1] = {arch_option};
-    const size_t count = base_option_count();
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    const size_t count = base_option_count(major, minor);
     for (size_t i = 0; i < count; ++i)
         options[i + 1] = base_options[i];
     nvrtcProgram prog = NULL;
@@ -160,13 +160,29 @@ static convgen_status compile(const char *source, const char *name, const char *
     return s;
 }
 
+/* The options this NVRTC compiles with, space-separated (what the cache key hashes). */
+static void options_text(int major, int minor, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (size_t i = 0, used = 0, count = base_option_count(major, minor); i < count && used < size; ++i)
+        used += (size_t)snprintf(buf + used, size - used, "%s ", base_options[i]);
+}
+
+void jit_compiler_text(char *buf, size_t size)
+{
+    int major = 0, minor = 0;
+    char options[256];
+    nvrtcVersion(&major, &minor);
+    options_text(major, minor, options, sizeof options);
+    snprintf(buf, size, "NVRTC %d.%d options %s\n", major, minor, options);
+}
+
 cache_key jit_key(const char *source, const char *arch)
 {
     int major = 0, minor = 0;
     nvrtcVersion(&major, &minor);
-    char options[256] = "";
-    for (size_t i = 0, used = 0, count = base_option_count(); i < count && used < sizeof options; ++i)
-        used += (size_t)snprintf(options + used, sizeof options - used, "%s ", base_options[i]);
+    char options[256];
+    options_text(major, minor, options, sizeof options);
     return cache_key_of(source, arch, options, major, minor);
 }
 

@@ -37,6 +37,9 @@ void jit_job_free(jit_job *job);
 /* The cache key of a kernel's source for `arch`: everything that decides its cubin (the
  * source, the architecture, the compile options, NVRTC's version). */
 cache_key jit_key(const char *source, const char *arch);
+/* NVRTC's version and the compile options, one line: what besides a source and an architecture
+ * decides a cubin (the build's kernel set recompiles when it changes). */
+void jit_compiler_text(char *buf, size_t size);
 
 /* Fills the report fields of `k` from ptxas' verbose log for entry `name`; false if the log
  * has no report for it. */
