@@ -19,6 +19,8 @@
 #include "layer.h"
 #include "problem.h"
 #include "reference.h"
+#include "tune.h"
+#include "wisdom.h"
 
 #ifndef CONVGEN_SOURCE_DIR
 #define CONVGEN_SOURCE_DIR "."
@@ -318,8 +320,12 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
     convgen_status s = convgen_plan_conv_ex(ctx, &l->desc, pass, pl ? pl->algo : CONVGEN_ALGO_AUTO, &opt, &c.plan);
     size_t ws = 0;
     convgen_choice choice;
-    if (s == CONVGEN_SUCCESS && v == AUTO && convgen_plan_choice(c.plan, &choice) == CONVGEN_SUCCESS)
-        snprintf(row.note, sizeof row.note, "auto chose %s", convgen_algo_name(choice.algo));
+    if (s == CONVGEN_SUCCESS && v == AUTO && convgen_plan_choice(c.plan, &choice) == CONVGEN_SUCCESS) {
+        static const char *const how[] = {"", ", measured", ", from wisdom", ", estimated"};
+        char chosen[96];
+        tune_describe(choice.algo, &choice.options, l->desc.rank, chosen, sizeof chosen);
+        snprintf(row.note, sizeof row.note, "auto chose %s%s", chosen, how[choice.chosen_by]);
+    }
     if (s == CONVGEN_SUCCESS) {
         bench_report_jit_plan(r, c.plan);
         convgen_plan_workspace_size(c.plan, &ws);
@@ -472,7 +478,10 @@ static int run_benches(const options *o, convgen_context *ctx, const cg_layer *l
 static int run(const options *o)
 {
     /* The JIT line times NVRTC and the caches: the library's kernel set, which holds the bench
-     * layers' kernels, would answer first. */
+     * layers' kernels, would answer first. Its wisdom stays: auto plans as a user's program
+     * would, from the shipped choices (read now, before the set is turned off), and times
+     * candidates only for layers they do not cover. */
+    wisdom_load_env();
     setenv("CONVGEN_KERNEL_SET", "off", 1);
     cg_layer *layers;
     int count;

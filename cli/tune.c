@@ -10,29 +10,11 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "tune.h"
 #include "verbs.h"
 
 static const char *const chosen_by_names[] = {"the caller", "measurement", "wisdom", "the cost model"};
 static const char *const effort_names[] = {"measure", "estimate", "exhaustive"};
-
-/* "winograd m=4x4 gemm=generated", "fft fourier=64x64 gemm=cublas": the algorithm and the
- * tuning a candidate fixes. */
-static void describe(convgen_algo algo, const convgen_plan_options *o, int rank, char *buf, size_t size)
-{
-    int used = snprintf(buf, size, "%s", convgen_algo_name(algo));
-    if (o->winograd_m[0] || (rank > 1 && o->winograd_m[1])) {
-        used += snprintf(buf + used, size - (size_t)used, " m=");
-        for (int d = 0; d < rank; ++d)
-            used += snprintf(buf + used, size - (size_t)used, "%s%d", d ? "x" : "", o->winograd_m[d]);
-    }
-    if (o->fourier_size[0]) {
-        used += snprintf(buf + used, size - (size_t)used, " fourier=");
-        for (int d = 0; d < rank; ++d)
-            used += snprintf(buf + used, size - (size_t)used, "%s%lld", d ? "x" : "", (long long)o->fourier_size[d]);
-    }
-    if (o->gemm)
-        snprintf(buf + used, size - (size_t)used, " gemm=%s", o->gemm == CONVGEN_GEMM_CUBLAS ? "cublas" : "generated");
-}
 
 static void print_ms(double ms)
 {
@@ -52,7 +34,7 @@ static void print_candidates(const convgen_plan *plan, int rank)
         convgen_candidate c;
         convgen_plan_candidate(plan, i, &c);
         char name[96];
-        describe(c.algo, &c.options, rank, name, sizeof name);
+        tune_describe(c.algo, &c.options, rank, name, sizeof name);
         printf("%c %-32s", i == ch.winner ? '*' : ' ', name);
         print_ms(c.estimate_ms);
         print_ms(c.ms);
@@ -73,7 +55,7 @@ static void write_csv(FILE *csv, const char *layer, convgen_pass pass, const con
         convgen_candidate c;
         convgen_plan_candidate(plan, i, &c);
         char name[96];
-        describe(c.algo, &c.options, rank, name, sizeof name);
+        tune_describe(c.algo, &c.options, rank, name, sizeof name);
         fprintf(csv, "%s,%s,%s,%s,%.6g,%.6g,%.3e,%zu,%d\n", layer, convgen_pass_name(pass), name,
                 c.status == CONVGEN_SUCCESS ? "ok" : convgen_status_string(c.status), c.estimate_ms, c.ms, c.difference,
                 c.workspace_bytes, i == ch.winner);
@@ -115,7 +97,7 @@ static int tune_layer(const cli_args *a, convgen_context *ctx, const cg_layer *l
         convgen_choice ch;
         convgen_plan_choice(plan, &ch);
         char name[96];
-        describe(ch.algo, &ch.options, layer->desc.rank, name, sizeof name);
+        tune_describe(ch.algo, &ch.options, layer->desc.rank, name, sizeof name);
         convgen_candidate w = {.ms = -1};
         convgen_plan_candidate(plan, ch.winner, &w);
         printf("  winner: %s, %.4f ms %s (chosen by %s)\n", name, ch.ms >= 0 ? ch.ms : w.estimate_ms,
@@ -235,7 +217,7 @@ int cli_explain(int argc, char **argv)
         convgen_choice ch;
         convgen_plan_choice(plan, &ch);
         char name[96];
-        describe(ch.algo, &ch.options, a.layer.desc.rank, name, sizeof name);
+        tune_describe(ch.algo, &ch.options, a.layer.desc.rank, name, sizeof name);
         printf("\n%s: %s, chosen by %s", convgen_pass_name(pass), name, chosen_by_names[ch.chosen_by]);
         if (ch.chosen_by == CONVGEN_CHOSEN_BY_WISDOM)
             printf(" (tuned at effort %s: %.4f ms then)\n", effort_names[ch.effort], ch.ms);

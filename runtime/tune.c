@@ -16,6 +16,7 @@
 #include "tune.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -553,8 +554,12 @@ static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune
 {
     wisdom_entry e;
     wisdom_key key = key_of(t, t->ctx->offline);
-    if (!wisdom_lookup(&key, effort, &e))
+    if (!wisdom_lookup(&key, effort, &e)) {
+        char layer[256];
+        cg_problem_describe(&t->problem, layer, sizeof layer);
+        cg_debug("auto: no wisdom for %s %s on \"%s\" %s: tuning", convgen_pass_name(t->pass), layer, key.gpu, key.arch);
         return CONVGEN_ERROR_NOT_SUPPORTED;
+    }
     convgen_plan_options o = t->base;
     take_tuning(&o, &e);
     convgen_status s = convgen_plan_conv_ex(t->ctx, t->desc, t->pass, e.algo, &o, out);
@@ -675,4 +680,35 @@ convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, 
         s = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "auto: no algorithm covers this layer and pass");
     free(t->c);
     return s;
+}
+
+/* Appends to buf as snprintf would, never past size (a long text is cut). */
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    if (*used >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, size - *used, fmt, ap);
+    va_end(ap);
+    *used += n > 0 ? (size_t)n : 0;
+}
+
+/* "winograd m=4x4 gemm=generated", "fft fourier=64x64 gemm=cublas": the algorithm and the
+ * tuning a candidate fixes. */
+void tune_describe(convgen_algo algo, const convgen_plan_options *o, int rank, char *buf, size_t size)
+{
+    if (!size)
+        return;
+    size_t used = 0;
+    append(buf, size, &used, "%s", convgen_algo_name(algo));
+    if (o->winograd_m[0] || (rank > 1 && o->winograd_m[1]))
+        for (int d = 0; d < rank; ++d)
+            append(buf, size, &used, "%s%d", d ? "x" : " m=", o->winograd_m[d]);
+    if (o->fourier_size[0])
+        for (int d = 0; d < rank; ++d)
+            append(buf, size, &used, "%s%lld", d ? "x" : " fourier=", (long long)o->fourier_size[d]);
+    if (o->gemm)
+        append(buf, size, &used, " gemm=%s", o->gemm == CONVGEN_GEMM_CUBLAS ? "cublas" : "generated");
 }

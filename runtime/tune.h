@@ -23,6 +23,10 @@ convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, 
                            const convgen_plan_options *options, convgen_algo *algo, convgen_plan_options *chosen,
                            convgen_chosen_by *by);
 
+/* "winograd m=4x4 gemm=generated", "fft fourier=64x64 gemm=cublas": the algorithm and the
+ * tuning a candidate fixes, for people (convgen tune and explain, the bench's auto rows). */
+void tune_describe(convgen_algo algo, const convgen_plan_options *o, int rank, char *buf, size_t size);
+
 /* From plan.c: the generator's tuning for plan options (checked), and what it may know of the
  * context's GPU. */
 convgen_status plan_tuning_of(const convgen_plan_options *o, cg_tuning *t);

@@ -491,6 +491,7 @@ static void load_env_once(void)
     if (cg_kernel_set_wisdom[0] && !(set && strcmp(set, "off") == 0) &&
         merge_text(cg_kernel_set_wisdom, "the kernel set's wisdom", true) != CONVGEN_SUCCESS)
         cg_warn("%s", convgen_last_error());
+    cg_debug("wisdom: %d entries held from the kernel set", convgen_wisdom_count());
     const char *path = env_path();
     if (!path || access(path, F_OK) != 0)
         return; /* not there yet: the first tuned plan writes it */
