@@ -2,7 +2,8 @@
  * (efficiency x bandwidth)) plus a launch; phase-1 steps count once per chunk. The efficiencies
  * are what the bench measured on the H100 for each kind of step (bench/NOTES.md):
  *   - direct kernels reach 20-36 TFLOP/s on wide layers, less when the GEMM's width (output
- *     channels of fprop, input channels of bprop) is under 64;
+ *     channels of fprop, input channels of bprop) is under 64; a bprop with C <= 4 slides
+ *     windows instead (about 20 TFLOP/s);
  *   - cuBLAS's SGEMM and CGEMM about 45 TFLOP/s on full waves, convgen's generated GEMM about
  *     the same; fewer blocks than the GPU holds leave multiprocessors idle, unless the sum is
  *     long enough for cuBLAS to split it (split-K; the generated GEMM does not);
@@ -12,8 +13,10 @@
 #include "cost_model.h"
 
 #include <math.h>
+#include <string.h>
 
 #define DIRECT_EFFICIENCY 0.45
+#define WINDOW_EFFICIENCY 0.3 /* direct's bprop with few input channels (direct_window.c) */
 #define GEMM_EFFICIENCY 0.72
 #define WINOGRAD_FUSED_EFFICIENCY 0.21 /* fprop and bprop; accgrad's reaches less */
 #define WINOGRAD_FUSED_ACCGRAD_EFFICIENCY 0.19
@@ -160,10 +163,14 @@ static work library_work(const cg_step *st, int sm_count)
 
 /* Direct kernels: the layer's FLOPs at the rate direct reaches, less where the implicit GEMM is
  * narrow: under 64 output channels (fprop), input channels (bprop), or output channels or
- * filter taps c x prod(kernel) (accgrad) leave lanes idle. */
+ * filter taps c x prod(kernel) (accgrad) leave lanes idle. A bprop with few input channels is
+ * no GEMM but direct_window.c's sliding windows, measured at about 30% of the FMA rate (G1
+ * bprop 0.37 ms, L1 bprop 3.5 ms on the H100). */
 static double direct_seconds(const cg_generated *g, const cg_rates *r)
 {
     const cg_problem *p = &g->problem;
+    if (g->kernel_count == 1 && strcmp(g->kernels[0].name, "convgen_direct_bprop_window") == 0)
+        return cg_problem_flops(p) / (WINDOW_EFFICIENCY * r->flops) + r->launch_s;
     double taps = (double)p->c * (double)cg_problem_kernel_pixels(p);
     double width = g->pass == CONVGEN_FPROP ? (double)p->k : g->pass == CONVGEN_BPROP ? (double)p->c
                                                                                    : fmin((double)p->k, taps);

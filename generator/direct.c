@@ -16,11 +16,15 @@
  * input pixels i with (i + pad) % stride = q are reached only by the taps f = q + stride*j,
  * from o = (i + pad - f) / stride. Each phase is a GEMM of its own over those pixels and taps,
  * on blockIdx.z beside the splits, so no tap that misses the stride grid is computed and no
- * gather divides by the stride: rows = (n, u...) with i = r + stride*u, red = (k, j...). */
+ * gather divides by the stride: rows = (n, u...) with i = r + stride*u, red = (k, j...).
+ *
+ * A bprop with few input channels (C <= 4, rank 1 or 2) is no GEMM at all: direct_window.c
+ * slides each thread's pixels over a window of dy in shared memory instead. */
 #include <stdio.h>
 #include <string.h>
 #include <threads.h>
 
+#include "direct_window.h"
 #include "generate.h"
 #include "values.h"
 #include "templates.h"
@@ -475,6 +479,8 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
                                       const cg_tuning *tune, cg_generated *out)
 {
     (void)tune; /* nothing to fix yet */
+    if (cg_direct_window_fits(p, pass))
+        return cg_direct_window_generate(p, pass, out);
     direct_spec s;
     choose_spec(p, pass, t, &s);
     cg_kernel *gemm = &out->kernels[0];

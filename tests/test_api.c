@@ -86,8 +86,8 @@ static void test_offline_plan_reports_but_does_not_execute(void **state)
     assert_null(convgen_plan_source(plan, 1));
     convgen_kernel_info info;
     assert_int_equal(convgen_plan_kernel_info(plan, 0, &info), CONVGEN_SUCCESS);
-    assert_string_equal(info.name, "convgen_direct_bprop");
-    assert_int_equal(info.block[0], 256);
+    assert_string_equal(info.name, "convgen_direct_bprop_window"); /* C = 3: the sliding windows */
+    assert_int_equal(info.block[0], 64);                           /* 16 rows x 4 x 4 pixels of 9 x 9 */
     assert_error(convgen_plan_kernel_info(plan, 1, &info), CONVGEN_ERROR_INVALID_VALUE, "kernel index 1");
     assert_error(convgen_plan_kernel_info(plan, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "info");
     size_t ws = 1;

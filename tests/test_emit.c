@@ -30,7 +30,8 @@ static int free_layers(void **state)
     return 0;
 }
 
-/* The source with comments removed, so operators can be searched for. */
+/* The source with comments and string literals (inline PTX's "%0" operands) removed, so
+ * operators can be searched for. */
 static char *code_only(const char *src)
 {
     char *out = malloc(strlen(src) + 1), *o = out;
@@ -41,6 +42,11 @@ static char *code_only(const char *src)
         } else if (p[0] == '/' && p[1] == '*') {
             const char *end = strstr(p + 2, "*/");
             p = end ? end + 2 : p + strlen(p);
+        } else if (p[0] == '"') {
+            for (++p; *p && *p != '"'; ++p)
+                if (p[0] == '\\' && p[1])
+                    ++p;
+            p += *p == '"';
         } else {
             *o++ = *p++;
         }
@@ -222,8 +228,8 @@ static void test_strided_bprop_phases_fit_grid_z(void **state)
 {
     (void)state;
     const struct { convgen_conv_desc d; int phases; } cases[] = {
-        {{.rank = 2, .n = 32, .c = 3, .k = 64, .in = {224, 224}, .kernel = {7, 7}, .pad_before = {3, 3},
-          .pad_after = {3, 3}, .stride = {2, 2}}, 4},                                          /* G1 */
+        {{.rank = 2, .n = 32, .c = 5, .k = 64, .in = {224, 224}, .kernel = {7, 7}, .pad_before = {3, 3},
+          .pad_after = {3, 3}, .stride = {2, 2}}, 4},                     /* G1 with 5 channels (3: windows) */
         {{.rank = 3, .n = 1, .c = 3, .k = 4096, .in = {16, 224, 224}, .kernel = {4, 16, 16},
           .stride = {4, 16, 16}}, 1024},                                                       /* many splits wanted */
         {{.rank = 2, .n = 2, .c = 1, .k = 1, .in = {3, 3}, .kernel = {1, 1}, .stride = {46341, 46341}}, 0},
@@ -243,6 +249,43 @@ static void test_strided_bprop_phases_fit_grid_z(void **state)
             assert_null(strstr(g.kernels[0].source, "stride phases"));
         }
         assert_true(g.kernels[0].grid[2] >= 1 && g.kernels[0].grid[2] <= 65535);
+        cg_generated_free(&g);
+    }
+}
+
+/* bprop with C <= 4 (rank 1 or 2, no dilation) slides windows instead of running a GEMM; its
+ * phases on grid.z with the images, a phase that no tap reaches (stride 3 > kernel 2) as a
+ * class with no products. */
+static void test_few_channel_bprop_slides_windows(void **state)
+{
+    (void)state;
+    const struct { convgen_conv_desc d; convgen_pass pass; bool window; unsigned z; const char *has; } cases[] = {
+        {{.rank = 2, .n = 32, .c = 3, .k = 64, .in = {224, 224}, .kernel = {7, 7}, .pad_before = {3, 3},
+          .pad_after = {3, 3}, .stride = {2, 2}}, CONVGEN_BPROP, true, 128, "products<3, 3>"},  /* G1 */
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {2, 2}, .stride = {3, 3}}, CONVGEN_BPROP, true,
+         18, "products<0, 0>"},
+        {{.rank = 1, .n = 3, .c = 4, .k = 7, .in = {300}, .kernel = {7}, .pad_before = {3}, .pad_after = {3}},
+         CONVGEN_BPROP, true, 3, "products<1, 7>"}, /* rank 1: a unit height */
+        {{.rank = 2, .n = 2, .c = 5, .k = 6, .in = {20, 22}, .kernel = {3, 3}, .stride = {2, 2}}, CONVGEN_BPROP, false, 0, NULL},
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}, .dilation = {2, 1}}, CONVGEN_BPROP, false, 0, NULL},
+        {{.rank = 3, .n = 2, .c = 3, .k = 6, .in = {9, 9, 9}, .kernel = {3, 3, 3}}, CONVGEN_BPROP, false, 0, NULL},
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_FPROP, false, 0, NULL},
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_ACCGRAD, false, 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cg_problem p;
+        cg_generated g;
+        assert_int_equal(cg_problem_init(&p, &cases[i].d), CONVGEN_SUCCESS);
+        assert_int_equal(cg_generate(&p, cases[i].pass, CONVGEN_ALGO_DIRECT, NULL, &g), CONVGEN_SUCCESS);
+        bool window = strcmp(g.kernels[0].name, "convgen_direct_bprop_window") == 0;
+        if (window != cases[i].window)
+            fail_msg("case %zu: %s", i, g.kernels[0].name);
+        if (window) {
+            assert_int_equal(g.kernel_count, 1);
+            assert_int_equal(g.workspace_bytes, 0);
+            assert_int_equal(g.kernels[0].grid[2], cases[i].z);
+            assert_non_null(strstr(g.kernels[0].source, cases[i].has));
+        }
         cg_generated_free(&g);
     }
 }
@@ -293,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_describe_writes_a_layer_line_and_options),
         cmocka_unit_test(test_too_many_column_tiles_is_not_supported),
         cmocka_unit_test(test_strided_bprop_phases_fit_grid_z),
+        cmocka_unit_test(test_few_channel_bprop_slides_windows),
         cmocka_unit_test(test_tensors_past_2_32_elements_get_64_bit_addressing),
     };
     return cmocka_run_group_tests_name("emit", tests, load_layers, free_layers);

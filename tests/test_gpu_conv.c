@@ -28,7 +28,7 @@
 #include "convgen.h"
 #include "verify.h"
 
-#define DIRECT_SHAPES 50
+#define DIRECT_SHAPES 58 /* 20 handpicked, 8 for the window bprop, 30 random */
 #define CUFFT_SHAPES 56 /* at least 44 random shapes per FFT algorithm beside the handpicked ones */
 
 static convgen_context *ctx;
@@ -101,6 +101,35 @@ static int handpicked(shape *s)
     s[n++].d = (convgen_conv_desc){.rank = 3, .n = 1, .c = 2, .k = 3, .in = {9, 6, 7}, .kernel = {3, 2, 3},
                                    .stride = {2, 1, 2}, .dilation = {1, 2, 1}, .mode = CONVGEN_CONVOLUTION};
     return n;
+}
+
+/* direct's bprop by sliding windows (C <= 4, rank 1 and 2, no dilation): several tiles along
+ * both axes, C = 1, 2 and 4, output channels a stage holds 1 (11, a prime past 8) or several,
+ * strides 1 to 4, a stride past the kernel (a phase with no taps), 13 taps, convolution mode
+ * with asymmetric padding and mixed strides, rank 1, a batch of 64 on grid.z. */
+static int handpicked_window(shape *s)
+{
+    int n = 0;
+    s[n++].d = DESC2(2, 1, 5, 40, 300, 3, 3, 1, 1, 1);
+    s[n++].d = DESC2(3, 2, 11, 33, 29, 5, 5, 2, 2, 1);
+    s[n++].d = DESC2(2, 4, 8, 37, 41, 11, 11, 5, 4, 1);
+    s[n++].d = DESC2(2, 3, 6, 20, 22, 2, 2, 0, 3, 1);      /* stride 3 > kernel 2 */
+    s[n++].d = (convgen_conv_desc){.rank = 1, .n = 3, .c = 2, .k = 7, .in = {300}, .kernel = {7},
+                                   .pad_before = {3}, .pad_after = {3}, .stride = {2}};
+    s[n].d = DESC2(2, 3, 9, 31, 28, 7, 5, 0, 1, 1);
+    s[n].d.pad_before[0] = 3, s[n].d.pad_after[0] = 2, s[n].d.pad_before[1] = 1, s[n].d.pad_after[1] = 0;
+    s[n].d.stride[0] = 2, s[n].d.stride[1] = 3, s[n].d.mode = CONVGEN_CONVOLUTION;
+    ++n;
+    s[n++].d = DESC2(1, 3, 4, 30, 30, 13, 13, 6, 1, 1);    /* 13 taps a dimension */
+    s[n++].d = DESC2(64, 3, 16, 9, 9, 3, 3, 1, 2, 1);
+    return n;
+}
+
+/* direct's handpicked shapes: the edge cases, then the window bprop's. */
+static int handpicked_direct(shape *s)
+{
+    int n = handpicked(s);
+    return n + handpicked_window(s + n);
 }
 
 static unsigned draw(unsigned *state, unsigned lo, unsigned hi)
@@ -626,7 +655,7 @@ int main(void)
         winograd_gemm[WINOGRAD_SHAPES], fft_cublas[CUFFT_SHAPES], tiled_gemm[CUFFT_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
         accuracy[WINOGRAD_TILES], autos[AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA];
-    make_tests(direct_shapes, DIRECT_SHAPES, handpicked(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
+    make_tests(direct_shapes, DIRECT_SHAPES, handpicked_direct(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
     make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
                cufft);
     make_tests(fft_shapes, CUFFT_SHAPES, handpicked_fft_ranks(fft_shapes, 1, 2), random_fft_shape, CONVGEN_ALGO_FFT, 1e-4, fft);
