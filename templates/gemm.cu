@@ -55,6 +55,35 @@ __device__ __forceinline__ void copy{{ bytes }}(void *dst, const void *src, bool
 {%- endif %}
 {%- endmacro -%}
 
+{#- The interleaved step from k0 of operand `x` into tile[entry][step][row] where a thread's copies
+    sit at constant offsets from its first (setup_fast): one pointer add and a copy each. -#}
+{%- macro fetch_fast(x, tile, rows, outer, ld, ds, copies, indent) -%}
+{%- set sk = ld if outer else inc -%}
+{{ indent }}{
+{{ indent }}    const float2 *const src = {{ x }}_src + k0 * {{ sk }}u;
+{{ indent }}#pragma unroll
+{{ indent }}    for (unsigned i = 0; i < {{ copies }}u; ++i) {
+{{ indent }}        const unsigned s = {{ x }}_s0 + {{ ds }}u * i;
+{%- if k % step %}
+{{ indent }}        const bool inside = {{ x }}_ok && k0 + s < {{ k }}u;
+{%- else %}
+{{ indent }}        const bool inside = {{ x }}_ok && k0 < {{ k }}u; // whole steps: the one past the sum is zeros
+{%- endif %}
+{{ indent }}        copy8(&{{ tile }}[{{ x }}_entry][s * {{ rows }}u + {{ x }}_r], inside ? src + i * {{ ds * sk }}u : {{ x }}, inside);
+{{ indent }}    }
+{{ indent }}}
+{%- endmacro -%}
+
+{#- A thread's first copy of operand `x` in every step: its entry and row of the tile, its first
+    row of the step, whether the element exists, and where it is read at k0 = 0. -#}
+{%- macro setup_fast(x, rows, extent, first, outer, ld, indent) -%}
+{%- set sk = ld if outer else inc -%}
+{%- set sr = inc if outer else ld -%}
+{{ indent }}const unsigned {{ x }}_entry = tid % {{ group }}u, {{ x }}_r = tid / {{ group }}u % {{ rows }}u, {{ x }}_s0 = tid / {{ group * rows }}u;
+{{ indent }}const bool {{ x }}_ok = {{ first }} + {{ x }}_r < {{ extent }}u && entry0 + {{ x }}_entry < {{ batch }}u;
+{{ indent }}const float2 *const {{ x }}_src = {{ x }} + ({{ x }}_ok ? entry0 + {{ x }}_entry + ({{ first }} + {{ x }}_r) * {{ sr }}u + {{ x }}_s0 * {{ sk }}u : 0u);
+{%- endmacro -%}
+
 {#- The sums of one step: real, the 8 x 8 outer product of a's and b's 8 floats; complex, the
     4 x 4 of their 4 complex values, a or b conjugated where op is 'C' (signs, no instructions). -#}
 {%- macro products(indent) -%}
@@ -93,6 +122,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     const float2 *__restrict__ a = (const float2 *)workspace + {{ a_offset }}ull;
     const float2 *__restrict__ b = (const float2 *)workspace + {{ b_offset }}ull;
     float2 *__restrict__ c = (float2 *)workspace + {{ c_offset }}ull + entry0 + e;
+{%- if a_fast %}
+    // op(A)'s copies: {{ a_copies }} a step, {{ a_ds }} step rows apart
+{{ setup_fast("a", bm, m, "m0", a_outer, a_ld, "    ") }}
+{%- endif %}
+{%- if b_fast %}
+    // op(B)'s copies: {{ b_copies }} a step, {{ b_ds }} step rows apart
+{{ setup_fast("b", bn, n, "n0", b_outer, b_ld, "    ") }}
+{%- endif %}
 {%- else %}
     // Two stages of the tiles, rows padded by 16 bytes: the transposed stores of a warp spread
     // over the banks, and float4 reads stay aligned.
@@ -116,14 +153,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 
     unsigned k0 = 0;
     {
-{{ fetch("a", "as[0]", bm, m, "m0", a_outer, a_vec, a_ld, "        ") }}
-{{ fetch("b", "bs[0]", bn, n, "n0", b_outer, b_vec, b_ld, "        ") }}
+{% if a_fast %}{{ fetch_fast("a", "as[0]", bm, a_outer, a_ld, a_ds, a_copies, "        ") }}{% else %}{{ fetch("a", "as[0]", bm, m, "m0", a_outer, a_vec, a_ld, "        ") }}{% endif %}
+{% if b_fast %}{{ fetch_fast("b", "bs[0]", bn, b_outer, b_ld, b_ds, b_copies, "        ") }}{% else %}{{ fetch("b", "bs[0]", bn, n, "n0", b_outer, b_vec, b_ld, "        ") }}{% endif %}
         asm volatile("cp.async.commit_group;\n" ::);
     }
     for (unsigned stage = 0; k0 < {{ k }}u; stage ^= 1u) {
         k0 += {{ step }}u; // the next step's tiles (past the sum: zeros, nothing read)
-{{ fetch("a", "as[stage ^ 1u]", bm, m, "m0", a_outer, a_vec, a_ld, "        ") }}
-{{ fetch("b", "bs[stage ^ 1u]", bn, n, "n0", b_outer, b_vec, b_ld, "        ") }}
+{% if a_fast %}{{ fetch_fast("a", "as[stage ^ 1u]", bm, a_outer, a_ld, a_ds, a_copies, "        ") }}{% else %}{{ fetch("a", "as[stage ^ 1u]", bm, m, "m0", a_outer, a_vec, a_ld, "        ") }}{% endif %}
+{% if b_fast %}{{ fetch_fast("b", "bs[stage ^ 1u]", bn, b_outer, b_ld, b_ds, b_copies, "        ") }}{% else %}{{ fetch("b", "bs[stage ^ 1u]", bn, n, "n0", b_outer, b_vec, b_ld, "        ") }}{% endif %}
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 1;\n" ::); // this step's
         __syncthreads();
