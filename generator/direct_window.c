@@ -293,8 +293,10 @@ static tmpl_value *context(const cg_problem *p, const window_spec *s, const cg_k
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_int(ctx, "threads", s->threads);
     /* 128 registers a thread at most, for two blocks of 256 threads per multiprocessor: allowed
-     * more, ptxas takes ~200 (G1) and leaves one block of eight warps to hide the latencies */
-    tmpl_set_int(ctx, "min_blocks", 512 / s->threads);
+     * more, ptxas takes ~200 (G1) and leaves one block of eight warps to hide the latencies.
+     * Blocks under a warp count as a warp: 32 blocks of 16 threads would cap them at 64, and
+     * they spill there (test_compile). */
+    tmpl_set_int(ctx, "min_blocks", 512 / (s->threads > 32 ? s->threads : 32));
     tmpl_set_int(ctx, "px", s->px);
     tmpl_set_int(ctx, "lx", s->lx);
     tmpl_set_int(ctx, "lanes", s->lanes);

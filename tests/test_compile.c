@@ -241,6 +241,39 @@ static void test_64_bit_addressing_kernels_compile_without_local_memory(void **s
     convgen_context_destroy(ctx);
 }
 
+/* direct's window bprop at every block size it launches (2 to 256 threads): none may spill. The
+ * register cap follows the block size; 16-thread blocks once asked for 32 blocks per
+ * multiprocessor, so ptxas capped them at 64 registers and spilled. */
+static void test_window_bprop_compiles_without_local_memory_at_every_block_size(void **state)
+{
+    (void)state;
+    const convgen_conv_desc cases[] = {
+        {.rank = 2, .n = 1, .c = 2, .k = 3, .in = {9, 2}, .kernel = {3, 2}, .stride = {1, 3}},   /* 16 threads */
+        {.rank = 1, .n = 1, .c = 3, .k = 8, .in = {40}, .kernel = {7}, .pad_before = {3}, .pad_after = {3}},
+        {.rank = 1, .n = 2, .c = 4, .k = 5, .in = {9}, .kernel = {3}},                            /* 4 threads */
+        {.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {2, 2}, .stride = {3, 3}},
+        {.rank = 2, .n = 1, .c = 4, .k = 7, .in = {70, 70}, .kernel = {5, 5}, .pad_before = {2, 2},
+         .pad_after = {2, 2}},
+        {.rank = 2, .n = 1, .c = 3, .k = 4, .in = {30, 30}, .kernel = {13, 13}, .pad_before = {6, 6},
+         .pad_after = {6, 6}},
+        {.rank = 2, .n = 2, .c = 1, .k = 5, .in = {40, 300}, .kernel = {3, 3}, .pad_before = {1, 1},
+         .pad_after = {1, 1}},                                                                     /* 256 threads */
+    };
+    convgen_context *ctx = offline(NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        convgen_plan *plan;
+        assert_int_equal(convgen_plan_conv(ctx, &cases[i], CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+        convgen_kernel_info info;
+        assert_int_equal(convgen_plan_kernel_info(plan, 0, &info), CONVGEN_SUCCESS);
+        assert_string_equal(info.name, "convgen_direct_bprop_window");
+        if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
+            fail_msg("case %zu (%u threads): %d registers, stack %d, spills %d/%d", i, info.block[0], info.registers,
+                     info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes);
+        convgen_plan_destroy(plan);
+    }
+    convgen_context_destroy(ctx);
+}
+
 static void test_bad_architecture_is_named(void **state)
 {
     (void)state;
@@ -258,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_bad_architecture_is_named),
         cmocka_unit_test(test_cubin_report_matches_ptxas_report),
         cmocka_unit_test(test_64_bit_addressing_kernels_compile_without_local_memory),
+        cmocka_unit_test(test_window_bprop_compiles_without_local_memory_at_every_block_size),
         cmocka_unit_test(test_compile_error_keeps_nvrtc_log),
         cmocka_unit_test(test_second_plan_comes_from_memory_then_disk_after_memory_is_cleared),
         cmocka_unit_test(test_every_layer_compiles_for_sm_90_without_local_memory),
