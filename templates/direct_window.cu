@@ -139,8 +139,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         const float *const win = window[chunk & 1u];
         const float4 *const wts = weights[chunk & 1u];
 {%- for c in classes %}
-        {{ "else " if not loop.first }}{{ ("if (taps0 == " ~ c.jy ~ "u && taps1 == " ~ c.jx ~ "u)") if not loop.last }}
+{%- if loop.first and loop.last %}
+        products<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx);
+{%- else %}
+        {% if not loop.first %}else{% if not loop.last %} {% endif %}{% endif %}{% if not loop.last %}if (taps0 == {{ c.jy }}u && taps1 == {{ c.jx }}u){% endif %}
             products<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx);
+{%- endif %}
 {%- endfor %}
         __syncthreads();
     }
