@@ -13,7 +13,8 @@
 #include "cost_model.h"
 
 #include <math.h>
-#include <string.h>
+
+#include "direct_window.h"
 
 #define DIRECT_EFFICIENCY 0.45
 #define WINDOW_EFFICIENCY 0.3 /* direct's bprop with few input channels (direct_window.c) */
@@ -169,7 +170,7 @@ static work library_work(const cg_step *st, int sm_count)
 static double direct_seconds(const cg_generated *g, const cg_rates *r)
 {
     const cg_problem *p = &g->problem;
-    if (g->kernel_count == 1 && strcmp(g->kernels[0].name, "convgen_direct_bprop_window") == 0)
+    if (cg_direct_window_fits(p, g->pass))
         return cg_problem_flops(p) / (WINDOW_EFFICIENCY * r->flops) + r->launch_s;
     double taps = (double)p->c * (double)cg_problem_kernel_pixels(p);
     double width = g->pass == CONVGEN_FPROP ? (double)p->k : g->pass == CONVGEN_BPROP ? (double)p->c

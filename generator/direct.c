@@ -172,38 +172,13 @@ static tmpl_value *magic_value(uint32_t d, int64_t max_dividend)
     return v;
 }
 
-/* The digits of a flat index over sizes (outermost first), listed innermost first as the
- * template divides them: each is a magic division, a size-1 zero, or the final quotient. */
+/* cg_value_digits, noting a magic constant that could not be derived. */
 static tmpl_value *digits(const char *index, int64_t max_index, int count, const int64_t *sizes,
                           const char *const *names, const char *rest)
 {
-    tmpl_value *list = tmpl_list();
-    char src[32], quot[32];
-    snprintf(src, sizeof src, "%s", index);
-    int64_t max = max_index;
-    for (int i = count - 1, q = 1; i >= 0; --i) {
-        tmpl_value *g = tmpl_map();
-        tmpl_set_str(g, "name", names[i]);
-        tmpl_set_int(g, "size", sizes[i]);
-        if (sizes[i] == 1) {
-            tmpl_set_str(g, "kind", "zero");
-        } else {
-            snprintf(quot, sizeof quot, "%s_%d", index, q++);
-            tmpl_set_str(g, "kind", "div");
-            tmpl_set_str(g, "src", src);
-            tmpl_set_str(g, "quot", quot);
-            tmpl_map_set(g, "div", magic_value((uint32_t)sizes[i], max));
-            snprintf(src, sizeof src, "%s", quot);
-            max /= sizes[i];
-        }
-        tmpl_list_push(list, g);
-    }
-    tmpl_value *g = tmpl_map();
-    tmpl_set_str(g, "kind", "rest");
-    tmpl_set_str(g, "name", rest);
-    tmpl_set_str(g, "src", src);
-    tmpl_list_push(list, g);
-    return list;
+    tmpl_value *v = cg_value_digits(index, max_index, count, sizes, names, rest);
+    magic_failed |= !v;
+    return v;
 }
 
 static const char *const o_names[] = {"o0", "o1", "o2"}, *const i_names[] = {"i0", "i1", "i2"},
@@ -290,14 +265,6 @@ static void set_digits(tmpl_value *ctx, const cg_problem *p, convgen_pass pass, 
     }
 }
 
-static int log2i(int x)
-{
-    int l = 0;
-    while ((1 << l) < x)
-        ++l;
-    return l;
-}
-
 /* One tile loader. A free-fast loader puts consecutive lanes on consecutive rows (or
  * columns); a reduction-fast one on consecutive reduction indices, for operands that are
  * contiguous along the reduction (w, dy in accgrad, x in accgrad). */
@@ -312,7 +279,7 @@ static tmpl_value *loader(const char *name, const char *what, int block_free, bo
     tmpl_set_str(v, "what", what);
     tmpl_set_int(v, "count", elements >= THREADS ? elements / THREADS : 1);
     tmpl_set_int(v, "fast_mask", fast - 1);
-    tmpl_set_int(v, "fast_log2", log2i(fast));
+    tmpl_set_int(v, "fast_log2", cg_log2_up(fast));
     snprintf(strided, sizeof strided, "%s_slow + %du * e", name, THREADS / fast);
     snprintf(lane, sizeof lane, "%s_fast", name);
     if (elements < THREADS)
@@ -419,7 +386,7 @@ static tmpl_value *gemm_context(const cg_problem *p, convgen_pass pass, const di
     tmpl_set_int(ctx, "thread_rows", s->block_rows / s->rows_apart);
     tmpl_set_int(ctx, "thread_cols", s->block_cols * s->rows_apart / THREADS);
     tmpl_set_int(ctx, "rows_apart", s->rows_apart);
-    tmpl_set_int(ctx, "rows_apart_log2", log2i(s->rows_apart));
+    tmpl_set_int(ctx, "rows_apart_log2", cg_log2_up(s->rows_apart));
     tmpl_set_int(ctx, "rows", s->rows);
     tmpl_set_int(ctx, "cols", s->cols);
     tmpl_set_int(ctx, "red_size", s->red);

@@ -31,11 +31,11 @@
 enum {
     MAX_THREADS = 256,
     MAX_TAPS = 16,           /* taps a phase has per dimension (unrolled: PX + J - 1 registers) */
-    STAGE_FLOATS = 6144,     /* one stage of dy's window and the weights: 24 KiB */
+    STATIC_SHARED = 48 * 1024,
+    STAGE_FLOATS = STATIC_SHARED / 8, /* a stage of dy's window and weights: two in static memory */
     MAX_STAGE_CHANNELS = 8,  /* output channels a stage holds */
     MAX_COPIES = 16,         /* a thread's copies of one channel's window (offsets in registers) */
     MAX_WEIGHT_COPIES = 4,   /* and of its weights */
-    STATIC_SHARED = 48 * 1024,
 };
 
 /* One spatial dimension as the kernel sees it; a rank-1 layer's height is a unit dimension. */
@@ -65,14 +65,6 @@ static int pow2_at_least(int64_t x, int cap)
     return p;
 }
 
-static int log2i(int x)
-{
-    int l = 0;
-    while ((1 << l) < x)
-        ++l;
-    return l;
-}
-
 static void set_dim(window_dim *d, const cg_problem *p, int src)
 {
     *d = (window_dim){.in = 1, .out = 1, .kernel = 1, .stride = 1, .pad = 0};
@@ -100,14 +92,9 @@ static bool stage_fits(const window_spec *s, int kc)
            copies_of(4ll * s->dim[0].taps * s->dim[1].taps, s->threads) <= MAX_WEIGHT_COPIES;
 }
 
-/* The largest divisor of k up to MAX_STAGE_CHANNELS whose stage fits; 0 if not even one. */
-static int stage_channels(const window_spec *s, int64_t k)
+static bool channels_fit(int64_t kc, void *spec)
 {
-    int best = 0;
-    for (int d = 1; d <= MAX_STAGE_CHANNELS && d <= k; ++d)
-        if (k % d == 0 && stage_fits(s, d))
-            best = d;
-    return best;
+    return kc <= MAX_STAGE_CHANNELS && stage_fits(spec, (int)kc);
 }
 
 static bool choose(const cg_problem *p, convgen_pass pass, window_spec *s)
@@ -140,7 +127,8 @@ static bool choose(const cg_problem *p, convgen_pass pass, window_spec *s)
     s->rows = s->ly + y->taps - 1;
     int cols = s->lx * s->px + x->taps - 1;
     s->cols = (cols + 7) / 8 * 8 + 4; /* 4 past a multiple of 8: see the top */
-    if (!(s->kc = stage_channels(s, p->k)))
+    s->kc = (int)cg_largest_divisor(p->k, channels_fit, s); /* the output channels a stage holds */
+    if (!stage_fits(s, s->kc))
         return false;
     s->chunks = (int)(p->k / s->kc);
     s->tiles_x = (x->pixels + s->lx * s->px - 1) / (s->lx * s->px);
@@ -148,9 +136,8 @@ static bool choose(const cg_problem *p, convgen_pass pass, window_spec *s)
     /* grid.y holds the row tiles and grid.z the images and phases; the copies' offsets within
      * an image's stage are 32-bit, and so is every index the kernel splits */
     int64_t out_plane = y->out * x->out, in_plane = y->in * x->in;
-    return s->tiles_y <= 65535 && 2 * 4 * s->kc * stage_floats(s) <= STATIC_SHARED &&
-           s->kc * out_plane < INT32_MAX && p->c * in_plane < INT32_MAX && s->tiles_x * s->lx * s->px < INT32_MAX &&
-           stage_floats(s) * s->kc < INT32_MAX;
+    return s->tiles_y <= 65535 && s->kc * out_plane < INT32_MAX && p->c * in_plane < INT32_MAX &&
+           s->tiles_x * s->lx * s->px < INT32_MAX;
 }
 
 bool cg_direct_window_fits(const cg_problem *p, convgen_pass pass)
@@ -180,65 +167,31 @@ static tmpl_value *dim_value(const window_dim *d, bool flip, int i)
     return v;
 }
 
-/* The flat index's digits, innermost first, as common.cuh's decompose() takes them. */
-static tmpl_value *digit(const char *src, const char *quot, const char *name, int64_t size, int64_t max)
-{
-    tmpl_value *g = tmpl_map();
-    tmpl_set_str(g, "name", name);
-    tmpl_set_int(g, "size", size);
-    if (size == 1) {
-        tmpl_set_str(g, "kind", "zero");
-        return g;
-    }
-    tmpl_set_str(g, "kind", "div");
-    tmpl_set_str(g, "src", src);
-    tmpl_set_str(g, "quot", quot);
-    tmpl_map_set(g, "div", cg_value_magic((uint32_t)size, max));
-    return g;
-}
-
-static tmpl_value *rest(const char *name, const char *src)
-{
-    tmpl_value *g = tmpl_map();
-    tmpl_set_str(g, "kind", "rest");
-    tmpl_set_str(g, "name", name);
-    tmpl_set_str(g, "src", src);
-    return g;
-}
-
 /* blockIdx.z = (q0, q1, n): the phase along y and x, then the image fastest, so that the blocks
  * that run together share a phase: the same products' code (each phase class is a copy of
  * it) and the same weights. */
 static tmpl_value *phase_digits(const cg_problem *p, const window_spec *s)
 {
-    tmpl_value *list = tmpl_list();
-    int64_t sx = s->dim[1].stride, max = p->n * s->phases - 1;
-    tmpl_list_push(list, digit("z", "z_1", "n", p->n, max));
-    const char *after_n = p->n == 1 ? "z" : "z_1";
-    tmpl_list_push(list, digit(after_n, "z_2", "q1", sx, max / p->n));
-    tmpl_list_push(list, rest("q0", sx == 1 ? after_n : "z_2"));
-    return list;
+    const int64_t sizes[] = {s->dim[1].stride, p->n};
+    const char *const names[] = {"q1", "n"};
+    return cg_value_digits("z", p->n * s->phases - 1, 2, sizes, names, "q0");
 }
 
 /* A copy's index e within one output channel's window = (row, col), col fastest. */
 static tmpl_value *stage_digits(const window_spec *s, int64_t max)
 {
-    tmpl_value *list = tmpl_list();
-    tmpl_list_push(list, digit("e", "e_1", "col", s->cols, max));
-    tmpl_list_push(list, rest("row", "e_1"));
-    return list;
+    const int64_t sizes[] = {s->cols};
+    const char *const names[] = {"col"};
+    return cg_value_digits("e", max, 1, sizes, names, "row");
 }
 
 /* A weight copy's index e within one output channel's = (jy, jx, c4), c4 fastest (4 input
  * channels, the last 4 - C of them zeros). */
 static tmpl_value *weight_digits(const window_spec *s, int64_t max)
 {
-    tmpl_value *list = tmpl_list();
-    int tx = s->dim[1].taps;
-    tmpl_list_push(list, digit("e", "e_1", "c4", 4, max));
-    tmpl_list_push(list, digit("e_1", "e_2", "jx", tx, max / 4));
-    tmpl_list_push(list, rest("jy", tx == 1 ? "e_1" : "e_2"));
-    return list;
+    const int64_t sizes[] = {s->dim[1].taps, 4};
+    const char *const names[] = {"jx", "c4"};
+    return cg_value_digits("e", max, 2, sizes, names, "jy");
 }
 
 /* The phase classes: (taps along y, taps along x) pairs some phase has. */
@@ -300,8 +253,8 @@ static tmpl_value *context(const cg_problem *p, const window_spec *s, const cg_k
     tmpl_set_int(ctx, "px", s->px);
     tmpl_set_int(ctx, "lx", s->lx);
     tmpl_set_int(ctx, "lanes", s->lanes);
-    tmpl_set_int(ctx, "lanes_log2", log2i(s->lanes));
-    tmpl_set_int(ctx, "lanes_lx_log2", log2i(s->lanes * s->lx));
+    tmpl_set_int(ctx, "lanes_log2", cg_log2_up(s->lanes));
+    tmpl_set_int(ctx, "lanes_lx_log2", cg_log2_up(s->lanes * s->lx));
     tmpl_set_int(ctx, "ly", s->ly);
     tmpl_set_int(ctx, "rows", s->rows);
     tmpl_set_int(ctx, "cols", s->cols);

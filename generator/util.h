@@ -24,6 +24,14 @@ void cg_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Overflow-checked arithmetic on non-negative 64-bit sizes: false on overflow. */
 static inline bool cg_mul64(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
 static inline bool cg_add64(int64_t a, int64_t b, int64_t *out) { return !__builtin_add_overflow(a, b, out); }
+/* The smallest l with 2^l >= x (0 for x <= 1): the shift of a power-of-two size. */
+static inline int cg_log2_up(int64_t x)
+{
+    int l = 0;
+    while ((1ll << l) < x)
+        ++l;
+    return l;
+}
 
 /* A growable NUL-terminated string. A failed allocation sets `oom` and later appends do
  * nothing, so callers check once at the end. */

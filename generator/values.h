@@ -12,6 +12,13 @@
  * dividends below 2^31, where they always can (magic.h). */
 tmpl_value *cg_value_magic(uint32_t d, int64_t max_dividend);
 
+/* The digits of a flat index `index` (at most max_index) over sizes (outermost first), listed
+ * innermost first as common.cuh's decompose() divides them: each a magic division (quotients
+ * named index_1, index_2, ...), a size-1 zero, then `rest`, the final quotient. NULL, like
+ * cg_value_magic, where a magic constant cannot be derived. */
+tmpl_value *cg_value_digits(const char *index, int64_t max_index, int count, const int64_t *sizes,
+                            const char *const *names, const char *rest);
+
 /* Appends one printf-formatted line to a list of header lines (common.cuh's file_header). */
 void cg_value_line(tmpl_value *lines, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

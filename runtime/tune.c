@@ -16,7 +16,6 @@
 #include "tune.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -682,33 +681,20 @@ convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, 
     return s;
 }
 
-/* Appends to buf as snprintf would, never past size (a long text is cut). */
-static void append(char *buf, size_t size, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
-{
-    if (*used >= size)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + *used, size - *used, fmt, ap);
-    va_end(ap);
-    *used += n > 0 ? (size_t)n : 0;
-}
-
 /* "winograd m=4x4 gemm=generated", "fft fourier=64x64 gemm=cublas": the algorithm and the
  * tuning a candidate fixes. */
 void tune_describe(convgen_algo algo, const convgen_plan_options *o, int rank, char *buf, size_t size)
 {
-    if (!size)
-        return;
-    size_t used = 0;
-    append(buf, size, &used, "%s", convgen_algo_name(algo));
-    if (o->winograd_m[0] || (rank > 1 && o->winograd_m[1]))
-        for (int d = 0; d < rank; ++d)
-            append(buf, size, &used, "%s%d", d ? "x" : " m=", o->winograd_m[d]);
+    char tiles[48], basis[48], m[64] = "", fourier[64] = "";
+    int64_t mv[CONVGEN_MAX_RANK] = {0};
+    for (int d = 0; d < rank; ++d)
+        mv[d] = o->winograd_m[d];
+    cg_dims_text(mv, rank, tiles, sizeof tiles);
+    cg_dims_text(o->fourier_size, rank, basis, sizeof basis);
+    if (mv[0] || (rank > 1 && mv[1]))
+        snprintf(m, sizeof m, " m=%s", tiles);
     if (o->fourier_size[0])
-        for (int d = 0; d < rank; ++d)
-            append(buf, size, &used, "%s%lld", d ? "x" : " fourier=", (long long)o->fourier_size[d]);
-    if (o->gemm)
-        append(buf, size, &used, " gemm=%s", o->gemm == CONVGEN_GEMM_CUBLAS ? "cublas" : "generated");
+        snprintf(fourier, sizeof fourier, " fourier=%s", basis);
+    const char *gemm = o->gemm == CONVGEN_GEMM_CUBLAS ? " gemm=cublas" : o->gemm ? " gemm=generated" : "";
+    snprintf(buf, size, "%s%s%s%s", convgen_algo_name(algo), m, fourier, gemm);
 }

@@ -23,38 +23,6 @@ __device__ __forceinline__ void copy{{ bytes }}(void *dst, const void *src, bool
 }
 {%- endfor %}
 
-{#- The step from k0 of operand `x` ("a": op(A), rows along m; "b": op(B), along n) into tile[step][row]
-    (`rows` wide, `extent` in all): outer, its stored runs go along the rows; else along the sum. -#}
-{%- macro fetch(x, tile, rows, extent, first, outer, vec, ld, indent) -%}
-{%- if group > 1 %}
-{{ indent }}// {{ group }} GEMMs' elements side by side: [{{ group }}][step][row], a copy a float2
-{{ indent }}for (unsigned u = tid; u < {{ group * step * rows }}u; u += {{ threads }}u) {
-{{ indent }}    const unsigned entry = u % {{ group }}u, r = u / {{ group }}u % {{ rows }}u, s = u / {{ group * rows }}u;
-{{ indent }}    const bool inside = k0 + s < {{ k }}u && {{ first }} + r < {{ extent }}u && entry0 + entry < {{ batch }}u;
-{%- if outer %}
-{{ indent }}    const unsigned at = entry0 + entry + (k0 + s) * {{ ld }}u + ({{ first }} + r) * {{ inc }}u;
-{%- else %}
-{{ indent }}    const unsigned at = entry0 + entry + ({{ first }} + r) * {{ ld }}u + (k0 + s) * {{ inc }}u;
-{%- endif %}
-{{ indent }}    copy8(&{{ tile }}[entry][s * {{ rows }}u + r], inside ? {{ x }} + at : {{ x }}, inside);
-{{ indent }}}
-{%- elif outer %}
-{{ indent }}// stored [sum][row]: {{ step }} runs of {{ rows }}, {{ vec }} {{ elem }}{{ "s" if vec > 1 }} a copy
-{{ indent }}for (unsigned u = tid; u < {{ step * rows // vec }}u; u += {{ threads }}u) {
-{{ indent }}    const unsigned s = u / {{ rows // vec }}u, r = u % {{ rows // vec }}u * {{ vec }}u;
-{{ indent }}    const bool inside = k0 + s < {{ k }}u && {{ first }} + r < {{ extent }}u;
-{{ indent }}    copy{{ vec * esize }}(&{{ tile }}[s][r], inside ? {{ x }} + (k0 + s) * {{ ld }}u + {{ first }} + r : {{ x }}, inside);
-{{ indent }}}
-{%- else %}
-{{ indent }}// stored [row][sum]: {{ rows }} runs of {{ step }}, transposed into the tile a {{ elem }} at a time
-{{ indent }}for (unsigned u = tid; u < {{ step * rows }}u; u += {{ threads }}u) {
-{{ indent }}    const unsigned r = u / {{ step }}u, s = u % {{ step }}u;
-{{ indent }}    const bool inside = k0 + s < {{ k }}u && {{ first }} + r < {{ extent }}u;
-{{ indent }}    copy{{ esize }}(&{{ tile }}[s][r], inside ? {{ x }} + ({{ first }} + r) * {{ ld }}u + k0 + s : {{ x }}, inside);
-{{ indent }}}
-{%- endif %}
-{%- endmacro -%}
-
 {#- The interleaved step from k0 of operand `x` into tile[entry][step][row] where a thread's copies
     sit at constant offsets from its first (setup_fast): one pointer add and a copy each. -#}
 {%- macro fetch_fast(x, tile, rows, outer, ld, ds, copies, indent) -%}
@@ -82,6 +50,41 @@ __device__ __forceinline__ void copy{{ bytes }}(void *dst, const void *src, bool
 {{ indent }}const unsigned {{ x }}_entry = tid % {{ group }}u, {{ x }}_r = tid / {{ group }}u % {{ rows }}u, {{ x }}_s0 = tid / {{ group * rows }}u;
 {{ indent }}const bool {{ x }}_ok = {{ first }} + {{ x }}_r < {{ extent }}u && entry0 + {{ x }}_entry < {{ batch }}u;
 {{ indent }}const float2 *const {{ x }}_src = {{ x }} + ({{ x }}_ok ? entry0 + {{ x }}_entry + ({{ first }} + {{ x }}_r) * {{ sr }}u + {{ x }}_s0 * {{ sk }}u : 0u);
+{%- endmacro -%}
+
+{#- The step from k0 of operand `x` ("a": op(A), rows along m; "b": op(B), along n) into tile[step][row]
+    (`rows` wide, `extent` in all): outer, its stored runs go along the rows; else along the sum.
+    `fast`: interleaved, the thread's copies worked out once (fetch_fast). -#}
+{%- macro fetch(x, tile, rows, extent, first, outer, vec, ld, fast, ds, copies, indent) -%}
+{%- if fast %}
+{{ fetch_fast(x, tile, rows, outer, ld, ds, copies, indent) }}
+{%- elif group > 1 %}
+{{ indent }}// {{ group }} GEMMs' elements side by side: [{{ group }}][step][row], a copy a float2
+{{ indent }}for (unsigned u = tid; u < {{ group * step * rows }}u; u += {{ threads }}u) {
+{{ indent }}    const unsigned entry = u % {{ group }}u, r = u / {{ group }}u % {{ rows }}u, s = u / {{ group * rows }}u;
+{{ indent }}    const bool inside = k0 + s < {{ k }}u && {{ first }} + r < {{ extent }}u && entry0 + entry < {{ batch }}u;
+{%- if outer %}
+{{ indent }}    const unsigned at = entry0 + entry + (k0 + s) * {{ ld }}u + ({{ first }} + r) * {{ inc }}u;
+{%- else %}
+{{ indent }}    const unsigned at = entry0 + entry + ({{ first }} + r) * {{ ld }}u + (k0 + s) * {{ inc }}u;
+{%- endif %}
+{{ indent }}    copy8(&{{ tile }}[entry][s * {{ rows }}u + r], inside ? {{ x }} + at : {{ x }}, inside);
+{{ indent }}}
+{%- elif outer %}
+{{ indent }}// stored [sum][row]: {{ step }} runs of {{ rows }}, {{ vec }} {{ elem }}{{ "s" if vec > 1 }} a copy
+{{ indent }}for (unsigned u = tid; u < {{ step * rows // vec }}u; u += {{ threads }}u) {
+{{ indent }}    const unsigned s = u / {{ rows // vec }}u, r = u % {{ rows // vec }}u * {{ vec }}u;
+{{ indent }}    const bool inside = k0 + s < {{ k }}u && {{ first }} + r < {{ extent }}u;
+{{ indent }}    copy{{ vec * esize }}(&{{ tile }}[s][r], inside ? {{ x }} + (k0 + s) * {{ ld }}u + {{ first }} + r : {{ x }}, inside);
+{{ indent }}}
+{%- else %}
+{{ indent }}// stored [row][sum]: {{ rows }} runs of {{ step }}, transposed into the tile a {{ elem }} at a time
+{{ indent }}for (unsigned u = tid; u < {{ step * rows }}u; u += {{ threads }}u) {
+{{ indent }}    const unsigned r = u / {{ step }}u, s = u % {{ step }}u;
+{{ indent }}    const bool inside = k0 + s < {{ k }}u && {{ first }} + r < {{ extent }}u;
+{{ indent }}    copy{{ esize }}(&{{ tile }}[s][r], inside ? {{ x }} + ({{ first }} + r) * {{ ld }}u + k0 + s : {{ x }}, inside);
+{{ indent }}}
+{%- endif %}
 {%- endmacro -%}
 
 {#- The sums of one step: real, the 8 x 8 outer product of a's and b's 8 floats; complex, the
@@ -153,14 +156,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 
     unsigned k0 = 0;
     {
-{% if a_fast %}{{ fetch_fast("a", "as[0]", bm, a_outer, a_ld, a_ds, a_copies, "        ") }}{% else %}{{ fetch("a", "as[0]", bm, m, "m0", a_outer, a_vec, a_ld, "        ") }}{% endif %}
-{% if b_fast %}{{ fetch_fast("b", "bs[0]", bn, b_outer, b_ld, b_ds, b_copies, "        ") }}{% else %}{{ fetch("b", "bs[0]", bn, n, "n0", b_outer, b_vec, b_ld, "        ") }}{% endif %}
+{{ fetch("a", "as[0]", bm, m, "m0", a_outer, a_vec, a_ld, a_fast, a_ds, a_copies, "        ") }}
+{{ fetch("b", "bs[0]", bn, n, "n0", b_outer, b_vec, b_ld, b_fast, b_ds, b_copies, "        ") }}
         asm volatile("cp.async.commit_group;\n" ::);
     }
     for (unsigned stage = 0; k0 < {{ k }}u; stage ^= 1u) {
         k0 += {{ step }}u; // the next step's tiles (past the sum: zeros, nothing read)
-{% if a_fast %}{{ fetch_fast("a", "as[stage ^ 1u]", bm, a_outer, a_ld, a_ds, a_copies, "        ") }}{% else %}{{ fetch("a", "as[stage ^ 1u]", bm, m, "m0", a_outer, a_vec, a_ld, "        ") }}{% endif %}
-{% if b_fast %}{{ fetch_fast("b", "bs[stage ^ 1u]", bn, b_outer, b_ld, b_ds, b_copies, "        ") }}{% else %}{{ fetch("b", "bs[stage ^ 1u]", bn, n, "n0", b_outer, b_vec, b_ld, "        ") }}{% endif %}
+{{ fetch("a", "as[stage ^ 1u]", bm, m, "m0", a_outer, a_vec, a_ld, a_fast, a_ds, a_copies, "        ") }}
+{{ fetch("b", "bs[stage ^ 1u]", bn, n, "n0", b_outer, b_vec, b_ld, b_fast, b_ds, b_copies, "        ") }}
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 1;\n" ::); // this step's
         __syncthreads();
