@@ -99,7 +99,7 @@ int cli_compile_kernel(int argc, char **argv)
             in = argv[i];
     }
     size_t size;
-    char *src = in ? cg_read_file(in, &size) : NULL;
+    char *src = in ? cg_read_file(in, (size_t)64 << 20, &size) : NULL;
     if (!arch || !name || !out || !src) {
         fprintf(stderr, "usage: convgen compile-kernel --arch sm_XX --name ENTRY --out FILE.cubin SOURCE.cu (the build's)%s%s\n",
                 in && !src ? ": cannot read " : "", in && !src ? in : "");
@@ -139,7 +139,7 @@ static char **expand_words(int argc, char **argv, int *count, char **text)
     cg_buf b = {0};
     for (int i = 0; i < argc; ++i) {
         size_t size;
-        char *listed = argv[i][0] == '@' ? cg_read_file(argv[i] + 1, &size) : NULL;
+        char *listed = argv[i][0] == '@' ? cg_read_file(argv[i] + 1, (size_t)64 << 20, &size) : NULL;
         if (argv[i][0] == '@' && !listed) {
             fprintf(stderr, "convgen: embed-set: cannot read %s\n", argv[i] + 1);
             cg_buf_free(&b);
@@ -171,7 +171,7 @@ static int add_compiled(kernel_set *set, const char *cubin, FILE *report)
     if (f)
         fclose(f);
     k.key = (cache_key){hi, lo};
-    if (!ok || !(c->cubin = cg_read_file(cubin, &c->cubin_size))) {
+    if (!ok || !(c->cubin = cg_read_file(cubin, (size_t)256 << 20, &c->cubin_size))) {
         fprintf(stderr, "convgen: embed-set: cannot read %s or its report\n", cubin);
         return 1;
     }

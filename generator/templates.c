@@ -28,7 +28,7 @@ static const char *load_template(void *user, const char *name)
     if (dir && *dir && l->count < (int)(sizeof l->texts / sizeof l->texts[0])) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        char *text = cg_read_file(path, NULL);
+        char *text = cg_read_file(path, (size_t)4 << 20, NULL);
         if (text) {
             cg_debug("template %s from %s", name, path);
             return l->texts[l->count++] = text;

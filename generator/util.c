@@ -6,6 +6,9 @@
 #include <pthread.h>
 #include <threads.h>
 #include <unistd.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 static thread_local char last_error[1024];
 
@@ -181,8 +184,11 @@ char *cg_buf_take(cg_buf *b)
         cg_buf_free(b);
         return NULL;
     }
-    if (!b->data)
-        buf_reserve(b, 0);
+    if (!b->data) { /* never appended to: still an empty string, not unterminated bytes */
+        if (!buf_reserve(b, 0))
+            return NULL;
+        b->data[0] = '\0';
+    }
     char *d = b->data;
     b->data = NULL;
     b->len = b->cap = 0;
@@ -248,24 +254,48 @@ int64_t cg_largest_divisor(int64_t n, bool (*fits)(int64_t d, void *user), void 
     return best;
 }
 
-char *cg_read_file(const char *path, size_t *size)
+char *cg_read_file(const char *path, size_t max_bytes, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* O_NONBLOCK: opening a FIFO with no writer would block; it is refused below unread. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return NULL;
+    }
     cg_buf b = {0};
     char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        cg_buf_append(&b, chunk, n);
-    bool failed = ferror(f);
-    fclose(f);
+    ssize_t n;
+    int err = 0;
+    while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            err = errno;
+            break;
+        }
+        if ((size_t)n > max_bytes - b.len) {
+            err = EFBIG;
+            break;
+        }
+        cg_buf_append(&b, chunk, (size_t)n);
+    }
+    close(fd);
     if (size)
         *size = b.len;
     cg_buf_append(&b, "", 0);
-    if (failed || b.oom) {
+    if (err || b.oom) {
         cg_buf_free(&b);
+        errno = err ? err : ENOMEM;
         return NULL;
     }
     return cg_buf_take(&b);
+}
+
+const char *cg_read_error(int err)
+{
+    return err == EINVAL ? "not a regular file" : err == EFBIG ? "larger than this reader accepts" : strerror(err);
 }

@@ -51,9 +51,14 @@ void cg_buf_free(cg_buf *b);
 
 char *cg_strdup(const char *s);
 
-/* A whole file, NUL-terminated (binary files too: *size, where not NULL, is its length), or
- * NULL where it cannot be read. */
-char *cg_read_file(const char *path, size_t *size);
+/* A whole regular file of at most `max_bytes`, NUL-terminated (binary files too: *size, where
+ * not NULL, is its length), or NULL with errno set where it cannot be read: EINVAL for
+ * something not a regular file (a FIFO, a device, a directory: opened without blocking and
+ * never read, so /dev/zero or a FIFO cannot hang or fill memory), EFBIG past `max_bytes`
+ * (checked while reading, so a file that grows cannot get past it). cg_read_error(errno) says
+ * so in words. */
+char *cg_read_file(const char *path, size_t max_bytes, size_t *size);
+const char *cg_read_error(int err);
 
 /* The largest divisor d of n for which fits(d, user) holds, or 1 when none does: ZNNi's
  * sub-batching, the largest batch whose buffers fit a workspace limit. */

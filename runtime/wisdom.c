@@ -365,9 +365,9 @@ static convgen_status read_file(const char *path, char **text)
 {
     size_t size = 0;
     errno = 0;
-    char *t = cg_read_file(path, &size);
+    char *t = cg_read_file(path, MAX_FILE_BYTES, &size);
     if (!t)
-        return cg_fail(CONVGEN_ERROR_IO, "cannot read wisdom file '%s': %s", path, strerror(errno ? errno : EIO));
+        return cg_fail(CONVGEN_ERROR_IO, "cannot read wisdom file '%s': %s", path, cg_read_error(errno ? errno : EIO));
     if (size > MAX_FILE_BYTES || memchr(t, '\0', size)) {
         free(t);
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "wisdom file '%s' is not a text file of wisdom: ignored", path);
