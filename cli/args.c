@@ -1,5 +1,7 @@
 #include "args.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +39,10 @@ const char cli_layer_usage[] =
     "  --tile MxN         winograd: the output tile m of F(m, r) per dimension (default: chosen)\n"
     "  --fourier AxB      cufft: the transform size per dimension (default: the smallest that fits)\n"
     "  --effort LEVEL     auto: measure (default), estimate (the cost model, no timing) or\n"
-    "                     exhaustive (every Winograd tile too)\n";
+    "                     exhaustive (every Winograd tile too)\n"
+    "  --tf32             the library GEMMs may use TF32 tensor cores (allow_tf32)\n"
+    "  --workspace-limit BYTES  the plan's workspace cap: sub-batches, or an error (0: none)\n"
+    "  --arch sm_XX       the target (emit: its shared-memory and cluster limits; default sm_90)\n";
 
 bool cli_skip_pass(const cli_args *a, convgen_pass pass, convgen_status s, bool as_comment)
 {
@@ -157,7 +162,7 @@ static bool needs_value(const char *o)
                                              "--layers", "--seed", "--samples", "--sms", "--pad-before",
                                              "--pad-after", "--stride", "--dilation", "--gemm",
                                              "--effort", "--wisdom", "--csv", "--tile", "--fourier",
-                                             "--cache", "--embed", "--ninja"};
+                                             "--cache", "--embed", "--ninja", "--workspace-limit"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; ++i)
         if (strcmp(o, with_value[i]) == 0)
             return true;
@@ -210,6 +215,16 @@ static bool set_option(cli_args *a, const char *o, const char *v)
         return a->options.gemm >= 0;
     }
     char *end;
+    if (strcmp(o, "--workspace-limit") == 0) {
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (*end || end == v || x < 0 || errno == ERANGE) {
+            fprintf(stderr, "convgen: --workspace-limit '%s' must be a byte count from 0 to %lld\n", v, LLONG_MAX);
+            return false;
+        }
+        a->options.workspace_limit = (size_t)x;
+        return true;
+    }
     if (strcmp(o, "--kernel") == 0 || strcmp(o, "--seed") == 0 || strcmp(o, "--samples") == 0 ||
         strcmp(o, "--sms") == 0) {
         long x = strtol(v, &end, 10);
@@ -252,6 +267,8 @@ bool cli_parse(int argc, char **argv, bool default_pass_all, cli_args *a)
             a->help = true;
         } else if (strcmp(o, "--no-cache") == 0) {
             a->no_cache = true;
+        } else if (strcmp(o, "--tf32") == 0) {
+            a->options.allow_tf32 = 1;
         } else if (strcmp(o, "--convolution") == 0) {
             if (nextras == 16) {
                 fprintf(stderr, "convgen: too many layer options\n");

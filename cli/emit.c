@@ -47,14 +47,22 @@ int cli_emit(int argc, char **argv)
     cg_tuning tuning;
     if (plan_tuning_of(&a.options, &tuning) != CONVGEN_SUCCESS)
         return cli_fail("emit", CONVGEN_ERROR_INVALID_VALUE);
+    cg_target target = {.sm_count = a.sm_count};
+    if (a.arch) { /* the architecture's limits, as an offline context of it plans */
+        if (!cg_target_shared_limits(a.arch, &target.shared_per_block, &target.shared_per_sm)) {
+            fprintf(stderr, "convgen: emit: --arch '%s' is not an architecture convgen knows (sm_70 .. sm_120)\n", a.arch);
+            return 2;
+        }
+        target.max_cluster = cg_target_max_cluster(a.arch);
+        snprintf(target.arch, sizeof target.arch, "%s", a.arch);
+    }
     int skipped = 0;
     for (int pi = 0; pi < a.pass_count; ++pi) {
         cg_problem p;
         cg_generated gen;
         convgen_status s = cg_problem_init(&p, &a.layer.desc);
         if (s == CONVGEN_SUCCESS)
-            s = cg_generate_tuned(&p, (convgen_pass)a.passes[pi], a.algo, &(cg_target){.sm_count = a.sm_count},
-                                  &tuning, &gen);
+            s = cg_generate_tuned(&p, (convgen_pass)a.passes[pi], a.algo, &target, &tuning, &gen);
         if (cli_skip_pass(&a, (convgen_pass)a.passes[pi], s, true)) {
             ++skipped;
             continue;

@@ -20,6 +20,9 @@ static int usage(void)
            "  --window HxW      the real window (rank 1: W), default the whole signal\n"
            "  --offset YxX      where the window sits in the signal (default 0)\n"
            "  --pitch P         real elements between window rows (default W)\n"
+           "  --real-stride BxC, --spectrum-stride BxC\n"
+           "                    elements between batch entries and between channels on the signal\n"
+           "                    and the spectrum side (default packed)\n"
            "  --layout L        natural or transposed (rank 2 spectra)\n"
            "  --order O         natural or reversed (digit-reversed) along the n-bin axis\n"
            "  --scale S         multiply outputs by S (default 1)\n"
@@ -51,6 +54,19 @@ static bool set_pair(int out[2], const char *option, const char *v)
         return false;
     }
     out[0] = (int)dims[0], out[1] = r == 2 ? (int)dims[1] : 0;
+    return true;
+}
+
+/* "BxC": the strides between batch entries and between channels. */
+static bool set_strides(int64_t out[2], const char *option, const char *v)
+{
+    int64_t dims[CONVGEN_MAX_RANK];
+    if (cg_parse_dims(v, dims) != 2) {
+        fprintf(stderr, "convgen: %s '%s' must be BxC (elements between batch entries x between channels)\n", option,
+                v);
+        return false;
+    }
+    out[0] = dims[0], out[1] = dims[1];
     return true;
 }
 
@@ -98,6 +114,10 @@ static bool parse(int argc, char **argv, convgen_fft_desc *d, int *kernel, bool 
             ok = set_pair(d->window, a, v);
         else if (strcmp(a, "--offset") == 0)
             ok = set_pair(d->offset, a, v);
+        else if (strcmp(a, "--real-stride") == 0)
+            ok = set_strides(d->real_stride, a, v);
+        else if (strcmp(a, "--spectrum-stride") == 0)
+            ok = set_strides(d->spectrum_stride, a, v);
         else if (strcmp(a, "--pitch") == 0)
             d->pitch = atoll(v);
         else if (strcmp(a, "--layout") == 0)

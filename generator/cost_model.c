@@ -179,6 +179,13 @@ static double direct_seconds(const cg_generated *g, const cg_rates *r)
     return cg_problem_flops(p) / (efficiency * r->flops) + g->kernel_count * r->launch_s;
 }
 
+void cg_step_work(const cg_step *st, int sm_count, double *flops, double *bytes)
+{
+    work w = st->kind == CG_STEP_KERNEL ? kernel_work(&st->op, sm_count) : library_work(st, sm_count);
+    *flops = w.flops;
+    *bytes = w.bytes;
+}
+
 double cg_estimate_ms(const cg_generated *g, const cg_rates *rates)
 {
     if (g->step_count == 0)

@@ -18,6 +18,9 @@ typedef struct cg_rates {
  * `sm_count` multiprocessors (0: 132). */
 cg_rates cg_rates_for(int sm_count);
 
+/* A step's FLOPs and bytes read and written, as the model counts them (kernel headers say them). */
+void cg_step_work(const cg_step *st, int sm_count, double *flops, double *bytes);
+
 /* Estimated milliseconds of one run of a generated program. */
 double cg_estimate_ms(const cg_generated *g, const cg_rates *rates);
 

@@ -847,7 +847,7 @@ static bool wants_generated_gemm(const cg_tuning *tune, const lib_spec *s)
 }
 
 /* A step of `phase` running convgen's GEMM kernel for g, convgen_<algo>_<pass>_<part>. */
-static convgen_status add_gemm_kernel(const cg_problem *p, convgen_pass pass, const lib_spec *s,
+static convgen_status add_gemm_kernel(convgen_pass pass, const lib_spec *s,
                                       const cg_gemm_step *g, int phase, const char *part, cg_generated *out)
 {
     cg_step *st = fc_add_step(out, CG_STEP_KERNEL, phase);
@@ -855,14 +855,9 @@ static convgen_status add_gemm_kernel(const cg_problem *p, convgen_pass pass, co
     cg_kernel *k = &out->kernels[st->kernel];
     const char *algo = s->tiled ? "fft-tiled" : "fft";
     snprintf(k->name, sizeof k->name, "convgen_%s_%s_%s", s->tiled ? "fft_tiled" : "fft", convgen_pass_name(pass), part);
-    char layer[256];
-    cg_problem_describe(p, layer, sizeof layer);
     tmpl_value *h = tmpl_list();
     cg_value_line(h, "convgen %s: %s algorithm, %s: the products of the spectra, one complex GEMM per frequency bin",
                   CG_GENERATOR_VERSION, algo, convgen_pass_name(pass));
-    cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
-    cg_value_line(h, "emitted by: convgen emit --algo %s --gemm generated --pass %s %s", algo, convgen_pass_name(pass),
-                  layer);
     if (s->chunks > 1)
         cg_value_line(h, "sub-batches: %lld chunks of %lld images (the workspace limit)", (long long)s->chunks,
                       (long long)s->batch);
@@ -883,8 +878,8 @@ static convgen_status products_steps(const cg_problem *p, convgen_pass pass, con
     cg_gemm_step g = step.gemm, zero = g;
     g.accumulate = g.accumulate && s->chunks > 1;
     zero.k = 0, zero.accumulate = false;
-    convgen_status st = g.accumulate ? add_gemm_kernel(p, pass, s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
-    return st == CONVGEN_SUCCESS ? add_gemm_kernel(p, pass, s, &g, 1, "products", out) : st;
+    convgen_status st = g.accumulate ? add_gemm_kernel(pass, s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
+    return st == CONVGEN_SUCCESS ? add_gemm_kernel(pass, s, &g, 1, "products", out) : st;
 }
 
 /* The chunks slice the batch: x, y, dy and dx advance by a chunk's images, w and dw do not. */

@@ -332,17 +332,10 @@ static void launch_geometry(const direct_spec *s, cg_kernel *k)
 static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const direct_spec *s, const cg_kernel *k,
                                 const char *what)
 {
-    char layer[1024];
-    cg_problem_describe(p, layer, sizeof layer);
     tmpl_value *h = tmpl_list();
     cg_value_line(h, "convgen %s: direct convolution (implicit GEMM), %s: %s", CG_GENERATOR_VERSION,
                   convgen_pass_name(pass), what);
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
-    char sms[32] = "";
-    if (s->sm_count != 132)
-        snprintf(sms, sizeof sms, " --sms %d", s->sm_count);
-    cg_value_line(h, "emitted by: convgen emit --algo direct --pass %s%s %s", convgen_pass_name(pass), sms, layer);
     cg_value_line(h, "GEMM%s: out[%lld rows][%lld cols] = A[rows][%lld] * B[%lld][cols]",
                   s->phases > 1 ? " per stride phase" : "", (long long)s->rows, (long long)s->cols,
                   (long long)s->red, (long long)s->red);

@@ -215,15 +215,10 @@ static tmpl_value *classes(const window_spec *s)
 
 static tmpl_value *header_lines(const cg_problem *p, const window_spec *s, const cg_kernel *k)
 {
-    char layer[1024];
-    cg_problem_describe(p, layer, sizeof layer);
     tmpl_value *h = tmpl_list();
     cg_value_line(h, "convgen %s: direct convolution, bprop by sliding windows (few input channels)",
                   CG_GENERATOR_VERSION);
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
-    cg_value_line(h, "emitted by: convgen emit --algo direct --pass bprop %s", layer);
-    cg_value_line(h, "FLOPs: %.6g (2*n*c*k*prod(kernel)*prod(out))", cg_problem_flops(p));
     cg_value_line(h, "stride phases: %d (y %lld x %lld), at most %d x %d taps each; blockIdx.z = (phase, image), images fastest",
                   s->phases, (long long)s->dim[0].stride, (long long)s->dim[1].stride, s->dim[0].taps,
                   s->dim[1].taps);

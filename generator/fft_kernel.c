@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "header.h"
 #include "values.h"
 #include "templates.h"
 #include "tmpl.h"
@@ -365,6 +366,8 @@ convgen_status cg_generate_fft(const cg_fft_problem *p, const cg_target *target,
     } else {
         s = cg_fft_real_kernels(p, target, out);
     }
+    if (s == CONVGEN_SUCCESS)
+        s = cg_stamp_fft_headers(out, p);
     if (s != CONVGEN_SUCCESS)
         cg_generated_free(out);
     return s;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "header.h"
 #include "util.h"
 
 /* The planners, one module each. A new algorithm adds one line here. */
@@ -85,6 +86,8 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
     out->pass = pass;
     out->problem = *p;
     s = planner->generate(p, pass, &t, tune, out);
+    if (s == CONVGEN_SUCCESS)
+        s = cg_stamp_headers(out, &t, tune);
     if (s != CONVGEN_SUCCESS)
         cg_generated_free(out);
     return s;

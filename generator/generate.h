@@ -24,6 +24,8 @@ typedef struct cg_target {
     int l2_bytes;         /* bytes of L2 cache; 0: the H100's 50 MiB */
     int max_cluster;      /* blocks a thread-block cluster may have: 1 before sm_90 (no clusters);
                              0: the H100's portable 8 */
+    char arch[16];        /* the architecture these limits are of ("sm_80"), for the headers'
+                             re-emit command; "" where unknown */
 } cg_target;
 
 /* The target's shared memory per block (opt-in) and per multiprocessor, or the H100's where it

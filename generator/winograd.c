@@ -77,16 +77,6 @@ static int default_tile(int64_t r, int64_t extent, int max_alpha)
     return best;
 }
 
-/* " --tile 6x6": the tile the emit line names, so that it emits these kernels whatever the
- * default (the layer's dimensions: a 1-D layer's one). */
-void wino_tile_option(const cg_problem *p, const wino_spec *s, char *buf, size_t size)
-{
-    if (p->rank == 1)
-        snprintf(buf, size, " --tile %d", s->m[1]);
-    else
-        snprintf(buf, size, " --tile %dx%d", s->m[0], s->m[1]);
-}
-
 /* The problem in 2-D, the tiles and their transforms. */
 convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
                                  wino_spec *s)
@@ -219,28 +209,18 @@ static void matrix_lines(tmpl_value *h, const wino_transform *t, char matrix)
     }
 }
 
-tmpl_value *wino_header_lines(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
                               const char *what)
 {
-    char layer[256], text[200];
-    cg_problem_describe(p, layer, sizeof layer);
+    char text[200];
     tmpl_value *h = tmpl_list();
     bool fused = strcmp(s->algo, "winograd") != 0, fused_kernel = op->matrix == 'F' || op->matrix == 'D';
     const char *template = op->matrix == 'F' ? "winograd_fused.cu"
                            : op->matrix == 'D' ? "winograd_fused_accgrad.cu"
                            : op->matrix == 'S' ? "split_reduce.cu"
                                                : "winograd.cu";
-    char sms[32] = "";
-    if (s->sm_count && s->sm_count != 132)
-        snprintf(sms, sizeof sms, " --sms %d", s->sm_count);
     cg_value_line(h, "convgen %s: %s%s algorithm, %s: %s", CG_GENERATOR_VERSION, s->algo, fused ? "" : " (non-fused)",
                   convgen_pass_name(s->pass), what);
-    cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
-    const char *gemm = fused ? "" : s->generated_gemm ? " --gemm generated" : " --gemm cublas";
-    char tile[32];
-    wino_tile_option(p, s, tile, sizeof tile);
-    cg_value_line(h, "emitted by: convgen emit --algo %s%s%s --pass %s%s %s", s->algo, tile, gemm,
-                  convgen_pass_name(s->pass), sms, layer);
     cg_value_line(h, "%s", "");
     cg_value_line(h, "plan: %s = AT [ sum of (G %s G^T) . (BT %s B) ] A per tile, the sum %s", operand_names[s->pass][2],
                   s->pass == CONVGEN_ACCGRAD ? "dy" : "w", s->pass == CONVGEN_BPROP ? "dy" : "x", s->plan[0]);
@@ -280,13 +260,13 @@ bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_divid
 }
 
 /* The context of a transform kernel doing op. */
-static tmpl_value *kernel_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
                                   int operand, const char *what, int64_t count, bool *failed)
 {
     bool tiles = op->matrix != 'A';
     int64_t tile_count = op->tiles[0] * op->tiles[1];
     tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", wino_header_lines(p, s, k, op, what));
+    tmpl_map_set(ctx, "header", wino_header_lines(s, k, op, what));
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "stage", tiles ? "tiles" : "output");
     tmpl_set_int(ctx, "threads", THREADS);
@@ -355,7 +335,7 @@ cg_kernel *wino_add_kernel_step(const cg_kernel_op *op, int phase, cg_generated 
 
 /* Appends a transform kernel step doing op in `phase` on operand in0 or in1 (`operand`; the output
  * for op 'A'), named convgen_winograd_<pass>_<part>. */
-convgen_status wino_add_transform(const cg_problem *p, const wino_spec *s, const cg_wino_op *op, int operand,
+convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int operand,
                                   int phase, const char *part, const char *what, cg_generated *out)
 {
     cg_kernel *k = wino_add_kernel_step(&(cg_kernel_op){.kind = CG_OP_WINOGRAD, .operand = operand, .wino = *op}, phase,
@@ -365,7 +345,7 @@ convgen_status wino_add_transform(const cg_problem *p, const wino_spec *s, const
     k->grid[0] = (unsigned)wino_div_up(count, THREADS);
     k->block[0] = THREADS;
     bool failed = false;
-    tmpl_value *ctx = kernel_context(p, s, k, op, operand, what, count, &failed);
+    tmpl_value *ctx = kernel_context(s, k, op, operand, what, count, &failed);
     convgen_status status = failed        ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
                             : tmpl_ok(ctx) ? cg_render_template("winograd.cu", ctx, &k->source)
                                            : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a winograd context");
@@ -435,21 +415,14 @@ static gemm_shape products_shape(const cg_problem *p, const wino_spec *s)
 }
 
 /* Appends a step in `phase` running convgen's GEMM kernel for g, convgen_winograd_<pass>_<part>. */
-static convgen_status add_gemm_kernel(const cg_problem *p, const wino_spec *s, const cg_gemm_step *g, int phase,
+static convgen_status add_gemm_kernel(const wino_spec *s, const cg_gemm_step *g, int phase,
                                       const char *part, cg_generated *out)
 {
     cg_kernel *k = wino_add_kernel_step(&(cg_kernel_op){.kind = CG_OP_GEMM, .gemm = *g}, phase, out);
     snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
-    char layer[256];
-    cg_problem_describe(p, layer, sizeof layer);
     tmpl_value *h = tmpl_list();
     cg_value_line(h, "convgen %s: winograd algorithm (non-fused), %s: the products, one GEMM per transform element",
                   CG_GENERATOR_VERSION, convgen_pass_name(s->pass));
-    cg_value_line(h, "layer: %s (n c k input kernel pad stride)", layer);
-    char tile[32];
-    wino_tile_option(p, s, tile, sizeof tile);
-    cg_value_line(h, "emitted by: convgen emit --algo winograd%s --gemm generated --pass %s %s", tile,
-                  convgen_pass_name(s->pass), layer);
     if (s->chunks > 1)
         cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
                       (long long)s->batch);
@@ -469,8 +442,8 @@ static convgen_status add_gemm(const cg_problem *p, const wino_spec *s, cg_gener
     /* a sum over the sub-batches: C zeroed once before them (the same kernel summing nothing) */
     cg_gemm_step zero = g;
     zero.k = 0, zero.accumulate = false;
-    convgen_status st = g.accumulate ? add_gemm_kernel(p, s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
-    return st == CONVGEN_SUCCESS ? add_gemm_kernel(p, s, &g, 1, "products", out) : st;
+    convgen_status st = g.accumulate ? add_gemm_kernel(s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
+    return st == CONVGEN_SUCCESS ? add_gemm_kernel(s, &g, 1, "products", out) : st;
 }
 
 /* fprop, y = AT [U^T V] A, and bprop, dx = AT [U V] A with U from w flipped (fprop of dy at pad
@@ -493,13 +466,13 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
                         : wino_tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, WINO_U);
     w.flip = bprop != p->flip;
     w.planes_transposed = swap;
-    convgen_status st = wino_add_transform(p, s, &w, 1, 0, "transform_w",
+    convgen_status st = wino_add_transform(s, &w, 1, 0, "transform_w",
                                       bprop ? "the transforms of w, flipped" : "the transforms of w", out);
     cg_wino_op data = wino_tiles_op(s, 'B', s->batch, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
     snprintf(part, sizeof part, "transform_%s", names[0]);
     snprintf(what, sizeof what, "the transforms of %s's tiles", names[0]);
     if (st == CONVGEN_SUCCESS)
-        st = wino_add_transform(p, s, &data, 0, 1, part, what, out);
+        st = wino_add_transform(s, &data, 0, 1, part, what, out);
     if (st != CONVGEN_SUCCESS)
         return st;
     st = add_gemm(p, s, out);
@@ -509,7 +482,7 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
     cg_wino_op result = output_op(s, out_ch, s->batch, out_size, s->tiles, out_ch * plane, plane);
     snprintf(part, sizeof part, "output_%s", names[2]);
     snprintf(what, sizeof what, "%s from the products' tiles", names[2]);
-    return wino_add_transform(p, s, &result, 2, 1, part, what, out);
+    return wino_add_transform(s, &result, 2, 1, part, what, out);
 }
 
 /* dw = AT [D V^T] A of F(r, m): per sub-batch the tiles of x and dy and their products, summed
@@ -518,10 +491,10 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
 {
     const int64_t one[2] = {1, 1}, none[2] = {0, 0}, m[2] = {s->m[0], s->m[1]};
     cg_wino_op x = wino_tiles_op(s, 'B', s->batch, p->c, s->in, s->tiles, m, s->pad, WINO_V);
-    convgen_status st = wino_add_transform(p, s, &x, 0, 1, "transform_x", "the transforms of x's tiles", out);
+    convgen_status st = wino_add_transform(s, &x, 0, 1, "transform_x", "the transforms of x's tiles", out);
     cg_wino_op dy = wino_tiles_op(s, 'G', s->batch, p->k, s->out, s->tiles, m, none, WINO_U);
     if (st == CONVGEN_SUCCESS)
-        st = wino_add_transform(p, s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
+        st = wino_add_transform(s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
     if (st != CONVGEN_SUCCESS)
         return st;
     st = add_gemm(p, s, out); /* M[e] ([k][c]) = D V^T, summed over the tiles */
@@ -530,7 +503,7 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
     int64_t taps = s->kernel[0] * s->kernel[1];
     cg_wino_op dw = output_op(s, p->k, p->c, s->kernel, one, taps, p->c * taps);
     dw.flip = p->flip;
-    return wino_add_transform(p, s, &dw, 2, 2, "output_dw", "dw from the summed products", out);
+    return wino_add_transform(s, &dw, 2, 2, "output_dw", "dw from the summed products", out);
 }
 
 /* Whether convgen's GEMM sums the products: where asked for, in strict fp32 only (TF32 is

@@ -62,7 +62,7 @@ typedef struct fused_planes {
 
 /* The context keys every fused kernel has: its header, name, planes, tiles and both dimensions'
  * transform programs (`matrices`, e.g. "BA": bt0, bt1, at0, at1). */
-static tmpl_value *common_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+static tmpl_value *common_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
                                   const char *what, const char *matrices, fused_planes planes)
 {
     tmpl_value *ctx = tmpl_map();
@@ -72,7 +72,7 @@ static tmpl_value *common_context(const cg_problem *p, const wino_spec *s, const
     tmpl_set_int(ctx, "width", planes.size[1]);
     tmpl_set_int(ctx, "out_height", planes.out_size[0]);
     tmpl_set_int(ctx, "out_width", planes.out_size[1]);
-    tmpl_map_set(ctx, "header", wino_header_lines(p, s, k, op, what));
+    tmpl_map_set(ctx, "header", wino_header_lines(s, k, op, what));
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_int(ctx, "threads", k->block[0]);
     tmpl_set_int(ctx, "elements", s->elements);
@@ -131,12 +131,12 @@ static convgen_status render(tmpl_value *ctx, bool failed, const char *template,
 
 /* ---- fprop and bprop ---- */
 
-static tmpl_value *forward_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *f,
+static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *f,
                                    bool *failed)
 {
     int64_t tile_count = s->tiles[0] * s->tiles[1];
     bool bprop = s->pass == CONVGEN_BPROP;
-    tmpl_value *ctx = common_context(p, s, k, f, bprop ? "the fused kernel: dy's tiles, the products, dx"
+    tmpl_value *ctx = common_context(s, k, f, bprop ? "the fused kernel: dy's tiles, the products, dx"
                                                         : "the fused kernel: x's tiles, the products, y", "BA",
                                      (fused_planes){f->channels, f->rows, f->size, f->out_size});
     tmpl_set_int(ctx, "tile_block", FUSED_TILES);
@@ -180,7 +180,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
                          : wino_tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, WINO_U);
     w.flip = bprop != p->flip;
     w.planes_transposed = bprop;
-    convgen_status st = wino_add_transform(p, s, &w, 1, 0, "transform_w",
+    convgen_status st = wino_add_transform(s, &w, 1, 0, "transform_w",
                                            bprop ? "the transforms of w, flipped, summed over k" : "the transforms of w", out);
     if (st != CONVGEN_SUCCESS)
         return st;
@@ -208,7 +208,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     if ((st = check_shared(t, k)) != CONVGEN_SUCCESS)
         return st;
     bool failed = false;
-    tmpl_value *ctx = forward_context(p, s, k, &f, &failed);
+    tmpl_value *ctx = forward_context(s, k, &f, &failed);
     return render(ctx, failed, "winograd_fused.cu", k);
 }
 
@@ -231,7 +231,7 @@ static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, cons
                                    bool *failed)
 {
     int64_t tile_count = s->tiles[0] * s->tiles[1];
-    tmpl_value *ctx = common_context(p, s, k, op, op->splits > 1 ? "the fused kernel: x's and dy's tiles, the "
+    tmpl_value *ctx = common_context(s, k, op, op->splits > 1 ? "the fused kernel: x's and dy's tiles, the "
                                                                    "products, a run's partial dw"
                                                                  : "the fused kernel: x's and dy's tiles, the products, dw",
                                      "BGA", (fused_planes){p->c, p->k, s->in, s->out});
@@ -250,10 +250,10 @@ static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, cons
     return ctx;
 }
 
-static tmpl_value *sum_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op)
+static tmpl_value *sum_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op)
 {
     tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", wino_header_lines(p, s, k, op, "dw, the sum of the runs' partial results"));
+    tmpl_map_set(ctx, "header", wino_header_lines(s, k, op, "dw, the sum of the runs' partial results"));
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "out", "dw");
     tmpl_set_str(ctx, "index_type", "unsigned"); /* partial is 32-bit (accgrad_generate) */
@@ -321,7 +321,7 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
     k = add_kernel(&sum, 2, "convgen_winograd_fused_accgrad_sum", out);
     k->grid[0] = (unsigned)wino_div_up(partial, SUM_THREADS);
     k->block[0] = SUM_THREADS;
-    return render(sum_context(p, s, k, &sum), false, "split_reduce.cu", k);
+    return render(sum_context(s, k, &sum), false, "split_reduce.cu", k);
 }
 
 static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,

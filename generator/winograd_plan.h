@@ -47,8 +47,6 @@ int64_t wino_div_up(int64_t a, int64_t b);
 convgen_status wino_applicable(const cg_problem *p, convgen_pass pass);
 /* The problem in 2-D, the tiles (options->winograd_m, else the fewest transform elements with
  * alpha <= max_alpha) and their transforms. */
-/* " --tile MxN" for the headers' emit lines. */
-void wino_tile_option(const cg_problem *p, const wino_spec *s, char *buf, size_t size);
 convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
                                  wino_spec *s);
 /* The buffers U (or D), V and M for sub-batches of `batch` images; false where a size passes the
@@ -60,7 +58,7 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s);
 tmpl_value *wino_matrix_program(const wino_transform *t, char matrix, int *inputs, int *outputs);
 /* The kernel header: what it is, the layer, the plan, each dimension's matrices, launch and
  * workspace. */
-tmpl_value *wino_header_lines(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
                               const char *what);
 /* Sets key to the magic division by d over [0, max_dividend]; false if it could not be made. */
 bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend);
@@ -74,7 +72,7 @@ cg_wino_op wino_tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t
 cg_kernel *wino_add_kernel_step(const cg_kernel_op *op, int phase, cg_generated *out);
 /* Appends a transform kernel step doing op ('A', 'B' or 'G') in `phase` on operand in0 or in1
  * (`operand`; the output for 'A'), named convgen_winograd_<pass>_<part>. */
-convgen_status wino_add_transform(const cg_problem *p, const wino_spec *s, const cg_wino_op *op, int operand,
+convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int operand,
                                   int phase, const char *part, const char *what, cg_generated *out);
 
 #endif

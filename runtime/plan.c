@@ -1,4 +1,5 @@
 /* Plans: one layer and pass, its generated kernels compiled (or found in a cache) and loaded. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,7 +224,9 @@ convgen_status plan_tuning_of(const convgen_plan_options *o, cg_tuning *t)
 /* What the generator may know of the context's GPU. */
 cg_target plan_target_of(const convgen_context *ctx)
 {
-    return (cg_target){ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes, ctx->max_cluster};
+    cg_target t = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes, ctx->max_cluster, ""};
+    snprintf(t.arch, sizeof t.arch, "%s", ctx->arch);
+    return t;
 }
 
 static convgen_status plan_conv_once(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,

@@ -34,6 +34,7 @@ static void put_target(plan_key *k, const cg_target *t)
 {
     const int64_t v[5] = {t->sm_count, t->shared_per_block, t->shared_per_sm, t->l2_bytes, t->max_cluster};
     put_dims(k, v, 5);
+    put(k, t->arch, strlen(t->arch) + 1);
 }
 
 /* Templates from $CONVGEN_TEMPLATE_DIR make other programs than the embedded ones. */

@@ -1,0 +1,181 @@
+/* What every emitted kernel's header says about where it came from: the layer, the pass, its
+ * step of the program, its FLOPs and bytes, and the command that emits it again. Written here
+ * once, from the data cg_generate_tuned was given, so no planner writes its own copy (genfft's
+ * codelets open with their own command line the same way). */
+#include "header.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost_model.h"
+#include "util.h"
+
+/* Whether the target's limits are the generator's defaults (an H100's, what `convgen emit`
+ * assumes without --arch): only then may the command leave --arch out. */
+static bool default_target(const cg_target *t)
+{
+    return cg_target_shared_per_block(t) == 227 * 1024 && cg_target_shared_per_sm(t) == 228 * 1024 &&
+           (t->max_cluster == 0 || t->max_cluster == 8);
+}
+
+void cg_emit_command(const cg_problem *p, convgen_pass pass, convgen_algo algo, const cg_target *t,
+                     const cg_tuning *tune, int kernel, char *buf, size_t size)
+{
+    cg_buf b = {0};
+    char dims[64], layer[1024];
+    cg_buf_printf(&b, "convgen emit --algo %s", convgen_algo_name(algo));
+    if (tune && tune->fourier_size[0] > 0) {
+        cg_dims_text(tune->fourier_size, p->rank, dims, sizeof dims);
+        cg_buf_printf(&b, " --fourier %s", dims);
+    }
+    if (tune && tune->winograd_m[0] > 0) {
+        int64_t m[CONVGEN_MAX_RANK] = {0};
+        for (int d = 0; d < p->rank; ++d)
+            m[d] = tune->winograd_m[d];
+        cg_dims_text(m, p->rank, dims, sizeof dims);
+        cg_buf_printf(&b, " --tile %s", dims);
+    }
+    if (tune && tune->gemm)
+        cg_buf_puts(&b, tune->gemm == CONVGEN_GEMM_CUBLAS ? " --gemm cublas" : " --gemm generated");
+    if (tune && tune->tf32)
+        cg_buf_puts(&b, " --tf32");
+    if (tune && tune->workspace_limit > 0)
+        cg_buf_printf(&b, " --workspace-limit %lld", (long long)tune->workspace_limit);
+    if (t->sm_count > 0 && t->sm_count != 132)
+        cg_buf_printf(&b, " --sms %d", t->sm_count);
+    if (!default_target(t) && t->arch[0])
+        cg_buf_printf(&b, " --arch %s", t->arch);
+    cg_problem_describe(p, layer, sizeof layer);
+    cg_buf_printf(&b, " --pass %s", convgen_pass_name(pass));
+    if (kernel >= 0)
+        cg_buf_printf(&b, " --kernel %d", kernel);
+    cg_buf_printf(&b, " %s", layer);
+    snprintf(buf, size, "%s", b.data ? b.data : "");
+    cg_buf_free(&b);
+}
+
+/* What a kernel step's op does, in a few words. */
+static const char *op_what(const cg_kernel_op *op)
+{
+    switch (op->kind) {
+    case CG_OP_PAD: return op->operand ? "zero-pad w into the transform's images" : "zero-pad the input into the transform's images";
+    case CG_OP_CLIP: return "clip the output out of the transform's images";
+    case CG_OP_TRANSPOSE: return "transpose the spectra";
+    case CG_OP_FFT: return op->fft.sign > 0 ? "inverse FFT (C2R)" : "forward FFT (R2C)";
+    case CG_OP_FUSED: return "per tile: FFT, products over the channels, inverse FFT";
+    case CG_OP_GEMM: return "the products: batched GEMM";
+    case CG_OP_WINOGRAD:
+        switch (op->wino.matrix) {
+        case 'B': return "Winograd transform of the data (BT d B)";
+        case 'G': return "Winograd transform of the filters (G g GT)";
+        case 'A': return "Winograd inverse transform (AT m A)";
+        case 'F': return "fused Winograd: transforms, products over the channels, inverse";
+        case 'D': return "fused Winograd accgrad: transforms, products over the tiles, inverse";
+        default: return "sum of the partial results";
+        }
+    default: return "implicit GEMM";
+    }
+}
+
+/* The header lines of kernel i: "layer:", "pass:", "FLOPs:", "emitted by:". */
+static void identity_lines(const cg_generated *g, int i, const cg_target *t, const cg_tuning *tune, cg_buf *b)
+{
+    char layer[1024], command[2048];
+    cg_problem_describe(&g->problem, layer, sizeof layer);
+    cg_buf_printf(b, " * layer: %s (n c k input kernel pad stride)\n", layer);
+    double flops = 0, bytes = 0;
+    const char *what = "implicit GEMM";
+    int step = -1;
+    for (int s = 0; s < g->step_count; ++s)
+        if (g->steps[s].kind == CG_STEP_KERNEL && g->steps[s].kernel == i)
+            step = s;
+    if (step >= 0) {
+        cg_step_work(&g->steps[step], t->sm_count, &flops, &bytes);
+        what = op_what(&g->steps[step].op);
+        cg_buf_printf(b, " * pass: %s, kernel %d of %d, step %d of %d: %s\n", convgen_pass_name(g->pass), i + 1,
+                      g->kernel_count, step + 1, g->step_count, what);
+    } else {
+        /* a program of kernels only (direct): the first computes the pass, a second sums its splits */
+        what = i == 0 ? "implicit GEMM" : "sum of the split reduction's partial results";
+        flops = i == 0 ? cg_problem_flops(&g->problem) : (double)g->workspace_bytes / 4;
+        cg_buf_printf(b, " * pass: %s, kernel %d of %d: %s\n", convgen_pass_name(g->pass), i + 1, g->kernel_count, what);
+    }
+    cg_buf_printf(b, " * FLOPs: %.4g", flops);
+    if (bytes > 0)
+        cg_buf_printf(b, ", %.4g bytes read and written", bytes);
+    cg_buf_printf(b, " (the pass as a convolution: %.4g = 2 n c k prod(kernel) prod(out))\n", cg_problem_flops(&g->problem));
+    cg_emit_command(&g->problem, g->pass, g->algo, t, tune, i, command, sizeof command);
+    cg_buf_printf(b, " * emitted by: %s\n", command);
+}
+
+void cg_fft_emit_command(const cg_fft_problem *p, int kernel, char *buf, size_t size)
+{
+    static const char *const types[] = {"c2c", "r2c", "c2r"};
+    char type[16];
+    snprintf(type, sizeof type, "%s%s", types[p->type],
+             p->type != CONVGEN_FFT_C2C ? "" : p->sign < 0 ? "-forward" : "-inverse");
+    cg_buf b = {0};
+    cg_buf_printf(&b, "convgen emit --algo fft --type %s --rank %d --n %d --batch %lld --channels %lld", type, p->rank,
+                  p->n, (long long)p->batch, (long long)p->channels);
+    if (p->rank == 2)
+        cg_buf_printf(&b, " --window %dx%d --offset %dx%d --pitch %lld", p->h, p->w, p->oy, p->ox, (long long)p->pitch);
+    else
+        cg_buf_printf(&b, " --window %d --offset %d", p->w, p->ox);
+    cg_buf_printf(&b, " --real-stride %lldx%lld --spectrum-stride %lldx%lld", (long long)p->real_stride[0],
+                  (long long)p->real_stride[1], (long long)p->spectrum_stride[0], (long long)p->spectrum_stride[1]);
+    if (p->rank == 2)
+        cg_buf_printf(&b, " --layout %s", p->transposed ? "transposed" : "natural");
+    cg_buf_printf(&b, " --order %s --scale %.9g", p->natural ? "natural" : "reversed", (double)p->scale);
+    if (kernel >= 0)
+        cg_buf_printf(&b, " --kernel %d", kernel);
+    snprintf(buf, size, "%s", b.data ? b.data : "");
+    cg_buf_free(&b);
+}
+
+/* `lines` after the title line of a kernel's header comment (or as a comment of their own). */
+static convgen_status insert_lines(cg_kernel *k, const char *lines)
+{
+    char *src = k->source;
+    const char *title = strncmp(src, "/*\n", 3) == 0 ? strchr(src + 3, '\n') : NULL;
+    size_t at = title ? (size_t)(title + 1 - src) : 0;
+    cg_buf b = {0};
+    cg_buf_append(&b, src, at);
+    cg_buf_puts(&b, title ? "" : "/*\n");
+    cg_buf_puts(&b, lines);
+    cg_buf_puts(&b, title ? "" : " */\n");
+    cg_buf_puts(&b, src + at);
+    char *stamped = cg_buf_take(&b);
+    if (!stamped)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory writing kernel %s's header", k->name);
+    free(src);
+    k->source = stamped;
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status cg_stamp_fft_headers(cg_generated *g, const cg_fft_problem *p)
+{
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i) {
+        char command[1024], line[1100];
+        cg_fft_emit_command(p, i, command, sizeof command);
+        snprintf(line, sizeof line, " * emitted by: %s\n", command);
+        s = g->kernels[i].source ? insert_lines(&g->kernels[i], line) : s;
+    }
+    return s;
+}
+
+convgen_status cg_stamp_headers(cg_generated *g, const cg_target *t, const cg_tuning *tune)
+{
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i) {
+        if (!g->kernels[i].source)
+            continue;
+        cg_buf b = {0};
+        identity_lines(g, i, t, tune, &b);
+        s = b.oom ? cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory writing kernel %d's header", i)
+                  : insert_lines(&g->kernels[i], b.data);
+        cg_buf_free(&b);
+    }
+    return s;
+}
