@@ -10,16 +10,19 @@
 
 int cli_check(int argc, char **argv)
 {
+    static const cli_verb check_verb = {"check", CLI_CHECK, "[options] LAYER", NULL, true, true};
     cli_args a;
-    if (!cli_parse(argc, argv, true, &a))
+    if (!cli_parse(argc, argv, &check_verb, &a))
         return 2;
     if (a.help || !a.have_layer) {
-        printf("usage: convgen check [--pass PASS] [--seed S] [--samples N] LAYER\n"
+        FILE *f = a.help ? stdout : stderr;
+        fprintf(f, "usage: convgen check [options] LAYER\n"
                "Runs the layer's plan on the GPU on random data with the output poisoned (NaN) first,\n"
                "and compares with the CPU float64 reference: every output element when that is cheap,\n"
                "else N random points (default 4096; --samples 0 checks all). Prints the max absolute and\n"
-               "the relative error ||out-ref||/||ref||; fails above %.0e or if any element was not written.\n\n%s",
-               ERROR_BOUND, cli_layer_usage);
+               "the relative error ||out-ref||/||ref||; fails above %.0e or if any element was not written.\n",
+               ERROR_BOUND);
+        cli_print_options(&check_verb, f);
         return a.help ? 0 : 2;
     }
     convgen_context *ctx;

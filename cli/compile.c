@@ -49,20 +49,22 @@ bool cli_print_kernels(const convgen_plan *plan, convgen_pass pass)
     return local;
 }
 
+static const cli_verb compile_verb = {
+    "compile", CLI_COMPILE, "[options] LAYER",
+    "Compiles the layer's kernels with NVRTC (or finds them in the cache) and prints each\n"
+    "kernel's registers, static shared memory, stack frame, spill stores/loads and NVRTC\n"
+    "time, and, where cuobjdump or nvdisasm is on PATH, each kernel's SASS instruction mix\n"
+    "(the most frequent opcodes). Without --arch it targets the GPU, or sm_90 when there is\n"
+    "none.\n",
+    true, true};
+
 int cli_compile(int argc, char **argv)
 {
     cli_args a;
-    if (!cli_parse(argc, argv, true, &a))
+    if (!cli_parse(argc, argv, &compile_verb, &a))
         return 2;
-    if (a.help || !a.have_layer) {
-        printf("usage: convgen compile [--arch sm_XX] [--pass PASS] [--no-cache] LAYER\n"
-               "Compiles the layer's kernels with NVRTC (or finds them in the cache) and prints each\n"
-               "kernel's registers, static shared memory, stack frame, spill stores/loads and NVRTC\n"
-               "time, and, where cuobjdump or nvdisasm is on PATH, each kernel's SASS instruction mix\n"
-               "(the most frequent opcodes). Without --arch it targets the GPU, or sm_90 when there is\n"
-               "none. --no-cache skips the disk cache.\n\n%s", cli_layer_usage);
-        return a.help ? 0 : 2;
-    }
+    if (a.help || !a.have_layer)
+        return cli_usage(&compile_verb, a.help ? stdout : stderr);
     convgen_context *ctx;
     convgen_status s = cli_open_context(a.arch, a.no_cache, false, a.sm_count, &ctx);
     if (s != CONVGEN_SUCCESS)

@@ -12,33 +12,35 @@
 #include "tune.h"
 #include "verbs.h"
 
-static int emit_usage(void)
+static const cli_verb emit_verb = {
+    "emit", CLI_EMIT, "[options] LAYER",
+    "Prints the CUDA source of the layer's kernels for the pass (fprop by default); a plan\n"
+    "may have several kernels (e.g. a split reduction's sum): --kernel I prints only one.\n"
+    "Any candidate of 'convgen tune' is emitted with its algorithm and tuning options.\n"
+    "Batched FFTs: convgen emit --algo fft --n N [options] ('convgen emit --algo fft --help').\n",
+    false, true};
+
+/* --algo fft with --n (or --help) is a batched FFT plan, with its own options; --algo fft
+ * with a layer is the FFT convolution. */
+static bool batched_fft(int argc, char **argv)
 {
-    printf("usage: convgen emit [--algo NAME] [--pass PASS] [--kernel I] [--tile MxN] [--gemm KIND] LAYER\n"
-           "Prints the CUDA source of the layer's kernels for the pass (fprop by default); a plan\n"
-           "may have several kernels (e.g. a split reduction's sum): --kernel I prints only one.\n"
-           "Any candidate of 'convgen tune' is emitted with its algorithm and tuning options.\n"
-           "Batched FFTs: convgen emit --algo fft --n N [options] (--help for them).\n\n%s",
-           cli_layer_usage);
-    return 0;
+    bool fft = false, sized = false;
+    for (int i = 0; i < argc; ++i) {
+        fft |= i + 1 < argc && strcmp(argv[i], "--algo") == 0 && strcmp(argv[i + 1], "fft") == 0;
+        sized |= strcmp(argv[i], "--n") == 0 || strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+    }
+    return fft && sized;
 }
 
 int cli_emit(int argc, char **argv)
 {
-    /* A batched FFT plan (--algo fft with --n) takes its own options; --algo fft with a layer is
-     * the FFT convolution. */
-    bool fft = false, sized = false;
-    for (int i = 0; i < argc; ++i) {
-        fft |= i + 1 < argc && strcmp(argv[i], "--algo") == 0 && strcmp(argv[i + 1], "fft") == 0;
-        sized |= strcmp(argv[i], "--n") == 0;
-    }
-    if (fft && sized)
+    if (batched_fft(argc, argv))
         return cli_emit_fft(argc, argv);
     cli_args a;
-    if (!cli_parse(argc, argv, false, &a))
+    if (!cli_parse(argc, argv, &emit_verb, &a))
         return 2;
     if (a.help || !a.have_layer)
-        return a.help ? emit_usage() : (emit_usage(), 2);
+        return cli_usage(&emit_verb, a.help ? stdout : stderr);
     if (a.algo == CONVGEN_ALGO_AUTO) {
         fprintf(stderr, "convgen: emit: --algo auto chooses on a GPU or from wisdom: 'convgen explain' says what it "
                         "chose; emit that with its --algo, --tile and --gemm\n");

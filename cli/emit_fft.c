@@ -1,5 +1,6 @@
 /* convgen emit --algo fft: the source of a batched FFT plan's kernels, from options that fill a
  * convgen_fft_desc field by field. */
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,148 +10,201 @@
 #include "args.h"
 #include "verbs.h"
 
-static int usage(void)
+/* What the options fill: the plan's description and which kernel to print. */
+typedef struct fft_args {
+    convgen_fft_desc d;
+    int kernel;
+    bool rank_given;
+} fft_args;
+
+typedef struct fft_option {
+    const char *name, *value, *help;
+    bool (*set)(fft_args *f, const char *option, const char *v);
+} fft_option;
+
+static bool set_algo(fft_args *f, const char *option, const char *v)
 {
-    printf("usage: convgen emit --algo fft --n N [options]\n"
-           "Prints the CUDA source of a batched FFT plan's kernels (convgen_plan_fft).\n"
-           "  --type T          r2c (default), c2r, c2c-forward or c2c-inverse\n"
-           "  --rank R          1 or 2 (default 2; c2c: 1)\n"
-           "  --n N             size of every dimension: 2^a 3^b 5^c 7^d in 2..256\n"
-           "  --batch B         transforms (default 1); --channels C: B x C transforms\n"
-           "  --window HxW      the real window (rank 1: W), default the whole signal\n"
-           "  --offset YxX      where the window sits in the signal (default 0)\n"
-           "  --pitch P         real elements between window rows (default W)\n"
-           "  --real-stride BxC, --spectrum-stride BxC\n"
-           "                    elements between batch entries and between channels on the signal\n"
-           "                    and the spectrum side (default packed)\n"
-           "  --layout L        natural or transposed (rank 2 spectra)\n"
-           "  --order O         natural or reversed (digit-reversed) along the n-bin axis\n"
-           "  --scale S         multiply outputs by S (default 1)\n"
-           "  --kernel I        print only kernel I (rank 2 n = 256 has two)\n");
-    return 0;
+    (void)f;
+    if (strcmp(v, "fft") != 0)
+        fprintf(stderr, "convgen: emit: %s '%s' with --n: a batched FFT is --algo fft\n", option, v);
+    return strcmp(v, "fft") == 0;
 }
 
-static bool set_type(convgen_fft_desc *d, const char *v)
+static bool set_type(fft_args *f, const char *option, const char *v)
 {
     static const struct { const char *name; convgen_fft_type type; int dir; } types[] = {
         {"r2c", CONVGEN_FFT_R2C, 0}, {"c2r", CONVGEN_FFT_C2R, 0},
         {"c2c-forward", CONVGEN_FFT_C2C, CONVGEN_FFT_FORWARD}, {"c2c-inverse", CONVGEN_FFT_C2C, CONVGEN_FFT_INVERSE}};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i)
         if (strcmp(v, types[i].name) == 0) {
-            d->type = types[i].type, d->direction = (convgen_fft_direction)types[i].dir;
+            f->d.type = types[i].type, f->d.direction = (convgen_fft_direction)types[i].dir;
             return true;
         }
-    fprintf(stderr, "convgen: --type '%s' must be r2c, c2r, c2c-forward or c2c-inverse\n", v);
+    fprintf(stderr, "convgen: %s '%s' must be r2c, c2r, c2c-forward or c2c-inverse\n", option, v);
     return false;
 }
 
-/* "HxW" (or "W"): sizes outermost first, into two ints. */
-static bool set_pair(int out[2], const char *option, const char *v)
+/* Each integer checked in range before it is narrowed to its field. */
+static bool set_rank(fft_args *f, const char *option, const char *v)
 {
+    int64_t x;
+    return cli_parse_int(option, v, 1, 2, &x) && (f->d.rank = (int)x, f->rank_given = true);
+}
+
+static bool set_n(fft_args *f, const char *option, const char *v)
+{
+    int64_t x;
+    return cli_parse_int(option, v, 2, 256, &x) && (f->d.n = (int)x, true);
+}
+
+static bool set_count(fft_args *f, const char *option, const char *v)
+{
+    int64_t *dst = strcmp(option, "--batch") == 0 ? &f->d.batch : strcmp(option, "--pitch") == 0 ? &f->d.pitch
+                                                                                                  : &f->d.channels;
+    return cli_parse_int(option, v, 1, INT64_MAX, dst);
+}
+
+static bool set_kernel(fft_args *f, const char *option, const char *v)
+{
+    int64_t x;
+    return cli_parse_int(option, v, -1, INT32_MAX, &x) && (f->kernel = (int)x, true);
+}
+
+/* "HxW" (or "W"): sizes outermost first, each from 0 to 1024, into two ints. */
+static bool set_pair(fft_args *f, const char *option, const char *v)
+{
+    int *out = strcmp(option, "--window") == 0 ? f->d.window : f->d.offset;
     int64_t dims[CONVGEN_MAX_RANK];
     int r = cg_parse_dims(v, dims);
     if (r < 1 || r > 2 || dims[0] > 1024 || (r == 2 && dims[1] > 1024)) {
-        fprintf(stderr, "convgen: %s '%s' must be N or HxW\n", option, v);
+        fprintf(stderr, "convgen: %s '%s' must be N or HxW, sizes from 0 to 1024\n", option, v);
         return false;
     }
     out[0] = (int)dims[0], out[1] = r == 2 ? (int)dims[1] : 0;
     return true;
 }
 
-/* "BxC": the strides between batch entries and between channels. */
-static bool set_strides(int64_t out[2], const char *option, const char *v)
+/* "BxC": elements between batch entries and between channels (0: packed). */
+static bool set_strides(fft_args *f, const char *option, const char *v)
 {
+    int64_t *out = strcmp(option, "--real-stride") == 0 ? f->d.real_stride : f->d.spectrum_stride;
     int64_t dims[CONVGEN_MAX_RANK];
-    if (cg_parse_dims(v, dims) != 2) {
-        fprintf(stderr, "convgen: %s '%s' must be BxC (elements between batch entries x between channels)\n", option,
-                v);
+    if (cg_parse_dims(v, dims) != 2 || dims[0] < 0 || dims[1] < 0) {
+        fprintf(stderr, "convgen: %s '%s' must be BxC: elements between batch entries x between channels\n", option, v);
         return false;
     }
     out[0] = dims[0], out[1] = dims[1];
     return true;
 }
 
-static bool set_word(int *out, const char *option, const char *v, const char *zero, const char *one)
+static bool set_word(fft_args *f, const char *option, const char *v)
 {
-    if (strcmp(v, zero) == 0 || strcmp(v, one) == 0) {
-        *out = strcmp(v, one) == 0;
-        return true;
+    bool layout = strcmp(option, "--layout") == 0;
+    const char *zero = "natural", *one = layout ? "transposed" : "reversed";
+    if (strcmp(v, zero) != 0 && strcmp(v, one) != 0) {
+        fprintf(stderr, "convgen: %s '%s' must be %s or %s\n", option, v, zero, one);
+        return false;
     }
-    fprintf(stderr, "convgen: %s '%s' must be %s or %s\n", option, v, zero, one);
-    return false;
+    if (layout)
+        f->d.layout = strcmp(v, one) == 0 ? CONVGEN_FFT_LAYOUT_TRANSPOSED : CONVGEN_FFT_LAYOUT_NATURAL;
+    else
+        f->d.order = strcmp(v, one) == 0 ? CONVGEN_FFT_ORDER_DIGIT_REVERSED : CONVGEN_FFT_ORDER_NATURAL;
+    return true;
 }
 
-static bool parse(int argc, char **argv, convgen_fft_desc *d, int *kernel, bool *help)
+/* 0 would mean 1 (convgen_fft_desc's "unscaled"): refused, as a scale that underflows to 0. */
+static bool set_scale(fft_args *f, const char *option, const char *v)
 {
-    *d = (convgen_fft_desc){.rank = 2, .type = CONVGEN_FFT_R2C, .batch = 1};
-    *kernel = -1;
-    int layout = 0, order = 0;
-    bool rank_given = false;
-    for (int i = 0; i < argc; ++i) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = true;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            *help = true;
-            continue;
-        }
-        if (!v || strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "convgen: emit --algo fft: '%s' %s\n", a, v ? "is not an option" : "needs a value");
-            return false;
-        }
-        ++i;
-        if (strcmp(a, "--algo") == 0)
-            ok = strcmp(v, "fft") == 0;
-        else if (strcmp(a, "--type") == 0)
-            ok = set_type(d, v);
-        else if (strcmp(a, "--rank") == 0)
-            d->rank = atoi(v), rank_given = true;
-        else if (strcmp(a, "--n") == 0)
-            d->n = atoi(v);
-        else if (strcmp(a, "--batch") == 0)
-            d->batch = atoll(v);
-        else if (strcmp(a, "--channels") == 0)
-            d->channels = atoll(v);
-        else if (strcmp(a, "--window") == 0)
-            ok = set_pair(d->window, a, v);
-        else if (strcmp(a, "--offset") == 0)
-            ok = set_pair(d->offset, a, v);
-        else if (strcmp(a, "--real-stride") == 0)
-            ok = set_strides(d->real_stride, a, v);
-        else if (strcmp(a, "--spectrum-stride") == 0)
-            ok = set_strides(d->spectrum_stride, a, v);
-        else if (strcmp(a, "--pitch") == 0)
-            d->pitch = atoll(v);
-        else if (strcmp(a, "--layout") == 0)
-            ok = set_word(&layout, a, v, "natural", "transposed");
-        else if (strcmp(a, "--order") == 0)
-            ok = set_word(&order, a, v, "natural", "reversed");
-        else if (strcmp(a, "--scale") == 0)
-            d->scale = strtof(v, NULL);
-        else if (strcmp(a, "--kernel") == 0)
-            *kernel = atoi(v);
-        else {
-            fprintf(stderr, "convgen: emit --algo fft: unknown option '%s'\n", a);
-            return false;
-        }
-        if (!ok)
-            return false;
+    double x;
+    if (!cli_parse_float(option, v, -FLT_MAX, FLT_MAX, &x))
+        return false;
+    if ((float)x == 0.0f) {
+        fprintf(stderr, "convgen: %s '%s' must not be 0 (leave it out for no scaling)\n", option, v);
+        return false;
     }
-    if (!rank_given && d->type == CONVGEN_FFT_C2C)
-        d->rank = 1;
-    d->layout = (convgen_fft_layout)layout;
-    d->order = (convgen_fft_order)order;
+    f->d.scale = (float)x;
+    return true;
+}
+
+static const fft_option options[] = {
+    {"--algo", "fft", "a batched FFT plan (with --n)", set_algo},
+    {"--type", "T", "r2c (default), c2r, c2c-forward or c2c-inverse", set_type},
+    {"--rank", "R", "1 or 2 (default 2; c2c: 1)", set_rank},
+    {"--n", "N", "size of every dimension: 2^a 3^b 5^c 7^d in 2..256", set_n},
+    {"--batch", "B", "transforms (default 1)", set_count},
+    {"--channels", "C", "B x C transforms (default 1)", set_count},
+    {"--window", "HxW", "the real window (rank 1: W), default the whole signal", set_pair},
+    {"--offset", "YxX", "where the window sits in the signal (default 0)", set_pair},
+    {"--pitch", "P", "real elements between window rows (default W)", set_count},
+    {"--real-stride", "BxC", "elements between batch entries x channels, signal side (default packed)", set_strides},
+    {"--spectrum-stride", "BxC", "the same on the spectrum side (complex values)", set_strides},
+    {"--layout", "L", "natural or transposed (rank 2 spectra)", set_word},
+    {"--order", "O", "natural or reversed (digit-reversed) along the n-bin axis", set_word},
+    {"--scale", "S", "multiply outputs by S (default 1)", set_scale},
+    {"--kernel", "I", "print only kernel I (rank 2 n = 256 has two)", set_kernel},
+};
+
+#define OPTION_COUNT (int)(sizeof options / sizeof options[0])
+
+static int usage(void)
+{
+    printf("usage: convgen emit --algo fft --n N [options]\n"
+           "Prints the CUDA source of a batched FFT plan's kernels (convgen_plan_fft). With a LAYER\n"
+           "instead of --n, --algo fft is the FFT convolution ('convgen emit --help').\n"
+           "Options:\n");
+    for (int i = 0; i < OPTION_COUNT; ++i) {
+        char head[32];
+        snprintf(head, sizeof head, "%s %s", options[i].name, options[i].value);
+        printf("  %-18s %s\n", head, options[i].help);
+    }
+    printf("  %-18s this text\n", "-h, --help");
+    return 0;
+}
+
+static const fft_option *option_named(const char *name)
+{
+    const char *names[OPTION_COUNT];
+    for (int i = 0; i < OPTION_COUNT; ++i) {
+        if (strcmp(name, options[i].name) == 0)
+            return &options[i];
+        names[i] = options[i].name;
+    }
+    const char *near = cli_nearest(name, names, OPTION_COUNT);
+    fprintf(stderr, "convgen: emit --algo fft: unknown option '%s'%s%s%s\n", name, near ? "; did you mean '" : "",
+            near ? near : "", near ? "'?" : "");
+    return NULL;
+}
+
+static bool parse(int argc, char **argv, fft_args *f)
+{
+    *f = (fft_args){.d = {.rank = 2, .type = CONVGEN_FFT_R2C, .batch = 1}, .kernel = -1};
+    for (int i = 0; i < argc; ++i) {
+        const fft_option *o = option_named(argv[i]);
+        if (!o)
+            return false;
+        if (i + 1 == argc) {
+            fprintf(stderr, "convgen: emit --algo fft: %s needs a value (%s)\n", argv[i], o->value);
+            return false;
+        }
+        if (!o->set(f, argv[i], argv[i + 1]))
+            return false;
+        ++i;
+    }
+    if (!f->rank_given && f->d.type == CONVGEN_FFT_C2C)
+        f->d.rank = 1;
     return true;
 }
 
 int cli_emit_fft(int argc, char **argv)
 {
-    convgen_fft_desc d;
-    int kernel;
-    bool help = false;
-    if (!parse(argc, argv, &d, &kernel, &help))
+    for (int i = 0; i < argc; ++i)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return usage();
+    fft_args f;
+    if (!parse(argc, argv, &f))
         return 2;
-    if (help)
-        return usage();
+    convgen_fft_desc d = f.d;
+    int kernel = f.kernel;
     for (int i = kernel < 0 ? 0 : kernel;; ++i) {
         char *src;
         convgen_status s = convgen_emit_fft(&d, i, &src);

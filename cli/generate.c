@@ -48,19 +48,31 @@ int gen_write_if_changed(const char *path, const void *data, size_t size)
     return 0;
 }
 
+/* What is wrong with architecture `t` as the run's next, or NULL. */
+static const char *arch_problem(const generate_run *r, const char *t)
+{
+    if (!*t)
+        return "an empty name";
+    if (r->arch_count == MAX_ARCHS)
+        return "more than 8 architectures";
+    if (strlen(t) >= sizeof r->archs[0])
+        return "a name too long";
+    return jit_check_arch(t) == CONVGEN_SUCCESS ? NULL : convgen_last_error();
+}
+
+/* --arch sm_80,sm_90: every name checked; an empty list or name is an error, as compile's
+ * --arch '' is (it built nothing and succeeded). */
 int gen_parse_archs(const char *list, generate_run *r)
 {
-    char copy[256];
-    snprintf(copy, sizeof copy, "%s", list ? list : "sm_90");
-    for (char *t = strtok(copy, ","); t; t = strtok(NULL, ",")) {
-        if (r->arch_count == MAX_ARCHS || jit_check_arch(t) != CONVGEN_SUCCESS) {
-            fprintf(stderr, "convgen: --arch: %s\n", r->arch_count == MAX_ARCHS ? "at most 8 architectures"
-                                                                                  : convgen_last_error());
-            return 1;
-        }
-        snprintf(r->archs[r->arch_count++], sizeof r->archs[0], "%s", t);
-    }
-    return 0;
+    char *copy = strdup(list ? list : "sm_90"), *rest = copy;
+    const char *problem = copy ? NULL : "out of memory";
+    for (char *t; !problem && (t = strsep(&rest, ",")) != NULL;)
+        if (!(problem = arch_problem(r, t)))
+            snprintf(r->archs[r->arch_count++], sizeof r->archs[0], "%s", t);
+    if (problem)
+        fprintf(stderr, "convgen: --arch '%s' must be architectures like sm_90 or sm_80,sm_90: %s\n", list, problem);
+    free(copy);
+    return problem ? 2 : 0;
 }
 
 /* The line's algorithm ("algo=NAME" among the words after the layer), else the run's. */
@@ -82,7 +94,9 @@ int gen_algo_of(const generate_run *r, const cg_layer *l, convgen_algo *algo)
     sscanf(at + 5, "%31s", name);
     const cg_planner *p = cg_planner_named(name);
     if (!p && strcmp(name, "auto") != 0) {
-        fprintf(stderr, "convgen: layer %s: algo=%s is not an algorithm\n", l->name, name);
+        char names[256];
+        cli_algo_names(names, sizeof names);
+        fprintf(stderr, "convgen: layer %s: algo=%s is not an algorithm: %s\n", l->name, name, names);
         return 1;
     }
     *algo = p ? p->algo : CONVGEN_ALGO_AUTO;
@@ -299,33 +313,28 @@ int gen_write_embed(kernel_set *set, const char *embed)
 }
 
 
-static int usage(bool help)
-{
-    printf("usage: convgen generate --set FILE --out DIR [--arch sm_80,sm_90] [--algo NAME] [--wisdom FILE]\n"
-           "                        [--cache DIR] [--embed FILE.c | --ninja FILE] [--sms N]\n"
-           "Plans every layer of FILE (lines like bench/layers.txt; a word algo=NAME after a layer picks\n"
-           "its algorithm), all three passes, for each architecture (default sm_90), with --algo or\n"
-           "auto: the choice in the wisdom file for the architecture, else the cost model's. Writes\n"
-           "each kernel's source into DIR as <layer>_<algo>_<pass>[_<i>].cu (only when it changed),\n"
-           "compiles it (--cache: a disk cache, so that unchanged kernels are not compiled again) and\n"
-           "writes DIR/compile-report.txt; fails if a kernel uses local memory (stack or spills).\n"
-           "--embed writes the cubins and the wisdom as a C file (and FILE.c.bin) for the library.\n"
-           "--ninja FILE (the build's way) compiles nothing: it writes the sources and FILE, ninja's\n"
-           "edges that compile each kernel (convgen compile-kernel) and embed them (convgen embed-set).\n");
-    return help ? 0 : 2;
-}
+static const cli_verb generate_verb = {
+    "generate", CLI_GENERATE, "--set FILE --out DIR [options]",
+    "Plans every layer of FILE (lines like bench/layers.txt; a word algo=NAME after a layer picks\n"
+    "its algorithm), all three passes, for each architecture (default sm_90), with --algo or\n"
+    "auto: the choice in the wisdom file for the architecture, else the cost model's. Writes\n"
+    "each kernel's source into DIR as <layer>_<algo>_<pass>[_<i>].cu (only when it changed),\n"
+    "compiles it (--cache: a disk cache, so that unchanged kernels are not compiled again) and\n"
+    "writes DIR/compile-report.txt; fails if a kernel uses local memory (stack or spills).\n"
+    "--embed writes the cubins and the wisdom as a C file (and FILE.c.bin) for the library.\n"
+    "--ninja FILE (the build's way) compiles nothing: it writes the sources and FILE, ninja's\n"
+    "edges that compile each kernel (convgen compile-kernel) and embed them (convgen embed-set).\n",
+    true, false};
 
 int cli_generate(int argc, char **argv)
 {
     cli_args a;
-    if (!cli_parse(argc, argv, true, &a))
+    if (!cli_parse(argc, argv, &generate_verb, &a))
         return 2;
     if (a.help || !a.set || !a.out_dir)
-        return usage(a.help);
-    generate_run r = {.a = &a, .embed = a.embed};
+        return cli_usage(&generate_verb, a.help ? stdout : stderr);
+    generate_run r = {.a = &a, .embed = a.embed, .algo_given = a.algo_given};
     unsetenv("CONVGEN_WISDOM"); /* the set follows --wisdom only: the builder's own wisdom stays out */
-    for (int i = 0; i < argc; ++i)
-        r.algo_given |= strcmp(argv[i], "--algo") == 0;
     if (gen_parse_archs(a.arch, &r))
         return 2;
     if (a.wisdom && convgen_wisdom_import(a.wisdom) != CONVGEN_SUCCESS)

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "convgen.h"
 #include "verbs.h"
 
@@ -54,6 +55,18 @@ static int usage(FILE *f)
     return f == stderr ? 2 : 0;
 }
 
+/* An unknown verb: said, with the nearest verb when one is near (as ninja does). */
+static int unknown_verb(const char *word)
+{
+    const char *names[VERB_COUNT];
+    for (size_t i = 0; i < VERB_COUNT; ++i)
+        names[i] = verbs[i].name;
+    const char *near = cli_nearest(word, names, (int)VERB_COUNT);
+    fprintf(stderr, "convgen: unknown verb '%s'%s%s%s ('convgen --help' lists them)\n", word,
+            near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -65,6 +78,5 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < VERB_COUNT; ++i)
         if (strcmp(argv[1], verbs[i].name) == 0)
             return verbs[i].run ? verbs[i].run(argc - 2, argv + 2) : run_bench(argv);
-    fprintf(stderr, "convgen: unknown verb '%s'\n\n", argv[1]);
-    return usage(stderr);
+    return unknown_verb(argv[1]);
 }

@@ -13,6 +13,7 @@
 #include "generate.h"
 #include "generate_set.h"
 #include "jit.h"
+#include "args.h"
 #include "util.h"
 #include "verbs.h"
 
@@ -85,27 +86,88 @@ int gen_write_ninja(generate_run *r, const cg_layer *layers, int count, const ch
 
 /* ---- convgen compile-kernel: one edge's work ---- */
 
+/* The build verbs' options, "--name VALUE" each, into their slots. */
+typedef struct build_option {
+    const char *name;
+    const char **value;
+} build_option;
+
+/* words[*i] as one of `opts` (its value taken): 1; not an option: 0; an unknown option or one
+ * without its value: -1, after saying so. */
+static int take_build_option(const char *verb, const build_option *opts, int count, char **words, int n, int *i)
+{
+    if (strncmp(words[*i], "--", 2) != 0)
+        return 0;
+    const char *names[8];
+    for (int o = 0; o < count; ++o) {
+        names[o] = opts[o].name;
+        if (strcmp(words[*i], opts[o].name) != 0)
+            continue;
+        if (*i + 1 == n) {
+            fprintf(stderr, "convgen %s: %s needs a value\n", verb, words[*i]);
+            return -1;
+        }
+        *opts[o].value = words[++*i];
+        return 1;
+    }
+    const char *near = cli_nearest(words[*i], names, count);
+    fprintf(stderr, "convgen %s: unknown option '%s'%s%s%s ('convgen %s --help' tells more)\n", verb, words[*i],
+            near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "", verb);
+    return -1;
+}
+
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; ++i)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
+static const char compile_kernel_usage[] =
+    "usage: convgen compile-kernel --arch sm_XX --name ENTRY --out FILE.cubin SOURCE.cu\n"
+    "The build's (one edge of the kernel set): compiles an emitted kernel's source into\n"
+    "FILE.cubin and FILE.cubin.report (its cache key and compile report, for embed-set);\n"
+    "fails (exit 3) if the kernel uses local memory.\n";
+
+/* The source file of compile-kernel's command line, read; NULL (exit code in *rc) if not. */
+static char *compile_kernel_args(int argc, char **argv, const char **arch, const char **name, const char **out,
+                                 const char **in, int *rc)
+{
+    const build_option opts[] = {{"--arch", arch}, {"--name", name}, {"--out", out}};
+    *rc = 2;
+    for (int i = 0; i < argc; ++i) {
+        int taken = take_build_option("compile-kernel", opts, 3, argv, argc, &i);
+        if (taken < 0 || (taken == 0 && *in)) {
+            if (taken == 0)
+                fprintf(stderr, "convgen compile-kernel: unexpected word '%s' (one SOURCE.cu)\n", argv[i]);
+            return NULL;
+        }
+        if (taken == 0)
+            *in = argv[i];
+    }
+    if (!*arch || !*name || !*out || !*in) {
+        fputs(compile_kernel_usage, stderr);
+        return NULL;
+    }
+    size_t size;
+    char *src = cg_read_file(*in, (size_t)64 << 20, &size);
+    if (!src)
+        fprintf(stderr, "convgen compile-kernel: cannot read %s: %s\n", *in, cg_read_error(errno)), *rc = 1;
+    return src;
+}
+
 /* convgen compile-kernel --arch A --name N --out K.cubin SOURCE.cu: the cubin, and K.cubin.report
  * (its cache key and compile report, for embed-set); fails on local memory. */
 int cli_compile_kernel(int argc, char **argv)
 {
+    if (wants_help(argc, argv))
+        return fputs(compile_kernel_usage, stdout) < 0;
     const char *arch = NULL, *name = NULL, *out = NULL, *in = NULL;
-    for (int i = 0; i < argc; ++i) {
-        const char **dst = strcmp(argv[i], "--arch") == 0 ? &arch : strcmp(argv[i], "--name") == 0 ? &name
-                           : strcmp(argv[i], "--out") == 0 ? &out : NULL;
-        if (dst && i + 1 < argc)
-            *dst = argv[++i];
-        else
-            in = argv[i];
-    }
-    size_t size;
-    char *src = in ? cg_read_file(in, (size_t)64 << 20, &size) : NULL;
-    if (!arch || !name || !out || !src) {
-        fprintf(stderr, "usage: convgen compile-kernel --arch sm_XX --name ENTRY --out FILE.cubin SOURCE.cu (the build's)%s%s\n",
-                in && !src ? ": cannot read " : "", in && !src ? in : "");
-        free(src);
-        return 2;
-    }
+    int rc;
+    char *src = compile_kernel_args(argc, argv, &arch, &name, &out, &in, &rc);
+    if (!src)
+        return rc;
     cache_kernel k;
     convgen_kernel_origin origin;
     convgen_status s = jit_get(src, name, arch, NULL, &k, &origin);
@@ -116,7 +178,7 @@ int cli_compile_kernel(int argc, char **argv)
     char report[4200];
     snprintf(report, sizeof report, "%s.report", out);
     FILE *f = fopen(report, "w");
-    int rc = gen_write_if_changed(out, k.cubin, k.cubin_size);
+    rc = gen_write_if_changed(out, k.cubin, k.cubin_size);
     if (!f || fprintf(f, "%016llx %016llx %d %d %d %d %d %.1f %s %s\n", (unsigned long long)key.hi,
                       (unsigned long long)key.lo, k.registers, k.shared_bytes, k.stack_bytes, k.spill_store_bytes,
                       k.spill_load_bytes, k.compile_ms, strrchr(in, '/') ? strrchr(in, '/') + 1 : in, arch) < 0 ||
@@ -181,24 +243,29 @@ static int add_compiled(kernel_set *set, const char *cubin, FILE *report)
     return gen_keep(set, &k);
 }
 
+static const char embed_set_usage[] =
+    "usage: convgen embed-set --out FILE.c [--wisdom W] [--report R.txt] CUBIN... (or @LIST)\n"
+    "The build's (the kernel set's last edge): writes the compiled kernels (each CUBIN beside its\n"
+    ".report from compile-kernel) and the wisdom W as FILE.c and FILE.c.bin, the library's kernel\n"
+    "set, and R.txt, their compile report. @LIST reads the words from the file LIST.\n";
+
 /* convgen embed-set --out FILE.c [--wisdom W] [--report R.txt] CUBIN... (or @LIST): the table,
  * blob and wisdom of the compiled kernels (each beside its .report), and the compile report. */
 int cli_embed_set(int argc, char **argv)
 {
+    if (wants_help(argc, argv))
+        return fputs(embed_set_usage, stdout) < 0;
     const char *out = NULL, *wisdom = NULL, *report = NULL;
+    const build_option opts[] = {{"--out", &out}, {"--wisdom", &wisdom}, {"--report", &report}};
     char *text = NULL;
-    int count = 0, rc = 0, first = -1;
+    int count = 0, rc = 0, first = -1, taken = 0;
     char **words = expand_words(argc, argv, &count, &text);
-    for (int i = 0; words && i < count; ++i) {
-        const char **dst = strcmp(words[i], "--out") == 0 ? &out : strcmp(words[i], "--wisdom") == 0 ? &wisdom
-                           : strcmp(words[i], "--report") == 0 ? &report : NULL;
-        if (dst && i + 1 < count)
-            *dst = words[++i];
-        else if (first < 0)
+    for (int i = 0; words && i < count && taken >= 0; ++i)
+        if ((taken = take_build_option("embed-set", opts, 3, words, count, &i)) == 0 && first < 0)
             first = i; /* the cubins follow the options */
-    }
-    if (!words || !out) {
-        fprintf(stderr, "usage: convgen embed-set --out FILE.c [--wisdom W] [--report R] CUBIN... (the build's)\n");
+    if (!words || !out || taken < 0) {
+        if (words && taken >= 0)
+            fputs(embed_set_usage, stderr);
         free(words);
         free(text);
         return 2;

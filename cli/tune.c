@@ -75,7 +75,9 @@ static void progress_bar(int done, int total, void *user)
     fflush(stderr);
 }
 
-static int tune_layer(const cli_args *a, convgen_context *ctx, const cg_layer *layer, FILE *csv)
+/* Tunes each pass of a layer; *measured counts the winners chosen by measurement (offline,
+ * none: the cost model ranks, and nothing is worth saving as wisdom). */
+static int tune_layer(const cli_args *a, convgen_context *ctx, const cg_layer *layer, FILE *csv, int *measured)
 {
     int rc = 0;
     for (int pi = 0; pi < a->pass_count; ++pi) {
@@ -102,11 +104,28 @@ static int tune_layer(const cli_args *a, convgen_context *ctx, const cg_layer *l
         convgen_plan_candidate(plan, ch.winner, &w);
         printf("  winner: %s, %.4f ms %s (chosen by %s)\n", name, ch.ms >= 0 ? ch.ms : w.estimate_ms,
                ch.ms >= 0 ? "measured" : "estimated", chosen_by_names[ch.chosen_by]);
+        *measured += ch.chosen_by == CONVGEN_CHOSEN_BY_MEASUREMENT;
         if (csv)
             write_csv(csv, layer->name[0] ? layer->name : "layer", pass, plan, layer->desc.rank);
         convgen_plan_destroy(plan);
     }
     return rc;
+}
+
+/* Whether `path` may be written as wisdom: absent, or wisdom already (checked before anything
+ * is measured, so an hour of tuning does not end in a refusal). A file that is not wisdom (a
+ * layer file given by mistake) is never overwritten, as the runtime's rule for
+ * $CONVGEN_WISDOM. */
+static bool wisdom_writable(const char *path)
+{
+    if (access(path, F_OK) != 0)
+        return true;
+    convgen_status s = convgen_wisdom_import(path);
+    convgen_wisdom_forget(); /* tune measures, whatever the file knows */
+    if (s != CONVGEN_SUCCESS)
+        fprintf(stderr, "convgen: tune: --wisdom '%s' is not wisdom (%s): it is never overwritten\n", path,
+                convgen_last_error());
+    return s == CONVGEN_SUCCESS;
 }
 
 /* Merges this run's winners into `path`: the file's entries first, ours over them. */
@@ -116,9 +135,14 @@ static int save_wisdom(const char *path)
     if (convgen_wisdom_export_string(&ours) != CONVGEN_SUCCESS)
         return cli_fail("tune", CONVGEN_ERROR_OUT_OF_MEMORY);
     convgen_wisdom_forget();
-    if (access(path, F_OK) == 0 && convgen_wisdom_import(path) != CONVGEN_SUCCESS)
-        fprintf(stderr, "convgen: tune: %s (it is replaced)\n", convgen_last_error());
-    convgen_status s = convgen_wisdom_import_string(ours);
+    convgen_status s = access(path, F_OK) == 0 ? convgen_wisdom_import(path) : CONVGEN_SUCCESS;
+    if (s != CONVGEN_SUCCESS) {
+        fprintf(stderr, "convgen: tune: %s is no longer wisdom (%s): it is left as it is, and this run's winners "
+                        "are not saved\n", path, convgen_last_error());
+        free(ours);
+        return 1;
+    }
+    s = convgen_wisdom_import_string(ours);
     free(ours);
     if (s == CONVGEN_SUCCESS)
         s = convgen_wisdom_export(path);
@@ -128,32 +152,44 @@ static int save_wisdom(const char *path)
     return 0;
 }
 
-static int tune_usage(const cli_args *a)
+static const cli_verb tune_verb = {
+    "tune", CLI_TUNE, "[options] (LAYER | --set FILE)",
+    "Plans each pass of the layer (or of every layer of FILE) with every applicable algorithm\n"
+    "and its main tuning parameters, runs each on the GPU on the same random inputs (its output\n"
+    "checked against the first's), times it (median of CUDA-event timed runs) and prints the\n"
+    "candidates: the cost model's estimate, the measured time, the difference from the first\n"
+    "candidate's output and the workspace, the winner marked '*'. The measured winners are\n"
+    "merged into the wisdom file (--wisdom, default $CONVGEN_WISDOM), which AUTO plans then\n"
+    "read instead of timing; --csv writes the table. Offline (no GPU, or --arch given) tune\n"
+    "measures nothing: it ranks by the cost model only and writes no wisdom.\n",
+    true, true};
+
+/* The end of a run for the wisdom file: the measured winners merged into it, or why not. */
+static int finish_wisdom(const char *wisdom, int measured)
 {
-    printf("usage: convgen tune [--pass PASS] [--effort LEVEL] [--wisdom FILE] [--csv FILE] (LAYER | --set FILE)\n"
-           "Plans each pass of the layer (or of every layer of FILE) with every applicable algorithm\n"
-           "and its main tuning parameters, runs each on the GPU on the same random inputs (its output\n"
-           "checked against the first's), times it (median of CUDA-event timed runs) and prints the\n"
-           "candidates: the cost model's estimate, the measured time, the difference from the first\n"
-           "candidate's output and the workspace, the winner marked '*'. The winners are merged into\n"
-           "the wisdom file (--wisdom, default $CONVGEN_WISDOM), which AUTO plans then read instead of\n"
-           "timing; --csv writes the table. Without a GPU it ranks by the cost model.\n\n%s",
-           cli_layer_usage);
-    return a->help ? 0 : 2;
+    if (!wisdom || !*wisdom)
+        return 0;
+    if (measured > 0)
+        return save_wisdom(wisdom);
+    printf("wisdom: nothing was measured (offline, tune ranks by the cost model only): %s is not written\n",
+           wisdom);
+    return 0;
 }
 
 int cli_tune(int argc, char **argv)
 {
     cli_args a;
-    if (!cli_parse(argc, argv, true, &a))
+    if (!cli_parse(argc, argv, &tune_verb, &a))
         return 2;
     if (a.help || (!a.have_layer && !a.set))
-        return tune_usage(&a);
+        return cli_usage(&tune_verb, a.help ? stdout : stderr);
+    const char *wisdom = a.wisdom ? a.wisdom : getenv("CONVGEN_WISDOM");
+    if (wisdom && *wisdom && !wisdom_writable(wisdom))
+        return 2;
     cg_layer *layers = &a.layer;
     int count = 1;
     if (a.set && cg_layer_read_file(a.set, &layers, &count) != CONVGEN_SUCCESS)
         return cli_fail("tune", CONVGEN_ERROR_IO);
-    const char *wisdom = a.wisdom ? a.wisdom : getenv("CONVGEN_WISDOM");
     /* Measure, whatever wisdom knows (the file's and the kernel set's, whose kernels then come
      * from NVRTC or the disk cache); the winners are merged into the file at the end. */
     unsetenv("CONVGEN_WISDOM");
@@ -171,33 +207,33 @@ int cli_tune(int argc, char **argv)
         return cli_fail("tune", s);
     printf("%s (%s), effort %s\n", convgen_context_device_name(ctx), convgen_context_arch(ctx),
            effort_names[a.options.effort]);
-    int rc = 0;
+    int rc = 0, measured = 0;
     for (int i = 0; i < count; ++i)
-        rc |= tune_layer(&a, ctx, &layers[i], csv);
+        rc |= tune_layer(&a, ctx, &layers[i], csv, &measured);
     if (csv)
         fclose(csv);
-    if (wisdom && *wisdom && convgen_wisdom_count() > 0)
-        rc |= save_wisdom(wisdom);
+    rc |= finish_wisdom(wisdom, measured);
     convgen_context_destroy(ctx);
     if (layers != &a.layer)
         free(layers);
     return rc;
 }
 
+static const cli_verb explain_verb = {
+    "explain", CLI_EXPLAIN, "[options] LAYER",
+    "Plans the layer with algorithm auto, as a program would (wisdom from --wisdom or\n"
+    "$CONVGEN_WISDOM first, else timing on the GPU, else the cost model), and says which\n"
+    "algorithm it chose and why: the wisdom entry, or the candidates it weighed. Then the\n"
+    "chosen kernels: registers, shared memory, stack, spills, compile time.\n",
+    true, true};
+
 int cli_explain(int argc, char **argv)
 {
     cli_args a;
-    if (!cli_parse(argc, argv, true, &a))
+    if (!cli_parse(argc, argv, &explain_verb, &a))
         return 2;
-    if (a.help || !a.have_layer) {
-        printf("usage: convgen explain [--pass PASS] [--effort LEVEL] [--wisdom FILE] [--arch sm_XX] LAYER\n"
-               "Plans the layer with algorithm auto, as a program would (wisdom from --wisdom or\n"
-               "$CONVGEN_WISDOM first, else timing on the GPU, else the cost model), and says which\n"
-               "algorithm it chose and why: the wisdom entry, or the candidates it weighed. Then the\n"
-               "chosen kernels: registers, shared memory, stack, spills, compile time.\n\n%s",
-               cli_layer_usage);
-        return a.help ? 0 : 2;
-    }
+    if (a.help || !a.have_layer)
+        return cli_usage(&explain_verb, a.help ? stdout : stderr);
     if (a.wisdom && convgen_wisdom_import(a.wisdom) != CONVGEN_SUCCESS)
         fprintf(stderr, "convgen: explain: %s\n", convgen_last_error());
     convgen_context *ctx;
