@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -17,14 +18,11 @@
 #include "cache.h"
 #include "generate.h"
 #include "layer.h"
+#include "layers_file.h"
 #include "problem.h"
 #include "reference.h"
 #include "tune.h"
 #include "wisdom.h"
-
-#ifndef CONVGEN_SOURCE_DIR
-#define CONVGEN_SOURCE_DIR "."
-#endif
 
 typedef struct options {
     const char *layers_file, *out_dir;
@@ -41,8 +39,10 @@ static int usage(int rc)
            "       [--algo NAME,...] [--fft [--fft-rank R] [--fft-n N]] [NAME...]\n"
            "Times every convgen algorithm that supports each layer against cuDNN's best algorithm\n"
            "(strict fp32 and TF32 allowed), three passes, and checks convgen's output against\n"
-           "cuDNN's strict one. NAMEs pick layers of FILE (default: every 2-D layer of\n"
-           "bench/layers.txt). --out DIR writes bench.md and bench.csv there. Runs: median of N\n"
+           "cuDNN's strict one. NAMEs pick layers of FILE (default: every 2-D layer of it; FILE\n"
+           "defaults to $CONVGEN_LAYERS, else the installed layers.txt, else the source tree's\n"
+           "bench/layers.txt, as for the other verbs). --out DIR writes bench.md and bench.csv\n"
+           "there, creating DIR (and its parents) if needed. Runs: median of N\n"
            "(default 25, at least 20) after warm-up. --fft times the generated FFTs against cuFFT\n"
            "instead of the layers; --fft-rank and --fft-n keep only the R2C/C2R rows of that rank\n"
            "or size (and skip the 1-D C2C table), e.g. to profile one kernel. --tf32 adds rows\n"
@@ -54,7 +54,7 @@ static int usage(int rc)
 
 static bool parse(int argc, char **argv, options *o)
 {
-    *o = (options){.layers_file = CONVGEN_SOURCE_DIR "/bench/layers.txt", .runs = 25};
+    *o = (options){.runs = 25};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -92,6 +92,7 @@ static bool parse(int argc, char **argv, options *o)
         }
         at += len + (at[len] == ',');
     }
+    o->layers_file = cli_layers_file_for(o->layers_file);
     if (o->runs < 20) {
         fprintf(stderr, "convgen-bench: --runs must be at least 20\n");
         return false;
@@ -112,6 +113,47 @@ static bool selected(const options *o, const cg_layer *l)
         if (strcmp(o->names[i], l->name) == 0)
             return true;
     return false;
+}
+
+/* Every NAME must be a layer of the file: a misspelt one would otherwise bench nothing and
+ * print an empty table. */
+static bool names_found(const options *o, const cg_layer *layers, int count)
+{
+    bool ok = true;
+    for (int i = 0; i < o->name_count; ++i) {
+        int j = 0;
+        while (j < count && strcmp(layers[j].name, o->names[i]) != 0)
+            ++j;
+        if (j == count) {
+            fprintf(stderr, "convgen-bench: no layer named '%s' in %s\n", o->names[i], o->layers_file);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* mkdir -p: every missing folder of `path`; false (after a message) if one cannot be made. */
+static bool make_dirs(const char *path)
+{
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) {
+        fprintf(stderr, "convgen-bench: --out: path too long\n");
+        return false;
+    }
+    for (char *at = dir + 1;; ++at) {
+        bool end = *at == '\0';
+        if (*at != '/' && !end)
+            continue;
+        *at = '\0';
+        struct stat st;
+        if (mkdir(dir, 0777) != 0 && !(errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
+            fprintf(stderr, "convgen-bench: cannot create the folder %s: %s\n", dir, strerror(errno == EEXIST ? ENOTDIR : errno));
+            return false;
+        }
+        if (end)
+            return true;
+        *at = '/';
+    }
 }
 
 /* ---- buffers ---- */
@@ -487,6 +529,11 @@ static int run(const options *o)
     int count;
     if (cg_layer_read_file(o->layers_file, &layers, &count) != CONVGEN_SUCCESS) {
         fprintf(stderr, "convgen-bench: %s\n", convgen_last_error());
+        return 1;
+    }
+    /* Before any GPU work: a wrong name or an unwritable --out must not cost a run. */
+    if ((!o->fft && !names_found(o, layers, count)) || (o->out_dir && !make_dirs(o->out_dir))) {
+        free(layers);
         return 1;
     }
     /* A private disk cache: the first plan of each kernel is a cold NVRTC compile. */

@@ -5,15 +5,7 @@
 #include <string.h>
 
 #include "generate.h"
-
-#include <unistd.h>
-
-#ifndef CONVGEN_SOURCE_DIR
-#define CONVGEN_SOURCE_DIR "."
-#endif
-#ifndef CONVGEN_DATA_DIR
-#define CONVGEN_DATA_DIR "/usr/local/share/convgen"
-#endif
+#include "layers_file.h"
 
 const char cli_layer_usage[] =
     "A layer is written like a line of bench/layers.txt, or by its name in that file:\n"
@@ -59,13 +51,7 @@ int cli_fail(const char *what, convgen_status s)
 
 const char *cli_layers_file(const cli_args *a)
 {
-    if (a->layers_file)
-        return a->layers_file;
-    const char *env = getenv("CONVGEN_LAYERS");
-    if (env && *env)
-        return env;
-    return access(CONVGEN_DATA_DIR "/layers.txt", R_OK) == 0 ? CONVGEN_DATA_DIR "/layers.txt"
-                                                              : CONVGEN_SOURCE_DIR "/bench/layers.txt";
+    return cli_layers_file_for(a->layers_file);
 }
 
 static bool set_pass(cli_args *a, const char *v)
