@@ -41,6 +41,7 @@ struct bench_graph {
     int best[2]; /* [tf32]: index of the class's best, -1 before bench_graph_best */
     int current; /* the configuration graph_run runs */
     double started;
+    bool out_of_time; /* enumeration stopped at GRAPH_BUDGET_S */
 };
 
 static double now_s(void)
@@ -360,8 +361,8 @@ static bool add_config(bench_graph *g, cudnnBackendDescriptor_t cfg)
                                     &cfg),
            "set a plan's engine config", NULL, 0) &&
         ok(cudnnBackendFinalize(c.plan), "finalize an execution plan", NULL, 0) &&
-        ok(cudnnBackendGetAttribute(c.plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &ws), "",
-           NULL, 0);
+        ok(cudnnBackendGetAttribute(c.plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &ws),
+           "read a plan's workspace size", NULL, 0);
     destroy(cfg);
     if (!good)
         ++g->rejected;
@@ -380,14 +381,16 @@ static bool add_config(bench_graph *g, cudnnBackendDescriptor_t cfg)
     }
     if (!good)
         destroy(c.plan);
-    return g->tried < g->max_configs && g->count < MAX_CONFIGS && now_s() - g->started < GRAPH_BUDGET_S;
+    g->out_of_time = now_s() - g->started >= GRAPH_BUDGET_S;
+    return g->tried < g->max_configs && g->count < MAX_CONFIGS && !g->out_of_time;
 }
 
-/* The engine configurations one heuristics mode returns, all of them. */
-static bool add_heuristics(bench_graph *g, cudnnBackendHeurMode_t mode)
+/* The engine configurations one heuristics mode returns, from result `from` on, at most `limit`
+ * tried; the index reached, or -1 when enumeration must stop. */
+static int64_t add_heuristics(bench_graph *g, cudnnBackendHeurMode_t mode, int64_t from, int limit)
 {
     cudnnBackendDescriptor_t heur = NULL;
-    int64_t count = 0;
+    int64_t count = 0, i = from;
     bool more = true;
     if (create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur, "create an engine heuristics descriptor", NULL, 0) &&
         ok(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
@@ -399,7 +402,7 @@ static bool add_heuristics(bench_graph *g, cudnnBackendHeurMode_t mode)
         ok(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
                                     NULL),
            "count the heuristics' results", NULL, 0) &&
-        count > 0) {
+        count > from) {
         cudnnBackendDescriptor_t *cfg = calloc((size_t)count, sizeof *cfg);
         int64_t made = 0, got = 0;
         while (cfg && made < count &&
@@ -409,29 +412,29 @@ static bool add_heuristics(bench_graph *g, cudnnBackendHeurMode_t mode)
             ok(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
                                         cfg),
                "read the heuristics' results", NULL, 0)) {
-            int64_t i = 0;
-            for (; i < got && i < count && more; ++i)
+            int tried = g->tried;
+            for (; i < got && i < count && more && g->tried - tried < limit; ++i) {
                 more = add_config(g, cfg[i]);
-            for (int64_t j = i; j < count; ++j)
-                destroy(cfg[j]);
-        } else {
-            for (int64_t j = 0; j < made; ++j)
-                destroy(cfg[j]);
+                cfg[i] = NULL;
+            }
         }
+        for (int64_t j = 0; j < made; ++j)
+            destroy(cfg[j]);
         free(cfg);
     }
     destroy(heur);
-    return more;
+    return more ? i : -1;
 }
 
-/* Every engine of the graph by global index, each with its default knobs. */
-static void add_engines(bench_graph *g)
+/* Every engine of the graph by global index, each with its default knobs; false when
+ * enumeration must stop. */
+static bool add_engines(bench_graph *g)
 {
     int64_t count = 0, n = 0;
     if (!ok(cudnnBackendGetAttribute(g->graph, CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, CUDNN_TYPE_INT64, 1, &n,
                                      &count),
             "read the graph's engine count", NULL, 0))
-        return;
+        return true;
     bool more = true;
     for (int64_t i = 0; i < count && more; ++i) {
         cudnnBackendDescriptor_t engine = NULL, cfg = NULL;
@@ -441,8 +444,8 @@ static void add_engines(bench_graph *g)
                "set an engine's graph", NULL, 0) &&
             ok(cudnnBackendSetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &i),
                "set an engine's global index", NULL, 0) &&
-            ok(cudnnBackendFinalize(engine), "finalize an engine", NULL,
-               0) && /* fails where the engine does not support the graph */
+            /* finalizing fails where the engine does not support the graph */
+            ok(cudnnBackendFinalize(engine), "finalize an engine", NULL, 0) &&
             create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg, "create an engine config", NULL, 0) &&
             ok(cudnnBackendSetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &engine),
                "set a config's engine", NULL, 0) &&
@@ -453,6 +456,7 @@ static void add_engines(bench_graph *g)
         destroy(cfg);
         destroy(engine);
     }
+    return more;
 }
 
 bench_graph *bench_graph_create(cudnnHandle_t handle, void *workspace, size_t workspace_bytes,
@@ -480,8 +484,11 @@ bench_graph *bench_graph_create(cudnnHandle_t handle, void *workspace, size_t wo
     bool good = make_graph(g, d, why, why_size);
     for (int s = 0; good && s < b->sets; ++s)
         good = make_pack(g, s, b->out[s], &g->packs[s], why, why_size);
-    if (good && add_heuristics(g, CUDNN_HEUR_MODE_A) && add_heuristics(g, CUDNN_HEUR_MODE_FALLBACK))
-        add_engines(g);
+    /* Half the cap for heuristics A's first picks, then FALLBACK's and every engine's defaults,
+     * then the rest of A's: a long list from A must not crowd out the other engines. */
+    int64_t a = good ? add_heuristics(g, CUDNN_HEUR_MODE_A, 0, g->max_configs / 2) : -1;
+    if (a >= 0 && add_heuristics(g, CUDNN_HEUR_MODE_FALLBACK, 0, g->max_configs / 4) >= 0 && add_engines(g))
+        add_heuristics(g, CUDNN_HEUR_MODE_A, a, g->max_configs);
     if (good && g->count == 0) {
         snprintf(why, why_size,
                  "graph API: no engine configuration ran (%d tried, %d not finalized, %d over the "
@@ -572,6 +579,7 @@ void bench_graph_summary(const bench_graph *g, char *text, size_t size)
         strict += !g->config[i].tf32_class;
     snprintf(text, size,
              "%d configs ran (%d strict fp32) of %d tried; %d not finalized, %d over the workspace, "
-             "%d failed, %d duplicates",
-             g->count, strict, g->tried, g->rejected, g->over_workspace, g->failed, g->duplicates);
+             "%d failed, %d duplicates%s",
+             g->count, strict, g->tried, g->rejected, g->over_workspace, g->failed, g->duplicates,
+             g->out_of_time ? "; stopped at the time budget" : "");
 }
