@@ -159,7 +159,8 @@ static bool make_dirs(const char *path)
         *at = '\0';
         struct stat st;
         if (mkdir(dir, 0777) != 0 && !(errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
-            fprintf(stderr, "convgen-bench: cannot create the folder %s: %s\n", dir, strerror(errno == EEXIST ? ENOTDIR : errno));
+            fprintf(stderr, "convgen-bench: cannot create the folder %s: %s\n", dir,
+                    strerror(errno == EEXIST ? ENOTDIR : errno));
             return false;
         }
         if (end)
