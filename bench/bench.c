@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -17,14 +18,11 @@
 #include "cache.h"
 #include "generate.h"
 #include "layer.h"
+#include "layers_file.h"
 #include "problem.h"
 #include "reference.h"
 #include "tune.h"
 #include "wisdom.h"
-
-#ifndef CONVGEN_SOURCE_DIR
-#define CONVGEN_SOURCE_DIR "."
-#endif
 
 typedef struct options {
     const char *layers_file, *out_dir;
@@ -33,28 +31,36 @@ typedef struct options {
     int name_count, runs;
     bool no_cudnn, fft, tf32;
     int fft_rank, fft_n; /* --fft-rank, --fft-n: only these real FFT rows (0: all) */
+    int graph_configs;   /* --cudnn-graph N: cuDNN graph API configurations tried per pass (0: none) */
 } options;
 
 static int usage(int rc)
 {
-    printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--tf32]\n"
+    printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--cudnn-graph N] [--tf32]\n"
            "       [--algo NAME,...] [--fft [--fft-rank R] [--fft-n N]] [NAME...]\n"
            "Times every convgen algorithm that supports each layer against cuDNN's best algorithm\n"
            "(strict fp32 and TF32 allowed), three passes, and checks convgen's output against\n"
-           "cuDNN's strict one. NAMEs pick layers of FILE (default: every 2-D layer of\n"
-           "bench/layers.txt). --out DIR writes bench.md and bench.csv there. Runs: median of N\n"
+           "cuDNN's strict one. NAMEs pick layers of FILE (default: every 2-D layer of it; FILE\n"
+           "defaults to $CONVGEN_LAYERS, else the installed layers.txt, else the source tree's\n"
+           "bench/layers.txt, as for the other verbs). --out DIR writes bench.md and bench.csv\n"
+           "there, creating DIR (and its parents) if needed. Runs: median of N\n"
            "(default 25, at least 20) after warm-up. --fft times the generated FFTs against cuFFT\n"
            "instead of the layers; --fft-rank and --fft-n keep only the R2C/C2R rows of that rank\n"
            "or size (and skip the 1-D C2C table), e.g. to profile one kernel. --tf32 adds rows\n"
            "\"<algorithm>, tf32\" for the FFT algorithms whose products are cuBLAS GEMMs, planned with\n"
            "allow_tf32 (TF32 tensor cores), to compare with cuDNN's TF32 column. --algo keeps\n"
-           "only the convgen algorithms named (e.g. winograd,direct); cuDNN's rows stay.\n");
+           "only the convgen algorithms named (e.g. winograd,direct); cuDNN's rows stay.\n"
+           "cuDNN's time is the faster of its legacy API (cudnnFind...AlgorithmEx) and its graph\n"
+           "API (the engine configurations of heuristics modes A and FALLBACK and every engine by\n"
+           "index, at most N a pass, default 64; --cudnn-graph 0: legacy only), in strict fp32 and\n"
+           "with TF32 allowed. Every row's output is checked against the float64 reference at\n"
+           "sampled points; a convgen row counts in the geomeans only within 1e-4 of it.\n");
     return rc;
 }
 
 static bool parse(int argc, char **argv, options *o)
 {
-    *o = (options){.layers_file = CONVGEN_SOURCE_DIR "/bench/layers.txt", .runs = 25};
+    *o = (options){.runs = 25, .graph_configs = 64};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -64,6 +70,8 @@ static bool parse(int argc, char **argv, options *o)
             o->out_dir = argv[++i];
         else if (strcmp(a, "--runs") == 0 && has_value)
             o->runs = atoi(argv[++i]);
+        else if (strcmp(a, "--cudnn-graph") == 0 && has_value)
+            o->graph_configs = atoi(argv[++i]);
         else if (strcmp(a, "--no-cudnn") == 0)
             o->no_cudnn = true;
         else if (strcmp(a, "--fft") == 0)
@@ -92,6 +100,11 @@ static bool parse(int argc, char **argv, options *o)
         }
         at += len + (at[len] == ',');
     }
+    o->layers_file = cli_layers_file_for(o->layers_file);
+    if (o->graph_configs < 0) {
+        fprintf(stderr, "convgen-bench: --cudnn-graph must be 0 or more\n");
+        return false;
+    }
     if (o->runs < 20) {
         fprintf(stderr, "convgen-bench: --runs must be at least 20\n");
         return false;
@@ -112,6 +125,48 @@ static bool selected(const options *o, const cg_layer *l)
         if (strcmp(o->names[i], l->name) == 0)
             return true;
     return false;
+}
+
+/* Every NAME must be a layer of the file: a misspelt one would otherwise bench nothing and
+ * print an empty table. */
+static bool names_found(const options *o, const cg_layer *layers, int count)
+{
+    bool ok = true;
+    for (int i = 0; i < o->name_count; ++i) {
+        int j = 0;
+        while (j < count && strcmp(layers[j].name, o->names[i]) != 0)
+            ++j;
+        if (j == count) {
+            fprintf(stderr, "convgen-bench: no layer named '%s' in %s\n", o->names[i], o->layers_file);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* mkdir -p: every missing folder of `path`; false (after a message) if one cannot be made. */
+static bool make_dirs(const char *path)
+{
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) {
+        fprintf(stderr, "convgen-bench: --out: path too long\n");
+        return false;
+    }
+    for (char *at = dir + 1;; ++at) {
+        bool end = *at == '\0';
+        if (*at != '/' && !end)
+            continue;
+        *at = '\0';
+        struct stat st;
+        if (mkdir(dir, 0777) != 0 && !(errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
+            fprintf(stderr, "convgen-bench: cannot create the folder %s: %s\n", dir,
+                    strerror(errno == EEXIST ? ENOTDIR : errno));
+            return false;
+        }
+        if (end)
+            return true;
+        *at = '/';
+    }
 }
 
 /* ---- buffers ---- */
@@ -346,16 +401,32 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
     convgen_plan_destroy(c.plan);
 }
 
-static void add_cudnn_row(bench_report *r, const cg_layer *l, convgen_pass pass, bool tf32, const bench_cudnn_pick *pk,
-                          double ref_error)
+/* The row of cuDNN's winner for one math mode, with each API's best beside it. */
+static void add_cudnn_row(bench_report *r, const cg_layer *l, convgen_pass pass, bool tf32, const bench_cudnn_pick *pk)
 {
-    bench_row row = {.pass = pass, .ms = pk->ok ? pk->ms : -1, .rel_error = NAN, .ref_error = ref_error,
-                     .flops = layer_flops(l)};
+    const bench_cudnn_best *w = pk->winner == 1 ? &pk->graph : &pk->legacy;
+    bool ran = pk->winner >= 0;
+    bench_row row = {.pass = pass, .ms = ran ? w->ms : -1, .rel_error = NAN, .ref_error = ran ? w->ref_error : NAN,
+                     .flops = layer_flops(l), .legacy_ms = pk->legacy.ok ? pk->legacy.ms : -1,
+                     .graph_ms = pk->graph.ok ? pk->graph.ms : -1, .legacy_error = pk->legacy.ref_error,
+                     .graph_error = pk->graph.ref_error};
     snprintf(row.layer, sizeof row.layer, "%s", l->name);
     snprintf(row.impl, sizeof row.impl, "%s", tf32 ? "cudnn-tf32" : "cudnn-fp32");
-    snprintf(row.algo, sizeof row.algo, "%s", pk->ok ? pk->algo : "-");
-    snprintf(row.note, sizeof row.note, "%s", pk->ok ? "" : pk->why);
+    if (ran)
+        snprintf(row.algo, sizeof row.algo, "%s: %s", pk->winner == 1 ? "graph" : "legacy", w->algo);
+    else
+        snprintf(row.algo, sizeof row.algo, "-");
+    snprintf(row.legacy_algo, sizeof row.legacy_algo, "%s", pk->legacy.ok ? pk->legacy.algo : pk->legacy.why);
+    snprintf(row.graph_algo, sizeof row.graph_algo, "%s", pk->graph.ok ? pk->graph.algo : pk->graph.why);
+    snprintf(row.graph_configs, sizeof row.graph_configs, "%s", pk->graph_summary);
+    if (!ran)
+        snprintf(row.note, sizeof row.note, "legacy: %.80s; %.100s", pk->legacy.why, pk->graph.why);
     bench_report_add(r, &row);
+}
+
+static double points_error(void *state, const float *out)
+{
+    return reference_error(state, out);
 }
 
 /* The algorithms whose products are cuBLAS GEMMs, which allow_tf32 moves to tensor cores. */
@@ -380,13 +451,14 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
         rp = NULL;
     }
     if (dnn) {
-        bench_cudnn_pick strict = {0}, tf32;
-        if (bench_cuda_ok(cudaMalloc((void **)&reference, 4 * (size_t)b.elems[2]), "reference"))
-            strict = bench_cudnn_run(dnn, &l->desc, pass, false, &b, o->runs, reference);
-        tf32 = bench_cudnn_run(dnn, &l->desc, pass, true, &b, o->runs, NULL);
-        add_cudnn_row(r, l, pass, false, &strict, strict.ok && rp ? reference_error(rp, reference) : NAN);
-        add_cudnn_row(r, l, pass, true, &tf32, NAN);
-        if (!strict.ok) {
+        bench_cudnn_pick picks[2];
+        if (!bench_cuda_ok(cudaMalloc((void **)&reference, 4 * (size_t)b.elems[2]), "reference"))
+            reference = NULL;
+        bench_cudnn_pass(dnn, &l->desc, pass, &b, o->runs, o->graph_configs, rp ? points_error : NULL, rp, reference,
+                         picks);
+        add_cudnn_row(r, l, pass, false, &picks[0]);
+        add_cudnn_row(r, l, pass, true, &picks[1]);
+        if (picks[0].winner < 0) {
             cudaFree(reference);
             reference = NULL;
         }
@@ -487,6 +559,11 @@ static int run(const options *o)
     int count;
     if (cg_layer_read_file(o->layers_file, &layers, &count) != CONVGEN_SUCCESS) {
         fprintf(stderr, "convgen-bench: %s\n", convgen_last_error());
+        return 1;
+    }
+    /* Before any GPU work: a wrong name or an unwritable --out must not cost a run. */
+    if ((!o->fft && !names_found(o, layers, count)) || (o->out_dir && !make_dirs(o->out_dir))) {
+        free(layers);
         return 1;
     }
     /* A private disk cache: the first plan of each kernel is a cold NVRTC compile. */

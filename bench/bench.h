@@ -58,23 +58,37 @@ void bench_print_times(FILE *md, FILE *csv, double mine, double theirs, double b
 bool bench_load_kernel(convgen_context *ctx, const char *template_name, tmpl_value *values, const char *name,
                        CUfunction *fn);
 
-/* ---- cuDNN (bench_cudnn.c) ---- */
+/* ---- cuDNN (bench_cudnn.c, bench_cudnn_graph.c) ---- */
 typedef struct bench_cudnn bench_cudnn;
-typedef struct bench_cudnn_pick {
+/* One API's best for one math mode. */
+typedef struct bench_cudnn_best {
     bool ok;
-    char algo[48];  /* e.g. "FFT_TILING" */
+    char algo[128];   /* legacy: "FFT_TILING"; graph: "eng12 TILE_SIZE=3,STAGES=4" ("tc": tensor cores) */
     double ms;
-    char why[160];  /* when !ok */
+    double ref_error; /* ||out - ref|| / ||ref|| against the float64 reference; NaN: not measured */
+    char why[192];    /* when !ok */
+} bench_cudnn_best;
+/* cuDNN's best for one math mode: the legacy API's, the graph API's, and which won. */
+typedef struct bench_cudnn_pick {
+    bench_cudnn_best legacy, graph;
+    int winner;       /* 0 legacy, 1 graph, -1 neither ran */
+    char graph_summary[160]; /* configurations tried, for the report */
 } bench_cudnn_pick;
+/* The error of an output (device memory, set 0's inputs) against the float64 reference. */
+typedef double (*bench_error_fn)(void *state, const float *out);
 
 bench_cudnn *bench_cudnn_create(void);
 void bench_cudnn_destroy(bench_cudnn *c);
 const char *bench_cudnn_version(void);
-/* Finds the fastest algorithm of the pass with cudnnFind…AlgorithmEx (strict fp32: FMA math
- * only; or TF32 allowed), then times it with events, median of `runs`. If `reference` is not
- * NULL, the strict run writes its output on set 0 there (device memory, out's size). */
-bench_cudnn_pick bench_cudnn_run(bench_cudnn *c, const convgen_conv_desc *d, convgen_pass pass, bool tf32,
-                                 bench_buffers *b, int runs, float *reference);
+/* cuDNN at its strongest on one pass, in strict fp32 (picks[0]) and with TF32 allowed
+ * (picks[1]): the legacy API's cudnnFind…AlgorithmEx pick (FMA math, or default math), and the
+ * graph API's engine configurations (at most graph_configs; 0: legacy only), each API's best
+ * timed with events, median of `runs`. Each API's best output is checked with `error` (NULL:
+ * not checked). If `reference` is not NULL, the strict winner writes its output on set 0 there
+ * (device memory, out's size). */
+void bench_cudnn_pass(bench_cudnn *c, const convgen_conv_desc *d, convgen_pass pass, bench_buffers *b, int runs,
+                      int graph_configs, bench_error_fn error, void *error_state, float *reference,
+                      bench_cudnn_pick picks[2]);
 
 /* ---- ceilings (bench_ceilings.c) ---- */
 double bench_copy_bandwidth_gbs(void);          /* device-to-device copy, bytes read + written */

@@ -1,12 +1,15 @@
-/* cuDNN 9's legacy convolution API, all algorithms through cudnnFind…AlgorithmEx, as the
- * yardstick. Only the bench links cuDNN; the library never does. */
+/* cuDNN 9 as the yardstick: its legacy convolution API, all algorithms through
+ * cudnnFind…AlgorithmEx, and its graph API's engines (bench_cudnn_graph.c); the faster wins.
+ * Only the bench links cuDNN; the library never does. */
 #include <cudnn.h>
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
+#include "bench_cudnn_graph.h"
 
 /* cuDNN may use this much workspace in Find and in the timed runs. */
 #define CUDNN_WORKSPACE (2ull << 30)
@@ -201,29 +204,81 @@ static cudnnStatus_t find_best(bench_cudnn *c, descs *ds, convgen_pass pass, ben
     return s == CUDNN_STATUS_SUCCESS ? CUDNN_STATUS_NOT_SUPPORTED : s;
 }
 
-bench_cudnn_pick bench_cudnn_run(bench_cudnn *c, const convgen_conv_desc *d, convgen_pass pass, bool tf32,
-                                 bench_buffers *b, int runs, float *reference)
+/* The legacy API's pick for one math mode, timed; ds and t stay set up for a later run. */
+static void legacy_best(bench_cudnn *c, const convgen_conv_desc *d, convgen_pass pass, bool tf32, bench_buffers *b,
+                        int runs, descs *ds, timed *t, bench_cudnn_best *best)
 {
-    bench_cudnn_pick pick = {0};
-    descs ds = {0};
-    if (!make_descs(d, tf32, &ds, pick.why, sizeof pick.why)) {
-        free_descs(&ds);
-        return pick;
-    }
-    timed t = {.c = c, .ds = &ds, .pass = pass, .b = b};
-    cudnnStatus_t s = find_best(c, &ds, pass, b, &t, pick.algo);
+    *t = (timed){.c = c, .ds = ds, .pass = pass, .b = b};
+    if (!make_descs(d, tf32, ds, best->why, sizeof best->why))
+        return;
+    cudnnStatus_t s = find_best(c, ds, pass, b, t, best->algo);
     if (s != CUDNN_STATUS_SUCCESS) {
-        snprintf(pick.why, sizeof pick.why, "Find: %s", cudnnGetErrorString(s));
-    } else {
-        pick.ms = bench_median_ms(run_once, &t, b->sets, 3, runs);
-        pick.ok = pick.ms > 0;
-        if (pick.ok && reference) {
-            t.target = reference;
-            pick.ok = run_once(&t, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "cuDNN reference run");
-        }
-        if (!pick.ok)
-            snprintf(pick.why, sizeof pick.why, "a timed run failed");
+        snprintf(best->why, sizeof best->why, "Find: %s", cudnnGetErrorString(s));
+        return;
     }
-    free_descs(&ds);
-    return pick;
+    best->ms = bench_median_ms(run_once, t, b->sets, 3, runs);
+    best->ok = best->ms > 0;
+    if (!best->ok)
+        snprintf(best->why, sizeof best->why, "a timed run failed");
+}
+
+/* One run of an API's best on set 0 into `out`. */
+static bool write_output(int api, timed *t, bench_graph *g, bool tf32, float *out)
+{
+    if (api == 1)
+        return bench_graph_write(g, tf32, out);
+    t->target = out;
+    bool good = run_once(t, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "cuDNN check run");
+    t->target = NULL;
+    return good;
+}
+
+/* Each API's error against float64 (run into set 0's output), then the winner: the faster. */
+static void judge(timed *t, bench_graph *g, bool tf32, bench_buffers *b, bench_error_fn error, void *error_state,
+                  bench_cudnn_pick *pick)
+{
+    bench_cudnn_best *side[2] = {&pick->legacy, &pick->graph};
+    pick->winner = -1;
+    for (int api = 0; api < 2; ++api) {
+        side[api]->ref_error = NAN;
+        if (!side[api]->ok)
+            continue;
+        if (error && write_output(api, t, g, tf32, b->out[0]))
+            side[api]->ref_error = error(error_state, b->out[0]);
+        if (pick->winner < 0 || side[api]->ms < side[pick->winner]->ms)
+            pick->winner = api;
+    }
+}
+
+void bench_cudnn_pass(bench_cudnn *c, const convgen_conv_desc *d, convgen_pass pass, bench_buffers *b, int runs,
+                      int graph_configs, bench_error_fn error, void *error_state, float *reference,
+                      bench_cudnn_pick picks[2])
+{
+    descs ds[2] = {0};
+    timed t[2];
+    for (int m = 0; m < 2; ++m) {
+        picks[m] = (bench_cudnn_pick){.legacy.ms = -1, .graph.ms = -1, .winner = -1};
+        legacy_best(c, d, pass, m, b, runs, &ds[m], &t[m], &picks[m].legacy);
+    }
+    char why[192] = "graph API off (--cudnn-graph 0)";
+    bench_graph *g = graph_configs > 0 ? bench_graph_create(c->handle, c->workspace, CUDNN_WORKSPACE, d, pass, b,
+                                                            graph_configs, why, sizeof why)
+                                       : NULL;
+    if (!g && graph_configs > 0)
+        fprintf(stderr, "convgen-bench: cuDNN %s: legacy API only: %s\n", convgen_pass_name(pass), why);
+    for (int m = 0; m < 2; ++m) {
+        bench_cudnn_best *gb = &picks[m].graph;
+        if (g) {
+            gb->ok = bench_graph_best(g, m, runs, &gb->ms, gb->algo, sizeof gb->algo, gb->why, sizeof gb->why);
+            bench_graph_summary(g, picks[m].graph_summary, sizeof picks[m].graph_summary);
+        } else {
+            snprintf(gb->why, sizeof gb->why, "%s", why);
+        }
+        judge(&t[m], g, m, b, error, error_state, &picks[m]);
+    }
+    if (reference && picks[0].winner >= 0 && !write_output(picks[0].winner, &t[0], g, false, reference))
+        picks[0].winner = -1; /* no strict output to compare convgen with */
+    bench_graph_destroy(g);
+    free_descs(&ds[0]);
+    free_descs(&ds[1]);
 }

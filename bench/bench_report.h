@@ -13,12 +13,16 @@ typedef struct bench_row {
     char layer[32];
     convgen_pass pass;
     char impl[16];   /* convgen, cudnn-fp32, cudnn-tf32 */
-    char algo[48];
+    char algo[160];  /* cuDNN rows: "<api>: <algorithm or engine>" of the winner */
     double ms;       /* < 0: not run */
     double flops;    /* time-domain equivalent FLOPs of the pass */
-    double rel_error;/* against cuDNN strict fp32; NaN for cuDNN's own rows */
+    double rel_error;/* against cuDNN strict fp32's winner; NaN for cuDNN's own rows */
     double ref_error;/* against the float64 reference at sampled points; NaN: not measured */
-    char note[160];
+    char note[192];
+    /* cuDNN rows: each API's best (ms < 0: none ran; the note says why) */
+    char legacy_algo[192], graph_algo[192]; /* or why none ran */
+    double legacy_ms, graph_ms, legacy_error, graph_error;
+    char graph_configs[160]; /* what the graph API tried */
 } bench_row;
 
 typedef struct sample_list {

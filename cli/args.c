@@ -10,13 +10,7 @@
 #include <unistd.h>
 
 #include "generate.h"
-
-#ifndef CONVGEN_SOURCE_DIR
-#define CONVGEN_SOURCE_DIR "."
-#endif
-#ifndef CONVGEN_DATA_DIR
-#define CONVGEN_DATA_DIR "/usr/local/share/convgen"
-#endif
+#include "layers_file.h"
 
 #define LAYER_VERBS (CLI_EMIT | CLI_COMPILE | CLI_CHECK | CLI_TUNE | CLI_EXPLAIN)
 #define PLAN_VERBS (LAYER_VERBS | CLI_GENERATE)
@@ -434,13 +428,7 @@ int cli_fail(const char *what, convgen_status s)
 
 const char *cli_layers_file(const cli_args *a)
 {
-    if (a->layers_file)
-        return a->layers_file;
-    const char *env = getenv("CONVGEN_LAYERS");
-    if (env && *env)
-        return env;
-    return access(CONVGEN_DATA_DIR "/layers.txt", R_OK) == 0 ? CONVGEN_DATA_DIR "/layers.txt"
-                                                              : CONVGEN_SOURCE_DIR "/bench/layers.txt";
+    return cli_layers_file_for(a->layers_file);
 }
 
 static bool lookup_layer(cli_args *a, const char *name)
