@@ -1,12 +1,14 @@
 #include "verify.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
 #include "problem.h"
 #include "reference.h"
+#include "tune.h"
 #include "util.h"
 
 #define CHEAP_REFERENCE 4e8
@@ -112,6 +114,28 @@ static convgen_status run_on_device(convgen_context *ctx, convgen_plan *plan, co
     return s;
 }
 
+double cg_verify_bound(const cg_problem *p, convgen_pass pass)
+{
+    const double unit_roundoff = 0x1p-24;
+    double bound = 4 * unit_roundoff * sqrt(cg_problem_reduction_length(p, pass));
+    return bound > 1e-5 ? bound : 1e-5;
+}
+
+/* What the plan ran, for people: its algorithm and tuning, and for AUTO how it was chosen. */
+static void describe_plan(const convgen_plan *plan, int rank, char *buf, size_t size)
+{
+    static const char *const how[] = {"", ", measured", ", from wisdom", ", by the cost model"};
+    convgen_choice ch;
+    if (convgen_plan_choice(plan, &ch) != CONVGEN_SUCCESS) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    char what[128];
+    tune_describe(ch.algo, &ch.options, rank, what, sizeof what);
+    snprintf(buf, size, "%s%s%s", ch.chosen_by == CONVGEN_CHOSEN_BY_CALLER ? "" : "auto chose ", what,
+             how[ch.chosen_by]);
+}
+
 /* What both checks start with: the arguments, the problem, the plan, its operands' sizes and
  * its workspace. */
 static convgen_status begin_check(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
@@ -129,6 +153,8 @@ static convgen_status begin_check(convgen_context *ctx, const convgen_conv_desc 
     if (s != CONVGEN_SUCCESS)
         return s;
     cg_problem_operand_elems(p, pass, elems);
+    result->bound = cg_verify_bound(p, pass);
+    describe_plan(*plan, p->rank, result->ran, sizeof result->ran);
     *ws = 0;
     convgen_plan_workspace_size(*plan, ws);
     return CONVGEN_SUCCESS;

@@ -17,7 +17,18 @@ typedef struct cg_verify_result {
     int64_t checked;       /* elements compared with the reference */
     int64_t unwritten;     /* output elements still NaN (poison) after the run: over all elems */
     bool sampled;          /* checked < elems: the reference was evaluated on random points */
+    double bound;          /* the largest rel_error an exact-to-fp32 plan of this problem may show
+                              (cg_verify_bound) */
+    char ran[160];         /* what ran: "winograd m=4x4 gemm=generated" or "auto chose fft
+                              fourier=64x64 gemm=generated, from wisdom" */
 } cg_verify_result;
+
+/* The relative error bound of a pass: fp32 sums of L products of random-signed terms drift like
+ * u sqrt(L) (u = 2^-24), so 4 u sqrt(L) for the reduction length L of the pass, and never below
+ * 1e-5, which covers the FFT and Winograd transforms' own rounding on short sums (README's
+ * Winograd table: F(6,3) 3.2e-6 at L = 576). A weight gradient of 128 x 31 x 31 products is
+ * held to 8.4e-5, a 3x3 fprop of 64 channels to 1e-5. */
+double cg_verify_bound(const cg_problem *p, convgen_pass pass);
 
 /* Reproducible pseudo-random numbers (xorshift64*) from a state, and floats uniform in [-1, 1)
  * from them: the checks' and the tuner's inputs. */

@@ -1,5 +1,6 @@
 /* The public API's argument checks: every bad argument gets a status and a message naming
  * it, on machines with or without a GPU. */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 
 #include "convgen.h"
+#include "problem.h"
+#include "verify.h"
 
 static const convgen_conv_desc layer = {.rank = 2, .n = 2, .c = 3, .k = 4, .in = {9, 9}, .kernel = {3, 3}};
 
@@ -374,6 +377,24 @@ static void test_unwritable_cache_dir_warns_once_and_still_compiles(void **state
     convgen_set_log_callback(NULL, NULL);
 }
 
+/* convgen check's bound follows the pass's reduction length: a 9-term-sum floor of 1e-5, and a
+ * weight gradient over 128 x 31 x 31 products (measured at 1.05e-5 to 3.1e-5 on correct plans)
+ * held to 4 u sqrt(L), not to the floor. */
+static void test_check_bound_follows_the_reduction_length(void **state)
+{
+    (void)state;
+    convgen_conv_desc d = {.rank = 2, .n = 128, .c = 96, .k = 256, .in = {31, 31}, .kernel = {5, 5},
+                           .pad_before = {2, 2}, .pad_after = {2, 2}};
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    double accgrad = cg_verify_bound(&p, CONVGEN_ACCGRAD), fprop = cg_verify_bound(&p, CONVGEN_FPROP);
+    assert_true(accgrad >= 4 * 0x1p-24 * sqrt(128.0 * 31 * 31) * 0.999 && accgrad > 3.1e-5);
+    assert_true(fprop >= 1e-5 && fprop < accgrad);
+    d = (convgen_conv_desc){.rank = 2, .n = 1, .c = 1, .k = 1, .in = {3, 3}, .kernel = {3, 3}};
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    assert_true(cg_verify_bound(&p, CONVGEN_FPROP) == 1e-5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_emit_needs_no_context),
         cmocka_unit_test(test_every_status_has_its_own_sentence),
         cmocka_unit_test(test_unwritable_cache_dir_warns_once_and_still_compiles),
+        cmocka_unit_test(test_check_bound_follows_the_reduction_length),
     };
     return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }
