@@ -289,7 +289,8 @@ static int put_wisdom(cg_buf *c, const char *name)
     if (convgen_wisdom_export_string(&wisdom) != CONVGEN_SUCCESS)
         return cli_fail("generate: the set's wisdom", CONVGEN_ERROR_OUT_OF_MEMORY);
     cg_buf_printf(c, "static const char %s_wisdom[] = {", name);
-    for (size_t i = 0; convgen_wisdom_count() > 0 && wisdom[i]; ++i)
+    bool any = convgen_wisdom_count() > 0;
+    for (size_t i = 0; any && wisdom[i]; ++i)
         cg_buf_printf(c, "%s%d,", i % 24 ? "" : "\n", (unsigned char)wisdom[i]);
     cg_buf_puts(c, "0};\n\n");
     free(wisdom);
