@@ -282,7 +282,8 @@ static const cli_option options[] = {
     {"--csv", "FILE", CLI_TUNE, false, set_text, F(csv), "also write the candidates' table as CSV"},
     {"--out", "DIR", CLI_GENERATE, false, set_text, F(out_dir), "the folder of the emitted sources"},
     {"--cache", "DIR", CLI_GENERATE, false, set_text, F(cache_dir), "a disk cache of compiled kernels"},
-    {"--embed", "FILE.c", CLI_GENERATE, false, set_text, F(embed), "the cubins and the wisdom as a C file"},
+    {"--embed", "FILE.c", CLI_GENERATE, false, set_text, F(embed), "the cubins and the wisdom as a kernel set in C"},
+    {"--set-name", "NAME", CLI_GENERATE, false, set_text, F(set_name), "the --embed set's C name (default: FILE)"},
     {"--ninja", "FILE", CLI_GENERATE, false, set_text, F(ninja), "ninja's edges instead of compiling (the build's)"},
     {"--layers", "FILE", LAYER_VERBS, true, set_text, F(layers_file),
      "the file of layer names (default $CONVGEN_LAYERS, else the installed\n"

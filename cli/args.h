@@ -32,6 +32,7 @@ typedef struct cli_args {
     const char *csv;            /* --csv FILE (tune) */
     const char *cache_dir;      /* --cache DIR (generate) */
     const char *embed;          /* --embed FILE.c (generate) */
+    const char *set_name;       /* --set-name NAME (generate --embed) */
     const char *ninja;          /* --ninja FILE (generate: the build's edges) */
     bool no_cache;              /* --no-cache */
     bool help;

@@ -59,8 +59,9 @@ int gen_keep(kernel_set *set, set_kernel *k);
  * where this run wrote another kernel under that name); *file gets the name. */
 int gen_write_source(generate_run *r, const char *layer, const char *arch, convgen_algo algo, convgen_pass pass, int i,
                      const char *src, char *file, size_t size);
-/* The set as FILE.c (the table, the wisdom held) and FILE.c.bin (the cubins). */
-int gen_write_embed(kernel_set *set, const char *embed);
+/* The set as FILE.c, `const convgen_kernel_set name` (the table, the wisdom held), and
+ * FILE.c.bin (the cubins). */
+int gen_write_embed(kernel_set *set, const char *embed, const char *name);
 
 /* What is done with each program of the set (a layer's pass for an architecture). */
 typedef int (*gen_program_fn)(generate_run *r, const char *arch, const char *layer, convgen_pass pass,

@@ -65,8 +65,10 @@ int gen_write_ninja(generate_run *r, const cg_layer *layers, int count, const ch
                             "# file and reloads when it changes). Do not edit.\n\n");
     int rc = gen_for_each_program(r, layers, count, add_edges, &n);
     /* the reports hold the keys embedded: a kernel recompiled to the same cubin (restat) under
-     * another key, after the compiler's options changed, must still be embedded again */
-    cg_buf_printf(&n.edges, "\nbuild $builddir/kernel_set.c | $builddir/kernel_set.c.bin: embed_set%s | $wisdom%s || "
+     * another key, after the compiler's options changed, must still be embedded again; and the
+     * embedding runs again after the generator changed (cheap, and it rewrites kernel_set.c only
+     * if its text changed), since the generator writes the set's format */
+    cg_buf_printf(&n.edges, "\nbuild $builddir/kernel_set.c | $builddir/kernel_set.c.bin: embed_set%s | $wisdom%s "
                             "$builddir/convgen-gen\n  dir = %s\n", n.cubins.data ? n.cubins.data : "",
                   n.reports.data ? n.reports.data : "", r->a->out_dir);
     if (rc == 0 && (n.edges.oom || n.cubins.oom || n.reports.oom))
@@ -282,7 +284,7 @@ int cli_embed_set(int argc, char **argv)
     if (rc == 0 && wisdom && convgen_wisdom_import(wisdom) != CONVGEN_SUCCESS)
         rc = cli_fail("embed-set", CONVGEN_ERROR_IO);
     if (rc == 0)
-        rc = gen_write_embed(&set, out);
+        rc = gen_write_embed(&set, out, "cg_kernel_set"); /* the library's own (runtime/kernel_set.h) */
     if (rc == 0)
         printf("convgen: embedded %d kernels and %d wisdom entries in %s\n", set.count, convgen_wisdom_count(), out);
     for (int i = 0; i < set.count; ++i)

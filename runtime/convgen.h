@@ -226,7 +226,8 @@ CONVGEN_API convgen_status convgen_execute_prepared(convgen_plan *plan, const fl
 
 typedef enum {
     CONVGEN_FROM_NVRTC = 0, CONVGEN_FROM_DISK_CACHE, CONVGEN_FROM_MEMORY_CACHE,
-    CONVGEN_FROM_KERNEL_SET /* compiled when the library was built (configure --kernel-set) */
+    CONVGEN_FROM_KERNEL_SET /* compiled ahead of time: the library's set (configure --kernel-set) or a
+                               registered one (convgen_kernel_set_register) */
 } convgen_kernel_origin;
 
 typedef struct convgen_kernel_info {
@@ -303,6 +304,57 @@ CONVGEN_API convgen_status convgen_wisdom_export(const char *path);      /* atom
 CONVGEN_API convgen_status convgen_wisdom_export_string(char **text);    /* malloc'ed */
 CONVGEN_API void convgen_wisdom_forget(void);                           /* drops the process's wisdom */
 CONVGEN_API int convgen_wisdom_count(void);                             /* entries held */
+
+/* ---- kernel sets -------------------------------------------------------------------------- */
+
+/* Kernels compiled ahead of time and shipped inside a program, so that its plans of the layers
+ * it lists need no NVRTC (and, from the set's wisdom, AUTO times nothing).
+ *
+ *   convgen generate --set LAYERS --arch sm_90 --out DIR --embed my_set.c [--set-name NAME]
+ *
+ * writes my_set.c, which needs only this header and defines `const convgen_kernel_set NAME`
+ * (default: the file's base name, here my_set), and my_set.c.bin, its cubins, which my_set.c
+ * includes by absolute path when it is compiled (GCC or Clang, ELF). The program compiles
+ * my_set.c with its sources and registers the set before planning:
+ *
+ *   extern const convgen_kernel_set my_set;
+ *   convgen_kernel_set_register(&my_set);
+ *
+ * A kernel is found by its cache key (its emitted source, architecture, NVRTC options and
+ * version), so a set serves exactly the kernels this library would compile, on a device or
+ * offline context of their architecture, and none that an upgrade changed (those are compiled
+ * as usual). Lookups go: memory cache, the library's own set (configure --kernel-set), the
+ * registered sets in the order registered, the disk cache, NVRTC; convgen_kernel_info.origin
+ * says CONVGEN_FROM_KERNEL_SET. $CONVGEN_KERNEL_SET=off ignores every set. */
+#define CONVGEN_KERNEL_SET_MAGIC 0x736b6763u /* "cgks" */
+#define CONVGEN_KERNEL_SET_VERSION 1u
+
+/* One compiled kernel of a set. */
+typedef struct convgen_set_kernel {
+    uint64_t key_hi, key_lo;    /* its cache key */
+    const char *arch;           /* "sm_90" */
+    const unsigned char *cubin; /* NVRTC's cubin for arch, cubin_size bytes */
+    size_t cubin_size;
+    int registers, shared_bytes, stack_bytes, spill_store_bytes, spill_load_bytes; /* compile report */
+    double compile_ms;
+} convgen_set_kernel;
+
+typedef struct convgen_kernel_set {
+    uint32_t magic;                    /* CONVGEN_KERNEL_SET_MAGIC */
+    uint32_t version;                  /* CONVGEN_KERNEL_SET_VERSION of the convgen that wrote it */
+    size_t count;
+    const convgen_set_kernel *kernels; /* count of them, sorted by (key_hi, key_lo), no key twice */
+    const char *wisdom;                /* the wisdom its algorithms were chosen by; NULL or "": none */
+} convgen_kernel_set;
+
+/* Adds a set to those the library consults. Checks the set and every kernel (magic, version,
+ * NULL pointers, sizes, cubins that are not ELF, keys out of order, damaged wisdom) and names
+ * the bad field; a refused set is not used at all. The set's wisdom is imported like the
+ * library's set's: under any wisdom imported or measured (it only fills keys nothing else
+ * holds), over the library's set's, never exported. The set must stay valid until the
+ * process exits (a generated set is static data). Thread-safe; registering a set again does
+ * nothing. */
+CONVGEN_API convgen_status convgen_kernel_set_register(const convgen_kernel_set *set);
 
 /* Renders the source of kernel i of a plan without compiling anything; *source is malloc'ed. */
 CONVGEN_API convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, convgen_algo algo,

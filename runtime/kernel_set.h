@@ -1,35 +1,27 @@
-/* Build-time kernel sets: kernels emitted and compiled when the library was built (`convgen
- * generate --embed`, the configured --kernel-set and --arch), embedded in it, and consulted
- * after the memory cache and before the disk cache and NVRTC. A set also carries the wisdom it
- * was generated with, so that AUTO plans on the GPU it was tuned on choose those kernels
- * without timing anything. $CONVGEN_KERNEL_SET=off ignores the set (the bench does, to time
- * the JIT paths). */
+/* Kernel sets: kernels emitted and compiled ahead of time, consulted after the memory cache and
+ * before the disk cache and NVRTC. The library's own set is the build's (the configured
+ * --kernel-set and --arch, through `convgen embed-set`), linked in; a program adds its own with
+ * convgen_kernel_set_register (convgen.h; `convgen generate --embed` writes them). Both are a
+ * convgen_kernel_set. A set also carries the wisdom it was generated with, so that AUTO plans
+ * on the GPU it was tuned on choose those kernels without timing anything.
+ * $CONVGEN_KERNEL_SET=off ignores every set (the bench does, to time the JIT paths). */
 #ifndef CG_KERNEL_SET_H
 #define CG_KERNEL_SET_H
 
 #include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 
 #include "cache.h"
+#include "convgen.h"
 
-/* One compiled kernel of a set: its cache key (jit.c's: source, architecture, options, NVRTC
- * version), compile report, and cubin at `offset` of the set's blob. */
-typedef struct cg_set_kernel {
-    uint64_t key_hi, key_lo;
-    int registers, shared_bytes, stack_bytes, spill_store_bytes, spill_load_bytes;
-    double compile_ms;
-    size_t offset, size;
-} cg_set_kernel;
+/* The library's own set: defined by the generated kernel_set.c of the build, or empty
+ * (kernel_set_none.c) in the generator that builds it. */
+extern const convgen_kernel_set cg_kernel_set;
 
-/* Defined by the generated kernel_set.c of the build, or empty (kernel_set_none.c) in the
- * generator that builds it. Sorted by key. */
-extern const cg_set_kernel cg_kernel_set[];
-extern const size_t cg_kernel_set_count;
-extern const unsigned char cg_kernel_set_blob[];
-extern const char cg_kernel_set_wisdom[]; /* "" when it has none */
+/* Whether sets are consulted at all ($CONVGEN_KERNEL_SET is not "off"). */
+bool kernel_set_enabled(void);
 
-/* The set's kernel of a key, copied into *out (the caller frees it), or false. */
+/* The kernel of a key from the library's set or a registered one, copied into *out (the caller
+ * frees it), or false. */
 bool kernel_set_get(cache_key key, cache_kernel *out);
 
 #endif

@@ -408,6 +408,19 @@ convgen_status convgen_wisdom_import_string(const char *text)
     return merge_text(text, "the wisdom text", false);
 }
 
+convgen_status wisdom_check_text(const char *text, const char *origin)
+{
+    wisdom_set parsed = {0};
+    convgen_status s = parse_text(text, origin, &parsed);
+    free(parsed.v);
+    return s;
+}
+
+convgen_status wisdom_import_provisional(const char *text, const char *origin)
+{
+    return merge_text(text, origin, true);
+}
+
 convgen_status convgen_wisdom_import(const char *path)
 {
     if (!path)
@@ -487,9 +500,8 @@ static void load_env_once(void)
 {
     /* The kernel set's wisdom: what the build's kernels were chosen by, under every other
      * entry (provisional: it fills only keys nothing else holds, and is never exported). */
-    const char *set = getenv("CONVGEN_KERNEL_SET");
-    if (cg_kernel_set_wisdom[0] && !(set && strcmp(set, "off") == 0) &&
-        merge_text(cg_kernel_set_wisdom, "the kernel set's wisdom", true) != CONVGEN_SUCCESS)
+    if (cg_kernel_set.wisdom && cg_kernel_set.wisdom[0] && kernel_set_enabled() &&
+        merge_text(cg_kernel_set.wisdom, "the kernel set's wisdom", true) != CONVGEN_SUCCESS)
         cg_warn("%s", convgen_last_error());
     cg_debug("wisdom: %d entries held from the kernel set", convgen_wisdom_count());
     const char *path = env_path();

@@ -39,6 +39,12 @@ bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out);
 /* Adds an entry, replacing one of the same key tuned at no more effort. */
 convgen_status wisdom_add(const wisdom_entry *e);
 
+/* Whether `text` is wisdom, parsed whole (a failure names `origin`); nothing is imported. */
+convgen_status wisdom_check_text(const char *text, const char *origin);
+/* Imports `text` as provisional entries (a kernel set's: they fill only keys nothing else holds
+ * and are never exported), all or, if it is damaged, none. */
+convgen_status wisdom_import_provisional(const char *text, const char *origin);
+
 /* $CONVGEN_WISDOM: imported once per process (a damaged file is reported and ignored), and
  * rewritten after new choices (merged with the file's entries then). */
 void wisdom_load_env(void);

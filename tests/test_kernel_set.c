@@ -25,7 +25,7 @@ static char tmpdir[256], convgen_bin[4096];
 static void test_library_set_serves_auto(void **state)
 {
     (void)state;
-    if (cg_kernel_set_count == 0 || !cg_kernel_set_wisdom[0])
+    if (cg_kernel_set.count == 0 || !cg_kernel_set.wisdom[0])
         skip(); /* configured with an empty set or without wisdom */
     convgen_context *ctx;
     convgen_context_options o = {.offline = 1, .arch = "sm_90", .disk_cache = -1};
@@ -59,7 +59,7 @@ static void test_library_set_serves_auto(void **state)
 static void test_build_writes_edges_per_kernel(void **state)
 {
     (void)state;
-    if (cg_kernel_set_count == 0)
+    if (cg_kernel_set.count == 0)
         skip();
     char path[4200];
     snprintf(path, sizeof path, "%.*s/kernel_set.ninja", (int)(strrchr(convgen_bin, '/') - convgen_bin), convgen_bin);
@@ -80,9 +80,9 @@ static void test_build_writes_edges_per_kernel(void **state)
             fail_msg("%s: the edge's source %s is not there", path, source);
     }
     fclose(f);
-    print_message("%d compile edges, %zu kernels embedded\n", edges, cg_kernel_set_count);
+    print_message("%d compile edges, %zu kernels embedded\n", edges, cg_kernel_set.count);
     assert_int_equal(embeds, 1);
-    assert_true((size_t)edges >= cg_kernel_set_count);
+    assert_true((size_t)edges >= cg_kernel_set.count);
 }
 
 /* Runs convgen generate on `set` into tmpdir/out; its output into *log (malloc'ed). */
@@ -190,7 +190,7 @@ static void test_generate_small_set(void **state)
     size_t len = fread(text, 1, sizeof text - 1, c);
     text[len] = '\0';
     fclose(c);
-    assert_non_null(strstr(text, "const cg_set_kernel cg_kernel_set[] = {"));
+    assert_non_null(strstr(text, "const convgen_kernel_set set = {CONVGEN_KERNEL_SET_MAGIC"));
     assert_non_null(strstr(text, ".incbin"));
     free(log);
 
@@ -226,6 +226,104 @@ static void test_generate_small_set(void **state)
     free(log);
 }
 
+/* ---- convgen_kernel_set_register ---- */
+
+static const unsigned char fake_cubin[] = "\x7f" "ELF a cubin's bytes";
+static const convgen_set_kernel two_kernels[] = {
+    {1, 2, "sm_90", fake_cubin, sizeof fake_cubin, 32, 0, 0, 0, 0, 1.5},
+    {1, 3, "sm_90a", fake_cubin, sizeof fake_cubin, 40, 1024, 0, 0, 0, 2.5},
+};
+
+/* `broken` refused, with INVALID_VALUE and a message that names `field`. */
+static void assert_refused(const convgen_kernel_set *broken, const char *field)
+{
+    assert_int_equal(convgen_kernel_set_register(broken), CONVGEN_ERROR_INVALID_VALUE);
+    if (!strstr(convgen_last_error(), field))
+        fail_msg("the message '%s' does not name %s", convgen_last_error(), field);
+    print_message("%s\n", convgen_last_error());
+}
+
+static void test_register_refuses_a_bad_set(void **state)
+{
+    (void)state;
+    const convgen_kernel_set good = {CONVGEN_KERNEL_SET_MAGIC, CONVGEN_KERNEL_SET_VERSION, 2, two_kernels, NULL};
+    convgen_kernel_set bad = good;
+    convgen_set_kernel k[2];
+    assert_refused(NULL, "set is NULL");
+    bad.magic = 0x12345678;
+    assert_refused(&bad, "set->magic");
+    bad = good, bad.version = CONVGEN_KERNEL_SET_VERSION + 1;
+    assert_refused(&bad, "set->version");
+    bad = good, bad.kernels = NULL;
+    assert_refused(&bad, "set->kernels is NULL");
+    bad = good, bad.kernels = k;
+    memcpy(k, two_kernels, sizeof k), k[1].arch = NULL;
+    assert_refused(&bad, "set->kernels[1].arch");
+    memcpy(k, two_kernels, sizeof k), k[0].arch = "compute_90";
+    assert_refused(&bad, "set->kernels[0].arch");
+    memcpy(k, two_kernels, sizeof k), k[1].cubin = NULL;
+    assert_refused(&bad, "set->kernels[1].cubin is NULL");
+    memcpy(k, two_kernels, sizeof k), k[0].cubin_size = 0;
+    assert_refused(&bad, "set->kernels[0].cubin");
+    memcpy(k, two_kernels, sizeof k), k[1].cubin = (const unsigned char *)"not an ELF file";
+    assert_refused(&bad, "set->kernels[1].cubin");
+    memcpy(k, two_kernels, sizeof k), k[1].key_lo = 2; /* the same key twice */
+    assert_refused(&bad, "set->kernels[1]");
+    memcpy(k, two_kernels, sizeof k), k[0].key_hi = 7; /* out of order */
+    assert_refused(&bad, "set->kernels[1]");
+    bad = good, bad.wisdom = "convgen wisdom, edited by hand\n";
+    assert_refused(&bad, "set->wisdom");
+}
+
+static void test_registered_set_serves_its_kernels(void **state)
+{
+    (void)state;
+    static const convgen_kernel_set set = {CONVGEN_KERNEL_SET_MAGIC, CONVGEN_KERNEL_SET_VERSION, 2, two_kernels, ""};
+    cache_kernel k = {0};
+    assert_false(kernel_set_get((cache_key){1, 3}, &k));
+    assert_int_equal(convgen_kernel_set_register(&set), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_kernel_set_register(&set), CONVGEN_SUCCESS); /* again: nothing changes */
+    assert_true(kernel_set_get((cache_key){1, 3}, &k));
+    assert_int_equal(k.cubin_size, sizeof fake_cubin);
+    assert_memory_equal(k.cubin, fake_cubin, sizeof fake_cubin);
+    assert_int_equal(k.registers, 40);
+    assert_int_equal(k.shared_bytes, 1024);
+    cache_kernel_free(&k);
+    assert_false(kernel_set_get((cache_key){1, 4}, &k));
+    setenv("CONVGEN_KERNEL_SET", "off", 1);
+    assert_false(kernel_set_get((cache_key){1, 2}, &k));
+    unsetenv("CONVGEN_KERNEL_SET");
+    assert_true(kernel_set_get((cache_key){1, 2}, &k));
+    cache_kernel_free(&k);
+}
+
+/* A registered set's wisdom is held as the library's set's is: used, never exported. */
+static void test_registered_set_imports_its_wisdom(void **state)
+{
+    (void)state;
+    char path[4200];
+    size_t size;
+    snprintf(path, sizeof path, "%s/bench/wisdom/nvidia-h100-80gb-hbm3.wisdom", CONVGEN_SOURCE_DIR);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char wisdom[1 << 20];
+    size = fread(wisdom, 1, sizeof wisdom - 1, f);
+    fclose(f);
+    wisdom[size] = '\0';
+    static convgen_kernel_set set = {CONVGEN_KERNEL_SET_MAGIC, CONVGEN_KERNEL_SET_VERSION, 1, two_kernels, wisdom};
+    convgen_wisdom_forget();
+    assert_int_equal(convgen_wisdom_count(), 0);
+    assert_int_equal(convgen_kernel_set_register(&set), CONVGEN_SUCCESS);
+    int held = convgen_wisdom_count();
+    print_message("%d wisdom entries held from the set\n", held);
+    assert_true(held > 50);
+    char *text;
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    assert_non_null(strstr(text, "end entries=0 "));
+    free(text);
+    convgen_wisdom_forget();
+}
+
 int main(void)
 {
     ssize_t len = readlink("/proc/self/exe", convgen_bin, sizeof convgen_bin - 1);
@@ -245,6 +343,9 @@ int main(void)
         cmocka_unit_test(test_library_set_serves_auto),
         cmocka_unit_test(test_build_writes_edges_per_kernel),
         cmocka_unit_test(test_generate_small_set),
+        cmocka_unit_test(test_register_refuses_a_bad_set),
+        cmocka_unit_test(test_registered_set_serves_its_kernels),
+        cmocka_unit_test(test_registered_set_imports_its_wisdom),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[512];

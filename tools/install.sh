@@ -1,6 +1,9 @@
 #!/bin/sh
 # ninja install: the header, both libraries, the CLI and a pkg-config file, under
-# $DESTDIR$prefix. usage: install.sh SRC BUILDDIR PREFIX ARCHS
+# $DESTDIR$prefix. usage (in the folder of build.ninja): install.sh SRC BUILDDIR PREFIX ARCHS
+# convgen.h includes no CUDA header, so Cflags needs none; Libs.private lists what libconvgen
+# links (build.ninja's libs: NVRTC, cuFFT, cuBLAS; the driver is loaded at run time), for
+# `pkg-config --static --libs` when a program links libconvgen.a.
 set -eu
 src=$1 build=$2 prefix=$3
 root=${DESTDIR:-}$prefix
@@ -14,6 +17,11 @@ install -m 755 "$build/convgen" "$root/bin/convgen"
 [ -x "$build/convgen-bench" ] && install -m 755 "$build/convgen-bench" "$root/bin/convgen-bench"
 version=$(sed -n 's/^#define CONVGEN_VERSION_STRING "\(.*\)"/\1/p' "$src/runtime/convgen.h")
 cuda_lib=$(sed -n 's/^cuda_lib = //p' build.ninja)
+# The first run of a program built with `pkg-config --libs convgen` must find libconvgen.so.0
+# without LD_LIBRARY_PATH or ldconfig: Libs carries an rpath to libdir, except under /usr,
+# whose lib is searched anyway (/usr/local/lib is only in ld.so's cache, after ldconfig).
+rpath='-Wl,-rpath,${libdir} '
+[ "$prefix" = /usr ] && rpath=
 cat >"$root/lib/pkgconfig/convgen.pc" <<PC
 prefix=$prefix
 libdir=\${prefix}/lib
@@ -23,7 +31,7 @@ Name: convgen
 Description: fully specialized CUDA convolution kernels, generated per layer shape and JIT-compiled with NVRTC
 Version: $version
 Cflags: -I\${includedir}
-Libs: -L\${libdir} -lconvgen
-Libs.private: -L$cuda_lib -Wl,-rpath,$cuda_lib -lnvrtc -ldl -lpthread -lm
+Libs: -L\${libdir} $rpath-lconvgen
+Libs.private: -L$cuda_lib -Wl,-rpath,$cuda_lib -lnvrtc -lcufft -lcublas -ldl -lpthread -lm
 PC
 echo "installed convgen $version in $root"
