@@ -32,13 +32,13 @@ static const named_text included[] = {
     {NULL, NULL},
 };
 
-static const char *load_table(void *user, const char *name)
+static tmpl_source load_table(void *user, const char *name)
 {
     const named_text *t = user ? user : included;
     for (; t->name; ++t)
         if (strcmp(t->name, name) == 0)
-            return t->text;
-    return NULL;
+            return (tmpl_source){.text = t->text};
+    return (tmpl_source){0};
 }
 
 /* Renders and returns the output, failing the test with the error on failure. */
