@@ -15,8 +15,11 @@ typedef struct cg_embedded_template {
 extern const cg_embedded_template cg_embedded_templates[];
 
 /* Renders template `name` with `ctx` into *out (malloc'ed). On failure returns
- * CONVGEN_ERROR_TEMPLATE (or IO for an unreadable override) with "name:line:col: ..." in
- * convgen_last_error(). */
+ * CONVGEN_ERROR_TEMPLATE with "name:line:col: ..." in convgen_last_error(), where name is the
+ * override's path for a text read from CONVGEN_TEMPLATE_DIR (so the line counts in the file that
+ * was used). An override that cannot be read, or has a NUL byte, is such an error naming its
+ * path; one that is not a regular file (a folder, a FIFO), or a CONVGEN_TEMPLATE_DIR that is not a
+ * folder, is warned about once per process and the embedded copy serves. */
 convgen_status cg_render_template(const char *name, const tmpl_value *ctx, char **out);
 
 #endif

@@ -13,7 +13,7 @@
 #include <string.h>
 
 enum {
-    TMPL_MAX_INCLUDE_DEPTH = 16, /* deeper is a template including itself */
+    TMPL_MAX_INCLUDE_DEPTH = 64, /* deeper is a template including itself (C compilers allow 200) */
     TMPL_MAX_CALL_DEPTH = 64,    /* bounds the C stack for recursive macros */
 };
 
@@ -235,15 +235,17 @@ static bool tmpl_exec_include(tmpl_state *st, const tmpl_node *n)
     if (!name)
         return false;
     bool ok = false;
-    const char *text = NULL;
+    tmpl_source src = {0};
     tmpl_parsed *p = NULL;
     if (name->kind != TMPL_STR)
         tmpl_fail_value(st, n, "include expects a template name, got %s", tmpl_kind_name(name->kind));
     else if (st->include_depth >= TMPL_MAX_INCLUDE_DEPTH)
         tmpl_fail_value(st, n, "includes nested too deep (does '%s' include itself?)", name->u.str.s);
-    else if (!st->load || !(text = st->load(st->load_user, name->u.str.s)))
+    else if (st->load && (src = st->load(st->load_user, name->u.str.s)).problem && !src.text)
+        tmpl_fail_value(st, n, "template '%s' cannot be used: %s", name->u.str.s, src.problem);
+    else if (!src.text)
         tmpl_fail_value(st, n, "template '%s' not found", name->u.str.s);
-    else if ((p = tmpl_get_parsed(st, n, name->u.str.s, text))) {
+    else if ((p = tmpl_get_parsed(st, n, src.origin ? src.origin : name->u.str.s, src.text))) {
         const char *saved = st->tname;
         st->tname = p->name;
         st->include_depth++;

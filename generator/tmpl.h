@@ -76,9 +76,19 @@ bool tmpl_ok(const tmpl_value *v);
 tmpl_value *tmpl_ref(tmpl_value *v);
 void tmpl_unref(tmpl_value *v);
 
-/* Finds the text of an included template by name; returns NULL if there is none. The text
- * must stay valid until tmpl_render returns. */
-typedef const char *(*tmpl_load_fn)(void *user, const char *name);
+/* What a loader found for an included name: its text, or NULL where there is none; the name
+ * errors inside the text carry, where that is not the included name (an override's path, so a
+ * line number says which file it counts in); and, for a text that is there but cannot be used
+ * (unreadable, a NUL byte), why, naming the file (text NULL then). The strings must stay valid
+ * until tmpl_render returns. */
+typedef struct tmpl_source {
+    const char *text;
+    const char *origin;
+    const char *problem;
+} tmpl_source;
+
+/* Finds the text of an included template by name. */
+typedef tmpl_source (*tmpl_load_fn)(void *user, const char *name);
 
 /* Renders template `text` (named `name` in errors) with the variables of map `ctx`.
  * On success *out is a malloc'ed string and the result is true. On failure *out is NULL and

@@ -176,8 +176,9 @@ static tmpl_value *tmpl_eval_call(tmpl_state *st, const tmpl_node *n)
         if (!(callee = tmpl_eval(st, f)))
             return NULL;
         if (callee->kind != TMPL_MACRO) {
+            const char *kind = tmpl_kind_name(callee->kind); /* a static name: callee may go now */
             tmpl_unref(callee);
-            return tmpl_fail_value(st, n, "%s is not callable", tmpl_kind_name(callee->kind));
+            return tmpl_fail_value(st, n, "%s is not callable", kind);
         }
     } else if (!tmpl_is_global(f->str)) {
         return tmpl_undefined(st, n, "function", f->str);

@@ -65,6 +65,12 @@ bool cache_disk_get(cache_disk *d, cache_key key, cache_kernel *out);
 /* Best effort: a failed write logs one warning per cache and is otherwise ignored. */
 void cache_disk_put(cache_disk *d, cache_key key, const cache_kernel *k);
 
+/* Checks the bytes of a whole entry file as cache_disk_get checks the file (header, format,
+ * key, lengths, checksums). True: *out holds a copy of the kernel (cache_kernel_free). False:
+ * *why says what is wrong (a constant, or written to buf). The fuzz target's entry point. */
+bool cache_entry_parse(const void *bytes, size_t size, cache_key key, cache_kernel *out, const char **why,
+                       char *buf, size_t buf_size);
+
 /* The entry path of a key (for tests that damage entries); malloc'ed. */
 char *cache_disk_entry_path(const cache_disk *d, cache_key key);
 

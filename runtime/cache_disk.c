@@ -288,6 +288,17 @@ static ssize_t read_full(int fd, void *buf, size_t n)
 
 typedef enum { ENTRY_OK, ENTRY_MISS, ENTRY_BAD } entry_verdict;
 
+/* The kernel of a checked header and its cubin (taken over). */
+static cache_kernel kernel_of(const entry_header *h, void *cubin)
+{
+    return (cache_kernel){
+        .cubin = cubin, .cubin_size = (size_t)h->payload_size, .registers = h->registers,
+        .shared_bytes = h->shared_bytes, .stack_bytes = h->stack_bytes,
+        .spill_store_bytes = h->spill_store_bytes, .spill_load_bytes = h->spill_load_bytes,
+        .compile_ms = h->compile_ms,
+    };
+}
+
 /* Reads the cubin after a checked header. Out of memory or an I/O error is a plain miss (the
  * entry may be fine); a short payload or a wrong checksum is bad. */
 static entry_verdict payload_read(int fd, const entry_header *h, cache_kernel *out, const char **why)
@@ -313,13 +324,36 @@ static entry_verdict payload_read(int fd, const entry_header *h, cache_kernel *o
         free(cubin);
         return v;
     }
-    *out = (cache_kernel){
-        .cubin = cubin, .cubin_size = n, .registers = h->registers,
-        .shared_bytes = h->shared_bytes, .stack_bytes = h->stack_bytes,
-        .spill_store_bytes = h->spill_store_bytes, .spill_load_bytes = h->spill_load_bytes,
-        .compile_ms = h->compile_ms,
-    };
+    *out = kernel_of(h, cubin);
     return ENTRY_OK;
+}
+
+bool cache_entry_parse(const void *bytes, size_t size, cache_key key, cache_kernel *out, const char **why,
+                       char *buf, size_t buf_size)
+{
+    const unsigned char *raw = bytes;
+    entry_header h;
+    if (size < ENTRY_HEADER_SIZE) {
+        *why = "shorter than a header";
+        return false;
+    }
+    header_decode(raw, &h);
+    *why = header_problem(raw, &h, key, (uint64_t)size - ENTRY_HEADER_SIZE, buf, buf_size);
+    if (*why)
+        return false;
+    size_t n = (size_t)h.payload_size;
+    if (XXH3_64bits(raw + ENTRY_HEADER_SIZE, n) != h.payload_sum) {
+        *why = "payload checksum mismatch";
+        return false;
+    }
+    void *cubin = malloc(n ? n : 1);
+    if (!cubin) {
+        *why = "out of memory";
+        return false;
+    }
+    memcpy(cubin, raw + ENTRY_HEADER_SIZE, n);
+    *out = kernel_of(&h, cubin);
+    return true;
 }
 
 /* Checks and loads the open entry `fd`. */

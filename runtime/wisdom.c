@@ -36,9 +36,21 @@
 #define MAGIC "convgen-wisdom 1\n"
 #define MAX_FILE_BYTES (64u << 20)
 
+/* Entries in the order they came, and an index of them by key: open addressing with linear
+ * probing over a power-of-two table kept at most half full, each slot the key's hash and the
+ * entry's position. The GPU's name is left out of the hash, so a lookup for "any GPU" probes the
+ * same chain as one for a named GPU. Importing n entries is O(n) (it was O(n^2): 50,000 entries
+ * took minutes). Entries are never removed one by one, so a chain is never broken. */
+typedef struct wisdom_slot {
+    uint64_t hash;
+    int32_t index; /* into v; -1: empty */
+} wisdom_slot;
+
 typedef struct wisdom_set {
     wisdom_entry *v;
     int count, cap;
+    wisdom_slot *slots;
+    size_t nslots;
 } wisdom_set;
 
 static wisdom_set held;
@@ -70,37 +82,116 @@ static bool same_key(const wisdom_key *have, const wisdom_key *want)
            same_layer(&have->layer, &want->layer);
 }
 
+/* XXH3 of everything same_key compares but the GPU's name. */
+static uint64_t key_hash(const wisdom_key *k)
+{
+    const cg_problem *p = &k->layer;
+    int64_t w[8 + 6 * CONVGEN_MAX_RANK];
+    int n = 0;
+    w[n++] = p->rank, w[n++] = p->n, w[n++] = p->c, w[n++] = p->k, w[n++] = p->flip;
+    w[n++] = k->pass, w[n++] = (int64_t)k->workspace_limit, w[n++] = k->tf32;
+    for (int d = 0; d < p->rank && d < CONVGEN_MAX_RANK; ++d) {
+        w[n++] = p->in[d], w[n++] = p->kernel[d], w[n++] = p->pad_before[d];
+        w[n++] = p->pad_after[d], w[n++] = p->stride[d], w[n++] = p->dilation[d];
+    }
+    uint64_t h = XXH3_64bits(w, sizeof w[0] * (size_t)n);
+    h = XXH3_64bits_withSeed(k->arch, strnlen(k->arch, sizeof k->arch), h);
+    return XXH3_64bits_withSeed(k->version, strnlen(k->version, sizeof k->version), h);
+}
+
+/* What a search of the index asks of an entry besides its key. */
+typedef struct wisdom_query {
+    bool exact_gpu;     /* the GPU's name too, "" only matching "" (else "" in the key means any) */
+    bool measured_only; /* no provisional entry */
+    int effort;         /* tuned with at least this effort */
+} wisdom_query;
+
+/* The position of the earliest entry of `key` that answers `q`, or -1: the earliest, as the
+ * linear search this index replaced found it. */
+static int set_find(const wisdom_set *s, const wisdom_key *key, wisdom_query q)
+{
+    int best = -1;
+    if (!s->nslots)
+        return best;
+    uint64_t h = key_hash(key);
+    size_t mask = s->nslots - 1;
+    for (size_t i = h & mask; s->slots[i].index >= 0; i = (i + 1) & mask) {
+        int at = s->slots[i].index;
+        const wisdom_entry *e = &s->v[at];
+        if (s->slots[i].hash == h && (best < 0 || at < best) && (!q.exact_gpu || strcmp(e->key.gpu, key->gpu) == 0) &&
+            same_key(&e->key, key) && !(q.measured_only && e->provisional) && effort_rank(e->effort) >= effort_rank(q.effort))
+            best = at;
+    }
+    return best;
+}
+
+static void slot_put(wisdom_slot *slots, size_t nslots, uint64_t hash, int index)
+{
+    size_t i = hash & (nslots - 1);
+    while (slots[i].index >= 0)
+        i = (i + 1) & (nslots - 1);
+    slots[i] = (wisdom_slot){hash, index};
+}
+
+/* Room for one more entry: the array and, kept at most half full, the index. */
+static bool set_reserve(wisdom_set *s)
+{
+    if (s->count == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        wisdom_entry *v = s->cap < INT32_MAX / 2 ? realloc(s->v, sizeof *v * (size_t)cap) : NULL;
+        if (!v)
+            return false;
+        s->v = v, s->cap = cap;
+    }
+    if ((size_t)(s->count + 1) * 2 <= s->nslots)
+        return true;
+    size_t nslots = s->nslots ? 2 * s->nslots : 128;
+    wisdom_slot *slots = malloc(sizeof *slots * nslots);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < nslots; ++i)
+        slots[i].index = -1;
+    for (int i = 0; i < s->count; ++i) /* in order, so each chain stays in insertion order */
+        slot_put(slots, nslots, key_hash(&s->v[i].key), i);
+    free(s->slots);
+    s->slots = slots, s->nslots = nslots;
+    return true;
+}
+
+static void set_free(wisdom_set *s)
+{
+    free(s->v);
+    free(s->slots);
+    *s = (wisdom_set){0};
+}
+
 /* Adds an entry or replaces the one of its key: a measured one over a provisional one, and
  * either over one of its kind tuned with no more effort. */
 static convgen_status set_add(wisdom_set *s, const wisdom_entry *e)
 {
-    for (int i = 0; i < s->count; ++i)
-        if (strcmp(s->v[i].key.gpu, e->key.gpu) == 0 && same_key(&s->v[i].key, &e->key)) {
-            bool same_class = e->provisional == s->v[i].provisional;
-            if (same_class ? effort_rank(e->effort) >= effort_rank(s->v[i].effort) : s->v[i].provisional)
-                s->v[i] = *e;
-            return CONVGEN_SUCCESS;
-        }
-    if (s->count == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 64;
-        wisdom_entry *v = realloc(s->v, sizeof *v * (size_t)cap);
-        if (!v)
-            return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for wisdom");
-        s->v = v, s->cap = cap;
+    int i = set_find(s, &e->key, (wisdom_query){.exact_gpu = true, .effort = CONVGEN_EFFORT_ESTIMATE});
+    if (i >= 0) {
+        bool same_class = e->provisional == s->v[i].provisional;
+        if (same_class ? effort_rank(e->effort) >= effort_rank(s->v[i].effort) : s->v[i].provisional)
+            s->v[i] = *e;
+        return CONVGEN_SUCCESS;
     }
-    s->v[s->count++] = *e;
+    if (!set_reserve(s))
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for wisdom");
+    s->v[s->count] = *e;
+    slot_put(s->slots, s->nslots, key_hash(&e->key), s->count);
+    s->count++;
     return CONVGEN_SUCCESS;
 }
 
 bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out)
 {
-    bool found = false;
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < held.count && !found; ++i)
-        if (same_key(&held.v[i].key, key) && effort_rank(held.v[i].effort) >= effort_rank(effort))
-            *out = held.v[i], found = true;
+    int i = set_find(&held, key, (wisdom_query){.effort = effort});
+    if (i >= 0)
+        *out = held.v[i];
     pthread_mutex_unlock(&lock);
-    return found;
+    return i >= 0;
 }
 
 convgen_status wisdom_add(const wisdom_entry *e)
@@ -357,7 +448,7 @@ static convgen_status merge_text(const char *text, const char *origin, bool prov
         s = set_add(&held, &incoming.v[i]);
     }
     pthread_mutex_unlock(&lock);
-    free(incoming.v);
+    set_free(&incoming);
     return s;
 }
 
@@ -461,8 +552,7 @@ convgen_status convgen_wisdom_export(const char *path)
 void convgen_wisdom_forget(void)
 {
     pthread_mutex_lock(&lock);
-    free(held.v);
-    held = (wisdom_set){0};
+    set_free(&held);
     pthread_mutex_unlock(&lock);
 }
 
@@ -480,11 +570,7 @@ int convgen_wisdom_count(void)
  * (the caller holds the lock). */
 static bool held_has(const wisdom_key *key, int effort)
 {
-    for (int i = 0; i < held.count; ++i)
-        if (!held.v[i].provisional && strcmp(held.v[i].key.gpu, key->gpu) == 0 && same_key(&held.v[i].key, key) &&
-            effort_rank(held.v[i].effort) >= effort_rank(effort))
-            return true;
-    return false;
+    return set_find(&held, key, (wisdom_query){.exact_gpu = true, .measured_only = true, .effort = effort}) >= 0;
 }
 
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
@@ -552,7 +638,7 @@ void wisdom_save_env(void)
             cg_warn("CONVGEN_WISDOM: %s", convgen_last_error());
     }
     free(text);
-    free(theirs.v);
+    set_free(&theirs);
     if (fd >= 0)
         close(fd); /* releases the lock */
     free(lock_path);

@@ -731,6 +731,36 @@ static void test_cache_disk_fifo_at_entry_name_is_a_miss_not_a_hang(void **state
     cache_disk_close(d);
 }
 
+/* The in-memory check (the fuzz target's entry) agrees with the file reader: a written entry's
+ * bytes load as the kernel; one byte short, one byte flipped in the cubin or another key do not. */
+static void test_cache_entry_parse_checks_bytes_as_the_reader_checks_files(void **state)
+{
+    (void)state;
+    char *path, buf[160];
+    const char *why = NULL;
+    cache_disk *d = disk_with_entry(1, 5, 300, &path);
+    size_t size;
+    unsigned char *bytes = file_read(path, &size);
+    cache_kernel want = kernel_of(5, 300), got = {0};
+    assert_true(cache_entry_parse(bytes, size, key_n(1), &got, &why, buf, sizeof buf));
+    assert_true(kernels_equal(&got, &want));
+    cache_kernel_free(&got);
+    assert_false(cache_entry_parse(bytes, size - 1, key_n(1), &got, &why, buf, sizeof buf));
+    assert_non_null(strstr(why, "payload length 300 but 299 bytes follow"));
+    assert_false(cache_entry_parse(bytes, 83, key_n(1), &got, &why, buf, sizeof buf));
+    assert_string_equal(why, "shorter than a header");
+    assert_false(cache_entry_parse(bytes, size, key_n(2), &got, &why, buf, sizeof buf));
+    assert_string_equal(why, "entry of another key");
+    bytes[size - 1] ^= 1;
+    assert_false(cache_entry_parse(bytes, size, key_n(1), &got, &why, buf, sizeof buf));
+    assert_string_equal(why, "payload checksum mismatch");
+    assert_null(got.cubin);
+    cache_kernel_free(&want);
+    free(bytes);
+    free(path);
+    cache_disk_close(d);
+}
+
 /* ---- disk: unwritable folders ---- */
 
 static void test_cache_disk_uncreatable_folder_warns_once_and_stores_nothing(void **state)
@@ -1045,6 +1075,7 @@ int main(void)
         T(test_cache_mem_consistent_under_eight_threads),
         T(test_cache_disk_miss_then_put_then_hit_identical),
         T(test_cache_disk_empty_cubin_round_trips),
+        T(test_cache_entry_parse_checks_bytes_as_the_reader_checks_files),
         T(test_cache_disk_makes_nested_folders_and_0644_entries),
         T(test_cache_disk_put_remakes_a_folder_removed_after_open),
         T(test_cache_disk_rejects_entry_truncated_by_one_byte),

@@ -192,22 +192,22 @@ static void test_programs_compute_their_matrices(void **state)
 }
 
 /* Includes come from the source tree's templates/. */
-static const char *load_from_source(void *user, const char *name)
+static tmpl_source load_from_source(void *user, const char *name)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/templates/%s", CONVGEN_SOURCE_DIR, name);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return NULL;
+        return (tmpl_source){0};
     char *text = calloc(1, 1 << 16);
     size_t got = text ? fread(text, 1, (1 << 16) - 1, f) : 0;
     fclose(f);
     if (!got) {
         free(text);
-        return NULL;
+        return (tmpl_source){0};
     }
     *(char **)user = text; /* freed by the caller: one include per render here */
-    return text;
+    return (tmpl_source){.text = text};
 }
 
 static void test_programs_render_as_straight_line_code(void **state)

@@ -14,6 +14,11 @@ static int embed_one(FILE *out, const char *path, int index)
     fprintf(out, "static const char t%d[] = {", index);
     int c, column = 0;
     while ((c = fgetc(in)) != EOF) {
+        if (c == 0) { /* the library reads templates as C strings: the text would end here */
+            fprintf(stderr, "embed: %s has a NUL byte at offset %d\n", path, column);
+            fclose(in);
+            return 1;
+        }
         fprintf(out, "%s%d,", column++ % 24 ? "" : "\n", c);
     }
     fprintf(out, "0};\n");

@@ -1,0 +1,62 @@
+{#- Pieces shared by the templates. Everything they print was decided by the generator:
+    a digit list says which magic constants divide which index, in which order. -#}
+
+{#- x / d for a shape constant d, exact over the dividend range the generator derived. -#}
+{%- macro udiv(x, d) -%}
+{%- if d.pow2 -%}
+({{ x }} >> {{ d.shift }})
+{%- else -%}
+(__umulhi({{ x }}, {{ d.mul|hex }}u) >> {{ d.shift }})
+{%- endif -%}
+{%- endmacro -%}
+
+{#- x * k for a constant k, with the multiplication by 1 left out. -#}
+{%- macro times(x, k) -%}{{ x if k == 1 else x ~ " * " ~ k ~ "u" }}{%- endmacro -%}
+
+{#- Tap f of a spatial dimension as the input sees it: flipped for convolution. -#}
+{%- macro tap(d) -%}{% if d.flip %}({{ d.kmax }}u - f{{ d.i }}){% else %}f{{ d.i }}{% endif %}{%- endmacro -%}
+
+{#- Splits a flat index into its mixed-radix digits, innermost first. -#}
+{%- macro decompose(digits, indent) -%}
+{%- for g in digits %}
+{%- if g.kind == "div" %}
+{{ indent }}const unsigned {{ g.quot }} = {{ udiv(g.src, g.div) }};  // {{ g.src }} / {{ g.size }}
+{{ indent }}const unsigned {{ g.name }} = {{ g.src }} - {{ g.quot }} * {{ g.size }}u;
+{%- elif g.kind == "rest" %}
+{{ indent }}const unsigned {{ g.name }} = {{ g.src }};
+{%- else %}
+{{ indent }}const unsigned {{ g.name }} = 0u;
+{%- endif %}
+{%- endfor %}
+{%- endmacro -%}
+
+{#- The file header: what this is and how it was derived, one comment line per entry. -#}
+{%- macro file_header(lines) -%}
+/*
+{%- for line in lines %}
+ *{{ " " ~ line if line else "" }}
+{%- endfor %}
+ */
+{%- endmacro -%}
+
+{#- acc[8][8] += a b^T for a and b of 8 floats each, given as two float4 (lo, hi): the 8 x 8 register
+    block of a thread's products. -#}
+{%- macro fma_8x8(a_lo, a_hi, b_lo, b_hi, indent) -%}
+{{ indent }}const float av[8] = { {{- a_lo }}.x, {{ a_lo }}.y, {{ a_lo }}.z, {{ a_lo }}.w, {{ a_hi }}.x, {{ a_hi }}.y, {{ a_hi }}.z, {{ a_hi }}.w};
+{{ indent }}const float bv[8] = { {{- b_lo }}.x, {{ b_lo }}.y, {{ b_lo }}.z, {{ b_lo }}.w, {{ b_hi }}.x, {{ b_hi }}.y, {{ b_hi }}.z, {{ b_hi }}.w};
+{{ indent }}#pragma unroll
+{{ indent }}for (int i = 0; i < 8; ++i)
+{{ indent }}#pragma unroll
+{{ indent }}    for (int j = 0; j < 8; ++j)
+{{ indent }}        acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+{%- endmacro -%}
+
+{#- The 8 x 8 register block of a thread's sums, zeroed. -#}
+{%- macro acc_8x8(indent) -%}
+{{ indent }}float acc[8][8];
+{{ indent }}#pragma unroll
+{{ indent }}for (int i = 0; i < 8; ++i)
+{{ indent }}#pragma unroll
+{{ indent }}    for (int j = 0; j < 8; ++j)
+{{ indent }}        acc[i][j] = 0.0f;
+{%- endmacro -%}

@@ -1,0 +1,2 @@
+a
+{% include 'broken.cuh' %}{{ big + 1 }}

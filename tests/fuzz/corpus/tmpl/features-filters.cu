@@ -1,0 +1,1 @@
+{{ half|f32 }} {{ tiny|f32 }} {{ half|f64 }} {{ 255|hex }} {{ name|upper }} {{ xs|join('-') }} {{ xs|length }} {{ '7'|int }} {{ 3|float }} {{ neg|abs }} {{ nope|default(1) }} {{ 'a\nb'|indent(2) }} {{ len(xs) }} {{ min(xs) }} {{ max(1, 5, 2) }}

@@ -1,0 +1,158 @@
+/* Wisdom's reader at scale and against files that never end (runtime/wisdom.c): 50,000 entries
+ * import and are each found by key; /dev/zero and a FIFO are refused at once, never read. The
+ * format's round trip, merging and damage are test_tune's. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "convgen.h"
+#include "wisdom.h"
+
+static char tmpdir[256];
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Entry i of a generated set: a layer per i (batch and channels vary), each pass in turn, one
+ * of four algorithms; every tenth layer also measured on a second GPU, slower there. */
+static wisdom_entry generated(int i, const char *gpu)
+{
+    convgen_conv_desc d = {.rank = 2, .n = 1 + i % 97, .c = 1 + i / 97, .k = 3 + i % 5, .in = {32, 32},
+                           .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}};
+    wisdom_entry e = {.effort = CONVGEN_EFFORT_MEASURE, .ms = 1 + i % 1000 * 1e-3};
+    assert_int_equal(cg_problem_init(&e.key.layer, &d), CONVGEN_SUCCESS);
+    static const convgen_algo algos[] = {CONVGEN_ALGO_DIRECT, CONVGEN_ALGO_WINOGRAD, CONVGEN_ALGO_FFT_TILED,
+                                         CONVGEN_ALGO_CUFFT};
+    e.algo = algos[i % 4];
+    e.key.pass = (convgen_pass)(i / 7 % 3);
+    snprintf(e.key.gpu, sizeof e.key.gpu, "%s", gpu);
+    snprintf(e.key.arch, sizeof e.key.arch, "sm_90");
+    snprintf(e.key.version, sizeof e.key.version, "%s", CONVGEN_VERSION_STRING);
+    return e;
+}
+
+#ifndef ENTRIES
+#define ENTRIES 50000 /* -DENTRIES=n to time another size */
+#endif
+
+/* Was quadratic in the entries (10,000 took 2.6 s; 50,000 did not finish in 120 s): the hang
+ * guard (alarm) is what fails then, not a timing assertion. */
+static void test_import_of_50000_entries_counts_and_finds_each(void **state)
+{
+    (void)state;
+    alarm(60); /* about 0.5 s here; quadratic, it took minutes */
+    convgen_wisdom_forget();
+    int added = 0;
+    for (int i = 0; i < ENTRIES; ++i) {
+        wisdom_entry e = generated(i, "NVIDIA H100 80GB HBM3");
+        assert_int_equal(wisdom_add(&e), CONVGEN_SUCCESS);
+        ++added;
+        if (i % 10 == 0) {
+            e = generated(i, "NVIDIA H200");
+            e.ms *= 2;
+            assert_int_equal(wisdom_add(&e), CONVGEN_SUCCESS);
+            ++added;
+        }
+    }
+    assert_int_equal(convgen_wisdom_count(), added);
+    char *text, *again;
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    convgen_wisdom_forget();
+    double t0 = seconds();
+    assert_int_equal(convgen_wisdom_import_string(text), CONVGEN_SUCCESS);
+    double t1 = seconds();
+    assert_int_equal(convgen_wisdom_count(), added);
+    for (int i = 0; i < ENTRIES; ++i) {
+        wisdom_entry want = generated(i, "NVIDIA H100 80GB HBM3"), got;
+        assert_true(wisdom_lookup(&want.key, CONVGEN_EFFORT_MEASURE, &got));
+        assert_int_equal(got.algo, want.algo);
+        assert_true(fabs(got.ms - want.ms) < 1e-5); /* written with 6 digits */
+        assert_false(wisdom_lookup(&want.key, CONVGEN_EFFORT_EXHAUSTIVE, &got));
+        if (i % 10 == 0) {
+            /* "any GPU" finds the earliest entry of the key: the H100's, imported first */
+            want.key.gpu[0] = '\0';
+            assert_true(wisdom_lookup(&want.key, CONVGEN_EFFORT_MEASURE, &got));
+            assert_string_equal(got.key.gpu, "NVIDIA H100 80GB HBM3");
+            want = generated(i, "NVIDIA H200");
+            assert_true(wisdom_lookup(&want.key, CONVGEN_EFFORT_MEASURE, &got));
+            assert_true(fabs(got.ms - 2 * want.ms) < 1e-4);
+        }
+    }
+    wisdom_entry other = generated(ENTRIES, "NVIDIA H100 80GB HBM3"), got;
+    assert_false(wisdom_lookup(&other.key, CONVGEN_EFFORT_MEASURE, &got));
+    double t2 = seconds();
+    /* importing the same again replaces each entry in place */
+    assert_int_equal(convgen_wisdom_import_string(text), CONVGEN_SUCCESS);
+    double t3 = seconds();
+    assert_int_equal(convgen_wisdom_count(), added);
+    assert_int_equal(convgen_wisdom_export_string(&again), CONVGEN_SUCCESS);
+    assert_string_equal(text, again);
+    print_message("%d entries (%zu bytes): import %.3f s, %d lookups %.3f s, import over them %.3f s\n", added,
+                  strlen(text), t1 - t0, ENTRIES + ENTRIES / 10 * 2, t2 - t1, t3 - t2);
+    free(text);
+    free(again);
+    convgen_wisdom_forget();
+    alarm(0);
+}
+
+/* /dev/zero never ends and a FIFO without a writer blocks in open(): both are refused before a
+ * byte is read, quickly (the hang guard fails the test otherwise). */
+static void test_import_of_dev_zero_and_a_fifo_fails_at_once(void **state)
+{
+    (void)state;
+    alarm(30);
+    convgen_wisdom_forget();
+    assert_int_equal(convgen_wisdom_import("/dev/zero"), CONVGEN_ERROR_IO);
+    assert_non_null(strstr(convgen_last_error(), "/dev/zero"));
+    assert_non_null(strstr(convgen_last_error(), "not a regular file"));
+    char fifo[320];
+    snprintf(fifo, sizeof fifo, "%s/fifo.wisdom", tmpdir);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    assert_int_equal(convgen_wisdom_import(fifo), CONVGEN_ERROR_IO);
+    assert_non_null(strstr(convgen_last_error(), "not a regular file"));
+    assert_int_equal(convgen_wisdom_import(tmpdir), CONVGEN_ERROR_IO); /* a folder */
+    assert_int_equal(convgen_wisdom_count(), 0);
+    /* $CONVGEN_WISDOM naming the FIFO: the export after tuning leaves it alone, unblocked */
+    setenv("CONVGEN_WISDOM", fifo, 1);
+    wisdom_save_env();
+    unsetenv("CONVGEN_WISDOM");
+    struct stat st;
+    assert_int_equal(stat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    remove(fifo);
+    char lock[340];
+    snprintf(lock, sizeof lock, "%s.lock", fifo);
+    remove(lock);
+    alarm(0);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "%s/convgen-test-wisdom-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmpdir))
+        return 1;
+    unsetenv("CONVGEN_WISDOM");
+    setenv("CONVGEN_KERNEL_SET", "off", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_import_of_50000_entries_counts_and_finds_each),
+        cmocka_unit_test(test_import_of_dev_zero_and_a_fifo_fails_at_once),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    rmdir(tmpdir);
+    return failed;
+}
