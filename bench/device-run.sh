@@ -6,7 +6,9 @@
 #
 # usage: bench/device-run.sh OUTDIR [LAYER NAME...]    (bench layers; default every 2-D layer)
 # environment: CHECK_LAYERS (default "L2 L4 R4 G1 B1 Z3"; empty: none), SKIP_TESTS=1, SKIP_BENCH=1,
-#   TESTS="test_fft_batched ..." (only those test programs), BENCH_FFT_ONLY=1 (only --fft)
+#   TESTS="test_fft_batched ..." (only those test programs), BENCH_FFT_ONLY=1 (only --fft),
+#   SANITIZE=address,undefined (configure --sanitize=...; with CUDA_VISIBLE_DEVICES= the suite
+#   runs as CI does, its GPU tests skipped)
 # Exits non-zero when any step failed.
 #
 # Packages the machine lacks (cmocka, xxhash, libdivide) may be carried as Debian .deb files in
@@ -42,7 +44,7 @@ step() { # name command...: runs, logs to OUTDIR/name.log, reports the status
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
-step configure ./configure || { tail -20 "$out/configure.log"; exit 1; }
+step configure ./configure ${SANITIZE:+--sanitize=$SANITIZE} || { tail -20 "$out/configure.log"; exit 1; }
 grep cuDNN "$out/configure.log"
 step build ninja -j16 || { tail -40 "$out/build.log"; exit 1; }
 if [ -z "${SKIP_TESTS:-}" ]; then
