@@ -183,8 +183,8 @@ static void row(FILE *md, FILE *csv, convgen_context *ctx, int rank, convgen_fft
 {
     real_case c = {.d = {.rank = rank, .n = n, .type = type, .batch = count}, .count = count, .windowed = window < n};
     c.d.layout = transposed ? CONVGEN_FFT_LAYOUT_TRANSPOSED : CONVGEN_FFT_LAYOUT_NATURAL;
-    for (int i = 0; i < rank; ++i)
-        c.d.window[i] = window;
+    c.d.window[0] = window; /* rank 1: the one size; rank 2: both (rank is 1 or 2) */
+    c.d.window[1] = rank == 2 ? window : 0;
     const char *what = type == CONVGEN_FFT_R2C ? (transposed ? "R2C, transposed" : "R2C")
                                                : (transposed ? "C2R, transposed" : "C2R");
     if (!prepare(&c, ctx)) {
