@@ -503,7 +503,7 @@ convgen_status wisdom_check_text(const char *text, const char *origin)
 {
     wisdom_set parsed = {0};
     convgen_status s = parse_text(text, origin, &parsed);
-    free(parsed.v);
+    set_free(&parsed);
     return s;
 }
 
