@@ -182,7 +182,7 @@ static bool parse(int argc, char **argv, fft_args *f)
         const fft_option *o = option_named(argv[i]);
         if (!o)
             return false;
-        if (i + 1 == argc) {
+        if (i + 1 >= argc || !argv[i + 1]) { /* (argv[argc] is NULL: gcc -fsanitize=address sees it can be) */
             fprintf(stderr, "convgen: emit --algo fft: %s needs a value (%s)\n", argv[i], o->value);
             return false;
         }
