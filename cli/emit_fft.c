@@ -25,9 +25,10 @@ typedef struct fft_option {
 static bool set_algo(fft_args *f, const char *option, const char *v)
 {
     (void)f;
-    if (strcmp(v, "fft") != 0)
+    bool fft = strcmp(v, "fft") == 0;
+    if (!fft)
         fprintf(stderr, "convgen: emit: %s '%s' with --n: a batched FFT is --algo fft\n", option, v);
-    return strcmp(v, "fft") == 0;
+    return fft;
 }
 
 static bool set_type(fft_args *f, const char *option, const char *v)
@@ -182,7 +183,7 @@ static bool parse(int argc, char **argv, fft_args *f)
         const fft_option *o = option_named(argv[i]);
         if (!o)
             return false;
-        if (i + 1 >= argc || !argv[i + 1]) { /* (argv[argc] is NULL: gcc -fsanitize=address sees it can be) */
+        if (i + 1 == argc) {
             fprintf(stderr, "convgen: emit --algo fft: %s needs a value (%s)\n", argv[i], o->value);
             return false;
         }
