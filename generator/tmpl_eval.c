@@ -304,9 +304,11 @@ static tmpl_value *tmpl_repeat(tmpl_state *st, const tmpl_node *n, const tmpl_va
     return tmpl_made(st, n, tmpl_str_take(d, total));
 }
 
+/* list + list, or the printed texts of a and b (string + string, and ~ of anything: a list on
+ * either side of ~ is printed, which is an error, never joined to whatever the other side is). */
 static tmpl_value *tmpl_concat(tmpl_state *st, const tmpl_node *n, const tmpl_value *a, const tmpl_value *b)
 {
-    if (a->kind == TMPL_LIST) {
+    if (a->kind == TMPL_LIST && b->kind == TMPL_LIST) {
         tmpl_value *l = tmpl_made(st, n, tmpl_list());
         for (size_t i = 0; l && i < a->u.list.len + b->u.list.len; ++i) {
             size_t j = i < a->u.list.len ? i : i - a->u.list.len;

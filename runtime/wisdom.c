@@ -256,7 +256,10 @@ typedef struct fields {
     int count;
 } fields;
 
-/* Splits a line (modified in place) into name=value words; a value may be "quoted". */
+/* Splits a line (modified in place) into name=value words; a value may be "quoted". A quote
+ * inside an unquoted value, or text right after a closing quote, is refused: the writer could
+ * not write such a value back (a gpu=M3" read as 'M3"' was exported as "M3"" and that file was
+ * refused; found by fuzz_wisdom). */
 static bool split_fields(char *line, fields *f)
 {
     f->count = 0;
@@ -273,10 +276,12 @@ static bool split_fields(char *line, fields *f)
         char *v = eq + 1, *end;
         if (*v == '"') {
             end = strchr(++v, '"');
-            if (!end)
+            if (!end || (end[1] && end[1] != ' '))
                 return false;
         } else {
-            end = v + strcspn(v, " ");
+            end = v + strcspn(v, " \"");
+            if (*end == '"')
+                return false;
         }
         char next = *end;
         *end = '\0';
@@ -346,9 +351,10 @@ static bool parse_layer(const fields *f, cg_problem *p)
     return cg_problem_init(p, &d) == CONVGEN_SUCCESS;
 }
 
-static bool copy_text(char *dst, size_t size, const char *src)
+/* A field's text; a `word` (written unquoted) must not hold a space, which a quoted value may. */
+static bool copy_text(char *dst, size_t size, const char *src, bool word)
 {
-    if (!src || !*src || strlen(src) >= size)
+    if (!src || !*src || strlen(src) >= size || (word && strchr(src, ' ')))
         return false;
     strcpy(dst, src);
     return true;
@@ -368,9 +374,9 @@ static bool parse_entry(char *line, wisdom_entry *e)
     e->key.pass = (convgen_pass)name_index(field(&f, "pass"), (const char *const[]){"fprop", "bprop", "accgrad"}, 3);
     e->effort = name_index(field(&f, "effort"), effort_names, 3);
     e->gemm = name_index(field(&f, "gemm"), gemm_names, 3);
-    if (!copy_text(e->key.gpu, sizeof e->key.gpu, field(&f, "gpu")) ||
-        !copy_text(e->key.arch, sizeof e->key.arch, field(&f, "arch")) ||
-        !copy_text(e->key.version, sizeof e->key.version, field(&f, "version")) || (int)e->key.pass < 0 ||
+    if (!copy_text(e->key.gpu, sizeof e->key.gpu, field(&f, "gpu"), false) ||
+        !copy_text(e->key.arch, sizeof e->key.arch, field(&f, "arch"), true) ||
+        !copy_text(e->key.version, sizeof e->key.version, field(&f, "version"), true) || (int)e->key.pass < 0 ||
         e->effort < 0 || e->effort == CONVGEN_EFFORT_ESTIMATE || e->gemm < 0 || !algo ||
         !parse_layer(&f, &e->key.layer) || !parse_u64(field(&f, "limit"), &limit) ||
         !parse_int(field(&f, "tf32"), 0, 1, &tf32) || !ms)

@@ -729,6 +729,10 @@ static void test_error_printing_a_list_map_or_none(void **state)
     expect_error("{{ m }}", c, "t.cu:1:4: cannot print a map");
     expect_error("{{ none }}", c, "t.cu:1:4: cannot print none");
     expect_error("{{ 'a' ~ [1] }}", c, "t.cu:1:8: cannot print a list");
+    /* a list on the left of ~ was joined as a list to the right side, read as one whatever it was
+     * (found by fuzz_tmpl: a heap overflow) */
+    expect_error("{{ [1] ~ 'a' }}", c, "t.cu:1:8: cannot print a list");
+    expect_error("{{ xs ~ n }}", c, "t.cu:1:7: cannot print a list");
     tmpl_unref(c);
 }
 

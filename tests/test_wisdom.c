@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,9 @@
 
 #include "convgen.h"
 #include "wisdom.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 static char tmpdir[256];
 
@@ -141,6 +145,45 @@ static void test_import_of_dev_zero_and_a_fifo_fails_at_once(void **state)
     alarm(0);
 }
 
+/* A wisdom text of one entry line, with its end line. */
+static char *sealed_entry(const char *gpu, const char *arch)
+{
+    static char text[1024];
+    int n = snprintf(text, sizeof text, "convgen-wisdom 1\ngpu=%s arch=%s version=0.1.0 pass=fprop n=8 c=16 k=16 "
+                     "in=20x20 kernel=3x3 pad_before=1x1 pad_after=1x1 stride=1x1 dilation=1x1 mode=correlation "
+                     "limit=0 tf32=0 effort=measure algo=direct fourier=0x0 m=0x0 gemm=chosen ms=1.5\n", gpu, arch);
+    snprintf(text + n, sizeof text - (size_t)n, "end entries=1 xxh64=%016" PRIx64 "\n", XXH64(text, (size_t)n, 0));
+    return text;
+}
+
+/* What imports must export to a text that imports again: a value the writer could not write
+ * back is refused on reading (found by fuzz_wisdom: gpu=M3" was read as 'M3"' and exported as
+ * "M3"", which no reader takes). */
+static void test_values_that_would_not_read_back_are_refused(void **state)
+{
+    (void)state;
+    static const struct { const char *gpu, *arch; bool ok; } cases[] = {
+        {"\"NVIDIA H100\"", "sm_90", true}, {"H100", "sm_90", true}, {"\"M3\"", "\"sm_90\"", true},
+        {"M3\"", "sm_90", false}, {"M\"3", "sm_90", false}, {"\"M3\"x", "sm_90", false},
+        {"\"M3\"\"", "sm_90", false}, {"H100", "\"sm 90\"", false}, {"H100", "sm\"90", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        convgen_wisdom_forget();
+        convgen_status s = convgen_wisdom_import_string(sealed_entry(cases[i].gpu, cases[i].arch));
+        if ((s == CONVGEN_SUCCESS) != cases[i].ok)
+            fail_msg("gpu=%s arch=%s: %s", cases[i].gpu, cases[i].arch, s ? convgen_last_error() : "imported");
+        if (s != CONVGEN_SUCCESS)
+            continue;
+        char *text;
+        assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+        convgen_wisdom_forget();
+        assert_int_equal(convgen_wisdom_import_string(text), CONVGEN_SUCCESS);
+        assert_int_equal(convgen_wisdom_count(), 1);
+        free(text);
+    }
+    convgen_wisdom_forget();
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/convgen-test-wisdom-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -151,6 +194,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_import_of_50000_entries_counts_and_finds_each),
         cmocka_unit_test(test_import_of_dev_zero_and_a_fifo_fails_at_once),
+        cmocka_unit_test(test_values_that_would_not_read_back_are_refused),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rmdir(tmpdir);
