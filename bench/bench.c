@@ -39,8 +39,8 @@ static int usage(int rc)
     printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--cudnn-graph N] [--tf32]\n"
            "       [--algo NAME,...] [--fft [--fft-rank R] [--fft-n N]] [NAME...]\n"
            "Times every convgen algorithm that supports each layer against cuDNN's best algorithm\n"
-           "(strict fp32 and TF32 allowed), three passes, and checks convgen's output against\n"
-           "cuDNN's strict one. NAMEs pick layers of FILE (default: every 2-D layer of it; FILE\n"
+           "(strict fp32 and TF32 allowed), three passes, each output checked against float64 (below).\n"
+           "NAMEs pick layers of FILE (default: every 2-D layer of it; FILE\n"
            "defaults to $CONVGEN_LAYERS, else the installed layers.txt, else the source tree's\n"
            "bench/layers.txt, as for the other verbs). --out DIR writes bench.md and bench.csv\n"
            "there, creating DIR (and its parents) if needed. Runs: median of N\n"
@@ -58,6 +58,19 @@ static int usage(int rc)
     return rc;
 }
 
+/* An integer option's value, whole and in range (one parser with the convgen CLI's). */
+static bool int_value(const char *option, const char *text, int64_t min, int64_t max, int *out)
+{
+    int64_t x;
+    if (!cg_parse_integer(text, min, max, &x)) {
+        fprintf(stderr, "convgen-bench: %s '%s' must be an integer from %lld to %lld\n", option, text, (long long)min,
+                (long long)max);
+        return false;
+    }
+    *out = (int)x;
+    return true;
+}
+
 static bool parse(int argc, char **argv, options *o)
 {
     *o = (options){.runs = 25, .graph_configs = 64};
@@ -68,10 +81,13 @@ static bool parse(int argc, char **argv, options *o)
             o->layers_file = argv[++i];
         else if (strcmp(a, "--out") == 0 && has_value)
             o->out_dir = argv[++i];
-        else if (strcmp(a, "--runs") == 0 && has_value)
-            o->runs = atoi(argv[++i]);
-        else if (strcmp(a, "--cudnn-graph") == 0 && has_value)
-            o->graph_configs = atoi(argv[++i]);
+        else if (strcmp(a, "--runs") == 0 && has_value) {
+            if (!int_value(a, argv[++i], 20, 100000, &o->runs))
+                return false;
+        } else if (strcmp(a, "--cudnn-graph") == 0 && has_value) {
+            if (!int_value(a, argv[++i], 0, 256, &o->graph_configs))
+                return false;
+        }
         else if (strcmp(a, "--no-cudnn") == 0)
             o->no_cudnn = true;
         else if (strcmp(a, "--fft") == 0)
@@ -80,12 +96,19 @@ static bool parse(int argc, char **argv, options *o)
             o->tf32 = true;
         else if (strcmp(a, "--algo") == 0 && has_value)
             o->algos = argv[++i];
-        else if (strcmp(a, "--fft-rank") == 0 && has_value)
-            o->fft_rank = atoi(argv[++i]);
-        else if (strcmp(a, "--fft-n") == 0 && has_value)
-            o->fft_n = atoi(argv[++i]);
-        else if (a[0] == '-' || o->name_count == 64)
+        else if (strcmp(a, "--fft-rank") == 0 && has_value) {
+            if (!int_value(a, argv[++i], 1, 2, &o->fft_rank))
+                return false;
+        } else if (strcmp(a, "--fft-n") == 0 && has_value) {
+            if (!int_value(a, argv[++i], 2, 256, &o->fft_n))
+                return false;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "convgen-bench: unknown option '%s', or one without its value ('--help' lists them)\n", a);
             return false;
+        } else if (o->name_count == 64) {
+            fprintf(stderr, "convgen-bench: more than 64 layer names\n");
+            return false;
+        }
         else
             o->names[o->name_count++] = a;
     }
@@ -101,14 +124,6 @@ static bool parse(int argc, char **argv, options *o)
         at += len + (at[len] == ',');
     }
     o->layers_file = cli_layers_file_for(o->layers_file);
-    if (o->graph_configs < 0) {
-        fprintf(stderr, "convgen-bench: --cudnn-graph must be 0 or more\n");
-        return false;
-    }
-    if (o->runs < 20) {
-        fprintf(stderr, "convgen-bench: --runs must be at least 20\n");
-        return false;
-    }
     if (o->fft_rank < 0 || o->fft_rank > 2 || o->fft_n < 0 || o->fft_n > 256) {
         fprintf(stderr, "convgen-bench: --fft-rank must be 1 or 2 and --fft-n in 2..256 (%d, %d given)\n", o->fft_rank,
                 o->fft_n);
@@ -591,10 +606,13 @@ static int run(const options *o)
 int main(int argc, char **argv)
 {
     options o;
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
-        return usage(0);
-    if (!parse(argc, argv, &o))
-        return usage(2);
+    for (int i = 1; i < argc; ++i)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return usage(0);
+    if (!parse(argc, argv, &o)) {
+        fprintf(stderr, "convgen-bench: 'convgen bench --help' lists the options\n");
+        return 2;
+    }
     /* The driver's own PTX cache would make "cold" compiles warm. */
     setenv("CUDA_CACHE_DISABLE", "1", 1);
     return run(&o);

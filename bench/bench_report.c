@@ -7,6 +7,7 @@
 
 #include "cache.h"
 #include "generate.h"
+#include "util.h"
 
 static void push(sample_list *l, double v)
 {
@@ -233,8 +234,7 @@ static void print_geomean(const bench_report *r, FILE *f, const char *algo, cons
 {
     double logs[4] = {0};
     int n[4] = {0}, left_out = 0, inaccurate_baseline = 0;
-    char left[1024] = "";
-    size_t used = 0;
+    cg_buf left = {0}; /* the rows left out, named */
     for (int i = 0; i < r->count; ++i) {
         const bench_row *row = &r->rows[i];
         double s = strcmp(row->impl, "convgen") == 0 && strcmp(row->algo, algo) == 0 ? speedup(r, row, impl) : NAN;
@@ -243,14 +243,11 @@ static void print_geomean(const bench_report *r, FILE *f, const char *algo, cons
         char why[32];
         if (!row_accepted(row, why, sizeof why)) {
             ++left_out;
-            if (used < sizeof left - 64)
-                used += (size_t)snprintf(left + used, sizeof left - used, "%s%s %s (", left_out > 1 ? ", " : "",
-                                         row->layer, convgen_pass_name(row->pass));
+            cg_buf_printf(&left, "%s%s %s (", left_out > 1 ? ", " : "", row->layer, convgen_pass_name(row->pass));
             if (isnan(row->ref_error))
-                used += (size_t)snprintf(left + used, sizeof left - used, "not checked)");
+                cg_buf_puts(&left, "not checked)");
             else
-                used += (size_t)snprintf(left + used, sizeof left - used, "error %.1e > %.0e)", row->ref_error,
-                                         row_bound(row));
+                cg_buf_printf(&left, "error %.1e > %.0e)", row->ref_error, row_bound(row));
             continue;
         }
         const bench_row *c = cudnn_row(r, row, impl);
@@ -258,16 +255,19 @@ static void print_geomean(const bench_report *r, FILE *f, const char *algo, cons
         logs[row->pass] += log(s), ++n[row->pass];
         logs[3] += log(s), ++n[3];
     }
-    if (!n[3] && !left_out)
+    if (!n[3] && !left_out) {
+        cg_buf_free(&left);
         return;
+    }
     fprintf(f, "- geomean speedup of %s over %s: %.3f (fprop %.3f, bprop %.3f, accgrad %.3f; %d rows", algo, impl,
             n[3] ? exp(logs[3] / n[3]) : NAN, n[0] ? exp(logs[0] / n[0]) : NAN, n[1] ? exp(logs[1] / n[1]) : NAN,
             n[2] ? exp(logs[2] / n[2]) : NAN, n[3]);
     if (inaccurate_baseline)
         fprintf(f, ", %d of them against a cuDNN pick outside its bound", inaccurate_baseline);
     if (left_out)
-        fprintf(f, "; %d left out, against float64: %s", left_out, left);
+        fprintf(f, "; %d left out, against float64: %s", left_out, left.data ? left.data : "(out of memory)");
     fprintf(f, ")\n");
+    cg_buf_free(&left);
 }
 
 static void print_geomeans(const bench_report *r, FILE *f)

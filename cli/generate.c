@@ -71,7 +71,8 @@ int gen_parse_archs(const char *list, generate_run *r)
         if (!(problem = arch_problem(r, t)))
             snprintf(r->archs[r->arch_count++], sizeof r->archs[0], "%s", t);
     if (problem)
-        fprintf(stderr, "convgen: --arch '%s' must be architectures like sm_90 or sm_80,sm_90: %s\n", list, problem);
+        fprintf(stderr, "convgen: --arch '%s' must be architectures like sm_90 or sm_80,sm_90: %s\n",
+                list ? list : "sm_90", problem);
     free(copy);
     return problem ? 2 : 0;
 }

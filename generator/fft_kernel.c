@@ -366,9 +366,15 @@ convgen_status cg_generate_fft(const cg_fft_problem *p, const cg_target *target,
     } else {
         s = cg_fft_real_kernels(p, target, out);
     }
-    if (s == CONVGEN_SUCCESS)
-        s = cg_stamp_fft_headers(out, p);
     if (s != CONVGEN_SUCCESS)
+        cg_generated_free(out);
+    return s;
+}
+
+convgen_status cg_generate_fft_plan(const cg_fft_problem *p, const cg_target *target, cg_generated *out)
+{
+    convgen_status s = cg_generate_fft(p, target, out);
+    if (s == CONVGEN_SUCCESS && (s = cg_stamp_fft_headers(out, p)) != CONVGEN_SUCCESS)
         cg_generated_free(out);
     return s;
 }

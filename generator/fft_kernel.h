@@ -54,6 +54,10 @@ void cg_fft_side_context(tmpl_value *ctx, const cg_fft_problem *p, int64_t max_t
 
 /* The kernels of a batched FFT (fft_kernel.c: 1-D C2C; fft_real.c: R2C, C2R and 2-D C2C). */
 convgen_status cg_generate_fft(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
+/* The same as a plan of its own (convgen_plan_fft, convgen emit --algo fft): each kernel's header
+ * also says the command that emits it again. FFT convolution's steps take cg_generate_fft's,
+ * whose headers its own program stamps. */
+convgen_status cg_generate_fft_plan(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
 convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
 
 #endif

@@ -59,19 +59,20 @@ static bool is_number(const char *s)
 }
 
 /* Names become file names (convgen generate writes <name>_<algo>_<pass>.cu): an identifier of
- * letters, digits, '_', '-' and '.', not starting with '.', that fits cg_layer.name whole. */
+ * letters, digits, '_', '-' and '.' that starts with a letter or '_' (a digit would read as n, a
+ * '-' as an option, a '.' as a hidden file), and fits cg_layer.name whole. */
 static convgen_status set_name(cg_layer *layer, const char *name)
 {
     size_t len = strlen(name);
     if (len >= sizeof layer->name)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "layer name '%s' is longer than %zu characters", name,
                        sizeof layer->name - 1);
-    bool ok = name[0] != '.';
+    bool ok = isalpha((unsigned char)name[0]) || name[0] == '_';
     for (size_t i = 0; i < len && ok; ++i)
         ok = isalnum((unsigned char)name[i]) || strchr("_-.", name[i]);
     if (!ok)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "layer name '%s' must be letters, digits, '_', '-' and '.', "
-                       "not starting with '.'", name);
+                       "starting with a letter or '_'", name);
     memcpy(layer->name, name, len + 1);
     return CONVGEN_SUCCESS;
 }

@@ -44,10 +44,12 @@ static void warn_once(const char *key, const char *fmt, ...)
     pthread_mutex_lock(&lock);
     for (int i = 0; i < count && first; ++i)
         first = strcmp(warned[i], key) != 0;
-    if (first && count < (int)(sizeof warned / sizeof warned[0]))
-        warned[count++] = cg_strdup(key); /* NULL when out of memory: warned again next time */
-    else if (first)
-        first = false; /* 64 distinct paths warned already: the rest are quiet */
+    char *copy = first && count < (int)(sizeof warned / sizeof warned[0]) ? cg_strdup(key) : NULL;
+    if (copy)
+        warned[count++] = copy;
+    else if (first && count == (int)(sizeof warned / sizeof warned[0]))
+        first = false; /* 64 distinct paths warned already: the rest are quiet (out of memory: warned
+                          again next time) */
     pthread_mutex_unlock(&lock);
     if (!first)
         return;

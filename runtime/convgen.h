@@ -351,7 +351,9 @@ typedef struct convgen_kernel_set {
  * NULL pointers, sizes, cubins that are not ELF, keys out of order, damaged wisdom) and names
  * the bad field; a refused set is not used at all. The set's wisdom is imported like the
  * library's set's: under any wisdom imported or measured (it only fills keys nothing else
- * holds), over the library's set's, never exported. The set must stay valid until the
+ * holds); over an entry of the library's set (or of a set registered before) tuned with no
+ * more effort; never exported. Sets are consulted for kernels in the order they were
+ * registered, the library's own first. The set must stay valid until the
  * process exits (a generated set is static data). Thread-safe; registering a set again does
  * nothing. */
 CONVGEN_API convgen_status convgen_kernel_set_register(const convgen_kernel_set *set);

@@ -132,35 +132,47 @@ static bool is_registered(const convgen_kernel_set *set)
     return false;
 }
 
+/* Room for one more set in the list (under `lock`). */
+static convgen_status reserve_one(void)
+{
+    if (registered_count < registered_cap)
+        return CONVGEN_SUCCESS;
+    size_t cap = registered_cap ? 2 * registered_cap : 8;
+    const convgen_kernel_set **grown = realloc(registered, sizeof *grown * cap);
+    if (!grown)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory registering a kernel set");
+    registered = grown, registered_cap = cap;
+    return CONVGEN_SUCCESS;
+}
+
 convgen_status convgen_kernel_set_register(const convgen_kernel_set *set)
 {
+    /* One registration at a time, so that the sets are consulted in the order their wisdom was
+     * imported; `lock` alone guards the list, which lookups read meanwhile. */
+    static pthread_mutex_t registering = PTHREAD_MUTEX_INITIALIZER;
     convgen_status s = check_set(set);
     if (s != CONVGEN_SUCCESS)
         return s;
+    pthread_mutex_lock(&registering);
     pthread_mutex_lock(&lock);
     bool again = is_registered(set) || set == &cg_kernel_set;
+    if (!again)
+        s = reserve_one(); /* before the wisdom: a set whose wisdom is in is always listed */
     pthread_mutex_unlock(&lock);
-    if (again)
-        return CONVGEN_SUCCESS;
     /* the library's set's wisdom and $CONVGEN_WISDOM first, so that this set's fills in over the
      * former and under the latter, whenever the first AUTO plan comes */
-    wisdom_load_env();
-    if (kernel_set_enabled() && set->wisdom && set->wisdom[0] &&
-        (s = wisdom_import_provisional(set->wisdom, "set->wisdom")) != CONVGEN_SUCCESS)
-        return s;
-    pthread_mutex_lock(&lock);
-    if (!is_registered(set) && registered_count == registered_cap) {
-        size_t cap = registered_cap ? 2 * registered_cap : 8;
-        const convgen_kernel_set **grown = realloc(registered, sizeof *grown * cap);
-        if (!grown)
-            s = cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory registering a kernel set");
-        else
-            registered = grown, registered_cap = cap;
+    if (!again && s == CONVGEN_SUCCESS) {
+        wisdom_load_env();
+        if (kernel_set_enabled() && set->wisdom && set->wisdom[0])
+            s = wisdom_import_provisional(set->wisdom, "set->wisdom");
     }
-    if (s == CONVGEN_SUCCESS && !is_registered(set))
+    if (!again && s == CONVGEN_SUCCESS) {
+        pthread_mutex_lock(&lock);
         registered[registered_count++] = set;
-    pthread_mutex_unlock(&lock);
-    cg_debug("kernel set %p registered: %zu kernels%s", (const void *)set, set->count,
-             set->wisdom && set->wisdom[0] ? " and wisdom" : "");
+        pthread_mutex_unlock(&lock);
+        cg_debug("kernel set %p registered: %zu kernels%s", (const void *)set, set->count,
+                 set->wisdom && set->wisdom[0] ? " and wisdom" : "");
+    }
+    pthread_mutex_unlock(&registering);
     return s;
 }

@@ -113,7 +113,7 @@ static convgen_status obtain_program(convgen_plan *plan, const program_source *s
         if (!(prog = calloc(1, sizeof *prog)))
             return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a plan's program");
         prog->refs = 1;
-        convgen_status s = src->fft ? cg_generate_fft(src->fft, &src->target, &prog->gen)
+        convgen_status s = src->fft ? cg_generate_fft_plan(src->fft, &src->target, &prog->gen)
                                     : cg_generate_tuned(src->conv, src->pass, src->algo, &src->target, src->tune,
                                                         &prog->gen);
         if (s == CONVGEN_SUCCESS)
@@ -611,7 +611,7 @@ convgen_status convgen_emit_fft(const convgen_fft_desc *desc, int i, char **sour
     cg_fft_problem p;
     cg_generated gen;
     convgen_status s = cg_fft_problem_init(&p, desc);
-    if (s != CONVGEN_SUCCESS || (s = cg_generate_fft(&p, NULL, &gen)) != CONVGEN_SUCCESS)
+    if (s != CONVGEN_SUCCESS || (s = cg_generate_fft_plan(&p, NULL, &gen)) != CONVGEN_SUCCESS)
         return s;
     return take_source(&gen, i, source);
 }

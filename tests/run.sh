@@ -27,10 +27,11 @@ run_one() {
     [ "$1" -ne 0 ] && [ "$4" -eq 0 ] && set -- "$1" "$2" "$3" 1 "$5"
     echo "$*" >"$(dirname "$log")/$name.status"
     line="== $name: $3 passed, $4 failed, $5 skipped ($2 s)"
-    # Why cases were skipped: the suite's own "... SKIPPED: reason" line (no GPU, ...).
-    why=$(grep -v '^\[' "$log" | grep -m 1 'SKIPPED: ')
+    # Why cases were skipped: the suite's own "... SKIPPED: reason" lines (no GPU, ...), each
+    # reason once.
+    why=$(grep -v '^\[' "$log" | grep 'SKIPPED: ' | sed 's/.*SKIPPED: /   skipped: /' | awk '!seen[$0]++')
     [ "$5" -gt 0 ] && [ -n "$why" ] && line="$line
-   $5 skipped: ${why#*SKIPPED: }"
+$why"
     [ "$1" -ne 0 ] && [ "$4" -eq 1 ] && [ "$(counts "$log" | cut -d' ' -f2)" -eq 0 ] &&
         line="$line
    exited with status $1 outside any test (the end of $log says why)"

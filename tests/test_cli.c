@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <stdbool.h>
 
 static char convgen_bin[4096], tmpdir[512];
 static char out_text[1 << 16], err_text[1 << 16];
@@ -244,6 +245,51 @@ static void test_build_verbs_refuse_unknown_words(void **state)
     expect_rc(2, "unknown option '--outt'", "embed-set --outt set.c");
 }
 
+/* convgen bench (convgen-bench, built where configure finds cuDNN): what it checks before any
+ * GPU work. A name not in the layer file is an error, with CONVGEN_LAYERS honoured as by the
+ * other verbs; --out creates its folder; numbers are whole; --help answers anywhere. */
+static bool bench_built(void)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%.*s/convgen-bench", (int)(strrchr(convgen_bin, '/') - convgen_bin), convgen_bin);
+    if (access(path, X_OK) == 0)
+        return true;
+    print_message("no %s: configure found no cuDNN, so the bench is not built\n", path);
+    return false;
+}
+
+static void test_bench_refuses_unknown_names_and_bad_numbers(void **state)
+{
+    (void)state;
+    if (!bench_built())
+        skip();
+    expect_rc(1, "no layer named 'NOPE' in", "bench NOPE");
+    char set[512], args[1200];
+    write_file("one.txt", "ONLY 1 2 2 8x8 3x3 1 1\n", set, sizeof set);
+    snprintf(args, sizeof args, "bench --layers '%s' L2", set); /* L2 is in bench/layers.txt, not here */
+    expect_rc(1, "no layer named 'L2' in", args);
+    expect_rc(2, "--runs '30abc' must be an integer", "bench --runs 30abc L2");
+    expect_rc(2, "--cudnn-graph '4294967360' must be an integer from 0 to 256", "bench --cudnn-graph 4294967360");
+    assert_int_equal(convgen("bench L2 --help"), 0);
+    expect_in(out_text, "usage: convgen bench", "bench L2 --help");
+}
+
+static void test_bench_creates_its_out_folder(void **state)
+{
+    (void)state;
+    if (!bench_built())
+        skip();
+    char out[600];
+    snprintf(out, sizeof out, "%s/bench/a/b", tmpdir);
+    /* with no GPU to see, the bench stops right after making the folder */
+    char cmd[12000];
+    snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES= CONVGEN_LAYERS='%s/bench/layers.txt' timeout 60 '%s' bench --out '%s' B1 "
+             ">/dev/null 2>&1 </dev/null", CONVGEN_SOURCE_DIR, convgen_bin, out);
+    int rc = system(cmd);
+    if (access(out, F_OK) != 0)
+        fail_msg("convgen bench --out %s (exit %d) did not create the folder", out, rc);
+}
+
 int main(void)
 {
     ssize_t len = readlink("/proc/self/exe", convgen_bin, sizeof convgen_bin - 1);
@@ -271,6 +317,8 @@ int main(void)
         cmocka_unit_test(test_offline_tune_writes_no_wisdom_and_keeps_other_files),
         cmocka_unit_test(test_layers_file_must_be_a_regular_file),
         cmocka_unit_test(test_build_verbs_refuse_unknown_words),
+        cmocka_unit_test(test_bench_refuses_unknown_names_and_bad_numbers),
+        cmocka_unit_test(test_bench_creates_its_out_folder),
     };
     int failed = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
     char cmd[600];

@@ -165,7 +165,7 @@ static void test_over_long_name_is_rejected(void **state)
 static void test_names_are_identifiers(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"../escaped", "a/b", ".hidden", "a\\b", "x$y", "x:y"};
+    static const char *const bad[] = {"../escaped", "a/b", ".hidden", "a\\b", "x$y", "x:y", "-a", "+a"};
     cg_layer l;
     int is_layer;
     char line[128];
@@ -174,8 +174,8 @@ static void test_names_are_identifiers(void **state)
         assert_int_equal(cg_layer_parse_line(line, &l, &is_layer), CONVGEN_ERROR_INVALID_VALUE);
         assert_non_null(strstr(convgen_last_error(), "layer name"));
     }
-    assert_int_equal(cg_layer_parse_line("ok-name_1.2 2 3 4 8x8 3x3 1 1", &l, &is_layer), CONVGEN_SUCCESS);
-    assert_string_equal(l.name, "ok-name_1.2");
+    assert_int_equal(cg_layer_parse_line("_ok-name_1.2 2 3 4 8x8 3x3 1 1", &l, &is_layer), CONVGEN_SUCCESS);
+    assert_string_equal(l.name, "_ok-name_1.2");
 }
 
 /* Every number of a line: digits only, in range, overflow refused (not wrapped or cut). */
