@@ -299,69 +299,46 @@ static cache_kernel kernel_of(const entry_header *h, void *cubin)
     };
 }
 
-/* Reads the cubin after a checked header. Out of memory or an I/O error is a plain miss (the
- * entry may be fine); a short payload or a wrong checksum is bad. */
-static entry_verdict payload_read(int fd, const entry_header *h, cache_kernel *out, const char **why)
+/* Checks an entry's bytes (header, format, key, lengths, checksum) and copies its kernel out.
+ * Out of memory is a plain miss (the entry may be fine); anything else wrong is bad. */
+static entry_verdict entry_parse(const unsigned char *raw, size_t size, cache_key key, cache_kernel *out,
+                                 const char **why, char *buf, size_t buf_size)
 {
-    size_t n = (size_t)h->payload_size;
+    entry_header h;
+    if (size < ENTRY_HEADER_SIZE) {
+        *why = "shorter than a header";
+        return ENTRY_BAD;
+    }
+    header_decode(raw, &h);
+    *why = header_problem(raw, &h, key, (uint64_t)size - ENTRY_HEADER_SIZE, buf, buf_size);
+    if (*why)
+        return ENTRY_BAD;
+    size_t n = (size_t)h.payload_size;
+    if (XXH3_64bits(raw + ENTRY_HEADER_SIZE, n) != h.payload_sum) {
+        *why = "payload checksum mismatch";
+        return ENTRY_BAD;
+    }
     void *cubin = malloc(n ? n : 1);
     if (!cubin) {
         *why = "out of memory";
         return ENTRY_MISS;
     }
-    ssize_t got = read_full(fd, cubin, n);
-    entry_verdict v = ENTRY_BAD;
-    if (got < 0) {
-        *why = "read error";
-        v = ENTRY_MISS;
-    } else if ((size_t)got != n)
-        *why = "payload shorter than its length";
-    else if (XXH3_64bits(cubin, n) != h->payload_sum)
-        *why = "payload checksum mismatch";
-    else
-        v = ENTRY_OK;
-    if (v != ENTRY_OK) {
-        free(cubin);
-        return v;
-    }
-    *out = kernel_of(h, cubin);
+    memcpy(cubin, raw + ENTRY_HEADER_SIZE, n);
+    *out = kernel_of(&h, cubin);
     return ENTRY_OK;
 }
 
 bool cache_entry_parse(const void *bytes, size_t size, cache_key key, cache_kernel *out, const char **why,
                        char *buf, size_t buf_size)
 {
-    const unsigned char *raw = bytes;
-    entry_header h;
-    if (size < ENTRY_HEADER_SIZE) {
-        *why = "shorter than a header";
-        return false;
-    }
-    header_decode(raw, &h);
-    *why = header_problem(raw, &h, key, (uint64_t)size - ENTRY_HEADER_SIZE, buf, buf_size);
-    if (*why)
-        return false;
-    size_t n = (size_t)h.payload_size;
-    if (XXH3_64bits(raw + ENTRY_HEADER_SIZE, n) != h.payload_sum) {
-        *why = "payload checksum mismatch";
-        return false;
-    }
-    void *cubin = malloc(n ? n : 1);
-    if (!cubin) {
-        *why = "out of memory";
-        return false;
-    }
-    memcpy(cubin, raw + ENTRY_HEADER_SIZE, n);
-    *out = kernel_of(&h, cubin);
-    return true;
+    return entry_parse(bytes, size, key, out, why, buf, buf_size) == ENTRY_OK;
 }
 
-/* Checks and loads the open entry `fd`. */
+/* Reads the open entry `fd` whole and checks it as entry_parse does (the fuzz target's path). */
 static entry_verdict entry_read(int fd, cache_key key, cache_kernel *out, const char **why,
                                 char *buf, size_t buf_size)
 {
     struct stat st;
-    unsigned char raw[ENTRY_HEADER_SIZE];
     if (fstat(fd, &st) != 0) {
         *why = "cannot stat";
         return ENTRY_MISS;
@@ -370,17 +347,27 @@ static entry_verdict entry_read(int fd, cache_key key, cache_kernel *out, const 
         *why = S_ISREG(st.st_mode) ? "shorter than a header" : "not a regular file";
         return ENTRY_BAD;
     }
-    ssize_t got = read_full(fd, raw, sizeof raw);
-    if (got != (ssize_t)sizeof raw) {
-        *why = got < 0 ? "read error" : "shorter than a header";
-        return got < 0 ? ENTRY_MISS : ENTRY_BAD;
-    }
-    entry_header h;
-    header_decode(raw, &h);
-    *why = header_problem(raw, &h, key, (uint64_t)st.st_size - ENTRY_HEADER_SIZE, buf, buf_size);
-    if (*why)
+    if ((uint64_t)st.st_size > SIZE_MAX / 2) {
+        *why = "larger than memory";
         return ENTRY_BAD;
-    return payload_read(fd, &h, out, why);
+    }
+    size_t size = (size_t)st.st_size;
+    unsigned char *raw = malloc(size);
+    if (!raw) {
+        *why = "out of memory";
+        return ENTRY_MISS;
+    }
+    ssize_t got = read_full(fd, raw, size);
+    entry_verdict v;
+    if (got < 0) {
+        *why = "read error";
+        v = ENTRY_MISS;
+    } else {
+        /* a file shorter than fstat said is judged by what it holds: its lengths then disagree */
+        v = entry_parse(raw, (size_t)got, key, out, why, buf, buf_size);
+    }
+    free(raw);
+    return v;
 }
 
 /* Unlinks a bad entry, unless a writer has renamed a fresh one over it since we opened it:

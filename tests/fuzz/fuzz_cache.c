@@ -1,7 +1,9 @@
-/* Fuzz target: the disk cache's entry check (cache_entry_parse, the same checks cache_disk_get
- * makes on a file). The key is the one the header names, so the key check passes whenever the
- * rest can. Checksums would stop every mutation, so an input whose length is odd has both of
+/* Fuzz target: the disk cache's entry check (cache_entry_parse, the very check cache_disk_get
+ * makes on a file's bytes). The key is the one the header names, so the key check passes
+ * whenever the rest can, except for inputs whose size is a multiple of 3, asked for another key
+ * (which must then be refused). Checksums would stop every mutation, so an input whose length is odd has both of
  * its checksums made right here first (the payload's over whatever follows the header). */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,10 +45,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cache_key key = {0, 0};
     if (size >= 32)
         key = (cache_key){.hi = get_le(bytes + 16), .lo = get_le(bytes + 24)};
+    bool other_key = size % 3 == 0;
+    if (other_key)
+        key.lo ^= 1;
     cache_kernel k = {0};
     const char *why = NULL;
     char buf[160];
     if (cache_entry_parse(bytes, size, key, &k, &why, buf, sizeof buf)) {
+        if (other_key && size >= 32)
+            abort(); /* an entry of another key was taken */
         if (!k.cubin || k.cubin_size != size - HEADER || memcmp(k.cubin, bytes + HEADER, k.cubin_size) != 0)
             abort(); /* a valid entry's kernel is exactly its payload */
         cache_kernel_free(&k);
