@@ -254,7 +254,7 @@ static bool bench_built(void)
     snprintf(path, sizeof path, "%.*s/convgen-bench", (int)(strrchr(convgen_bin, '/') - convgen_bin), convgen_bin);
     if (access(path, X_OK) == 0)
         return true;
-    print_message("no %s: configure found no cuDNN, so the bench is not built\n", path);
+    print_message("bench tests SKIPPED: no %s (configure found no cuDNN, so the bench is not built)\n", path);
     return false;
 }
 
