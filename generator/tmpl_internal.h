@@ -189,6 +189,7 @@ typedef struct tmpl_state {
     void *load_user;
     tmpl_parsed *parsed;
     int include_depth, call_depth;
+    int64_t steps; /* loop iterations, macro calls and includes so far (tmpl_step) */
     cg_buf *out;
 } tmpl_state;
 
