@@ -27,6 +27,21 @@ enum {
 #define TMPL_MAX_STEPS ((int64_t)1 << 24)
 #endif
 
+/* The longest string or output a render may make: kernel sources are tens of KiB, so this is a
+ * runaway template (a doubling concatenation, a join of a doubled list), stopped before it takes
+ * the machine's memory. Smaller in the fuzz build, as TMPL_MAX_STEPS. */
+#ifndef TMPL_MAX_TEXT
+#define TMPL_MAX_TEXT ((size_t)1 << 28)
+#endif
+
+bool tmpl_text_fits(tmpl_state *st, const tmpl_node *n, size_t len)
+{
+    if (len <= TMPL_MAX_TEXT)
+        return true;
+    tmpl_fail_value(st, n, "text over %zu MiB (a runaway template?)", (size_t)TMPL_MAX_TEXT >> 20);
+    return false;
+}
+
 /* Counts one step of the render; false (with the error) once the budget is spent. */
 static bool tmpl_step(tmpl_state *st, const tmpl_node *n)
 {
@@ -292,7 +307,7 @@ static bool tmpl_exec(tmpl_state *st, const tmpl_node *n)
     switch (n->kind) {
     case S_BLOCK:
         for (int i = 0; i < n->nkids; ++i) {
-            if (!tmpl_exec(st, n->kids[i]))
+            if (!tmpl_exec(st, n->kids[i]) || !tmpl_text_fits(st, n->kids[i], st->out->len))
                 return false;
             if (st->out->oom)
                 return tmpl_fail_value(st, n->kids[i], "out of memory"), false;
