@@ -8,6 +8,7 @@
  * macros stay visible afterwards (the templates rely on it for the macros of common.cuh). */
 #include "tmpl_internal.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,40 @@ enum {
     TMPL_MAX_INCLUDE_DEPTH = 64, /* deeper is a template including itself (C compilers allow 200) */
     TMPL_MAX_CALL_DEPTH = 64,    /* bounds the C stack for recursive macros */
 };
+
+/* Loop iterations, macro calls and includes one render may take. The depth limits bound the C
+ * stack, not the work: eleven nested loops of 25, or a macro calling itself twice, run for ever
+ * (fuzz_tmpl found the first). The largest render of the bench's kernel set takes 2,205; this is
+ * about a second of work. The fuzz build sets a smaller budget, so that a slow input is an error
+ * there, not a timeout. */
+#ifndef TMPL_MAX_STEPS
+#define TMPL_MAX_STEPS ((int64_t)1 << 24)
+#endif
+
+/* The longest string or output a render may make: kernel sources are tens of KiB, so this is a
+ * runaway template (a doubling concatenation, a join of a doubled list), stopped before it takes
+ * the machine's memory. Smaller in the fuzz build, as TMPL_MAX_STEPS. */
+#ifndef TMPL_MAX_TEXT
+#define TMPL_MAX_TEXT ((size_t)1 << 28)
+#endif
+
+bool tmpl_text_fits(tmpl_state *st, const tmpl_node *n, size_t len)
+{
+    if (len <= TMPL_MAX_TEXT)
+        return true;
+    tmpl_fail_value(st, n, "text over %zu MiB (a runaway template?)", (size_t)TMPL_MAX_TEXT >> 20);
+    return false;
+}
+
+/* Counts one step of the render; false (with the error) once the budget is spent. */
+static bool tmpl_step(tmpl_state *st, const tmpl_node *n)
+{
+    if (++st->steps <= TMPL_MAX_STEPS)
+        return true;
+    tmpl_fail_value(st, n, "the render takes over %" PRId64 " loop iterations, macro calls and includes (a runaway "
+                    "loop nest or recursion?)", (int64_t)TMPL_MAX_STEPS);
+    return false;
+}
 
 void tmpl_fail(tmpl_diag *d, const char *tname, int line, int col, const char *fmt, ...)
 {
@@ -199,7 +234,7 @@ static bool tmpl_exec_for(tmpl_state *st, const tmpl_node *n)
     tmpl_scope scope;
     tmpl_scope_init(&scope, st->scope);
     tmpl_value *loop = NULL;
-    for (int64_t i = 0; ok && i < len; ++i) {
+    for (int64_t i = 0; ok && i < len && (ok = tmpl_step(st, n)); ++i) {
         tmpl_scope_clear(&scope);
         tmpl_value *item = is_list ? tmpl_ref(seq->u.list.items[i]) : tmpl_str(seq->u.map.entries[i].key);
         ok = (item || (tmpl_fail_value(st, n, "out of memory"), false)) && tmpl_bind_targets(st, n, &scope, item) &&
@@ -241,6 +276,8 @@ static bool tmpl_exec_include(tmpl_state *st, const tmpl_node *n)
         tmpl_fail_value(st, n, "include expects a template name, got %s", tmpl_kind_name(name->kind));
     else if (st->include_depth >= TMPL_MAX_INCLUDE_DEPTH)
         tmpl_fail_value(st, n, "includes nested too deep (does '%s' include itself?)", name->u.str.s);
+    else if (!tmpl_step(st, n))
+        ;
     else if (st->load && (src = st->load(st->load_user, name->u.str.s)).problem && !src.text)
         tmpl_fail_value(st, n, "template '%s' cannot be used: %s", name->u.str.s, src.problem);
     else if (!src.text)
@@ -270,7 +307,7 @@ static bool tmpl_exec(tmpl_state *st, const tmpl_node *n)
     switch (n->kind) {
     case S_BLOCK:
         for (int i = 0; i < n->nkids; ++i) {
-            if (!tmpl_exec(st, n->kids[i]))
+            if (!tmpl_exec(st, n->kids[i]) || !tmpl_text_fits(st, n->kids[i], st->out->len))
                 return false;
             if (st->out->oom)
                 return tmpl_fail_value(st, n->kids[i], "out of memory"), false;
@@ -340,7 +377,7 @@ tmpl_value *tmpl_call_macro(tmpl_state *st, const tmpl_node *call, const tmpl_va
     tmpl_value *stack[8] = {0}, **bound = m->nnames <= 8 ? stack : calloc((size_t)m->nnames, sizeof *bound);
     if (!bound)
         return tmpl_fail_value(st, call, "out of memory");
-    if (st->call_depth >= TMPL_MAX_CALL_DEPTH || !tmpl_match_args(st, call, m, args, nargs, bound)) {
+    if (st->call_depth >= TMPL_MAX_CALL_DEPTH || !tmpl_step(st, call) || !tmpl_match_args(st, call, m, args, nargs, bound)) {
         if (st->call_depth >= TMPL_MAX_CALL_DEPTH)
             tmpl_fail_value(st, call, "macro calls nested too deep (is '%s' recursive?)", m->str);
         if (bound != stack)

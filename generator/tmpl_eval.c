@@ -292,10 +292,12 @@ static tmpl_value *tmpl_float_op(tmpl_state *st, const tmpl_node *n, tmpl_op op,
 static tmpl_value *tmpl_repeat(tmpl_state *st, const tmpl_node *n, const tmpl_value *s, int64_t times)
 {
     size_t len = s->u.str.len, total;
-    if (times < 0)
+    if (times < 0 || len == 0) /* '' * big is '' at once, not 2^63 copies of nothing (fuzz_tmpl) */
         times = 0;
-    if (__builtin_mul_overflow(len, (uint64_t)times, &total) || total > ((size_t)1 << 30))
+    if (__builtin_mul_overflow(len, (uint64_t)times, &total))
         return tmpl_fail_value(st, n, "string too long");
+    if (!tmpl_text_fits(st, n, total))
+        return NULL;
     char *d = malloc(total + 1);
     for (size_t i = 0; d && i < (size_t)times; ++i)
         memcpy(d + i * len, s->u.str.s, len);
@@ -321,7 +323,7 @@ static tmpl_value *tmpl_concat(tmpl_state *st, const tmpl_node *n, const tmpl_va
         return l;
     }
     cg_buf buf = {0};
-    bool ok = tmpl_print(st, n, a, &buf) && tmpl_print(st, n, b, &buf);
+    bool ok = tmpl_print(st, n, a, &buf) && tmpl_print(st, n, b, &buf) && tmpl_text_fits(st, n, buf.len);
     size_t len = buf.len;
     char *s = cg_buf_take(&buf);
     if (!ok) {

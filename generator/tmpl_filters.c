@@ -159,6 +159,10 @@ static tmpl_value *tmpl_take_buf(tmpl_state *st, const tmpl_node *n, cg_buf *b)
 {
     size_t len = b->len;
     bool oom = b->oom;
+    if (!oom && !tmpl_text_fits(st, n, len)) {
+        cg_buf_free(b);
+        return NULL;
+    }
     char *s = cg_buf_take(b);
     if (oom || !s)
         return tmpl_made(st, n, NULL);
@@ -175,7 +179,7 @@ static tmpl_value *tmpl_f_join(tmpl_state *st, const tmpl_node *n, tmpl_value *x
     for (size_t i = 0; i < x->u.list.len; ++i) {
         if (i && nargs)
             cg_buf_append(&b, args[0]->u.str.s, args[0]->u.str.len);
-        if (!tmpl_print(st, n, x->u.list.items[i], &b)) {
+        if (!tmpl_print(st, n, x->u.list.items[i], &b) || !tmpl_text_fits(st, n, b.len)) {
             cg_buf_free(&b);
             return NULL;
         }
@@ -199,6 +203,11 @@ static tmpl_value *tmpl_f_indent(tmpl_state *st, const tmpl_node *n, tmpl_value 
         return NULL;
     }
     for (size_t i = 0; i < text.len; ++i) {
+        if (text.data[i] == '\n' && !tmpl_text_fits(st, n, b.len)) {
+            cg_buf_free(&text);
+            cg_buf_free(&b);
+            return NULL;
+        }
         cg_buf_append(&b, &text.data[i], 1);
         if (text.data[i] == '\n' && i + 1 < text.len && text.data[i + 1] != '\n')
             cg_buf_printf(&b, "%*s", (int)width, "");

@@ -189,6 +189,7 @@ typedef struct tmpl_state {
     void *load_user;
     tmpl_parsed *parsed;
     int include_depth, call_depth;
+    int64_t steps; /* loop iterations, macro calls and includes so far (tmpl_step) */
     cg_buf *out;
 } tmpl_state;
 
@@ -215,6 +216,8 @@ int tmpl_filter_index(const char *name);
 bool tmpl_less(tmpl_state *st, const tmpl_node *n, tmpl_op op, const tmpl_value *a, const tmpl_value *b, bool *res);
 tmpl_value *tmpl_fail_value(tmpl_state *st, const tmpl_node *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* False (with the error) for a text of `len` bytes over the longest a render may make. */
+bool tmpl_text_fits(tmpl_state *st, const tmpl_node *n, size_t len);
 
 /* Shortest decimal of a float/double that reads back bit-identically; false for inf/nan. */
 bool tmpl_format_f32(float f, char *buf, size_t size);

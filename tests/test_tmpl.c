@@ -206,6 +206,8 @@ static void test_strings_concatenate_repeat_and_tilde_joins_any_values(void **st
     expect_render("{{ 'ab' + 'cd' }}|{{ '-' * 3 }}|{{ 2 * 'x' }}|{{ 'x' * 0 }}|{{ name ~ n ~ yes ~ half }}|"
                   "{{ ([1] + [2])|join(',') }}",
                   c, "abcd|---|xx||conv3true0.5|1,2");
+    /* the empty string repeated 2^63 - 1 times is made at once (it looped that many times) */
+    expect_render("[{{ '' * 9223372036854775807 }}{{ 9223372036854775807 * '' }}]", c, "[]");
     tmpl_unref(c);
 }
 
@@ -848,6 +850,22 @@ static void test_error_macro_argument_count_mismatch(void **state)
                  "t.cu:1:17: parameter 'b' without a default follows one with a default");
 }
 
+/* Depth limits bound the stack, not the work: a loop nest that would run for ever stops at the
+ * render's budget (fuzz_tmpl found eleven nested loops of 25 that hung). */
+static void test_error_runaway_render_is_stopped(void **state)
+{
+    (void)state;
+    const char *why = "the render takes over 16777216 loop iterations, macro calls and includes (a runaway loop "
+                      "nest or recursion?)";
+    char want[256];
+    snprintf(want, sizeof want, "t.cu:1:30: %s", why);
+    expect_error("{% for a in range(4096) %}{% for b in range(4097) %}{% endfor %}{% endfor %}", NULL, want);
+    /* (macro calls count the same way; a doubling recursion to depth 40 takes seconds to spend it) */
+    /* text stops at 256 MiB: checked before a repetition is made (the same check follows
+     * concatenations, joins, indents and the output as they grow) */
+    expect_error("{{ 'ab' * 134217729 }}", NULL, "t.cu:1:9: text over 256 MiB (a runaway template?)");
+}
+
 static void test_error_recursive_macro_is_stopped(void **state)
 {
     (void)state;
@@ -973,6 +991,7 @@ int main(void)
         cmocka_unit_test(test_error_recursive_include_is_stopped),
         cmocka_unit_test(test_error_macro_argument_count_mismatch),
         cmocka_unit_test(test_error_recursive_macro_is_stopped),
+        cmocka_unit_test(test_error_runaway_render_is_stopped),
         cmocka_unit_test(test_error_unknown_function_and_not_callable),
         cmocka_unit_test(test_error_bad_filter_arguments_and_values),
         cmocka_unit_test(test_error_loop_over_non_list_and_bad_unpacking),
