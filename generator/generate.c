@@ -5,14 +5,16 @@
 #include <string.h>
 
 #include "header.h"
+#include "layer.h"
 #include "util.h"
 
 /* The planners, one module each. A new algorithm adds one line here. */
-extern const cg_planner cg_direct_planner, cg_cufft_planner, cg_fft_planner, cg_fft_tiled_planner,
-    cg_fft_fused_planner, cg_winograd_planner, cg_winograd_fused_planner;
+extern const cg_planner cg_direct_planner, cg_direct_window_planner, cg_cufft_planner, cg_fft_planner,
+    cg_fft_tiled_planner, cg_fft_fused_planner, cg_winograd_planner, cg_winograd_fused_planner;
 
 static const cg_planner *const planners[] = {
     &cg_direct_planner,
+    &cg_direct_window_planner,
     &cg_cufft_planner,
     &cg_fft_planner,
     &cg_fft_tiled_planner,
@@ -41,6 +43,176 @@ const cg_planner *cg_planner_named(const char *name)
         if (strcmp(planners[i]->name, name) == 0)
             return planners[i];
     return NULL;
+}
+
+const cg_planner *cg_planner_formerly_named(const char *name, const cg_problem *p, convgen_pass pass)
+{
+    for (size_t i = 0; name && i < PLANNER_COUNT; ++i)
+        if (planners[i]->formerly && strcmp(planners[i]->formerly, name) == 0 &&
+            planners[i]->applicable(p, pass) == CONVGEN_SUCCESS)
+            return planners[i];
+    return cg_planner_named(name);
+}
+
+/* ---- variants ---- */
+
+/* Per-dimension values, "" where all are 0 (chosen by the planner). */
+static void dims_print(const int64_t *v, int rank, char *buf, size_t size)
+{
+    bool any = false;
+    for (int d = 0; d < rank; ++d)
+        any |= v[d] != 0;
+    if (any)
+        cg_dims_text(v, rank, buf, size);
+    else if (size)
+        buf[0] = '\0';
+}
+
+/* rank values from lo to hi, not all 0 (that is no value: the key is left out). */
+static convgen_status dims_parse(const char *key, const char *value, int rank, int64_t lo, int64_t hi,
+                                 int64_t v[CONVGEN_MAX_RANK])
+{
+    int64_t x[CONVGEN_MAX_RANK] = {0};
+    bool any = false;
+    if (cg_parse_dims(value, x) != rank)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s=%s is not %d size%s joined by 'x'", key, value, rank,
+                       rank > 1 ? "s" : "");
+    for (int d = 0; d < rank; ++d) {
+        if (x[d] < lo || x[d] > hi)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s=%s: %lld is not in [%lld, %lld]", key, value,
+                           (long long)x[d], (long long)lo, (long long)hi);
+        any |= x[d] != 0;
+    }
+    if (!any)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s=%s fixes nothing (leave the key out)", key, value);
+    memcpy(v, x, sizeof x);
+    return CONVGEN_SUCCESS;
+}
+
+void cg_tile_print(const cg_tuning *t, int rank, char *buf, size_t size)
+{
+    int64_t m[CONVGEN_MAX_RANK] = {0};
+    for (int d = 0; d < rank; ++d)
+        m[d] = t->winograd_m[d];
+    dims_print(m, rank, buf, size);
+}
+
+convgen_status cg_tile_parse(const char *value, int rank, cg_tuning *t)
+{
+    int64_t m[CONVGEN_MAX_RANK];
+    convgen_status s = dims_parse("m", value, rank, 0, 12, m);
+    for (int d = 0; s == CONVGEN_SUCCESS && d < rank; ++d)
+        t->winograd_m[d] = (int)m[d];
+    return s;
+}
+
+void cg_fourier_print(const cg_tuning *t, int rank, char *buf, size_t size)
+{
+    dims_print(t->fourier_size, rank, buf, size);
+}
+
+convgen_status cg_fourier_parse(const char *value, int rank, cg_tuning *t)
+{
+    int64_t n[CONVGEN_MAX_RANK];
+    convgen_status s = dims_parse("fourier", value, rank, 0, INT64_MAX, n);
+    for (int d = 0; s == CONVGEN_SUCCESS && d < rank; ++d)
+        t->fourier_size[d] = n[d];
+    return s;
+}
+
+static const char *const gemm_names[] = {"", "cublas", "generated"}; /* CONVGEN_GEMM_* */
+
+void cg_gemm_print(const cg_tuning *t, int rank, char *buf, size_t size)
+{
+    (void)rank;
+    snprintf(buf, size, "%s", t->gemm > 0 && t->gemm <= CONVGEN_GEMM_GENERATED ? gemm_names[t->gemm] : "");
+}
+
+convgen_status cg_gemm_parse(const char *value, int rank, cg_tuning *t)
+{
+    (void)rank;
+    for (int g = CONVGEN_GEMM_CUBLAS; g <= CONVGEN_GEMM_GENERATED; ++g)
+        if (strcmp(value, gemm_names[g]) == 0)
+            return t->gemm = g, CONVGEN_SUCCESS;
+    return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "gemm=%s is not cublas or generated", value);
+}
+
+void cg_variant_print(const cg_planner *pl, const cg_tuning *t, int rank, char *buf, size_t size)
+{
+    size_t used = 0;
+    char value[CG_VARIANT_MAX];
+    if (size)
+        buf[0] = '\0';
+    for (const cg_knob *k = pl->knobs; k && k->key && used < size; ++k) {
+        k->print(t, rank, value, sizeof value);
+        if (value[0])
+            used += (size_t)snprintf(buf + used, size - used, "%s%s=%s", used ? " " : "", k->key, value);
+    }
+}
+
+static const cg_knob *knob_named(const cg_planner *pl, const char *key, size_t len)
+{
+    for (const cg_knob *k = pl->knobs; k && k->key; ++k)
+        if (strlen(k->key) == len && strncmp(k->key, key, len) == 0)
+            return k;
+    return NULL;
+}
+
+/* The planner's keys, for messages: "m, gemm" or "none". */
+static void knob_keys(const cg_planner *pl, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "%s", pl->knobs && pl->knobs[0].key ? "" : "none");
+    for (const cg_knob *k = pl->knobs; k && k->key && used < size; ++k)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", k == pl->knobs ? "" : ", ", k->key);
+}
+
+convgen_status cg_variant_parse(const cg_planner *pl, const char *text, int rank, cg_tuning *t)
+{
+    char word[CG_VARIANT_MAX], keys[128], again[CG_VARIANT_MAX];
+    cg_tuning v = *t;
+    unsigned seen = 0;
+    if (strlen(text) >= CG_VARIANT_MAX)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s: variant \"%.32s...\" is too long", pl->name, text);
+    for (const char *p = text; *p; p += *p == ' ') {
+        size_t len = strcspn(p, " ");
+        if (!len)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s: variant \"%s\" has a stray space", pl->name, text);
+        snprintf(word, sizeof word, "%.*s", (int)len, p);
+        p += len;
+        char *eq = strchr(word, '=');
+        const cg_knob *k = eq ? knob_named(pl, word, (size_t)(eq - word)) : NULL;
+        if (!k) {
+            knob_keys(pl, keys, sizeof keys);
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s: variant \"%s\": '%.*s' is no key of %s's (%s)", pl->name,
+                           text, eq ? (int)(eq - word) : (int)len, word, pl->name, keys);
+        }
+        unsigned bit = 1u << (k - pl->knobs);
+        if (seen & bit)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s: variant \"%s\" gives %s twice", pl->name, text, k->key);
+        seen |= bit;
+        convgen_status s = k->parse(eq + 1, rank, &v);
+        if (s != CONVGEN_SUCCESS) {
+            snprintf(keys, sizeof keys, "%s", convgen_last_error());
+            return cg_fail(s, "%s: variant \"%s\": %s", pl->name, text, keys);
+        }
+    }
+    cg_variant_print(pl, &v, rank, again, sizeof again);
+    if (strcmp(again, text) != 0)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s: variant \"%s\" is not as %s writes it (\"%s\")", pl->name,
+                       text, pl->name, again);
+    *t = v;
+    return CONVGEN_SUCCESS;
+}
+
+int cg_variants_add(cg_tuning *out, int n, int max, const cg_tuning *t, bool by_gemm)
+{
+    for (int g = by_gemm ? CONVGEN_GEMM_CUBLAS : 0; g <= (by_gemm ? CONVGEN_GEMM_GENERATED : 0) && n < max; ++g) {
+        out[n] = *t;
+        if (g)
+            out[n].gemm = g;
+        ++n;
+    }
+    return n;
 }
 
 const char *convgen_algo_name(convgen_algo algo)
