@@ -69,22 +69,20 @@ static void dims_print(const int64_t *v, int rank, char *buf, size_t size)
 }
 
 /* rank values from lo to hi, not all 0 (that is no value: the key is left out). */
-static convgen_status dims_parse(const char *key, const char *value, int rank, int64_t lo, int64_t hi,
-                                 int64_t v[CONVGEN_MAX_RANK])
+static convgen_status dims_parse(const char *value, int rank, int64_t lo, int64_t hi, int64_t v[CONVGEN_MAX_RANK])
 {
     int64_t x[CONVGEN_MAX_RANK] = {0};
     bool any = false;
     if (cg_parse_dims(value, x) != rank)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s=%s is not %d size%s joined by 'x'", key, value, rank,
-                       rank > 1 ? "s" : "");
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "not %d size%s joined by 'x'", rank, rank > 1 ? "s" : "");
     for (int d = 0; d < rank; ++d) {
         if (x[d] < lo || x[d] > hi)
-            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s=%s: %lld is not in [%lld, %lld]", key, value,
-                           (long long)x[d], (long long)lo, (long long)hi);
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%lld is not in [%lld, %lld]", (long long)x[d], (long long)lo,
+                           (long long)hi);
         any |= x[d] != 0;
     }
     if (!any)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s=%s fixes nothing (leave the key out)", key, value);
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "all 0 fixes nothing (leave the key out)");
     memcpy(v, x, sizeof x);
     return CONVGEN_SUCCESS;
 }
@@ -100,7 +98,7 @@ void cg_tile_print(const cg_tuning *t, int rank, char *buf, size_t size)
 convgen_status cg_tile_parse(const char *value, int rank, cg_tuning *t)
 {
     int64_t m[CONVGEN_MAX_RANK];
-    convgen_status s = dims_parse("m", value, rank, 0, 12, m);
+    convgen_status s = dims_parse(value, rank, 0, 12, m);
     for (int d = 0; s == CONVGEN_SUCCESS && d < rank; ++d)
         t->winograd_m[d] = (int)m[d];
     return s;
@@ -114,7 +112,7 @@ void cg_fourier_print(const cg_tuning *t, int rank, char *buf, size_t size)
 convgen_status cg_fourier_parse(const char *value, int rank, cg_tuning *t)
 {
     int64_t n[CONVGEN_MAX_RANK];
-    convgen_status s = dims_parse("fourier", value, rank, 0, INT64_MAX, n);
+    convgen_status s = dims_parse(value, rank, 0, INT64_MAX, n);
     for (int d = 0; s == CONVGEN_SUCCESS && d < rank; ++d)
         t->fourier_size[d] = n[d];
     return s;
@@ -134,7 +132,7 @@ convgen_status cg_gemm_parse(const char *value, int rank, cg_tuning *t)
     for (int g = CONVGEN_GEMM_CUBLAS; g <= CONVGEN_GEMM_GENERATED; ++g)
         if (strcmp(value, gemm_names[g]) == 0)
             return t->gemm = g, CONVGEN_SUCCESS;
-    return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "gemm=%s is not cublas or generated", value);
+    return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "'%s' is not cublas or generated", value);
 }
 
 void cg_variant_print(const cg_planner *pl, const cg_tuning *t, int rank, char *buf, size_t size)
@@ -193,7 +191,7 @@ convgen_status cg_variant_parse(const cg_planner *pl, const char *text, int rank
         convgen_status s = k->parse(eq + 1, rank, &v);
         if (s != CONVGEN_SUCCESS) {
             snprintf(keys, sizeof keys, "%s", convgen_last_error());
-            return cg_fail(s, "%s: variant \"%s\": %s", pl->name, text, keys);
+            return cg_fail(s, "%s: variant \"%s\": %s: %s", pl->name, text, word, keys);
         }
     }
     cg_variant_print(pl, &v, rank, again, sizeof again);
@@ -206,11 +204,11 @@ convgen_status cg_variant_parse(const cg_planner *pl, const char *text, int rank
 
 int cg_variants_add(cg_tuning *out, int n, int max, const cg_tuning *t, bool by_gemm)
 {
-    for (int g = by_gemm ? CONVGEN_GEMM_CUBLAS : 0; g <= (by_gemm ? CONVGEN_GEMM_GENERATED : 0) && n < max; ++g) {
+    static const int gemms[] = {CONVGEN_GEMM_CUBLAS, CONVGEN_GEMM_GENERATED};
+    for (int g = 0; g < (by_gemm ? 2 : 1) && n < max; ++g, ++n) {
         out[n] = *t;
-        if (g)
-            out[n].gemm = g;
-        ++n;
+        if (by_gemm)
+            out[n].gemm = gemms[g];
     }
     return n;
 }

@@ -1,8 +1,10 @@
 /* From a problem to CUDA source: the registry of algorithm planners and what they produce.
  *
- * Each algorithm is one planner module (direct.c, later fft.c, winograd.c, ...) with the same
- * small interface: is the problem applicable, and generate its kernels (choose the spec, size
- * the workspace, render). Nothing outside this registry switches on an algorithm. */
+ * Each algorithm is one planner module (direct.c, direct_window.c, winograd.c, ...) with the
+ * same small interface: is the problem applicable, and generate its kernels (choose the spec,
+ * size the workspace, render); its variants for AUTO and their text (knobs, variant strings);
+ * the facts about it others need (flags, its kernels' FMA rate, a name it formerly went by).
+ * Nothing outside this registry switches on an algorithm. */
 #ifndef CG_GENERATE_H
 #define CG_GENERATE_H
 

@@ -318,6 +318,36 @@ static void test_few_channel_bprop_slides_windows(void **state)
     }
 }
 
+/* The registry says which planners sub-batch under a workspace limit (CG_PLANNER_SUB_BATCHES,
+ * which makes the runtime retry with a smaller budget): exactly those whose programs, limited
+ * to a byte under their whole batch's workspace, cut the batch into chunks. */
+static void test_planners_that_sub_batch_say_so(void **state)
+{
+    (void)state;
+    const convgen_conv_desc d = {.rank = 2, .n = 4, .c = 4, .k = 4, .in = {12, 12}, .kernel = {3, 3},
+                                 .pad_before = {1, 1}, .pad_after = {1, 1}};
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    for (int i = 0; i < cg_planner_count(); ++i) {
+        const cg_planner *pl = cg_planner_at(i);
+        bool cut = false;
+        for (int pass = 0; pass < 3; ++pass) {
+            cg_generated g;
+            if (cg_generate(&p, (convgen_pass)pass, pl->algo, NULL, &g) != CONVGEN_SUCCESS)
+                continue;
+            cg_tuning t = {.workspace_limit = g.workspace_bytes - 1};
+            cg_generated_free(&g);
+            if (t.workspace_limit > 0 && cg_generate_tuned(&p, (convgen_pass)pass, pl->algo, NULL, &t, &g) == CONVGEN_SUCCESS) {
+                cut |= g.chunks > 1;
+                cg_generated_free(&g);
+            }
+        }
+        if (cut != ((pl->flags & CG_PLANNER_SUB_BATCHES) != 0))
+            fail_msg("%s: %s sub-batches but %s CG_PLANNER_SUB_BATCHES", pl->name, cut ? "it" : "nothing",
+                     cut ? "lacks" : "has");
+    }
+}
+
 static void test_tensors_past_2_32_elements_get_64_bit_addressing(void **state)
 {
     (void)state;
@@ -365,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_too_many_column_tiles_is_not_supported),
         cmocka_unit_test(test_strided_bprop_phases_fit_grid_z),
         cmocka_unit_test(test_few_channel_bprop_slides_windows),
+        cmocka_unit_test(test_planners_that_sub_batch_say_so),
         cmocka_unit_test(test_tensors_past_2_32_elements_get_64_bit_addressing),
     };
     return cmocka_run_group_tests_name("emit", tests, load_layers, free_layers);

@@ -624,18 +624,18 @@ static void test_variant_strings_refuse_what_planners_do_not_write(void **state)
     const struct { convgen_algo algo; const char *text, *why; } cases[] = {
         {CONVGEN_ALGO_WINOGRAD, "m=4x4 tile=3", "'tile' is no key of winograd's (m, gemm)"},
         {CONVGEN_ALGO_WINOGRAD, "m=4x4 m=4x4", "gives m twice"},
-        {CONVGEN_ALGO_WINOGRAD, "m=13x13", "13 is not in [0, 12]"},
-        {CONVGEN_ALGO_WINOGRAD, "m=4", "is not 2 sizes joined by 'x'"},
-        {CONVGEN_ALGO_WINOGRAD, "m=0x0", "fixes nothing"},
+        {CONVGEN_ALGO_WINOGRAD, "m=13x13", "m=13x13: 13 is not in [0, 12]"},
+        {CONVGEN_ALGO_WINOGRAD, "m=4", "m=4: not 2 sizes joined by 'x'"},
+        {CONVGEN_ALGO_WINOGRAD, "m=0x0", "m=0x0: all 0 fixes nothing"},
         {CONVGEN_ALGO_WINOGRAD, "gemm=cublas m=4x4", "is not as winograd writes it (\"m=4x4 gemm=cublas\")"},
         {CONVGEN_ALGO_WINOGRAD, "m=4x4  gemm=cublas", "stray space"},
-        {CONVGEN_ALGO_WINOGRAD, "m=4x4 gemm=chosen", "gemm=chosen is not cublas or generated"},
+        {CONVGEN_ALGO_WINOGRAD, "m=4x4 gemm=chosen", "gemm=chosen: 'chosen' is not cublas or generated"},
         {CONVGEN_ALGO_WINOGRAD, "m=04x4", "is not as winograd writes it"},
         {CONVGEN_ALGO_WINOGRAD, "fourier=16x16", "'fourier' is no key of winograd's"},
         {CONVGEN_ALGO_WINOGRAD_FUSED, "m=4x4 gemm=cublas", "'gemm' is no key of winograd-fused's (m)"},
         {CONVGEN_ALGO_DIRECT, "gemm=cublas", "'gemm' is no key of direct's (none)"},
         {CONVGEN_ALGO_DIRECT_WINDOW, "x", "'x' is no key of direct-window's (none)"},
-        {CONVGEN_ALGO_FFT, "fourier=16x-1", "is not 2 sizes"},
+        {CONVGEN_ALGO_FFT, "fourier=16x-1", "fourier=16x-1: not 2 sizes"},
         {CONVGEN_ALGO_CUFFT, "fourier=16x16 gemm=cublas", "'gemm' is no key of cufft's (fourier)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
@@ -788,6 +788,33 @@ static void score_group(const family *f, int count, agreement *a)
     a->top += best_m == best_e;
 }
 
+/* Programs without steps cost the pass's FLOPs at the rate their planner says: G1's bprop as
+ * direct's GEMM (3 columns wide: 3/64 of its 45%) and as direct-window's windows (30%), the
+ * estimates convgen tune prints (the windows' 0.3964 ms was direct's before direct-window). */
+static void test_cost_model_prices_kernels_at_their_planners_rate(void **state)
+{
+    (void)state;
+    const convgen_conv_desc g1 = {.rank = 2, .n = 32, .c = 3, .k = 64, .in = {224, 224}, .kernel = {7, 7},
+                                  .pad_before = {3, 3}, .pad_after = {3, 3}, .stride = {2, 2}};
+    const struct { convgen_algo algo; convgen_pass pass; double ms; } cases[] = {
+        {CONVGEN_ALGO_DIRECT, CONVGEN_BPROP, 5.5977},
+        {CONVGEN_ALGO_DIRECT_WINDOW, CONVGEN_BPROP, 0.3964},
+        {CONVGEN_ALGO_DIRECT, CONVGEN_FPROP, 0.2653},
+    };
+    cg_problem p;
+    cg_rates rates = cg_rates_for(132);
+    assert_int_equal(cg_problem_init(&p, &g1), CONVGEN_SUCCESS);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cg_generated g;
+        assert_int_equal(cg_generate(&p, cases[i].pass, cases[i].algo, NULL, &g), CONVGEN_SUCCESS);
+        double ms = cg_estimate_ms(&g, &rates);
+        if (fabs(ms - cases[i].ms) > 5e-5)
+            fail_msg("%s %s: %.4f ms, want %.4f", convgen_algo_name(cases[i].algo), convgen_pass_name(cases[i].pass), ms,
+                     cases[i].ms);
+        cg_generated_free(&g);
+    }
+}
+
 /* The H100's measured times of every candidate of the bench set (convgen tune --effort exhaustive,
  * committed with the bench results) against the cost model's estimates now, algorithm by
  * algorithm (each at its best tuning): how often the model's fastest is the measured fastest,
@@ -871,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_variant_strings_refuse_what_planners_do_not_write),
         cmocka_unit_test(test_plans_share_their_program),
         cmocka_unit_test(test_plan_cache_evicts_idle_programs),
+        cmocka_unit_test(test_cost_model_prices_kernels_at_their_planners_rate),
         cmocka_unit_test(test_cost_model_ranks_as_measured),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
