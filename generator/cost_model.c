@@ -14,7 +14,7 @@
 
 #include <math.h>
 
-#include "direct_window.h"
+#include "direct/direct_window.h"
 
 #define DIRECT_EFFICIENCY 0.45
 #define WINDOW_EFFICIENCY 0.3 /* direct's bprop with few input channels (direct_window.c) */

@@ -1,65 +1,13 @@
+/* The generator's entry points (generate.h): a convolution pass's program through its planner,
+ * its kernels' headers stamped; a batched FFT plan; the targets' limits. */
 #include "generate.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "fft/fft_kernel.h"
 #include "header.h"
 #include "util.h"
-
-/* The planners, one module each. A new algorithm adds one line here. */
-extern const cg_planner cg_direct_planner, cg_cufft_planner, cg_fft_planner, cg_fft_tiled_planner,
-    cg_fft_fused_planner, cg_winograd_planner, cg_winograd_fused_planner;
-
-static const cg_planner *const planners[] = {
-    &cg_direct_planner,
-    &cg_cufft_planner,
-    &cg_fft_planner,
-    &cg_fft_tiled_planner,
-    &cg_fft_fused_planner,
-    &cg_winograd_planner,
-    &cg_winograd_fused_planner,
-};
-
-#define PLANNER_COUNT (sizeof planners / sizeof planners[0])
-
-int cg_planner_count(void) { return (int)PLANNER_COUNT; }
-
-const cg_planner *cg_planner_at(int i) { return i >= 0 && i < (int)PLANNER_COUNT ? planners[i] : NULL; }
-
-const cg_planner *cg_planner_of(convgen_algo algo)
-{
-    for (size_t i = 0; i < PLANNER_COUNT; ++i)
-        if (planners[i]->algo == algo)
-            return planners[i];
-    return NULL;
-}
-
-const cg_planner *cg_planner_named(const char *name)
-{
-    for (size_t i = 0; name && i < PLANNER_COUNT; ++i)
-        if (strcmp(planners[i]->name, name) == 0)
-            return planners[i];
-    return NULL;
-}
-
-const char *convgen_algo_name(convgen_algo algo)
-{
-    if (algo == CONVGEN_ALGO_AUTO)
-        return "auto";
-    const cg_planner *p = cg_planner_of(algo);
-    return p ? p->name : "unknown";
-}
-
-const char *convgen_pass_name(convgen_pass pass)
-{
-    switch (pass) {
-    case CONVGEN_FPROP: return "fprop";
-    case CONVGEN_BPROP: return "bprop";
-    case CONVGEN_ACCGRAD: return "accgrad";
-    }
-    return "unknown";
-}
 
 convgen_status cg_generate(const cg_problem *p, convgen_pass pass, convgen_algo algo,
                            const cg_target *target, cg_generated *out)
@@ -93,52 +41,12 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
     return s;
 }
 
-void cg_generated_free(cg_generated *g)
+convgen_status cg_generate_fft_plan(const cg_fft_problem *p, const cg_target *target, cg_generated *out)
 {
-    for (int i = 0; i < CG_MAX_KERNELS; ++i)
-        free(g->kernels[i].source);
-    memset(g, 0, sizeof *g);
-}
-
-void cg_dims_text(const int64_t *v, int rank, char *buf, size_t size)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < rank && used < size; ++i)
-        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "x" : "", (long long)v[i]);
-}
-
-static bool all_equal(const int64_t *v, int rank, int64_t x)
-{
-    for (int i = 0; i < rank; ++i)
-        if (v[i] != x)
-            return false;
-    return true;
-}
-
-void cg_problem_describe(const cg_problem *p, char *buf, size_t size)
-{
-    char in[64], ker[64], text[64];
-    cg_dims_text(p->in, p->rank, in, sizeof in);
-    cg_dims_text(p->kernel, p->rank, ker, sizeof ker);
-    cg_buf b = {0};
-    cg_buf_printf(&b, "%lld %lld %lld %s %s %lld %lld", (long long)p->n, (long long)p->c,
-                  (long long)p->k, in, ker, (long long)p->pad_before[0], (long long)p->stride[0]);
-    /* What a layer line cannot say, as the CLI's options. */
-    const struct { const char *option; const int64_t *v; int64_t plain; } extra[] = {
-        {"--pad-before", p->pad_before, p->pad_before[0]}, {"--pad-after", p->pad_after, p->pad_before[0]},
-        {"--stride", p->stride, p->stride[0]}, {"--dilation", p->dilation, 1},
-    };
-    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; ++i) {
-        if (all_equal(extra[i].v, p->rank, extra[i].plain))
-            continue;
-        cg_dims_text(extra[i].v, p->rank, text, sizeof text);
-        cg_buf_printf(&b, " %s %s", extra[i].option, text);
-    }
-    if (p->flip)
-        cg_buf_puts(&b, " --convolution");
-    snprintf(buf, size, "%s", b.data ? b.data : "");
-    cg_buf_free(&b);
+    convgen_status s = cg_generate_fft(p, target, out);
+    if (s == CONVGEN_SUCCESS && (s = cg_stamp_fft_headers(out, p)) != CONVGEN_SUCCESS)
+        cg_generated_free(out);
+    return s;
 }
 
 bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm)

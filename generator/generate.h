@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "convgen.h"
-#include "fft_problem.h"
+#include "fft/fft_problem.h"
 #include "problem.h"
 
 #define CG_GENERATOR_VERSION CONVGEN_VERSION_STRING
@@ -119,7 +119,7 @@ typedef struct cg_placement {
 typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FFT, CG_OP_FUSED, CG_OP_WINOGRAD,
                CG_OP_GEMM } cg_op_kind;
 
-/* WINOGRAD (generator/winograd.c): a Winograd transform applied tile by tile to 2-D planes (a
+/* WINOGRAD (generator/winograd/winograd.c): a Winograd transform applied tile by tile to 2-D planes (a
  * 1-D layer's as 1 x n). Along dimension d the matrix is one of F(m[d], r[d]) (wino_derive).
  * Transforms run over the element index e = e0 * alpha[1] + e1 outermost. */
 typedef struct cg_wino_op {
@@ -245,16 +245,14 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
                                  const cg_target *target, const cg_tuning *tune, cg_generated *out);
 void cg_generated_free(cg_generated *g);
 
+/* The same as a plan of its own (convgen_plan_fft, convgen emit --algo fft): each kernel's header
+ * also says the command that emits it again. FFT convolution's steps take the family's cg_generate_fft (fft/fft_kernel.h),
+ * whose headers its own program stamps. */
+convgen_status cg_generate_fft_plan(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
+
 /* The fft algorithm's own square Fourier size for the layer and pass (the smallest 7-smooth
  * size holding the circular correlation), 0 where fft does not apply; the tuner tries others. */
 int64_t cg_fft_basis(const cg_problem *p, convgen_pass pass);
-
-/* Sizes joined by 'x', outermost first: "64x64". */
-void cg_dims_text(const int64_t *v, int rank, char *buf, size_t size);
-
-/* The layer as a line of bench/layers.txt plus what that format cannot say, for headers:
- * "128 64 64 64x64 9x9 0 1" or "... pad 1+2x0+1 dilation 2x2 convolution". */
-void cg_problem_describe(const cg_problem *p, char *buf, size_t size);
 
 /* Runs a program of steps on the CPU as the runtime would on the GPU: the kernels by their ops,
  * the FFT steps as DFTs in double precision, the GEMMs by their parameters, phases and chunks

@@ -42,4 +42,11 @@ double cg_problem_reduction_length(const cg_problem *p, convgen_pass pass);
 /* Time-domain FLOPs of one pass: 2 * n * c * k * prod(kernel) * prod(out). */
 double cg_problem_flops(const cg_problem *p);
 
+/* Sizes joined by 'x', outermost first: "64x64". */
+void cg_dims_text(const int64_t *v, int rank, char *buf, size_t size);
+
+/* The layer as a line of bench/layers.txt plus what that format cannot say, for headers:
+ * "128 64 64 64x64 9x9 0 1" or "... pad 1+2x0+1 dilation 2x2 convolution". */
+void cg_problem_describe(const cg_problem *p, char *buf, size_t size);
+
 #endif

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "context.h"
-#include "fft_kernel.h"
-#include "fft_problem.h"
+#include "fft/fft_kernel.h"
+#include "fft/fft_problem.h"
 #include "generate.h"
 #include "jit.h"
 #include "lib_steps.h"
@@ -276,7 +276,7 @@ convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_des
     size_t limit = options ? options->workspace_limit : 0;
     int64_t needed = 0;
     s = plan_conv_once(ctx, desc, pass, algo, &tune, limit, out, &needed);
-    /* The FFT planners size sub-batches with cufft's cuFFT work area estimated (generator/cufft_conv.c,
+    /* The FFT planners size sub-batches with cufft's cuFFT work area estimated (generator/fftconv/program.c,
      * choose_batch). Where the real one made the plan too large, it tries again with its budget
      * cut by the excess (twice: each try corrects the estimate), then with the smallest
      * sub-batches, whose need is the least there is. */

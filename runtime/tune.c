@@ -24,7 +24,7 @@
 #include "cost_model.h"
 #include "jit.h"
 #include "templates.h"
-#include "tmpl.h"
+#include "template/tmpl.h"
 #include "util.h"
 #include "verify.h"
 #include "wisdom.h"
