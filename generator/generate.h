@@ -1,8 +1,9 @@
 /* From a problem to CUDA source: the registry of algorithm planners and what they produce.
  *
- * Each algorithm is one planner module (direct.c, later fft.c, winograd.c, ...) with the same
- * small interface: is the problem applicable, and generate its kernels (choose the spec, size
- * the workspace, render). Nothing outside this registry switches on an algorithm. */
+ * Each algorithm is one planner module in its family's folder (direct/direct.c,
+ * fftconv/fft.c, winograd/winograd.c, ...) with the same small interface: is the problem
+ * applicable, and generate its kernels (choose the spec, size the workspace, render). The
+ * registry (registry.c) lists them; nothing outside it switches on an algorithm. */
 #ifndef CG_GENERATE_H
 #define CG_GENERATE_H
 
