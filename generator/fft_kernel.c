@@ -378,3 +378,11 @@ convgen_status cg_generate_fft_plan(const cg_fft_problem *p, const cg_target *ta
         cg_generated_free(out);
     return s;
 }
+
+/* The batched-FFT kind's one planner, in the registry of kinds (generate.c). */
+static convgen_status generate_fft_spec(const cg_spec *spec, const cg_target *target, cg_generated *out)
+{
+    return cg_generate_fft_plan(spec->problem.problem, target, out);
+}
+
+const cg_kind_planner cg_fft_kind_planner = {&cg_fft_kind, generate_fft_spec};

@@ -100,45 +100,44 @@ void cg_generated_free(cg_generated *g)
     memset(g, 0, sizeof *g);
 }
 
-void cg_dims_text(const int64_t *v, int rank, char *buf, size_t size)
+static convgen_status generate_conv(const cg_spec *spec, const cg_target *target, cg_generated *out)
 {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < rank && used < size; ++i)
-        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "x" : "", (long long)v[i]);
+    return cg_generate_tuned(spec->problem.problem, spec->pass, spec->algo, target, spec->tune, out);
 }
 
-static bool all_equal(const int64_t *v, int rank, int64_t x)
+static const cg_kind_planner conv_kind_planner = {&cg_conv_kind, generate_conv};
+
+/* The problem kinds, one line each (a kind's planner lives with its family). */
+extern const cg_kind_planner cg_fft_kind_planner;
+
+static const cg_kind_planner *const kinds[] = {
+    &conv_kind_planner,
+    &cg_fft_kind_planner,
+};
+
+#define KIND_COUNT (sizeof kinds / sizeof kinds[0])
+
+int cg_kind_count(void) { return (int)KIND_COUNT; }
+
+const cg_kind_planner *cg_kind_at(int i) { return i >= 0 && i < (int)KIND_COUNT ? kinds[i] : NULL; }
+
+const cg_kind_planner *cg_kind_planner_of(const cg_problem_kind *kind)
 {
-    for (int i = 0; i < rank; ++i)
-        if (v[i] != x)
-            return false;
-    return true;
+    for (size_t i = 0; i < KIND_COUNT; ++i)
+        if (kinds[i]->kind == kind)
+            return kinds[i];
+    return NULL;
 }
 
-void cg_problem_describe(const cg_problem *p, char *buf, size_t size)
+convgen_status cg_generate_spec(const cg_spec *spec, const cg_target *target, cg_generated *out)
 {
-    char in[64], ker[64], text[64];
-    cg_dims_text(p->in, p->rank, in, sizeof in);
-    cg_dims_text(p->kernel, p->rank, ker, sizeof ker);
-    cg_buf b = {0};
-    cg_buf_printf(&b, "%lld %lld %lld %s %s %lld %lld", (long long)p->n, (long long)p->c,
-                  (long long)p->k, in, ker, (long long)p->pad_before[0], (long long)p->stride[0]);
-    /* What a layer line cannot say, as the CLI's options. */
-    const struct { const char *option; const int64_t *v; int64_t plain; } extra[] = {
-        {"--pad-before", p->pad_before, p->pad_before[0]}, {"--pad-after", p->pad_after, p->pad_before[0]},
-        {"--stride", p->stride, p->stride[0]}, {"--dilation", p->dilation, 1},
-    };
-    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; ++i) {
-        if (all_equal(extra[i].v, p->rank, extra[i].plain))
-            continue;
-        cg_dims_text(extra[i].v, p->rank, text, sizeof text);
-        cg_buf_printf(&b, " %s %s", extra[i].option, text);
+    const cg_kind_planner *k = cg_kind_planner_of(spec->problem.kind);
+    if (!k) {
+        memset(out, 0, sizeof *out);
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "problem kind %s is not in the registry",
+                       spec->problem.kind ? spec->problem.kind->name : "(none)");
     }
-    if (p->flip)
-        cg_buf_puts(&b, " --convolution");
-    snprintf(buf, size, "%s", b.data ? b.data : "");
-    cg_buf_free(&b);
+    return k->generate(spec, target, out);
 }
 
 bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm)

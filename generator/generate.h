@@ -245,16 +245,34 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
                                  const cg_target *target, const cg_tuning *tune, cg_generated *out);
 void cg_generated_free(cg_generated *g);
 
+/* A kernel spec: what a program is generated from. pass, algo and tune are a convolution's;
+ * a problem of another kind leaves them 0 and NULL. */
+typedef struct cg_spec {
+    cg_problem_ref problem;
+    convgen_pass pass;
+    convgen_algo algo;
+    const cg_tuning *tune; /* NULL: the planner chooses */
+} cg_spec;
+
+/* The registry of problem kinds: each kind's way from a spec to its program. The convolution
+ * kind's goes through the algorithm planners above (cg_generate_tuned); the batched FFT's is
+ * its one planner (fft_kernel.c, cg_generate_fft_plan). A new kind adds one line to the table
+ * in generate.c. */
+typedef struct cg_kind_planner {
+    const cg_problem_kind *kind;
+    convgen_status (*generate)(const cg_spec *spec, const cg_target *target, cg_generated *out);
+} cg_kind_planner;
+
+int cg_kind_count(void);
+const cg_kind_planner *cg_kind_at(int i);
+const cg_kind_planner *cg_kind_planner_of(const cg_problem_kind *kind);
+
+/* Generates the program of a spec through its problem kind's planner. `target` may be NULL. */
+convgen_status cg_generate_spec(const cg_spec *spec, const cg_target *target, cg_generated *out);
+
 /* The fft algorithm's own square Fourier size for the layer and pass (the smallest 7-smooth
  * size holding the circular correlation), 0 where fft does not apply; the tuner tries others. */
 int64_t cg_fft_basis(const cg_problem *p, convgen_pass pass);
-
-/* Sizes joined by 'x', outermost first: "64x64". */
-void cg_dims_text(const int64_t *v, int rank, char *buf, size_t size);
-
-/* The layer as a line of bench/layers.txt plus what that format cannot say, for headers:
- * "128 64 64 64x64 9x9 0 1" or "... pad 1+2x0+1 dilation 2x2 convolution". */
-void cg_problem_describe(const cg_problem *p, char *buf, size_t size);
 
 /* Runs a program of steps on the CPU as the runtime would on the GPU: the kernels by their ops,
  * the FFT steps as DFTs in double precision, the GEMMs by their parameters, phases and chunks
