@@ -49,6 +49,52 @@ convgen_status cg_generate_fft_plan(const cg_fft_problem *p, const cg_target *ta
     return s;
 }
 
+static convgen_status generate_conv(const cg_spec *spec, const cg_target *target, cg_generated *out)
+{
+    return cg_generate_tuned(spec->problem.problem, spec->pass, spec->algo, target, spec->tune, out);
+}
+
+static const cg_kind_planner conv_kind_planner = {&cg_conv_kind, generate_conv};
+
+/* The batched-FFT kind's one planner. */
+static convgen_status generate_fft_spec(const cg_spec *spec, const cg_target *target, cg_generated *out)
+{
+    return cg_generate_fft_plan(spec->problem.problem, target, out);
+}
+
+static const cg_kind_planner fft_kind_planner = {&cg_fft_kind, generate_fft_spec};
+
+/* The problem kinds, one line each: a new kind is its problem's file and a line here. */
+static const cg_kind_planner *const kinds[] = {
+    &conv_kind_planner,
+    &fft_kind_planner,
+};
+
+#define KIND_COUNT (sizeof kinds / sizeof kinds[0])
+
+int cg_kind_count(void) { return (int)KIND_COUNT; }
+
+const cg_kind_planner *cg_kind_at(int i) { return i >= 0 && i < (int)KIND_COUNT ? kinds[i] : NULL; }
+
+const cg_kind_planner *cg_kind_planner_of(const cg_problem_kind *kind)
+{
+    for (size_t i = 0; i < KIND_COUNT; ++i)
+        if (kinds[i]->kind == kind)
+            return kinds[i];
+    return NULL;
+}
+
+convgen_status cg_generate_spec(const cg_spec *spec, const cg_target *target, cg_generated *out)
+{
+    const cg_kind_planner *k = cg_kind_planner_of(spec->problem.kind);
+    if (!k) {
+        memset(out, 0, sizeof *out);
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "problem kind %s is not in the registry",
+                       spec->problem.kind ? spec->problem.kind->name : "(none)");
+    }
+    return k->generate(spec, target, out);
+}
+
 bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm)
 {
     /* The CUDA programming guide's table of compute capabilities: the opt-in maximum per block

@@ -247,9 +247,34 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
 void cg_generated_free(cg_generated *g);
 
 /* The same as a plan of its own (convgen_plan_fft, convgen emit --algo fft): each kernel's header
- * also says the command that emits it again. FFT convolution's steps take the family's cg_generate_fft (fft/fft_kernel.h),
- * whose headers its own program stamps. */
+ * also says the command that emits it again. FFT convolution's steps take the family's
+ * cg_generate_fft (fft/fft_kernel.h), whose headers its own program stamps. */
 convgen_status cg_generate_fft_plan(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
+
+/* A kernel spec: what a program is generated from. pass, algo and tune are a convolution's;
+ * a problem of another kind leaves them 0 and NULL. */
+typedef struct cg_spec {
+    cg_problem_ref problem;
+    convgen_pass pass;
+    convgen_algo algo;
+    const cg_tuning *tune; /* NULL: the planner chooses */
+} cg_spec;
+
+/* The registry of problem kinds: each kind's way from a spec to its program. The convolution
+ * kind's goes through the algorithm planners above (cg_generate_tuned); the batched FFT's is
+ * its one planner (cg_generate_fft_plan). A new kind adds one line to the table
+ * in generate.c. */
+typedef struct cg_kind_planner {
+    const cg_problem_kind *kind;
+    convgen_status (*generate)(const cg_spec *spec, const cg_target *target, cg_generated *out);
+} cg_kind_planner;
+
+int cg_kind_count(void);
+const cg_kind_planner *cg_kind_at(int i);
+const cg_kind_planner *cg_kind_planner_of(const cg_problem_kind *kind);
+
+/* Generates the program of a spec through its problem kind's planner. `target` may be NULL. */
+convgen_status cg_generate_spec(const cg_spec *spec, const cg_target *target, cg_generated *out);
 
 /* The fft algorithm's own square Fourier size for the layer and pass (the smallest 7-smooth
  * size holding the circular correlation), 0 where fft does not apply; the tuner tries others. */

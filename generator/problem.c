@@ -256,3 +256,19 @@ void cg_problem_describe(const cg_problem *p, char *buf, size_t size)
     snprintf(buf, size, "%s", b.data ? b.data : "");
     cg_buf_free(&b);
 }
+
+/* Every field that decides a program, the spatial ones up to rank (as plan keys and wisdom
+ * have always compared them). */
+static void conv_hash(const void *problem, cg_key *key)
+{
+    const cg_problem *p = problem;
+    const int64_t head[5] = {p->rank, p->n, p->c, p->k, p->flip};
+    cg_key_put_dims(key, head, 5);
+    const int64_t *dims[7] = {p->in, p->kernel, p->out, p->pad_before, p->pad_after, p->stride, p->dilation};
+    for (int i = 0; i < 7; ++i)
+        cg_key_put_dims(key, dims[i], p->rank);
+}
+
+static void conv_describe(const void *problem, char *buf, size_t size) { cg_problem_describe(problem, buf, size); }
+
+const cg_problem_kind cg_conv_kind = {"conv", conv_hash, conv_describe};

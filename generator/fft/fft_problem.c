@@ -177,3 +177,19 @@ void cg_fft_problem_describe(const cg_fft_problem *p, char *buf, size_t size)
             snprintf(buf + used, size - (size_t)used, ", window %d at %d", p->w, p->ox);
     }
 }
+
+static void fft_hash(const void *problem, cg_key *key)
+{
+    const cg_fft_problem *p = problem;
+    uint32_t scale;
+    memcpy(&scale, &p->scale, sizeof scale);
+    const int64_t v[22] = {p->type, p->rank, p->n, p->sign, p->batch, p->channels, p->count, p->h, p->oy, p->w, p->ox,
+                           p->pitch, p->real_stride[0], p->real_stride[1], p->spectrum_stride[0],
+                           p->spectrum_stride[1], p->half, p->transposed, p->natural, scale, p->real_elements,
+                           p->spectrum_elements};
+    cg_key_put_dims(key, v, 22);
+}
+
+static void fft_describe(const void *problem, char *buf, size_t size) { cg_fft_problem_describe(problem, buf, size); }
+
+const cg_problem_kind cg_fft_kind = {"fft", fft_hash, fft_describe};

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "convgen.h"
+#include "problem_kind.h"
 
 typedef struct cg_fft_problem {
     convgen_fft_type type;
@@ -29,5 +30,10 @@ convgen_status cg_fft_problem_init(cg_fft_problem *p, const convgen_fft_desc *d)
 
 /* "R2C 2-D n = 32, 8192 transforms (128 x 64), window 27x27 at 0,0" for headers and the CLI. */
 void cg_fft_problem_describe(const cg_fft_problem *p, char *buf, size_t size);
+
+/* The batched FFT as a problem kind ("fft"): its hash writes every field above, the scale by
+ * its bits; its describe is cg_fft_problem_describe. */
+extern const cg_problem_kind cg_fft_kind;
+static inline cg_problem_ref cg_fft_ref(const cg_fft_problem *p) { return (cg_problem_ref){&cg_fft_kind, p}; }
 
 #endif

@@ -174,7 +174,7 @@ tmpl_value *fc_header_lines(const cg_problem *p, convgen_pass pass, const lib_sp
                                 const char *what, const char *template_name)
 {
     char layer[256], basis[64];
-    cg_problem_describe(p, layer, sizeof layer);
+    cg_conv_kind.describe(p, layer, sizeof layer);
     int64_t sizes[CONVGEN_MAX_RANK];
     for (int d = 0; d < s->rank; ++d)
         sizes[d] = s->d[d].size;
