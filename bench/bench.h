@@ -10,7 +10,7 @@
 
 #include "convgen.h"
 #include "driver.h"
-#include "tmpl.h"
+#include "template/tmpl.h"
 
 /* Buffer sets rotated between runs: enough that 4x the L2 passes between two uses of one set,
  * down to sets of 400 KiB on the H100 (smaller data stays partly in L2). */

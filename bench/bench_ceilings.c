@@ -8,7 +8,7 @@
 #include "context.h"
 #include "jit.h"
 #include "templates.h"
-#include "tmpl.h"
+#include "template/tmpl.h"
 
 #define COPY_BYTES (1ull << 30)
 

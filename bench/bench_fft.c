@@ -10,7 +10,7 @@
 
 #include "bench.h"
 #include "context.h"
-#include "fft_kernel.h"
+#include "fft/fft_kernel.h"
 #include "jit.h"
 
 static const int sizes[] = {8, 12, 16, 32, 49, 64, 100, 128, 243, 256};

@@ -18,7 +18,7 @@
 
 #include "gemm.h"
 #include "templates.h"
-#include "tmpl.h"
+#include "template/tmpl.h"
 #include "util.h"
 #include "values.h"
 

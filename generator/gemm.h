@@ -6,7 +6,7 @@
 #include <stdbool.h>
 
 #include "generate.h"
-#include "tmpl.h"
+#include "template/tmpl.h"
 
 /* Whether the kernel does g: a real GEMM (SGEMM), a batch entry a grid slice, or a complex one
  * (CGEMM) with the entries interleaved (inc >= batch, strides 1: the FFT kernels' spectra);

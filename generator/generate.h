@@ -1,17 +1,18 @@
 /* From a problem to CUDA source: the registry of algorithm planners and what they produce.
  *
- * Each algorithm is one planner module (direct.c, direct_window.c, winograd.c, ...) with the
- * same small interface: is the problem applicable, and generate its kernels (choose the spec,
- * size the workspace, render); its variants for AUTO and their text (knobs, variant strings);
+ * Each algorithm is one planner module in its family's folder (direct/direct.c,
+ * direct/direct_window.c, fftconv/fft.c, winograd/winograd.c, ...) with the same small
+ * interface: is the problem applicable, and generate its kernels (choose the spec, size the
+ * workspace, render); its variants for AUTO and their text (knobs, variant strings: variant.c);
  * the facts about it others need (flags, its kernels' FMA rate, a name it formerly went by).
- * Nothing outside this registry switches on an algorithm. */
+ * The registry (registry.c) lists them; nothing outside it switches on an algorithm. */
 #ifndef CG_GENERATE_H
 #define CG_GENERATE_H
 
 #include <stdint.h>
 
 #include "convgen.h"
-#include "fft_problem.h"
+#include "fft/fft_problem.h"
 #include "problem.h"
 
 #define CG_GENERATOR_VERSION CONVGEN_VERSION_STRING
@@ -121,7 +122,7 @@ typedef struct cg_placement {
 typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FFT, CG_OP_FUSED, CG_OP_WINOGRAD,
                CG_OP_GEMM } cg_op_kind;
 
-/* WINOGRAD (generator/winograd.c): a Winograd transform applied tile by tile to 2-D planes (a
+/* WINOGRAD (generator/winograd/winograd.c): a Winograd transform applied tile by tile to 2-D planes (a
  * 1-D layer's as 1 x n). Along dimension d the matrix is one of F(m[d], r[d]) (wino_derive).
  * Transforms run over the element index e = e0 * alpha[1] + e1 outermost. */
 typedef struct cg_wino_op {
@@ -233,7 +234,7 @@ typedef struct cg_knob {
     convgen_status (*parse)(const char *value, int rank, cg_tuning *t);
 } cg_knob;
 
-/* The values of the cg_tuning fields that planners' knobs fix (generate.c), for their knob
+/* The values of the cg_tuning fields that planners' knobs fix (variant.c), for their knob
  * lists: the Winograd tile m per dimension ("6x6", each 0 to 12, 0 along a kernel extent of 1),
  * the Fourier size per dimension ("128x128"), the GEMM ("cublas" or "generated"). */
 void cg_tile_print(const cg_tuning *t, int rank, char *buf, size_t size);
@@ -311,16 +312,39 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
                                  const cg_target *target, const cg_tuning *tune, cg_generated *out);
 void cg_generated_free(cg_generated *g);
 
+/* The same as a plan of its own (convgen_plan_fft, convgen emit --algo fft): each kernel's header
+ * also says the command that emits it again. FFT convolution's steps take the family's
+ * cg_generate_fft (fft/fft_kernel.h), whose headers its own program stamps. */
+convgen_status cg_generate_fft_plan(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
+
+/* A kernel spec: what a program is generated from. pass, algo and tune are a convolution's;
+ * a problem of another kind leaves them 0 and NULL. */
+typedef struct cg_spec {
+    cg_problem_ref problem;
+    convgen_pass pass;
+    convgen_algo algo;
+    const cg_tuning *tune; /* NULL: the planner chooses */
+} cg_spec;
+
+/* The registry of problem kinds: each kind's way from a spec to its program. The convolution
+ * kind's goes through the algorithm planners above (cg_generate_tuned); the batched FFT's is
+ * its one planner (cg_generate_fft_plan). A new kind adds one line to the table
+ * in generate.c. */
+typedef struct cg_kind_planner {
+    const cg_problem_kind *kind;
+    convgen_status (*generate)(const cg_spec *spec, const cg_target *target, cg_generated *out);
+} cg_kind_planner;
+
+int cg_kind_count(void);
+const cg_kind_planner *cg_kind_at(int i);
+const cg_kind_planner *cg_kind_planner_of(const cg_problem_kind *kind);
+
+/* Generates the program of a spec through its problem kind's planner. `target` may be NULL. */
+convgen_status cg_generate_spec(const cg_spec *spec, const cg_target *target, cg_generated *out);
+
 /* The fft algorithm's own square Fourier size for the layer and pass (the smallest 7-smooth
  * size holding the circular correlation), 0 where fft does not apply; its variants try others. */
 int64_t cg_fft_basis(const cg_problem *p, convgen_pass pass);
-
-/* Sizes joined by 'x', outermost first: "64x64". */
-void cg_dims_text(const int64_t *v, int rank, char *buf, size_t size);
-
-/* The layer as a line of bench/layers.txt plus what that format cannot say, for headers:
- * "128 64 64 64x64 9x9 0 1" or "... pad 1+2x0+1 dilation 2x2 convolution". */
-void cg_problem_describe(const cg_problem *p, char *buf, size_t size);
 
 /* Runs a program of steps on the CPU as the runtime would on the GPU: the kernels by their ops,
  * the FFT steps as DFTs in double precision, the GEMMs by their parameters, phases and chunks

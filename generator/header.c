@@ -82,7 +82,7 @@ static const char *op_what(const cg_kernel_op *op)
 static void identity_lines(const cg_generated *g, int i, const cg_target *t, const cg_tuning *tune, cg_buf *b)
 {
     char layer[1024], command[2048];
-    cg_problem_describe(&g->problem, layer, sizeof layer);
+    cg_conv_kind.describe(&g->problem, layer, sizeof layer);
     cg_buf_printf(b, " * layer: %s (n c k input kernel pad stride)\n", layer);
     double flops = 0, bytes = 0;
     const char *what = "implicit GEMM";

@@ -2,6 +2,8 @@
  * computed by cuDNN's rule, and every size a kernel will index checked to fit. */
 #include "problem.h"
 
+#include <stdio.h>
+
 #include "util.h"
 
 /* Emitted kernels index with 32-bit values (magic.h divides below 2^31), so no single
@@ -203,3 +205,70 @@ double cg_problem_flops(const cg_problem *p)
     return 2.0 * (double)p->n * (double)p->c * (double)p->k * (double)cg_problem_kernel_pixels(p) *
            (double)cg_problem_out_pixels(p);
 }
+
+const char *convgen_pass_name(convgen_pass pass)
+{
+    switch (pass) {
+    case CONVGEN_FPROP: return "fprop";
+    case CONVGEN_BPROP: return "bprop";
+    case CONVGEN_ACCGRAD: return "accgrad";
+    }
+    return "unknown";
+}
+
+void cg_dims_text(const int64_t *v, int rank, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < rank && used < size; ++i)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "x" : "", (long long)v[i]);
+}
+
+static bool all_equal(const int64_t *v, int rank, int64_t x)
+{
+    for (int i = 0; i < rank; ++i)
+        if (v[i] != x)
+            return false;
+    return true;
+}
+
+void cg_problem_describe(const cg_problem *p, char *buf, size_t size)
+{
+    char in[64], ker[64], text[64];
+    cg_dims_text(p->in, p->rank, in, sizeof in);
+    cg_dims_text(p->kernel, p->rank, ker, sizeof ker);
+    cg_buf b = {0};
+    cg_buf_printf(&b, "%lld %lld %lld %s %s %lld %lld", (long long)p->n, (long long)p->c,
+                  (long long)p->k, in, ker, (long long)p->pad_before[0], (long long)p->stride[0]);
+    /* What a layer line cannot say, as the CLI's options. */
+    const struct { const char *option; const int64_t *v; int64_t plain; } extra[] = {
+        {"--pad-before", p->pad_before, p->pad_before[0]}, {"--pad-after", p->pad_after, p->pad_before[0]},
+        {"--stride", p->stride, p->stride[0]}, {"--dilation", p->dilation, 1},
+    };
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; ++i) {
+        if (all_equal(extra[i].v, p->rank, extra[i].plain))
+            continue;
+        cg_dims_text(extra[i].v, p->rank, text, sizeof text);
+        cg_buf_printf(&b, " %s %s", extra[i].option, text);
+    }
+    if (p->flip)
+        cg_buf_puts(&b, " --convolution");
+    snprintf(buf, size, "%s", b.data ? b.data : "");
+    cg_buf_free(&b);
+}
+
+/* Every field that decides a program, the spatial ones up to rank (as plan keys and wisdom
+ * have always compared them). */
+static void conv_hash(const void *problem, cg_key *key)
+{
+    const cg_problem *p = problem;
+    const int64_t head[5] = {p->rank, p->n, p->c, p->k, p->flip};
+    cg_key_put_dims(key, head, 5);
+    const int64_t *dims[7] = {p->in, p->kernel, p->out, p->pad_before, p->pad_after, p->stride, p->dilation};
+    for (int i = 0; i < 7; ++i)
+        cg_key_put_dims(key, dims[i], p->rank);
+}
+
+static void conv_describe(const void *problem, char *buf, size_t size) { cg_problem_describe(problem, buf, size); }
+
+const cg_problem_kind cg_conv_kind = {"conv", conv_hash, conv_describe};

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "convgen.h"
+#include "problem_kind.h"
 
 typedef struct cg_problem {
     int rank;
@@ -16,6 +17,11 @@ typedef struct cg_problem {
     int64_t stride[CONVGEN_MAX_RANK], dilation[CONVGEN_MAX_RANK];
     bool flip; /* convolution (kernel flipped) rather than cross-correlation */
 } cg_problem;
+
+/* The convolution layer as a problem kind ("conv"): its hash writes rank, n, c, k, flip and
+ * every spatial field up to rank (out too); its describe is cg_problem_describe. */
+extern const cg_problem_kind cg_conv_kind;
+static inline cg_problem_ref cg_conv_ref(const cg_problem *p) { return (cg_problem_ref){&cg_conv_kind, p}; }
 
 /* Validates every field with 64-bit overflow-checked arithmetic. On failure returns
  * CONVGEN_ERROR_INVALID_VALUE and convgen_last_error() names the field and value
@@ -41,5 +47,13 @@ double cg_problem_reduction_length(const cg_problem *p, convgen_pass pass);
 
 /* Time-domain FLOPs of one pass: 2 * n * c * k * prod(kernel) * prod(out). */
 double cg_problem_flops(const cg_problem *p);
+
+/* Sizes joined by 'x', outermost first: "64x64". */
+void cg_dims_text(const int64_t *v, int rank, char *buf, size_t size);
+
+/* The layer as a line of bench/layers.txt plus what that format cannot say, as the CLI's
+ * options, for headers: "128 64 64 64x64 9x9 0 1" or "... --stride 2x1 --dilation 2x2
+ * --convolution". */
+void cg_problem_describe(const cg_problem *p, char *buf, size_t size);
 
 #endif

@@ -4,7 +4,7 @@
 #define CG_TEMPLATES_H
 
 #include "convgen.h"
-#include "tmpl.h"
+#include "template/tmpl.h"
 
 typedef struct cg_embedded_template {
     const char *name;

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "tmpl.h"
+#include "template/tmpl.h"
 
 /* {pow2, mul, shift}: the magic constants dividing by d over [0, max_dividend], as
  * common.cuh's udiv() lays them out. NULL (which fails the context it is put in) with

@@ -25,12 +25,6 @@ static int compare(cache_key key, const convgen_set_kernel *k)
     return key.lo < k->key_lo ? -1 : key.lo > k->key_lo;
 }
 
-bool kernel_set_enabled(void)
-{
-    const char *env = getenv("CONVGEN_KERNEL_SET");
-    return !env || strcmp(env, "off") != 0;
-}
-
 static const convgen_set_kernel *find(const convgen_kernel_set *set, cache_key key)
 {
     size_t lo = 0, hi = set->count;

@@ -9,6 +9,8 @@
 #define CG_KERNEL_SET_H
 
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cache.h"
 #include "convgen.h"
@@ -17,8 +19,13 @@
  * (kernel_set_none.c) in the generator that builds it. */
 extern const convgen_kernel_set cg_kernel_set;
 
-/* Whether sets are consulted at all ($CONVGEN_KERNEL_SET is not "off"). */
-bool kernel_set_enabled(void);
+/* Whether sets are consulted at all ($CONVGEN_KERNEL_SET is not "off"). Inline: the wisdom asks
+ * it too, and kernel_set.c uses the wisdom (no circle between the two files). */
+static inline bool kernel_set_enabled(void)
+{
+    const char *env = getenv("CONVGEN_KERNEL_SET");
+    return !env || strcmp(env, "off") != 0;
+}
 
 /* The kernel of a key from the library's set or a registered one, copied into *out (the caller
  * frees it), or false. */

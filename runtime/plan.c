@@ -4,8 +4,7 @@
 #include <string.h>
 
 #include "context.h"
-#include "fft_kernel.h"
-#include "fft_problem.h"
+#include "fft/fft_problem.h"
 #include "generate.h"
 #include "jit.h"
 #include "lib_steps.h"
@@ -16,7 +15,8 @@
 
 struct convgen_plan {
     convgen_context *ctx;
-    bool is_fft;           /* an FFT plan (convgen_execute_fft), else a convolution */
+    const cg_problem_kind *kind; /* its problem's: cg_conv_kind (convgen_execute) or cg_fft_kind
+                                    (convgen_execute_fft) */
     plan_program *prog;      /* the generated program and its loaded kernels, shared (plan_cache.c) */
     const cg_generated *gen; /* prog's */
     convgen_kernel_info info[CG_MAX_KERNELS];
@@ -87,13 +87,9 @@ static convgen_status setup_library_steps(convgen_context *ctx, plan_program *pr
     return s;
 }
 
-/* What a program is generated from: a convolution's or an FFT's problem. */
+/* What a program is generated from: a spec (a problem of some kind) for a target. */
 typedef struct program_source {
-    const cg_problem *conv;
-    convgen_pass pass;
-    convgen_algo algo;
-    const cg_tuning *tune;
-    const cg_fft_problem *fft;
+    cg_spec spec;
     cg_target target;
 } program_source;
 
@@ -103,19 +99,14 @@ static convgen_status obtain_program(convgen_plan *plan, const program_source *s
 {
     convgen_context *ctx = plan->ctx;
     plan_key key;
-    if (src->fft)
-        plan_key_fft(&key, src->fft, &src->target);
-    else
-        plan_key_conv(&key, src->conv, src->pass, src->algo, src->tune, &src->target);
+    plan_key_of(&key, &src->spec, &src->target);
     plan_program *prog = plan_cache_find(ctx, &key);
     bool hit = prog != NULL;
     if (!prog) {
         if (!(prog = calloc(1, sizeof *prog)))
             return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a plan's program");
         prog->refs = 1;
-        convgen_status s = src->fft ? cg_generate_fft_plan(src->fft, &src->target, &prog->gen)
-                                    : cg_generate_tuned(src->conv, src->pass, src->algo, &src->target, src->tune,
-                                                        &prog->gen);
+        convgen_status s = cg_generate_spec(&src->spec, &src->target, &prog->gen);
         if (s == CONVGEN_SUCCESS)
             s = load_kernels(ctx, prog);
         if (s == CONVGEN_SUCCESS)
@@ -173,6 +164,7 @@ static convgen_status plan_finish(convgen_plan *plan, convgen_status s, const pr
                                   size_t workspace_limit, convgen_plan **out, int64_t *needed)
 {
     *needed = 0;
+    plan->kind = src->spec.problem.kind;
     if (s == CONVGEN_SUCCESS)
         s = obtain_program(plan, src);
     if (plan->gen)
@@ -238,7 +230,7 @@ static convgen_status plan_conv_once(convgen_context *ctx, const convgen_conv_de
     if (s != CONVGEN_SUCCESS)
         return s;
     cg_problem p;
-    program_source src = {.conv = &p, .pass = pass, .algo = algo, .tune = tune, .target = plan_target_of(ctx)};
+    program_source src = {{cg_conv_ref(&p), pass, algo, tune}, plan_target_of(ctx)};
     s = cg_problem_init(&p, desc);
     if (s == CONVGEN_SUCCESS && (pass < CONVGEN_FPROP || pass > CONVGEN_ACCGRAD))
         s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "pass = %d is not FPROP, BPROP or ACCGRAD", (int)pass);
@@ -270,7 +262,7 @@ convgen_status plan_conv_algo(convgen_context *ctx, const convgen_conv_desc *des
     size_t limit = options ? options->workspace_limit : 0;
     int64_t needed = 0;
     s = plan_conv_once(ctx, desc, pass, algo, &tune, limit, out, &needed);
-    /* The FFT planners size sub-batches with cufft's cuFFT work area estimated (generator/cufft_conv.c,
+    /* The FFT planners size sub-batches with cufft's cuFFT work area estimated (generator/fftconv/program.c,
      * choose_batch). Where the real one made the plan too large, it tries again with its budget
      * cut by the excess (twice: each try corrects the estimate), then with the smallest
      * sub-batches, whose need is the least there is. */
@@ -301,9 +293,8 @@ convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *de
     convgen_status s = plan_new(ctx, out, &plan);
     if (s != CONVGEN_SUCCESS)
         return s;
-    plan->is_fft = true;
     cg_fft_problem p;
-    program_source src = {.fft = &p, .target = plan_target_of(ctx)};
+    program_source src = {{.problem = cg_fft_ref(&p)}, plan_target_of(ctx)};
     s = cg_fft_problem_init(&p, desc);
     int64_t needed;
     return plan_finish(plan, s, &src, 0, out, &needed);
@@ -355,7 +346,7 @@ convgen_status convgen_plan_choice(const convgen_plan *plan, convgen_choice *cho
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
     if (!choice)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "choice is NULL");
-    if (plan->is_fft)
+    if (plan->kind == &cg_fft_kind)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is an FFT plan: it has no algorithm choice");
     *choice = plan->choice;
     return CONVGEN_SUCCESS;
@@ -506,7 +497,7 @@ convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float
 {
     if (!plan)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
-    if (plan->is_fft)
+    if (plan->kind == &cg_fft_kind)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is an FFT plan: run it with convgen_execute_fft");
     convgen_status s = check_operands(plan, in0, in1, out, workspace, workspace_bytes);
     return s != CONVGEN_SUCCESS ? s : launch(plan, in0, in1, out, workspace, stream, ALL_PHASES);
@@ -514,7 +505,7 @@ convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float
 
 int convgen_plan_prepares_weights(const convgen_plan *plan)
 {
-    return plan && !plan->is_fft && cg_program_prepares_weights(plan->gen);
+    return plan && plan->kind == &cg_conv_kind && cg_program_prepares_weights(plan->gen);
 }
 
 /* A plan that has weights to prepare, and a workspace for them. */
@@ -524,8 +515,8 @@ static convgen_status check_prepared(const convgen_plan *plan, const void *works
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
     if (!convgen_plan_prepares_weights(plan))
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan: the %s %s plan has no weight transforms to prepare; run it "
-                       "with convgen_execute", plan->is_fft ? "FFT" : convgen_algo_name(plan->gen->algo),
-                       plan->is_fft ? "batch" : convgen_pass_name(plan->gen->pass));
+                       "with convgen_execute", plan->kind == &cg_fft_kind ? "FFT" : convgen_algo_name(plan->gen->algo),
+                       plan->kind == &cg_fft_kind ? "batch" : convgen_pass_name(plan->gen->pass));
     return check_workspace(plan, workspace, workspace_bytes); /* the spectra's: never empty */
 }
 
@@ -557,7 +548,7 @@ convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out
 {
     if (!plan)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
-    if (!plan->is_fft)
+    if (plan->kind == &cg_conv_kind)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is a convolution plan: run it with convgen_execute");
     if (!in)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in is NULL");
@@ -592,7 +583,8 @@ convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, co
     cg_problem p;
     cg_generated gen;
     convgen_status s = cg_problem_init(&p, desc);
-    if (s != CONVGEN_SUCCESS || (s = cg_generate(&p, pass, algo, NULL, &gen)) != CONVGEN_SUCCESS)
+    if (s != CONVGEN_SUCCESS ||
+        (s = cg_generate_spec(&(cg_spec){cg_conv_ref(&p), pass, algo, NULL}, NULL, &gen)) != CONVGEN_SUCCESS)
         return s;
     return take_source(&gen, i, source);
 }
@@ -605,7 +597,8 @@ convgen_status convgen_emit_fft(const convgen_fft_desc *desc, int i, char **sour
     cg_fft_problem p;
     cg_generated gen;
     convgen_status s = cg_fft_problem_init(&p, desc);
-    if (s != CONVGEN_SUCCESS || (s = cg_generate_fft_plan(&p, NULL, &gen)) != CONVGEN_SUCCESS)
+    if (s != CONVGEN_SUCCESS ||
+        (s = cg_generate_spec(&(cg_spec){.problem = cg_fft_ref(&p)}, NULL, &gen)) != CONVGEN_SUCCESS)
         return s;
     return take_source(&gen, i, source);
 }

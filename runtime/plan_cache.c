@@ -15,26 +15,11 @@
 
 #define MAX_IDLE 64 /* unless plan_cache_limit says otherwise */
 
-static void put(plan_key *k, const void *v, size_t n)
-{
-    if (k->len + n <= sizeof k->bytes)
-        memcpy(k->bytes + k->len, v, n);
-    k->len += n; /* past the buffer: the key is too long, and never cached (see usable) */
-}
-
-static void put_i64(plan_key *k, int64_t v) { put(k, &v, sizeof v); }
-
-static void put_dims(plan_key *k, const int64_t *v, int n)
-{
-    for (int i = 0; i < n; ++i)
-        put_i64(k, v[i]);
-}
-
 static void put_target(plan_key *k, const cg_target *t)
 {
     const int64_t v[5] = {t->sm_count, t->shared_per_block, t->shared_per_sm, t->l2_bytes, t->max_cluster};
-    put_dims(k, v, 5);
-    put(k, t->arch, strlen(t->arch) + 1);
+    cg_key_put_dims(k, v, 5);
+    cg_key_put(k, t->arch, strlen(t->arch) + 1);
 }
 
 /* Templates from $CONVGEN_TEMPLATE_DIR make other programs than the embedded ones. */
@@ -42,39 +27,22 @@ static void put_template_dir(plan_key *k)
 {
     const char *dir = getenv("CONVGEN_TEMPLATE_DIR");
     if (dir && *dir)
-        put(k, dir, strlen(dir) + 1);
+        cg_key_put(k, dir, strlen(dir) + 1);
 }
 
-static bool usable(const plan_key *k) { return k->len <= sizeof k->bytes; }
-
-void plan_key_conv(plan_key *k, const cg_problem *p, convgen_pass pass, convgen_algo algo, const cg_tuning *t,
-                   const cg_target *target)
+void plan_key_of(plan_key *k, const cg_spec *spec, const cg_target *target)
 {
+    static const cg_tuning chosen; /* all zeros: what a spec without tuning leaves to its planner */
+    const cg_tuning *t = spec->tune ? spec->tune : &chosen;
     k->len = 0;
-    const int64_t head[8] = {'C', pass, algo, p->rank, p->n, p->c, p->k, p->flip};
-    put_dims(k, head, 8);
-    const int64_t *dims[7] = {p->in, p->kernel, p->out, p->pad_before, p->pad_after, p->stride, p->dilation};
-    for (int i = 0; i < 7; ++i)
-        put_dims(k, dims[i], p->rank);
-    put_dims(k, t->fourier_size, CONVGEN_MAX_RANK);
+    cg_problem_key(spec->problem, k);
+    const int64_t head[2] = {spec->pass, spec->algo};
+    cg_key_put_dims(k, head, 2);
+    cg_key_put_dims(k, t->fourier_size, CONVGEN_MAX_RANK);
     for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
-        put_i64(k, t->winograd_m[d]);
+        cg_key_put_i64(k, t->winograd_m[d]);
     const int64_t tail[3] = {t->gemm, t->tf32, t->workspace_limit};
-    put_dims(k, tail, 3);
-    put_target(k, target);
-    put_template_dir(k);
-}
-
-void plan_key_fft(plan_key *k, const cg_fft_problem *p, const cg_target *target)
-{
-    k->len = 0;
-    uint32_t scale;
-    memcpy(&scale, &p->scale, sizeof scale);
-    const int64_t v[24] = {'F', p->type, p->rank, p->n, p->sign, p->batch, p->channels, p->count,
-                           p->h, p->oy, p->w, p->ox, p->pitch, p->real_stride[0], p->real_stride[1],
-                           p->spectrum_stride[0], p->spectrum_stride[1], p->half, p->transposed, p->natural,
-                           scale, p->real_elements, p->spectrum_elements, 0};
-    put_dims(k, v, 24);
+    cg_key_put_dims(k, tail, 3);
     put_target(k, target);
     put_template_dir(k);
 }
@@ -106,7 +74,7 @@ static void remove_slot(convgen_context *ctx, int i) { ctx->slots[i] = ctx->slot
 
 plan_program *plan_cache_find(convgen_context *ctx, const plan_key *key)
 {
-    if (!usable(key))
+    if (!cg_key_fits(key))
         return NULL;
     uint64_t generation = cache_mem_generation(), hash = hash_of(key);
     plan_program *found = NULL, *stale = NULL;
@@ -149,7 +117,7 @@ static plan_program *evict_one(convgen_context *ctx)
 
 void plan_cache_insert(convgen_context *ctx, plan_program *p, const plan_key *key)
 {
-    if (!usable(key))
+    if (!cg_key_fits(key))
         return;
     memcpy(p->key, key->bytes, key->len);
     p->key_len = key->len;

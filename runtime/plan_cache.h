@@ -19,23 +19,18 @@ typedef struct plan_program {
     struct lib_steps *lib;   /* its library calls set up (cuFFT plans, the cuBLAS handle); NULL offline */
     int64_t workspace_bytes; /* gen's buffers and the libraries' work area */
     /* the cache's */
-    unsigned char key[512];
+    unsigned char key[CG_KEY_MAX];
     size_t key_len;
     int refs;           /* plans holding it, plus one while cached */
     uint64_t last_use;
     uint64_t generation;  /* cache_mem_generation() when made: a clear since makes it stale */
 } plan_program;
 
-/* What decides a program, serialized: the problem (or FFT problem), pass, algorithm, tuning,
- * target and the template folder ($CONVGEN_TEMPLATE_DIR). */
-typedef struct plan_key {
-    unsigned char bytes[512];
-    size_t len;
-} plan_key;
+/* What decides a program, serialized: the problem (its kind's key), pass, algorithm, tuning
+ * (zeros where the spec has none), target and the template folder ($CONVGEN_TEMPLATE_DIR). */
+typedef cg_key plan_key;
 
-void plan_key_conv(plan_key *k, const cg_problem *p, convgen_pass pass, convgen_algo algo, const cg_tuning *t,
-                   const cg_target *target);
-void plan_key_fft(plan_key *k, const cg_fft_problem *p, const cg_target *target);
+void plan_key_of(plan_key *k, const cg_spec *spec, const cg_target *target);
 
 /* The cached program of a key, held for the caller (release it), or NULL. */
 plan_program *plan_cache_find(convgen_context *ctx, const plan_key *key);

@@ -25,7 +25,7 @@
 #include "plan.h"
 #include "reference.h"
 #include "templates.h"
-#include "tmpl.h"
+#include "template/tmpl.h"
 #include "util.h"
 #include "wisdom.h"
 

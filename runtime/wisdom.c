@@ -72,15 +72,20 @@ static const char *const gemm_names[] = {"chosen", "cublas", "generated"}; /* fo
 /* EXHAUSTIVE > MEASURE > ESTIMATE. */
 static int effort_rank(int effort) { return effort == CONVGEN_EFFORT_EXHAUSTIVE ? 2 : effort == CONVGEN_EFFORT_MEASURE; }
 
+/* The layer as wisdom names it, to compare and hash through the conv kind: what an entry
+ * stores. The output sizes are not stored but follow from the rest (a layer read back has them
+ * recomputed, one made by hand may not), so they are left out. */
+static cg_problem stored_layer(const cg_problem *p)
+{
+    cg_problem q = *p;
+    memset(q.out, 0, sizeof q.out);
+    return q;
+}
+
 static bool same_layer(const cg_problem *a, const cg_problem *b)
 {
-    if (a->rank != b->rank || a->n != b->n || a->c != b->c || a->k != b->k || a->flip != b->flip)
-        return false;
-    for (int d = 0; d < a->rank; ++d)
-        if (a->in[d] != b->in[d] || a->kernel[d] != b->kernel[d] || a->pad_before[d] != b->pad_before[d] ||
-            a->pad_after[d] != b->pad_after[d] || a->stride[d] != b->stride[d] || a->dilation[d] != b->dilation[d])
-            return false;
-    return true;
+    cg_problem sa = stored_layer(a), sb = stored_layer(b);
+    return cg_problem_same(cg_conv_ref(&sa), cg_conv_ref(&sb));
 }
 
 /* `want` may leave the GPU's name empty: any GPU of its architecture. */
@@ -95,16 +100,12 @@ static bool same_key(const wisdom_key *have, const wisdom_key *want)
 /* XXH3 of everything same_key compares but the GPU's name. */
 static uint64_t key_hash(const wisdom_key *k)
 {
-    const cg_problem *p = &k->layer;
-    int64_t w[8 + 6 * CONVGEN_MAX_RANK];
-    int n = 0;
-    w[n++] = p->rank, w[n++] = p->n, w[n++] = p->c, w[n++] = p->k, w[n++] = p->flip;
-    w[n++] = k->pass, w[n++] = (int64_t)k->workspace_limit, w[n++] = k->tf32;
-    for (int d = 0; d < p->rank && d < CONVGEN_MAX_RANK; ++d) {
-        w[n++] = p->in[d], w[n++] = p->kernel[d], w[n++] = p->pad_before[d];
-        w[n++] = p->pad_after[d], w[n++] = p->stride[d], w[n++] = p->dilation[d];
-    }
-    uint64_t h = XXH3_64bits(w, sizeof w[0] * (size_t)n);
+    cg_problem stored = stored_layer(&k->layer);
+    cg_key layer;
+    layer.len = 0;
+    cg_problem_key(cg_conv_ref(&stored), &layer);
+    const int64_t w[3] = {k->pass, (int64_t)k->workspace_limit, k->tf32};
+    uint64_t h = XXH3_64bits_withSeed(w, sizeof w, XXH3_64bits(layer.bytes, layer.len));
     h = XXH3_64bits_withSeed(k->arch, strnlen(k->arch, sizeof k->arch), h);
     return XXH3_64bits_withSeed(k->version, strnlen(k->version, sizeof k->version), h);
 }

@@ -328,6 +328,44 @@ static void test_fft_pads_and_clips_through_its_windows(void **state)
     convgen_context_destroy(ctx);
 }
 
+/* The plan cache keys a program by its problem's kind and fields: planning one problem again
+ * shares the first plan's program (the very same source), another problem or kind does not,
+ * and each plan runs only through its kind's execute. */
+static void test_plans_of_one_problem_share_their_program(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline();
+    convgen_conv_desc other = layer;
+    other.dilation[1] = 2;
+    convgen_fft_desc f = {.rank = 1, .n = 16, .type = CONVGEN_FFT_R2C, .batch = 4}, g = f;
+    g.scale = 0.5f;
+    convgen_plan *a, *b, *c, *fa, *fb, *fc;
+    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &a), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &b), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_conv(ctx, &other, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &c), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_fft(ctx, &f, &fa), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_fft(ctx, &f, &fb), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_fft(ctx, &g, &fc), CONVGEN_SUCCESS);
+    assert_ptr_equal(convgen_plan_source(a, 0), convgen_plan_source(b, 0));
+    assert_ptr_not_equal(convgen_plan_source(a, 0), convgen_plan_source(c, 0));
+    assert_ptr_equal(convgen_plan_source(fa, 0), convgen_plan_source(fb, 0));
+    assert_ptr_not_equal(convgen_plan_source(fa, 0), convgen_plan_source(fc, 0));
+    convgen_kernel_info info;
+    assert_int_equal(convgen_plan_kernel_info(fb, 0, &info), CONVGEN_SUCCESS);
+    assert_int_equal(info.origin, CONVGEN_FROM_MEMORY_CACHE);
+    float *p = (float *)(uintptr_t)0x1000;
+    assert_error(convgen_execute(fa, p, p, p, NULL, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "FFT plan");
+    assert_error(convgen_execute_fft(a, p, p + 64, NULL, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "convolution plan");
+    convgen_choice choice;
+    assert_error(convgen_plan_choice(fa, &choice), CONVGEN_ERROR_INVALID_VALUE, "FFT plan");
+    assert_int_equal(convgen_plan_choice(a, &choice), CONVGEN_SUCCESS);
+    assert_false(convgen_plan_prepares_weights(fa));
+    convgen_plan *plans[] = {a, b, c, fa, fb, fc};
+    for (size_t i = 0; i < sizeof plans / sizeof plans[0]; ++i)
+        convgen_plan_destroy(plans[i]);
+    convgen_context_destroy(ctx);
+}
+
 static void test_emit_needs_no_context(void **state)
 {
     (void)state;
@@ -407,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_plan_options_are_checked),
         cmocka_unit_test(test_cufft_reads_in_place_only_when_aligned),
         cmocka_unit_test(test_fft_pads_and_clips_through_its_windows),
+        cmocka_unit_test(test_plans_of_one_problem_share_their_program),
         cmocka_unit_test(test_emit_needs_no_context),
         cmocka_unit_test(test_every_status_has_its_own_sentence),
         cmocka_unit_test(test_unwritable_cache_dir_warns_once_and_still_compiles),

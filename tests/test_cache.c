@@ -1,5 +1,6 @@
 /* Tests of the kernel cache (runtime/cache.h): the key, the memory cache, the disk cache and
- * its defences against damaged, foreign and stale entries.
+ * its defences against damaged, foreign and stale entries; and of the plans' key
+ * (runtime/plan_cache.h), which every field that decides a program must change.
  *
  * Every test runs in a fresh mkdtemp folder with HOME pointed at it and CONVGEN_CACHE_DIR and
  * XDG_CACHE_HOME unset, so nothing reaches the user's real cache. Warnings are captured through
@@ -25,6 +26,9 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "fft/fft_problem.h"
+#include "plan_cache.h"
+#include "problem.h"
 #include "util.h"
 
 #define XXH_INLINE_ALL
@@ -267,6 +271,199 @@ static void test_cache_key_hex_is_32_lowercase_digits_hi_first(void **state)
 }
 
 /* ---- memory ---- */
+
+/* ---- the plan key ---- */
+
+static plan_key plan_key_for(cg_spec spec, const cg_target *target)
+{
+    plan_key k;
+    plan_key_of(&k, &spec, target);
+    assert_true(k.len > 0 && k.len <= sizeof k.bytes);
+    return k;
+}
+
+static bool plan_key_eq(const plan_key *a, const plan_key *b)
+{
+    return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+}
+
+static const cg_target h100 = {.sm_count = 132, .arch = "sm_90"};
+
+/* A rank 3 layer whose fields all differ, so that a field written in another's place shows. */
+static cg_problem conv_base(void)
+{
+    convgen_conv_desc d = {.rank = 3, .n = 2, .c = 3, .k = 5, .in = {17, 19, 23}, .kernel = {3, 5, 7},
+                           .pad_before = {1, 2, 3}, .pad_after = {2, 3, 4}, .stride = {1, 2, 3}, .dilation = {1, 2, 1}};
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    return p;
+}
+
+/* conv_base with field f changed, in place (a derived field too: the key may not rely on
+ * another field to tell it): rank, n, c, k, flip, then in, kernel, out, pad_before, pad_after,
+ * stride and dilation in each dimension. */
+enum { CONV_FIELDS = 5 + 7 * CONVGEN_MAX_RANK };
+static cg_problem conv_variant(int f)
+{
+    cg_problem p = conv_base();
+    int64_t *scalars[3] = {&p.n, &p.c, &p.k};
+    int64_t *dims[7] = {p.in, p.kernel, p.out, p.pad_before, p.pad_after, p.stride, p.dilation};
+    if (f == 0)
+        p.rank = 2;
+    else if (f <= 3)
+        ++*scalars[f - 1];
+    else if (f == 4)
+        p.flip = !p.flip;
+    else
+        ++dims[(f - 5) / CONVGEN_MAX_RANK][(f - 5) % CONVGEN_MAX_RANK];
+    return p;
+}
+
+/* An R2C whose fields all differ. */
+static cg_fft_problem fft_base(void)
+{
+    convgen_fft_desc d = {.rank = 2, .n = 32, .type = CONVGEN_FFT_R2C, .batch = 4, .channels = 3, .window = {27, 25},
+                          .offset = {2, 3}, .pitch = 29, .layout = CONVGEN_FFT_LAYOUT_TRANSPOSED, .scale = 0.5f};
+    cg_fft_problem p;
+    assert_int_equal(cg_fft_problem_init(&p, &d), CONVGEN_SUCCESS);
+    return p;
+}
+
+/* fft_base with field f of cg_fft_problem changed, in place (derived ones too). */
+enum { FFT_FIELDS = 22 };
+static cg_fft_problem fft_variant(int f)
+{
+    cg_fft_problem p = fft_base();
+    int *narrow[8] = {&p.rank, &p.n, &p.sign, &p.h, &p.oy, &p.w, &p.ox, &p.half};
+    int64_t *wide[10] = {&p.batch, &p.channels, &p.count, &p.pitch, &p.real_stride[0], &p.real_stride[1],
+                         &p.spectrum_stride[0], &p.spectrum_stride[1], &p.real_elements, &p.spectrum_elements};
+    if (f < 8)
+        ++*narrow[f];
+    else if (f < 18)
+        ++*wide[f - 8];
+    else if (f == 18)
+        p.type = CONVGEN_FFT_C2R;
+    else if (f == 19)
+        p.transposed = !p.transposed;
+    else if (f == 20)
+        p.natural = !p.natural;
+    else
+        p.scale *= 2;
+    return p;
+}
+
+static void expect_all_distinct(const plan_key *keys, int n)
+{
+    for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j)
+            if (plan_key_eq(&keys[i], &keys[j]))
+                fail_msg("plan keys %d and %d are equal", i, j);
+}
+
+static void test_plan_key_changes_with_every_conv_field(void **state)
+{
+    (void)state;
+    cg_problem p = conv_base(), q = conv_base();
+    plan_key keys[CONV_FIELDS + 1];
+    keys[0] = plan_key_for((cg_spec){cg_conv_ref(&p), CONVGEN_FPROP, CONVGEN_ALGO_FFT, NULL}, &h100);
+    plan_key again = plan_key_for((cg_spec){cg_conv_ref(&q), CONVGEN_FPROP, CONVGEN_ALGO_FFT, NULL}, &h100);
+    assert_true(plan_key_eq(&keys[0], &again));
+    cg_problem v[CONV_FIELDS];
+    for (int f = 0; f < CONV_FIELDS; ++f) {
+        v[f] = conv_variant(f);
+        keys[f + 1] = plan_key_for((cg_spec){cg_conv_ref(&v[f]), CONVGEN_FPROP, CONVGEN_ALGO_FFT, NULL}, &h100);
+    }
+    expect_all_distinct(keys, CONV_FIELDS + 1);
+}
+
+/* Entries past the rank are not the layer's: they change no key. */
+static void test_plan_key_ignores_entries_past_the_rank(void **state)
+{
+    (void)state;
+    convgen_conv_desc d = {.rank = 2, .n = 2, .c = 3, .k = 5, .in = {17, 19}, .kernel = {3, 5}};
+    cg_problem p, q;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    q = p;
+    q.in[2] = 7, q.kernel[2] = 3, q.pad_before[2] = 1, q.stride[2] = 2;
+    plan_key a = plan_key_for((cg_spec){cg_conv_ref(&p), CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, NULL}, &h100);
+    plan_key b = plan_key_for((cg_spec){cg_conv_ref(&q), CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, NULL}, &h100);
+    assert_true(plan_key_eq(&a, &b));
+}
+
+static void test_plan_key_changes_with_every_fft_field(void **state)
+{
+    (void)state;
+    cg_fft_problem p = fft_base(), q = fft_base();
+    plan_key keys[FFT_FIELDS + 1];
+    keys[0] = plan_key_for((cg_spec){.problem = cg_fft_ref(&p)}, &h100);
+    plan_key again = plan_key_for((cg_spec){.problem = cg_fft_ref(&q)}, &h100);
+    assert_true(plan_key_eq(&keys[0], &again));
+    cg_fft_problem v[FFT_FIELDS];
+    for (int f = 0; f < FFT_FIELDS; ++f) {
+        v[f] = fft_variant(f);
+        keys[f + 1] = plan_key_for((cg_spec){.problem = cg_fft_ref(&v[f])}, &h100);
+    }
+    expect_all_distinct(keys, FFT_FIELDS + 1);
+}
+
+/* A convolution's key and an FFT's never meet, whatever their fields; nor those of two kinds
+ * whose hashes write the same bytes: the kind's name comes first. */
+static void test_plan_keys_of_conv_and_fft_never_collide(void **state)
+{
+    (void)state;
+    cg_problem conv[CONV_FIELDS];
+    cg_fft_problem fft[FFT_FIELDS];
+    for (int f = 0; f < CONV_FIELDS; ++f)
+        conv[f] = conv_variant(f);
+    for (int f = 0; f < FFT_FIELDS; ++f)
+        fft[f] = fft_variant(f);
+    for (int i = 0; i < CONV_FIELDS; ++i)
+        for (int j = 0; j < FFT_FIELDS; ++j) {
+            plan_key a = plan_key_for((cg_spec){cg_conv_ref(&conv[i]), CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL}, &h100);
+            plan_key b = plan_key_for((cg_spec){.problem = cg_fft_ref(&fft[j])}, &h100);
+            assert_false(plan_key_eq(&a, &b));
+        }
+    const cg_problem_kind twin = {"twin", cg_conv_kind.hash, cg_conv_kind.describe};
+    plan_key a = plan_key_for((cg_spec){cg_conv_ref(&conv[0]), CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL}, &h100);
+    plan_key b = plan_key_for((cg_spec){{&twin, &conv[0]}, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL}, &h100);
+    assert_false(plan_key_eq(&a, &b));
+}
+
+/* The rest of a spec (pass, algorithm, each tuning field), the target's every field and the
+ * template folder change the key; a spec without tuning is one whose tuning is all chosen. */
+static void test_plan_key_changes_with_pass_algo_tuning_target_and_templates(void **state)
+{
+    (void)state;
+    cg_problem p = conv_base();
+    cg_tuning none = {0}, t[9];
+    for (int i = 0; i < 9; ++i)
+        t[i] = none;
+    t[0].fourier_size[0] = 64, t[1].fourier_size[1] = 64, t[2].fourier_size[2] = 64;
+    t[3].winograd_m[0] = 4, t[4].winograd_m[1] = 4, t[5].winograd_m[2] = 4;
+    t[6].gemm = CONVGEN_GEMM_CUBLAS, t[7].tf32 = true, t[8].workspace_limit = 1 << 20;
+    cg_target targets[6];
+    for (int i = 0; i < 6; ++i)
+        targets[i] = h100;
+    targets[0].sm_count = 108, targets[1].shared_per_block = 99 << 10, targets[2].shared_per_sm = 100 << 10;
+    targets[3].l2_bytes = 40 << 20, targets[4].max_cluster = 1;
+    snprintf(targets[5].arch, sizeof targets[5].arch, "sm_80");
+    plan_key keys[1 + 2 + 9 + 6 + 1];
+    int n = 0;
+    cg_spec base = {cg_conv_ref(&p), CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &none};
+    keys[n++] = plan_key_for(base, &h100);
+    plan_key chosen = plan_key_for((cg_spec){cg_conv_ref(&p), CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, NULL}, &h100);
+    assert_true(plan_key_eq(&keys[0], &chosen));
+    keys[n++] = plan_key_for((cg_spec){cg_conv_ref(&p), CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD, &none}, &h100);
+    keys[n++] = plan_key_for((cg_spec){cg_conv_ref(&p), CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, &none}, &h100);
+    for (int i = 0; i < 9; ++i)
+        keys[n++] = plan_key_for((cg_spec){cg_conv_ref(&p), CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &t[i]}, &h100);
+    for (int i = 0; i < 6; ++i)
+        keys[n++] = plan_key_for(base, &targets[i]);
+    setenv("CONVGEN_TEMPLATE_DIR", tmp, 1);
+    keys[n++] = plan_key_for(base, &h100);
+    unsetenv("CONVGEN_TEMPLATE_DIR");
+    expect_all_distinct(keys, n);
+}
 
 static void test_cache_mem_miss_then_hit(void **state)
 {
@@ -1068,6 +1265,11 @@ int main(void)
         T(test_cache_key_differs_when_any_field_changes),
         T(test_cache_key_unambiguous_at_field_boundaries),
         T(test_cache_key_hex_is_32_lowercase_digits_hi_first),
+        T(test_plan_key_changes_with_every_conv_field),
+        T(test_plan_key_ignores_entries_past_the_rank),
+        T(test_plan_key_changes_with_every_fft_field),
+        T(test_plan_keys_of_conv_and_fft_never_collide),
+        T(test_plan_key_changes_with_pass_algo_tuning_target_and_templates),
         T(test_cache_mem_miss_then_hit),
         T(test_cache_mem_copies_are_independent),
         T(test_cache_mem_grows_and_keeps_every_entry),

@@ -71,10 +71,13 @@ static void test_every_layer_and_pass_renders_with_a_header_saying_what_it_is(vo
         for (int pass = 0; pass < 3; ++pass) {
             cg_generated g;
             generate_ok(&layers[i], (convgen_pass)pass, &g);
+            char layer[1024], line[1100]; /* the layer line is the conv kind's describe */
+            cg_conv_kind.describe(&g.problem, layer, sizeof layer);
+            snprintf(line, sizeof line, "\n * layer: %s (n c k input kernel pad stride)\n", layer);
             for (int k = 0; k < g.kernel_count; ++k) {
                 const char *src = g.kernels[k].source;
                 assert_true(strncmp(src, "/*\n * convgen " CG_GENERATOR_VERSION ": direct", 21 + strlen(CG_GENERATOR_VERSION)) == 0);
-                assert_non_null(strstr(src, "layer: "));
+                assert_non_null(strstr(src, line));
                 assert_non_null(strstr(src, "emitted by: convgen emit --algo direct --pass "));
                 assert_non_null(strstr(src, "FLOPs: "));
                 assert_non_null(strstr(src, "launch: grid ("));

@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "context.h"
-#include "fft_kernel.h"
-#include "fft_problem.h"
+#include "fft/fft_kernel.h"
+#include "fft/fft_problem.h"
 #include "jit.h"
 #include "util.h"
 
@@ -250,7 +250,7 @@ static bool clustered(const convgen_fft_desc *d)
 }
 
 /* Every size, rank and kind for sm_90; and the cases that use clusters there once more as
- * planned for a GPU without them (the resident layout of generator/fft_real.c). */
+ * planned for a GPU without them (the resident layout of generator/fft/fft_real.c). */
 static void test_every_size_compiles_without_local_memory(void **state)
 {
     (void)state;

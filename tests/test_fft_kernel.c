@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "context.h"
-#include "fft_kernel.h"
+#include "fft/fft_kernel.h"
 #include "jit.h"
 
 #define BOUND 1e-5

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fft_plan.h"
-#include "fft_regs.h"
+#include "fft/fft_plan.h"
+#include "fft/fft_regs.h"
 
 #define BOUND 1e-12
 

@@ -1,4 +1,4 @@
-/* The index arithmetic of FFT convolution (generator/fft_tiling.c), evaluated on the CPU: every
+/* The index arithmetic of FFT convolution (generator/fftconv/tiling.c), evaluated on the CPU: every
  * tiling and every cut into parts is run through float64 DFTs on random data and compared with
  * direct correlation, and every output must come from exactly one tile (every tap from the
  * shifts that can reach it); then whole layers, all three passes, against the CPU reference. */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "fft_tiling.h"
+#include "fftconv/tiling.h"
 #include "reference.h"
 
 enum { MAX_N = 128, MAX_LEN = 512 };

@@ -502,9 +502,10 @@ static void check_auto_drops_wrong_candidates(void **state)
         skip();
     char dir[] = "/tmp/convgen-mutant-XXXXXX", path[256], cmd[1024];
     assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/winograd.cu", dir);
-    snprintf(cmd, sizeof cmd, "sed 's/= mine\\[lane + {{ 32 \\* q }}u\\];/= 1.01f * mine[lane + {{ 32 * q }}u];/' "
-             "'%s/templates/winograd.cu' > '%s' && grep -q '1.01f' '%s'", CONVGEN_SOURCE_DIR, path, path);
+    snprintf(path, sizeof path, "%s/winograd/winograd.cu", dir); /* the override mirrors templates/ */
+    snprintf(cmd, sizeof cmd, "mkdir '%s/winograd' && sed 's/= mine\\[lane + {{ 32 \\* q }}u\\];/= 1.01f * mine[lane + "
+             "{{ 32 * q }}u];/' '%s/templates/winograd/winograd.cu' > '%s' && grep -q '1.01f' '%s'", dir, CONVGEN_SOURCE_DIR,
+             path, path);
     assert_int_equal(system(cmd), 0);
     setenv("CONVGEN_TEMPLATE_DIR", dir, 1);
     convgen_wisdom_forget();

@@ -1,5 +1,7 @@
 /* Tests of problem.c: every invalid field is refused with a message naming it, output sizes
- * match cuDNN's rule on hand-computed layers, and tensor sizes past 2^63 bytes are caught. */
+ * match cuDNN's rule on hand-computed layers, and tensor sizes past 2^63 bytes are caught. And
+ * of the problem kinds (problem_kind.h): what they print, the registry of kinds, and a program
+ * generated from a kind's spec as from its own entry point. (The keys' fields: test_cache.c.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +11,9 @@
 
 #include <cmocka.h>
 
+#include "fft/fft_kernel.h"
+#include "fft/fft_problem.h"
+#include "generate.h"
 #include "problem.h"
 
 #define BIG (INT64_C(1) << 31) /* one past the largest dimension a kernel can index */
@@ -409,6 +414,112 @@ static void test_failed_init_leaves_the_problem_untouched(void **state)
     assert_same_problem(&p, &before);
 }
 
+/* ---- problem kinds ---- */
+
+static cg_fft_problem fft_or_fail(const convgen_fft_desc *d)
+{
+    cg_fft_problem p;
+    if (cg_fft_problem_init(&p, d) != CONVGEN_SUCCESS)
+        fail_msg("cg_fft_problem_init failed: %s", convgen_last_error());
+    return p;
+}
+
+static const convgen_fft_desc fft_r2c = {.rank = 2, .n = 32, .type = CONVGEN_FFT_R2C, .batch = 4, .channels = 3,
+                                         .window = {27, 25}, .offset = {2, 3}};
+
+static void test_kinds_describe_their_problems(void **state)
+{
+    (void)state;
+    convgen_conv_desc l2 = layer_l2(), odd = {.rank = 2, .n = 1, .c = 2, .k = 3, .in = {16, 16}, .kernel = {3, 3},
+                                              .pad_before = {1, 1}, .pad_after = {1, 2}, .stride = {2, 1},
+                                              .dilation = {1, 2}, .mode = CONVGEN_CONVOLUTION};
+    cg_problem a = init_or_fail(&l2), b = init_or_fail(&odd);
+    cg_fft_problem f = fft_or_fail(&fft_r2c);
+    char text[256];
+    cg_conv_kind.describe(&a, text, sizeof text);
+    assert_string_equal(text, "128 64 64 64x64 9x9 0 1");
+    cg_conv_kind.describe(&b, text, sizeof text);
+    assert_string_equal(text, "1 2 3 16x16 3x3 1 2 --pad-after 1x2 --stride 2x1 --dilation 1x2 --convolution");
+    cg_fft_kind.describe(&f, text, sizeof text);
+    assert_string_equal(text, "R2C forward 2-D n = 32, 12 transforms (4 x 3 channels), window 27x25 at 2,3");
+    assert_string_equal(cg_conv_kind.name, "conv");
+    assert_string_equal(cg_fft_kind.name, "fft");
+}
+
+/* Each kind once in the registry, with its methods, found by itself; the two there are now. */
+static void test_registry_holds_each_kind_once(void **state)
+{
+    (void)state;
+    bool conv = false, fft = false;
+    for (int i = 0; i < cg_kind_count(); ++i) {
+        const cg_kind_planner *k = cg_kind_at(i);
+        assert_non_null(k->kind->name);
+        assert_non_null(k->kind->hash);
+        assert_non_null(k->kind->describe);
+        assert_non_null(k->generate);
+        assert_ptr_equal(cg_kind_planner_of(k->kind), k);
+        for (int j = 0; j < i; ++j)
+            assert_string_not_equal(cg_kind_at(j)->kind->name, k->kind->name);
+        conv |= k->kind == &cg_conv_kind, fft |= k->kind == &cg_fft_kind;
+    }
+    assert_true(conv && fft);
+    assert_null(cg_kind_at(cg_kind_count()));
+    assert_null(cg_kind_at(-1));
+}
+
+static void test_problems_are_the_same_only_of_one_kind_and_fields(void **state)
+{
+    (void)state;
+    convgen_conv_desc d = layer_l2();
+    cg_problem a = init_or_fail(&d), b = init_or_fail(&d);
+    cg_fft_problem f = fft_or_fail(&fft_r2c), g = fft_or_fail(&fft_r2c);
+    assert_true(cg_problem_same(cg_conv_ref(&a), cg_conv_ref(&b)));
+    assert_true(cg_problem_same(cg_fft_ref(&f), cg_fft_ref(&g)));
+    assert_false(cg_problem_same(cg_conv_ref(&a), cg_fft_ref(&f)));
+    /* a kind that hashes as another is still another: its name comes first */
+    const cg_problem_kind twin = {"twin", cg_conv_kind.hash, cg_conv_kind.describe};
+    assert_false(cg_problem_same(cg_conv_ref(&a), (cg_problem_ref){&twin, &b}));
+    b.dilation[1] = 2;
+    g.natural = !g.natural;
+    assert_false(cg_problem_same(cg_conv_ref(&a), cg_conv_ref(&b)));
+    assert_false(cg_problem_same(cg_fft_ref(&f), cg_fft_ref(&g)));
+}
+
+static void expect_same_program(const cg_generated *a, const cg_generated *b)
+{
+    assert_int_equal(a->kernel_count, b->kernel_count);
+    for (int i = 0; i < a->kernel_count; ++i)
+        assert_string_equal(a->kernels[i].source, b->kernels[i].source);
+}
+
+/* cg_generate_spec goes through the kind: a convolution's program is cg_generate_tuned's, an
+ * FFT's cg_generate_fft_plan's, byte for byte; a kind not in the registry is refused. */
+static void test_generating_starts_from_the_kind(void **state)
+{
+    (void)state;
+    convgen_conv_desc d = {.rank = 2, .n = 2, .c = 3, .k = 4, .in = {9, 9}, .kernel = {3, 3}};
+    cg_problem p = init_or_fail(&d);
+    cg_fft_problem f = fft_or_fail(&fft_r2c);
+    cg_tuning tune = {.gemm = CONVGEN_GEMM_GENERATED};
+    cg_target t = {.sm_count = 108, .arch = "sm_80"};
+    cg_generated by_spec, direct;
+    assert_int_equal(cg_generate_spec(&(cg_spec){cg_conv_ref(&p), CONVGEN_BPROP, CONVGEN_ALGO_FFT, &tune}, &t, &by_spec),
+                     CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_BPROP, CONVGEN_ALGO_FFT, &t, &tune, &direct), CONVGEN_SUCCESS);
+    expect_same_program(&by_spec, &direct);
+    assert_int_equal(by_spec.algo, CONVGEN_ALGO_FFT);
+    cg_generated_free(&by_spec), cg_generated_free(&direct);
+    assert_int_equal(cg_generate_spec(&(cg_spec){.problem = cg_fft_ref(&f)}, NULL, &by_spec), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_fft_plan(&f, NULL, &direct), CONVGEN_SUCCESS);
+    expect_same_program(&by_spec, &direct);
+    assert_non_null(strstr(by_spec.kernels[0].source, "emitted by: convgen emit --algo fft --type r2c"));
+    cg_generated_free(&by_spec), cg_generated_free(&direct);
+    const cg_problem_kind stray = {"stray", cg_conv_kind.hash, cg_conv_kind.describe};
+    assert_int_equal(cg_generate_spec(&(cg_spec){.problem = {&stray, &p}}, NULL, &by_spec), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "problem kind stray"));
+    assert_int_equal(by_spec.kernel_count, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +546,10 @@ int main(void)
         cmocka_unit_test(test_flops_count_every_multiply_add_twice),
         cmocka_unit_test(test_output_size_rejects_null_out_and_bad_desc),
         cmocka_unit_test(test_failed_init_leaves_the_problem_untouched),
+        cmocka_unit_test(test_kinds_describe_their_problems),
+        cmocka_unit_test(test_registry_holds_each_kind_once),
+        cmocka_unit_test(test_problems_are_the_same_only_of_one_kind_and_fields),
+        cmocka_unit_test(test_generating_starts_from_the_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* Tests of the template engine (generator/tmpl.h): golden renders of every feature, exact
+/* Tests of the template engine (generator/template/tmpl.h): golden renders of every feature, exact
  * float literals, and every error with its "name:line:col:" prefix. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tmpl.h"
+#include "template/tmpl.h"
 
 /* ---- helpers ---- */
 

@@ -1,4 +1,4 @@
-/* Winograd transforms derived in exact rationals (generator/winograd_transform.c): for every
+/* Winograd transforms derived in exact rationals (generator/winograd/winograd_transform.c): for every
  * F(m, r) with r <= 7 and m + r - 1 <= 12, random integer data and filters give exactly the
  * correlation, in 1-D and nested 2-D; the points and a few entries are pinned; bad sizes are
  * named. Also prints what fp32 does with each transform on the CPU (the error the kernels'
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "winograd_program.h"
-#include "winograd_transform.h"
+#include "winograd/winograd_program.h"
+#include "winograd/winograd_transform.h"
 
 enum { MAX_R = 7 };
 
@@ -220,7 +220,7 @@ static void test_programs_render_as_straight_line_code(void **state)
     tmpl_value *ctx = tmpl_map();
     tmpl_map_set(ctx, "bt", wino_program_value(&p, "d", "t"));
     char *out = NULL, *included = NULL, err[256];
-    bool ok = tmpl_render("test", "{%- include \"winograd.cuh\" -%}{{ wino_program(bt, \"v\", \"\") }}", ctx,
+    bool ok = tmpl_render("test", "{%- include \"winograd/winograd.cuh\" -%}{{ wino_program(bt, \"v\", \"\") }}", ctx,
                           load_from_source, &included, &out, err, sizeof err);
     free(included);
     tmpl_unref(ctx);

@@ -1,7 +1,8 @@
 /* Wisdom's reader at scale and against files that never end (runtime/wisdom.c): 50,000 entries
- * import and are each found by key; /dev/zero and a FIFO are refused at once, never read. The
- * format's round trip, merging and damage are test_tune's; the formats (1, the oldest read, and
- * 2, written) and their entries' variants are here. */
+ * import and are each found by key; /dev/zero and a FIFO are refused at once, never read; a
+ * layer (compared through its problem kind) finds only its own wisdom. The format's round trip,
+ * merging and damage are test_tune's; the formats (1, the oldest read, and 2, written) and their
+ * entries' variants are here. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -113,6 +114,54 @@ static void test_import_of_50000_entries_counts_and_finds_each(void **state)
     free(again);
     convgen_wisdom_forget();
     alarm(0);
+}
+
+/* An entry for a rank 3 layer, or for it with field f changed: n, c, k, mode, rank, then each
+ * dimension of in, kernel, pad_before, pad_after, stride and dilation (f < LAYER_FIELDS). */
+enum { LAYER_FIELDS = 5 + 6 * CONVGEN_MAX_RANK };
+static wisdom_entry layer_entry(int f)
+{
+    convgen_conv_desc d = {.rank = 3, .n = 2, .c = 3, .k = 5, .in = {17, 19, 23}, .kernel = {3, 5, 7},
+                           .pad_before = {1, 2, 3}, .pad_after = {2, 3, 4}, .stride = {1, 2, 3}, .dilation = {1, 2, 1}};
+    int64_t *scalars[3] = {&d.n, &d.c, &d.k};
+    int64_t *dims[6] = {d.in, d.kernel, d.pad_before, d.pad_after, d.stride, d.dilation};
+    if (f >= 0 && f < 3)
+        ++*scalars[f];
+    else if (f == 3)
+        d.mode = CONVGEN_CONVOLUTION;
+    else if (f == 4)
+        d.rank = 2;
+    else if (f > 4)
+        ++dims[(f - 5) / CONVGEN_MAX_RANK][(f - 5) % CONVGEN_MAX_RANK];
+    wisdom_entry e = generated(0, "NVIDIA H100 80GB HBM3");
+    assert_int_equal(cg_problem_init(&e.key.layer, &d), CONVGEN_SUCCESS);
+    e.ms = 2 + f;
+    return e;
+}
+
+static void test_a_layer_finds_only_its_own_wisdom(void **state)
+{
+    (void)state;
+    convgen_wisdom_forget();
+    wisdom_entry base = layer_entry(-1), got;
+    assert_int_equal(wisdom_add(&base), CONVGEN_SUCCESS);
+    for (int f = 0; f < LAYER_FIELDS; ++f) {
+        wisdom_entry e = layer_entry(f);
+        if (wisdom_lookup(&e.key, CONVGEN_EFFORT_MEASURE, &got))
+            fail_msg("the layer with field %d changed found the other layer's wisdom", f);
+        assert_int_equal(wisdom_add(&e), CONVGEN_SUCCESS);
+    }
+    assert_int_equal(convgen_wisdom_count(), LAYER_FIELDS + 1);
+    for (int f = -1; f < LAYER_FIELDS; ++f) {
+        wisdom_entry e = layer_entry(f);
+        assert_true(wisdom_lookup(&e.key, CONVGEN_EFFORT_MEASURE, &got));
+        assert_true(got.ms == e.ms);
+    }
+    /* out is not what an entry stores (it follows from the rest): a stale one still finds it */
+    base.key.layer.out[1] += 3;
+    assert_true(wisdom_lookup(&base.key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_true(got.ms == 1);
+    convgen_wisdom_forget();
 }
 
 /* /dev/zero never ends and a FIFO without a writer blocks in open(): both are refused before a
@@ -357,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_import_of_50000_entries_counts_and_finds_each),
         cmocka_unit_test(test_import_of_dev_zero_and_a_fifo_fails_at_once),
         cmocka_unit_test(test_values_that_would_not_read_back_are_refused),
+        cmocka_unit_test(test_a_layer_finds_only_its_own_wisdom),
         cmocka_unit_test(test_format_1_reads_as_algorithm_and_variant),
         cmocka_unit_test(test_shipped_wisdom_reads),
         cmocka_unit_test(test_a_bad_entry_refuses_the_whole_file),

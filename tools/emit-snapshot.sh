@@ -52,6 +52,7 @@ capture "$dir/set/generate.txt" "$build/convgen-gen" generate --set "$layers" --
     --wisdom "$src/bench/wisdom/nvidia-h100-80gb-hbm3.wisdom" --ninja "$dir/set/set.ninja"
 # the ninja file names the build's paths; the sources are what matters
 rm -f "$dir/set/set.ninja"
+sed -i "s|$dir|SNAPSHOT|g" "$dir/set/generate.txt"
 
 for n in 8 16 35 64 128 256; do
     capture "$dir/fft/r2c-$n.cu" "$cg" emit --algo fft --n "$n" --batch 4 --channels 3

@@ -1,4 +1,4 @@
-/* Fuzz target: the template engine (generator/tmpl.h). The input is a template's text, rendered
+/* Fuzz target: the template engine (generator/template/tmpl.h). The input is a template's text, rendered
  * with a small fixed context of every kind of value; it may include itself ('self.cu'), a
  * template of macros ('inc.cuh') and any embedded template by name. Errors are expected; a
  * crash, a leak, undefined behaviour or a hang is a finding. */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "templates.h"
-#include "tmpl.h"
+#include "template/tmpl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

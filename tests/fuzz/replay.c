@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int not_hidden(const struct dirent *e) { return e->d_name[0] != '.'; }
 
-/* Feeds every file of `dir` to the target; returns how many (and adds their bytes). */
+/* Feeds every file of `dir` and of its folders to the target; returns how many (and adds their
+ * bytes). */
 static int replay_folder(const char *dir, size_t *bytes)
 {
     struct dirent **names;
@@ -34,6 +36,11 @@ static int replay_folder(const char *dir, size_t *bytes)
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
         free(names[i]);
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* templates/ has one per family */
+            replayed += replay_folder(path, bytes);
+            continue;
+        }
         size_t size = 0;
         char *data = cg_read_file(path, (size_t)16 << 20, &size);
         if (!data)

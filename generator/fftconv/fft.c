@@ -1,0 +1,91 @@
+/* The "fft" algorithm (generator/fftconv/program.c says how the program runs): FFT convolution
+ * through convgen's own FFT kernels (issue 4) and, by default, its own complex GEMM, on one
+ * square basis of at most FFT_MAX_N points per side, rank 1 and 2. */
+#include <string.h>
+
+#include "fftconv.h"
+#include "fft/fft_plan.h"
+#include "util.h"
+
+/* One square basis B x B (convgen's 2-D FFTs are square), the largest dimension's, at most
+ * FFT_MAX_N; rank 1 or 2. */
+static convgen_status square_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s)
+{
+    if (p->rank > 2)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
+    int64_t b = 0;
+    for (int d = 0; d < s->rank; ++d) {
+        if (tune && tune->fourier_size[d] && b && tune->fourier_size[d] != b)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld: the fft algorithm's basis is "
+                           "square", d, (long long)tune->fourier_size[d]);
+        b = s->d[d].size > b ? s->d[d].size : b;
+    }
+    if (b > FFT_MAX_N)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft: the correlation needs a %lld-point transform, beyond %d", (long long)b,
+                       FFT_MAX_N);
+    s->points = 1;
+    for (int d = 0; d < s->rank; ++d) {
+        s->d[d].size = b;
+        s->d[d].spectrum = d == s->rank - 1 ? b / 2 + 1 : b;
+        s->points *= b;
+    }
+    s->bins = s->points / b * (b / 2 + 1);
+    return CONVGEN_SUCCESS;
+}
+
+int64_t cg_fft_basis(const cg_problem *p, convgen_pass pass)
+{
+    lib_spec s;
+    fc_spec_init(&s, true);
+    if (fc_whole_basis(p, pass, NULL, &s) != CONVGEN_SUCCESS || square_basis(p, NULL, &s) != CONVGEN_SUCCESS)
+        return 0;
+    return s.d[0].size;
+}
+
+static convgen_status fft_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, const cg_tuning *tune,
+                                   cg_generated *out)
+{
+    lib_spec s;
+    fc_spec_init(&s, true);
+    convgen_status st = fc_whole_basis(p, pass, tune, &s);
+    if (st == CONVGEN_SUCCESS)
+        st = square_basis(p, tune, &s);
+    return st == CONVGEN_SUCCESS ? fc_program(p, pass, t, tune, &s, out) : st;
+}
+
+/* AUTO's candidates of fft: its own basis and, at EXHAUSTIVE unless the caller fixed one, the
+ * next power of two where that is at most half as large again (radix-4 transforms can outrun
+ * the smaller 3- and 5-smooth one: F2's 64 against 60 points); each by both GEMMs unless the
+ * caller fixed the GEMM or TF32. */
+static int fft_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
+                        int max)
+{
+    bool both_gemms = !fixed->tf32 && !fixed->gemm, basis_fixed = false;
+    int n = cg_variants_add(out, 0, max, fixed, both_gemms);
+    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
+        basis_fixed |= fixed->fourier_size[d] != 0;
+    if (effort != CONVGEN_EFFORT_EXHAUSTIVE || basis_fixed)
+        return n;
+    int64_t own = cg_fft_basis(p, pass), pow2 = 2;
+    while (pow2 < own)
+        pow2 *= 2;
+    if (!own || pow2 == own || pow2 > FFT_MAX_N || pow2 > 1.5 * (double)own)
+        return n;
+    cg_tuning t = *fixed;
+    for (int d = 0; d < p->rank; ++d)
+        t.fourier_size[d] = pow2;
+    return cg_variants_add(out, n, max, &t, both_gemms);
+}
+
+static const cg_knob fft_knobs[] = {
+    {"fourier", cg_fourier_print, cg_fourier_parse}, {"gemm", cg_gemm_print, cg_gemm_parse}, {NULL, NULL, NULL}};
+
+const cg_planner cg_fft_planner = {
+    .algo = CONVGEN_ALGO_FFT,
+    .name = "fft",
+    .flags = CG_PLANNER_SUB_BATCHES,
+    .applicable = fc_fft_applicable,
+    .generate = fft_generate,
+    .knobs = fft_knobs,
+    .variants = fft_variants,
+};

@@ -1,0 +1,325 @@
+/* The "fft-fused" algorithm (issue 5, item 4): fft-tiled's fprop and bprop in one kernel per
+ * tile (templates/fftconv/fft_fused.cu), after the weights' R2C. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fftconv.h"
+#include "fft/fft_regs.h"
+#include "templates.h"
+#include "util.h"
+#include "values.h"
+
+/* ---- fft-fused: one kernel per tile (issue 5, item 4) ---- */
+
+/* fft-fused runs fft-tiled's fprop and bprop with one kernel in place of its steps per tile:
+ * each block loads a tile of the signal (clipped), transforms it, multiplies it bin by bin with
+ * the weights' spectra and sums over the input channels, transforms back and stores the tile's
+ * valid outputs, with nothing written to global memory in between. The weights' spectra are
+ * made first in every execution by fft-tiled's own steps (convgen's R2C through its window, or
+ * after a pad kernel where the taps are mirrored, flipped or dilated), in natural order:
+ * [k][c][n][n / 2 + 1].
+ *
+ * The transforms are FFTs in registers, a whole transform per thread (fft_regs.c): the tile's
+ * real rows two at a time as one complex transform, then its columns; the inverse the other
+ * way round, pruned to the valid outputs. Shared memory holds the tile between the passes. */
+
+enum { FUSED_MAX_ACC = 16, FUSED_MAX_OUT = 16, FUSED_MAX_IN = 16 };
+
+typedef struct fused_shape {
+    int64_t outs, ins;   /* output and input channels of the pass */
+    int64_t kb, cb;      /* output channels per block, input channels per pass over the tile */
+    int64_t acc;         /* accumulators per thread: kb x bins over the threads */
+    int64_t sp, hs, v1s; /* row strides, odd so that a thread per row meets no bank conflict:
+                          * the tile's rows, their spectra, the valid outputs' rows */
+    int64_t rows, spec;  /* float2 elements of the two shared buffers */
+    int64_t shared;      /* bytes of dynamic shared memory */
+    int64_t per_sm;      /* blocks a multiprocessor (the launch bounds' minimum) */
+    int64_t kgroups;     /* blocks per tile and image: ceil(outs / kb) */
+} fused_shape;
+
+static int64_t max3(int64_t a, int64_t b, int64_t c)
+{
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+}
+
+/* The two shared buffers. rows: the rows' spectra of a pass (cb n rows of hs), then the block's
+ * products (kb x bins), then its valid outputs (kb v0 rows of v1s floats). spec: the tile
+ * (cb n rows of sp floats), then its spectra (cb x bins), then the inverse columns' valid rows
+ * (kb v0 rows of hs). */
+static void fused_buffers(const lib_spec *s, int64_t cb, int64_t kb, fused_shape *f)
+{
+    const int64_t n = s->d[0].size, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step;
+    f->sp = n | 1, f->hs = s->d[1].spectrum | 1, f->v1s = v1 | 1;
+    f->rows = max3(cb * n * f->hs, kb * s->bins, (kb * v0 * f->v1s + 1) / 2);
+    f->spec = max3(cb * s->bins, (cb * n * f->sp + 1) / 2, kb * v0 * f->hs);
+    f->shared = 8 * (f->rows + f->spec);
+}
+
+/* The most output channels per block (fewer blocks transform the same tile again) that still
+ * give the grid two blocks per multiprocessor, then the most input channels per pass over the
+ * tile, within what a block may have (the H100's 227 KiB unless the target says) and per_sm
+ * blocks' share of a multiprocessor's shared memory (less the hardware's KiB a block), and 16
+ * accumulators a thread.
+ * per_sm is 2 up to 40 points: a transform's x[n] and the accumulators live together, and at
+ * two blocks of 256 threads a thread has 128 registers, which hold them to n = 40 with no
+ * spill (n = 48 spilled 64 bytes); larger tiles run one block a multiprocessor. */
+static bool fused_shape_of(const cg_problem *p, convgen_pass pass, const cg_target *t, const lib_spec *s,
+                           fused_shape *f)
+{
+    f->outs = pass == CONVGEN_FPROP ? p->k : p->c, f->ins = pass == CONVGEN_FPROP ? p->c : p->k;
+    int64_t sms = t && t->sm_count ? t->sm_count : 132, per_tile = p->n * s->tiles;
+    f->per_sm = s->d[0].size <= 40 ? 2 : 1;
+    int64_t limit = cg_target_shared_per_sm(t) / f->per_sm - CG_SHARED_RESERVED_PER_BLOCK;
+    limit = limit < cg_target_shared_per_block(t) ? limit : cg_target_shared_per_block(t);
+    for (int64_t kb = f->outs < FUSED_MAX_OUT ? f->outs : FUSED_MAX_OUT; kb >= 1; --kb) {
+        int64_t kgroups = (f->outs + kb - 1) / kb;
+        if (kb > 4 && per_tile * kgroups < 2 * sms)
+            continue;
+        for (int64_t cb = f->ins < FUSED_MAX_IN ? f->ins : FUSED_MAX_IN; cb >= 1; --cb) {
+            fused_buffers(s, cb, kb, f);
+            int64_t acc = (kb * s->bins + THREADS - 1) / THREADS;
+            if (acc <= FUSED_MAX_ACC && f->shared <= limit) {
+                f->kb = kb, f->cb = cb, f->acc = acc, f->kgroups = kgroups;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* The signal's and the output's placements per dimension, outermost first. */
+static tmpl_value *fused_dims(convgen_pass pass, const lib_spec *s)
+{
+    tmpl_value *list = tmpl_list();
+    for (int d = 0; d < s->rank; ++d) {
+        placement in = fc_place(s, pass, 0, d), o = fc_place(s, pass, 2, d);
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "i", d);
+        tmpl_set_int(v, "base", in.base);
+        tmpl_set_int(v, "count", in.count);
+        tmpl_set_int(v, "step", in.tile_step);
+        tmpl_set_int(v, "out", o.count);
+        tmpl_set_int(v, "out_base", o.base);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+/* The fused kernel's op for the CPU evaluation. */
+static cg_kernel_op fused_op(const cg_problem *p, convgen_pass pass, const lib_spec *s, const fused_shape *f)
+{
+    cg_kernel_op op = {.kind = CG_OP_FUSED, .operand = 0, .rank = s->rank, .images = p->n, .tiles = s->tiles,
+                       .scale = 1.0 / (double)s->points, .channels = f->ins, .outputs = f->outs,
+                       .spectra = s->natural_offset, .conjugate = pass == CONVGEN_FPROP,
+                       .w_out = pass == CONVGEN_FPROP ? p->c : 1, .w_in = pass == CONVGEN_FPROP ? 1 : p->c};
+    for (int d = 0; d < s->rank; ++d) {
+        op.size[d] = s->d[d].size;
+        op.dims[d] = fc_place(s, pass, 0, d);
+        op.out_dims[d] = fc_place(s, pass, 2, d);
+    }
+    return op;
+}
+
+/* A list of {at, reg}: element at + step i of a buffer takes register regs[first + i]. */
+static tmpl_value *stores(const int *regs, int64_t first, int64_t count, int64_t step)
+{
+    tmpl_value *list = tmpl_list();
+    for (int64_t i = 0; i < count; ++i) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "at", i * step);
+        tmpl_set_int(v, "reg", regs[first + i]);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+/* The two rows a complex transform carries as its real and imaginary parts come apart by
+ * Z_k and Z_(n-k): split[k] = {k, z, zm}, their registers, for the bins k < n / 2 + 1. */
+static tmpl_value *row_split(const reg_fft *fwd, int64_t h)
+{
+    tmpl_value *list = tmpl_list();
+    for (int64_t k = 0; k < h; ++k) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "k", k);
+        tmpl_set_int(v, "z", fwd->out[k]);
+        tmpl_set_int(v, "zm", fwd->out[(fwd->n - k) % fwd->n]);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+/* The inverse rows' input Z_k = A_k + i B_k from two rows' half spectra: c2r[k] = {k, kind,
+ * src}: "real" at bins 0 and n / 2 (the imaginary parts a real row's spectrum has not there are
+ * dropped, as a C2R does), "direct" below n / 2 + 1, "mirror" above (conj A_(n-k), conj B_(n-k)). */
+static tmpl_value *row_merge(int64_t n, int64_t h)
+{
+    tmpl_value *list = tmpl_list();
+    for (int64_t k = 0; k < n; ++k) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "k", k);
+        tmpl_set_str(v, "kind", k == 0 || 2 * k == n ? "real" : k < h ? "direct" : "mirror");
+        tmpl_set_int(v, "src", k < h ? k : n - k);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+/* The register transforms and the index lists that place their values: the forward columns'
+ * bins k h, the inverse columns' valid rows and the inverse rows' valid outputs. */
+static convgen_status transform_values(tmpl_value *ctx, const lib_spec *s, convgen_pass pass, const fused_shape *f)
+{
+    const int64_t n = s->d[0].size, h = s->d[1].spectrum, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step;
+    const int64_t ob0 = fc_place(s, pass, 2, 0).base, ob1 = fc_place(s, pass, 2, 1).base;
+    if (ob0 < 0 || ob1 < 0 || ob0 + v0 > n || ob1 + v1 > n)
+        return cg_fail(CONVGEN_ERROR_INTERNAL, "fft-fused: valid outputs at %lld, %lld of a %lld-point tile",
+                       (long long)ob0, (long long)ob1, (long long)n);
+    reg_fft fwd, inv;
+    if (!cg_reg_fft((int)n, -1, &fwd) || !cg_reg_fft((int)n, 1, &inv))
+        return cg_fail(CONVGEN_ERROR_INTERNAL, "fft-fused: no register FFT of %lld points", (long long)n);
+    tmpl_map_set(ctx, "fwd", cg_reg_fft_value(&fwd));
+    tmpl_map_set(ctx, "inv", cg_reg_fft_value(&inv));
+    tmpl_map_set(ctx, "split", row_split(&fwd, h));
+    tmpl_map_set(ctx, "merge", row_merge(n, h));
+    tmpl_map_set(ctx, "col_out", stores(fwd.out, 0, n, h));
+    tmpl_map_set(ctx, "icol_out", stores(inv.out, ob0, v0, f->hs));
+    tmpl_map_set(ctx, "irow_out", stores(inv.out, ob1, v1, 1));
+    return CONVGEN_SUCCESS;
+}
+
+/* The index splits, each over the largest dividend it sees: NULL values (cg_value_magic said
+ * why) fail the context. */
+static bool fused_divisions(tmpl_value *ctx, const lib_spec *s, const fused_shape *f)
+{
+    const int64_t n = s->d[0].size, h = s->d[1].spectrum, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step;
+    const int64_t slots = f->acc * THREADS, most = f->cb > f->kb ? f->cb : f->kb;
+    const struct { const char *name; int64_t d, max; } divs[] = {
+        {"n_div", n, f->cb * n * n - 1},
+        {"h_div", h, most * h - 1},
+        {"bins_div", s->bins, (slots > f->kb * s->bins ? slots : f->kb * s->bins) - 1},
+        {"tiles_div", s->tiles, s->tiles * f->kgroups - 1},
+        {"inner_div", s->d[1].tiles, s->tiles - 1},
+        {"v0_div", v0, f->kb * v0 - 1},
+        {"v1_div", v1, f->kb * v0 * v1 - 1}};
+    bool ok = true;
+    for (size_t i = 0; i < sizeof divs / sizeof divs[0]; ++i) {
+        tmpl_value *m = cg_value_magic((uint32_t)divs[i].d, divs[i].max);
+        ok &= m != NULL;
+        tmpl_map_set(ctx, divs[i].name, m);
+    }
+    return ok;
+}
+
+static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const lib_spec *s, const fused_shape *f,
+                                   cg_kernel *k)
+{
+    const int64_t n = s->d[0].size, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step, rows = f->cb * n;
+    k->grid[0] = (unsigned)(s->tiles * f->kgroups);
+    k->grid[1] = (unsigned)(p->n < MAX_GRID_Y ? p->n : MAX_GRID_Y);
+    k->grid[2] = 1;
+    k->block[0] = THREADS, k->block[1] = k->block[2] = 1;
+    k->shared_bytes = (unsigned)f->shared;
+    snprintf(k->name, sizeof k->name, "convgen_fft_fused_%s", convgen_pass_name(pass));
+    char what[96];
+    snprintf(what, sizeof what, "one kernel per tile, image and %lld of the %s channels",
+             (long long)f->kb, s->names[2]);
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", fc_header_lines(p, pass, s, k, what, "fftconv/fft_fused.cu"));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_str(ctx, "signal", s->names[0]);
+    tmpl_set_str(ctx, "output", s->names[2]);
+    int64_t plane = 1, out_plane = 1;
+    for (int d = 0; d < s->rank; ++d)
+        plane *= fc_place(s, pass, 0, d).count, out_plane *= fc_place(s, pass, 2, d).count;
+    /* Rows go in pairs, row t with row t + pairs (the odd one out, if any, with zeros). */
+    const int64_t ints[] = {THREADS, n, s->d[1].spectrum, s->bins, n * n, f->cb, f->kb, f->acc, f->ins, f->outs,
+                            s->tiles, s->d[1].tiles, v0, v1, p->n, s->natural_offset / 4, f->sp, f->hs, f->v1s,
+                            f->rows, f->shared, rows, (rows + 1) / 2, f->kb * v0, (f->kb * v0 + 1) / 2,
+                            plane, out_plane, f->per_sm};
+    const char *const names[] = {"threads", "n", "h", "bins", "points", "cb", "kb", "acc", "ins", "outs",
+                                 "tiles", "inner", "v0", "v1", "images", "spectra_offset", "sp", "hs", "v1s",
+                                 "rows_elems", "shared", "nrows", "pairs", "irows", "ipairs",
+                                 "plane", "out_plane", "per_sm"};
+    _Static_assert(sizeof ints / sizeof ints[0] == sizeof names / sizeof names[0], "a name for every value");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
+        tmpl_set_int(ctx, names[i], ints[i]);
+    /* The weights' spectra are [k][c] of w: fprop's output channel is k, bprop's is c. */
+    tmpl_set_int(ctx, "w_out", pass == CONVGEN_FPROP ? p->c : 1);
+    tmpl_set_int(ctx, "w_in", pass == CONVGEN_FPROP ? 1 : p->c);
+    tmpl_set_bool(ctx, "conjugate", pass == CONVGEN_FPROP); /* bprop's mirrored taps are conjugated already */
+    char scale[32]; /* the forward rows' spectra come out doubled (row_split) */
+    snprintf(scale, sizeof scale, "%.9ef", 0.5 / (double)s->points);
+    tmpl_set_str(ctx, "scale", scale);
+    tmpl_map_set(ctx, "dims", fused_dims(pass, s));
+    convgen_status st = transform_values(ctx, s, pass, f);
+    if (st == CONVGEN_SUCCESS && !fused_divisions(ctx, s, f))
+        st = CONVGEN_ERROR_INTERNAL; /* cg_value_magic said why */
+    if (st == CONVGEN_SUCCESS)
+        st = tmpl_ok(ctx) ? cg_render_template("fftconv/fft_fused.cu", ctx, &k->source)
+                          : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a fused context");
+    tmpl_unref(ctx);
+    return st;
+}
+
+static convgen_status fft_fused_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
+                                         const cg_tuning *tune, cg_generated *out)
+{
+    lib_spec s;
+    fc_spec_init(&s, true);
+    s.fused = true;
+    convgen_status st = fc_correlation_dims(p, pass, "fft-fused", &s);
+    if (st == CONVGEN_SUCCESS)
+        st = fc_tile_basis(p, tune, REG_FFT_MAX_N, &s);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    if (s.rank != 2)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: rank %d; its kernel takes 2-D tiles", s.rank);
+    fused_shape f;
+    if (!fused_shape_of(p, pass, t, &s, &f))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: the spectra of %lldx%lld tiles do not fit one block's "
+                       "registers and shared memory", (long long)s.d[0].size, (long long)s.d[0].size);
+    /* Buffers: w's padded images (bprop's mirrored taps), then their spectra. */
+    s.batch = p->n, s.chunks = 1;
+    s.names[0] = fc_operand_names[pass][0], s.names[1] = fc_operand_names[pass][1], s.names[2] = fc_operand_names[pass][2];
+    s.groups[1][0] = p->k, s.groups[1][1] = p->c;
+    s.images[1] = p->k * p->c;
+    int64_t real = 0, spectra = 0, blocks = 0;
+    bool padded = !fc_windowed(&s, pass, 1); /* else the R2C reads w through its window */
+    if (!cg_mul64(s.images[1], padded ? s.points * 4 : 0, &real) || !cg_mul64(s.images[1], s.bins * 8, &spectra) ||
+        s.images[1] > INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: the weights' spectra of this layer do not fit 32-bit sizes");
+    if (!cg_mul64(s.tiles, f.kgroups, &blocks) || blocks > INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: %lld tiles x %lld channel groups are more blocks than a "
+                       "grid has", (long long)s.tiles, (long long)f.kgroups);
+    s.real_offset = 0;
+    s.natural_offset = fc_align_up(real);
+    s.workspace = s.natural_offset + spectra;
+    s.fft_work_offset = fc_align_up(s.workspace);
+    out->workspace_bytes = s.workspace;
+    fc_set_chunks(p, pass, &s, out);
+    st = fc_forward_steps(p, pass, t, &s, 1, 0, out);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    cg_step *step = fc_add_step(out, CG_STEP_KERNEL, 1);
+    step->op = fused_op(p, pass, &s, &f);
+    return render_fused(p, pass, &s, &f, &out->kernels[step->kernel]);
+}
+
+static convgen_status fft_fused_applicable(const cg_problem *p, convgen_pass pass)
+{
+    convgen_status st = fc_fft_applicable(p, pass);
+    if (st == CONVGEN_SUCCESS && pass == CONVGEN_ACCGRAD)
+        st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: fprop and bprop; accgrad's fused kernel is not built");
+    if (st == CONVGEN_SUCCESS && p->rank != 2)
+        st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: rank %d; its kernel takes 2-D tiles", p->rank);
+    return st;
+}
+
+static const cg_knob fused_knobs[] = {{"fourier", cg_fourier_print, cg_fourier_parse}, {NULL, NULL, NULL}};
+
+const cg_planner cg_fft_fused_planner = {
+    .algo = CONVGEN_ALGO_FFT_FUSED,
+    .name = "fft-fused",
+    .applicable = fft_fused_applicable,
+    .generate = fft_fused_generate,
+    .knobs = fused_knobs,
+};

@@ -1,0 +1,607 @@
+/* The winograd algorithm, non-fused (issue 6, item 3): Lavin and Gray's minimal filtering the
+ * way Nervana's non-fused kernels run it. A tile of m x m outputs of an r x r correlation is
+ *
+ *     Y = AT [ sum over the channels of (G g G^T) . (BT d B) ] A      (alpha = m + r - 1)
+ *
+ * so the channel sum becomes one GEMM per transform element e (alpha^2 of them) over all tiles
+ * of the batch at once: the tiles are the GEMM's columns, which is Nervana's superblocking for
+ * small batches without a separate case. Per pass, with T the tiles of a (sub-)batch:
+ *
+ *   fprop    U = G w G^T     [e][c][k]   V = BT x B  [e][c][T]   M[e] = U^T V  [k][T]   y = AT M A
+ *   bprop    U = G w' G^T    [e][c][k]   V = BT dy B [e][k][T]   M[e] = U V    [c][T]   dx = AT M A
+ *   accgrad  V = BT x B      [e][c][T]   D = G dy G^T [e][k][T]  M[e] = D V^T  [k][c]   dw = AT M A
+ *
+ * bprop is fprop of dy with the kernel flipped (w') and the channels swapped, at pad r - 1 - pad.
+ * accgrad is Nervana's "update": F(r, m), dy's m x m tiles as the filters and x's alpha x alpha
+ * tiles as the data, summed over the tiles by the GEMM (and over the sub-batches). fprop and
+ * bprop transform the weights once (phase 0), so they can be prepared once per update.
+ *
+ * The transforms are straight-line code derived exactly by the generator
+ * (winograd_transform.c, winograd_program.c), one thread per tile; the GEMMs are cuBLAS SGEMMs
+ * strided-batched over e. A 1-D layer is a 2-D one of height 1, with F(1, 1) along it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "generate.h"
+#include "templates.h"
+#include "template/tmpl.h"
+#include "util.h"
+#include "values.h"
+#include "winograd_plan.h"
+#include "winograd_program.h"
+
+enum { THREADS = 128, ALIGN = 256 /* workspace buffers start on this boundary, as cuBLAS wants */ };
+
+int64_t wino_align_up(int64_t bytes) { return (bytes + ALIGN - 1) / ALIGN * ALIGN; }
+int64_t wino_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+convgen_status wino_applicable(const cg_problem *p, convgen_pass pass)
+{
+    (void)pass;
+    if (p->rank > 2)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: rank %d: 1-D and 2-D layers only", p->rank);
+    for (int d = 0; d < p->rank; ++d) {
+        if (p->stride[d] != 1)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: stride[%d] = %lld: stride 1 only", d,
+                           (long long)p->stride[d]);
+        if (p->dilation[d] != 1)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: dilation[%d] = %lld: dilation 1 only", d,
+                           (long long)p->dilation[d]);
+        if (p->kernel[d] > WINO_MAX_KERNEL)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
+                           "winograd: kernel[%d] = %lld: kernels up to %d (larger ones are the FFT algorithms')", d,
+                           (long long)p->kernel[d], WINO_MAX_KERNEL);
+    }
+    if (p->c > INT32_MAX || p->k > INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: %s = %lld: cuBLAS takes 32-bit sizes",
+                       p->c > INT32_MAX ? "c" : "k", (long long)(p->c > INT32_MAX ? p->c : p->k));
+    return CONVGEN_SUCCESS;
+}
+
+/* The tile m along a dimension with kernel r whose tiles cover `extent` points: the one that
+ * needs the fewest transform elements, alpha ceil(extent / m) (the GEMMs' work and the
+ * transforms' traffic both scale with them), among alpha <= 8, whose fp32 errors stay near
+ * 1e-6 (README, "Winograd accuracy"); the smaller alpha on a tie. No transform for r = 1. */
+static int default_tile(int64_t r, int64_t extent, int max_alpha)
+{
+    if (r == 1)
+        return 1;
+    int best = 1;
+    int64_t best_cost = r * extent;
+    for (int m = 2; m + r - 1 <= max_alpha && m <= extent; ++m) {
+        int64_t cost = (m + r - 1) * wino_div_up(extent, m);
+        if (cost < best_cost)
+            best = m, best_cost = cost;
+    }
+    return best;
+}
+
+/* The problem in 2-D, the tiles and their transforms. */
+convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
+                                 wino_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->pass = pass;
+    for (int d = p->rank; tune && d < CONVGEN_MAX_RANK; ++d)
+        if (tune->winograd_m[d])
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->winograd_m[%d] = %d, but the layer has rank %d", d,
+                           tune->winograd_m[d], p->rank);
+    int lead = 2 - p->rank;
+    for (int d = 0; d < 2; ++d) {
+        int src = d - lead; /* the problem's dimension, or < 0 for the height of a 1-D layer */
+        s->in[d] = src < 0 ? 1 : p->in[src];
+        s->kernel[d] = src < 0 ? 1 : p->kernel[src];
+        s->out[d] = src < 0 ? 1 : p->out[src];
+        s->pad[d] = src < 0 ? 0 : p->pad_before[src];
+        /* fprop and accgrad tile the output (accgrad: dy), bprop dx */
+        int64_t extent = pass == CONVGEN_BPROP ? s->in[d] : s->out[d];
+        int fixed = src >= 0 && tune ? tune->winograd_m[src] : 0;
+        s->m[d] = fixed ? fixed : default_tile(s->kernel[d], extent, max_alpha);
+        s->tiles[d] = wino_div_up(extent, s->m[d]);
+        char err[160];
+        bool ok = pass == CONVGEN_ACCGRAD ? wino_derive((int)s->kernel[d], s->m[d], &s->tf[d], err, sizeof err)
+                                          : wino_derive(s->m[d], (int)s->kernel[d], &s->tf[d], err, sizeof err);
+        if (!ok && fixed)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->winograd_m[%d] = %d: %s", src, fixed, err);
+        if (!ok)
+            return cg_fail(CONVGEN_ERROR_INTERNAL, "winograd: tile %d along dimension %d: %s", s->m[d], src, err);
+    }
+    s->elements = (int64_t)s->tf[0].alpha * s->tf[1].alpha;
+    return CONVGEN_SUCCESS;
+}
+
+/* The buffers for sub-batches of `batch` images; false where a size passes what the kernels
+ * (32-bit thread and plane indices) or cuBLAS (32-bit sizes) take. */
+bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
+{
+    s->batch = batch;
+    s->chunks = p->n / batch;
+    bool ok = cg_mul64(batch, s->tiles[0] * s->tiles[1], &s->columns) && s->columns <= INT32_MAX;
+    /* each buffer's rows x columns per element, by pass (the table at the top), U, V and M */
+    const int64_t T = s->columns;
+    const int64_t shapes[3][3][2] = {[CONVGEN_FPROP] = {{p->c, p->k}, {p->c, T}, {p->k, T}},
+                                     [CONVGEN_BPROP] = {{p->c, p->k}, {p->k, T}, {p->c, T}},
+                                     [CONVGEN_ACCGRAD] = {{p->k, T}, {p->c, T}, {p->k, p->c}}};
+    const int64_t (*shape)[2] = shapes[s->pass];
+    int64_t at = 0, bytes;
+    for (int b = 0; b < 3 && ok; ++b) {
+        s->buffer[b] = at;
+        ok = cg_mul64(shape[b][0], shape[b][1], &s->matrix[b]) && s->matrix[b] <= INT32_MAX /* a transform's threads */ &&
+             cg_mul64(s->matrix[b], s->elements * 4, &bytes) && cg_add64(at, bytes, &at);
+        at = wino_align_up(at);
+    }
+    s->workspace = at;
+    /* a plane's points, and those of its tiles past its edge, are 32-bit in the kernels */
+    int64_t in_plane = 1, out_plane = 1;
+    for (int d = 0; d < 2 && ok; ++d)
+        ok = cg_mul64(in_plane, s->in[d] + WINO_MAX_ALPHA, &in_plane) &&
+             cg_mul64(out_plane, s->out[d] + WINO_MAX_ALPHA, &out_plane);
+    return ok && in_plane <= INT32_MAX / 2 && out_plane <= INT32_MAX / 2;
+}
+
+/* ZNNi's sub-batching: the largest divisor of n whose buffers fit the workspace limit (the
+ * runtime reports a plan whose smallest sub-batch still does not). */
+typedef struct batch_fit {
+    const cg_problem *p;
+    wino_spec *s;
+    int64_t limit; /* 0: none */
+} batch_fit;
+
+static bool batch_fits(int64_t batch, void *user)
+{
+    batch_fit *f = user;
+    return wino_size_buffers(f->p, batch, f->s) && (!f->limit || f->s->workspace <= f->limit);
+}
+
+static convgen_status choose_batch(const cg_problem *p, const cg_tuning *tune, wino_spec *s)
+{
+    batch_fit fit = {p, s, tune ? tune->workspace_limit : 0};
+    if (batch_fits(p->n, &fit))
+        return CONVGEN_SUCCESS;
+    return wino_size_buffers(p, cg_largest_divisor(p->n, batch_fits, &fit), s)
+               ? CONVGEN_SUCCESS
+               : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
+                         "winograd: this layer's planes or transforms pass the kernels' 32-bit indices");
+}
+
+/* ---- the kernels ---- */
+
+static const char *const operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
+
+/* The 1-D transform of a dimension: its matrix as straight-line statements. */
+tmpl_value *wino_matrix_program(const wino_transform *t, char matrix, int *inputs, int *outputs)
+{
+    wino_program prog;
+    const cg_q(*rows)[WINO_MAX_ALPHA] = matrix == 'A' ? t->at : matrix == 'G' ? t->g : t->bt;
+    *outputs = matrix == 'A' ? t->m : t->alpha;
+    *inputs = matrix == 'A' ? t->alpha : matrix == 'G' ? t->r : t->alpha;
+    wino_program_build(rows, *outputs, *inputs, &prog);
+    return wino_program_value(&prog, "in", "p");
+}
+
+/* "BT of F(4,3): alpha 6, points 0, 1, -1, 1/2, -1/2, inf (20 additions, 8 multiplications)". */
+static void describe_matrix(const wino_transform *t, char matrix, char *buf, size_t size)
+{
+    char f[160];
+    wino_program prog;
+    const cg_q(*rows)[WINO_MAX_ALPHA] = matrix == 'A' ? t->at : matrix == 'G' ? t->g : t->bt;
+    wino_program_build(rows, matrix == 'A' ? t->m : t->alpha, matrix == 'A' || matrix == 'B' ? t->alpha : t->r, &prog);
+    wino_describe(t, f, sizeof f);
+    snprintf(buf, size, "%s of %s (%d additions, %d multiplications)", matrix == 'A' ? "AT" : matrix == 'G' ? "G" : "BT",
+             f, prog.adds, prog.multiplies);
+}
+
+/* One line per row of a matrix, for the header: "  [ 1 0 -21/4 ... ]". */
+static void matrix_lines(tmpl_value *h, const wino_transform *t, char matrix)
+{
+    const cg_q(*rows)[WINO_MAX_ALPHA] = matrix == 'A' ? t->at : matrix == 'G' ? t->g : t->bt;
+    int nr = matrix == 'A' ? t->m : t->alpha, nc = matrix == 'G' ? t->r : t->alpha;
+    for (int i = 0; i < nr; ++i) {
+        char line[512];
+        int used = snprintf(line, sizeof line, "  [");
+        for (int j = 0; j < nc && used > 0 && (size_t)used < sizeof line; ++j)
+            used += rows[i][j].den == 1
+                        ? snprintf(line + used, sizeof line - (size_t)used, " %lld", (long long)rows[i][j].num)
+                        : snprintf(line + used, sizeof line - (size_t)used, " %lld/%lld", (long long)rows[i][j].num,
+                                   (long long)rows[i][j].den);
+        cg_value_line(h, "%s ]", line);
+    }
+}
+
+tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+                              const char *what)
+{
+    char text[200];
+    tmpl_value *h = tmpl_list();
+    bool fused = strcmp(s->algo, "winograd") != 0, fused_kernel = op->matrix == 'F' || op->matrix == 'D';
+    const char *template = op->matrix == 'F' ? "winograd/winograd_fused.cu"
+                           : op->matrix == 'D' ? "winograd/winograd_fused_accgrad.cu"
+                           : op->matrix == 'S' ? "split_reduce.cu"
+                                               : "winograd/winograd.cu";
+    cg_value_line(h, "convgen %s: %s%s algorithm, %s: %s", CG_GENERATOR_VERSION, s->algo, fused ? "" : " (non-fused)",
+                  convgen_pass_name(s->pass), what);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "plan: %s = AT [ sum of (G %s G^T) . (BT %s B) ] A per tile, the sum %s", operand_names[s->pass][2],
+                  s->pass == CONVGEN_ACCGRAD ? "dy" : "w", s->pass == CONVGEN_BPROP ? "dy" : "x", s->plan[0]);
+    cg_value_line(h, "  %s", s->plan[1]);
+    if (s->chunks > 1)
+        cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
+                      (long long)s->batch);
+    /* the fused kernels apply several; the sum of partial results none */
+    const char *matrices = op->matrix == 'F' ? "BA" : op->matrix == 'D' ? "BGA" : op->matrix == 'S' ? "" : (const char[]){op->matrix, 0};
+    for (int d = 0; d < 2; ++d)
+        for (const char *mx = matrices; *mx; ++mx) {
+            describe_matrix(&s->tf[d], *mx, text, sizeof text);
+            cg_value_line(h, "dimension %d: %lld tiles, %s:", d, (long long)op->tiles[d], text);
+            matrix_lines(h, &s->tf[d], *mx);
+        }
+    cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1)%s", k->grid[0], k->grid[1], k->grid[2], k->block[0],
+                  fused_kernel || op->matrix == 'S' ? "" : ": one thread per tile");
+    if (!fused)
+        cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,
+                      (long long)s->buffer[0], (long long)s->buffer[1], (long long)s->buffer[2]);
+    else
+        cg_value_line(h, "workspace: %lld bytes (%s)", (long long)s->workspace,
+                      s->pass != CONVGEN_ACCGRAD ? "the weights' transforms" : s->workspace ? "the runs' partial dw"
+                                                                                           : "none: one run of tiles");
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "Generated: do not edit. Change templates/%s or generator/winograd/winograd%s.c instead.", template,
+                  fused ? "_fused" : "");
+    return h;
+}
+
+/* Sets key to the magic division by d over [0, max_dividend]; false if it could not be made. */
+bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend)
+{
+    tmpl_value *v = cg_value_magic((uint32_t)d, max_dividend);
+    tmpl_map_set(ctx, key, v);
+    return v != NULL;
+}
+
+/* The context of a transform kernel doing op. */
+static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+                                  int operand, const char *what, int64_t count, bool *failed)
+{
+    bool tiles = op->matrix != 'A';
+    int64_t tile_count = op->tiles[0] * op->tiles[1];
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", wino_header_lines(s, k, op, what));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_str(ctx, "stage", tiles ? "tiles" : "output");
+    tmpl_set_int(ctx, "threads", THREADS);
+    tmpl_set_int(ctx, "count", count);
+    tmpl_set_int(ctx, "tiles", tile_count);
+    tmpl_set_int(ctx, "tiles1", op->tiles[1]);
+    tmpl_set_int(ctx, "height", op->size[0]);
+    tmpl_set_int(ctx, "width", op->size[1]);
+    tmpl_set_bool(ctx, "flip", op->flip);
+    tmpl_set_bool(ctx, "planes_transposed", op->planes_transposed);
+    tmpl_set_int(ctx, "buffer", op->buffer / 4);
+    *failed |= !wino_set_div(ctx, "tiles1_div", op->tiles[1], tile_count - 1);
+    char describe[200];
+    for (int d = 0; d < 2; ++d) {
+        int inputs, outputs;
+        char key[16];
+        snprintf(key, sizeof key, "prog%d", d);
+        tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], op->matrix, &inputs, &outputs));
+        snprintf(key, sizeof key, "span%d", d);
+        tmpl_set_int(ctx, key, inputs);
+        snprintf(key, sizeof key, "outs%d", d);
+        tmpl_set_int(ctx, key, outputs);
+        describe_matrix(&s->tf[d], op->matrix, describe, sizeof describe);
+        snprintf(key, sizeof key, "describe%d", d);
+        tmpl_set_str(ctx, key, describe);
+    }
+    if (tiles) {
+        int64_t planes = op->outer * op->channels;
+        tmpl_set_str(ctx, "source", operand ? "in1" : "in0");
+        tmpl_set_int(ctx, "channels", op->channels);
+        tmpl_set_int(ctx, "outer_count", op->outer);
+        tmpl_set_int(ctx, "e_stride", planes * tile_count);
+        bool checked = false;
+        for (int d = 0; d < 2; ++d) {
+            char key[16];
+            int64_t span = op->matrix == 'G' ? s->tf[d].r : s->tf[d].alpha;
+            int64_t last = (op->tiles[d] - 1) * op->step[d] - op->offset[d] + span; /* past the last tile */
+            checked |= op->offset[d] > 0 || last > op->size[d];
+            snprintf(key, sizeof key, "step%d", d);
+            tmpl_set_int(ctx, key, op->step[d]);
+            snprintf(key, sizeof key, "offset%d", d);
+            tmpl_set_int(ctx, key, op->offset[d]);
+        }
+        tmpl_set_bool(ctx, "checked", checked);
+        *failed |= !wino_set_div(ctx, "tiles_div", tile_count, count - 1) | !wino_set_div(ctx, "outer_div", op->outer, planes - 1);
+    } else {
+        int64_t columns = op->outer * tile_count;
+        tmpl_set_int(ctx, "columns", columns);
+        tmpl_set_int(ctx, "e_stride", op->rows * columns);
+        tmpl_set_int(ctx, "outer_stride", op->outer_stride);
+        tmpl_set_int(ctx, "row_stride", op->row_stride);
+        *failed |= !wino_set_div(ctx, "columns_div", columns, count - 1) | !wino_set_div(ctx, "tiles_div", tile_count, columns - 1);
+    }
+    return ctx;
+}
+
+cg_kernel *wino_add_kernel_step(const cg_kernel_op *op, int phase, cg_generated *out)
+{
+    cg_step *st = &out->steps[out->step_count++];
+    *st = (cg_step){.kind = CG_STEP_KERNEL, .phase = phase, .kernel = out->kernel_count++, .op = *op};
+    cg_kernel *k = &out->kernels[st->kernel];
+    k->grid[0] = k->grid[1] = k->grid[2] = 1;
+    k->block[0] = k->block[1] = k->block[2] = 1;
+    return k;
+}
+
+/* Appends a transform kernel step doing op in `phase` on operand in0 or in1 (`operand`; the output
+ * for op 'A'), named convgen_winograd_<pass>_<part>. */
+convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int operand,
+                                  int phase, const char *part, const char *what, cg_generated *out)
+{
+    cg_kernel *k = wino_add_kernel_step(&(cg_kernel_op){.kind = CG_OP_WINOGRAD, .operand = operand, .wino = *op}, phase,
+                                        out);
+    snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
+    int64_t count = (op->matrix == 'A' ? op->rows : op->channels) * op->outer * op->tiles[0] * op->tiles[1];
+    k->grid[0] = (unsigned)wino_div_up(count, THREADS);
+    k->block[0] = THREADS;
+    bool failed = false;
+    tmpl_value *ctx = kernel_context(s, k, op, operand, what, count, &failed);
+    convgen_status status = failed        ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
+                            : tmpl_ok(ctx) ? cg_render_template("winograd/winograd.cu", ctx, &k->source)
+                                           : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a winograd context");
+    tmpl_unref(ctx);
+    return status;
+}
+
+/* The tiles of a plane of `size` read through matrix 'B' (or 'G') of the spec's transforms: tile t
+ * of each dimension from t * step - offset. */
+cg_wino_op wino_tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t channels, const int64_t size[2],
+                         const int64_t tiles[2], const int64_t step[2], const int64_t offset[2], int buffer)
+{
+    cg_wino_op op = {.matrix = matrix, .outer = outer, .channels = channels, .buffer = s->buffer[buffer]};
+    for (int d = 0; d < 2; ++d) {
+        op.m[d] = s->tf[d].m, op.r[d] = s->tf[d].r;
+        op.size[d] = size[d], op.tiles[d] = tiles[d], op.step[d] = step[d], op.offset[d] = offset[d];
+    }
+    return op;
+}
+
+/* The products M ([e][rows][outer][tile], the tiles of the spec) through AT into planes of
+ * `size`, the plane of (row, outer) at outer * outer_stride + row * row_stride. */
+static cg_wino_op output_op(const wino_spec *s, int64_t rows, int64_t outer, const int64_t size[2],
+                            const int64_t tiles[2], int64_t outer_stride, int64_t row_stride)
+{
+    cg_wino_op op = {.matrix = 'A', .rows = rows, .outer = outer, .buffer = s->buffer[WINO_M], .outer_stride = outer_stride,
+                     .row_stride = row_stride};
+    for (int d = 0; d < 2; ++d) {
+        op.m[d] = s->tf[d].m, op.r[d] = s->tf[d].r;
+        op.size[d] = size[d], op.tiles[d] = tiles[d];
+    }
+    return op;
+}
+
+/* A strided-batched SGEMM over the elements, M = op(A) op(B) in cuBLAS's column-major terms,
+ * where a stored row-major [a][b] matrix is the column-major b x a one: A and B are the buffers
+ * `a` and `b` (WINO_U or WINO_V) read with `ta` and `tb`, m x n the product's column-major size
+ * and k the sum's length. */
+typedef struct gemm_shape {
+    char ta, tb;
+    int a, b;
+    int64_t m, n, k, lda, ldb, ldc;
+} gemm_shape;
+
+static cg_gemm_step gemm_of(const wino_spec *s, gemm_shape g)
+{
+    return (cg_gemm_step){.real = true, .transa = g.ta, .transb = g.tb, .m = g.m, .n = g.n, .k = g.k,
+                          .a_offset = s->buffer[g.a], .lda = g.lda, .b_offset = s->buffer[g.b], .ldb = g.ldb,
+                          .c_offset = s->buffer[WINO_M], .ldc = g.ldc, .batch = s->elements,
+                          .a_stride = s->matrix[g.a], .b_stride = s->matrix[g.b], .c_stride = s->matrix[WINO_M],
+                          .accumulate = s->pass == CONVGEN_ACCGRAD && s->chunks > 1};
+}
+
+/* The products' GEMM of the pass (the table at the top), in cuBLAS's column-major terms. With
+ * convgen's GEMM, bprop's U is [e][k][c] (forward_program), read along the output channels. */
+static gemm_shape products_shape(const cg_problem *p, const wino_spec *s)
+{
+    const int64_t T = s->columns;
+    if (s->pass == CONVGEN_ACCGRAD) /* M[e] ([k][c]) = D V^T, summed over the tiles */
+        return (gemm_shape){.ta = 'T', .tb = 'N', .a = WINO_V, .b = WINO_U, .m = p->c, .n = p->k, .k = T, .lda = T,
+                            .ldb = T, .ldc = p->c};
+    /* M[e] ([out_ch][T]) = U^T V (fprop) or U V (bprop), U [c][k] (swapped: [k][c]), V [data_ch][T] */
+    bool bprop = s->pass == CONVGEN_BPROP, swap = bprop && s->generated_gemm;
+    return (gemm_shape){.ta = 'N', .tb = bprop && !swap ? 'N' : 'T', .a = WINO_V, .b = WINO_U, .m = T,
+                        .n = bprop ? p->c : p->k, .k = bprop ? p->k : p->c, .lda = T, .ldb = swap ? p->c : p->k,
+                        .ldc = T};
+}
+
+/* Appends a step in `phase` running convgen's GEMM kernel for g, convgen_winograd_<pass>_<part>. */
+static convgen_status add_gemm_kernel(const wino_spec *s, const cg_gemm_step *g, int phase,
+                                      const char *part, cg_generated *out)
+{
+    cg_kernel *k = wino_add_kernel_step(&(cg_kernel_op){.kind = CG_OP_GEMM, .gemm = *g}, phase, out);
+    snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
+    tmpl_value *h = tmpl_list();
+    cg_value_line(h, "convgen %s: winograd algorithm (non-fused), %s: the products, one GEMM per transform element",
+                  CG_GENERATOR_VERSION, convgen_pass_name(s->pass));
+    if (s->chunks > 1)
+        cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
+                      (long long)s->batch);
+    cg_value_line(h, "%s", "");
+    return cg_gemm_kernel(g, h, k);
+}
+
+/* Appends the products' step: cuBLAS's SGEMM, or convgen's (gemm.c) where the spec chose it
+ * (winograd_generate, which checked that the kernel takes it). */
+static convgen_status add_gemm(const cg_problem *p, const wino_spec *s, cg_generated *out)
+{
+    cg_gemm_step g = gemm_of(s, products_shape(p, s));
+    if (!s->generated_gemm) {
+        out->steps[out->step_count++] = (cg_step){.kind = CG_STEP_GEMM, .phase = 1, .gemm = g};
+        return CONVGEN_SUCCESS;
+    }
+    /* a sum over the sub-batches: C zeroed once before them (the same kernel summing nothing) */
+    cg_gemm_step zero = g;
+    zero.k = 0, zero.accumulate = false;
+    convgen_status st = g.accumulate ? add_gemm_kernel(s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
+    return st == CONVGEN_SUCCESS ? add_gemm_kernel(s, &g, 1, "products", out) : st;
+}
+
+/* fprop, y = AT [U^T V] A, and bprop, dx = AT [U V] A with U from w flipped (fprop of dy at pad
+ * r - 1 - pad, the channels swapped): the weights' transforms once (phase 0), then per sub-batch
+ * the data's tiles, the products and the outputs. */
+static convgen_status forward_program(const cg_problem *p, const wino_spec *s, cg_generated *out)
+{
+    bool bprop = s->pass == CONVGEN_BPROP;
+    const int64_t one[2] = {1, 1}, none[2] = {0, 0}, m[2] = {s->m[0], s->m[1]};
+    const int64_t flipped[2] = {s->kernel[0] - 1 - s->pad[0], s->kernel[1] - 1 - s->pad[1]};
+    const int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
+    const int64_t *data_size = bprop ? s->out : s->in, *out_size = bprop ? s->in : s->out;
+    const char *const *names = operand_names[s->pass];
+    char part[32], what[64];
+
+    /* U [e][c][k]; for bprop with convgen's GEMM [e][k][c] (w's planes read as [c][k]), so that
+     * its loads run along the output channels as fprop's do, rather than along the sum */
+    bool swap = bprop && s->generated_gemm;
+    cg_wino_op w = swap ? wino_tiles_op(s, 'G', p->c, p->k, s->kernel, one, none, none, WINO_U)
+                        : wino_tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, WINO_U);
+    w.flip = bprop != p->flip;
+    w.planes_transposed = swap;
+    convgen_status st = wino_add_transform(s, &w, 1, 0, "transform_w",
+                                      bprop ? "the transforms of w, flipped" : "the transforms of w", out);
+    cg_wino_op data = wino_tiles_op(s, 'B', s->batch, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
+    snprintf(part, sizeof part, "transform_%s", names[0]);
+    snprintf(what, sizeof what, "the transforms of %s's tiles", names[0]);
+    if (st == CONVGEN_SUCCESS)
+        st = wino_add_transform(s, &data, 0, 1, part, what, out);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    st = add_gemm(p, s, out);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    int64_t plane = out_size[0] * out_size[1];
+    cg_wino_op result = output_op(s, out_ch, s->batch, out_size, s->tiles, out_ch * plane, plane);
+    snprintf(part, sizeof part, "output_%s", names[2]);
+    snprintf(what, sizeof what, "%s from the products' tiles", names[2]);
+    return wino_add_transform(s, &result, 2, 1, part, what, out);
+}
+
+/* dw = AT [D V^T] A of F(r, m): per sub-batch the tiles of x and dy and their products, summed
+ * by the GEMM over the tiles and over the sub-batches; the output transform once at the end. */
+static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, cg_generated *out)
+{
+    const int64_t one[2] = {1, 1}, none[2] = {0, 0}, m[2] = {s->m[0], s->m[1]};
+    cg_wino_op x = wino_tiles_op(s, 'B', s->batch, p->c, s->in, s->tiles, m, s->pad, WINO_V);
+    convgen_status st = wino_add_transform(s, &x, 0, 1, "transform_x", "the transforms of x's tiles", out);
+    cg_wino_op dy = wino_tiles_op(s, 'G', s->batch, p->k, s->out, s->tiles, m, none, WINO_U);
+    if (st == CONVGEN_SUCCESS)
+        st = wino_add_transform(s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    st = add_gemm(p, s, out); /* M[e] ([k][c]) = D V^T, summed over the tiles */
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    int64_t taps = s->kernel[0] * s->kernel[1];
+    cg_wino_op dw = output_op(s, p->k, p->c, s->kernel, one, taps, p->c * taps);
+    dw.flip = p->flip;
+    return wino_add_transform(s, &dw, 2, 2, "output_dw", "dw from the summed products", out);
+}
+
+/* Whether convgen's GEMM sums the products: where asked for, in strict fp32 only (TF32 is
+ * cuBLAS's); chosen, for fprop and bprop with 33 to 64 output channels (its 64-wide blocks
+ * filled) over at least 1000 tiles, where it measured 3-11% faster than cuBLAS's SGEMM on the
+ * H100 (bench/NOTES.md, "winograd's generated GEMM"; cuBLAS is ahead for wider C, and in
+ * accgrad, whose long sums it splits). */
+static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg_tuning *tune)
+{
+    int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
+    if ((tune && tune->tf32) || gemm == CONVGEN_GEMM_CUBLAS)
+        return false;
+    if (gemm == CONVGEN_GEMM_GENERATED)
+        return true;
+    /* the whole batch's tiles, not a sub-batch's: a workspace limit must not switch to cuBLAS,
+     * whose work area (32 MiB) the plan would then need beside it */
+    int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c, tiles = p->n * s->tiles[0] * s->tiles[1];
+    return s->pass != CONVGEN_ACCGRAD && outputs > 32 && outputs <= 64 && tiles >= 1000;
+}
+
+static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
+                                        const cg_tuning *tune, cg_generated *out)
+{
+    (void)t; /* the transforms are one thread per tile whatever the GPU */
+    wino_spec s;
+    convgen_status st = wino_choose_tiles(p, pass, tune, WINO_MAX_DEFAULT_ALPHA, &s);
+    if (st == CONVGEN_SUCCESS)
+        st = choose_batch(p, tune, &s);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    s.algo = "winograd";
+    s.generated_gemm = use_generated_gemm(p, &s, tune);
+    if (s.generated_gemm) { /* past the kernel's 32-bit indices: cuBLAS's, and every header says so */
+        cg_gemm_step g = gemm_of(&s, products_shape(p, &s));
+        s.generated_gemm = cg_gemm_kernel_takes(&g);
+    }
+    snprintf(s.plan[0], sizeof s.plan[0], "one %s SGEMM per", s.generated_gemm ? "generated" : "cuBLAS");
+    snprintf(s.plan[1], sizeof s.plan[1], "transform element (%lld of them) over the %lld tiles of %lld images at once",
+             (long long)s.elements, (long long)s.columns, (long long)s.batch);
+    out->workspace_bytes = s.workspace;
+    out->tf32 = tune && tune->tf32;
+    /* the sub-batches: x, y, dy and dx advance by a sub-batch's images, w and dw stay */
+    int64_t elems[3];
+    cg_problem_operand_elems(p, pass, elems);
+    int weights = pass == CONVGEN_ACCGRAD ? 2 : 1;
+    out->chunks = s.chunks;
+    for (int i = 0; i < 3; ++i)
+        out->chunk_elems[i] = i == weights ? 0 : elems[i] / p->n * s.batch;
+    switch (pass) {
+    case CONVGEN_FPROP:
+    case CONVGEN_BPROP: return forward_program(p, &s, out);
+    case CONVGEN_ACCGRAD: return accgrad_program(p, &s, out);
+    }
+    return cg_fail(CONVGEN_ERROR_INTERNAL, "winograd: pass %d", (int)pass);
+}
+
+int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool by_gemm, cg_tuning *out, int max)
+{
+    int64_t r = 1;
+    bool tiles_fixed = false;
+    for (int d = 0; d < p->rank; ++d)
+        r = p->kernel[d] > r ? p->kernel[d] : r;
+    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
+        tiles_fixed |= fixed->winograd_m[d] != 0;
+    int m_lo = 0, m_hi = 0; /* 0: the caller's tile or the default one */
+    if (effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed)
+        m_lo = 2, m_hi = WINO_MAX_DEFAULT_ALPHA - (int)r + 1;
+    bool both_gemms = by_gemm && !fixed->tf32 && !fixed->gemm;
+    int n = 0;
+    for (int m = m_lo; m <= m_hi; ++m) {
+        cg_tuning t = *fixed;
+        for (int d = 0; m && d < p->rank; ++d)
+            if (p->kernel[d] > 1)
+                t.winograd_m[d] = m;
+        n = cg_variants_add(out, n, max, &t, both_gemms);
+    }
+    return n;
+}
+
+static int winograd_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed,
+                             cg_tuning *out, int max)
+{
+    (void)pass;
+    return wino_variants(p, effort, fixed, true, out, max);
+}
+
+static const cg_knob winograd_knobs[] = {
+    {"m", cg_tile_print, cg_tile_parse},
+    {"gemm", cg_gemm_print, cg_gemm_parse},
+    {NULL, NULL, NULL},
+};
+
+const cg_planner cg_winograd_planner = {
+    .algo = CONVGEN_ALGO_WINOGRAD,
+    .name = "winograd",
+    .flags = CG_PLANNER_SUB_BATCHES,
+    .applicable = wino_applicable,
+    .generate = winograd_generate,
+    .knobs = winograd_knobs,
+    .variants = winograd_variants,
+};

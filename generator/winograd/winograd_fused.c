@@ -1,0 +1,366 @@
+/* The winograd-fused algorithm (issue 6, the fused kernels): winograd's passes with nothing
+ * transformed in global memory but the weights' transforms (generator/winograd/winograd.c has the
+ * non-fused program and the pieces both share).
+ *
+ * fprop and bprop: one kernel per block of FUSED_TILES tiles x FUSED_OUTPUTS output channels,
+ * looping over the data's channels in chunks of FUSED_CHANNELS: the chunk's raw tiles and the
+ * weights' transforms (made once, phase 0, as in winograd) arrive in shared memory by cp.async
+ * while the previous chunk's products run, the tiles are transformed there, and each thread
+ * accumulates one element's 8 x 8 block of products in registers; at the end the products go
+ * through shared memory and AT into the output. bprop is
+ * fprop of dy with the kernel flipped at pad r - 1 - pad; its weights' transform reads w's
+ * planes as [k][c] so that the kernel sums over k from the same [e][channel][output] layout.
+ *
+ * accgrad: F(r, m) as in winograd, one kernel per block of ACCGRAD_OUTPUTS output channels x
+ * ACCGRAD_CHANNELS input channels of dw, looping over the batch's tiles in chunks of
+ * ACCGRAD_TILES: the chunk's tiles of x and of dy arrive by cp.async during the previous chunk's
+ * products, go through BT and G in shared memory, and each thread accumulates one element's
+ * 8 x 8 block of (k, c) products; at the end AT gives
+ * the r x r taps. Where those blocks are too few to fill the GPU, the tiles are split into runs
+ * (blockIdx.z) whose partial dw go to the workspace and a second kernel sums them in a fixed
+ * order, so the result does not depend on scheduling.
+ *
+ * 8 threads per element, up to 36 elements (alpha up to 6: F(4,3), F(2,5)), up to 288 threads.
+ * Nine warps leave a thread 168 registers (a quarter of the register file per scheduler, three
+ * warps on one of them), enough for the 64 sums; at 512 threads (alpha 8) the 128 registers a
+ * thread may have spill them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "generate.h"
+#include "templates.h"
+#include "template/tmpl.h"
+#include "util.h"
+#include "winograd_plan.h"
+
+enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEMENTS = 36,
+       FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 168 registers hold the 64 sums */ };
+enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
+       ACCGRAD_MIN_RUN = 8 * ACCGRAD_TILES, /* the fewest tiles a split's run sums */
+       SUM_THREADS = 256 };
+
+static convgen_status fused_applicable(const cg_problem *p, convgen_pass pass)
+{
+    convgen_status st = wino_applicable(p, pass);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    if (p->rank != 2)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: rank %d: 2-D layers only", p->rank);
+    for (int d = 0; d < 2; ++d)
+        if (p->kernel[d] < 2 || p->kernel[d] > FUSED_MAX_ALPHA - 1)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: kernel[%d] = %lld: kernels 2 to %d", d,
+                           (long long)p->kernel[d], FUSED_MAX_ALPHA - 1);
+    return CONVGEN_SUCCESS;
+}
+
+/* The planes a fused kernel reads and writes: `channels` of size[0] x size[1] per image in, and
+ * `outputs` of out_size[0] x out_size[1] out (accgrad: dy's, beside x's). */
+typedef struct fused_planes {
+    int64_t channels, outputs;
+    const int64_t *size, *out_size;
+} fused_planes;
+
+/* The context keys every fused kernel has: its header, name, planes, tiles and both dimensions'
+ * transform programs (`matrices`, e.g. "BA": bt0, bt1, at0, at1). */
+static tmpl_value *common_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+                                  const char *what, const char *matrices, fused_planes planes)
+{
+    tmpl_value *ctx = tmpl_map();
+    tmpl_set_int(ctx, "channels", planes.channels);
+    tmpl_set_int(ctx, "outputs", planes.outputs);
+    tmpl_set_int(ctx, "height", planes.size[0]);
+    tmpl_set_int(ctx, "width", planes.size[1]);
+    tmpl_set_int(ctx, "out_height", planes.out_size[0]);
+    tmpl_set_int(ctx, "out_width", planes.out_size[1]);
+    tmpl_map_set(ctx, "header", wino_header_lines(s, k, op, what));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_int(ctx, "threads", k->block[0]);
+    tmpl_set_int(ctx, "elements", s->elements);
+    tmpl_set_int(ctx, "columns", s->columns);
+    tmpl_set_int(ctx, "tiles", s->tiles[0] * s->tiles[1]);
+    tmpl_set_int(ctx, "tiles1", s->tiles[1]);
+    for (int d = 0; d < 2; ++d) {
+        char key[16];
+        for (const char *mx = matrices; *mx; ++mx) {
+            int inputs, outputs;
+            snprintf(key, sizeof key, "%s%d", *mx == 'A' ? "at" : *mx == 'G' ? "g" : "bt", d);
+            tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], *mx, &inputs, &outputs));
+        }
+        /* F(m, r) of the dimension: alpha = m + r - 1 (accgrad's F(r, m): m the taps, r dy's tile) */
+        snprintf(key, sizeof key, "alpha%d", d);
+        tmpl_set_int(ctx, key, s->tf[d].alpha);
+        snprintf(key, sizeof key, "m%d", d);
+        tmpl_set_int(ctx, key, s->tf[d].m);
+        snprintf(key, sizeof key, "r%d", d);
+        tmpl_set_int(ctx, key, s->tf[d].r);
+        snprintf(key, sizeof key, "step%d", d);
+        tmpl_set_int(ctx, key, op->step[d]);
+        snprintf(key, sizeof key, "offset%d", d);
+        tmpl_set_int(ctx, key, op->offset[d]);
+    }
+    return ctx;
+}
+
+/* Appends a kernel step doing op in `phase`, named `name`. */
+static cg_kernel *add_kernel(const cg_wino_op *op, int phase, const char *name, cg_generated *out)
+{
+    cg_kernel *k = wino_add_kernel_step(&(cg_kernel_op){.kind = CG_OP_WINOGRAD, .wino = *op}, phase, out);
+    snprintf(k->name, sizeof k->name, "%s", name);
+    return k;
+}
+
+/* Refuses a kernel whose shared memory passes the target's per-block limit (the H100's 227 KiB
+ * unless it says). */
+static convgen_status check_shared(const cg_target *t, const cg_kernel *k)
+{
+    int64_t limit = cg_target_shared_per_block(t);
+    return k->shared_bytes <= limit ? CONVGEN_SUCCESS
+                                    : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s needs %u bytes of "
+                                              "shared memory per block; the target allows %lld", k->name,
+                                              k->shared_bytes, (long long)limit);
+}
+
+static convgen_status render(tmpl_value *ctx, bool failed, const char *template, cg_kernel *k)
+{
+    convgen_status st = failed          ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
+                        : tmpl_ok(ctx) ? cg_render_template(template, ctx, &k->source)
+                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a winograd-fused context");
+    tmpl_unref(ctx);
+    return st;
+}
+
+/* ---- fprop and bprop ---- */
+
+static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *f,
+                                   bool *failed)
+{
+    int64_t tile_count = s->tiles[0] * s->tiles[1];
+    bool bprop = s->pass == CONVGEN_BPROP;
+    tmpl_value *ctx = common_context(s, k, f, bprop ? "the fused kernel: dy's tiles, the products, dx"
+                                                        : "the fused kernel: x's tiles, the products, y", "BA",
+                                     (fused_planes){f->channels, f->rows, f->size, f->out_size});
+    tmpl_set_int(ctx, "tile_block", FUSED_TILES);
+    tmpl_set_int(ctx, "k_block", FUSED_OUTPUTS);
+    tmpl_set_int(ctx, "k_shift", 2); /* log2(FUSED_OUTPUTS / 8) */
+    tmpl_set_int(ctx, "c_block", FUSED_CHANNELS);
+    tmpl_set_str(ctx, "data", bprop ? "dy" : "x");
+    tmpl_set_bool(ctx, "out_checked", f->out_size[0] % s->m[0] != 0 || f->out_size[1] % s->m[1] != 0);
+    tmpl_set_int(ctx, "u_buffer", f->weights / 4);
+    /* the chunk's tiles (tile_block x c_block), fetched in rounds of the block's threads */
+    tmpl_set_int(ctx, "tasks", FUSED_TILES * FUSED_CHANNELS);
+    tmpl_set_int(ctx, "rounds", wino_div_up(FUSED_TILES * FUSED_CHANNELS, k->block[0]));
+    /* cp.async of 16 bytes where a row of U ([e][c][k]) keeps them aligned, else of 4 */
+    tmpl_set_int(ctx, "vec", f->rows % 4 == 0 ? 4 : 1);
+    /* tiles are checked against the column count before these divisions */
+    *failed |= !wino_set_div(ctx, "tiles_div", tile_count, s->columns - 1) | !wino_set_div(ctx, "tiles1_div", s->tiles[1], tile_count - 1);
+    return ctx;
+}
+
+/* fprop, y = AT [sum over c of U V] A, and bprop, fprop of dy with w flipped at pad r - 1 - pad
+ * and the sum over k: the weights' transforms once (phase 0, [e][channel summed][output]), then
+ * the fused kernel. */
+static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const cg_target *t, cg_generated *out)
+{
+    bool bprop = s->pass == CONVGEN_BPROP;
+    const int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
+    const int64_t *data_size = bprop ? s->out : s->in, *out_size = bprop ? s->in : s->out;
+    const int64_t flipped[2] = {s->kernel[0] - 1 - s->pad[0], s->kernel[1] - 1 - s->pad[1]};
+    s->workspace = wino_align_up(s->matrix[WINO_U] * s->elements * 4);
+    snprintf(s->plan[0], sizeof s->plan[0], "in one kernel (G w G^T made");
+    snprintf(s->plan[1], sizeof s->plan[1],
+             "once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d, %lld transform "
+             "elements, %lld tiles", FUSED_TILES, FUSED_OUTPUTS, FUSED_CHANNELS, (long long)s->elements,
+             (long long)s->columns);
+    out->workspace_bytes = s->workspace;
+    out->chunks = 1;
+
+    /* U [e][data channel][output channel]: bprop reads w's [k][c] planes as [c][k] */
+    const int64_t one[2] = {1, 1}, none[2] = {0, 0};
+    cg_wino_op w = bprop ? wino_tiles_op(s, 'G', p->c, p->k, s->kernel, one, none, none, WINO_U)
+                         : wino_tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, WINO_U);
+    w.flip = bprop != p->flip;
+    w.planes_transposed = bprop;
+    convgen_status st = wino_add_transform(s, &w, 1, 0, "transform_w",
+                                           bprop ? "the transforms of w, flipped, summed over k" : "the transforms of w", out);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+
+    const int64_t m[2] = {s->m[0], s->m[1]}, plane = out_size[0] * out_size[1];
+    cg_wino_op f = wino_tiles_op(s, 'B', p->n, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
+    f.matrix = 'F';
+    f.rows = out_ch, f.weights = s->buffer[WINO_U], f.outer_stride = out_ch * plane, f.row_stride = plane;
+    f.out_size[0] = out_size[0], f.out_size[1] = out_size[1];
+    char name[64];
+    snprintf(name, sizeof name, "convgen_winograd_fused_%s", convgen_pass_name(s->pass));
+    cg_kernel *k = add_kernel(&f, 1, name, out);
+    k->grid[0] = (unsigned)wino_div_up(s->columns, FUSED_TILES);
+    k->grid[1] = (unsigned)wino_div_up(out_ch, FUSED_OUTPUTS);
+    k->block[0] = (unsigned)(8 * s->elements);
+    /* the larger of one chunk's tiles as loaded and transformed beside two buffers of weights'
+     * transforms, and the products */
+    int64_t chunk = 4 * FUSED_CHANNELS * (s->elements * (FUSED_TILES + 2 * FUSED_OUTPUTS) +
+                                          FUSED_TILES * s->tf[0].alpha * s->tf[1].alpha /* the raw tiles */),
+            products = 4 * s->elements * FUSED_TILES * FUSED_OUTPUTS;
+    k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
+    if (k->grid[1] > 65535)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s = %lld needs more than 65535 blocks of %d",
+                       bprop ? "c" : "k", (long long)out_ch, FUSED_OUTPUTS);
+    if ((st = check_shared(t, k)) != CONVGEN_SUCCESS)
+        return st;
+    bool failed = false;
+    tmpl_value *ctx = forward_context(s, k, &f, &failed);
+    return render(ctx, failed, "winograd/winograd_fused.cu", k);
+}
+
+/* ---- accgrad ---- */
+
+/* How many runs the tiles split into: enough blocks for two per multiprocessor, each run but
+ * the last ACCGRAD_MIN_RUN tiles or more and a whole number of chunks. */
+static void choose_splits(const wino_spec *s, int64_t blocks, int sm_count, int64_t *splits, int64_t *run)
+{
+    int64_t want = wino_div_up(2ll * sm_count, blocks);
+    int64_t most = s->columns / ACCGRAD_MIN_RUN;
+    int64_t n = want < most ? want : most;
+    if (n < 1)
+        n = 1;
+    *run = wino_div_up(wino_div_up(s->columns, n), ACCGRAD_TILES) * ACCGRAD_TILES;
+    *splits = wino_div_up(s->columns, *run);
+}
+
+static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+                                   bool *failed)
+{
+    int64_t tile_count = s->tiles[0] * s->tiles[1];
+    tmpl_value *ctx = common_context(s, k, op, op->splits > 1 ? "the fused kernel: x's and dy's tiles, the "
+                                                                   "products, a run's partial dw"
+                                                                 : "the fused kernel: x's and dy's tiles, the products, dw",
+                                     "BGA", (fused_planes){p->c, p->k, s->in, s->out});
+    tmpl_set_int(ctx, "k_block", ACCGRAD_OUTPUTS);
+    tmpl_set_int(ctx, "c_block", ACCGRAD_CHANNELS);
+    tmpl_set_int(ctx, "t_block", ACCGRAD_TILES);
+    tmpl_set_int(ctx, "x_tasks", ACCGRAD_TILES * ACCGRAD_CHANNELS);
+    tmpl_set_int(ctx, "dy_tasks", ACCGRAD_TILES * ACCGRAD_OUTPUTS);
+    tmpl_set_bool(ctx, "flip", op->flip);
+    tmpl_set_int(ctx, "splits", op->splits);
+    tmpl_set_int(ctx, "run", op->split_columns);
+    tmpl_set_int(ctx, "partial", op->partial);
+    tmpl_set_int(ctx, "buffer", op->buffer / 4);
+    *failed |= !wino_set_div(ctx, "tiles_div", tile_count, s->columns - 1) |
+               !wino_set_div(ctx, "tiles1_div", s->tiles[1], tile_count - 1);
+    return ctx;
+}
+
+static tmpl_value *sum_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op)
+{
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", wino_header_lines(s, k, op, "dw, the sum of the runs' partial results"));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_str(ctx, "out", "dw");
+    tmpl_set_str(ctx, "index_type", "unsigned"); /* partial is 32-bit (accgrad_generate) */
+    tmpl_set_int(ctx, "threads", SUM_THREADS);
+    tmpl_set_int(ctx, "splits", op->splits);
+    tmpl_set_int(ctx, "out_elems", op->partial);
+    return ctx;
+}
+
+/* dw = AT [sum over the tiles of D V] A of F(r, m): the fused kernel over blocks of (k, c) and
+ * runs of tiles, then, for more than one run, the sum of the runs' results. */
+static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const cg_target *t, cg_generated *out)
+{
+    const int64_t m[2] = {s->m[0], s->m[1]}, taps = s->kernel[0] * s->kernel[1];
+    int64_t blocks = wino_div_up(p->k, ACCGRAD_OUTPUTS) * wino_div_up(p->c, ACCGRAD_CHANNELS), splits, run, partial;
+    choose_splits(s, blocks, t->sm_count, &splits, &run);
+    if (!cg_mul64(p->k * p->c, taps, &partial) || !cg_mul64(partial, 4 * (splits > 1 ? splits : 0), &s->workspace) ||
+        partial > INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: k x c x taps = %lld x %lld x %lld passes the "
+                       "kernels' 32-bit indices", (long long)p->k, (long long)p->c, (long long)taps);
+    s->sm_count = t->sm_count;
+    snprintf(s->plan[0], sizeof s->plan[0], "in one kernel over the tiles:");
+    snprintf(s->plan[1], sizeof s->plan[1],
+             "blocks of %d output x %d input channels, the tiles in chunks of %d, %lld transform elements, %lld tiles "
+             "in %lld run%s of %lld (sized for %d multiprocessors)", ACCGRAD_OUTPUTS, ACCGRAD_CHANNELS, ACCGRAD_TILES,
+             (long long)s->elements, (long long)s->columns, (long long)splits, splits > 1 ? "s" : "", (long long)run,
+             t->sm_count);
+    out->workspace_bytes = s->workspace;
+    out->chunks = 1;
+
+    cg_wino_op f = wino_tiles_op(s, 'B', p->n, p->c, s->in, s->tiles, m, s->pad, WINO_V);
+    f.matrix = 'D';
+    f.buffer = 0;
+    f.rows = p->k, f.out_size[0] = s->out[0], f.out_size[1] = s->out[1];
+    f.outer_stride = taps, f.row_stride = p->c * taps;
+    f.splits = splits, f.split_columns = run, f.partial = partial;
+    f.flip = p->flip;
+    cg_kernel *k = add_kernel(&f, 1, "convgen_winograd_fused_accgrad", out);
+    k->grid[0] = (unsigned)wino_div_up(p->c, ACCGRAD_CHANNELS);
+    k->grid[1] = (unsigned)wino_div_up(p->k, ACCGRAD_OUTPUTS);
+    k->grid[2] = (unsigned)splits;
+    k->block[0] = (unsigned)(8 * s->elements);
+    /* the larger of one chunk's tiles transformed and as loaded, and the products (one float of
+     * padding per element) */
+    int64_t chunk = 4 * ACCGRAD_TILES * (s->elements * (ACCGRAD_OUTPUTS + ACCGRAD_CHANNELS) +
+                                         s->tf[0].alpha * s->tf[1].alpha * ACCGRAD_CHANNELS +
+                                         s->tf[0].r * s->tf[1].r * ACCGRAD_OUTPUTS),
+            products = 4 * s->elements * (ACCGRAD_OUTPUTS * ACCGRAD_CHANNELS + 1);
+    k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
+    if (k->grid[1] > 65535 || k->grid[2] > 65535)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: k = %lld needs more than 65535 blocks of %d",
+                       (long long)p->k, ACCGRAD_OUTPUTS);
+    convgen_status st = check_shared(t, k);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    bool failed = false;
+    st = render(accgrad_context(p, s, k, &f, &failed), failed, "winograd/winograd_fused_accgrad.cu", k);
+    if (st != CONVGEN_SUCCESS || splits == 1)
+        return st;
+
+    /* the partial results at byte 0 of the workspace, where split_reduce.cu reads them */
+    cg_wino_op sum = {.matrix = 'S', .buffer = 0, .splits = splits, .partial = partial};
+    for (int d = 0; d < 2; ++d)
+        sum.m[d] = s->tf[d].m, sum.r[d] = s->tf[d].r;
+    k = add_kernel(&sum, 2, "convgen_winograd_fused_accgrad_sum", out);
+    k->grid[0] = (unsigned)wino_div_up(partial, SUM_THREADS);
+    k->block[0] = SUM_THREADS;
+    return render(sum_context(s, k, &sum), false, "split_reduce.cu", k);
+}
+
+static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
+                                     const cg_tuning *tune, cg_generated *out)
+{
+    wino_spec s;
+    convgen_status st = wino_choose_tiles(p, pass, tune, FUSED_MAX_ALPHA, &s);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    if (s.elements > FUSED_MAX_ELEMENTS) /* a fixed tile only: the default stays within */
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: F(%dx%d, %lldx%lld) has %lld transform elements; "
+                       "the fused kernels take up to %d", s.m[0], s.m[1], (long long)s.kernel[0],
+                       (long long)s.kernel[1], (long long)s.elements, FUSED_MAX_ELEMENTS);
+    /* The batch in one go: the workspace holds the weights' transforms, or accgrad's partial dw. */
+    if (!wino_size_buffers(p, p->n, &s))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: this layer's planes or tiles pass the kernels' "
+                                                    "32-bit indices");
+    s.algo = "winograd-fused";
+    return pass == CONVGEN_ACCGRAD ? accgrad_generate(p, &s, t, out) : forward_generate(p, &s, t, out);
+}
+
+/* Its tiles as winograd's; the GEMM is its own kernel's. */
+static int fused_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
+                          int max)
+{
+    (void)pass;
+    return wino_variants(p, effort, fixed, false, out, max);
+}
+
+static const cg_knob fused_knobs[] = {
+    {"m", cg_tile_print, cg_tile_parse},
+    {NULL, NULL, NULL},
+};
+
+const cg_planner cg_winograd_fused_planner = {
+    .algo = CONVGEN_ALGO_WINOGRAD_FUSED,
+    .name = "winograd-fused",
+    .applicable = fused_applicable,
+    .generate = fused_generate,
+    .knobs = fused_knobs,
+    .variants = fused_variants,
+};

@@ -1,0 +1,84 @@
+/* The winograd planners' shared pieces (generator/winograd/winograd.c, used by winograd_fused.c too): the
+ * layer seen in 2-D, its tiles and their exact transforms, the workspace buffers, the transform
+ * steps and the kernels' header comment. Internal to the generator; the planners are the public
+ * side (generate.c). */
+#ifndef CG_WINOGRAD_PLAN_H
+#define CG_WINOGRAD_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "generate.h"
+#include "template/tmpl.h"
+#include "winograd_transform.h"
+
+enum {
+    WINO_MAX_KERNEL = 7,        /* F(2, 7) has alpha 8; larger kernels are the FFT algorithms' */
+    WINO_MAX_DEFAULT_ALPHA = 8, /* the default tiles' bound, for fp32 errors near 1e-6 */
+};
+
+/* The workspace buffers of the transforms, each [e][rows][columns]: the weights' (accgrad: dy's)
+ * U, the data's V, and their products M. */
+enum { WINO_U = 0, WINO_V = 1, WINO_M = 2 };
+
+/* The layer in 2-D (a 1-D layer as 1 x n) and the program's choices. */
+typedef struct wino_spec {
+    const char *algo;      /* "winograd" or "winograd-fused", for the headers */
+    char plan[2][200];     /* the header's two lines on how the products are summed */
+    convgen_pass pass;
+    int64_t in[2], kernel[2], out[2], pad[2];
+    int m[2];              /* fprop, bprop: output tile; accgrad: dy tile */
+    wino_transform tf[2];  /* per dimension: F(m, r), accgrad F(r, m) */
+    int64_t tiles[2];      /* tiles per plane along each dimension */
+    int64_t elements;      /* alpha0 alpha1: the GEMMs of a product */
+    int64_t batch, chunks; /* images per sub-batch, and their number */
+    int64_t columns;       /* batch x tiles: the GEMMs' tile dimension */
+    int64_t buffer[3];     /* byte offsets of WINO_U, WINO_V and WINO_M */
+    int64_t matrix[3];     /* floats per element in each: one element's matrix */
+    int64_t workspace;
+    int sm_count;          /* the multiprocessors a split was sized for (the header's --sms); 0: none */
+    bool generated_gemm;   /* the products by convgen's GEMM (gemm.c) rather than cuBLAS */
+} wino_spec;
+
+int64_t wino_align_up(int64_t bytes); /* to the workspace buffers' 256-byte boundary */
+int64_t wino_div_up(int64_t a, int64_t b);
+
+/* Stride 1, dilation 1, rank 1 or 2, kernels up to WINO_MAX_KERNEL; the message names the field. */
+convgen_status wino_applicable(const cg_problem *p, convgen_pass pass);
+/* The problem in 2-D, the tiles (options->winograd_m, else the fewest transform elements with
+ * alpha <= max_alpha) and their transforms. */
+convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
+                                 wino_spec *s);
+/* AUTO's candidates of winograd and winograd-fused (cg_planner.variants): at EXHAUSTIVE, unless
+ * the caller fixed a tile, F(m, r) for every m from 2 with m + r - 1 <= WINO_MAX_DEFAULT_ALPHA
+ * for the largest kernel extent r (m along each dimension the kernel spans); else the caller's
+ * tile or the default one. Each by both GEMMs where `by_gemm` and the caller fixed neither the
+ * GEMM nor TF32. */
+int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool by_gemm, cg_tuning *out, int max);
+/* The buffers U (or D), V and M for sub-batches of `batch` images; false where a size passes the
+ * kernels' 32-bit indices or cuBLAS's 32-bit sizes. */
+bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s);
+
+/* The 1-D transform `matrix` ('A', 'B' or 'G') of t as straight-line statements on in[] with
+ * temporaries p0, p1, ...; *inputs and *outputs: its columns and rows. */
+tmpl_value *wino_matrix_program(const wino_transform *t, char matrix, int *inputs, int *outputs);
+/* The kernel header: what it is, the layer, the plan, each dimension's matrices, launch and
+ * workspace. */
+tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
+                              const char *what);
+/* Sets key to the magic division by d over [0, max_dividend]; false if it could not be made. */
+bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend);
+
+/* The tiles of planes of `size` through matrix 'B' or 'G' of the spec's transforms, tile t of each
+ * dimension from t * step - offset, into the spec's buffer `buffer` (WINO_U or WINO_V). */
+cg_wino_op wino_tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t channels, const int64_t size[2],
+                         const int64_t tiles[2], const int64_t step[2], const int64_t offset[2], int buffer);
+/* Appends a kernel step running op in `phase` (0: before the sub-batches, 1: each, 2: after them);
+ * its kernel, launched as one thread until the caller says, is the caller's to name and fill. */
+cg_kernel *wino_add_kernel_step(const cg_kernel_op *op, int phase, cg_generated *out);
+/* Appends a transform kernel step doing op ('A', 'B' or 'G') in `phase` on operand in0 or in1
+ * (`operand`; the output for 'A'), named convgen_winograd_<pass>_<part>. */
+convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int operand,
+                                  int phase, const char *part, const char *what, cg_generated *out);
+
+#endif

@@ -1,0 +1,165 @@
+{#- direct's bprop by sliding windows, for layers with few input channels. generator/direct/direct_window.c
+    says why and chooses every constant; this template lays them out. -#}
+{%- include "common.cuh" -%}
+{{ file_header(header) }}
+
+// 4 bytes from global to shared memory; a zero where !full (then nothing is read).
+__device__ __forceinline__ void copy4(float *dst, const float *src, bool full)
+{
+    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(src), "r"(full ? 4 : 0));
+}
+
+// One stage into shared memory: dy's window for {{ kc }} output channels ([kk][row][col], pitch
+// {{ cols }}) and their weights ([kk][jy][jx] float4 of the {{ c_size }} input channels). Each channel's
+// copies read where the thread worked out once (`from`, `inside`: bit i for copy i), a plane
+// further on per channel.
+__device__ __forceinline__ void stage(float *__restrict__ window, float4 *__restrict__ weights,
+                                      const float *__restrict__ dy_k, const float *__restrict__ w_k,
+                                      const unsigned (&from)[{{ copies }}], unsigned inside,
+                                      const unsigned (&wfrom)[{{ wcopies }}], unsigned winside, unsigned tid)
+{
+    float *const wf = reinterpret_cast<float *>(weights);
+#pragma unroll
+    for (int kk = 0; kk < {{ kc }}; ++kk) {
+#pragma unroll
+        for (int i = 0; i < {{ copies }}; ++i)
+            if (tid + {{ threads }}u * i < {{ window }}u)
+                copy4(window + kk * {{ window }}u + tid + {{ threads }}u * i, dy_k + kk * {{ out_plane }}u + from[i], (inside >> i) & 1u);
+#pragma unroll
+        for (int i = 0; i < {{ wcopies }}; ++i)
+            if (tid + {{ threads }}u * i < {{ weights }}u)
+                copy4(wf + kk * {{ weights }}u + tid + {{ threads }}u * i, w_k + kk * {{ c_size * kernel_plane }}u + wfrom[i], (winside >> i) & 1u);
+    }
+}
+
+// One stage's products for a phase with JY x JX taps: per output channel and tap row, the
+// {{ px }} + {{ x.taps - 1 }} values of dy the thread's {{ px }} pixels slide over (float4 reads), then per
+// tap the weights of the {{ c_size }} input channels (one float4, the same for the whole block) and
+// {{ px }} x {{ c_size }} FMAs. The window's row and column origins are those of the most taps.
+template <int JY, int JX>
+__device__ __forceinline__ void products(float (&acc)[{{ c_size }}][{{ px }}], const float *__restrict__ window,
+                                         const float4 *__restrict__ weights, unsigned ty, unsigned tx)
+{
+#pragma unroll
+    for (int kk = 0; kk < {{ kc }}; ++kk)
+#pragma unroll
+        for (int jy = 0; jy < JY; ++jy) {
+            // dy's row o = u + off - jy is the window's row ty + {{ y.taps - 1 }} - jy
+            const float *row = window + (kk * {{ rows }}u + ty + {{ y.taps - 1 }}u - jy) * {{ cols }}u + tx * {{ px }}u;
+            float d[{{ 4 * d4 }}];
+#pragma unroll
+            for (int i = 0; i < {{ d4 }}; ++i) {
+                const float4 v = *reinterpret_cast<const float4 *>(row + 4 * i);
+                d[4 * i] = v.x, d[4 * i + 1] = v.y, d[4 * i + 2] = v.z, d[4 * i + 3] = v.w;
+            }
+#pragma unroll
+            for (int jx = 0; jx < JX; ++jx) {
+                const float4 w = weights[(kk * {{ y.taps }} + jy) * {{ x.taps }} + jx];
+#pragma unroll
+                for (int p = 0; p < {{ px }}; ++p) {
+                    const float v = d[p + {{ x.taps - 1 }} - jx]; // dy's column o = u + p + off - jx
+{%- for c in range(c_size) %}
+                    acc[{{ c }}][p] = fmaf(v, w.{{ ["x", "y", "z", "w"][c] }}, acc[{{ c }}][p]);
+{%- endfor %}
+                }
+            }
+        }
+}
+
+extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
+{{ kernel_name }}(const float *__restrict__ dy, const float *__restrict__ w, float *__restrict__ dx,
+    float *__restrict__ workspace)
+{
+    (void)workspace;
+    __shared__ __align__(16) float window[2][{{ kc * window }}];
+    __shared__ __align__(16) float4 weights[2][{{ kc * weights // 4 }}];
+    const unsigned tid = threadIdx.x, z = blockIdx.z;
+    // This block's stride phase (q0, q1) along (y, x) and image n.
+{{- decompose(phase_digits, "    ") }}
+{%- for d in dims %}
+    // {{ ["y", "x"][d.i] }}: the phase's first input pixel r{{ d.i }} = (q{{ d.i }} - pad) mod {{ d.stride }}, dy's offset off{{ d.i }} = (r{{ d.i }} + pad - q{{ d.i }}) / {{ d.stride }}, its taps
+{%- if d.shift == 0 %}
+    const unsigned r{{ d.i }} = q{{ d.i }}, off{{ d.i }} = {{ d.off_base }}u;
+{%- else %}
+    const bool wrap{{ d.i }} = q{{ d.i }} + {{ d.shift }}u >= {{ d.stride }}u;
+    const unsigned r{{ d.i }} = q{{ d.i }} + {{ d.shift }}u - (wrap{{ d.i }} ? {{ d.stride }}u : 0u);
+    const unsigned off{{ d.i }} = {{ d.off_base }}u - (wrap{{ d.i }} ? 1u : 0u);
+{%- endif %}
+    const unsigned taps{{ d.i }} = q{{ d.i }} < {{ d.full }}u ? {{ d.taps }}u : {{ d.taps - 1 }}u;
+{%- endfor %}
+
+    // The block's pixels of the phase: rows t0.., columns u0..; the window's first dy row and
+    // column (o = u + off - j at the block's first pixel and the last of the most taps).
+    const unsigned t0 = blockIdx.y * {{ ly }}u, u0 = blockIdx.x * {{ lx * px }}u;
+    const int oy0 = (int)(t0 + off0) - {{ y.taps - 1 }}, ox0 = (int)(u0 + off1) - {{ x.taps - 1 }};
+
+    // Where this thread's copies of every stage read, from the output channel's plane.
+    unsigned from[{{ copies }}], inside = 0u;
+#pragma unroll
+    for (int i = 0; i < {{ copies }}; ++i) {
+        const unsigned e = tid + {{ threads }}u * i;
+{{- decompose(stage_digits, "        ") }}
+        const int oy = oy0 + (int)row, ox = ox0 + (int)col;
+        const bool in = e < {{ window }}u && (unsigned)oy < {{ y.out }}u && (unsigned)ox < {{ x.out }}u;
+        from[i] = in ? (unsigned)oy * {{ x.out }}u + (unsigned)ox : 0u;
+        inside |= in ? 1u << i : 0u;
+    }
+    unsigned wfrom[{{ wcopies }}], winside = 0u;
+#pragma unroll
+    for (int i = 0; i < {{ wcopies }}; ++i) {
+        const unsigned e = tid + {{ threads }}u * i;
+{{- decompose(weight_digits, "        ") }}
+        // w[k][c][f], the tap f = q + stride*j{{ " flipped (a convolution)" if y.flip }}
+        const unsigned fy = {{ (y.kernel - 1) ~ "u - " if y.flip }}(q0 + {{ y.stride }}u * jy), fx = {{ (x.kernel - 1) ~ "u - " if x.flip }}(q1 + {{ x.stride }}u * jx);
+        const bool in = e < {{ weights }}u && c4 < {{ c_size }}u && jy < taps0 && jx < taps1;
+        wfrom[i] = in ? c4 * {{ kernel_plane }}u + fy * {{ x.kernel }}u + fx : 0u;
+        winside |= in ? 1u << i : 0u;
+    }
+
+    float acc[{{ c_size }}][{{ px }}];
+#pragma unroll
+    for (int c = 0; c < {{ c_size }}; ++c)
+#pragma unroll
+        for (int p = 0; p < {{ px }}; ++p)
+            acc[c][p] = 0.0f;
+    // Lanes: {{ lanes }} neighbouring rows per quarter warp (distinct banks), then {{ lx }} along x.
+    const unsigned ty = (tid & {{ lanes - 1 }}u) + {{ lanes }}u * (tid >> {{ lanes_lx_log2 }}), tx = (tid >> {{ lanes_log2 }}) & {{ lx - 1 }}u;
+
+    const float *__restrict__ dy_n = dy + (size_t)n * {{ k_size * out_plane }}ull;
+    stage(window[0], weights[0], dy_n, w, from, inside, wfrom, winside, tid);
+    asm volatile("cp.async.commit_group;\n" ::);
+    for (unsigned chunk = 0; chunk < {{ chunks }}u; ++chunk) {
+        if (chunk + 1u < {{ chunks }}u) // the next stage's copies fly during this one's products
+            stage(window[(chunk + 1u) & 1u], weights[(chunk + 1u) & 1u], dy_n + (size_t)(chunk + 1u) * {{ kc * out_plane }}u,
+                  w + (size_t)(chunk + 1u) * {{ kc * c_size * kernel_plane }}u, from, inside, wfrom, winside, tid);
+        asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group 1;\n" ::); // this stage's
+        __syncthreads();
+        const float *const win = window[chunk & 1u];
+        const float4 *const wts = weights[chunk & 1u];
+{%- for c in classes %}
+{%- if loop.first and loop.last %}
+        products<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx);
+{%- else %}
+        {% if not loop.first %}else{% if not loop.last %} {% endif %}{% endif %}{% if not loop.last %}if (taps0 == {{ c.jy }}u && taps1 == {{ c.jx }}u){% endif %}
+            products<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx);
+{%- endif %}
+{%- endfor %}
+        __syncthreads();
+    }
+
+    // dx[n][c][i] at i = r + stride*u, where that lies in the image.
+    const unsigned iy = r0 + {{ y.stride }}u * (t0 + ty);
+    if (iy >= {{ y.in }}u)
+        return;
+    float *__restrict__ dst = dx + (size_t)n * {{ c_size * in_plane }}ull + iy * {{ x.in }}u;
+#pragma unroll
+    for (int p = 0; p < {{ px }}; ++p) {
+        const unsigned ix = r1 + {{ x.stride }}u * (u0 + tx * {{ px }}u + p);
+        if (ix < {{ x.in }}u)
+#pragma unroll
+            for (int c = 0; c < {{ c_size }}; ++c)
+                dst[c * {{ in_plane }}u + ix] = acc[c][p];
+    }
+}

@@ -1,0 +1,129 @@
+{#- The transforms of the non-fused Winograd algorithm (generator/winograd/winograd.c). One thread per
+    tile, everything in registers, every index a constant:
+    tiles:  a tile of one plane of in0 or in1 (zero outside the plane) through the transform of
+            dimension 1 row by row, then of dimension 0 column by column; element e of the result
+            goes to the workspace as [e][channel][outer][tile], where the GEMMs read it.
+    output: the GEMMs' products of one (row, outer, tile) through AT the same way, stored into
+            the tile's outputs of the plane, clipped at its edges, through a per-warp staging
+            row so that the stores coalesce.
+    The transform programs are wino_program()s: sums with the coefficients folded in. -#}
+{%- include "common.cuh" -%}
+{%- include "winograd/winograd.cuh" -%}
+{{ file_header(header) }}
+
+extern "C" __global__ void __launch_bounds__({{ threads }})
+{{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
+    float *__restrict__ workspace)
+{
+    const unsigned g = blockIdx.x * {{ threads }}u + threadIdx.x;
+{%- if stage == "tiles" %}
+    if (g >= {{ count }}u)
+        return;
+    // g = (channel, outer, tile), the order of the transforms' layout, so that a warp's stores are
+    // contiguous; the tile = (t0, t1)
+{%- if tiles == 1 %}
+    const unsigned pair = g;
+{%- else %}
+    const unsigned pair = {{ udiv("g", tiles_div) }}, tile = g - pair * {{ tiles }}u;
+    const unsigned t0 = {{ udiv("tile", tiles1_div) }}, t1 = tile - t0 * {{ tiles1 }}u;
+{%- endif %}
+    const unsigned channel = {{ udiv("pair", outer_div) }}, outer = pair - channel * {{ outer_count }}u;
+{%- if planes_transposed %}
+    const unsigned plane = channel * {{ outer_count }}u + outer; // the planes read as [channel][outer]
+{%- else %}
+    const unsigned plane = outer * {{ channels }}u + channel;
+{%- endif %}
+    const float *__restrict__ src = {{ source }} + (size_t)plane * {{ height * width }}u;
+{%- if tiles == 1 %}
+    const int y0 = -({{ offset0 }}), x0 = -({{ offset1 }});
+{%- else %}
+    const int y0 = (int)(t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(t1 * {{ step1 }}u) - ({{ offset1 }});
+{%- endif %}
+{%- if checked %}
+    // the tile's rows and columns inside the plane; the rest reads as zero
+{%- for i in range(span0) %}
+    const bool row{{ i }} = (unsigned)(y0 + {{ i }}) < {{ height }}u;
+{%- endfor %}
+{%- for j in range(span1) %}
+    const bool column{{ j }} = (unsigned)(x0 + {{ j }}) < {{ width }}u;
+{%- endfor %}
+{%- endif %}
+    float d[{{ span0 }}][{{ span1 }}]; // {{ "the tile reversed (a flipped kernel)" if flip else "the tile" }}
+{%- for i in range(span0) %}
+{%- for j in range(span1) %}
+{%- set y = span0 - 1 - i if flip else i %}
+{%- set x = span1 - 1 - j if flip else j %}
+    d[{{ i }}][{{ j }}] = {{ "row" ~ y ~ " && column" ~ x ~ " ? " if checked }}__ldg(src + (y0 + {{ y }}) * {{ width }} + x0 + {{ x }}){{ " : 0.0f" if checked }};
+{%- endfor %}
+{%- endfor %}
+{%- else %}
+    // Lanes past the end take part in their warp's exchange below, with nothing to store.
+    const bool active = g < {{ count }}u;
+    const unsigned at = active ? g : {{ count - 1 }}u;
+    // at = (row, column), the column = (outer, tile), the tile = (t0, t1)
+    const unsigned row = {{ udiv("at", columns_div) }}, column = at - row * {{ columns }}u;
+    const unsigned outer = {{ udiv("column", tiles_div) }}, tile = column - outer * {{ tiles }}u;
+    const unsigned t0 = {{ udiv("tile", tiles1_div) }}, t1 = tile - t0 * {{ tiles1 }}u;
+    const float *__restrict__ src = workspace + {{ buffer }}ull + at;
+    float d[{{ span0 }}][{{ span1 }}];
+{%- for i in range(span0) %}
+{%- for j in range(span1) %}
+    d[{{ i }}][{{ j }}] = src[{{ (i * span1 + j) * e_stride }}ull];
+{%- endfor %}
+{%- endfor %}
+{%- endif %}
+
+    // Dimension 1, row by row: {{ describe1 }}
+{{- wino_rows(prog1, span0, span1, outs1, "u", "    ") }}
+    // Dimension 0, column by column: {{ describe0 }}
+{%- if stage == "tiles" %}
+    float *__restrict__ dst = workspace + {{ buffer }}ull + g;
+{%- for j in range(outs1) %}
+    {
+        {{ wino_column_in(span0, "u", j) }}
+        float v[{{ outs0 }}];
+{{- wino_program(prog0, "v", "        ") }}
+{%- for i in range(outs0) %}
+        dst[{{ (i * outs1 + j) * e_stride }}ull] = v[{{ i }}];
+{%- endfor %}
+    }
+{%- endfor %}
+{%- else %}
+{%- for j in range(outs1) %}
+    float r{{ j }}[{{ outs0 }}]; // column {{ j }} of the tile's outputs
+    {
+        {{ wino_column_in(span0, "u", j) }}
+{{- wino_program(prog0, "r" ~ j, "        ") }}
+    }
+{%- endfor %}
+
+    // The stores go through shared memory one output row at a time, so that a warp writes its
+    // tiles' rows in contiguous runs rather than {{ outs1 }}-float pieces {{ outs1 }} floats apart.
+    __shared__ float stage[{{ threads // 32 }}][{{ 32 * outs1 }}];
+    float *__restrict__ mine = stage[threadIdx.x >> 5];
+    const unsigned lane = threadIdx.x & 31u;
+    // Where this lane's tile starts{{ " (the plane reversed: its last point)" if flip }}, and how many of its rows and columns are inside.
+    const long long start = (long long)outer * {{ outer_stride }}ll + (long long)row * {{ row_stride }}ll + {{ (height * width - 1) ~ " - " if flip }}(long long)(t0 * {{ outs0 * width }}u + t1 * {{ outs1 }}u);
+    const int rows_in = active ? min({{ outs0 }}, {{ height }} - (int)(t0 * {{ outs0 }}u)) : 0;
+    const int columns_in = min({{ outs1 }}, {{ width }} - (int)(t1 * {{ outs1 }}u));
+    // Element lane + 32 q of a staged row is column b_q of lane from_q's tile.
+{%- for q in range(outs1) %}
+    const unsigned from{{ q }} = (lane + {{ 32 * q }}u) / {{ outs1 }}u;
+    const int b{{ q }} = (int)(lane + {{ 32 * q }}u - from{{ q }} * {{ outs1 }}u);
+    const long long start{{ q }} = __shfl_sync(0xffffffffu, start, from{{ q }});
+    const int rows{{ q }} = __shfl_sync(0xffffffffu, rows_in, from{{ q }});
+    const bool inside{{ q }} = b{{ q }} < __shfl_sync(0xffffffffu, columns_in, from{{ q }});
+{%- endfor %}
+{%- for a in range(outs0) %}
+    __syncwarp();
+{%- for j in range(outs1) %}
+    mine[lane * {{ outs1 }}u + {{ j }}u] = r{{ j }}[{{ a }}];
+{%- endfor %}
+    __syncwarp();
+{%- for q in range(outs1) %}
+    if ({{ a }} < rows{{ q }} && inside{{ q }})
+        out[start{{ q }} {{ "-" if flip else "+" }} ({{ a * width }} + b{{ q }})] = mine[lane + {{ 32 * q }}u];
+{%- endfor %}
+{%- endfor %}
+{%- endif %}
+}

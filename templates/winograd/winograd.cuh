@@ -1,0 +1,114 @@
+{#- Winograd transform programs (generator/winograd/winograd_program.c): one statement per temporary, each
+    a sum of terms whose coefficients are folded in: +-1 as additions and subtractions, other
+    constants as fp32 literals; terms with a zero coefficient never reach the template. -#}
+
+{#- One term of a sum: "x", " + x", " - c * x" ... -#}
+{%- macro wino_term(t, first) -%}
+{%- if first -%}{{ "-" if t.negative }}{%- else -%}{{ " - " if t.negative else " + " }}{%- endif -%}
+{%- if not t.unit -%}{{ t.magnitude|f32 }} * {% endif -%}{{ t.operand }}
+{%- endmacro -%}
+
+{#- The statements of program `prog`, then its outputs: out[i] = the temporary holding row i. -#}
+{%- macro wino_program(prog, out, indent) -%}
+{%- for s in prog.stmts %}
+{{ indent }}const float {{ s.name }} = {% for t in s.terms %}{{ wino_term(t, loop.first) }}{% endfor %}{{ "0.0f" if not s.terms }};
+{%- endfor %}
+{%- for o in prog.outputs %}
+{{ indent }}{{ out }}[{{ loop.index0 }}] = {{ o }};
+{%- endfor %}
+{%- endmacro -%}
+
+{#- Dimension 1 of a 2-D transform: row i of d (`cols` values) through prog into the array
+    `prefix`i of `outs` values, for each of the `rows` rows. -#}
+{%- macro wino_rows(prog, rows, cols, outs, prefix, indent) -%}
+{%- for i in range(rows) %}
+{{ indent }}float {{ prefix }}{{ i }}[{{ outs }}];
+{{ indent }}{
+{{ indent }}    const float in[{{ cols }}] = { {% for j in range(cols) %}{{ ", " if not loop.first }}d[{{ i }}][{{ j }}]{% endfor %} };
+{{- wino_program(prog, prefix ~ i, indent ~ "    ") }}
+{{ indent }}}
+{%- endfor %}
+{%- endmacro -%}
+
+{#- Dimension 0's input for column j: the rows' results `prefix`0[j], `prefix`1[j], ... -#}
+{%- macro wino_column_in(rows, prefix, j) -%}
+const float in[{{ rows }}] = { {% for i in range(rows) %}{{ ", " if not loop.first }}{{ prefix }}{{ i }}[{{ j }}]{% endfor %} };
+{%- endmacro -%}
+
+{#- d (`rows` x `cols`) through prog1 along dimension 1 row by row, then prog0 along dimension 0
+    column by column; result (i, j) of the outs0 x outs1 goes to dst[(i outs1 + j) stride]. -#}
+{%- macro wino_2d_store(prog1, prog0, rows, cols, outs1, outs0, dst, stride, indent) -%}
+{{- wino_rows(prog1, rows, cols, outs1, "w", indent) }}
+{%- for j in range(outs1) %}
+{{ indent }}{
+{{ indent }}    {{ wino_column_in(rows, "w", j) }}
+{{ indent }}    float v[{{ outs0 }}];
+{{- wino_program(prog0, "v", indent ~ "    ") }}
+{%- for i in range(outs0) %}
+{{ indent }}    {{ dst }}[{{ (i * outs1 + j) * stride }}u] = v[{{ i }}];
+{%- endfor %}
+{{ indent }}}
+{%- endfor %}
+{%- endmacro -%}
+
+{#- The fused kernels' tile (t0, t1) of image n for column `tile` of the batch's {{ columns }} (image,
+    tile) pairs; past the last one, column 0's with valid false. -#}
+{%- macro wino_locate() -%}
+// One (image, tile) column of the batch: its image and position, and whether it exists.
+struct tile_at {
+    unsigned n, t0, t1;
+    bool valid;
+};
+
+__device__ __forceinline__ tile_at locate(unsigned tile)
+{
+    tile_at at;
+    at.valid = tile < {{ columns }}u;
+    const unsigned t = at.valid ? tile : 0u;
+    at.n = {{ udiv("t", tiles_div) }};
+    const unsigned rest = t - at.n * {{ tiles }}u;
+    at.t0 = {{ udiv("rest", tiles1_div) }};
+    at.t1 = rest - at.t0 * {{ tiles1 }}u;
+    return at;
+}
+{%- endmacro -%}
+
+{#- copy_async(dst, src, full): 4 bytes from global to shared memory without passing through
+    registers, zeros where !full (then nothing is read, whatever src). -#}
+{%- macro wino_copy_async() -%}
+__device__ __forceinline__ void copy_async(float *dst, const float *src, bool full)
+{
+    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(src), "r"(full ? 4 : 0));
+}
+{%- endmacro -%}
+
+{#- The tile of `rows` x `cols` points from (y0, x0) of the plane at `src` (`height` x `width`) into
+    shared memory by cp.async, point q at raw[q tasks]; zeros outside the plane and where `here`
+    is false. -#}
+{%- macro wino_fetch_tile(raw, tasks, src, y0, x0, rows, cols, height, width, indent) -%}
+{{ indent }}{
+{{ indent }}    const float *__restrict__ corner = {{ src }} + {{ y0 }} * {{ width }} + {{ x0 }}; // the tile's first point
+{%- for i in range(rows) %}
+{{ indent }}    const bool row{{ i }} = here && (unsigned)({{ y0 }} + {{ i }}) < {{ height }}u;
+{%- endfor %}
+{%- for j in range(cols) %}
+{{ indent }}    const bool column{{ j }} = (unsigned)({{ x0 }} + {{ j }}) < {{ width }}u;
+{%- endfor %}
+{%- for i in range(rows) %}
+{%- for j in range(cols) %}
+{{ indent }}    copy_async({{ raw }} + {{ (i * cols + j) * tasks }}u, corner + {{ i * width + j }}, row{{ i }} && column{{ j }});
+{%- endfor %}
+{%- endfor %}
+{{ indent }}}
+{%- endmacro -%}
+
+{#- The tile at raw[q tasks] (`rows` x `cols`, as wino_fetch_tile left it) into the array d. -#}
+{%- macro wino_read_tile(raw, tasks, rows, cols, indent) -%}
+{{ indent }}float d[{{ rows }}][{{ cols }}];
+{%- for i in range(rows) %}
+{%- for j in range(cols) %}
+{{ indent }}d[{{ i }}][{{ j }}] = {{ raw }}[{{ (i * cols + j) * tasks }}u];
+{%- endfor %}
+{%- endfor %}
+{%- endmacro -%}

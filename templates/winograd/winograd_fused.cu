@@ -1,0 +1,144 @@
+{#- The fused Winograd fprop and bprop (generator/winograd/winograd_fused.c): one block per {{ tile_block }} tiles of
+    {{ data }} x {{ k_block }} output channels, nothing transformed ever written to global memory. Per chunk of
+    {{ c_block }} of {{ data }}'s channels: the chunk's {{ tasks }} tiles and the weights' transforms U (made once by
+    the weights' kernel) arrive in shared memory by cp.async, loaded while the previous chunk's
+    products ran (U into one of two buffers); the tiles are transformed (BT) beside them; and each
+    thread multiplies for one transform element an 8 x 8 block of (output channel, tile). After the
+    last chunk the products go through shared memory and AT into the output. -#}
+{%- include "common.cuh" -%}
+{%- include "winograd/winograd.cuh" -%}
+{{ file_header(header) }}
+
+{#- The raw tiles of the chunk from channel `c0` into shared memory by cp.async, task p = tid + r
+    threads of the {{ tasks }} (channel p / {{ tile_block }}, tile p % {{ tile_block }}), point q of task p at raw[q {{ tasks }} + p]
+    (zeros outside the plane and past the channels). -#}
+{%- macro fetch_tiles(c0, indent) -%}
+{%- for r in range(rounds) %}
+{{ indent }}{
+{{ indent }}    const unsigned p = tid + {{ r * threads }}u, c = {{ c0 }} + p / {{ tile_block }}u;
+{%- if (r + 1) * threads > tasks %}
+{{ indent }}    if (p < {{ tasks }}u) {
+{%- else %}
+{{ indent }}    {
+{%- endif %}
+{{ indent }}        const tile_at mine = locate(tile0 + p % {{ tile_block }}u);
+{{ indent }}        const bool here = mine.valid && c < {{ channels }}u;
+{{ indent }}        const int y0 = (int)(mine.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(mine.t1 * {{ step1 }}u) - ({{ offset1 }});
+{{ indent }}        const float *__restrict__ src = in0 + ((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
+{{- wino_fetch_tile("raw + p", tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
+{{ indent }}    }
+{{ indent }}}
+{%- endfor %}
+{%- endmacro -%}
+
+{#- The weights' transforms of the chunk from channel `c0` into buffer `us`, {{ vec }} floats per cp.async
+    (zero-filled past the channels and outputs), coalesced along the outputs; then the group's commit. -#}
+{%- macro fetch_weights(c0, us, indent) -%}
+{{ indent }}#pragma unroll 1 // the copies are asynchronous: a loop issues them as fast, without the registers
+{{ indent }}for (unsigned r = 0; r < {{ k_block * c_block // (8 * vec) }}u; ++r) {
+{{ indent }}    const unsigned i = tid + r * {{ threads }}u, kv = i % {{ k_block // vec }}u, ce = i / {{ k_block // vec }}u;
+{{ indent }}    const unsigned cl = ce / {{ elements }}u, el = ce - cl * {{ elements }}u, c = {{ c0 }} + cl, k = k0 + kv * {{ vec }}u;
+{{ indent }}    const bool inside = c < {{ channels }}u && k < {{ outputs }}u;
+{{ indent }}    copy_async_weights(({{ us }}) + i * {{ vec }}u, inside ? u + ((size_t)el * {{ channels }}u + c) * {{ outputs }}u + k : u, inside);
+{{ indent }}}
+{{ indent }}asm volatile("cp.async.commit_group;\n" ::);
+{%- endmacro -%}
+
+{{ wino_locate() }}
+
+{{ wino_copy_async() }}
+
+// {{ vec * 4 }} bytes of the weights' transforms the same way.
+__device__ __forceinline__ void copy_async_weights(float *dst, const float *src, bool full)
+{
+    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.{{ "cg" if vec == 4 else "ca" }}.shared.global [%0], [%1], {{ vec * 4 }}, %2;\n" ::"r"(to), "l"(src), "r"(full ? {{ vec * 4 }} : 0));
+}
+
+extern "C" __global__ void __launch_bounds__({{ threads }})
+{{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
+    float *__restrict__ workspace)
+{
+    extern __shared__ float4 shared4[];
+    float *__restrict__ vs = (float *)shared4;                                 // [c][e][tile]: the data's transforms
+    float *__restrict__ us0 = vs + {{ c_block * elements * tile_block }};            // [c][e][k]: the weights', two buffers
+    float *__restrict__ us1 = us0 + {{ c_block * elements * k_block }};
+    const float *__restrict__ u = workspace + {{ u_buffer }}ull;    // [e][c][k]
+    const unsigned tid = threadIdx.x;
+    const unsigned tile0 = blockIdx.x * {{ tile_block }}u, k0 = blockIdx.y * {{ k_block }}u;
+    // This thread's products: element e, output channels k0 + 8 kq .., tiles tile0 + 8 tq ..
+    const unsigned e = tid >> 3, kq = tid & {{ k_block // 8 - 1 }}u, tq = (tid >> {{ k_shift }}) & {{ tile_block // 8 - 1 }}u;
+{{ acc_8x8("    ") }}
+
+    float *__restrict__ raw = us1 + {{ c_block * elements * k_block }};       // [point][task]: the tiles as loaded
+{{ fetch_weights("0u", "us0", "    ") }}
+{{ fetch_tiles("0u", "    ") }}
+    asm volatile("cp.async.commit_group;\n" ::);
+    for (unsigned c0 = 0; c0 < {{ channels }}u; c0 += {{ c_block }}u) {
+        const bool odd = (c0 / {{ c_block }}u) & 1u;
+        float *__restrict__ us = odd ? us1 : us0;
+        asm volatile("cp.async.wait_group 0;\n" ::); // this chunk's tiles and weights
+        __syncthreads();
+        // The chunk's tiles: BT d B, dimension 1 row by row, then dimension 0 column by column.
+        for (unsigned p = tid; p < {{ tasks }}u; p += {{ threads }}u) {
+{{- wino_read_tile("(raw + p)", tasks, alpha0, alpha1, "            ") }}
+            float *__restrict__ dst = vs + (p / {{ tile_block }}u) * {{ elements * tile_block }}u + p % {{ tile_block }}u;
+{{- wino_2d_store(bt1, bt0, alpha0, alpha1, alpha1, alpha0, "dst", tile_block, "            ") }}
+        }
+        __syncthreads();
+        // The next chunk's tiles and weights (the other buffer), in flight during this chunk's
+        // products (after the last chunk: zeros, nothing loaded).
+{{ fetch_tiles("c0 + " ~ c_block ~ "u", "        ") }}
+{{ fetch_weights("c0 + " ~ c_block ~ "u", "odd ? us0 : us1", "        ") }}
+        asm volatile("cp.async.commit_group;\n" ::);
+#pragma unroll
+        for (unsigned c = 0; c < {{ c_block }}u; ++c) {
+            const float4 *__restrict__ a4 = (const float4 *)(us + (c * {{ elements }}u + e) * {{ k_block }}u + kq * 8u);
+            const float4 *__restrict__ b4 = (const float4 *)(vs + (c * {{ elements }}u + e) * {{ tile_block }}u + tq * 8u);
+            const float4 a_lo = a4[0], a_hi = a4[1], b_lo = b4[0], b_hi = b4[1];
+{{ fma_8x8("a_lo", "a_hi", "b_lo", "b_hi", "            ") }}
+        }
+        __syncthreads();
+    }
+    asm volatile("cp.async.wait_all;\n" ::); // the zeros after the last chunk
+    __syncthreads();
+
+    // The products as [e][k][tile] in shared memory, then AT M A per (k, tile).
+    float *__restrict__ ms = (float *)shared4;
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            ms[(e * {{ k_block }}u + kq * 8u + i) * {{ tile_block }}u + tq * 8u + j] = acc[i][j];
+    __syncthreads();
+    for (unsigned p = tid; p < {{ k_block * tile_block }}u; p += {{ threads }}u) {
+        const unsigned k = p / {{ tile_block }}u, t = p % {{ tile_block }}u, kk = k0 + k;
+        const tile_at at = locate(tile0 + t);
+        if (!at.valid || kk >= {{ outputs }}u)
+            continue;
+        float d[{{ alpha0 }}][{{ alpha1 }}];
+{%- for i in range(alpha0) %}
+{%- for j in range(alpha1) %}
+        d[{{ i }}][{{ j }}] = ms[{{ (i * alpha1 + j) * k_block * tile_block }}u + p];
+{%- endfor %}
+{%- endfor %}
+{{- wino_rows(at1, alpha0, alpha1, m1, "w", "        ") }}
+        float *__restrict__ dst = out + ((size_t)at.n * {{ outputs }}u + kk) * {{ out_height * out_width }}ull;
+{%- for j in range(m1) %}
+        {
+            {{ wino_column_in(alpha0, "w", j) }}
+            float v[{{ m0 }}];
+{{- wino_program(at0, "v", "            ") }}
+{%- for i in range(m0) %}
+            {
+                const unsigned y = at.t0 * {{ m0 }}u + {{ i }}u, x = at.t1 * {{ m1 }}u + {{ j }}u;
+{%- if out_checked %}
+                if (y < {{ out_height }}u && x < {{ out_width }}u)
+{%- endif %}
+                dst[y * {{ out_width }}u + x] = v[{{ i }}];
+            }
+{%- endfor %}
+        }
+{%- endfor %}
+    }
+}
