@@ -8,8 +8,8 @@
 
 #include "args.h"
 #include "generate.h"
+#include "plan.h"
 #include "problem.h"
-#include "tune.h"
 #include "verbs.h"
 
 static const cli_verb emit_verb = {

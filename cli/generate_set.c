@@ -13,6 +13,7 @@
 #include "args.h"
 #include "generate.h"
 #include "jit.h"
+#include "plan.h"
 #include "tune.h"
 #include "util.h"
 #include "generate_set.h"

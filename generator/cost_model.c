@@ -1,9 +1,8 @@
 /* The cost model (cost_model.h). Each step costs max(FLOPs / (efficiency x FMA rate), bytes /
  * (efficiency x bandwidth)) plus a launch; phase-1 steps count once per chunk. The efficiencies
  * are what the bench measured on the H100 for each kind of step (bench/NOTES.md):
- *   - direct kernels reach 20-36 TFLOP/s on wide layers, less when the GEMM's width (output
- *     channels of fprop, input channels of bprop) is under 64; a bprop with C <= 4 slides
- *     windows instead (about 20 TFLOP/s);
+ *   - programs of kernels without steps (direct's, direct-window's) at the share of the FMA rate
+ *     their planner says they reach (cg_planner.fma_efficiency);
  *   - cuBLAS's SGEMM and CGEMM about 45 TFLOP/s on full waves, convgen's generated GEMM about
  *     the same; fewer blocks than the GPU holds leave multiprocessors idle, unless the sum is
  *     long enough for cuBLAS to split it (split-K; the generated GEMM does not);
@@ -14,10 +13,6 @@
 
 #include <math.h>
 
-#include "direct/direct_window.h"
-
-#define DIRECT_EFFICIENCY 0.45
-#define WINDOW_EFFICIENCY 0.3 /* direct's bprop with few input channels (direct_window.c) */
 #define GEMM_EFFICIENCY 0.72
 #define WINOGRAD_FUSED_EFFICIENCY 0.21 /* fprop and bprop; accgrad's reaches less */
 #define WINOGRAD_FUSED_ACCGRAD_EFFICIENCY 0.19
@@ -148,7 +143,7 @@ static work kernel_work(const cg_kernel_op *op, int sm_count)
         return gemm_work(&g, sm_count, false);
     }
     default:
-        return w; /* costed by the caller (direct) */
+        return w; /* costed by the caller (kernels_seconds) */
     }
 }
 
@@ -162,21 +157,13 @@ static work library_work(const cg_step *st, int sm_count)
                   .bytes = (points * 4 + bins * 8) * (double)f->batch, .bandwidth_efficiency = CUFFT_BANDWIDTH_EFFICIENCY};
 }
 
-/* Direct kernels: the layer's FLOPs at the rate direct reaches, less where the implicit GEMM is
- * narrow: under 64 output channels (fprop), input channels (bprop), or output channels or
- * filter taps c x prod(kernel) (accgrad) leave lanes idle. A bprop with few input channels is
- * no GEMM but direct_window.c's sliding windows, measured at about 30% of the FMA rate (G1
- * bprop 0.37 ms, L1 bprop 3.5 ms on the H100). */
-static double direct_seconds(const cg_generated *g, const cg_rates *r)
+/* A program of kernels without steps: the pass's FLOPs at the share of the FMA rate its planner
+ * says its kernels reach on this layer, and a launch per kernel. */
+static double kernels_seconds(const cg_generated *g, const cg_rates *r)
 {
-    const cg_problem *p = &g->problem;
-    if (cg_direct_window_fits(p, g->pass))
-        return cg_problem_flops(p) / (WINDOW_EFFICIENCY * r->flops) + r->launch_s;
-    double taps = (double)p->c * (double)cg_problem_kernel_pixels(p);
-    double width = g->pass == CONVGEN_FPROP ? (double)p->k : g->pass == CONVGEN_BPROP ? (double)p->c
-                                                                                   : fmin((double)p->k, taps);
-    double efficiency = DIRECT_EFFICIENCY * fmin(1.0, width / 64.0);
-    return cg_problem_flops(p) / (efficiency * r->flops) + g->kernel_count * r->launch_s;
+    const cg_planner *pl = cg_planner_of(g->algo);
+    double efficiency = pl && pl->fma_efficiency ? pl->fma_efficiency(&g->problem, g->pass) : 1;
+    return cg_problem_flops(&g->problem) / (efficiency * r->flops) + g->kernel_count * r->launch_s;
 }
 
 void cg_step_work(const cg_step *st, int sm_count, double *flops, double *bytes)
@@ -189,7 +176,7 @@ void cg_step_work(const cg_step *st, int sm_count, double *flops, double *bytes)
 double cg_estimate_ms(const cg_generated *g, const cg_rates *rates)
 {
     if (g->step_count == 0)
-        return 1e3 * direct_seconds(g, rates);
+        return 1e3 * kernels_seconds(g, rates);
     int sm = (int)lround(rates->flops / 64e12 * 132);
     double chunks = g->chunks > 0 ? (double)g->chunks : 1, total = 0;
     for (int i = 0; i < g->step_count; ++i) {

@@ -1,9 +1,11 @@
 /* From a problem to CUDA source: the registry of algorithm planners and what they produce.
  *
  * Each algorithm is one planner module in its family's folder (direct/direct.c,
- * fftconv/fft.c, winograd/winograd.c, ...) with the same small interface: is the problem
- * applicable, and generate its kernels (choose the spec, size the workspace, render). The
- * registry (registry.c) lists them; nothing outside it switches on an algorithm. */
+ * direct/direct_window.c, fftconv/fft.c, winograd/winograd.c, ...) with the same small
+ * interface: is the problem applicable, and generate its kernels (choose the spec, size the
+ * workspace, render); its variants for AUTO and their text (knobs, variant strings: variant.c);
+ * the facts about it others need (flags, its kernels' FMA rate, a name it formerly went by).
+ * The registry (registry.c) lists them; nothing outside it switches on an algorithm. */
 #ifndef CG_GENERATE_H
 #define CG_GENERATE_H
 
@@ -222,13 +224,56 @@ typedef struct cg_generated {
     int64_t chunk_elems[3];
 } cg_generated;
 
+/* One knob of a planner's variants: its key in the planner's variant strings and the text of
+ * the cg_tuning field it fixes. */
+typedef struct cg_knob {
+    const char *key; /* "m", "fourier", "gemm"; NULL ends a planner's list */
+    /* The field's value ("6x6", "cublas"), "" where the tuning leaves it to the planner. */
+    void (*print)(const cg_tuning *t, int rank, char *buf, size_t size);
+    /* Sets the field from a value; CONVGEN_ERROR_INVALID_VALUE with a message naming it. */
+    convgen_status (*parse)(const char *value, int rank, cg_tuning *t);
+} cg_knob;
+
+/* The values of the cg_tuning fields that planners' knobs fix (variant.c), for their knob
+ * lists: the Winograd tile m per dimension ("6x6", each 0 to 12, 0 along a kernel extent of 1),
+ * the Fourier size per dimension ("128x128"), the GEMM ("cublas" or "generated"). */
+void cg_tile_print(const cg_tuning *t, int rank, char *buf, size_t size);
+convgen_status cg_tile_parse(const char *value, int rank, cg_tuning *t);
+void cg_fourier_print(const cg_tuning *t, int rank, char *buf, size_t size);
+convgen_status cg_fourier_parse(const char *value, int rank, cg_tuning *t);
+void cg_gemm_print(const cg_tuning *t, int rank, char *buf, size_t size);
+convgen_status cg_gemm_parse(const char *value, int rank, cg_tuning *t);
+
+/* cg_planner.flags */
+enum {
+    CG_PLANNER_SUB_BATCHES = 1 << 0, /* cuts the batch into sub-batches to stay under
+                                        cg_tuning.workspace_limit, so a smaller budget can help */
+};
+
 typedef struct cg_planner {
     convgen_algo algo;
     const char *name;
+    unsigned flags; /* CG_PLANNER_* */
     /* CONVGEN_SUCCESS, or CONVGEN_ERROR_NOT_SUPPORTED with a message saying why. */
     convgen_status (*applicable)(const cg_problem *p, convgen_pass pass);
     convgen_status (*generate)(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                const cg_tuning *tune, cg_generated *out); /* tune may be NULL */
+    /* The knobs its variants fix, in the order its variant strings give them, up to an entry
+     * whose key is NULL; NULL: none (its variant string is always empty). */
+    const cg_knob *knobs;
+    /* AUTO's candidates of an applicable problem and pass at `effort` (a convgen_effort): each
+     * the caller's `fixed` tuning with some of this planner's knobs set, at most `max` of them
+     * into out; returns how many. NULL: `fixed` alone. */
+    int (*variants)(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
+                    int max);
+    /* Programs of kernels without steps (direct's): the share of the GPU's FMA rate its kernels
+     * reach on this layer and pass, at which the cost model charges the pass's FLOPs. NULL where
+     * the program's steps say their work. */
+    double (*fma_efficiency)(const cg_problem *p, convgen_pass pass);
+    /* A name that wisdom of format 1 gave this planner's choice, before the planner had its own
+     * (direct-window's was "direct", which chose it silently): read back from such a file, that
+     * name means this planner wherever it applies. NULL: none. */
+    const char *formerly;
 } cg_planner;
 
 /* The registered planners, in registry order: i from 0 to cg_planner_count() - 1. */
@@ -238,6 +283,27 @@ const cg_planner *cg_planner_at(int i);
 /* The planner of an algorithm, or NULL; by name too ("direct"). */
 const cg_planner *cg_planner_of(convgen_algo algo);
 const cg_planner *cg_planner_named(const char *name);
+
+/* The planner a name written by an older convgen means for this problem and pass: the one that
+ * was `formerly` so named where it applies, else the one of that name; NULL if none. */
+const cg_planner *cg_planner_formerly_named(const char *name, const cg_problem *p, convgen_pass pass);
+
+/* ---- variants: a planner's knobs as text ---- */
+
+#define CG_VARIANT_MAX 128
+
+/* A planner's variant string of a tuning: "key=value" for each of its knobs that the tuning
+ * sets, in its order, one space apart ("m=6x6 gemm=cublas", "fourier=128x128"); "" for none. */
+void cg_variant_print(const cg_planner *pl, const cg_tuning *t, int rank, char *buf, size_t size);
+
+/* Sets the knobs a variant string gives into t (its other fields stay), refusing what
+ * cg_variant_print would not have written: an unknown key, a key twice, a bad value, another
+ * order or spacing. CONVGEN_ERROR_INVALID_VALUE with a message naming what. */
+convgen_status cg_variant_parse(const cg_planner *pl, const char *text, int rank, cg_tuning *t);
+
+/* Appends to out (n of max used) the tuning t, or where `by_gemm` t with each GEMM fixed,
+ * cuBLAS's then the generated one: the planners' variants lists. Returns the new count. */
+int cg_variants_add(cg_tuning *out, int n, int max, const cg_tuning *t, bool by_gemm);
 
 /* Generates the kernels of a validated problem. `target` and `tune` may be NULL (defaults). */
 convgen_status cg_generate(const cg_problem *p, convgen_pass pass, convgen_algo algo,
@@ -277,7 +343,7 @@ const cg_kind_planner *cg_kind_planner_of(const cg_problem_kind *kind);
 convgen_status cg_generate_spec(const cg_spec *spec, const cg_target *target, cg_generated *out);
 
 /* The fft algorithm's own square Fourier size for the layer and pass (the smallest 7-smooth
- * size holding the circular correlation), 0 where fft does not apply; the tuner tries others. */
+ * size holding the circular correlation), 0 where fft does not apply; its variants try others. */
 int64_t cg_fft_basis(const cg_problem *p, convgen_pass pass);
 
 /* Runs a program of steps on the CPU as the runtime would on the GPU: the kernels by their ops,

@@ -221,3 +221,45 @@ double ref_relative_error(const float *got, const double *ref, int64_t n)
         return sqrt(got2);
     return sqrt(diff2 / ref2);
 }
+
+double ref_compare(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
+                   int64_t elems, int64_t checked, uint64_t *state, double *max_abs)
+{
+    double diff2 = 0, ref2 = 0;
+    bool sampled = checked < elems;
+    for (int64_t s = 0; s < checked; ++s) {
+        int64_t i = sampled ? (int64_t)(cg_next_random(state) % (uint64_t)elems) : s;
+        double ref = ref_conv_at(p, pass, in0, in1, i), d = (double)got[i] - ref;
+        if (isnan(d) || fabs(d) > *max_abs)
+            *max_abs = isnan(d) ? INFINITY : fabs(d);
+        diff2 += d * d;
+        ref2 += ref * ref;
+    }
+    return isnan(diff2) ? INFINITY : ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+}
+
+uint64_t cg_next_random(uint64_t *s)
+{
+    /* xorshift64*: reproducible data from a seed, no library state. */
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
+
+void cg_fill_random(float *v, int64_t n, uint64_t *state)
+{
+    for (int64_t i = 0; i < n; ++i)
+        v[i] = (float)((double)(cg_next_random(state) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+double cg_sampled_error(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
+                        int64_t samples, uint64_t seed)
+{
+    int64_t elems[3];
+    cg_problem_operand_elems(p, pass, elems);
+    uint64_t state = 0x9E3779B97F4A7C15ull ^ (seed << 1 | 1);
+    double max_abs = 0;
+    int64_t checked = samples == 0 || samples >= elems[2] ? elems[2] : samples;
+    return ref_compare(p, pass, in0, in1, got, elems[2], checked, &state, &max_abs);
+}

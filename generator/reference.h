@@ -27,4 +27,20 @@ double ref_conv_at(const cg_problem *p, convgen_pass pass, const float *in0, con
 /* ||got - ref|| / ||ref|| over n elements (0 if both are zero; +inf if any got is NaN). */
 double ref_relative_error(const float *got, const double *ref, int64_t n);
 
+/* got (`elems` output elements) against the reference at `checked` of them: all in order where
+ * checked is elems, else random ones drawn from *state. Returns ||got - ref|| / ||ref|| over them
+ * (NaN: infinite) and raises *max_abs to the largest |got - ref| (NaN: infinite). */
+double ref_compare(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
+                   int64_t elems, int64_t checked, uint64_t *state, double *max_abs);
+
+/* Reproducible pseudo-random numbers (xorshift64*) from a state, and floats uniform in [-1, 1)
+ * from them: the checks' and the tuner's inputs. */
+uint64_t cg_next_random(uint64_t *state);
+void cg_fill_random(float *v, int64_t n, uint64_t *state);
+
+/* ||got - ref|| / ||ref|| over `samples` random output points of the float64 reference (NaN
+ * counts as infinite error): a cheap check of a whole output. */
+double cg_sampled_error(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
+                        int64_t samples, uint64_t seed);
+
 #endif

@@ -8,11 +8,12 @@
 #include "generate.h"
 
 /* The planners, one module each. A new algorithm adds one line here. */
-extern const cg_planner cg_direct_planner, cg_cufft_planner, cg_fft_planner, cg_fft_tiled_planner,
-    cg_fft_fused_planner, cg_winograd_planner, cg_winograd_fused_planner;
+extern const cg_planner cg_direct_planner, cg_direct_window_planner, cg_cufft_planner, cg_fft_planner,
+    cg_fft_tiled_planner, cg_fft_fused_planner, cg_winograd_planner, cg_winograd_fused_planner;
 
 static const cg_planner *const planners[] = {
     &cg_direct_planner,
+    &cg_direct_window_planner,
     &cg_cufft_planner,
     &cg_fft_planner,
     &cg_fft_tiled_planner,
@@ -41,6 +42,15 @@ const cg_planner *cg_planner_named(const char *name)
         if (strcmp(planners[i]->name, name) == 0)
             return planners[i];
     return NULL;
+}
+
+const cg_planner *cg_planner_formerly_named(const char *name, const cg_problem *p, convgen_pass pass)
+{
+    for (size_t i = 0; name && i < PLANNER_COUNT; ++i)
+        if (planners[i]->formerly && strcmp(planners[i]->formerly, name) == 0 &&
+            planners[i]->applicable(p, pass) == CONVGEN_SUCCESS)
+            return planners[i];
+    return cg_planner_named(name);
 }
 
 const char *convgen_algo_name(convgen_algo algo)

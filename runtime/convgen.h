@@ -104,9 +104,11 @@ typedef enum {
                                    stride 1, rank 1 and 2, kernels up to 7 */
     CONVGEN_ALGO_WINOGRAD_FUSED = 6, /* the same in one kernel per block of tiles (accgrad: of dw),
                                        the products in registers; rank 2, kernels 2 to 5 */
-    CONVGEN_ALGO_AUTO = 7 /* the planner picks among the others and their main tuning parameters:
-                             from wisdom, by timing them on the device, or by a cost model
-                             (convgen_plan_options.effort; convgen_plan_choice says which won) */
+    CONVGEN_ALGO_AUTO = 7, /* the planner picks among the others and their main tuning parameters:
+                              from wisdom, by timing them on the device, or by a cost model
+                              (convgen_plan_options.effort; convgen_plan_choice says which won) */
+    CONVGEN_ALGO_DIRECT_WINDOW = 8 /* bprop with few input channels (C <= 4, rank 1 and 2, no
+                                      dilation) by sliding windows of dy instead of a GEMM */
 } convgen_algo;
 CONVGEN_API const char *convgen_algo_name(convgen_algo algo);
 CONVGEN_API const char *convgen_pass_name(convgen_pass pass);
@@ -291,8 +293,10 @@ CONVGEN_API convgen_status convgen_plan_candidate(const convgen_plan *plan, int 
 
 /* AUTO's choices, kept per (GPU name, architecture, convgen version, layer, pass, workspace
  * limit, TF32) in the process and in text files like FFTW's wisdom: one line a choice, ending
- * with a line that counts them and checksums the file. A file that is damaged, truncated or not
- * convgen wisdom of this format is reported and ignored as a whole; entries of other GPUs,
+ * with a line that counts them and checksums the file. Each choice is an algorithm and its
+ * planner's variant string ("m=6x6 gemm=cublas"). Files of format 1 (knobs as fields, the oldest
+ * read) and 2 (variants, written) are read. A file that is damaged, truncated or not convgen
+ * wisdom of such a format is reported and ignored as a whole; entries of other GPUs,
  * architectures or versions are kept (to merge and export) but never used here.
  *
  * $CONVGEN_WISDOM names a file read at the first AUTO plan of the process and rewritten

@@ -8,9 +8,9 @@
 #include "generate.h"
 #include "jit.h"
 #include "lib_steps.h"
+#include "plan.h"
 #include "plan_cache.h"
 #include "problem.h"
-#include "tune.h"
 #include "util.h"
 
 struct convgen_plan {
@@ -180,12 +180,6 @@ static convgen_status plan_finish(convgen_plan *plan, convgen_status s, const pr
     return CONVGEN_SUCCESS;
 }
 
-convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
-                                 convgen_algo algo, convgen_plan **out)
-{
-    return convgen_plan_conv_ex(ctx, desc, pass, algo, NULL, out);
-}
-
 convgen_status plan_tuning_of(const convgen_plan_options *o, cg_tuning *t)
 {
     memset(t, 0, sizeof *t);
@@ -213,7 +207,13 @@ convgen_status plan_tuning_of(const convgen_plan_options *o, cg_tuning *t)
     return CONVGEN_SUCCESS;
 }
 
-/* What the generator may know of the context's GPU. */
+void plan_options_take_knobs(convgen_plan_options *o, const cg_tuning *t)
+{
+    memcpy(o->fourier_size, t->fourier_size, sizeof o->fourier_size);
+    memcpy(o->winograd_m, t->winograd_m, sizeof o->winograd_m);
+    o->gemm = t->gemm;
+}
+
 cg_target plan_target_of(const convgen_context *ctx)
 {
     cg_target t = {ctx->sm_count, ctx->shared_per_block, ctx->shared_per_sm, ctx->l2_bytes, ctx->max_cluster, ""};
@@ -237,34 +237,28 @@ static convgen_status plan_conv_once(convgen_context *ctx, const convgen_conv_de
     return plan_finish(plan, s, &src, limit, out, needed);
 }
 
-/* AUTO: the tuner's plan, with its report attached. */
-static convgen_status plan_auto(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
-                                const convgen_plan_options *options, convgen_plan **out)
+void plan_set_choice(convgen_plan *plan, const convgen_choice *choice, convgen_candidate *candidates)
 {
-    if (!ctx)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "ctx is NULL");
-    tune_report report;
-    convgen_status s = tune_auto(ctx, desc, pass, options, out, &report);
-    if (s != CONVGEN_SUCCESS)
-        return s;
-    (*out)->choice = report.choice;
-    (*out)->choice.options.progress = NULL, (*out)->choice.options.progress_user = NULL;
-    (*out)->candidates = report.candidates;
-    return CONVGEN_SUCCESS;
+    plan->choice = *choice;
+    plan->choice.options.progress = NULL, plan->choice.options.progress_user = NULL;
+    plan->candidates = candidates;
 }
 
-convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
-                                    convgen_algo algo, const convgen_plan_options *options, convgen_plan **out)
+convgen_status plan_request(const convgen_plan_options *options, convgen_plan **out, cg_tuning *tune)
 {
     if (!out)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
     *out = NULL;
+    return plan_tuning_of(options, tune);
+}
+
+convgen_status plan_conv_algo(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                              convgen_algo algo, const convgen_plan_options *options, convgen_plan **out)
+{
     cg_tuning tune;
-    convgen_status s = plan_tuning_of(options, &tune);
+    convgen_status s = plan_request(options, out, &tune);
     if (s != CONVGEN_SUCCESS)
         return s;
-    if (algo == CONVGEN_ALGO_AUTO)
-        return plan_auto(ctx, desc, pass, options, out);
     size_t limit = options ? options->workspace_limit : 0;
     int64_t needed = 0;
     s = plan_conv_once(ctx, desc, pass, algo, &tune, limit, out, &needed);
@@ -272,8 +266,8 @@ convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_des
      * choose_batch). Where the real one made the plan too large, it tries again with its budget
      * cut by the excess (twice: each try corrects the estimate), then with the smallest
      * sub-batches, whose need is the least there is. */
-    bool batches = algo != CONVGEN_ALGO_DIRECT && algo != CONVGEN_ALGO_FFT_FUSED &&
-                   algo != CONVGEN_ALGO_WINOGRAD_FUSED; /* these do not sub-batch */
+    const cg_planner *planner = cg_planner_of(algo);
+    bool batches = planner && (planner->flags & CG_PLANNER_SUB_BATCHES);
     for (int retry = 0; batches && retry < 3 && s == CONVGEN_ERROR_WORKSPACE_LIMIT; ++retry) {
         int64_t excess = needed - (int64_t)limit;
         tune.workspace_limit = retry < 2 && tune.workspace_limit > excess ? tune.workspace_limit - excess : 1;

@@ -1,7 +1,6 @@
-/* AUTO (tune.h): the candidates are every registered algorithm with its default tuning, winograd
- * and fft with both GEMMs, and at EXHAUSTIVE every Winograd tile F(m, r) with m + r - 1 <= 8 and
- * fft on a power-of-two basis up to half as large again as its own (radix-4 transforms can
- * outrun the smaller 3- and 5-smooth one: F2's 64 against 60 points). Each is
+/* AUTO (tune.h): the candidates are each registered planner's variants for the layer and pass
+ * (cg_planner.variants: its tiles, Fourier bases, GEMMs at the effort asked), or the planner
+ * alone, with a row saying why, where it does not apply. Each is
  * generated offline first, which says whether it applies and what the cost model thinks of it;
  * then, unless wisdom knows the answer or there is nothing to time on:
  *   1. every candidate's kernels are compiled at once, on every core (the caches keep them);
@@ -23,16 +22,14 @@
 #include "context.h"
 #include "cost_model.h"
 #include "jit.h"
+#include "plan.h"
+#include "reference.h"
 #include "templates.h"
 #include "template/tmpl.h"
 #include "util.h"
-#include "verify.h"
 #include "wisdom.h"
 
 #define MAX_CANDIDATES 48
-#define MAX_TILE_ALPHA 8    /* exhaustive Winograd tiles: m + r - 1 up to this */
-#define MAX_BASIS_GROWTH 1.5 /* exhaustive fft bases: a power of two up to this times fft's own */
-#define MAX_FFT_BASIS 256   /* convgen's FFTs go to 256 points */
 #define STRICT_TOLERANCE 1e-3
 #define TF32_TOLERANCE 2e-2 /* TF32 GEMMs: relative error near 1e-3, more on long sums */
 #define REFERENCE_POINTS 256 /* of the float64 reference, checking the first output */
@@ -76,9 +73,8 @@ static void set_note(candidate *c, convgen_status s, const char *text)
 
 /* ---- the candidates ---- */
 
-/* A candidate of `algo` with Winograd tile m and Fourier size `basis` in every dimension (0: the
- * algorithm's own) and GEMM `gemm` (0: the algorithm's choice). */
-static void add(tuner *t, convgen_algo algo, int m, int64_t basis, int gemm)
+/* A candidate of `algo` with the caller's options and the knobs `tuning` fixes. */
+static void add(tuner *t, convgen_algo algo, const cg_tuning *tuning)
 {
     if (t->count == MAX_CANDIDATES)
         return;
@@ -86,87 +82,41 @@ static void add(tuner *t, convgen_algo algo, int m, int64_t basis, int gemm)
     memset(c, 0, sizeof *c);
     c->pub.algo = algo;
     c->pub.options = t->base;
-    for (int d = 0; m && d < t->problem.rank; ++d)
-        if (t->problem.kernel[d] > 1)
-            c->pub.options.winograd_m[d] = m;
-    for (int d = 0; basis && d < t->problem.rank; ++d)
-        c->pub.options.fourier_size[d] = basis;
-    if (gemm)
-        c->pub.options.gemm = gemm;
+    plan_options_take_knobs(&c->pub.options, tuning);
     c->pub.estimate_ms = c->pub.ms = c->pub.difference = -1;
 }
 
-static bool tiles_fixed(const convgen_plan_options *o)
-{
-    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
-        if (o->winograd_m[d])
-            return true;
-    return false;
-}
-
-static bool basis_fixed(const convgen_plan_options *o)
-{
-    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
-        if (o->fourier_size[d])
-            return true;
-    return false;
-}
-
-/* One candidate of `algo` with tile m and basis (0: the algorithm's own), or two where
- * `both_gemms`: its products by cuBLAS and by the generated GEMM. */
-static void add_with_gemms(tuner *t, convgen_algo algo, int m, int64_t basis, bool both_gemms)
-{
-    if (both_gemms) {
-        add(t, algo, m, basis, CONVGEN_GEMM_CUBLAS);
-        add(t, algo, m, basis, CONVGEN_GEMM_GENERATED);
-    } else {
-        add(t, algo, m, basis, 0);
-    }
-}
-
-/* fft's variants: its own basis and, at EXHAUSTIVE unless the caller fixed one, the next power
- * of two where that is at most MAX_BASIS_GROWTH times larger; by the GEMMs (strict fp32, unless
- * fixed). */
-static void add_fft(tuner *t)
-{
-    bool both_gemms = !t->base.allow_tf32 && !t->base.gemm;
-    add_with_gemms(t, CONVGEN_ALGO_FFT, 0, 0, both_gemms);
-    if (t->effort != CONVGEN_EFFORT_EXHAUSTIVE || basis_fixed(&t->base))
-        return;
-    int64_t own = cg_fft_basis(&t->problem, t->pass), pow2 = 2;
-    while (pow2 < own)
-        pow2 *= 2;
-    if (own && pow2 != own && pow2 <= MAX_FFT_BASIS && pow2 <= MAX_BASIS_GROWTH * (double)own)
-        add_with_gemms(t, CONVGEN_ALGO_FFT, 0, pow2, both_gemms);
-}
-
-/* Winograd's variants: the tiles (EXHAUSTIVE, unless the caller fixed them) by the GEMMs
- * (winograd, strict fp32, unless fixed). */
-static void add_winograd(tuner *t, convgen_algo algo)
-{
-    int64_t r = 1;
-    for (int d = 0; d < t->problem.rank; ++d)
-        r = t->problem.kernel[d] > r ? t->problem.kernel[d] : r;
-    int m_lo = 0, m_hi = 0;
-    if (t->effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed(&t->base))
-        m_lo = 2, m_hi = MAX_TILE_ALPHA - (int)r + 1;
-    bool both_gemms = algo == CONVGEN_ALGO_WINOGRAD && !t->base.allow_tf32 && !t->base.gemm;
-    for (int m = m_lo; m <= m_hi; ++m)
-        add_with_gemms(t, algo, m, 0, both_gemms);
-}
-
+/* Every planner's variants where it applies; where it does not, the planner alone (its row
+ * says why). */
 static void list_candidates(tuner *t)
 {
+    cg_tuning fixed, variants[MAX_CANDIDATES];
+    bool valid = plan_tuning_of(&t->base, &fixed) == CONVGEN_SUCCESS; /* else each candidate says why */
     for (int i = 0; i < cg_planner_count(); ++i) {
         const cg_planner *p = cg_planner_at(i);
-        bool variants = p->applicable(&t->problem, t->pass) == CONVGEN_SUCCESS; /* else one row says why */
-        if (variants && (p->algo == CONVGEN_ALGO_WINOGRAD || p->algo == CONVGEN_ALGO_WINOGRAD_FUSED))
-            add_winograd(t, p->algo);
-        else if (variants && p->algo == CONVGEN_ALGO_FFT)
-            add_fft(t);
-        else
-            add(t, p->algo, 0, 0, 0);
+        int n = 1;
+        variants[0] = fixed;
+        if (valid && p->variants && p->applicable(&t->problem, t->pass) == CONVGEN_SUCCESS)
+            n = p->variants(&t->problem, t->pass, t->effort, &fixed, variants, MAX_CANDIDATES - t->count);
+        for (int v = 0; v < n; ++v)
+            add(t, p->algo, &variants[v]);
     }
+}
+
+/* Whether the caller's options fix a knob of some planner: then wisdom's key does not say all
+ * that was asked. */
+static bool fixes_variants(const convgen_plan_options *o)
+{
+    cg_tuning fixed;
+    char variant[CG_VARIANT_MAX];
+    if (plan_tuning_of(o, &fixed) != CONVGEN_SUCCESS)
+        return true;
+    for (int i = 0; i < cg_planner_count(); ++i) {
+        cg_variant_print(cg_planner_at(i), &fixed, CONVGEN_MAX_RANK, variant, sizeof variant);
+        if (variant[0])
+            return true;
+    }
+    return false;
 }
 
 /* Generates every candidate offline: whether it applies, and the cost model's time. */
@@ -437,7 +387,7 @@ static convgen_status time_runs(tuner *t, convgen_plan *plan, bench_buffers *b, 
 static convgen_status try_candidate(tuner *t, candidate *c, bench_buffers *b, convgen_plan **plan)
 {
     const cg_driver *drv = t->ctx->drv;
-    convgen_status s = convgen_plan_conv_ex(t->ctx, t->desc, t->pass, c->pub.algo, &c->pub.options, plan);
+    convgen_status s = plan_conv_algo(t->ctx, t->desc, t->pass, c->pub.algo, &c->pub.options, plan);
     if (s != CONVGEN_SUCCESS)
         return s;
     size_t ws_bytes = 0;
@@ -517,7 +467,7 @@ static convgen_status estimate(tuner *t, int *winner, convgen_plan **best)
     convgen_status s = CONVGEN_ERROR_NOT_SUPPORTED;
     for (int k = 0; k < n && s != CONVGEN_SUCCESS; ++k) {
         candidate *c = &t->c[order[k]];
-        s = convgen_plan_conv_ex(t->ctx, t->desc, t->pass, c->pub.algo, &c->pub.options, best);
+        s = plan_conv_algo(t->ctx, t->desc, t->pass, c->pub.algo, &c->pub.options, best);
         if (s != CONVGEN_SUCCESS)
             set_note(c, s, convgen_last_error());
         else
@@ -541,12 +491,17 @@ static wisdom_key key_of(const tuner *t, bool any_gpu)
     return k;
 }
 
-/* The tuning a wisdom entry fixes, into plan options. */
-static void take_tuning(convgen_plan_options *o, const wisdom_entry *e)
+/* The knobs a wisdom entry's variant fixes, read by its planner, into plan options: those it
+ * does not give are left to the planner. */
+static convgen_status take_variant(convgen_plan_options *o, const wisdom_entry *e)
 {
-    memcpy(o->fourier_size, e->fourier_size, sizeof o->fourier_size);
-    memcpy(o->winograd_m, e->winograd_m, sizeof o->winograd_m);
-    o->gemm = e->gemm;
+    const cg_planner *pl = cg_planner_of(e->algo);
+    cg_tuning tuning = {0};
+    convgen_status s = pl ? cg_variant_parse(pl, e->variant, e->key.layer.rank, &tuning)
+                          : cg_fail(CONVGEN_ERROR_INVALID_VALUE, "algo = %d is not a known algorithm", (int)e->algo);
+    if (s == CONVGEN_SUCCESS)
+        plan_options_take_knobs(o, &tuning);
+    return s;
 }
 
 static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune_report *report)
@@ -560,8 +515,9 @@ static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune
         return CONVGEN_ERROR_NOT_SUPPORTED;
     }
     convgen_plan_options o = t->base;
-    take_tuning(&o, &e);
-    convgen_status s = convgen_plan_conv_ex(t->ctx, t->desc, t->pass, e.algo, &o, out);
+    convgen_status s = take_variant(&o, &e);
+    if (s == CONVGEN_SUCCESS)
+        s = plan_conv_algo(t->ctx, t->desc, t->pass, e.algo, &o, out);
     if (s != CONVGEN_SUCCESS) {
         cg_warn("auto: wisdom chose %s, which failed to plan (%s): tuning again", convgen_algo_name(e.algo),
                 convgen_last_error());
@@ -579,10 +535,11 @@ static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune
 static void remember(tuner *t, const candidate *c, bool measured)
 {
     wisdom_entry e = {.key = key_of(t, t->ctx->offline && !measured), .effort = t->effort, .algo = c->pub.algo,
-                      .gemm = c->pub.options.gemm, .ms = measured ? c->pub.ms : 0,
-                      .provisional = !measured};
-    memcpy(e.fourier_size, c->pub.options.fourier_size, sizeof e.fourier_size);
-    memcpy(e.winograd_m, c->pub.options.winograd_m, sizeof e.winograd_m);
+                      .ms = measured ? c->pub.ms : 0, .provisional = !measured};
+    cg_tuning tuning;
+    if (plan_tuning_of(&c->pub.options, &tuning) != CONVGEN_SUCCESS)
+        return;
+    cg_variant_print(cg_planner_of(c->pub.algo), &tuning, t->problem.rank, e.variant, sizeof e.variant);
     if (wisdom_add(&e) == CONVGEN_SUCCESS && measured)
         wisdom_save_env();
 }
@@ -615,8 +572,7 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
     convgen_status s = cg_problem_init(&t->problem, desc);
     if (s == CONVGEN_SUCCESS) {
         wisdom_load_env();
-        t->uses_wisdom = !tiles_fixed(&t->base) && !t->base.gemm && !t->base.fourier_size[0] &&
-                         !t->base.fourier_size[1] && !t->base.fourier_size[2];
+        t->uses_wisdom = !fixes_variants(&t->base);
         bool timed = !ctx->offline && t->effort != CONVGEN_EFFORT_ESTIMATE;
         if (t->uses_wisdom && from_wisdom(t, timed ? t->effort : CONVGEN_EFFORT_ESTIMATE, out, report) == CONVGEN_SUCCESS)
             return CONVGEN_SUCCESS; /* nothing allocated: a tuned shape plans in microseconds */
@@ -659,8 +615,7 @@ convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, 
     wisdom_entry e;
     wisdom_key key = key_of(t, ctx->offline);
     *chosen = t->base;
-    if (wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &e)) {
-        take_tuning(chosen, &e);
+    if (wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &e) && take_variant(chosen, &e) == CONVGEN_SUCCESS) {
         *algo = e.algo, *by = CONVGEN_CHOSEN_BY_WISDOM;
         return CONVGEN_SUCCESS;
     }
@@ -681,20 +636,39 @@ convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, 
     return s;
 }
 
-/* "winograd m=4x4 gemm=generated", "fft fourier=64x64 gemm=cublas": the algorithm and the
- * tuning a candidate fixes. */
+/* The algorithm's name, then its planner's variant string of the options' knobs. */
 void tune_describe(convgen_algo algo, const convgen_plan_options *o, int rank, char *buf, size_t size)
 {
-    char tiles[48], basis[48], m[64] = "", fourier[64] = "";
-    int64_t mv[CONVGEN_MAX_RANK] = {0};
-    for (int d = 0; d < rank; ++d)
-        mv[d] = o->winograd_m[d];
-    cg_dims_text(mv, rank, tiles, sizeof tiles);
-    cg_dims_text(o->fourier_size, rank, basis, sizeof basis);
-    if (mv[0] || (rank > 1 && mv[1]))
-        snprintf(m, sizeof m, " m=%s", tiles);
-    if (o->fourier_size[0])
-        snprintf(fourier, sizeof fourier, " fourier=%s", basis);
-    const char *gemm = o->gemm == CONVGEN_GEMM_CUBLAS ? " gemm=cublas" : o->gemm ? " gemm=generated" : "";
-    snprintf(buf, size, "%s%s%s%s", convgen_algo_name(algo), m, fourier, gemm);
+    const cg_planner *pl = cg_planner_of(algo);
+    char variant[CG_VARIANT_MAX] = "";
+    cg_tuning tuning;
+    if (pl && plan_tuning_of(o, &tuning) == CONVGEN_SUCCESS)
+        cg_variant_print(pl, &tuning, rank, variant, sizeof variant);
+    snprintf(buf, size, "%s%s%s", convgen_algo_name(algo), variant[0] ? " " : "", variant);
+}
+
+/* ---- the public entry: one algorithm's plan, or AUTO's ---- */
+
+convgen_status convgen_plan_conv(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                 convgen_algo algo, convgen_plan **out)
+{
+    return convgen_plan_conv_ex(ctx, desc, pass, algo, NULL, out);
+}
+
+convgen_status convgen_plan_conv_ex(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                    convgen_algo algo, const convgen_plan_options *options, convgen_plan **out)
+{
+    if (algo != CONVGEN_ALGO_AUTO)
+        return plan_conv_algo(ctx, desc, pass, algo, options, out);
+    cg_tuning checked;
+    convgen_status s = plan_request(options, out, &checked);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    if (!ctx)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "ctx is NULL");
+    tune_report report;
+    s = tune_auto(ctx, desc, pass, options, out, &report);
+    if (s == CONVGEN_SUCCESS)
+        plan_set_choice(*out, &report.choice, report.candidates);
+    return s;
 }

@@ -1,5 +1,7 @@
 /* The AUTO algorithm: candidates (algorithms and their main tuning parameters), chosen from
- * wisdom, by timing on the device, or by the cost model (convgen.h, convgen_plan_options.effort). */
+ * wisdom, by timing on the device, or by the cost model (convgen.h, convgen_plan_options.effort).
+ * tune.c also holds the public convgen_plan_conv_ex, which hands AUTO to the tuner and any other
+ * algorithm to plan.c: the tuner is above plans (plan.h) and the checks (verify.c) above it. */
 #ifndef CG_TUNE_H
 #define CG_TUNE_H
 
@@ -23,13 +25,9 @@ convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, 
                            const convgen_plan_options *options, convgen_algo *algo, convgen_plan_options *chosen,
                            convgen_chosen_by *by);
 
-/* "winograd m=4x4 gemm=generated", "fft fourier=64x64 gemm=cublas": the algorithm and the
- * tuning a candidate fixes, for people (convgen tune and explain, the bench's auto rows). */
+/* "winograd m=4x4 gemm=generated", "fft fourier=64x64 gemm=cublas": the algorithm and its
+ * planner's variant string of the options (cg_variant_print), for people (convgen tune and
+ * explain, the bench's auto rows, convgen check). */
 void tune_describe(convgen_algo algo, const convgen_plan_options *o, int rank, char *buf, size_t size);
-
-/* From plan.c: the generator's tuning for plan options (checked), and what it may know of the
- * context's GPU. */
-convgen_status plan_tuning_of(const convgen_plan_options *o, cg_tuning *t);
-cg_target plan_target_of(const convgen_context *ctx);
 
 #endif

@@ -14,49 +14,14 @@
 #define CHEAP_REFERENCE 4e8
 #define DEFAULT_SAMPLES 4096
 
-uint64_t cg_next_random(uint64_t *s)
-{
-    /* xorshift64*: reproducible data from a seed, no library state. */
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545F4914F6CDD1Dull;
-}
-
-void cg_fill_random(float *v, int64_t n, uint64_t *state)
-{
-    for (int64_t i = 0; i < n; ++i)
-        v[i] = (float)((double)(cg_next_random(state) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-}
-
 static void compare(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
                     int64_t samples, uint64_t *state, cg_verify_result *r)
 {
-    double diff2 = 0, ref2 = 0;
     r->checked = samples == 0 || samples >= r->elems ? r->elems : samples;
     r->sampled = r->checked < r->elems;
-    for (int64_t s = 0; s < r->checked; ++s) {
-        int64_t i = r->sampled ? (int64_t)(cg_next_random(state) % (uint64_t)r->elems) : s;
-        double ref = ref_conv_at(p, pass, in0, in1, i), d = (double)got[i] - ref;
-        if (isnan(d) || fabs(d) > r->max_abs_error)
-            r->max_abs_error = isnan(d) ? INFINITY : fabs(d);
-        diff2 += d * d;
-        ref2 += ref * ref;
-    }
-    r->rel_error = isnan(diff2) ? INFINITY : ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    r->rel_error = ref_compare(p, pass, in0, in1, got, r->elems, r->checked, state, &r->max_abs_error);
     for (int64_t i = 0; i < r->elems; ++i)
         r->unwritten += isnan(got[i]);
-}
-
-double cg_sampled_error(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
-                        int64_t samples, uint64_t seed)
-{
-    int64_t elems[3];
-    cg_problem_operand_elems(p, pass, elems);
-    cg_verify_result r = {.elems = elems[2]};
-    uint64_t state = 0x9E3779B97F4A7C15ull ^ (seed << 1 | 1);
-    compare(p, pass, in0, in1, got, samples, &state, &r);
-    return r.rel_error;
 }
 
 typedef struct device_buffers {

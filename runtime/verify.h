@@ -9,6 +9,7 @@
 
 #include "convgen.h"
 #include "problem.h"
+#include "reference.h" /* cg_fill_random, cg_sampled_error */
 
 typedef struct cg_verify_result {
     double rel_error;      /* ||got - ref|| / ||ref|| over the checked elements */
@@ -29,16 +30,6 @@ typedef struct cg_verify_result {
  * Winograd table: F(6,3) 3.2e-6 at L = 576). A weight gradient of 128 x 31 x 31 products is
  * held to 8.4e-5, a 3x3 fprop of 64 channels to 1e-5. */
 double cg_verify_bound(const cg_problem *p, convgen_pass pass);
-
-/* Reproducible pseudo-random numbers (xorshift64*) from a state, and floats uniform in [-1, 1)
- * from them: the checks' and the tuner's inputs. */
-uint64_t cg_next_random(uint64_t *state);
-void cg_fill_random(float *v, int64_t n, uint64_t *state);
-
-/* ||got - ref|| / ||ref|| over `samples` random output points of the float64 reference (NaN
- * counts as infinite error): a cheap check of a whole output. */
-double cg_sampled_error(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
-                        int64_t samples, uint64_t seed);
 
 /* samples < 0: all elements when the reference is cheap (<= 4e8 multiply-adds), else 4096
  * random ones; 0: all; > 0: that many random points. */

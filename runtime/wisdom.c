@@ -2,16 +2,24 @@
  *
  * A wisdom file, like FFTW's, is for people to read and for convgen to trust only whole:
  *
- *   convgen-wisdom 1
+ *   convgen-wisdom 2
  *   # convgen's tuned choices: one line a layer and pass (convgen_wisdom_export)
  *   gpu="NVIDIA H100 80GB HBM3" arch=sm_90 version=0.1.0 pass=fprop n=128 c=64 k=64 in=64x64
  *       kernel=9x9 pad_before=0x0 pad_after=0x0 stride=1x1 dilation=1x1 mode=correlation limit=0
- *       tf32=0 effort=measure algo=winograd fourier=0x0 m=6x6 gemm=generated ms=1.2345
+ *       tf32=0 effort=measure algo=winograd variant="m=6x6 gemm=generated" ms=1.2345
  *   end entries=1 xxh64=0123456789abcdef
  *
- * (each entry on one line). The end line counts the entries and carries XXH64 of every byte
- * before it, so a truncated, edited or damaged file fails as a whole and nothing of it is
- * merged. A file whose first line is not this format's is foreign and ignored the same way. */
+ * (each entry on one line). The variant is the planner's own text of the knobs it fixes
+ * (cg_variant_print), so a planner's new knob needs no new format. The end line counts the
+ * entries and carries XXH64 of every byte before it, so a truncated, edited or damaged file
+ * fails as a whole and nothing of it is merged. A file whose first line is not a format this
+ * reads is foreign and ignored the same way.
+ *
+ * Format 1, the oldest still read, had the knobs as fields of their own instead of the variant
+ * ("algo=winograd fourier=0x0 m=6x6 gemm=generated"), and "algo=direct" also for the window
+ * bprop that direct then chose silently; it is read into the same entries (the planner that is
+ * `formerly` so named where it applies, its variant printed from those fields) and written as
+ * format 2. */
 #include "wisdom.h"
 
 #include <errno.h>
@@ -33,7 +41,9 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#define MAGIC "convgen-wisdom 1\n"
+#define MAGIC "convgen-wisdom " /* and the format's number */
+#define OLDEST_FORMAT 1          /* the knobs as fields: fourier=, m=, gemm= */
+#define CURRENT_FORMAT 2         /* algo= and the planner's variant="..." */
 #define MAX_FILE_BYTES (64u << 20)
 
 /* Entries in the order they came, and an index of them by key: open addressing with linear
@@ -57,7 +67,7 @@ static wisdom_set held;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const effort_names[] = {"measure", "estimate", "exhaustive"};
-static const char *const gemm_names[] = {"chosen", "cublas", "generated"};
+static const char *const gemm_names[] = {"chosen", "cublas", "generated"}; /* format 1's */
 
 /* EXHAUSTIVE > MEASURE > ESTIMATE. */
 static int effort_rank(int effort) { return effort == CONVGEN_EFFORT_EXHAUSTIVE ? 2 : effort == CONVGEN_EFFORT_MEASURE; }
@@ -215,9 +225,6 @@ static void put_dims64(cg_buf *b, const char *name, const int64_t *v, int rank)
 static void put_entry(cg_buf *b, const wisdom_entry *e)
 {
     const cg_problem *p = &e->key.layer;
-    int64_t m[CONVGEN_MAX_RANK];
-    for (int d = 0; d < p->rank; ++d)
-        m[d] = e->winograd_m[d];
     cg_buf_printf(b, "gpu=\"%s\" arch=%s version=%s pass=%s n=%" PRId64 " c=%" PRId64 " k=%" PRId64, e->key.gpu,
                   e->key.arch, e->key.version, convgen_pass_name(e->key.pass), p->n, p->c, p->k);
     put_dims64(b, "in", p->in, p->rank);
@@ -226,18 +233,17 @@ static void put_entry(cg_buf *b, const wisdom_entry *e)
     put_dims64(b, "pad_after", p->pad_after, p->rank);
     put_dims64(b, "stride", p->stride, p->rank);
     put_dims64(b, "dilation", p->dilation, p->rank);
-    cg_buf_printf(b, " mode=%s limit=%" PRIu64 " tf32=%d effort=%s algo=%s", p->flip ? "convolution" : "correlation",
-                  e->key.workspace_limit, e->key.tf32, effort_names[e->effort], convgen_algo_name(e->algo));
-    put_dims64(b, "fourier", e->fourier_size, p->rank);
-    put_dims64(b, "m", m, p->rank);
-    cg_buf_printf(b, " gemm=%s ms=%.6g\n", gemm_names[e->gemm], e->ms);
+    cg_buf_printf(b, " mode=%s limit=%" PRIu64 " tf32=%d effort=%s algo=%s variant=\"%s\" ms=%.6g\n",
+                  p->flip ? "convolution" : "correlation", e->key.workspace_limit, e->key.tf32,
+                  effort_names[e->effort], convgen_algo_name(e->algo), e->variant, e->ms);
 }
 
 /* The text of the set's entries, the provisional ones (the kernel set's, the cost model's) left out. */
 static char *set_text(const wisdom_set *s)
 {
     cg_buf b = {0};
-    cg_buf_puts(&b, MAGIC "# convgen's tuned choices: one line a layer and pass, measured where gpu, arch and version\n"
+    cg_buf_printf(&b, MAGIC "%d\n", CURRENT_FORMAT);
+    cg_buf_puts(&b, "# convgen's tuned choices: one line a layer and pass, measured where gpu, arch and version\n"
                       "# say (convgen_wisdom_export). The last line checksums the file: edited, it is ignored.\n");
     int entries = 0;
     for (int i = 0; i < s->count; ++i)
@@ -361,51 +367,102 @@ static bool copy_text(char *dst, size_t size, const char *src, bool word)
     return true;
 }
 
-static bool parse_entry(char *line, wisdom_entry *e)
+/* Format 1's knob fields (fourier=, m=, gemm=, validated as that format was) as the variant
+ * of the planner that the entry's algo= names for its layer and pass today. A planner that had
+ * no name of its own then (its choice was `formerly` another's) is no format-1 algo=. */
+static bool parse_v1_variant(const fields *f, wisdom_entry *e)
+{
+    const cg_problem *p = &e->key.layer;
+    const cg_planner *pl = cg_planner_formerly_named(field(f, "algo"), p, e->key.pass), *named;
+    int gemm = name_index(field(f, "gemm"), gemm_names, 3);
+    int64_t m[CONVGEN_MAX_RANK];
+    cg_tuning knobs = {0};
+    if (!pl || ((named = cg_planner_named(field(f, "algo"))) && named->formerly) || gemm < 0 || !parse_dims(f, "fourier", p->rank, knobs.fourier_size) || !parse_dims(f, "m", p->rank, m))
+        return false;
+    for (int d = 0; d < p->rank; ++d) {
+        if (knobs.fourier_size[d] < 0 || m[d] < 0 || m[d] > 12)
+            return false;
+        knobs.winograd_m[d] = (int)m[d];
+    }
+    knobs.gemm = gemm;
+    e->algo = pl->algo;
+    cg_variant_print(pl, &knobs, p->rank, e->variant, sizeof e->variant);
+    return true;
+}
+
+/* Format 2's algo= and variant="...", the variant as its planner reads it; `why` gets the
+ * planner's reason where it refuses one. */
+static bool parse_v2_variant(const fields *f, wisdom_entry *e, char *why, size_t size)
+{
+    const cg_planner *pl = cg_planner_named(field(f, "algo"));
+    const char *variant = field(f, "variant");
+    cg_tuning knobs = {0};
+    if (!pl || !variant)
+        return false;
+    if (cg_variant_parse(pl, variant, e->key.layer.rank, &knobs) != CONVGEN_SUCCESS) {
+        snprintf(why, size, ": %s", convgen_last_error());
+        return false;
+    }
+    e->algo = pl->algo;
+    snprintf(e->variant, sizeof e->variant, "%s", variant);
+    return true;
+}
+
+/* An entry of format `format`: every field once (22 in format 1, 20 in format 2). */
+static bool parse_entry(char *line, int format, wisdom_entry *e, char *why, size_t size)
 {
     fields f;
     memset(e, 0, sizeof *e);
-    if (!split_fields(line, &f) || f.count != 22) /* every field once */
+    if (!split_fields(line, &f) || f.count != (format == 1 ? 22 : 20))
         return false;
     uint64_t limit;
-    int64_t tf32, m[CONVGEN_MAX_RANK];
-    const cg_planner *algo = cg_planner_named(field(&f, "algo"));
+    int64_t tf32;
     const char *ms = field(&f, "ms");
     char *end;
     e->key.pass = (convgen_pass)name_index(field(&f, "pass"), (const char *const[]){"fprop", "bprop", "accgrad"}, 3);
     e->effort = name_index(field(&f, "effort"), effort_names, 3);
-    e->gemm = name_index(field(&f, "gemm"), gemm_names, 3);
     if (!copy_text(e->key.gpu, sizeof e->key.gpu, field(&f, "gpu"), false) ||
         !copy_text(e->key.arch, sizeof e->key.arch, field(&f, "arch"), true) ||
         !copy_text(e->key.version, sizeof e->key.version, field(&f, "version"), true) || (int)e->key.pass < 0 ||
-        e->effort < 0 || e->effort == CONVGEN_EFFORT_ESTIMATE || e->gemm < 0 || !algo ||
-        !parse_layer(&f, &e->key.layer) || !parse_u64(field(&f, "limit"), &limit) ||
-        !parse_int(field(&f, "tf32"), 0, 1, &tf32) || !ms)
+        e->effort < 0 || e->effort == CONVGEN_EFFORT_ESTIMATE || !parse_layer(&f, &e->key.layer) ||
+        !parse_u64(field(&f, "limit"), &limit) || !parse_int(field(&f, "tf32"), 0, 1, &tf32) || !ms)
         return false;
-    int rank = e->key.layer.rank;
-    if (!parse_dims(&f, "fourier", rank, e->fourier_size) || !parse_dims(&f, "m", rank, m))
+    if (format == 1 ? !parse_v1_variant(&f, e) : !parse_v2_variant(&f, e, why, size))
         return false;
-    for (int d = 0; d < rank; ++d) {
-        if (e->fourier_size[d] < 0 || m[d] < 0 || m[d] > 12)
-            return false;
-        e->winograd_m[d] = (int)m[d];
-    }
     e->ms = strtod(ms, &end);
     if (*end || !isfinite(e->ms) || e->ms < 0)
         return false;
     e->key.workspace_limit = limit;
     e->key.tf32 = (int)tf32;
-    e->algo = algo->algo;
     return true;
+}
+
+/* The format of a text's first line ("convgen-wisdom N"), or 0 where it is no format this
+ * reads (*newer: a later one's). */
+static int format_of(const char *text, bool *newer)
+{
+    char tail;
+    int format = 0;
+    *newer = false;
+    if (strncmp(text, MAGIC, strlen(MAGIC)) != 0 || sscanf(text + strlen(MAGIC), "%9d%c", &format, &tail) != 2 ||
+        tail != '\n' || text[strlen(MAGIC)] < '1' || text[strlen(MAGIC)] > '9')
+        return 0;
+    *newer = format > CURRENT_FORMAT;
+    return format >= OLDEST_FORMAT && format <= CURRENT_FORMAT ? format : 0;
 }
 
 /* Parses a whole wisdom text into `out`; `origin` names it in messages. */
 static convgen_status parse_text(const char *text, const char *origin, wisdom_set *out)
 {
     size_t len = strlen(text);
-    if (strncmp(text, MAGIC, strlen(MAGIC)) != 0)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is not convgen wisdom (its first line is not '%.*s'): ignored",
-                       origin, (int)strlen(MAGIC) - 1, MAGIC);
+    bool newer;
+    int format = format_of(text, &newer);
+    if (newer)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is convgen wisdom of a later format than this convgen reads "
+                       "(%d to %d): ignored", origin, OLDEST_FORMAT, CURRENT_FORMAT);
+    if (!format)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is not convgen wisdom (its first line is not '" MAGIC "N', "
+                       "N from %d to %d): ignored", origin, OLDEST_FORMAT, CURRENT_FORMAT);
     const char *end_line = NULL;
     for (const char *p = text; p < text + len; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : text + len)
         if (strncmp(p, "end ", 4) == 0)
@@ -433,8 +490,10 @@ static convgen_status parse_text(const char *text, const char *origin, wisdom_se
         if (line[0] == '#' || line[0] == '\0')
             continue;
         wisdom_entry e;
-        if (!parse_entry(line, &e))
-            s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s line %d is not a wisdom entry: ignored", origin, line_no);
+        char why[400] = "";
+        if (!parse_entry(line, format, &e, why, sizeof why))
+            s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s line %d is not a wisdom entry of format %d%s: ignored", origin,
+                        line_no, format, why);
         else if ((s = set_add(out, &e)) == CONVGEN_SUCCESS)
             ++entries;
     }

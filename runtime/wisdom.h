@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "convgen.h"
+#include "generate.h"
 #include "problem.h"
 
 /* Where a choice was measured, for which layer and pass, under which limits. */
@@ -20,14 +21,12 @@ typedef struct wisdom_key {
     int tf32;
 } wisdom_key;
 
-/* What won: an algorithm and the tuning it fixes. */
+/* What won: an algorithm and the variant of it, in its planner's words. */
 typedef struct wisdom_entry {
     wisdom_key key;
     int effort;             /* convgen_effort it was tuned at */
     convgen_algo algo;
-    int64_t fourier_size[CONVGEN_MAX_RANK];
-    int winograd_m[CONVGEN_MAX_RANK];
-    int gemm;
+    char variant[CG_VARIANT_MAX]; /* the knobs it fixes: "m=6x6 gemm=cublas", "" for none (cg_variant_print) */
     double ms;              /* its median time then */
     bool provisional;       /* the kernel set's, or the cost model's (effort estimate): yields to
                                any other entry and is never exported */

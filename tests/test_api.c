@@ -83,7 +83,7 @@ static void test_offline_plan_reports_but_does_not_execute(void **state)
     (void)state;
     convgen_context *ctx = offline();
     convgen_plan *plan;
-    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT_WINDOW, &plan), CONVGEN_SUCCESS);
     assert_int_equal(convgen_plan_kernel_count(plan), 1);
     assert_non_null(strstr(convgen_plan_source(plan, 0), "convgen_direct_bprop"));
     assert_null(convgen_plan_source(plan, 1));

@@ -131,7 +131,8 @@ static void test_unknown_algorithm_lists_the_algorithms(void **state)
 {
     (void)state;
     expect_rc(2, "--algo 'foo' is not an algorithm", "emit --algo foo L2");
-    static const char *const names[] = {"auto", "direct", "cufft", "fft-tiled", "fft-fused", "winograd-fused"};
+    static const char *const names[] = {"auto", "direct", "direct-window", "cufft", "fft-tiled", "fft-fused",
+                                        "winograd-fused"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
         expect_in(err_text, names[i], "emit --algo foo L2");
 }

@@ -34,8 +34,9 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
     int count, kernels = 0;
     assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
     convgen_context *ctx = offline(NULL);
-    const convgen_algo algos[] = {CONVGEN_ALGO_DIRECT, CONVGEN_ALGO_CUFFT, CONVGEN_ALGO_FFT, CONVGEN_ALGO_FFT_TILED,
-                                  CONVGEN_ALGO_FFT_FUSED, CONVGEN_ALGO_WINOGRAD, CONVGEN_ALGO_WINOGRAD_FUSED};
+    const convgen_algo algos[] = {CONVGEN_ALGO_DIRECT, CONVGEN_ALGO_DIRECT_WINDOW, CONVGEN_ALGO_CUFFT, CONVGEN_ALGO_FFT,
+                                  CONVGEN_ALGO_FFT_TILED, CONVGEN_ALGO_FFT_FUSED, CONVGEN_ALGO_WINOGRAD,
+                                  CONVGEN_ALGO_WINOGRAD_FUSED};
     const int algo_count = (int)(sizeof algos / sizeof algos[0]);
     int not_applicable = 0;
     for (int i = 0; i < count; ++i)
@@ -48,8 +49,10 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
                 strided |= layers[i].desc.stride[d] > 1;
             /* FFT convolution is for stride 1, fft for ranks 1 and 2 and transforms up to 256 points,
              * fft-fused for rank 2, fprop and bprop, winograd for ranks 1 and 2 and kernels up to 7,
-             * winograd-fused for rank 2 and kernels 2 to 5;
-             * any other refusal fails below. */
+             * winograd-fused for rank 2 and kernels 2 to 5, direct-window for bprop of ranks 1 and 2
+             * with up to 4 input channels (any stride); any other refusal fails below. */
+            bool window = algos[a / 3] == CONVGEN_ALGO_DIRECT_WINDOW;
+            strided &= !window;
             bool fused = algos[a / 3] == CONVGEN_ALGO_FFT_FUSED;
             bool generated = algos[a / 3] == CONVGEN_ALGO_FFT || algos[a / 3] == CONVGEN_ALGO_FFT_TILED || fused;
             bool beyond = generated && (layers[i].desc.rank > 2 || strstr(convgen_last_error(), "beyond 256") ||
@@ -58,6 +61,7 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
                       (layers[i].desc.rank > 2 || strstr(convgen_last_error(), "kernels up to"));
             beyond |= algos[a / 3] == CONVGEN_ALGO_WINOGRAD_FUSED &&
                       (layers[i].desc.rank != 2 || strstr(convgen_last_error(), "kernels "));
+            beyond |= window && (pass != CONVGEN_BPROP || layers[i].desc.rank > 2 || layers[i].desc.c > 4);
             if (s == CONVGEN_ERROR_NOT_SUPPORTED && algos[a / 3] != CONVGEN_ALGO_DIRECT && (strided || beyond)) {
                 ++not_applicable;
                 continue;
@@ -78,7 +82,7 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
             }
             convgen_plan_destroy(plan);
         }
-    print_message("%d kernels of %d layers compiled (direct, cufft, fft, fft-tiled, fft-fused, winograd, winograd-fused; not applicable to %d "
+    print_message("%d kernels of %d layers compiled (direct, direct-window, cufft, fft, fft-tiled, fft-fused, winograd, winograd-fused; not applicable to %d "
                   "passes)\n",
                   kernels, count, not_applicable);
     convgen_context_destroy(ctx);
@@ -241,7 +245,7 @@ static void test_64_bit_addressing_kernels_compile_without_local_memory(void **s
     convgen_context_destroy(ctx);
 }
 
-/* direct's window bprop at every block size it launches (2 to 256 threads): none may spill. The
+/* direct-window's bprop at every block size it launches (2 to 256 threads): none may spill. The
  * register cap follows the block size; 16-thread blocks once asked for 32 blocks per
  * multiprocessor, so ptxas capped them at 64 registers and spilled. */
 static void test_window_bprop_compiles_without_local_memory_at_every_block_size(void **state)
@@ -262,7 +266,8 @@ static void test_window_bprop_compiles_without_local_memory_at_every_block_size(
     convgen_context *ctx = offline(NULL);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         convgen_plan *plan;
-        assert_int_equal(convgen_plan_conv(ctx, &cases[i], CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, &plan), CONVGEN_SUCCESS);
+        assert_int_equal(convgen_plan_conv(ctx, &cases[i], CONVGEN_BPROP, CONVGEN_ALGO_DIRECT_WINDOW, &plan),
+                         CONVGEN_SUCCESS);
         convgen_kernel_info info;
         assert_int_equal(convgen_plan_kernel_info(plan, 0, &info), CONVGEN_SUCCESS);
         assert_string_equal(info.name, "convgen_direct_bprop_window");

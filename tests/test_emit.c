@@ -259,40 +259,95 @@ static void test_strided_bprop_phases_fit_grid_z(void **state)
     }
 }
 
-/* bprop with C <= 4 (rank 1 or 2, no dilation) slides windows instead of running a GEMM; its
- * phases on grid.z with the images, a phase that no tap reaches (stride 3 > kernel 2) as a
- * class with no products. */
+/* direct-window takes exactly the bprops with C <= 4 (rank 1 or 2, no dilation, within its
+ * launch limits), sliding windows: its phases on grid.z with the images, a phase that no tap
+ * reaches (stride 3 > kernel 2) as a class with no products. Elsewhere it says why it does not
+ * apply, and direct always runs its implicit GEMM, few channels or not. */
 static void test_few_channel_bprop_slides_windows(void **state)
 {
     (void)state;
-    const struct { convgen_conv_desc d; convgen_pass pass; bool window; unsigned z; const char *has; } cases[] = {
+    const struct { convgen_conv_desc d; convgen_pass pass; unsigned z; const char *has; } cases[] = {
         {{.rank = 2, .n = 32, .c = 3, .k = 64, .in = {224, 224}, .kernel = {7, 7}, .pad_before = {3, 3},
-          .pad_after = {3, 3}, .stride = {2, 2}}, CONVGEN_BPROP, true, 128, "products<3, 3>"},  /* G1 */
-        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {2, 2}, .stride = {3, 3}}, CONVGEN_BPROP, true,
-         18, "products<0, 0>"},
+          .pad_after = {3, 3}, .stride = {2, 2}}, CONVGEN_BPROP, 128, "products<3, 3>"},  /* G1 */
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {2, 2}, .stride = {3, 3}}, CONVGEN_BPROP, 18,
+         "products<0, 0>"},
         {{.rank = 1, .n = 3, .c = 4, .k = 7, .in = {300}, .kernel = {7}, .pad_before = {3}, .pad_after = {3}},
-         CONVGEN_BPROP, true, 3, "products<1, 7>"}, /* rank 1: a unit height */
-        {{.rank = 2, .n = 2, .c = 5, .k = 6, .in = {20, 22}, .kernel = {3, 3}, .stride = {2, 2}}, CONVGEN_BPROP, false, 0, NULL},
-        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}, .dilation = {2, 1}}, CONVGEN_BPROP, false, 0, NULL},
-        {{.rank = 3, .n = 2, .c = 3, .k = 6, .in = {9, 9, 9}, .kernel = {3, 3, 3}}, CONVGEN_BPROP, false, 0, NULL},
-        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_FPROP, false, 0, NULL},
-        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_ACCGRAD, false, 0, NULL},
+         CONVGEN_BPROP, 3, "products<1, 7>"}, /* rank 1: a unit height */
+        {{.rank = 2, .n = 2, .c = 5, .k = 6, .in = {20, 22}, .kernel = {3, 3}, .stride = {2, 2}}, CONVGEN_BPROP, 0,
+         "c = 5 input channels; it takes at most 4"},
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}, .dilation = {2, 1}}, CONVGEN_BPROP, 0,
+         "dilation[0] = 2"},
+        {{.rank = 3, .n = 2, .c = 3, .k = 6, .in = {9, 9, 9}, .kernel = {3, 3, 3}}, CONVGEN_BPROP, 0, "rank 3"},
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_FPROP, 0, "bprop only"},
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_ACCGRAD, 0, "bprop only"},
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {40, 40}, .kernel = {17, 3}}, CONVGEN_BPROP, 0,
+         "kernel[0] = 17 at stride 1 is 17 taps a stride phase; it takes at most 16"},
+        {{.rank = 2, .n = 1, .c = 1, .k = 1, .in = {1, 1}, .kernel = {1, 1}, .stride = {1, 65536}}, CONVGEN_BPROP, 0,
+         "stride[1] = 65536 beyond 65535"},
+        {{.rank = 2, .n = 40000, .c = 3, .k = 6, .in = {20, 20}, .kernel = {3, 3}, .stride = {1, 2}}, CONVGEN_BPROP, 0,
+         "n = 40000 images times 2 stride phases"},
     };
+    const cg_planner *window = cg_planner_of(CONVGEN_ALGO_DIRECT_WINDOW);
+    assert_non_null(window);
+    assert_string_equal(window->name, "direct-window");
+    assert_string_equal(convgen_algo_name(CONVGEN_ALGO_DIRECT_WINDOW), "direct-window");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         cg_problem p;
         cg_generated g;
         assert_int_equal(cg_problem_init(&p, &cases[i].d), CONVGEN_SUCCESS);
-        assert_int_equal(cg_generate(&p, cases[i].pass, CONVGEN_ALGO_DIRECT, NULL, &g), CONVGEN_SUCCESS);
-        bool window = strcmp(g.kernels[0].name, "convgen_direct_bprop_window") == 0;
-        if (window != cases[i].window)
-            fail_msg("case %zu: %s", i, g.kernels[0].name);
-        if (window) {
+        bool fits = cases[i].z > 0;
+        convgen_status s = cg_generate(&p, cases[i].pass, CONVGEN_ALGO_DIRECT_WINDOW, NULL, &g);
+        if ((s == CONVGEN_SUCCESS) != fits || (window->applicable(&p, cases[i].pass) == CONVGEN_SUCCESS) != fits)
+            fail_msg("case %zu: %s", i, s ? convgen_last_error() : "applies");
+        if (fits) {
+            assert_int_equal(g.algo, CONVGEN_ALGO_DIRECT_WINDOW);
             assert_int_equal(g.kernel_count, 1);
+            assert_string_equal(g.kernels[0].name, "convgen_direct_bprop_window");
             assert_int_equal(g.workspace_bytes, 0);
             assert_int_equal(g.kernels[0].grid[2], cases[i].z);
             assert_non_null(strstr(g.kernels[0].source, cases[i].has));
+            assert_non_null(strstr(g.kernels[0].source, "emitted by: convgen emit --algo direct-window "));
+            cg_generated_free(&g);
+        } else {
+            assert_int_equal(s, CONVGEN_ERROR_NOT_SUPPORTED);
+            if (!strstr(convgen_last_error(), "direct-window: ") || !strstr(convgen_last_error(), cases[i].has))
+                fail_msg("case %zu: expected '%s' in: %s", i, cases[i].has, convgen_last_error());
         }
-        cg_generated_free(&g);
+        if (cases[i].d.rank < 3 && cases[i].d.n < 40000) { /* direct: its GEMM, windows or not */
+            assert_int_equal(cg_generate(&p, cases[i].pass, CONVGEN_ALGO_DIRECT, NULL, &g), CONVGEN_SUCCESS);
+            assert_null(strstr(g.kernels[0].name, "window"));
+            cg_generated_free(&g);
+        }
+    }
+}
+
+/* The registry says which planners sub-batch under a workspace limit (CG_PLANNER_SUB_BATCHES,
+ * which makes the runtime retry with a smaller budget): exactly those whose programs, limited
+ * to a byte under their whole batch's workspace, cut the batch into chunks. */
+static void test_planners_that_sub_batch_say_so(void **state)
+{
+    (void)state;
+    const convgen_conv_desc d = {.rank = 2, .n = 4, .c = 4, .k = 4, .in = {12, 12}, .kernel = {3, 3},
+                                 .pad_before = {1, 1}, .pad_after = {1, 1}};
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    for (int i = 0; i < cg_planner_count(); ++i) {
+        const cg_planner *pl = cg_planner_at(i);
+        bool cut = false;
+        for (int pass = 0; pass < 3; ++pass) {
+            cg_generated g;
+            if (cg_generate(&p, (convgen_pass)pass, pl->algo, NULL, &g) != CONVGEN_SUCCESS)
+                continue;
+            cg_tuning t = {.workspace_limit = g.workspace_bytes - 1};
+            cg_generated_free(&g);
+            if (t.workspace_limit > 0 && cg_generate_tuned(&p, (convgen_pass)pass, pl->algo, NULL, &t, &g) == CONVGEN_SUCCESS) {
+                cut |= g.chunks > 1;
+                cg_generated_free(&g);
+            }
+        }
+        if (cut != ((pl->flags & CG_PLANNER_SUB_BATCHES) != 0))
+            fail_msg("%s: %s sub-batches but %s CG_PLANNER_SUB_BATCHES", pl->name, cut ? "it" : "nothing",
+                     cut ? "lacks" : "has");
     }
 }
 
@@ -343,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_too_many_column_tiles_is_not_supported),
         cmocka_unit_test(test_strided_bprop_phases_fit_grid_z),
         cmocka_unit_test(test_few_channel_bprop_slides_windows),
+        cmocka_unit_test(test_planners_that_sub_batch_say_so),
         cmocka_unit_test(test_tensors_past_2_32_elements_get_64_bit_addressing),
     };
     return cmocka_run_group_tests_name("emit", tests, load_layers, free_layers);

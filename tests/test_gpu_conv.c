@@ -3,9 +3,10 @@
  * direct and <= 1e-4 for the FFT convolutions (two fp32 transforms around the product). direct
  * runs 50 shapes (any stride), cufft 56 (stride 1, kernels up to 13), fft and fft-tiled the
  * same without rank 3 (fft-fused: rank 2 only, fprop and bprop), a third of them again under a
- * workspace limit that makes them sub-batch (all but direct and fft-fused).
+ * workspace limit that makes them sub-batch (the planners that sub-batch: cufft, fft, fft-tiled,
+ * winograd); direct-window bprop runs the window shapes that direct runs as GEMMs.
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
- * the groups named (direct, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
+ * the groups named (direct, direct_window or direct-window, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
  * winograd: 52 shapes, stride 1 and kernels up to 7; winograd_fused (or winograd-fused): 44,
  * kernels 2 to 5; winograd_gemm, fft_tiled_gemm: those algorithms' shapes with the generated
  * GEMM, fft_cublas: fft's with cuBLAS's (options.gemm; fft's default is the generated one);
@@ -26,9 +27,11 @@
 #include <unistd.h>
 
 #include "convgen.h"
+#include "generate.h"
 #include "verify.h"
 
 #define DIRECT_SHAPES 58 /* 20 handpicked, 8 for the window bprop, 30 random */
+#define WINDOW_SHAPES 8  /* direct-window's: the window bprop's handpicked ones */
 #define CUFFT_SHAPES 56 /* at least 44 random shapes per FFT algorithm beside the handpicked ones */
 
 static convgen_context *ctx;
@@ -52,7 +55,7 @@ typedef struct shape {
 #define AUTO_CHOICES 4
 #define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
 
-static shape direct_shapes[DIRECT_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
+static shape direct_shapes[DIRECT_SHAPES], window_shapes[WINDOW_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
     tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], winograd_shapes[WINOGRAD_SHAPES],
     winograd_fused_shapes[WINOGRAD_FUSED_SHAPES], winograd_gemm_shapes[WINOGRAD_SHAPES], fft_cublas_shapes[CUFFT_SHAPES],
     tiled_gemm_shapes[CUFFT_SHAPES], auto_shapes[AUTO_SHAPES],
@@ -103,7 +106,8 @@ static int handpicked(shape *s)
     return n;
 }
 
-/* direct's bprop by sliding windows (C <= 4, rank 1 and 2, no dilation): several tiles along
+/* direct-window's bprop by sliding windows (C <= 4, rank 1 and 2, no dilation), which direct
+ * runs as GEMMs: several tiles along
  * both axes, C = 1, 2 and 4, output channels a stage holds 1 (11, a prime past 8) or several,
  * strides 1 to 4, a stride past the kernel (a phase with no taps), 13 taps, convolution mode
  * with asymmetric padding and mixed strides, rank 1, a batch of 64 on grid.z. */
@@ -288,6 +292,11 @@ static void check_shape(void **state)
             print_message("accgrad: fft-fused has no accgrad kernel (fft-tiled's parts are its accgrad)\n");
             continue;
         }
+        if (s->algo == CONVGEN_ALGO_DIRECT_WINDOW && pass != CONVGEN_BPROP) {
+            print_message("%s: direct-window is bprop only (the other passes are direct's)\n",
+                          convgen_pass_name((convgen_pass)pass));
+            continue;
+        }
         convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass)
                                               : (convgen_plan_options){.gemm = s->gemm};
         if (run >= 3)
@@ -410,8 +419,8 @@ static void make_tests(shape *s, int count, int handpicked_count, void (*random)
     for (int i = 0; i < count; ++i) {
         s[i].algo = algo, s[i].bound = bound;
         /* One shape in three with a batch to cut, for the algorithms that sub-batch. */
-        s[i].sub_batched = algo != CONVGEN_ALGO_DIRECT && algo != CONVGEN_ALGO_FFT_FUSED && algo != CONVGEN_ALGO_AUTO &&
-                           algo != CONVGEN_ALGO_WINOGRAD_FUSED && s[i].d.n > 1 && i % 3 == 0;
+        const cg_planner *planner = cg_planner_of(algo);
+        s[i].sub_batched = planner && (planner->flags & CG_PLANNER_SUB_BATCHES) && s[i].d.n > 1 && i % 3 == 0;
         name_shape(&s[i]);
         tests[i] = (struct CMUnitTest){.name = s[i].name, .test_func = check_shape, .initial_state = &s[i]};
     }
@@ -552,7 +561,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                 if (strcmp(token, names[i]) == 0)
                     known = selected[i] = true;
             if (!known) {
-                fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, cufft, fft, fft_tiled, fft_fused, "
+                fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, direct_window, cufft, fft, fft_tiled, fft_fused, "
                                 "winograd, winograd_fused, winograd_gemm, fft_cublas, fft_tiled_gemm, prepared, accuracy, auto)\n",
                         token);
                 return false;
@@ -651,12 +660,14 @@ static void with_gemm(const shape *from, shape *to, int count, int gemm, struct 
 
 int main(void)
 {
-    static struct CMUnitTest direct[DIRECT_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
+    static struct CMUnitTest direct[DIRECT_SHAPES], window[WINDOW_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES],
         winograd_gemm[WINOGRAD_SHAPES], fft_cublas[CUFFT_SHAPES], tiled_gemm[CUFFT_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
         accuracy[WINOGRAD_TILES], autos[AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA];
     make_tests(direct_shapes, DIRECT_SHAPES, handpicked_direct(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
+    make_tests(window_shapes, WINDOW_SHAPES, handpicked_window(window_shapes), random_shape, CONVGEN_ALGO_DIRECT_WINDOW,
+               1e-5, window);
     make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
                cufft);
     make_tests(fft_shapes, CUFFT_SHAPES, handpicked_fft_ranks(fft_shapes, 1, 2), random_fft_shape, CONVGEN_ALGO_FFT, 1e-4, fft);
@@ -701,6 +712,7 @@ int main(void)
                 (struct CMUnitTest){.name = t->name, .test_func = check_prepared, .initial_state = t};
         }
     const test_group groups[] = {{"direct", direct, DIRECT_SHAPES},
+                  {"direct_window", window, WINDOW_SHAPES},
                   {"cufft", cufft, CUFFT_SHAPES},
                   {"fft", fft, CUFFT_SHAPES},
                   {"fft_tiled", tiled, CUFFT_SHAPES},

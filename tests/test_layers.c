@@ -46,10 +46,8 @@ static const char *const REGISTRIES[] = {
 static const struct {
     const char *from, *to;
 } KNOWN[] = {
-    {"generator/cost_model.o", "generator/direct/direct_window.o"}, /* until direct-window is a planner */
     /* a problem kind's constructor, for convgen_plan_fft: the FFT kind checks its own desc */
     {"runtime/plan.o", "generator/fft/fft_problem.o"},
-    {"runtime/tune.o", "generator/fftconv/fft.o"},                  /* until planners list their variants */
 };
 
 /* Family -> the other families it may use. */

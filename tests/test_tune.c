@@ -21,6 +21,7 @@
 #include "generate.h"
 #include "layer.h"
 #include "plan_cache.h"
+#include "tune.h"
 #include "wisdom.h"
 
 static char tmpdir[256];
@@ -105,17 +106,18 @@ static void test_round_trip(void **state)
     wisdom_entry e[3] = {entry("NVIDIA H100 80GB HBM3", &a, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, CONVGEN_EFFORT_MEASURE),
                          entry("NVIDIA H100 80GB HBM3", &b, CONVGEN_ACCGRAD, CONVGEN_ALGO_CUFFT, CONVGEN_EFFORT_EXHAUSTIVE),
                          entry("NVIDIA H200", &a, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, CONVGEN_EFFORT_MEASURE)};
-    e[0].winograd_m[0] = e[0].winograd_m[1] = 4;
-    e[0].gemm = CONVGEN_GEMM_GENERATED;
-    e[1].fourier_size[0] = 64, e[1].fourier_size[1] = 60;
+    snprintf(e[0].variant, sizeof e[0].variant, "m=4x4 gemm=generated");
+    snprintf(e[1].variant, sizeof e[1].variant, "fourier=64x60");
     e[1].key.workspace_limit = 123456789;
     e[2].key.tf32 = 1;
     for (int i = 0; i < 3; ++i)
         assert_int_equal(wisdom_add(&e[i]), CONVGEN_SUCCESS);
     char *text, *again, path[320];
     assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
-    assert_non_null(strstr(text, "algo=winograd fourier=0x0 m=4x4 gemm=generated"));
-    assert_non_null(strstr(text, "mode=convolution limit=123456789 tf32=0 effort=exhaustive algo=cufft fourier=64x60"));
+    assert_int_equal(strncmp(text, "convgen-wisdom 2\n", 17), 0); /* written in the current format */
+    assert_non_null(strstr(text, "algo=winograd variant=\"m=4x4 gemm=generated\" ms=1.25\n"));
+    assert_non_null(strstr(text, "mode=convolution limit=123456789 tf32=0 effort=exhaustive algo=cufft variant=\"fourier=64x60\""));
+    assert_non_null(strstr(text, "algo=direct variant=\"\" ms="));
     path_in_tmp(path, sizeof path, "round.wisdom");
     assert_int_equal(convgen_wisdom_export(path), CONVGEN_SUCCESS);
     convgen_wisdom_forget();
@@ -128,9 +130,7 @@ static void test_round_trip(void **state)
         wisdom_entry got;
         assert_true(wisdom_lookup(&e[i].key, CONVGEN_EFFORT_MEASURE, &got));
         assert_int_equal(got.algo, e[i].algo);
-        assert_int_equal(got.gemm, e[i].gemm);
-        assert_memory_equal(got.winograd_m, e[i].winograd_m, sizeof got.winograd_m);
-        assert_memory_equal(got.fourier_size, e[i].fourier_size, sizeof got.fourier_size);
+        assert_string_equal(got.variant, e[i].variant);
     }
     /* the key: another GPU, a flag, a limit or a measure-level entry for exhaustive find nothing */
     wisdom_entry got, other = e[0];
@@ -276,7 +276,10 @@ static void test_damaged_and_foreign(void **state)
     expect_refused(bad, "checksum");
     expect_refused("hello world\n", "is not convgen wisdom");
     strcpy(bad, good);
-    bad[15] = '2'; /* "convgen-wisdom 2": a later format */
+    bad[15] = '3'; /* "convgen-wisdom 3": a later format */
+    expect_refused(bad, "a later format than this convgen reads (1 to 2)");
+    strcpy(bad, good);
+    bad[15] = '0'; /* "convgen-wisdom 0": none */
     expect_refused(bad, "is not convgen wisdom");
     expect_refused("", "is not convgen wisdom");
     /* a file's damage is reported with its name; a missing file is an I/O error */
@@ -446,6 +449,211 @@ static void test_offline_estimate(void **state)
     convgen_context_destroy(ctx);
 }
 
+/* The candidates of offline AUTO for a layer and pass, "|"-joined as convgen tune names them. */
+static void candidate_names(convgen_context *ctx, const convgen_conv_desc *d, convgen_pass pass,
+                            const convgen_plan_options *o, char *buf, size_t size)
+{
+    convgen_plan *plan;
+    convgen_choice ch;
+    convgen_wisdom_forget(); /* else the first plan's choice is remembered and nothing is listed */
+    assert_int_equal(convgen_plan_conv_ex(ctx, d, pass, CONVGEN_ALGO_AUTO, o, &plan), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < ch.candidate_count && used < size; ++i) {
+        convgen_candidate c;
+        char name[160];
+        assert_int_equal(convgen_plan_candidate(plan, i, &c), CONVGEN_SUCCESS);
+        tune_describe(c.algo, &c.options, d->rank, name, sizeof name);
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? "|" : "", name);
+    }
+    convgen_plan_destroy(plan);
+    convgen_wisdom_forget();
+}
+
+#define WINOGRAD_TILES_BY_GEMM "winograd m=2x2 gemm=cublas|winograd m=2x2 gemm=generated|winograd m=3x3 gemm=cublas|" \
+    "winograd m=3x3 gemm=generated|winograd m=4x4 gemm=cublas|winograd m=4x4 gemm=generated|"
+#define FUSED_TILES "winograd-fused m=2x2|winograd-fused m=3x3|winograd-fused m=4x4"
+
+/* The tuner only loops over the registry and each planner's variants: its candidates are the
+ * lists it made itself before the planners listed them (convgen tune of that commit; now with
+ * direct-window after direct, and each row naming only its planner's knobs), at each effort,
+ * with the caller's GEMM, tile, TF32 or Fourier size fixed, for 1-D and 1 x 7 layers. */
+static void test_candidates_are_the_planners_variants(void **state)
+{
+    (void)state;
+    const convgen_conv_desc small = {.rank = 2, .n = 2, .c = 8, .k = 8, .in = {12, 12}, .kernel = {3, 3},
+                                     .pad_before = {1, 1}, .pad_after = {1, 1}},
+                            five = {.rank = 2, .n = 4, .c = 16, .k = 32, .in = {30, 30}, .kernel = {5, 5},
+                                    .pad_before = {2, 2}, .pad_after = {2, 2}},
+                            wide = {.rank = 2, .n = 2, .c = 4, .k = 8, .in = {20, 20}, .kernel = {1, 7}},
+                            line = {.rank = 1, .n = 3, .c = 4, .k = 8, .in = {40}, .kernel = {5}, .pad_before = {2},
+                                    .pad_after = {2}},
+                            stem = {.rank = 2, .n = 2, .c = 3, .k = 8, .in = {20, 20}, .kernel = {3, 3},
+                                    .pad_before = {1, 1}, .pad_after = {1, 1}, .stride = {2, 2}};
+    enum { EX = CONVGEN_EFFORT_EXHAUSTIVE, ME = CONVGEN_EFFORT_MEASURE };
+    const struct {
+        const convgen_conv_desc *d;
+        convgen_pass pass;
+        convgen_plan_options o;
+        const char *want;
+    } cases[] = {
+        {&small, CONVGEN_FPROP, {.effort = EX},
+         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft fourier=16x16 gemm=cublas|"
+         "fft fourier=16x16 gemm=generated|fft-tiled|fft-fused|" WINOGRAD_TILES_BY_GEMM "winograd m=5x5 gemm=cublas|"
+         "winograd m=5x5 gemm=generated|winograd m=6x6 gemm=cublas|winograd m=6x6 gemm=generated|" FUSED_TILES
+         "|winograd-fused m=5x5|winograd-fused m=6x6"},
+        {&five, CONVGEN_ACCGRAD, {.effort = EX},
+         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|" WINOGRAD_TILES_BY_GEMM
+         FUSED_TILES},
+        {&wide, CONVGEN_BPROP, {.effort = EX},
+         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd m=0x2 gemm=cublas|"
+         "winograd m=0x2 gemm=generated|winograd-fused"},
+        {&line, CONVGEN_FPROP, {.effort = EX},
+         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd m=2 gemm=cublas|"
+         "winograd m=2 gemm=generated|winograd m=3 gemm=cublas|winograd m=3 gemm=generated|winograd m=4 gemm=cublas|"
+         "winograd m=4 gemm=generated|winograd-fused"},
+        {&small, CONVGEN_BPROP, {.effort = ME},
+         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd gemm=cublas|"
+         "winograd gemm=generated|winograd-fused"},
+        {&stem, CONVGEN_BPROP, {.effort = EX}, "direct|direct-window|cufft|fft|fft-tiled|fft-fused|winograd|winograd-fused"},
+        {&small, CONVGEN_FPROP, {.effort = EX, .gemm = CONVGEN_GEMM_CUBLAS},
+         "direct|direct-window|cufft|fft gemm=cublas|fft fourier=16x16 gemm=cublas|fft-tiled gemm=cublas|fft-fused|"
+         "winograd m=2x2 gemm=cublas|winograd m=3x3 gemm=cublas|winograd m=4x4 gemm=cublas|winograd m=5x5 gemm=cublas|"
+         "winograd m=6x6 gemm=cublas|" FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6"},
+        {&small, CONVGEN_FPROP, {.effort = EX, .allow_tf32 = 1},
+         "direct|direct-window|cufft|fft|fft fourier=16x16|fft-tiled|fft-fused|winograd m=2x2|winograd m=3x3|"
+         "winograd m=4x4|winograd m=5x5|winograd m=6x6|" FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6"},
+        {&small, CONVGEN_FPROP, {.effort = EX, .winograd_m = {4, 4}},
+         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft fourier=16x16 gemm=cublas|"
+         "fft fourier=16x16 gemm=generated|fft-tiled|fft-fused|winograd m=4x4 gemm=cublas|winograd m=4x4 gemm=generated|"
+         "winograd-fused m=4x4"},
+        {&small, CONVGEN_FPROP, {.effort = EX, .fourier_size = {16, 16}},
+         "direct|direct-window|cufft fourier=16x16|fft fourier=16x16 gemm=cublas|fft fourier=16x16 gemm=generated|"
+         "fft-tiled fourier=16x16|fft-fused fourier=16x16|" WINOGRAD_TILES_BY_GEMM "winograd m=5x5 gemm=cublas|"
+         "winograd m=5x5 gemm=generated|winograd m=6x6 gemm=cublas|winograd m=6x6 gemm=generated|" FUSED_TILES
+         "|winograd-fused m=5x5|winograd-fused m=6x6"},
+    };
+    convgen_context *ctx = offline_context();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        char got[4096];
+        candidate_names(ctx, cases[i].d, cases[i].pass, &cases[i].o, got, sizeof got);
+        if (strcmp(got, cases[i].want) != 0)
+            fail_msg("case %zu:\n got: %s\nwant: %s", i, got, cases[i].want);
+    }
+    convgen_context_destroy(ctx);
+}
+
+/* Every planner's every candidate, over layers, passes, efforts and fixed options: its variant
+ * string reads back (cg_variant_parse) to the knobs it was printed from, and, where the caller
+ * fixed nothing, to a program whose every kernel is the candidate's byte for byte (what a
+ * wisdom entry replays). A planner's knobs print nothing for a tuning that fixes none. */
+static void test_variant_strings_round_trip_for_every_candidate(void **state)
+{
+    (void)state;
+    const convgen_conv_desc layers[] = {
+        {.rank = 2, .n = 2, .c = 8, .k = 8, .in = {12, 12}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
+        {.rank = 2, .n = 2, .c = 6, .k = 4, .in = {20, 20}, .kernel = {5, 5}},
+        {.rank = 2, .n = 2, .c = 4, .k = 8, .in = {20, 20}, .kernel = {1, 7}},
+        {.rank = 1, .n = 3, .c = 4, .k = 8, .in = {40}, .kernel = {5}, .pad_before = {2}, .pad_after = {2}},
+        {.rank = 2, .n = 2, .c = 3, .k = 8, .in = {20, 20}, .kernel = {3, 3}, .stride = {2, 2}},
+    };
+    const cg_tuning fixed[] = {{.gemm = 0}, {.gemm = CONVGEN_GEMM_GENERATED}, {.tf32 = true}, {.winograd_m = {2, 2}}};
+    int checked = 0, programs = 0;
+    for (int i = 0; i < cg_planner_count(); ++i) {
+        const cg_planner *pl = cg_planner_at(i);
+        char text[CG_VARIANT_MAX];
+        cg_variant_print(pl, &(cg_tuning){.gemm = 0}, 3, text, sizeof text);
+        assert_string_equal(text, "");
+        for (const cg_knob *k = pl->knobs; k && k->key; ++k)
+            for (const cg_knob *j = pl->knobs; j != k; ++j)
+                assert_string_not_equal(j->key, k->key);
+    }
+    for (size_t l = 0; l < sizeof layers / sizeof layers[0]; ++l)
+        for (int pass = 0; pass < 3; ++pass)
+            for (int effort = 0; effort < 3; ++effort)
+                for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; ++f)
+                    for (int i = 0; i < cg_planner_count(); ++i) {
+                        const cg_planner *pl = cg_planner_at(i);
+                        cg_problem p;
+                        cg_tuning v[64];
+                        assert_int_equal(cg_problem_init(&p, &layers[l]), CONVGEN_SUCCESS);
+                        if (!pl->variants || pl->applicable(&p, (convgen_pass)pass) != CONVGEN_SUCCESS)
+                            continue;
+                        int n = pl->variants(&p, (convgen_pass)pass, effort, &fixed[f], v, 64);
+                        assert_true(n >= 1 && n < 64);
+                        for (int c = 0; c < n; ++c, ++checked) {
+                            char text[CG_VARIANT_MAX], again[CG_VARIANT_MAX];
+                            cg_tuning back = {.gemm = 0};
+                            cg_variant_print(pl, &v[c], p.rank, text, sizeof text);
+                            if (cg_variant_parse(pl, text, p.rank, &back) != CONVGEN_SUCCESS)
+                                fail_msg("%s \"%s\": %s", pl->name, text, convgen_last_error());
+                            cg_variant_print(pl, &back, p.rank, again, sizeof again);
+                            assert_string_equal(text, again);
+                            for (const cg_knob *k = pl->knobs; k && k->key; ++k) {
+                                char a[64], b[64];
+                                k->print(&v[c], p.rank, a, sizeof a);
+                                k->print(&back, p.rank, b, sizeof b);
+                                assert_string_equal(a, b);
+                            }
+                            if (f != 0)
+                                continue;
+                            cg_generated ga, gb;
+                            convgen_status sa = cg_generate_tuned(&p, (convgen_pass)pass, pl->algo, NULL, &v[c], &ga);
+                            convgen_status sb = cg_generate_tuned(&p, (convgen_pass)pass, pl->algo, NULL, &back, &gb);
+                            assert_int_equal(sa, sb);
+                            if (sa != CONVGEN_SUCCESS)
+                                continue;
+                            assert_int_equal(ga.kernel_count, gb.kernel_count);
+                            for (int k = 0; k < ga.kernel_count; ++k)
+                                assert_string_equal(ga.kernels[k].source, gb.kernels[k].source);
+                            cg_generated_free(&ga);
+                            cg_generated_free(&gb);
+                            ++programs;
+                        }
+                    }
+    print_message("%d candidates' variant strings read back, %d of them to the same program\n", checked, programs);
+    assert_true(checked > 300 && programs > 50);
+}
+
+/* What a planner's variant strings refuse, each naming what: an unknown key, a key twice, a bad
+ * value, a value that fixes nothing, another order or spacing, a key of another planner's. */
+static void test_variant_strings_refuse_what_planners_do_not_write(void **state)
+{
+    (void)state;
+    const struct { convgen_algo algo; const char *text, *why; } cases[] = {
+        {CONVGEN_ALGO_WINOGRAD, "m=4x4 tile=3", "'tile' is no key of winograd's (m, gemm)"},
+        {CONVGEN_ALGO_WINOGRAD, "m=4x4 m=4x4", "gives m twice"},
+        {CONVGEN_ALGO_WINOGRAD, "m=13x13", "m=13x13: 13 is not in [0, 12]"},
+        {CONVGEN_ALGO_WINOGRAD, "m=4", "m=4: not 2 sizes joined by 'x'"},
+        {CONVGEN_ALGO_WINOGRAD, "m=0x0", "m=0x0: all 0 fixes nothing"},
+        {CONVGEN_ALGO_WINOGRAD, "gemm=cublas m=4x4", "is not as winograd writes it (\"m=4x4 gemm=cublas\")"},
+        {CONVGEN_ALGO_WINOGRAD, "m=4x4  gemm=cublas", "stray space"},
+        {CONVGEN_ALGO_WINOGRAD, "m=4x4 gemm=chosen", "gemm=chosen: 'chosen' is not cublas or generated"},
+        {CONVGEN_ALGO_WINOGRAD, "m=04x4", "is not as winograd writes it"},
+        {CONVGEN_ALGO_WINOGRAD, "fourier=16x16", "'fourier' is no key of winograd's"},
+        {CONVGEN_ALGO_WINOGRAD_FUSED, "m=4x4 gemm=cublas", "'gemm' is no key of winograd-fused's (m)"},
+        {CONVGEN_ALGO_DIRECT, "gemm=cublas", "'gemm' is no key of direct's (none)"},
+        {CONVGEN_ALGO_DIRECT_WINDOW, "x", "'x' is no key of direct-window's (none)"},
+        {CONVGEN_ALGO_FFT, "fourier=16x-1", "fourier=16x-1: not 2 sizes"},
+        {CONVGEN_ALGO_CUFFT, "fourier=16x16 gemm=cublas", "'gemm' is no key of cufft's (fourier)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cg_tuning t = {.gemm = 0};
+        convgen_status s = cg_variant_parse(cg_planner_of(cases[i].algo), cases[i].text, 2, &t);
+        if (s != CONVGEN_ERROR_INVALID_VALUE || !strstr(convgen_last_error(), cases[i].why))
+            fail_msg("%s \"%s\": expected '%s', got %d: %s", convgen_algo_name(cases[i].algo), cases[i].text,
+                     cases[i].why, s, convgen_last_error());
+        assert_memory_equal(&t, &(cg_tuning){.gemm = 0}, sizeof t); /* nothing set on a refusal */
+    }
+    cg_tuning t = {.gemm = 0};
+    assert_int_equal(cg_variant_parse(cg_planner_of(CONVGEN_ALGO_FFT), "fourier=64x64 gemm=cublas", 2, &t), CONVGEN_SUCCESS);
+    assert_int_equal(t.fourier_size[0], 64);
+    assert_int_equal(t.fourier_size[1], 64);
+    assert_int_equal(t.gemm, CONVGEN_GEMM_CUBLAS);
+    assert_int_equal(cg_variant_parse(cg_planner_of(CONVGEN_ALGO_DIRECT), "", 2, &t), CONVGEN_SUCCESS);
+}
+
 /* A context's plans of one key share their program: a second plan renders and compiles
  * nothing, outlives the first, reports its kernels as memory-cache hits; another tuning is
  * another program; clearing the kernel cache makes the next plan rebuild. */
@@ -533,23 +741,18 @@ typedef struct family {
     double measured, estimated;
 } family;
 
-/* "winograd m=6x6 gemm=cublas" into an algorithm and its tuning. */
-static bool parse_candidate(const char *text, convgen_algo *algo, cg_tuning *t)
+/* "winograd m=6x6 gemm=cublas" into an algorithm and its tuning, read by its planner. (The
+ * results predate direct-window: their few-channel bprops' "direct" was direct's GEMM.) */
+static bool parse_candidate(const char *text, int rank, convgen_algo *algo, cg_tuning *t)
 {
     char name[32];
     memset(t, 0, sizeof *t);
-    if (sscanf(text, "%31s", name) != 1 || !cg_planner_named(name))
+    size_t len = strcspn(text, " ");
+    snprintf(name, sizeof name, "%.*s", (int)len, text);
+    const cg_planner *pl = cg_planner_named(name);
+    if (!pl || cg_variant_parse(pl, text[len] ? text + len + 1 : "", rank, t) != CONVGEN_SUCCESS)
         return false;
-    *algo = cg_planner_named(name)->algo;
-    const char *m = strstr(text, " m="), *gemm = strstr(text, " gemm=");
-    if (m) {
-        int64_t v[CONVGEN_MAX_RANK];
-        int rank = cg_parse_dims(m + 3, v);
-        for (int d = 0; d < rank; ++d)
-            t->winograd_m[d] = (int)v[d];
-    }
-    if (gemm)
-        t->gemm = strncmp(gemm + 6, "cublas", 6) == 0 ? CONVGEN_GEMM_CUBLAS : CONVGEN_GEMM_GENERATED;
+    *algo = pl->algo;
     return true;
 }
 
@@ -583,6 +786,33 @@ static void score_group(const family *f, int count, agreement *a)
     }
     ++a->groups;
     a->top += best_m == best_e;
+}
+
+/* Programs without steps cost the pass's FLOPs at the rate their planner says: G1's bprop as
+ * direct's GEMM (3 columns wide: 3/64 of its 45%) and as direct-window's windows (30%), the
+ * estimates convgen tune prints (the windows' 0.3964 ms was direct's before direct-window). */
+static void test_cost_model_prices_kernels_at_their_planners_rate(void **state)
+{
+    (void)state;
+    const convgen_conv_desc g1 = {.rank = 2, .n = 32, .c = 3, .k = 64, .in = {224, 224}, .kernel = {7, 7},
+                                  .pad_before = {3, 3}, .pad_after = {3, 3}, .stride = {2, 2}};
+    const struct { convgen_algo algo; convgen_pass pass; double ms; } cases[] = {
+        {CONVGEN_ALGO_DIRECT, CONVGEN_BPROP, 5.5977},
+        {CONVGEN_ALGO_DIRECT_WINDOW, CONVGEN_BPROP, 0.3964},
+        {CONVGEN_ALGO_DIRECT, CONVGEN_FPROP, 0.2653},
+    };
+    cg_problem p;
+    cg_rates rates = cg_rates_for(132);
+    assert_int_equal(cg_problem_init(&p, &g1), CONVGEN_SUCCESS);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cg_generated g;
+        assert_int_equal(cg_generate(&p, cases[i].pass, cases[i].algo, NULL, &g), CONVGEN_SUCCESS);
+        double ms = cg_estimate_ms(&g, &rates);
+        if (fabs(ms - cases[i].ms) > 5e-5)
+            fail_msg("%s %s: %.4f ms, want %.4f", convgen_algo_name(cases[i].algo), convgen_pass_name(cases[i].pass), ms,
+                     cases[i].ms);
+        cg_generated_free(&g);
+    }
 }
 
 /* The H100's measured times of every candidate of the bench set (convgen tune --effort exhaustive,
@@ -625,7 +855,8 @@ static void test_cost_model_ranks_as_measured(void **state)
         cg_tuning t;
         cg_problem p;
         cg_generated g;
-        assert_true(parse_candidate(candidate, &algo, &t));
+        if (!parse_candidate(candidate, l->desc.rank, &algo, &t))
+            fail_msg("%s %s: candidate '%s': %s", layer, pass, candidate, convgen_last_error());
         assert_int_equal(cg_problem_init(&p, &l->desc), CONVGEN_SUCCESS);
         convgen_pass ps = strcmp(pass, "fprop") == 0 ? CONVGEN_FPROP : strcmp(pass, "bprop") == 0 ? CONVGEN_BPROP
                                                                                                  : CONVGEN_ACCGRAD;
@@ -662,8 +893,12 @@ int main(void)
         cmocka_unit_test(test_builtin_limits_and_foreign_env_file),
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_offline_estimate),
+        cmocka_unit_test(test_candidates_are_the_planners_variants),
+        cmocka_unit_test(test_variant_strings_round_trip_for_every_candidate),
+        cmocka_unit_test(test_variant_strings_refuse_what_planners_do_not_write),
         cmocka_unit_test(test_plans_share_their_program),
         cmocka_unit_test(test_plan_cache_evicts_idle_programs),
+        cmocka_unit_test(test_cost_model_prices_kernels_at_their_planners_rate),
         cmocka_unit_test(test_cost_model_ranks_as_measured),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

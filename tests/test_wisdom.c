@@ -1,7 +1,8 @@
 /* Wisdom's reader at scale and against files that never end (runtime/wisdom.c): 50,000 entries
  * import and are each found by key; /dev/zero and a FIFO are refused at once, never read; a
  * layer (compared through its problem kind) finds only its own wisdom. The format's round trip,
- * merging and damage are test_tune's. */
+ * merging and damage are test_tune's; the formats (1, the oldest read, and 2, written) and their
+ * entries' variants are here. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -233,6 +234,167 @@ static void test_values_that_would_not_read_back_are_refused(void **state)
     convgen_wisdom_forget();
 }
 
+/* A wisdom text of format `format` with these entry lines, and its end line. */
+static char *sealed_text(int format, const char *const *lines, int count)
+{
+    static char text[8192];
+    int n = snprintf(text, sizeof text, "convgen-wisdom %d\n# a comment\n", format);
+    for (int i = 0; i < count; ++i)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s\n", lines[i]);
+    snprintf(text + n, sizeof text - (size_t)n, "end entries=%d xxh64=%016" PRIx64 "\n", count, XXH64(text, (size_t)n, 0));
+    return text;
+}
+
+#define KEY_C3_BPROP "gpu=G arch=sm_90 version=0.1.0 pass=bprop n=2 c=3 k=8 in=20x20 kernel=3x3 pad_before=1x1 " \
+    "pad_after=1x1 stride=1x1 dilation=1x1 mode=correlation limit=0 tf32=0 effort=measure"
+#define KEY_C3_FPROP "gpu=G arch=sm_90 version=0.1.0 pass=fprop n=2 c=3 k=8 in=20x20 kernel=3x3 pad_before=1x1 " \
+    "pad_after=1x1 stride=1x1 dilation=1x1 mode=correlation limit=0 tf32=0 effort=measure"
+#define KEY_C8_BPROP "gpu=G arch=sm_90 version=0.1.0 pass=bprop n=2 c=8 k=8 in=20x20 kernel=3x3 pad_before=1x1 " \
+    "pad_after=1x1 stride=1x1 dilation=1x1 mode=correlation limit=0 tf32=0 effort=exhaustive"
+#define KEY_C8_FPROP "gpu=G arch=sm_90 version=0.1.0 pass=fprop n=2 c=8 k=8 in=20x20 kernel=3x3 pad_before=1x1 " \
+    "pad_after=1x1 stride=1x1 dilation=1x1 mode=correlation limit=0 tf32=0 effort=exhaustive"
+#define KEY_C8_ACCGRAD "gpu=G arch=sm_90 version=0.1.0 pass=accgrad n=2 c=8 k=8 in=20x20 kernel=3x3 pad_before=1x1 " \
+    "pad_after=1x1 stride=1x1 dilation=1x1 mode=correlation limit=0 tf32=0 effort=exhaustive"
+
+/* The entry of a key line's layer and pass (gpu G, sm_90), which must be held. */
+static wisdom_entry held_entry(int n, int c, convgen_pass pass)
+{
+    convgen_conv_desc d = {.rank = 2, .n = n, .c = c, .k = 8, .in = {20, 20}, .kernel = {3, 3}, .pad_before = {1, 1},
+                           .pad_after = {1, 1}};
+    wisdom_key k = {.gpu = "G", .arch = "sm_90", .version = "0.1.0", .pass = pass};
+    wisdom_entry e;
+    assert_int_equal(cg_problem_init(&k.layer, &d), CONVGEN_SUCCESS);
+    assert_true(wisdom_lookup(&k, CONVGEN_EFFORT_MEASURE, &e));
+    return e;
+}
+
+/* Format 1 (the knobs as fields) reads into the same entries as format 2: the variant its
+ * planner prints of those fields (knobs it has not are dropped), "direct" meaning direct-window
+ * where that applies (direct chose it silently then), and is written back as format 2. */
+static void test_format_1_reads_as_algorithm_and_variant(void **state)
+{
+    (void)state;
+    const char *const v1[] = {
+        KEY_C3_BPROP " algo=direct fourier=0x0 m=0x0 gemm=chosen ms=0.5",
+        KEY_C3_FPROP " algo=direct fourier=0x0 m=0x0 gemm=chosen ms=0.25",
+        KEY_C8_BPROP " algo=direct fourier=0x0 m=0x0 gemm=chosen ms=1.5",
+        KEY_C8_FPROP " algo=winograd fourier=0x0 m=6x6 gemm=cublas ms=1",
+        KEY_C8_ACCGRAD " algo=cufft fourier=32x30 m=0x0 gemm=generated ms=2",
+    };
+    const struct { int c; convgen_pass pass; convgen_algo algo; const char *variant; } want[] = {
+        {3, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT_WINDOW, ""},
+        {3, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, ""},
+        {8, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, ""},
+        {8, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, "m=6x6 gemm=cublas"},
+        {8, CONVGEN_ACCGRAD, CONVGEN_ALGO_CUFFT, "fourier=32x30"},
+    };
+    convgen_wisdom_forget();
+    assert_int_equal(convgen_wisdom_import_string(sealed_text(1, v1, 5)), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_wisdom_count(), 5);
+    char *text, *again;
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 5; ++i) {
+            wisdom_entry e = held_entry(2, want[i].c, want[i].pass);
+            if (e.algo != want[i].algo || strcmp(e.variant, want[i].variant) != 0)
+                fail_msg("entry %d: %s \"%s\", want %s \"%s\"", i, convgen_algo_name(e.algo), e.variant,
+                         convgen_algo_name(want[i].algo), want[i].variant);
+        }
+        convgen_wisdom_forget(); /* again from the format-2 export */
+        assert_int_equal(convgen_wisdom_import_string(text), CONVGEN_SUCCESS);
+    }
+    assert_int_equal(strncmp(text, "convgen-wisdom 2\n", 17), 0);
+    assert_non_null(strstr(text, "effort=measure algo=direct-window variant=\"\" ms=0.5\n"));
+    assert_non_null(strstr(text, "algo=winograd variant=\"m=6x6 gemm=cublas\" ms=1\n"));
+    assert_null(strstr(text, "fourier=0x0"));
+    assert_int_equal(convgen_wisdom_export_string(&again), CONVGEN_SUCCESS);
+    assert_string_equal(text, again);
+    free(text);
+    free(again);
+    convgen_wisdom_forget();
+}
+
+/* The shipped wisdom (bench/wisdom/, format 1, kept as measured) reads whole; G1's bprop, direct
+ * then, is direct-window's now, which is the kernel that entry planned before. */
+static void test_shipped_wisdom_reads(void **state)
+{
+    (void)state;
+    static const char *const files[] = {CONVGEN_SOURCE_DIR "/bench/wisdom/nvidia-h100-80gb-hbm3.wisdom",
+                                        CONVGEN_SOURCE_DIR "/bench/wisdom/none.wisdom"};
+    const int entries[] = {93, 0};
+    for (int i = 0; i < 2; ++i) {
+        convgen_wisdom_forget();
+        FILE *f = fopen(files[i], "r");
+        char first[64] = "";
+        assert_non_null(f);
+        assert_non_null(fgets(first, sizeof first, f));
+        fclose(f);
+        assert_string_equal(first, "convgen-wisdom 1\n");
+        if (convgen_wisdom_import(files[i]) != CONVGEN_SUCCESS)
+            fail_msg("%s", convgen_last_error());
+        assert_int_equal(convgen_wisdom_count(), entries[i]);
+    }
+    convgen_wisdom_import(files[0]);
+    convgen_conv_desc g1 = {.rank = 2, .n = 32, .c = 3, .k = 64, .in = {224, 224}, .kernel = {7, 7},
+                            .pad_before = {3, 3}, .pad_after = {3, 3}, .stride = {2, 2}};
+    wisdom_key k = {.gpu = "NVIDIA H100 80GB HBM3", .arch = "sm_90", .version = "0.1.0"};
+    assert_int_equal(cg_problem_init(&k.layer, &g1), CONVGEN_SUCCESS);
+    const convgen_algo want[3] = {CONVGEN_ALGO_DIRECT, CONVGEN_ALGO_DIRECT_WINDOW, CONVGEN_ALGO_DIRECT};
+    for (int pass = 0; pass < 3; ++pass) {
+        wisdom_entry e;
+        k.pass = (convgen_pass)pass;
+        assert_true(wisdom_lookup(&k, CONVGEN_EFFORT_EXHAUSTIVE, &e));
+        assert_int_equal(e.algo, want[pass]);
+        assert_string_equal(e.variant, "");
+    }
+    convgen_wisdom_forget();
+}
+
+/* Damage in one entry refuses the whole file, in either format, naming the line (and, for a
+ * variant its planner refuses, why); a format this convgen does not read is refused at once. */
+static void test_a_bad_entry_refuses_the_whole_file(void **state)
+{
+    (void)state;
+    const char *good1 = KEY_C8_FPROP " algo=winograd fourier=0x0 m=6x6 gemm=cublas ms=1";
+    const char *good2 = KEY_C8_FPROP " algo=winograd variant=\"m=6x6 gemm=cublas\" ms=1";
+    const struct { int format; const char *second, *why; } cases[] = {
+        {1, KEY_C8_BPROP " algo=winograd fourier=0x0 m=13x13 gemm=cublas ms=1", "line 4 is not a wisdom entry of format 1"},
+        {1, KEY_C8_BPROP " algo=winograd fourier=0x0 m=6x6 gemm=fast ms=1", "line 4 is not a wisdom entry of format 1"},
+        {1, KEY_C8_BPROP " algo=winograd fourier=-1x0 m=6x6 gemm=cublas ms=1", "of format 1"},
+        {1, KEY_C8_BPROP " algo=winograd fourier=0x0 m=6x6 ms=1", "of format 1"},                 /* a field short */
+        {1, KEY_C8_BPROP " algo=winograd fourier=0x0 m=6x6 gemm=cublas tile=3 ms=1", "of format 1"}, /* one more */
+        {1, KEY_C8_BPROP " algo=tiled fourier=0x0 m=0x0 gemm=chosen ms=1", "of format 1"},
+        {1, KEY_C3_BPROP " algo=direct-window fourier=0x0 m=0x0 gemm=chosen ms=1", "of format 1"}, /* not then */
+        {1, KEY_C8_BPROP " algo=winograd variant=\"m=6x6\" ms=1", "of format 1"},       /* format 2's in format 1 */
+        {2, KEY_C8_BPROP " algo=winograd fourier=0x0 m=6x6 gemm=cublas ms=1", "of format 2"}, /* and the other way */
+        {2, KEY_C8_BPROP " algo=winograd variant=\"m=6x6 tile=3\" ms=1",
+         "line 4 is not a wisdom entry of format 2: winograd: variant \"m=6x6 tile=3\": 'tile' is no key of winograd's"},
+        {2, KEY_C8_BPROP " algo=winograd variant=\"gemm=cublas m=6x6\" ms=1", "is not as winograd writes it"},
+        {2, KEY_C8_BPROP " algo=direct variant=\"m=6x6\" ms=1", "'m' is no key of direct's (none)"},
+        {2, KEY_C8_BPROP " algo=winograd variant=m=6x6 gemm=cublas ms=1", "of format 2"}, /* unquoted: 21 fields */
+        {2, KEY_C8_BPROP " algo=winograd ms=1 tf32=0", "of format 2"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        const char *lines[3] = {cases[i].format == 1 ? good1 : good2, cases[i].second,
+                                cases[i].format == 1 ? good1 : good2};
+        convgen_wisdom_forget();
+        convgen_status s = convgen_wisdom_import_string(sealed_text(cases[i].format, lines, 3));
+        if (s != CONVGEN_ERROR_INVALID_VALUE || !strstr(convgen_last_error(), cases[i].why))
+            fail_msg("case %zu: expected '%s', got %d: %s", i, cases[i].why, s, convgen_last_error());
+        assert_int_equal(convgen_wisdom_count(), 0); /* nothing of it merged */
+        lines[1] = lines[0]; /* the same file without the bad line reads */
+        assert_int_equal(convgen_wisdom_import_string(sealed_text(cases[i].format, lines, 2)), CONVGEN_SUCCESS);
+        assert_int_equal(convgen_wisdom_count(), 1);
+    }
+    const char *lines[1] = {good2};
+    convgen_wisdom_forget();
+    assert_int_equal(convgen_wisdom_import_string(sealed_text(3, lines, 1)), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "a later format than this convgen reads (1 to 2)"));
+    assert_int_equal(convgen_wisdom_import_string(sealed_text(0, lines, 1)), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "is not convgen wisdom"));
+    assert_int_equal(convgen_wisdom_count(), 0);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/convgen-test-wisdom-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -245,6 +407,9 @@ int main(void)
         cmocka_unit_test(test_import_of_dev_zero_and_a_fifo_fails_at_once),
         cmocka_unit_test(test_values_that_would_not_read_back_are_refused),
         cmocka_unit_test(test_a_layer_finds_only_its_own_wisdom),
+        cmocka_unit_test(test_format_1_reads_as_algorithm_and_variant),
+        cmocka_unit_test(test_shipped_wisdom_reads),
+        cmocka_unit_test(test_a_bad_entry_refuses_the_whole_file),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rmdir(tmpdir);

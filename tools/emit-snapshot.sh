@@ -28,7 +28,7 @@ capture() {
     echo "exit $?" >>"$out.err"
 }
 
-algos=${ALGOS:-direct cufft fft fft-tiled fft-fused winograd winograd-fused}
+algos=${ALGOS:-direct direct-window cufft fft fft-tiled fft-fused winograd winograd-fused}
 names=$(awk '!/^#/ && NF >= 8 { print $1 }' "$layers")
 for l in $names; do
     for a in $algos; do

@@ -18,13 +18,14 @@
  * on blockIdx.z beside the splits, so no tap that misses the stride grid is computed and no
  * gather divides by the stride: rows = (n, u...) with i = r + stride*u, red = (k, j...).
  *
- * A bprop with few input channels (C <= 4, rank 1 or 2) is no GEMM at all: direct_window.c
- * slides each thread's pixels over a window of dy in shared memory instead. */
+ * A bprop with few input channels (C <= 4, rank 1 or 2) is better done as no GEMM at all:
+ * direct-window (direct_window.c), a planner of its own, slides each thread's pixels over a
+ * window of dy in shared memory instead. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <threads.h>
 
-#include "direct_window.h"
 #include "generate.h"
 #include "values.h"
 #include "templates.h"
@@ -32,6 +33,7 @@
 #include "util.h"
 
 enum { THREADS = 256, BLOCK_RED = 8, SMEM_PAD = 4 };
+#define DIRECT_EFFICIENCY 0.45 /* of the FMA rate, on layers 64 or more wide (the cost model's) */
 /* Split reductions stop where their workspace would pass this. */
 #define MAX_SPLIT_WORKSPACE (256ll << 20)
 
@@ -439,8 +441,6 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
                                       const cg_tuning *tune, cg_generated *out)
 {
     (void)tune; /* nothing to fix yet */
-    if (cg_direct_window_fits(p, pass))
-        return cg_direct_window_generate(p, pass, out);
     direct_spec s;
     choose_spec(p, pass, t, &s);
     cg_kernel *gemm = &out->kernels[0];
@@ -462,9 +462,20 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
     return render("split_reduce.cu", reduce_context(p, pass, &s, sum), sum);
 }
 
+/* The kernels reach 20-36 TFLOP/s of the H100's 64 on wide layers (bench/NOTES.md), less where
+ * the implicit GEMM is narrow: under 64 output channels (fprop), input channels (bprop), or
+ * output channels or filter taps c x prod(kernel) (accgrad) leave lanes idle. */
+static double direct_fma_efficiency(const cg_problem *p, convgen_pass pass)
+{
+    double taps = (double)p->c * (double)cg_problem_kernel_pixels(p);
+    double width = pass == CONVGEN_FPROP ? (double)p->k : pass == CONVGEN_BPROP ? (double)p->c : fmin((double)p->k, taps);
+    return DIRECT_EFFICIENCY * fmin(1.0, width / 64.0);
+}
+
 const cg_planner cg_direct_planner = {
     .algo = CONVGEN_ALGO_DIRECT,
     .name = "direct",
     .applicable = direct_applicable,
     .generate = direct_generate,
+    .fma_efficiency = direct_fma_efficiency,
 };

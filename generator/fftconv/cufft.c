@@ -24,9 +24,13 @@ static convgen_status cufft_generate(const cg_problem *p, convgen_pass pass, con
     return st == CONVGEN_SUCCESS ? fc_program(p, pass, t, tune, &s, out) : st;
 }
 
+static const cg_knob cufft_knobs[] = {{"fourier", cg_fourier_print, cg_fourier_parse}, {NULL, NULL, NULL}};
+
 const cg_planner cg_cufft_planner = {
     .algo = CONVGEN_ALGO_CUFFT,
     .name = "cufft",
+    .flags = CG_PLANNER_SUB_BATCHES,
     .applicable = cufft_applicable,
     .generate = cufft_generate,
+    .knobs = cufft_knobs,
 };

@@ -53,9 +53,39 @@ static convgen_status fft_generate(const cg_problem *p, convgen_pass pass, const
     return st == CONVGEN_SUCCESS ? fc_program(p, pass, t, tune, &s, out) : st;
 }
 
+/* AUTO's candidates of fft: its own basis and, at EXHAUSTIVE unless the caller fixed one, the
+ * next power of two where that is at most half as large again (radix-4 transforms can outrun
+ * the smaller 3- and 5-smooth one: F2's 64 against 60 points); each by both GEMMs unless the
+ * caller fixed the GEMM or TF32. */
+static int fft_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
+                        int max)
+{
+    bool both_gemms = !fixed->tf32 && !fixed->gemm, basis_fixed = false;
+    int n = cg_variants_add(out, 0, max, fixed, both_gemms);
+    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
+        basis_fixed |= fixed->fourier_size[d] != 0;
+    if (effort != CONVGEN_EFFORT_EXHAUSTIVE || basis_fixed)
+        return n;
+    int64_t own = cg_fft_basis(p, pass), pow2 = 2;
+    while (pow2 < own)
+        pow2 *= 2;
+    if (!own || pow2 == own || pow2 > FFT_MAX_N || pow2 > 1.5 * (double)own)
+        return n;
+    cg_tuning t = *fixed;
+    for (int d = 0; d < p->rank; ++d)
+        t.fourier_size[d] = pow2;
+    return cg_variants_add(out, n, max, &t, both_gemms);
+}
+
+static const cg_knob fft_knobs[] = {
+    {"fourier", cg_fourier_print, cg_fourier_parse}, {"gemm", cg_gemm_print, cg_gemm_parse}, {NULL, NULL, NULL}};
+
 const cg_planner cg_fft_planner = {
     .algo = CONVGEN_ALGO_FFT,
     .name = "fft",
+    .flags = CG_PLANNER_SUB_BATCHES,
     .applicable = fc_fft_applicable,
     .generate = fft_generate,
+    .knobs = fft_knobs,
+    .variants = fft_variants,
 };

@@ -314,9 +314,12 @@ static convgen_status fft_fused_applicable(const cg_problem *p, convgen_pass pas
     return st;
 }
 
+static const cg_knob fused_knobs[] = {{"fourier", cg_fourier_print, cg_fourier_parse}, {NULL, NULL, NULL}};
+
 const cg_planner cg_fft_fused_planner = {
     .algo = CONVGEN_ALGO_FFT_FUSED,
     .name = "fft-fused",
     .applicable = fft_fused_applicable,
     .generate = fft_fused_generate,
+    .knobs = fused_knobs,
 };

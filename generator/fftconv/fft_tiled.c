@@ -146,9 +146,14 @@ static convgen_status fft_tiled_generate(const cg_problem *p, convgen_pass pass,
     return st == CONVGEN_SUCCESS ? fc_program(p, pass, t, tune, &s, out) : st;
 }
 
+static const cg_knob tiled_knobs[] = {
+    {"fourier", cg_fourier_print, cg_fourier_parse}, {"gemm", cg_gemm_print, cg_gemm_parse}, {NULL, NULL, NULL}};
+
 const cg_planner cg_fft_tiled_planner = {
     .algo = CONVGEN_ALGO_FFT_TILED,
     .name = "fft-tiled",
+    .flags = CG_PLANNER_SUB_BATCHES,
     .applicable = fc_fft_applicable,
     .generate = fft_tiled_generate,
+    .knobs = tiled_knobs,
 };

@@ -560,9 +560,48 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
     return cg_fail(CONVGEN_ERROR_INTERNAL, "winograd: pass %d", (int)pass);
 }
 
+int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool by_gemm, cg_tuning *out, int max)
+{
+    int64_t r = 1;
+    bool tiles_fixed = false;
+    for (int d = 0; d < p->rank; ++d)
+        r = p->kernel[d] > r ? p->kernel[d] : r;
+    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
+        tiles_fixed |= fixed->winograd_m[d] != 0;
+    int m_lo = 0, m_hi = 0; /* 0: the caller's tile or the default one */
+    if (effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed)
+        m_lo = 2, m_hi = WINO_MAX_DEFAULT_ALPHA - (int)r + 1;
+    bool both_gemms = by_gemm && !fixed->tf32 && !fixed->gemm;
+    int n = 0;
+    for (int m = m_lo; m <= m_hi; ++m) {
+        cg_tuning t = *fixed;
+        for (int d = 0; m && d < p->rank; ++d)
+            if (p->kernel[d] > 1)
+                t.winograd_m[d] = m;
+        n = cg_variants_add(out, n, max, &t, both_gemms);
+    }
+    return n;
+}
+
+static int winograd_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed,
+                             cg_tuning *out, int max)
+{
+    (void)pass;
+    return wino_variants(p, effort, fixed, true, out, max);
+}
+
+static const cg_knob winograd_knobs[] = {
+    {"m", cg_tile_print, cg_tile_parse},
+    {"gemm", cg_gemm_print, cg_gemm_parse},
+    {NULL, NULL, NULL},
+};
+
 const cg_planner cg_winograd_planner = {
     .algo = CONVGEN_ALGO_WINOGRAD,
     .name = "winograd",
+    .flags = CG_PLANNER_SUB_BATCHES,
     .applicable = wino_applicable,
     .generate = winograd_generate,
+    .knobs = winograd_knobs,
+    .variants = winograd_variants,
 };

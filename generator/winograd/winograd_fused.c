@@ -343,9 +343,24 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
     return pass == CONVGEN_ACCGRAD ? accgrad_generate(p, &s, t, out) : forward_generate(p, &s, t, out);
 }
 
+/* Its tiles as winograd's; the GEMM is its own kernel's. */
+static int fused_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
+                          int max)
+{
+    (void)pass;
+    return wino_variants(p, effort, fixed, false, out, max);
+}
+
+static const cg_knob fused_knobs[] = {
+    {"m", cg_tile_print, cg_tile_parse},
+    {NULL, NULL, NULL},
+};
+
 const cg_planner cg_winograd_fused_planner = {
     .algo = CONVGEN_ALGO_WINOGRAD_FUSED,
     .name = "winograd-fused",
     .applicable = fused_applicable,
     .generate = fused_generate,
+    .knobs = fused_knobs,
+    .variants = fused_variants,
 };

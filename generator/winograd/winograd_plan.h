@@ -49,6 +49,12 @@ convgen_status wino_applicable(const cg_problem *p, convgen_pass pass);
  * alpha <= max_alpha) and their transforms. */
 convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
                                  wino_spec *s);
+/* AUTO's candidates of winograd and winograd-fused (cg_planner.variants): at EXHAUSTIVE, unless
+ * the caller fixed a tile, F(m, r) for every m from 2 with m + r - 1 <= WINO_MAX_DEFAULT_ALPHA
+ * for the largest kernel extent r (m along each dimension the kernel spans); else the caller's
+ * tile or the default one. Each by both GEMMs where `by_gemm` and the caller fixed neither the
+ * GEMM nor TF32. */
+int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool by_gemm, cg_tuning *out, int max);
 /* The buffers U (or D), V and M for sub-batches of `batch` images; false where a size passes the
  * kernels' 32-bit indices or cuBLAS's 32-bit sizes. */
 bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s);

@@ -1,8 +1,10 @@
 /* Fuzz target: the wisdom reader (runtime/wisdom.c) through convgen_wisdom_import_string.
  * A checksummed format stops a mutated file at its last line, so an input without an end line
  * is taken as a body and sealed here (the end line, with its count of entry lines and XXH64,
- * appended) to reach the entry parser; one with an end line is imported as it is. What imports
- * must export and import again to the same number of entries. */
+ * appended) to reach the entry parser; one with an end line is imported as it is. Either
+ * format the reader takes (1, the oldest, and 2) may come in. What imports must export in the
+ * current format (2) and import again to the same number of entries, and export then to the
+ * same text: every variant an entry holds is one its planner reads back. */
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,8 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = has_end_line(body) ? body : sealed(body);
     if (text && convgen_wisdom_import_string(text) == CONVGEN_SUCCESS) {
         int count = convgen_wisdom_count();
-        char *out = NULL;
-        if (convgen_wisdom_export_string(&out) != CONVGEN_SUCCESS)
+        char *out = NULL, *again = NULL;
+        if (convgen_wisdom_export_string(&out) != CONVGEN_SUCCESS || strncmp(out, "convgen-wisdom 2\n", 17) != 0)
             abort();
         convgen_wisdom_forget();
         if (convgen_wisdom_import_string(out) != CONVGEN_SUCCESS || convgen_wisdom_count() != count) {
@@ -71,7 +73,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     convgen_wisdom_count(), convgen_last_error());
             abort();
         }
+        if (convgen_wisdom_export_string(&again) != CONVGEN_SUCCESS || strcmp(out, again) != 0) {
+            fprintf(stderr, "round trip: exported again, the text changed:\n%s\n---\n%s", out, again ? again : "");
+            abort();
+        }
         free(out);
+        free(again);
     }
     convgen_wisdom_forget();
     if (text != body)
