@@ -205,8 +205,8 @@ static void test_generate_small_set(void **state)
 
     /* a template edit: exactly the kernels from that template are compiled again */
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s/templates' && sed '$a // an edited template' '%s/templates/winograd.cu' >"
-             "'%s/templates/winograd.cu'", tmpdir, CONVGEN_SOURCE_DIR, tmpdir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/templates/winograd' && sed '$a // an edited template' "
+             "'%s/templates/winograd/winograd.cu' > '%s/templates/winograd/winograd.cu'", tmpdir, CONVGEN_SOURCE_DIR, tmpdir);
     assert_int_equal(system(cmd), 0);
     char env[600];
     snprintf(env, sizeof env, "CONVGEN_TEMPLATE_DIR='%s/templates'", tmpdir);
