@@ -18,10 +18,34 @@ typedef struct cg_rates {
  * `sm_count` multiprocessors (0: 132). */
 cg_rates cg_rates_for(int sm_count);
 
-/* A step's FLOPs and bytes read and written, as the model counts them (kernel headers say them). */
-void cg_step_work(const cg_step *st, int sm_count, double *flops, double *bytes);
+/* What a step does, as the model counts it: its FLOPs at `efficiency` of the FMA rate, its bytes
+ * read and written at `bandwidth_efficiency` of the bandwidth (kernel headers say the counts).
+ * A kernel step's comes from its op kind (cg_op_class.work), a library call's from its sizes. */
+typedef struct cg_work {
+    double flops, efficiency, bytes, bandwidth_efficiency;
+} cg_work;
 
-/* Estimated milliseconds of one run of a generated program. */
+/* The efficiencies the bench measured on the H100 that several kinds of step share: cuBLAS's
+ * SGEMM and CGEMM about 45 TFLOP/s on full waves (convgen's generated GEMM and FFTs about the
+ * same), copies, transposes and transforms 70% of the copy bandwidth (bench/NOTES.md). */
+#define CG_GEMM_EFFICIENCY 0.72
+#define CG_BANDWIDTH_EFFICIENCY 0.7
+
+/* The product of v's rank entries, in double (the counts of points and bins). */
+static inline double cg_product(const int64_t *v, int rank)
+{
+    double x = 1;
+    for (int i = 0; i < rank; ++i)
+        x *= (double)v[i];
+    return x;
+}
+
+/* Step st's work on a GPU of `sm_count` multiprocessors (0: 132). */
+cg_work cg_step_work(const cg_step *st, int sm_count);
+
+/* Estimated milliseconds of one run of a generated program: over its steps, max(FLOPs /
+ * (efficiency x FMA rate), bytes / (efficiency x bandwidth)) plus a launch, phase 1's once per
+ * chunk (a program without steps: its kernels from the layer's FLOPs). */
 double cg_estimate_ms(const cg_generated *g, const cg_rates *rates);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "cost_model.h"
 #include "generate.h"
 #include "template/tmpl.h"
 
@@ -18,5 +19,12 @@ bool cg_gemm_kernel_takes(const cg_gemm_step *g);
 /* The kernel of g into k (its name set by the caller), its header the given lines (taken) with
  * the GEMM's own appended; grid, block and source filled in. */
 convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k);
+
+/* What g computes, on the CPU (gemm_op.c): C = op(A) op(B) over the workspace ws in double
+ * precision, stored in fp32; where `add`, C += that (beta 1). */
+void cg_gemm_evaluate(const cg_gemm_step *g, char *ws, bool add);
+/* g's work for the cost model (cost_model.h): the wave of 128 x 128 blocks it fills, and where
+ * `split_k` (cuBLAS), a sum long enough split to fill more. */
+cg_work cg_gemm_work(const cg_gemm_step *g, int sm_count, bool split_k);
 
 #endif

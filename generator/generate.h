@@ -117,39 +117,73 @@ typedef struct cg_placement {
     int64_t shifts, block;
 } cg_placement;
 
-/* What a kernel step computes, as data, so that a program can be evaluated on the CPU
- * (program_eval.c). OTHER: only its source says. */
+/* What a kernel step computes, as data, so that a program can be evaluated on the CPU and costed:
+ * a kind and its payload. Each kind's evaluation, work and description are one cg_op_class
+ * (op_kinds.h), in the file of the family that builds it. OTHER: only its source says. */
 typedef enum { CG_OP_OTHER = 0, CG_OP_PAD, CG_OP_CLIP, CG_OP_TRANSPOSE, CG_OP_FFT, CG_OP_FUSED, CG_OP_WINOGRAD,
-               CG_OP_GEMM } cg_op_kind;
+               CG_OP_GEMM, CG_OP_KINDS } cg_op_kind;
+
+/* PAD: `images` images of operand in0 or in1 (`operand` 0 or 1) into padded images of size[0] x
+ * ... floats at byte real_offset; CLIP (`operand` 2): back from there into out, scaled. */
+typedef struct cg_pad_op {
+    int operand, rank;
+    int64_t images, real_offset, size[CONVGEN_MAX_RANK];
+    /* Tiled: the padded images are [tile][images], tiles the product of the dimensions'. */
+    int64_t tiles;
+    cg_placement dims[CONVGEN_MAX_RANK];
+    double scale;
+} cg_pad_op;
+
+/* TRANSPOSE: complex [rows][cols] at byte src into [cols][rows] at byte dst. */
+typedef struct cg_transpose_op {
+    int64_t rows, cols, src, dst;
+} cg_transpose_op;
+
+/* FUSED (fft-fused): for each of `images` images and `tiles` tiles, the tile of in0 (`input`: its
+ * dims, size and tiles as a pad's, `channels` channels) transformed, multiplied bin by bin with
+ * the weights' spectra at byte `spectra` (natural order, image o * w_out + i * w_in for output
+ * channel o and input channel i; conjugated where `conjugate`), summed over the channels,
+ * transformed back, scaled by input.scale and clipped into out (out_dims, tiled like a clip;
+ * `outputs` channels). */
+typedef struct cg_fused_op {
+    cg_pad_op input;
+    int64_t channels, outputs, spectra, w_out, w_in;
+    bool conjugate;
+    cg_placement out_dims[CONVGEN_MAX_RANK];
+} cg_fused_op;
+
+/* What a Winograd op does (the matrices are Lavin & Gray's): tiles of data through BT, tiles of
+ * filters through G, transforms back through AT; the fused kernels; a sum of partial results. */
+typedef enum { CG_WINO_BT, CG_WINO_G, CG_WINO_AT, CG_WINO_FUSED, CG_WINO_FUSED_ACCGRAD, CG_WINO_SUM } cg_wino_stage;
 
 /* WINOGRAD (generator/winograd/winograd.c): a Winograd transform applied tile by tile to 2-D planes (a
  * 1-D layer's as 1 x n). Along dimension d the matrix is one of F(m[d], r[d]) (wino_derive).
  * Transforms run over the element index e = e0 * alpha[1] + e1 outermost. */
 typedef struct cg_wino_op {
-    char matrix; /* 'B' or 'G': tiles into transforms; 'A': transforms into outputs; 'F', 'D': fused;
-                    'S': a sum of partial results */
+    cg_wino_stage stage;
+    int operand; /* BT, G: the planes are in0 or in1 (0 or 1) */
     int m[2], r[2];
-    /* 'B', 'G': planes [outer][channels] of size[0] x size[1] floats of in0 or in1 (the op's
+    /* BT, G: planes [outer][channels] of size[0] x size[1] floats of in0 or in1 (the op's
      * `operand`); tile (t0, t1) of tiles[0] x tiles[1] starts at (t0 step[0] - offset[0], t1
      * step[1] - offset[1]), spans the matrix's columns (alpha or r), reads zero outside the
      * plane and, where `flip`, reversed. With `planes_transposed` the planes are [channels]
      * [outer] instead (w's [k][c] read as channels k of outer c: fused bprop's weights). Its transform goes to byte `buffer` of the workspace
      * as [e][channel][outer][tile].
-     * 'A': transforms [e][rows][outer][tile] at byte `buffer`; tile (t0, t1)'s m[0] x m[1]
+     * AT: transforms [e][rows][outer][tile] at byte `buffer`; tile (t0, t1)'s m[0] x m[1]
      * outputs go to plane size[0] x size[1] at (t0 m[0], t1 m[1]), clipped, the plane of (row,
      * outer) at out + outer * outer_stride + row * row_stride, reversed where `flip`.
-     * 'F' (fused): the tiles of in0 as 'B' describes them, multiplied per element with the
+     * FUSED: the tiles of in0 as BT describes them, multiplied per element with the
      * weights' transforms [e][channel][row] at byte `weights` and summed over the channels, then
-     * through AT into planes of out_size as 'A' describes them (`rows` output channels, one
+     * through AT into planes of out_size as AT describes them (`rows` output channels, one
      * plane per (row, outer)); nothing goes to the workspace.
-     * 'D' (fused accgrad, F(r, m)): the tiles of in0 as 'B' describes them (`channels` planes
-     * per image, `outer` images) and those of in1 through 'G' (`rows` planes per image of
+     * FUSED_ACCGRAD (F(r, m)): the tiles of in0 as BT describes them (`channels` planes
+     * per image, `outer` images) and those of in1 through G (`rows` planes per image of
      * out_size, the same tiles and steps, offset 0), multiplied per element and summed over the
      * images' tiles, split into `splits` runs of `split_columns` (image, tile) columns; each
      * run's sums through AT into r[0] x r[1] planes, the plane of (row, channel) at row *
      * row_stride + channel * outer_stride, reversed where `flip`: into out for one run, else
      * run s's into the workspace at byte buffer + s * 4 * `partial` floats.
-     * 'S': the sum of `splits` partial results of `partial` floats each at byte `buffer` into
+     * SUM: the sum of `splits` partial results of `partial` floats each at byte `buffer` into
      * out. */
     int64_t outer, channels, rows, size[2], tiles[2], step[2], offset[2];
     int64_t buffer, outer_stride, row_stride;
@@ -157,34 +191,20 @@ typedef struct cg_wino_op {
     int64_t splits, split_columns, partial;
     bool flip, planes_transposed;
 } cg_wino_op;
+
 typedef struct cg_kernel_op {
     cg_op_kind kind;
-    /* PAD: `images` images of operand in0 or in1 (`operand` 0 or 1) into padded images of
-     * size[0] x ... floats at byte real_offset; CLIP (`operand` 2): back from there into out,
-     * scaled. */
-    int operand, rank;
-    int64_t images, real_offset, size[CONVGEN_MAX_RANK];
-    /* Tiled: the padded images are [tile][images], tiles the product of the dimensions'. */
-    int64_t tiles;
-    cg_placement dims[CONVGEN_MAX_RANK];
-    double scale;
-    /* TRANSPOSE: complex [rows][cols] at byte src into [cols][rows] at byte dst. */
-    int64_t rows, cols, src, dst;
-    /* FFT: a batched FFT of convgen's (R2C or C2R) from the step's in0 to its out. The CPU
-     * evaluation keeps its spectra in natural order, whatever the kernel's layout: a program
-     * only multiplies bin by bin between transforms of one layout. */
-    cg_fft_problem fft;
-    /* FUSED (fft-fused): for each of `images` images and `tiles` tiles, the tile of in0 (dims,
-     * tiled like a pad's, `channels` channels) transformed, multiplied bin by bin with the
-     * weights' spectra at byte `spectra` (natural order, image o * w_out + i * w_in for output
-     * channel o and input channel i; conjugated where `conjugate`), summed over the channels,
-     * transformed back, scaled and clipped into out (out_dims, tiled like a clip; `outputs`
-     * channels). */
-    int64_t channels, outputs, spectra, w_out, w_in;
-    bool conjugate;
-    cg_placement out_dims[CONVGEN_MAX_RANK];
-    cg_wino_op wino; /* WINOGRAD */
-    cg_gemm_step gemm; /* GEMM: a generated kernel doing what a GEMM step describes (gemm.c) */
+    union {
+        cg_pad_op pad;             /* PAD, CLIP */
+        cg_transpose_op transpose; /* TRANSPOSE */
+        /* FFT: a batched FFT of convgen's (R2C or C2R) from the step's in0 to its out. The CPU
+         * evaluation keeps its spectra in natural order, whatever the kernel's layout: a program
+         * only multiplies bin by bin between transforms of one layout. */
+        cg_fft_problem fft;
+        cg_fused_op fused;         /* FUSED */
+        cg_wino_op wino;           /* WINOGRAD */
+        cg_gemm_step gemm;         /* GEMM: a generated kernel doing what a GEMM step describes (gemm.c) */
+    };
 } cg_kernel_op;
 /* What a kernel step passes as one of its four pointers: the plan's own (SAME), or a base plus
  * a byte offset. */
@@ -351,10 +371,6 @@ int64_t cg_fft_basis(const cg_problem *p, convgen_pass pass);
  * in order, every buffer in fp32 at its byte offset of a workspace of its own. For CI, which
  * has no GPU. CONVGEN_ERROR_NOT_SUPPORTED for a kernel its op does not describe. */
 convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, float *out);
-
-/* Runs a WINOGRAD kernel op on the CPU (winograd_eval.c) with the step's operands and workspace;
- * false if its transform cannot be derived. */
-bool cg_wino_op_evaluate(const cg_kernel_op *op, const float *const in[2], float *out, char *ws);
 
 /* Whether the program's weights can be prepared once for many executions: it has steps before
  * the chunks (phase 0: the weights' transforms) and none after them reads in1 (the weights), so

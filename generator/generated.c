@@ -24,8 +24,8 @@ static bool reads_weights(const cg_step *st)
     bool bound = false;
     for (int a = 0; a < 4; ++a)
         bound |= st->args[a].base == CG_ARG_IN1;
-    bool winograd = st->op.kind == CG_OP_WINOGRAD && st->op.operand == 1 && st->op.wino.matrix != 'A';
-    return bound || winograd || st->op.kind == CG_OP_OTHER || (st->op.kind == CG_OP_PAD && st->op.operand == 1);
+    bool winograd = st->op.kind == CG_OP_WINOGRAD && st->op.wino.operand == 1 && st->op.wino.stage != CG_WINO_AT;
+    return bound || winograd || st->op.kind == CG_OP_OTHER || (st->op.kind == CG_OP_PAD && st->op.pad.operand == 1);
 }
 
 bool cg_program_prepares_weights(const cg_generated *g)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cost_model.h"
+#include "op_kinds.h"
 #include "util.h"
 
 /* Whether the target's limits are the generator's defaults (an H100's, what `convgen emit`
@@ -55,29 +56,6 @@ void cg_emit_command(const cg_problem *p, convgen_pass pass, convgen_algo algo, 
     cg_buf_free(&b);
 }
 
-/* What a kernel step's op does, in a few words. */
-static const char *op_what(const cg_kernel_op *op)
-{
-    switch (op->kind) {
-    case CG_OP_PAD: return op->operand ? "zero-pad w into the transform's images" : "zero-pad the input into the transform's images";
-    case CG_OP_CLIP: return "clip the output out of the transform's images";
-    case CG_OP_TRANSPOSE: return "transpose the spectra";
-    case CG_OP_FFT: return op->fft.sign > 0 ? "inverse FFT (C2R)" : "forward FFT (R2C)";
-    case CG_OP_FUSED: return "per tile: FFT, products over the channels, inverse FFT";
-    case CG_OP_GEMM: return "the products: batched GEMM";
-    case CG_OP_WINOGRAD:
-        switch (op->wino.matrix) {
-        case 'B': return "Winograd transform of the data (BT d B)";
-        case 'G': return "Winograd transform of the filters (G g GT)";
-        case 'A': return "Winograd inverse transform (AT m A)";
-        case 'F': return "fused Winograd: transforms, products over the channels, inverse";
-        case 'D': return "fused Winograd accgrad: transforms, products over the tiles, inverse";
-        default: return "sum of the partial results";
-        }
-    default: return "implicit GEMM";
-    }
-}
-
 /* The header lines of kernel i: "layer:", "pass:", "FLOPs:", "emitted by:". */
 static void identity_lines(const cg_generated *g, int i, const cg_target *t, const cg_tuning *tune, cg_buf *b)
 {
@@ -91,8 +69,9 @@ static void identity_lines(const cg_generated *g, int i, const cg_target *t, con
         if (g->steps[s].kind == CG_STEP_KERNEL && g->steps[s].kernel == i)
             step = s;
     if (step >= 0) {
-        cg_step_work(&g->steps[step], t->sm_count, &flops, &bytes);
-        what = op_what(&g->steps[step].op);
+        cg_work w = cg_step_work(&g->steps[step], t->sm_count);
+        flops = w.flops, bytes = w.bytes;
+        what = cg_op_describe(&g->steps[step].op);
         cg_buf_printf(b, " * pass: %s, kernel %d of %d, step %d of %d: %s\n", convgen_pass_name(g->pass), i + 1,
                       g->kernel_count, step + 1, g->step_count, what);
     } else {

@@ -15,7 +15,9 @@
 
 #include <cmocka.h>
 
+#include "cost_model.h"
 #include "generate.h"
+#include "op_kinds.h"
 #include "reference.h"
 
 #define LAYERS 40
@@ -181,6 +183,92 @@ static void test_programs_list_their_steps(void **state)
             fail_msg("'%s' missing from:\n%s", expected[i], text);
     free(text);
     cg_generated_free(&g);
+}
+
+/* The op kinds' table (op_kinds.h): every kind has a class of its own with its three functions,
+ * and over the programs of every planner (a few layers, passes and choices, among them the
+ * generated and cuBLAS GEMMs and sub-batches) every kernel step's kind is in the table and
+ * every kind turns up; each describes itself, its work is the step's, the estimate is the steps'
+ * work summed, and the program runs on the CPU. Fixed layers and data: the random ones of the
+ * other tests stay theirs. */
+static void test_op_kinds_run_cost_and_describe_every_step(void **state)
+{
+    (void)state;
+    assert_null(cg_op_class_of(CG_OP_OTHER));
+    for (int k = CG_OP_OTHER + 1; k < CG_OP_KINDS; ++k) {
+        const cg_op_class *c = cg_op_class_of((cg_op_kind)k);
+        assert_non_null(c);
+        if (c->kind != (cg_op_kind)k)
+            fail_msg("op kind %d's table line holds %s's class (kind %d)", k, c->name, c->kind);
+        assert_true(c->name && c->name[0] && c->evaluate && c->work && c->describe);
+    }
+    const convgen_conv_desc layers[] = {
+        {.rank = 2, .n = 4, .c = 3, .k = 2, .in = {12, 12}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
+        {.rank = 2, .n = 6, .c = 2, .k = 5, .in = {15, 11}, .kernel = {5, 2}, .pad_before = {2, 0}},
+        {.rank = 1, .n = 3, .c = 2, .k = 3, .in = {20}, .kernel = {4}, .pad_before = {3}, .pad_after = {1}},
+    };
+    const cg_tuning tunings[] = {{.gemm = 0}, {.gemm = CONVGEN_GEMM_GENERATED}, {.gemm = CONVGEN_GEMM_CUBLAS}, {.workspace_limit = 1}};
+    const cg_rates rates = cg_rates_for(0);
+    int seen[CG_OP_KINDS] = {0}, programs = 0;
+    for (size_t l = 0; l < sizeof layers / sizeof layers[0]; ++l)
+        for (int a = 0; a < cg_planner_count(); ++a)
+            for (int pass = 0; pass < 3; ++pass)
+                for (size_t t = 0; t < sizeof tunings / sizeof tunings[0]; ++t) {
+                    cg_problem p;
+                    cg_generated g;
+                    assert_int_equal(cg_problem_init(&p, &layers[l]), CONVGEN_SUCCESS);
+                    if (cg_generate_tuned(&p, (convgen_pass)pass, cg_planner_at(a)->algo, NULL, &tunings[t], &g) !=
+                        CONVGEN_SUCCESS)
+                        continue; /* not applicable */
+                    ++programs;
+                    double seconds = 0, chunks = g.chunks > 0 ? (double)g.chunks : 1;
+                    for (int s = 0; s < g.step_count; ++s) {
+                        const cg_step *st = &g.steps[s];
+                        cg_work w = cg_step_work(st, 0);
+                        if (st->kind == CG_STEP_KERNEL) {
+                            const cg_op_class *c = cg_op_class_of(st->op.kind);
+                            if (!c)
+                                fail_msg("%s %s: step %d (%s) has op kind %d, not in the table", cg_planner_at(a)->name,
+                                         convgen_pass_name((convgen_pass)pass), s, g.kernels[st->kernel].name, st->op.kind);
+                            ++seen[st->op.kind];
+                            const char *what = c->describe(&st->op);
+                            assert_true(what && what[0]);
+                            assert_string_equal(what, cg_op_describe(&st->op));
+                            cg_work own = c->work(&st->op, 0);
+                            assert_true(own.flops == w.flops && own.bytes == w.bytes && own.efficiency == w.efficiency);
+                        }
+                        assert_true(w.bytes > 0 && w.efficiency > 0 && w.bandwidth_efficiency > 0);
+                        double compute = w.flops > 0 ? w.flops / (w.efficiency * rates.flops) : 0;
+                        double memory = w.bytes / (w.bandwidth_efficiency * rates.bytes);
+                        seconds += (fmax(compute, memory) + rates.launch_s) * (st->phase == 1 ? chunks : 1);
+                    }
+                    if (g.step_count > 0) {
+                        double ms = cg_estimate_ms(&g, &rates);
+                        if (!(fabs(ms - 1e3 * seconds) <= 1e-12 * ms))
+                            fail_msg("%s %s: the estimate %.17g ms is not its steps' work summed, %.17g ms",
+                                     cg_planner_at(a)->name, convgen_pass_name((convgen_pass)pass), ms, 1e3 * seconds);
+                        int64_t elems[3];
+                        cg_problem_operand_elems(&p, (convgen_pass)pass, elems);
+                        float *in[3];
+                        for (int o = 0; o < 3; ++o) {
+                            in[o] = malloc(4 * (size_t)elems[o]);
+                            assert_non_null(in[o]);
+                            for (int64_t i = 0; i < elems[o]; ++i)
+                                in[o][i] = (float)((i * 7919 + o) % 2001 - 1000) / 1000.0f + 0.0005f;
+                        }
+                        if (cg_program_evaluate(&g, in[0], in[1], in[2]) != CONVGEN_SUCCESS)
+                            fail_msg("%s %s: %s", cg_planner_at(a)->name, convgen_pass_name((convgen_pass)pass),
+                                     convgen_last_error());
+                        for (int o = 0; o < 3; ++o)
+                            free(in[o]);
+                    }
+                    cg_generated_free(&g);
+                }
+    for (int k = CG_OP_OTHER + 1; k < CG_OP_KINDS; ++k) {
+        print_message("%s: %d steps\n", cg_op_class_of((cg_op_kind)k)->name, seen[k]);
+        if (!seen[k])
+            fail_msg("no program of %d has a %s step", programs, cg_op_class_of((cg_op_kind)k)->name);
+    }
 }
 
 /* Overlap-save: the signal cut into tiles of a transform that follows the kernel. */
@@ -581,6 +669,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cufft_programs_match_the_reference),
         cmocka_unit_test(test_programs_list_their_steps),
+        cmocka_unit_test(test_op_kinds_run_cost_and_describe_every_step),
         cmocka_unit_test(test_fft_programs_match_the_reference),
         cmocka_unit_test(test_fft_tiled_programs_match_the_reference),
         cmocka_unit_test(test_fft_tiled_takes_a_fixed_tile),

@@ -39,7 +39,7 @@ static int defined_count;
 static const char *const REGISTRIES[] = {
     "generator/registry.o",     /* the planner registry: one line per algorithm */
     "generator/generate.o",     /* the entry points: a convolution's planner, a batched FFT plan */
-    "generator/program_eval.o", /* runs each op kind on the CPU, Winograd's through its evaluator */
+    "generator/op_kinds.o",     /* the op kinds: one line per kind, each in its family's file */
 };
 
 /* Uses that are known to break the layers, each with the work that removes it. */

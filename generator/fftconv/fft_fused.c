@@ -108,16 +108,17 @@ static tmpl_value *fused_dims(convgen_pass pass, const lib_spec *s)
 /* The fused kernel's op for the CPU evaluation. */
 static cg_kernel_op fused_op(const cg_problem *p, convgen_pass pass, const lib_spec *s, const fused_shape *f)
 {
-    cg_kernel_op op = {.kind = CG_OP_FUSED, .operand = 0, .rank = s->rank, .images = p->n, .tiles = s->tiles,
-                       .scale = 1.0 / (double)s->points, .channels = f->ins, .outputs = f->outs,
-                       .spectra = s->natural_offset, .conjugate = pass == CONVGEN_FPROP,
-                       .w_out = pass == CONVGEN_FPROP ? p->c : 1, .w_in = pass == CONVGEN_FPROP ? 1 : p->c};
+    cg_fused_op op = {.input = {.operand = 0, .rank = s->rank, .images = p->n, .tiles = s->tiles,
+                                .scale = 1.0 / (double)s->points},
+                      .channels = f->ins, .outputs = f->outs, .spectra = s->natural_offset,
+                      .conjugate = pass == CONVGEN_FPROP, .w_out = pass == CONVGEN_FPROP ? p->c : 1,
+                      .w_in = pass == CONVGEN_FPROP ? 1 : p->c};
     for (int d = 0; d < s->rank; ++d) {
-        op.size[d] = s->d[d].size;
-        op.dims[d] = fc_place(s, pass, 0, d);
+        op.input.size[d] = s->d[d].size;
+        op.input.dims[d] = fc_place(s, pass, 0, d);
         op.out_dims[d] = fc_place(s, pass, 2, d);
     }
-    return op;
+    return (cg_kernel_op){.kind = CG_OP_FUSED, .fused = op};
 }
 
 /* A list of {at, reg}: element at + step i of a buffer takes register regs[first + i]. */

@@ -118,4 +118,14 @@ convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, int64_t
 /* Convolution in parts' blocks (accgrad). */
 convgen_status fc_parts_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s);
 
+/* ---- op_pad.c: where a pad op reads its operand, which the fused op shares ---- */
+
+/* Tile t's index along each dimension (the last fastest). */
+void fc_pad_tile_index(const cg_pad_op *op, int64_t t, int64_t *tile);
+/* Padded position q of tile `tile` of an image of the operand (its dims placements, tile t
+ * shifted by t * tile_step): the operand's element there, or 0. */
+float fc_pad_value(const cg_pad_op *op, const float *image, const int64_t *tile, const int64_t *q);
+/* The operand's points per image: the product of its placements' counts. */
+int64_t fc_pad_operand_points(const cg_pad_op *op);
+
 #endif

@@ -66,15 +66,14 @@
 /* The kernel op of a pad (role 0 or 1) or the clip (role 2), for the CPU evaluation. */
 static cg_kernel_op operand_op(const lib_spec *s, convgen_pass pass, int role)
 {
-    cg_kernel_op op = {.kind = role == 2 ? CG_OP_CLIP : CG_OP_PAD, .operand = role == 2 ? 2 : role, .rank = s->rank,
-                       .images = s->images[role], .real_offset = s->real_offset, .scale = 1.0 / (double)s->points,
-                       .tiles = s->role_tiles[role]};
+    cg_pad_op op = {.operand = role == 2 ? 2 : role, .rank = s->rank, .images = s->images[role],
+                    .real_offset = s->real_offset, .scale = 1.0 / (double)s->points, .tiles = s->role_tiles[role]};
     op.images /= op.tiles; /* the operand's own images; the padded ones are [tile][image] */
     for (int d = 0; d < s->rank; ++d) {
         op.size[d] = s->d[d].size;
         op.dims[d] = fc_place(s, pass, role, d);
     }
-    return op;
+    return (cg_kernel_op){.kind = role == 2 ? CG_OP_CLIP : CG_OP_PAD, .pad = op};
 }
 
 /* True where the padding of operand `role` changes nothing: cuFFT can read the operand. */
@@ -484,10 +483,10 @@ static convgen_status transpose_step(const cg_problem *p, convgen_pass pass, con
 {
     int64_t images = s->images[role], natural = s->natural_offset, spectra = s->spectrum_offset[role];
     cg_step *st = fc_add_step(out, CG_STEP_KERNEL, phase);
-    st->op = (cg_kernel_op){.kind = CG_OP_TRANSPOSE, .rows = forward ? images : s->bins, .cols = forward ? s->bins : images,
-                            .src = forward ? natural : spectra, .dst = forward ? spectra : natural};
-    return render_transpose(p, pass, s, s->names[role], st->op.rows, st->op.cols, st->op.src, st->op.dst,
-                            &out->kernels[st->kernel]);
+    cg_transpose_op op = {.rows = forward ? images : s->bins, .cols = forward ? s->bins : images,
+                          .src = forward ? natural : spectra, .dst = forward ? spectra : natural};
+    st->op = (cg_kernel_op){.kind = CG_OP_TRANSPOSE, .transpose = op};
+    return render_transpose(p, pass, s, s->names[role], op.rows, op.cols, op.src, op.dst, &out->kernels[st->kernel]);
 }
 
 /* Rank 2: the transposed, digit-reversed layout, which the column transforms produce without

@@ -170,33 +170,39 @@ static convgen_status choose_batch(const cg_problem *p, const cg_tuning *tune, w
 static const char *const operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
 
 /* The 1-D transform of a dimension: its matrix as straight-line statements. */
-tmpl_value *wino_matrix_program(const wino_transform *t, char matrix, int *inputs, int *outputs)
+tmpl_value *wino_matrix_program(const wino_transform *t, cg_wino_stage matrix, int *inputs, int *outputs)
 {
     wino_program prog;
-    const cg_q(*rows)[WINO_MAX_ALPHA] = matrix == 'A' ? t->at : matrix == 'G' ? t->g : t->bt;
-    *outputs = matrix == 'A' ? t->m : t->alpha;
-    *inputs = matrix == 'A' ? t->alpha : matrix == 'G' ? t->r : t->alpha;
+    const cg_q(*rows)[WINO_MAX_ALPHA] = wino_matrix_rows(t, matrix, outputs, inputs);
     wino_program_build(rows, *outputs, *inputs, &prog);
     return wino_program_value(&prog, "in", "p");
 }
 
 /* "BT of F(4,3): alpha 6, points 0, 1, -1, 1/2, -1/2, inf (20 additions, 8 multiplications)". */
-static void describe_matrix(const wino_transform *t, char matrix, char *buf, size_t size)
+static void describe_matrix(const wino_transform *t, cg_wino_stage matrix, char *buf, size_t size)
 {
     char f[160];
     wino_program prog;
-    const cg_q(*rows)[WINO_MAX_ALPHA] = matrix == 'A' ? t->at : matrix == 'G' ? t->g : t->bt;
-    wino_program_build(rows, matrix == 'A' ? t->m : t->alpha, matrix == 'A' || matrix == 'B' ? t->alpha : t->r, &prog);
+    int nr, nc;
+    const cg_q(*rows)[WINO_MAX_ALPHA] = wino_matrix_rows(t, matrix, &nr, &nc);
+    wino_program_build(rows, nr, nc, &prog);
     wino_describe(t, f, sizeof f);
-    snprintf(buf, size, "%s of %s (%d additions, %d multiplications)", matrix == 'A' ? "AT" : matrix == 'G' ? "G" : "BT",
-             f, prog.adds, prog.multiplies);
+    snprintf(buf, size, "%s of %s (%d additions, %d multiplications)",
+             matrix == CG_WINO_AT ? "AT" : matrix == CG_WINO_G ? "G" : "BT", f, prog.adds, prog.multiplies);
+}
+
+int wino_op_matrices(const cg_wino_op *op, const cg_wino_stage **matrices)
+{
+    static const cg_wino_stage forward[] = {CG_WINO_BT, CG_WINO_AT}, accgrad[] = {CG_WINO_BT, CG_WINO_G, CG_WINO_AT};
+    *matrices = op->stage == CG_WINO_FUSED ? forward : op->stage == CG_WINO_FUSED_ACCGRAD ? accgrad : &op->stage;
+    return op->stage == CG_WINO_FUSED ? 2 : op->stage == CG_WINO_FUSED_ACCGRAD ? 3 : op->stage == CG_WINO_SUM ? 0 : 1;
 }
 
 /* One line per row of a matrix, for the header: "  [ 1 0 -21/4 ... ]". */
-static void matrix_lines(tmpl_value *h, const wino_transform *t, char matrix)
+static void matrix_lines(tmpl_value *h, const wino_transform *t, cg_wino_stage matrix)
 {
-    const cg_q(*rows)[WINO_MAX_ALPHA] = matrix == 'A' ? t->at : matrix == 'G' ? t->g : t->bt;
-    int nr = matrix == 'A' ? t->m : t->alpha, nc = matrix == 'G' ? t->r : t->alpha;
+    int nr, nc;
+    const cg_q(*rows)[WINO_MAX_ALPHA] = wino_matrix_rows(t, matrix, &nr, &nc);
     for (int i = 0; i < nr; ++i) {
         char line[512];
         int used = snprintf(line, sizeof line, "  [");
@@ -214,11 +220,12 @@ tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_w
 {
     char text[200];
     tmpl_value *h = tmpl_list();
-    bool fused = strcmp(s->algo, "winograd") != 0, fused_kernel = op->matrix == 'F' || op->matrix == 'D';
-    const char *template = op->matrix == 'F' ? "winograd/winograd_fused.cu"
-                           : op->matrix == 'D' ? "winograd/winograd_fused_accgrad.cu"
-                           : op->matrix == 'S' ? "split_reduce.cu"
-                                               : "winograd/winograd.cu";
+    bool fused = strcmp(s->algo, "winograd") != 0;
+    bool fused_kernel = op->stage == CG_WINO_FUSED || op->stage == CG_WINO_FUSED_ACCGRAD;
+    const char *template = op->stage == CG_WINO_FUSED           ? "winograd/winograd_fused.cu"
+                           : op->stage == CG_WINO_FUSED_ACCGRAD ? "winograd/winograd_fused_accgrad.cu"
+                           : op->stage == CG_WINO_SUM           ? "split_reduce.cu"
+                                                                : "winograd/winograd.cu";
     cg_value_line(h, "convgen %s: %s%s algorithm, %s: %s", CG_GENERATOR_VERSION, s->algo, fused ? "" : " (non-fused)",
                   convgen_pass_name(s->pass), what);
     cg_value_line(h, "%s", "");
@@ -228,16 +235,16 @@ tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_w
     if (s->chunks > 1)
         cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
                       (long long)s->batch);
-    /* the fused kernels apply several; the sum of partial results none */
-    const char *matrices = op->matrix == 'F' ? "BA" : op->matrix == 'D' ? "BGA" : op->matrix == 'S' ? "" : (const char[]){op->matrix, 0};
+    const cg_wino_stage *matrices;
+    int count = wino_op_matrices(op, &matrices);
     for (int d = 0; d < 2; ++d)
-        for (const char *mx = matrices; *mx; ++mx) {
-            describe_matrix(&s->tf[d], *mx, text, sizeof text);
+        for (int i = 0; i < count; ++i) {
+            describe_matrix(&s->tf[d], matrices[i], text, sizeof text);
             cg_value_line(h, "dimension %d: %lld tiles, %s:", d, (long long)op->tiles[d], text);
-            matrix_lines(h, &s->tf[d], *mx);
+            matrix_lines(h, &s->tf[d], matrices[i]);
         }
     cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1)%s", k->grid[0], k->grid[1], k->grid[2], k->block[0],
-                  fused_kernel || op->matrix == 'S' ? "" : ": one thread per tile");
+                  fused_kernel || op->stage == CG_WINO_SUM ? "" : ": one thread per tile");
     if (!fused)
         cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,
                       (long long)s->buffer[0], (long long)s->buffer[1], (long long)s->buffer[2]);
@@ -263,7 +270,7 @@ bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_divid
 static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
                                   int operand, const char *what, int64_t count, bool *failed)
 {
-    bool tiles = op->matrix != 'A';
+    bool tiles = op->stage != CG_WINO_AT;
     int64_t tile_count = op->tiles[0] * op->tiles[1];
     tmpl_value *ctx = tmpl_map();
     tmpl_map_set(ctx, "header", wino_header_lines(s, k, op, what));
@@ -284,12 +291,12 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
         int inputs, outputs;
         char key[16];
         snprintf(key, sizeof key, "prog%d", d);
-        tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], op->matrix, &inputs, &outputs));
+        tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], op->stage, &inputs, &outputs));
         snprintf(key, sizeof key, "span%d", d);
         tmpl_set_int(ctx, key, inputs);
         snprintf(key, sizeof key, "outs%d", d);
         tmpl_set_int(ctx, key, outputs);
-        describe_matrix(&s->tf[d], op->matrix, describe, sizeof describe);
+        describe_matrix(&s->tf[d], op->stage, describe, sizeof describe);
         snprintf(key, sizeof key, "describe%d", d);
         tmpl_set_str(ctx, key, describe);
     }
@@ -302,7 +309,7 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
         bool checked = false;
         for (int d = 0; d < 2; ++d) {
             char key[16];
-            int64_t span = op->matrix == 'G' ? s->tf[d].r : s->tf[d].alpha;
+            int64_t span = op->stage == CG_WINO_G ? s->tf[d].r : s->tf[d].alpha;
             int64_t last = (op->tiles[d] - 1) * op->step[d] - op->offset[d] + span; /* past the last tile */
             checked |= op->offset[d] > 0 || last > op->size[d];
             snprintf(key, sizeof key, "step%d", d);
@@ -334,14 +341,15 @@ cg_kernel *wino_add_kernel_step(const cg_kernel_op *op, int phase, cg_generated 
 }
 
 /* Appends a transform kernel step doing op in `phase` on operand in0 or in1 (`operand`; the output
- * for op 'A'), named convgen_winograd_<pass>_<part>. */
+ * for op AT), named convgen_winograd_<pass>_<part>. */
 convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int operand,
                                   int phase, const char *part, const char *what, cg_generated *out)
 {
-    cg_kernel *k = wino_add_kernel_step(&(cg_kernel_op){.kind = CG_OP_WINOGRAD, .operand = operand, .wino = *op}, phase,
-                                        out);
+    cg_kernel_op step = {.kind = CG_OP_WINOGRAD, .wino = *op};
+    step.wino.operand = operand;
+    cg_kernel *k = wino_add_kernel_step(&step, phase, out);
     snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
-    int64_t count = (op->matrix == 'A' ? op->rows : op->channels) * op->outer * op->tiles[0] * op->tiles[1];
+    int64_t count = (op->stage == CG_WINO_AT ? op->rows : op->channels) * op->outer * op->tiles[0] * op->tiles[1];
     k->grid[0] = (unsigned)wino_div_up(count, THREADS);
     k->block[0] = THREADS;
     bool failed = false;
@@ -353,12 +361,13 @@ convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int 
     return status;
 }
 
-/* The tiles of a plane of `size` read through matrix 'B' (or 'G') of the spec's transforms: tile t
+/* The tiles of a plane of `size` read through matrix BT (or G) of the spec's transforms: tile t
  * of each dimension from t * step - offset. */
-cg_wino_op wino_tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t channels, const int64_t size[2],
-                         const int64_t tiles[2], const int64_t step[2], const int64_t offset[2], int buffer)
+cg_wino_op wino_tiles_op(const wino_spec *s, cg_wino_stage matrix, int64_t outer, int64_t channels,
+                         const int64_t size[2], const int64_t tiles[2], const int64_t step[2], const int64_t offset[2],
+                         int buffer)
 {
-    cg_wino_op op = {.matrix = matrix, .outer = outer, .channels = channels, .buffer = s->buffer[buffer]};
+    cg_wino_op op = {.stage = matrix, .outer = outer, .channels = channels, .buffer = s->buffer[buffer]};
     for (int d = 0; d < 2; ++d) {
         op.m[d] = s->tf[d].m, op.r[d] = s->tf[d].r;
         op.size[d] = size[d], op.tiles[d] = tiles[d], op.step[d] = step[d], op.offset[d] = offset[d];
@@ -371,7 +380,7 @@ cg_wino_op wino_tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t
 static cg_wino_op output_op(const wino_spec *s, int64_t rows, int64_t outer, const int64_t size[2],
                             const int64_t tiles[2], int64_t outer_stride, int64_t row_stride)
 {
-    cg_wino_op op = {.matrix = 'A', .rows = rows, .outer = outer, .buffer = s->buffer[WINO_M], .outer_stride = outer_stride,
+    cg_wino_op op = {.stage = CG_WINO_AT, .rows = rows, .outer = outer, .buffer = s->buffer[WINO_M], .outer_stride = outer_stride,
                      .row_stride = row_stride};
     for (int d = 0; d < 2; ++d) {
         op.m[d] = s->tf[d].m, op.r[d] = s->tf[d].r;
@@ -462,13 +471,13 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
     /* U [e][c][k]; for bprop with convgen's GEMM [e][k][c] (w's planes read as [c][k]), so that
      * its loads run along the output channels as fprop's do, rather than along the sum */
     bool swap = bprop && s->generated_gemm;
-    cg_wino_op w = swap ? wino_tiles_op(s, 'G', p->c, p->k, s->kernel, one, none, none, WINO_U)
-                        : wino_tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, WINO_U);
+    cg_wino_op w = swap ? wino_tiles_op(s, CG_WINO_G, p->c, p->k, s->kernel, one, none, none, WINO_U)
+                        : wino_tiles_op(s, CG_WINO_G, p->k, p->c, s->kernel, one, none, none, WINO_U);
     w.flip = bprop != p->flip;
     w.planes_transposed = swap;
     convgen_status st = wino_add_transform(s, &w, 1, 0, "transform_w",
                                       bprop ? "the transforms of w, flipped" : "the transforms of w", out);
-    cg_wino_op data = wino_tiles_op(s, 'B', s->batch, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
+    cg_wino_op data = wino_tiles_op(s, CG_WINO_BT, s->batch, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
     snprintf(part, sizeof part, "transform_%s", names[0]);
     snprintf(what, sizeof what, "the transforms of %s's tiles", names[0]);
     if (st == CONVGEN_SUCCESS)
@@ -490,9 +499,9 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
 static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, cg_generated *out)
 {
     const int64_t one[2] = {1, 1}, none[2] = {0, 0}, m[2] = {s->m[0], s->m[1]};
-    cg_wino_op x = wino_tiles_op(s, 'B', s->batch, p->c, s->in, s->tiles, m, s->pad, WINO_V);
+    cg_wino_op x = wino_tiles_op(s, CG_WINO_BT, s->batch, p->c, s->in, s->tiles, m, s->pad, WINO_V);
     convgen_status st = wino_add_transform(s, &x, 0, 1, "transform_x", "the transforms of x's tiles", out);
-    cg_wino_op dy = wino_tiles_op(s, 'G', s->batch, p->k, s->out, s->tiles, m, none, WINO_U);
+    cg_wino_op dy = wino_tiles_op(s, CG_WINO_G, s->batch, p->k, s->out, s->tiles, m, none, WINO_U);
     if (st == CONVGEN_SUCCESS)
         st = wino_add_transform(s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
     if (st != CONVGEN_SUCCESS)

@@ -1,11 +1,19 @@
-/* The winograd algorithm's transform kernels on the CPU (cg_program_evaluate): each tile through
- * the exact matrices of its ops (rationals to doubles), results stored in fp32 where the kernels
- * store them. The CUDA of the kernels is checked on the GPU. */
+/* The WINOGRAD op kind (op_kinds.h) of the winograd and winograd-fused planners: on the CPU
+ * (cg_program_evaluate) each tile through the exact matrices of its ops (rationals to doubles),
+ * results stored in fp32 where the kernels store them; the CUDA of the kernels is checked on the
+ * GPU. Its work for the cost model, and its description. */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "generate.h"
+#include "op_kinds.h"
+#include "util.h"
+#include "winograd_plan.h"
 #include "winograd_transform.h"
+
+/* The fused kernels' measured rate: about 30% of the GEMMs' (convgen tune over the bench set:
+ * bench/results/...-tune.csv); accgrad's less. */
+#define WINOGRAD_FUSED_EFFICIENCY 0.21
+#define WINOGRAD_FUSED_ACCGRAD_EFFICIENCY 0.19
 
 typedef double wino_matrix[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
 
@@ -16,9 +24,7 @@ static bool matrix_of(const cg_wino_op *op, int d, wino_matrix a, int *rows, int
     char err[160];
     if (!wino_derive(op->m[d], op->r[d], &t, err, sizeof err))
         return false;
-    const cg_q(*q)[WINO_MAX_ALPHA] = op->matrix == 'A' ? t.at : op->matrix == 'G' ? t.g : t.bt;
-    *rows = op->matrix == 'A' ? t.m : t.alpha;
-    *cols = op->matrix == 'G' ? t.r : t.alpha;
+    const cg_q(*q)[WINO_MAX_ALPHA] = wino_matrix_rows(&t, op->stage, rows, cols);
     for (int i = 0; i < *rows; ++i)
         for (int j = 0; j < *cols; ++j)
             a[i][j] = cg_q_double(q[i][j]);
@@ -89,12 +95,12 @@ static void run_output(const cg_wino_op *op, wino_matrix a[2], const int rows[2]
         }
 }
 
-/* The fused op: its tiles ('B') into V [e][c][tile], the products with the weights' transforms
- * per element in double, M [e][row][tile], then its outputs ('A'), through buffers of its own. */
+/* The fused op: its tiles (BT) into V [e][c][tile], the products with the weights' transforms
+ * per element in double, M [e][row][tile], then its outputs (AT), through buffers of its own. */
 static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const char *ws)
 {
     cg_wino_op b = *op, a = *op;
-    b.matrix = 'B', a.matrix = 'A';
+    b.stage = CG_WINO_BT, a.stage = CG_WINO_AT;
     a.size[0] = op->out_size[0], a.size[1] = op->out_size[1];
     wino_matrix mb[2], ma[2];
     int rb[2], cb[2], ra[2], ca[2];
@@ -123,16 +129,16 @@ static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const 
     return true;
 }
 
-/* The fused accgrad op: the tiles of in0 ('B') into V [e][c][column] and those of in1 ('G') into
+/* The fused accgrad op: the tiles of in0 (BT) into V [e][c][column] and those of in1 (G) into
  * D [e][row][column], then per run of columns the products summed in double, M [e][row][c],
  * through AT into the run's planes (out, or its partial result in the workspace). */
 static bool run_fused_accgrad(const cg_wino_op *op, const float *const in[2], float *out, char *ws)
 {
     cg_wino_op b = *op, g = *op, a = *op;
-    b.matrix = 'B', b.flip = false; /* `flip` reverses dw's planes, not the tiles */
-    g.matrix = 'G', g.flip = false, g.channels = op->rows, g.size[0] = op->out_size[0], g.size[1] = op->out_size[1];
+    b.stage = CG_WINO_BT, b.flip = false; /* `flip` reverses dw's planes, not the tiles */
+    g.stage = CG_WINO_G, g.flip = false, g.channels = op->rows, g.size[0] = op->out_size[0], g.size[1] = op->out_size[1];
     g.offset[0] = g.offset[1] = 0;
-    a.matrix = 'A', a.rows = op->rows, a.outer = op->channels, a.tiles[0] = a.tiles[1] = 1;
+    a.stage = CG_WINO_AT, a.rows = op->rows, a.outer = op->channels, a.tiles[0] = a.tiles[1] = 1;
     a.size[0] = op->m[0], a.size[1] = op->m[1];
     wino_matrix mb[2], mg[2], ma[2];
     int rb[2], cb[2], rg[2], cg[2], ra[2], ca[2];
@@ -177,25 +183,76 @@ static void run_sum(const cg_wino_op *op, float *out, const char *ws)
     }
 }
 
-bool cg_wino_op_evaluate(const cg_kernel_op *kop, const float *const in[2], float *out, char *ws)
+static bool run_op(const cg_wino_op *op, const cg_op_buffers *b)
 {
-    const cg_wino_op *op = &kop->wino;
-    if (op->matrix == 'F')
-        return run_fused(op, in[0], out, ws);
-    if (op->matrix == 'D')
-        return run_fused_accgrad(op, in, out, ws);
-    if (op->matrix == 'S') {
-        run_sum(op, out, ws);
+    if (op->stage == CG_WINO_FUSED)
+        return run_fused(op, b->in[0], b->out, b->ws);
+    if (op->stage == CG_WINO_FUSED_ACCGRAD)
+        return run_fused_accgrad(op, b->in, b->out, b->ws);
+    if (op->stage == CG_WINO_SUM) {
+        run_sum(op, b->out, b->ws);
         return true;
     }
     wino_matrix a[2];
     int rows[2], cols[2];
     if (!matrix_of(op, 0, a[0], &rows[0], &cols[0]) || !matrix_of(op, 1, a[1], &rows[1], &cols[1]))
         return false;
-    float *buf = (float *)(ws + op->buffer);
-    if (op->matrix == 'A')
-        run_output(op, a, rows, cols, buf, out);
+    float *buf = (float *)(b->ws + op->buffer);
+    if (op->stage == CG_WINO_AT)
+        run_output(op, a, rows, cols, buf, b->out);
     else
-        run_tiles(op, a, rows, cols, in[kop->operand], buf);
+        run_tiles(op, a, rows, cols, b->in[op->operand], buf);
     return true;
 }
+
+static convgen_status evaluate_winograd(const cg_kernel_op *op, const cg_op_buffers *b)
+{
+    return run_op(&op->wino, b) ? CONVGEN_SUCCESS
+                                : cg_fail(CONVGEN_ERROR_INTERNAL, "its Winograd transform cannot be derived");
+}
+
+/* The transforms move their planes and transforms at the copy bandwidth; the fused kernels also
+ * multiply-add each element of a tile's transform over the channels (or the images' tiles). */
+static cg_work winograd_work(const cg_kernel_op *op, int sm_count)
+{
+    (void)sm_count;
+    const cg_wino_op *w = &op->wino;
+    double alpha = (double)(w->m[0] + w->r[0] - 1) * (w->m[1] + w->r[1] - 1);
+    double tiles = (double)w->tiles[0] * w->tiles[1], planes = (double)w->outer * w->channels;
+    double plane = (double)w->size[0] * w->size[1], outputs = (double)w->out_size[0] * w->out_size[1];
+    cg_work k = {.efficiency = WINOGRAD_FUSED_EFFICIENCY, .bandwidth_efficiency = CG_BANDWIDTH_EFFICIENCY};
+    switch (w->stage) {
+    case CG_WINO_BT: case CG_WINO_G: /* planes in, transforms out */
+        k.bytes = 4 * planes * (plane + alpha * tiles);
+        break;
+    case CG_WINO_AT: /* transforms in, outputs out */
+        k.bytes = 4 * (double)w->rows * w->outer * tiles * (alpha + (double)w->m[0] * w->m[1]);
+        break;
+    case CG_WINO_FUSED: /* tiles in, products summed over the channels, outputs out */
+        k.flops = 2 * alpha * tiles * planes * (double)w->rows;
+        k.bytes = 4 * (planes * plane + (double)w->rows * w->outer * outputs + alpha * w->channels * w->rows);
+        break;
+    case CG_WINO_FUSED_ACCGRAD: /* both operands' tiles in, products summed over the images' tiles */
+        k.efficiency = WINOGRAD_FUSED_ACCGRAD_EFFICIENCY;
+        k.flops = 2 * alpha * tiles * planes * (double)w->rows;
+        k.bytes = 4 * (planes * plane + (double)w->rows * w->outer * outputs) + 4.0 * w->splits * w->partial;
+        break;
+    default: /* SUM: partial results summed */
+        k.bytes = 4.0 * (double)(w->splits + 1) * w->partial;
+    }
+    return k;
+}
+
+static const char *describe_winograd(const cg_kernel_op *op)
+{
+    switch (op->wino.stage) {
+    case CG_WINO_BT: return "Winograd transform of the data (BT d B)";
+    case CG_WINO_G: return "Winograd transform of the filters (G g GT)";
+    case CG_WINO_AT: return "Winograd inverse transform (AT m A)";
+    case CG_WINO_FUSED: return "fused Winograd: transforms, products over the channels, inverse";
+    case CG_WINO_FUSED_ACCGRAD: return "fused Winograd accgrad: transforms, products over the tiles, inverse";
+    default: return "sum of the partial results";
+    }
+}
+
+const cg_op_class cg_op_winograd = {CG_OP_WINOGRAD, "winograd", evaluate_winograd, winograd_work, describe_winograd};

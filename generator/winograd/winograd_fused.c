@@ -61,9 +61,9 @@ typedef struct fused_planes {
 } fused_planes;
 
 /* The context keys every fused kernel has: its header, name, planes, tiles and both dimensions'
- * transform programs (`matrices`, e.g. "BA": bt0, bt1, at0, at1). */
+ * transform programs (the op's matrices, e.g. BT and AT: bt0, bt1, at0, at1). */
 static tmpl_value *common_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
-                                  const char *what, const char *matrices, fused_planes planes)
+                                  const char *what, fused_planes planes)
 {
     tmpl_value *ctx = tmpl_map();
     tmpl_set_int(ctx, "channels", planes.channels);
@@ -81,10 +81,11 @@ static tmpl_value *common_context(const wino_spec *s, const cg_kernel *k, const 
     tmpl_set_int(ctx, "tiles1", s->tiles[1]);
     for (int d = 0; d < 2; ++d) {
         char key[16];
-        for (const char *mx = matrices; *mx; ++mx) {
+        const cg_wino_stage *matrices;
+        for (int i = 0, count = wino_op_matrices(op, &matrices); i < count; ++i) {
             int inputs, outputs;
-            snprintf(key, sizeof key, "%s%d", *mx == 'A' ? "at" : *mx == 'G' ? "g" : "bt", d);
-            tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], *mx, &inputs, &outputs));
+            snprintf(key, sizeof key, "%s%d", matrices[i] == CG_WINO_AT ? "at" : matrices[i] == CG_WINO_G ? "g" : "bt", d);
+            tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], matrices[i], &inputs, &outputs));
         }
         /* F(m, r) of the dimension: alpha = m + r - 1 (accgrad's F(r, m): m the taps, r dy's tile) */
         snprintf(key, sizeof key, "alpha%d", d);
@@ -137,7 +138,7 @@ static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const
     int64_t tile_count = s->tiles[0] * s->tiles[1];
     bool bprop = s->pass == CONVGEN_BPROP;
     tmpl_value *ctx = common_context(s, k, f, bprop ? "the fused kernel: dy's tiles, the products, dx"
-                                                        : "the fused kernel: x's tiles, the products, y", "BA",
+                                                        : "the fused kernel: x's tiles, the products, y",
                                      (fused_planes){f->channels, f->rows, f->size, f->out_size});
     tmpl_set_int(ctx, "tile_block", FUSED_TILES);
     tmpl_set_int(ctx, "k_block", FUSED_OUTPUTS);
@@ -176,8 +177,8 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
 
     /* U [e][data channel][output channel]: bprop reads w's [k][c] planes as [c][k] */
     const int64_t one[2] = {1, 1}, none[2] = {0, 0};
-    cg_wino_op w = bprop ? wino_tiles_op(s, 'G', p->c, p->k, s->kernel, one, none, none, WINO_U)
-                         : wino_tiles_op(s, 'G', p->k, p->c, s->kernel, one, none, none, WINO_U);
+    cg_wino_op w = bprop ? wino_tiles_op(s, CG_WINO_G, p->c, p->k, s->kernel, one, none, none, WINO_U)
+                         : wino_tiles_op(s, CG_WINO_G, p->k, p->c, s->kernel, one, none, none, WINO_U);
     w.flip = bprop != p->flip;
     w.planes_transposed = bprop;
     convgen_status st = wino_add_transform(s, &w, 1, 0, "transform_w",
@@ -186,8 +187,8 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
         return st;
 
     const int64_t m[2] = {s->m[0], s->m[1]}, plane = out_size[0] * out_size[1];
-    cg_wino_op f = wino_tiles_op(s, 'B', p->n, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
-    f.matrix = 'F';
+    cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
+    f.stage = CG_WINO_FUSED;
     f.rows = out_ch, f.weights = s->buffer[WINO_U], f.outer_stride = out_ch * plane, f.row_stride = plane;
     f.out_size[0] = out_size[0], f.out_size[1] = out_size[1];
     char name[64];
@@ -234,7 +235,7 @@ static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, cons
     tmpl_value *ctx = common_context(s, k, op, op->splits > 1 ? "the fused kernel: x's and dy's tiles, the "
                                                                    "products, a run's partial dw"
                                                                  : "the fused kernel: x's and dy's tiles, the products, dw",
-                                     "BGA", (fused_planes){p->c, p->k, s->in, s->out});
+                                     (fused_planes){p->c, p->k, s->in, s->out});
     tmpl_set_int(ctx, "k_block", ACCGRAD_OUTPUTS);
     tmpl_set_int(ctx, "c_block", ACCGRAD_CHANNELS);
     tmpl_set_int(ctx, "t_block", ACCGRAD_TILES);
@@ -284,8 +285,8 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
     out->workspace_bytes = s->workspace;
     out->chunks = 1;
 
-    cg_wino_op f = wino_tiles_op(s, 'B', p->n, p->c, s->in, s->tiles, m, s->pad, WINO_V);
-    f.matrix = 'D';
+    cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, p->c, s->in, s->tiles, m, s->pad, WINO_V);
+    f.stage = CG_WINO_FUSED_ACCGRAD;
     f.buffer = 0;
     f.rows = p->k, f.out_size[0] = s->out[0], f.out_size[1] = s->out[1];
     f.outer_stride = taps, f.row_stride = p->c * taps;
@@ -315,7 +316,7 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
         return st;
 
     /* the partial results at byte 0 of the workspace, where split_reduce.cu reads them */
-    cg_wino_op sum = {.matrix = 'S', .buffer = 0, .splits = splits, .partial = partial};
+    cg_wino_op sum = {.stage = CG_WINO_SUM, .buffer = 0, .splits = splits, .partial = partial};
     for (int d = 0; d < 2; ++d)
         sum.m[d] = s->tf[d].m, sum.r[d] = s->tf[d].r;
     k = add_kernel(&sum, 2, "convgen_winograd_fused_accgrad_sum", out);

@@ -59,9 +59,22 @@ int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool 
  * kernels' 32-bit indices or cuBLAS's 32-bit sizes. */
 bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s);
 
-/* The 1-D transform `matrix` ('A', 'B' or 'G') of t as straight-line statements on in[] with
- * temporaries p0, p1, ...; *inputs and *outputs: its columns and rows. */
-tmpl_value *wino_matrix_program(const wino_transform *t, char matrix, int *inputs, int *outputs);
+/* The matrix of a transform (`matrix` CG_WINO_BT, CG_WINO_G or CG_WINO_AT) of t: its rows, *rows x
+ * *cols. */
+static inline const cg_q (*wino_matrix_rows(const wino_transform *t, cg_wino_stage matrix, int *rows,
+                                            int *cols))[WINO_MAX_ALPHA]
+{
+    *rows = matrix == CG_WINO_AT ? t->m : t->alpha;
+    *cols = matrix == CG_WINO_G ? t->r : t->alpha;
+    return matrix == CG_WINO_AT ? t->at : matrix == CG_WINO_G ? t->g : t->bt;
+}
+
+/* The 1-D transform `matrix` (CG_WINO_BT, CG_WINO_G or CG_WINO_AT) of t as straight-line
+ * statements on in[] with temporaries p0, p1, ...; *inputs and *outputs: its columns and rows. */
+tmpl_value *wino_matrix_program(const wino_transform *t, cg_wino_stage matrix, int *inputs, int *outputs);
+/* The matrices op applies, in order: its own (BT, G or AT), the fused kernels' several (BT and AT;
+ * accgrad's BT, G and AT), none for SUM. Their count; *matrices points at them. */
+int wino_op_matrices(const cg_wino_op *op, const cg_wino_stage **matrices);
 /* The kernel header: what it is, the layer, the plan, each dimension's matrices, launch and
  * workspace. */
 tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
@@ -69,15 +82,16 @@ tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_w
 /* Sets key to the magic division by d over [0, max_dividend]; false if it could not be made. */
 bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend);
 
-/* The tiles of planes of `size` through matrix 'B' or 'G' of the spec's transforms, tile t of each
- * dimension from t * step - offset, into the spec's buffer `buffer` (WINO_U or WINO_V). */
-cg_wino_op wino_tiles_op(const wino_spec *s, char matrix, int64_t outer, int64_t channels, const int64_t size[2],
+/* The tiles of planes of `size` through matrix CG_WINO_BT or CG_WINO_G of the spec's transforms,
+ * tile t of each dimension from t * step - offset, into the spec's buffer `buffer` (WINO_U or
+ * WINO_V). */
+cg_wino_op wino_tiles_op(const wino_spec *s, cg_wino_stage matrix, int64_t outer, int64_t channels, const int64_t size[2],
                          const int64_t tiles[2], const int64_t step[2], const int64_t offset[2], int buffer);
 /* Appends a kernel step running op in `phase` (0: before the sub-batches, 1: each, 2: after them);
  * its kernel, launched as one thread until the caller says, is the caller's to name and fill. */
 cg_kernel *wino_add_kernel_step(const cg_kernel_op *op, int phase, cg_generated *out);
-/* Appends a transform kernel step doing op ('A', 'B' or 'G') in `phase` on operand in0 or in1
- * (`operand`; the output for 'A'), named convgen_winograd_<pass>_<part>. */
+/* Appends a transform kernel step doing op (CG_WINO_BT, CG_WINO_G or CG_WINO_AT) in `phase` on
+ * operand in0 or in1 (`operand`; the output for AT), named convgen_winograd_<pass>_<part>. */
 convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int operand,
                                   int phase, const char *part, const char *what, cg_generated *out);
 
