@@ -86,10 +86,9 @@ int main(int argc, char **argv)
         printf("usage: %s ALGO PASS N C K HxW RxS PAD [fourier=AxB] [gemm=cublas|generated]\n", argv[0]);
         return 2;
     }
-    const char *algos[] = {"direct", "cufft", "fft", "fft-tiled", "fft-fused", "winograd", "winograd-fused"};
-    int algo = -1;
-    for (int i = 0; i < 7; ++i)
-        if (strcmp(argv[1], algos[i]) == 0)
+    int algo = -1; /* by the library's own names, whatever the enum's order */
+    for (int i = 0; i < 64 && algo < 0; ++i)
+        if (i != CONVGEN_ALGO_AUTO && strcmp(argv[1], convgen_algo_name((convgen_algo)i)) == 0)
             algo = i;
     convgen_pass pass = strcmp(argv[2], "bprop") == 0 ? CONVGEN_BPROP : strcmp(argv[2], "accgrad") == 0 ? CONVGEN_ACCGRAD : CONVGEN_FPROP;
     convgen_conv_desc d = {.rank = 2, .n = atoll(argv[3]), .c = atoll(argv[4]), .k = atoll(argv[5])};
