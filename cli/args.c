@@ -188,11 +188,13 @@ static bool set_workspace_limit(cli_args *a, const cli_option *o, const char *v)
     return cli_parse_int(o->name, v, 0, INT64_MAX, &x) && (a->options.workspace_limit = (size_t)x, true);
 }
 
+/* --tile and --fourier: 0 leaves a dimension to the planner, as in convgen_plan_options (the
+ * kernels' re-emit commands say "--tile 4x0" for a tile fixed along the first dimension only). */
 static bool set_tuning_sizes(cli_args *a, const cli_option *o, const char *v)
 {
     int64_t dims[CONVGEN_MAX_RANK];
     int given;
-    if (!parse_sizes(o, v, 1, MAX_OPTION_SIZE, dims, &given))
+    if (!parse_sizes(o, v, 0, MAX_OPTION_SIZE, dims, &given))
         return false;
     for (int d = 0; d < given; ++d)
         if (strcmp(o->name, "--tile") == 0)
@@ -261,9 +263,11 @@ static const cli_option options[] = {
      "(convgen's own batched GEMM); default: winograd, generated for 33 to\n"
      "64 output channels over 1000 tiles; fft, generated; fft-tiled, cublas"},
     {"--tile", "MxN", PLAN_VERBS, false, set_tuning_sizes, 0,
-     "winograd: the output tile m of F(m, r) per dimension (default: chosen)"},
+     "winograd: the output tile m of F(m, r) per dimension; 0 (and the\n"
+     "default): chosen"},
     {"--fourier", "AxB", PLAN_VERBS, false, set_tuning_sizes, 0,
-     "cufft: the transform size per dimension (default: the smallest that fits)"},
+     "cufft: the transform size per dimension; 0 (and the default): the\n"
+     "smallest that fits"},
     {"--tf32", NULL, PLAN_VERBS, false, set_tf32, 0, "the library GEMMs may use TF32 tensor cores (allow_tf32)"},
     {"--workspace-limit", "BYTES", PLAN_VERBS, false, set_workspace_limit, 0,
      "the plan's workspace cap: sub-batches, or an error (default 0: none)"},

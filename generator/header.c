@@ -26,14 +26,18 @@ void cg_emit_command(const cg_problem *p, convgen_pass pass, convgen_algo algo, 
     cg_buf b = {0};
     char dims[64], layer[1024];
     cg_buf_printf(&b, "convgen emit --algo %s", convgen_algo_name(algo));
-    if (tune && tune->fourier_size[0] > 0) {
+    /* Sizes fixed along some dimensions, 0 along those left to the planner ("--tile 0x4") */
+    int64_t m[CONVGEN_MAX_RANK] = {0};
+    bool fourier = false, tile = false;
+    for (int d = 0; tune && d < p->rank; ++d) {
+        m[d] = tune->winograd_m[d];
+        fourier |= tune->fourier_size[d] > 0, tile |= m[d] > 0;
+    }
+    if (fourier) {
         cg_dims_text(tune->fourier_size, p->rank, dims, sizeof dims);
         cg_buf_printf(&b, " --fourier %s", dims);
     }
-    if (tune && tune->winograd_m[0] > 0) {
-        int64_t m[CONVGEN_MAX_RANK] = {0};
-        for (int d = 0; d < p->rank; ++d)
-            m[d] = tune->winograd_m[d];
+    if (tile) {
         cg_dims_text(m, p->rank, dims, sizeof dims);
         cg_buf_printf(&b, " --tile %s", dims);
     }

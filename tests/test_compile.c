@@ -16,6 +16,7 @@
 #include "cubin.h"
 #include "jit.h"
 #include "layer.h"
+#include "planner_cases.h"
 
 static convgen_context *offline(const char *cache_dir)
 {
@@ -27,6 +28,8 @@ static convgen_context *offline(const char *cache_dir)
     return ctx;
 }
 
+/* Every registered planner on every layer and pass of the set: each case it takes compiles
+ * without local memory; each one it refuses must be a refusal tests/planner_cases.c expects. */
 static void test_every_layer_compiles_for_sm_90_without_local_memory(void **state)
 {
     (void)state;
@@ -34,85 +37,91 @@ static void test_every_layer_compiles_for_sm_90_without_local_memory(void **stat
     int count, kernels = 0;
     assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
     convgen_context *ctx = offline(NULL);
-    const convgen_algo algos[] = {CONVGEN_ALGO_DIRECT, CONVGEN_ALGO_DIRECT_WINDOW, CONVGEN_ALGO_CUFFT, CONVGEN_ALGO_FFT,
-                                  CONVGEN_ALGO_FFT_TILED, CONVGEN_ALGO_FFT_FUSED, CONVGEN_ALGO_WINOGRAD,
-                                  CONVGEN_ALGO_WINOGRAD_FUSED};
-    const int algo_count = (int)(sizeof algos / sizeof algos[0]);
-    int not_applicable = 0;
-    for (int i = 0; i < count; ++i)
-        for (int a = 0; a < algo_count * 3; ++a) {
-            convgen_pass pass = (convgen_pass)(a % 3);
-            convgen_plan *plan;
-            convgen_status s = convgen_plan_conv(ctx, &layers[i].desc, pass, algos[a / 3], &plan);
-            bool strided = false;
-            for (int d = 0; d < layers[i].desc.rank; ++d)
-                strided |= layers[i].desc.stride[d] > 1;
-            /* FFT convolution is for stride 1, fft for ranks 1 and 2 and transforms up to 256 points,
-             * fft-fused for rank 2, fprop and bprop, winograd for ranks 1 and 2 and kernels up to 7,
-             * winograd-fused for rank 2 and kernels 2 to 5, direct-window for bprop of ranks 1 and 2
-             * with up to 4 input channels (any stride); any other refusal fails below. */
-            bool window = algos[a / 3] == CONVGEN_ALGO_DIRECT_WINDOW;
-            strided &= !window;
-            bool fused = algos[a / 3] == CONVGEN_ALGO_FFT_FUSED;
-            bool generated = algos[a / 3] == CONVGEN_ALGO_FFT || algos[a / 3] == CONVGEN_ALGO_FFT_TILED || fused;
-            bool beyond = generated && (layers[i].desc.rank > 2 || strstr(convgen_last_error(), "beyond 256") ||
-                                        (fused && (layers[i].desc.rank != 2 || pass == CONVGEN_ACCGRAD)));
-            beyond |= algos[a / 3] == CONVGEN_ALGO_WINOGRAD &&
-                      (layers[i].desc.rank > 2 || strstr(convgen_last_error(), "kernels up to"));
-            beyond |= algos[a / 3] == CONVGEN_ALGO_WINOGRAD_FUSED &&
-                      (layers[i].desc.rank != 2 || strstr(convgen_last_error(), "kernels "));
-            beyond |= window && (pass != CONVGEN_BPROP || layers[i].desc.rank > 2 || layers[i].desc.c > 4);
-            if (s == CONVGEN_ERROR_NOT_SUPPORTED && algos[a / 3] != CONVGEN_ALGO_DIRECT && (strided || beyond)) {
-                ++not_applicable;
-                continue;
+    planner_tally tally = {0};
+    for (int a = 0; a < cg_planner_count(); ++a)
+        for (int i = 0; i < count; ++i)
+            for (int pass = 0; pass < 3; ++pass) {
+                const cg_planner *planner = cg_planner_at(a);
+                cg_problem p;
+                assert_int_equal(cg_problem_init(&p, &layers[i].desc), CONVGEN_SUCCESS);
+                convgen_plan *plan;
+                convgen_status s = convgen_plan_conv(ctx, &layers[i].desc, (convgen_pass)pass, planner->algo, &plan);
+                if (s == CONVGEN_ERROR_COMPILE)
+                    fail_msg("%s %s %s: %s\n%s", layers[i].name, planner->name, convgen_pass_name((convgen_pass)pass),
+                             convgen_last_error(), convgen_last_compile_log());
+                bool taken = planner_takes(planner, &p, (convgen_pass)pass, s, layers[i].name);
+                planner_tally_add(&tally, taken);
+                if (!taken)
+                    continue;
+                for (int k = 0; k < convgen_plan_kernel_count(plan); ++k, ++kernels) {
+                    convgen_kernel_info info;
+                    assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
+                    print_message("%-4s %-8s %-36s %3d regs %5d B smem, stack %d, spills %d/%d\n", layers[i].name,
+                                  convgen_pass_name((convgen_pass)pass), info.name, info.registers, info.shared_bytes,
+                                  info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes);
+                    assert_true(info.registers > 0); /* the report was parsed */
+                    assert_int_equal(info.stack_bytes, 0);
+                    assert_int_equal(info.spill_store_bytes, 0);
+                    assert_int_equal(info.spill_load_bytes, 0);
+                }
+                convgen_plan_destroy(plan);
             }
-            if (s != CONVGEN_SUCCESS)
-                fail_msg("%s %s %s: %s\n%s", layers[i].name, convgen_algo_name(algos[a / 3]), convgen_pass_name(pass),
-                         convgen_last_error(), convgen_last_compile_log());
-            for (int k = 0; k < convgen_plan_kernel_count(plan); ++k, ++kernels) {
-                convgen_kernel_info info;
-                assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
-                print_message("%-4s %-8s %-36s %3d regs %5d B smem, stack %d, spills %d/%d\n", layers[i].name,
-                              convgen_pass_name(pass), info.name, info.registers, info.shared_bytes,
-                              info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes);
-                assert_true(info.registers > 0); /* the report was parsed */
-                assert_int_equal(info.stack_bytes, 0);
-                assert_int_equal(info.spill_store_bytes, 0);
-                assert_int_equal(info.spill_load_bytes, 0);
-            }
-            convgen_plan_destroy(plan);
-        }
-    print_message("%d kernels of %d layers compiled (direct, direct-window, cufft, fft, fft-tiled, fft-fused, winograd, winograd-fused; not applicable to %d "
-                  "passes)\n",
-                  kernels, count, not_applicable);
+    print_message("%d kernels compiled: %d planners x %d layers x 3 passes = %d cases, %d taken, %d refused as "
+                  "tests/planner_cases.c expects\n",
+                  kernels, cg_planner_count(), count, tally.cases, tally.taken, tally.refused);
     convgen_context_destroy(ctx);
     free(layers);
 }
 
-/* winograd and fft with convgen's own GEMM (options.gemm) on the layer set: the products'
- * kernels of every pass compile without local memory, accgrad also summing over sub-batches
- * (the zeroing kernel and the accumulating one), under half the workspace it needs whole. */
+/* Whether the planner's products can be convgen's own GEMM (options.gemm): a program of some
+ * layer and pass, with the generated GEMM asked for, has a GEMM kernel step. */
+static bool takes_generated_gemm(const cg_planner *planner, const cg_layer *layers, int count)
+{
+    const cg_tuning generated = {.gemm = CONVGEN_GEMM_GENERATED};
+    bool found = false;
+    for (int i = 0; i < count && !found; ++i)
+        for (int pass = 0; pass < 3 && !found; ++pass) {
+            cg_problem p;
+            cg_generated g;
+            if (cg_problem_init(&p, &layers[i].desc) != CONVGEN_SUCCESS ||
+                cg_generate_tuned(&p, (convgen_pass)pass, planner->algo, NULL, &generated, &g) != CONVGEN_SUCCESS)
+                continue;
+            for (int s = 0; s < g.step_count; ++s)
+                found |= g.steps[s].kind == CG_STEP_KERNEL && g.steps[s].op.kind == CG_OP_GEMM;
+            cg_generated_free(&g);
+        }
+    return found;
+}
+
+/* Every planner whose products can be convgen's own GEMM (options.gemm), on the layer set: the
+ * products' kernels of every pass compile without local memory, accgrad also summing over
+ * sub-batches (the zeroing kernel and the accumulating one), under half the workspace it needs
+ * whole. */
 static void test_generated_gemm_compiles_without_local_memory(void **state)
 {
     (void)state;
     cg_layer *layers;
-    int count, kernels[2] = {0, 0};
-    const convgen_algo algos[2] = {CONVGEN_ALGO_WINOGRAD, CONVGEN_ALGO_FFT};
+    int count, planners = 0;
     assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
     convgen_context *ctx = offline(NULL);
-    for (int a = 0; a < 2; ++a)
+    for (int a = 0; a < cg_planner_count(); ++a) {
+        const cg_planner *planner = cg_planner_at(a);
+        if (!takes_generated_gemm(planner, layers, count))
+            continue;
+        int kernels = 0;
+        ++planners;
         for (int i = 0; i < count; ++i)
             for (int run = 0; run < 4; ++run) {
                 convgen_pass pass = (convgen_pass)(run % 3);
                 convgen_plan_options o = {.gemm = CONVGEN_GEMM_GENERATED};
                 convgen_plan *plan;
-                if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, algos[a], &o, &plan) != CONVGEN_SUCCESS)
+                if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, planner->algo, &o, &plan) != CONVGEN_SUCCESS)
                     continue; /* strided, rank 3, kernels past 7 (winograd) */
                 if (run == 3) { /* accgrad again in sub-batches */
                     convgen_plan_workspace_size(plan, &o.workspace_limit);
                     o.workspace_limit /= 2;
                     convgen_plan_destroy(plan);
-                    if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, algos[a], &o, &plan) != CONVGEN_SUCCESS)
+                    if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, planner->algo, &o, &plan) != CONVGEN_SUCCESS)
                         continue; /* a batch of one */
                 }
                 for (int k = 0; k < convgen_plan_kernel_count(plan); ++k) {
@@ -120,7 +129,7 @@ static void test_generated_gemm_compiles_without_local_memory(void **state)
                     assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
                     if (!strstr(info.name, "products"))
                         continue;
-                    ++kernels[a];
+                    ++kernels;
                     assert_true(info.registers > 0);
                     if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
                         fail_msg("%s %s %s: stack %d, spills %d/%d", layers[i].name, convgen_pass_name(pass), info.name,
@@ -128,8 +137,11 @@ static void test_generated_gemm_compiles_without_local_memory(void **state)
                 }
                 convgen_plan_destroy(plan);
             }
-    print_message("generated GEMM kernels compiled without local memory: winograd %d, fft %d\n", kernels[0], kernels[1]);
-    assert_true(kernels[0] > 60 && kernels[1] > 60);
+        print_message("%s: %d generated GEMM kernels compiled without local memory\n", planner->name, kernels);
+        assert_true(kernels >= count); /* about one per layer it takes, and pass */
+    }
+    print_message("%d planners take the generated GEMM\n", planners);
+    assert_true(planners >= 2); /* winograd's and fft's products at least */
     convgen_context_destroy(ctx);
     free(layers);
 }

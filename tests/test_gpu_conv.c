@@ -12,7 +12,9 @@
  * GEMM, fft_cublas: fft's with cuBLAS's (options.gemm; fft's default is the generated one);
  * prepared: each FFT and Winograd algorithm's first 8 shapes on weights
  * prepared once; accuracy: Winograd's error per tile; auto: algorithm AUTO on direct's
- * handpicked shapes and random stride-1 ones, and what it chose).
+ * handpicked shapes and random stride-1 ones, and what it chose; registry: every registered
+ * planner on direct's handpicked edge cases, the ones it refuses by tests/planner_cases.c, so
+ * that a new planner runs on the GPU from the day it is registered).
  * The groups run in parallel processes (run_groups). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +30,7 @@
 
 #include "convgen.h"
 #include "generate.h"
+#include "planner_cases.h"
 #include "verify.h"
 
 #define DIRECT_SHAPES 58 /* 20 handpicked, 8 for the window bprop, 30 random */
@@ -410,6 +413,55 @@ static int close_device(void **state)
 }
 
 /* Fills the first `count` shapes (handpicked ones, then random ones) and their tests. */
+/* ---- every registered planner ---- */
+
+#define REGISTRY_MAX 16
+
+/* One registered planner (the state) on direct's handpicked edge cases, every pass: the cases
+ * it refuses must be the table's (checked on the CPU, so here too without a GPU); those it
+ * takes against the reference, to the FFT algorithms' bound. */
+static void check_registry(void **state)
+{
+    const cg_planner *planner = *state;
+    shape s[DIRECT_SHAPES];
+    int count = handpicked(s), taken = 0;
+    bool takes[DIRECT_SHAPES][3];
+    for (int i = 0; i < count; ++i) {
+        name_shape(&s[i]);
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &s[i].d), CONVGEN_SUCCESS);
+        for (int pass = 0; pass < 3; ++pass) {
+            cg_generated g;
+            convgen_status st = cg_generate(&p, (convgen_pass)pass, planner->algo, NULL, &g);
+            takes[i][pass] = planner_takes(planner, &p, (convgen_pass)pass, st, s[i].name);
+            taken += takes[i][pass];
+            if (takes[i][pass])
+                cg_generated_free(&g);
+        }
+    }
+    print_message("%s: %d of %d cases taken\n", planner->name, taken, 3 * count);
+    if (!ctx)
+        skip();
+    for (int i = 0; i < count; ++i)
+        for (int pass = 0; pass < 3; ++pass) {
+            if (!takes[i][pass])
+                continue;
+            cg_verify_result r;
+            convgen_status st =
+                cg_verify(ctx, &s[i].d, (convgen_pass)pass, planner->algo, NULL, 13 + (unsigned)pass, 0, &r);
+            if (st != CONVGEN_SUCCESS)
+                fail_msg("%s %s %s: %s: %s", planner->name, s[i].name, convgen_pass_name((convgen_pass)pass),
+                         convgen_status_string(st), convgen_last_error());
+            print_message("%-14s %-8s %s: rel %.2e unwritten %lld\n", planner->name,
+                          convgen_pass_name((convgen_pass)pass), s[i].name, r.rel_error, (long long)r.unwritten);
+            assert_int_equal(r.checked, r.elems);
+            if (r.unwritten || !(r.rel_error <= 1e-4))
+                fail_msg("%s %s %s: relative error %.3e (bound 1e-4), %lld of %lld elements never written",
+                         planner->name, s[i].name, convgen_pass_name((convgen_pass)pass), r.rel_error,
+                         (long long)r.unwritten, (long long)r.elems);
+        }
+}
+
 static void make_tests(shape *s, int count, int handpicked_count, void (*random)(unsigned *, convgen_conv_desc *),
                        convgen_algo algo, double bound, struct CMUnitTest *tests)
 {
@@ -562,7 +614,8 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                     known = selected[i] = true;
             if (!known) {
                 fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, direct_window, cufft, fft, fft_tiled, fft_fused, "
-                                "winograd, winograd_fused, winograd_gemm, fft_cublas, fft_tiled_gemm, prepared, accuracy, auto)\n",
+                                "winograd, winograd_fused, winograd_gemm, fft_cublas, fft_tiled_gemm, prepared, accuracy, "
+                                "auto, registry)\n",
                         token);
                 return false;
             }
@@ -711,6 +764,14 @@ int main(void)
             prepared[a * PREPARED_SHAPES + i] =
                 (struct CMUnitTest){.name = t->name, .test_func = check_prepared, .initial_state = t};
         }
+    static struct CMUnitTest registry[REGISTRY_MAX];
+    int planners = cg_planner_count() < REGISTRY_MAX ? cg_planner_count() : REGISTRY_MAX;
+    if (cg_planner_count() > REGISTRY_MAX)
+        fprintf(stderr, "test_gpu_conv: %d planners registered, the registry group runs the first %d\n",
+                cg_planner_count(), REGISTRY_MAX);
+    for (int a = 0; a < planners; ++a)
+        registry[a] = (struct CMUnitTest){.name = cg_planner_at(a)->name, .test_func = check_registry,
+                                          .initial_state = (void *)cg_planner_at(a)};
     const test_group groups[] = {{"direct", direct, DIRECT_SHAPES},
                   {"direct_window", window, WINDOW_SHAPES},
                   {"cufft", cufft, CUFFT_SHAPES},
@@ -724,7 +785,8 @@ int main(void)
                   {"fft_tiled_gemm", tiled_gemm, CUFFT_SHAPES},
                   {"prepared", prepared, PREPARED_ALGOS * PREPARED_SHAPES},
                   {"accuracy", accuracy, WINOGRAD_TILES},
-                  {"auto", autos, AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA}};
+                  {"auto", autos, AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA},
+                  {"registry", registry, (size_t)planners}};
     enum { GROUPS = sizeof groups / sizeof groups[0] };
     const char *names[GROUPS];
     bool selected[GROUPS];

@@ -24,7 +24,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <threads.h>
 
 #include "generate.h"
 #include "values.h"
@@ -164,33 +163,31 @@ static void choose_spec(const cg_problem *p, convgen_pass pass, const cg_target 
 
 /* ---- the template context ---- */
 
-/* Set when a magic constant could not be derived while building a context (a bug, not OOM). */
-static thread_local bool magic_failed;
-
-static tmpl_value *magic_value(uint32_t d, int64_t max_dividend)
+/* Sets ctx[key] to a value built from magic constants; false where one could not be derived
+ * (the builder returned NULL and cg_value_magic said why: a bug, not a shape). */
+static bool set_derived(tmpl_value *ctx, const char *key, tmpl_value *v)
 {
-    tmpl_value *v = cg_value_magic(d, max_dividend);
-    magic_failed |= !v;
-    return v;
+    tmpl_map_set(ctx, key, v);
+    return v != NULL;
 }
 
-/* cg_value_digits, noting a magic constant that could not be derived. */
-static tmpl_value *digits(const char *index, int64_t max_index, int count, const int64_t *sizes,
-                          const char *const *names, const char *rest)
+/* ctx[key] = cg_value_digits(...); false where a magic constant could not be derived. */
+static bool put_digits(tmpl_value *ctx, const char *key, const char *index, int64_t max_index, int count,
+                       const int64_t *sizes, const char *const *names, const char *rest)
 {
-    tmpl_value *v = cg_value_digits(index, max_index, count, sizes, names, rest);
-    magic_failed |= !v;
-    return v;
+    return set_derived(ctx, key, cg_value_digits(index, max_index, count, sizes, names, rest));
 }
 
 static const char *const o_names[] = {"o0", "o1", "o2"}, *const i_names[] = {"i0", "i1", "i2"},
                          *const f_names[] = {"f0", "f1", "f2"}, *const u_names[] = {"u0", "u1", "u2"},
                          *const j_names[] = {"j0", "j1", "j2"}, *const q_names[] = {"q0", "q1", "q2"};
 
-/* The spatial dimensions, innermost first; `strided` gets those of stride above 1 too. */
-static tmpl_value *dims_value(const cg_problem *p, tmpl_value *strided)
+/* ctx's "dims": the spatial dimensions, innermost first, and "strided": those of stride above 1.
+ * False where a magic constant could not be derived. */
+static bool set_dims(tmpl_value *ctx, const cg_problem *p)
 {
-    tmpl_value *list = tmpl_list();
+    tmpl_value *list = tmpl_list(), *strided = tmpl_list();
+    bool derived = true;
     int64_t in_stride = 1, out_stride = 1, kernel_stride = 1;
     for (int d = p->rank - 1; d >= 0; --d) {
         tmpl_value *v = tmpl_map();
@@ -205,7 +202,8 @@ static tmpl_value *dims_value(const cg_problem *p, tmpl_value *strided)
         tmpl_set_int(v, "in_stride", in_stride);
         tmpl_set_int(v, "out_stride", out_stride);
         /* bprop divides t = i + pad - tap*dilation <= in - 1 + pad by the stride. */
-        tmpl_map_set(v, "stride_div", magic_value((uint32_t)p->stride[d], p->in[d] - 1 + p->pad_before[d]));
+        derived &= set_derived(v, "stride_div",
+                               cg_value_magic((uint32_t)p->stride[d], p->in[d] - 1 + p->pad_before[d]));
         /* A phased bprop's phase q starts at the input pixel r = (q - pad) mod stride, which is
          * (q + shift) % stride with shift = -pad mod stride, and reads o = u + off - j with
          * off = (r + pad - q) / stride: ceil(pad / stride) where q + shift stays below the
@@ -221,29 +219,33 @@ static tmpl_value *dims_value(const cg_problem *p, tmpl_value *strided)
             tmpl_list_push(strided, tmpl_ref(v));
         tmpl_list_push(list, v);
     }
-    return list;
+    tmpl_map_set(ctx, "dims", list);
+    tmpl_map_set(ctx, "strided", strided);
+    return derived;
 }
 
-/* The gathers' decompositions for one pass; max indices are the padded GEMM extents. */
-static void set_digits(tmpl_value *ctx, const cg_problem *p, convgen_pass pass, const direct_spec *s)
+/* The gathers' decompositions for one pass; max indices are the padded GEMM extents. False
+ * where a magic constant could not be derived. */
+static bool set_digits(tmpl_value *ctx, const cg_problem *p, convgen_pass pass, const direct_spec *s)
 {
     int64_t rows_max = round_up(s->rows, s->block_rows) - 1;
     int64_t red_max = (int64_t)s->steps * BLOCK_RED - 1;
     int64_t ip = cg_problem_in_pixels(p), op = cg_problem_out_pixels(p), kp = cg_problem_kernel_pixels(p);
     const char *pix[] = {"opix", "ipix", "fpix"};
+    bool derived = true;
     switch (pass) {
     case CONVGEN_FPROP:
-        tmpl_map_set(ctx, "row_digits", digits("row", rows_max, p->rank, p->out, o_names, "n"));
-        tmpl_map_set(ctx, "red_digits", digits("red", red_max, p->rank, p->kernel, f_names, "c"));
-        tmpl_map_set(ctx, "out_digits", digits("row", rows_max, 1, &op, &pix[0], "n"));
+        derived &= put_digits(ctx, "row_digits", "row", rows_max, p->rank, p->out, o_names, "n");
+        derived &= put_digits(ctx, "red_digits", "red", red_max, p->rank, p->kernel, f_names, "c");
+        derived &= put_digits(ctx, "out_digits", "row", rows_max, 1, &op, &pix[0], "n");
         break;
     case CONVGEN_BPROP:
         if (s->phases > 1) {
             int64_t pixels[CONVGEN_MAX_RANK], taps[CONVGEN_MAX_RANK];
             for (int d = 0; d < p->rank; ++d)
                 pixels[d] = phase_pixels(p, d), taps[d] = phase_taps(p, d);
-            tmpl_map_set(ctx, "row_digits", digits("row", rows_max, p->rank, pixels, u_names, "n"));
-            tmpl_map_set(ctx, "red_digits", digits("red", red_max, p->rank, taps, j_names, "k"));
+            derived &= put_digits(ctx, "row_digits", "row", rows_max, p->rank, pixels, u_names, "n");
+            derived &= put_digits(ctx, "red_digits", "red", red_max, p->rank, taps, j_names, "k");
             /* blockIdx.z = (split, q...) over the strided dimensions. */
             int64_t strides[CONVGEN_MAX_RANK];
             const char *names[CONVGEN_MAX_RANK];
@@ -251,20 +253,22 @@ static void set_digits(tmpl_value *ctx, const cg_problem *p, convgen_pass pass, 
             for (int d = 0; d < p->rank; ++d)
                 if (p->stride[d] > 1)
                     strides[count] = p->stride[d], names[count++] = q_names[d];
-            tmpl_map_set(ctx, "phase_digits", digits("z", (int64_t)s->phases * s->splits - 1, count, strides, names, "split"));
+            derived &= put_digits(ctx, "phase_digits", "z", (int64_t)s->phases * s->splits - 1, count, strides, names,
+                                  "split");
             break;
         }
-        tmpl_map_set(ctx, "row_digits", digits("row", rows_max, p->rank, p->in, i_names, "n"));
-        tmpl_map_set(ctx, "red_digits", digits("red", red_max, p->rank, p->kernel, f_names, "k"));
-        tmpl_map_set(ctx, "red_split_digits", digits("red", red_max, 1, &kp, &pix[2], "k"));
-        tmpl_map_set(ctx, "out_digits", digits("row", rows_max, 1, &ip, &pix[1], "n"));
+        derived &= put_digits(ctx, "row_digits", "row", rows_max, p->rank, p->in, i_names, "n");
+        derived &= put_digits(ctx, "red_digits", "red", red_max, p->rank, p->kernel, f_names, "k");
+        derived &= put_digits(ctx, "red_split_digits", "red", red_max, 1, &kp, &pix[2], "k");
+        derived &= put_digits(ctx, "out_digits", "row", rows_max, 1, &ip, &pix[1], "n");
         break;
     case CONVGEN_ACCGRAD:
-        tmpl_map_set(ctx, "row_digits", digits("row", rows_max, p->rank, p->kernel, f_names, "c"));
-        tmpl_map_set(ctx, "red_digits", digits("red", red_max, p->rank, p->out, o_names, "n"));
-        tmpl_map_set(ctx, "red_split_digits", digits("red", red_max, 1, &op, &pix[0], "n"));
+        derived &= put_digits(ctx, "row_digits", "row", rows_max, p->rank, p->kernel, f_names, "c");
+        derived &= put_digits(ctx, "red_digits", "red", red_max, p->rank, p->out, o_names, "n");
+        derived &= put_digits(ctx, "red_split_digits", "red", red_max, 1, &op, &pix[0], "n");
         break;
     }
+    return derived;
 }
 
 /* One tile loader. A free-fast loader puts consecutive lanes on consecutive rows (or
@@ -357,7 +361,10 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const di
     return h;
 }
 
-static tmpl_value *gemm_context(const cg_problem *p, convgen_pass pass, const direct_spec *s, const cg_kernel *k)
+/* The GEMM kernel's template context into *out; CONVGEN_ERROR_INTERNAL (and *out NULL) where a
+ * magic constant could not be derived, which cg_value_magic said. */
+static convgen_status gemm_context(const cg_problem *p, convgen_pass pass, const direct_spec *s, const cg_kernel *k,
+                                   tmpl_value **out)
 {
     static const char *const gathers[] = {"direct/direct_fprop.cuh", "direct/direct_bprop.cuh", "direct/direct_accgrad.cuh"};
     const char *const *ops = operand_names[pass];
@@ -405,12 +412,16 @@ static tmpl_value *gemm_context(const cg_problem *p, convgen_pass pass, const di
     tmpl_set_int(ctx, "in_pixels", cg_problem_in_pixels(p));
     tmpl_set_int(ctx, "out_pixels", cg_problem_out_pixels(p));
     tmpl_set_int(ctx, "kernel_pixels", cg_problem_kernel_pixels(p));
-    tmpl_value *strided = tmpl_list();
-    tmpl_map_set(ctx, "dims", dims_value(p, strided));
-    tmpl_map_set(ctx, "strided", strided);
-    set_digits(ctx, p, pass, s);
+    bool derived = set_dims(ctx, p);
+    derived &= set_digits(ctx, p, pass, s);
     set_loaders(ctx, pass, s);
-    return ctx;
+    if (!derived) {
+        tmpl_unref(ctx);
+        *out = NULL;
+        return CONVGEN_ERROR_INTERNAL;
+    }
+    *out = ctx;
+    return CONVGEN_SUCCESS;
 }
 
 static tmpl_value *reduce_context(const cg_problem *p, convgen_pass pass, const direct_spec *s, const cg_kernel *k)
@@ -429,10 +440,8 @@ static tmpl_value *reduce_context(const cg_problem *p, convgen_pass pass, const 
 static convgen_status render(const char *template_name, tmpl_value *ctx, cg_kernel *k)
 {
     convgen_status st = tmpl_ok(ctx) ? cg_render_template(template_name, ctx, &k->source)
-                        : magic_failed ? CONVGEN_ERROR_INTERNAL /* magic_value said why */
-                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the %s context",
-                                                 template_name);
-    magic_failed = false;
+                                     : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the %s context",
+                                               template_name);
     tmpl_unref(ctx);
     return st;
 }
@@ -447,7 +456,10 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
     snprintf(gemm->name, sizeof gemm->name, "convgen_direct_%s", convgen_pass_name(pass));
     launch_geometry(&s, gemm);
     out->kernel_count = 1;
-    convgen_status st = render("direct/direct.cu", gemm_context(p, pass, &s, gemm), gemm);
+    tmpl_value *ctx;
+    convgen_status st = gemm_context(p, pass, &s, gemm, &ctx);
+    if (st == CONVGEN_SUCCESS)
+        st = render("direct/direct.cu", ctx, gemm);
     if (st != CONVGEN_SUCCESS || s.splits == 1)
         return st;
 

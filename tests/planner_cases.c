@@ -1,0 +1,165 @@
+/* The table of expected refusals (planner_cases.h). Each entry is a limit a planner documents,
+ * written as a predicate on the layer so that it is checked both ways. */
+#include "planner_cases.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static bool strided(const cg_problem *p)
+{
+    for (int d = 0; d < p->rank; ++d)
+        if (p->stride[d] > 1)
+            return true;
+    return false;
+}
+
+static bool dilated(const cg_problem *p)
+{
+    for (int d = 0; d < p->rank; ++d)
+        if (p->dilation[d] > 1)
+            return true;
+    return false;
+}
+
+static bool rank_1(const cg_problem *p) { return p->rank == 1; }
+static bool rank_3(const cg_problem *p) { return p->rank == 3; }
+
+static int64_t largest_kernel(const cg_problem *p)
+{
+    int64_t r = 0;
+    for (int d = 0; d < p->rank; ++d)
+        r = p->kernel[d] > r ? p->kernel[d] : r;
+    return r;
+}
+
+static int64_t smallest_kernel(const cg_problem *p)
+{
+    int64_t r = INT64_MAX;
+    for (int d = 0; d < p->rank; ++d)
+        r = p->kernel[d] < r ? p->kernel[d] : r;
+    return r;
+}
+
+static bool kernel_past_7(const cg_problem *p) { return largest_kernel(p) > 7; }
+static bool channels_past_4(const cg_problem *p) { return p->c > 4; }
+
+/* More than 16 taps in a stride phase along some dimension (ceil(kernel / stride)). */
+static bool phase_taps_past_16(const cg_problem *p)
+{
+    for (int d = 0; d < p->rank; ++d)
+        if ((p->kernel[d] + p->stride[d] - 1) / p->stride[d] > 16)
+            return true;
+    return false;
+}
+/* direct-window's block and stage (generator/direct/direct_window.c, choose): threads over 8 or
+ * 4 pixels a thread along x and the rows along y, up to 256; a stage of one output channel holds
+ * its window of dy (rows x a pitch of 4 past a multiple of 8) and 4 x taps weights, 6144 floats
+ * at most, with at most 16 window copies and 4 weight copies a thread. Written out again here so
+ * that a change of the kernel's reach shows in the table. */
+static int64_t pow2_at_least(int64_t x, int64_t cap)
+{
+    int64_t p = 1;
+    while (p < x && p < cap)
+        p *= 2;
+    return p;
+}
+
+static bool window_stage_too_big(const cg_problem *p)
+{
+    int64_t pixels[2] = {1, 1}, taps[2] = {1, 1};
+    for (int d = 0; d < p->rank && p->rank <= 2; ++d) {
+        int at = d + 2 - p->rank;
+        pixels[at] = (p->in[d] + p->stride[d] - 1) / p->stride[d];
+        taps[at] = (p->kernel[d] + p->stride[d] - 1) / p->stride[d];
+    }
+    int64_t px = pixels[1] >= 64 ? 8 : 4, lx = pow2_at_least((pixels[1] + px - 1) / px, 32);
+    int64_t ly = pow2_at_least(pixels[0], 64);
+    ly = ly > 256 / lx ? 256 / lx : ly;
+    int64_t threads = lx * ly, rows = ly + taps[0] - 1, cols = (lx * px + taps[1] - 1 + 7) / 8 * 8 + 4;
+    int64_t window = rows * cols, weights = 4 * taps[0] * taps[1];
+    return window + weights > 6144 || (window + threads - 1) / threads > 16 || (weights + threads - 1) / threads > 4;
+}
+
+static bool kernel_outside_2_to_5(const cg_problem *p) { return smallest_kernel(p) < 2 || largest_kernel(p) > 5; }
+
+#define ALL 0u
+#define ACCGRAD (1u << CONVGEN_ACCGRAD)
+#define NOT_BPROP ((1u << CONVGEN_FPROP) | (1u << CONVGEN_ACCGRAD))
+
+/* In the planners' own words (their applicable functions and generate's first checks). */
+static const planner_refusal refusals[] = {
+    /* the correlation theorem holds for stride 1 (fft_conv_dims) */
+    {"cufft fft fft-tiled fft-fused", ALL, strided, "FFT convolution needs stride 1"},
+    /* convgen's own FFT kernels are 1-D and 2-D (fc_fft_applicable) */
+    {"fft fft-tiled fft-fused", ALL, rank_3, "convgen's FFTs are 1-D and 2-D"},
+    /* fft-fused: one kernel per tile for fprop and bprop only, on 2-D tiles */
+    {"fft-fused", ACCGRAD, NULL, "accgrad's fused kernel is not built"},
+    {"fft-fused", ALL, rank_1, "its kernel takes 2-D tiles"},
+    /* Winograd's F(m, r): 1-D and 2-D, stride 1, no dilation, kernels up to 7 (wino_applicable) */
+    {"winograd winograd-fused", ALL, rank_3, "1-D and 2-D layers only"},
+    {"winograd winograd-fused", ALL, strided, "stride 1 only"},
+    {"winograd winograd-fused", ALL, dilated, "dilation 1 only"},
+    {"winograd winograd-fused", ALL, kernel_past_7, "kernels up to 7"},
+    /* winograd-fused: its kernels hold F(m x m, r x r) for r from 2 to 5 on 2-D layers */
+    {"winograd-fused", ALL, rank_1, "2-D layers only"},
+    {"winograd-fused", ALL, kernel_outside_2_to_5, "kernels 2 to 5"},
+    /* direct-window: the few-channel bprop by sliding windows */
+    {"direct-window", NOT_BPROP, NULL, "bprop only"},
+    {"direct-window", ALL, rank_3, "its windows are 1-D and 2-D"},
+    {"direct-window", ALL, channels_past_4, "it takes at most 4"},
+    {"direct-window", ALL, dilated, "dilation["},
+    {"direct-window", ALL, phase_taps_past_16, "it takes at most 16"},
+    {"direct-window", ALL, window_stage_too_big, "do not fit a stage's shared memory and registers"},
+};
+
+/* Whether `name` is one of the space-separated words of `list`. */
+static bool named(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *at = list; (at = strstr(at, name)) != NULL; at += len)
+        if ((at == list || at[-1] == ' ') && (at[len] == ' ' || at[len] == '\0'))
+            return true;
+    return false;
+}
+
+const planner_refusal *planner_refusal_of(const char *algo, const cg_problem *p, convgen_pass pass,
+                                          const char *message)
+{
+    for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; ++i) {
+        const planner_refusal *r = &refusals[i];
+        if (named(r->algos, algo) && (!r->passes || r->passes & (1u << pass)) && (!r->when || r->when(p)) &&
+            (!message || strstr(message, r->reason)))
+            return r;
+    }
+    return NULL;
+}
+
+bool planner_takes(const cg_planner *planner, const cg_problem *p, convgen_pass pass, convgen_status s,
+                   const char *what)
+{
+    const planner_refusal *expected = planner_refusal_of(planner->name, p, pass, NULL);
+    if (s == CONVGEN_SUCCESS && expected)
+        fail_msg("%s %s %s: the planner takes it, but the table of expected refusals (tests/planner_cases.c) says "
+                 "'%s': correct the table", what, planner->name, convgen_pass_name(pass), expected->reason);
+    if (s == CONVGEN_SUCCESS)
+        return true;
+    const char *message = convgen_last_error();
+    if (s == CONVGEN_ERROR_NOT_SUPPORTED && planner_refusal_of(planner->name, p, pass, message))
+        return false;
+    fail_msg("%s %s %s: %s: %s\n(a refusal no entry of tests/planner_cases.c expects: a bug, or a limit to add "
+             "there%s%s)", what, planner->name, convgen_pass_name(pass), convgen_status_string(s), message,
+             expected ? "; the table expects: " : "", expected ? expected->reason : "");
+    return false;
+}
+
+void planner_tally_add(planner_tally *t, bool taken)
+{
+    ++t->cases;
+    t->taken += taken;
+    t->refused += !taken;
+}
