@@ -25,9 +25,10 @@ static char convgen_bin[4096];
 /* The whole output of `convgen ARGS` (the words of `command` after "convgen "), malloc'ed. */
 static char *run_convgen(const char *command, size_t *size)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", convgen_bin, command);
+    char *cmd;
+    assert_true(asprintf(&cmd, "'%s' %s 2>&1", convgen_bin, command) > 0);
     FILE *p = popen(cmd, "r");
+    free(cmd);
     assert_non_null(p);
     size_t cap = 1 << 16, len = 0, n;
     char *out = malloc(cap);
