@@ -40,7 +40,7 @@ const char *cg_op_describe(const cg_kernel_op *op);
 /* The classes, each in its family's file. */
 extern const cg_op_class cg_op_pad, cg_op_clip, cg_op_transpose, cg_op_fused; /* fftconv/op_pad.c, op_transpose.c, op_fused.c */
 extern const cg_op_class cg_op_fft;      /* fft/fft_op.c */
-extern const cg_op_class cg_op_winograd; /* winograd/winograd_eval.c */
+extern const cg_op_class cg_op_winograd; /* winograd/winograd_op.c */
 extern const cg_op_class cg_op_gemm;     /* gemm.c */
 
 #endif
