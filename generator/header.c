@@ -26,23 +26,17 @@ void cg_emit_command(const cg_problem *p, convgen_pass pass, convgen_algo algo, 
     cg_buf b = {0};
     char dims[64], layer[1024];
     cg_buf_printf(&b, "convgen emit --algo %s", convgen_algo_name(algo));
-    /* Sizes fixed along some dimensions, 0 along those left to the planner ("--tile 0x4") */
-    int64_t m[CONVGEN_MAX_RANK] = {0};
-    bool fourier = false, tile = false;
-    for (int d = 0; tune && d < p->rank; ++d) {
-        m[d] = tune->winograd_m[d];
-        fourier |= tune->fourier_size[d] > 0, tile |= m[d] > 0;
+    /* The knobs' values as the variant strings write them, which the CLI's options read too:
+     * sizes fixed along some dimensions, 0 along those left to the planner ("--tile 0x4") */
+    static const struct {
+        const char *option;
+        void (*print)(const cg_tuning *t, int rank, char *buf, size_t size);
+    } knobs[] = {{"--fourier", cg_fourier_print}, {"--tile", cg_tile_print}, {"--gemm", cg_gemm_print}};
+    for (size_t i = 0; tune && i < sizeof knobs / sizeof knobs[0]; ++i) {
+        knobs[i].print(tune, p->rank, dims, sizeof dims);
+        if (dims[0])
+            cg_buf_printf(&b, " %s %s", knobs[i].option, dims);
     }
-    if (fourier) {
-        cg_dims_text(tune->fourier_size, p->rank, dims, sizeof dims);
-        cg_buf_printf(&b, " --fourier %s", dims);
-    }
-    if (tile) {
-        cg_dims_text(m, p->rank, dims, sizeof dims);
-        cg_buf_printf(&b, " --tile %s", dims);
-    }
-    if (tune && tune->gemm)
-        cg_buf_puts(&b, tune->gemm == CONVGEN_GEMM_CUBLAS ? " --gemm cublas" : " --gemm generated");
     if (tune && tune->tf32)
         cg_buf_puts(&b, " --tf32");
     if (tune && tune->workspace_limit > 0)
