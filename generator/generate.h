@@ -156,22 +156,25 @@ typedef struct cg_fused_op {
  * filters through G, transforms back through AT; the fused kernels; a sum of partial results. */
 typedef enum { CG_WINO_BT, CG_WINO_G, CG_WINO_AT, CG_WINO_FUSED, CG_WINO_FUSED_ACCGRAD, CG_WINO_SUM } cg_wino_stage;
 
-/* WINOGRAD (generator/winograd/winograd.c): a Winograd transform applied tile by tile to 2-D planes (a
- * 1-D layer's as 1 x n). Along dimension d the matrix is one of F(m[d], r[d]) (wino_derive).
- * Transforms run over the element index e = e0 * alpha[1] + e1 outermost. */
+enum { CG_WINO_DIMS = 3 }; /* a Winograd op's dimensions: depth, height, width */
+
+/* WINOGRAD (generator/winograd/winograd.c): a Winograd transform applied tile by tile to volumes
+ * of CG_WINO_DIMS dimensions, depth first (a 2-D layer's planes as 1 x h x w, a 1-D layer's as
+ * 1 x 1 x n). Along dimension d the matrix is one of F(m[d], r[d]) (wino_derive). Transforms run
+ * over the element index e = (e0 alpha[1] + e1) alpha[2] + e2 outermost. */
 typedef struct cg_wino_op {
     cg_wino_stage stage;
     int operand; /* BT, G: the planes are in0 or in1 (0 or 1) */
-    int m[2], r[2];
-    /* BT, G: planes [outer][channels] of size[0] x size[1] floats of in0 or in1 (the op's
-     * `operand`); tile (t0, t1) of tiles[0] x tiles[1] starts at (t0 step[0] - offset[0], t1
-     * step[1] - offset[1]), spans the matrix's columns (alpha or r), reads zero outside the
-     * plane and, where `flip`, reversed. With `planes_transposed` the planes are [channels]
-     * [outer] instead (w's [k][c] read as channels k of outer c: fused bprop's weights). Its transform goes to byte `buffer` of the workspace
-     * as [e][channel][outer][tile].
-     * AT: transforms [e][rows][outer][tile] at byte `buffer`; tile (t0, t1)'s m[0] x m[1]
-     * outputs go to plane size[0] x size[1] at (t0 m[0], t1 m[1]), clipped, the plane of (row,
-     * outer) at out + outer * outer_stride + row * row_stride, reversed where `flip`.
+    int m[CG_WINO_DIMS], r[CG_WINO_DIMS];
+    /* BT, G: volumes [outer][channels] of size[0] x size[1] x size[2] floats of in0 or in1 (the
+     * op's `operand`); tile (t0, t1, t2) of tiles[0] x tiles[1] x tiles[2] starts at t_d step[d]
+     * - offset[d] along each dimension d, spans the matrix's columns (alpha or r), reads zero
+     * outside the volume and, where `flip`, reversed. With `planes_transposed` the volumes are
+     * [channels][outer] instead (w's [k][c] read as channels k of outer c: fused bprop's
+     * weights). Its transform goes to byte `buffer` of the workspace as [e][channel][outer][tile].
+     * AT: transforms [e][rows][outer][tile] at byte `buffer`; tile (t0, t1, t2)'s m[0] x m[1] x
+     * m[2] outputs go to the volume of size[] at t_d m[d], clipped, the volume of (row, outer) at
+     * out + outer * outer_stride + row * row_stride, reversed where `flip`.
      * FUSED: the tiles of in0 as BT describes them, multiplied per element with the
      * weights' transforms [e][channel][row] at byte `weights` and summed over the channels, then
      * through AT into planes of out_size as AT describes them (`rows` output channels, one
@@ -180,14 +183,14 @@ typedef struct cg_wino_op {
      * per image, `outer` images) and those of in1 through G (`rows` planes per image of
      * out_size, the same tiles and steps, offset 0), multiplied per element and summed over the
      * images' tiles, split into `splits` runs of `split_columns` (image, tile) columns; each
-     * run's sums through AT into r[0] x r[1] planes, the plane of (row, channel) at row *
+     * run's sums through AT into r[1] x r[2] planes, the plane of (row, channel) at row *
      * row_stride + channel * outer_stride, reversed where `flip`: into out for one run, else
      * run s's into the workspace at byte buffer + s * 4 * `partial` floats.
      * SUM: the sum of `splits` partial results of `partial` floats each at byte `buffer` into
      * out. */
-    int64_t outer, channels, rows, size[2], tiles[2], step[2], offset[2];
+    int64_t outer, channels, rows, size[CG_WINO_DIMS], tiles[CG_WINO_DIMS], step[CG_WINO_DIMS], offset[CG_WINO_DIMS];
     int64_t buffer, outer_stride, row_stride;
-    int64_t out_size[2], weights;
+    int64_t out_size[CG_WINO_DIMS], weights;
     int64_t splits, split_columns, partial;
     bool flip, planes_transposed;
 } cg_wino_op;
@@ -224,7 +227,9 @@ typedef struct cg_step {
     cg_gemm_step gemm;
 } cg_step;
 
-#define CG_MAX_STEPS 16
+/* fft-tiled's 3-D accgrad, convolution in parts, is the longest program: 9 steps and a GEMM for
+ * each of its 2 x 2 x 2 shifts. */
+#define CG_MAX_STEPS 17
 
 /* The kernels of one layer and pass, run in order on one stream; or, when step_count > 0,
  * the steps in order. */

@@ -97,11 +97,12 @@ typedef enum {
     CONVGEN_ALGO_DIRECT = 0,
     CONVGEN_ALGO_CUFFT = 1,
     CONVGEN_ALGO_FFT = 2,
-    CONVGEN_ALGO_FFT_TILED = 3, /* overlap-save tiles of convgen's FFTs; accgrad in parts */
+    CONVGEN_ALGO_FFT_TILED = 3, /* overlap-save tiles of convgen's FFTs (rank 3: of cuFFT's 3-D
+                                   transforms); accgrad in parts */
     CONVGEN_ALGO_FFT_FUSED = 4, /* fft-tiled's tiles in one kernel each; fprop and bprop, rank 2 */
     CONVGEN_ALGO_WINOGRAD = 5,  /* F(m x m, r x r) minimal filtering, non-fused: transforms around a
                                    batched SGEMM (cuBLAS's or convgen's) per transform element;
-                                   stride 1, rank 1 and 2, kernels up to 7 */
+                                   stride 1, rank 1 to 3, kernels up to 7 */
     CONVGEN_ALGO_WINOGRAD_FUSED = 6, /* the same in one kernel per block of tiles (accgrad: of dw),
                                        the products in registers; rank 2, kernels 2 to 5 */
     CONVGEN_ALGO_AUTO = 7, /* the planner picks among the others and their main tuning parameters:
@@ -159,7 +160,8 @@ typedef struct convgen_plan_options {
     int64_t fourier_size[CONVGEN_MAX_RANK];
     /* WINOGRAD: the output tile m of F(m, r) per spatial dimension (fprop, bprop), or the tile
      * of dy (accgrad, which computes F(r, m)); m + r - 1 <= 12. 0: chosen, the m with the fewest
-     * transform elements for the layer among m + r - 1 <= 8 (e.g. F(6,3) for 28 or 56 outputs). */
+     * transform elements for the layer among m + r - 1 <= 8 (e.g. F(6,3) for 28 or 56 outputs;
+     * rank 3: m + r - 1 <= 6, e.g. F(4,3)). */
     int winograd_m[CONVGEN_MAX_RANK];
     /* WINOGRAD, FFT and FFT_TILED: what sums the products, per transform element (Winograd's
      * SGEMMs) or per frequency bin (the FFT algorithms' CGEMMs): CONVGEN_GEMM_CUBLAS (cuBLAS),

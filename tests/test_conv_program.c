@@ -737,47 +737,73 @@ static void test_winograd_fused_programs_match_the_reference(void **state)
 
 /* Fixed tiles: F(m, r) for m from 1 to 6 along each dimension (accgrad F(r, m)), non-square
  * ones too, on one odd layer with padding on both sides. */
+/* winograd with the tiles fixed per dimension on 2-D and 3-D layers (rank 3: 1 x 3 x 3 and
+ * 3 x 2 x 5 kernels, F(m0 x m1 x m2, ...) the tensor product of each dimension's), all three
+ * passes: every program against the reference, and the header names each dimension's F(m, r). */
+typedef struct fixed_tiles {
+    convgen_conv_desc d;
+    int count;
+    int m[6][CONVGEN_MAX_RANK];
+} fixed_tiles;
+
+/* F(6, 5) has alpha 10: its transforms' large coefficients cost the fp32 buffers about a digit
+ * beside the default tiles' (alpha <= 8), 1e-5 to 2e-5 on random data. */
+#define FIXED_TILE_BOUND 3e-5
+
+static const fixed_tiles fixed_tile_layers[] = {
+    {{.rank = 2, .n = 3, .c = 2, .k = 3, .in = {11, 9}, .kernel = {3, 5}, .pad_before = {1, 3}, .pad_after = {2, 1},
+      .mode = CONVGEN_CONVOLUTION},
+     6, {{1, 1}, {2, 2}, {3, 4}, {4, 2}, {6, 6}, {5, 1}}},
+    {{.rank = 3, .n = 2, .c = 3, .k = 2, .in = {5, 9, 8}, .kernel = {1, 3, 3}, .pad_before = {0, 1, 1},
+      .pad_after = {0, 1, 1}},
+     3, {{1, 2, 2}, {3, 4, 4}, {2, 6, 3}}},
+    {{.rank = 3, .n = 1, .c = 2, .k = 3, .in = {7, 6, 9}, .kernel = {3, 2, 5}, .pad_before = {2, 0, 1},
+      .pad_after = {1, 1, 3}, .mode = CONVGEN_CONVOLUTION},
+     4, {{1, 1, 1}, {2, 3, 2}, {4, 2, 3}, {3, 5, 4}}},
+};
+
+/* The header of g's first kernel names F(m, r) (accgrad: F(r, m)) for each dimension. */
+static void check_header_tiles(const cg_generated *g, const convgen_conv_desc *d, const int *m, convgen_pass pass)
+{
+    for (int dim = 0; dim < d->rank; ++dim) {
+        int r = (int)d->kernel[dim];
+        char want[32], key[32];
+        snprintf(want, sizeof want, "F(%d,%d)", pass == CONVGEN_ACCGRAD ? r : m[dim], pass == CONVGEN_ACCGRAD ? m[dim] : r);
+        snprintf(key, sizeof key, "dimension %d: ", dim + (d->rank == 1));
+        const char *line = strstr(g->kernels[0].source, key), *end = line ? strchr(line, '\n') : NULL;
+        const char *found = line ? strstr(line, want) : NULL;
+        if (!found || found > end)
+            fail_msg("winograd %s rank %d with tile %d: '%s' missing from the header's dimension %d",
+                     convgen_pass_name(pass), d->rank, m[dim], want, dim);
+    }
+}
+
 static void test_winograd_takes_a_fixed_tile(void **state)
 {
     (void)state;
-    convgen_conv_desc d = {.rank = 2, .n = 3, .c = 2, .k = 3, .in = {11, 9}, .kernel = {3, 5},
-                           .pad_before = {1, 3}, .pad_after = {2, 1}, .mode = CONVGEN_CONVOLUTION};
-    cg_problem p;
-    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
-    const int tiles[][2] = {{1, 1}, {2, 2}, {3, 4}, {4, 2}, {6, 6}, {5, 1}};
-    for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; ++i)
-        for (int pass = 0; pass < 3; ++pass) {
-            int64_t elems[3];
-            cg_problem_operand_elems(&p, (convgen_pass)pass, elems);
-            float *in0 = malloc(4 * (size_t)elems[0]), *in1 = malloc(4 * (size_t)elems[1]),
-                  *out = malloc(4 * (size_t)elems[2]);
-            assert_true(in0 && in1 && out);
-            fill(in0, elems[0]);
-            fill(in1, elems[1]);
-            memset(out, 0xFF, 4 * (size_t)elems[2]);
-            cg_tuning tune = {.winograd_m = {tiles[i][0], tiles[i][1]}};
-            cg_generated g;
-            assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tune, &g),
-                             CONVGEN_SUCCESS);
-            assert_int_equal(cg_program_evaluate(&g, in0, in1, out), CONVGEN_SUCCESS);
-            double e = error_of(&p, (convgen_pass)pass, in0, in1, out, elems[2]);
-            if (!(e <= ERROR_BOUND))
-                fail_msg("winograd F(%d x %d) %s: relative error %.3e", tiles[i][0], tiles[i][1],
-                         convgen_pass_name((convgen_pass)pass), e);
-            for (int dim = 0; dim < 2; ++dim) { /* the header names each dimension's transform */
-                int r = (int)d.kernel[dim], m = tiles[i][dim];
-                char want[32], key[32];
-                snprintf(want, sizeof want, "F(%d,%d)", pass == CONVGEN_ACCGRAD ? r : m, pass == CONVGEN_ACCGRAD ? m : r);
-                snprintf(key, sizeof key, "dimension %d: ", dim);
-                const char *line = strstr(g.kernels[0].source, key), *end = line ? strchr(line, '\n') : NULL;
-                const char *found = line ? strstr(line, want) : NULL;
-                if (!found || found > end)
-                    fail_msg("winograd %s with tile %dx%d: '%s' missing from the header's dimension %d",
-                             convgen_pass_name((convgen_pass)pass), tiles[i][0], tiles[i][1], want, dim);
+    int programs = 0;
+    for (size_t l = 0; l < sizeof fixed_tile_layers / sizeof fixed_tile_layers[0]; ++l) {
+        const fixed_tiles *f = &fixed_tile_layers[l];
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &f->d), CONVGEN_SUCCESS);
+        for (int i = 0; i < f->count; ++i)
+            for (int pass = 0; pass < 3; ++pass) {
+                cg_tuning tune = {0};
+                memcpy(tune.winograd_m, f->m[i], sizeof tune.winograd_m);
+                int64_t chunks;
+                double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, 0, &tune, &chunks);
+                if (!(e <= FIXED_TILE_BOUND))
+                    fail_msg("winograd rank %d, tile %d x %d x %d, %s: relative error %.3e", f->d.rank, f->m[i][0],
+                             f->m[i][1], f->m[i][2], convgen_pass_name((convgen_pass)pass), e);
+                cg_generated g;
+                assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tune, &g),
+                                 CONVGEN_SUCCESS);
+                check_header_tiles(&g, &f->d, f->m[i], (convgen_pass)pass);
+                cg_generated_free(&g);
+                ++programs;
             }
-            cg_generated_free(&g);
-            free(in0), free(in1), free(out);
-        }
+    }
+    print_message("winograd: %d programs with fixed tiles (rank 2 and 3) match the reference\n", programs);
 }
 
 /* Weights prepared once, then two inputs run on them with in1 NULL (the evaluator would crash
@@ -841,6 +867,36 @@ static void test_prepared_weights_serve_several_inputs(void **state)
 /* fft-tiled's options->fourier_size is its tile: not what it would choose (16), smaller than
  * the whole correlation, square, and for accgrad's parts with few enough shifts between
  * blocks; small tiles give parts of three and four shifts along a dimension. */
+/* fft-tiled in 3-D (cuFFT's transforms of the tiles): kernels long enough for two shifts of
+ * accgrad's convolution in parts along several dimensions, whose x blocks then reach one row
+ * past x's grid, and volumes that take several overlap-save tiles; every pass against the
+ * reference. */
+static void test_fft_tiled_3d_matches_the_reference(void **state)
+{
+    (void)state;
+    static const convgen_conv_desc layers[] = {
+        {.rank = 3, .n = 1, .c = 1, .k = 5, .in = {30, 9, 33}, .kernel = {9, 3, 3}, .pad_before = {4, 1, 1},
+         .pad_after = {4, 1, 1}},
+        {.rank = 3, .n = 2, .c = 2, .k = 3, .in = {9, 30, 33}, .kernel = {1, 9, 3}, .pad_before = {0, 4, 1},
+         .pad_after = {0, 4, 1}, .mode = CONVGEN_CONVOLUTION},
+        {.rank = 3, .n = 1, .c = 3, .k = 2, .in = {30, 33, 19}, .kernel = {9, 3, 10}, .pad_before = {4, 0, 2},
+         .pad_after = {1, 1, 3}},
+    };
+    double worst = 0;
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; ++i) {
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &layers[i]), CONVGEN_SUCCESS);
+        for (int pass = 0; pass < 3; ++pass) {
+            int64_t chunks;
+            double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_FFT_TILED, 0, NULL, &chunks);
+            if (!(e <= ERROR_BOUND))
+                fail_msg("fft-tiled 3-D layer %zu %s: relative error %.3e", i, convgen_pass_name((convgen_pass)pass), e);
+            worst = e > worst ? e : worst;
+        }
+    }
+    print_message("fft-tiled: 3-D layers, every pass: worst relative error %.2e\n", worst);
+}
+
 static void test_fft_tiled_takes_a_fixed_tile(void **state)
 {
     (void)state;
@@ -902,6 +958,7 @@ int main(void)
         cmocka_unit_test(test_every_planner_is_shift_equivariant),
         cmocka_unit_test(test_fft_tiled_takes_a_fixed_tile),
         cmocka_unit_test(test_winograd_takes_a_fixed_tile),
+        cmocka_unit_test(test_fft_tiled_3d_matches_the_reference),
         cmocka_unit_test(test_winograd_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_fft_tiled_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_fft_cublas_programs_match_the_reference),

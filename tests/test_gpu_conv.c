@@ -1,13 +1,13 @@
 /* GPU tests of the convolution algorithms: every pass against the CPU float64 reference on
  * random data, outputs (and workspace) poisoned with NaN first, relative error <= 1e-5 for
  * direct and <= 1e-4 for the FFT convolutions (two fp32 transforms around the product). direct
- * runs 50 shapes (any stride), cufft 56 (stride 1, kernels up to 13), fft and fft-tiled the
- * same without rank 3 (fft-fused: rank 2 only, fprop and bprop), a third of them again under a
+ * runs 50 shapes (any stride), cufft 56 (stride 1, kernels up to 13), fft the same without rank
+ * 3, fft-tiled with 3-D tiled volumes (fft-fused: rank 2 only, fprop and bprop), a third of them again under a
  * workspace limit that makes them sub-batch (the planners that sub-batch: cufft, fft, fft-tiled,
  * winograd); direct-window bprop runs the window shapes that direct runs as GEMMs.
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, direct_window or direct-window, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
- * winograd: 52 shapes, stride 1 and kernels up to 7; winograd_fused (or winograd-fused): 44,
+ * winograd: 61 shapes, stride 1 and kernels up to 7, rank 1 to 3; winograd_fused (or winograd-fused): 44,
  * kernels 2 to 5; winograd_gemm, fft_tiled_gemm: those algorithms' shapes with the generated
  * GEMM, fft_cublas: fft's with cuBLAS's (options.gemm; fft's default is the generated one);
  * prepared: each FFT and Winograd algorithm's first 8 shapes on weights
@@ -35,7 +35,7 @@
 
 #define DIRECT_SHAPES 58 /* 20 handpicked, 8 for the window bprop, 30 random */
 #define WINDOW_SHAPES 8  /* direct-window's: the window bprop's handpicked ones */
-#define CUFFT_SHAPES 56 /* at least 44 random shapes per FFT algorithm beside the handpicked ones */
+#define CUFFT_SHAPES 56 /* at least 42 random shapes per FFT algorithm beside the handpicked ones */
 
 static convgen_context *ctx;
 static char no_device_reason[512];
@@ -52,7 +52,7 @@ typedef struct shape {
 #define PREPARED_SHAPES 8
 
 #define PREPARED_ALGOS 6
-#define WINOGRAD_SHAPES 52 /* 41 random ones beside the 11 handpicked ones */
+#define WINOGRAD_SHAPES 61 /* 41 random ones beside the 20 handpicked ones */
 #define WINOGRAD_FUSED_SHAPES 44
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
@@ -174,23 +174,49 @@ static int handpicked_fft(shape *s)
     return n;
 }
 
-/* Winograd's edge cases: FFT convolution's handpicked shapes of rank 1 and 2 with kernels up to
- * 7, without their dilation, then 5 x 5, 7 x 7, 1 x 7 and 7 x 1 kernels. */
+/* A 3-D layer: n, c, k, the volume, the kernel, padding before and after. */
+static convgen_conv_desc desc3(int64_t n, int64_t c, int64_t k, const int64_t in[3], const int64_t kernel[3],
+                               const int64_t before[3], const int64_t after[3])
+{
+    convgen_conv_desc d = {.rank = 3, .n = n, .c = c, .k = k};
+    for (int i = 0; i < 3; ++i)
+        d.in[i] = in[i], d.kernel[i] = kernel[i], d.pad_before[i] = before[i], d.pad_after[i] = after[i];
+    return d;
+}
+
+#define V3(a, b, c) ((const int64_t[3]){a, b, c})
+
+/* Winograd's edge cases: FFT convolution's handpicked shapes with kernels up to 7, without their
+ * dilation, then 5 x 5, 7 x 7, 1 x 7 and 7 x 1 kernels; and 3-D ones: rectangular and prime
+ * volumes, kernels that differ per dimension (1 x 3 x 3, 5 x 3 x 1, 7 x 3 x 2), padding on one
+ * side, one input or output channel, channels past the GEMMs' tiles, batch 1 and 4. */
 static int handpicked_winograd(shape *s)
 {
     shape all[CUFFT_SHAPES];
     int n = 0, count = handpicked_fft(all);
     for (int i = 0; i < count; ++i) {
         convgen_conv_desc *d = &all[i].d;
-        if (d->rank > 2 || d->kernel[0] > 7 || (d->rank == 2 && d->kernel[1] > 7))
+        bool too_big = false;
+        for (int r = 0; r < d->rank; ++r)
+            too_big |= d->kernel[r] > 7;
+        if (too_big)
             continue;
-        d->dilation[0] = d->dilation[1] = 1;
+        for (int r = 0; r < d->rank; ++r)
+            d->dilation[r] = 1;
         s[n++] = all[i];
     }
     s[n++].d = DESC2(2, 6, 4, 19, 21, 5, 5, 2, 1, 1);
     s[n++].d = DESC2(1, 4, 3, 17, 15, 7, 7, 3, 1, 1);      /* N = 1 */
     s[n++].d = DESC2(2, 5, 6, 14, 16, 1, 7, 0, 1, 1);      /* 1 x 7 */
     s[n++].d = DESC2(2, 5, 6, 16, 14, 7, 1, 0, 1, 1);      /* 7 x 1 */
+    s[n++].d = desc3(1, 40, 40, V3(19, 17, 23), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
+    s[n++].d = desc3(2, 5, 6, V3(5, 13, 11), V3(1, 3, 3), V3(0, 1, 1), V3(0, 1, 1));
+    s[n++].d = desc3(3, 4, 3, V3(11, 7, 13), V3(5, 3, 1), V3(2, 0, 0), V3(1, 1, 0));
+    s[n].d = desc3(1, 1, 8, V3(17, 16, 15), V3(4, 4, 4), V3(0, 0, 0), V3(0, 0, 0)); /* c = 1: ZNNi's first layer */
+    s[n++].d.mode = CONVGEN_CONVOLUTION;
+    s[n++].d = desc3(4, 8, 1, V3(9, 10, 11), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));   /* k = 1 */
+    s[n++].d = desc3(2, 16, 24, V3(8, 8, 8), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
+    s[n++].d = desc3(1, 3, 5, V3(13, 7, 5), V3(7, 3, 2), V3(3, 1, 0), V3(0, 2, 1));
     return n;
 }
 
@@ -352,22 +378,28 @@ static void check_prepared(void **state)
  * TF32 (2e-4 and more) or a lost term would fail it. */
 typedef struct wino_case {
     char name[64];
-    int m, r;
+    int m, r, rank;
     double bound;
 } wino_case;
 
-#define WINOGRAD_TILES 6
+/* 3-D: F(m x m x m, r x r x r) on 2 x 64 -> 64 volumes of 18^3. */
+#define WINOGRAD_TILES 9
 static wino_case wino_cases[WINOGRAD_TILES] = {
-    {.m = 2, .r = 3, .bound = 1e-5}, {.m = 4, .r = 3, .bound = 4e-5}, {.m = 6, .r = 3, .bound = 5e-5},
-    {.m = 2, .r = 5, .bound = 8e-5}, {.m = 4, .r = 5, .bound = 7e-5}, {.m = 2, .r = 7, .bound = 2e-4}};
+    {.m = 2, .r = 3, .rank = 2, .bound = 1e-5}, {.m = 4, .r = 3, .rank = 2, .bound = 4e-5},
+    {.m = 6, .r = 3, .rank = 2, .bound = 5e-5}, {.m = 2, .r = 5, .rank = 2, .bound = 8e-5},
+    {.m = 4, .r = 5, .rank = 2, .bound = 7e-5}, {.m = 2, .r = 7, .rank = 2, .bound = 2e-4},
+    {.m = 2, .r = 3, .rank = 3, .bound = 3e-5}, {.m = 4, .r = 3, .rank = 3, .bound = 1.5e-4},
+    {.m = 2, .r = 5, .rank = 3, .bound = 3e-4}};
 
 static void check_winograd_accuracy(void **state)
 {
     const wino_case *w = *state;
     if (!ctx)
         skip();
-    convgen_conv_desc d = DESC2(8, 64, 64, 26, 26, w->r, w->r, w->r / 2, 1, 1);
-    convgen_plan_options o = {.winograd_m = {w->m, w->m}};
+    int64_t taps = w->r, pad = w->r / 2;
+    convgen_conv_desc d = w->rank == 3 ? desc3(2, 64, 64, V3(18, 18, 18), V3(taps, taps, taps), V3(pad, pad, pad), V3(pad, pad, pad))
+                                       : DESC2(8, 64, 64, 26, 26, w->r, w->r, w->r / 2, 1, 1);
+    convgen_plan_options o = {.winograd_m = {w->m, w->m, w->rank == 3 ? w->m : 0}};
     for (int pass = 0; pass < 3; ++pass) {
         cg_verify_result r;
         convgen_status st = cg_verify(ctx, &d, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, &o, 3 + (unsigned)pass, 0, &r);
@@ -386,7 +418,10 @@ static void make_accuracy_tests(struct CMUnitTest *tests)
 {
     for (int i = 0; i < WINOGRAD_TILES; ++i) {
         wino_case *w = &wino_cases[i];
-        snprintf(w->name, sizeof w->name, "F(%d,%d)", w->m, w->r);
+        if (w->rank == 3)
+            snprintf(w->name, sizeof w->name, "F(%d,%d)^3", w->m, w->r);
+        else
+            snprintf(w->name, sizeof w->name, "F(%d,%d)", w->m, w->r);
         tests[i] = (struct CMUnitTest){.name = w->name, .test_func = check_winograd_accuracy, .initial_state = w};
     }
 }
@@ -487,6 +522,20 @@ static int handpicked_fft_ranks(shape *s, int lo, int hi)
     for (int i = 0; i < count; ++i)
         if (all[i].d.rank >= lo && all[i].d.rank <= hi)
             s[n++] = all[i];
+    return n;
+}
+
+/* fft-tiled's: cufft's handpicked shapes of every rank, and 3-D ones whose volumes take several
+ * overlap-save tiles along each dimension (its 3-D tiles are cuFFT's transforms): a 7^3 kernel,
+ * kernels that differ per dimension with padding on one side, convolution mode, one input
+ * channel. */
+static int handpicked_tiled(shape *s)
+{
+    int n = handpicked_fft_ranks(s, 1, 3);
+    s[n++].d = desc3(1, 3, 4, V3(23, 20, 21), V3(7, 7, 7), V3(0, 0, 0), V3(0, 0, 0));
+    s[n].d = desc3(2, 2, 3, V3(19, 26, 17), V3(5, 3, 4), V3(2, 1, 0), V3(1, 1, 3));
+    s[n++].d.mode = CONVGEN_CONVOLUTION;
+    s[n++].d = desc3(1, 1, 5, V3(30, 9, 33), V3(9, 1, 3), V3(4, 0, 1), V3(4, 0, 1));
     return n;
 }
 
@@ -724,7 +773,7 @@ int main(void)
     make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
                cufft);
     make_tests(fft_shapes, CUFFT_SHAPES, handpicked_fft_ranks(fft_shapes, 1, 2), random_fft_shape, CONVGEN_ALGO_FFT, 1e-4, fft);
-    make_tests(tiled_shapes, CUFFT_SHAPES, handpicked_fft_ranks(tiled_shapes, 1, 2), random_fft_shape, CONVGEN_ALGO_FFT_TILED,
+    make_tests(tiled_shapes, CUFFT_SHAPES, handpicked_tiled(tiled_shapes), random_fft_shape, CONVGEN_ALGO_FFT_TILED,
                1e-4, tiled);
     make_tests(fused_shapes, CUFFT_SHAPES, handpicked_fft_ranks(fused_shapes, 2, 2), random_fft_shape,
                CONVGEN_ALGO_FFT_FUSED, 1e-4, fused);

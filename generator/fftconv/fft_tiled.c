@@ -40,7 +40,7 @@ static convgen_status fixed_tile_size(const cg_tuning *tune, int rank, int64_t *
  * valid outputs. */
 convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, int64_t max_n, lib_spec *s)
 {
-    if (p->rank > 2)
+    if (p->rank > 2 && s->generated)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
     int64_t extent = 1, untiled = 0, candidates[MAX_CANDIDATES];
     for (int d = 0; d < s->rank; ++d) {
@@ -61,6 +61,8 @@ convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, int64_t
                        field, (long long)n, (long long)extent);
     if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
         n = candidates[0] < untiled ? candidates[0] : untiled;
+    if (n == 1) /* a correlation of one point: two hold it, and are the FFTs' smallest */
+        n = 2;
     if (n < extent || n > max_n)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%s: tiles of %lld points for a kernel of %lld; its transforms "
                        "reach %lld", s->fused ? "fft-fused" : "fft-tiled", (long long)n, (long long)extent, (long long)max_n);
@@ -91,7 +93,7 @@ enum { MAX_SHIFTS = CG_MAX_STEPS - 9 };
  * has at most two shifts, the products of a shift summed over every block pair it joins. */
 convgen_status fc_parts_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s)
 {
-    if (p->rank > 2)
+    if (p->rank > 2 && s->generated)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
     int64_t taps = 1, candidates[MAX_CANDIDATES];
     for (int d = 0; d < s->rank; ++d) /* accgrad's outputs are the dilated kernel's taps */
@@ -134,16 +136,63 @@ convgen_status fc_parts_basis(const cg_problem *p, const cg_tuning *tune, lib_sp
     return CONVGEN_SUCCESS;
 }
 
+/* Stride 1, rank 1 to 3: a 3-D layer's tiles are cuFFT's 3-D transforms, convgen's FFTs being 1-D
+ * and 2-D (issue 28 item 1 is theirs in 3-D); the tiling, the products and the clipped
+ * outputs are the same program. */
+static convgen_status fft_tiled_applicable(const cg_problem *p, convgen_pass pass)
+{
+    char err[160];
+    fft_conv_dim dims[CONVGEN_MAX_RANK];
+    if (!fft_conv_dims(p, pass, dims, err, sizeof err)) /* the message names the field */
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%s", err);
+    return CONVGEN_SUCCESS;
+}
+
 static convgen_status fft_tiled_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                          const cg_tuning *tune, cg_generated *out)
 {
     /* fft-tiled's transform is its tile: no transform of the whole correlation to size */
     lib_spec s;
-    fc_spec_init(&s, true);
+    fc_spec_init(&s, p->rank <= 2);
     convgen_status st = fc_correlation_dims(p, pass, "fft-tiled", &s);
     if (st == CONVGEN_SUCCESS)
         st = pass == CONVGEN_ACCGRAD ? fc_parts_basis(p, tune, &s) : fc_tile_basis(p, tune, FFT_MAX_N, &s);
     return st == CONVGEN_SUCCESS ? fc_program(p, pass, t, tune, &s, out) : st;
+}
+
+/* AUTO's candidates of fft-tiled: its own tile and, for a 3-D layer's fprop and bprop, two
+ * larger ones (the smallest 2^a 3^b 5^c 7^d of at least 1.3 and 1.7 times its own, short of the
+ * untiled correlation): with a batch of one the weights' spectra, which grow with the tile, set
+ * the time as much as the tiles' overlap, so the best tile is the bench's to say. Each by both
+ * GEMMs unless the caller fixed the GEMM or TF32 (the generated one takes 1-D and 2-D only). */
+static int fft_tiled_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed,
+                              cg_tuning *out, int max)
+{
+    (void)effort;
+    bool tile_fixed = false;
+    int n = cg_variants_add(out, 0, max, fixed, false);
+    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
+        tile_fixed |= fixed->fourier_size[d] != 0;
+    if (p->rank != 3 || pass == CONVGEN_ACCGRAD || tile_fixed)
+        return n;
+    int64_t extent = 1, untiled = 0, candidates[MAX_CANDIDATES];
+    for (int d = 0; d < p->rank; ++d) {
+        int64_t e = (p->kernel[d] - 1) * p->dilation[d] + 1, span = p->in[d] + p->pad_before[d] + p->pad_after[d];
+        extent = e > extent ? e : extent;
+        untiled = span > untiled ? span : untiled;
+    }
+    int64_t own = 3 * extent > 16 ? 3 * extent : 16;
+    for (int i = 0; i < 2; ++i) {
+        double factor = i == 0 ? 1.3 : 1.7;
+        int64_t want = (int64_t)(factor * (double)own + 0.999);
+        if (fft_basis_candidates(want, candidates, MAX_CANDIDATES) <= 0 || candidates[0] >= untiled)
+            break;
+        cg_tuning t = *fixed;
+        for (int d = 0; d < p->rank; ++d)
+            t.fourier_size[d] = candidates[0];
+        n = cg_variants_add(out, n, max, &t, false);
+    }
+    return n;
 }
 
 static const cg_knob tiled_knobs[] = {
@@ -153,7 +202,8 @@ const cg_planner cg_fft_tiled_planner = {
     .algo = CONVGEN_ALGO_FFT_TILED,
     .name = "fft-tiled",
     .flags = CG_PLANNER_SUB_BATCHES,
-    .applicable = fc_fft_applicable,
+    .applicable = fft_tiled_applicable,
     .generate = fft_tiled_generate,
     .knobs = tiled_knobs,
+    .variants = fft_tiled_variants,
 };

@@ -85,7 +85,10 @@ placement fc_place_part(const lib_spec *s, int role, int d)
     const fft_parts *pt = &ld->parts;
     placement pl = {.base = role == 0 ? ld->c.pad_before : 0, .step = 1, .count = role == 0 ? ld->c.in : ld->c.extent,
                     .limit = pt->block, .tile_step = pt->block};
-    bool extra_row = d == 0 && s->rank == 2 && s->d[1].parts.shifts > 1;
+    /* a shift along an inner dimension reaches one row of blocks past x's last: zeros */
+    bool extra_row = false;
+    for (int inner = 1; d == 0 && inner < s->rank; ++inner)
+        extra_row |= s->d[inner].parts.shifts > 1;
     pl.tiles = role == 0 ? pt->x_blocks + (extra_row ? 1 : 0) : d == 0 ? pt->dy_blocks : pt->x_blocks;
     return pl;
 }

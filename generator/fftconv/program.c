@@ -347,7 +347,10 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
     if (clip && s->parts)
         tmpl_map_set(ctx, "shifts", fc_shifts_value(s));
     else if (tiles > 1) {
-        int64_t own = s->images[role] / tiles, inner_tiles = s->rank == 2 ? fc_place(s, pass, role, 1).tiles : 1;
+        /* the tiles past dimension 0 (inner), and past dimension 1 for rank 3 (last) */
+        int64_t own = s->images[role] / tiles, inner_tiles = 1, last_tiles = fc_place(s, pass, role, s->rank - 1).tiles;
+        for (int d = 1; d < s->rank; ++d)
+            inner_tiles *= fc_place(s, pass, role, d).tiles;
         tmpl_set_int(ctx, "tile_images", own);
         tmpl_set_int(ctx, "inner_tiles", inner_tiles);
         tmpl_value *by_images = cg_value_magic((uint32_t)own, s->images[role] - 1);
@@ -355,6 +358,12 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
         failed |= !by_images || !by_inner;
         tmpl_map_set(ctx, "image_div", by_images);
         tmpl_map_set(ctx, "inner_div", by_inner);
+        if (s->rank == 3) {
+            tmpl_value *by_last = cg_value_magic((uint32_t)last_tiles, inner_tiles - 1);
+            failed |= !by_last;
+            tmpl_set_int(ctx, "last_tiles", last_tiles);
+            tmpl_map_set(ctx, "last_div", by_last);
+        }
     }
     int64_t tensor_points = 1; /* the operand's points per image (the clip's are `points`) */
     for (int d = 0; d < s->rank; ++d)

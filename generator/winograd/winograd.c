@@ -18,7 +18,9 @@
  *
  * The transforms are straight-line code derived exactly by the generator
  * (winograd_transform.c, winograd_program.c), one thread per tile; the GEMMs are cuBLAS SGEMMs
- * strided-batched over e. A 1-D layer is a 2-D one of height 1, with F(1, 1) along it. */
+ * strided-batched over e. A 3-D layer's transforms are the tensor products of its dimensions'
+ * (F(m0 x m1 x m2, r0 x r1 x r2), each dimension its own tile); a 2-D layer is a 3-D one of depth
+ * 1 and a 1-D layer one of height 1 too, with F(1, 1) along the dimensions they lack. */
 #include <stdio.h>
 #include <string.h>
 
@@ -39,8 +41,6 @@ int64_t wino_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 convgen_status wino_applicable(const cg_problem *p, convgen_pass pass)
 {
     (void)pass;
-    if (p->rank > 2)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: rank %d: 1-D and 2-D layers only", p->rank);
     for (int d = 0; d < p->rank; ++d) {
         if (p->stride[d] != 1)
             return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: stride[%d] = %lld: stride 1 only", d,
@@ -61,8 +61,8 @@ convgen_status wino_applicable(const cg_problem *p, convgen_pass pass)
 
 /* The tile m along a dimension with kernel r whose tiles cover `extent` points: the one that
  * needs the fewest transform elements, alpha ceil(extent / m) (the GEMMs' work and the
- * transforms' traffic both scale with them), among alpha <= 8, whose fp32 errors stay near
- * 1e-6 (README, "Winograd accuracy"); the smaller alpha on a tie. No transform for r = 1. */
+ * transforms' traffic both scale with them), among alpha <= max_alpha, whose fp32 errors stay
+ * near 1e-6 (README, "Winograd accuracy"); the smaller alpha on a tie. No transform for r = 1. */
 static int default_tile(int64_t r, int64_t extent, int max_alpha)
 {
     if (r == 1)
@@ -77,7 +77,8 @@ static int default_tile(int64_t r, int64_t extent, int max_alpha)
     return best;
 }
 
-/* The problem in 2-D, the tiles and their transforms. */
+/* The problem in 3-D, the tiles and their transforms. A 3-D layer's default tiles keep alpha to
+ * WINO_MAX_VOLUME_ALPHA: three dimensions' rounding errors compound. */
 convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
                                  wino_spec *s)
 {
@@ -87,8 +88,11 @@ convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const c
         if (tune->winograd_m[d])
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->winograd_m[%d] = %d, but the layer has rank %d", d,
                            tune->winograd_m[d], p->rank);
-    int lead = 2 - p->rank;
-    for (int d = 0; d < 2; ++d) {
+    if (p->rank == 3 && max_alpha > WINO_MAX_VOLUME_ALPHA)
+        max_alpha = WINO_MAX_VOLUME_ALPHA;
+    int lead = CG_WINO_DIMS - p->rank;
+    s->first = p->rank == 3 ? 0 : 1;
+    for (int d = 0; d < CG_WINO_DIMS; ++d) {
         int src = d - lead; /* the problem's dimension, or < 0 for the height of a 1-D layer */
         s->in[d] = src < 0 ? 1 : p->in[src];
         s->kernel[d] = src < 0 ? 1 : p->kernel[src];
@@ -107,7 +111,7 @@ convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const c
         if (!ok)
             return cg_fail(CONVGEN_ERROR_INTERNAL, "winograd: tile %d along dimension %d: %s", s->m[d], src, err);
     }
-    s->elements = (int64_t)s->tf[0].alpha * s->tf[1].alpha;
+    s->elements = (int64_t)s->tf[0].alpha * s->tf[1].alpha * s->tf[2].alpha;
     return CONVGEN_SUCCESS;
 }
 
@@ -117,7 +121,7 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
 {
     s->batch = batch;
     s->chunks = p->n / batch;
-    bool ok = cg_mul64(batch, s->tiles[0] * s->tiles[1], &s->columns) && s->columns <= INT32_MAX;
+    bool ok = cg_mul64(batch, s->tiles[0] * s->tiles[1] * s->tiles[2], &s->columns) && s->columns <= INT32_MAX;
     /* each buffer's rows x columns per element, by pass (the table at the top), U, V and M */
     const int64_t T = s->columns;
     const int64_t shapes[3][3][2] = {[CONVGEN_FPROP] = {{p->c, p->k}, {p->c, T}, {p->k, T}},
@@ -132,9 +136,9 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
         at = wino_align_up(at);
     }
     s->workspace = at;
-    /* a plane's points, and those of its tiles past its edge, are 32-bit in the kernels */
+    /* a volume's points, and those of its tiles past its edge, are 32-bit in the kernels */
     int64_t in_plane = 1, out_plane = 1;
-    for (int d = 0; d < 2 && ok; ++d)
+    for (int d = s->first; d < CG_WINO_DIMS && ok; ++d)
         ok = cg_mul64(in_plane, s->in[d] + WINO_MAX_ALPHA, &in_plane) &&
              cg_mul64(out_plane, s->out[d] + WINO_MAX_ALPHA, &out_plane);
     return ok && in_plane <= INT32_MAX / 2 && out_plane <= INT32_MAX / 2;
@@ -237,10 +241,10 @@ tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_w
                       (long long)s->batch);
     const cg_wino_stage *matrices;
     int count = wino_op_matrices(op, &matrices);
-    for (int d = 0; d < 2; ++d)
+    for (int d = s->first; d < CG_WINO_DIMS; ++d)
         for (int i = 0; i < count; ++i) {
             describe_matrix(&s->tf[d], matrices[i], text, sizeof text);
-            cg_value_line(h, "dimension %d: %lld tiles, %s:", d, (long long)op->tiles[d], text);
+            cg_value_line(h, "dimension %d: %lld tiles, %s:", d - s->first, (long long)op->tiles[d], text);
             matrix_lines(h, &s->tf[d], matrices[i]);
         }
     cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1)%s", k->grid[0], k->grid[1], k->grid[2], k->block[0],
@@ -266,38 +270,91 @@ bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_divid
     return v != NULL;
 }
 
-/* The context of a transform kernel doing op. */
+/* Row by row, the terms of `matrix` along the depth of op: [[{slice, negative, unit, magnitude}]]
+ * for templates/winograd/winograd.cu, which combines a volume tile's slices by one row. */
+static tmpl_value *depth_rows(const wino_transform *t, cg_wino_stage matrix)
+{
+    int nr, nc;
+    const cg_q(*rows)[WINO_MAX_ALPHA] = wino_matrix_rows(t, matrix, &nr, &nc);
+    tmpl_value *list = tmpl_list();
+    for (int i = 0; i < nr; ++i) {
+        tmpl_value *terms = tmpl_list();
+        for (int j = 0; j < nc; ++j) {
+            cg_q c = rows[i][j];
+            if (c.num == 0)
+                continue;
+            tmpl_value *term = wino_coef_value(c);
+            tmpl_set_int(term, "slice", j);
+            tmpl_list_push(terms, term);
+        }
+        tmpl_list_push(list, terms);
+    }
+    return list;
+}
+
+/* The keys of a volume's depth (3-D layers): its matrix row by row, extent, tiles, the magic
+ * divisions that split the thread index, and for tiles their step and offset. The kernel has
+ * `count` threads, the depth's element (tiles) or output (AT) outermost. */
+static bool depth_context(tmpl_value *ctx, const wino_spec *s, const cg_wino_op *op, int64_t count)
+{
+    int inputs, outputs;
+    char describe[200];
+    const wino_transform *t = &s->tf[0];
+    int64_t plane_tiles = op->tiles[1] * op->tiles[2], tile_count = op->tiles[0] * plane_tiles;
+    wino_matrix_rows(t, op->stage, &outputs, &inputs);
+    describe_matrix(t, op->stage, describe, sizeof describe);
+    tmpl_set_bool(ctx, "volume", true);
+    tmpl_map_set(ctx, "depth_rows", depth_rows(t, op->stage));
+    tmpl_set_str(ctx, "depth_describe", describe);
+    tmpl_set_int(ctx, "depth", op->size[0]);
+    tmpl_set_int(ctx, "depth_span", inputs);
+    tmpl_set_int(ctx, "depth_outs", outputs);
+    tmpl_set_int(ctx, "plane_tiles", plane_tiles);
+    bool ok = wino_set_div(ctx, "plane_tiles_div", plane_tiles, tile_count - 1);
+    if (op->stage == CG_WINO_AT)
+        return ok && wino_set_div(ctx, "rows_div", op->rows, count / (op->outer * tile_count) - 1);
+    tmpl_set_int(ctx, "depth_step", op->step[0]);
+    tmpl_set_int(ctx, "depth_offset", op->offset[0]);
+    return ok && wino_set_div(ctx, "channels_div", op->channels, count / (op->outer * tile_count) - 1);
+}
+
+/* The context of a transform kernel doing op: the plane's dimensions (1 and 2) as the 2-D
+ * kernel's 0 and 1, and a volume's depth (dimension 0) where the layer has one. */
 static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
                                   int operand, const char *what, int64_t count, bool *failed)
 {
     bool tiles = op->stage != CG_WINO_AT;
-    int64_t tile_count = op->tiles[0] * op->tiles[1];
+    int64_t tile_count = op->tiles[0] * op->tiles[1] * op->tiles[2];
     tmpl_value *ctx = tmpl_map();
     tmpl_map_set(ctx, "header", wino_header_lines(s, k, op, what));
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "stage", tiles ? "tiles" : "output");
+    tmpl_set_bool(ctx, "volume", false); /* depth_context's, for a 3-D layer */
     tmpl_set_int(ctx, "threads", THREADS);
     tmpl_set_int(ctx, "count", count);
     tmpl_set_int(ctx, "tiles", tile_count);
-    tmpl_set_int(ctx, "tiles1", op->tiles[1]);
-    tmpl_set_int(ctx, "height", op->size[0]);
-    tmpl_set_int(ctx, "width", op->size[1]);
+    tmpl_set_int(ctx, "tiles1", op->tiles[2]);
+    tmpl_set_int(ctx, "height", op->size[1]);
+    tmpl_set_int(ctx, "width", op->size[2]);
+    tmpl_set_int(ctx, "points", op->size[0] * op->size[1] * op->size[2]);
     tmpl_set_bool(ctx, "flip", op->flip);
     tmpl_set_bool(ctx, "planes_transposed", op->planes_transposed);
     tmpl_set_int(ctx, "buffer", op->buffer / 4);
-    *failed |= !wino_set_div(ctx, "tiles1_div", op->tiles[1], tile_count - 1);
+    *failed |= !wino_set_div(ctx, "tiles1_div", op->tiles[2], op->tiles[1] * op->tiles[2] - 1);
+    if (s->first == 0)
+        *failed |= !depth_context(ctx, s, op, count);
     char describe[200];
-    for (int d = 0; d < 2; ++d) {
+    for (int d = 1; d < CG_WINO_DIMS; ++d) {
         int inputs, outputs;
         char key[16];
-        snprintf(key, sizeof key, "prog%d", d);
+        snprintf(key, sizeof key, "prog%d", d - 1);
         tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], op->stage, &inputs, &outputs));
-        snprintf(key, sizeof key, "span%d", d);
+        snprintf(key, sizeof key, "span%d", d - 1);
         tmpl_set_int(ctx, key, inputs);
-        snprintf(key, sizeof key, "outs%d", d);
+        snprintf(key, sizeof key, "outs%d", d - 1);
         tmpl_set_int(ctx, key, outputs);
         describe_matrix(&s->tf[d], op->stage, describe, sizeof describe);
-        snprintf(key, sizeof key, "describe%d", d);
+        snprintf(key, sizeof key, "describe%d", d - 1);
         tmpl_set_str(ctx, key, describe);
     }
     if (tiles) {
@@ -307,21 +364,25 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
         tmpl_set_int(ctx, "outer_count", op->outer);
         tmpl_set_int(ctx, "e_stride", planes * tile_count);
         bool checked = false;
-        for (int d = 0; d < 2; ++d) {
+        for (int d = 0; d < CG_WINO_DIMS; ++d) {
             char key[16];
             int64_t span = op->stage == CG_WINO_G ? s->tf[d].r : s->tf[d].alpha;
             int64_t last = (op->tiles[d] - 1) * op->step[d] - op->offset[d] + span; /* past the last tile */
             checked |= op->offset[d] > 0 || last > op->size[d];
-            snprintf(key, sizeof key, "step%d", d);
+            if (d == 0)
+                continue; /* the depth's are depth_context's */
+            snprintf(key, sizeof key, "step%d", d - 1);
             tmpl_set_int(ctx, key, op->step[d]);
-            snprintf(key, sizeof key, "offset%d", d);
+            snprintf(key, sizeof key, "offset%d", d - 1);
             tmpl_set_int(ctx, key, op->offset[d]);
         }
         tmpl_set_bool(ctx, "checked", checked);
-        *failed |= !wino_set_div(ctx, "tiles_div", tile_count, count - 1) | !wino_set_div(ctx, "outer_div", op->outer, planes - 1);
+        int64_t slabs = count / tile_count; /* (element,) channel and outer */
+        *failed |= !wino_set_div(ctx, "tiles_div", tile_count, count - 1) | !wino_set_div(ctx, "outer_div", op->outer, slabs - 1);
     } else {
         int64_t columns = op->outer * tile_count;
         tmpl_set_int(ctx, "columns", columns);
+        tmpl_set_int(ctx, "rows", op->rows);
         tmpl_set_int(ctx, "e_stride", op->rows * columns);
         tmpl_set_int(ctx, "outer_stride", op->outer_stride);
         tmpl_set_int(ctx, "row_stride", op->row_stride);
@@ -349,7 +410,10 @@ convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int 
     step.wino.operand = operand;
     cg_kernel *k = wino_add_kernel_step(&step, phase, out);
     snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
-    int64_t count = (op->stage == CG_WINO_AT ? op->rows : op->channels) * op->outer * op->tiles[0] * op->tiles[1];
+    /* one thread per tile and element along the depth (AT: output along it; 1 for 2-D layers) */
+    int64_t along_depth = op->stage == CG_WINO_AT ? s->tf[0].m : s->tf[0].alpha;
+    int64_t count = along_depth * (op->stage == CG_WINO_AT ? op->rows : op->channels) * op->outer * op->tiles[0] *
+                    op->tiles[1] * op->tiles[2];
     k->grid[0] = (unsigned)wino_div_up(count, THREADS);
     k->block[0] = THREADS;
     bool failed = false;
@@ -361,28 +425,28 @@ convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int 
     return status;
 }
 
-/* The tiles of a plane of `size` read through matrix BT (or G) of the spec's transforms: tile t
+/* The tiles of a volume of `size` read through matrix BT (or G) of the spec's transforms: tile t
  * of each dimension from t * step - offset. */
 cg_wino_op wino_tiles_op(const wino_spec *s, cg_wino_stage matrix, int64_t outer, int64_t channels,
-                         const int64_t size[2], const int64_t tiles[2], const int64_t step[2], const int64_t offset[2],
-                         int buffer)
+                         const int64_t size[CG_WINO_DIMS], const int64_t tiles[CG_WINO_DIMS],
+                         const int64_t step[CG_WINO_DIMS], const int64_t offset[CG_WINO_DIMS], int buffer)
 {
     cg_wino_op op = {.stage = matrix, .outer = outer, .channels = channels, .buffer = s->buffer[buffer]};
-    for (int d = 0; d < 2; ++d) {
+    for (int d = 0; d < CG_WINO_DIMS; ++d) {
         op.m[d] = s->tf[d].m, op.r[d] = s->tf[d].r;
         op.size[d] = size[d], op.tiles[d] = tiles[d], op.step[d] = step[d], op.offset[d] = offset[d];
     }
     return op;
 }
 
-/* The products M ([e][rows][outer][tile], the tiles of the spec) through AT into planes of
- * `size`, the plane of (row, outer) at outer * outer_stride + row * row_stride. */
-static cg_wino_op output_op(const wino_spec *s, int64_t rows, int64_t outer, const int64_t size[2],
-                            const int64_t tiles[2], int64_t outer_stride, int64_t row_stride)
+/* The products M ([e][rows][outer][tile], the tiles of the spec) through AT into volumes of
+ * `size`, the volume of (row, outer) at outer * outer_stride + row * row_stride. */
+static cg_wino_op output_op(const wino_spec *s, int64_t rows, int64_t outer, const int64_t size[CG_WINO_DIMS],
+                            const int64_t tiles[CG_WINO_DIMS], int64_t outer_stride, int64_t row_stride)
 {
     cg_wino_op op = {.stage = CG_WINO_AT, .rows = rows, .outer = outer, .buffer = s->buffer[WINO_M], .outer_stride = outer_stride,
                      .row_stride = row_stride};
-    for (int d = 0; d < 2; ++d) {
+    for (int d = 0; d < CG_WINO_DIMS; ++d) {
         op.m[d] = s->tf[d].m, op.r[d] = s->tf[d].r;
         op.size[d] = size[d], op.tiles[d] = tiles[d];
     }
@@ -461,8 +525,8 @@ static convgen_status add_gemm(const cg_problem *p, const wino_spec *s, cg_gener
 static convgen_status forward_program(const cg_problem *p, const wino_spec *s, cg_generated *out)
 {
     bool bprop = s->pass == CONVGEN_BPROP;
-    const int64_t one[2] = {1, 1}, none[2] = {0, 0}, m[2] = {s->m[0], s->m[1]};
-    const int64_t flipped[2] = {s->kernel[0] - 1 - s->pad[0], s->kernel[1] - 1 - s->pad[1]};
+    const int64_t one[] = {1, 1, 1}, none[] = {0, 0, 0}, m[] = {s->m[0], s->m[1], s->m[2]};
+    const int64_t flipped[] = {s->kernel[0] - 1 - s->pad[0], s->kernel[1] - 1 - s->pad[1], s->kernel[2] - 1 - s->pad[2]};
     const int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
     const int64_t *data_size = bprop ? s->out : s->in, *out_size = bprop ? s->in : s->out;
     const char *const *names = operand_names[s->pass];
@@ -487,7 +551,7 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
     st = add_gemm(p, s, out);
     if (st != CONVGEN_SUCCESS)
         return st;
-    int64_t plane = out_size[0] * out_size[1];
+    int64_t plane = out_size[0] * out_size[1] * out_size[2]; /* a volume's points */
     cg_wino_op result = output_op(s, out_ch, s->batch, out_size, s->tiles, out_ch * plane, plane);
     snprintf(part, sizeof part, "output_%s", names[2]);
     snprintf(what, sizeof what, "%s from the products' tiles", names[2]);
@@ -498,7 +562,7 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
  * by the GEMM over the tiles and over the sub-batches; the output transform once at the end. */
 static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, cg_generated *out)
 {
-    const int64_t one[2] = {1, 1}, none[2] = {0, 0}, m[2] = {s->m[0], s->m[1]};
+    const int64_t one[] = {1, 1, 1}, none[] = {0, 0, 0}, m[] = {s->m[0], s->m[1], s->m[2]};
     cg_wino_op x = wino_tiles_op(s, CG_WINO_BT, s->batch, p->c, s->in, s->tiles, m, s->pad, WINO_V);
     convgen_status st = wino_add_transform(s, &x, 0, 1, "transform_x", "the transforms of x's tiles", out);
     cg_wino_op dy = wino_tiles_op(s, CG_WINO_G, s->batch, p->k, s->out, s->tiles, m, none, WINO_U);
@@ -509,7 +573,7 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
     st = add_gemm(p, s, out); /* M[e] ([k][c]) = D V^T, summed over the tiles */
     if (st != CONVGEN_SUCCESS)
         return st;
-    int64_t taps = s->kernel[0] * s->kernel[1];
+    int64_t taps = s->kernel[0] * s->kernel[1] * s->kernel[2];
     cg_wino_op dw = output_op(s, p->k, p->c, s->kernel, one, taps, p->c * taps);
     dw.flip = p->flip;
     return wino_add_transform(s, &dw, 2, 2, "output_dw", "dw from the summed products", out);
@@ -529,7 +593,7 @@ static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg
         return true;
     /* the whole batch's tiles, not a sub-batch's: a workspace limit must not switch to cuBLAS,
      * whose work area (32 MiB) the plan would then need beside it */
-    int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c, tiles = p->n * s->tiles[0] * s->tiles[1];
+    int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c, tiles = p->n * s->tiles[0] * s->tiles[1] * s->tiles[2];
     return s->pass != CONVGEN_ACCGRAD && outputs > 32 && outputs <= 64 && tiles >= 1000;
 }
 
@@ -578,8 +642,8 @@ int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool 
     for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
         tiles_fixed |= fixed->winograd_m[d] != 0;
     int m_lo = 0, m_hi = 0; /* 0: the caller's tile or the default one */
-    if (effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed)
-        m_lo = 2, m_hi = WINO_MAX_DEFAULT_ALPHA - (int)r + 1;
+    if (effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed) /* a 3-D layer's within its default bound */
+        m_lo = 2, m_hi = (p->rank == 3 ? WINO_MAX_VOLUME_ALPHA : WINO_MAX_DEFAULT_ALPHA) - (int)r + 1;
     bool both_gemms = by_gemm && !fixed->tf32 && !fixed->gemm;
     int n = 0;
     for (int m = m_lo; m <= m_hi; ++m) {

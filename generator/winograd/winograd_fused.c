@@ -53,8 +53,9 @@ static convgen_status fused_applicable(const cg_problem *p, convgen_pass pass)
     return CONVGEN_SUCCESS;
 }
 
-/* The planes a fused kernel reads and writes: `channels` of size[0] x size[1] per image in, and
- * `outputs` of out_size[0] x out_size[1] out (accgrad: dy's, beside x's). */
+/* The planes a fused kernel reads and writes: `channels` of size[1] x size[2] per image in, and
+ * `outputs` of out_size[1] x out_size[2] out (accgrad: dy's, beside x's); the layer is 2-D, so
+ * its depth (dimension 0 of the spec and the op) is 1. */
 typedef struct fused_planes {
     int64_t channels, outputs;
     const int64_t *size, *out_size;
@@ -68,36 +69,37 @@ static tmpl_value *common_context(const wino_spec *s, const cg_kernel *k, const 
     tmpl_value *ctx = tmpl_map();
     tmpl_set_int(ctx, "channels", planes.channels);
     tmpl_set_int(ctx, "outputs", planes.outputs);
-    tmpl_set_int(ctx, "height", planes.size[0]);
-    tmpl_set_int(ctx, "width", planes.size[1]);
-    tmpl_set_int(ctx, "out_height", planes.out_size[0]);
-    tmpl_set_int(ctx, "out_width", planes.out_size[1]);
+    tmpl_set_int(ctx, "height", planes.size[1]);
+    tmpl_set_int(ctx, "width", planes.size[2]);
+    tmpl_set_int(ctx, "out_height", planes.out_size[1]);
+    tmpl_set_int(ctx, "out_width", planes.out_size[2]);
     tmpl_map_set(ctx, "header", wino_header_lines(s, k, op, what));
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_int(ctx, "threads", k->block[0]);
     tmpl_set_int(ctx, "elements", s->elements);
     tmpl_set_int(ctx, "columns", s->columns);
-    tmpl_set_int(ctx, "tiles", s->tiles[0] * s->tiles[1]);
-    tmpl_set_int(ctx, "tiles1", s->tiles[1]);
-    for (int d = 0; d < 2; ++d) {
+    tmpl_set_int(ctx, "tiles", s->tiles[1] * s->tiles[2]);
+    tmpl_set_int(ctx, "tiles1", s->tiles[2]);
+    for (int d = 0; d < 2; ++d) { /* the plane's dimensions, 1 and 2 of the spec */
+        const wino_transform *tf = &s->tf[d + 1];
         char key[16];
         const cg_wino_stage *matrices;
         for (int i = 0, count = wino_op_matrices(op, &matrices); i < count; ++i) {
             int inputs, outputs;
             snprintf(key, sizeof key, "%s%d", matrices[i] == CG_WINO_AT ? "at" : matrices[i] == CG_WINO_G ? "g" : "bt", d);
-            tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], matrices[i], &inputs, &outputs));
+            tmpl_map_set(ctx, key, wino_matrix_program(tf, matrices[i], &inputs, &outputs));
         }
         /* F(m, r) of the dimension: alpha = m + r - 1 (accgrad's F(r, m): m the taps, r dy's tile) */
         snprintf(key, sizeof key, "alpha%d", d);
-        tmpl_set_int(ctx, key, s->tf[d].alpha);
+        tmpl_set_int(ctx, key, tf->alpha);
         snprintf(key, sizeof key, "m%d", d);
-        tmpl_set_int(ctx, key, s->tf[d].m);
+        tmpl_set_int(ctx, key, tf->m);
         snprintf(key, sizeof key, "r%d", d);
-        tmpl_set_int(ctx, key, s->tf[d].r);
+        tmpl_set_int(ctx, key, tf->r);
         snprintf(key, sizeof key, "step%d", d);
-        tmpl_set_int(ctx, key, op->step[d]);
+        tmpl_set_int(ctx, key, op->step[d + 1]);
         snprintf(key, sizeof key, "offset%d", d);
-        tmpl_set_int(ctx, key, op->offset[d]);
+        tmpl_set_int(ctx, key, op->offset[d + 1]);
     }
     return ctx;
 }
@@ -135,7 +137,7 @@ static convgen_status render(tmpl_value *ctx, bool failed, const char *template,
 static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *f,
                                    bool *failed)
 {
-    int64_t tile_count = s->tiles[0] * s->tiles[1];
+    int64_t tile_count = s->tiles[1] * s->tiles[2];
     bool bprop = s->pass == CONVGEN_BPROP;
     tmpl_value *ctx = common_context(s, k, f, bprop ? "the fused kernel: dy's tiles, the products, dx"
                                                         : "the fused kernel: x's tiles, the products, y",
@@ -145,7 +147,7 @@ static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const
     tmpl_set_int(ctx, "k_shift", 2); /* log2(FUSED_OUTPUTS / 8) */
     tmpl_set_int(ctx, "c_block", FUSED_CHANNELS);
     tmpl_set_str(ctx, "data", bprop ? "dy" : "x");
-    tmpl_set_bool(ctx, "out_checked", f->out_size[0] % s->m[0] != 0 || f->out_size[1] % s->m[1] != 0);
+    tmpl_set_bool(ctx, "out_checked", f->out_size[1] % s->m[1] != 0 || f->out_size[2] % s->m[2] != 0);
     tmpl_set_int(ctx, "u_buffer", f->weights / 4);
     /* the chunk's tiles (tile_block x c_block), fetched in rounds of the block's threads */
     tmpl_set_int(ctx, "tasks", FUSED_TILES * FUSED_CHANNELS);
@@ -153,7 +155,7 @@ static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const
     /* cp.async of 16 bytes where a row of U ([e][c][k]) keeps them aligned, else of 4 */
     tmpl_set_int(ctx, "vec", f->rows % 4 == 0 ? 4 : 1);
     /* tiles are checked against the column count before these divisions */
-    *failed |= !wino_set_div(ctx, "tiles_div", tile_count, s->columns - 1) | !wino_set_div(ctx, "tiles1_div", s->tiles[1], tile_count - 1);
+    *failed |= !wino_set_div(ctx, "tiles_div", tile_count, s->columns - 1) | !wino_set_div(ctx, "tiles1_div", s->tiles[2], tile_count - 1);
     return ctx;
 }
 
@@ -165,7 +167,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     bool bprop = s->pass == CONVGEN_BPROP;
     const int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
     const int64_t *data_size = bprop ? s->out : s->in, *out_size = bprop ? s->in : s->out;
-    const int64_t flipped[2] = {s->kernel[0] - 1 - s->pad[0], s->kernel[1] - 1 - s->pad[1]};
+    const int64_t flipped[] = {0, s->kernel[1] - 1 - s->pad[1], s->kernel[2] - 1 - s->pad[2]};
     s->workspace = wino_align_up(s->matrix[WINO_U] * s->elements * 4);
     snprintf(s->plan[0], sizeof s->plan[0], "in one kernel (G w G^T made");
     snprintf(s->plan[1], sizeof s->plan[1],
@@ -176,7 +178,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     out->chunks = 1;
 
     /* U [e][data channel][output channel]: bprop reads w's [k][c] planes as [c][k] */
-    const int64_t one[2] = {1, 1}, none[2] = {0, 0};
+    const int64_t one[] = {1, 1, 1}, none[] = {0, 0, 0};
     cg_wino_op w = bprop ? wino_tiles_op(s, CG_WINO_G, p->c, p->k, s->kernel, one, none, none, WINO_U)
                          : wino_tiles_op(s, CG_WINO_G, p->k, p->c, s->kernel, one, none, none, WINO_U);
     w.flip = bprop != p->flip;
@@ -186,11 +188,11 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     if (st != CONVGEN_SUCCESS)
         return st;
 
-    const int64_t m[2] = {s->m[0], s->m[1]}, plane = out_size[0] * out_size[1];
+    const int64_t m[] = {1, s->m[1], s->m[2]}, plane = out_size[1] * out_size[2];
     cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
     f.stage = CG_WINO_FUSED;
     f.rows = out_ch, f.weights = s->buffer[WINO_U], f.outer_stride = out_ch * plane, f.row_stride = plane;
-    f.out_size[0] = out_size[0], f.out_size[1] = out_size[1];
+    f.out_size[0] = 1, f.out_size[1] = out_size[1], f.out_size[2] = out_size[2];
     char name[64];
     snprintf(name, sizeof name, "convgen_winograd_fused_%s", convgen_pass_name(s->pass));
     cg_kernel *k = add_kernel(&f, 1, name, out);
@@ -200,7 +202,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     /* the larger of one chunk's tiles as loaded and transformed beside two buffers of weights'
      * transforms, and the products */
     int64_t chunk = 4 * FUSED_CHANNELS * (s->elements * (FUSED_TILES + 2 * FUSED_OUTPUTS) +
-                                          FUSED_TILES * s->tf[0].alpha * s->tf[1].alpha /* the raw tiles */),
+                                          FUSED_TILES * s->tf[1].alpha * s->tf[2].alpha /* the raw tiles */),
             products = 4 * s->elements * FUSED_TILES * FUSED_OUTPUTS;
     k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
     if (k->grid[1] > 65535)
@@ -231,7 +233,7 @@ static void choose_splits(const wino_spec *s, int64_t blocks, int sm_count, int6
 static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
                                    bool *failed)
 {
-    int64_t tile_count = s->tiles[0] * s->tiles[1];
+    int64_t tile_count = s->tiles[1] * s->tiles[2];
     tmpl_value *ctx = common_context(s, k, op, op->splits > 1 ? "the fused kernel: x's and dy's tiles, the "
                                                                    "products, a run's partial dw"
                                                                  : "the fused kernel: x's and dy's tiles, the products, dw",
@@ -247,7 +249,7 @@ static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, cons
     tmpl_set_int(ctx, "partial", op->partial);
     tmpl_set_int(ctx, "buffer", op->buffer / 4);
     *failed |= !wino_set_div(ctx, "tiles_div", tile_count, s->columns - 1) |
-               !wino_set_div(ctx, "tiles1_div", s->tiles[1], tile_count - 1);
+               !wino_set_div(ctx, "tiles1_div", s->tiles[2], tile_count - 1);
     return ctx;
 }
 
@@ -268,7 +270,7 @@ static tmpl_value *sum_context(const wino_spec *s, const cg_kernel *k, const cg_
  * runs of tiles, then, for more than one run, the sum of the runs' results. */
 static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const cg_target *t, cg_generated *out)
 {
-    const int64_t m[2] = {s->m[0], s->m[1]}, taps = s->kernel[0] * s->kernel[1];
+    const int64_t m[] = {1, s->m[1], s->m[2]}, taps = s->kernel[1] * s->kernel[2];
     int64_t blocks = wino_div_up(p->k, ACCGRAD_OUTPUTS) * wino_div_up(p->c, ACCGRAD_CHANNELS), splits, run, partial;
     choose_splits(s, blocks, t->sm_count, &splits, &run);
     if (!cg_mul64(p->k * p->c, taps, &partial) || !cg_mul64(partial, 4 * (splits > 1 ? splits : 0), &s->workspace) ||
@@ -288,7 +290,7 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
     cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, p->c, s->in, s->tiles, m, s->pad, WINO_V);
     f.stage = CG_WINO_FUSED_ACCGRAD;
     f.buffer = 0;
-    f.rows = p->k, f.out_size[0] = s->out[0], f.out_size[1] = s->out[1];
+    f.rows = p->k, f.out_size[0] = 1, f.out_size[1] = s->out[1], f.out_size[2] = s->out[2];
     f.outer_stride = taps, f.row_stride = p->c * taps;
     f.splits = splits, f.split_columns = run, f.partial = partial;
     f.flip = p->flip;
@@ -300,8 +302,8 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
     /* the larger of one chunk's tiles transformed and as loaded, and the products (one float of
      * padding per element) */
     int64_t chunk = 4 * ACCGRAD_TILES * (s->elements * (ACCGRAD_OUTPUTS + ACCGRAD_CHANNELS) +
-                                         s->tf[0].alpha * s->tf[1].alpha * ACCGRAD_CHANNELS +
-                                         s->tf[0].r * s->tf[1].r * ACCGRAD_OUTPUTS),
+                                         s->tf[1].alpha * s->tf[2].alpha * ACCGRAD_CHANNELS +
+                                         s->tf[1].r * s->tf[2].r * ACCGRAD_OUTPUTS),
             products = 4 * s->elements * (ACCGRAD_OUTPUTS * ACCGRAD_CHANNELS + 1);
     k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
     if (k->grid[1] > 65535 || k->grid[2] > 65535)
@@ -317,7 +319,7 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
 
     /* the partial results at byte 0 of the workspace, where split_reduce.cu reads them */
     cg_wino_op sum = {.stage = CG_WINO_SUM, .buffer = 0, .splits = splits, .partial = partial};
-    for (int d = 0; d < 2; ++d)
+    for (int d = 0; d < CG_WINO_DIMS; ++d)
         sum.m[d] = s->tf[d].m, sum.r[d] = s->tf[d].r;
     k = add_kernel(&sum, 2, "convgen_winograd_fused_accgrad_sum", out);
     k->grid[0] = (unsigned)wino_div_up(partial, SUM_THREADS);
@@ -334,8 +336,8 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
         return st;
     if (s.elements > FUSED_MAX_ELEMENTS) /* a fixed tile only: the default stays within */
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: F(%dx%d, %lldx%lld) has %lld transform elements; "
-                       "the fused kernels take up to %d", s.m[0], s.m[1], (long long)s.kernel[0],
-                       (long long)s.kernel[1], (long long)s.elements, FUSED_MAX_ELEMENTS);
+                       "the fused kernels take up to %d", s.m[1], s.m[2], (long long)s.kernel[1],
+                       (long long)s.kernel[2], (long long)s.elements, FUSED_MAX_ELEMENTS);
     /* The batch in one go: the workspace holds the weights' transforms, or accgrad's partial dw. */
     if (!wino_size_buffers(p, p->n, &s))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: this layer's planes or tiles pass the kernels' "

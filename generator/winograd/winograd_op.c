@@ -16,82 +16,121 @@
 #define WINOGRAD_FUSED_ACCGRAD_EFFICIENCY 0.19
 
 typedef double wino_matrix[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
+typedef double wino_tile[WINO_MAX_ALPHA][WINO_MAX_ALPHA][WINO_MAX_ALPHA]; /* depth, height, width */
 
-/* The op's matrix along dimension d: rows x cols doubles. */
-static bool matrix_of(const cg_wino_op *op, int d, wino_matrix a, int *rows, int *cols)
+/* An op's matrices along its dimensions: a[d] is rows[d] x cols[d]. */
+typedef struct op_matrices {
+    wino_matrix a[CG_WINO_DIMS];
+    int rows[CG_WINO_DIMS], cols[CG_WINO_DIMS];
+} op_matrices;
+
+/* The op's matrices (those of its stage, or of `stage` where it is not the op's own). */
+static bool matrices_of(const cg_wino_op *op, cg_wino_stage stage, op_matrices *mx)
 {
-    wino_transform t;
-    char err[160];
-    if (!wino_derive(op->m[d], op->r[d], &t, err, sizeof err))
-        return false;
-    const cg_q(*q)[WINO_MAX_ALPHA] = wino_matrix_rows(&t, op->stage, rows, cols);
-    for (int i = 0; i < *rows; ++i)
-        for (int j = 0; j < *cols; ++j)
-            a[i][j] = cg_q_double(q[i][j]);
+    for (int d = 0; d < CG_WINO_DIMS; ++d) {
+        wino_transform t;
+        char err[160];
+        if (!wino_derive(op->m[d], op->r[d], &t, err, sizeof err))
+            return false;
+        const cg_q(*q)[WINO_MAX_ALPHA] = wino_matrix_rows(&t, stage, &mx->rows[d], &mx->cols[d]);
+        for (int i = 0; i < mx->rows[d]; ++i)
+            for (int j = 0; j < mx->cols[d]; ++j)
+                mx->a[d][i][j] = cg_q_double(q[i][j]);
+    }
     return true;
 }
 
-/* v = a0 d a1^T for d cols[0] x cols[1]. */
-static void transform(wino_matrix a[2], const int rows[2], const int cols[2], wino_matrix d, wino_matrix v)
+/* v = d transformed by a0, a1 and a2 along its three dimensions (the tensor product), in turn. */
+static void transform(const op_matrices *mx, const wino_tile d, wino_tile v)
 {
-    for (int y = 0; y < rows[0]; ++y)
-        for (int x = 0; x < rows[1]; ++x) {
-            double sum = 0;
-            for (int i = 0; i < cols[0]; ++i)
-                for (int j = 0; j < cols[1]; ++j)
-                    sum += a[0][y][i] * d[i][j] * a[1][x][j];
-            v[y][x] = sum;
-        }
+    wino_tile u, w;
+    const int *r = mx->rows, *c = mx->cols;
+    for (int z = 0; z < c[0]; ++z)
+        for (int y = 0; y < c[1]; ++y)
+            for (int x = 0; x < r[2]; ++x) {
+                double sum = 0;
+                for (int j = 0; j < c[2]; ++j)
+                    sum += mx->a[2][x][j] * d[z][y][j];
+                u[z][y][x] = sum;
+            }
+    for (int z = 0; z < c[0]; ++z)
+        for (int y = 0; y < r[1]; ++y)
+            for (int x = 0; x < r[2]; ++x) {
+                double sum = 0;
+                for (int i = 0; i < c[1]; ++i)
+                    sum += mx->a[1][y][i] * u[z][i][x];
+                w[z][y][x] = sum;
+            }
+    for (int z = 0; z < r[0]; ++z)
+        for (int y = 0; y < r[1]; ++y)
+            for (int x = 0; x < r[2]; ++x) {
+                double sum = 0;
+                for (int k = 0; k < c[0]; ++k)
+                    sum += mx->a[0][z][k] * w[k][y][x];
+                v[z][y][x] = sum;
+            }
 }
 
-/* Every tile of every plane into the workspace as [e][channel][outer][tile]. */
-static void run_tiles(const cg_wino_op *op, wino_matrix a[2], const int rows[2], const int cols[2], const float *src,
-                      float *buf)
+static int64_t tile_count(const cg_wino_op *op) { return op->tiles[0] * op->tiles[1] * op->tiles[2]; }
+static int64_t points(const int64_t size[CG_WINO_DIMS]) { return size[0] * size[1] * size[2]; }
+
+/* Every tile of every volume into the workspace as [e][channel][outer][tile]. */
+static void run_tiles(const cg_wino_op *op, const op_matrices *mx, const float *src, float *buf)
 {
-    int64_t tiles = op->tiles[0] * op->tiles[1], e_stride = op->channels * op->outer * tiles;
-    wino_matrix d, v;
+    int64_t tiles = tile_count(op), e_stride = op->channels * op->outer * tiles;
+    const int *r = mx->rows, *c = mx->cols;
+    wino_tile d, v;
     for (int64_t o = 0; o < op->outer; ++o)
-        for (int64_t c = 0; c < op->channels; ++c)
+        for (int64_t ch = 0; ch < op->channels; ++ch)
             for (int64_t t = 0; t < tiles; ++t) {
-                int64_t at = op->planes_transposed ? c * op->outer + o : o * op->channels + c;
-                const float *plane = src + at * op->size[0] * op->size[1];
-                int64_t t0 = t / op->tiles[1], t1 = t % op->tiles[1];
-                for (int i = 0; i < cols[0]; ++i)
-                    for (int j = 0; j < cols[1]; ++j) {
-                        int64_t y = t0 * op->step[0] - op->offset[0] + (op->flip ? cols[0] - 1 - i : i);
-                        int64_t x = t1 * op->step[1] - op->offset[1] + (op->flip ? cols[1] - 1 - j : j);
-                        bool inside = y >= 0 && y < op->size[0] && x >= 0 && x < op->size[1];
-                        d[i][j] = inside ? plane[y * op->size[1] + x] : 0.0;
-                    }
-                transform(a, rows, cols, d, v);
-                for (int y = 0; y < rows[0]; ++y)
-                    for (int x = 0; x < rows[1]; ++x)
-                        buf[(y * rows[1] + x) * e_stride + (c * op->outer + o) * tiles + t] = (float)v[y][x];
+                int64_t at = op->planes_transposed ? ch * op->outer + o : o * op->channels + ch;
+                const float *volume = src + at * points(op->size);
+                int64_t tz = t / (op->tiles[1] * op->tiles[2]), t0 = t / op->tiles[2] % op->tiles[1],
+                        t1 = t % op->tiles[2];
+                for (int k = 0; k < c[0]; ++k)
+                    for (int i = 0; i < c[1]; ++i)
+                        for (int j = 0; j < c[2]; ++j) {
+                            int64_t z = tz * op->step[0] - op->offset[0] + (op->flip ? c[0] - 1 - k : k);
+                            int64_t y = t0 * op->step[1] - op->offset[1] + (op->flip ? c[1] - 1 - i : i);
+                            int64_t x = t1 * op->step[2] - op->offset[2] + (op->flip ? c[2] - 1 - j : j);
+                            bool inside = z >= 0 && z < op->size[0] && y >= 0 && y < op->size[1] && x >= 0 &&
+                                          x < op->size[2];
+                            d[k][i][j] = inside ? volume[(z * op->size[1] + y) * op->size[2] + x] : 0.0;
+                        }
+                transform(mx, d, v);
+                for (int z = 0; z < r[0]; ++z)
+                    for (int y = 0; y < r[1]; ++y)
+                        for (int x = 0; x < r[2]; ++x)
+                            buf[((z * r[1] + y) * r[2] + x) * e_stride + (ch * op->outer + o) * tiles + t] =
+                                (float)v[z][y][x];
             }
 }
 
 /* Every (row, outer, tile) of the products through AT into its outputs, clipped. */
-static void run_output(const cg_wino_op *op, wino_matrix a[2], const int rows[2], const int cols[2], const float *buf,
-                       float *out)
+static void run_output(const cg_wino_op *op, const op_matrices *mx, const float *buf, float *out)
 {
-    int64_t tiles = op->tiles[0] * op->tiles[1], columns = op->outer * tiles, e_stride = op->rows * columns;
-    wino_matrix d, v;
-    for (int64_t r = 0; r < op->rows; ++r)
+    int64_t tiles = tile_count(op), columns = op->outer * tiles, e_stride = op->rows * columns;
+    const int *r = mx->rows, *c = mx->cols;
+    wino_tile d, v;
+    for (int64_t row = 0; row < op->rows; ++row)
         for (int64_t col = 0; col < columns; ++col) {
-            int64_t o = col / tiles, t = col % tiles, t0 = t / op->tiles[1], t1 = t % op->tiles[1];
-            for (int i = 0; i < cols[0]; ++i)
-                for (int j = 0; j < cols[1]; ++j)
-                    d[i][j] = buf[(i * cols[1] + j) * e_stride + r * columns + col];
-            transform(a, rows, cols, d, v);
-            float *plane = out + o * op->outer_stride + r * op->row_stride;
-            for (int i = 0; i < rows[0]; ++i)
-                for (int j = 0; j < rows[1]; ++j) {
-                    int64_t y = t0 * op->m[0] + i, x = t1 * op->m[1] + j;
-                    if (y >= op->size[0] || x >= op->size[1])
-                        continue;
-                    plane[op->flip ? (op->size[0] - 1 - y) * op->size[1] + op->size[1] - 1 - x : y * op->size[1] + x] =
-                        (float)v[i][j];
-                }
+            int64_t o = col / tiles, t = col % tiles, tz = t / (op->tiles[1] * op->tiles[2]),
+                    t0 = t / op->tiles[2] % op->tiles[1], t1 = t % op->tiles[2];
+            for (int k = 0; k < c[0]; ++k)
+                for (int i = 0; i < c[1]; ++i)
+                    for (int j = 0; j < c[2]; ++j)
+                        d[k][i][j] = buf[((k * c[1] + i) * c[2] + j) * e_stride + row * columns + col];
+            transform(mx, d, v);
+            float *volume = out + o * op->outer_stride + row * op->row_stride;
+            for (int k = 0; k < r[0]; ++k)
+                for (int i = 0; i < r[1]; ++i)
+                    for (int j = 0; j < r[2]; ++j) {
+                        int64_t z = tz * op->m[0] + k, y = t0 * op->m[1] + i, x = t1 * op->m[2] + j;
+                        if (z >= op->size[0] || y >= op->size[1] || x >= op->size[2])
+                            continue;
+                        int64_t at = (z * op->size[1] + y) * op->size[2] + x;
+                        volume[op->flip ? points(op->size) - 1 - at : at] = (float)v[k][i][j];
+                    }
         }
 }
 
@@ -101,20 +140,19 @@ static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const 
 {
     cg_wino_op b = *op, a = *op;
     b.stage = CG_WINO_BT, a.stage = CG_WINO_AT;
-    a.size[0] = op->out_size[0], a.size[1] = op->out_size[1];
-    wino_matrix mb[2], ma[2];
-    int rb[2], cb[2], ra[2], ca[2];
-    for (int d = 0; d < 2; ++d)
-        if (!matrix_of(&b, d, mb[d], &rb[d], &cb[d]) || !matrix_of(&a, d, ma[d], &ra[d], &ca[d]))
-            return false;
-    int64_t e_count = (int64_t)rb[0] * rb[1], columns = op->outer * op->tiles[0] * op->tiles[1];
+    for (int d = 0; d < CG_WINO_DIMS; ++d)
+        a.size[d] = op->out_size[d];
+    op_matrices mb, ma;
+    if (!matrices_of(&b, CG_WINO_BT, &mb) || !matrices_of(&a, CG_WINO_AT, &ma))
+        return false;
+    int64_t e_count = (int64_t)mb.rows[0] * mb.rows[1] * mb.rows[2], columns = op->outer * tile_count(op);
     float *v = malloc(sizeof *v * (size_t)(e_count * op->channels * columns));
     float *m = malloc(sizeof *m * (size_t)(e_count * op->rows * columns));
     if (!v || !m) {
         free(v), free(m);
         return false;
     }
-    run_tiles(&b, mb, rb, cb, in0, v);
+    run_tiles(&b, &mb, in0, v);
     const float *u = (const float *)(ws + op->weights); /* [e][channel][row] */
     for (int64_t e = 0; e < e_count; ++e)
         for (int64_t r = 0; r < op->rows; ++r)
@@ -124,7 +162,7 @@ static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const 
                     sum += (double)u[(e * op->channels + c) * op->rows + r] * v[(e * op->channels + c) * columns + t];
                 m[(e * op->rows + r) * columns + t] = (float)sum;
             }
-    run_output(&a, ma, ra, ca, m, out);
+    run_output(&a, &ma, m, out);
     free(v), free(m);
     return true;
 }
@@ -136,24 +174,23 @@ static bool run_fused_accgrad(const cg_wino_op *op, const float *const in[2], fl
 {
     cg_wino_op b = *op, g = *op, a = *op;
     b.stage = CG_WINO_BT, b.flip = false; /* `flip` reverses dw's planes, not the tiles */
-    g.stage = CG_WINO_G, g.flip = false, g.channels = op->rows, g.size[0] = op->out_size[0], g.size[1] = op->out_size[1];
-    g.offset[0] = g.offset[1] = 0;
-    a.stage = CG_WINO_AT, a.rows = op->rows, a.outer = op->channels, a.tiles[0] = a.tiles[1] = 1;
-    a.size[0] = op->m[0], a.size[1] = op->m[1];
-    wino_matrix mb[2], mg[2], ma[2];
-    int rb[2], cb[2], rg[2], cg[2], ra[2], ca[2];
-    for (int d = 0; d < 2; ++d)
-        if (!matrix_of(&b, d, mb[d], &rb[d], &cb[d]) || !matrix_of(&g, d, mg[d], &rg[d], &cg[d]) ||
-            !matrix_of(&a, d, ma[d], &ra[d], &ca[d]))
-            return false;
-    int64_t e_count = (int64_t)rb[0] * rb[1], columns = op->outer * op->tiles[0] * op->tiles[1];
+    g.stage = CG_WINO_G, g.flip = false, g.channels = op->rows;
+    a.stage = CG_WINO_AT, a.rows = op->rows, a.outer = op->channels;
+    for (int d = 0; d < CG_WINO_DIMS; ++d) {
+        g.size[d] = op->out_size[d], g.offset[d] = 0;
+        a.tiles[d] = 1, a.size[d] = op->m[d];
+    }
+    op_matrices mb, mg, ma;
+    if (!matrices_of(&b, CG_WINO_BT, &mb) || !matrices_of(&g, CG_WINO_G, &mg) || !matrices_of(&a, CG_WINO_AT, &ma))
+        return false;
+    int64_t e_count = (int64_t)mb.rows[0] * mb.rows[1] * mb.rows[2], columns = op->outer * tile_count(op);
     float *v = malloc(sizeof *v * (size_t)(e_count * op->channels * columns));
     float *dy = malloc(sizeof *dy * (size_t)(e_count * op->rows * columns));
     float *m = malloc(sizeof *m * (size_t)(e_count * op->rows * op->channels));
     bool ok = v && dy && m;
     if (ok) {
-        run_tiles(&b, mb, rb, cb, in[0], v);
-        run_tiles(&g, mg, rg, cg, in[1], dy);
+        run_tiles(&b, &mb, in[0], v);
+        run_tiles(&g, &mg, in[1], dy);
     }
     for (int64_t s = 0; ok && s < op->splits; ++s) {
         int64_t first = s * op->split_columns, end = first + op->split_columns < columns ? first + op->split_columns : columns;
@@ -165,7 +202,7 @@ static bool run_fused_accgrad(const cg_wino_op *op, const float *const in[2], fl
                         sum += (double)dy[(e * op->rows + r) * columns + t] * v[(e * op->channels + c) * columns + t];
                     m[(e * op->rows + r) * op->channels + c] = (float)sum;
                 }
-        run_output(&a, ma, ra, ca, m, op->splits == 1 ? out : (float *)(ws + op->buffer) + s * op->partial);
+        run_output(&a, &ma, m, op->splits == 1 ? out : (float *)(ws + op->buffer) + s * op->partial);
     }
     free(v), free(dy), free(m);
     return ok;
@@ -193,15 +230,14 @@ static bool run_op(const cg_wino_op *op, const cg_op_buffers *b)
         run_sum(op, b->out, b->ws);
         return true;
     }
-    wino_matrix a[2];
-    int rows[2], cols[2];
-    if (!matrix_of(op, 0, a[0], &rows[0], &cols[0]) || !matrix_of(op, 1, a[1], &rows[1], &cols[1]))
+    op_matrices mx;
+    if (!matrices_of(op, op->stage, &mx))
         return false;
     float *buf = (float *)(b->ws + op->buffer);
     if (op->stage == CG_WINO_AT)
-        run_output(op, a, rows, cols, buf, b->out);
+        run_output(op, &mx, buf, b->out);
     else
-        run_tiles(op, a, rows, cols, b->in[op->operand], buf);
+        run_tiles(op, &mx, b->in[op->operand], buf);
     return true;
 }
 
@@ -217,16 +253,17 @@ static cg_work winograd_work(const cg_kernel_op *op, int sm_count)
 {
     (void)sm_count;
     const cg_wino_op *w = &op->wino;
-    double alpha = (double)(w->m[0] + w->r[0] - 1) * (w->m[1] + w->r[1] - 1);
-    double tiles = (double)w->tiles[0] * w->tiles[1], planes = (double)w->outer * w->channels;
-    double plane = (double)w->size[0] * w->size[1], outputs = (double)w->out_size[0] * w->out_size[1];
+    double alpha = 1, tiles = (double)tile_count(w), planes = (double)w->outer * w->channels;
+    double plane = (double)points(w->size), outputs = (double)points(w->out_size), m = 1;
+    for (int d = 0; d < CG_WINO_DIMS; ++d)
+        alpha *= w->m[d] + w->r[d] - 1, m *= w->m[d];
     cg_work k = {.efficiency = WINOGRAD_FUSED_EFFICIENCY, .bandwidth_efficiency = CG_BANDWIDTH_EFFICIENCY};
     switch (w->stage) {
     case CG_WINO_BT: case CG_WINO_G: /* planes in, transforms out */
         k.bytes = 4 * planes * (plane + alpha * tiles);
         break;
     case CG_WINO_AT: /* transforms in, outputs out */
-        k.bytes = 4 * (double)w->rows * w->outer * tiles * (alpha + (double)w->m[0] * w->m[1]);
+        k.bytes = 4 * (double)w->rows * w->outer * tiles * (alpha + m);
         break;
     case CG_WINO_FUSED: /* tiles in, products summed over the channels, outputs out */
         k.flops = 2 * alpha * tiles * planes * (double)w->rows;

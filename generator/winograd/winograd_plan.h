@@ -1,5 +1,5 @@
 /* The winograd planners' shared pieces (generator/winograd/winograd.c, used by winograd_fused.c too): the
- * layer seen in 2-D, its tiles and their exact transforms, the workspace buffers, the transform
+ * layer seen in 3-D, its tiles and their exact transforms, the workspace buffers, the transform
  * steps and the kernels' header comment. Internal to the generator; the planners are the public
  * side (generate.c). */
 #ifndef CG_WINOGRAD_PLAN_H
@@ -15,22 +15,25 @@
 enum {
     WINO_MAX_KERNEL = 7,        /* F(2, 7) has alpha 8; larger kernels are the FFT algorithms' */
     WINO_MAX_DEFAULT_ALPHA = 8, /* the default tiles' bound, for fp32 errors near 1e-6 */
+    WINO_MAX_VOLUME_ALPHA = 6,  /* a 3-D layer's: F(4, 3) in each of three dimensions */
 };
 
 /* The workspace buffers of the transforms, each [e][rows][columns]: the weights' (accgrad: dy's)
  * U, the data's V, and their products M. */
 enum { WINO_U = 0, WINO_V = 1, WINO_M = 2 };
 
-/* The layer in 2-D (a 1-D layer as 1 x n) and the program's choices. */
+/* The layer in 3-D, depth first (a 2-D layer as 1 x h x w, a 1-D one as 1 x 1 x n, with F(1, 1)
+ * along the dimensions it lacks), and the program's choices. */
 typedef struct wino_spec {
     const char *algo;      /* "winograd" or "winograd-fused", for the headers */
     char plan[2][200];     /* the header's two lines on how the products are summed */
     convgen_pass pass;
-    int64_t in[2], kernel[2], out[2], pad[2];
-    int m[2];              /* fprop, bprop: output tile; accgrad: dy tile */
-    wino_transform tf[2];  /* per dimension: F(m, r), accgrad F(r, m) */
-    int64_t tiles[2];      /* tiles per plane along each dimension */
-    int64_t elements;      /* alpha0 alpha1: the GEMMs of a product */
+    int first;             /* the first dimension the headers name: 0 for a 3-D layer, else 1 */
+    int64_t in[CG_WINO_DIMS], kernel[CG_WINO_DIMS], out[CG_WINO_DIMS], pad[CG_WINO_DIMS];
+    int m[CG_WINO_DIMS];             /* fprop, bprop: output tile; accgrad: dy tile */
+    wino_transform tf[CG_WINO_DIMS]; /* per dimension: F(m, r), accgrad F(r, m) */
+    int64_t tiles[CG_WINO_DIMS];     /* tiles per volume along each dimension */
+    int64_t elements;                /* alpha0 alpha1 alpha2: the GEMMs of a product */
     int64_t batch, chunks; /* images per sub-batch, and their number */
     int64_t columns;       /* batch x tiles: the GEMMs' tile dimension */
     int64_t buffer[3];     /* byte offsets of WINO_U, WINO_V and WINO_M */
@@ -43,15 +46,15 @@ typedef struct wino_spec {
 int64_t wino_align_up(int64_t bytes); /* to the workspace buffers' 256-byte boundary */
 int64_t wino_div_up(int64_t a, int64_t b);
 
-/* Stride 1, dilation 1, rank 1 or 2, kernels up to WINO_MAX_KERNEL; the message names the field. */
+/* Stride 1, dilation 1, kernels up to WINO_MAX_KERNEL; the message names the field. */
 convgen_status wino_applicable(const cg_problem *p, convgen_pass pass);
-/* The problem in 2-D, the tiles (options->winograd_m, else the fewest transform elements with
+/* The problem in 3-D, the tiles (options->winograd_m, else the fewest transform elements with
  * alpha <= max_alpha) and their transforms. */
 convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const cg_tuning *tune, int max_alpha,
                                  wino_spec *s);
 /* AUTO's candidates of winograd and winograd-fused (cg_planner.variants): at EXHAUSTIVE, unless
  * the caller fixed a tile, F(m, r) for every m from 2 with m + r - 1 <= WINO_MAX_DEFAULT_ALPHA
- * for the largest kernel extent r (m along each dimension the kernel spans); else the caller's
+ * (3-D layers: WINO_MAX_VOLUME_ALPHA) for the largest kernel extent r (m along each dimension the kernel spans); else the caller's
  * tile or the default one. Each by both GEMMs where `by_gemm` and the caller fixed neither the
  * GEMM nor TF32. */
 int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool by_gemm, cg_tuning *out, int max);
@@ -82,11 +85,12 @@ tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_w
 /* Sets key to the magic division by d over [0, max_dividend]; false if it could not be made. */
 bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend);
 
-/* The tiles of planes of `size` through matrix CG_WINO_BT or CG_WINO_G of the spec's transforms,
+/* The tiles of volumes of `size` through matrix CG_WINO_BT or CG_WINO_G of the spec's transforms,
  * tile t of each dimension from t * step - offset, into the spec's buffer `buffer` (WINO_U or
  * WINO_V). */
-cg_wino_op wino_tiles_op(const wino_spec *s, cg_wino_stage matrix, int64_t outer, int64_t channels, const int64_t size[2],
-                         const int64_t tiles[2], const int64_t step[2], const int64_t offset[2], int buffer);
+cg_wino_op wino_tiles_op(const wino_spec *s, cg_wino_stage matrix, int64_t outer, int64_t channels,
+                         const int64_t size[CG_WINO_DIMS], const int64_t tiles[CG_WINO_DIMS],
+                         const int64_t step[CG_WINO_DIMS], const int64_t offset[CG_WINO_DIMS], int buffer);
 /* Appends a kernel step running op in `phase` (0: before the sub-batches, 1: each, 2: after them);
  * its kernel, launched as one thread until the caller says, is the caller's to name and fill. */
 cg_kernel *wino_add_kernel_step(const cg_kernel_op *op, int phase, cg_generated *out);

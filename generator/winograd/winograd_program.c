@@ -126,6 +126,15 @@ static void operand_name(const wino_program *p, int operand, const char *input, 
         snprintf(buf, size, "%s%d", temp_prefix, operand - p->inputs);
 }
 
+tmpl_value *wino_coef_value(cg_q c)
+{
+    tmpl_value *t = tmpl_map();
+    tmpl_set_bool(t, "negative", c.num < 0);
+    tmpl_set_bool(t, "unit", is_unit(c));
+    tmpl_set_float(t, "magnitude", cg_q_double((cg_q){c.num < 0 ? -c.num : c.num, c.den}));
+    return t;
+}
+
 tmpl_value *wino_program_value(const wino_program *p, const char *input, const char *temp_prefix)
 {
     tmpl_value *v = tmpl_map(), *stmts = tmpl_list(), *outputs = tmpl_list();
@@ -136,13 +145,9 @@ tmpl_value *wino_program_value(const wino_program *p, const char *input, const c
         operand_name(p, p->inputs + s->target, input, temp_prefix, name, sizeof name);
         tmpl_set_str(st, "name", name);
         for (int k = 0; k < s->term_count; ++k) {
-            tmpl_value *t = tmpl_map();
-            cg_q c = s->terms[k].coef;
+            tmpl_value *t = wino_coef_value(s->terms[k].coef);
             operand_name(p, s->terms[k].operand, input, temp_prefix, name, sizeof name);
             tmpl_set_str(t, "operand", name);
-            tmpl_set_bool(t, "negative", c.num < 0);
-            tmpl_set_bool(t, "unit", is_unit(c));
-            tmpl_set_float(t, "magnitude", cg_q_double((cg_q){c.num < 0 ? -c.num : c.num, c.den}));
             tmpl_list_push(terms, t);
         }
         tmpl_map_set(st, "terms", terms);

@@ -40,6 +40,9 @@ void wino_program_build(const cg_q m[][WINO_MAX_ALPHA], int rows, int cols, wino
 /* Runs the program exactly: false if a value overflowed. */
 bool wino_program_run(const wino_program *p, const cg_q *x, cg_q *y);
 
+/* A coefficient as templates/winograd/winograd.cuh's terms take it: {negative, unit, magnitude}. */
+tmpl_value *wino_coef_value(cg_q c);
+
 /* The program as templates/winograd/winograd.cuh's wino_program() lays it out: {stmts: [{name, terms:
  * [{operand, negative, unit, magnitude}]}], outputs: [temporary names]}, inputs named
  * input[i] and temporaries temp_prefix followed by their index. */

@@ -53,7 +53,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- for d in dims %}
     const unsigned tile{{ d.i }} = {{ udiv("q" ~ d.i, d.tile_div) }}, r{{ d.i }} = q{{ d.i }} - tile{{ d.i }} * {{ d.tile_step }}u;
 {%- endfor %}
+{%- if dims|length == 3 %}
+    const unsigned tile = tile0 * {{ inner_tiles }}u + tile1 * {{ last_tiles }}u + tile2;
+{%- else %}
     const unsigned tile = {{ "tile0 * " ~ inner_tiles ~ "u + tile1" if dims|length == 2 else "tile0" }};
+{%- endif %}
     const unsigned from = {% for d in dims %}{{ " + " if not loop.first }}{{ "(" ~ d.base ~ "u + r" ~ d.i ~ ")" if d.base else "r" ~ d.i }} * {{ d.padded_stride }}u{% endfor %};
     const float *__restrict__ padded = workspace + {{ real_offset }}ull;
     for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y)
@@ -90,7 +94,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     float *__restrict__ padded = workspace + {{ real_offset }}ull;
     for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y) { // [tile][image]
         const unsigned tile = {{ udiv("g", image_div) }}, image = g - tile * {{ tile_images }}u;
-{%- if dims|length == 2 %}
+{%- if dims|length == 3 %}
+        const unsigned tile0 = {{ udiv("tile", inner_div) }}, inner = tile - tile0 * {{ inner_tiles }}u;
+        const unsigned tile1 = {{ udiv("inner", last_div) }}, tile2 = inner - tile1 * {{ last_tiles }}u;
+{%- elif dims|length == 2 %}
         const unsigned tile0 = {{ udiv("tile", inner_div) }}, tile1 = tile - tile0 * {{ inner_tiles }}u;
 {%- else %}
         const unsigned tile0 = tile;

@@ -6,6 +6,11 @@
     output: the GEMMs' products of one (row, outer, tile) through AT the same way, stored into
             the tile's outputs of the plane, clipped at its edges, through a per-warp staging
             row so that the stores coalesce.
+    A volume (3-D layers) adds a depth dimension in front: one thread per tile and element e0
+    along depth (outputs: per output a along depth), which first combines the tile's slices by
+    row e0 (a) of the depth matrix into one plane tile and then runs the plane's transforms
+    above on it. So no thread holds a whole volume tile (alpha^3 values) in registers; the
+    slices it reads again are L1 hits.
     The transform programs are wino_program()s: sums with the coefficients folded in. -#}
 {%- include "common.cuh" -%}
 {%- include "winograd/winograd.cuh" -%}
@@ -19,6 +24,19 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- if stage == "tiles" %}
     if (g >= {{ count }}u)
         return;
+{%- if volume %}
+    // g = (e0, channel, outer, tile), the order of the transforms' layout, so that a warp's
+    // stores are contiguous and its threads share e0; the tile = (tz, t0, t1)
+{%- if tiles == 1 %}
+    const unsigned pair = g;
+{%- else %}
+    const unsigned pair = {{ udiv("g", tiles_div) }}, tile = g - pair * {{ tiles }}u;
+    const unsigned tz = {{ udiv("tile", plane_tiles_div) }}, flat = tile - tz * {{ plane_tiles }}u;
+    const unsigned t0 = {{ udiv("flat", tiles1_div) }}, t1 = flat - t0 * {{ tiles1 }}u;
+{%- endif %}
+    const unsigned slab = {{ udiv("pair", outer_div) }}, outer = pair - slab * {{ outer_count }}u;
+    const unsigned e0 = {{ udiv("slab", channels_div) }}, channel = slab - e0 * {{ channels }}u;
+{%- else %}
     // g = (channel, outer, tile), the order of the transforms' layout, so that a warp's stores are
     // contiguous; the tile = (t0, t1)
 {%- if tiles == 1 %}
@@ -28,19 +46,28 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const unsigned t0 = {{ udiv("tile", tiles1_div) }}, t1 = tile - t0 * {{ tiles1 }}u;
 {%- endif %}
     const unsigned channel = {{ udiv("pair", outer_div) }}, outer = pair - channel * {{ outer_count }}u;
+{%- endif %}
 {%- if planes_transposed %}
     const unsigned plane = channel * {{ outer_count }}u + outer; // the planes read as [channel][outer]
 {%- else %}
     const unsigned plane = outer * {{ channels }}u + channel;
 {%- endif %}
-    const float *__restrict__ src = {{ source }} + (size_t)plane * {{ height * width }}u;
+    const float *__restrict__ src = {{ source }} + (size_t)plane * {{ points }}u;
 {%- if tiles == 1 %}
     const int y0 = -({{ offset0 }}), x0 = -({{ offset1 }});
 {%- else %}
     const int y0 = (int)(t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(t1 * {{ step1 }}u) - ({{ offset1 }});
 {%- endif %}
+{%- if volume %}
+    const int z0 = {{ "(int)(tz * " ~ depth_step ~ "u) - " if tiles != 1 else "-" }}({{ depth_offset }});
+{%- endif %}
 {%- if checked %}
-    // the tile's rows and columns inside the plane; the rest reads as zero
+    // the tile's {{ "slices, " if volume }}rows and columns inside the {{ "volume" if volume else "plane" }}; the rest reads as zero
+{%- if volume %}
+{%- for k in range(depth_span) %}
+    const bool slice{{ k }} = (unsigned)(z0 + {{ k }}) < {{ depth }}u;
+{%- endfor %}
+{%- endif %}
 {%- for i in range(span0) %}
     const bool row{{ i }} = (unsigned)(y0 + {{ i }}) < {{ height }}u;
 {%- endfor %}
@@ -48,6 +75,25 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const bool column{{ j }} = (unsigned)(x0 + {{ j }}) < {{ width }}u;
 {%- endfor %}
 {%- endif %}
+{%- if volume %}
+    // Row e0 of {{ depth_describe }}:
+    // the tile's slices{{ " (reversed: a flipped kernel)" if flip }} combined into one plane tile.
+    float d[{{ span0 }}][{{ span1 }}];
+    switch (e0) {
+{%- for row in depth_rows %}
+    case {{ loop.index0 }}u:
+{%- for i in range(span0) %}
+{%- for j in range(span1) %}
+{%- set y = span0 - 1 - i if flip else i %}
+{%- set x = span1 - 1 - j if flip else j %}
+        d[{{ i }}][{{ j }}] = {% for t in row %}{%- set z = depth_span - 1 - t.slice if flip else t.slice -%}
+{{ wino_scaled(t, loop.first, ("(slice" ~ z ~ " && row" ~ y ~ " && column" ~ x ~ " ? " if checked else "") ~ "__ldg(src + (z0 + " ~ z ~ ") * " ~ height * width ~ " + (y0 + " ~ y ~ ") * " ~ width ~ " + x0 + " ~ x ~ ")" ~ (" : 0.0f)" if checked else "")) }}{% endfor %};
+{%- endfor %}
+{%- endfor %}
+        break;
+{%- endfor %}
+    }
+{%- else %}
     float d[{{ span0 }}][{{ span1 }}]; // {{ "the tile reversed (a flipped kernel)" if flip else "the tile" }}
 {%- for i in range(span0) %}
 {%- for j in range(span1) %}
@@ -56,10 +102,35 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     d[{{ i }}][{{ j }}] = {{ "row" ~ y ~ " && column" ~ x ~ " ? " if checked }}__ldg(src + (y0 + {{ y }}) * {{ width }} + x0 + {{ x }}){{ " : 0.0f" if checked }};
 {%- endfor %}
 {%- endfor %}
+{%- endif %}
 {%- else %}
     // Lanes past the end take part in their warp's exchange below, with nothing to store.
     const bool active = g < {{ count }}u;
     const unsigned at = active ? g : {{ count - 1 }}u;
+{%- if volume %}
+    // at = (a, row, column): a the output along depth this thread makes, outermost so that a
+    // warp's threads share it; the column = (outer, tile), the tile = (tz, t0, t1)
+    const unsigned slab = {{ udiv("at", columns_div) }}, column = at - slab * {{ columns }}u;
+    const unsigned a = {{ udiv("slab", rows_div) }}, row = slab - a * {{ rows }}u;
+    const unsigned outer = {{ udiv("column", tiles_div) }}, tile = column - outer * {{ tiles }}u;
+    const unsigned tz = {{ udiv("tile", plane_tiles_div) }}, flat = tile - tz * {{ plane_tiles }}u;
+    const unsigned t0 = {{ udiv("flat", tiles1_div) }}, t1 = flat - t0 * {{ tiles1 }}u;
+    const float *__restrict__ src = workspace + {{ buffer }}ull + (at - a * {{ e_stride }}u);
+    // Row a of {{ depth_describe }}:
+    // the tile's element slices combined into one plane of elements.
+    float d[{{ span0 }}][{{ span1 }}];
+    switch (a) {
+{%- for row in depth_rows %}
+    case {{ loop.index0 }}u:
+{%- for i in range(span0) %}
+{%- for j in range(span1) %}
+        d[{{ i }}][{{ j }}] = {% for t in row %}{{ wino_scaled(t, loop.first, "src[" ~ ((t.slice * span0 + i) * span1 + j) * e_stride ~ "ull]") }}{% endfor %};
+{%- endfor %}
+{%- endfor %}
+        break;
+{%- endfor %}
+    }
+{%- else %}
     // at = (row, column), the column = (outer, tile), the tile = (t0, t1)
     const unsigned row = {{ udiv("at", columns_div) }}, column = at - row * {{ columns }}u;
     const unsigned outer = {{ udiv("column", tiles_div) }}, tile = column - outer * {{ tiles }}u;
@@ -72,12 +143,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
 {%- endfor %}
 {%- endif %}
+{%- endif %}
 
-    // Dimension 1, row by row: {{ describe1 }}
+    // Dimension {{ 2 if volume else 1 }}, row by row: {{ describe1 }}
 {{- wino_rows(prog1, span0, span1, outs1, "u", "    ") }}
-    // Dimension 0, column by column: {{ describe0 }}
+    // Dimension {{ 1 if volume else 0 }}, column by column: {{ describe0 }}
 {%- if stage == "tiles" %}
-    float *__restrict__ dst = workspace + {{ buffer }}ull + g;
+    float *__restrict__ dst = workspace + {{ buffer }}ull + g{{ (" + (size_t)e0 * " ~ (outs0 * outs1 - 1) * e_stride ~ "ull") if volume }};
 {%- for j in range(outs1) %}
     {
         {{ wino_column_in(span0, "u", j) }}
@@ -102,9 +174,16 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     __shared__ float stage[{{ threads // 32 }}][{{ 32 * outs1 }}];
     float *__restrict__ mine = stage[threadIdx.x >> 5];
     const unsigned lane = threadIdx.x & 31u;
+{%- if volume %}
+    // Where this lane's plane of the tile starts{{ " (the volume reversed: its last point)" if flip }}, and how many of its rows and columns are inside.
+    const unsigned z = tz * {{ depth_outs }}u + a;
+    const long long start = (long long)outer * {{ outer_stride }}ll + (long long)row * {{ row_stride }}ll + {{ (points - 1) ~ " - " if flip }}(long long)(z * {{ height * width }}u + t0 * {{ outs0 * width }}u + t1 * {{ outs1 }}u);
+    const int rows_in = active && z < {{ depth }}u ? min({{ outs0 }}, {{ height }} - (int)(t0 * {{ outs0 }}u)) : 0;
+{%- else %}
     // Where this lane's tile starts{{ " (the plane reversed: its last point)" if flip }}, and how many of its rows and columns are inside.
     const long long start = (long long)outer * {{ outer_stride }}ll + (long long)row * {{ row_stride }}ll + {{ (height * width - 1) ~ " - " if flip }}(long long)(t0 * {{ outs0 * width }}u + t1 * {{ outs1 }}u);
     const int rows_in = active ? min({{ outs0 }}, {{ height }} - (int)(t0 * {{ outs0 }}u)) : 0;
+{%- endif %}
     const int columns_in = min({{ outs1 }}, {{ width }} - (int)(t1 * {{ outs1 }}u));
     // Element lane + 32 q of a staged row is column b_q of lane from_q's tile.
 {%- for q in range(outs1) %}

@@ -2,11 +2,14 @@
     a sum of terms whose coefficients are folded in: +-1 as additions and subtractions, other
     constants as fp32 literals; terms with a zero coefficient never reach the template. -#}
 
-{#- One term of a sum: "x", " + x", " - c * x" ... -#}
-{%- macro wino_term(t, first) -%}
+{#- One term of a sum, t's coefficient times `operand`: "x", " + x", " - c * x" ... -#}
+{%- macro wino_scaled(t, first, operand) -%}
 {%- if first -%}{{ "-" if t.negative }}{%- else -%}{{ " - " if t.negative else " + " }}{%- endif -%}
-{%- if not t.unit -%}{{ t.magnitude|f32 }} * {% endif -%}{{ t.operand }}
+{%- if not t.unit -%}{{ t.magnitude|f32 }} * {% endif -%}{{ operand }}
 {%- endmacro -%}
+
+{#- One term of a program's sum: its coefficient times its operand. -#}
+{%- macro wino_term(t, first) -%}{{ wino_scaled(t, first, t.operand) }}{%- endmacro -%}
 
 {#- The statements of program `prog`, then its outputs: out[i] = the temporary holding row i. -#}
 {%- macro wino_program(prog, out, indent) -%}
