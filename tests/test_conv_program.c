@@ -867,9 +867,9 @@ static void test_prepared_weights_serve_several_inputs(void **state)
 /* fft-tiled's options->fourier_size is its tile: not what it would choose (16), smaller than
  * the whole correlation, square, and for accgrad's parts with few enough shifts between
  * blocks; small tiles give parts of three and four shifts along a dimension. */
-/* fft-tiled in 3-D (cuFFT's transforms of the tiles): kernels long enough for two shifts of
- * accgrad's convolution in parts along several dimensions, whose x blocks then reach one row
- * past x's grid, and volumes that take several overlap-save tiles; every pass against the
+/* fft-tiled in 3-D (cuFFT's transforms of the tiles): volumes that take several overlap-save
+ * tiles along each dimension, in fprop and bprop along the outputs and in accgrad along dy (its
+ * tiles summed by the GEMM), kernels that differ per dimension; every pass against the
  * reference. */
 static void test_fft_tiled_3d_matches_the_reference(void **state)
 {

@@ -83,6 +83,53 @@ convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, int64_t
     return CONVGEN_SUCCESS;
 }
 
+/* fft-tiled's accgrad of a 3-D layer: overlap-save tiles along dy, whose 2 x 2 x 2 shifts of
+ * convolution in parts would cost a GEMM each over blocks of half a transform. dw = sum over o
+ * of x[o + f - pad] dy[o] is cut into dy's disjoint blocks of `step` = n - taps + 1 points; tile
+ * t correlates dy's block t (the tile's rest zero) with the n points of x from t step - pad, so
+ * every lag f < taps is whole in it and nothing wraps. The products are summed over the tiles
+ * and images per bin by one GEMM, and one inverse gives dw. n is chosen as fprop's tile is, from
+ * the taps' extent (the smallest 2^a 3^b 5^c 7^d of at least 3 extents and 16, or the caller's),
+ * and no larger than one tile over all of dy would need. */
+static convgen_status accgrad_tile_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s)
+{
+    int64_t taps = 1, whole = 0, candidates[MAX_CANDIDATES];
+    for (int d = 0; d < s->rank; ++d) { /* accgrad's outputs are the dilated kernel's taps */
+        taps = s->d[d].c.out > taps ? s->d[d].c.out : taps;
+        int64_t one_tile = 0;
+        fft_basis_candidates(s->d[d].c.out + s->d[d].c.extent - 1, &one_tile, 1);
+        whole = one_tile > whole ? one_tile : whole;
+    }
+    int64_t want = 3 * taps > 16 ? 3 * taps : 16, n = 0;
+    int field;
+    convgen_status st = fixed_tile_size(tune, p->rank, &n, &field);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    if (n && n < taps)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld is below the kernel's extent %lld",
+                       field, (long long)n, (long long)taps);
+    if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
+        n = candidates[0] < whole ? candidates[0] : whole;
+    if (n < 2)
+        n = 2; /* a correlation of one point: two hold it */
+    s->tiled = true;
+    s->tiles = 1;
+    s->points = 1;
+    for (int d = 0; d < s->rank; ++d) {
+        lib_dim *ld = &s->d[d];
+        ld->size = n;
+        ld->spectrum = d == s->rank - 1 ? n / 2 + 1 : n;
+        ld->tile_step = n - ld->c.out + 1;
+        ld->tiles = (ld->c.extent + ld->tile_step - 1) / ld->tile_step;
+        s->tiles *= ld->tiles;
+        s->points *= n;
+    }
+    s->bins = s->points / n * (n / 2 + 1);
+    s->role_tiles[0] = s->role_tiles[1] = s->tiles;
+    s->role_tiles[2] = 1;
+    return CONVGEN_SUCCESS;
+}
+
 /* Programs have room for this many GEMM steps beside their 9 others. */
 enum { MAX_SHIFTS = CG_MAX_STEPS - 9 };
 
@@ -156,12 +203,13 @@ static convgen_status fft_tiled_generate(const cg_problem *p, convgen_pass pass,
     fc_spec_init(&s, p->rank <= 2);
     convgen_status st = fc_correlation_dims(p, pass, "fft-tiled", &s);
     if (st == CONVGEN_SUCCESS)
-        st = pass == CONVGEN_ACCGRAD ? fc_parts_basis(p, tune, &s) : fc_tile_basis(p, tune, FFT_MAX_N, &s);
+        st = pass != CONVGEN_ACCGRAD ? fc_tile_basis(p, tune, FFT_MAX_N, &s)
+             : p->rank == 3         ? accgrad_tile_basis(p, tune, &s)
+                                    : fc_parts_basis(p, tune, &s);
     return st == CONVGEN_SUCCESS ? fc_program(p, pass, t, tune, &s, out) : st;
 }
 
-/* AUTO's candidates of fft-tiled: its own tile and, for a 3-D layer's fprop and bprop, two
- * larger ones (the smallest 2^a 3^b 5^c 7^d of at least 1.3 and 1.7 times its own, short of the
+/* AUTO's candidates of fft-tiled: its own tile and, for a 3-D layer, two larger ones (the smallest 2^a 3^b 5^c 7^d of at least 1.3 and 1.7 times its own, short of the
  * untiled correlation): with a batch of one the weights' spectra, which grow with the tile, set
  * the time as much as the tiles' overlap, so the best tile is the bench's to say. Each by both
  * GEMMs unless the caller fixed the GEMM or TF32 (the generated one takes 1-D and 2-D only). */
@@ -173,7 +221,8 @@ static int fft_tiled_variants(const cg_problem *p, convgen_pass pass, int effort
     int n = cg_variants_add(out, 0, max, fixed, false);
     for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
         tile_fixed |= fixed->fourier_size[d] != 0;
-    if (p->rank != 3 || pass == CONVGEN_ACCGRAD || tile_fixed)
+    (void)pass; /* accgrad's 3-D tiles follow the taps as fprop's follow the kernel */
+    if (p->rank != 3 || tile_fixed)
         return n;
     int64_t extent = 1, untiled = 0, candidates[MAX_CANDIDATES];
     for (int d = 0; d < p->rank; ++d) {

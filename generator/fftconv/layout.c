@@ -39,7 +39,9 @@ placement fc_place(const lib_spec *s, convgen_pass pass, int role, int d)
     if (s->parts && role < 2)
         return fc_place_part(s, role, d);
     placement pl = {.limit = s->d[d].size, .tiles = 1};
-    if (role != 1 && s->tiled) /* tiles of the signal and of the valid outputs */
+    /* tiles of the signal and of the valid outputs; in accgrad of x and of dy's blocks */
+    bool tiled = s->tiled && (pass == CONVGEN_ACCGRAD ? role < 2 : role != 1);
+    if (tiled)
         pl.tiles = s->d[d].tiles, pl.tile_step = s->d[d].tile_step;
     /* bprop as a convolution: the correlation's positions less its pad_before (dy from 0); in
      * tiles the signal keeps the correlation's places and each tile's valid outputs are the
@@ -53,6 +55,8 @@ placement fc_place(const lib_spec *s, convgen_pass pass, int role, int d)
         pl.limit = reach < pl.limit && !s->tiled ? reach : pl.limit;
     } else if (role == 1 && pass == CONVGEN_ACCGRAD) { /* dy is the kernel: its `extent` positions */
         pl.base = 0, pl.step = 1, pl.count = c->extent;
+        if (tiled) /* a tile's block of dy: tile_step positions, the tile's rest zero */
+            pl.limit = s->d[d].tile_step;
     } else if (role == 1) { /* weight tap f at fft_conv_dim_tap(f): affine in f; as a convolution,
                              * at its place in the kernel (the reversal undone), not mirrored */
         const int64_t last = c->kernel_extent - 1;
@@ -85,10 +89,7 @@ placement fc_place_part(const lib_spec *s, int role, int d)
     const fft_parts *pt = &ld->parts;
     placement pl = {.base = role == 0 ? ld->c.pad_before : 0, .step = 1, .count = role == 0 ? ld->c.in : ld->c.extent,
                     .limit = pt->block, .tile_step = pt->block};
-    /* a shift along an inner dimension reaches one row of blocks past x's last: zeros */
-    bool extra_row = false;
-    for (int inner = 1; d == 0 && inner < s->rank; ++inner)
-        extra_row |= s->d[inner].parts.shifts > 1;
+    bool extra_row = d == 0 && s->rank == 2 && s->d[1].parts.shifts > 1; /* 3-D accgrad is tiled */
     pl.tiles = role == 0 ? pt->x_blocks + (extra_row ? 1 : 0) : d == 0 ? pt->dy_blocks : pt->x_blocks;
     return pl;
 }
