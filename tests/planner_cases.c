@@ -48,10 +48,11 @@ static int64_t smallest_kernel(const cg_problem *p)
 static bool kernel_past_7(const cg_problem *p) { return largest_kernel(p) > 7; }
 static bool channels_past_4(const cg_problem *p) { return p->c > 4; }
 
-/* More than 16 taps in a stride phase along some dimension (ceil(kernel / stride)). */
+/* More than 16 taps in a stride phase along y or x (ceil(kernel / stride); a 3-D layer's depth
+ * taps are stages, any number). */
 static bool phase_taps_past_16(const cg_problem *p)
 {
-    for (int d = 0; d < p->rank; ++d)
+    for (int d = p->rank == 3 ? 1 : 0; d < p->rank; ++d)
         if ((p->kernel[d] + p->stride[d] - 1) / p->stride[d] > 16)
             return true;
     return false;
@@ -72,7 +73,7 @@ static int64_t pow2_at_least(int64_t x, int64_t cap)
 static bool window_stage_too_big(const cg_problem *p)
 {
     int64_t pixels[2] = {1, 1}, taps[2] = {1, 1};
-    for (int d = 0; d < p->rank && p->rank <= 2; ++d) {
+    for (int d = p->rank == 3 ? 1 : 0; d < p->rank; ++d) { /* y and x: a 3-D layer's last two */
         int at = d + 2 - p->rank;
         pixels[at] = (p->in[d] + p->stride[d] - 1) / p->stride[d];
         taps[at] = (p->kernel[d] + p->stride[d] - 1) / p->stride[d];
@@ -84,6 +85,8 @@ static bool window_stage_too_big(const cg_problem *p)
     int64_t window = rows * cols, weights = 4 * taps[0] * taps[1];
     return window + weights > 6144 || (window + threads - 1) / threads > 16 || (weights + threads - 1) / threads > 4;
 }
+
+static bool strided_depth(const cg_problem *p) { return p->rank == 3 && p->stride[0] != 1; }
 
 static bool kernel_outside_2_to_5(const cg_problem *p) { return smallest_kernel(p) < 2 || largest_kernel(p) > 5; }
 
@@ -111,7 +114,7 @@ static const planner_refusal refusals[] = {
     {"winograd-fused", ALL, kernel_outside_2_to_5, "kernels 2 to 5"},
     /* direct-window: the few-channel bprop by sliding windows */
     {"direct-window", NOT_BPROP, NULL, "bprop only"},
-    {"direct-window", ALL, rank_3, "its windows are 1-D and 2-D"},
+    {"direct-window", ALL, strided_depth, "along depth; its 3-D windows take stride 1 there"},
     {"direct-window", ALL, channels_past_4, "it takes at most 4"},
     {"direct-window", ALL, dilated, "dilation["},
     {"direct-window", ALL, phase_taps_past_16, "it takes at most 16"},

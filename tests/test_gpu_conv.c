@@ -33,8 +33,8 @@
 #include "planner_cases.h"
 #include "verify.h"
 
-#define DIRECT_SHAPES 58 /* 20 handpicked, 8 for the window bprop, 30 random */
-#define WINDOW_SHAPES 8  /* direct-window's: the window bprop's handpicked ones */
+#define DIRECT_SHAPES 62 /* 20 handpicked, 12 for the window bprop, 30 random */
+#define WINDOW_SHAPES 12 /* direct-window's: the window bprop's handpicked ones */
 #define CUFFT_SHAPES 56 /* at least 42 random shapes per FFT algorithm beside the handpicked ones */
 
 static convgen_context *ctx;
@@ -109,11 +109,25 @@ static int handpicked(shape *s)
     return n;
 }
 
-/* direct-window's bprop by sliding windows (C <= 4, rank 1 and 2, no dilation), which direct
+/* A 3-D layer: n, c, k, the volume, the kernel, padding before and after. */
+static convgen_conv_desc desc3(int64_t n, int64_t c, int64_t k, const int64_t in[3], const int64_t kernel[3],
+                               const int64_t before[3], const int64_t after[3])
+{
+    convgen_conv_desc d = {.rank = 3, .n = n, .c = c, .k = k};
+    for (int i = 0; i < 3; ++i)
+        d.in[i] = in[i], d.kernel[i] = kernel[i], d.pad_before[i] = before[i], d.pad_after[i] = after[i];
+    return d;
+}
+
+#define V3(a, b, c) ((const int64_t[3]){a, b, c})
+
+/* direct-window's bprop by sliding windows (C <= 4, rank 1 to 3, no dilation), which direct
  * runs as GEMMs: several tiles along
  * both axes, C = 1, 2 and 4, output channels a stage holds 1 (11, a prime past 8) or several,
  * strides 1 to 4, a stride past the kernel (a phase with no taps), 13 taps, convolution mode
- * with asymmetric padding and mixed strides, rank 1, a batch of 64 on grid.z. */
+ * with asymmetric padding and mixed strides, rank 1, a batch of 64 on grid.z; in 3-D (a block
+ * per input slice, the depth taps as stages): ZNNi's first layer in small (C = 1, 4^3), strides
+ * along y and x with a flipped kernel, depth padding past the kernel's middle, 2 x 3 x 7. */
 static int handpicked_window(shape *s)
 {
     int n = 0;
@@ -129,6 +143,13 @@ static int handpicked_window(shape *s)
     ++n;
     s[n++].d = DESC2(1, 3, 4, 30, 30, 13, 13, 6, 1, 1);    /* 13 taps a dimension */
     s[n++].d = DESC2(64, 3, 16, 9, 9, 3, 3, 1, 2, 1);
+    s[n++].d = desc3(1, 1, 8, V3(17, 16, 15), V3(4, 4, 4), V3(0, 0, 0), V3(0, 0, 0));
+    s[n].d = desc3(2, 3, 5, V3(9, 12, 13), V3(3, 5, 3), V3(1, 2, 0), V3(1, 2, 2));
+    s[n].d.stride[1] = s[n].d.stride[2] = 2, s[n].d.mode = CONVGEN_CONVOLUTION;
+    ++n;
+    s[n++].d = desc3(1, 4, 11, V3(6, 20, 18), V3(5, 3, 3), V3(4, 1, 1), V3(0, 1, 1));
+    s[n].d = desc3(3, 2, 6, V3(5, 9, 40), V3(2, 3, 7), V3(0, 1, 3), V3(1, 1, 3));
+    s[n++].d.stride[1] = 3;
     return n;
 }
 
@@ -174,17 +195,6 @@ static int handpicked_fft(shape *s)
     return n;
 }
 
-/* A 3-D layer: n, c, k, the volume, the kernel, padding before and after. */
-static convgen_conv_desc desc3(int64_t n, int64_t c, int64_t k, const int64_t in[3], const int64_t kernel[3],
-                               const int64_t before[3], const int64_t after[3])
-{
-    convgen_conv_desc d = {.rank = 3, .n = n, .c = c, .k = k};
-    for (int i = 0; i < 3; ++i)
-        d.in[i] = in[i], d.kernel[i] = kernel[i], d.pad_before[i] = before[i], d.pad_after[i] = after[i];
-    return d;
-}
-
-#define V3(a, b, c) ((const int64_t[3]){a, b, c})
 
 /* Winograd's edge cases: FFT convolution's handpicked shapes with kernels up to 7, without their
  * dilation, then 5 x 5, 7 x 7, 1 x 7 and 7 x 1 kernels; and 3-D ones: rectangular and prime

@@ -15,6 +15,10 @@
  * a phase's tap count is a template argument of the products, so no FMA is spent on a tap
  * that misses the stride grid (a dimension's phases have J or J - 1 taps: two classes each).
  *
+ * A 3-D layer (stride 1 along depth) runs a block per input slice iz: its dx slice is the sum,
+ * over the depth taps fz, of the 2-D bprop of dy's slice iz + pad - fz with the kernel's slice fz,
+ * so the depth taps are more stages of the same loop (a slice outside dy stages zeros).
+ *
  * Staging: the window's shared-memory image is the same for every chunk of output channels
  * but for the channel offset, so each thread works out once where its 4-byte cp.async copies
  * read (offsets and an in-bounds mask in registers), and two stages overlap the next chunk's
@@ -49,6 +53,8 @@ typedef struct window_dim {
 
 typedef struct window_spec {
     window_dim dim[2]; /* y, x */
+    window_dim depth;  /* a 3-D layer's (stride 1); a unit dimension otherwise */
+    bool volume;
     int phases;
     int px;            /* neighbouring pixels per thread along x */
     int lx, ly, lanes; /* threads along x and y; `lanes` rows share a quarter warp's 8 lanes */
@@ -105,8 +111,11 @@ static convgen_status choose(const cg_problem *p, convgen_pass pass, window_spec
     memset(s, 0, sizeof *s);
     if (pass != CONVGEN_BPROP)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: bprop only (the other passes are direct's)");
-    if (p->rank > 2)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: rank %d; its windows are 1-D and 2-D", p->rank);
+    s->volume = p->rank == 3;
+    set_dim(&s->depth, p, s->volume ? 0 : -1);
+    if (s->depth.stride != 1)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: stride[0] = %lld along depth; its 3-D windows take "
+                       "stride 1 there", (long long)s->depth.stride);
     if (p->c > 4)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: c = %lld input channels; it takes at most 4 "
                        "(wider layers are direct's GEMM)", (long long)p->c);
@@ -114,7 +123,7 @@ static convgen_status choose(const cg_problem *p, convgen_pass pass, window_spec
         if (p->dilation[d] != 1)
             return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: dilation[%d] = %lld; it takes none", d,
                            (long long)p->dilation[d]);
-    int lead = 2 - p->rank;
+    int lead = 2 - p->rank; /* rank 3: y and x are dimensions 1 and 2, lead -1 */
     int64_t phases = 1;
     for (int d = 0; d < 2; ++d) {
         set_dim(&s->dim[d], p, d - lead);
@@ -127,9 +136,9 @@ static convgen_status choose(const cg_problem *p, convgen_pass pass, window_spec
                            (long long)s->dim[d].stride, s->dim[d].taps, MAX_TAPS);
         phases *= s->dim[d].stride; /* below 2^32: each stride is */
     }
-    if (phases > 65535 || p->n > 65535 / phases) /* grid.z holds both */
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: n = %lld images times %lld stride phases exceed "
-                       "grid.z's 65535", (long long)p->n, (long long)phases);
+    if (phases > 65535 || p->n * s->depth.in > 65535 / phases) /* grid.z holds them all */
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: n = %lld images times %lld stride phases%s exceed "
+                       "grid.z's 65535", (long long)p->n, (long long)phases, s->volume ? " times the input slices" : "");
     s->phases = (int)phases;
     const window_dim *y = &s->dim[0], *x = &s->dim[1];
     s->px = x->pixels >= 64 ? 8 : 4;
@@ -151,12 +160,12 @@ static convgen_status choose(const cg_problem *p, convgen_pass pass, window_spec
     s->tiles_y = (y->pixels + s->ly - 1) / s->ly;
     /* grid.y holds the row tiles and grid.z the images and phases; the copies' offsets within
      * an image's stage are 32-bit, and so is every index the kernel splits */
-    int64_t out_plane = y->out * x->out, in_plane = y->in * x->in;
-    if (s->tiles_y <= 65535 && s->kc * out_plane < INT32_MAX && p->c * in_plane < INT32_MAX &&
+    int64_t out_volume = s->depth.out * y->out * x->out, in_volume = s->depth.in * y->in * x->in;
+    if (s->tiles_y <= 65535 && s->kc * out_volume < INT32_MAX && p->c * in_volume < INT32_MAX &&
         s->tiles_x * s->lx * s->px < INT32_MAX)
         return CONVGEN_SUCCESS;
-    return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: the layer's planes exceed its 32-bit indices or its "
-                   "65535 row tiles");
+    return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: the layer's planes%s exceed its 32-bit indices or its "
+                   "65535 row tiles", s->volume ? " and volumes" : "");
 }
 
 static convgen_status window_applicable(const cg_problem *p, convgen_pass pass)
@@ -191,9 +200,10 @@ static tmpl_value *dim_value(const window_dim *d, bool flip, int i)
  * it) and the same weights. */
 static tmpl_value *phase_digits(const cg_problem *p, const window_spec *s)
 {
-    const int64_t sizes[] = {s->dim[1].stride, p->n};
-    const char *const names[] = {"q1", "n"};
-    return cg_value_digits("z", p->n * s->phases - 1, 2, sizes, names, "q0");
+    const int64_t sizes[] = {s->dim[1].stride, p->n, s->depth.in};
+    const char *const names[] = {"q1", "n", "iz"};
+    /* a 3-D layer's input slice iz fastest: the blocks that run together share a phase */
+    return cg_value_digits("z", p->n * s->phases * s->depth.in - 1, s->volume ? 3 : 2, sizes, names, "q0");
 }
 
 /* A copy's index e within one output channel's window = (row, col), col fastest. */
@@ -238,13 +248,16 @@ static tmpl_value *header_lines(const cg_problem *p, const window_spec *s, const
     cg_value_line(h, "convgen %s: direct convolution, bprop by sliding windows (few input channels)",
                   CG_GENERATOR_VERSION);
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "stride phases: %d (y %lld x %lld), at most %d x %d taps each; blockIdx.z = (phase, image), images fastest",
+    cg_value_line(h, "stride phases: %d (y %lld x %lld), at most %d x %d taps each; blockIdx.z = (phase, image%s), %s fastest",
                   s->phases, (long long)s->dim[0].stride, (long long)s->dim[1].stride, s->dim[0].taps,
-                  s->dim[1].taps);
+                  s->dim[1].taps, s->volume ? ", input slice" : "", s->volume ? "slices" : "images");
     cg_value_line(h, "tiles: block %d x %d input pixels of a phase (%d x %d threads, %d pixels each along x), %lld input channel(s)",
                   s->ly, s->lx * s->px, s->ly, s->lx, s->px, (long long)p->c);
-    cg_value_line(h, "stages: dy's window %d x %d floats (pitch) and the weights, %d output channel(s) a stage, %d stage(s), two in flight",
-                  s->rows, s->cols, s->kc, s->chunks);
+    if (s->volume)
+        cg_value_line(h, "depth: a block per input slice (%lld), dy's slices of the %lld depth taps as more stages (stride 1, "
+                      "pad %lld)", (long long)s->depth.in, (long long)s->depth.kernel, (long long)s->depth.pad);
+    cg_value_line(h, "stages: dy's window %d x %d floats (pitch) and the weights, %d output channel(s) a stage, %lld stage(s), two in flight",
+                  s->rows, s->cols, s->kc, (long long)(s->chunks * s->depth.kernel));
     cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1), %lld bytes of static shared memory", k->grid[0],
                   k->grid[1], k->grid[2], k->block[0], (long long)(2 * 4 * s->kc * stage_floats(s)));
     cg_value_line(h, "workspace: 0 bytes");
@@ -262,8 +275,9 @@ static tmpl_value *context(const cg_problem *p, const window_spec *s, const cg_k
     /* 128 registers a thread at most, for two blocks of 256 threads per multiprocessor: allowed
      * more, ptxas takes ~200 (G1) and leaves one block of eight warps to hide the latencies.
      * Blocks under a warp count as a warp: 32 blocks of 16 threads would cap them at 64, and
-     * they spill there (test_compile). */
-    tmpl_set_int(ctx, "min_blocks", 512 / (s->threads > 32 ? s->threads : 32));
+     * they spill there (test_compile). A strided 3-D layer's loop over depth taps and stages
+     * beside its phase classes needs more than 128 (220 bytes spilled at 128): one block then. */
+    tmpl_set_int(ctx, "min_blocks", s->volume && s->phases > 1 ? 1 : 512 / (s->threads > 32 ? s->threads : 32));
     tmpl_set_int(ctx, "px", s->px);
     tmpl_set_int(ctx, "lx", s->lx);
     tmpl_set_int(ctx, "lanes", s->lanes);
@@ -277,9 +291,23 @@ static tmpl_value *context(const cg_problem *p, const window_spec *s, const cg_k
     tmpl_set_int(ctx, "n_size", p->n);
     tmpl_set_int(ctx, "c_size", p->c);
     tmpl_set_int(ctx, "k_size", p->k);
-    tmpl_set_int(ctx, "in_plane", s->dim[0].in * s->dim[1].in);
-    tmpl_set_int(ctx, "out_plane", s->dim[0].out * s->dim[1].out);
-    tmpl_set_int(ctx, "kernel_plane", s->dim[0].kernel * s->dim[1].kernel);
+    int64_t in_plane = s->dim[0].in * s->dim[1].in, out_plane = s->dim[0].out * s->dim[1].out,
+            kernel_plane = s->dim[0].kernel * s->dim[1].kernel;
+    tmpl_set_int(ctx, "in_plane", in_plane);
+    tmpl_set_int(ctx, "out_plane", out_plane);
+    tmpl_set_int(ctx, "kernel_plane", kernel_plane);
+    /* an output channel's dy, an input channel's dx and kernel (volumes for a 3-D layer), and an
+     * output channel's weights */
+    tmpl_set_int(ctx, "dy_k_stride", s->depth.out * out_plane);
+    tmpl_set_int(ctx, "dx_c_stride", s->depth.in * in_plane);
+    tmpl_set_int(ctx, "w_c_stride", s->depth.kernel * kernel_plane);
+    tmpl_set_int(ctx, "w_k_stride", p->c * s->depth.kernel * kernel_plane);
+    tmpl_set_bool(ctx, "volume", s->volume);
+    tmpl_set_int(ctx, "depth_out", s->depth.out);
+    tmpl_set_int(ctx, "depth_pad", s->depth.pad);
+    tmpl_set_int(ctx, "depth_kernel", s->depth.kernel);
+    tmpl_set_bool(ctx, "depth_flip", p->flip);
+    tmpl_set_int(ctx, "stages", s->chunks * s->depth.kernel);
     /* one output channel's window and weights (floats); a stage holds kc of each */
     int64_t window = (int64_t)s->rows * s->cols, weights = 4ll * s->dim[0].taps * s->dim[1].taps;
     tmpl_set_int(ctx, "window", window);
@@ -314,7 +342,7 @@ static convgen_status window_generate(const cg_problem *p, convgen_pass pass, co
     snprintf(k->name, sizeof k->name, "convgen_direct_bprop_window");
     k->grid[0] = (unsigned)s.tiles_x;
     k->grid[1] = (unsigned)s.tiles_y;
-    k->grid[2] = (unsigned)(p->n * s.phases);
+    k->grid[2] = (unsigned)(p->n * s.phases * s.depth.in);
     k->block[0] = (unsigned)s.threads;
     k->block[1] = k->block[2] = 1;
     k->shared_bytes = 0;

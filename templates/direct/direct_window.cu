@@ -25,11 +25,11 @@ __device__ __forceinline__ void stage(float *__restrict__ window, float4 *__rest
 #pragma unroll
         for (int i = 0; i < {{ copies }}; ++i)
             if (tid + {{ threads }}u * i < {{ window }}u)
-                copy4(window + kk * {{ window }}u + tid + {{ threads }}u * i, dy_k + kk * {{ out_plane }}u + from[i], (inside >> i) & 1u);
+                copy4(window + kk * {{ window }}u + tid + {{ threads }}u * i, dy_k + kk * {{ dy_k_stride }}u + from[i], (inside >> i) & 1u);
 #pragma unroll
         for (int i = 0; i < {{ wcopies }}; ++i)
             if (tid + {{ threads }}u * i < {{ weights }}u)
-                copy4(wf + kk * {{ weights }}u + tid + {{ threads }}u * i, w_k + kk * {{ c_size * kernel_plane }}u + wfrom[i], (winside >> i) & 1u);
+                copy4(wf + kk * {{ weights }}u + tid + {{ threads }}u * i, w_k + kk * {{ w_k_stride }}u + wfrom[i], (winside >> i) & 1u);
     }
 }
 
@@ -75,7 +75,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     __shared__ __align__(16) float window[2][{{ kc * window }}];
     __shared__ __align__(16) float4 weights[2][{{ kc * weights // 4 }}];
     const unsigned tid = threadIdx.x, z = blockIdx.z;
-    // This block's stride phase (q0, q1) along (y, x) and image n.
+    // This block's stride phase (q0, q1) along (y, x) and image n{{ ", and its input slice iz along depth" if volume }}.
 {{- decompose(phase_digits, "    ") }}
 {%- for d in dims %}
     // {{ ["y", "x"][d.i] }}: the phase's first input pixel r{{ d.i }} = (q{{ d.i }} - pad) mod {{ d.stride }}, dy's offset off{{ d.i }} = (r{{ d.i }} + pad - q{{ d.i }}) / {{ d.stride }}, its taps
@@ -113,7 +113,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         // w[k][c][f], the tap f = q + stride*j{{ " flipped (a convolution)" if y.flip }}
         const unsigned fy = {{ (y.kernel - 1) ~ "u - " if y.flip }}(q0 + {{ y.stride }}u * jy), fx = {{ (x.kernel - 1) ~ "u - " if x.flip }}(q1 + {{ x.stride }}u * jx);
         const bool in = e < {{ weights }}u && c4 < {{ c_size }}u && jy < taps0 && jx < taps1;
-        wfrom[i] = in ? c4 * {{ kernel_plane }}u + fy * {{ x.kernel }}u + fx : 0u;
+        wfrom[i] = in ? c4 * {{ w_c_stride }}u + fy * {{ x.kernel }}u + fx : 0u;
         winside |= in ? 1u << i : 0u;
     }
 
@@ -126,7 +126,34 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     // Lanes: {{ lanes }} neighbouring rows per quarter warp (distinct banks), then {{ lx }} along x.
     const unsigned ty = (tid & {{ lanes - 1 }}u) + {{ lanes }}u * (tid >> {{ lanes_lx_log2 }}), tx = (tid >> {{ lanes_log2 }}) & {{ lx - 1 }}u;
 
-    const float *__restrict__ dy_n = dy + (size_t)n * {{ k_size * out_plane }}ull;
+{%- if volume %}
+
+    // Stage s = (fz, chunk), the depth tap fz outermost: dy's slice oz = iz + {{ depth_pad }} - fz of a
+    // chunk's output channels{{ " and the kernel's slice " ~ (depth_kernel - 1) ~ " - fz (a convolution)" if depth_flip else " and the kernel's slice fz" }}; a slice
+    // outside dy stages zeros.
+    const float *__restrict__ dy_n = dy + (size_t)n * {{ k_size * dy_k_stride }}ull;
+    const bool valid0 = iz + {{ depth_pad }}u < {{ depth_out }}u; // stage 0: fz = 0
+    stage(window[0], weights[0], dy_n + (valid0 ? (iz + {{ depth_pad }}u) * {{ out_plane }}u : 0u),
+          w + {{ ((depth_kernel - 1) * kernel_plane) if depth_flip else 0 }}u, from, valid0 ? inside : 0u, wfrom, winside, tid);
+    asm volatile("cp.async.commit_group;\n" ::);
+    for (unsigned s = 0; s < {{ stages }}u; ++s) {
+        if (s + 1u < {{ stages }}u) { // the next stage's copies fly during this one's products
+            const unsigned fz = (s + 1u) / {{ chunks }}u, chunk = s + 1u - fz * {{ chunks }}u;
+            const int oz = (int)iz + {{ depth_pad }} - (int)fz;
+            const bool valid = (unsigned)oz < {{ depth_out }}u;
+            stage(window[(s + 1u) & 1u], weights[(s + 1u) & 1u],
+                  dy_n + (size_t)chunk * {{ kc * dy_k_stride }}u + (valid ? (unsigned)oz * {{ out_plane }}u : 0u),
+                  w + (size_t)chunk * {{ kc * w_k_stride }}u + {{ ("(" ~ (depth_kernel - 1) ~ "u - fz)") if depth_flip else "fz" }} * {{ kernel_plane }}u,
+                  from, valid ? inside : 0u, wfrom, winside, tid);
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group 1;\n" ::); // this stage's
+        __syncthreads();
+        const float *const win = window[s & 1u];
+        const float4 *const wts = weights[s & 1u];
+{%- else %}
+
+    const float *__restrict__ dy_n = dy + (size_t)n * {{ k_size * dy_k_stride }}ull;
     stage(window[0], weights[0], dy_n, w, from, inside, wfrom, winside, tid);
     asm volatile("cp.async.commit_group;\n" ::);
     for (unsigned chunk = 0; chunk < {{ chunks }}u; ++chunk) {
@@ -138,6 +165,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         __syncthreads();
         const float *const win = window[chunk & 1u];
         const float4 *const wts = weights[chunk & 1u];
+{%- endif %}
 {%- for c in classes %}
 {%- if loop.first and loop.last %}
         products<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx);
@@ -153,13 +181,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     const unsigned iy = r0 + {{ y.stride }}u * (t0 + ty);
     if (iy >= {{ y.in }}u)
         return;
-    float *__restrict__ dst = dx + (size_t)n * {{ c_size * in_plane }}ull + iy * {{ x.in }}u;
+    float *__restrict__ dst = dx + (size_t)n * {{ c_size * dx_c_stride }}ull + {{ "iz * " ~ in_plane ~ "u + " if volume }}iy * {{ x.in }}u;
 #pragma unroll
     for (int p = 0; p < {{ px }}; ++p) {
         const unsigned ix = r1 + {{ x.stride }}u * (u0 + tx * {{ px }}u + p);
         if (ix < {{ x.in }}u)
 #pragma unroll
             for (int c = 0; c < {{ c_size }}; ++c)
-                dst[c * {{ in_plane }}u + ix] = acc[c][p];
+                dst[c * {{ dx_c_stride }}u + ix] = acc[c][p];
     }
 }
