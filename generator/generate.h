@@ -227,9 +227,7 @@ typedef struct cg_step {
     cg_gemm_step gemm;
 } cg_step;
 
-/* fft-tiled's 3-D accgrad, convolution in parts, is the longest program: 9 steps and a GEMM for
- * each of its 2 x 2 x 2 shifts. */
-#define CG_MAX_STEPS 17
+#define CG_MAX_STEPS 16
 
 /* The kernels of one layer and pass, run in order on one stream; or, when step_count > 0,
  * the steps in order. */

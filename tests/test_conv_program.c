@@ -867,10 +867,35 @@ static void test_prepared_weights_serve_several_inputs(void **state)
 /* fft-tiled's options->fourier_size is its tile: not what it would choose (16), smaller than
  * the whole correlation, square, and for accgrad's parts with few enough shifts between
  * blocks; small tiles give parts of three and four shifts along a dimension. */
-/* fft-tiled in 3-D (cuFFT's transforms of the tiles): volumes that take several overlap-save
- * tiles along each dimension, in fprop and bprop along the outputs and in accgrad along dy (its
- * tiles summed by the GEMM), kernels that differ per dimension; every pass against the
- * reference. */
+/* A 3-D winograd transform runs a thread per matrix entry and element along depth: where those
+ * pass 32 bits (a 3 x 1 x 1 kernel over 16 images of 64 x 224 x 224, 64 channels: 4.9e9), the
+ * batch is cut into sub-batches, never a thread index that wraps. */
+static void test_winograd_3d_threads_stay_32_bit(void **state)
+{
+    (void)state;
+    const convgen_conv_desc d = {.rank = 3, .n = 16, .c = 64, .k = 64, .in = {64, 224, 224}, .kernel = {3, 1, 1}};
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    for (int pass = 0; pass < 3; ++pass) {
+        cg_generated g;
+        assert_int_equal(cg_generate(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &g), CONVGEN_SUCCESS);
+        assert_true(g.chunks > 1);
+        for (int i = 0; i < g.kernel_count; ++i) {
+            const cg_kernel *k = &g.kernels[i];
+            uint64_t threads = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2] * k->block[0] * k->block[1] * k->block[2];
+            if (threads > UINT32_MAX)
+                fail_msg("%s %s: %llu threads", convgen_pass_name((convgen_pass)pass), k->name,
+                         (unsigned long long)threads);
+        }
+        cg_generated_free(&g);
+    }
+}
+
+/* fft-tiled in 3-D (cuFFT's transforms of the tiles): volumes that take two overlap-save tiles
+ * along two of their dimensions, in fprop and bprop along the outputs and in accgrad along dy
+ * (its tiles summed by the GEMM), kernels that differ per dimension; every pass's program
+ * against the reference (the pad and clip kernels' CUDA is test_gpu_conv's, whose fft_tiled
+ * group tiles all three dimensions). */
 static void test_fft_tiled_3d_matches_the_reference(void **state)
 {
     (void)state;
@@ -959,6 +984,7 @@ int main(void)
         cmocka_unit_test(test_fft_tiled_takes_a_fixed_tile),
         cmocka_unit_test(test_winograd_takes_a_fixed_tile),
         cmocka_unit_test(test_fft_tiled_3d_matches_the_reference),
+        cmocka_unit_test(test_winograd_3d_threads_stay_32_bit),
         cmocka_unit_test(test_winograd_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_fft_tiled_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_fft_cublas_programs_match_the_reference),

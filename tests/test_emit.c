@@ -259,8 +259,9 @@ static void test_strided_bprop_phases_fit_grid_z(void **state)
     }
 }
 
-/* direct-window takes exactly the bprops with C <= 4 (rank 1 or 2, no dilation, within its
- * launch limits), sliding windows: its phases on grid.z with the images, a phase that no tap
+/* direct-window takes exactly the bprops with C <= 4 (rank 1 to 3, no dilation, stride 1 along
+ * depth, within its launch limits), sliding windows: its phases on grid.z with the images (and a
+ * 3-D layer's input slices), a phase that no tap
  * reaches (stride 3 > kernel 2) as a class with no products. Elsewhere it says why it does not
  * apply, and direct always runs its implicit GEMM, few channels or not. */
 static void test_few_channel_bprop_slides_windows(void **state)
@@ -277,7 +278,12 @@ static void test_few_channel_bprop_slides_windows(void **state)
          "c = 5 input channels; it takes at most 4"},
         {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}, .dilation = {2, 1}}, CONVGEN_BPROP, 0,
          "dilation[0] = 2"},
-        {{.rank = 3, .n = 2, .c = 3, .k = 6, .in = {9, 9, 9}, .kernel = {3, 3, 3}}, CONVGEN_BPROP, 0, "rank 3"},
+        {{.rank = 3, .n = 2, .c = 3, .k = 6, .in = {9, 9, 9}, .kernel = {3, 3, 3}}, CONVGEN_BPROP, 18,
+         "depth: a block per input slice (9)"}, /* rank 3: images x slices on grid.z */
+        {{.rank = 3, .n = 2, .c = 3, .k = 6, .in = {9, 9, 9}, .kernel = {3, 3, 3}, .stride = {2, 1, 1}}, CONVGEN_BPROP,
+         0, "stride[0] = 2 along depth"},
+        {{.rank = 3, .n = 8000, .c = 1, .k = 2, .in = {9, 9, 9}, .kernel = {3, 3, 3}}, CONVGEN_BPROP, 0,
+         "times the input slices exceed grid.z's 65535"},
         {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_FPROP, 0, "bprop only"},
         {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_ACCGRAD, 0, "bprop only"},
         {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {40, 40}, .kernel = {17, 3}}, CONVGEN_BPROP, 0,

@@ -110,8 +110,11 @@ static convgen_status accgrad_tile_basis(const cg_problem *p, const cg_tuning *t
                        field, (long long)n, (long long)taps);
     if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
         n = candidates[0] < whole ? candidates[0] : whole;
-    if (n < 2)
+    if (n == 1)
         n = 2; /* a correlation of one point: two hold it */
+    if (n < taps)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: accgrad's tiles of %lld points for %lld taps",
+                       (long long)n, (long long)taps);
     s->tiled = true;
     s->tiles = 1;
     s->points = 1;
@@ -209,14 +212,16 @@ static convgen_status fft_tiled_generate(const cg_problem *p, convgen_pass pass,
     return st == CONVGEN_SUCCESS ? fc_program(p, pass, t, tune, &s, out) : st;
 }
 
-/* AUTO's candidates of fft-tiled: its own tile and, for a 3-D layer, two larger ones (the smallest 2^a 3^b 5^c 7^d of at least 1.3 and 1.7 times its own, short of the
- * untiled correlation): with a batch of one the weights' spectra, which grow with the tile, set
- * the time as much as the tiles' overlap, so the best tile is the bench's to say. Each by both
- * GEMMs unless the caller fixed the GEMM or TF32 (the generated one takes 1-D and 2-D only). */
+/* AUTO's candidates of fft-tiled: its own tile and, for a 3-D layer, two larger ones (the
+ * smallest 2^a 3^b 5^c 7^d of at least 1.3 and 1.7 times its own, short of the untiled
+ * correlation) at every effort: with a batch of one the weights' spectra, which grow with the
+ * tile, set the time as much as the tiles' overlap, so the best tile is the bench's (or the cost
+ * model's) to say. Products by cuBLAS only: convgen's GEMM reads the spectra of convgen's FFTs,
+ * which are 1-D and 2-D. */
 static int fft_tiled_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed,
                               cg_tuning *out, int max)
 {
-    (void)effort;
+    (void)effort; /* every effort: see above */
     bool tile_fixed = false;
     int n = cg_variants_add(out, 0, max, fixed, false);
     for (int d = 0; d < CONVGEN_MAX_RANK; ++d)

@@ -131,8 +131,11 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
     int64_t at = 0, bytes;
     for (int b = 0; b < 3 && ok; ++b) {
         s->buffer[b] = at;
-        ok = cg_mul64(shape[b][0], shape[b][1], &s->matrix[b]) && s->matrix[b] <= INT32_MAX /* a transform's threads */ &&
-             cg_mul64(s->matrix[b], s->elements * 4, &bytes) && cg_add64(at, bytes, &at);
+        /* a transform's threads: one per entry of an element's matrix and, in 3-D, per element
+         * (M: output) along depth, 32-bit in the kernels */
+        int64_t along_depth = b == WINO_M ? s->tf[0].m : s->tf[0].alpha, threads;
+        ok = cg_mul64(shape[b][0], shape[b][1], &s->matrix[b]) && cg_mul64(s->matrix[b], along_depth, &threads) &&
+             threads <= INT32_MAX && cg_mul64(s->matrix[b], s->elements * 4, &bytes) && cg_add64(at, bytes, &at);
         at = wino_align_up(at);
     }
     s->workspace = at;
@@ -644,6 +647,8 @@ int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool 
     int m_lo = 0, m_hi = 0; /* 0: the caller's tile or the default one */
     if (effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed) /* a 3-D layer's within its default bound */
         m_lo = 2, m_hi = (p->rank == 3 ? WINO_MAX_VOLUME_ALPHA : WINO_MAX_DEFAULT_ALPHA) - (int)r + 1;
+    if (m_hi < m_lo) /* no tile of 2 or more within the bound (a 3-D 6 or 7 kernel): the default one */
+        m_lo = m_hi = 0;
     bool both_gemms = by_gemm && !fixed->tf32 && !fixed->gemm;
     int n = 0;
     for (int m = m_lo; m <= m_hi; ++m) {
