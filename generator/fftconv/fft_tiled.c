@@ -32,6 +32,62 @@ static convgen_status fixed_tile_size(const cg_tuning *tune, int rank, int64_t *
     return CONVGEN_SUCCESS;
 }
 
+/* Overlap-save tiles of one square transform along each dimension: a tile of n points holds a
+ * window (fprop, bprop: the kernel's extent; 3-D accgrad: dw's taps) and n - window + 1 points
+ * of what the tiles cover (the outputs; accgrad: dy). */
+static int64_t window_of(const lib_dim *ld, bool along_dy) { return along_dy ? ld->c.out : ld->c.extent; }
+static int64_t covered_of(const lib_dim *ld, bool along_dy) { return along_dy ? ld->c.extent : ld->c.out; }
+
+/* The tile size n: the caller's, else the smallest 2^a 3^b 5^c 7^d of at least 3 windows (and
+ * 16), at most max_n where that is below convgen's largest FFT (fft-fused's registers), and no
+ * larger than one tile over everything (the linear correlation's length); *window: the widest
+ * dimension's window. */
+static convgen_status tile_size(const cg_problem *p, const cg_tuning *tune, const lib_spec *s, bool along_dy,
+                                int64_t max_n, int64_t *n, int64_t *window)
+{
+    int64_t untiled = 0, candidates[MAX_CANDIDATES];
+    *window = 1;
+    for (int d = 0; d < s->rank; ++d) {
+        *window = window_of(&s->d[d], along_dy) > *window ? window_of(&s->d[d], along_dy) : *window;
+        int64_t one_tile = 0; /* one overlap-save tile: the linear correlation's length */
+        fft_basis_candidates(s->d[d].c.out + s->d[d].c.extent - 1, &one_tile, 1);
+        untiled = one_tile > untiled ? one_tile : untiled;
+    }
+    int64_t want = 3 * *window > 16 ? 3 * *window : 16;
+    if (max_n < FFT_MAX_N && want > max_n) /* fft-fused: at most its registers' transforms */
+        want = max_n;
+    int field;
+    convgen_status st = fixed_tile_size(tune, p->rank, n, &field);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    if (*n && *n < *window)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld is below the kernel's extent %lld",
+                       field, (long long)*n, (long long)*window);
+    if (!*n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
+        *n = candidates[0] < untiled ? candidates[0] : untiled;
+    if (*n == 1) /* a correlation of one point: two hold it, and are the FFTs' smallest */
+        *n = 2;
+    return CONVGEN_SUCCESS;
+}
+
+/* Every dimension tiled at n points. */
+static void set_tiles(lib_spec *s, int64_t n, bool along_dy)
+{
+    s->tiled = true;
+    s->tiles = 1;
+    s->points = 1;
+    for (int d = 0; d < s->rank; ++d) {
+        lib_dim *ld = &s->d[d];
+        ld->size = n;
+        ld->spectrum = d == s->rank - 1 ? n / 2 + 1 : n;
+        ld->tile_step = n - window_of(ld, along_dy) + 1;
+        ld->tiles = (covered_of(ld, along_dy) + ld->tile_step - 1) / ld->tile_step;
+        s->tiles *= ld->tiles;
+        s->points *= n;
+    }
+    s->bins = s->points / n * (n / 2 + 1);
+}
+
 /* fft-tiled: overlap-save tiles of one square transform that follows the kernel, not the image:
  * the smallest 2^a 3^b 5^c 7^d of at least 3 extents (and 16), where a tile then keeps most of
  * its outputs (extent 3: 14 of 16; 9: 19 of 27; 13: 28 of 40); the untiled size where that is
@@ -42,43 +98,14 @@ convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, int64_t
 {
     if (p->rank > 2 && s->generated)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
-    int64_t extent = 1, untiled = 0, candidates[MAX_CANDIDATES];
-    for (int d = 0; d < s->rank; ++d) {
-        extent = s->d[d].c.extent > extent ? s->d[d].c.extent : extent;
-        int64_t one_tile = 0; /* one overlap-save tile: the linear correlation's length */
-        fft_basis_candidates(s->d[d].c.out + s->d[d].c.extent - 1, &one_tile, 1);
-        untiled = one_tile > untiled ? one_tile : untiled;
-    }
-    int64_t want = 3 * extent > 16 ? 3 * extent : 16, n = 0;
-    if (max_n < FFT_MAX_N && want > max_n) /* fft-fused: at most its registers' transforms */
-        want = max_n;
-    int field;
-    convgen_status st = fixed_tile_size(tune, p->rank, &n, &field);
+    int64_t n = 0, extent;
+    convgen_status st = tile_size(p, tune, s, false, max_n, &n, &extent);
     if (st != CONVGEN_SUCCESS)
         return st;
-    if (n && n < extent)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld is below the kernel's extent %lld",
-                       field, (long long)n, (long long)extent);
-    if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
-        n = candidates[0] < untiled ? candidates[0] : untiled;
-    if (n == 1) /* a correlation of one point: two hold it, and are the FFTs' smallest */
-        n = 2;
     if (n < extent || n > max_n)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%s: tiles of %lld points for a kernel of %lld; its transforms "
                        "reach %lld", s->fused ? "fft-fused" : "fft-tiled", (long long)n, (long long)extent, (long long)max_n);
-    s->tiled = true;
-    s->tiles = 1;
-    s->points = 1;
-    for (int d = 0; d < s->rank; ++d) {
-        lib_dim *ld = &s->d[d];
-        ld->size = n;
-        ld->spectrum = d == s->rank - 1 ? n / 2 + 1 : n;
-        ld->tile_step = n - ld->c.extent + 1;
-        ld->tiles = (ld->c.out + ld->tile_step - 1) / ld->tile_step;
-        s->tiles *= ld->tiles;
-        s->points *= n;
-    }
-    s->bins = s->points / n * (n / 2 + 1);
+    set_tiles(s, n, false);
     s->role_tiles[0] = s->role_tiles[2] = s->tiles;
     return CONVGEN_SUCCESS;
 }
@@ -89,45 +116,17 @@ convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, int64_t
  * t correlates dy's block t (the tile's rest zero) with the n points of x from t step - pad, so
  * every lag f < taps is whole in it and nothing wraps. The products are summed over the tiles
  * and images per bin by one GEMM, and one inverse gives dw. n is chosen as fprop's tile is, from
- * the taps' extent (the smallest 2^a 3^b 5^c 7^d of at least 3 extents and 16, or the caller's),
- * and no larger than one tile over all of dy would need. */
+ * the taps' extent. */
 static convgen_status accgrad_tile_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s)
 {
-    int64_t taps = 1, whole = 0, candidates[MAX_CANDIDATES];
-    for (int d = 0; d < s->rank; ++d) { /* accgrad's outputs are the dilated kernel's taps */
-        taps = s->d[d].c.out > taps ? s->d[d].c.out : taps;
-        int64_t one_tile = 0;
-        fft_basis_candidates(s->d[d].c.out + s->d[d].c.extent - 1, &one_tile, 1);
-        whole = one_tile > whole ? one_tile : whole;
-    }
-    int64_t want = 3 * taps > 16 ? 3 * taps : 16, n = 0;
-    int field;
-    convgen_status st = fixed_tile_size(tune, p->rank, &n, &field);
+    int64_t n = 0, taps;
+    convgen_status st = tile_size(p, tune, s, true, FFT_MAX_N, &n, &taps);
     if (st != CONVGEN_SUCCESS)
         return st;
-    if (n && n < taps)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld is below the kernel's extent %lld",
-                       field, (long long)n, (long long)taps);
-    if (!n && fft_basis_candidates(want, candidates, MAX_CANDIDATES) > 0)
-        n = candidates[0] < whole ? candidates[0] : whole;
-    if (n == 1)
-        n = 2; /* a correlation of one point: two hold it */
     if (n < taps)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: accgrad's tiles of %lld points for %lld taps",
                        (long long)n, (long long)taps);
-    s->tiled = true;
-    s->tiles = 1;
-    s->points = 1;
-    for (int d = 0; d < s->rank; ++d) {
-        lib_dim *ld = &s->d[d];
-        ld->size = n;
-        ld->spectrum = d == s->rank - 1 ? n / 2 + 1 : n;
-        ld->tile_step = n - ld->c.out + 1;
-        ld->tiles = (ld->c.extent + ld->tile_step - 1) / ld->tile_step;
-        s->tiles *= ld->tiles;
-        s->points *= n;
-    }
-    s->bins = s->points / n * (n / 2 + 1);
+    set_tiles(s, n, true);
     s->role_tiles[0] = s->role_tiles[1] = s->tiles;
     s->role_tiles[2] = 1;
     return CONVGEN_SUCCESS;

@@ -40,35 +40,32 @@ static bool matrices_of(const cg_wino_op *op, cg_wino_stage stage, op_matrices *
     return true;
 }
 
-/* v = d transformed by a0, a1 and a2 along its three dimensions (the tensor product), in turn. */
+/* out = in with matrix a (rows x cols) applied along `axis`: in's extents are ext, out's the same
+ * but rows along axis. */
+static void apply_along(const wino_matrix a, int rows, int cols, int axis, const int ext[CG_WINO_DIMS],
+                        const wino_tile in, wino_tile out)
+{
+    int o[CG_WINO_DIMS], e[CG_WINO_DIMS] = {ext[0], ext[1], ext[2]};
+    e[axis] = rows;
+    for (o[0] = 0; o[0] < e[0]; ++o[0])
+        for (o[1] = 0; o[1] < e[1]; ++o[1])
+            for (o[2] = 0; o[2] < e[2]; ++o[2]) {
+                int i[CG_WINO_DIMS] = {o[0], o[1], o[2]};
+                double sum = 0;
+                for (i[axis] = 0; i[axis] < cols; ++i[axis])
+                    sum += a[o[axis]][i[axis]] * in[i[0]][i[1]][i[2]];
+                out[o[0]][o[1]][o[2]] = sum;
+            }
+}
+
+/* v = d transformed by a2, a1 and a0 along its three dimensions in turn (the tensor product). */
 static void transform(const op_matrices *mx, const wino_tile d, wino_tile v)
 {
     wino_tile u, w;
     const int *r = mx->rows, *c = mx->cols;
-    for (int z = 0; z < c[0]; ++z)
-        for (int y = 0; y < c[1]; ++y)
-            for (int x = 0; x < r[2]; ++x) {
-                double sum = 0;
-                for (int j = 0; j < c[2]; ++j)
-                    sum += mx->a[2][x][j] * d[z][y][j];
-                u[z][y][x] = sum;
-            }
-    for (int z = 0; z < c[0]; ++z)
-        for (int y = 0; y < r[1]; ++y)
-            for (int x = 0; x < r[2]; ++x) {
-                double sum = 0;
-                for (int i = 0; i < c[1]; ++i)
-                    sum += mx->a[1][y][i] * u[z][i][x];
-                w[z][y][x] = sum;
-            }
-    for (int z = 0; z < r[0]; ++z)
-        for (int y = 0; y < r[1]; ++y)
-            for (int x = 0; x < r[2]; ++x) {
-                double sum = 0;
-                for (int k = 0; k < c[0]; ++k)
-                    sum += mx->a[0][z][k] * w[k][y][x];
-                v[z][y][x] = sum;
-            }
+    apply_along(mx->a[2], r[2], c[2], 2, (const int[]){c[0], c[1], c[2]}, d, u);
+    apply_along(mx->a[1], r[1], c[1], 1, (const int[]){c[0], c[1], r[2]}, u, w);
+    apply_along(mx->a[0], r[0], c[0], 0, (const int[]){c[0], r[1], r[2]}, w, v);
 }
 
 static int64_t tile_count(const cg_wino_op *op) { return op->tiles[0] * op->tiles[1] * op->tiles[2]; }
