@@ -97,7 +97,7 @@ static bool parse(int argc, char **argv, options *o)
         else if (strcmp(a, "--algo") == 0 && has_value)
             o->algos = argv[++i];
         else if (strcmp(a, "--fft-rank") == 0 && has_value) {
-            if (!int_value(a, argv[++i], 1, 2, &o->fft_rank))
+            if (!int_value(a, argv[++i], 1, 3, &o->fft_rank))
                 return false;
         } else if (strcmp(a, "--fft-n") == 0 && has_value) {
             if (!int_value(a, argv[++i], 2, 256, &o->fft_n))
@@ -124,8 +124,8 @@ static bool parse(int argc, char **argv, options *o)
         at += len + (at[len] == ',');
     }
     o->layers_file = cli_layers_file_for(o->layers_file);
-    if (o->fft_rank < 0 || o->fft_rank > 2 || o->fft_n < 0 || o->fft_n > 256) {
-        fprintf(stderr, "convgen-bench: --fft-rank must be 1 or 2 and --fft-n in 2..256 (%d, %d given)\n", o->fft_rank,
+    if (o->fft_rank < 0 || o->fft_rank > 3 || o->fft_n < 0 || o->fft_n > 256) {
+        fprintf(stderr, "convgen-bench: --fft-rank must be 1, 2 or 3 and --fft-n in 2..256 (%d, %d given)\n", o->fft_rank,
                 o->fft_n);
         return false;
     }

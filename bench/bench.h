@@ -97,7 +97,7 @@ double bench_fma_tflops(convgen_context *ctx);  /* fp32 FMA throughput of a temp
 /* ---- FFTs (bench_fft.c) ---- */
 /* Generated 1-D C2C FFTs against cuFFT; prints a table and writes DIR/fft.md and fft.csv. */
 int bench_fft(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir);
-/* R2C and C2R, rank 1 and 2 (bench_fft_real.c): fft-real.md and fft-real.csv in out_dir. A
+/* R2C and C2R, rank 1, 2 and 3 (bench_fft_real.c): fft-real.md and fft-real.csv in out_dir. A
  * non-zero only_rank or only_n keeps the rows of that rank or size. */
 int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir,
                    int only_rank, int only_n);

@@ -1,8 +1,11 @@
 /* convgen's generated R2C and C2R FFTs (through the public convgen_plan_fft API) against cuFFT's
  * batched plans, in the same run: rank 1 and 2, n = 8..256, at 1024 transforms and at ~128 MiB of
- * input. Windowed rows (a window smaller than n, as FFT convolution uses) charge cuFFT with the
- * padded copy (R2C) or the clipping copy (C2R) its user must make; convgen reads and writes
- * the window in place. Reports ms, GB/s (bytes read + written by convgen's transform), the
+ * input; rank 3, n = 16..64, at 64 volumes and at ~128 MiB. Windowed rows (a window smaller than
+ * n, as FFT convolution uses) charge cuFFT with the padded copy (R2C) or the clipping copy (C2R)
+ * its user must make; convgen reads and writes the window in place. Rank 3 windows are not
+ * charged a copy (one 3-D copy per volume would cost cuFFT more API calls than transforms): its
+ * time there is the transform of the padded volume alone, and the pruning table sets convgen's
+ * pruned transform of a kernel-sized window against its own transform of the whole cube. Reports ms, GB/s (bytes read + written by convgen's transform), the
  * fraction of the measured copy bandwidth, the speedup and the error against cuFFT. */
 #include <cuda_runtime_api.h>
 #include <cufft.h>
@@ -16,6 +19,7 @@
 static const int sizes[] = {8, 16, 32, 64, 128, 256};
 #define SIZE_COUNT (sizeof sizes / sizeof sizes[0])
 #define BIG_BYTES (128ll << 20)
+#define VOLUME_MAX_N 64 /* convgen's rank 3 transforms go up to n = 64 */
 
 typedef struct real_case {
     convgen_fft_desc d;
@@ -34,6 +38,25 @@ typedef struct real_case {
 } real_case;
 
 static int rows_of(const real_case *c) { return c->d.rank == 2 ? c->d.window[0] : 1; }
+
+/* Points of one signal (n^rank) and of one window. */
+static size_t signal_points(const real_case *c)
+{
+    size_t s = 1;
+    for (int i = 0; i < c->d.rank; ++i)
+        s *= (size_t)c->d.n;
+    return s;
+}
+static size_t window_points(const real_case *c)
+{
+    size_t s = 1;
+    for (int i = 0; i < c->d.rank; ++i)
+        s *= (size_t)c->d.window[i];
+    return s;
+}
+
+/* Rank 3 windows: cuFFT transforms the padded volume with no copy (see the top). */
+static bool charged_copy(const real_case *c) { return c->windowed && c->d.rank < 3; }
 
 /* The window <-> padded-signal copy a cuFFT user makes: one 3-D copy for the whole batch. */
 static bool window_copy(real_case *c, const void *from, void *to, bool into_padded)
@@ -61,7 +84,7 @@ static bool cufft_once(void *state, int set)
 {
     real_case *c = state;
     if (c->d.type == CONVGEN_FFT_R2C) {
-        if (c->windowed && !window_copy(c, c->in[set], c->padded, true))
+        if (charged_copy(c) && !window_copy(c, c->in[set], c->padded, true))
             return false;
         return cufftExecR2C(c->cufft, c->windowed ? c->padded : (float *)c->in[set], (cufftComplex *)c->out[set]) ==
                CUFFT_SUCCESS;
@@ -69,7 +92,7 @@ static bool cufft_once(void *state, int set)
     float *real = c->windowed ? c->padded : (float *)c->out[set];
     if (cufftExecC2R(c->cufft, (cufftComplex *)c->cufft_in[set], real) != CUFFT_SUCCESS)
         return false;
-    return !c->windowed || window_copy(c, c->padded, c->out[set], false);
+    return !charged_copy(c) || window_copy(c, c->padded, c->out[set], false);
 }
 
 /* C2R: cuFFT's own copy of the input, restored before runs whose output is compared. */
@@ -109,8 +132,8 @@ static float *random_floats(size_t count)
 /* C2R inputs must be Hermitian halves: cuFFT's R2C of random real data. */
 static bool hermitian_input(real_case *c, void *dst)
 {
-    int n = c->d.n, dims[2] = {n, n};
-    size_t floats = (size_t)c->count * (c->d.rank == 2 ? n * n : n);
+    int n = c->d.n, dims[3] = {n, n, n};
+    size_t floats = (size_t)c->count * signal_points(c);
     float *host = random_floats(floats), *dev = NULL;
     cufftHandle p;
     bool ok = host && bench_cuda_ok(cudaMalloc((void **)&dev, floats * sizeof(float)), "C2R source") &&
@@ -127,10 +150,10 @@ static bool hermitian_input(real_case *c, void *dst)
 
 static bool prepare(real_case *c, convgen_context *ctx)
 {
-    int n = c->d.n, dims[2] = {n, n};
-    int half = n / 2 + 1, rows = rows_of(c), w = c->d.window[c->d.rank - 1];
-    c->real_bytes = (size_t)c->count * rows * w * sizeof(float);
-    c->spec_bytes = (size_t)c->count * (c->d.rank == 2 ? n : 1) * half * 2 * sizeof(float);
+    int n = c->d.n, dims[3] = {n, n, n};
+    int half = n / 2 + 1;
+    c->real_bytes = (size_t)c->count * window_points(c) * sizeof(float);
+    c->spec_bytes = (size_t)c->count * signal_points(c) / n * half * 2 * sizeof(float);
     bool r2c = c->d.type == CONVGEN_FFT_R2C;
     size_t in_bytes = r2c ? c->real_bytes : c->spec_bytes, out_bytes = r2c ? c->spec_bytes : c->real_bytes;
     c->sets = bench_sets_for((double)(in_bytes + out_bytes));
@@ -144,7 +167,7 @@ static bool prepare(real_case *c, convgen_context *ctx)
     if (ok && c->ws_bytes)
         ok = bench_cuda_ok(cudaMalloc(&c->ws, c->ws_bytes), "FFT workspace");
     if (ok && c->windowed) {
-        size_t padded = (size_t)c->count * (c->d.rank == 2 ? n * n : n) * sizeof(float);
+        size_t padded = (size_t)c->count * signal_points(c) * sizeof(float);
         ok = bench_cuda_ok(cudaMalloc((void **)&c->padded, padded), "cuFFT padded buffer") &&
              bench_cuda_ok(cudaMemset(c->padded, 0, padded), "cuFFT padding");
     }
@@ -183,8 +206,8 @@ static void row(FILE *md, FILE *csv, convgen_context *ctx, int rank, convgen_fft
 {
     real_case c = {.d = {.rank = rank, .n = n, .type = type, .batch = count}, .count = count, .windowed = window < n};
     c.d.layout = transposed ? CONVGEN_FFT_LAYOUT_TRANSPOSED : CONVGEN_FFT_LAYOUT_NATURAL;
-    c.d.window[0] = window; /* rank 1: the one size; rank 2: both (rank is 1 or 2) */
-    c.d.window[1] = rank == 2 ? window : 0;
+    for (int i = 0; i < rank; ++i) /* the same size along every dimension */
+        c.d.window[i] = window;
     const char *what = type == CONVGEN_FFT_R2C ? (transposed ? "R2C, transposed" : "R2C")
                                                : (transposed ? "C2R, transposed" : "C2R");
     if (!prepare(&c, ctx)) {
@@ -197,11 +220,12 @@ static void row(FILE *md, FILE *csv, convgen_context *ctx, int rank, convgen_fft
     double theirs = bench_median_ms(cufft_once, &c, c.sets, 3, runs);
     /* Error: convgen's output against cuFFT's (with its copy) on set 0. */
     size_t out_bytes = type == CONVGEN_FFT_R2C ? c.spec_bytes : c.real_bytes;
-    double err = NAN; /* a transposed spectrum is not comparable with cuFFT's */
-    if (!transposed && refresh_cufft_input(&c) && convgen_once(&c, 0) && bench_cuda_ok(cudaMemcpy(c.cufft_out, c.out[0], out_bytes, cudaMemcpyDeviceToDevice), "copy") &&
+    double err = NAN; /* a transposed spectrum is not comparable with cuFFT's, nor a rank 3 window's */
+    bool comparable = !transposed && (rank < 3 || !c.windowed);
+    if (comparable && refresh_cufft_input(&c) && convgen_once(&c, 0) && bench_cuda_ok(cudaMemcpy(c.cufft_out, c.out[0], out_bytes, cudaMemcpyDeviceToDevice), "copy") &&
         cufft_once(&c, 0) && bench_cuda_ok(cudaDeviceSynchronize(), "check runs"))
         err = rel_error(c.cufft_out, c.out[0], out_bytes / sizeof(float));
-    else if (!transposed)
+    else if (comparable)
         err = INFINITY;
     fprintf(md, "| %d-D %s | %d | %d | %lld |", rank, what, n, window, count);
     fprintf(csv, "%d,%s,%d,%d,%lld,", rank, what, n, window, count);
@@ -209,6 +233,39 @@ static void row(FILE *md, FILE *csv, convgen_context *ctx, int rank, convgen_fft
     fprintf(md, " %.1e |\n", err);
     fprintf(csv, ",%.3e\n", err);
     release(&c);
+}
+
+/* ZNNi's pruning: convgen's R2C of a k^3 kernel zero-padded to n^3 against its own transform of the
+ * whole n^3 cube (the same n and volume count), and the C2R that keeps only a k^3 corner. */
+static double own_ms(convgen_context *ctx, convgen_fft_type type, int n, long long count, int window, int runs)
+{
+    real_case c = {.d = {.rank = 3, .n = n, .type = type, .batch = count, .window = {window, window, window}},
+                   .count = count, .windowed = window < n};
+    double ms = prepare(&c, ctx) ? bench_median_ms(convgen_once, &c, c.sets, 3, runs) : NAN;
+    release(&c);
+    return ms;
+}
+
+static void pruning_table(FILE *md, FILE *csv, convgen_context *ctx, int runs, int only_n)
+{
+    static const int shapes[][2] = {{16, 3}, {32, 3}, {32, 5}, {32, 9}, {64, 5}, {64, 9}};
+    fprintf(md, "\n### Pruning (rank 3)\n\nconvgen's transform of a k^3 window zero-padded to n^3 (R2C: a kernel's "
+                "transform reads only the window's planes and rows; C2R: only the window's planes and rows are "
+                "computed and written) against its own transform of the whole cube, 1024 volumes (n = 64: 128).\n\n");
+    fprintf(md, "| transform | n | k | pruned ms | whole ms | speedup |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+        for (int type = CONVGEN_FFT_R2C; type <= CONVGEN_FFT_C2R; ++type) {
+            int n = shapes[i][0], k = shapes[i][1];
+            if (only_n && n != only_n)
+                continue;
+            long long count = n == 64 ? 128 : 1024;
+            double pruned = own_ms(ctx, (convgen_fft_type)type, n, count, k, runs);
+            double whole = own_ms(ctx, (convgen_fft_type)type, n, count, n, runs);
+            const char *what = type == CONVGEN_FFT_R2C ? "R2C" : "C2R";
+            fprintf(md, "| 3-D %s | %d | %d | %.4f | %.4f | %.2f |\n", what, n, k, pruned, whole, whole / pruned);
+            fprintf(csv, "3,%s pruned %d^3,%d,%d,%lld,%.5f,,%.5f,,%.3f,\n", what, k, n, k, count, pruned, whole,
+                    whole / pruned);
+        }
 }
 
 int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir,
@@ -228,20 +285,24 @@ int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *
     fprintf(md, "| transform | n | window | transforms | convgen ms | GB/s | %% copy | cuFFT ms | GB/s | %% copy | "
                 "speedup | rel. error |\n");
     fprintf(md, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    for (int rank = 1; rank <= 2; ++rank)
+    for (int rank = 1; rank <= 3; ++rank)
         for (int type = CONVGEN_FFT_R2C; type <= CONVGEN_FFT_C2R; ++type)
             for (size_t i = 0; i < SIZE_COUNT; ++i) {
                 int n = sizes[i];
-                if ((only_rank && rank != only_rank) || (only_n && n != only_n))
+                if ((only_rank && rank != only_rank) || (only_n && n != only_n) ||
+                    (rank == 3 && (n < 16 || n > VOLUME_MAX_N)))
                     continue;
-                long long per = (long long)(rank == 2 ? n : 1) * (type == CONVGEN_FFT_R2C ? n * 4 : (n / 2 + 1) * 8);
+                long long per = (long long)(rank >= 2 ? n : 1) * (rank == 3 ? n : 1) *
+                                (type == CONVGEN_FFT_R2C ? n * 4 : (n / 2 + 1) * 8);
                 convgen_fft_type t = (convgen_fft_type)type;
-                row(md, csv, ctx, rank, t, n, 1024, n, false, runs, copy_gbs);
+                row(md, csv, ctx, rank, t, n, rank == 3 ? 64 : 1024, n, false, runs, copy_gbs);
                 row(md, csv, ctx, rank, t, n, BIG_BYTES / per, n, false, runs, copy_gbs);
-                if (rank == 2) { /* the layout FFT convolution uses; a convolution's window in its Fourier basis */
+                if (rank >= 2) { /* the layout FFT convolution uses; a convolution's window in its Fourier basis */
                     row(md, csv, ctx, rank, t, n, BIG_BYTES / per, n, true, runs, copy_gbs);
                     row(md, csv, ctx, rank, t, n, BIG_BYTES / per, n - n / 8, false, runs, copy_gbs);
                 }
             }
+    if (!only_rank || only_rank == 3)
+        pruning_table(md, csv, ctx, runs, only_n);
     return bench_table_close(&table);
 }

@@ -49,7 +49,7 @@ static bool set_type(fft_args *f, const char *option, const char *v)
 static bool set_rank(fft_args *f, const char *option, const char *v)
 {
     int64_t x;
-    return cli_parse_int(option, v, 1, 2, &x) && (f->d.rank = (int)x, f->rank_given = true);
+    return cli_parse_int(option, v, 1, 3, &x) && (f->d.rank = (int)x, f->rank_given = true);
 }
 
 static bool set_n(fft_args *f, const char *option, const char *v)
@@ -60,8 +60,10 @@ static bool set_n(fft_args *f, const char *option, const char *v)
 
 static bool set_count(fft_args *f, const char *option, const char *v)
 {
-    int64_t *dst = strcmp(option, "--batch") == 0 ? &f->d.batch : strcmp(option, "--pitch") == 0 ? &f->d.pitch
-                                                                                                  : &f->d.channels;
+    int64_t *dst = strcmp(option, "--batch") == 0       ? &f->d.batch
+                   : strcmp(option, "--pitch") == 0       ? &f->d.pitch
+                   : strcmp(option, "--plane-pitch") == 0 ? &f->d.plane_pitch
+                                                          : &f->d.channels;
     return cli_parse_int(option, v, 1, INT64_MAX, dst);
 }
 
@@ -71,17 +73,21 @@ static bool set_kernel(fft_args *f, const char *option, const char *v)
     return cli_parse_int(option, v, -1, INT32_MAX, &x) && (f->kernel = (int)x, true);
 }
 
-/* "HxW" (or "W"): sizes outermost first, each from 0 to 1024, into two ints. */
-static bool set_pair(fft_args *f, const char *option, const char *v)
+/* "W", "HxW" or "DxHxW": sizes outermost first, each from 0 to 1024, into three ints. */
+static bool set_dims(fft_args *f, const char *option, const char *v)
 {
     int *out = strcmp(option, "--window") == 0 ? f->d.window : f->d.offset;
     int64_t dims[CONVGEN_MAX_RANK];
     int r = cg_parse_dims(v, dims);
-    if (r < 1 || r > 2 || dims[0] > 1024 || (r == 2 && dims[1] > 1024)) {
-        fprintf(stderr, "convgen: %s '%s' must be N or HxW, sizes from 0 to 1024\n", option, v);
+    bool ok = r >= 1 && r <= 3;
+    for (int i = 0; ok && i < r; ++i)
+        ok = dims[i] <= 1024;
+    if (!ok) {
+        fprintf(stderr, "convgen: %s '%s' must be W, HxW or DxHxW, sizes from 0 to 1024\n", option, v);
         return false;
     }
-    out[0] = (int)dims[0], out[1] = r == 2 ? (int)dims[1] : 0;
+    for (int i = 0; i < 3; ++i)
+        out[i] = i < r ? (int)dims[i] : 0;
     return true;
 }
 
@@ -130,19 +136,20 @@ static bool set_scale(fft_args *f, const char *option, const char *v)
 static const fft_option options[] = {
     {"--algo", "fft", "a batched FFT plan (with --n)", set_algo},
     {"--type", "T", "r2c (default), c2r, c2c-forward or c2c-inverse", set_type},
-    {"--rank", "R", "1 or 2 (default 2; c2c: 1)", set_rank},
-    {"--n", "N", "size of every dimension: 2^a 3^b 5^c 7^d in 2..256", set_n},
+    {"--rank", "R", "1, 2 or 3 (default 2; c2c: 1)", set_rank},
+    {"--n", "N", "size of every dimension: 2^a 3^b 5^c 7^d in 2..256 (rank 3: ..64)", set_n},
     {"--batch", "B", "transforms (default 1)", set_count},
     {"--channels", "C", "B x C transforms (default 1)", set_count},
-    {"--window", "HxW", "the real window (rank 1: W), default the whole signal", set_pair},
-    {"--offset", "YxX", "where the window sits in the signal (default 0)", set_pair},
+    {"--window", "HxW", "the real window (rank 1: W; rank 3: DxHxW), default the whole signal", set_dims},
+    {"--offset", "YxX", "where the window sits in the signal (rank 3: ZxYxX; default 0)", set_dims},
     {"--pitch", "P", "real elements between window rows (default W)", set_count},
+    {"--plane-pitch", "P", "rank 3: real elements between window planes (default H x pitch)", set_count},
     {"--real-stride", "BxC", "elements between batch entries x channels, signal side (default packed)", set_strides},
     {"--spectrum-stride", "BxC", "the same on the spectrum side (complex values)", set_strides},
-    {"--layout", "L", "natural or transposed (rank 2 spectra)", set_word},
+    {"--layout", "L", "natural or transposed (rank 2 spectra, rank 3's planes)", set_word},
     {"--order", "O", "natural or reversed (digit-reversed) along the n-bin axis", set_word},
     {"--scale", "S", "multiply outputs by S (default 1)", set_scale},
-    {"--kernel", "I", "print only kernel I (rank 2 n = 256 has two)", set_kernel},
+    {"--kernel", "I", "print only kernel I (rank 3 has two: planes and depth, in the order they run)", set_kernel},
 };
 
 #define OPTION_COUNT (int)(sizeof options / sizeof options[0])

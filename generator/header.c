@@ -95,13 +95,16 @@ void cg_fft_emit_command(const cg_fft_problem *p, int kernel, char *buf, size_t 
     cg_buf b = {0};
     cg_buf_printf(&b, "convgen emit --algo fft --type %s --rank %d --n %d --batch %lld --channels %lld", type, p->rank,
                   p->n, (long long)p->batch, (long long)p->channels);
-    if (p->rank == 2)
+    if (p->rank == 3)
+        cg_buf_printf(&b, " --window %dx%dx%d --offset %dx%dx%d --pitch %lld --plane-pitch %lld", p->d, p->h, p->w,
+                      p->oz, p->oy, p->ox, (long long)p->pitch, (long long)p->plane_pitch);
+    else if (p->rank == 2)
         cg_buf_printf(&b, " --window %dx%d --offset %dx%d --pitch %lld", p->h, p->w, p->oy, p->ox, (long long)p->pitch);
     else
         cg_buf_printf(&b, " --window %d --offset %d", p->w, p->ox);
     cg_buf_printf(&b, " --real-stride %lldx%lld --spectrum-stride %lldx%lld", (long long)p->real_stride[0],
                   (long long)p->real_stride[1], (long long)p->spectrum_stride[0], (long long)p->spectrum_stride[1]);
-    if (p->rank == 2)
+    if (p->rank >= 2)
         cg_buf_printf(&b, " --layout %s", p->transposed ? "transposed" : "natural");
     cg_buf_printf(&b, " --order %s --scale %.9g", p->natural ? "natural" : "reversed", (double)p->scale);
     if (kernel >= 0)

@@ -384,18 +384,19 @@ typedef enum { CONVGEN_FFT_C2C = 0, CONVGEN_FFT_R2C = 1, CONVGEN_FFT_C2R = 2 } c
 typedef enum { CONVGEN_FFT_FORWARD = -1, CONVGEN_FFT_INVERSE = 1 } convgen_fft_direction;
 /* Rank 2 spectra: NATURAL is [n][n/2+1] (cuFFT's; C2C [n][n]); TRANSPOSED is fbfft's [n/2+1][n]
  * (C2C [n][n] with the axes swapped), the column frequency outermost, which is what the column
- * transforms produce without a transpose. */
+ * transforms produce without a transpose. Rank 3 spectra are n planes of a rank 2 spectrum in
+ * either layout, [kz][ky][kx] in NATURAL (cuFFT's [n][n][n/2+1]); the depth axis is natural. */
 typedef enum { CONVGEN_FFT_LAYOUT_NATURAL = 0, CONVGEN_FFT_LAYOUT_TRANSPOSED = 1 } convgen_fft_layout;
 /* Order of the bins along the full-length (n-bin) spectrum axis: rank 1 C2C's only axis, rank 2's
- * column (outer) axis. DIGIT_REVERSED is where a decimation-in-frequency forward transform
+ * (and rank 3's planes') column (outer) axis. DIGIT_REVERSED is where a decimation-in-frequency forward transform
  * leaves them and where the matching inverse takes them, so forward -> pointwise product ->
  * inverse never reorders. R2C/C2R rank 1 and the row (inner) axis of rank 2, including C2C's,
  * are always natural. */
 typedef enum { CONVGEN_FFT_ORDER_NATURAL = 0, CONVGEN_FFT_ORDER_DIGIT_REVERSED = 1 } convgen_fft_order;
 
 typedef struct convgen_fft_desc {
-    int rank;                        /* 1 or 2 */
-    int n;                           /* every dimension: 2^a 3^b 5^c 7^d, 2..256 */
+    int rank;                        /* 1, 2 or 3 */
+    int n;                           /* every dimension: 2^a 3^b 5^c 7^d, 2..256 (rank 3: ..64) */
     convgen_fft_type type;
     convgen_fft_direction direction; /* C2C only; R2C is forward and C2R inverse (0 = implied) */
     int64_t batch;                   /* transforms = batch * channels */
@@ -404,14 +405,18 @@ typedef struct convgen_fft_desc {
      * dimensions outermost first: a window of window[d] elements that sits at offset[d] of the
      * n (x n) signal. Forward transforms read only the window (clipped loads; the rest of the
      * signal is zero, never stored), inverse transforms write only the window (clipped stores).
-     * 0 means n. pitch: elements between rows of the signal array (rank 2; 0: window[1]). */
-    int window[2], offset[2];
-    int64_t pitch;
+     * 0 means n. pitch: elements between rows of the signal array (rank 2 and 3; 0: the row's
+     * window); plane_pitch: elements between planes (rank 3; 0: the plane's window rows * pitch).
+     * A rank 3 window smaller than n prunes the transform (ZNNi): the forward runs its 1-D
+     * transforms only where a window plane, row or column is nonzero, the inverse only where
+     * their outputs are kept. */
+    int window[3], offset[3];
+    int64_t pitch, plane_pitch;
     /* Elements between consecutive batch entries and channels: real floats for a real signal,
      * complex values for spectra and C2C signals. 0: packed (channels * one transform, one transform). */
     int64_t real_stride[2];
     int64_t spectrum_stride[2];
-    convgen_fft_layout layout;       /* rank 2 */
+    convgen_fft_layout layout;       /* rank 2, and rank 3's planes */
     convgen_fft_order order;
     float scale;                     /* outputs are multiplied by it; 0 means 1 (unscaled, like cuFFT) */
 } convgen_fft_desc;

@@ -1,5 +1,5 @@
 /* Generated batched FFTs through the public API (convgen_plan_fft): R2C, C2R and C2C forward and
- * inverse, rank 1 and 2. Bad descriptors get a message naming the field; every size renders and
+ * inverse, rank 1, 2 and 3 (rank 3 up to n = 64). Bad descriptors get a message naming the field; every size renders and
  * compiles for sm_90 without local memory; on a GPU, every size against a float64 DFT computed
  * here and against cuFFT run on the padded copy its users make, with windows, strides, both
  * layouts and orders, and scales. Outputs are poisoned first and every element outside the
@@ -92,7 +92,17 @@ static void test_bad_descriptors_are_named(void **state)
     free(src);
     convgen_fft_desc d = good;
     d.n = 11, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "n = 11");
-    d = good, d.rank = 3, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "rank = 3");
+    d = good, d.rank = 4, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "rank = 4");
+    d = good, d.window[2] = 5, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "window[2] = 5");
+    d = good, d.plane_pitch = 900, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "plane_pitch = 900");
+    /* rank 3: a window of 27 planes of 27 x 32 */
+    d = good, d.rank = 3, d.n = 128, expect_error(&d, CONVGEN_ERROR_NOT_SUPPORTED, "n = 128: rank 3");
+    d = good, d.rank = 3, d.plane_pitch = 800, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "plane_pitch = 800");
+    d = good, d.rank = 3, d.window[2] = 33, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "window[2] = 33");
+    d = good, d.rank = 3, d.offset[0] = 6, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "offset[0] = 6");
+    d = good, d.rank = 3, d.pitch = 20, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "pitch = 20 must be >= window[2]");
+    d = good, d.rank = 3, d.plane_pitch = (int64_t)1 << 61, d.batch = 8,
+    expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "plane_pitch = 2305843009213693952");
     d = good, d.type = 7, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "type = 7");
     d = good, d.direction = CONVGEN_FFT_INVERSE, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "direction = 1");
     d = good, d.batch = 0, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "batch = 0");
@@ -148,23 +158,29 @@ static void some_window(int n, int salt, int *size, int *at)
 static convgen_fft_desc variant(int n, int rank, kind k, int v)
 {
     convgen_fft_desc d = {.rank = rank, .n = n, .type = k.type, .direction = k.direction, .batch = v % 3 == 2 ? 1 : 37};
+    if (rank == 3) /* volumes: a few */
+        d.batch = v % 3 == 2 ? 1 : 3;
     if (v % 3 == 1) /* with both orders over the variants */
         d.channels = 3;
-    if (v % 2 == 1) {
-        some_window(n, v, &d.window[0], &d.offset[0]);
-        if (rank == 2)
-            some_window(n, v + 1, &d.window[1], &d.offset[1]);
-    }
-    if (rank == 2)
+    if (v % 2 == 1)
+        for (int i = 0; i < rank; ++i)
+            some_window(n, v + i, &d.window[i], &d.offset[i]);
+    if (rank >= 2)
         d.layout = v % 3 == 1 ? CONVGEN_FFT_LAYOUT_TRANSPOSED : CONVGEN_FFT_LAYOUT_NATURAL;
-    if (rank == 2 || k.type == CONVGEN_FFT_C2C)
+    if (rank >= 2 || k.type == CONVGEN_FFT_C2C)
         d.order = v % 4 >= 2 ? CONVGEN_FFT_ORDER_DIGIT_REVERSED : CONVGEN_FFT_ORDER_NATURAL;
     if (v % 5 == 3) { /* strided: gaps that must stay untouched */
         int w = d.window[rank - 1] ? d.window[rank - 1] : n;
+        int h = rank >= 2 && d.window[rank - 2] ? d.window[rank - 2] : n;
+        int planes = rank == 3 && d.window[0] ? d.window[0] : n;
         int half = k.type == CONVGEN_FFT_C2C ? n : n / 2 + 1;
-        d.pitch = rank == 2 ? w + 3 : 0;
-        int64_t signal = rank == 2 ? (int64_t)((d.window[0] ? d.window[0] : n) - 1) * d.pitch + w : w;
-        int64_t spec = rank == 2 ? (int64_t)n * half : half;
+        d.pitch = rank >= 2 ? w + 3 : 0;
+        int64_t signal = rank >= 2 ? (int64_t)(h - 1) * d.pitch + w : w;
+        if (rank == 3) { /* planes with a gap of 4 after each */
+            d.plane_pitch = signal + 4;
+            signal += (int64_t)(planes - 1) * d.plane_pitch;
+        }
+        int64_t spec = rank >= 2 ? (int64_t)n * half * (rank == 3 ? n : 1) : half;
         int64_t channels = d.channels ? d.channels : 1;
         d.real_stride[1] = signal + 5; /* channel-major within a batch entry, with gaps */
         d.real_stride[0] = channels * (signal + 5) + 2;
@@ -173,7 +189,7 @@ static convgen_fft_desc variant(int n, int rank, kind k, int v)
     }
     bool inverse = k.type == CONVGEN_FFT_C2R || k.direction == CONVGEN_FFT_INVERSE;
     if (inverse && v % 2 == 0)
-        d.scale = 1.0f / (float)(rank == 2 ? n * n : n);
+        d.scale = 1.0f / (float)(rank == 3 ? n * n * n : rank == 2 ? n * n : n);
     else if (!inverse && v % 4 == 2)
         d.scale = 0.5f;
     return d;
@@ -249,16 +265,16 @@ static bool clustered(const convgen_fft_desc *d)
     return yes;
 }
 
-/* Every size, rank and kind for sm_90; and the cases that use clusters there once more as
+/* Every size, rank and kind for sm_90 (rank 3 up to n = 64); and the cases that use clusters there once more as
  * planned for a GPU without them (the resident layout of generator/fft/fft_real.c). */
 static void test_every_size_compiles_without_local_memory(void **state)
 {
     (void)state;
     int count = 0, clustered_count = 0;
-    convgen_fft_desc *cases = malloc(sizeof *cases * size_count * 2 * KINDS);
-    convgen_fft_desc *others = malloc(sizeof *others * size_count * 2 * KINDS);
+    convgen_fft_desc *cases = malloc(sizeof *cases * size_count * 3 * KINDS);
+    convgen_fft_desc *others = malloc(sizeof *others * size_count * 3 * KINDS);
     for (int i = 0; i < size_count; ++i)
-        for (int rank = 1; rank <= 2; ++rank)
+        for (int rank = 1; rank <= 3 && (rank < 3 || sizes[i] <= FFT_MAX_VOLUME_N); ++rank)
             for (int k = 0; k < KINDS; ++k) {
                 cases[count] = variant(sizes[i], rank, kinds[k], i + k);
                 if (clustered(&cases[count]))
@@ -348,7 +364,25 @@ static int64_t offset_of(const int64_t stride[2], const cg_fft_problem *p, int64
     return tr / p->channels * stride[0] + tr % p->channels * stride[1];
 }
 
-static int rows_of(const cg_fft_problem *p) { return p->rank == 2 ? p->n : 1; }
+static int rows_of(const cg_fft_problem *p) { return p->rank >= 2 ? p->n : 1; }
+static int planes_of(const cg_fft_problem *p) { return p->rank == 3 ? p->n : 1; }
+
+/* A rank 3 problem's window planes as the rank 2 problem of one of them, unscaled. */
+static cg_fft_problem plane_of(const cg_fft_problem *p)
+{
+    cg_fft_problem q = *p;
+    q.rank = 2, q.d = 1, q.oz = 0, q.scale = 1.0f;
+    return q;
+}
+
+/* Where bin (kz, ky, kx) of a spectrum at `base` sits (kz = 0 below rank 3). */
+static int64_t volume_index(const cg_fft_problem *p, const fft_plan *pl, int64_t base, int kz, int ky, int kx)
+{
+    if (p->rank < 3)
+        return spectrum_index(p, pl, base, ky, kx);
+    cg_fft_problem q = plane_of(p);
+    return spectrum_index(&q, pl, base + (int64_t)kz * p->n * p->half, ky, kx);
+}
 
 /* Signal value at element index `at` of the input (real or complex). */
 static double complex signal_at(const cg_fft_problem *p, const float *in, int64_t at)
@@ -382,16 +416,29 @@ static void forward_reference(const cg_fft_problem *p, const float *in, int64_t 
 
 /* Inverse transform tr at the window's rows and columns: out[y][x]. C2R takes the Hermitian
  * half with the imaginary parts of bins 0 and n/2 dropped (as cuFFT does); its result is real. */
+static void inverse_from(const cg_fft_problem *p, const double complex *spec, double complex *out,
+                         double complex *cols);
+
 static void inverse_reference(const cg_fft_problem *p, const fft_plan *pl, const float *in, int64_t tr,
-                              double complex *out, double complex *cols)
+                              double complex *out, double complex *cols, double complex *spec)
+{
+    int64_t base = offset_of(p->spectrum_stride, p, tr);
+    for (int ky = 0; ky < rows_of(p); ++ky)
+        for (int kx = 0; kx < p->half; ++kx)
+            spec[ky * p->half + kx] = spectrum_at(in, spectrum_index(p, pl, base, ky, kx));
+    inverse_from(p, spec, out, cols);
+}
+
+/* The inverse of a spectrum spec[ky][kx] (natural) at the window's rows and columns. */
+static void inverse_from(const cg_fft_problem *p, const double complex *spec, double complex *out,
+                         double complex *cols)
 {
     int n = p->n, half = p->half;
-    int64_t base = offset_of(p->spectrum_stride, p, tr);
     for (int y = 0; y < p->h; ++y)
         for (int kx = 0; kx < half; ++kx) {
             double complex s = 0;
             for (int ky = 0; ky < rows_of(p); ++ky)
-                s += spectrum_at(in, spectrum_index(p, pl, base, ky, kx)) * root(+1, (long)ky * (y + p->oy), n);
+                s += spec[ky * half + kx] * root(+1, (long)ky * (y + p->oy), n);
             cols[y * half + kx] = s;
         }
     for (int y = 0; y < p->h; ++y)
@@ -413,6 +460,45 @@ static void inverse_reference(const cg_fft_problem *p, const fft_plan *pl, const
         }
 }
 
+/* Rank 3, forward: each window plane's 2-D spectrum, then the sum along depth: spec[kz][ky][kx]. */
+static void forward_volume(const cg_fft_problem *p, const float *in, int64_t tr, double complex *spec,
+                           double complex *planes, double complex *rows)
+{
+    cg_fft_problem q = plane_of(p);
+    int n = p->n;
+    int64_t bins = (int64_t)n * p->half, floats = p->type == CONVGEN_FFT_C2C ? 2 : 1;
+    for (int z = 0; z < p->d; ++z)
+        forward_reference(&q, in + floats * z * p->plane_pitch, tr, planes + z * bins, rows);
+    for (int kz = 0; kz < n; ++kz)
+        for (int64_t e = 0; e < bins; ++e) {
+            double complex s = 0;
+            for (int z = 0; z < p->d; ++z)
+                s += planes[z * bins + e] * root(-1, (long)kz * (z + p->oz), n);
+            spec[kz * bins + e] = s * (double)p->scale;
+        }
+}
+
+/* Rank 3, inverse: the sum along depth at each window plane, then its 2-D inverse:
+ * out[z][y][x] over the window. */
+static void inverse_volume(const cg_fft_problem *p, const fft_plan *pl, const float *in, int64_t tr,
+                           double complex *out, double complex *cols, double complex *plane)
+{
+    cg_fft_problem q = plane_of(p);
+    q.scale = p->scale;
+    int n = p->n, half = p->half;
+    int64_t base = offset_of(p->spectrum_stride, p, tr);
+    for (int z = 0; z < p->d; ++z) {
+        for (int ky = 0; ky < n; ++ky)
+            for (int kx = 0; kx < half; ++kx) {
+                double complex s = 0;
+                for (int kz = 0; kz < n; ++kz)
+                    s += spectrum_at(in, volume_index(p, pl, base, kz, ky, kx)) * root(+1, (long)kz * (z + p->oz), n);
+                plane[ky * half + kx] = s;
+            }
+        inverse_from(&q, plane, out + (int64_t)z * p->h * p->w, cols);
+    }
+}
+
 /* ---- cuFFT on the padded copy ---- */
 
 static const char *cufft_error(cufftResult r)
@@ -423,13 +509,14 @@ static const char *cufft_error(cufftResult r)
 }
 
 /* cuFFT's answer to the same problem, the way its users get it: the input copied into dense,
- * zero-padded arrays, natural layout and order. Returns forward spectra [count][rows][half] or
- * whole inverse signals [count][rows][n], complex (a C2R result in the real parts), unscaled. */
+ * zero-padded arrays, natural layout and order. Returns forward spectra [count][planes][rows][half]
+ * or whole inverse signals [count][planes][rows][n], complex (a C2R result in the real parts),
+ * unscaled. */
 static double complex *cufft_result(const cg_fft_problem *p, const fft_plan *pl, const float *in)
 {
-    int n = p->n, ny = rows_of(p), half = p->half;
+    int n = p->n, ny = rows_of(p), nz = planes_of(p), half = p->half;
     bool forward = p->sign < 0, complex_signal = p->type == CONVGEN_FFT_C2C;
-    size_t signal = (size_t)p->count * ny * n, spectrum = (size_t)p->count * ny * half;
+    size_t signal = (size_t)p->count * nz * ny * n, spectrum = (size_t)p->count * nz * ny * half;
     size_t in_floats = forward ? signal * (complex_signal ? 2 : 1) : 2 * spectrum;
     size_t out_floats = forward ? 2 * spectrum : signal * (complex_signal ? 2 : 1);
     float *dense = calloc(in_floats, sizeof *dense), *got = malloc(out_floats * sizeof *got);
@@ -438,23 +525,25 @@ static double complex *cufft_result(const cg_fft_problem *p, const fft_plan *pl,
     for (int64_t tr = 0; tr < p->count; ++tr) {
         if (forward) {
             int64_t base = offset_of(p->real_stride, p, tr);
-            for (int y = 0; y < p->h; ++y)
-                for (int x = 0; x < p->w; ++x) {
-                    double complex v = signal_at(p, in, base + (int64_t)y * p->pitch + x);
-                    size_t at = ((size_t)tr * ny + y + p->oy) * n + x + p->ox;
-                    if (complex_signal)
-                        dense[2 * at] = (float)creal(v), dense[2 * at + 1] = (float)cimag(v);
-                    else
-                        dense[at] = (float)creal(v);
-                }
+            for (int z = 0; z < p->d; ++z)
+                for (int y = 0; y < p->h; ++y)
+                    for (int x = 0; x < p->w; ++x) {
+                        double complex v = signal_at(p, in, base + z * p->plane_pitch + (int64_t)y * p->pitch + x);
+                        size_t at = (((size_t)tr * nz + z + p->oz) * ny + y + p->oy) * n + x + p->ox;
+                        if (complex_signal)
+                            dense[2 * at] = (float)creal(v), dense[2 * at + 1] = (float)cimag(v);
+                        else
+                            dense[at] = (float)creal(v);
+                    }
         } else {
             int64_t base = offset_of(p->spectrum_stride, p, tr);
-            for (int ky = 0; ky < ny; ++ky)
-                for (int kx = 0; kx < half; ++kx) {
-                    int64_t from = spectrum_index(p, pl, base, ky, kx);
-                    size_t at = ((size_t)tr * ny + ky) * half + kx;
-                    dense[2 * at] = in[2 * from], dense[2 * at + 1] = in[2 * from + 1];
-                }
+            for (int kz = 0; kz < nz; ++kz)
+                for (int ky = 0; ky < ny; ++ky)
+                    for (int kx = 0; kx < half; ++kx) {
+                        int64_t from = volume_index(p, pl, base, kz, ky, kx);
+                        size_t at = (((size_t)tr * nz + kz) * ny + ky) * half + kx;
+                        dense[2 * at] = in[2 * from], dense[2 * at + 1] = in[2 * from + 1];
+                    }
         }
     }
     const cg_driver *drv = gpu->drv;
@@ -464,7 +553,7 @@ static double complex *cufft_result(const cg_fft_problem *p, const fft_plan *pl,
     assert_int_equal(drv->MemAlloc(&din, in_floats * sizeof(float)), CUDA_SUCCESS);
     assert_int_equal(drv->MemAlloc(&dout, out_floats * sizeof(float)), CUDA_SUCCESS);
     assert_int_equal(drv->MemcpyHtoD(din, dense, in_floats * sizeof(float)), CUDA_SUCCESS);
-    int dims[2] = {n, n};
+    int dims[3] = {n, n, n};
     cufftType type = p->type == CONVGEN_FFT_R2C ? CUFFT_R2C : p->type == CONVGEN_FFT_C2R ? CUFFT_C2R : CUFFT_C2C;
     cufftHandle plan;
     cufftResult r = cufftPlanMany(&plan, p->rank, dims, NULL, 1, 0, NULL, 1, 0, type, (int)p->count);
@@ -561,45 +650,59 @@ static void check(const cg_fft_problem *p, const fft_plan *pl, const float *in, 
                   errors *e)
 {
     bool *seen = calloc(out_floats + GUARD, 1);
-    int n = p->n, ny = rows_of(p), half = p->half;
-    double complex *want = malloc(sizeof *want * n * n), *scratch = malloc(sizeof *scratch * n * n);
+    int n = p->n, ny = rows_of(p), nz = planes_of(p), half = p->half;
+    size_t volume = (size_t)nz * n * n;
+    double complex *want = malloc(sizeof *want * volume), *scratch = malloc(sizeof *scratch * n * n);
+    double complex *planes = malloc(sizeof *planes * volume);
     double complex *cu = cufft_result(p, pl, in);
     bool complex_out = p->type != CONVGEN_FFT_C2R;
     for (int64_t tr = 0; tr < p->count; ++tr) {
         if (p->sign < 0) {
-            forward_reference(p, in, tr, want, scratch);
+            if (p->rank == 3)
+                forward_volume(p, in, tr, want, planes, scratch);
+            else
+                forward_reference(p, in, tr, want, scratch);
             int64_t base = offset_of(p->spectrum_stride, p, tr);
-            for (int ky = 0; ky < ny; ++ky)
-                for (int kx = 0; kx < half; ++kx) {
-                    int64_t at = spectrum_index(p, pl, base, ky, kx);
-                    compare(e, out[2 * at] + I * out[2 * at + 1], want[ky * half + kx],
-                            cu[((size_t)tr * ny + ky) * half + kx] * (double)p->scale);
-                    e->unwritten += poisoned(out[2 * at]) || poisoned(out[2 * at + 1]);
-                    seen[2 * at] = seen[2 * at + 1] = true;
-                }
+            for (int kz = 0; kz < nz; ++kz)
+                for (int ky = 0; ky < ny; ++ky)
+                    for (int kx = 0; kx < half; ++kx) {
+                        int64_t at = volume_index(p, pl, base, kz, ky, kx);
+                        size_t bin = ((size_t)kz * ny + ky) * half + kx;
+                        compare(e, out[2 * at] + I * out[2 * at + 1], want[bin],
+                                cu[(size_t)tr * nz * ny * half + bin] * (double)p->scale);
+                        e->unwritten += poisoned(out[2 * at]) || poisoned(out[2 * at + 1]);
+                        seen[2 * at] = seen[2 * at + 1] = true;
+                    }
             continue;
         }
-        inverse_reference(p, pl, in, tr, want, scratch);
+        if (p->rank == 3)
+            inverse_volume(p, pl, in, tr, want, scratch, planes);
+        else
+            inverse_reference(p, pl, in, tr, want, scratch, planes);
         int64_t base = offset_of(p->real_stride, p, tr);
-        for (int y = 0; y < p->h; ++y)
-            for (int x = 0; x < p->w; ++x) {
-                int64_t at = base + (int64_t)y * p->pitch + x;
-                double complex cufft = cu[((size_t)tr * ny + y + p->oy) * n + x + p->ox] * (double)p->scale;
-                if (complex_out) {
-                    compare(e, out[2 * at] + I * out[2 * at + 1], want[y * p->w + x], cufft);
-                    e->unwritten += poisoned(out[2 * at]) || poisoned(out[2 * at + 1]);
-                    seen[2 * at] = seen[2 * at + 1] = true;
-                } else {
-                    compare(e, out[at], want[y * p->w + x], cufft);
-                    e->unwritten += poisoned(out[at]);
-                    seen[at] = true;
+        for (int z = 0; z < p->d; ++z)
+            for (int y = 0; y < p->h; ++y)
+                for (int x = 0; x < p->w; ++x) {
+                    int64_t at = base + z * p->plane_pitch + (int64_t)y * p->pitch + x;
+                    size_t point = ((size_t)z * p->h + y) * p->w + x;
+                    double complex cufft =
+                        cu[(((size_t)tr * nz + z + p->oz) * ny + y + p->oy) * n + x + p->ox] * (double)p->scale;
+                    if (complex_out) {
+                        compare(e, out[2 * at] + I * out[2 * at + 1], want[point], cufft);
+                        e->unwritten += poisoned(out[2 * at]) || poisoned(out[2 * at + 1]);
+                        seen[2 * at] = seen[2 * at + 1] = true;
+                    } else {
+                        compare(e, out[at], want[point], cufft);
+                        e->unwritten += poisoned(out[at]);
+                        seen[at] = true;
+                    }
                 }
-            }
     }
     for (size_t i = 0; i < out_floats + GUARD; ++i)
         e->untouched_written += !seen[i] && !poisoned(out[i]);
     free(cu);
     free(want);
+    free(planes);
     free(scratch);
     free(seen);
 }
@@ -653,10 +756,10 @@ static result run_one(convgen_context *ctx, const convgen_fft_desc *d)
     return r;
 }
 
-/* The GPU test's descriptors: every size, rank and kind, two variants each; and for the small
+/* The GPU test's descriptors: every size, rank and kind, two variants each (rank 3: one above n = 32); and for the small
  * 2-D sizes a third with enough images that blocks take several (a block is sized so that each
  * multiprocessor gets two: thousands of images). */
-enum { EXCHANGED_CASES = 2 * 4, CASES_PER_SIZE = 2 * KINDS * 2 + KINDS + EXCHANGED_CASES };
+enum { EXCHANGED_CASES = 2 * 4, CASES_PER_SIZE = 3 * KINDS * 2 + KINDS + EXCHANGED_CASES };
 
 /* Sizes and kinds whose rank 2 natural-order plans are exchanged (fft_real.c, choose_exchange). */
 static bool exchanged_kind(int n, convgen_fft_type type, bool transposed)
@@ -671,12 +774,14 @@ static int gpu_cases(convgen_fft_desc *cases)
     int count = 0;
     for (int i = 0; i < size_count; ++i) {
         int n = sizes[i];
-        for (int rank = 1; rank <= 2; ++rank)
+        for (int rank = 1; rank <= 3 && (rank < 3 || n <= FFT_MAX_VOLUME_N); ++rank)
             for (int k = 0; k < KINDS; ++k)
-                for (int v = 0; v < 2; ++v) {
+                for (int v = 0; v < (rank == 3 && n > 32 ? 1 : 2); ++v) {
                     convgen_fft_desc d = variant(n, rank, kinds[k], 2 * i + v + rank);
                     if (rank == 2 && n >= 48) /* the float64 reference is O(n^3) per image */
                         d.batch = 3, d.channels = d.channels > 1 ? 2 : 1;
+                    if (rank == 3 && n >= 24) /* and O(n^4) per volume */
+                        d.batch = 1, d.channels = d.channels > 1 ? 2 : 1;
                     cases[count++] = d;
                 }
         for (int k = 0; n <= 32 && k < KINDS; ++k) {
@@ -905,7 +1010,7 @@ static void test_layout_choices(void **state)
     print_message("\n");
 }
 
-static void run_cases(convgen_context *ctx, const convgen_fft_desc *cases, int count, result worst[2][KINDS])
+static void run_cases(convgen_context *ctx, const convgen_fft_desc *cases, int count, result worst[3][KINDS])
 {
     warm_up(ctx, cases, count);
     for (int c = 0; c < count; ++c) {
@@ -956,7 +1061,7 @@ static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **st
     if (!gpu)
         skip();
     convgen_fft_desc *cases = malloc(sizeof *cases * size_count * CASES_PER_SIZE);
-    result worst[2][KINDS] = {{{0}}};
+    result worst[3][KINDS] = {{{0}}};
     int count = gpu_cases(cases);
     run_cases(gpu, cases, count, worst);
     int looping = looping_cases(cases);
@@ -999,7 +1104,7 @@ static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **st
     print_message("%d runs (%d planned for 3 multiprocessors, %d for one); worst relative errors against float64, against cuFFT "
                   "(cuFFT's own against float64):\n",
                   count, looping, table);
-    for (int rank = 1; rank <= 2; ++rank)
+    for (int rank = 1; rank <= 3; ++rank)
         for (int k = 0; k < KINDS; ++k)
             print_message("  %d-D %-12s %.3e  %.3e  (%.3e)\n", rank, kinds[k].name, worst[rank - 1][k].ref,
                           worst[rank - 1][k].cufft, worst[rank - 1][k].cufft_ref);

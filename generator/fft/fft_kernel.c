@@ -103,6 +103,8 @@ convgen_status cg_generate_fft(const cg_fft_problem *p, const cg_target *target,
     if (p->type == CONVGEN_FFT_C2C && p->rank == 1) {
         s = cg_fft_c2c_kernel(p, &out->kernels[0]);
         out->kernel_count = s == CONVGEN_SUCCESS;
+    } else if (p->rank == 3) {
+        s = cg_fft_volume_kernels(p, target, out);
     } else {
         s = cg_fft_real_kernels(p, target, out);
     }

@@ -20,5 +20,8 @@ convgen_status cg_fft_c2c_kernel(const cg_fft_problem *p, cg_kernel *out);
 convgen_status cg_generate_fft(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
 /* fft_real.c's: R2C, C2R and 2-D C2C. */
 convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
+/* fft_volume.c's: rank 3, a plane stage (fft_real.c's kernel over planes) and a depth pass, as
+ * two kernel steps; the inverse keeps the window's planes in the workspace between them. */
+convgen_status cg_fft_volume_kernels(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
 
 #endif

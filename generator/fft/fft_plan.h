@@ -26,6 +26,8 @@
 
 #define FFT_MIN_N 2
 #define FFT_MAX_N 256
+/* Rank 3: the depth pass keeps a column's points in one thread's registers (REG_FFT_MAX_N). */
+#define FFT_MAX_VOLUME_N 64
 #define FFT_MAX_STAGES 8
 #define FFT_WARP 32
 

@@ -14,10 +14,13 @@ static convgen_status check_kind(cg_fft_problem *p, const convgen_fft_desc *d)
 {
     if (d->type != CONVGEN_FFT_C2C && d->type != CONVGEN_FFT_R2C && d->type != CONVGEN_FFT_C2R)
         return BAD("type = %d must be CONVGEN_FFT_C2C, _R2C or _C2R", (int)d->type);
-    if (d->rank != 1 && d->rank != 2)
-        return BAD("rank = %d must be 1 or 2", d->rank);
+    if (d->rank < 1 || d->rank > 3)
+        return BAD("rank = %d must be 1, 2 or 3", d->rank);
     if (!fft_size_supported(d->n))
         return BAD("n = %d must be 2^a 3^b 5^c 7^d between %d and %d", d->n, FFT_MIN_N, FFT_MAX_N);
+    /* The depth pass holds a column's n points in one thread's registers (fft_volume.c). */
+    if (d->rank == 3 && d->n > FFT_MAX_VOLUME_N)
+        return UNSUPPORTED("n = %d: rank 3 transforms go up to n = %d", d->n, FFT_MAX_VOLUME_N);
     int implied = d->type == CONVGEN_FFT_R2C ? -1 : d->type == CONVGEN_FFT_C2R ? 1 : 0;
     int dir = (int)d->direction;
     if (implied ? dir != 0 && dir != implied : dir != -1 && dir != 1)
@@ -63,21 +66,36 @@ static convgen_status check_window(const convgen_fft_desc *d, int i, int *size, 
 static convgen_status check_signal_side(cg_fft_problem *p, const convgen_fft_desc *d)
 {
     convgen_status s;
-    p->h = 1, p->oy = 0;
+    p->d = 1, p->oz = 0, p->h = 1, p->oy = 0, p->planes = 1;
+    for (int i = p->rank; i < 3; ++i)
+        if (d->window[i] || d->offset[i])
+            return BAD("window[%d] = %d, offset[%d] = %d must be 0 for rank %d", i, d->window[i], i, d->offset[i],
+                       p->rank);
+    if (p->rank < 3 && d->plane_pitch)
+        return BAD("plane_pitch = %lld must be 0 for rank %d", (long long)d->plane_pitch, p->rank);
     if (p->rank == 1) {
-        if (d->window[1] || d->offset[1])
-            return BAD("window[1] = %d, offset[1] = %d must be 0 for rank 1", d->window[1], d->offset[1]);
         if (d->pitch)
             return BAD("pitch = %lld must be 0 for rank 1", (long long)d->pitch);
         p->pitch = 0;
         return check_window(d, 0, &p->w, &p->ox);
     }
-    if ((s = check_window(d, 0, &p->h, &p->oy)) != CONVGEN_SUCCESS ||
-        (s = check_window(d, 1, &p->w, &p->ox)) != CONVGEN_SUCCESS)
+    int r = p->rank - 2; /* the row dimension's index */
+    if ((r && (s = check_window(d, 0, &p->d, &p->oz)) != CONVGEN_SUCCESS) ||
+        (s = check_window(d, r, &p->h, &p->oy)) != CONVGEN_SUCCESS ||
+        (s = check_window(d, r + 1, &p->w, &p->ox)) != CONVGEN_SUCCESS)
         return s;
     p->pitch = d->pitch ? d->pitch : p->w;
     if (p->pitch < p->w)
-        return BAD("pitch = %lld must be >= window[1] = %d", (long long)d->pitch, p->w);
+        return BAD("pitch = %lld must be >= window[%d] = %d", (long long)d->pitch, r + 1, p->w);
+    if (p->rank < 3)
+        return CONVGEN_SUCCESS;
+    int64_t plane; /* the extent of one window plane */
+    if (!cg_mul64(p->h - 1, p->pitch, &plane) || !cg_add64(plane, p->w, &plane))
+        return BAD("pitch = %lld: %d rows of it overflow 64 bits", (long long)p->pitch, p->h);
+    p->plane_pitch = d->plane_pitch ? d->plane_pitch : (int64_t)p->h * p->pitch;
+    if (p->plane_pitch < plane)
+        return BAD("plane_pitch = %lld must be >= %lld, the extent of a window plane (%d rows of pitch %lld)",
+                   (long long)d->plane_pitch, (long long)plane, p->h, (long long)p->pitch);
     return CONVGEN_SUCCESS;
 }
 
@@ -88,8 +106,8 @@ static convgen_status check_layout(cg_fft_problem *p, const convgen_fft_desc *d)
     if (d->order != CONVGEN_FFT_ORDER_NATURAL && d->order != CONVGEN_FFT_ORDER_DIGIT_REVERSED)
         return BAD("order = %d must be CONVGEN_FFT_ORDER_NATURAL or _DIGIT_REVERSED", (int)d->order);
     bool real = p->type != CONVGEN_FFT_C2C;
-    if (d->layout == CONVGEN_FFT_LAYOUT_TRANSPOSED && p->rank != 2)
-        return BAD("layout = TRANSPOSED is for rank 2 spectra");
+    if (d->layout == CONVGEN_FFT_LAYOUT_TRANSPOSED && p->rank == 1)
+        return BAD("layout = TRANSPOSED is for rank 2 and 3 spectra");
     if (d->order == CONVGEN_FFT_ORDER_DIGIT_REVERSED && real && p->rank == 1)
         return BAD("order = DIGIT_REVERSED: a rank 1 R2C/C2R spectrum has only the half axis, which is natural");
     p->transposed = d->layout == CONVGEN_FFT_LAYOUT_TRANSPOSED;
@@ -146,10 +164,12 @@ convgen_status cg_fft_problem_init(cg_fft_problem *p, const convgen_fft_desc *d)
         return s;
     /* One transform's extent on each side. The signal window's rows are pitch apart. The inverse
      * writes the signal side, the forward the spectrum. */
-    int64_t real_extent;
+    int64_t real_extent, planes_extent;
     if (!cg_mul64(p->h - 1, p->pitch, &real_extent) || !cg_add64(real_extent, p->w, &real_extent))
         return BAD("pitch = %lld: %d rows of it overflow 64 bits", (long long)p->pitch, p->h);
-    int64_t spectrum_extent = p->rank == 2 ? (int64_t)p->n * p->half : p->half;
+    if (!cg_mul64(p->d - 1, p->plane_pitch, &planes_extent) || !cg_add64(real_extent, planes_extent, &real_extent))
+        return BAD("plane_pitch = %lld: %d planes of it overflow 64 bits", (long long)p->plane_pitch, p->d);
+    int64_t spectrum_extent = cg_fft_plane_bins(p) * (p->rank == 3 ? p->n : 1);
     bool real_out = p->sign > 0;
     if ((s = check_strides(p, "real_stride", d->real_stride, real_extent, real_out, p->real_stride,
                            &p->real_elements)) != CONVGEN_SUCCESS ||
@@ -171,7 +191,10 @@ void cg_fft_problem_describe(const cg_fft_problem *p, char *buf, size_t size)
         used += snprintf(buf + used, size - (size_t)used, " (%lld x %lld channels)", (long long)p->batch,
                          (long long)p->channels);
     if ((size_t)used < size) {
-        if (p->rank == 2)
+        if (p->rank == 3)
+            snprintf(buf + used, size - (size_t)used, ", window %dx%dx%d at %d,%d,%d", p->d, p->h, p->w, p->oz, p->oy,
+                     p->ox);
+        else if (p->rank == 2)
             snprintf(buf + used, size - (size_t)used, ", window %dx%d at %d,%d", p->h, p->w, p->oy, p->ox);
         else
             snprintf(buf + used, size - (size_t)used, ", window %d at %d", p->w, p->ox);
@@ -183,11 +206,11 @@ static void fft_hash(const void *problem, cg_key *key)
     const cg_fft_problem *p = problem;
     uint32_t scale;
     memcpy(&scale, &p->scale, sizeof scale);
-    const int64_t v[22] = {p->type, p->rank, p->n, p->sign, p->batch, p->channels, p->count, p->h, p->oy, p->w, p->ox,
-                           p->pitch, p->real_stride[0], p->real_stride[1], p->spectrum_stride[0],
-                           p->spectrum_stride[1], p->half, p->transposed, p->natural, scale, p->real_elements,
-                           p->spectrum_elements};
-    cg_key_put_dims(key, v, 22);
+    const int64_t v[] = {p->type, p->rank, p->n, p->sign, p->batch, p->channels, p->count, p->d, p->oz, p->h, p->oy,
+                         p->w, p->ox, p->pitch, p->plane_pitch, p->planes, p->plane_stride[0], p->plane_stride[1], p->plane_stage,
+                         p->real_stride[0], p->real_stride[1], p->spectrum_stride[0], p->spectrum_stride[1], p->half,
+                         p->transposed, p->natural, scale, p->real_elements, p->spectrum_elements};
+    cg_key_put_dims(key, v, (int)(sizeof v / sizeof v[0]));
 }
 
 static void fft_describe(const void *problem, char *buf, size_t size) { cg_fft_problem_describe(problem, buf, size); }

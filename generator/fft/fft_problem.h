@@ -14,12 +14,20 @@ typedef struct cg_fft_problem {
     int rank, n;
     int sign;                   /* -1 forward, +1 inverse */
     int64_t batch, channels, count; /* count = batch * channels transforms */
-    int h, oy, w, ox;           /* the signal window: rows (rank 2; 1 and 0 for rank 1), columns */
+    int d, oz, h, oy, w, ox;    /* the signal window: planes (rank 3; else 1 and 0), rows (rank 2 and 3;
+                                   else 1 and 0), columns */
     int64_t pitch;              /* signal elements between window rows */
+    int64_t plane_pitch;        /* rank 3: signal elements between window planes */
+    /* A rank 2 problem that is one stage of a rank 3 one (fft_volume.c) transforms `planes`
+     * planes of each (batch, channel) entry, plane_stride[0] (signal side) and [1] (spectrum
+     * side) apart: count = batch * channels * planes. 1 and {0, 0} otherwise. */
+    int planes;
+    int64_t plane_stride[2];
+    bool plane_stage;           /* such a stage, whatever its planes */
     int64_t real_stride[2];     /* batch, channel of the signal side: floats (C2C: complex values) */
     int64_t spectrum_stride[2]; /* batch, channel: complex values */
     int half;                   /* bins along the last spectrum axis: n/2 + 1 (C2C: n) */
-    bool transposed;            /* rank 2 spectrum [half][n] */
+    bool transposed;            /* rank 2 spectrum (rank 3: each plane) [half][n] */
     bool natural;               /* bins along the full-length axis in natural order */
     float scale;
     int64_t real_elements, spectrum_elements; /* extents of the two sides, in elements */
@@ -27,6 +35,9 @@ typedef struct cg_fft_problem {
 
 /* Checks every field; the message of a failure names it ("window[1] = 40 must be ..."). */
 convgen_status cg_fft_problem_init(cg_fft_problem *p, const convgen_fft_desc *d);
+
+/* Points of one spectrum plane (rank 3) or of the whole spectrum (rank 1 and 2), in complex values. */
+static inline int64_t cg_fft_plane_bins(const cg_fft_problem *p) { return p->rank == 1 ? p->half : (int64_t)p->n * p->half; }
 
 /* "R2C 2-D n = 32, 8192 transforms (128 x 64), window 27x27 at 0,0" for headers and the CLI. */
 void cg_fft_problem_describe(const cg_fft_problem *p, char *buf, size_t size);

@@ -192,6 +192,15 @@ static bool clustered_layout(const cg_fft_problem *p, const cg_target *t, real_l
     return false;
 }
 
+/* Whether transform tr's spectrum starts at tr * n * half: the staged copies then move a block's
+ * spectra as one flat range. */
+static bool spectra_are_dense(const cg_fft_problem *p)
+{
+    int64_t dense = (int64_t)p->n * p->half, entry = dense * p->planes;
+    return (p->planes == 1 || p->plane_stride[1] == dense) && p->spectrum_stride[1] == entry &&
+           p->spectrum_stride[0] == entry * p->channels;
+}
+
 static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
     memset(L, 0, sizeof *L);
@@ -296,8 +305,7 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
     L->shared_bytes = L->staged && !L->aliased ? (L->tile_offset * 8 + L->tile_bytes * L->images) : buf * 8;
     if (2 * (L->shared_bytes + CG_SHARED_RESERVED_PER_BLOCK) > per_sm)
         L->warps = LONE_BLOCK_WARPS;
-    int64_t dense = (int64_t)p->n * p->half;
-    bool dense_spectra = p->spectrum_stride[1] == dense && p->spectrum_stride[0] == dense * p->channels;
+    bool dense_spectra = spectra_are_dense(p);
     L->flat_copy = L->staged && !L->aliased && odd_pitch(p->half) == p->half && dense_spectra;
     /* The staged loads of a C2R are a plain copy where buf's rows are the spectrum's (pitch half,
      * no padding): the copy then spends no division per bin on its image, row and column (NOTES
@@ -314,6 +322,12 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
     tmpl_value *h = tmpl_list();
     cg_value_line(h, "convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
     cg_value_line(h, "%s", "");
+    if (p->plane_stage)
+        cg_value_line(h, "the plane stage of a 3-D transform: %d window plane%s of each of %lld volumes, %lld (signal) and "
+                         "%lld (spectrum) elements apart; fft_volume.c's depth pass %s",
+                      p->planes, p->planes > 1 ? "s" : "", (long long)(p->count / p->planes),
+                      (long long)p->plane_stride[0], (long long)p->plane_stride[1],
+                      p->sign < 0 ? "follows" : "comes first");
     cg_value_line(
         h, "signal: %s %s, pitch %lld, strides {%lld, %lld} (batch, channel)", p->sign < 0 ? "input" : "output",
         p->sign < 0 ? "read with clipped loads (the rest of the signal is zero)" : "written with clipped stores",
@@ -495,7 +509,8 @@ static convgen_status render(const cg_fft_problem *p, const fft_plan *pl, const 
                              int64_t workspace_elements, cg_kernel *k)
 {
     static const char *const types[] = {"c2c", "r2c", "c2r"};
-    snprintf(k->name, sizeof k->name, "convgen_%s%dd%d", types[p->type], p->rank, p->n);
+    snprintf(k->name, sizeof k->name, p->plane_stage ? "convgen_%s3d%d_planes" : "convgen_%s%dd%d", types[p->type],
+             p->plane_stage ? p->n : p->rank, p->n);
     k->grid[0] = (unsigned)L->blocks;
     k->grid[1] = k->grid[2] = 1;
     k->block[0] = (unsigned)L->warps * FFT_WARP;

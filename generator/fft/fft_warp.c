@@ -154,6 +154,8 @@ void cg_fft_side_context(tmpl_value *ctx, const cg_fft_problem *p, int64_t max_t
     tmpl_set_int(ctx, "count", p->count);
     tmpl_set_int(ctx, "channels", p->channels);
     tmpl_map_set(ctx, "chan_div", cg_value_magic((uint32_t)p->channels, max_transform));
+    tmpl_set_int(ctx, "planes", p->planes); /* a rank 3 problem's plane stage: transform tr is plane tr % planes */
+    tmpl_map_set(ctx, "plane_div", cg_value_magic((uint32_t)p->planes, max_transform));
     int64_t largest = p->real_elements > p->spectrum_elements ? p->real_elements : p->spectrum_elements;
     if (workspace_elements > largest)
         largest = workspace_elements;
@@ -163,6 +165,7 @@ void cg_fft_side_context(tmpl_value *ctx, const cg_fft_problem *p, int64_t max_t
         tmpl_value *v = tmpl_map();
         tmpl_set_int(v, "batch", sides[i][0]);
         tmpl_set_int(v, "channel", sides[i][1]);
+        tmpl_set_int(v, "plane", p->plane_stride[i]);
         tmpl_map_set(ctx, i ? "ss" : "rs", v);
     }
     tmpl_set_int(ctx, "w", p->w);

@@ -63,10 +63,16 @@
 {%- for c in cs -%}{{ "d == " ~ loop.index0 ~ "u ? " if not loop.last }}{{ c[part]|f32 }}{{ " : " if not loop.last }}{%- endfor -%}
 {%- endmacro -%}
 
-{#- Element offset of transform `tr` on one side (s: rs or ss): batch and channel strides. -#}
-{%- macro transform_offset(tr, s) -%}
+{#- Element offset of transform `tr` on one side (s: rs or ss): batch and channel strides, and the
+    plane stride where the transforms are the planes of rank 3 volumes (planes > 1). -#}
+{%- macro entry_offset(tr, s) -%}
 {%- if channels == 1 -%}({{ idx }})({{ tr }}) * {{ s.batch }}u
 {%- else -%}({{ idx }})({{ udiv(tr, chan_div) }}) * {{ s.batch }}u + ({{ idx }})({{ tr }} - {{ udiv(tr, chan_div) }} * {{ channels }}u) * {{ s.channel }}u
+{%- endif -%}
+{%- endmacro -%}
+{%- macro transform_offset(tr, s) -%}
+{%- if planes == 1 -%}{{ entry_offset(tr, s) }}
+{%- else -%}{{ entry_offset(udiv(tr, plane_div), s) }} + ({{ idx }})({{ tr }} - {{ udiv(tr, plane_div) }} * {{ planes }}u) * {{ s.plane }}u
 {%- endif -%}
 {%- endmacro -%}
 
