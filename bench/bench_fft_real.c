@@ -280,7 +280,8 @@ int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *
     fprintf(md, "Bytes = convgen's input read + output written (the real side holds the window only); %% copy = of "
                 "the copy bandwidth measured in this run (%.0f GB/s). Where the window is smaller than n, cuFFT's "
                 "time includes the copy its user must make: window -> zero-padded buffer before R2C, padded "
-                "result -> window after C2R (one cudaMemcpy3DAsync). Speedup = cuFFT time / convgen time.\n\n",
+                "result -> window after C2R (one cudaMemcpy3DAsync); in 3-D it does not (the padded volume's "
+                "transform alone), and the error is not compared. Speedup = cuFFT time / convgen time.\n\n",
             copy_gbs);
     fprintf(md, "| transform | n | window | transforms | convgen ms | GB/s | %% copy | cuFFT ms | GB/s | %% copy | "
                 "speedup | rel. error |\n");
