@@ -98,12 +98,10 @@ static bool kernel_outside_2_to_5(const cg_problem *p) { return smallest_kernel(
 static const planner_refusal refusals[] = {
     /* the correlation theorem holds for stride 1 (fft_conv_dims) */
     {"cufft fft fft-tiled fft-fused", ALL, strided, "FFT convolution needs stride 1"},
-    /* convgen's own FFT kernels are 1-D and 2-D (fc_fft_applicable); fft-tiled's 3-D tiles are
-     * cuFFT's */
-    {"fft fft-fused", ALL, rank_3, "convgen's FFTs are 1-D and 2-D"},
     /* fft-fused: one kernel per tile for fprop and bprop only, on 2-D tiles */
     {"fft-fused", ACCGRAD, NULL, "accgrad's fused kernel is not built"},
     {"fft-fused", ALL, rank_1, "its kernel takes 2-D tiles"},
+    {"fft-fused", ALL, rank_3, "its kernel takes 2-D tiles"},
     /* Winograd's F(m, r): stride 1, no dilation, kernels up to 7 (wino_applicable) */
     {"winograd winograd-fused", ALL, strided, "stride 1 only"},
     {"winograd winograd-fused", ALL, dilated, "dilation 1 only"},

@@ -581,12 +581,14 @@ static void test_winograd_generated_gemm_programs_match_the_reference(void **sta
 }
 
 /* fft-tiled's fprop and bprop with the generated complex GEMM, reading [image][bin] spectra with
- * the bins' GEMMs interleaved (no transposes; its accgrad, in parts, keeps cuBLAS's GEMM per
- * shift). fft does so by default (test_every_planner_program_matches_the_reference, test_fft_chooses_its_gemm). */
+ * the bins' GEMMs interleaved (no transposes). Its accgrad in 1-D and 2-D, in parts, keeps
+ * cuBLAS's GEMM per shift; in 3-D (tiles along dy, one GEMM) it takes the generated one: the
+ * random layers' 3-D accgrads must. fft does so by default
+ * (test_every_planner_program_matches_the_reference, test_fft_chooses_its_gemm). */
 static void test_fft_tiled_generated_gemm_programs_match_the_reference(void **state)
 {
     (void)state;
-    assert_int_equal(check_generated_gemm(CONVGEN_ALGO_FFT_TILED), 0);
+    assert_true(check_generated_gemm(CONVGEN_ALGO_FFT_TILED) > 0);
 }
 
 /* fft with cuBLAS's CGEMM (options.gemm): the spectra transposed to [bin][image] and back. */
@@ -891,11 +893,12 @@ static void test_winograd_3d_threads_stay_32_bit(void **state)
     }
 }
 
-/* fft-tiled in 3-D (cuFFT's transforms of the tiles): volumes that take two overlap-save tiles
- * along two of their dimensions, in fprop and bprop along the outputs and in accgrad along dy
- * (its tiles summed by the GEMM), kernels that differ per dimension; every pass's program
- * against the reference (the pad and clip kernels' CUDA is test_gpu_conv's, whose fft_tiled
- * group tiles all three dimensions). */
+/* fft-tiled in 3-D (convgen's rank 3 transforms of the tiles, each a plane stage and a depth pass
+ * evaluated one after the other): volumes that take two overlap-save tiles along two of their
+ * dimensions, in fprop and bprop along the outputs and in accgrad along dy (its tiles summed by
+ * the GEMM), kernels that differ per dimension; every pass's program against the reference, and
+ * each program runs the depth passes of its forward and inverse transforms (the kernels' CUDA is
+ * test_gpu_conv's, whose fft_tiled group tiles all three dimensions). */
 static void test_fft_tiled_3d_matches_the_reference(void **state)
 {
     (void)state;
@@ -917,6 +920,16 @@ static void test_fft_tiled_3d_matches_the_reference(void **state)
             if (!(e <= ERROR_BOUND))
                 fail_msg("fft-tiled 3-D layer %zu %s: relative error %.3e", i, convgen_pass_name((convgen_pass)pass), e);
             worst = e > worst ? e : worst;
+            cg_generated g;
+            assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_FFT_TILED, NULL, NULL, &g),
+                             CONVGEN_SUCCESS);
+            int depth_passes = 0;
+            for (int s = 0; s < g.step_count; ++s)
+                depth_passes += g.steps[s].op.kind == CG_OP_FFT && g.steps[s].op.fft.depth_stage;
+            if (depth_passes < 3) /* both operands' forward transforms (but prepared weights) and the inverse */
+                fail_msg("fft-tiled 3-D layer %zu %s: %d depth passes", i, convgen_pass_name((convgen_pass)pass),
+                         depth_passes);
+            cg_generated_free(&g);
         }
     }
     print_message("fft-tiled: 3-D layers, every pass: worst relative error %.2e\n", worst);

@@ -523,8 +523,7 @@ static void make_tests(shape *s, int count, int handpicked_count, void (*random)
     }
 }
 
-/* cufft's handpicked shapes of rank lo to hi (convgen's FFTs are 1-D and 2-D, fft-fused's tiles
- * 2-D). */
+/* cufft's handpicked shapes of rank lo to hi (fft-fused's tiles are 2-D). */
 static int handpicked_fft_ranks(shape *s, int lo, int hi)
 {
     shape all[CUFFT_SHAPES];
@@ -536,9 +535,9 @@ static int handpicked_fft_ranks(shape *s, int lo, int hi)
 }
 
 /* fft-tiled's: cufft's handpicked shapes of every rank, and 3-D ones whose volumes take several
- * overlap-save tiles along each dimension (its 3-D tiles are cuFFT's transforms): a 7^3 kernel,
+ * overlap-save tiles along each dimension (convgen's 3-D transforms of the tiles): a 7^3 kernel,
  * kernels that differ per dimension with padding on one side, convolution mode, one input
- * channel. */
+ * channel; and a 22-tap kernel whose 66-point tiles are past convgen's 3-D transforms (cuFFT's). */
 static int handpicked_tiled(shape *s)
 {
     int n = handpicked_fft_ranks(s, 1, 3);
@@ -546,6 +545,20 @@ static int handpicked_tiled(shape *s)
     s[n].d = desc3(2, 2, 3, V3(19, 26, 17), V3(5, 3, 4), V3(2, 1, 0), V3(1, 1, 3));
     s[n++].d.mode = CONVGEN_CONVOLUTION;
     s[n++].d = desc3(1, 1, 5, V3(30, 9, 33), V3(9, 1, 3), V3(4, 0, 1), V3(4, 0, 1));
+    s[n++].d = desc3(1, 1, 2, V3(70, 12, 9), V3(22, 3, 3), V3(0, 1, 1), V3(0, 1, 1));
+    return n;
+}
+
+/* fft's: cufft's handpicked shapes of every rank, and 3-D ones on one cubic basis of convgen's 3-D
+ * transforms: a rectangular volume with kernels that differ per dimension, padding on one side
+ * and convolution mode; a prime depth with one input channel; 30^3 with batch 3 (a 35-point basis). */
+static int handpicked_fft3(shape *s)
+{
+    int n = handpicked_fft_ranks(s, 1, 3);
+    s[n].d = desc3(2, 3, 4, V3(13, 17, 11), V3(5, 3, 4), V3(2, 1, 0), V3(1, 1, 3));
+    s[n++].d.mode = CONVGEN_CONVOLUTION;
+    s[n++].d = desc3(1, 1, 6, V3(23, 9, 20), V3(7, 1, 3), V3(0, 0, 1), V3(0, 0, 1));
+    s[n++].d = desc3(3, 5, 2, V3(30, 30, 30), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     return n;
 }
 
@@ -782,7 +795,7 @@ int main(void)
                1e-5, window);
     make_tests(cufft_shapes, CUFFT_SHAPES, handpicked_fft(cufft_shapes), random_fft_shape, CONVGEN_ALGO_CUFFT, 1e-4,
                cufft);
-    make_tests(fft_shapes, CUFFT_SHAPES, handpicked_fft_ranks(fft_shapes, 1, 2), random_fft_shape, CONVGEN_ALGO_FFT, 1e-4, fft);
+    make_tests(fft_shapes, CUFFT_SHAPES, handpicked_fft3(fft_shapes), random_fft_shape, CONVGEN_ALGO_FFT, 1e-4, fft);
     make_tests(tiled_shapes, CUFFT_SHAPES, handpicked_tiled(tiled_shapes), random_fft_shape, CONVGEN_ALGO_FFT_TILED,
                1e-4, tiled);
     make_tests(fused_shapes, CUFFT_SHAPES, handpicked_fft_ranks(fused_shapes, 2, 2), random_fft_shape,

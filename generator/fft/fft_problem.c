@@ -207,7 +207,7 @@ static void fft_hash(const void *problem, cg_key *key)
     uint32_t scale;
     memcpy(&scale, &p->scale, sizeof scale);
     const int64_t v[] = {p->type, p->rank, p->n, p->sign, p->batch, p->channels, p->count, p->d, p->oz, p->h, p->oy,
-                         p->w, p->ox, p->pitch, p->plane_pitch, p->planes, p->plane_stride[0], p->plane_stride[1], p->plane_stage,
+                         p->w, p->ox, p->pitch, p->plane_pitch, p->planes, p->plane_stride[0], p->plane_stride[1], p->plane_stage, p->depth_stage,
                          p->real_stride[0], p->real_stride[1], p->spectrum_stride[0], p->spectrum_stride[1], p->half,
                          p->transposed, p->natural, scale, p->real_elements, p->spectrum_elements};
     cg_key_put_dims(key, v, (int)(sizeof v / sizeof v[0]));

@@ -24,6 +24,10 @@ typedef struct cg_fft_problem {
     int planes;
     int64_t plane_stride[2];
     bool plane_stage;           /* such a stage, whatever its planes */
+    /* The depth pass of a rank 3 problem, as the op of its kernel step (fft_op.c evaluates the
+     * stages one by one): forward, the window's d planes of each spectrum -> all n, in place;
+     * inverse, all n -> the window's d planes, dense per (batch, channel) entry. */
+    bool depth_stage;
     int64_t real_stride[2];     /* batch, channel of the signal side: floats (C2C: complex values) */
     int64_t spectrum_stride[2]; /* batch, channel: complex values */
     int half;                   /* bins along the last spectrum axis: n/2 + 1 (C2C: n) */

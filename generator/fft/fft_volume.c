@@ -166,14 +166,16 @@ static convgen_status depth_kernel(const cg_fft_problem *p, int64_t workspace_el
     return s;
 }
 
-/* A kernel step on the plan's pointers, with some of them moved (base, byte offset). */
-static void kernel_step(cg_generated *out, int kernel, const cg_arg args[4])
+/* A kernel step on the plan's pointers, with some of them moved (base, byte offset); its op is
+ * the stage's problem, for the CPU evaluation of programs (fft_op.c). */
+static void kernel_step(cg_generated *out, int kernel, const cg_fft_problem *stage, const cg_arg args[4])
 {
     cg_step *st = &out->steps[out->step_count++];
     memset(st, 0, sizeof *st);
     st->kind = CG_STEP_KERNEL;
     st->phase = 1;
     st->kernel = kernel;
+    st->op = (cg_kernel_op){.kind = CG_OP_FFT, .fft = *stage};
     memcpy(st->args, args, sizeof st->args);
 }
 
@@ -213,13 +215,15 @@ convgen_status cg_fft_volume_kernels(const cg_fft_problem *p, const cg_target *t
 
     const cg_arg same = {CG_ARG_SAME, 0}, none = {CG_ARG_NULL, 0};
     const cg_arg plane_ws = {CG_ARG_WORKSPACE, ws_bytes}, depth_planes = {CG_ARG_WORKSPACE, 0};
+    cg_fft_problem depth_stage = *p;
+    depth_stage.depth_stage = true;
     out->chunks = 1;
     if (p->sign < 0) {
-        kernel_step(out, plane_kernel, (cg_arg[4]){same, none, same, plane_ws});
-        kernel_step(out, depth, (cg_arg[4]){{CG_ARG_OUT, 0}, none, same, none});
+        kernel_step(out, plane_kernel, &q, (cg_arg[4]){same, none, same, plane_ws});
+        kernel_step(out, depth, &depth_stage, (cg_arg[4]){{CG_ARG_OUT, 0}, none, same, none});
     } else {
-        kernel_step(out, depth, (cg_arg[4]){same, none, depth_planes, none});
-        kernel_step(out, plane_kernel, (cg_arg[4]){depth_planes, none, same, plane_ws});
+        kernel_step(out, depth, &depth_stage, (cg_arg[4]){same, none, depth_planes, none});
+        kernel_step(out, plane_kernel, &q, (cg_arg[4]){depth_planes, none, same, plane_ws});
     }
     return CONVGEN_SUCCESS;
 }

@@ -1,28 +1,27 @@
 /* The "fft" algorithm (generator/fftconv/program.c says how the program runs): FFT convolution
  * through convgen's own FFT kernels (issue 4) and, by default, its own complex GEMM, on one
- * square basis of at most FFT_MAX_N points per side, rank 1 and 2. */
+ * square (cubic) basis of at most FFT_MAX_N points per side, rank 1 and 2, and FFT_MAX_VOLUME_N
+ * in 3-D. */
 #include <string.h>
 
 #include "fftconv.h"
 #include "fft/fft_plan.h"
 #include "util.h"
 
-/* One square basis B x B (convgen's 2-D FFTs are square), the largest dimension's, at most
- * FFT_MAX_N; rank 1 or 2. */
+/* One square basis B x B (convgen's FFTs are square, and cubic in 3-D), the largest dimension's,
+ * at most FFT_MAX_N (3-D: FFT_MAX_VOLUME_N). */
 static convgen_status square_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s)
 {
-    if (p->rank > 2)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
-    int64_t b = 0;
+    int64_t b = 0, max = p->rank == 3 ? FFT_MAX_VOLUME_N : FFT_MAX_N;
     for (int d = 0; d < s->rank; ++d) {
         if (tune && tune->fourier_size[d] && b && tune->fourier_size[d] != b)
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->fourier_size[%d] = %lld: the fft algorithm's basis is "
                            "square", d, (long long)tune->fourier_size[d]);
         b = s->d[d].size > b ? s->d[d].size : b;
     }
-    if (b > FFT_MAX_N)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft: the correlation needs a %lld-point transform, beyond %d", (long long)b,
-                       FFT_MAX_N);
+    if (b > max)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft: the correlation needs a %lld-point transform, beyond %lld%s",
+                       (long long)b, (long long)max, p->rank == 3 ? " in 3-D" : "");
     s->points = 1;
     for (int d = 0; d < s->rank; ++d) {
         s->d[d].size = b;
@@ -69,7 +68,7 @@ static int fft_variants(const cg_problem *p, convgen_pass pass, int effort, cons
     int64_t own = cg_fft_basis(p, pass), pow2 = 2;
     while (pow2 < own)
         pow2 *= 2;
-    if (!own || pow2 == own || pow2 > FFT_MAX_N || pow2 > 1.5 * (double)own)
+    if (!own || pow2 == own || pow2 > (p->rank == 3 ? FFT_MAX_VOLUME_N : FFT_MAX_N) || pow2 > 1.5 * (double)own)
         return n;
     cg_tuning t = *fixed;
     for (int d = 0; d < p->rank; ++d)

@@ -96,8 +96,6 @@ static void set_tiles(lib_spec *s, int64_t n, bool along_dy)
  * valid outputs. */
 convgen_status fc_tile_basis(const cg_problem *p, const cg_tuning *tune, int64_t max_n, lib_spec *s)
 {
-    if (p->rank > 2 && s->generated)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
     int64_t n = 0, extent;
     convgen_status st = tile_size(p, tune, s, false, max_n, &n, &extent);
     if (st != CONVGEN_SUCCESS)
@@ -142,8 +140,9 @@ enum { MAX_SHIFTS = CG_MAX_STEPS - 9 };
  * has at most two shifts, the products of a shift summed over every block pair it joins. */
 convgen_status fc_parts_basis(const cg_problem *p, const cg_tuning *tune, lib_spec *s)
 {
-    if (p->rank > 2 && s->generated)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: rank %d; convgen's FFTs are 1-D and 2-D", p->rank);
+    if (p->rank > 2) /* 3-D accgrad takes tiles along dy instead (accgrad_tile_basis) */
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-tiled: convolution in parts is for rank 1 and 2, not %d",
+                       p->rank);
     int64_t taps = 1, candidates[MAX_CANDIDATES];
     for (int d = 0; d < s->rank; ++d) /* accgrad's outputs are the dilated kernel's taps */
         taps = s->d[d].c.out > taps ? s->d[d].c.out : taps;
@@ -185,9 +184,8 @@ convgen_status fc_parts_basis(const cg_problem *p, const cg_tuning *tune, lib_sp
     return CONVGEN_SUCCESS;
 }
 
-/* Stride 1, rank 1 to 3: a 3-D layer's tiles are cuFFT's 3-D transforms, convgen's FFTs being 1-D
- * and 2-D (issue 28 item 1 is theirs in 3-D); the tiling, the products and the clipped
- * outputs are the same program. */
+/* Stride 1, rank 1 to 3; the tiling, the products and the clipped outputs are one program in
+ * every rank. */
 static convgen_status fft_tiled_applicable(const cg_problem *p, convgen_pass pass)
 {
     char err[160];
@@ -202,12 +200,15 @@ static convgen_status fft_tiled_generate(const cg_problem *p, convgen_pass pass,
 {
     /* fft-tiled's transform is its tile: no transform of the whole correlation to size */
     lib_spec s;
-    fc_spec_init(&s, p->rank <= 2);
+    fc_spec_init(&s, true);
     convgen_status st = fc_correlation_dims(p, pass, "fft-tiled", &s);
     if (st == CONVGEN_SUCCESS)
         st = pass != CONVGEN_ACCGRAD ? fc_tile_basis(p, tune, FFT_MAX_N, &s)
              : p->rank == 3         ? accgrad_tile_basis(p, tune, &s)
                                     : fc_parts_basis(p, tune, &s);
+    /* convgen's 3-D transforms reach FFT_MAX_VOLUME_N points a side; tiles beyond are cuFFT's */
+    if (st == CONVGEN_SUCCESS && p->rank == 3 && s.d[0].size > FFT_MAX_VOLUME_N)
+        s.generated = false;
     return st == CONVGEN_SUCCESS ? fc_program(p, pass, t, tune, &s, out) : st;
 }
 
@@ -215,14 +216,16 @@ static convgen_status fft_tiled_generate(const cg_problem *p, convgen_pass pass,
  * smallest 2^a 3^b 5^c 7^d of at least 1.3 and 1.7 times its own, short of the untiled
  * correlation) at every effort: with a batch of one the weights' spectra, which grow with the
  * tile, set the time as much as the tiles' overlap, so the best tile is the bench's (or the cost
- * model's) to say. Products by cuBLAS only: convgen's GEMM reads the spectra of convgen's FFTs,
- * which are 1-D and 2-D. */
+ * model's) to say. 3-D tiles by both GEMMs too, unless the caller fixed the GEMM or TF32:
+ * cuBLAS's with its transposes, or convgen's on the FFT kernels' own spectra (a tile past
+ * convgen's 3-D transforms, whose spectra are cuFFT's, takes cuBLAS's either way). 1-D and 2-D
+ * tiles keep the planner's GEMM, cuBLAS's. */
 static int fft_tiled_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed,
                               cg_tuning *out, int max)
 {
     (void)effort; /* every effort: see above */
-    bool tile_fixed = false;
-    int n = cg_variants_add(out, 0, max, fixed, false);
+    bool tile_fixed = false, both_gemms = p->rank == 3 && !fixed->tf32 && !fixed->gemm;
+    int n = cg_variants_add(out, 0, max, fixed, both_gemms);
     for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
         tile_fixed |= fixed->fourier_size[d] != 0;
     (void)pass; /* accgrad's 3-D tiles follow the taps as fprop's follow the kernel */
@@ -243,7 +246,7 @@ static int fft_tiled_variants(const cg_problem *p, convgen_pass pass, int effort
         cg_tuning t = *fixed;
         for (int d = 0; d < p->rank; ++d)
             t.fourier_size[d] = candidates[0];
-        n = cg_variants_add(out, n, max, &t, false);
+        n = cg_variants_add(out, n, max, &t, both_gemms && candidates[0] <= FFT_MAX_VOLUME_N);
     }
     return n;
 }

@@ -86,7 +86,7 @@ bool fc_windowed(const lib_spec *s, convgen_pass pass, int role);
  * last; and the template's list of the shifts for the summing clip. */
 bool fc_next_shift(const lib_spec *s, int64_t *d);
 tmpl_value *fc_shifts_value(const lib_spec *s);
-/* The generated FFT algorithms take stride 1, rank 1 and 2. */
+/* The generated FFT algorithms take stride 1, rank 1 to 3 (fft-fused checks its own rank). */
 convgen_status fc_fft_applicable(const cg_problem *p, convgen_pass pass);
 
 /* ---- program.c: the step program ---- */

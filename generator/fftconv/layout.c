@@ -196,8 +196,6 @@ convgen_status fc_fft_applicable(const cg_problem *p, convgen_pass pass)
     fft_conv_dim dims[CONVGEN_MAX_RANK];
     if (!fft_conv_dims(p, pass, dims, err, sizeof err)) /* the message names the field */
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%s", err);
-    if (p->rank > 2)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "rank %d: convgen's FFTs are 1-D and 2-D", p->rank);
     return CONVGEN_SUCCESS;
 }
 

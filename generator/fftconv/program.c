@@ -135,8 +135,11 @@ static convgen_status size_buffers(const cg_problem *p, convgen_pass pass, int64
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: the spectra of this layer do not fit 64-bit sizes");
     s->workspace = at;
     /* cufft's plans add cuFFT's work area, which only a device can size; they have needed at
-     * most the size of the spectra they write. convgen's FFTs need none. */
-    return cg_mul64(s->generated ? 0 : most, s->bins * 8, &bytes) && cg_add64(at, bytes, &s->estimate)
+     * most the size of the spectra they write. convgen's FFTs need none in 1-D and 2-D; in 3-D the
+     * inverse keeps the output window's planes between its two stages (fft_volume.c), at most
+     * the output's spectra. */
+    int64_t work_images = !s->generated ? most : s->rank == 3 ? s->images[2] : 0;
+    return cg_mul64(work_images, s->bins * 8, &bytes) && cg_add64(at, bytes, &s->estimate)
                ? CONVGEN_SUCCESS
                : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "cufft: the spectra of this layer do not fit 64-bit sizes");
 }
@@ -498,33 +501,74 @@ static convgen_status transpose_step(const cg_problem *p, convgen_pass pass, con
     return render_transpose(p, pass, s, s->names[role], op.rows, op.cols, op.src, op.dst, &out->kernels[st->kernel]);
 }
 
-/* Rank 2: the transposed, digit-reversed layout, which the column transforms produce without
- * reordering (R2C measured 1.60x cuFFT transposed against 1.52x natural at n = 64); the product
- * per bin needs only the same order on both sides. Rank 1 spectra have only the natural order. */
+/* Rank 2 (and rank 3's planes): the transposed, digit-reversed layout, which the column
+ * transforms produce without reordering (R2C measured 1.60x cuFFT transposed against 1.52x
+ * natural at n = 64); the product per bin needs only the same order on both sides. Rank 1
+ * spectra have only the natural order. */
 static void spectrum_layout(const lib_spec *s, convgen_fft_desc *d)
 {
-    if (s->rank == 2)
+    if (s->rank >= 2)
         d->layout = CONVGEN_FFT_LAYOUT_TRANSPOSED, d->order = CONVGEN_FFT_ORDER_DIGIT_REVERSED;
 }
 
-/* Moves the one kernel of a generated FFT into out as a kernel step with its pointers bound. */
-static convgen_status take_fft_kernel(const cg_fft_problem *fp, const cg_target *t, lib_spec *s, int phase,
-                                      const cg_arg args[3], cg_generated *out)
+/* A pointer of a generated FFT's own step (fft_volume.c's stages) on the program's: the FFT's
+ * in0, in1, out and workspace are `outer`'s, a moved one keeps its byte offset. */
+static cg_arg outer_arg(cg_arg inner, int position, const cg_arg outer[4])
+{
+    if (inner.base == CG_ARG_NULL)
+        return inner;
+    int at = inner.base == CG_ARG_SAME ? position : (int)(inner.base - CG_ARG_IN0);
+    cg_arg o = outer[at];
+    if (o.base == CG_ARG_SAME) /* the program's own pointer at that position */
+        o.base = (cg_arg_base)(CG_ARG_IN0 + at);
+    o.offset += inner.base == CG_ARG_SAME ? 0 : inner.offset;
+    return o;
+}
+
+/* Moves the kernels of a generated FFT into out as kernel steps with their pointers bound: the
+ * one kernel of ranks 1 and 2, or a rank 3 transform's two stages with their own pointers
+ * mapped onto the program's, the FFT's workspace at s->fft_work_offset. */
+static convgen_status take_fft_kernels(const cg_fft_problem *fp, const cg_target *t, lib_spec *s, int phase,
+                                       const cg_arg args[3], cg_generated *out)
 {
     cg_generated fft;
     convgen_status st = cg_generate_fft(fp, t, &fft);
     if (st != CONVGEN_SUCCESS)
         return st;
-    cg_step *step = fc_add_step(out, CG_STEP_KERNEL, phase);
-    step->op = (cg_kernel_op){.kind = CG_OP_FFT, .fft = *fp};
-    out->kernels[step->kernel] = fft.kernels[0];
-    fft.kernels[0].source = NULL; /* out owns it now */
-    step->args[0] = args[0], step->args[1] = args[1], step->args[2] = args[2];
-    step->args[3] = (cg_arg){CG_ARG_WORKSPACE, s->fft_work_offset};
+    int steps = fft.step_count ? fft.step_count : 1;
+    if (out->kernel_count + steps > CG_MAX_KERNELS || out->step_count + steps > CG_MAX_STEPS) {
+        cg_generated_free(&fft);
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the program's kernels and steps exceed %d and %d",
+                       CG_MAX_KERNELS, CG_MAX_STEPS);
+    }
+    const cg_arg outer[4] = {args[0], args[1], args[2], {CG_ARG_WORKSPACE, s->fft_work_offset}};
+    for (int i = 0; i < steps; ++i) {
+        cg_step *step = fc_add_step(out, CG_STEP_KERNEL, phase);
+        const cg_step *own = fft.step_count ? &fft.steps[i] : NULL;
+        int k = own ? own->kernel : 0;
+        step->op = own ? own->op : (cg_kernel_op){.kind = CG_OP_FFT, .fft = *fp};
+        out->kernels[step->kernel] = fft.kernels[k];
+        fft.kernels[k].source = NULL; /* out owns it now */
+        for (int a = 0; a < 4; ++a)
+            step->args[a] = own ? outer_arg(own->args[a], a, outer) : outer[a];
+        if (!own)
+            step->args[1] = (cg_arg){CG_ARG_NULL, 0};
+    }
     int64_t end = s->fft_work_offset + fft.workspace_bytes;
     out->workspace_bytes = end > out->workspace_bytes ? end : out->workspace_bytes;
     cg_generated_free(&fft);
     return CONVGEN_SUCCESS;
+}
+
+/* The signal's rows and planes as the generated FFT reads or writes them: the window's pitch
+ * (the last dimension's count) and, in 3-D, its plane pitch. */
+static void signal_pitches(const lib_spec *s, convgen_pass pass, int role, convgen_fft_desc *d)
+{
+    if (s->rank < 2)
+        return;
+    d->pitch = fc_place(s, pass, role, s->rank - 1).count;
+    if (s->rank == 3)
+        d->plane_pitch = d->pitch * fc_place(s, pass, role, 1).count;
 }
 
 /* The R2C of operand `role` into the natural spectra: straight from the operand through the
@@ -548,7 +592,7 @@ static convgen_status generated_forward(convgen_pass pass, const cg_target *t, l
             stride *= pl.count;
         }
         tensor_points = stride;
-        d.pitch = s->rank == 2 ? fc_place(s, pass, role, 1).count : 0;
+        signal_pitches(s, pass, role, &d);
         d.real_stride[0] = s->groups[role][1] * tensor_points, d.real_stride[1] = tensor_points;
         in = (cg_arg){role == 1 ? CG_ARG_IN1 : CG_ARG_IN0, crop * 4};
     }
@@ -556,7 +600,7 @@ static convgen_status generated_forward(convgen_pass pass, const cg_target *t, l
     convgen_status st = cg_fft_problem_init(&fp, &d);
     int64_t spectra = s->generated_gemm ? s->spectrum_offset[role] : s->natural_offset;
     const cg_arg args[3] = {in, {CG_ARG_NULL, 0}, {CG_ARG_WORKSPACE, spectra}};
-    return st == CONVGEN_SUCCESS ? take_fft_kernel(&fp, t, s, phase, args, out) : st;
+    return st == CONVGEN_SUCCESS ? take_fft_kernels(&fp, t, s, phase, args, out) : st;
 }
 
 /* The C2R of the output's spectra: straight into the output through the window (clipped
@@ -576,7 +620,7 @@ static convgen_status generated_inverse(convgen_pass pass, const cg_target *t, l
             d.window[dd] = (int)pl.count, d.offset[dd] = (int)pl.base; /* window_of: step 1, all inside */
             tensor_points *= pl.count;
         }
-        d.pitch = s->rank == 2 ? fc_place(s, pass, 2, 1).count : 0;
+        signal_pitches(s, pass, 2, &d);
         d.real_stride[0] = s->groups[2][1] * tensor_points, d.real_stride[1] = tensor_points;
         dst = (cg_arg){CG_ARG_OUT, 0};
     }
@@ -584,7 +628,7 @@ static convgen_status generated_inverse(convgen_pass pass, const cg_target *t, l
     convgen_status st = cg_fft_problem_init(&fp, &d);
     int64_t spectra = s->generated_gemm ? s->spectrum_offset[2] : s->natural_offset;
     const cg_arg args[3] = {{CG_ARG_WORKSPACE, spectra}, {CG_ARG_NULL, 0}, dst};
-    return st == CONVGEN_SUCCESS ? take_fft_kernel(&fp, t, s, phase, args, out) : st;
+    return st == CONVGEN_SUCCESS ? take_fft_kernels(&fp, t, s, phase, args, out) : st;
 }
 
 /* ---- the step programs ---- */
