@@ -29,6 +29,16 @@ static bool dilated(const cg_problem *p)
 static bool rank_1(const cg_problem *p) { return p->rank == 1; }
 static bool rank_3(const cg_problem *p) { return p->rank == 3; }
 
+/* fft's cubic 3-D basis past convgen's 3-D transforms (64 points a side), per pass; a strided
+ * layer is stride 1's entry. */
+static bool volume_basis_past_64(const cg_problem *p, convgen_pass pass)
+{
+    return p->rank == 3 && !strided(p) && cg_fft_basis(p, pass) == 0;
+}
+static bool fprop_basis_past_64(const cg_problem *p) { return volume_basis_past_64(p, CONVGEN_FPROP); }
+static bool bprop_basis_past_64(const cg_problem *p) { return volume_basis_past_64(p, CONVGEN_BPROP); }
+static bool accgrad_basis_past_64(const cg_problem *p) { return volume_basis_past_64(p, CONVGEN_ACCGRAD); }
+
 static int64_t largest_kernel(const cg_problem *p)
 {
     int64_t r = 0;
@@ -98,6 +108,10 @@ static bool kernel_outside_2_to_5(const cg_problem *p) { return smallest_kernel(
 static const planner_refusal refusals[] = {
     /* the correlation theorem holds for stride 1 (fft_conv_dims) */
     {"cufft fft fft-tiled fft-fused", ALL, strided, "FFT convolution needs stride 1"},
+    /* fft's one cubic basis in 3-D: at most 64 points a side (convgen's 3-D transforms) */
+    {"fft", 1u << CONVGEN_FPROP, fprop_basis_past_64, "beyond 64 in 3-D"},
+    {"fft", 1u << CONVGEN_BPROP, bprop_basis_past_64, "beyond 64 in 3-D"},
+    {"fft", ACCGRAD, accgrad_basis_past_64, "beyond 64 in 3-D"},
     /* fft-fused: one kernel per tile for fprop and bprop only, on 2-D tiles */
     {"fft-fused", ACCGRAD, NULL, "accgrad's fused kernel is not built"},
     {"fft-fused", ALL, rank_1, "its kernel takes 2-D tiles"},

@@ -410,13 +410,22 @@ static void test_fft_plans_emit_again(void **state)
         {.rank = 2, .n = 128, .type = CONVGEN_FFT_C2R, .batch = 4, .layout = CONVGEN_FFT_LAYOUT_TRANSPOSED,
          .order = CONVGEN_FFT_ORDER_DIGIT_REVERSED},
         {.rank = 2, .n = 8, .type = CONVGEN_FFT_C2C, .direction = CONVGEN_FFT_FORWARD, .batch = 8},
+        /* rank 3: windows, offsets, pitches and strides on both kernels of a plan */
+        {.rank = 3, .n = 32, .type = CONVGEN_FFT_R2C, .batch = 80, .channels = 80, .window = {5, 5, 5}},
+        {.rank = 3, .n = 24, .type = CONVGEN_FFT_C2R, .batch = 2, .channels = 3, .window = {9, 10, 11},
+         .offset = {3, 2, 1}, .pitch = 12, .plane_pitch = 130, .real_stride = {3610, 1200}, .scale = 0.5f,
+         .layout = CONVGEN_FFT_LAYOUT_TRANSPOSED, .order = CONVGEN_FFT_ORDER_DIGIT_REVERSED},
+        {.rank = 3, .n = 12, .type = CONVGEN_FFT_C2C, .direction = CONVGEN_FFT_INVERSE, .batch = 3},
     };
     int kernels = 0;
     for (size_t i = 0; i < sizeof descs / sizeof descs[0]; ++i)
         for (int k = 0;; ++k) {
             char *source;
-            if (convgen_emit_fft(&descs[i], k, &source) != CONVGEN_SUCCESS)
+            if (convgen_emit_fft(&descs[i], k, &source) != CONVGEN_SUCCESS) {
+                if (k == 0) /* every plan has a kernel 0: the descriptor itself is wrong */
+                    fail_msg("FFT plan %zu: %s", i, convgen_last_error());
                 break;
+            }
             char what[64];
             snprintf(what, sizeof what, "FFT plan %zu kernel %d", i, k);
             const char *first = strstr(source, "\n * emitted by: ");
