@@ -103,6 +103,11 @@ static void test_bad_descriptors_are_named(void **state)
     d = good, d.rank = 3, d.pitch = 20, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "pitch = 20 must be >= window[2]");
     d = good, d.rank = 3, d.plane_pitch = (int64_t)1 << 61, d.batch = 8,
     expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "plane_pitch = 2305843009213693952");
+    d = good, d.rank = 3, d.window[1] = 2, d.pitch = (int64_t)3 << 61, /* 1 row of it fits, 2 do not */
+    expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "(the default plane_pitch) overflow 64 bits");
+    /* R2C n = 60: 1300000 volumes make 2.4e9 depth columns, past a 32-bit multiply-and-shift by 1860 */
+    d = (convgen_fft_desc){.rank = 3, .n = 60, .type = CONVGEN_FFT_R2C, .batch = 1300000},
+    expect_error(&d, CONVGEN_ERROR_NOT_SUPPORTED, "past the depth pass's 32-bit index division by 1860");
     d = good, d.type = 7, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "type = 7");
     d = good, d.direction = CONVGEN_FFT_INVERSE, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "direction = 1");
     d = good, d.batch = 0, expect_error(&d, CONVGEN_ERROR_INVALID_VALUE, "batch = 0");

@@ -92,7 +92,10 @@ static convgen_status check_signal_side(cg_fft_problem *p, const convgen_fft_des
     int64_t plane; /* the extent of one window plane */
     if (!cg_mul64(p->h - 1, p->pitch, &plane) || !cg_add64(plane, p->w, &plane))
         return BAD("pitch = %lld: %d rows of it overflow 64 bits", (long long)p->pitch, p->h);
-    p->plane_pitch = d->plane_pitch ? d->plane_pitch : (int64_t)p->h * p->pitch;
+    if (!d->plane_pitch && !cg_mul64(p->h, p->pitch, &p->plane_pitch))
+        return BAD("pitch = %lld: %d rows of it (the default plane_pitch) overflow 64 bits", (long long)p->pitch, p->h);
+    if (d->plane_pitch)
+        p->plane_pitch = d->plane_pitch;
     if (p->plane_pitch < plane)
         return BAD("plane_pitch = %lld must be >= %lld, the extent of a window plane (%d rows of pitch %lld)",
                    (long long)d->plane_pitch, (long long)plane, p->h, (long long)p->pitch);
@@ -187,7 +190,10 @@ void cg_fft_problem_describe(const cg_fft_problem *p, char *buf, size_t size)
                         p->count > 1 ? "s" : "");
     if (used < 0 || (size_t)used >= size)
         return;
-    if (p->channels > 1)
+    if (p->plane_stage) /* the planes of rank 3 volumes: batch x channels x planes */
+        used += snprintf(buf + used, size - (size_t)used, " (%lld x %lld channels x %d planes)", (long long)p->batch,
+                         (long long)p->channels, p->planes);
+    else if (p->channels > 1)
         used += snprintf(buf + used, size - (size_t)used, " (%lld x %lld channels)", (long long)p->batch,
                          (long long)p->channels);
     if ((size_t)used < size) {

@@ -134,6 +134,14 @@ static convgen_status depth_kernel(const cg_fft_problem *p, int64_t workspace_el
     reg_fft f;
     if (!cg_reg_fft(p->n, p->sign, &f))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "n = %d: no register FFT of that size", p->n);
+    /* thread g < columns works column g: its volume by a multiply-and-shift, which 32 bits hold
+     * for every g only up to a limit that depends on the divisor */
+    tmpl_value *column_div = cg_value_magic((uint32_t)plane_bins, columns - 1);
+    if (!column_div)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
+                       "%lld volumes of n = %d: their %lld depth columns are past the depth pass's 32-bit index "
+                       "division by %lld; plan fewer volumes at a time",
+                       (long long)p->count, p->n, (long long)columns, (long long)plane_bins);
     snprintf(k->name, sizeof k->name, "convgen_%s3d%d_depth", types[p->type], p->n);
     k->grid[0] = (unsigned)((columns + DEPTH_THREADS - 1) / DEPTH_THREADS);
     k->grid[1] = k->grid[2] = 1;
@@ -150,7 +158,7 @@ static convgen_status depth_kernel(const cg_fft_problem *p, int64_t workspace_el
     tmpl_set_int(ctx, "n", p->n);
     tmpl_set_int(ctx, "columns", columns);
     tmpl_set_int(ctx, "plane_bins", plane_bins);
-    tmpl_map_set(ctx, "column_div", cg_value_magic((uint32_t)plane_bins, columns + DEPTH_THREADS));
+    tmpl_map_set(ctx, "column_div", column_div);
     tmpl_map_set(ctx, "src", strides(p->spectrum_stride[0], p->spectrum_stride[1]));
     tmpl_map_set(ctx, "dst", p->sign < 0 ? strides(p->spectrum_stride[0], p->spectrum_stride[1])
                                          : strides(p->channels * p->d * plane_bins, p->d * plane_bins));

@@ -224,20 +224,26 @@ static int fft_tiled_variants(const cg_problem *p, convgen_pass pass, int effort
                               cg_tuning *out, int max)
 {
     (void)effort; /* every effort: see above */
+    (void)pass;   /* accgrad's 3-D tiles follow the taps as fprop's follow the kernel */
     bool tile_fixed = false, both_gemms = p->rank == 3 && !fixed->tf32 && !fixed->gemm;
-    int n = cg_variants_add(out, 0, max, fixed, both_gemms);
     for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
         tile_fixed |= fixed->fourier_size[d] != 0;
-    (void)pass; /* accgrad's 3-D tiles follow the taps as fprop's follow the kernel */
-    if (p->rank != 3 || tile_fixed)
-        return n;
+    if (p->rank != 3)
+        return cg_variants_add(out, 0, max, fixed, false);
     int64_t extent = 1, untiled = 0, candidates[MAX_CANDIDATES];
     for (int d = 0; d < p->rank; ++d) {
         int64_t e = (p->kernel[d] - 1) * p->dilation[d] + 1, span = p->in[d] + p->pad_before[d] + p->pad_after[d];
         extent = e > extent ? e : extent;
         untiled = span > untiled ? span : untiled;
     }
-    int64_t own = 3 * extent > 16 ? 3 * extent : 16;
+    int64_t own = 3 * extent > 16 ? 3 * extent : 16, base = fixed->fourier_size[0];
+    if (!base) /* the planner's own tile: no larger than the untiled correlation */
+        base = fft_basis_candidates(own, candidates, MAX_CANDIDATES) > 0 && candidates[0] < untiled ? candidates[0]
+                                                                                                : untiled;
+    /* a tile past convgen's 3-D transforms is cuFFT's, whose spectra only cuBLAS's GEMM reads */
+    int n = cg_variants_add(out, 0, max, fixed, both_gemms && base <= FFT_MAX_VOLUME_N);
+    if (tile_fixed)
+        return n;
     for (int i = 0; i < 2; ++i) {
         double factor = i == 0 ? 1.3 : 1.7;
         int64_t want = (int64_t)(factor * (double)own + 0.999);
