@@ -1,8 +1,9 @@
 /* Generated batched FFTs through the public API (convgen_plan_fft): R2C, C2R and C2C forward and
- * inverse, rank 1, 2 and 3 (rank 3 up to n = 64). Bad descriptors get a message naming the field; every size renders and
- * compiles for sm_90 without local memory; on a GPU, every size against a float64 DFT computed
- * here and against cuFFT run on the padded copy its users make, with windows, strides, both
- * layouts and orders, and scales. Outputs are poisoned first and every element outside the
+ * inverse, rank 1, 2 and 3 (rank 3 up to n = 64). Bad descriptors get a message naming the
+ * field; every size renders and compiles for sm_90 without local memory; rank 3 plans' steps
+ * evaluate on the CPU to the float64 transform; on a GPU, every size against a float64 DFT
+ * computed here and against cuFFT run on the padded copy its users make, with windows, strides,
+ * both layouts and orders, and scales. Outputs are poisoned first and every element outside the
  * requested output (gaps between strided transforms, columns past a window, a guard region
  * past the end) must still hold the poison afterwards. */
 #include <stdarg.h>
@@ -1116,9 +1117,92 @@ static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **st
     free(cases);
 }
 
+/* Rank 3 plans on the CPU (CI has no GPU): each plan's two steps, the plane stage and the depth
+ * pass, evaluated as their ops say (generator/fft/fft_op.c, the spectra in natural order) from
+ * the plan's own pointers, against the float64 transform of the whole volume. Windows with
+ * offsets along every dimension, plane and row pitches, strides with gaps, channels and a scale;
+ * the output poisoned with NaN, and every element outside it must stay NaN. */
+static void test_rank3_plans_evaluate_on_the_cpu(void **state)
+{
+    (void)state;
+    const convgen_fft_desc descs[] = {
+        {.rank = 3, .n = 12, .type = CONVGEN_FFT_R2C, .batch = 2, .channels = 2, .window = {5, 4, 3},
+         .offset = {2, 7, 1}, .pitch = 5, .plane_pitch = 23, .real_stride = {200, 97}, .scale = 0.5f},
+        {.rank = 3, .n = 10, .type = CONVGEN_FFT_C2R, .batch = 3, .window = {4, 10, 7}, .offset = {6, 0, 2},
+         .scale = 1.0f / 1000, .spectrum_stride = {700, 0}},
+        {.rank = 3, .n = 8, .type = CONVGEN_FFT_R2C, .batch = 1, .channels = 3},
+        {.rank = 3, .n = 9, .type = CONVGEN_FFT_C2R, .batch = 1, .channels = 2, .window = {9, 3, 9},
+         .offset = {0, 5, 0}, .pitch = 11, .plane_pitch = 40, .real_stride = {0, 400}},
+    };
+    for (size_t i = 0; i < sizeof descs / sizeof descs[0]; ++i) {
+        cg_fft_problem p;
+        fft_plan pl;
+        char err[128];
+        cg_generated g;
+        assert_int_equal(cg_fft_problem_init(&p, &descs[i]), CONVGEN_SUCCESS);
+        assert_true(fft_plan_make(p.n, true, &pl, err, sizeof err));
+        assert_int_equal(cg_generate_fft(&p, NULL, &g), CONVGEN_SUCCESS);
+        assert_int_equal(g.step_count, 2);
+        bool forward = p.sign < 0;
+        size_t in_floats = (size_t)(forward ? p.real_elements : 2 * p.spectrum_elements);
+        size_t out_floats = (size_t)(forward ? 2 * p.spectrum_elements : p.real_elements);
+        float *in = malloc(in_floats * sizeof *in), *out = malloc(out_floats * sizeof *out);
+        bool *seen = calloc(out_floats, 1);
+        size_t volume = (size_t)p.n * p.n * p.n;
+        double complex *want = malloc(sizeof *want * volume), *planes = malloc(sizeof *planes * volume);
+        double complex *scratch = malloc(sizeof *scratch * p.n * p.n);
+        for (size_t k = 0; k < in_floats; ++k)
+            in[k] = uniform();
+        for (size_t k = 0; k < out_floats; ++k)
+            out[k] = NAN;
+        if (cg_program_evaluate(&g, in, NULL, out) != CONVGEN_SUCCESS)
+            fail_msg("rank 3 plan %zu: %s", i, convgen_last_error());
+        double d2 = 0, r2 = 0;
+        int64_t unwritten = 0, written_outside = 0;
+        for (int64_t tr = 0; tr < p.count; ++tr) {
+            if (forward) {
+                forward_volume(&p, in, tr, want, planes, scratch);
+                int64_t base = offset_of(p.spectrum_stride, &p, tr);
+                for (int kz = 0; kz < p.n; ++kz)
+                    for (int ky = 0; ky < p.n; ++ky)
+                        for (int kx = 0; kx < p.half; ++kx) {
+                            int64_t at = volume_index(&p, &pl, base, kz, ky, kx);
+                            double complex got = out[2 * at] + I * out[2 * at + 1];
+                            double complex w = want[((size_t)kz * p.n + ky) * p.half + kx];
+                            d2 += pow(cabs(got - w), 2), r2 += pow(cabs(w), 2);
+                            unwritten += isnan(out[2 * at]) || isnan(out[2 * at + 1]);
+                            seen[2 * at] = seen[2 * at + 1] = true;
+                        }
+                continue;
+            }
+            inverse_volume(&p, &pl, in, tr, want, scratch, planes);
+            int64_t base = offset_of(p.real_stride, &p, tr);
+            for (int z = 0; z < p.d; ++z)
+                for (int y = 0; y < p.h; ++y)
+                    for (int x = 0; x < p.w; ++x) {
+                        int64_t at = base + z * p.plane_pitch + (int64_t)y * p.pitch + x;
+                        double w = creal(want[((size_t)z * p.h + y) * p.w + x]);
+                        d2 += pow(out[at] - w, 2), r2 += w * w;
+                        unwritten += isnan(out[at]);
+                        seen[at] = true;
+                    }
+        }
+        for (size_t k = 0; k < out_floats; ++k)
+            written_outside += !seen[k] && !isnan(out[k]);
+        double e = sqrt(d2 / r2);
+        print_message("rank 3 plan %zu (%s n = %d): relative error %.2e on the CPU\n", i, forward ? "R2C" : "C2R", p.n, e);
+        if (!(e <= 1e-6) || unwritten || written_outside)
+            fail_msg("rank 3 plan %zu: relative error %.3e, %lld unwritten, %lld written outside the output", i, e,
+                     (long long)unwritten, (long long)written_outside);
+        free(in), free(out), free(seen), free(want), free(planes), free(scratch);
+        cg_generated_free(&g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rank3_plans_evaluate_on_the_cpu),
         cmocka_unit_test(test_bad_descriptors_are_named),
         cmocka_unit_test(test_every_size_compiles_without_local_memory),
         cmocka_unit_test(test_shared_memory_fits_the_target),
