@@ -91,14 +91,14 @@ CONVGEN_API convgen_status convgen_output_size(const convgen_conv_desc *desc, in
 /* DIRECT: implicit GEMM, any layer. CUFFT: FFT convolution through cuFFT and cuBLAS (stride 1;
  * the fbfft paper's library design, and a fallback for the generated FFT algorithms); where an
  * input needs no padding cuFFT reads it in place, and then it must be 8-byte aligned. FFT: the
- * same with convgen's own FFTs (stride 1, rank 1 and 2, transforms up to 256 points), which
+ * same with convgen's own FFTs (stride 1, transforms up to 256 points a side; in 3-D, 64), which
  * zero-pad and clip through their windows instead of separate kernels. */
 typedef enum {
     CONVGEN_ALGO_DIRECT = 0,
     CONVGEN_ALGO_CUFFT = 1,
     CONVGEN_ALGO_FFT = 2,
-    CONVGEN_ALGO_FFT_TILED = 3, /* overlap-save tiles of convgen's FFTs (rank 3: of cuFFT's 3-D
-                                   transforms); accgrad in parts */
+    CONVGEN_ALGO_FFT_TILED = 3, /* overlap-save tiles of convgen's FFTs (rank 3: cuFFT's past 64
+                                   points a side); accgrad in parts (rank 3: tiles along dy) */
     CONVGEN_ALGO_FFT_FUSED = 4, /* fft-tiled's tiles in one kernel each; fprop and bprop, rank 2 */
     CONVGEN_ALGO_WINOGRAD = 5,  /* F(m x m, r x r) minimal filtering, non-fused: transforms around a
                                    batched SGEMM (cuBLAS's or convgen's) per transform element;

@@ -1,5 +1,5 @@
 {#- Batched FFTs with a row and a column phase, fbfft style: R2C (forward) and C2R (inverse),
-    rank 1 and 2, and 2-D C2C. Two real rows ride as the real and imaginary parts of one
+    rank 1 and 2 (and the planes of rank 3, generator/fft/fft_volume.c), and 2-D C2C. Two real rows ride as the real and imaginary parts of one
     complex warp transform; the Hermitian halves are unpacked (R2C) or packed (C2R) through
     shared memory ("packed"; C2C rows are one complex transform each). Rank 2 runs the signal
     rows and the spectrum columns (n/2 + 1, or n for C2C) in one kernel with the spectrum in
