@@ -237,8 +237,8 @@ static bool set_convolution(cli_args *a, const cli_option *o, const char *v)
 
 static const cli_option options[] = {
     {"--algo", "NAME", CLI_EMIT | CLI_COMPILE | CLI_CHECK, false, set_algo, 0,
-     "direct (default: implicit GEMM, any layer); direct-window (bprop\n"
-     "with up to 4 input channels, by sliding windows instead); cufft, fft,\n"
+     "direct (default: implicit GEMM, any layer); direct-window (fprop\n"
+     "and bprop with up to 4 input channels, by sliding instead); cufft, fft,\n"
      "fft-tiled or fft-fused (stride 1: FFT convolution through cuFFT,\n"
      "through convgen's own FFTs, in overlap-save tiles, or in one kernel\n"
      "per tile); winograd (stride 1, kernels up to 7)\n"

@@ -108,9 +108,10 @@ typedef enum {
     CONVGEN_ALGO_AUTO = 7, /* the planner picks among the others and their main tuning parameters:
                               from wisdom, by timing them on the device, or by a cost model
                               (convgen_plan_options.effort; convgen_plan_choice says which won) */
-    CONVGEN_ALGO_DIRECT_WINDOW = 8 /* bprop with few input channels (C <= 4, rank 1 to 3, no
-                                      dilation, stride 1 along depth) by sliding windows of dy
-                                      instead of a GEMM */
+    CONVGEN_ALGO_DIRECT_WINDOW = 8 /* layers with few input channels (C <= 4, rank 1 to 3) without
+                                      a GEMM: fprop with each thread's block of outputs slid over
+                                      the taps; bprop (no dilation, stride 1 along depth) by
+                                      sliding windows of dy */
 } convgen_algo;
 CONVGEN_API const char *convgen_algo_name(convgen_algo algo);
 CONVGEN_API const char *convgen_pass_name(convgen_pass pass);

@@ -96,13 +96,26 @@ static bool window_stage_too_big(const cg_problem *p)
     return window + weights > 6144 || (window + threads - 1) / threads > 16 || (weights + threads - 1) / threads > 4;
 }
 
+/* direct-window's fprop (generator/direct/direct_slide.c): at most 16 taps a dimension; a
+ * thread's column of x along the view's depth (a 2-D layer's rows) at most 16 values even for one
+ * position, and a row of the block's window (32 outputs along x) at most 32 copies of 32. */
+static bool taps_past_16(const cg_problem *p) { return largest_kernel(p) > 16; }
+
+static bool slide_column_too_long(const cg_problem *p)
+{
+    int x = p->rank - 1;
+    bool column = p->rank > 1 && (p->kernel[0] - 1) * p->dilation[0] + 1 > 16;
+    return column || 31 * p->stride[x] + (p->kernel[x] - 1) * p->dilation[x] + 1 > 1024;
+}
+
 static bool strided_depth(const cg_problem *p) { return p->rank == 3 && p->stride[0] != 1; }
 
 static bool kernel_outside_2_to_5(const cg_problem *p) { return smallest_kernel(p) < 2 || largest_kernel(p) > 5; }
 
 #define ALL 0u
 #define ACCGRAD (1u << CONVGEN_ACCGRAD)
-#define NOT_BPROP ((1u << CONVGEN_FPROP) | (1u << CONVGEN_ACCGRAD))
+#define FPROP (1u << CONVGEN_FPROP)
+#define BPROP (1u << CONVGEN_BPROP)
 
 /* In the planners' own words (their applicable functions and generate's first checks). */
 static const planner_refusal refusals[] = {
@@ -124,13 +137,16 @@ static const planner_refusal refusals[] = {
     {"winograd-fused", ALL, rank_1, "2-D layers only"},
     {"winograd-fused", ALL, rank_3, "2-D layers only"},
     {"winograd-fused", ALL, kernel_outside_2_to_5, "kernels 2 to 5"},
-    /* direct-window: the few-channel bprop by sliding windows */
-    {"direct-window", NOT_BPROP, NULL, "bprop only"},
-    {"direct-window", ALL, strided_depth, "along depth; its 3-D windows take stride 1 there"},
+    /* direct-window: few input channels; fprop by sliding each thread's outputs over the taps
+     * (direct_slide.c), bprop by sliding windows (direct_window.c) */
+    {"direct-window", ACCGRAD, NULL, "accgrad is direct's"},
     {"direct-window", ALL, channels_past_4, "it takes at most 4"},
-    {"direct-window", ALL, dilated, "dilation["},
-    {"direct-window", ALL, phase_taps_past_16, "it takes at most 16"},
-    {"direct-window", ALL, window_stage_too_big, "do not fit a stage's shared memory and registers"},
+    {"direct-window", FPROP, taps_past_16, "it slides at most 16"},
+    {"direct-window", FPROP, slide_column_too_long, "are too few for the kernel's taps"},
+    {"direct-window", BPROP, strided_depth, "along depth; its 3-D windows take stride 1 there"},
+    {"direct-window", BPROP, dilated, "dilation["},
+    {"direct-window", BPROP, phase_taps_past_16, "it takes at most 16"},
+    {"direct-window", BPROP, window_stage_too_big, "do not fit a stage's shared memory and registers"},
 };
 
 /* Whether `name` is one of the space-separated words of `list`. */

@@ -257,6 +257,26 @@ static void test_64_bit_addressing_kernels_compile_without_local_memory(void **s
     convgen_context_destroy(ctx);
 }
 
+/* Plans each case's pass with direct-window offline: its one kernel, named `name`, may use no
+ * local memory (no stack, no spills). */
+static void window_kernels_use_no_local_memory(const convgen_conv_desc *cases, size_t count, convgen_pass pass,
+                                               const char *name)
+{
+    convgen_context *ctx = offline(NULL);
+    for (size_t i = 0; i < count; ++i) {
+        convgen_plan *plan;
+        assert_int_equal(convgen_plan_conv(ctx, &cases[i], pass, CONVGEN_ALGO_DIRECT_WINDOW, &plan), CONVGEN_SUCCESS);
+        convgen_kernel_info info;
+        assert_int_equal(convgen_plan_kernel_info(plan, 0, &info), CONVGEN_SUCCESS);
+        assert_string_equal(info.name, name);
+        if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
+            fail_msg("case %zu (%u threads): %d registers, stack %d, spills %d/%d", i, info.block[0], info.registers,
+                     info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes);
+        convgen_plan_destroy(plan);
+    }
+    convgen_context_destroy(ctx);
+}
+
 /* direct-window's bprop at every block size it launches (2 to 256 threads): none may spill. The
  * register cap follows the block size; 16-thread blocks once asked for 32 blocks per
  * multiprocessor, so ptxas capped them at 64 registers and spilled. */
@@ -275,20 +295,28 @@ static void test_window_bprop_compiles_without_local_memory_at_every_block_size(
         {.rank = 2, .n = 2, .c = 1, .k = 5, .in = {40, 300}, .kernel = {3, 3}, .pad_before = {1, 1},
          .pad_after = {1, 1}},                                                                     /* 256 threads */
     };
-    convgen_context *ctx = offline(NULL);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-        convgen_plan *plan;
-        assert_int_equal(convgen_plan_conv(ctx, &cases[i], CONVGEN_BPROP, CONVGEN_ALGO_DIRECT_WINDOW, &plan),
-                         CONVGEN_SUCCESS);
-        convgen_kernel_info info;
-        assert_int_equal(convgen_plan_kernel_info(plan, 0, &info), CONVGEN_SUCCESS);
-        assert_string_equal(info.name, "convgen_direct_bprop_window");
-        if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
-            fail_msg("case %zu (%u threads): %d registers, stack %d, spills %d/%d", i, info.block[0], info.registers,
-                     info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes);
-        convgen_plan_destroy(plan);
-    }
-    convgen_context_destroy(ctx);
+    window_kernels_use_no_local_memory(cases, sizeof cases / sizeof cases[0], CONVGEN_BPROP, "convgen_direct_bprop_window");
+}
+
+/* direct-window's fprop, the sliding kernel, at its block shapes (32 to 256 threads; 1 to 8
+ * channels and 1 to 8 depth positions a thread, a loop over row groups, several stages): none
+ * may spill. Unrolled whole, its tap rows and weight copies spilled (a 2-D stem: 7 KiB). */
+static void test_slide_fprop_compiles_without_local_memory(void **state)
+{
+    (void)state;
+    const convgen_conv_desc cases[] = {
+        {.rank = 3, .n = 1, .c = 1, .k = 80, .in = {128, 128, 128}, .kernel = {4, 4, 4}},             /* Z1 */
+        {.rank = 2, .n = 32, .c = 3, .k = 64, .in = {224, 224}, .kernel = {7, 7}, .pad_before = {3, 3},
+         .pad_after = {3, 3}, .stride = {2, 2}},                                                         /* G1 */
+        {.rank = 2, .n = 128, .c = 3, .k = 96, .in = {128, 128}, .kernel = {11, 11}},                   /* L1 */
+        {.rank = 2, .n = 2, .c = 4, .k = 8, .in = {37, 41}, .kernel = {11, 11}, .pad_before = {5, 5},
+         .pad_after = {5, 5}, .stride = {4, 4}},                                                         /* 2 stages */
+        {.rank = 3, .n = 2, .c = 2, .k = 200, .in = {11, 9, 10}, .kernel = {3, 3, 3}, .dilation = {2, 1, 1},
+         .pad_before = {2, 1, 1}, .pad_after = {2, 1, 0}, .mode = CONVGEN_CONVOLUTION},
+        {.rank = 1, .n = 3, .c = 2, .k = 7, .in = {300}, .kernel = {7}, .pad_before = {3}, .pad_after = {3},
+         .stride = {2}},
+    };
+    window_kernels_use_no_local_memory(cases, sizeof cases / sizeof cases[0], CONVGEN_FPROP, "convgen_direct_fprop_slide");
 }
 
 static void test_bad_architecture_is_named(void **state)
@@ -309,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_cubin_report_matches_ptxas_report),
         cmocka_unit_test(test_64_bit_addressing_kernels_compile_without_local_memory),
         cmocka_unit_test(test_window_bprop_compiles_without_local_memory_at_every_block_size),
+        cmocka_unit_test(test_slide_fprop_compiles_without_local_memory),
         cmocka_unit_test(test_compile_error_keeps_nvrtc_log),
         cmocka_unit_test(test_second_plan_comes_from_memory_then_disk_after_memory_is_cleared),
         cmocka_unit_test(test_every_layer_compiles_for_sm_90_without_local_memory),

@@ -259,12 +259,13 @@ static void test_strided_bprop_phases_fit_grid_z(void **state)
     }
 }
 
-/* direct-window takes exactly the bprops with C <= 4 (rank 1 to 3, no dilation, stride 1 along
- * depth, within its launch limits), sliding windows: its phases on grid.z with the images (and a
- * 3-D layer's input slices), a phase that no tap
- * reaches (stride 3 > kernel 2) as a class with no products. Elsewhere it says why it does not
- * apply, and direct always runs its implicit GEMM, few channels or not. */
-static void test_few_channel_bprop_slides_windows(void **state)
+/* direct-window takes the fprops and bprops with C <= 4 (within their limits). Its bprop (rank 1
+ * to 3, no dilation, stride 1 along depth) slides windows: its phases on grid.z with the images
+ * (and a 3-D layer's input slices), a phase that no tap reaches (stride 3 > kernel 2) as a class
+ * with no products; its fprop slides each thread's outputs over the taps, the images, channel
+ * chunks and depth tiles on grid.z. Elsewhere it says why it does not apply, and direct always
+ * runs its implicit GEMM, few channels or not. */
+static void test_few_channel_layers_slide(void **state)
 {
     (void)state;
     const struct { convgen_conv_desc d; convgen_pass pass; unsigned z; const char *has; } cases[] = {
@@ -284,8 +285,13 @@ static void test_few_channel_bprop_slides_windows(void **state)
          0, "stride[0] = 2 along depth"},
         {{.rank = 3, .n = 8000, .c = 1, .k = 2, .in = {9, 9, 9}, .kernel = {3, 3, 3}}, CONVGEN_BPROP, 0,
          "times the input slices exceed grid.z's 65535"},
-        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_FPROP, 0, "bprop only"},
-        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_ACCGRAD, 0, "bprop only"},
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_FPROP, 6,
+         "y[n][k][o] = sum over c < 3"}, /* fprop: the sliding kernel, a 2-D layer's rows as depth */
+        {{.rank = 3, .n = 1, .c = 1, .k = 80, .in = {128, 128, 128}, .kernel = {4, 4, 4}}, CONVGEN_FPROP, 32,
+         "8 row group(s) in turn"}, /* Z1: two chunks of 40 output channels x 16 depth tiles */
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {40, 40}, .kernel = {17, 3}}, CONVGEN_FPROP, 0,
+         "kernel[0] = 17 taps; it slides at most 16"},
+        {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}}, CONVGEN_ACCGRAD, 0, "accgrad is direct's"},
         {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {40, 40}, .kernel = {17, 3}}, CONVGEN_BPROP, 0,
          "kernel[0] = 17 at stride 1 is 17 taps a stride phase; it takes at most 16"},
         {{.rank = 2, .n = 1, .c = 1, .k = 1, .in = {1, 1}, .kernel = {1, 1}, .stride = {1, 65536}}, CONVGEN_BPROP, 0,
@@ -308,7 +314,8 @@ static void test_few_channel_bprop_slides_windows(void **state)
         if (fits) {
             assert_int_equal(g.algo, CONVGEN_ALGO_DIRECT_WINDOW);
             assert_int_equal(g.kernel_count, 1);
-            assert_string_equal(g.kernels[0].name, "convgen_direct_bprop_window");
+            assert_string_equal(g.kernels[0].name, cases[i].pass == CONVGEN_FPROP ? "convgen_direct_fprop_slide"
+                                                                                   : "convgen_direct_bprop_window");
             assert_int_equal(g.workspace_bytes, 0);
             assert_int_equal(g.kernels[0].grid[2], cases[i].z);
             assert_non_null(strstr(g.kernels[0].source, cases[i].has));
@@ -403,7 +410,7 @@ int main(void)
         cmocka_unit_test(test_describe_writes_a_layer_line_and_options),
         cmocka_unit_test(test_too_many_column_tiles_is_not_supported),
         cmocka_unit_test(test_strided_bprop_phases_fit_grid_z),
-        cmocka_unit_test(test_few_channel_bprop_slides_windows),
+        cmocka_unit_test(test_few_channel_layers_slide),
         cmocka_unit_test(test_planners_that_sub_batch_say_so),
         cmocka_unit_test(test_tensors_past_2_32_elements_get_64_bit_addressing),
     };

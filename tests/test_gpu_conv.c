@@ -33,8 +33,8 @@
 #include "planner_cases.h"
 #include "verify.h"
 
-#define DIRECT_SHAPES 62 /* 20 handpicked, 12 for the window bprop, 30 random */
-#define WINDOW_SHAPES 12 /* direct-window's: the window bprop's handpicked ones */
+#define DIRECT_SHAPES 67 /* 20 handpicked, 17 for direct-window, 30 random */
+#define WINDOW_SHAPES 17 /* direct-window's: the window bprop's handpicked ones, then the sliding kernel's */
 #define CUFFT_SHAPES 56 /* at least 42 random shapes per FFT algorithm beside the handpicked ones */
 
 static convgen_context *ctx;
@@ -121,6 +121,27 @@ static convgen_conv_desc desc3(int64_t n, int64_t c, int64_t k, const int64_t in
 
 #define V3(a, b, c) ((const int64_t[3]){a, b, c})
 
+/* direct-window's fprop, the sliding kernel (the window bprop's shapes below run it too; their
+ * bprop the window kernel, which takes no dilation): ZNNi's first layer in small with all 80
+ * output channels (two chunks of 5 warps of 8 channels, two column tiles, a depth not a multiple
+ * of 8); 200 output channels from C = 2 with padding and dilation along depth, a flipped kernel;
+ * C = 3 to 37 channels with dilation across rows, asymmetric padding, depth padding past the
+ * kernel; C = 4 with a batch of 3 and one-slice kernels (four channels a stage); a 2-D stem at
+ * stride 2 whose rows run past one block. */
+static int handpicked_slide(shape *s)
+{
+    int n = 0;
+    s[n++].d = desc3(1, 1, 80, V3(21, 23, 40), V3(4, 4, 4), V3(0, 0, 0), V3(0, 0, 0));
+    s[n].d = desc3(2, 2, 200, V3(11, 9, 10), V3(3, 3, 3), V3(2, 1, 1), V3(2, 1, 0));
+    s[n].d.dilation[0] = 2, s[n].d.mode = CONVGEN_CONVOLUTION;
+    ++n;
+    s[n].d = desc3(1, 3, 37, V3(13, 21, 45), V3(3, 3, 5), V3(3, 2, 2), V3(0, 0, 1));
+    s[n++].d.dilation[1] = 2;
+    s[n++].d = desc3(3, 4, 12, V3(9, 10, 70), V3(1, 3, 3), V3(0, 1, 1), V3(0, 1, 1));
+    s[n++].d = DESC2(2, 3, 64, 61, 66, 7, 7, 3, 2, 1);
+    return n;
+}
+
 /* direct-window's bprop by sliding windows (C <= 4, rank 1 to 3, no dilation), which direct
  * runs as GEMMs: several tiles along
  * both axes, C = 1, 2 and 4, output channels a stage holds 1 (11, a prime past 8) or several,
@@ -150,7 +171,7 @@ static int handpicked_window(shape *s)
     s[n++].d = desc3(1, 4, 11, V3(6, 20, 18), V3(5, 3, 3), V3(4, 1, 1), V3(0, 1, 1));
     s[n].d = desc3(3, 2, 6, V3(5, 9, 40), V3(2, 3, 7), V3(0, 1, 3), V3(1, 1, 3));
     s[n++].d.stride[1] = 3;
-    return n;
+    return n + handpicked_slide(s + n);
 }
 
 /* direct's handpicked shapes: the edge cases, then the window bprop's. */
@@ -320,6 +341,14 @@ static convgen_plan_options tight_options(const shape *s, convgen_pass pass)
     return o;
 }
 
+static bool dilated(const convgen_conv_desc *d)
+{
+    for (int i = 0; i < d->rank; ++i)
+        if (d->dilation[i] > 1)
+            return true;
+    return false;
+}
+
 static void check_shape(void **state)
 {
     const shape *s = *state;
@@ -331,9 +360,12 @@ static void check_shape(void **state)
             print_message("accgrad: fft-fused has no accgrad kernel (fft-tiled's parts are its accgrad)\n");
             continue;
         }
-        if (s->algo == CONVGEN_ALGO_DIRECT_WINDOW && pass != CONVGEN_BPROP) {
-            print_message("%s: direct-window is bprop only (the other passes are direct's)\n",
-                          convgen_pass_name((convgen_pass)pass));
+        if (s->algo == CONVGEN_ALGO_DIRECT_WINDOW && pass == CONVGEN_ACCGRAD) {
+            print_message("accgrad: direct-window has none (direct's GEMM is its accgrad)\n");
+            continue;
+        }
+        if (s->algo == CONVGEN_ALGO_DIRECT_WINDOW && pass == CONVGEN_BPROP && dilated(&s->d)) {
+            print_message("bprop: direct-window's window bprop takes no dilation (its fprop does)\n");
             continue;
         }
         convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass)
