@@ -295,8 +295,10 @@ typedef struct cg_planner {
     double (*fma_efficiency)(const cg_problem *p, convgen_pass pass);
     /* A name that wisdom of format 1 gave this planner's choice, before the planner had its own
      * (direct-window's was "direct", which chose it silently): read back from such a file, that
-     * name means this planner wherever it applies. NULL: none. */
+     * name means this planner wherever it applies in those passes (a mask of 1 << pass; its
+     * fprop came later and was direct's GEMM then). NULL: none. */
     const char *formerly;
+    unsigned formerly_passes;
 } cg_planner;
 
 /* The registered planners, in registry order: i from 0 to cg_planner_count() - 1. */

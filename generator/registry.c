@@ -48,7 +48,7 @@ const cg_planner *cg_planner_formerly_named(const char *name, const cg_problem *
 {
     for (size_t i = 0; name && i < PLANNER_COUNT; ++i)
         if (planners[i]->formerly && strcmp(planners[i]->formerly, name) == 0 &&
-            planners[i]->applicable(p, pass) == CONVGEN_SUCCESS)
+            (planners[i]->formerly_passes & (1u << pass)) && planners[i]->applicable(p, pass) == CONVGEN_SUCCESS)
             return planners[i];
     return cg_planner_named(name);
 }

@@ -378,5 +378,6 @@ const cg_planner cg_direct_window_planner = {
     .applicable = window_applicable,
     .generate = window_generate,
     .fma_efficiency = window_fma_efficiency,
-    .formerly = "direct", /* direct chose it silently before it was registered */
+    .formerly = "direct", /* direct chose its bprop silently before it was registered */
+    .formerly_passes = 1u << CONVGEN_BPROP,
 };
