@@ -342,7 +342,6 @@ static convgen_status window_generate(const cg_problem *p, convgen_pass pass, co
     (void)tune; /* nothing to fix */
     if (slides(pass))
         return cg_slide_generate(p, pass, t, out);
-    (void)t;
     window_spec s;
     convgen_status fits = choose(p, pass, &s);
     if (fits != CONVGEN_SUCCESS)

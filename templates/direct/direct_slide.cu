@@ -39,7 +39,7 @@ __device__ __forceinline__ void stage(float *__restrict__ buf, const float *__re
         const unsigned e = tid + {{ threads }}u * i;
 {{- decompose(weight_digits, "        ") }}
         // w[k][c][t{{ " reversed: a convolution" if reverse }}], zeros past the last output channel
-        const bool in = e < {{ weight_floats }}u && kl < {{ kb }}u && k0 + kl < {{ k_size }}u;
+        const bool in = kl < {{ kb }}u && k0 + kl < {{ k_size }}u;
         if (e < {{ weight_floats }}u)
             copy4(wbuf + e, w_stage + (in ? (k0 + kl) * {{ c_size * taps }}u + c * {{ taps }}u + {{ (taps - 1) ~ "u - t" if reverse else "t" }} : 0u), in);
     }
