@@ -277,7 +277,8 @@ static void window_kernels_use_no_local_memory(const convgen_conv_desc *cases, s
     convgen_context_destroy(ctx);
 }
 
-/* direct-window's bprop at every block size it launches (2 to 256 threads): none may spill. The
+/* direct-window's bprop at every block size it launches (2 to 256 threads), and in 3-D with 2 to 8
+ * slices of dx a thread: none may spill. The
  * register cap follows the block size; 16-thread blocks once asked for 32 blocks per
  * multiprocessor, so ptxas capped them at 64 registers and spilled. */
 static void test_window_bprop_compiles_without_local_memory_at_every_block_size(void **state)
@@ -294,6 +295,9 @@ static void test_window_bprop_compiles_without_local_memory_at_every_block_size(
          .pad_after = {6, 6}},
         {.rank = 2, .n = 2, .c = 1, .k = 5, .in = {40, 300}, .kernel = {3, 3}, .pad_before = {1, 1},
          .pad_after = {1, 1}},                                                                     /* 256 threads */
+        {.rank = 3, .n = 1, .c = 1, .k = 80, .in = {128, 128, 128}, .kernel = {4, 4, 4}},         /* Z1: 4 slices a thread */
+        {.rank = 3, .n = 1, .c = 1, .k = 8, .in = {17, 16, 15}, .kernel = {4, 4, 4}},             /* 8 slices */
+        {.rank = 3, .n = 2, .c = 3, .k = 6, .in = {9, 9, 9}, .kernel = {3, 3, 3}},                /* C = 3, 2 slices */
     };
     window_kernels_use_no_local_memory(cases, sizeof cases / sizeof cases[0], CONVGEN_BPROP, "convgen_direct_bprop_window");
 }

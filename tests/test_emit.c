@@ -279,8 +279,10 @@ static void test_few_channel_layers_slide(void **state)
          "c = 5 input channels; it takes at most 4"},
         {{.rank = 2, .n = 2, .c = 3, .k = 6, .in = {20, 22}, .kernel = {3, 3}, .dilation = {2, 1}}, CONVGEN_BPROP, 0,
          "dilation[0] = 2"},
-        {{.rank = 3, .n = 2, .c = 3, .k = 6, .in = {9, 9, 9}, .kernel = {3, 3, 3}}, CONVGEN_BPROP, 18,
-         "depth: a block per input slice (9)"}, /* rank 3: images x slices on grid.z */
+        {{.rank = 3, .n = 2, .c = 3, .k = 6, .in = {9, 9, 9}, .kernel = {3, 3, 3}}, CONVGEN_BPROP, 10,
+         "depth: blocks of 2 input slice(s) (5 blocks for 9)"}, /* rank 3: images x depth blocks on grid.z */
+        {{.rank = 3, .n = 1, .c = 1, .k = 80, .in = {128, 128, 128}, .kernel = {4, 4, 4}}, CONVGEN_BPROP, 32,
+         "the 7 slices of dy they meet as more stages with 4 depth slice(s)"}, /* Z1: 4 slices a block */
         {{.rank = 3, .n = 2, .c = 3, .k = 6, .in = {9, 9, 9}, .kernel = {3, 3, 3}, .stride = {2, 1, 1}}, CONVGEN_BPROP,
          0, "stride[0] = 2 along depth"},
         {{.rank = 3, .n = 8000, .c = 1, .k = 2, .in = {9, 9, 9}, .kernel = {3, 3, 3}}, CONVGEN_BPROP, 0,

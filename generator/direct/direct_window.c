@@ -15,9 +15,10 @@
  * a phase's tap count is a template argument of the products, so no FMA is spent on a tap
  * that misses the stride grid (a dimension's phases have J or J - 1 taps: two classes each).
  *
- * A 3-D layer (stride 1 along depth) runs a block per input slice iz: its dx slice is the sum,
- * over the depth taps fz, of the 2-D bprop of dy's slice iz + pad - fz with the kernel's slice fz,
- * so the depth taps are more stages of the same loop (a slice outside dy stages zeros).
+ * A 3-D layer (stride 1 along depth) runs a block per PZ input slices iz0..: dx's slice iz is the
+ * sum, over the depth taps fz, of the 2-D bprop of dy's slice iz + pad - fz with the kernel's slice
+ * fz, so dy's slices are more stages of the same loop (one outside dy stages zeros), each meeting
+ * up to PZ of the block's slices (choose_depth_block).
  *
  * Staging: the window's shared-memory image is the same for every chunk of output channels
  * but for the channel offset, so each thread works out once where its 4-byte cp.async copies
@@ -42,6 +43,7 @@ enum {
     MAX_STAGE_CHANNELS = 8,  /* output channels a stage holds */
     MAX_COPIES = 16,         /* a thread's copies of one channel's window (offsets in registers) */
     MAX_WEIGHT_COPIES = 4,   /* and of its weights */
+    MAX_DEPTH_ACC = 32,      /* 3-D: accumulators C x PZ x PX a thread holds over PZ slices of dx */
 };
 
 /* One spatial dimension as the kernel sees it; a rank-1 layer's height is a unit dimension. */
@@ -62,6 +64,8 @@ typedef struct window_spec {
     int threads;
     int rows, cols;    /* the staged window of one output channel: rows x cols (pitch) */
     int kc, chunks;    /* output channels per stage, stages over k */
+    int pz, wz;        /* 3-D: dx's slices a thread holds, the kernel's depth slices a stage holds */
+    int64_t tiles_z;   /* 3-D: blocks along depth, pz slices each */
     int64_t tiles_x, tiles_y;
 } window_spec;
 
@@ -86,7 +90,7 @@ static void set_dim(window_dim *d, const cg_problem *p, int src)
 
 static int64_t stage_floats(const window_spec *s)
 {
-    return (int64_t)s->rows * s->cols + 4ll * s->dim[0].taps * s->dim[1].taps;
+    return (int64_t)s->rows * s->cols + 4ll * s->wz * s->dim[0].taps * s->dim[1].taps;
 }
 
 static int copies_of(int64_t floats, int threads) { return (int)((floats + threads - 1) / threads); }
@@ -102,7 +106,34 @@ static bool stage_fits(const window_spec *s, int kc)
 
 static bool channels_fit(int64_t kc, void *spec)
 {
-    return kc <= MAX_STAGE_CHANNELS && stage_fits(spec, (int)kc);
+    const window_spec *s = spec;
+    /* holding several dx slices, half as many: a stage's products are unrolled over its channels,
+     * and 6 of them beside 24 accumulators spilled (C = 3, 9^3) */
+    return kc <= (s->pz > 1 ? MAX_STAGE_CHANNELS / 2 : MAX_STAGE_CHANNELS) && stage_fits(s, (int)kc);
+}
+
+/* A 3-D layer without stride phases has each thread hold PZ slices of dx (up to 32 accumulators
+ * with its C x PX), so that each staged slice of dy serves PZ + taps - 1 of them instead of one
+ * (Z1's bprop: 4 stages a dx slice before, 11 / 8 with PZ = 8) and its loaded rows feed PZ times
+ * the FMAs; a stage then holds every depth slice of the kernel. Strided layers keep PZ = 1 (their
+ * phase classes beside the stage loop already take 228 registers). */
+static void choose_depth_block(const cg_problem *p, window_spec *s)
+{
+    s->pz = s->wz = 1;
+    s->tiles_z = s->depth.in;
+    if (!s->volume || s->phases > 1)
+        return;
+    for (int pz = 8; pz > 1; pz /= 2) {
+        window_spec t = *s;
+        t.pz = pz;
+        t.wz = (int)s->depth.kernel;
+        t.kc = (int)cg_largest_divisor(p->k, channels_fit, &t);
+        if (p->c * pz * s->px <= MAX_DEPTH_ACC && pz <= s->depth.in && stage_fits(&t, t.kc)) {
+            *s = t;
+            s->tiles_z = (s->depth.in + pz - 1) / pz;
+            return;
+        }
+    }
 }
 
 /* The spec of a layer and pass, or CONVGEN_ERROR_NOT_SUPPORTED with a message saying why the
@@ -112,6 +143,7 @@ static convgen_status choose(const cg_problem *p, convgen_pass pass, window_spec
     memset(s, 0, sizeof *s);
     if (pass != CONVGEN_BPROP)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: fprop and bprop only (accgrad is direct's)");
+    s->pz = s->wz = 1;
     s->volume = p->rank == 3;
     set_dim(&s->depth, p, s->volume ? 0 : -1);
     if (s->depth.stride != 1)
@@ -156,6 +188,7 @@ static convgen_status choose(const cg_problem *p, convgen_pass pass, window_spec
     if (!stage_fits(s, s->kc))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: one output channel's window of dy (%d x %d floats) "
                        "and taps do not fit a stage's shared memory and registers", s->rows, s->cols);
+    choose_depth_block(p, s);
     s->chunks = (int)(p->k / s->kc);
     s->tiles_x = (x->pixels + s->lx * s->px - 1) / (s->lx * s->px);
     s->tiles_y = (y->pixels + s->ly - 1) / s->ly;
@@ -206,10 +239,10 @@ static tmpl_value *dim_value(const window_dim *d, bool flip, int i)
  * it) and the same weights. */
 static tmpl_value *phase_digits(const cg_problem *p, const window_spec *s)
 {
-    const int64_t sizes[] = {s->dim[1].stride, p->n, s->depth.in};
+    const int64_t sizes[] = {s->dim[1].stride, p->n, s->tiles_z};
     const char *const names[] = {"q1", "n", "iz"};
     /* a 3-D layer's input slice iz fastest: the blocks that run together share a phase */
-    return cg_value_digits("z", p->n * s->phases * s->depth.in - 1, s->volume ? 3 : 2, sizes, names, "q0");
+    return cg_value_digits("z", p->n * s->phases * s->tiles_z - 1, s->volume ? 3 : 2, sizes, names, "q0");
 }
 
 /* A copy's index e within one output channel's window = (row, col), col fastest. */
@@ -260,10 +293,11 @@ static tmpl_value *header_lines(const cg_problem *p, const window_spec *s, const
     cg_value_line(h, "tiles: block %d x %d input pixels of a phase (%d x %d threads, %d pixels each along x), %lld input channel(s)",
                   s->ly, s->lx * s->px, s->ly, s->lx, s->px, (long long)p->c);
     if (s->volume)
-        cg_value_line(h, "depth: a block per input slice (%lld), dy's slices of the %lld depth taps as more stages (stride 1, "
-                      "pad %lld)", (long long)s->depth.in, (long long)s->depth.kernel, (long long)s->depth.pad);
+        cg_value_line(h, "depth: blocks of %d input slice(s) (%lld blocks for %lld), the %lld slices of dy they meet as more "
+                      "stages with %d depth slice(s) of the kernel (stride 1, pad %lld)", s->pz, (long long)s->tiles_z,
+                      (long long)s->depth.in, (long long)(s->pz + s->depth.kernel - 1), s->wz, (long long)s->depth.pad);
     cg_value_line(h, "stages: dy's window %d x %d floats (pitch) and the weights, %d output channel(s) a stage, %lld stage(s), two in flight",
-                  s->rows, s->cols, s->kc, (long long)(s->chunks * s->depth.kernel));
+                  s->rows, s->cols, s->kc, (long long)(s->chunks * (s->pz + s->depth.kernel - 1)));
     cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1), %lld bytes of static shared memory", k->grid[0],
                   k->grid[1], k->grid[2], k->block[0], (long long)(2 * 4 * s->kc * stage_floats(s)));
     cg_value_line(h, "workspace: 0 bytes");
@@ -313,7 +347,12 @@ static tmpl_value *context(const cg_problem *p, const window_spec *s, const cg_k
     tmpl_set_int(ctx, "depth_pad", s->depth.pad);
     tmpl_set_int(ctx, "depth_kernel", s->depth.kernel);
     tmpl_set_bool(ctx, "depth_flip", p->flip);
-    tmpl_set_int(ctx, "stages", s->chunks * s->depth.kernel);
+    tmpl_set_int(ctx, "stages", s->chunks * (s->pz + s->depth.kernel - 1));
+    tmpl_set_int(ctx, "depth_in", s->depth.in);
+    tmpl_set_int(ctx, "pz", s->pz);
+    tmpl_set_int(ctx, "wz", s->wz);
+    /* from one depth slice of the kernel to the next a stage holds: backwards for a convolution */
+    tmpl_set_int(ctx, "slice_stride", (p->flip ? -1 : 1) * kernel_plane);
     /* one output channel's window and weights (floats); a stage holds kc of each */
     int64_t window = (int64_t)s->rows * s->cols, weights = 4ll * s->dim[0].taps * s->dim[1].taps;
     tmpl_set_int(ctx, "window", window);
@@ -350,7 +389,7 @@ static convgen_status window_generate(const cg_problem *p, convgen_pass pass, co
     snprintf(k->name, sizeof k->name, "convgen_direct_bprop_window");
     k->grid[0] = (unsigned)s.tiles_x;
     k->grid[1] = (unsigned)s.tiles_y;
-    k->grid[2] = (unsigned)(p->n * s.phases * s.depth.in);
+    k->grid[2] = (unsigned)(p->n * s.phases * s.tiles_z);
     k->block[0] = (unsigned)s.threads;
     k->block[1] = k->block[2] = 1;
     k->shared_bytes = 0;

@@ -29,7 +29,14 @@ __device__ __forceinline__ void stage(float *__restrict__ window, float4 *__rest
 #pragma unroll
         for (int i = 0; i < {{ wcopies }}; ++i)
             if (tid + {{ threads }}u * i < {{ weights }}u)
+{%- if wz > 1 %}
+#pragma unroll
+                for (int fz = 0; fz < {{ wz }}; ++fz) // every depth slice of the kernel: each stage's dy slice meets several
+                    copy4(wf + (kk * {{ wz }} + fz) * {{ weights }}u + tid + {{ threads }}u * i,
+                          w_k + kk * {{ w_k_stride }}u + fz * ({{ slice_stride }}) + wfrom[i], (winside >> i) & 1u);
+{%- else %}
                 copy4(wf + kk * {{ weights }}u + tid + {{ threads }}u * i, w_k + kk * {{ w_k_stride }}u + wfrom[i], (winside >> i) & 1u);
+{%- endif %}
     }
 }
 
@@ -37,9 +44,13 @@ __device__ __forceinline__ void stage(float *__restrict__ window, float4 *__rest
 // {{ px }} + {{ x.taps - 1 }} values of dy the thread's {{ px }} pixels slide over (float4 reads), then per
 // tap the weights of the {{ c_size }} input channels (one float4, the same for the whole block) and
 // {{ px }} x {{ c_size }} FMAs. The window's row and column origins are those of the most taps.
+{%- if volume %}
+// In 3-D the thread holds {{ pz }} input slice(s) iz0 + z of dx; this stage's dy slice is
+// oz = iz0 + {{ depth_pad - depth_kernel + 1 }} + dz, which slice z takes through the depth tap fz = z + {{ depth_kernel - 1 }} - dz.
+{%- endif %}
 template <int JY, int JX>
-__device__ __forceinline__ void products(float (&acc)[{{ c_size }}][{{ px }}], const float *__restrict__ window,
-                                         const float4 *__restrict__ weights, unsigned ty, unsigned tx)
+__device__ __forceinline__ void products(float (&acc)[{{ c_size }}][{{ pz }}][{{ px }}], const float *__restrict__ window,
+                                         const float4 *__restrict__ weights, unsigned ty, unsigned tx, int dz)
 {
 #pragma unroll
     for (int kk = 0; kk < {{ kc }}; ++kk)
@@ -54,14 +65,21 @@ __device__ __forceinline__ void products(float (&acc)[{{ c_size }}][{{ px }}], c
                 d[4 * i] = v.x, d[4 * i + 1] = v.y, d[4 * i + 2] = v.z, d[4 * i + 3] = v.w;
             }
 #pragma unroll
-            for (int jx = 0; jx < JX; ++jx) {
-                const float4 w = weights[(kk * {{ y.taps }} + jy) * {{ x.taps }} + jx];
+            for (int z = 0; z < {{ pz }}; ++z) {
+                const int fz = z + {{ depth_kernel - 1 }} - dz;
+                if (fz < 0 || fz >= {{ depth_kernel }})
+                    continue;
+                const float4 *wts = weights + (kk * {{ wz }} + {{ "fz" if wz > 1 else "0" }}) * {{ y.taps * x.taps }};
 #pragma unroll
-                for (int p = 0; p < {{ px }}; ++p) {
-                    const float v = d[p + {{ x.taps - 1 }} - jx]; // dy's column o = u + p + off - jx
+                for (int jx = 0; jx < JX; ++jx) {
+                    const float4 w = wts[jy * {{ x.taps }} + jx];
+#pragma unroll
+                    for (int p = 0; p < {{ px }}; ++p) {
+                        const float v = d[p + {{ x.taps - 1 }} - jx]; // dy's column o = u + p + off - jx
 {%- for c in range(c_size) %}
-                    acc[{{ c }}][p] = fmaf(v, w.{{ ["x", "y", "z", "w"][c] }}, acc[{{ c }}][p]);
+                        acc[{{ c }}][z][p] = fmaf(v, w.{{ ["x", "y", "z", "w"][c] }}, acc[{{ c }}][z][p]);
 {%- endfor %}
+                    }
                 }
             }
         }
@@ -73,9 +91,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {
     (void)workspace;
     __shared__ __align__(16) float window[2][{{ kc * window }}];
-    __shared__ __align__(16) float4 weights[2][{{ kc * weights // 4 }}];
+    __shared__ __align__(16) float4 weights[2][{{ kc * wz * weights // 4 }}];
     const unsigned tid = threadIdx.x, z = blockIdx.z;
-    // This block's stride phase (q0, q1) along (y, x) and image n{{ ", and its input slice iz along depth" if volume }}.
+    // This block's stride phase (q0, q1) along (y, x) and image n{{ ", and its input slices iz0 = " ~ pz ~ " izt.. along depth" if volume }}.
 {{- decompose(phase_digits, "    ") }}
 {%- for d in dims %}
     // {{ ["y", "x"][d.i] }}: the phase's first input pixel r{{ d.i }} = (q{{ d.i }} - pad) mod {{ d.stride }}, dy's offset off{{ d.i }} = (r{{ d.i }} + pad - q{{ d.i }}) / {{ d.stride }}, its taps
@@ -117,39 +135,46 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         winside |= in ? 1u << i : 0u;
     }
 
-    float acc[{{ c_size }}][{{ px }}];
+    float acc[{{ c_size }}][{{ pz }}][{{ px }}];
 #pragma unroll
     for (int c = 0; c < {{ c_size }}; ++c)
 #pragma unroll
-        for (int p = 0; p < {{ px }}; ++p)
-            acc[c][p] = 0.0f;
+        for (int zi = 0; zi < {{ pz }}; ++zi)
+#pragma unroll
+            for (int p = 0; p < {{ px }}; ++p)
+                acc[c][zi][p] = 0.0f;
     // Lanes: {{ lanes }} neighbouring rows per quarter warp (distinct banks), then {{ lx }} along x.
     const unsigned ty = (tid & {{ lanes - 1 }}u) + {{ lanes }}u * (tid >> {{ lanes_lx_log2 }}), tx = (tid >> {{ lanes_log2 }}) & {{ lx - 1 }}u;
 
 {%- if volume %}
 
-    // Stage s = (fz, chunk), the depth tap fz outermost: dy's slice oz = iz + {{ depth_pad }} - fz of a
-    // chunk's output channels{{ " and the kernel's slice " ~ (depth_kernel - 1) ~ " - fz (a convolution)" if depth_flip else " and the kernel's slice fz" }}; a slice
-    // outside dy stages zeros.
+    // Stage t = (dz, chunk), dz outermost: dy's slice oz = oz0 + dz of a chunk's output channels,
+    // the {{ pz + depth_kernel - 1 }} slice(s) that meet dx's slices iz0..iz0 + {{ pz - 1 }}, and {{ "every depth slice of the kernel" if wz > 1 else "the kernel's slice fz = " ~ (depth_kernel - 1) ~ " - dz" }}{{ " (reversed: a convolution)" if depth_flip }}; a slice outside dy stages zeros.
+    const unsigned iz0 = iz * {{ pz }}u;
+    const int oz0 = (int)iz0 + ({{ depth_pad - depth_kernel + 1 }});
     const float *__restrict__ dy_n = dy + (size_t)n * {{ k_size * dy_k_stride }}ull;
-    const bool valid0 = iz + {{ depth_pad }}u < {{ depth_out }}u; // stage 0: fz = 0
-    stage(window[0], weights[0], dy_n + (valid0 ? (iz + {{ depth_pad }}u) * {{ out_plane }}u : 0u),
-          w + {{ ((depth_kernel - 1) * kernel_plane) if depth_flip else 0 }}u, from, valid0 ? inside : 0u, wfrom, winside, tid);
+    auto stage_at = [&](unsigned t) {
+        const unsigned dz = t / {{ chunks }}u, chunk = t - dz * {{ chunks }}u;
+        const int oz = oz0 + (int)dz;
+        const bool valid = (unsigned)oz < {{ depth_out }}u;
+{%- if wz > 1 %}
+        const unsigned slice = {{ depth_kernel - 1 if depth_flip else 0 }}u;
+{%- else %}
+        const unsigned slice = {{ "dz" if depth_flip else (depth_kernel - 1) ~ "u - dz" }};
+{%- endif %}
+        stage(window[t & 1u], weights[t & 1u], dy_n + (size_t)chunk * {{ kc * dy_k_stride }}u + (valid ? (unsigned)oz * {{ out_plane }}u : 0u),
+              w + (size_t)chunk * {{ kc * w_k_stride }}u + slice * {{ kernel_plane }}u, from, valid ? inside : 0u, wfrom, winside, tid);
+    };
+    stage_at(0u);
     asm volatile("cp.async.commit_group;\n" ::);
     for (unsigned s = 0; s < {{ stages }}u; ++s) {
-        if (s + 1u < {{ stages }}u) { // the next stage's copies fly during this one's products
-            const unsigned fz = (s + 1u) / {{ chunks }}u, chunk = s + 1u - fz * {{ chunks }}u;
-            const int oz = (int)iz + {{ depth_pad }} - (int)fz;
-            const bool valid = (unsigned)oz < {{ depth_out }}u;
-            stage(window[(s + 1u) & 1u], weights[(s + 1u) & 1u],
-                  dy_n + (size_t)chunk * {{ kc * dy_k_stride }}u + (valid ? (unsigned)oz * {{ out_plane }}u : 0u),
-                  w + (size_t)chunk * {{ kc * w_k_stride }}u + {{ ("(" ~ (depth_kernel - 1) ~ "u - fz)") if depth_flip else "fz" }} * {{ kernel_plane }}u,
-                  from, valid ? inside : 0u, wfrom, winside, tid);
-        }
+        if (s + 1u < {{ stages }}u) // the next stage's copies fly during this one's products
+            stage_at(s + 1u);
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 1;\n" ::); // this stage's
         __syncthreads();
         const float *const win = window[s & 1u];
+        const int dz = (int)(s / {{ chunks }}u);
         const float4 *const wts = weights[s & 1u];
 {%- else %}
 
@@ -165,13 +190,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         __syncthreads();
         const float *const win = window[chunk & 1u];
         const float4 *const wts = weights[chunk & 1u];
+        const int dz = 0;
 {%- endif %}
 {%- for c in classes %}
 {%- if loop.first and loop.last %}
-        products<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx);
+        products<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx, dz);
 {%- else %}
         {% if not loop.first %}else{% if not loop.last %} {% endif %}{% endif %}{% if not loop.last %}if (taps0 == {{ c.jy }}u && taps1 == {{ c.jx }}u){% endif %}
-            products<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx);
+            products<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx, dz);
 {%- endif %}
 {%- endfor %}
         __syncthreads();
@@ -181,13 +207,20 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     const unsigned iy = r0 + {{ y.stride }}u * (t0 + ty);
     if (iy >= {{ y.in }}u)
         return;
-    float *__restrict__ dst = dx + (size_t)n * {{ c_size * dx_c_stride }}ull + {{ "iz * " ~ in_plane ~ "u + " if volume }}iy * {{ x.in }}u;
+    float *__restrict__ dst = dx + (size_t)n * {{ c_size * dx_c_stride }}ull + {{ "iz0 * " ~ in_plane ~ "u + " if volume }}iy * {{ x.in }}u;
 #pragma unroll
-    for (int p = 0; p < {{ px }}; ++p) {
-        const unsigned ix = r1 + {{ x.stride }}u * (u0 + tx * {{ px }}u + p);
-        if (ix < {{ x.in }}u)
+    for (int zi = 0; zi < {{ pz }}; ++zi) {
+{%- if volume %}
+        if (iz0 + zi >= {{ depth_in }}u)
+            break;
+{%- endif %}
 #pragma unroll
-            for (int c = 0; c < {{ c_size }}; ++c)
-                dst[c * {{ dx_c_stride }}u + ix] = acc[c][p];
+        for (int p = 0; p < {{ px }}; ++p) {
+            const unsigned ix = r1 + {{ x.stride }}u * (u0 + tx * {{ px }}u + p);
+            if (ix < {{ x.in }}u)
+#pragma unroll
+                for (int c = 0; c < {{ c_size }}; ++c)
+                    dst[c * {{ dx_c_stride }}u + zi * {{ in_plane }}u + ix] = acc[c][zi][p];
+        }
     }
 }
