@@ -40,6 +40,7 @@ enum {
     MAX_TAPS = 16,           /* taps a phase has per dimension (unrolled: PX + J - 1 registers) */
     STATIC_SHARED = 48 * 1024,
     STAGE_FLOATS = STATIC_SHARED / 8, /* a stage of dy's window and weights: two in static memory */
+    DEPTH_STAGE_FLOATS = 2 * STAGE_FLOATS, /* 3-D depth blocks: two in dynamic memory, two blocks an SM */
     MAX_STAGE_CHANNELS = 8,  /* output channels a stage holds */
     MAX_COPIES = 16,         /* a thread's copies of one channel's window (offsets in registers) */
     MAX_WEIGHT_COPIES = 4,   /* and of its weights */
@@ -99,7 +100,7 @@ static int copies_of(int64_t floats, int threads) { return (int)((floats + threa
  * registers. */
 static bool stage_fits(const window_spec *s, int kc)
 {
-    return kc * stage_floats(s) <= STAGE_FLOATS &&
+    return kc * stage_floats(s) <= (s->pz > 1 ? DEPTH_STAGE_FLOATS : STAGE_FLOATS) &&
            copies_of((int64_t)s->rows * s->cols, s->threads) <= MAX_COPIES &&
            copies_of(4ll * s->dim[0].taps * s->dim[1].taps, s->threads) <= MAX_WEIGHT_COPIES;
 }
@@ -114,8 +115,9 @@ static bool channels_fit(int64_t kc, void *spec)
 
 /* A 3-D layer without stride phases has each thread hold PZ slices of dx (up to 32 accumulators
  * with its C x PX), so that each staged slice of dy serves PZ + taps - 1 of them instead of one
- * (Z1's bprop: 4 stages a dx slice before, 11 / 8 with PZ = 8) and its loaded rows feed PZ times
- * the FMAs; a stage then holds every depth slice of the kernel. Strided layers keep PZ = 1 (their
+ * (Z1's bprop: 4 stages a dx slice before, 7 / 4 with PZ = 4) and its loaded rows feed PZ times
+ * the FMAs; a stage then holds every depth slice of the kernel, and twice the floats (dynamic
+ * shared memory) for more output channels between barriers. Strided layers keep PZ = 1 (their
  * phase classes beside the stage loop already take 228 registers). */
 static void choose_depth_block(const cg_problem *p, window_spec *s)
 {
@@ -298,8 +300,9 @@ static tmpl_value *header_lines(const cg_problem *p, const window_spec *s, const
                       (long long)s->depth.in, (long long)(s->pz + s->depth.kernel - 1), s->wz, (long long)s->depth.pad);
     cg_value_line(h, "stages: dy's window %d x %d floats (pitch) and the weights, %d output channel(s) a stage, %lld stage(s), two in flight",
                   s->rows, s->cols, s->kc, (long long)(s->chunks * (s->pz + s->depth.kernel - 1)));
-    cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1), %lld bytes of static shared memory", k->grid[0],
-                  k->grid[1], k->grid[2], k->block[0], (long long)(2 * 4 * s->kc * stage_floats(s)));
+    cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1), %lld bytes of %s shared memory", k->grid[0],
+                  k->grid[1], k->grid[2], k->block[0], (long long)(2 * 4 * s->kc * stage_floats(s)),
+                  s->pz > 1 ? "dynamic" : "static");
     cg_value_line(h, "workspace: 0 bytes");
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_window.cu or generator/direct/direct_window.c instead.");
@@ -350,6 +353,7 @@ static tmpl_value *context(const cg_problem *p, const window_spec *s, const cg_k
     tmpl_set_int(ctx, "stages", s->chunks * (s->pz + s->depth.kernel - 1));
     tmpl_set_int(ctx, "depth_in", s->depth.in);
     tmpl_set_int(ctx, "pz", s->pz);
+    tmpl_set_bool(ctx, "dynamic", s->pz > 1);
     tmpl_set_int(ctx, "wz", s->wz);
     /* from one depth slice of the kernel to the next a stage holds: backwards for a convolution */
     tmpl_set_int(ctx, "slice_stride", (p->flip ? -1 : 1) * kernel_plane);
@@ -392,7 +396,8 @@ static convgen_status window_generate(const cg_problem *p, convgen_pass pass, co
     k->grid[2] = (unsigned)(p->n * s.phases * s.tiles_z);
     k->block[0] = (unsigned)s.threads;
     k->block[1] = k->block[2] = 1;
-    k->shared_bytes = 0;
+    /* depth blocks' stages hold more channels, past static memory's 48 KiB (choose_depth_block) */
+    k->shared_bytes = s.pz > 1 ? (unsigned)(2 * 4 * s.kc * stage_floats(&s)) : 0;
     out->kernel_count = 1;
     tmpl_value *ctx = context(p, &s, k);
     convgen_status st = tmpl_ok(ctx) ? cg_render_template("direct/direct_window.cu", ctx, &k->source)

@@ -90,8 +90,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     float *__restrict__ workspace)
 {
     (void)workspace;
+{%- if dynamic %}
+    extern __shared__ __align__(16) float smem[]; // {{ 2 * kc * window }} floats of windows, then the weights
+    float (*const window)[{{ kc * window }}] = reinterpret_cast<float (*)[{{ kc * window }}]>(smem);
+    float4 (*const weights)[{{ kc * wz * weights // 4 }}] = reinterpret_cast<float4 (*)[{{ kc * wz * weights // 4 }}]>(smem + {{ 2 * kc * window }});
+{%- else %}
     __shared__ __align__(16) float window[2][{{ kc * window }}];
     __shared__ __align__(16) float4 weights[2][{{ kc * wz * weights // 4 }}];
+{%- endif %}
     const unsigned tid = threadIdx.x, z = blockIdx.z;
     // This block's stride phase (q0, q1) along (y, x) and image n{{ ", and its input slices iz0 = " ~ pz ~ " izt.. along depth" if volume }}.
 {{- decompose(phase_digits, "    ") }}
