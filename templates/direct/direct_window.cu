@@ -45,8 +45,8 @@ __device__ __forceinline__ void stage(float *__restrict__ window, float4 *__rest
 // tap the weights of the {{ c_size }} input channels (one float4, the same for the whole block) and
 // {{ px }} x {{ c_size }} FMAs. The window's row and column origins are those of the most taps.
 {%- if volume %}
-// In 3-D the thread holds {{ pz }} input slice(s) iz0 + z of dx; this stage's dy slice is
-// oz = iz0 + {{ depth_pad - depth_kernel + 1 }} + dz, which slice z takes through the depth tap fz = z + {{ depth_kernel - 1 }} - dz.
+// In 3-D the thread holds {{ pz }} input slice(s) iz0 + z of dx; this stage's dy slice, oz0 + dz
+// (oz0 = iz0 + pad - (taps - 1)), reaches slice z through the depth tap fz = z + {{ depth_kernel - 1 }} - dz.
 {%- endif %}
 template <int JY, int JX>
 __device__ __forceinline__ void products(float (&acc)[{{ c_size }}][{{ pz }}][{{ px }}], const float *__restrict__ window,
@@ -99,7 +99,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     __shared__ __align__(16) float4 weights[2][{{ kc * wz * weights // 4 }}];
 {%- endif %}
     const unsigned tid = threadIdx.x, z = blockIdx.z;
-    // This block's stride phase (q0, q1) along (y, x) and image n{{ ", and its input slices iz0 = " ~ pz ~ " izt.. along depth" if volume }}.
+    // This block's stride phase (q0, q1) along (y, x) and image n{{ ", and its input slices from iz0 = " ~ pz ~ " iz along depth" if volume }}.
 {{- decompose(phase_digits, "    ") }}
 {%- for d in dims %}
     // {{ ["y", "x"][d.i] }}: the phase's first input pixel r{{ d.i }} = (q{{ d.i }} - pad) mod {{ d.stride }}, dy's offset off{{ d.i }} = (r{{ d.i }} + pad - q{{ d.i }}) / {{ d.stride }}, its taps
