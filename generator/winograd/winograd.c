@@ -18,9 +18,12 @@
  *
  * The transforms are straight-line code derived exactly by the generator
  * (winograd_transform.c, winograd_program.c), one thread per tile; the GEMMs are cuBLAS SGEMMs
- * strided-batched over e. A 3-D layer's transforms are the tensor products of its dimensions'
- * (F(m0 x m1 x m2, r0 x r1 x r2), each dimension its own tile); a 2-D layer is a 3-D one of depth
- * 1 and a 1-D layer one of height 1 too, with F(1, 1) along the dimensions they lack. */
+ * strided-batched over e (or convgen's own, gemm.c). A 3-D layer's transforms are the tensor
+ * products of its dimensions' (F(m0 x m1 x m2, r0 x r1 x r2), each dimension its own tile); a 2-D
+ * layer is a 3-D one of depth 1 and a 1-D layer one of height 1 too, with F(1, 1) along the
+ * dimensions they lack. A 3-D layer's data tiles go through winograd_volume.c's kernel (bricks of
+ * tiles in shared memory); its output kernel reads each element slice once and adds it into the
+ * m0 output planes it feeds. */
 #include <stdio.h>
 #include <string.h>
 
@@ -33,10 +36,7 @@
 #include "winograd_plan.h"
 #include "winograd_program.h"
 
-enum { THREADS = 128, ALIGN = 256 /* workspace buffers start on this boundary, as cuBLAS wants */ };
-
-int64_t wino_align_up(int64_t bytes) { return (bytes + ALIGN - 1) / ALIGN * ALIGN; }
-int64_t wino_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+enum { THREADS = 128 };
 
 convgen_status wino_applicable(const cg_problem *p, convgen_pass pass)
 {
@@ -172,132 +172,11 @@ static convgen_status choose_batch(const cg_problem *p, const cg_tuning *tune, w
                          "winograd: this layer's planes or transforms pass the kernels' 32-bit indices");
 }
 
-/* ---- the kernels ---- */
 
-static const char *const operand_names[3][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}, {"x", "dy", "dw"}};
-
-/* The 1-D transform of a dimension: its matrix as straight-line statements. */
-tmpl_value *wino_matrix_program(const wino_transform *t, cg_wino_stage matrix, int *inputs, int *outputs)
-{
-    wino_program prog;
-    const cg_q(*rows)[WINO_MAX_ALPHA] = wino_matrix_rows(t, matrix, outputs, inputs);
-    wino_program_build(rows, *outputs, *inputs, &prog);
-    return wino_program_value(&prog, "in", "p");
-}
-
-/* "BT of F(4,3): alpha 6, points 0, 1, -1, 1/2, -1/2, inf (20 additions, 8 multiplications)". */
-static void describe_matrix(const wino_transform *t, cg_wino_stage matrix, char *buf, size_t size)
-{
-    char f[160];
-    wino_program prog;
-    int nr, nc;
-    const cg_q(*rows)[WINO_MAX_ALPHA] = wino_matrix_rows(t, matrix, &nr, &nc);
-    wino_program_build(rows, nr, nc, &prog);
-    wino_describe(t, f, sizeof f);
-    snprintf(buf, size, "%s of %s (%d additions, %d multiplications)",
-             matrix == CG_WINO_AT ? "AT" : matrix == CG_WINO_G ? "G" : "BT", f, prog.adds, prog.multiplies);
-}
-
-int wino_op_matrices(const cg_wino_op *op, const cg_wino_stage **matrices)
-{
-    static const cg_wino_stage forward[] = {CG_WINO_BT, CG_WINO_AT}, accgrad[] = {CG_WINO_BT, CG_WINO_G, CG_WINO_AT};
-    *matrices = op->stage == CG_WINO_FUSED ? forward : op->stage == CG_WINO_FUSED_ACCGRAD ? accgrad : &op->stage;
-    return op->stage == CG_WINO_FUSED ? 2 : op->stage == CG_WINO_FUSED_ACCGRAD ? 3 : op->stage == CG_WINO_SUM ? 0 : 1;
-}
-
-/* One line per row of a matrix, for the header: "  [ 1 0 -21/4 ... ]". */
-static void matrix_lines(tmpl_value *h, const wino_transform *t, cg_wino_stage matrix)
-{
-    int nr, nc;
-    const cg_q(*rows)[WINO_MAX_ALPHA] = wino_matrix_rows(t, matrix, &nr, &nc);
-    for (int i = 0; i < nr; ++i) {
-        char line[512];
-        int used = snprintf(line, sizeof line, "  [");
-        for (int j = 0; j < nc && used > 0 && (size_t)used < sizeof line; ++j)
-            used += rows[i][j].den == 1
-                        ? snprintf(line + used, sizeof line - (size_t)used, " %lld", (long long)rows[i][j].num)
-                        : snprintf(line + used, sizeof line - (size_t)used, " %lld/%lld", (long long)rows[i][j].num,
-                                   (long long)rows[i][j].den);
-        cg_value_line(h, "%s ]", line);
-    }
-}
-
-tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
-                              const char *what)
-{
-    char text[200];
-    tmpl_value *h = tmpl_list();
-    bool fused = strcmp(s->algo, "winograd") != 0;
-    bool fused_kernel = op->stage == CG_WINO_FUSED || op->stage == CG_WINO_FUSED_ACCGRAD;
-    const char *template = op->stage == CG_WINO_FUSED           ? "winograd/winograd_fused.cu"
-                           : op->stage == CG_WINO_FUSED_ACCGRAD ? "winograd/winograd_fused_accgrad.cu"
-                           : op->stage == CG_WINO_SUM           ? "split_reduce.cu"
-                                                                : "winograd/winograd.cu";
-    cg_value_line(h, "convgen %s: %s%s algorithm, %s: %s", CG_GENERATOR_VERSION, s->algo, fused ? "" : " (non-fused)",
-                  convgen_pass_name(s->pass), what);
-    cg_value_line(h, "%s", "");
-    cg_value_line(h, "plan: %s = AT [ sum of (G %s G^T) . (BT %s B) ] A per tile, the sum %s", operand_names[s->pass][2],
-                  s->pass == CONVGEN_ACCGRAD ? "dy" : "w", s->pass == CONVGEN_BPROP ? "dy" : "x", s->plan[0]);
-    cg_value_line(h, "  %s", s->plan[1]);
-    if (s->chunks > 1)
-        cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
-                      (long long)s->batch);
-    const cg_wino_stage *matrices;
-    int count = wino_op_matrices(op, &matrices);
-    for (int d = s->first; d < CG_WINO_DIMS; ++d)
-        for (int i = 0; i < count; ++i) {
-            describe_matrix(&s->tf[d], matrices[i], text, sizeof text);
-            cg_value_line(h, "dimension %d: %lld tiles, %s:", d - s->first, (long long)op->tiles[d], text);
-            matrix_lines(h, &s->tf[d], matrices[i]);
-        }
-    cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1)%s", k->grid[0], k->grid[1], k->grid[2], k->block[0],
-                  fused_kernel || op->stage == CG_WINO_SUM ? "" : ": one thread per tile");
-    if (!fused)
-        cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,
-                      (long long)s->buffer[0], (long long)s->buffer[1], (long long)s->buffer[2]);
-    else
-        cg_value_line(h, "workspace: %lld bytes (%s)", (long long)s->workspace,
-                      s->pass != CONVGEN_ACCGRAD ? "the weights' transforms" : s->workspace ? "the runs' partial dw"
-                                                                                           : "none: one run of tiles");
-    cg_value_line(h, "%s", "");
-    cg_value_line(h, "Generated: do not edit. Change templates/%s or generator/winograd/winograd%s.c instead.", template,
-                  fused ? "_fused" : "");
-    return h;
-}
-
-/* Sets key to the magic division by d over [0, max_dividend]; false if it could not be made. */
-bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend)
-{
-    tmpl_value *v = cg_value_magic((uint32_t)d, max_dividend);
-    tmpl_map_set(ctx, key, v);
-    return v != NULL;
-}
-
-/* Row by row, the terms of `matrix` along the depth of op: [[{slice, negative, unit, magnitude}]]
- * for templates/winograd/winograd.cu, which combines a volume tile's slices by one row. */
-static tmpl_value *depth_rows(const wino_transform *t, cg_wino_stage matrix)
-{
-    int nr, nc;
-    const cg_q(*rows)[WINO_MAX_ALPHA] = wino_matrix_rows(t, matrix, &nr, &nc);
-    tmpl_value *list = tmpl_list();
-    for (int i = 0; i < nr; ++i) {
-        tmpl_value *terms = tmpl_list();
-        for (int j = 0; j < nc; ++j) {
-            cg_q c = rows[i][j];
-            if (c.num == 0)
-                continue;
-            tmpl_value *term = wino_coef_value(c);
-            tmpl_set_int(term, "slice", j);
-            tmpl_list_push(terms, term);
-        }
-        tmpl_list_push(list, terms);
-    }
-    return list;
-}
-
-/* The keys of a volume's depth (3-D layers): its matrix row by row, extent, tiles, the magic
- * divisions that split the thread index, and for tiles their step and offset. The kernel has
- * `count` threads, the depth's element (tiles) or output (AT) outermost. */
+/* The keys of a volume's depth (3-D layers): its matrix (row by row for tiles, column by column
+ * for AT), extent, tiles, the magic divisions that split the thread index, and for tiles their
+ * step and offset. A tile kernel has `count` threads, the depth's element outermost; the output
+ * kernel one per (row, outer, tile), which makes every output along the depth. */
 static bool depth_context(tmpl_value *ctx, const wino_spec *s, const cg_wino_op *op, int64_t count)
 {
     int inputs, outputs;
@@ -305,9 +184,9 @@ static bool depth_context(tmpl_value *ctx, const wino_spec *s, const cg_wino_op 
     const wino_transform *t = &s->tf[0];
     int64_t plane_tiles = op->tiles[1] * op->tiles[2], tile_count = op->tiles[0] * plane_tiles;
     wino_matrix_rows(t, op->stage, &outputs, &inputs);
-    describe_matrix(t, op->stage, describe, sizeof describe);
+    wino_describe_matrix(t, op->stage, describe, sizeof describe);
     tmpl_set_bool(ctx, "volume", true);
-    tmpl_map_set(ctx, "depth_rows", depth_rows(t, op->stage));
+    tmpl_map_set(ctx, "depth_rows", wino_depth_terms(t, op->stage, op->stage == CG_WINO_AT));
     tmpl_set_str(ctx, "depth_describe", describe);
     tmpl_set_int(ctx, "depth", op->size[0]);
     tmpl_set_int(ctx, "depth_span", inputs);
@@ -315,7 +194,7 @@ static bool depth_context(tmpl_value *ctx, const wino_spec *s, const cg_wino_op 
     tmpl_set_int(ctx, "plane_tiles", plane_tiles);
     bool ok = wino_set_div(ctx, "plane_tiles_div", plane_tiles, tile_count - 1);
     if (op->stage == CG_WINO_AT)
-        return ok && wino_set_div(ctx, "rows_div", op->rows, count / (op->outer * tile_count) - 1);
+        return ok;
     tmpl_set_int(ctx, "depth_step", op->step[0]);
     tmpl_set_int(ctx, "depth_offset", op->offset[0]);
     return ok && wino_set_div(ctx, "channels_div", op->channels, count / (op->outer * tile_count) - 1);
@@ -356,7 +235,7 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
         tmpl_set_int(ctx, key, inputs);
         snprintf(key, sizeof key, "outs%d", d - 1);
         tmpl_set_int(ctx, key, outputs);
-        describe_matrix(&s->tf[d], op->stage, describe, sizeof describe);
+        wino_describe_matrix(&s->tf[d], op->stage, describe, sizeof describe);
         snprintf(key, sizeof key, "describe%d", d - 1);
         tmpl_set_str(ctx, key, describe);
     }
@@ -394,15 +273,6 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
     return ctx;
 }
 
-cg_kernel *wino_add_kernel_step(const cg_kernel_op *op, int phase, cg_generated *out)
-{
-    cg_step *st = &out->steps[out->step_count++];
-    *st = (cg_step){.kind = CG_STEP_KERNEL, .phase = phase, .kernel = out->kernel_count++, .op = *op};
-    cg_kernel *k = &out->kernels[st->kernel];
-    k->grid[0] = k->grid[1] = k->grid[2] = 1;
-    k->block[0] = k->block[1] = k->block[2] = 1;
-    return k;
-}
 
 /* Appends a transform kernel step doing op in `phase` on operand in0 or in1 (`operand`; the output
  * for op AT), named convgen_winograd_<pass>_<part>. */
@@ -413,8 +283,10 @@ convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int 
     step.wino.operand = operand;
     cg_kernel *k = wino_add_kernel_step(&step, phase, out);
     snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
-    /* one thread per tile and element along the depth (AT: output along it; 1 for 2-D layers) */
-    int64_t along_depth = op->stage == CG_WINO_AT ? s->tf[0].m : s->tf[0].alpha;
+    if (wino_volume_tiles(s, &step.wino))
+        return wino_volume_tiles_kernel(s, &step.wino, what, k);
+    /* one thread per tile and element along the depth (1 for 2-D layers; AT: per tile) */
+    int64_t along_depth = op->stage == CG_WINO_AT ? 1 : s->tf[0].alpha;
     int64_t count = along_depth * (op->stage == CG_WINO_AT ? op->rows : op->channels) * op->outer * op->tiles[0] *
                     op->tiles[1] * op->tiles[2];
     k->grid[0] = (unsigned)wino_div_up(count, THREADS);
@@ -532,7 +404,7 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
     const int64_t flipped[] = {s->kernel[0] - 1 - s->pad[0], s->kernel[1] - 1 - s->pad[1], s->kernel[2] - 1 - s->pad[2]};
     const int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
     const int64_t *data_size = bprop ? s->out : s->in, *out_size = bprop ? s->in : s->out;
-    const char *const *names = operand_names[s->pass];
+    const char *const *names = wino_operand_names(s->pass);
     char part[32], what[64];
 
     /* U [e][c][k]; for bprop with convgen's GEMM [e][k][c] (w's planes read as [c][k]), so that

@@ -82,8 +82,21 @@ int wino_op_matrices(const cg_wino_op *op, const cg_wino_stage **matrices);
  * workspace. */
 tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
                               const char *what);
+/* The pass's operands: data, weights (accgrad: dy) and result, as the headers name them. */
+const char *const *wino_operand_names(convgen_pass pass);
 /* Sets key to the magic division by d over [0, max_dividend]; false if it could not be made. */
 bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend);
+/* "BT of F(4,3): alpha 6, points ... (20 additions, 8 multiplications)" into buf. */
+void wino_describe_matrix(const wino_transform *t, cg_wino_stage matrix, char *buf, size_t size);
+/* The nonzero terms of `matrix` of t as template values: row by row ([[{slice, negative, unit,
+ * magnitude}]]), or column by column ([[{row, ...}]]) where `by_column`. */
+tmpl_value *wino_depth_terms(const wino_transform *t, cg_wino_stage matrix, bool by_column);
+/* Whether op's transform kernel is winograd_volume.cu's: the tiles of a 3-D layer's data
+ * volumes (BT, or G for accgrad's dy), more than one tile a volume. */
+bool wino_volume_tiles(const wino_spec *s, const cg_wino_op *op);
+/* Fills kernel k (named, its step appended) with winograd_volume.cu's transform of op's tiles;
+ * `what` says what they are, for the header. */
+convgen_status wino_volume_tiles_kernel(const wino_spec *s, const cg_wino_op *op, const char *what, cg_kernel *k);
 
 /* The tiles of volumes of `size` through matrix CG_WINO_BT or CG_WINO_G of the spec's transforms,
  * tile t of each dimension from t * step - offset, into the spec's buffer `buffer` (WINO_U or

@@ -6,11 +6,13 @@
     output: the GEMMs' products of one (row, outer, tile) through AT the same way, stored into
             the tile's outputs of the plane, clipped at its edges, through a per-warp staging
             row so that the stores coalesce.
-    A volume (3-D layers) adds a depth dimension in front: one thread per tile and element e0
-    along depth (outputs: per output a along depth), which first combines the tile's slices by
-    row e0 (a) of the depth matrix into one plane tile and then runs the plane's transforms
-    above on it. So no thread holds a whole volume tile (alpha^3 values) in registers; the
-    slices it reads again are L1 hits.
+    A volume (3-D layers) adds a depth dimension in front. A single-tile plane (the weights')
+    takes one thread per element e0 along depth, which combines the tile's slices by row e0 of
+    the depth matrix into one plane tile and runs the plane's transforms above on it, so no
+    thread holds a whole volume tile (alpha^3 values); the tiles of a data volume have a kernel
+    of their own (winograd/winograd_volume.cu). The output takes one thread per tile: it reads
+    each element slice once, runs the plane's AT on it and adds the result into the m0 output
+    planes it feeds (m0 m1 m2 sums in registers).
     The transform programs are wino_program()s: sums with the coefficients folded in. -#}
 {%- include "common.cuh" -%}
 {%- include "winograd/winograd.cuh" -%}
@@ -108,28 +110,39 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const bool active = g < {{ count }}u;
     const unsigned at = active ? g : {{ count - 1 }}u;
 {%- if volume %}
-    // at = (a, row, column): a the output along depth this thread makes, outermost so that a
-    // warp's threads share it; the column = (outer, tile), the tile = (tz, t0, t1)
-    const unsigned slab = {{ udiv("at", columns_div) }}, column = at - slab * {{ columns }}u;
-    const unsigned a = {{ udiv("slab", rows_div) }}, row = slab - a * {{ rows }}u;
+    // at = (row, column), the column = (outer, tile), the tile = (tz, t0, t1)
+    const unsigned row = {{ udiv("at", columns_div) }}, column = at - row * {{ columns }}u;
     const unsigned outer = {{ udiv("column", tiles_div) }}, tile = column - outer * {{ tiles }}u;
     const unsigned tz = {{ udiv("tile", plane_tiles_div) }}, flat = tile - tz * {{ plane_tiles }}u;
     const unsigned t0 = {{ udiv("flat", tiles1_div) }}, t1 = flat - t0 * {{ tiles1 }}u;
-    const float *__restrict__ src = workspace + {{ buffer }}ull + (at - a * {{ e_stride }}u);
-    // Row a of {{ depth_describe }}:
-    // the tile's element slices combined into one plane of elements.
-    float d[{{ span0 }}][{{ span1 }}];
-    switch (a) {
-{%- for row in depth_rows %}
-    case {{ loop.index0 }}u:
+    const float *__restrict__ src = workspace + {{ buffer }}ull + at;
+    // The tile's element slices one at a time, each read once: through the plane's transforms,
+    // then added into the output planes by column e0 of {{ depth_describe }}.
+    float acc[{{ depth_outs }}][{{ outs0 }}][{{ outs1 }}] = {};
+{%- for column in depth_rows %}
+{%- set e0 = loop.index0 %}
+    {
+        float d[{{ span0 }}][{{ span1 }}];
 {%- for i in range(span0) %}
 {%- for j in range(span1) %}
-        d[{{ i }}][{{ j }}] = {% for t in row %}{{ wino_scaled(t, loop.first, "src[" ~ ((t.slice * span0 + i) * span1 + j) * e_stride ~ "ull]") }}{% endfor %};
+        d[{{ i }}][{{ j }}] = src[{{ ((e0 * span0 + i) * span1 + j) * e_stride }}ull];
 {%- endfor %}
 {%- endfor %}
-        break;
+{{- wino_rows(prog1, span0, span1, outs1, "u", "        ") }}
+{%- for j in range(outs1) %}
+        {
+            {{ wino_column_in(span0, "u", j) }}
+            float v[{{ outs0 }}];
+{{- wino_program(prog0, "v", "            ") }}
+{%- for t in column %}
+{%- for i in range(outs0) %}
+            acc[{{ t.row }}][{{ i }}][{{ j }}] = acc[{{ t.row }}][{{ i }}][{{ j }}]{{ wino_scaled(t, false, "v[" ~ i ~ "]") }};
+{%- endfor %}
+{%- endfor %}
+        }
 {%- endfor %}
     }
+{%- endfor %}
 {%- else %}
     // at = (row, column), the column = (outer, tile), the tile = (t0, t1)
     const unsigned row = {{ udiv("at", columns_div) }}, column = at - row * {{ columns }}u;
@@ -145,22 +158,17 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endif %}
 {%- endif %}
 
+{%- if stage == "tiles" or not volume %}
+
     // Dimension {{ 2 if volume else 1 }}, row by row: {{ describe1 }}
 {{- wino_rows(prog1, span0, span1, outs1, "u", "    ") }}
     // Dimension {{ 1 if volume else 0 }}, column by column: {{ describe0 }}
+{%- endif %}
 {%- if stage == "tiles" %}
     float *__restrict__ dst = workspace + {{ buffer }}ull + g{{ (" + (size_t)e0 * " ~ (outs0 * outs1 - 1) * e_stride ~ "ull") if volume }};
-{%- for j in range(outs1) %}
-    {
-        {{ wino_column_in(span0, "u", j) }}
-        float v[{{ outs0 }}];
-{{- wino_program(prog0, "v", "        ") }}
-{%- for i in range(outs0) %}
-        dst[{{ (i * outs1 + j) * e_stride }}ull] = v[{{ i }}];
-{%- endfor %}
-    }
-{%- endfor %}
+{{- wino_columns_store(prog0, span0, outs0, outs1, "u", "dst", e_stride, "ull", "    ") }}
 {%- else %}
+{%- if not volume %}
 {%- for j in range(outs1) %}
     float r{{ j }}[{{ outs0 }}]; // column {{ j }} of the tile's outputs
     {
@@ -168,22 +176,23 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {{- wino_program(prog0, "r" ~ j, "        ") }}
     }
 {%- endfor %}
+{%- endif %}
 
     // The stores go through shared memory one output row at a time, so that a warp writes its
     // tiles' rows in contiguous runs rather than {{ outs1 }}-float pieces {{ outs1 }} floats apart.
     __shared__ float stage[{{ threads // 32 }}][{{ 32 * outs1 }}];
     float *__restrict__ mine = stage[threadIdx.x >> 5];
     const unsigned lane = threadIdx.x & 31u;
+{%- set planes = depth_outs if volume else 1 %}
 {%- if volume %}
-    // Where this lane's plane of the tile starts{{ " (the volume reversed: its last point)" if flip }}, and how many of its rows and columns are inside.
-    const unsigned z = tz * {{ depth_outs }}u + a;
-    const long long start = (long long)outer * {{ outer_stride }}ll + (long long)row * {{ row_stride }}ll + {{ (points - 1) ~ " - " if flip }}(long long)(z * {{ height * width }}u + t0 * {{ outs0 * width }}u + t1 * {{ outs1 }}u);
-    const int rows_in = active && z < {{ depth }}u ? min({{ outs0 }}, {{ height }} - (int)(t0 * {{ outs0 }}u)) : 0;
+    // Where this lane's tile starts{{ " (the volume reversed: its last point)" if flip }}, and how many of its planes, rows and columns are inside.
+    const long long start = (long long)outer * {{ outer_stride }}ll + (long long)row * {{ row_stride }}ll + {{ (points - 1) ~ " - " if flip }}(long long)(tz * {{ depth_outs * height * width }}u + t0 * {{ outs0 * width }}u + t1 * {{ outs1 }}u);
+    const int planes_in = active ? min({{ depth_outs }}, {{ depth }} - (int)(tz * {{ depth_outs }}u)) : 0;
 {%- else %}
     // Where this lane's tile starts{{ " (the plane reversed: its last point)" if flip }}, and how many of its rows and columns are inside.
     const long long start = (long long)outer * {{ outer_stride }}ll + (long long)row * {{ row_stride }}ll + {{ (height * width - 1) ~ " - " if flip }}(long long)(t0 * {{ outs0 * width }}u + t1 * {{ outs1 }}u);
-    const int rows_in = active ? min({{ outs0 }}, {{ height }} - (int)(t0 * {{ outs0 }}u)) : 0;
 {%- endif %}
+    const int rows_in = active ? min({{ outs0 }}, {{ height }} - (int)(t0 * {{ outs0 }}u)) : 0;
     const int columns_in = min({{ outs1 }}, {{ width }} - (int)(t1 * {{ outs1 }}u));
     // Element lane + 32 q of a staged row is column b_q of lane from_q's tile.
 {%- for q in range(outs1) %}
@@ -191,17 +200,22 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const int b{{ q }} = (int)(lane + {{ 32 * q }}u - from{{ q }} * {{ outs1 }}u);
     const long long start{{ q }} = __shfl_sync(0xffffffffu, start, from{{ q }});
     const int rows{{ q }} = __shfl_sync(0xffffffffu, rows_in, from{{ q }});
+{%- if volume %}
+    const int planes{{ q }} = __shfl_sync(0xffffffffu, planes_in, from{{ q }});
+{%- endif %}
     const bool inside{{ q }} = b{{ q }} < __shfl_sync(0xffffffffu, columns_in, from{{ q }});
 {%- endfor %}
+{%- for z in range(planes) %}
 {%- for a in range(outs0) %}
     __syncwarp();
 {%- for j in range(outs1) %}
-    mine[lane * {{ outs1 }}u + {{ j }}u] = r{{ j }}[{{ a }}];
+    mine[lane * {{ outs1 }}u + {{ j }}u] = {{ ("acc[" ~ z ~ "][" ~ a ~ "][" ~ j ~ "]") if volume else ("r" ~ j ~ "[" ~ a ~ "]") }};
 {%- endfor %}
     __syncwarp();
 {%- for q in range(outs1) %}
-    if ({{ a }} < rows{{ q }} && inside{{ q }})
-        out[start{{ q }} {{ "-" if flip else "+" }} ({{ a * width }} + b{{ q }})] = mine[lane + {{ 32 * q }}u];
+    if ({{ (z ~ " < planes" ~ q ~ " && ") if volume }}{{ a }} < rows{{ q }} && inside{{ q }})
+        out[start{{ q }} {{ "-" if flip else "+" }} ({{ z * height * width + a * width }} + b{{ q }})] = mine[lane + {{ 32 * q }}u];
+{%- endfor %}
 {%- endfor %}
 {%- endfor %}
 {%- endif %}

@@ -38,20 +38,27 @@
 const float in[{{ rows }}] = { {% for i in range(rows) %}{{ ", " if not loop.first }}{{ prefix }}{{ i }}[{{ j }}]{% endfor %} };
 {%- endmacro -%}
 
+{#- Dimension 0 of a 2-D transform column by column: column j of the rows' results `prefix`i[j]
+    through prog, result (i, j) of the outs0 x outs1 to dst[(i outs1 + j) stride], the offset a
+    literal with `suffix` ("u", or "ull" past 32 bits). -#}
+{%- macro wino_columns_store(prog, rows, outs0, outs1, prefix, dst, stride, suffix, indent) -%}
+{%- for j in range(outs1) %}
+{{ indent }}{
+{{ indent }}    {{ wino_column_in(rows, prefix, j) }}
+{{ indent }}    float v[{{ outs0 }}];
+{{- wino_program(prog, "v", indent ~ "    ") }}
+{%- for i in range(outs0) %}
+{{ indent }}    {{ dst }}[{{ (i * outs1 + j) * stride }}{{ suffix }}] = v[{{ i }}];
+{%- endfor %}
+{{ indent }}}
+{%- endfor %}
+{%- endmacro -%}
+
 {#- d (`rows` x `cols`) through prog1 along dimension 1 row by row, then prog0 along dimension 0
     column by column; result (i, j) of the outs0 x outs1 goes to dst[(i outs1 + j) stride]. -#}
 {%- macro wino_2d_store(prog1, prog0, rows, cols, outs1, outs0, dst, stride, indent) -%}
 {{- wino_rows(prog1, rows, cols, outs1, "w", indent) }}
-{%- for j in range(outs1) %}
-{{ indent }}{
-{{ indent }}    {{ wino_column_in(rows, "w", j) }}
-{{ indent }}    float v[{{ outs0 }}];
-{{- wino_program(prog0, "v", indent ~ "    ") }}
-{%- for i in range(outs0) %}
-{{ indent }}    {{ dst }}[{{ (i * outs1 + j) * stride }}u] = v[{{ i }}];
-{%- endfor %}
-{{ indent }}}
-{%- endfor %}
+{{- wino_columns_store(prog0, rows, outs0, outs1, "w", dst, stride, "u", indent) }}
 {%- endmacro -%}
 
 {#- The fused kernels' tile (t0, t1) of image n for column `tile` of the batch's {{ columns }} (image,

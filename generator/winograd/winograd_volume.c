@@ -1,0 +1,187 @@
+/* The tile transforms of a 3-D layer's data volumes (templates/winograd/winograd_volume.cu): BT of
+ * x's (dy's for bprop) tiles, and accgrad's G of dy's.
+ *
+ * A volume tile of F(4,3)^3 spans 6^3 points and has 216 elements: too many for one thread's
+ * registers, and a thread per element slice e0 (winograd.cu's way, kept for the weights' single
+ * tiles) reads each point of the volume about 20 times (6 slices x 3.4 for the overlap of the
+ * tiles), which held the transform of U1's x to 37% of the copy rate. Here a block takes a brick:
+ * rows of tiles of one tile along the depth, of one (channel, outer) volume. Phase A combines the
+ * brick's slices along the depth (each point read once, coalesced) into alpha0 element planes in
+ * shared memory, phase B runs the plane's transform for each (e0, tile): 36 reads of shared memory
+ * for 36 outputs, stored where the GEMMs read them, consecutive threads on consecutive tiles. */
+#include <stdio.h>
+#include <string.h>
+
+#include "generate.h"
+#include "templates.h"
+#include "template/tmpl.h"
+#include "util.h"
+#include "winograd_plan.h"
+
+enum {
+    VOLUME_THREADS = 128,
+    BRICK_TILES = 64,              /* the tiles a brick aims at: 3 (e0, tile) tasks a thread for F(4,3) */
+    BRICK_SHARED = 48 * 1024,      /* the element planes, in static shared memory */
+    BANK_RUN = 32,                 /* a row of the planes gets one float of padding per 32 */
+};
+
+/* A brick's shape and its element planes in shared memory. */
+typedef struct brick {
+    int64_t tiles0, tiles1;     /* tile rows and tiles per row */
+    int64_t rows, columns;      /* the region of a slice it reads */
+    int64_t pitch;              /* floats per row of a plane: the columns, padded */
+    int64_t alpha0, span0;      /* the element planes (rows of the depth matrix) and the slices read */
+} brick;
+
+static int64_t brick_floats(const brick *b) { return b->alpha0 * b->rows * b->pitch; }
+
+static void brick_region(const cg_wino_op *op, int span1, int span2, brick *b)
+{
+    b->rows = (b->tiles0 - 1) * op->step[1] + span1;
+    b->columns = (b->tiles1 - 1) * op->step[2] + span2;
+    b->pitch = b->columns + (b->columns - 1) / BANK_RUN + 1;
+}
+
+/* Whole rows of tiles where a row has at most BRICK_TILES (then the brick's tiles are contiguous in
+ * the GEMMs' order), as many rows as make about BRICK_TILES; else runs of 32 of one row. Smaller
+ * until the planes fit BRICK_SHARED. */
+static bool choose_brick(const cg_wino_op *op, int alpha0, int span0, int span1, int span2, brick *b)
+{
+    b->alpha0 = alpha0, b->span0 = span0;
+    if (op->tiles[2] <= BRICK_TILES) {
+        b->tiles1 = op->tiles[2];
+        b->tiles0 = wino_div_up(BRICK_TILES, b->tiles1);
+        if (b->tiles0 > op->tiles[1])
+            b->tiles0 = op->tiles[1];
+    } else {
+        b->tiles1 = 32, b->tiles0 = 1;
+    }
+    for (;;) {
+        brick_region(op, span1, span2, b);
+        if (brick_floats(b) * 4 <= BRICK_SHARED)
+            return true;
+        if (b->tiles0 > 1)
+            --b->tiles0;
+        else if (b->tiles1 > 1)
+            b->tiles1 = (b->tiles1 + 1) / 2;
+        else
+            return false;
+    }
+}
+
+/* The plane's dimensions (1 and 2 of the op) as the template's 0 and 1: programs, spans, outputs,
+ * steps and offsets. */
+static void plane_keys(tmpl_value *ctx, const wino_spec *s, const cg_wino_op *op, int span[3], int outs[3])
+{
+    for (int d = 1; d < CG_WINO_DIMS; ++d) {
+        char key[16], describe[200];
+        snprintf(key, sizeof key, "prog%d", d - 1);
+        tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], op->stage, &span[d], &outs[d]));
+        snprintf(key, sizeof key, "span%d", d - 1);
+        tmpl_set_int(ctx, key, span[d]);
+        snprintf(key, sizeof key, "outs%d", d - 1);
+        tmpl_set_int(ctx, key, outs[d]);
+        snprintf(key, sizeof key, "step%d", d - 1);
+        tmpl_set_int(ctx, key, op->step[d]);
+        snprintf(key, sizeof key, "offset%d", d - 1);
+        tmpl_set_int(ctx, key, op->offset[d]);
+        wino_describe_matrix(&s->tf[d], op->stage, describe, sizeof describe);
+        snprintf(key, sizeof key, "describe%d", d - 1);
+        tmpl_set_str(ctx, key, describe);
+    }
+}
+
+/* The blocks: one per brick of every tile along the depth of every (channel, outer) volume. */
+static int64_t brick_blocks(const cg_wino_op *op, const brick *b)
+{
+    return op->channels * op->outer * wino_div_up(op->tiles[1], b->tiles0) * wino_div_up(op->tiles[2], b->tiles1) *
+           op->tiles[0];
+}
+
+/* The brick's keys and the magic divisions that split the block and task indices. */
+static bool brick_keys(tmpl_value *ctx, const cg_wino_op *op, const brick *b)
+{
+    int64_t bricks0 = wino_div_up(op->tiles[1], b->tiles0), bricks1 = wino_div_up(op->tiles[2], b->tiles1);
+    int64_t pairs = op->channels * op->outer, tasks = b->alpha0 * b->tiles0 * b->tiles1, blocks = brick_blocks(op, b);
+    tmpl_set_int(ctx, "brick0", b->tiles0);
+    tmpl_set_int(ctx, "brick1", b->tiles1);
+    tmpl_set_int(ctx, "bricks0", bricks0);
+    tmpl_set_int(ctx, "bricks1", bricks1);
+    tmpl_set_int(ctx, "region_rows", b->rows);
+    tmpl_set_int(ctx, "region_columns", b->columns);
+    tmpl_set_int(ctx, "pitch", b->pitch);
+    tmpl_set_int(ctx, "bank_run", BANK_RUN);
+    tmpl_set_int(ctx, "shared_floats", brick_floats(b));
+    tmpl_set_int(ctx, "column_tasks", b->rows * b->columns);
+    tmpl_set_int(ctx, "tile_tasks", tasks);
+    /* block = ((pair, b0), b1), tz: tz fastest, so that the blocks running together share slices */
+    return wino_set_div(ctx, "tz_div", op->tiles[0], blocks - 1) &&
+           wino_set_div(ctx, "bricks1_div", bricks1, blocks / op->tiles[0] - 1) &&
+           wino_set_div(ctx, "bricks0_div", bricks0, pairs * bricks0 - 1) &&
+           wino_set_div(ctx, "outer_div", op->outer, pairs - 1) &&
+           wino_set_div(ctx, "columns_div", b->columns, b->rows * b->columns - 1) &&
+           wino_set_div(ctx, "plane_tasks_div", b->tiles0 * b->tiles1, tasks - 1) &&
+           wino_set_div(ctx, "brick1_div", b->tiles1, b->tiles0 * b->tiles1 - 1);
+}
+
+/* The keys of the volumes, the depth's matrix and the layout of the transforms. */
+static tmpl_value *volume_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op, const char *what,
+                                  const int span[3], const int outs[3])
+{
+    char describe[200];
+    int64_t tile_count = op->tiles[0] * op->tiles[1] * op->tiles[2];
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", wino_header_lines(s, k, op, what));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_int(ctx, "threads", VOLUME_THREADS);
+    tmpl_set_str(ctx, "source", op->operand ? "in1" : "in0");
+    tmpl_set_bool(ctx, "flip", op->flip);
+    tmpl_set_bool(ctx, "planes_transposed", op->planes_transposed);
+    tmpl_set_int(ctx, "buffer", op->buffer / 4);
+    tmpl_set_int(ctx, "channels", op->channels);
+    tmpl_set_int(ctx, "outer_count", op->outer);
+    tmpl_set_int(ctx, "depth", op->size[0]);
+    tmpl_set_int(ctx, "height", op->size[1]);
+    tmpl_set_int(ctx, "width", op->size[2]);
+    tmpl_set_int(ctx, "points", op->size[0] * op->size[1] * op->size[2]);
+    tmpl_set_int(ctx, "tiles", tile_count);
+    tmpl_set_int(ctx, "tiles_z", op->tiles[0]);
+    tmpl_set_int(ctx, "tiles0", op->tiles[1]);
+    tmpl_set_int(ctx, "tiles1", op->tiles[2]);
+    tmpl_set_int(ctx, "e_stride", op->outer * op->channels * tile_count);
+    tmpl_set_int(ctx, "plane_elements", outs[1] * outs[2]);
+    tmpl_map_set(ctx, "depth_rows", wino_depth_terms(&s->tf[0], op->stage, false));
+    wino_describe_matrix(&s->tf[0], op->stage, describe, sizeof describe);
+    tmpl_set_str(ctx, "depth_describe", describe);
+    tmpl_set_int(ctx, "depth_span", span[0]);
+    tmpl_set_int(ctx, "depth_alpha", outs[0]);
+    tmpl_set_int(ctx, "depth_step", op->step[0]);
+    tmpl_set_int(ctx, "depth_offset", op->offset[0]);
+    return ctx;
+}
+
+convgen_status wino_volume_tiles_kernel(const wino_spec *s, const cg_wino_op *op, const char *what, cg_kernel *k)
+{
+    int span[3], outs[3];
+    wino_matrix_rows(&s->tf[0], op->stage, &outs[0], &span[0]);
+    for (int d = 1; d < CG_WINO_DIMS; ++d)
+        wino_matrix_rows(&s->tf[d], op->stage, &outs[d], &span[d]);
+    brick b;
+    if (!choose_brick(op, outs[0], span[0], span[1], span[2], &b))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: a tile's element planes (%d x %d x %d floats) pass %d "
+                       "bytes of shared memory", outs[0], span[1], span[2], BRICK_SHARED);
+    int64_t blocks = brick_blocks(op, &b);
+    if (blocks > INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd: %lld bricks of tiles pass the grid's 32-bit index",
+                       (long long)blocks);
+    k->grid[0] = (unsigned)blocks;
+    k->block[0] = VOLUME_THREADS;
+    tmpl_value *ctx = volume_context(s, k, op, what, span, outs);
+    plane_keys(ctx, s, op, span, outs);
+    bool ok = brick_keys(ctx, op, &b);
+    convgen_status st = !ok           ? (convgen_status)CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
+                        : tmpl_ok(ctx) ? cg_render_template("winograd/winograd_volume.cu", ctx, &k->source)
+                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a winograd context");
+    tmpl_unref(ctx);
+    return st;
+}
