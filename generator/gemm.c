@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "gemm.h"
+#include "gemm_skinny.h"
 #include "templates.h"
 #include "template/tmpl.h"
 #include "util.h"
@@ -56,6 +57,8 @@ static int block_side(const cg_gemm_step *g, int64_t extent)
 
 bool cg_gemm_kernel_takes(const cg_gemm_step *g)
 {
+    if (cg_gemm_skinny_takes(g))
+        return true;
     char plain = 'N', flipped = g->real ? 'T' : 'C';
     int64_t elem = g->real ? 4 : 8, group = interleaved(g) ? GROUP : 1, bn = block_side(g, g->n);
     if ((g->transa != plain && g->transa != flipped) || (g->transb != plain && g->transb != flipped) ||
@@ -126,6 +129,8 @@ static const char *op_text(char op)
 
 convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k)
 {
+    if (cg_gemm_skinny_takes(g))
+        return cg_gemm_skinny_kernel(g, header, k);
     if (!cg_gemm_kernel_takes(g))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the generated GEMM does not take this step (%lld x %lld x %lld, "
                        "%lld of them, inc %lld): see cg_gemm_kernel_takes", (long long)g->m, (long long)g->n,

@@ -1,0 +1,93 @@
+/* convgen's GEMM for a short sum and few columns (gemm_skinny.h): C[m x n] = A op(B) with n <= 32
+ * and a sum of k <= 64, m large: Winograd's products for layers of few channels (U1: 216 GEMMs
+ * of 65536 tiles x 32 output channels, a sum over 32 input channels).
+ *
+ * Such a GEMM moves 4 (k + n) bytes per row of C for 2 n k FLOPs (8 FLOP a byte at n = k = 32),
+ * so it is bound by reading A and writing C, which the tiled kernel (gemm.c), 64 or 128 rows by
+ * 64 or 128 columns, half empties at n = 32, and cuBLAS ran at half the copy rate (U1 fprop on an
+ * H200: 1.79 ms against 0.86 ms for its bytes). Here op(B) (at most 64 x 32 floats) sits in
+ * shared memory, read by every thread as the same float4s (broadcasts), and each thread makes
+ * ROWS whole rows of C: per step of the sum ROWS loads of A (consecutive threads on consecutive
+ * rows, so every load and store of a warp is 128 contiguous bytes) and ROWS x n multiply-adds. */
+#include "gemm_skinny.h"
+
+#include <stdio.h>
+
+#include "templates.h"
+#include "util.h"
+#include "values.h"
+
+enum {
+    SKINNY_THREADS = 128,
+    SKINNY_MAX_N = 32,     /* columns of C: a thread's sums are ROWS x n <= 64 */
+    SKINNY_MAX_K = 64,     /* the sum: op(B) in static shared memory, the loop unrolled */
+    SKINNY_SUMS = 64,      /* a thread's sums */
+};
+
+bool cg_gemm_skinny_takes(const cg_gemm_step *g)
+{
+    return g->real && g->inc <= 1 && g->transa == 'N' && (g->transb == 'N' || g->transb == 'T') && !g->accumulate &&
+           g->n >= 1 && g->n <= SKINNY_MAX_N && g->k >= 1 && g->k <= SKINNY_MAX_K && g->m >= 1 &&
+           g->batch >= 1 && g->batch <= 65535 && g->a_offset % 4 == 0 && g->b_offset % 4 == 0 &&
+           g->c_offset % 4 == 0 && g->lda >= g->m && g->ldc >= g->m &&
+           /* every element index of an entry in 32 bits (the entries' offsets are 64-bit) */
+           g->m + (g->k - 1) * g->lda < INT32_MAX / 2 && g->m + (g->n - 1) * g->ldc < INT32_MAX / 2;
+}
+
+/* Rows of C a thread makes: a power of two, ROWS x n (n rounded up to 4) within SKINNY_SUMS. */
+static int rows_per_thread(int64_t n4)
+{
+    int rows = 1;
+    while (2 * rows * n4 <= SKINNY_SUMS)
+        rows *= 2;
+    return rows;
+}
+
+convgen_status cg_gemm_skinny_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k)
+{
+    int64_t n4 = (g->n + 3) / 4 * 4;
+    int rows = rows_per_thread(n4);
+    int64_t block_rows = (int64_t)rows * SKINNY_THREADS, blocks = (g->m + block_rows - 1) / block_rows;
+    k->grid[0] = (unsigned)blocks, k->grid[1] = 1, k->grid[2] = (unsigned)g->batch;
+    k->block[0] = SKINNY_THREADS, k->block[1] = k->block[2] = 1;
+    cg_value_line(header, "GEMM: C[%lld x %lld] = A op(B), column-major, op(B) = B%s, sums of %lld, %lld of them (the "
+                  "transform elements)", (long long)g->m, (long long)g->n, g->transb == 'T' ? "^T" : "",
+                  (long long)g->k, (long long)g->batch);
+    cg_value_line(header, "  A at float %lld (lda %lld, %lld apart), B at %lld (ldb %lld, %lld apart), C at %lld "
+                  "(ldc %lld, %lld apart)", (long long)(g->a_offset / 4), (long long)g->lda, (long long)g->a_stride,
+                  (long long)(g->b_offset / 4), (long long)g->ldb, (long long)g->b_stride, (long long)(g->c_offset / 4),
+                  (long long)g->ldc, (long long)g->c_stride);
+    cg_value_line(header, "skinny: op(B) in shared memory, %d whole rows of C a thread (%d threads a block); launch: "
+                  "grid (%u, 1, %u), block (%u, 1, 1)", rows, SKINNY_THREADS, k->grid[0], k->grid[2], k->block[0]);
+    cg_value_line(header, "%s", "");
+    cg_value_line(header, "%s", "Generated: do not edit. Change templates/gemm_skinny.cu or generator/gemm_skinny.c "
+                  "instead.");
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", header);
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_int(ctx, "threads", SKINNY_THREADS);
+    tmpl_set_int(ctx, "rows", rows);
+    tmpl_set_int(ctx, "m", g->m);
+    tmpl_set_int(ctx, "n", g->n);
+    tmpl_set_int(ctx, "n4", n4);
+    tmpl_set_int(ctx, "k", g->k);
+    tmpl_set_bool(ctx, "b_transposed", g->transb == 'T');
+    tmpl_set_int(ctx, "a_offset", g->a_offset / 4);
+    tmpl_set_int(ctx, "b_offset", g->b_offset / 4);
+    tmpl_set_int(ctx, "c_offset", g->c_offset / 4);
+    tmpl_set_int(ctx, "lda", g->lda);
+    tmpl_set_int(ctx, "ldb", g->ldb);
+    tmpl_set_int(ctx, "ldc", g->ldc);
+    tmpl_set_int(ctx, "a_stride", g->a_stride);
+    tmpl_set_int(ctx, "b_stride", g->b_stride);
+    tmpl_set_int(ctx, "c_stride", g->c_stride);
+    tmpl_value *div = cg_value_magic((uint32_t)n4, g->k * n4 - 1);
+    bool ok = div != NULL;
+    tmpl_map_set(ctx, "n4_div", div);
+    convgen_status st = !ok            ? cg_fail(CONVGEN_ERROR_INTERNAL, "the skinny GEMM: no magic division by %lld",
+                                                 (long long)n4)
+                        : tmpl_ok(ctx) ? cg_render_template("gemm_skinny.cu", ctx, &k->source)
+                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a GEMM context");
+    tmpl_unref(ctx);
+    return st;
+}
