@@ -57,6 +57,9 @@ typedef struct cg_kernel {
     char *source;
     unsigned grid[3], block[3];
     unsigned shared_bytes; /* dynamic shared memory per block (0 for most kernels) */
+    /* What a kernel of a program of kernels only (direct) computes, for its header; NULL: the
+     * first is an implicit GEMM, a second the sum of its split reduction's partial results. */
+    const char *what;
 } cg_kernel;
 
 /* Choices a caller may fix instead of the planner (plan options, the tuner). */

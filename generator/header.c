@@ -74,7 +74,9 @@ static void identity_lines(const cg_generated *g, int i, const cg_target *t, con
                       g->kernel_count, step + 1, g->step_count, what);
     } else {
         /* a program of kernels only (direct): the first computes the pass, a second sums its splits */
-        what = i == 0 ? "implicit GEMM" : "sum of the split reduction's partial results";
+        what = g->kernels[i].what ? g->kernels[i].what
+               : i == 0           ? "implicit GEMM"
+                                  : "sum of the split reduction's partial results";
         flops = i == 0 ? cg_problem_flops(&g->problem) : (double)g->workspace_bytes / 4;
         cg_buf_printf(b, " * pass: %s, kernel %d of %d: %s\n", convgen_pass_name(g->pass), i + 1, g->kernel_count, what);
     }

@@ -303,6 +303,7 @@ convgen_status cg_slide_generate(const cg_problem *p, convgen_pass pass, const c
         return fits;
     cg_kernel *k = &out->kernels[0];
     snprintf(k->name, sizeof k->name, "convgen_direct_fprop_slide");
+    k->what = "the convolution by sliding outputs over windows of x (few input channels)";
     k->grid[0] = (unsigned)s.tiles_x;
     k->grid[1] = (unsigned)s.tiles_y;
     k->grid[2] = (unsigned)(p->n * s.k_chunks * s.tiles_z);

@@ -391,6 +391,7 @@ static convgen_status window_generate(const cg_problem *p, convgen_pass pass, co
         return fits;
     cg_kernel *k = &out->kernels[0];
     snprintf(k->name, sizeof k->name, "convgen_direct_bprop_window");
+    k->what = "dx by sliding windows of dy over the taps (few input channels)";
     k->grid[0] = (unsigned)s.tiles_x;
     k->grid[1] = (unsigned)s.tiles_y;
     k->grid[2] = (unsigned)(p->n * s.phases * s.tiles_z);
