@@ -6,9 +6,12 @@
  * so it is bound by reading A and writing C, which the tiled kernel (gemm.c), 64 or 128 rows by
  * 64 or 128 columns, half empties at n = 32, and cuBLAS ran at half the copy rate (U1 fprop on an
  * H200: 1.79 ms against 0.86 ms for its bytes). Here op(B) (at most 64 x 32 floats) sits in
- * shared memory, read by every thread as the same float4s (broadcasts), and each thread makes
- * ROWS whole rows of C: per step of the sum ROWS loads of A (consecutive threads on consecutive
- * rows, so every load and store of a warp is 128 contiguous bytes) and ROWS x n multiply-adds. */
+ * shared memory, read by every thread as the same float4s (broadcasts); a block's rows of A
+ * arrive in stages of several steps of the sum by cp.async (16-byte copies where aligned), the
+ * next stage in flight during this one's products, so that loads never wait behind
+ * multiply-adds; and each thread makes ROWS whole rows of C (ROWS x n sums), consecutive threads
+ * on consecutive rows, so that its reads of a stage miss each other's banks and every store of
+ * a warp is 128 contiguous bytes. */
 #include "gemm_skinny.h"
 
 #include <stdio.h>
@@ -22,6 +25,7 @@ enum {
     SKINNY_MAX_N = 32,     /* columns of C: a thread's sums are ROWS x n <= 64 */
     SKINNY_MAX_K = 64,     /* the sum: op(B) in static shared memory, the loop unrolled */
     SKINNY_SUMS = 64,      /* a thread's sums */
+    STAGE_FLOATS = 4096,   /* a stage of A: two in 32 KiB of static shared memory, beside op(B) */
 };
 
 bool cg_gemm_skinny_takes(const cg_gemm_step *g)
@@ -43,12 +47,22 @@ static int rows_per_thread(int64_t n4)
     return rows;
 }
 
+/* The steps of the sum a stage of A holds: two stages of block_rows x stage floats in 32 KiB. */
+static int stage_steps(int64_t block_rows)
+{
+    int64_t steps = STAGE_FLOATS / block_rows;
+    return steps > 16 ? 16 : steps < 1 ? 1 : (int)steps;
+}
+
 convgen_status cg_gemm_skinny_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k)
 {
     int64_t n4 = (g->n + 3) / 4 * 4;
-    int rows = rows_per_thread(n4);
-    int64_t block_rows = (int64_t)rows * SKINNY_THREADS, blocks = (g->m + block_rows - 1) / block_rows;
-    k->grid[0] = (unsigned)blocks, k->grid[1] = 1, k->grid[2] = (unsigned)g->batch;
+    int rows = rows_per_thread(n4), stage = stage_steps((int64_t)rows * SKINNY_THREADS);
+    int64_t block_rows = (int64_t)rows * SKINNY_THREADS, stages = (g->k + stage - 1) / stage, sums = stages * stage;
+    /* 16-byte copies of A where its runs of 4 rows stay 16-byte aligned */
+    int vec = g->a_offset % 16 == 0 && g->lda % 4 == 0 && g->a_stride % 4 == 0 ? 4 : 1;
+    int64_t runs = block_rows / vec, copies = stage * runs / SKINNY_THREADS;
+    k->grid[0] = (unsigned)((g->m + block_rows - 1) / block_rows), k->grid[1] = 1, k->grid[2] = (unsigned)g->batch;
     k->block[0] = SKINNY_THREADS, k->block[1] = k->block[2] = 1;
     cg_value_line(header, "GEMM: C[%lld x %lld] = A op(B), column-major, op(B) = B%s, sums of %lld, %lld of them (the "
                   "transform elements)", (long long)g->m, (long long)g->n, g->transb == 'T' ? "^T" : "",
@@ -57,8 +71,9 @@ convgen_status cg_gemm_skinny_kernel(const cg_gemm_step *g, tmpl_value *header, 
                   "(ldc %lld, %lld apart)", (long long)(g->a_offset / 4), (long long)g->lda, (long long)g->a_stride,
                   (long long)(g->b_offset / 4), (long long)g->ldb, (long long)g->b_stride, (long long)(g->c_offset / 4),
                   (long long)g->ldc, (long long)g->c_stride);
-    cg_value_line(header, "skinny: op(B) in shared memory, %d whole rows of C a thread (%d threads a block); launch: "
-                  "grid (%u, 1, %u), block (%u, 1, 1)", rows, SKINNY_THREADS, k->grid[0], k->grid[2], k->block[0]);
+    cg_value_line(header, "skinny: op(B) in shared memory; %lld rows of C a block, %d a thread; A in %lld stage(s) of %d "
+                  "steps by %d-byte cp.async; launch: grid (%u, 1, %u), block (%u, 1, 1)", (long long)block_rows, rows,
+                  (long long)stages, stage, 4 * vec, k->grid[0], k->grid[2], k->block[0]);
     cg_value_line(header, "%s", "");
     cg_value_line(header, "%s", "Generated: do not edit. Change templates/gemm_skinny.cu or generator/gemm_skinny.c "
                   "instead.");
@@ -67,6 +82,13 @@ convgen_status cg_gemm_skinny_kernel(const cg_gemm_step *g, tmpl_value *header, 
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_int(ctx, "threads", SKINNY_THREADS);
     tmpl_set_int(ctx, "rows", rows);
+    tmpl_set_int(ctx, "block_rows", block_rows);
+    tmpl_set_int(ctx, "stage", stage);
+    tmpl_set_int(ctx, "stages", stages);
+    tmpl_set_int(ctx, "sums", sums);
+    tmpl_set_int(ctx, "vec", vec);
+    tmpl_set_int(ctx, "runs", runs);
+    tmpl_set_int(ctx, "copies", copies);
     tmpl_set_int(ctx, "m", g->m);
     tmpl_set_int(ctx, "n", g->n);
     tmpl_set_int(ctx, "n4", n4);
@@ -81,11 +103,12 @@ convgen_status cg_gemm_skinny_kernel(const cg_gemm_step *g, tmpl_value *header, 
     tmpl_set_int(ctx, "a_stride", g->a_stride);
     tmpl_set_int(ctx, "b_stride", g->b_stride);
     tmpl_set_int(ctx, "c_stride", g->c_stride);
-    tmpl_value *div = cg_value_magic((uint32_t)n4, g->k * n4 - 1);
-    bool ok = div != NULL;
-    tmpl_map_set(ctx, "n4_div", div);
-    convgen_status st = !ok            ? cg_fail(CONVGEN_ERROR_INTERNAL, "the skinny GEMM: no magic division by %lld",
-                                                 (long long)n4)
+    tmpl_value *n4_div = cg_value_magic((uint32_t)n4, sums * n4 - 1), *runs_div = cg_value_magic((uint32_t)runs, stage * runs - 1);
+    bool ok = n4_div && runs_div;
+    tmpl_map_set(ctx, "n4_div", n4_div);
+    tmpl_map_set(ctx, "runs_div", runs_div);
+    convgen_status st = !ok            ? cg_fail(CONVGEN_ERROR_INTERNAL, "the skinny GEMM: no magic division by %lld or %lld",
+                                                 (long long)n4, (long long)runs)
                         : tmpl_ok(ctx) ? cg_render_template("gemm_skinny.cu", ctx, &k->source)
                                        : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a GEMM context");
     tmpl_unref(ctx);
