@@ -34,8 +34,10 @@ bool cg_gemm_skinny_takes(const cg_gemm_step *g)
            g->n >= 1 && g->n <= SKINNY_MAX_N && g->k >= 1 && g->k <= SKINNY_MAX_K && g->m >= 1 &&
            g->batch >= 1 && g->batch <= 65535 && g->a_offset % 4 == 0 && g->b_offset % 4 == 0 &&
            g->c_offset % 4 == 0 && g->lda >= g->m && g->ldc >= g->m &&
+           g->ldb >= (g->transb == 'T' ? g->n : g->k) &&
            /* every element index of an entry in 32 bits (the entries' offsets are 64-bit) */
-           g->m + (g->k - 1) * g->lda < INT32_MAX / 2 && g->m + (g->n - 1) * g->ldc < INT32_MAX / 2;
+           g->m + (g->k - 1) * g->lda < INT32_MAX / 2 && g->m + (g->n - 1) * g->ldc < INT32_MAX / 2 &&
+           (g->transb == 'T' ? g->n + (g->k - 1) * g->ldb : g->k + (g->n - 1) * g->ldb) < INT32_MAX / 2;
 }
 
 /* Rows of C a thread makes: a power of two, ROWS x n (n rounded up to 4) within SKINNY_SUMS. */

@@ -52,7 +52,7 @@ typedef struct shape {
 #define PREPARED_SHAPES 8
 
 #define PREPARED_ALGOS 6
-#define WINOGRAD_SHAPES 63 /* 41 random ones beside the 22 handpicked ones */
+#define WINOGRAD_SHAPES 64 /* 41 random ones beside the 23 handpicked ones */
 #define WINOGRAD_FUSED_SHAPES 44
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
@@ -248,11 +248,14 @@ static int handpicked_winograd(shape *s)
     s[n++].d = desc3(4, 8, 1, V3(9, 10, 11), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));   /* k = 1 */
     s[n++].d = desc3(2, 16, 24, V3(8, 8, 8), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     s[n++].d = desc3(1, 3, 5, V3(13, 7, 5), V3(7, 3, 2), V3(3, 1, 0), V3(0, 2, 1));
-    /* the volume transforms' bricks: rows of 69 tiles in runs of 32 (the last of 5), and 23
-     * rows of 4 tiles in bricks of 16 (the last of 7), a flipped kernel */
+    /* the volume transforms' bricks: rows of 69 tiles in runs of 32 (the last of 5) over two
+     * tiles along the depth, and 18 rows of 4 tiles in bricks of 16 (the last of 2) with a
+     * flipped kernel */
     s[n++].d = desc3(1, 2, 3, V3(6, 11, 275), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     s[n].d = desc3(2, 3, 2, V3(5, 90, 14), V3(3, 2, 3), V3(1, 0, 2), V3(0, 1, 1));
     s[n++].d.mode = CONVGEN_CONVOLUTION;
+    /* accgrad's 6 x 5 x 5 taps a tile: its output kernel makes them plane by plane */
+    s[n++].d = desc3(2, 3, 2, V3(9, 9, 10), V3(6, 5, 5), V3(1, 0, 2), V3(0, 1, 1));
     return n;
 }
 

@@ -36,7 +36,7 @@
 #include "winograd_plan.h"
 #include "winograd_program.h"
 
-enum { THREADS = 128 };
+enum { THREADS = 128, MAX_TILE_SUMS = 128 };
 
 convgen_status wino_applicable(const cg_problem *p, convgen_pass pass)
 {
@@ -173,10 +173,19 @@ static convgen_status choose_batch(const cg_problem *p, const cg_tuning *tune, w
 }
 
 
-/* The keys of a volume's depth (3-D layers): its matrix (row by row for tiles, column by column
- * for AT), extent, tiles, the magic divisions that split the thread index, and for tiles their
- * step and offset. A tile kernel has `count` threads, the depth's element outermost; the output
- * kernel one per (row, outer, tile), which makes every output along the depth. */
+/* Whether a volume's output kernel makes one output plane a thread: where a whole tile's m0 m1 m2
+ * sums would spill (more than MAX_TILE_SUMS: F(5, m)^3 has 125, 182 registers; F(7, 1)^3's 343
+ * spilled 1.7 KB), rather than one tile a thread. */
+static bool output_by_plane(const wino_spec *s)
+{
+    return s->first == 0 && s->tf[0].m * s->tf[1].m * s->tf[2].m > MAX_TILE_SUMS;
+}
+
+/* The keys of a volume's depth (3-D layers): its matrix (row by row for tiles and for an output
+ * made plane by plane, column by column for one made tile by tile), extent, tiles, the magic
+ * divisions that split the thread index, and for tiles their step and offset. A tile kernel has
+ * `count` threads, the depth's element outermost; the output kernel one per (row, outer, tile),
+ * or per (output plane, row, outer, tile). */
 static bool depth_context(tmpl_value *ctx, const wino_spec *s, const cg_wino_op *op, int64_t count)
 {
     int inputs, outputs;
@@ -186,7 +195,9 @@ static bool depth_context(tmpl_value *ctx, const wino_spec *s, const cg_wino_op 
     wino_matrix_rows(t, op->stage, &outputs, &inputs);
     wino_describe_matrix(t, op->stage, describe, sizeof describe);
     tmpl_set_bool(ctx, "volume", true);
-    tmpl_map_set(ctx, "depth_rows", wino_depth_terms(t, op->stage, op->stage == CG_WINO_AT));
+    bool whole = op->stage == CG_WINO_AT && !output_by_plane(s);
+    tmpl_set_bool(ctx, "whole", whole);
+    tmpl_map_set(ctx, "depth_rows", wino_depth_terms(t, op->stage, whole));
     tmpl_set_str(ctx, "depth_describe", describe);
     tmpl_set_int(ctx, "depth", op->size[0]);
     tmpl_set_int(ctx, "depth_span", inputs);
@@ -194,7 +205,7 @@ static bool depth_context(tmpl_value *ctx, const wino_spec *s, const cg_wino_op 
     tmpl_set_int(ctx, "plane_tiles", plane_tiles);
     bool ok = wino_set_div(ctx, "plane_tiles_div", plane_tiles, tile_count - 1);
     if (op->stage == CG_WINO_AT)
-        return ok;
+        return ok && (whole || wino_set_div(ctx, "rows_div", op->rows, count / (op->outer * tile_count) - 1));
     tmpl_set_int(ctx, "depth_step", op->step[0]);
     tmpl_set_int(ctx, "depth_offset", op->offset[0]);
     return ok && wino_set_div(ctx, "channels_div", op->channels, count / (op->outer * tile_count) - 1);
@@ -212,6 +223,7 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "stage", tiles ? "tiles" : "output");
     tmpl_set_bool(ctx, "volume", false); /* depth_context's, for a 3-D layer */
+    tmpl_set_bool(ctx, "whole", false);
     tmpl_set_int(ctx, "threads", THREADS);
     tmpl_set_int(ctx, "count", count);
     tmpl_set_int(ctx, "tiles", tile_count);
@@ -285,8 +297,9 @@ convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int 
     snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
     if (wino_volume_tiles(s, &step.wino))
         return wino_volume_tiles_kernel(s, &step.wino, what, k);
-    /* one thread per tile and element along the depth (1 for 2-D layers; AT: per tile) */
-    int64_t along_depth = op->stage == CG_WINO_AT ? 1 : s->tf[0].alpha;
+    /* one thread per tile and element along the depth (1 for 2-D layers); AT: per tile, or per
+     * tile and output plane */
+    int64_t along_depth = op->stage != CG_WINO_AT ? s->tf[0].alpha : output_by_plane(s) ? s->tf[0].m : 1;
     int64_t count = along_depth * (op->stage == CG_WINO_AT ? op->rows : op->channels) * op->outer * op->tiles[0] *
                     op->tiles[1] * op->tiles[2];
     k->grid[0] = (unsigned)wino_div_up(count, THREADS);

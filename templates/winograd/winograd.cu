@@ -109,7 +109,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     // Lanes past the end take part in their warp's exchange below, with nothing to store.
     const bool active = g < {{ count }}u;
     const unsigned at = active ? g : {{ count - 1 }}u;
-{%- if volume %}
+{%- if whole %}
     // at = (row, column), the column = (outer, tile), the tile = (tz, t0, t1)
     const unsigned row = {{ udiv("at", columns_div) }}, column = at - row * {{ columns }}u;
     const unsigned outer = {{ udiv("column", tiles_div) }}, tile = column - outer * {{ tiles }}u;
@@ -143,6 +143,30 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
     }
 {%- endfor %}
+{%- elif volume %}
+    // at = (a, row, column): a the output plane along depth this thread makes (a tile's m0 m1 m2
+    // sums would spill), outermost so that a warp's threads share it; the column = (outer, tile),
+    // the tile = (tz, t0, t1)
+    const unsigned slab = {{ udiv("at", columns_div) }}, column = at - slab * {{ columns }}u;
+    const unsigned a = {{ udiv("slab", rows_div) }}, row = slab - a * {{ rows }}u;
+    const unsigned outer = {{ udiv("column", tiles_div) }}, tile = column - outer * {{ tiles }}u;
+    const unsigned tz = {{ udiv("tile", plane_tiles_div) }}, flat = tile - tz * {{ plane_tiles }}u;
+    const unsigned t0 = {{ udiv("flat", tiles1_div) }}, t1 = flat - t0 * {{ tiles1 }}u;
+    const float *__restrict__ src = workspace + {{ buffer }}ull + (at - a * {{ e_stride }}u);
+    // Row a of {{ depth_describe }}:
+    // the tile's element slices combined into one plane of elements.
+    float d[{{ span0 }}][{{ span1 }}];
+    switch (a) {
+{%- for row in depth_rows %}
+    case {{ loop.index0 }}u:
+{%- for i in range(span0) %}
+{%- for j in range(span1) %}
+        d[{{ i }}][{{ j }}] = {% for t in row %}{{ wino_scaled(t, loop.first, "src[" ~ ((t.slice * span0 + i) * span1 + j) * e_stride ~ "ull]") }}{% endfor %};
+{%- endfor %}
+{%- endfor %}
+        break;
+{%- endfor %}
+    }
 {%- else %}
     // at = (row, column), the column = (outer, tile), the tile = (t0, t1)
     const unsigned row = {{ udiv("at", columns_div) }}, column = at - row * {{ columns }}u;
@@ -158,7 +182,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endif %}
 {%- endif %}
 
-{%- if stage == "tiles" or not volume %}
+{%- if stage == "tiles" or not whole %}
 
     // Dimension {{ 2 if volume else 1 }}, row by row: {{ describe1 }}
 {{- wino_rows(prog1, span0, span1, outs1, "u", "    ") }}
@@ -168,7 +192,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     float *__restrict__ dst = workspace + {{ buffer }}ull + g{{ (" + (size_t)e0 * " ~ (outs0 * outs1 - 1) * e_stride ~ "ull") if volume }};
 {{- wino_columns_store(prog0, span0, outs0, outs1, "u", "dst", e_stride, "ull", "    ") }}
 {%- else %}
-{%- if not volume %}
+{%- if not whole %}
 {%- for j in range(outs1) %}
     float r{{ j }}[{{ outs0 }}]; // column {{ j }} of the tile's outputs
     {
@@ -183,11 +207,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     __shared__ float stage[{{ threads // 32 }}][{{ 32 * outs1 }}];
     float *__restrict__ mine = stage[threadIdx.x >> 5];
     const unsigned lane = threadIdx.x & 31u;
-{%- set planes = depth_outs if volume else 1 %}
+{%- set planes = depth_outs if whole else 1 %}
 {%- if volume %}
-    // Where this lane's tile starts{{ " (the volume reversed: its last point)" if flip }}, and how many of its planes, rows and columns are inside.
-    const long long start = (long long)outer * {{ outer_stride }}ll + (long long)row * {{ row_stride }}ll + {{ (points - 1) ~ " - " if flip }}(long long)(tz * {{ depth_outs * height * width }}u + t0 * {{ outs0 * width }}u + t1 * {{ outs1 }}u);
-    const int planes_in = active ? min({{ depth_outs }}, {{ depth }} - (int)(tz * {{ depth_outs }}u)) : 0;
+{%- set first_plane = "tz * " ~ depth_outs ~ "u" ~ ("" if whole else " + a") %}
+    // Where this lane's {{ "tile" if whole else "plane of the tile" }} starts{{ " (the volume reversed: its last point)" if flip }}, and how many of its planes, rows and columns are inside.
+    const long long start = (long long)outer * {{ outer_stride }}ll + (long long)row * {{ row_stride }}ll + {{ (points - 1) ~ " - " if flip }}(long long)(({{ first_plane }}) * {{ height * width }}u + t0 * {{ outs0 * width }}u + t1 * {{ outs1 }}u);
+    const int planes_in = active ? min({{ planes }}, {{ depth }} - (int)({{ first_plane }})) : 0;
 {%- else %}
     // Where this lane's tile starts{{ " (the plane reversed: its last point)" if flip }}, and how many of its rows and columns are inside.
     const long long start = (long long)outer * {{ outer_stride }}ll + (long long)row * {{ row_stride }}ll + {{ (height * width - 1) ~ " - " if flip }}(long long)(t0 * {{ outs0 * width }}u + t1 * {{ outs1 }}u);
@@ -209,7 +234,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- for a in range(outs0) %}
     __syncwarp();
 {%- for j in range(outs1) %}
-    mine[lane * {{ outs1 }}u + {{ j }}u] = {{ ("acc[" ~ z ~ "][" ~ a ~ "][" ~ j ~ "]") if volume else ("r" ~ j ~ "[" ~ a ~ "]") }};
+    mine[lane * {{ outs1 }}u + {{ j }}u] = {{ ("acc[" ~ z ~ "][" ~ a ~ "][" ~ j ~ "]") if whole else ("r" ~ j ~ "[" ~ a ~ "]") }};
 {%- endfor %}
     __syncwarp();
 {%- for q in range(outs1) %}
