@@ -97,7 +97,7 @@ tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_w
         }
     cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1)%s", k->grid[0], k->grid[1], k->grid[2], k->block[0],
                   fused_kernel || op->stage == CG_WINO_SUM ? ""
-                  : volume ? ": one block per brick of tiles (the rows of tiles of one tile along the depth)"
+                  : volume ? ": one block per brick (whole rows of tiles at one tile along the depth, of one volume)"
                            : ": one thread per tile");
     if (!fused)
         cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,

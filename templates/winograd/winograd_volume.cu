@@ -16,8 +16,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
     float *__restrict__ workspace)
 {
-    // The brick's element planes, [e0][row][column] with a float of padding after every {{ bank_run }}
-    // columns, so that a warp's threads, {{ step1 }} columns apart, mostly read different banks.
+    // This block's brick: {{ brick0 }} row(s) of {{ brick1 }} tiles ({{ region_rows }} x {{ region_columns }} points a slice) at one tile
+    // along the depth. Its element planes, [e0][row][column] with a float of padding after every
+    // {{ bank_run }} columns, so that a warp's threads, {{ step1 }} columns apart, mostly read different banks.
     __shared__ float planes[{{ shared_floats }}];
     // block = (((pair, b0), b1), tz), tz fastest so that the blocks running together share slices;
     // pair = (channel, outer), the order of the transforms' layout
