@@ -214,8 +214,5 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
     tmpl_set_int(ctx, "c_stride", g->c_stride);
     tmpl_set_bool(ctx, "c_vec", !interleaved(g) && g->c_offset % 16 == 0 && g->ldc % per == 0 &&
                                     g->c_stride % per == 0 && g->m % per == 0);
-    convgen_status st = tmpl_ok(ctx) ? cg_render_template("gemm.cu", ctx, &k->source)
-                                     : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a GEMM context");
-    tmpl_unref(ctx);
-    return st;
+    return cg_render_kernel("gemm.cu", ctx, &k->source);
 }

@@ -109,10 +109,10 @@ convgen_status cg_gemm_skinny_kernel(const cg_gemm_step *g, tmpl_value *header, 
     bool ok = n4_div && runs_div;
     tmpl_map_set(ctx, "n4_div", n4_div);
     tmpl_map_set(ctx, "runs_div", runs_div);
-    convgen_status st = !ok            ? cg_fail(CONVGEN_ERROR_INTERNAL, "the skinny GEMM: no magic division by %lld or %lld",
-                                                 (long long)n4, (long long)runs)
-                        : tmpl_ok(ctx) ? cg_render_template("gemm_skinny.cu", ctx, &k->source)
-                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a GEMM context");
-    tmpl_unref(ctx);
-    return st;
+    if (!ok) {
+        tmpl_unref(ctx);
+        return cg_fail(CONVGEN_ERROR_INTERNAL, "the skinny GEMM: no magic division by %lld or %lld", (long long)n4,
+                       (long long)runs);
+    }
+    return cg_render_kernel("gemm_skinny.cu", ctx, &k->source);
 }

@@ -167,3 +167,11 @@ convgen_status cg_render_template(const char *name, const tmpl_value *ctx, char 
     free(l.v);
     return s;
 }
+
+convgen_status cg_render_kernel(const char *name, tmpl_value *ctx, char **out)
+{
+    convgen_status s = tmpl_ok(ctx) ? cg_render_template(name, ctx, out)
+                                    : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the context of %s", name);
+    tmpl_unref(ctx);
+    return s;
+}

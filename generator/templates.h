@@ -22,4 +22,8 @@ extern const cg_embedded_template cg_embedded_templates[];
  * folder, is warned about once per process and the embedded copy serves. */
 convgen_status cg_render_template(const char *name, const tmpl_value *ctx, char **out);
 
+/* A kernel's source: cg_render_template of `ctx`, which it takes (unrefs), or
+ * CONVGEN_ERROR_OUT_OF_MEMORY naming the template where building ctx ran out of memory. */
+convgen_status cg_render_kernel(const char *name, tmpl_value *ctx, char **out);
+
 #endif

@@ -437,15 +437,6 @@ static tmpl_value *reduce_context(const cg_problem *p, convgen_pass pass, const 
     return ctx;
 }
 
-static convgen_status render(const char *template_name, tmpl_value *ctx, cg_kernel *k)
-{
-    convgen_status st = tmpl_ok(ctx) ? cg_render_template(template_name, ctx, &k->source)
-                                     : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the %s context",
-                                               template_name);
-    tmpl_unref(ctx);
-    return st;
-}
-
 static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                       const cg_tuning *tune, cg_generated *out)
 {
@@ -459,7 +450,7 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
     tmpl_value *ctx;
     convgen_status st = gemm_context(p, pass, &s, gemm, &ctx);
     if (st == CONVGEN_SUCCESS)
-        st = render("direct/direct.cu", ctx, gemm);
+        st = cg_render_kernel("direct/direct.cu", ctx, &gemm->source);
     if (st != CONVGEN_SUCCESS || s.splits == 1)
         return st;
 
@@ -471,7 +462,7 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
     sum->block[1] = sum->block[2] = 1;
     out->kernel_count = 2;
     out->workspace_bytes = s.splits * s.out_elems * 4;
-    return render("split_reduce.cu", reduce_context(p, pass, &s, sum), sum);
+    return cg_render_kernel("split_reduce.cu", reduce_context(p, pass, &s, sum), &sum->source);
 }
 
 /* The kernels reach 20-36 TFLOP/s of the H100's 64 on wide layers (bench/NOTES.md), less where

@@ -312,9 +312,5 @@ convgen_status cg_slide_generate(const cg_problem *p, convgen_pass pass, const c
     k->shared_bytes = (unsigned)(4 * stage_floats(&s, s.ci) * (s.stages > 1 ? 2 : 1));
     out->kernel_count = 1;
     tmpl_value *ctx = context(p, &s, t, k);
-    convgen_status st = tmpl_ok(ctx) ? cg_render_template("direct/direct_slide.cu", ctx, &k->source)
-                                     : cg_fail(CONVGEN_ERROR_INTERNAL, "direct: the sliding kernel's context failed (%s)",
-                                               convgen_last_error());
-    tmpl_unref(ctx);
-    return st;
+    return cg_render_kernel("direct/direct_slide.cu", ctx, &k->source);
 }

@@ -401,11 +401,7 @@ static convgen_status window_generate(const cg_problem *p, convgen_pass pass, co
     k->shared_bytes = s.pz > 1 ? (unsigned)(2 * 4 * s.kc * stage_floats(&s)) : 0;
     out->kernel_count = 1;
     tmpl_value *ctx = context(p, &s, k);
-    convgen_status st = tmpl_ok(ctx) ? cg_render_template("direct/direct_window.cu", ctx, &k->source)
-                                     : cg_fail(CONVGEN_ERROR_INTERNAL, "direct: the window kernel's context failed (%s)",
-                                               convgen_last_error());
-    tmpl_unref(ctx);
-    return st;
+    return cg_render_kernel("direct/direct_window.cu", ctx, &k->source);
 }
 
 /* Measured: the window bprop at about 30% of the FMA rate (G1 bprop 0.37 ms, L1 bprop 3.5 ms on

@@ -90,10 +90,7 @@ convgen_status cg_fft_c2c_kernel(const cg_fft_problem *pr, cg_kernel *out)
     out->block[0] = WARPS * FFT_WARP;
     out->block[1] = out->block[2] = 1;
     tmpl_value *ctx = context(pr, &p, out);
-    convgen_status s = tmpl_ok(ctx) ? cg_render_template("fft/fft1d.cu", ctx, &out->source)
-                                    : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the FFT context");
-    tmpl_unref(ctx);
-    return s;
+    return cg_render_kernel("fft/fft1d.cu", ctx, &out->source);
 }
 
 convgen_status cg_generate_fft(const cg_fft_problem *p, const cg_target *target, cg_generated *out)

@@ -517,10 +517,7 @@ static convgen_status render(const cg_fft_problem *p, const fft_plan *pl, const 
     k->block[1] = k->block[2] = 1;
     k->shared_bytes = p->rank == 2 ? (unsigned)L->shared_bytes : 0;
     tmpl_value *ctx = context(p, pl, L, k, workspace_elements);
-    convgen_status s = tmpl_ok(ctx) ? cg_render_template("fft/fft_real.cu", ctx, &k->source)
-                                    : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the FFT context");
-    tmpl_unref(ctx);
-    return s;
+    return cg_render_kernel("fft/fft_real.cu", ctx, &k->source);
 }
 
 /* The blocks per multiprocessor __launch_bounds__ asks for, which sets ptxas's register budget:

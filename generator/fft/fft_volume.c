@@ -168,10 +168,7 @@ static convgen_status depth_kernel(const cg_fft_problem *p, int64_t workspace_el
     tmpl_map_set(ctx, "fft", cg_reg_fft_value(&f));
     if (p->sign > 0)
         tmpl_set_bool(ctx, "scaled_output", false); /* the plane stage scales */
-    convgen_status s = tmpl_ok(ctx) ? cg_render_template("fft/fft_depth.cu", ctx, &k->source)
-                                    : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building the FFT context");
-    tmpl_unref(ctx);
-    return s;
+    return cg_render_kernel("fft/fft_depth.cu", ctx, &k->source);
 }
 
 /* A kernel step on the plan's pointers, with some of them moved (base, byte offset); its op is

@@ -254,11 +254,11 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     convgen_status st = transform_values(ctx, s, pass, f);
     if (st == CONVGEN_SUCCESS && !fused_divisions(ctx, s, f))
         st = CONVGEN_ERROR_INTERNAL; /* cg_value_magic said why */
-    if (st == CONVGEN_SUCCESS)
-        st = tmpl_ok(ctx) ? cg_render_template("fftconv/fft_fused.cu", ctx, &k->source)
-                          : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a fused context");
-    tmpl_unref(ctx);
-    return st;
+    if (st != CONVGEN_SUCCESS) {
+        tmpl_unref(ctx);
+        return st;
+    }
+    return cg_render_kernel("fftconv/fft_fused.cu", ctx, &k->source);
 }
 
 static convgen_status fft_fused_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,

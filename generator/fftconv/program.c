@@ -372,11 +372,11 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
     for (int d = 0; d < s->rank; ++d)
         tensor_points *= fc_place(s, pass, role, d).count;
     tmpl_set_int(ctx, "tensor_points", tensor_points);
-    convgen_status st = failed        ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
-                        : tmpl_ok(ctx) ? cg_render_template("fftconv/pad_clip.cu", ctx, &k->source)
-                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a cufft context");
-    tmpl_unref(ctx);
-    return st;
+    if (failed) { /* cg_value_magic said why */
+        tmpl_unref(ctx);
+        return CONVGEN_ERROR_INTERNAL;
+    }
+    return cg_render_kernel("fftconv/pad_clip.cu", ctx, &k->source);
 }
 
 /* cuFFT between the real images (the operand itself where its padding is the identity) and
@@ -417,10 +417,7 @@ static convgen_status render_transpose(const cg_problem *p, convgen_pass pass, c
     tmpl_set_int(ctx, "cols", cols);
     tmpl_set_int(ctx, "src_offset", src / 4);
     tmpl_set_int(ctx, "dst_offset", dst / 4);
-    convgen_status st = tmpl_ok(ctx) ? cg_render_template("fftconv/transpose.cu", ctx, &k->source)
-                                     : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a transpose context");
-    tmpl_unref(ctx);
-    return st;
+    return cg_render_kernel("fftconv/transpose.cu", ctx, &k->source);
 }
 
 /* The per-bin products (see the table at the top), one strided batch over the bins. A stored

@@ -306,11 +306,11 @@ convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int 
     k->block[0] = THREADS;
     bool failed = false;
     tmpl_value *ctx = kernel_context(s, k, op, operand, what, count, &failed);
-    convgen_status status = failed        ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
-                            : tmpl_ok(ctx) ? cg_render_template("winograd/winograd.cu", ctx, &k->source)
-                                           : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a winograd context");
-    tmpl_unref(ctx);
-    return status;
+    if (failed) { /* cg_value_magic said why */
+        tmpl_unref(ctx);
+        return CONVGEN_ERROR_INTERNAL;
+    }
+    return cg_render_kernel("winograd/winograd.cu", ctx, &k->source);
 }
 
 /* The tiles of a volume of `size` read through matrix BT (or G) of the spec's transforms: tile t

@@ -125,11 +125,11 @@ static convgen_status check_shared(const cg_target *t, const cg_kernel *k)
 
 static convgen_status render(tmpl_value *ctx, bool failed, const char *template, cg_kernel *k)
 {
-    convgen_status st = failed          ? CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
-                        : tmpl_ok(ctx) ? cg_render_template(template, ctx, &k->source)
-                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a winograd-fused context");
-    tmpl_unref(ctx);
-    return st;
+    if (failed) { /* cg_value_magic said why */
+        tmpl_unref(ctx);
+        return CONVGEN_ERROR_INTERNAL;
+    }
+    return cg_render_kernel(template, ctx, &k->source);
 }
 
 /* ---- fprop and bprop ---- */

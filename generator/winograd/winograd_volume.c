@@ -178,10 +178,9 @@ convgen_status wino_volume_tiles_kernel(const wino_spec *s, const cg_wino_op *op
     k->block[0] = VOLUME_THREADS;
     tmpl_value *ctx = volume_context(s, k, op, what, span, outs);
     plane_keys(ctx, s, op, span, outs);
-    bool ok = brick_keys(ctx, op, &b);
-    convgen_status st = !ok           ? (convgen_status)CONVGEN_ERROR_INTERNAL /* cg_value_magic said why */
-                        : tmpl_ok(ctx) ? cg_render_template("winograd/winograd_volume.cu", ctx, &k->source)
-                                       : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory building a winograd context");
-    tmpl_unref(ctx);
-    return st;
+    if (!brick_keys(ctx, op, &b)) { /* cg_value_magic said why */
+        tmpl_unref(ctx);
+        return CONVGEN_ERROR_INTERNAL;
+    }
+    return cg_render_kernel("winograd/winograd_volume.cu", ctx, &k->source);
 }
