@@ -237,20 +237,7 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
     *failed |= !wino_set_div(ctx, "tiles1_div", op->tiles[2], op->tiles[1] * op->tiles[2] - 1);
     if (s->first == 0)
         *failed |= !depth_context(ctx, s, op, count);
-    char describe[200];
-    for (int d = 1; d < CG_WINO_DIMS; ++d) {
-        int inputs, outputs;
-        char key[16];
-        snprintf(key, sizeof key, "prog%d", d - 1);
-        tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], op->stage, &inputs, &outputs));
-        snprintf(key, sizeof key, "span%d", d - 1);
-        tmpl_set_int(ctx, key, inputs);
-        snprintf(key, sizeof key, "outs%d", d - 1);
-        tmpl_set_int(ctx, key, outputs);
-        wino_describe_matrix(&s->tf[d], op->stage, describe, sizeof describe);
-        snprintf(key, sizeof key, "describe%d", d - 1);
-        tmpl_set_str(ctx, key, describe);
-    }
+    wino_plane_keys(ctx, s, op);
     if (tiles) {
         int64_t planes = op->outer * op->channels;
         tmpl_set_str(ctx, "source", operand ? "in1" : "in0");

@@ -154,6 +154,23 @@ cg_kernel *wino_add_kernel_step(const cg_kernel_op *op, int phase, cg_generated 
     return k;
 }
 
+void wino_plane_keys(tmpl_value *ctx, const wino_spec *s, const cg_wino_op *op)
+{
+    for (int d = 1; d < CG_WINO_DIMS; ++d) {
+        int inputs, outputs;
+        char key[16], describe[200];
+        snprintf(key, sizeof key, "prog%d", d - 1);
+        tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], op->stage, &inputs, &outputs));
+        snprintf(key, sizeof key, "span%d", d - 1);
+        tmpl_set_int(ctx, key, inputs);
+        snprintf(key, sizeof key, "outs%d", d - 1);
+        tmpl_set_int(ctx, key, outputs);
+        wino_describe_matrix(&s->tf[d], op->stage, describe, sizeof describe);
+        snprintf(key, sizeof key, "describe%d", d - 1);
+        tmpl_set_str(ctx, key, describe);
+    }
+}
+
 bool wino_volume_tiles(const wino_spec *s, const cg_wino_op *op)
 {
     return s->first == 0 && (op->stage == CG_WINO_BT || op->stage == CG_WINO_G) &&

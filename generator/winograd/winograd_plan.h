@@ -88,6 +88,10 @@ const char *const *wino_operand_names(convgen_pass pass);
 bool wino_set_div(tmpl_value *ctx, const char *key, int64_t d, int64_t max_dividend);
 /* "BT of F(4,3): alpha 6, points ... (20 additions, 8 multiplications)" into buf. */
 void wino_describe_matrix(const wino_transform *t, cg_wino_stage matrix, char *buf, size_t size);
+/* The plane's dimensions (1 and 2 of op) as a kernel template's 0 and 1: their transform
+ * programs of op's matrix (prog0, prog1), its columns and rows (span0, span1, outs0, outs1) and
+ * descriptions (describe0, describe1). */
+void wino_plane_keys(tmpl_value *ctx, const wino_spec *s, const cg_wino_op *op);
 /* The nonzero terms of `matrix` of t as template values: row by row ([[{slice, negative, unit,
  * magnitude}]]), or column by column ([[{row, ...}]]) where `by_column`. */
 tmpl_value *wino_depth_terms(const wino_transform *t, cg_wino_stage matrix, bool by_column);

@@ -69,25 +69,17 @@ static bool choose_brick(const cg_wino_op *op, int alpha0, int span0, int span1,
     }
 }
 
-/* The plane's dimensions (1 and 2 of the op) as the template's 0 and 1: programs, spans, outputs,
- * steps and offsets. */
-static void plane_keys(tmpl_value *ctx, const wino_spec *s, const cg_wino_op *op, int span[3], int outs[3])
+/* The plane's transforms (wino_plane_keys), and its tiles' steps and offsets as the template's
+ * step0, step1, offset0 and offset1. */
+static void plane_keys(tmpl_value *ctx, const wino_spec *s, const cg_wino_op *op)
 {
+    wino_plane_keys(ctx, s, op);
     for (int d = 1; d < CG_WINO_DIMS; ++d) {
-        char key[16], describe[200];
-        snprintf(key, sizeof key, "prog%d", d - 1);
-        tmpl_map_set(ctx, key, wino_matrix_program(&s->tf[d], op->stage, &span[d], &outs[d]));
-        snprintf(key, sizeof key, "span%d", d - 1);
-        tmpl_set_int(ctx, key, span[d]);
-        snprintf(key, sizeof key, "outs%d", d - 1);
-        tmpl_set_int(ctx, key, outs[d]);
+        char key[16];
         snprintf(key, sizeof key, "step%d", d - 1);
         tmpl_set_int(ctx, key, op->step[d]);
         snprintf(key, sizeof key, "offset%d", d - 1);
         tmpl_set_int(ctx, key, op->offset[d]);
-        wino_describe_matrix(&s->tf[d], op->stage, describe, sizeof describe);
-        snprintf(key, sizeof key, "describe%d", d - 1);
-        tmpl_set_str(ctx, key, describe);
     }
 }
 
@@ -163,8 +155,7 @@ static tmpl_value *volume_context(const wino_spec *s, const cg_kernel *k, const 
 convgen_status wino_volume_tiles_kernel(const wino_spec *s, const cg_wino_op *op, const char *what, cg_kernel *k)
 {
     int span[3], outs[3];
-    wino_matrix_rows(&s->tf[0], op->stage, &outs[0], &span[0]);
-    for (int d = 1; d < CG_WINO_DIMS; ++d)
+    for (int d = 0; d < CG_WINO_DIMS; ++d)
         wino_matrix_rows(&s->tf[d], op->stage, &outs[d], &span[d]);
     brick b;
     if (!choose_brick(op, outs[0], span[0], span[1], span[2], &b))
@@ -177,7 +168,7 @@ convgen_status wino_volume_tiles_kernel(const wino_spec *s, const cg_wino_op *op
     k->grid[0] = (unsigned)blocks;
     k->block[0] = VOLUME_THREADS;
     tmpl_value *ctx = volume_context(s, k, op, what, span, outs);
-    plane_keys(ctx, s, op, span, outs);
+    plane_keys(ctx, s, op);
     if (!brick_keys(ctx, op, &b)) { /* cg_value_magic said why */
         tmpl_unref(ctx);
         return CONVGEN_ERROR_INTERNAL;
