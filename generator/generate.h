@@ -147,10 +147,11 @@ typedef struct cg_transpose_op {
  * the weights' spectra at byte `spectra` (natural order, image o * w_out + i * w_in for output
  * channel o and input channel i; conjugated where `conjugate`), summed over the channels,
  * transformed back, scaled by input.scale and clipped into out (out_dims, tiled like a clip;
- * `outputs` channels). */
+ * `outputs` channels). A block makes `per_block` output channels of a tile, transforming the
+ * tile's input channels again for each such group (the cost model counts them). */
 typedef struct cg_fused_op {
     cg_pad_op input;
-    int64_t channels, outputs, spectra, w_out, w_in;
+    int64_t channels, outputs, per_block, spectra, w_out, w_in;
     bool conjugate;
     cg_placement out_dims[CONVGEN_MAX_RANK];
 } cg_fused_op;

@@ -56,6 +56,15 @@ static int64_t smallest_kernel(const cg_problem *p)
 }
 
 static bool kernel_past_7(const cg_problem *p) { return largest_kernel(p) > 7; }
+
+/* fft-fused's 3-D tiles are at most 16 points a side: a kernel spanning more does not fit. */
+static bool volume_span_past_16(const cg_problem *p)
+{
+    for (int d = 0; p->rank == 3 && d < p->rank; ++d)
+        if ((p->kernel[d] - 1) * p->dilation[d] + 1 > 16)
+            return true;
+    return false;
+}
 static bool channels_past_4(const cg_problem *p) { return p->c > 4; }
 
 /* More than 16 taps in a stride phase along y or x (ceil(kernel / stride); a 3-D layer's depth
@@ -125,10 +134,10 @@ static const planner_refusal refusals[] = {
     {"fft", 1u << CONVGEN_FPROP, fprop_basis_past_64, "beyond 64 in 3-D"},
     {"fft", 1u << CONVGEN_BPROP, bprop_basis_past_64, "beyond 64 in 3-D"},
     {"fft", ACCGRAD, accgrad_basis_past_64, "beyond 64 in 3-D"},
-    /* fft-fused: one kernel per tile for fprop and bprop only, on 2-D tiles */
+    /* fft-fused: one kernel per tile for fprop and bprop only, on 2-D and 3-D tiles (3-D: up to 16 points) */
     {"fft-fused", ACCGRAD, NULL, "accgrad's fused kernel is not built"},
-    {"fft-fused", ALL, rank_1, "its kernel takes 2-D tiles"},
-    {"fft-fused", ALL, rank_3, "its kernel takes 2-D tiles"},
+    {"fft-fused", ALL, rank_1, "its kernel takes 2-D and 3-D tiles"},
+    {"fft-fused", ALL, volume_span_past_16, "its transforms reach 16"},
     /* Winograd's F(m, r): stride 1, no dilation, kernels up to 7 (wino_applicable) */
     {"winograd winograd-fused", ALL, strided, "stride 1 only"},
     {"winograd winograd-fused", ALL, dilated, "dilation 1 only"},

@@ -2,7 +2,7 @@
  * random data, outputs (and workspace) poisoned with NaN first, relative error <= 1e-5 for
  * direct and <= 1e-4 for the FFT convolutions (two fp32 transforms around the product). direct
  * runs 50 shapes (any stride), cufft 56 (stride 1, kernels up to 13), fft the same without rank
- * 3, fft-tiled with 3-D tiled volumes (fft-fused: rank 2 only, fprop and bprop), a third of them again under a
+ * 3, fft-tiled with 3-D tiled volumes (fft-fused: ranks 2 and 3, fprop and bprop), a third of them again under a
  * workspace limit that makes them sub-batch (the planners that sub-batch: cufft, fft, fft-tiled,
  * winograd); direct-window bprop runs the window shapes that direct runs as GEMMs.
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
@@ -589,6 +589,22 @@ static int handpicked_tiled(shape *s)
     return n;
 }
 
+/* fft-fused's: cufft's handpicked shapes of rank 2 and 3, and volumes of several 16^3 tiles
+ * along each dimension: ZNNi's first layer in small (one input channel, 4^3, 13 valid points a
+ * tile), a rectangular one with kernels that differ per dimension, padding on one side and
+ * convolution mode, input channels past a block's pass and output channels past its group,
+ * and a 9^3 kernel (8 valid points a tile). */
+static int handpicked_fused(shape *s)
+{
+    int n = handpicked_fft_ranks(s, 2, 3);
+    s[n++].d = desc3(2, 1, 6, V3(31, 28, 29), V3(4, 4, 4), V3(0, 0, 0), V3(0, 0, 0));
+    s[n].d = desc3(1, 5, 3, V3(27, 15, 33), V3(5, 1, 3), V3(2, 0, 1), V3(1, 0, 2));
+    s[n++].d.mode = CONVGEN_CONVOLUTION;
+    s[n++].d = desc3(3, 19, 21, V3(14, 17, 16), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
+    s[n++].d = desc3(1, 2, 3, V3(25, 19, 23), V3(9, 9, 9), V3(4, 0, 4), V3(4, 0, 4));
+    return n;
+}
+
 /* fft's: cufft's handpicked shapes of every rank, and 3-D ones on one cubic basis of convgen's 3-D
  * transforms: a rectangular volume with kernels that differ per dimension, padding on one side
  * and convolution mode; a prime depth with one input channel; 30^3 with batch 3 (a 35-point basis). */
@@ -838,7 +854,7 @@ int main(void)
     make_tests(fft_shapes, CUFFT_SHAPES, handpicked_fft3(fft_shapes), random_fft_shape, CONVGEN_ALGO_FFT, 1e-4, fft);
     make_tests(tiled_shapes, CUFFT_SHAPES, handpicked_tiled(tiled_shapes), random_fft_shape, CONVGEN_ALGO_FFT_TILED,
                1e-4, tiled);
-    make_tests(fused_shapes, CUFFT_SHAPES, handpicked_fft_ranks(fused_shapes, 2, 2), random_fft_shape,
+    make_tests(fused_shapes, CUFFT_SHAPES, handpicked_fused(fused_shapes), random_fft_shape,
                CONVGEN_ALGO_FFT_FUSED, 1e-4, fused);
     make_tests(winograd_shapes, WINOGRAD_SHAPES, handpicked_winograd(winograd_shapes), random_winograd_shape,
                CONVGEN_ALGO_WINOGRAD, 1e-4, winograd);

@@ -1,5 +1,5 @@
-/* The "fft-fused" algorithm (issue 5, item 4): fft-tiled's fprop and bprop in one kernel per
- * tile (templates/fftconv/fft_fused.cu), after the weights' R2C. */
+/* The "fft-fused" algorithm (issue 5, item 4; rank 3: issue 28, item 2): fft-tiled's fprop and
+ * bprop in one kernel per tile (templates/fftconv/fft_fused.cu), after the weights' R2C. */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,14 +23,22 @@
  * real rows two at a time as one complex transform, then its columns; the inverse the other
  * way round, pruned to the valid outputs. Shared memory holds the tile between the passes. */
 
-enum { FUSED_MAX_ACC = 16, FUSED_MAX_OUT = 16, FUSED_MAX_IN = 16 };
+enum {
+    FUSED_MAX_ACC = 16, FUSED_MAX_OUT = 16, FUSED_MAX_IN = 16,
+    /* 3-D tiles up to 16 points a side: a 16^3 tile's spectrum (2304 bins) is 15 accumulators
+     * a thread over its 160 threads; 18 points would need 17 (see fused_threads). */
+    FUSED_3D_MAX_N = 16,
+};
 
 typedef struct fused_shape {
     int64_t outs, ins;   /* output and input channels of the pass */
     int64_t kb, cb;      /* output channels per block, input channels per pass over the tile */
+    int64_t threads;     /* a block's: THREADS in 2-D; in 3-D a channel's columns, in warps */
     int64_t acc;         /* accumulators per thread: kb x bins over the threads */
-    int64_t sp, hs, v1s; /* row strides, odd so that a thread per row meets no bank conflict:
+    int64_t sp, hs, vls; /* row strides, odd so that a thread per row meets no bank conflict:
                           * the tile's rows, their spectra, the valid outputs' rows */
+    int64_t pp;          /* 3-D: the planes' pitch in float2s, n rows of hs and a few more so that
+                          * the y columns of consecutive planes start on other banks */
     int64_t rows, spec;  /* float2 elements of the two shared buffers */
     int64_t shared;      /* bytes of dynamic shared memory */
     int64_t per_sm;      /* blocks a multiprocessor (the launch bounds' minimum) */
@@ -42,33 +50,66 @@ static int64_t max3(int64_t a, int64_t b, int64_t c)
     return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
-/* The two shared buffers. rows: the rows' spectra of a pass (cb n rows of hs), then the block's
- * products (kb x bins), then its valid outputs (kb v0 rows of v1s floats). spec: the tile
- * (cb n rows of sp floats), then its spectra (cb x bins), then the inverse columns' valid rows
- * (kb v0 rows of hs). */
+/* The two shared buffers, each phase reading one and writing the other (a thread per row or
+ * column; the y columns of 3-D in place, as a thread reads its whole column first).
+ * 2-D: the tile (cb n rows of sp floats, in spec) -> its rows' spectra (cb n rows of hs, rows)
+ * -> the columns' spectra (cb x bins, spec); the products (kb x bins, rows) -> the inverse
+ * columns' valid rows (kb v0 rows of hs, spec) -> the valid outputs (kb v0 rows of vls floats,
+ * rows).
+ * 3-D: the tile (cb n^2 rows, spec) -> the rows' spectra (cb n planes of pp, rows), then their
+ * y columns in place -> the z columns' spectra (cb x bins, spec); the products (rows) -> the
+ * inverse z columns' valid planes (kb v0 planes of pp, spec) -> the y columns' valid rows
+ * (kb v0 v1 rows of hs, rows) -> the valid outputs (kb v0 v1 rows of vls floats, spec). */
 static void fused_buffers(const lib_spec *s, int64_t cb, int64_t kb, fused_shape *f)
 {
+    const int last = s->rank - 1;
     const int64_t n = s->d[0].size, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step;
-    f->sp = n | 1, f->hs = s->d[1].spectrum | 1, f->v1s = v1 | 1;
-    f->rows = max3(cb * n * f->hs, kb * s->bins, (kb * v0 * f->v1s + 1) / 2);
-    f->spec = max3(cb * s->bins, (cb * n * f->sp + 1) / 2, kb * v0 * f->hs);
+    f->sp = n | 1, f->hs = s->d[last].spectrum | 1, f->vls = s->d[last].tile_step | 1;
+    /* A warp's y columns are the h of a plane, then the next plane's: a pitch of h modulo the 16
+     * float2 banks puts the next plane's columns on the banks after them. */
+    f->pp = n * f->hs + ((s->d[last].spectrum - n * f->hs) % 16 + 16) % 16;
+    if (s->rank == 2) {
+        f->rows = max3(cb * n * f->hs, kb * s->bins, (kb * v0 * f->vls + 1) / 2);
+        f->spec = max3(cb * s->bins, (cb * n * f->sp + 1) / 2, kb * v0 * f->hs);
+    } else {
+        f->rows = max3(cb * n * f->pp, kb * s->bins, kb * v0 * v1 * f->hs);
+        f->spec = max3(cb * s->bins, (cb * n * n * f->sp + 1) / 2, kb * v0 * f->pp);
+        f->spec = max3(f->spec, (kb * v0 * v1 * f->vls + 1) / 2, 0);
+    }
     f->shared = 8 * (f->rows + f->spec);
+}
+
+/* Threads a block and blocks a multiprocessor. 2-D: 256 threads; per_sm is 2 up to 40 points,
+ * as a transform's x[n] and the accumulators live together, and at two blocks of 256 threads a
+ * thread has 128 registers, which hold them to n = 40 with no spill (n = 48 spilled 64 bytes);
+ * larger tiles run one block a multiprocessor. 3-D: the columns of one channel's spectrum
+ * (n x (n / 2 + 1), the most a phase has per channel) rounded to warps, at most 256; 4 blocks
+ * a multiprocessor to 16 points (102 registers a thread: a 16-point transform, 16 complex
+ * accumulators and the indexing), 2 to 32. */
+static void fused_threads(const lib_spec *s, fused_shape *f)
+{
+    const int64_t n = s->d[0].size;
+    if (s->rank == 2) {
+        f->threads = THREADS, f->per_sm = n <= 40 ? 2 : 1;
+        return;
+    }
+    int64_t columns = n * s->d[s->rank - 1].spectrum;
+    f->threads = (columns + 31) / 32 * 32;
+    f->threads = f->threads < 64 ? 64 : f->threads > THREADS ? THREADS : f->threads;
+    f->per_sm = n <= 16 ? 4 : n <= 32 ? 2 : 1;
 }
 
 /* The most output channels per block (fewer blocks transform the same tile again) that still
  * give the grid two blocks per multiprocessor, then the most input channels per pass over the
  * tile, within what a block may have (the H100's 227 KiB unless the target says) and per_sm
  * blocks' share of a multiprocessor's shared memory (less the hardware's KiB a block), and 16
- * accumulators a thread.
- * per_sm is 2 up to 40 points: a transform's x[n] and the accumulators live together, and at
- * two blocks of 256 threads a thread has 128 registers, which hold them to n = 40 with no
- * spill (n = 48 spilled 64 bytes); larger tiles run one block a multiprocessor. */
+ * accumulators a thread. */
 static bool fused_shape_of(const cg_problem *p, convgen_pass pass, const cg_target *t, const lib_spec *s,
                            fused_shape *f)
 {
     f->outs = pass == CONVGEN_FPROP ? p->k : p->c, f->ins = pass == CONVGEN_FPROP ? p->c : p->k;
     int64_t sms = t && t->sm_count ? t->sm_count : 132, per_tile = p->n * s->tiles;
-    f->per_sm = s->d[0].size <= 40 ? 2 : 1;
+    fused_threads(s, f);
     int64_t limit = cg_target_shared_per_sm(t) / f->per_sm - CG_SHARED_RESERVED_PER_BLOCK;
     limit = limit < cg_target_shared_per_block(t) ? limit : cg_target_shared_per_block(t);
     for (int64_t kb = f->outs < FUSED_MAX_OUT ? f->outs : FUSED_MAX_OUT; kb >= 1; --kb) {
@@ -77,7 +118,7 @@ static bool fused_shape_of(const cg_problem *p, convgen_pass pass, const cg_targ
             continue;
         for (int64_t cb = f->ins < FUSED_MAX_IN ? f->ins : FUSED_MAX_IN; cb >= 1; --cb) {
             fused_buffers(s, cb, kb, f);
-            int64_t acc = (kb * s->bins + THREADS - 1) / THREADS;
+            int64_t acc = (kb * s->bins + f->threads - 1) / f->threads;
             if (acc <= FUSED_MAX_ACC && f->shared <= limit) {
                 f->kb = kb, f->cb = cb, f->acc = acc, f->kgroups = kgroups;
                 return true;
@@ -98,6 +139,7 @@ static tmpl_value *fused_dims(convgen_pass pass, const lib_spec *s)
         tmpl_set_int(v, "base", in.base);
         tmpl_set_int(v, "count", in.count);
         tmpl_set_int(v, "step", in.tile_step);
+        tmpl_set_int(v, "v", s->d[d].tile_step);
         tmpl_set_int(v, "out", o.count);
         tmpl_set_int(v, "out_base", o.base);
         tmpl_list_push(list, v);
@@ -105,12 +147,25 @@ static tmpl_value *fused_dims(convgen_pass pass, const lib_spec *s)
     return list;
 }
 
+/* The offset of point (<p>0, <p>1, ...) in an image of the role's extents, as C:
+ * "((size_t)t0 * 20u + (size_t)t1) * 21u + (size_t)t2". */
+static void flat_offset(char *buf, size_t size, const lib_spec *s, convgen_pass pass, int role, char p)
+{
+    int at = 0;
+    for (int d = 2; d < s->rank; ++d)
+        at += snprintf(buf + at, size - (size_t)at, "(");
+    at += snprintf(buf + at, size - (size_t)at, "(size_t)%c0", p);
+    for (int d = 1; d < s->rank; ++d)
+        at += snprintf(buf + at, size - (size_t)at, "%s * %lldu + (size_t)%c%d", d > 1 ? ")" : "",
+                       (long long)fc_place(s, pass, role, d).count, p, d);
+}
+
 /* The fused kernel's op for the CPU evaluation. */
 static cg_kernel_op fused_op(const cg_problem *p, convgen_pass pass, const lib_spec *s, const fused_shape *f)
 {
     cg_fused_op op = {.input = {.operand = 0, .rank = s->rank, .images = p->n, .tiles = s->tiles,
                                 .scale = 1.0 / (double)s->points},
-                      .channels = f->ins, .outputs = f->outs, .spectra = s->natural_offset,
+                      .channels = f->ins, .outputs = f->outs, .per_block = f->kb, .spectra = s->natural_offset,
                       .conjugate = pass == CONVGEN_FPROP, .w_out = pass == CONVGEN_FPROP ? p->c : 1,
                       .w_in = pass == CONVGEN_FPROP ? 1 : p->c};
     for (int d = 0; d < s->rank; ++d) {
@@ -166,14 +221,19 @@ static tmpl_value *row_merge(int64_t n, int64_t h)
 }
 
 /* The register transforms and the index lists that place their values: the forward columns'
- * bins k h, the inverse columns' valid rows and the inverse rows' valid outputs. */
+ * bins (3-D: the y columns' in place, then the z columns' bins), the inverse columns' valid
+ * rows (3-D: the z columns', then the y columns') and the inverse rows' valid outputs. */
 static convgen_status transform_values(tmpl_value *ctx, const lib_spec *s, convgen_pass pass, const fused_shape *f)
 {
-    const int64_t n = s->d[0].size, h = s->d[1].spectrum, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step;
-    const int64_t ob0 = fc_place(s, pass, 2, 0).base, ob1 = fc_place(s, pass, 2, 1).base;
-    if (ob0 < 0 || ob1 < 0 || ob0 + v0 > n || ob1 + v1 > n)
-        return cg_fail(CONVGEN_ERROR_INTERNAL, "fft-fused: valid outputs at %lld, %lld of a %lld-point tile",
-                       (long long)ob0, (long long)ob1, (long long)n);
+    const int last = s->rank - 1;
+    const int64_t n = s->d[0].size, h = s->d[last].spectrum;
+    int64_t ob[CONVGEN_MAX_RANK];
+    for (int d = 0; d < s->rank; ++d) {
+        ob[d] = fc_place(s, pass, 2, d).base;
+        if (ob[d] < 0 || ob[d] + s->d[d].tile_step > n)
+            return cg_fail(CONVGEN_ERROR_INTERNAL, "fft-fused: valid outputs at %lld along dimension %d of a %lld-point tile",
+                           (long long)ob[d], d, (long long)n);
+    }
     reg_fft fwd, inv;
     if (!cg_reg_fft((int)n, -1, &fwd) || !cg_reg_fft((int)n, 1, &inv))
         return cg_fail(CONVGEN_ERROR_INTERNAL, "fft-fused: no register FFT of %lld points", (long long)n);
@@ -181,43 +241,82 @@ static convgen_status transform_values(tmpl_value *ctx, const lib_spec *s, convg
     tmpl_map_set(ctx, "inv", cg_reg_fft_value(&inv));
     tmpl_map_set(ctx, "split", row_split(&fwd, h));
     tmpl_map_set(ctx, "merge", row_merge(n, h));
-    tmpl_map_set(ctx, "col_out", stores(fwd.out, 0, n, h));
-    tmpl_map_set(ctx, "icol_out", stores(inv.out, ob0, v0, f->hs));
-    tmpl_map_set(ctx, "irow_out", stores(inv.out, ob1, v1, 1));
+    const int64_t v0 = s->d[0].tile_step, plane = s->rank == 3 ? n : 1; /* rows of a z column's step */
+    tmpl_map_set(ctx, "col_out", stores(fwd.out, 0, n, plane * h));
+    tmpl_map_set(ctx, "icol_out", stores(inv.out, ob[0], v0, s->rank == 3 ? f->pp : f->hs));
+    if (s->rank == 3) {
+        tmpl_map_set(ctx, "ycol_out", stores(fwd.out, 0, n, f->hs));
+        tmpl_map_set(ctx, "iycol_out", stores(inv.out, ob[1], s->d[1].tile_step, f->hs));
+    }
+    tmpl_map_set(ctx, "irow_out", stores(inv.out, ob[last], s->d[last].tile_step, 1));
     return CONVGEN_SUCCESS;
 }
 
 /* The index splits, each over the largest dividend it sees: NULL values (cg_value_magic said
- * why) fail the context. */
+ * why) fail the context. v<d>_div splits the stores' index by dimension d's valid outputs. */
 static bool fused_divisions(tmpl_value *ctx, const lib_spec *s, const fused_shape *f)
 {
-    const int64_t n = s->d[0].size, h = s->d[1].spectrum, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step;
-    const int64_t slots = f->acc * THREADS, most = f->cb > f->kb ? f->cb : f->kb;
+    const int last = s->rank - 1;
+    const int64_t n = s->d[0].size, h = s->d[last].spectrum, points = s->points;
+    const int64_t slots = f->acc * f->threads, most = f->cb > f->kb ? f->cb : f->kb;
+    int64_t outs = f->kb;
+    bool ok = true;
     const struct { const char *name; int64_t d, max; } divs[] = {
-        {"n_div", n, f->cb * n * n - 1},
-        {"h_div", h, most * h - 1},
+        {"n_div", n, f->cb * points - 1},
+        {"h_div", h, most * (points / n / n) * h - 1}, /* 2-D: cb or kb columns; 3-D: n of them per channel */
         {"bins_div", s->bins, (slots > f->kb * s->bins ? slots : f->kb * s->bins) - 1},
         {"tiles_div", s->tiles, s->tiles * f->kgroups - 1},
-        {"inner_div", s->d[1].tiles, s->tiles - 1},
-        {"v0_div", v0, f->kb * v0 - 1},
-        {"v1_div", v1, f->kb * v0 * v1 - 1}};
-    bool ok = true;
+        {"inner_div", s->d[last].tiles, s->tiles - 1},
+        {"mid_div", s->d[1].tiles, s->tiles / s->d[last].tiles - 1}};
     for (size_t i = 0; i < sizeof divs / sizeof divs[0]; ++i) {
         tmpl_value *m = cg_value_magic((uint32_t)divs[i].d, divs[i].max);
         ok &= m != NULL;
         tmpl_map_set(ctx, divs[i].name, m);
     }
+    for (int d = 0; d < s->rank; ++d) {
+        char name[16];
+        snprintf(name, sizeof name, "v%d_div", d);
+        outs *= s->d[d].tile_step;
+        tmpl_value *m = cg_value_magic((uint32_t)s->d[d].tile_step, outs - 1);
+        ok &= m != NULL;
+        tmpl_map_set(ctx, name, m);
+    }
     return ok;
+}
+
+/* The kernel's sizes as template values: rows go in pairs, row t with row t + pairs (the odd
+ * one out, if any, with zeros); nrows of the tile, irows of the inverse rows' valid outputs. */
+static void shape_values(tmpl_value *ctx, const cg_problem *p, convgen_pass pass, const lib_spec *s,
+                         const fused_shape *f)
+{
+    const int last = s->rank - 1;
+    const int64_t n = s->d[0].size, rows = f->cb * (s->points / n), vl = s->d[last].tile_step;
+    int64_t plane = 1, out_plane = 1, irows = f->kb;
+    for (int d = 0; d < s->rank; ++d) {
+        plane *= fc_place(s, pass, 0, d).count, out_plane *= fc_place(s, pass, 2, d).count;
+        if (d < last)
+            irows *= s->d[d].tile_step;
+    }
+    const int64_t ints[] = {s->rank, f->threads, n, s->d[last].spectrum, s->bins, s->points, f->cb, f->kb, f->acc,
+                            f->ins, f->outs, s->tiles, s->d[last].tiles, s->d[1].tiles, s->d[0].tile_step,
+                            s->d[1].tile_step, vl, p->n, s->natural_offset / 4, f->sp, f->hs, f->pp, f->vls, f->rows,
+                            f->shared, rows, (rows + 1) / 2, irows, (irows + 1) / 2, plane, out_plane, f->per_sm};
+    const char *const names[] = {"rank", "threads", "n", "h", "bins", "points", "cb", "kb", "acc",
+                                 "ins", "outs", "tiles", "inner", "mid", "v0",
+                                 "v1", "vl", "images", "spectra_offset", "sp", "hs", "pp", "vls", "rows_elems",
+                                 "shared", "nrows", "pairs", "irows", "ipairs", "plane", "out_plane", "per_sm"};
+    _Static_assert(sizeof ints / sizeof ints[0] == sizeof names / sizeof names[0], "a name for every value");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
+        tmpl_set_int(ctx, names[i], ints[i]);
 }
 
 static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const lib_spec *s, const fused_shape *f,
                                    cg_kernel *k)
 {
-    const int64_t n = s->d[0].size, v0 = s->d[0].tile_step, v1 = s->d[1].tile_step, rows = f->cb * n;
     k->grid[0] = (unsigned)(s->tiles * f->kgroups);
     k->grid[1] = (unsigned)(p->n < MAX_GRID_Y ? p->n : MAX_GRID_Y);
     k->grid[2] = 1;
-    k->block[0] = THREADS, k->block[1] = k->block[2] = 1;
+    k->block[0] = (unsigned)f->threads, k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)f->shared;
     snprintf(k->name, sizeof k->name, "convgen_fft_fused_%s", convgen_pass_name(pass));
     char what[96];
@@ -228,21 +327,7 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "signal", s->names[0]);
     tmpl_set_str(ctx, "output", s->names[2]);
-    int64_t plane = 1, out_plane = 1;
-    for (int d = 0; d < s->rank; ++d)
-        plane *= fc_place(s, pass, 0, d).count, out_plane *= fc_place(s, pass, 2, d).count;
-    /* Rows go in pairs, row t with row t + pairs (the odd one out, if any, with zeros). */
-    const int64_t ints[] = {THREADS, n, s->d[1].spectrum, s->bins, n * n, f->cb, f->kb, f->acc, f->ins, f->outs,
-                            s->tiles, s->d[1].tiles, v0, v1, p->n, s->natural_offset / 4, f->sp, f->hs, f->v1s,
-                            f->rows, f->shared, rows, (rows + 1) / 2, f->kb * v0, (f->kb * v0 + 1) / 2,
-                            plane, out_plane, f->per_sm};
-    const char *const names[] = {"threads", "n", "h", "bins", "points", "cb", "kb", "acc", "ins", "outs",
-                                 "tiles", "inner", "v0", "v1", "images", "spectra_offset", "sp", "hs", "v1s",
-                                 "rows_elems", "shared", "nrows", "pairs", "irows", "ipairs",
-                                 "plane", "out_plane", "per_sm"};
-    _Static_assert(sizeof ints / sizeof ints[0] == sizeof names / sizeof names[0], "a name for every value");
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
-        tmpl_set_int(ctx, names[i], ints[i]);
+    shape_values(ctx, p, pass, s, f);
     /* The weights' spectra are [k][c] of w: fprop's output channel is k, bprop's is c. */
     tmpl_set_int(ctx, "w_out", pass == CONVGEN_FPROP ? p->c : 1);
     tmpl_set_int(ctx, "w_in", pass == CONVGEN_FPROP ? 1 : p->c);
@@ -251,6 +336,11 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     snprintf(scale, sizeof scale, "%.9ef", 0.5 / (double)s->points);
     tmpl_set_str(ctx, "scale", scale);
     tmpl_map_set(ctx, "dims", fused_dims(pass, s));
+    char offset[160];
+    flat_offset(offset, sizeof offset, s, pass, 0, 't');
+    tmpl_set_str(ctx, "in_offset", offset);
+    flat_offset(offset, sizeof offset, s, pass, 2, 'o');
+    tmpl_set_str(ctx, "out_offset", offset);
     convgen_status st = transform_values(ctx, s, pass, f);
     if (st == CONVGEN_SUCCESS && !fused_divisions(ctx, s, f))
         st = CONVGEN_ERROR_INTERNAL; /* cg_value_magic said why */
@@ -269,11 +359,11 @@ static convgen_status fft_fused_generate(const cg_problem *p, convgen_pass pass,
     s.fused = true;
     convgen_status st = fc_correlation_dims(p, pass, "fft-fused", &s);
     if (st == CONVGEN_SUCCESS)
-        st = fc_tile_basis(p, tune, REG_FFT_MAX_N, &s);
+        st = fc_tile_basis(p, tune, p->rank == 3 ? FUSED_3D_MAX_N : REG_FFT_MAX_N, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
-    if (s.rank != 2)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: rank %d; its kernel takes 2-D tiles", s.rank);
+    if (s.rank < 2)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: rank %d; its kernel takes 2-D and 3-D tiles", s.rank);
     fused_shape f;
     if (!fused_shape_of(p, pass, t, &s, &f))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: the spectra of %lldx%lld tiles do not fit one block's "
@@ -310,8 +400,8 @@ static convgen_status fft_fused_applicable(const cg_problem *p, convgen_pass pas
     convgen_status st = fc_fft_applicable(p, pass);
     if (st == CONVGEN_SUCCESS && pass == CONVGEN_ACCGRAD)
         st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: fprop and bprop; accgrad's fused kernel is not built");
-    if (st == CONVGEN_SUCCESS && p->rank != 2)
-        st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: rank %d; its kernel takes 2-D tiles", p->rank);
+    if (st == CONVGEN_SUCCESS && p->rank < 2)
+        st = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: rank %d; its kernel takes 2-D and 3-D tiles", p->rank);
     return st;
 }
 

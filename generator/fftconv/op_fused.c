@@ -83,7 +83,7 @@ static convgen_status evaluate_fused(const cg_kernel_op *kop, const cg_op_buffer
               : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the fused kernel's DFTs on the CPU");
 }
 
-/* Per tile and image, the products and, for each group of (at most 16) output channels, the
+/* Per tile and image, the products and, for each group of output channels a block makes, the
  * input channels' register FFTs (5 N log2 N FLOPs a complex transform of N points, two real rows
  * a transform) and the outputs' inverse; each block reads the weights' spectra of its output
  * channels for its one tile, 8 bytes a complex multiply-add, from L2. */
@@ -92,7 +92,8 @@ static cg_work fused_work(const cg_kernel_op *kop, int sm_count)
     (void)sm_count;
     const cg_fused_op *op = &kop->fused;
     double points = cg_product(op->input.size, op->input.rank), bins = points / 2 + points / op->input.size[op->input.rank - 1];
-    double tiles = (double)op->input.images * op->input.tiles, groups = ceil(op->outputs / 16.0);
+    double tiles = (double)op->input.images * op->input.tiles;
+    double groups = ceil((double)op->outputs / (double)(op->per_block > 0 ? op->per_block : 1));
     double transform = 5.0 * points * log2(points) / 2;
     double macs = bins * tiles * op->channels * op->outputs;
     return (cg_work){.flops = 8.0 * macs + transform * tiles * (op->channels * groups + op->outputs),

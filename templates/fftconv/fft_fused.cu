@@ -1,10 +1,10 @@
 {#- fft-fused (generator/fftconv/fft_fused.c): one block per overlap-save tile, image and group of kb
     output channels. Per pass over cb input channels: load the tile (clipped), FFT its rows (two
-    real rows as one complex transform, a thread each) and its columns (a thread each) in
-    registers, and add its products with the weights' spectra to the block's accumulators
-    (kb x bins complex values in registers, acc per thread). Then the inverse: columns, then
-    rows two at a time, pruned to the tile's valid outputs, staged in shared memory for
-    coalesced stores. -#}
+    real rows as one complex transform, a thread each) and its columns (a thread each; 3-D: the
+    y columns, then the z columns) in registers, and add its products with the weights' spectra
+    to the block's accumulators (kb x bins complex values in registers, acc per thread). Then
+    the inverse: columns (3-D: z, then y), then rows two at a time, pruned to the tile's valid
+    outputs, staged in shared memory for coalesced stores. -#}
 {%- include "common.cuh" -%}
 {%- include "fft/fft_regs.cuh" -%}
 {{ file_header(header) }}
@@ -36,14 +36,28 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
     float *__restrict__ workspace)
 {
     extern __shared__ float2 smem[];                // {{ shared }} bytes
+{%- if rank == 2 %}
     float2 *rows = smem;                            // the rows' spectra; then the products; then the outputs
     float2 *spec = smem + {{ rows_elems }};              // the tile; then its spectra; then the inverse columns
     float *sig = reinterpret_cast<float *>(spec);   // {{ cb }} channels of the {{ n }}x{{ n }} tile of {{ signal }}, rows {{ sp }} apart
-    float *obuf = reinterpret_cast<float *>(rows);  // the valid outputs, {{ kb }}x{{ v0 }} rows {{ v1s }} apart
+    float *obuf = reinterpret_cast<float *>(rows);  // the valid outputs, {{ kb }}x{{ v0 }} rows {{ vls }} apart
+{%- else %}
+    float2 *rows = smem;                            // the rows' spectra and their y columns; the products; the inverse y columns
+    float2 *spec = smem + {{ rows_elems }};              // the tile; its spectra; the inverse z columns; the outputs
+    float *sig = reinterpret_cast<float *>(spec);   // {{ cb }} channels of the {{ n }}^3 tile of {{ signal }}, rows {{ sp }} apart
+    float *obuf = reinterpret_cast<float *>(spec);  // the valid outputs, {{ kb }}x{{ v0 }}x{{ v1 }} rows {{ vls }} apart
+{%- endif %}
     const unsigned tid = threadIdx.x;
+{%- if rank == 2 %}
     // blockIdx.x = kgroup * {{ tiles }} + tile, tile = tile0 * {{ inner }} + tile1.
     const unsigned kgroup = {{ udiv("blockIdx.x", tiles_div) }}, tile = blockIdx.x - kgroup * {{ tiles }}u;
     const unsigned tile0 = {{ udiv("tile", inner_div) }}, tile1 = tile - tile0 * {{ inner }}u;
+{%- else %}
+    // blockIdx.x = kgroup * {{ tiles }} + tile, tile = (tile0 * {{ mid }} + tile1) * {{ inner }} + tile2.
+    const unsigned kgroup = {{ udiv("blockIdx.x", tiles_div) }}, tile = blockIdx.x - kgroup * {{ tiles }}u;
+    const unsigned tile01 = {{ udiv("tile", inner_div) }}, tile2 = tile - tile01 * {{ inner }}u;
+    const unsigned tile0 = {{ udiv("tile01", mid_div) }}, tile1 = tile01 - tile0 * {{ mid }}u;
+{%- endif %}
     const float2 *__restrict__ spectra = reinterpret_cast<const float2 *>(workspace + {{ spectra_offset }}ull);
     for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y) {
         float2 acc[{{ acc }}];
@@ -54,15 +68,21 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
             __syncthreads(); // the last pass is done with the buffers, the last image with obuf
             // The tile: position q of tile t along a dimension reads {{ signal }}[q - base + t * step].
             for (unsigned e = tid; e < {{ cb * points }}u; e += {{ threads }}u) {
+{%- if rank == 2 %}
                 const unsigned cr = {{ udiv("e", n_div) }}, q1 = e - cr * {{ n }}u; // cr = c * {{ n }} + q0
                 const unsigned c = {{ udiv("cr", n_div) }}, q0 = cr - c * {{ n }}u;
+{%- else %}
+                const unsigned cr = {{ udiv("e", n_div) }}, q2 = e - cr * {{ n }}u; // cr = (c * {{ n }} + q0) * {{ n }} + q1
+                const unsigned cq = {{ udiv("cr", n_div) }}, q1 = cr - cq * {{ n }}u;
+                const unsigned c = {{ udiv("cq", n_div) }}, q0 = cq - c * {{ n }}u;
+{%- endif %}
 {%- for d in dims %}
                 const long long t{{ d.i }} = (long long)q{{ d.i }} - ({{ d.base }}ll) + (long long)tile{{ d.i }} * {{ d.step }}ll;
 {%- endfor %}
                 float v = 0.0f;
                 if (c0 + c < {{ ins }}u{% for d in dims %} && t{{ d.i }} >= 0 && t{{ d.i }} < {{ d.count }}ll{% endfor %})
-                    v = in0[((size_t)g * {{ ins }}u + c0 + c) * {{ plane }}ull + (size_t)t0 * {{ dims[1].count }}u + (size_t)t1];
-                sig[cr * {{ sp }}u + q1] = v;
+                    v = in0[((size_t)g * {{ ins }}u + c0 + c) * {{ plane }}ull + {{ in_offset }}];
+                sig[cr * {{ sp }}u + q{{ rank - 1 }}] = v;
             }
             __syncthreads();
             // Rows t and t + {{ pairs }} as the real and imaginary parts of one transform Z; their
@@ -77,7 +97,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
                 for (int j = 0; j < {{ n }}; ++j)
                     x[j] = make_float2(ra[j], {{ "has_b ? rb[j] : 0.0f" if nrows % 2 else "rb[j]" }});
                 fft_forward(x);
+{%- if rank == 2 %}
                 float2 *oa = rows + t * {{ hs }}u, *ob = oa + {{ pairs * hs }}u;
+{%- else %}
+                const unsigned tb = t + {{ pairs }}u, pa = {{ udiv("t", n_div) }}, pb = {{ udiv("tb", n_div) }};
+                float2 *oa = rows + pa * {{ pp }}u + (t - pa * {{ n }}u) * {{ hs }}u, *ob = rows + pb * {{ pp }}u + (tb - pb * {{ n }}u) * {{ hs }}u;
+{%- endif %}
 {%- for s in split %}
                 oa[{{ s.k }}] = make_float2(x[{{ s.z }}].x + x[{{ s.zm }}].x, x[{{ s.z }}].y - x[{{ s.zm }}].y);
 {%- endfor %}
@@ -92,6 +117,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
 {%- endif %}
             }
             __syncthreads();
+{%- if rank == 2 %}
             // Columns: bin (k0, k1) of channel c from rows k1 of its {{ n }} rows' spectra.
             for (unsigned e = tid; e < {{ cb * h }}u; e += {{ threads }}u) {
                 const unsigned c = {{ udiv("e", h_div) }}, k1 = e - c * {{ h }}u;
@@ -102,6 +128,33 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
                     x[r] = col[r * {{ hs }}];
                 fft_forward(x);
                 float2 *s = spec + c * {{ bins }}u + k1;
+{%- else %}
+            // y columns in place: (k1, k2) of plane q0 of channel c from rows q1 of the plane's rows' spectra.
+            for (unsigned e = tid; e < {{ cb * n * h }}u; e += {{ threads }}u) {
+                const unsigned cq = {{ udiv("e", h_div) }}, k2 = e - cq * {{ h }}u; // cq = c * {{ n }} + q0
+                float2 *col = rows + cq * {{ pp }}u + k2;
+                float2 x[{{ n }}];
+#pragma unroll
+                for (int r = 0; r < {{ n }}; ++r)
+                    x[r] = col[r * {{ hs }}];
+                fft_forward(x);
+{%- for o in ycol_out %}
+                col[{{ o.at }}] = x[{{ o.reg }}];
+{%- endfor %}
+            }
+            __syncthreads();
+            // z columns: bin (k0, k1, k2) of channel c from planes q0 of its y columns' spectra.
+            for (unsigned e = tid; e < {{ cb * n * h }}u; e += {{ threads }}u) {
+                const unsigned ck = {{ udiv("e", h_div) }}, k2 = e - ck * {{ h }}u; // ck = c * {{ n }} + k1
+                const unsigned c = {{ udiv("ck", n_div) }}, k1 = ck - c * {{ n }}u;
+                const float2 *col = rows + c * {{ n * pp }}u + k1 * {{ hs }}u + k2;
+                float2 x[{{ n }}];
+#pragma unroll
+                for (int r = 0; r < {{ n }}; ++r)
+                    x[r] = col[r * {{ pp }}];
+                fft_forward(x);
+                float2 *s = spec + c * {{ bins }}u + k1 * {{ h }}u + k2;
+{%- endif %}
 {%- for o in col_out %}
                 s[{{ o.at }}] = x[{{ o.reg }}];
 {%- endfor %}
@@ -129,6 +182,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
                 rows[slot] = acc[j];
         }
         __syncthreads();
+{%- if rank == 2 %}
         // Inverse columns, only their {{ v0 }} valid rows kept: row r of channel kl at spec[(kl * {{ v0 }} + r) * {{ hs }} + k1].
         for (unsigned e = tid; e < {{ kb * h }}u; e += {{ threads }}u) {
             const unsigned kl = {{ udiv("e", h_div) }}, k1 = e - kl * {{ h }}u;
@@ -144,10 +198,47 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
 {%- endfor %}
         }
         __syncthreads();
+        const float2 *irows_in = spec; // the inverse rows' spectra
+{%- else %}
+        // Inverse z columns, only their {{ v0 }} valid planes kept: row k1 of plane r0 of channel kl at
+        // spec[(kl * {{ v0 }} + r0) * {{ pp }} + k1 * {{ hs }} + k2].
+        for (unsigned e = tid; e < {{ kb * n * h }}u; e += {{ threads }}u) {
+            const unsigned ck = {{ udiv("e", h_div) }}, k2 = e - ck * {{ h }}u; // ck = kl * {{ n }} + k1
+            const unsigned kl = {{ udiv("ck", n_div) }}, k1 = ck - kl * {{ n }}u;
+            const float2 *col = rows + kl * {{ bins }}u + k1 * {{ h }}u + k2;
+            float2 x[{{ n }}];
+#pragma unroll
+            for (int k0 = 0; k0 < {{ n }}; ++k0)
+                x[k0] = col[k0 * {{ n * h }}];
+            fft_inverse(x);
+            float2 *s = spec + kl * {{ v0 * pp }}u + k1 * {{ hs }}u + k2;
+{%- for o in icol_out %}
+            s[{{ o.at }}] = x[{{ o.reg }}];
+{%- endfor %}
+        }
+        __syncthreads();
+        // Inverse y columns, only their {{ v1 }} valid rows kept: row r1 of plane r0 of channel kl at
+        // rows[((kl * {{ v0 }} + r0) * {{ v1 }} + r1) * {{ hs }} + k2].
+        for (unsigned e = tid; e < {{ kb * v0 * h }}u; e += {{ threads }}u) {
+            const unsigned cr = {{ udiv("e", h_div) }}, k2 = e - cr * {{ h }}u; // cr = kl * {{ v0 }} + r0
+            const float2 *col = spec + cr * {{ pp }}u + k2;
+            float2 x[{{ n }}];
+#pragma unroll
+            for (int k1 = 0; k1 < {{ n }}; ++k1)
+                x[k1] = col[k1 * {{ hs }}];
+            fft_inverse(x);
+            float2 *s = rows + cr * {{ v1 * hs }}u + k2;
+{%- for o in iycol_out %}
+            s[{{ o.at }}] = x[{{ o.reg }}];
+{%- endfor %}
+        }
+        __syncthreads();
+        const float2 *irows_in = rows; // the inverse rows' spectra
+{%- endif %}
         // Inverse rows t and t + {{ ipairs }} as one transform of Z_k = A_k + i B_k, their outputs its
         // real and imaginary parts; only the {{ v1 }} valid ones are kept.
         for (unsigned t = tid; t < {{ ipairs }}u; t += {{ threads }}u) {
-            const float2 *za = spec + t * {{ hs }}u, *zb = za + {{ ipairs * hs }}u;
+            const float2 *za = irows_in + t * {{ hs }}u, *zb = za + {{ ipairs * hs }}u;
 {%- if irows % 2 %}
             const bool has_b = t + {{ ipairs }}u < {{ irows }}u;
 {%- endif %}
@@ -165,7 +256,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
             }
 {%- endfor %}
             fft_inverse(x);
-            float *oa = obuf + t * {{ v1s }}u, *ob = oa + {{ ipairs * v1s }}u;
+            float *oa = obuf + t * {{ vls }}u, *ob = oa + {{ ipairs * vls }}u;
 {%- for o in irow_out %}
             oa[{{ o.at }}] = x[{{ o.reg }}].x;
 {%- endfor %}
@@ -181,14 +272,22 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
         }
         __syncthreads();
         // The stores, scaled: output o = tile * step + r along a dimension.
-        for (unsigned e = tid; e < {{ kb * v0 * v1 }}u; e += {{ threads }}u) {
+        for (unsigned e = tid; e < {{ irows * vl }}u; e += {{ threads }}u) {
+{%- if rank == 2 %}
             const unsigned cr = {{ udiv("e", v1_div) }}, r1 = e - cr * {{ v1 }}u; // cr = kl * {{ v0 }} + r0
             const unsigned kl = {{ udiv("cr", v0_div) }}, r0 = cr - kl * {{ v0 }}u;
+{%- else %}
+            const unsigned cr = {{ udiv("e", v2_div) }}, r2 = e - cr * {{ vl }}u; // cr = (kl * {{ v0 }} + r0) * {{ v1 }} + r1
+            const unsigned cq = {{ udiv("cr", v1_div) }}, r1 = cr - cq * {{ v1 }}u;
+            const unsigned kl = {{ udiv("cq", v0_div) }}, r0 = cq - kl * {{ v0 }}u;
+{%- endif %}
             const unsigned o = kgroup * {{ kb }}u + kl;
-            const unsigned o0 = tile0 * {{ v0 }}u + r0, o1 = tile1 * {{ v1 }}u + r1;
-            if (o < {{ outs }}u && o0 < {{ dims[0].out }}u && o1 < {{ dims[1].out }}u)
-                out[((size_t)g * {{ outs }}u + o) * {{ out_plane }}ull + (size_t)o0 * {{ dims[1].out }}u + o1] =
-                    obuf[cr * {{ v1s }}u + r1] * {{ scale }};
+{%- for d in dims %}
+            const unsigned o{{ d.i }} = tile{{ d.i }} * {{ d.v }}u + r{{ d.i }};
+{%- endfor %}
+            if (o < {{ outs }}u{% for d in dims %} && o{{ d.i }} < {{ d.out }}u{% endfor %})
+                out[((size_t)g * {{ outs }}u + o) * {{ out_plane }}ull + {{ out_offset }}] =
+                    obuf[cr * {{ vls }}u + r{{ rank - 1 }}] * {{ scale }};
         }
     }
 }
