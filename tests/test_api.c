@@ -322,13 +322,19 @@ static void test_fft_pads_and_clips_through_its_windows(void **state)
     assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_ACCGRAD, CONVGEN_ALGO_FFT, &plan), CONVGEN_SUCCESS);
     assert_true(has_kernel(plan, "clip_dw"));
     convgen_plan_destroy(plan);
-    /* 3-D: each transform a plane stage and a depth pass (R2C of w, of x, the products, C2R), the
-     * operands through the windows still, on a basis of 7 points a side; a cubic basis past
-     * convgen's 3-D transforms is refused. */
+    /* 3-D: each transform one pass on chip on a basis of 7 points a side (R2C of w, of x, the
+     * products, C2R), the operands through the windows still; on a basis of 35 (in[0] = 34), a
+     * plane stage and a depth pass each; a cubic basis past convgen's 3-D transforms is refused. */
     convgen_conv_desc volume = {.rank = 3, .n = 1, .c = 1, .k = 1, .in = {5, 6, 7}, .kernel = {3, 3, 3}};
     assert_int_equal(convgen_plan_conv(ctx, &volume, CONVGEN_FPROP, CONVGEN_ALGO_FFT, &plan), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_kernel_count(plan), 4);
+    assert_true(has_kernel(plan, "r2c3d7_one_pass") && has_kernel(plan, "c2r3d7_one_pass"));
+    assert_false(has_kernel(plan, "pad") || has_kernel(plan, "clip") || has_kernel(plan, "transpose"));
+    convgen_plan_destroy(plan);
+    volume.in[0] = 34;
+    assert_int_equal(convgen_plan_conv(ctx, &volume, CONVGEN_FPROP, CONVGEN_ALGO_FFT, &plan), CONVGEN_SUCCESS);
     assert_int_equal(convgen_plan_kernel_count(plan), 7);
-    assert_true(has_kernel(plan, "3d7_planes") && has_kernel(plan, "3d7_depth"));
+    assert_true(has_kernel(plan, "3d35_planes") && has_kernel(plan, "3d35_depth"));
     assert_false(has_kernel(plan, "pad") || has_kernel(plan, "clip") || has_kernel(plan, "transpose"));
     convgen_plan_destroy(plan);
     volume.in[0] = 70;

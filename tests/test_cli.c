@@ -180,15 +180,20 @@ static void test_fft_options_are_strict_numbers(void **state)
     expect_rc(2, "--rank '4294967297'", "emit --algo fft --n 32 --rank 4294967297");
     expect_rc(0, NULL, "emit --algo fft --n 32 --batch 12 --scale 0.5 --kernel 0");
     expect_in(out_text, "n = 32", "emit --algo fft --n 32 ...");
-    /* rank 3: a DxHxW window, a plane pitch, two kernels that re-emit with the same command */
+    /* rank 3: a DxHxW window, a plane pitch; n = 16 in one pass (one kernel), n = 32 in two (the
+     * planes, then the depth pass), each re-emitted with the same command */
     expect_rc(2, "--window '5x5x5x5' must be W, HxW or DxHxW", "emit --algo fft --rank 3 --n 32 --window 5x5x5x5");
     expect_rc(2, "--rank '4' must be an integer from 1 to 3", "emit --algo fft --rank 4 --n 32");
     expect_rc(1, "n = 128: rank 3 transforms go up to n = 64", "emit --algo fft --rank 3 --n 128");
     const char *volume = "emit --algo fft --rank 3 --n 16 --batch 2 --window 5x4x3 --offset 1x2x3 --pitch 4 --plane-pitch 20";
     expect_rc(0, NULL, volume);
-    expect_in(out_text, "convgen_r2c3d16_planes", volume);
-    expect_in(out_text, "convgen_r2c3d16_depth", volume);
+    expect_in(out_text, "convgen_r2c3d16_one_pass", volume);
     expect_in(out_text, "--window 5x4x3 --offset 1x2x3 --pitch 4 --plane-pitch 20", volume);
+    const char *large = "emit --algo fft --rank 3 --n 32 --batch 2 --window 5x4x3 --offset 1x2x3 --pitch 4 --plane-pitch 20";
+    expect_rc(0, NULL, large);
+    expect_in(out_text, "convgen_r2c3d32_planes", large);
+    expect_in(out_text, "convgen_r2c3d32_depth", large);
+    expect_in(out_text, "--window 5x4x3 --offset 1x2x3 --pitch 4 --plane-pitch 20", large);
 }
 
 /* Both ran with no architecture at all and built nothing. */

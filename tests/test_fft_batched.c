@@ -302,7 +302,8 @@ static void test_every_size_compiles_without_local_memory(void **state)
 }
 
 /* Shared memory follows the target: on an A100 (163 KiB a block, 164 a multiprocessor) every
- * kernel asks for no more than it may, and an offline sm_80 context knows those limits. */
+ * kernel asks for no more than it may (rank 2, and rank 3, whose one pass the H100's shared
+ * memory takes to n = 28 and the A100's to 21), and an offline sm_80 context knows those limits. */
 static void test_shared_memory_fits_the_target(void **state)
 {
     (void)state;
@@ -310,9 +311,12 @@ static void test_shared_memory_fits_the_target(void **state)
                             .max_cluster = 1};
     int checked = 0;
     for (int i = 0; i < size_count; ++i)
-        for (int k = 0; k < KINDS; ++k) {
-            convgen_fft_desc d = variant(sizes[i], 2, kinds[k], i);
-            d.batch = 100000, d.channels = 0; /* enough images for several per block */
+        for (int kr = 0; kr < 2 * KINDS; ++kr) {
+            const int k = kr % KINDS, rank = kr < KINDS ? 2 : 3;
+            if (rank == 3 && sizes[i] > FFT_MAX_VOLUME_N)
+                continue;
+            convgen_fft_desc d = variant(sizes[i], rank, kinds[k], i);
+            d.batch = rank == 2 ? 100000 : 1000, d.channels = 0; /* enough images for several per block */
             cg_fft_problem p;
             cg_generated gen;
             assert_int_equal(cg_fft_problem_init(&p, &d), CONVGEN_SUCCESS);
@@ -1119,9 +1123,11 @@ static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **st
     free(cases);
 }
 
-/* Rank 3 plans on the CPU (CI has no GPU): each plan's two steps, the plane stage and the depth
- * pass, evaluated as their ops say (generator/fft/fft_op.c, the spectra in natural order) from
- * the plan's own pointers, against the float64 transform of the whole volume. Windows with
+/* Rank 3 plans on the CPU (CI has no GPU): each plan's steps evaluated as their ops say
+ * (generator/fft/fft_op.c, the spectra in natural order) from the plan's own pointers, against
+ * the float64 transform of the whole volume: the one pass of small volumes (n <= 28, one step
+ * whose op is the whole transform), and the two steps of larger ones, the plane stage and the
+ * depth pass. Windows with
  * offsets along every dimension, plane and row pitches, strides with gaps, channels and a scale;
  * the output poisoned with NaN, and every element outside it must stay NaN. */
 static void test_rank3_plans_evaluate_on_the_cpu(void **state)
@@ -1135,6 +1141,14 @@ static void test_rank3_plans_evaluate_on_the_cpu(void **state)
         {.rank = 3, .n = 8, .type = CONVGEN_FFT_R2C, .batch = 1, .channels = 3},
         {.rank = 3, .n = 9, .type = CONVGEN_FFT_C2R, .batch = 1, .channels = 2, .window = {9, 3, 9},
          .offset = {0, 5, 0}, .pitch = 11, .plane_pitch = 40, .real_stride = {0, 400}},
+        {.rank = 3, .n = 30, .type = CONVGEN_FFT_R2C, .batch = 2, .window = {7, 30, 5}, .offset = {23, 0, 2},
+         .pitch = 6, .plane_pitch = 190, .real_stride = {2000, 0}, .scale = 0.25f},
+        {.rank = 3, .n = 32, .type = CONVGEN_FFT_C2R, .batch = 1, .channels = 2, .window = {5, 32, 11},
+         .offset = {3, 0, 7}, .scale = 0.5f},
+        {.rank = 3, .n = 21, .type = CONVGEN_FFT_C2R, .batch = 3, .window = {21, 15, 19}, .offset = {0, 6, 1},
+         .scale = 0.125f},
+        {.rank = 3, .n = 18, .type = CONVGEN_FFT_R2C, .batch = 5, .window = {18, 7, 18}, .offset = {0, 11, 0},
+         .spectrum_stride = {3300, 0}},
     };
     for (size_t i = 0; i < sizeof descs / sizeof descs[0]; ++i) {
         cg_fft_problem p;
@@ -1144,7 +1158,7 @@ static void test_rank3_plans_evaluate_on_the_cpu(void **state)
         assert_int_equal(cg_fft_problem_init(&p, &descs[i]), CONVGEN_SUCCESS);
         assert_true(fft_plan_make(p.n, true, &pl, err, sizeof err));
         assert_int_equal(cg_generate_fft(&p, NULL, &g), CONVGEN_SUCCESS);
-        assert_int_equal(g.step_count, 2);
+        assert_int_equal(g.step_count, cg_fft_cube_applies(&p, NULL) ? 1 : 2);
         bool forward = p.sign < 0;
         size_t in_floats = (size_t)(forward ? p.real_elements : 2 * p.spectrum_elements);
         size_t out_floats = (size_t)(forward ? 2 * p.spectrum_elements : p.real_elements);
@@ -1157,8 +1171,8 @@ static void test_rank3_plans_evaluate_on_the_cpu(void **state)
         errors e = {0};
         check(&p, &pl, in, out, out_floats, false, &e);
         double rel = sqrt(e.ref_d2 / e.ref_r2);
-        print_message("rank 3 plan %zu (%s n = %d): relative error %.2e on the CPU\n", i, forward ? "R2C" : "C2R", p.n,
-                      rel);
+        print_message("rank 3 plan %zu (%s n = %d, %d step%s): relative error %.2e on the CPU\n", i,
+                      forward ? "R2C" : "C2R", p.n, g.step_count, g.step_count > 1 ? "s" : "", rel);
         if (!(rel <= 1e-6) || e.unwritten || e.untouched_written)
             fail_msg("rank 3 plan %zu: relative error %.3e, %lld unwritten, %lld written outside the output", i, rel,
                      (long long)e.unwritten, (long long)e.untouched_written);

@@ -101,7 +101,7 @@ convgen_status cg_generate_fft(const cg_fft_problem *p, const cg_target *target,
         s = cg_fft_c2c_kernel(p, &out->kernels[0]);
         out->kernel_count = s == CONVGEN_SUCCESS;
     } else if (p->rank == 3) {
-        s = cg_fft_volume_kernels(p, target, out);
+        s = cg_fft_cube_applies(p, target) ? cg_fft_cube_kernel(p, target, out) : cg_fft_volume_kernels(p, target, out);
     } else {
         s = cg_fft_real_kernels(p, target, out);
     }

@@ -23,5 +23,9 @@ convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *tar
 /* fft_volume.c's: rank 3, a plane stage (fft_real.c's kernel over planes) and a depth pass, as
  * two kernel steps; the inverse keeps the window's planes in the workspace between them. */
 convgen_status cg_fft_volume_kernels(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
+/* fft_cube.c's: rank 3 R2C and C2R of volumes small enough for one pass on chip (n <= 28 where a
+ * block may have the H100's shared memory), one kernel whose one step's op is the whole problem. */
+bool cg_fft_cube_applies(const cg_fft_problem *p, const cg_target *target);
+convgen_status cg_fft_cube_kernel(const cg_fft_problem *p, const cg_target *target, cg_generated *out);
 
 #endif

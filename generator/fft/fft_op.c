@@ -30,7 +30,7 @@ static void transform_one(const cg_fft_problem *f, const char *in, char *out, in
         for (int d = 0; d < rank; ++d)
             cg_dft_axis(a, sizes, rank, d, -1);
         do
-            spectrum[cg_index_flat(idx, halves, rank)] = (float complex)a[cg_index_flat(idx, sizes, rank)];
+            spectrum[cg_index_flat(idx, halves, rank)] = (float complex)(f->scale * a[cg_index_flat(idx, sizes, rank)]);
         while (cg_index_next(idx, halves, rank));
         return;
     }
@@ -48,6 +48,49 @@ static void transform_one(const cg_fft_problem *f, const char *in, char *out, in
         for (int col = 0; col < f->w; ++col)
             y[r * f->pitch + col] =
                 (float)(f->scale * creal(a[(rank == 2 ? (int64_t)(f->oy + r) * f->n : 0) + f->ox + col]));
+}
+
+/* One volume of a rank 3 problem done in one pass (fft_cube.c): the window of the signal at
+ * element `real` (plane and row pitches), the spectrum at complex value `at`, dense and in
+ * natural order as transform_one's. a holds n^3 values. */
+static void transform_volume(const cg_fft_problem *f, const char *in, char *out, int64_t real, int64_t at,
+                             double complex *a)
+{
+    const int64_t n[3] = {f->n, f->n, f->n}, half[3] = {f->n, f->n, f->half};
+    const int64_t points = (int64_t)f->n * f->n * f->n;
+    float complex *spectrum = (float complex *)(f->sign < 0 ? out : (char *)in) + at;
+    int64_t idx[3] = {0, 0, 0};
+    if (f->sign < 0) {
+        const float *x = (const float *)in + real;
+        for (int64_t i = 0; i < points; ++i)
+            a[i] = 0;
+        for (int z = 0; z < f->d; ++z)
+            for (int r = 0; r < f->h; ++r)
+                for (int col = 0; col < f->w; ++col)
+                    a[((int64_t)(f->oz + z) * f->n + f->oy + r) * f->n + f->ox + col] =
+                        x[z * f->plane_pitch + r * f->pitch + col];
+        for (int d = 0; d < 3; ++d)
+            cg_dft_axis(a, n, 3, d, -1);
+        do
+            spectrum[cg_index_flat(idx, half, 3)] = (float complex)(f->scale * a[cg_index_flat(idx, n, 3)]);
+        while (cg_index_next(idx, half, 3));
+        return;
+    }
+    do {
+        int64_t mirror[3];
+        bool stored;
+        cg_dft_hermitian_source(idx, n, half, 3, mirror, &stored);
+        double complex v = spectrum[cg_index_flat(mirror, half, 3)];
+        a[cg_index_flat(idx, n, 3)] = stored ? v : conj(v);
+    } while (cg_index_next(idx, n, 3));
+    for (int d = 0; d < 3; ++d)
+        cg_dft_axis(a, n, 3, d, +1);
+    float *y = (float *)out + real;
+    for (int z = 0; z < f->d; ++z)
+        for (int r = 0; r < f->h; ++r)
+            for (int col = 0; col < f->w; ++col)
+                y[z * f->plane_pitch + r * f->pitch + col] =
+                    (float)(f->scale * creal(a[((int64_t)(f->oz + z) * f->n + f->oy + r) * f->n + f->ox + col]));
 }
 
 /* A rank 3 problem's depth pass (fft_volume.c): along depth at every bin of a plane, forward
@@ -81,7 +124,8 @@ static void depth_pass(const cg_fft_problem *f, const char *in, char *out, doubl
 }
 
 /* With its window, strides and scale; R2C and C2R (the kinds programs use), rank 1 and 2, and
- * the two stages of rank 3 (fft_volume.c): the planes, then or before that the depth pass. */
+ * rank 3 whole (fft_cube.c's one pass) or as the two stages of fft_volume.c: the planes, then or
+ * before that the depth pass. */
 static convgen_status evaluate_fft(const cg_kernel_op *op, const cg_op_buffers *buffers)
 {
     const cg_fft_problem *f = &op->fft;
@@ -89,9 +133,7 @@ static convgen_status evaluate_fft(const cg_kernel_op *op, const cg_op_buffers *
     char *out = (char *)buffers->out;
     if (f->type == CONVGEN_FFT_C2C)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the CPU evaluation of FFT steps takes R2C and C2R, not C2C");
-    if (f->rank == 3 && !f->depth_stage)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "a rank 3 FFT step is evaluated as its two stages");
-    int64_t points = f->rank == 1 ? f->n : (int64_t)f->n * f->n;
+    int64_t points = f->rank == 1 ? f->n : f->rank == 2 ? (int64_t)f->n * f->n : (int64_t)f->n * f->n * f->n;
     double complex *a = malloc(sizeof *a * (size_t)(points > FFT_MAX_N ? points : FFT_MAX_N));
     if (!a)
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory evaluating an FFT step");
@@ -103,7 +145,7 @@ static convgen_status evaluate_fft(const cg_kernel_op *op, const cg_op_buffers *
     for (int64_t b = 0; b < f->batch; ++b)
         for (int64_t c = 0; c < f->channels; ++c)
             for (int j = 0; j < f->planes; ++j)
-                transform_one(f, in, out,
+                (f->rank == 3 ? transform_volume : transform_one)(f, in, out,
                               b * f->real_stride[0] + c * f->real_stride[1] + j * f->plane_stride[0],
                               b * f->spectrum_stride[0] + c * f->spectrum_stride[1] + j * f->plane_stride[1], a);
     free(a);
@@ -121,8 +163,8 @@ static cg_work fft_work(const cg_kernel_op *op, int sm_count)
         return (cg_work){.flops = 5.0 * f->n * log2(f->n) * columns, .efficiency = CG_GEMM_EFFICIENCY,
                          .bytes = (double)(f->d + f->n) * 8 * columns, .bandwidth_efficiency = CG_BANDWIDTH_EFFICIENCY};
     }
-    double real = (double)f->h * f->w, bins = (double)(f->rank == 2 ? f->n : 1) * f->half;
-    double points = (double)(f->rank == 2 ? f->n : 1) * f->n;
+    double outer = f->rank == 3 ? (double)f->n * f->n : f->rank == 2 ? f->n : 1; /* the spectrum's outer axes */
+    double real = (double)f->d * f->h * f->w, bins = outer * f->half, points = outer * f->n;
     return (cg_work){.flops = 5.0 * points * log2(points) * (double)f->count, .efficiency = CG_GEMM_EFFICIENCY,
                      .bytes = (real * 4 + bins * 8) * (double)f->count, .bandwidth_efficiency = CG_BANDWIDTH_EFFICIENCY};
 }

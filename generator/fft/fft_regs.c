@@ -154,3 +154,34 @@ void cg_reg_fft_radices(int n, char *buf, size_t size)
         used += w > 0 ? (size_t)w : 0;
     }
 }
+
+/* The two rows a complex transform carries as its real and imaginary parts come apart by
+ * Z_k and Z_(n-k): split[k] = {k, z, zm}, their registers, for the bins k < n / 2 + 1. */
+tmpl_value *cg_reg_fft_split_value(const reg_fft *fwd, int h)
+{
+    tmpl_value *list = tmpl_list();
+    for (int k = 0; k < h; ++k) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "k", k);
+        tmpl_set_int(v, "z", fwd->out[k]);
+        tmpl_set_int(v, "zm", fwd->out[(fwd->n - k) % fwd->n]);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+/* The inverse rows' input Z_k = A_k + i B_k from two rows' half spectra: c2r[k] = {k, kind,
+ * src}: "real" at bins 0 and n / 2 (the imaginary parts a real row's spectrum has not there are
+ * dropped, as a C2R does), "direct" below n / 2 + 1, "mirror" above (conj A_(n-k), conj B_(n-k)). */
+tmpl_value *cg_reg_fft_merge_value(int n, int h)
+{
+    tmpl_value *list = tmpl_list();
+    for (int k = 0; k < n; ++k) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "k", k);
+        tmpl_set_str(v, "kind", k == 0 || 2 * k == n ? "real" : k < h ? "direct" : "mirror");
+        tmpl_set_int(v, "src", k < h ? k : n - k);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}

@@ -41,4 +41,12 @@ void cg_reg_fft_radices(int n, char *buf, size_t size);
  * cos, sin (odd radices)}], out}. */
 tmpl_value *cg_reg_fft_value(const reg_fft *f);
 
+/* Two real rows as one complex transform Z = A + i B (the "two for the price of one" packing):
+ * split[k] = {k, z, zm}, the registers of Z_k and Z_(n-k) that give A_k = Z_k + conj Z_(n-k) and
+ * B_k = -i (Z_k - conj Z_(n-k)), twice the true ones, for the h = n / 2 + 1 bins of a row. */
+tmpl_value *cg_reg_fft_split_value(const reg_fft *fwd, int h);
+/* The inverse: Z_k = A_k + i B_k from two rows' half spectra, merge[k] = {k, kind, src} (see
+ * fft_regs.c), so that one complex inverse gives the two real rows as its two parts. */
+tmpl_value *cg_reg_fft_merge_value(int n, int h);
+
 #endif

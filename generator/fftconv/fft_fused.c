@@ -189,37 +189,6 @@ static tmpl_value *stores(const int *regs, int64_t first, int64_t count, int64_t
     return list;
 }
 
-/* The two rows a complex transform carries as its real and imaginary parts come apart by
- * Z_k and Z_(n-k): split[k] = {k, z, zm}, their registers, for the bins k < n / 2 + 1. */
-static tmpl_value *row_split(const reg_fft *fwd, int64_t h)
-{
-    tmpl_value *list = tmpl_list();
-    for (int64_t k = 0; k < h; ++k) {
-        tmpl_value *v = tmpl_map();
-        tmpl_set_int(v, "k", k);
-        tmpl_set_int(v, "z", fwd->out[k]);
-        tmpl_set_int(v, "zm", fwd->out[(fwd->n - k) % fwd->n]);
-        tmpl_list_push(list, v);
-    }
-    return list;
-}
-
-/* The inverse rows' input Z_k = A_k + i B_k from two rows' half spectra: c2r[k] = {k, kind,
- * src}: "real" at bins 0 and n / 2 (the imaginary parts a real row's spectrum has not there are
- * dropped, as a C2R does), "direct" below n / 2 + 1, "mirror" above (conj A_(n-k), conj B_(n-k)). */
-static tmpl_value *row_merge(int64_t n, int64_t h)
-{
-    tmpl_value *list = tmpl_list();
-    for (int64_t k = 0; k < n; ++k) {
-        tmpl_value *v = tmpl_map();
-        tmpl_set_int(v, "k", k);
-        tmpl_set_str(v, "kind", k == 0 || 2 * k == n ? "real" : k < h ? "direct" : "mirror");
-        tmpl_set_int(v, "src", k < h ? k : n - k);
-        tmpl_list_push(list, v);
-    }
-    return list;
-}
-
 /* The register transforms and the index lists that place their values: the forward columns'
  * bins (3-D: the y columns' in place, then the z columns' bins), the inverse columns' valid
  * rows (3-D: the z columns', then the y columns') and the inverse rows' valid outputs. */
@@ -239,8 +208,8 @@ static convgen_status transform_values(tmpl_value *ctx, const lib_spec *s, convg
         return cg_fail(CONVGEN_ERROR_INTERNAL, "fft-fused: no register FFT of %lld points", (long long)n);
     tmpl_map_set(ctx, "fwd", cg_reg_fft_value(&fwd));
     tmpl_map_set(ctx, "inv", cg_reg_fft_value(&inv));
-    tmpl_map_set(ctx, "split", row_split(&fwd, h));
-    tmpl_map_set(ctx, "merge", row_merge(n, h));
+    tmpl_map_set(ctx, "split", cg_reg_fft_split_value(&fwd, h));
+    tmpl_map_set(ctx, "merge", cg_reg_fft_merge_value(n, h));
     const int64_t v0 = s->d[0].tile_step, plane = s->rank == 3 ? n : 1; /* rows of a z column's step */
     tmpl_map_set(ctx, "col_out", stores(fwd.out, 0, n, plane * h));
     tmpl_map_set(ctx, "icol_out", stores(inv.out, ob[0], v0, s->rank == 3 ? f->pp : f->hs));
@@ -332,7 +301,7 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     tmpl_set_int(ctx, "w_out", pass == CONVGEN_FPROP ? p->c : 1);
     tmpl_set_int(ctx, "w_in", pass == CONVGEN_FPROP ? 1 : p->c);
     tmpl_set_bool(ctx, "conjugate", pass == CONVGEN_FPROP); /* bprop's mirrored taps are conjugated already */
-    char scale[32]; /* the forward rows' spectra come out doubled (row_split) */
+    char scale[32]; /* the forward rows' spectra come out doubled (cg_reg_fft_split_value) */
     snprintf(scale, sizeof scale, "%.9ef", 0.5 / (double)s->points);
     tmpl_set_str(ctx, "scale", scale);
     tmpl_map_set(ctx, "dims", fused_dims(pass, s));

@@ -103,18 +103,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
                 const unsigned tb = t + {{ pairs }}u, pa = {{ udiv("t", n_div) }}, pb = {{ udiv("tb", n_div) }};
                 float2 *oa = rows + pa * {{ pp }}u + (t - pa * {{ n }}u) * {{ hs }}u, *ob = rows + pb * {{ pp }}u + (tb - pb * {{ n }}u) * {{ hs }}u;
 {%- endif %}
-{%- for s in split %}
-                oa[{{ s.k }}] = make_float2(x[{{ s.z }}].x + x[{{ s.zm }}].x, x[{{ s.z }}].y - x[{{ s.zm }}].y);
-{%- endfor %}
-{%- if nrows % 2 %}
-                if (has_b) {
-{%- endif %}
-{%- for s in split %}
-                ob[{{ s.k }}] = make_float2(x[{{ s.z }}].y + x[{{ s.zm }}].y, x[{{ s.zm }}].x - x[{{ s.z }}].x);
-{%- endfor %}
-{%- if nrows % 2 %}
-                }
-{%- endif %}
+{{- store_split_rows(split, nrows % 2, "                ") }}
             }
             __syncthreads();
 {%- if rank == 2 %}
@@ -243,32 +232,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
             const bool has_b = t + {{ ipairs }}u < {{ irows }}u;
 {%- endif %}
             float2 x[{{ n }}];
-{%- for m in merge %}
-            {
-                const float2 a = za[{{ m.src }}], b = {{ "has_b ? zb[" ~ m.src ~ "] : make_float2(0.0f, 0.0f)" if irows % 2 else "zb[" ~ m.src ~ "]" }};
-{%- if m.kind == "real" %}
-                x[{{ m.k }}] = make_float2(a.x, b.x);
-{%- elif m.kind == "direct" %}
-                x[{{ m.k }}] = make_float2(a.x - b.y, a.y + b.x);
-{%- else %}
-                x[{{ m.k }}] = make_float2(a.x + b.y, b.x - a.y);
-{%- endif %}
-            }
-{%- endfor %}
+{{- load_merged_rows(merge, irows % 2, "            ") }}
             fft_inverse(x);
             float *oa = obuf + t * {{ vls }}u, *ob = oa + {{ ipairs * vls }}u;
-{%- for o in irow_out %}
-            oa[{{ o.at }}] = x[{{ o.reg }}].x;
-{%- endfor %}
-{%- if irows % 2 %}
-            if (has_b) {
-{%- endif %}
-{%- for o in irow_out %}
-            ob[{{ o.at }}] = x[{{ o.reg }}].y;
-{%- endfor %}
-{%- if irows % 2 %}
-            }
-{%- endif %}
+{{- store_row_parts(irow_out, irows % 2, "            ") }}
         }
         __syncthreads();
         // The stores, scaled: output o = tile * step + r along a dimension.
