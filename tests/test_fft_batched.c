@@ -303,7 +303,7 @@ static void test_every_size_compiles_without_local_memory(void **state)
 
 /* Shared memory follows the target: on an A100 (163 KiB a block, 164 a multiprocessor) every
  * kernel asks for no more than it may (rank 2, and rank 3, whose one pass the H100's shared
- * memory takes to n = 28 and the A100's to 21), and an offline sm_80 context knows those limits. */
+ * memory takes to n = 28 and the A100's to 25), and an offline sm_80 context knows those limits. */
 static void test_shared_memory_fits_the_target(void **state)
 {
     (void)state;

@@ -26,15 +26,18 @@
 
 enum {
     /* One pass where a whole volume's buffers (its planes' half spectra and its rows) take at
-     * most this much shared memory (and the target allows it a block): n = 16 takes 37 KiB, 21
-     * 76, 27 168, 28 187; 30 would need 234. Measured on the H100 against the two passes
-     * (fft-tiled's tiles, bench/NOTES.md): Z7's n = 21 1.46 -> 0.89 ms, Z9's n = 27 1.64 -> 1.32. */
+     * most this much shared memory, and no more than the target allows a block: n = 16 takes
+     * 36 KiB, 21 75, 27 164, 28 183 (the last that fits); 30 would need 229, past the H100's 227
+     * a block. Measured on the H100 against the two passes (fft-tiled's tiles,
+     * bench/NOTES.md): Z7's n = 21 1.46 -> 0.89 ms, Z9's n = 27 1.64 -> 1.32. */
     CUBE_MAX_SHARED = 200 * 1024,
-    CUBE_MAX_N = 32, /* a column of 32 complex points takes 64 of a thread's registers */
     /* Volumes per block up to about this many threads (a volume takes n (n / 2 + 1) in its z
      * phase, the largest): 160 at n = 16, several small volumes a block below. */
     CUBE_THREADS = 256,
-    /* The registers a thread may take: a 16-point transform's 32 floats and the indexing. */
+    /* The launch bounds leave a thread at least this many registers: a 16-point column's 32
+     * floats and the indexing. Larger columns run fewer blocks by their shared memory anyway
+     * (n = 21: 3 blocks of 256 threads, 85 registers; 61-72 used), and ptxas fits every size
+     * with no local memory (test_fft_batched compiles them all). */
     CUBE_REGISTERS = 64,
 };
 
@@ -45,36 +48,42 @@ typedef struct cube_shape {
     int64_t shared;      /* bytes */
 } cube_shape;
 
-/* The plane pitch in float2s: n rows of hs, and as many more as put the next plane's first
- * column `half` banks on: a warp's y columns are a plane's half bins, then the next plane's, so
- * they then start on the banks after them (16 float2 banks). */
-static int plane_pitch(int n, int half, int hs) { return n * hs + ((half - n * hs) % 16 + 16) % 16; }
+/* The pitch of a plane of row spectra in shared memory, in float2s: n rows of hs, and as many
+ * more as put the next plane's first column `half` banks on: a warp's y columns are a plane's
+ * half bins, then the next plane's, so they then start on the banks after them (16 float2 banks). */
+static int shared_plane_pitch(int n, int half, int hs) { return n * hs + ((half - n * hs) % 16 + 16) % 16; }
 
 /* Bytes of shared memory for one volume's buffers at window d x h x w. */
 static int64_t volume_shared(int n, int half, int d, int h, int w)
 {
-    return (int64_t)d * plane_pitch(n, half, half | 1) * 8 + (int64_t)d * h * (w | 1) * 4;
+    return (int64_t)d * shared_plane_pitch(n, half, half | 1) * 8 + (int64_t)d * h * (w | 1) * 4;
+}
+
+static int64_t shared_limit(const cg_target *t)
+{
+    return cg_target_shared_per_block(t) < CUBE_MAX_SHARED ? cg_target_shared_per_block(t) : CUBE_MAX_SHARED;
 }
 
 bool cg_fft_cube_applies(const cg_fft_problem *p, const cg_target *t)
 {
-    int64_t limit = cg_target_shared_per_block(t) < CUBE_MAX_SHARED ? cg_target_shared_per_block(t) : CUBE_MAX_SHARED;
-    return p->rank == 3 && p->type != CONVGEN_FFT_C2C && p->n <= CUBE_MAX_N && !p->plane_stage && !p->depth_stage &&
-           volume_shared(p->n, p->n / 2 + 1, p->n, p->n, p->n) <= limit;
+    return p->rank == 3 && p->type != CONVGEN_FFT_C2C && !p->plane_stage && !p->depth_stage &&
+           volume_shared(p->n, p->n / 2 + 1, p->n, p->n, p->n) <= shared_limit(t);
 }
 
 static void cube_shape_of(const cg_fft_problem *p, const cg_target *t, cube_shape *c)
 {
     const int n = p->n, half = p->half, plane_bins = n * half;
-    int64_t volumes = CUBE_THREADS / plane_bins;
+    int64_t volumes = CUBE_THREADS / plane_bins, one = volume_shared(n, half, p->d, p->h, p->w);
     volumes = volumes < 1 ? 1 : volumes > p->count ? p->count : volumes;
+    while (volumes > 1 && volumes * one > shared_limit(t)) /* one volume fits (cg_fft_cube_applies) */
+        --volumes;
     c->volumes = (int)volumes;
     c->threads = (c->volumes * plane_bins + 31) / 32 * 32;
     c->hs = half | 1;
-    c->pp = plane_pitch(n, half, c->hs);
+    c->pp = shared_plane_pitch(n, half, c->hs);
     c->sp = p->w | 1;
     c->rows_elems = (int64_t)c->volumes * p->d * c->pp;
-    c->shared = c->volumes * volume_shared(n, half, p->d, p->h, p->w);
+    c->shared = c->volumes * one;
     int64_t by_shared = cg_target_shared_per_sm(t) / (c->shared + CG_SHARED_RESERVED_PER_BLOCK);
     int64_t by_registers = 65536 / ((int64_t)c->threads * CUBE_REGISTERS);
     int64_t blocks = by_shared < by_registers ? by_shared : by_registers;
@@ -153,7 +162,7 @@ static bool cube_divisions(tmpl_value *ctx, const cg_fft_problem *p, const cube_
     const int64_t halves = v * p->d * p->half > plane_bins ? v * p->d * p->half : plane_bins;
     const struct { const char *name; int64_t d, max; } divs[] = {
         {"w_div", p->w, v * window * p->w - 1},
-        {"dh_div", window, v * window + (v * window + 1) / 2}, /* rows, and a pair's second row */
+        {"dh_div", window, v * window}, /* rows; a pair's second row is at most the row count (odd counts) */
         {"h_div", p->h, window - 1},
         {"half_div", p->half, halves - 1},
         {"n_div", p->n, plane_bins - 1},
@@ -179,12 +188,12 @@ static tmpl_value *cube_header(const cg_fft_problem *p, const cube_shape *c, con
                      "the z columns in turn in shared memory, each 1-D transform of %d points (radices %s) in one "
                      "thread's registers", c->volumes, c->volumes > 1 ? "s" : "", p->n, radices);
     if (p->sign < 0)
-        cg_value_line(h, "pruned: %d row transforms of %d (the window's rows, in pairs), %d y columns of %d (the "
-                         "window's planes; each loads %d rows), z columns loading %d planes",
+        cg_value_line(h, "pruned, per volume: %d row transforms of %d (the window's rows, in pairs), %d y columns of %d "
+                         "(the window's planes; each loads %d rows), z columns loading %d planes",
                       (p->d * p->h + 1) / 2, p->n * p->n / 2, p->d * p->half, p->n * p->half, p->h, p->d);
     else
-        cg_value_line(h, "pruned: z columns keeping %d planes of %d, %d y columns (the window's planes) keeping %d "
-                         "rows, %d row transforms (pairs of the window's rows) keeping %d columns",
+        cg_value_line(h, "pruned, per volume: z columns keeping %d planes of %d, %d y columns (the window's planes) "
+                         "keeping %d rows, %d row transforms (pairs of the window's rows) keeping %d columns",
                       p->d, p->n, p->d * p->half, p->h, (p->d * p->h + 1) / 2, p->w);
     cg_value_line(h, "spectrum: %s planes, the y axis in %s order, the depth natural; consecutive threads on "
                      "consecutive bins of a plane", p->transposed ? "transposed [n/2+1][n]" : "natural [n][n/2+1]",
@@ -202,10 +211,7 @@ convgen_status cg_fft_cube_kernel(const cg_fft_problem *p, const cg_target *t, c
 {
     cube_shape c;
     cube_shape_of(p, t, &c);
-    int64_t blocks = (p->count + c.volumes - 1) / c.volumes;
-    if (blocks > INT32_MAX || p->count > (int64_t)UINT32_MAX - 2 * CUBE_THREADS)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%lld volumes of n = %d: more than a grid holds in one plan",
-                       (long long)p->count, p->n);
+    int64_t blocks = (p->count + c.volumes - 1) / c.volumes; /* count is at most 2^31 - 1 (fft_problem.c) */
     fft_plan pl;
     reg_fft f;
     char err[128];

@@ -1,5 +1,6 @@
-/* The FFT op kind (op_kinds.h): one of convgen's batched FFTs (rank 1 or 2, R2C or C2R; rank 3 as
- * its two stages) as a step of an FFT convolution's program, between the step's bound in0 and out. */
+/* The FFT op kind (op_kinds.h): one of convgen's batched FFTs (rank 1 or 2, R2C or C2R; rank 3
+ * whole, fft_cube.c's one pass, or as fft_volume.c's two stages) as a step of an FFT
+ * convolution's program, between the step's bound in0 and out. */
 #include <math.h>
 #include <stdlib.h>
 

@@ -170,7 +170,7 @@ tmpl_value *cg_reg_fft_split_value(const reg_fft *fwd, int h)
     return list;
 }
 
-/* The inverse rows' input Z_k = A_k + i B_k from two rows' half spectra: c2r[k] = {k, kind,
+/* The inverse rows' input Z_k = A_k + i B_k from two rows' half spectra: merge[k] = {k, kind,
  * src}: "real" at bins 0 and n / 2 (the imaginary parts a real row's spectrum has not there are
  * dropped, as a C2R does), "direct" below n / 2 + 1, "mirror" above (conj A_(n-k), conj B_(n-k)). */
 tmpl_value *cg_reg_fft_merge_value(int n, int h)

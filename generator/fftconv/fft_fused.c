@@ -17,11 +17,12 @@
  * valid outputs, with nothing written to global memory in between. The weights' spectra are
  * made first in every execution by fft-tiled's own steps (convgen's R2C through its window, or
  * after a pad kernel where the taps are mirrored, flipped or dilated), in natural order:
- * [k][c][n][n / 2 + 1].
+ * [k][c][n][n / 2 + 1] (3-D: [k][c][n][n][n / 2 + 1]).
  *
  * The transforms are FFTs in registers, a whole transform per thread (fft_regs.c): the tile's
- * real rows two at a time as one complex transform, then its columns; the inverse the other
- * way round, pruned to the valid outputs. Shared memory holds the tile between the passes. */
+ * real rows two at a time as one complex transform, then its columns (3-D: its y columns, then
+ * its z columns); the inverse the other way round, pruned to the valid outputs. Shared memory
+ * holds the tile between the phases. */
 
 enum {
     FUSED_MAX_ACC = 16, FUSED_MAX_OUT = 16, FUSED_MAX_IN = 16,
@@ -231,12 +232,13 @@ static bool fused_divisions(tmpl_value *ctx, const lib_spec *s, const fused_shap
     int64_t outs = f->kb;
     bool ok = true;
     const struct { const char *name; int64_t d, max; } divs[] = {
-        {"n_div", n, f->cb * points - 1},
+        /* the tile's loads; in 3-D also the inverse z columns' kb n */
+        {"n_div", n, (s->rank == 3 ? most : f->cb) * points - 1},
         {"h_div", h, most * (points / n / n) * h - 1}, /* 2-D: cb or kb columns; 3-D: n of them per channel */
         {"bins_div", s->bins, (slots > f->kb * s->bins ? slots : f->kb * s->bins) - 1},
         {"tiles_div", s->tiles, s->tiles * f->kgroups - 1},
         {"inner_div", s->d[last].tiles, s->tiles - 1},
-        {"mid_div", s->d[1].tiles, s->tiles / s->d[last].tiles - 1}};
+        {"mid_div", s->rank == 3 ? s->d[1].tiles : 1, s->tiles / s->d[last].tiles - 1}}; /* 3-D only */
     for (size_t i = 0; i < sizeof divs / sizeof divs[0]; ++i) {
         tmpl_value *m = cg_value_magic((uint32_t)divs[i].d, divs[i].max);
         ok &= m != NULL;
@@ -335,8 +337,8 @@ static convgen_status fft_fused_generate(const cg_problem *p, convgen_pass pass,
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: rank %d; its kernel takes 2-D and 3-D tiles", s.rank);
     fused_shape f;
     if (!fused_shape_of(p, pass, t, &s, &f))
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: the spectra of %lldx%lld tiles do not fit one block's "
-                       "registers and shared memory", (long long)s.d[0].size, (long long)s.d[0].size);
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "fft-fused: the spectra of %d-D tiles of %lld points a side do not "
+                       "fit one block's registers and shared memory", s.rank, (long long)s.d[0].size);
     /* Buffers: w's padded images (bprop's mirrored taps), then their spectra. */
     s.batch = p->n, s.chunks = 1;
     s.names[0] = fc_operand_names[pass][0], s.names[1] = fc_operand_names[pass][1], s.names[2] = fc_operand_names[pass][2];

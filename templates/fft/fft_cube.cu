@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     float *const sig = reinterpret_cast<float *>(smem + {{ rows_elems }}); // per volume the window's {{ d * h }} rows, {{ sp }} floats apart
     const unsigned tid = threadIdx.x, first = blockIdx.x * {{ volumes }}u;
 {%- if forward %}
-    const float *__restrict__ x = in0;
+    const float *__restrict__ signal = in0;
     float2 *__restrict__ spectra = reinterpret_cast<float2 *>(out0);
 
     // The window: element (plane j, row r, column c) of volume v into sig, rows of {{ w }} of {{ n }}. A volume
@@ -48,7 +48,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         const unsigned j = {{ udiv("jr", h_div) }}, r = jr - j * {{ h }}u;
         if (first + v < {{ count }}u)
             copy4(sig + row * {{ sp }}u + c,
-                  x + {{ entry_offset("first + v", rs) }} + ({{ idx }})j * {{ plane_pitch }}u + ({{ idx }})r * {{ pitch }}u + c);
+                  signal + {{ entry_offset("first + v", rs) }} + ({{ idx }})j * {{ plane_pitch }}u + ({{ idx }})r * {{ pitch }}u + c);
         else
             sig[row * {{ sp }}u + c] = 0.0f;
     }

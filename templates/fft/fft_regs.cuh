@@ -50,8 +50,9 @@
 {%- endmacro -%}
 
 {#- Two real rows as one complex transform (fft_regs.c's cg_reg_fft_split_value and _merge_value):
-    the row pair's pointers are oa, ob (forward: outputs; inverse: za, zb inputs) and x[] the
-    transform; `odd`: the second row may be missing (bool has_b), `pad` each line's indentation. -#}
+    x[] is the transform; the pair's half spectra are read through za, zb (inverse) and the
+    results written through oa, ob (both); `odd`: the second row may be missing (bool has_b);
+    `pad` is each line's indentation. -#}
 
 {#- Forward: the halves apart, A_k = Z_k + conj Z_(n-k) to oa[k], B_k = -i (Z_k - conj Z_(n-k))
     to ob[k], twice the true ones. -#}

@@ -225,7 +225,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
         const float2 *irows_in = rows; // the inverse rows' spectra
 {%- endif %}
         // Inverse rows t and t + {{ ipairs }} as one transform of Z_k = A_k + i B_k, their outputs its
-        // real and imaginary parts; only the {{ v1 }} valid ones are kept.
+        // real and imaginary parts; only the {{ vl }} valid ones are kept.
         for (unsigned t = tid; t < {{ ipairs }}u; t += {{ threads }}u) {
             const float2 *za = irows_in + t * {{ hs }}u, *zb = za + {{ ipairs * hs }}u;
 {%- if irows % 2 %}
