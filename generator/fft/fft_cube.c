@@ -90,20 +90,6 @@ static void cube_shape_of(const cg_fft_problem *p, const cg_target *t, cube_shap
     c->min_blocks = (int)(blocks < 1 ? 1 : blocks > 8 ? 8 : blocks);
 }
 
-/* {reg, at} lists for i < count: register first + i (regs[first + i] where regs is given, a
- * transform's outputs) to or from element (skip + i) * step. */
-static tmpl_value *placements(const int *regs, int first, int count, int skip, int step)
-{
-    tmpl_value *list = tmpl_list();
-    for (int i = 0; i < count; ++i) {
-        tmpl_value *v = tmpl_map();
-        tmpl_set_int(v, "reg", regs ? regs[first + i] : first + i);
-        tmpl_set_int(v, "at", (int64_t)(skip + i) * step);
-        tmpl_list_push(list, v);
-    }
-    return list;
-}
-
 /* The registers outside [first, first + count): zeros a forward loads for what is outside the window. */
 static tmpl_value *zeros_outside(int n, int first, int count)
 {
@@ -138,19 +124,19 @@ static void phase_lists(tmpl_value *ctx, const cg_fft_problem *p, const fft_plan
     tmpl_map_set(ctx, "row_zeros", zeros_outside(n, p->ox, p->w));
     if (p->sign < 0) {
         /* the window's columns from sig, its rows at oy.. of the plane, its planes first in rows */
-        tmpl_map_set(ctx, "row_loads", placements(NULL, p->ox, p->w, 0, 1));
+        tmpl_map_set(ctx, "row_loads", cg_reg_placements(NULL, p->ox, p->w, 0, 1));
         tmpl_map_set(ctx, "split", cg_reg_fft_split_value(f, p->half));
-        tmpl_map_set(ctx, "y_loads", placements(NULL, p->oy, p->h, p->oy, c->hs));
+        tmpl_map_set(ctx, "y_loads", cg_reg_placements(NULL, p->oy, p->h, p->oy, c->hs));
         tmpl_map_set(ctx, "y_stores", y_bins(p, pl, f, c->hs));
-        tmpl_map_set(ctx, "z_loads", placements(NULL, p->oz, p->d, 0, c->pp));
-        tmpl_map_set(ctx, "z_stores", placements(f->out, 0, n, 0, plane_bins));
+        tmpl_map_set(ctx, "z_loads", cg_reg_placements(NULL, p->oz, p->d, 0, c->pp));
+        tmpl_map_set(ctx, "z_stores", cg_reg_placements(f->out, 0, n, 0, plane_bins));
     } else {
-        tmpl_map_set(ctx, "z_loads", placements(NULL, 0, n, 0, plane_bins));
-        tmpl_map_set(ctx, "z_stores", placements(f->out, p->oz, p->d, 0, c->pp));
+        tmpl_map_set(ctx, "z_loads", cg_reg_placements(NULL, 0, n, 0, plane_bins));
+        tmpl_map_set(ctx, "z_stores", cg_reg_placements(f->out, p->oz, p->d, 0, c->pp));
         tmpl_map_set(ctx, "y_loads", y_bins(p, pl, f, c->hs));
-        tmpl_map_set(ctx, "y_stores", placements(f->out, p->oy, p->h, 0, c->hs));
+        tmpl_map_set(ctx, "y_stores", cg_reg_placements(f->out, p->oy, p->h, 0, c->hs));
         tmpl_map_set(ctx, "merge", cg_reg_fft_merge_value(n, p->half));
-        tmpl_map_set(ctx, "row_stores", placements(f->out, p->ox, p->w, 0, 1));
+        tmpl_map_set(ctx, "row_stores", cg_reg_placements(f->out, p->ox, p->w, 0, 1));
     }
 }
 

@@ -185,3 +185,15 @@ tmpl_value *cg_reg_fft_merge_value(int n, int h)
     }
     return list;
 }
+
+tmpl_value *cg_reg_placements(const int *regs, int first, int count, int skip, int step)
+{
+    tmpl_value *list = tmpl_list();
+    for (int i = 0; i < count; ++i) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "reg", regs ? regs[first + i] : first + i);
+        tmpl_set_int(v, "at", (int64_t)(skip + i) * step);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}

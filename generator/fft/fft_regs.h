@@ -49,4 +49,9 @@ tmpl_value *cg_reg_fft_split_value(const reg_fft *fwd, int h);
  * fft_regs.c), so that one complex inverse gives the two real rows as its two parts. */
 tmpl_value *cg_reg_fft_merge_value(int n, int h);
 
+/* Where a register transform's values go or come from: {reg, at} for i < count, register
+ * first + i (regs[first + i] where regs is given, a transform's outputs) and element
+ * (skip + i) * step of a buffer. */
+tmpl_value *cg_reg_placements(const int *regs, int first, int count, int skip, int step);
+
 #endif

@@ -177,19 +177,6 @@ static cg_kernel_op fused_op(const cg_problem *p, convgen_pass pass, const lib_s
     return (cg_kernel_op){.kind = CG_OP_FUSED, .fused = op};
 }
 
-/* A list of {at, reg}: element at + step i of a buffer takes register regs[first + i]. */
-static tmpl_value *stores(const int *regs, int64_t first, int64_t count, int64_t step)
-{
-    tmpl_value *list = tmpl_list();
-    for (int64_t i = 0; i < count; ++i) {
-        tmpl_value *v = tmpl_map();
-        tmpl_set_int(v, "at", i * step);
-        tmpl_set_int(v, "reg", regs[first + i]);
-        tmpl_list_push(list, v);
-    }
-    return list;
-}
-
 /* The register transforms and the index lists that place their values: the forward columns'
  * bins (3-D: the y columns' in place, then the z columns' bins), the inverse columns' valid
  * rows (3-D: the z columns', then the y columns') and the inverse rows' valid outputs. */
@@ -212,13 +199,15 @@ static convgen_status transform_values(tmpl_value *ctx, const lib_spec *s, convg
     tmpl_map_set(ctx, "split", cg_reg_fft_split_value(&fwd, h));
     tmpl_map_set(ctx, "merge", cg_reg_fft_merge_value(n, h));
     const int64_t v0 = s->d[0].tile_step, plane = s->rank == 3 ? n : 1; /* rows of a z column's step */
-    tmpl_map_set(ctx, "col_out", stores(fwd.out, 0, n, plane * h));
-    tmpl_map_set(ctx, "icol_out", stores(inv.out, ob[0], v0, s->rank == 3 ? f->pp : f->hs));
+    tmpl_map_set(ctx, "col_out", cg_reg_placements(fwd.out, 0, (int)n, 0, (int)(plane * h)));
+    const int icol_step = (int)(s->rank == 3 ? f->pp : f->hs);
+    tmpl_map_set(ctx, "icol_out", cg_reg_placements(inv.out, (int)ob[0], (int)v0, 0, icol_step));
     if (s->rank == 3) {
-        tmpl_map_set(ctx, "ycol_out", stores(fwd.out, 0, n, f->hs));
-        tmpl_map_set(ctx, "iycol_out", stores(inv.out, ob[1], s->d[1].tile_step, f->hs));
+        tmpl_map_set(ctx, "ycol_out", cg_reg_placements(fwd.out, 0, (int)n, 0, (int)f->hs));
+        tmpl_map_set(ctx, "iycol_out",
+                     cg_reg_placements(inv.out, (int)ob[1], (int)s->d[1].tile_step, 0, (int)f->hs));
     }
-    tmpl_map_set(ctx, "irow_out", stores(inv.out, ob[last], s->d[last].tile_step, 1));
+    tmpl_map_set(ctx, "irow_out", cg_reg_placements(inv.out, (int)ob[last], (int)s->d[last].tile_step, 0, 1));
     return CONVGEN_SUCCESS;
 }
 

@@ -26,6 +26,40 @@ __device__ __forceinline__ void copy4(float *dst, const float *src)
 }
 {%- endif %}
 
+{#- The z phase's bin: volume v of the block, b its bin in the plane's layout, the thread order. -#}
+{%- macro z_bin() %}
+        const unsigned v = {{ udiv("e", plane_div) }}, b = e - v * {{ plane_bins }}u;
+{%- if transposed %}
+        const unsigned kx = {{ udiv("b", n_div) }}, ky = b - kx * {{ n }}u; // [kx][ky]
+{%- else %}
+        const unsigned ky = {{ udiv("b", half_div) }}, kx = b - ky * {{ half }}u; // [ky][kx]
+{%- endif %}
+{%- endmacro %}
+
+{#- A column's points into x[]: x[l.reg] = src[l.at] for each load, zeros where the window has none. -#}
+{%- macro load_column(src, loads, zeros, suffix) %}
+        float2 x[{{ n }}];
+{%- for l in loads %}
+        x[{{ l.reg }}] = {{ src }}[{{ l.at }}{{ suffix }}];
+{%- endfor %}
+{%- for z in zeros %}
+        x[{{ z }}] = make_float2(0.0f, 0.0f);
+{%- endfor %}
+{%- endmacro %}
+
+{#- The y columns in place, one a (volume, window plane, bin kx). -#}
+{%- macro y_columns(zeros) %}
+    for (unsigned e = tid; e < {{ volumes * d * half }}u; e += {{ threads }}u) {
+        const unsigned vj = {{ udiv("e", half_div) }}, kx = e - vj * {{ half }}u;
+        float2 *col = rows + vj * {{ pp }}u + kx;
+{{- load_column("col", y_loads, zeros, "") }}
+        transform(x);
+{%- for s in y_stores %}
+        col[{{ s.at }}] = x[{{ s.reg }}];
+{%- endfor %}
+    }
+{%- endmacro %}
+
 extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0,
     float *__restrict__ workspace)
@@ -82,42 +116,17 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 
     // y columns in place, one per (volume, window plane, bin kx): the window's rows {{ oy }}..{{ oy + h - 1 }} in, bin ky
     // out at row {{ "ky" if natural else "position(ky), the digit-reversed order" }}.
-    for (unsigned e = tid; e < {{ volumes * d * half }}u; e += {{ threads }}u) {
-        const unsigned vj = {{ udiv("e", half_div) }}, kx = e - vj * {{ half }}u;
-        float2 *col = rows + vj * {{ pp }}u + kx;
-        float2 x[{{ n }}];
-{%- for l in y_loads %}
-        x[{{ l.reg }}] = col[{{ l.at }}];
-{%- endfor %}
-{%- for z in y_zeros %}
-        x[{{ z }}] = make_float2(0.0f, 0.0f);
-{%- endfor %}
-        transform(x);
-{%- for s in y_stores %}
-        col[{{ s.at }}] = x[{{ s.reg }}];
-{%- endfor %}
-    }
+{{- y_columns(y_zeros) }}
     __syncthreads();
 
     // z columns, one per (volume, bin): the window's planes {{ oz }}..{{ oz + d - 1 }} in, all {{ n }} bins out to the
     // spectrum, whose planes' layout is the thread order: consecutive threads, consecutive float2s.
     for (unsigned e = tid; e < {{ volumes * plane_bins }}u; e += {{ threads }}u) {
-        const unsigned v = {{ udiv("e", plane_div) }}, b = e - v * {{ plane_bins }}u;
-{%- if transposed %}
-        const unsigned kx = {{ udiv("b", n_div) }}, ky = b - kx * {{ n }}u; // [kx][ky]
-{%- else %}
-        const unsigned ky = {{ udiv("b", half_div) }}, kx = b - ky * {{ half }}u; // [ky][kx]
-{%- endif %}
+{{- z_bin() }}
         if (first + v >= {{ count }}u)
             continue;
         const float2 *col = rows + v * {{ d * pp }}u + ky * {{ hs }}u + kx;
-        float2 x[{{ n }}];
-{%- for l in z_loads %}
-        x[{{ l.reg }}] = col[{{ l.at }}];
-{%- endfor %}
-{%- for z in z_zeros %}
-        x[{{ z }}] = make_float2(0.0f, 0.0f);
-{%- endfor %}
+{{- load_column("col", z_loads, z_zeros, "") }}
         transform(x);
         float2 *dst = spectra + {{ entry_offset("first + v", ss) }} + b;
 {%- for s in z_stores %}
@@ -131,12 +140,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     // z columns, one per (volume, bin): all {{ n }} bins in from the spectrum (the thread order is its
     // planes' layout), the window's planes {{ oz }}..{{ oz + d - 1 }} out.
     for (unsigned e = tid; e < {{ volumes * plane_bins }}u; e += {{ threads }}u) {
-        const unsigned v = {{ udiv("e", plane_div) }}, b = e - v * {{ plane_bins }}u;
-{%- if transposed %}
-        const unsigned kx = {{ udiv("b", n_div) }}, ky = b - kx * {{ n }}u; // [kx][ky]
-{%- else %}
-        const unsigned ky = {{ udiv("b", half_div) }}, kx = b - ky * {{ half }}u; // [ky][kx]
-{%- endif %}
+{{- z_bin() }}
         float2 *col = rows + v * {{ d * pp }}u + ky * {{ hs }}u + kx;
         if (first + v >= {{ count }}u) { // no volume: zeros, for the rows that pair with its rows
 {%- for s in z_stores %}
@@ -145,10 +149,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
             continue;
         }
         const float2 *src = spectra + {{ entry_offset("first + v", ss) }} + b;
-        float2 x[{{ n }}];
-{%- for l in z_loads %}
-        x[{{ l.reg }}] = src[{{ l.at }}u];
-{%- endfor %}
+{{- load_column("src", z_loads, [], "u") }}
         transform(x);
 {%- for s in z_stores %}
         col[{{ s.at }}] = x[{{ s.reg }}];
@@ -158,18 +159,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 
     // y columns in place, one per (volume, window plane, bin kx): bin ky in from row {{ "ky" if natural else "position(ky)" }},
     // the window's rows {{ oy }}..{{ oy + h - 1 }} out to rows 0..{{ h - 1 }}.
-    for (unsigned e = tid; e < {{ volumes * d * half }}u; e += {{ threads }}u) {
-        const unsigned vj = {{ udiv("e", half_div) }}, kx = e - vj * {{ half }}u;
-        float2 *col = rows + vj * {{ pp }}u + kx;
-        float2 x[{{ n }}];
-{%- for l in y_loads %}
-        x[{{ l.reg }}] = col[{{ l.at }}];
-{%- endfor %}
-        transform(x);
-{%- for s in y_stores %}
-        col[{{ s.at }}] = x[{{ s.reg }}];
-{%- endfor %}
-    }
+{{- y_columns([]) }}
     __syncthreads();
 
     // Rows t and t + {{ pairs }} (row r of window plane j of their volume) as one transform of
