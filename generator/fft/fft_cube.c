@@ -119,10 +119,10 @@ static void phase_lists(tmpl_value *ctx, const cg_fft_problem *p, const fft_plan
                         const cube_shape *c)
 {
     const int n = p->n, plane_bins = n * p->half;
-    tmpl_map_set(ctx, "y_zeros", zeros_outside(n, p->oy, p->h));
-    tmpl_map_set(ctx, "z_zeros", zeros_outside(n, p->oz, p->d));
-    tmpl_map_set(ctx, "row_zeros", zeros_outside(n, p->ox, p->w));
-    if (p->sign < 0) {
+    if (p->sign < 0) { /* the inverse loads whole columns: no zeros */
+        tmpl_map_set(ctx, "y_zeros", zeros_outside(n, p->oy, p->h));
+        tmpl_map_set(ctx, "z_zeros", zeros_outside(n, p->oz, p->d));
+        tmpl_map_set(ctx, "row_zeros", zeros_outside(n, p->ox, p->w));
         /* the window's columns from sig, its rows at oy.. of the plane, its planes first in rows */
         tmpl_map_set(ctx, "row_loads", cg_reg_placements(NULL, p->ox, p->w, 0, 1));
         tmpl_map_set(ctx, "split", cg_reg_fft_split_value(f, p->half));
