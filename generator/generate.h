@@ -42,6 +42,11 @@ static inline int64_t cg_target_shared_per_sm(const cg_target *t)
 {
     return t && t->shared_per_sm > 0 ? t->shared_per_sm : 228 * 1024;
 }
+/* The target's L2, or the H100's 50 MiB where it has none. */
+static inline int64_t cg_target_l2_bytes(const cg_target *t)
+{
+    return t && t->l2_bytes > 0 ? t->l2_bytes : 50ll * 1024 * 1024;
+}
 
 /* The shared-memory limits of an architecture ("sm_80"), for contexts without a device;
  * false for one this table does not know (the caller keeps the H100's). */

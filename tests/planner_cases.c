@@ -101,8 +101,11 @@ static bool window_stage_too_big(const cg_problem *p)
     int64_t ly = pow2_at_least(pixels[0], 64);
     ly = ly > 256 / lx ? 256 / lx : ly;
     int64_t threads = lx * ly, rows = ly + taps[0] - 1, cols = (lx * px + taps[1] - 1 + 7) / 8 * 8 + 4;
-    int64_t window = rows * cols, weights = 4 * taps[0] * taps[1];
-    return window + weights > 6144 || (window + threads - 1) / threads > 16 || (weights + threads - 1) / threads > 4;
+    /* the window rounded up to whole rounds of the block's copies; with one input channel a tap
+     * row's weights are the taps themselves, padded to a float4, else a float4 of channels a tap */
+    int64_t copies = (rows * cols + threads - 1) / threads, window = copies * threads;
+    int64_t weights = taps[0] * (p->c == 1 ? (taps[1] + 3) / 4 * 4 : 4 * taps[1]);
+    return window + weights > 6144 || copies > 16 || (weights + threads - 1) / threads > 4;
 }
 
 /* direct-window's fprop (generator/direct/direct_slide.c): at most 16 taps a dimension; a

@@ -33,8 +33,8 @@
 #include "planner_cases.h"
 #include "verify.h"
 
-#define DIRECT_SHAPES 67 /* 20 handpicked, 17 for direct-window, 30 random */
-#define WINDOW_SHAPES 17 /* direct-window's: the window bprop's handpicked ones, then the sliding kernel's */
+#define DIRECT_SHAPES 70 /* 20 handpicked, 20 for direct-window, 30 random */
+#define WINDOW_SHAPES 20 /* direct-window's: the window bprop's handpicked ones, then the sliding kernel's */
 #define CUFFT_SHAPES 56 /* at least 42 random shapes per FFT algorithm beside the handpicked ones */
 
 static convgen_context *ctx;
@@ -127,7 +127,10 @@ static convgen_conv_desc desc3(int64_t n, int64_t c, int64_t k, const int64_t in
  * of 8); 200 output channels from C = 2 with padding and dilation along depth, a flipped kernel;
  * C = 3 to 37 channels with dilation across rows, asymmetric padding, depth padding past the
  * kernel; C = 4 with a batch of 3 and one-slice kernels (four channels a stage); a 2-D stem at
- * stride 2 whose rows run past one block. */
+ * stride 2 whose rows run past one block; a block of two row groups (enough blocks for the row
+ * loop), whose first group's outputs wait in shared memory and go out during the second's
+ * products: 20 channels (the last group of 8 has 4), a last depth tile of 5, a last row and
+ * column tile part outside y. */
 static int handpicked_slide(shape *s)
 {
     int n = 0;
@@ -139,6 +142,7 @@ static int handpicked_slide(shape *s)
     s[n++].d.dilation[1] = 2;
     s[n++].d = desc3(3, 4, 12, V3(9, 10, 70), V3(1, 3, 3), V3(0, 1, 1), V3(0, 1, 1));
     s[n++].d = DESC2(2, 3, 64, 61, 66, 7, 7, 3, 2, 1);
+    s[n++].d = desc3(8, 2, 20, V3(29, 63, 70), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     return n;
 }
 
@@ -148,7 +152,9 @@ static int handpicked_slide(shape *s)
  * strides 1 to 4, a stride past the kernel (a phase with no taps), 13 taps, convolution mode
  * with asymmetric padding and mixed strides, rank 1, a batch of 64 on grid.z; in 3-D (a block
  * per input slice, the depth taps as stages): ZNNi's first layer in small (C = 1, 4^3), strides
- * along y and x with a flipped kernel, depth padding past the kernel's middle, 2 x 3 x 7. */
+ * along y and x with a flipped kernel, depth padding past the kernel's middle, 2 x 3 x 7. With
+ * C = 1 a tap row's weights are packed along x (float4s of taps): 3 and 4 taps above, and here 9
+ * taps at stride 2 (phases of 5 and 4 taps, two float4s a row) and a 3-D kernel 6 taps wide. */
 static int handpicked_window(shape *s)
 {
     int n = 0;
@@ -171,6 +177,9 @@ static int handpicked_window(shape *s)
     s[n++].d = desc3(1, 4, 11, V3(6, 20, 18), V3(5, 3, 3), V3(4, 1, 1), V3(0, 1, 1));
     s[n].d = desc3(3, 2, 6, V3(5, 9, 40), V3(2, 3, 7), V3(0, 1, 3), V3(1, 1, 3));
     s[n++].d.stride[1] = 3;
+    s[n].d = DESC2(2, 1, 7, 23, 50, 5, 9, 2, 2, 1);
+    s[n++].d.mode = CONVGEN_CONVOLUTION;
+    s[n++].d = desc3(1, 1, 6, V3(12, 14, 37), V3(3, 2, 6), V3(1, 0, 2), V3(1, 1, 3));
     return n + handpicked_slide(s + n);
 }
 

@@ -56,6 +56,8 @@ typedef struct slide_spec {
     int64_t ze, ye, xe;   /* a channel's window of x */
     int cbp;              /* the weights of one tap in shared memory: G * WK */
     int64_t tiles_x, tiles_y, tiles_z, k_chunks;
+    bool trickle;         /* a row group's outputs stashed in shared memory, stored during the next's products */
+    bool streams;         /* y is larger than L2: its stores evict first */
 } slide_spec;
 
 static int64_t extent(const slide_dim *d, int64_t outputs)
@@ -193,6 +195,29 @@ convgen_status cg_slide_applicable(const cg_problem *p, convgen_pass pass)
     return choose(p, pass, &s);
 }
 
+/* Blocks a multiprocessor runs: 128 registers a thread (64 accumulators, a column of x, G
+ * weights, addresses; capped at 96, ptxas spilled Z1's), and no more than the shared memory
+ * lets in. */
+static int blocks_per_sm(const slide_spec *s, const cg_target *t, int64_t shared_bytes)
+{
+    int64_t by_shared = cg_target_shared_per_sm(t) / (shared_bytes + CG_SHARED_RESERVED_PER_BLOCK);
+    int64_t by_registers = 65536 / 128 / s->threads;
+    int64_t blocks = by_shared < by_registers ? by_shared : by_registers;
+    return blocks > 1 ? (int)blocks : 1;
+}
+
+/* A block of several row groups stores each group's outputs (64 a thread) at once, and the
+ * blocks of a multiprocessor, which start together, store together: a store queue full while
+ * no FMA issues (Z1 on an H100: 0.74 ms against 0.59 on an H200, whose memory alone is faster).
+ * So a group's outputs wait in shared memory, [value][thread], and go out a few at a time
+ * during the next group's products; the last group's straight from registers. Taken where the
+ * stash keeps the blocks a multiprocessor runs. */
+static void choose_trickle(slide_spec *s, const cg_target *t)
+{
+    int64_t stage = 4 * stage_floats(s, s->ci), stash = 4ll * s->g * s->yt * s->p * s->threads;
+    s->trickle = s->stages == 1 && s->yl > 1 && blocks_per_sm(s, t, stage + stash) == blocks_per_sm(s, t, stage);
+}
+
 /* ---- the template context ---- */
 
 static tmpl_value *dim_value(const slide_dim *d)
@@ -244,12 +269,14 @@ static tmpl_value *context(const cg_problem *p, const slide_spec *s, const cg_ta
     tmpl_map_set(ctx, "header", header_lines(p, s, k));
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_int(ctx, "threads", s->threads);
-    /* 128 registers a thread: 64 accumulators, a column of x, G weights, addresses (capped at 96,
-     * ptxas spilled Z1's); no more blocks than the stages' shared memory lets in */
-    int64_t by_shared = cg_target_shared_per_sm(t) / (k->shared_bytes + CG_SHARED_RESERVED_PER_BLOCK);
-    int64_t by_registers = 65536 / 128 / s->threads;
-    int64_t blocks = by_shared < by_registers ? by_shared : by_registers;
-    tmpl_set_int(ctx, "min_blocks", blocks > 1 ? blocks : 1);
+    tmpl_set_int(ctx, "min_blocks", blocks_per_sm(s, t, k->shared_bytes));
+    tmpl_set_bool(ctx, "trickle", s->trickle);
+    tmpl_set_bool(ctx, "streams", s->streams);
+    tmpl_set_int(ctx, "values", (int64_t)s->g * s->yt * s->p);
+    /* the row group's stores spread over the products' iterations (input channel, tap row) */
+    int64_t iterations = s->c * extent(&s->dim[1], s->yt);
+    tmpl_set_int(ctx, "iterations", iterations);
+    tmpl_set_int(ctx, "drain_channels", (s->g + iterations - 1) / iterations);
     tmpl_set_int(ctx, "warps", s->threads / 32);
     tmpl_set_int(ctx, "g", s->g);
     tmpl_set_bool(ctx, "g4", s->g % 4 == 0);
@@ -295,6 +322,15 @@ static tmpl_value *context(const cg_problem *p, const slide_spec *s, const cg_ta
     return ctx;
 }
 
+/* y larger than the L2 streams through it: stored with evict-first (st.global.cs) it leaves the
+ * L2 to x's windows and the weights, which every block rereads. Z1's 625 MB on an H100: fprop
+ * 0.702 -> 0.666 ms (results/nvidia-h100-80gb-hbm3-2026-11-27-z1-window-ab.md). A y that fits stays
+ * for the next layer to read. */
+static bool streams(const cg_problem *p, const slide_spec *s, const cg_target *t)
+{
+    return 4 * p->n * s->k * s->dim[0].dst * s->dim[1].dst * s->dim[2].dst > cg_target_l2_bytes(t);
+}
+
 convgen_status cg_slide_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, cg_generated *out)
 {
     slide_spec s;
@@ -309,7 +345,10 @@ convgen_status cg_slide_generate(const cg_problem *p, convgen_pass pass, const c
     k->grid[2] = (unsigned)(p->n * s.k_chunks * s.tiles_z);
     k->block[0] = (unsigned)s.threads;
     k->block[1] = k->block[2] = 1;
-    k->shared_bytes = (unsigned)(4 * stage_floats(&s, s.ci) * (s.stages > 1 ? 2 : 1));
+    choose_trickle(&s, t);
+    s.streams = streams(p, &s, t);
+    k->shared_bytes = (unsigned)(4 * stage_floats(&s, s.ci) * (s.stages > 1 ? 2 : 1) +
+                                 (s.trickle ? 4ll * s.g * s.yt * s.p * s.threads : 0));
     out->kernel_count = 1;
     tmpl_value *ctx = context(p, &s, t, k);
     return cg_render_kernel("direct/direct_slide.cu", ctx, &k->source);

@@ -45,6 +45,7 @@ enum {
     MAX_COPIES = 16,         /* a thread's copies of one channel's window (offsets in registers) */
     MAX_WEIGHT_COPIES = 4,   /* and of its weights */
     MAX_DEPTH_ACC = 32,      /* 3-D: accumulators C x PZ x PX a thread holds over PZ slices of dx */
+    MAX_DEPTH_COPY_FMAS = 4096, /* 3-D: FMAs of all the products' copies per dz (code size) */
 };
 
 /* One spatial dimension as the kernel sees it; a rank-1 layer's height is a unit dimension. */
@@ -66,6 +67,7 @@ typedef struct window_spec {
     int rows, cols;    /* the staged window of one output channel: rows x cols (pitch) */
     int kc, chunks;    /* output channels per stage, stages over k */
     int pz, wz;        /* 3-D: dx's slices a thread holds, the kernel's depth slices a stage holds */
+    bool packed;       /* one input channel: a tap row's weights packed along x (see tap_row) */
     int64_t tiles_z;   /* 3-D: blocks along depth, pz slices each */
     int64_t tiles_x, tiles_y;
 } window_spec;
@@ -89,12 +91,32 @@ static void set_dim(window_dim *d, const cg_problem *p, int src)
     d->full = (int)(d->kernel - d->stride * (d->taps - 1)); /* in [1, stride] */
 }
 
-static int64_t stage_floats(const window_spec *s)
+static int copies_of(int64_t floats, int threads) { return (int)((floats + threads - 1) / threads); }
+
+/* One output channel's window in shared memory: rows x cols rounded up to whole rounds of the
+ * block's copies, so that every thread makes all its copies unconditionally (those past the
+ * window write zeros into the padding). Behind a branch each copy had its 64-bit address
+ * worked out again: ~15 instructions a 4-byte copy, as many as a stage's FMAs took (Z1). */
+static int64_t window_pitch(const window_spec *s)
 {
-    return (int64_t)s->rows * s->cols + 4ll * s->wz * s->dim[0].taps * s->dim[1].taps;
+    return (int64_t)copies_of((int64_t)s->rows * s->cols, s->threads) * s->threads;
 }
 
-static int copies_of(int64_t floats, int threads) { return (int)((floats + threads - 1) / threads); }
+/* The weights of one tap row in shared memory: a float4 of the input channels per tap; with one
+ * input channel the row's taps themselves, padded to whole float4s, so that a float4 read
+ * carries 4 used weights rather than 1 (C = 1: Z1's bprop). */
+static int64_t tap_row(const window_spec *s)
+{
+    return s->packed ? (s->dim[1].taps + 3) / 4 * 4 : 4ll * s->dim[1].taps;
+}
+
+/* One output channel's weights for one depth slice of the kernel. */
+static int64_t slice_weights(const window_spec *s) { return s->dim[0].taps * tap_row(s); }
+
+static int64_t stage_floats(const window_spec *s)
+{
+    return window_pitch(s) + s->wz * slice_weights(s);
+}
 
 /* Whether a stage of kc output channels fits STAGE_FLOATS and each thread's copies fit its
  * registers. */
@@ -102,7 +124,7 @@ static bool stage_fits(const window_spec *s, int kc)
 {
     return kc * stage_floats(s) <= (s->pz > 1 ? DEPTH_STAGE_FLOATS : STAGE_FLOATS) &&
            copies_of((int64_t)s->rows * s->cols, s->threads) <= MAX_COPIES &&
-           copies_of(4ll * s->dim[0].taps * s->dim[1].taps, s->threads) <= MAX_WEIGHT_COPIES;
+           copies_of(slice_weights(s), s->threads) <= MAX_WEIGHT_COPIES;
 }
 
 static bool channels_fit(int64_t kc, void *spec)
@@ -138,6 +160,19 @@ static void choose_depth_block(const cg_problem *p, window_spec *s)
     }
 }
 
+/* A thread holding PZ > 1 slices of dx gets one copy of the products per stage dz (PZ + taps - 1
+ * of them), where which slices a depth tap reaches is a constant: behind a runtime test of each
+ * slice, ptxas sank every weight load into its branch, right before its FMAs, and Z1's bprop
+ * waited on shared memory. Taken where the copies' FMAs (PZ x depth taps x y taps x x taps x PX
+ * x C, the output channels a loop) stay under MAX_DEPTH_COPY_FMAS; 0 otherwise. */
+static int depth_variants(const cg_problem *p, const window_spec *s)
+{
+    if (s->pz == 1)
+        return 0;
+    int64_t fmas = s->pz * s->depth.kernel * s->dim[0].taps * s->dim[1].taps * s->px * p->c;
+    return fmas <= MAX_DEPTH_COPY_FMAS ? (int)(s->pz + s->depth.kernel - 1) : 0;
+}
+
 /* The spec of a layer and pass, or CONVGEN_ERROR_NOT_SUPPORTED with a message saying why the
  * window kernel does not take it. */
 static convgen_status choose(const cg_problem *p, convgen_pass pass, window_spec *s)
@@ -146,6 +181,7 @@ static convgen_status choose(const cg_problem *p, convgen_pass pass, window_spec
     if (pass != CONVGEN_BPROP)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct-window: fprop and bprop only (accgrad is direct's)");
     s->pz = s->wz = 1;
+    s->packed = p->c == 1;
     s->volume = p->rank == 3;
     set_dim(&s->depth, p, s->volume ? 0 : -1);
     if (s->depth.stride != 1)
@@ -256,12 +292,13 @@ static tmpl_value *stage_digits(const window_spec *s, int64_t max)
 }
 
 /* A weight copy's index e within one output channel's = (jy, jx, c4), c4 fastest (4 input
- * channels, the last 4 - C of them zeros). */
+ * channels, the last 4 - C of them zeros); packed, (jy, jx) over tap_row taps (zeros past the
+ * last). */
 static tmpl_value *weight_digits(const window_spec *s, int64_t max)
 {
-    const int64_t sizes[] = {s->dim[1].taps, 4};
+    const int64_t sizes[] = {s->packed ? tap_row(s) : s->dim[1].taps, 4};
     const char *const names[] = {"jx", "c4"};
-    return cg_value_digits("e", max, 2, sizes, names, "jy");
+    return cg_value_digits("e", max, s->packed ? 1 : 2, sizes, names, "jy");
 }
 
 /* The phase classes: (taps along y, taps along x) pairs some phase has. */
@@ -350,7 +387,6 @@ static tmpl_value *context(const cg_problem *p, const window_spec *s, const cg_k
     tmpl_set_int(ctx, "depth_pad", s->depth.pad);
     tmpl_set_int(ctx, "depth_kernel", s->depth.kernel);
     tmpl_set_bool(ctx, "depth_flip", p->flip);
-    tmpl_set_int(ctx, "stages", s->chunks * (s->pz + s->depth.kernel - 1));
     tmpl_set_int(ctx, "depth_in", s->depth.in);
     tmpl_set_int(ctx, "pz", s->pz);
     tmpl_set_bool(ctx, "dynamic", s->pz > 1);
@@ -358,8 +394,12 @@ static tmpl_value *context(const cg_problem *p, const window_spec *s, const cg_k
     /* from one depth slice of the kernel to the next a stage holds: backwards for a convolution */
     tmpl_set_int(ctx, "slice_stride", (p->flip ? -1 : 1) * kernel_plane);
     /* one output channel's window and weights (floats); a stage holds kc of each */
-    int64_t window = (int64_t)s->rows * s->cols, weights = 4ll * s->dim[0].taps * s->dim[1].taps;
+    int64_t window = (int64_t)s->rows * s->cols, weights = slice_weights(s);
     tmpl_set_int(ctx, "window", window);
+    tmpl_set_int(ctx, "window_pitch", window_pitch(s));
+    tmpl_set_bool(ctx, "packed", s->packed);
+    tmpl_set_int(ctx, "depth_variants", depth_variants(p, s));
+    tmpl_set_int(ctx, "tap_row", tap_row(s));
     tmpl_set_int(ctx, "weights", weights);
     int copies = copies_of(window, s->threads), wcopies = copies_of(weights, s->threads);
     tmpl_set_int(ctx, "copies", copies);

@@ -23,7 +23,6 @@ enum {
     /* Forward n = 128 exchanged plans, whose scratch leaves two blocks per multiprocessor, run 12
      * warps a block, see choose_exchange. */
     PAIRED_BLOCK_WARPS = 12,
-    DEFAULT_L2_BYTES = 50 * 1024 * 1024, /* without a target's figure: the H100's */
     /* Clustered layouts: the largest portable cluster, and the blocks per multiprocessor each
      * block's shared memory must leave room for (one block's loads overlap the others' work). */
     MAX_CLUSTER = 8,
@@ -125,7 +124,7 @@ typedef struct real_layout {
 static void resident_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
     int sms = sm_count(t);
-    int64_t l2 = t && t->l2_bytes > 0 ? t->l2_bytes : DEFAULT_L2_BYTES;
+    int64_t l2 = cg_target_l2_bytes(t);
     int64_t per_block = cg_target_shared_per_block(t);
     int64_t per_sm = cg_target_shared_per_sm(t);
     int64_t row_bytes = (int64_t)L->buf_pitch * 8;

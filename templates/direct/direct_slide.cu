@@ -12,6 +12,23 @@ __device__ __forceinline__ void copy4(float *dst, const float *src, unsigned ins
                  ::"r"(to), "l"(src), "r"(inside));
 }
 
+{% if streams %}// One output: y is larger than L2, so it streams past it (evict first).
+__device__ __forceinline__ void put(float *p, float v) { __stcs(p, v); }
+{% else %}// One output.
+__device__ __forceinline__ void put(float *p, float v) { *p = v; }
+{% endif %}
+// The thread's {{ yt }} x {{ p }} outputs of its channel i, value(yt, pp), where they lie in y; `out` is its first.
+template <typename Value>
+__device__ __forceinline__ void store_channel(float *__restrict__ out, int i, unsigned row, unsigned z, Value value)
+{
+#pragma unroll
+    for (int yt = 0; yt < {{ yt }}; ++yt)
+#pragma unroll
+        for (int pp = 0; pp < {{ p }}; ++pp)
+            if (row + yt < {{ y.dst }}u && z + pp < {{ z.dst }}u)
+                put(out + i * {{ y_volume }}u + pp * {{ y_plane }}u + yt * {{ x.dst }}u, value(yt, pp));
+}
+
 // One stage into `buf`: the windows of {{ ci }} input channel(s), [channel][depth {{ ze }}][row {{ ye }}][column {{ xe }}],
 // then their weights [channel][tap][{{ cbp }} output channels]. The thread copies rows warp + {{ warps }} * i
 // of every channel and depth; x_rows and buf_rows are its first row's column, and the masks' bits
@@ -44,19 +61,51 @@ __device__ __forceinline__ void stage(float *__restrict__ buf, const float *__re
             copy4(wbuf + e, w_stage + (in ? (k0 + kl) * {{ c_size * taps }}u + c * {{ taps }}u + {{ (taps - 1) ~ "u - t" if reverse else "t" }} : 0u), in);
     }
 }
+{% if trickle %}
+// A few channels of the previous row group's outputs, waiting in `stash` ([value][thread], this
+// thread's column), go to y during each iteration `it` of the products: {{ drain_channels }} channel(s) of {{ yt }} x {{ p }}.
+__device__ __forceinline__ void drain(const float *__restrict__ stash, float *__restrict__ out, unsigned k, unsigned row,
+                                      unsigned z, int it)
+{
+#pragma unroll
+    for (int j = 0; j < {{ drain_channels }}; ++j) {
+        const int i = it * {{ drain_channels }} + j;
+        if (i >= {{ g }} || k + i >= {{ k_size }}u)
+            break;
+        store_channel(out, i, row, z, [&](int yt, int pp) { return stash[((i * {{ yt }} + yt) * {{ p }} + pp) * {{ threads }}]; });
+    }
+}
 
+// Sets a row group's outputs aside for drain().
+__device__ __forceinline__ void set_aside(const float (&acc)[{{ g }}][{{ yt }}][{{ p }}], float *__restrict__ stash)
+{
+#pragma unroll
+    for (int i = 0; i < {{ g }}; ++i)
+#pragma unroll
+        for (int yt = 0; yt < {{ yt }}; ++yt)
+#pragma unroll
+            for (int pp = 0; pp < {{ p }}; ++pp)
+                stash[((i * {{ yt }} + yt) * {{ p }} + pp) * {{ threads }}] = acc[i][yt][pp];
+}
+{% endif %}
 // One stage's products: per input channel, tap row r of the thread's rows and tap column tx, the
 // {{ ze }} values of the window its {{ p }} depth positions read; then, for each of its rows yt that row
 // r feeds (r = yt * {{ y.step }} + ty * {{ y.dil }}) and each depth tap, {{ g }} weights and {{ g }} x {{ p }} FMAs.
 __device__ __forceinline__ void products(float (&acc)[{{ g }}][{{ yt }}][{{ p }}], const float *__restrict__ win,
-                                         const float *__restrict__ wts)
+                                         const float *__restrict__ wts
+{%- if trickle %}, const float *__restrict__ stash, float *__restrict__ out,
+                                         unsigned k, unsigned row, unsigned z, bool drains{% endif %})
 {
     // Channels and tap rows stay loops{{ ", and so do tap columns" if not unroll_columns }}: unrolled, ptxas hoists their
     // loads and spills (a 2-D stem's 64 accumulators took 7 KiB of local memory{{ "; L1's 11 columns of 14 values, 8 bytes" if not unroll_columns }}).
 #pragma unroll 1
     for (int c = 0; c < {{ ci }}; ++c)
 #pragma unroll 1
-        for (int r = 0; r < {{ rows }}; ++r)
+        for (int r = 0; r < {{ rows }}; ++r) {
+{%- if trickle %}
+            if (drains)
+                drain(stash, out, k, row, z, c * {{ rows }} + r);
+{%- endif %}
 #pragma unroll{{ " 1" if not unroll_columns }}
             for (int tx = 0; tx < {{ x.taps }}; ++tx) {
                 const float *col = win + (c * {{ ze }} * {{ ye }} + r) * {{ xe }} + tx * {{ x.dil }};
@@ -93,6 +142,7 @@ __device__ __forceinline__ void products(float (&acc)[{{ g }}][{{ yt }}][{{ p }}
                     }
                 }
             }
+        }
 }
 
 __device__ __forceinline__ void zero(float (&acc)[{{ g }}][{{ yt }}][{{ p }}])
@@ -114,12 +164,7 @@ __device__ __forceinline__ void store(const float (&acc)[{{ g }}][{{ yt }}][{{ p
     for (int i = 0; i < {{ g }}; ++i) {
         if (k + i >= {{ k_size }}u)
             break;
-#pragma unroll
-        for (int yt = 0; yt < {{ yt }}; ++yt)
-#pragma unroll
-            for (int pp = 0; pp < {{ p }}; ++pp)
-                if (row + yt < {{ y.dst }}u && z + pp < {{ z.dst }}u)
-                    out[i * {{ y_volume }}u + pp * {{ y_plane }}u + yt * {{ x.dst }}u] = acc[i][yt][pp];
+        store_channel(out, i, row, z, [&](int yt, int pp) { return acc[i][yt][pp]; });
     }
 }
 
@@ -168,13 +213,30 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     asm volatile("cp.async.commit_group;\n" ::);
     asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads();
+{%- if trickle %}
+    float *const stash = smem + {{ stage_floats }}u + tid; // the previous group's outputs, [value][thread]
+{%- endif %}
+    // The warp's groups with rows in y (the last row tile's may have fewer): none of its FMAs is
+    // spent on rows past y's edge.
+    const unsigned rows_left = {{ y.dst }}u - min(yo0 + wy * {{ yt }}u, {{ y.dst }}u);
+    const unsigned groups = min((rows_left + {{ wy * yt - 1 }}u) / {{ wy * yt }}u, {{ yl }}u);
 #pragma unroll 1
-    for (unsigned yl = 0; yl < {{ yl }}u; ++yl) {
+    for (unsigned yl = 0; yl < groups; ++yl) {
         const unsigned row = (yl * {{ wy }}u + wy) * {{ yt }}u; // the thread's first, in the block
         zero(acc);
+{%- if trickle %}
+        const unsigned before = yl > 0u ? row - {{ wy * yt }}u : row; // the previous group's first row
+        products(acc, smem + row * {{ y.step }}u * {{ xe }}u + lane * {{ x.step }}u, smem + {{ window_floats }}u + wk * {{ g }}u,
+                 stash, out + (yo0 + before) * {{ x.dst }}u, k, yo0 + before, zo0, yl > 0u && xo < {{ x.dst }}u);
+        if (yl + 1u < groups)
+            set_aside(acc, stash);
+        else if (xo < {{ x.dst }}u)
+            store(acc, out + (yo0 + row) * {{ x.dst }}u, k, yo0 + row, zo0);
+{%- else %}
         products(acc, smem + row * {{ y.step }}u * {{ xe }}u + lane * {{ x.step }}u, smem + {{ window_floats }}u + wk * {{ g }}u);
         if (xo < {{ x.dst }}u)
             store(acc, out + (yo0 + row) * {{ x.dst }}u, k, yo0 + row, zo0);
+{%- endif %}
     }
 {%- else %}
     zero(acc);

@@ -11,9 +11,11 @@ __device__ __forceinline__ void copy4(float *dst, const float *src, bool full)
 }
 
 // One stage into shared memory: dy's window for {{ kc }} output channels ([kk][row][col], pitch
-// {{ cols }}) and their weights ([kk][jy][jx] float4 of the {{ c_size }} input channels). Each channel's
-// copies read where the thread worked out once (`from`, `inside`: bit i for copy i), a plane
-// further on per channel.
+// {{ cols }}, {{ window_pitch }} floats a channel) and their weights
+{%- if packed %} ([kk][fz][jy][jx], {{ tap_row }} taps a row: one input channel){% else %} ([kk][fz][jy][jx], a float4 of the {{ c_size }} input channel(s)){% endif %}.
+// Each channel's copies read where the thread worked out once (`from`, `inside`: bit i for copy
+// i), a plane further on per channel. Every thread makes all {{ copies }} copies of a channel: those
+// past its {{ window }} floats write zeros into the padding, so no copy waits behind a branch.
 __device__ __forceinline__ void stage(float *__restrict__ window, float4 *__restrict__ weights,
                                       const float *__restrict__ dy_k, const float *__restrict__ w_k,
                                       const unsigned (&from)[{{ copies }}], unsigned inside,
@@ -22,10 +24,10 @@ __device__ __forceinline__ void stage(float *__restrict__ window, float4 *__rest
     float *const wf = reinterpret_cast<float *>(weights);
 #pragma unroll
     for (int kk = 0; kk < {{ kc }}; ++kk) {
+        const float *__restrict__ src = dy_k + kk * {{ dy_k_stride }}u;
 #pragma unroll
         for (int i = 0; i < {{ copies }}; ++i)
-            if (tid + {{ threads }}u * i < {{ window }}u)
-                copy4(window + kk * {{ window }}u + tid + {{ threads }}u * i, dy_k + kk * {{ dy_k_stride }}u + from[i], (inside >> i) & 1u);
+            copy4(window + kk * {{ window_pitch }}u + tid + {{ threads }}u * i, src + from[i], (inside >> i) & 1u);
 #pragma unroll
         for (int i = 0; i < {{ wcopies }}; ++i)
             if (tid + {{ threads }}u * i < {{ weights }}u)
@@ -42,34 +44,74 @@ __device__ __forceinline__ void stage(float *__restrict__ window, float4 *__rest
 
 // One stage's products for a phase with JY x JX taps: per output channel and tap row, the
 // {{ px }} + {{ x.taps - 1 }} values of dy the thread's {{ px }} pixels slide over (float4 reads), then per
+{%- if packed %}
+// depth slice the row's {{ x.taps }} taps (float4 reads of 4 taps along x, the same for the whole block; all
+// loaded before the first FMA) and {{ px }} FMAs a tap.
+{%- else %}
 // tap the weights of the {{ c_size }} input channels (one float4, the same for the whole block) and
-// {{ px }} x {{ c_size }} FMAs. The window's row and column origins are those of the most taps.
+// {{ px }} x {{ c_size }} FMAs.
+{%- endif %} The window's row and column origins are those of the most taps.
 {%- if volume %}
 // In 3-D the thread holds {{ pz }} input slice(s) iz0 + z of dx; this stage's dy slice, oz0 + dz
 // (oz0 = iz0 + pad - (taps - 1)), reaches slice z through the depth tap fz = z + {{ depth_kernel - 1 }} - dz.
 {%- endif %}
-template <int JY, int JX>
+{%- if depth_variants %}
+// DZ: this stage's dz, a constant (one copy of the products per dz, so that which of the thread's
+// slices a tap reaches is known when compiling: no branches, and the loads run ahead of the
+// FMAs); the output channels stay a loop, to keep the {{ depth_variants }} copies' code small.
+{%- endif %}
+template <int JY, int JX{{ ", int DZ" if depth_variants }}>
 __device__ __forceinline__ void products(float (&acc)[{{ c_size }}][{{ pz }}][{{ px }}], const float *__restrict__ window,
-                                         const float4 *__restrict__ weights, unsigned ty, unsigned tx, int dz)
+                                         const float4 *__restrict__ weights, unsigned ty, unsigned tx{{ "" if depth_variants else ", int dz" }})
 {
+{%- if depth_variants %}
+    const int dz = DZ;
+#pragma unroll 1
+{%- else %}
 #pragma unroll
+{%- endif %}
     for (int kk = 0; kk < {{ kc }}; ++kk)
 #pragma unroll
         for (int jy = 0; jy < JY; ++jy) {
             // dy's row o = u + off - jy is the window's row ty + {{ y.taps - 1 }} - jy
-            const float *row = window + (kk * {{ rows }}u + ty + {{ y.taps - 1 }}u - jy) * {{ cols }}u + tx * {{ px }}u;
+            const float *row = window + kk * {{ window_pitch }}u + (ty + {{ y.taps - 1 }}u - jy) * {{ cols }}u + tx * {{ px }}u;
             float d[{{ 4 * d4 }}];
 #pragma unroll
             for (int i = 0; i < {{ d4 }}; ++i) {
                 const float4 v = *reinterpret_cast<const float4 *>(row + 4 * i);
                 d[4 * i] = v.x, d[4 * i + 1] = v.y, d[4 * i + 2] = v.z, d[4 * i + 3] = v.w;
             }
+{%- if packed %}
+            // the taps of row jy of each slice's depth tap (a slice it does not reach reads a valid one, unused)
+            float wv[{{ pz }}][{{ tap_row }}];
+#pragma unroll
+            for (int z = 0; z < {{ pz }}; ++z) {
+{%- if wz > 1 %}
+                const int fz = z + {{ depth_kernel - 1 }} - dz, fs = fz < 0 ? 0 : fz >= {{ depth_kernel }} ? {{ depth_kernel - 1 }} : fz;
+{%- else %}
+                const int fs = 0;
+{%- endif %}
+                const float4 *q = weights + (kk * {{ wz }} + fs) * {{ weights // 4 }} + jy * {{ tap_row // 4 }};
+#pragma unroll
+                for (int i = 0; i < {{ tap_row // 4 }}; ++i) {
+                    const float4 v = q[i];
+                    wv[z][4 * i] = v.x, wv[z][4 * i + 1] = v.y, wv[z][4 * i + 2] = v.z, wv[z][4 * i + 3] = v.w;
+                }
+            }
+{%- endif %}
 #pragma unroll
             for (int z = 0; z < {{ pz }}; ++z) {
                 const int fz = z + {{ depth_kernel - 1 }} - dz;
                 if (fz < 0 || fz >= {{ depth_kernel }})
                     continue;
-                const float4 *wts = weights + (kk * {{ wz }} + {{ "fz" if wz > 1 else "0" }}) * {{ y.taps * x.taps }};
+{%- if packed %}
+#pragma unroll
+                for (int jx = 0; jx < JX; ++jx)
+#pragma unroll
+                    for (int p = 0; p < {{ px }}; ++p) // dy's column o = u + p + off - jx
+                        acc[0][z][p] = fmaf(d[p + {{ x.taps - 1 }} - jx], wv[z][jx], acc[0][z][p]);
+{%- else %}
+                const float4 *wts = weights + (kk * {{ wz }} + {{ "fz" if wz > 1 else "0" }}) * {{ weights // 4 }};
 #pragma unroll
                 for (int jx = 0; jx < JX; ++jx) {
                     const float4 w = wts[jy * {{ x.taps }} + jx];
@@ -81,21 +123,34 @@ __device__ __forceinline__ void products(float (&acc)[{{ c_size }}][{{ pz }}][{{
 {%- endfor %}
                     }
                 }
+{%- endif %}
             }
         }
 }
 
-extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
+{% if depth_variants %}// The products of the stage dz, by the copy made for it.
+template <int JY, int JX>
+__device__ __forceinline__ void products_at(float (&acc)[{{ c_size }}][{{ pz }}][{{ px }}], const float *__restrict__ window,
+                                            const float4 *__restrict__ weights, unsigned ty, unsigned tx, int dz)
+{
+    switch (dz) {
+{%- for v in range(depth_variants) %}
+    case {{ v }}: products<JY, JX, {{ v }}>(acc, window, weights, ty, tx); break;
+{%- endfor %}
+    }
+}
+
+{% endif %}extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{ kernel_name }}(const float *__restrict__ dy, const float *__restrict__ w, float *__restrict__ dx,
     float *__restrict__ workspace)
 {
     (void)workspace;
 {%- if dynamic %}
-    extern __shared__ __align__(16) float smem[]; // {{ 2 * kc * window }} floats of windows, then the weights
-    float (*const window)[{{ kc * window }}] = reinterpret_cast<float (*)[{{ kc * window }}]>(smem);
-    float4 (*const weights)[{{ kc * wz * weights // 4 }}] = reinterpret_cast<float4 (*)[{{ kc * wz * weights // 4 }}]>(smem + {{ 2 * kc * window }});
+    extern __shared__ __align__(16) float smem[]; // {{ 2 * kc * window_pitch }} floats of windows, then the weights
+    float (*const window)[{{ kc * window_pitch }}] = reinterpret_cast<float (*)[{{ kc * window_pitch }}]>(smem);
+    float4 (*const weights)[{{ kc * wz * weights // 4 }}] = reinterpret_cast<float4 (*)[{{ kc * wz * weights // 4 }}]>(smem + {{ 2 * kc * window_pitch }});
 {%- else %}
-    __shared__ __align__(16) float window[2][{{ kc * window }}];
+    __shared__ __align__(16) float window[2][{{ kc * window_pitch }}];
     __shared__ __align__(16) float4 weights[2][{{ kc * wz * weights // 4 }}];
 {%- endif %}
     const unsigned tid = threadIdx.x, z = blockIdx.z;
@@ -134,6 +189,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     for (int i = 0; i < {{ wcopies }}; ++i) {
         const unsigned e = tid + {{ threads }}u * i;
 {{- decompose(weight_digits, "        ") }}
+{%- if packed %}
+        const unsigned c4 = 0u; // one input channel: a row's taps packed along x
+{%- endif %}
         // w[k][c][f], the tap f = q + stride*j{{ " flipped (a convolution)" if y.flip }}
         const unsigned fy = {{ (y.kernel - 1) ~ "u - " if y.flip }}(q0 + {{ y.stride }}u * jy), fx = {{ (x.kernel - 1) ~ "u - " if x.flip }}(q1 + {{ x.stride }}u * jx);
         const bool in = e < {{ weights }}u && c4 < {{ c_size }}u && jy < taps0 && jx < taps1;
@@ -155,33 +213,40 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- if volume %}
 
     // Stage t = (dz, chunk), dz outermost: dy's slice oz = oz0 + dz of a chunk's output channels,
-    // the {{ pz + depth_kernel - 1 }} slice(s) that meet dx's slices iz0..iz0 + {{ pz - 1 }}, and {{ "every depth slice of the kernel" if wz > 1 else "the kernel's slice fz = " ~ (depth_kernel - 1) ~ " - dz" }}{{ " (reversed: a convolution)" if depth_flip }}; a slice outside dy stages zeros.
+    // the {{ pz + depth_kernel - 1 }} slice(s) that meet dx's slices iz0..iz0 + {{ pz - 1 }}, and {{ "every depth slice of the kernel" if wz > 1 else "the kernel's slice fz = " ~ (depth_kernel - 1) ~ " - dz" }}{{ " (reversed: a convolution)" if depth_flip }}. Only the slices
+    // inside dy are staged, dz in [dz_first, dz_last) (those past dy's edges would add zeros).
     const unsigned iz0 = iz * {{ pz }}u;
     const int oz0 = (int)iz0 + ({{ depth_pad - depth_kernel + 1 }});
+    const int dz_end = {{ depth_out }} - oz0 < {{ pz + depth_kernel - 1 }} ? {{ depth_out }} - oz0 : {{ pz + depth_kernel - 1 }};
+    const unsigned dz_first = oz0 < 0 ? (unsigned)-oz0 : 0u, dz_last = dz_end > 0 ? (unsigned)dz_end : 0u;
     const float *__restrict__ dy_n = dy + (size_t)n * {{ k_size * dy_k_stride }}ull;
-    auto stage_at = [&](unsigned t) {
-        const unsigned dz = t / {{ chunks }}u, chunk = t - dz * {{ chunks }}u;
-        const int oz = oz0 + (int)dz;
-        const bool valid = (unsigned)oz < {{ depth_out }}u;
+    auto stage_at = [&](unsigned dz, unsigned chunk, unsigned b) {
 {%- if wz > 1 %}
         const unsigned slice = {{ depth_kernel - 1 if depth_flip else 0 }}u;
 {%- else %}
         const unsigned slice = {{ "dz" if depth_flip else (depth_kernel - 1) ~ "u - dz" }};
 {%- endif %}
-        stage(window[t & 1u], weights[t & 1u], dy_n + (size_t)chunk * {{ kc * dy_k_stride }}u + (valid ? (unsigned)oz * {{ out_plane }}u : 0u),
-              w + (size_t)chunk * {{ kc * w_k_stride }}u + slice * {{ kernel_plane }}u, from, valid ? inside : 0u, wfrom, winside, tid);
+        stage(window[b], weights[b], dy_n + (size_t)chunk * {{ kc * dy_k_stride }}u + (unsigned)(oz0 + (int)dz) * {{ out_plane }}u,
+              w + (size_t)chunk * {{ kc * w_k_stride }}u + slice * {{ kernel_plane }}u, from, inside, wfrom, winside, tid);
     };
-    stage_at(0u);
+    if (dz_first < dz_last)
+        stage_at(dz_first, 0u, 0u);
     asm volatile("cp.async.commit_group;\n" ::);
-    for (unsigned s = 0; s < {{ stages }}u; ++s) {
-        if (s + 1u < {{ stages }}u) // the next stage's copies fly during this one's products
-            stage_at(s + 1u);
+    unsigned b = 0u; // the buffer of this stage
+#pragma unroll 1
+    for (unsigned dz = dz_first; dz < dz_last; ++dz)
+#pragma unroll 1
+    for (unsigned chunk = 0; chunk < {{ chunks }}u; ++chunk, b ^= 1u) {
+        // the next stage's copies fly during this one's products
+        const bool wraps = chunk + 1u == {{ chunks }}u;
+        const unsigned next_dz = wraps ? dz + 1u : dz, next_chunk = wraps ? 0u : chunk + 1u;
+        if (next_dz < dz_last)
+            stage_at(next_dz, next_chunk, b ^ 1u);
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 1;\n" ::); // this stage's
         __syncthreads();
-        const float *const win = window[s & 1u];
-        const int dz = (int)(s / {{ chunks }}u);
-        const float4 *const wts = weights[s & 1u];
+        const float *const win = window[b];
+        const float4 *const wts = weights[b];
 {%- else %}
 
     const float *__restrict__ dy_n = dy + (size_t)n * {{ k_size * dy_k_stride }}ull;
@@ -200,10 +265,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- endif %}
 {%- for c in classes %}
 {%- if loop.first and loop.last %}
-        products<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx, dz);
+        products{{ "_at" if depth_variants }}<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx, dz);
 {%- else %}
         {% if not loop.first %}else{% if not loop.last %} {% endif %}{% endif %}{% if not loop.last %}if (taps0 == {{ c.jy }}u && taps1 == {{ c.jx }}u){% endif %}
-            products<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx, dz);
+            products{{ "_at" if depth_variants }}<{{ c.jy }}, {{ c.jx }}>(acc, win, wts, ty, tx, dz);
 {%- endif %}
 {%- endfor %}
         __syncthreads();
