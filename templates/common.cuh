@@ -30,6 +30,25 @@
 {%- endfor %}
 {%- endmacro -%}
 
+{#- copy_async(bytes, sized): the helper copy<bytes>(dst, src, full) for `bytes` (4, 8 or 16) a copy. Where
+    !full it writes zeros and reads nothing: by cp.async's ignore-src predicate, or, `sized`, by a
+    source size of 0 (the same SASS for most kernels; the generated GEMM's loops take 12% fewer
+    instructions with the size, the sliding fprop's 3% fewer with the predicate). -#}
+{%- macro copy_async(bytes, sized=false) -%}
+// {{ bytes }} bytes from global to shared memory without passing through registers (cp.async{{ ", past L1" if bytes == 16 }});
+// zeros where !full, and then nothing is read, whatever src.
+__device__ __forceinline__ void copy{{ bytes }}(void *dst, const void *src, bool full = true)
+{
+    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
+{%- if sized %}
+    asm volatile("cp.async.{{ "cg" if bytes == 16 else "ca" }}.shared.global [%0], [%1], {{ bytes }}, %2;\n" ::"r"(to), "l"(src), "r"(full ? {{ bytes }} : 0));
+{%- else %}
+    asm volatile("{\n .reg .pred skip;\n setp.eq.u32 skip, %2, 0;\n cp.async.{{ "cg" if bytes == 16 else "ca" }}.shared.global [%0], [%1], {{ bytes }}, skip;\n}\n"
+                 ::"r"(to), "l"(src), "r"((unsigned)full));
+{%- endif %}
+}
+{%- endmacro -%}
+
 {#- The file header: what this is and how it was derived, one comment line per entry. -#}
 {%- macro file_header(lines) -%}
 /*

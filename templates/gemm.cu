@@ -13,14 +13,9 @@
 {%- set esize = 8 if complex else 4 -%}
 {{ file_header(header) }}
 
-// Bytes from global to shared memory without passing through registers; zeros where !full
-// (then nothing is read).
 {%- for bytes in copy_sizes %}
-__device__ __forceinline__ void copy{{ bytes }}(void *dst, const void *src, bool full)
-{
-    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.{{ "cg" if bytes == 16 else "ca" }}.shared.global [%0], [%1], {{ bytes }}, %2;\n" ::"r"(to), "l"(src), "r"(full ? {{ bytes }} : 0));
-}
+
+{{ copy_async(bytes, sized=true) }}
 {%- endfor %}
 
 {#- The interleaved step from k0 of operand `x` into tile[entry][step][row] where a thread's copies

@@ -4,13 +4,7 @@
 {%- include "common.cuh" -%}
 {{ file_header(header) }}
 
-// 4 bytes from global to shared memory, or a zero where !inside (ignore-src: nothing is read).
-__device__ __forceinline__ void copy4(float *dst, const float *src, unsigned inside)
-{
-    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("{\n .reg .pred skip;\n setp.eq.u32 skip, %2, 0;\n cp.async.ca.shared.global [%0], [%1], 4, skip;\n}\n"
-                 ::"r"(to), "l"(src), "r"(inside));
-}
+{{ copy_async(4) }}
 
 {% if streams %}// One output: y is larger than L2, so it streams past it (evict first).
 __device__ __forceinline__ void put(float *p, float v) { __stcs(p, v); }

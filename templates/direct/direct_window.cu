@@ -3,12 +3,7 @@
 {%- include "common.cuh" -%}
 {{ file_header(header) }}
 
-// 4 bytes from global to shared memory; a zero where !full (then nothing is read).
-__device__ __forceinline__ void copy4(float *dst, const float *src, bool full)
-{
-    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(src), "r"(full ? 4 : 0));
-}
+{{ copy_async(4) }}
 
 // One stage into shared memory: dy's window for {{ kc }} output channels ([kk][row][col], pitch
 // {{ cols }}, {{ window_pitch }} floats a channel) and their weights

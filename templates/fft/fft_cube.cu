@@ -19,11 +19,7 @@ __device__ __forceinline__ void transform(float2 (&x)[{{ n }}])
 }
 {%- if forward %}
 
-// 4 bytes from global to shared memory, asynchronously (cp.async): the window's copies all in flight at once.
-__device__ __forceinline__ void copy4(float *dst, const float *src)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src));
-}
+{{ copy_async(4) }}
 {%- endif %}
 
 {#- The z phase's bin: volume v of the block, b its bin in the plane's layout, the thread order. -#}

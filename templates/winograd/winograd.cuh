@@ -83,15 +83,6 @@ __device__ __forceinline__ tile_at locate(unsigned tile)
 }
 {%- endmacro -%}
 
-{#- copy_async(dst, src, full): 4 bytes from global to shared memory without passing through
-    registers, zeros where !full (then nothing is read, whatever src). -#}
-{%- macro wino_copy_async() -%}
-__device__ __forceinline__ void copy_async(float *dst, const float *src, bool full)
-{
-    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(src), "r"(full ? 4 : 0));
-}
-{%- endmacro -%}
 
 {#- The tile of `rows` x `cols` points from (y0, x0) of the plane at `src` (`height` x `width`) into
     shared memory by cp.async, point q at raw[q tasks]; zeros outside the plane and where `here`
@@ -107,7 +98,7 @@ __device__ __forceinline__ void copy_async(float *dst, const float *src, bool fu
 {%- endfor %}
 {%- for i in range(rows) %}
 {%- for j in range(cols) %}
-{{ indent }}    copy_async({{ raw }} + {{ (i * cols + j) * tasks }}u, corner + {{ i * width + j }}, row{{ i }} && column{{ j }});
+{{ indent }}    copy4({{ raw }} + {{ (i * cols + j) * tasks }}u, corner + {{ i * width + j }}, row{{ i }} && column{{ j }});
 {%- endfor %}
 {%- endfor %}
 {{ indent }}}

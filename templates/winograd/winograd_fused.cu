@@ -39,21 +39,18 @@
 {{ indent }}    const unsigned i = tid + r * {{ threads }}u, kv = i % {{ k_block // vec }}u, ce = i / {{ k_block // vec }}u;
 {{ indent }}    const unsigned cl = ce / {{ elements }}u, el = ce - cl * {{ elements }}u, c = {{ c0 }} + cl, k = k0 + kv * {{ vec }}u;
 {{ indent }}    const bool inside = c < {{ channels }}u && k < {{ outputs }}u;
-{{ indent }}    copy_async_weights(({{ us }}) + i * {{ vec }}u, inside ? u + ((size_t)el * {{ channels }}u + c) * {{ outputs }}u + k : u, inside);
+{{ indent }}    copy{{ vec * 4 }}(({{ us }}) + i * {{ vec }}u, inside ? u + ((size_t)el * {{ channels }}u + c) * {{ outputs }}u + k : u, inside);
 {{ indent }}}
 {{ indent }}asm volatile("cp.async.commit_group;\n" ::);
 {%- endmacro -%}
 
 {{ wino_locate() }}
 
-{{ wino_copy_async() }}
+{{ copy_async(4) }}
+{%- if vec > 1 %}
 
-// {{ vec * 4 }} bytes of the weights' transforms the same way.
-__device__ __forceinline__ void copy_async_weights(float *dst, const float *src, bool full)
-{
-    const unsigned to = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.{{ "cg" if vec == 4 else "ca" }}.shared.global [%0], [%1], {{ vec * 4 }}, %2;\n" ::"r"(to), "l"(src), "r"(full ? {{ vec * 4 }} : 0));
-}
+{{ copy_async(vec * 4) }}
+{%- endif %}
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,

@@ -36,7 +36,7 @@
 
 {{ wino_locate() }}
 
-{{ wino_copy_async() }}
+{{ copy_async(4) }}
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
