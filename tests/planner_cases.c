@@ -78,9 +78,10 @@ static bool phase_taps_past_16(const cg_problem *p)
 }
 /* direct-window's block and stage (generator/direct/direct_window.c, choose): threads over 8 or
  * 4 pixels a thread along x and the rows along y, up to 256; a stage of one output channel holds
- * its window of dy (rows x a pitch of 4 past a multiple of 8) and 4 x taps weights, 6144 floats
- * at most, with at most 16 window copies and 4 weight copies a thread. Written out again here so
- * that a change of the kernel's reach shows in the table. */
+ * its window of dy (rows x a pitch of 4 past a multiple of 8, rounded up to whole rounds of the
+ * block's copies) and its weights (a float4 of channels a tap, or with one channel the taps of a
+ * row padded to a float4), 6144 floats at most, with at most 16 window copies and 4 weight copies
+ * a thread. Written out again here so that a change of the kernel's reach shows in the table. */
 static int64_t pow2_at_least(int64_t x, int64_t cap)
 {
     int64_t p = 1;

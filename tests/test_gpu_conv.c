@@ -33,8 +33,8 @@
 #include "planner_cases.h"
 #include "verify.h"
 
-#define DIRECT_SHAPES 70 /* 20 handpicked, 20 for direct-window, 30 random */
-#define WINDOW_SHAPES 20 /* direct-window's: the window bprop's handpicked ones, then the sliding kernel's */
+#define DIRECT_SHAPES 71 /* 20 handpicked, 21 for direct-window, 30 random */
+#define WINDOW_SHAPES 21 /* direct-window's: the window bprop's handpicked ones, then the sliding kernel's */
 #define CUFFT_SHAPES 56 /* at least 42 random shapes per FFT algorithm beside the handpicked ones */
 
 static convgen_context *ctx;
@@ -154,7 +154,8 @@ static int handpicked_slide(shape *s)
  * per input slice, the depth taps as stages): ZNNi's first layer in small (C = 1, 4^3), strides
  * along y and x with a flipped kernel, depth padding past the kernel's middle, 2 x 3 x 7. With
  * C = 1 a tap row's weights are packed along x (float4s of taps): 3 and 4 taps above, and here 9
- * taps at stride 2 (phases of 5 and 4 taps, two float4s a row) and a 3-D kernel 6 taps wide. */
+ * taps at stride 2 (phases of 5 and 4 taps, two float4s a row) and a 3-D kernel 6 taps wide; a
+ * 1 x 3 x 3 kernel with several dx slices a block (its one depth slice read past w before). */
 static int handpicked_window(shape *s)
 {
     int n = 0;
@@ -180,6 +181,7 @@ static int handpicked_window(shape *s)
     s[n].d = DESC2(2, 1, 7, 23, 50, 5, 9, 2, 2, 1);
     s[n++].d.mode = CONVGEN_CONVOLUTION;
     s[n++].d = desc3(1, 1, 6, V3(12, 14, 37), V3(3, 2, 6), V3(1, 0, 2), V3(1, 1, 3));
+    s[n++].d = desc3(1, 1, 4, V3(9, 30, 30), V3(1, 3, 3), V3(0, 0, 0), V3(0, 0, 0));
     return n + handpicked_slide(s + n);
 }
 

@@ -195,14 +195,22 @@ convgen_status cg_slide_applicable(const cg_problem *p, convgen_pass pass)
     return choose(p, pass, &s);
 }
 
-/* Blocks a multiprocessor runs: 128 registers a thread (64 accumulators, a column of x, G
+/* Blocks a multiprocessor can run: 128 registers a thread (64 accumulators, a column of x, G
  * weights, addresses; capped at 96, ptxas spilled Z1's), and no more than the shared memory
- * lets in. */
-static int blocks_per_sm(const slide_spec *s, const cg_target *t, int64_t shared_bytes)
+ * lets in (0 where a block's is past the target's). */
+static int64_t resident_blocks(const slide_spec *s, const cg_target *t, int64_t shared_bytes)
 {
+    if (shared_bytes > cg_target_shared_per_block(t))
+        return 0;
     int64_t by_shared = cg_target_shared_per_sm(t) / (shared_bytes + CG_SHARED_RESERVED_PER_BLOCK);
     int64_t by_registers = 65536 / 128 / s->threads;
-    int64_t blocks = by_shared < by_registers ? by_shared : by_registers;
+    return by_shared < by_registers ? by_shared : by_registers;
+}
+
+/* The launch bounds' blocks a multiprocessor: at least one. */
+static int blocks_per_sm(const slide_spec *s, const cg_target *t, int64_t shared_bytes)
+{
+    int64_t blocks = resident_blocks(s, t, shared_bytes);
     return blocks > 1 ? (int)blocks : 1;
 }
 
@@ -211,11 +219,13 @@ static int blocks_per_sm(const slide_spec *s, const cg_target *t, int64_t shared
  * no FMA issues (Z1 on an H100: 0.74 ms against 0.59 on an H200, whose memory alone is faster).
  * So a group's outputs wait in shared memory, [value][thread], and go out a few at a time
  * during the next group's products; the last group's straight from registers. Taken where the
- * stash keeps the blocks a multiprocessor runs. */
+ * stash fits a block's shared memory and keeps the blocks a multiprocessor runs (a target of
+ * 99 KiB a block, sm_86 or sm_89, refuses it for large windows). */
 static void choose_trickle(slide_spec *s, const cg_target *t)
 {
     int64_t stage = 4 * stage_floats(s, s->ci), stash = 4ll * s->g * s->yt * s->p * s->threads;
-    s->trickle = s->stages == 1 && s->yl > 1 && blocks_per_sm(s, t, stage + stash) == blocks_per_sm(s, t, stage);
+    int64_t with = resident_blocks(s, t, stage + stash);
+    s->trickle = s->stages == 1 && s->yl > 1 && with > 0 && with == resident_blocks(s, t, stage);
 }
 
 /* ---- the template context ---- */

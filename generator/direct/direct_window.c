@@ -17,8 +17,8 @@
  *
  * A 3-D layer (stride 1 along depth) runs a block per PZ input slices iz0..: dx's slice iz is the
  * sum, over the depth taps fz, of the 2-D bprop of dy's slice iz + pad - fz with the kernel's slice
- * fz, so dy's slices are more stages of the same loop (one outside dy stages zeros), each meeting
- * up to PZ of the block's slices (choose_depth_block).
+ * fz, so dy's slices are more stages of the same loop (only those inside dy), each meeting up to
+ * PZ of the block's slices (choose_depth_block).
  *
  * Staging: the window's shared-memory image is the same for every chunk of output channels
  * but for the channel offset, so each thread works out once where its 4-byte cp.async copies
@@ -335,8 +335,9 @@ static tmpl_value *header_lines(const cg_problem *p, const window_spec *s, const
         cg_value_line(h, "depth: blocks of %d input slice(s) (%lld blocks for %lld), the %lld slices of dy they meet as more "
                       "stages with %d depth slice(s) of the kernel (stride 1, pad %lld)", s->pz, (long long)s->tiles_z,
                       (long long)s->depth.in, (long long)(s->pz + s->depth.kernel - 1), s->wz, (long long)s->depth.pad);
-    cg_value_line(h, "stages: dy's window %d x %d floats (pitch) and the weights, %d output channel(s) a stage, %lld stage(s), two in flight",
-                  s->rows, s->cols, s->kc, (long long)(s->chunks * (s->pz + s->depth.kernel - 1)));
+    cg_value_line(h, "stages: dy's window %d x %d floats (pitch) and the weights, %d output channel(s) a stage, %s%lld stage(s)%s, two in flight",
+                  s->rows, s->cols, s->kc, s->volume ? "at most " : "", (long long)(s->chunks * (s->pz + s->depth.kernel - 1)),
+                  s->volume ? " (a block skips dy's slices past its edges)" : "");
     cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1), %lld bytes of %s shared memory", k->grid[0],
                   k->grid[1], k->grid[2], k->block[0], (long long)(2 * 4 * s->kc * stage_floats(s)),
                   s->pz > 1 ? "dynamic" : "static");

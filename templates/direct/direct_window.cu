@@ -208,7 +208,7 @@ __device__ __forceinline__ void products_at(float (&acc)[{{ c_size }}][{{ pz }}]
 {%- if volume %}
 
     // Stage t = (dz, chunk), dz outermost: dy's slice oz = oz0 + dz of a chunk's output channels,
-    // the {{ pz + depth_kernel - 1 }} slice(s) that meet dx's slices iz0..iz0 + {{ pz - 1 }}, and {{ "every depth slice of the kernel" if wz > 1 else "the kernel's slice fz = " ~ (depth_kernel - 1) ~ " - dz" }}{{ " (reversed: a convolution)" if depth_flip }}. Only the slices
+    // the {{ pz + depth_kernel - 1 }} slice(s) that meet dx's slices iz0..iz0 + {{ pz - 1 }}, and {{ "every depth slice of the kernel" if pz > 1 else "the kernel's slice fz = " ~ (depth_kernel - 1) ~ " - dz" }}{{ " (reversed: a convolution)" if depth_flip }}. Only the slices
     // inside dy are staged, dz in [dz_first, dz_last) (those past dy's edges would add zeros).
     const unsigned iz0 = iz * {{ pz }}u;
     const int oz0 = (int)iz0 + ({{ depth_pad - depth_kernel + 1 }});
@@ -216,8 +216,8 @@ __device__ __forceinline__ void products_at(float (&acc)[{{ c_size }}][{{ pz }}]
     const unsigned dz_first = oz0 < 0 ? (unsigned)-oz0 : 0u, dz_last = dz_end > 0 ? (unsigned)dz_end : 0u;
     const float *__restrict__ dy_n = dy + (size_t)n * {{ k_size * dy_k_stride }}ull;
     auto stage_at = [&](unsigned dz, unsigned chunk, unsigned b) {
-{%- if wz > 1 %}
-        const unsigned slice = {{ depth_kernel - 1 if depth_flip else 0 }}u;
+{%- if pz > 1 %}
+        const unsigned slice = {{ depth_kernel - 1 if depth_flip else 0 }}u; // the first of the {{ wz }} the stage holds
 {%- else %}
         const unsigned slice = {{ "dz" if depth_flip else (depth_kernel - 1) ~ "u - dz" }};
 {%- endif %}
