@@ -36,7 +36,7 @@ enum {
                                  accumulators, 21 (a 7-tap stem at stride 2) took 128 registers
                                  and 18 (L1's 11 taps) spilled at 170 */
     MAX_WARPS = 8,            /* 256 threads of 128 registers: two blocks a multiprocessor */
-    STAGE_BYTES = 56 * 1024,  /* a stage: two of them and a second block fit 228 KiB */
+    STAGE_BYTES = 56 * 1024,  /* a stage at most: two of them and a second block fit 228 KiB */
     MAX_UNROLLED = 16384,     /* FMAs of one stage's products a thread runs (code size) */
 };
 
@@ -58,6 +58,7 @@ typedef struct slide_spec {
     int64_t tiles_x, tiles_y, tiles_z, k_chunks;
     bool trickle;         /* a row group's outputs stashed in shared memory, stored during the next's products */
     bool streams;         /* y is larger than L2: its stores evict first */
+    int64_t stage_bytes;  /* a stage's shared memory at most: two of them fit a block */
 } slide_spec;
 
 static int64_t extent(const slide_dim *d, int64_t outputs)
@@ -93,7 +94,7 @@ static int64_t stage_floats(const slide_spec *s, int64_t ci)
 static bool stage_fits(int64_t ci, void *spec)
 {
     const slide_spec *s = spec;
-    return stage_floats(s, ci) * 4 <= STAGE_BYTES && s->ye <= 32 * (s->threads / 32) &&
+    return stage_floats(s, ci) * 4 <= s->stage_bytes && s->ye <= 32 * (s->threads / 32) &&
            ci * view_taps(s) * s->g * s->yt * s->p <= MAX_UNROLLED;
 }
 
@@ -150,9 +151,13 @@ static void choose_row_loop(const cg_problem *p, slide_spec *s)
 }
 
 /* The spec of a layer and pass, or NOT_SUPPORTED saying why the sliding kernel does not take it. */
-static convgen_status choose(const cg_problem *p, convgen_pass pass, slide_spec *s)
+static convgen_status choose(const cg_problem *p, convgen_pass pass, const cg_target *t, slide_spec *s)
 {
     memset(s, 0, sizeof *s);
+    /* two stages in a block's shared memory: 56 KiB each, less on targets of 99 KiB a block
+     * (sm_86, sm_89, sm_120), which asked for up to 113 KiB before */
+    int64_t half = cg_target_shared_per_block(t) / 2 - CG_SHARED_RESERVED_PER_BLOCK;
+    s->stage_bytes = half < STAGE_BYTES ? half : STAGE_BYTES;
     if (pass != CONVGEN_FPROP)
         return refuse("its sliding kernel is fprop only");
     if (p->c > 4)
@@ -192,7 +197,7 @@ static convgen_status choose(const cg_problem *p, convgen_pass pass, slide_spec 
 convgen_status cg_slide_applicable(const cg_problem *p, convgen_pass pass)
 {
     slide_spec s;
-    return choose(p, pass, &s);
+    return choose(p, pass, NULL, &s); /* the generator's default target (an H100) */
 }
 
 /* Blocks a multiprocessor can run: 128 registers a thread (64 accumulators, a column of x, G
@@ -344,7 +349,7 @@ static bool streams(const cg_problem *p, const slide_spec *s, const cg_target *t
 convgen_status cg_slide_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, cg_generated *out)
 {
     slide_spec s;
-    convgen_status fits = choose(p, pass, &s);
+    convgen_status fits = choose(p, pass, t, &s);
     if (fits != CONVGEN_SUCCESS)
         return fits;
     cg_kernel *k = &out->kernels[0];
