@@ -164,12 +164,9 @@ static bool cube_divisions(tmpl_value *ctx, const cg_fft_problem *p, const cube_
 
 static tmpl_value *cube_header(const cg_fft_problem *p, const cube_shape *c, const cg_kernel *k)
 {
-    char what[256], radices[64];
-    cg_fft_problem_describe(p, what, sizeof what);
+    char radices[64];
     cg_reg_fft_radices(p->n, radices, sizeof radices);
-    tmpl_value *h = tmpl_list();
-    cg_value_line(h, "convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
-    cg_value_line(h, "%s", "");
+    tmpl_value *h = cg_fft_header_open(p);
     cg_value_line(h, "one pass: %d volume%s a block, the rows (two real rows as one complex transform), the y columns and "
                      "the z columns in turn in shared memory, each 1-D transform of %d points (radices %s) in one "
                      "thread's registers", c->volumes, c->volumes > 1 ? "s" : "", p->n, radices);

@@ -17,12 +17,9 @@ enum { WARPS = 4 };
 
 static tmpl_value *header_lines(const cg_fft_problem *pr, const fft_plan *p, const cg_kernel *k, bool exchange)
 {
-    char what[256], plan[160];
-    cg_fft_problem_describe(pr, what, sizeof what);
+    char plan[160];
     fft_plan_describe(p, plan, sizeof plan);
-    tmpl_value *h = tmpl_list();
-    cg_value_line(h, "convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
-    cg_value_line(h, "%s", "");
+    tmpl_value *h = cg_fft_header_open(pr);
     cg_value_line(h, "plan: radices %s, %s", plan, pr->sign < 0 ? "decimation in frequency" : "decimation in time");
     cg_value_line(h, "signal: %s, strides {%lld, %lld} (batch, channel)",
                   pr->sign < 0 ? "input, read with clipped loads (the rest of the signal is zero)"

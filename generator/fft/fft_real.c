@@ -315,12 +315,9 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
 
 static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L, const cg_kernel *k)
 {
-    char what[256], plan[160];
-    cg_fft_problem_describe(p, what, sizeof what);
+    char plan[160];
     fft_plan_describe(pl, plan, sizeof plan);
-    tmpl_value *h = tmpl_list();
-    cg_value_line(h, "convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
-    cg_value_line(h, "%s", "");
+    tmpl_value *h = cg_fft_header_open(p);
     if (p->plane_stage)
         cg_value_line(h, "the plane stage of a 3-D transform: %d window plane%s of each of %lld volumes, %lld (signal) and "
                          "%lld (spectrum) elements apart; fft_volume.c's depth pass %s",

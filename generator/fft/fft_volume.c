@@ -100,12 +100,9 @@ static tmpl_value *store_list(const cg_fft_problem *p, const reg_fft *f)
 
 static tmpl_value *depth_header(const cg_fft_problem *p, int64_t columns, const cg_kernel *k)
 {
-    char what[256], radices[64];
-    cg_fft_problem_describe(p, what, sizeof what);
+    char radices[64];
     cg_reg_fft_radices(p->n, radices, sizeof radices);
-    tmpl_value *h = tmpl_list();
-    cg_value_line(h, "convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
-    cg_value_line(h, "%s", "");
+    tmpl_value *h = cg_fft_header_open(p);
     cg_value_line(h, "depth pass: %lld columns of %d points (%lld per volume), one per thread, radices %s in "
                      "registers, decimation in time",
                   (long long)columns, p->n, (long long)cg_fft_plane_bins(p), radices);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "generate.h"
 #include "util.h"
 #include "values.h"
 
@@ -172,4 +173,14 @@ void cg_fft_side_context(tmpl_value *ctx, const cg_fft_problem *p, int64_t max_t
     tmpl_set_int(ctx, "wx0", p->ox);
     tmpl_set_bool(ctx, "scaled_output", p->scale != 1.0f);
     tmpl_set_float(ctx, "scale", p->scale);
+}
+
+tmpl_value *cg_fft_header_open(const cg_fft_problem *p)
+{
+    char what[256];
+    cg_fft_problem_describe(p, what, sizeof what);
+    tmpl_value *h = tmpl_list();
+    cg_value_line(h, "convgen %s: batched FFT, %s", CG_GENERATOR_VERSION, what);
+    cg_value_line(h, "%s", "");
+    return h;
 }

@@ -17,6 +17,10 @@
  * "general", so that templates skip the multiplications by 1, -1, i and -i (cmul_const). */
 tmpl_value *cg_fft_coefficient(int sign, int e, int r);
 
+/* A batched FFT kernel's header lines begun: what the generator made, for which problem
+ * (cg_fft_problem_describe), then a blank line; the kernel's own lines follow. */
+tmpl_value *cg_fft_header_open(const cg_fft_problem *p);
+
 /* A stage's template value (index, radix, span, twiddled, tw_arg, place, groups or lane_coef),
  * and the stride or scale argument of its twiddle() calls. */
 tmpl_value *cg_fft_stage_value(const fft_plan *plan, int s, int sign);
