@@ -150,6 +150,56 @@ static void choose_row_loop(const cg_problem *p, slide_spec *s)
     set_rows(s, 1);
 }
 
+/* The outputs a thread sets aside in the trickle's stash, all threads of the block. */
+static int64_t stash_bytes(const slide_spec *s) { return 4ll * s->g * s->yt * s->p * s->threads; }
+
+/* The block's shared memory: its stage(s) and, trickling, the stash. */
+static int64_t shared_bytes(const slide_spec *s)
+{
+    return 4 * stage_floats(s, s->ci) * (s->stages > 1 ? 2 : 1) + (s->trickle ? stash_bytes(s) : 0);
+}
+
+/* Blocks a multiprocessor can run: 128 registers a thread (64 accumulators, a column of x, G
+ * weights, addresses; capped at 96, ptxas spilled Z1's), and no more than the shared memory
+ * lets in (0 where a block's is past the target's). */
+static int64_t resident_blocks(const slide_spec *s, const cg_target *t, int64_t bytes)
+{
+    if (bytes > cg_target_shared_per_block(t))
+        return 0;
+    int64_t by_shared = cg_target_shared_per_sm(t) / (bytes + CG_SHARED_RESERVED_PER_BLOCK);
+    int64_t by_registers = 65536 / 128 / s->threads;
+    return by_shared < by_registers ? by_shared : by_registers;
+}
+
+/* The launch bounds' blocks a multiprocessor: at least one. */
+static int blocks_per_sm(const slide_spec *s, const cg_target *t, int64_t bytes)
+{
+    int64_t blocks = resident_blocks(s, t, bytes);
+    return blocks > 1 ? (int)blocks : 1;
+}
+
+/* A block of several row groups stores each group's outputs (64 a thread) at once, and the
+ * blocks of a multiprocessor, which start together, store together: a store queue full while
+ * no FMA issues (Z1 on an H100: 0.74 ms against 0.59 on an H200, whose memory alone is faster).
+ * So a group's outputs wait in shared memory, [value][thread], and go out a few at a time
+ * during the next group's products; the last group's straight from registers. Taken where the
+ * stash fits a block's shared memory and keeps the blocks a multiprocessor runs (a target of
+ * 99 KiB a block, sm_86 or sm_89, refuses it for large windows). */
+static void choose_trickle(slide_spec *s, const cg_target *t)
+{
+    int64_t stage = 4 * stage_floats(s, s->ci), with = resident_blocks(s, t, stage + stash_bytes(s));
+    s->trickle = s->stages == 1 && s->yl > 1 && with > 0 && with == resident_blocks(s, t, stage);
+}
+
+/* y larger than the L2 streams through it: stored with evict-first (st.global.cs) it leaves the
+ * L2 to x's windows and the weights, which every block rereads. Z1's 625 MB on an H100: fprop
+ * 0.702 -> 0.666 ms (results/nvidia-h100-80gb-hbm3-2026-11-27-z1-window-ab.md). A y that fits stays
+ * for the next layer to read. */
+static bool streams(const cg_problem *p, const slide_spec *s, const cg_target *t)
+{
+    return 4 * p->n * s->k * s->dim[0].dst * s->dim[1].dst * s->dim[2].dst > cg_target_l2_bytes(t);
+}
+
 /* The spec of a layer and pass, or NOT_SUPPORTED saying why the sliding kernel does not take it. */
 static convgen_status choose(const cg_problem *p, convgen_pass pass, const cg_target *t, slide_spec *s)
 {
@@ -191,6 +241,8 @@ static convgen_status choose(const cg_problem *p, convgen_pass pass, const cg_ta
     int64_t y_image = s->k * s->dim[0].dst * s->dim[1].dst * s->dim[2].dst;
     if (x_image >= INT32_MAX / 2 || y_image >= INT32_MAX / 2 || p->k * p->c * cg_problem_kernel_pixels(p) >= INT32_MAX)
         return refuse("an image of the layer exceeds its 32-bit indices");
+    choose_trickle(s, t);
+    s->streams = streams(p, s, t);
     return CONVGEN_SUCCESS;
 }
 
@@ -198,39 +250,6 @@ convgen_status cg_slide_applicable(const cg_problem *p, convgen_pass pass)
 {
     slide_spec s;
     return choose(p, pass, NULL, &s); /* the generator's default target (an H100) */
-}
-
-/* Blocks a multiprocessor can run: 128 registers a thread (64 accumulators, a column of x, G
- * weights, addresses; capped at 96, ptxas spilled Z1's), and no more than the shared memory
- * lets in (0 where a block's is past the target's). */
-static int64_t resident_blocks(const slide_spec *s, const cg_target *t, int64_t shared_bytes)
-{
-    if (shared_bytes > cg_target_shared_per_block(t))
-        return 0;
-    int64_t by_shared = cg_target_shared_per_sm(t) / (shared_bytes + CG_SHARED_RESERVED_PER_BLOCK);
-    int64_t by_registers = 65536 / 128 / s->threads;
-    return by_shared < by_registers ? by_shared : by_registers;
-}
-
-/* The launch bounds' blocks a multiprocessor: at least one. */
-static int blocks_per_sm(const slide_spec *s, const cg_target *t, int64_t shared_bytes)
-{
-    int64_t blocks = resident_blocks(s, t, shared_bytes);
-    return blocks > 1 ? (int)blocks : 1;
-}
-
-/* A block of several row groups stores each group's outputs (64 a thread) at once, and the
- * blocks of a multiprocessor, which start together, store together: a store queue full while
- * no FMA issues (Z1 on an H100: 0.74 ms against 0.59 on an H200, whose memory alone is faster).
- * So a group's outputs wait in shared memory, [value][thread], and go out a few at a time
- * during the next group's products; the last group's straight from registers. Taken where the
- * stash fits a block's shared memory and keeps the blocks a multiprocessor runs (a target of
- * 99 KiB a block, sm_86 or sm_89, refuses it for large windows). */
-static void choose_trickle(slide_spec *s, const cg_target *t)
-{
-    int64_t stage = 4 * stage_floats(s, s->ci), stash = 4ll * s->g * s->yt * s->p * s->threads;
-    int64_t with = resident_blocks(s, t, stage + stash);
-    s->trickle = s->stages == 1 && s->yl > 1 && with > 0 && with == resident_blocks(s, t, stage);
 }
 
 /* ---- the template context ---- */
@@ -337,15 +356,6 @@ static tmpl_value *context(const cg_problem *p, const slide_spec *s, const cg_ta
     return ctx;
 }
 
-/* y larger than the L2 streams through it: stored with evict-first (st.global.cs) it leaves the
- * L2 to x's windows and the weights, which every block rereads. Z1's 625 MB on an H100: fprop
- * 0.702 -> 0.666 ms (results/nvidia-h100-80gb-hbm3-2026-11-27-z1-window-ab.md). A y that fits stays
- * for the next layer to read. */
-static bool streams(const cg_problem *p, const slide_spec *s, const cg_target *t)
-{
-    return 4 * p->n * s->k * s->dim[0].dst * s->dim[1].dst * s->dim[2].dst > cg_target_l2_bytes(t);
-}
-
 convgen_status cg_slide_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, cg_generated *out)
 {
     slide_spec s;
@@ -360,10 +370,7 @@ convgen_status cg_slide_generate(const cg_problem *p, convgen_pass pass, const c
     k->grid[2] = (unsigned)(p->n * s.k_chunks * s.tiles_z);
     k->block[0] = (unsigned)s.threads;
     k->block[1] = k->block[2] = 1;
-    choose_trickle(&s, t);
-    s.streams = streams(p, &s, t);
-    k->shared_bytes = (unsigned)(4 * stage_floats(&s, s.ci) * (s.stages > 1 ? 2 : 1) +
-                                 (s.trickle ? 4ll * s.g * s.yt * s.p * s.threads : 0));
+    k->shared_bytes = (unsigned)shared_bytes(&s);
     out->kernel_count = 1;
     tmpl_value *ctx = context(p, &s, t, k);
     return cg_render_kernel("direct/direct_slide.cu", ctx, &k->source);
