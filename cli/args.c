@@ -243,8 +243,9 @@ static const cli_option options[] = {
      "through convgen's own FFTs, in overlap-save tiles, or in one kernel\n"
      "per tile); winograd (stride 1, kernels up to 7)\n"
      "or winograd-fused (the transforms inside the product kernel, kernels\n"
-     "2 to 5); auto (the fastest, from wisdom, timed on the GPU, or by\n"
-     "the cost model offline: convgen tune and explain say how)"},
+     "2 to 5 across the plane, 2-D and 3-D); auto (the fastest, from wisdom,\n"
+     "timed on the GPU, or by the cost model offline: convgen tune and\n"
+     "explain say how)"},
     {"--algo", "NAME", CLI_GENERATE, false, set_algo, 0,
      "every layer's algorithm where its line has no algo=NAME (default auto:\n"
      "the wisdom's choice for the architecture, else the cost model's)"},

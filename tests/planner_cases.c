@@ -27,7 +27,6 @@ static bool dilated(const cg_problem *p)
 }
 
 static bool rank_1(const cg_problem *p) { return p->rank == 1; }
-static bool rank_3(const cg_problem *p) { return p->rank == 3; }
 
 /* fft's cubic 3-D basis past convgen's 3-D transforms (64 points a side), per pass; a strided
  * layer is stride 1's entry. */
@@ -44,14 +43,6 @@ static int64_t largest_kernel(const cg_problem *p)
     int64_t r = 0;
     for (int d = 0; d < p->rank; ++d)
         r = p->kernel[d] > r ? p->kernel[d] : r;
-    return r;
-}
-
-static int64_t smallest_kernel(const cg_problem *p)
-{
-    int64_t r = INT64_MAX;
-    for (int d = 0; d < p->rank; ++d)
-        r = p->kernel[d] < r ? p->kernel[d] : r;
     return r;
 }
 
@@ -123,7 +114,14 @@ static bool slide_column_too_long(const cg_problem *p)
 
 static bool strided_depth(const cg_problem *p) { return p->rank == 3 && p->stride[0] != 1; }
 
-static bool kernel_outside_2_to_5(const cg_problem *p) { return smallest_kernel(p) < 2 || largest_kernel(p) > 5; }
+/* across the plane: the last two dimensions (a 3-D kernel's depth is summed directly) */
+static bool plane_kernel_outside_2_to_5(const cg_problem *p)
+{
+    for (int d = p->rank >= 2 ? p->rank - 2 : 0; d < p->rank; ++d)
+        if (p->kernel[d] < 2 || p->kernel[d] > 5)
+            return true;
+    return false;
+}
 
 #define ALL 0u
 #define ACCGRAD (1u << CONVGEN_ACCGRAD)
@@ -146,10 +144,10 @@ static const planner_refusal refusals[] = {
     {"winograd winograd-fused", ALL, strided, "stride 1 only"},
     {"winograd winograd-fused", ALL, dilated, "dilation 1 only"},
     {"winograd winograd-fused", ALL, kernel_past_7, "kernels up to 7"},
-    /* winograd-fused: its kernels hold F(m x m, r x r) for r from 2 to 5 on 2-D layers */
-    {"winograd-fused", ALL, rank_1, "2-D layers only"},
-    {"winograd-fused", ALL, rank_3, "2-D layers only"},
-    {"winograd-fused", ALL, kernel_outside_2_to_5, "kernels 2 to 5"},
+    /* winograd-fused: its kernels hold F(m x m, r x r) for r from 2 to 5 across a 2-D layer's
+     * plane or a 3-D layer's (whose depth taps it sums directly) */
+    {"winograd-fused", ALL, rank_1, "2-D and 3-D layers only"},
+    {"winograd-fused", ALL, plane_kernel_outside_2_to_5, "kernels 2 to 5 across the plane"},
     /* direct-window: few input channels; fprop by sliding each thread's outputs over the taps
      * (direct_slide.c), bprop by sliding windows (direct_window.c) */
     {"direct-window", ACCGRAD, NULL, "accgrad is direct's"},

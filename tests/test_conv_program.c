@@ -699,23 +699,26 @@ static void test_winograd_chooses_its_gemm(void **state)
 /* winograd-fused: fprop and bprop (the weights' transforms, then the fused kernel's op) and
  * accgrad (the fused op, and the sum of its runs where it splits the tiles), each by the ops'
  * definitions, on random layers of their own (rank 2, kernels 2 to 5; channels and tiles past
- * one block's 8, 16 and 32), the last ones with enough tiles for accgrad to split them. */
+ * one block's 8, 16 and 32), the last 2-D ones with enough tiles for accgrad to split them;
+ * then 3-D layers, kernels 1 to 6 deep (F(1, r0) along the depth, its taps summed directly). */
 static void test_winograd_fused_programs_match_the_reference(void **state)
 {
     (void)state;
     rng_state = 20261124u; /* its own layers, whatever the tests before it drew */
     double worst[3] = {0, 0, 0};
-    int layers = 0, split = 0;
-    for (int i = 0; i < 30; ++i) {
-        bool large = i >= 24;
-        convgen_conv_desc d = {.rank = 2, .n = pick(1, large ? 6 : 4), .c = pick(1, large ? 20 : 12), .k = pick(1, 40),
-                               .mode = pick(0, 3) == 0 ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION};
-        for (int r = 0; r < 2; ++r) {
-            d.kernel[r] = pick(2, 5);
+    int layers = 0, split = 0, volumes = 0;
+    for (int i = 0; i < 42; ++i) {
+        bool large = i >= 24 && i < 30, volume = i >= 30;
+        convgen_conv_desc d = {.rank = volume ? 3 : 2, .n = pick(1, large ? 6 : 4), .c = pick(1, large ? 20 : 12),
+                               .k = pick(1, 40), .mode = pick(0, 3) == 0 ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION};
+        for (int r = 0; r < d.rank; ++r) {
+            bool depth = volume && r == 0;
+            d.kernel[r] = depth ? pick(1, 6) : pick(2, 5);
             d.pad_before[r] = pick(0, d.kernel[r]);
             d.pad_after[r] = pick(0, d.kernel[r] - 1);
-            d.in[r] = d.kernel[r] + pick(large ? 20 : 0, large ? 30 : 14);
+            d.in[r] = d.kernel[r] + (depth ? pick(0, 5) : volume ? pick(0, 9) : pick(large ? 20 : 0, large ? 30 : 14));
         }
+        volumes += volume;
         cg_problem p;
         assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
         ++layers;
@@ -732,8 +735,8 @@ static void test_winograd_fused_programs_match_the_reference(void **state)
         split += g.kernel_count == 2; /* the fused kernel and the runs' sum */
         cg_generated_free(&g);
     }
-    print_message("winograd-fused: %d layers: worst relative error fprop %.2e, bprop %.2e, accgrad %.2e (%d accgrad "
-                  "programs with split tiles)\n", layers, worst[0], worst[1], worst[2], split);
+    print_message("winograd-fused: %d layers (%d 3-D): worst relative error fprop %.2e, bprop %.2e, accgrad %.2e (%d "
+                  "accgrad programs with split tiles)\n", layers, volumes, worst[0], worst[1], worst[2], split);
     assert_true(split >= 3);
 }
 

@@ -7,8 +7,8 @@
  * winograd); direct-window bprop runs the window shapes that direct runs as GEMMs.
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, direct_window or direct-window, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
- * winograd: 61 shapes, stride 1 and kernels up to 7, rank 1 to 3; winograd_fused (or winograd-fused): 44,
- * kernels 2 to 5; winograd_gemm, fft_tiled_gemm: those algorithms' shapes with the generated
+ * winograd: 61 shapes, stride 1 and kernels up to 7, rank 1 to 3; winograd_fused (or winograd-fused): 56,
+ * kernels 2 to 5 across the plane, ranks 2 and 3; winograd_gemm, fft_tiled_gemm: those algorithms' shapes with the generated
  * GEMM, fft_cublas: fft's with cuBLAS's (options.gemm; fft's default is the generated one);
  * prepared: each FFT and Winograd algorithm's first 8 shapes on weights
  * prepared once; accuracy: Winograd's error per tile; auto: algorithm AUTO on direct's
@@ -53,7 +53,7 @@ typedef struct shape {
 
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 64 /* 41 random ones beside the 23 handpicked ones */
-#define WINOGRAD_FUSED_SHAPES 44
+#define WINOGRAD_FUSED_SHAPES 56 /* 13 of them 3-D */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
 #define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
@@ -310,16 +310,24 @@ static void random_winograd_fused_shape(unsigned *st, convgen_conv_desc *d)
     }
 }
 
-/* winograd-fused's edge cases: winograd's handpicked shapes that it takes (rank 2, kernels 2 to 5). */
+/* winograd-fused's edge cases: winograd's handpicked shapes that it takes (ranks 2 and 3, kernels
+ * 2 to 5 across the plane: eleven 3-D ones, kernels 1 to 7 deep, a c = 1 convolution, k = 1, a
+ * volume 275 wide), and two 3-D ones of its own: channels that leave each depth tap's last chunk
+ * of 8 part full, with padding on one side only, and a 2 x 5 x 5 kernel in convolution mode. */
 static int handpicked_winograd_fused(shape *s)
 {
     shape all[WINOGRAD_SHAPES];
     int n = 0, count = handpicked_winograd(all);
     for (int i = 0; i < count; ++i) {
         const convgen_conv_desc *d = &all[i].d;
-        if (d->rank == 2 && d->kernel[0] >= 2 && d->kernel[0] <= 5 && d->kernel[1] >= 2 && d->kernel[1] <= 5)
+        int plane = d->rank - 2;
+        if (d->rank >= 2 && d->kernel[plane] >= 2 && d->kernel[plane] <= 5 && d->kernel[plane + 1] >= 2 &&
+            d->kernel[plane + 1] <= 5)
             s[n++] = all[i];
     }
+    s[n++].d = desc3(2, 13, 36, V3(7, 12, 14), V3(3, 3, 3), V3(2, 0, 1), V3(0, 2, 1));
+    s[n].d = desc3(1, 9, 40, V3(6, 17, 11), V3(2, 5, 5), V3(1, 2, 2), V3(0, 2, 2));
+    s[n++].d.mode = CONVGEN_CONVOLUTION;
     return n;
 }
 

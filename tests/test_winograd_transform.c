@@ -59,6 +59,26 @@ static void test_points_and_known_entries(void **state)
     char text[160];
     wino_describe(&t, text, sizeof text);
     assert_string_equal(text, "F(2,3): alpha 4, points 0, 1, -1, inf");
+
+    /* F(1, 3) and F(3, 1) take their products as they are: BT the identity, and G and AT the
+     * identity or ones (a 3-D layer's fused kernels sum their depth taps so). */
+    const int cases[2][2] = {{1, 3}, {3, 1}};
+    for (int c = 0; c < 2; ++c) {
+        int m = cases[c][0], r = cases[c][1];
+        derive_ok(m, r, &t);
+        assert_true(t.direct);
+        for (int i = 0; i < 3; ++i) {
+            for (int j = 0; j < 3; ++j)
+                assert_true(cg_q_eq(t.bt[i][j], cg_q_int(i == j)));
+            for (int k = 0; k < r; ++k)
+                assert_true(cg_q_eq(t.g[i][k], cg_q_int(r == 1 || i == k)));
+        }
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < 3; ++j)
+                assert_true(cg_q_eq(t.at[i][j], cg_q_int(m == 1 || i == j)));
+    }
+    wino_describe(&t, text, sizeof text);
+    assert_string_equal(text, "F(3,1): alpha 3, direct (no interpolation)");
 }
 
 static void test_bad_sizes_are_named(void **state)

@@ -20,6 +20,13 @@
  * (blockIdx.z) whose partial dw go to the workspace and a second kernel sums them in a fixed
  * order, so the result does not depend on scheduling.
  *
+ * A 3-D layer runs the same kernels over its planes' 2-D tiles, with its depth taps summed
+ * directly, as more channels: F(1, r0) along the depth (F(r0, 1) for accgrad), whose transforms
+ * are the identity and ones (winograd_transform.c). fprop and bprop sum over (depth tap, channel)
+ * pairs, each tap's tiles read from the input slice it reaches; accgrad's channels are (channel,
+ * depth tap) pairs, dw's planes in its [k][c][depth][h][w] order. Only x and y (dy, dx) cross
+ * DRAM, as in 2-D.
+ *
  * 8 threads per element, up to 36 elements (alpha up to 6: F(4,3), F(2,5)), up to 288 threads.
  * Nine warps leave a thread 168 registers (a quarter of the register file per scheduler, three
  * warps on one of them), enough for the 64 sums; at 512 threads (alpha 8) the 128 registers a
@@ -44,28 +51,34 @@ static convgen_status fused_applicable(const cg_problem *p, convgen_pass pass)
     convgen_status st = wino_applicable(p, pass);
     if (st != CONVGEN_SUCCESS)
         return st;
-    if (p->rank != 2)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: rank %d: 2-D layers only", p->rank);
-    for (int d = 0; d < 2; ++d)
+    if (p->rank < 2)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: rank %d: 2-D and 3-D layers only", p->rank);
+    for (int d = p->rank - 2; d < p->rank; ++d) /* the plane's; a 3-D kernel's depth up to WINO_MAX_KERNEL */
         if (p->kernel[d] < 2 || p->kernel[d] > FUSED_MAX_ALPHA - 1)
-            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: kernel[%d] = %lld: kernels 2 to %d", d,
-                           (long long)p->kernel[d], FUSED_MAX_ALPHA - 1);
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: kernel[%d] = %lld: kernels 2 to %d across "
+                           "the plane", d, (long long)p->kernel[d], FUSED_MAX_ALPHA - 1);
     return CONVGEN_SUCCESS;
 }
 
-/* The planes a fused kernel reads and writes: `channels` of size[1] x size[2] per image in, and
- * `outputs` of out_size[1] x out_size[2] out (accgrad: dy's, beside x's); the layer is 2-D, so
- * its depth (dimension 0 of the spec and the op) is 1. */
+/* The volumes a fused kernel reads and writes: `channels` of size[0] x size[1] x size[2] per
+ * image in, and `outputs` of out_size's out (accgrad: dy's, beside x's); a 2-D layer's depth
+ * (dimension 0 of the spec and the op) is 1. */
 typedef struct fused_planes {
     int64_t channels, outputs;
     const int64_t *size, *out_size;
 } fused_planes;
 
+/* The transform elements of a tile's plane, each one 8 threads' (a 3-D layer's depth taps are
+ * summed, not transformed). */
+static int64_t plane_elements(const wino_spec *s) { return (int64_t)s->tf[1].alpha * s->tf[2].alpha; }
+
 /* The context keys every fused kernel has: its header, name, planes, tiles and both dimensions'
- * transform programs (the op's matrices, e.g. BT and AT: bt0, bt1, at0, at1). */
+ * transform programs (the op's matrices, e.g. BT and AT: bt0, bt1, at0, at1); for a 3-D layer
+ * (`volume`) its depths, depth taps and the slice its tiles start from (`offset_z`). */
 static tmpl_value *common_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
-                                  const char *what, fused_planes planes)
+                                  const char *what, fused_planes planes, bool *failed)
 {
+    int64_t plane_tiles = s->tiles[1] * s->tiles[2], tile_count = s->tiles[0] * plane_tiles;
     tmpl_value *ctx = tmpl_map();
     tmpl_set_int(ctx, "channels", planes.channels);
     tmpl_set_int(ctx, "outputs", planes.outputs);
@@ -73,13 +86,23 @@ static tmpl_value *common_context(const wino_spec *s, const cg_kernel *k, const 
     tmpl_set_int(ctx, "width", planes.size[2]);
     tmpl_set_int(ctx, "out_height", planes.out_size[1]);
     tmpl_set_int(ctx, "out_width", planes.out_size[2]);
+    tmpl_set_bool(ctx, "volume", s->first == 0);
+    tmpl_set_int(ctx, "depth", planes.size[0]);
+    tmpl_set_int(ctx, "out_depth", planes.out_size[0]);
+    tmpl_set_int(ctx, "depth_taps", s->kernel[0]);
+    tmpl_set_int(ctx, "offset_z", op->offset[0]);
     tmpl_map_set(ctx, "header", wino_header_lines(s, k, op, what));
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_int(ctx, "threads", k->block[0]);
-    tmpl_set_int(ctx, "elements", s->elements);
+    tmpl_set_int(ctx, "elements", plane_elements(s));
     tmpl_set_int(ctx, "columns", s->columns);
-    tmpl_set_int(ctx, "tiles", s->tiles[1] * s->tiles[2]);
+    tmpl_set_int(ctx, "tiles", tile_count);
+    tmpl_set_int(ctx, "plane_tiles", plane_tiles);
     tmpl_set_int(ctx, "tiles1", s->tiles[2]);
+    /* tiles are checked against the column count before these divisions */
+    *failed |= !wino_set_div(ctx, "tiles_div", tile_count, s->columns - 1) |
+               !wino_set_div(ctx, "plane_tiles_div", plane_tiles, tile_count - 1) |
+               !wino_set_div(ctx, "tiles1_div", s->tiles[2], plane_tiles - 1);
     for (int d = 0; d < 2; ++d) { /* the plane's dimensions, 1 and 2 of the spec */
         const wino_transform *tf = &s->tf[d + 1];
         char key[16];
@@ -137,11 +160,15 @@ static convgen_status render(tmpl_value *ctx, bool failed, const char *template,
 static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *f,
                                    bool *failed)
 {
-    int64_t tile_count = s->tiles[1] * s->tiles[2];
     bool bprop = s->pass == CONVGEN_BPROP;
     tmpl_value *ctx = common_context(s, k, f, bprop ? "the fused kernel: dy's tiles, the products, dx"
                                                         : "the fused kernel: x's tiles, the products, y",
-                                     (fused_planes){f->channels, f->rows, f->size, f->out_size});
+                                     (fused_planes){f->channels, f->rows, f->size, f->out_size}, failed);
+    /* the sum's chunks: a depth tap's channels in chunks of c_block, the depth taps outermost */
+    int64_t slice_chunks = wino_div_up(f->channels, FUSED_CHANNELS), chunks = slice_chunks * s->kernel[0];
+    tmpl_set_int(ctx, "slice_chunks", slice_chunks);
+    tmpl_set_int(ctx, "chunks", chunks);
+    *failed |= !wino_set_div(ctx, "slice_div", slice_chunks, chunks);
     tmpl_set_int(ctx, "tile_block", FUSED_TILES);
     tmpl_set_int(ctx, "k_block", FUSED_OUTPUTS);
     tmpl_set_int(ctx, "k_shift", 2); /* log2(FUSED_OUTPUTS / 8) */
@@ -154,8 +181,6 @@ static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const
     tmpl_set_int(ctx, "rounds", wino_div_up(FUSED_TILES * FUSED_CHANNELS, k->block[0]));
     /* cp.async of 16 bytes where a row of U ([e][c][k]) keeps them aligned, else of 4 */
     tmpl_set_int(ctx, "vec", f->rows % 4 == 0 ? 4 : 1);
-    /* tiles are checked against the column count before these divisions */
-    *failed |= !wino_set_div(ctx, "tiles_div", tile_count, s->columns - 1) | !wino_set_div(ctx, "tiles1_div", s->tiles[2], tile_count - 1);
     return ctx;
 }
 
@@ -167,17 +192,18 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     bool bprop = s->pass == CONVGEN_BPROP;
     const int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
     const int64_t *data_size = bprop ? s->out : s->in, *out_size = bprop ? s->in : s->out;
-    const int64_t flipped[] = {0, s->kernel[1] - 1 - s->pad[1], s->kernel[2] - 1 - s->pad[2]};
+    const int64_t flipped[] = {s->kernel[0] - 1 - s->pad[0], s->kernel[1] - 1 - s->pad[1], s->kernel[2] - 1 - s->pad[2]};
     s->workspace = wino_align_up(s->matrix[WINO_U] * s->elements * 4);
     snprintf(s->plan[0], sizeof s->plan[0], "in one kernel (G w G^T made");
     snprintf(s->plan[1], sizeof s->plan[1],
-             "once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d, %lld transform "
-             "elements, %lld tiles", FUSED_TILES, FUSED_OUTPUTS, FUSED_CHANNELS, (long long)s->elements,
-             (long long)s->columns);
+             "once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d%s, %lld transform "
+             "elements, %lld tiles", FUSED_TILES, FUSED_OUTPUTS, FUSED_CHANNELS,
+             s->first == 0 ? " per depth tap" : "", (long long)plane_elements(s), (long long)s->columns);
     out->workspace_bytes = s->workspace;
     out->chunks = 1;
 
-    /* U [e][data channel][output channel]: bprop reads w's [k][c] planes as [c][k] */
+    /* U [e][data channel][output channel], e = (depth tap, plane element): bprop reads w's [k][c]
+     * planes as [c][k] */
     const int64_t one[] = {1, 1, 1}, none[] = {0, 0, 0};
     cg_wino_op w = bprop ? wino_tiles_op(s, CG_WINO_G, p->c, p->k, s->kernel, one, none, none, WINO_U)
                          : wino_tiles_op(s, CG_WINO_G, p->k, p->c, s->kernel, one, none, none, WINO_U);
@@ -188,22 +214,22 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     if (st != CONVGEN_SUCCESS)
         return st;
 
-    const int64_t m[] = {1, s->m[1], s->m[2]}, plane = out_size[1] * out_size[2];
+    const int64_t m[] = {1, s->m[1], s->m[2]}, volume = out_size[0] * out_size[1] * out_size[2];
     cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
     f.stage = CG_WINO_FUSED;
-    f.rows = out_ch, f.weights = s->buffer[WINO_U], f.outer_stride = out_ch * plane, f.row_stride = plane;
-    f.out_size[0] = 1, f.out_size[1] = out_size[1], f.out_size[2] = out_size[2];
+    f.rows = out_ch, f.weights = s->buffer[WINO_U], f.outer_stride = out_ch * volume, f.row_stride = volume;
+    f.out_size[0] = out_size[0], f.out_size[1] = out_size[1], f.out_size[2] = out_size[2];
     char name[64];
     snprintf(name, sizeof name, "convgen_winograd_fused_%s", convgen_pass_name(s->pass));
     cg_kernel *k = add_kernel(&f, 1, name, out);
     k->grid[0] = (unsigned)wino_div_up(s->columns, FUSED_TILES);
     k->grid[1] = (unsigned)wino_div_up(out_ch, FUSED_OUTPUTS);
-    k->block[0] = (unsigned)(8 * s->elements);
+    k->block[0] = (unsigned)(8 * plane_elements(s));
     /* the larger of one chunk's tiles as loaded and transformed beside two buffers of weights'
      * transforms, and the products */
-    int64_t chunk = 4 * FUSED_CHANNELS * (s->elements * (FUSED_TILES + 2 * FUSED_OUTPUTS) +
-                                          FUSED_TILES * s->tf[1].alpha * s->tf[2].alpha /* the raw tiles */),
-            products = 4 * s->elements * FUSED_TILES * FUSED_OUTPUTS;
+    int64_t chunk = 4 * FUSED_CHANNELS * (plane_elements(s) * (FUSED_TILES + 2 * FUSED_OUTPUTS) +
+                                          FUSED_TILES * plane_elements(s) /* the raw tiles */),
+            products = 4 * plane_elements(s) * FUSED_TILES * FUSED_OUTPUTS;
     k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
     if (k->grid[1] > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s = %lld needs more than 65535 blocks of %d",
@@ -230,14 +256,19 @@ static void choose_splits(const wino_spec *s, int64_t blocks, int sm_count, int6
     *splits = wino_div_up(s->columns, *run);
 }
 
+/* accgrad's channels: x's channels, each with its depth taps (one for a 2-D layer), so that dw's
+ * planes of an output channel are the sums' in order. */
+static int64_t accgrad_channels(const cg_problem *p, const wino_spec *s) { return p->c * s->kernel[0]; }
+
 static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
                                    bool *failed)
 {
-    int64_t tile_count = s->tiles[1] * s->tiles[2];
     tmpl_value *ctx = common_context(s, k, op, op->splits > 1 ? "the fused kernel: x's and dy's tiles, the "
                                                                    "products, a run's partial dw"
                                                                  : "the fused kernel: x's and dy's tiles, the products, dw",
-                                     (fused_planes){p->c, p->k, s->in, s->out});
+                                     (fused_planes){accgrad_channels(p, s), p->k, s->in, s->out}, failed);
+    tmpl_set_int(ctx, "x_channels", p->c);
+    *failed |= !wino_set_div(ctx, "taps_div", s->kernel[0], accgrad_channels(p, s) + ACCGRAD_CHANNELS);
     tmpl_set_int(ctx, "k_block", ACCGRAD_OUTPUTS);
     tmpl_set_int(ctx, "c_block", ACCGRAD_CHANNELS);
     tmpl_set_int(ctx, "t_block", ACCGRAD_TILES);
@@ -248,8 +279,6 @@ static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, cons
     tmpl_set_int(ctx, "run", op->split_columns);
     tmpl_set_int(ctx, "partial", op->partial);
     tmpl_set_int(ctx, "buffer", op->buffer / 4);
-    *failed |= !wino_set_div(ctx, "tiles_div", tile_count, s->columns - 1) |
-               !wino_set_div(ctx, "tiles1_div", s->tiles[2], tile_count - 1);
     return ctx;
 }
 
@@ -270,8 +299,9 @@ static tmpl_value *sum_context(const wino_spec *s, const cg_kernel *k, const cg_
  * runs of tiles, then, for more than one run, the sum of the runs' results. */
 static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const cg_target *t, cg_generated *out)
 {
-    const int64_t m[] = {1, s->m[1], s->m[2]}, taps = s->kernel[1] * s->kernel[2];
-    int64_t blocks = wino_div_up(p->k, ACCGRAD_OUTPUTS) * wino_div_up(p->c, ACCGRAD_CHANNELS), splits, run, partial;
+    const int64_t m[] = {1, s->m[1], s->m[2]}, taps = s->kernel[0] * s->kernel[1] * s->kernel[2];
+    int64_t blocks = wino_div_up(p->k, ACCGRAD_OUTPUTS) * wino_div_up(accgrad_channels(p, s), ACCGRAD_CHANNELS), splits,
+            run, partial;
     choose_splits(s, blocks, t->sm_count, &splits, &run);
     if (!cg_mul64(p->k * p->c, taps, &partial) || !cg_mul64(partial, 4 * (splits > 1 ? splits : 0), &s->workspace) ||
         partial > INT32_MAX)
@@ -280,35 +310,38 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
     s->sm_count = t->sm_count;
     snprintf(s->plan[0], sizeof s->plan[0], "in one kernel over the tiles:");
     snprintf(s->plan[1], sizeof s->plan[1],
-             "blocks of %d output x %d input channels, the tiles in chunks of %d, %lld transform elements, %lld tiles "
-             "in %lld run%s of %lld (sized for %d multiprocessors)", ACCGRAD_OUTPUTS, ACCGRAD_CHANNELS, ACCGRAD_TILES,
-             (long long)s->elements, (long long)s->columns, (long long)splits, splits > 1 ? "s" : "", (long long)run,
-             t->sm_count);
+             "blocks of %d output x %d input channels%s, the tiles in chunks of %d, %lld transform elements, %lld "
+             "tiles in %lld run%s of %lld (sized for %d multiprocessors)", ACCGRAD_OUTPUTS, ACCGRAD_CHANNELS,
+             s->first == 0 ? " (channel, depth tap)" : "", ACCGRAD_TILES, (long long)plane_elements(s),
+             (long long)s->columns, (long long)splits, splits > 1 ? "s" : "", (long long)run, t->sm_count);
     out->workspace_bytes = s->workspace;
     out->chunks = 1;
 
     cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, p->c, s->in, s->tiles, m, s->pad, WINO_V);
     f.stage = CG_WINO_FUSED_ACCGRAD;
     f.buffer = 0;
-    f.rows = p->k, f.out_size[0] = 1, f.out_size[1] = s->out[1], f.out_size[2] = s->out[2];
+    f.rows = p->k, f.out_size[0] = s->out[0], f.out_size[1] = s->out[1], f.out_size[2] = s->out[2];
     f.outer_stride = taps, f.row_stride = p->c * taps;
     f.splits = splits, f.split_columns = run, f.partial = partial;
     f.flip = p->flip;
     cg_kernel *k = add_kernel(&f, 1, "convgen_winograd_fused_accgrad", out);
-    k->grid[0] = (unsigned)wino_div_up(p->c, ACCGRAD_CHANNELS);
+    k->grid[0] = (unsigned)wino_div_up(accgrad_channels(p, s), ACCGRAD_CHANNELS);
     k->grid[1] = (unsigned)wino_div_up(p->k, ACCGRAD_OUTPUTS);
     k->grid[2] = (unsigned)splits;
-    k->block[0] = (unsigned)(8 * s->elements);
+    k->block[0] = (unsigned)(8 * plane_elements(s));
     /* the larger of one chunk's tiles transformed and as loaded, and the products (one float of
      * padding per element) */
-    int64_t chunk = 4 * ACCGRAD_TILES * (s->elements * (ACCGRAD_OUTPUTS + ACCGRAD_CHANNELS) +
-                                         s->tf[1].alpha * s->tf[2].alpha * ACCGRAD_CHANNELS +
+    int64_t chunk = 4 * ACCGRAD_TILES * (plane_elements(s) * (ACCGRAD_OUTPUTS + ACCGRAD_CHANNELS) +
+                                         plane_elements(s) * ACCGRAD_CHANNELS +
                                          s->tf[1].r * s->tf[2].r * ACCGRAD_OUTPUTS),
-            products = 4 * s->elements * (ACCGRAD_OUTPUTS * ACCGRAD_CHANNELS + 1);
+            products = 4 * plane_elements(s) * (ACCGRAD_OUTPUTS * ACCGRAD_CHANNELS + 1);
     k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
     if (k->grid[1] > 65535 || k->grid[2] > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: k = %lld needs more than 65535 blocks of %d",
                        (long long)p->k, ACCGRAD_OUTPUTS);
+    if (accgrad_channels(p, s) + ACCGRAD_CHANNELS > INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: c = %lld passes the kernel's 32-bit channel "
+                       "indices", (long long)p->c);
     convgen_status st = check_shared(t, k);
     if (st != CONVGEN_SUCCESS)
         return st;
@@ -330,14 +363,24 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
 static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                      const cg_tuning *tune, cg_generated *out)
 {
+    /* a 3-D layer's tiles one slice deep: F(1, r0) along the depth, its taps summed as channels */
+    cg_tuning slices = tune ? *tune : (cg_tuning){0};
+    if (p->rank == 3) {
+        if (slices.winograd_m[0] > 1)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->winograd_m[0] = %d: winograd-fused sums a 3-D "
+                           "layer's depth taps directly, its tiles one slice deep (winograd_m[0] 0 or 1)",
+                           slices.winograd_m[0]);
+        slices.winograd_m[0] = 1;
+        tune = &slices;
+    }
     wino_spec s;
     convgen_status st = wino_choose_tiles(p, pass, tune, FUSED_MAX_ALPHA, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
-    if (s.elements > FUSED_MAX_ELEMENTS) /* a fixed tile only: the default stays within */
+    if (plane_elements(&s) > FUSED_MAX_ELEMENTS) /* a fixed tile only: the default stays within */
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: F(%dx%d, %lldx%lld) has %lld transform elements; "
                        "the fused kernels take up to %d", s.m[1], s.m[2], (long long)s.kernel[1],
-                       (long long)s.kernel[2], (long long)s.elements, FUSED_MAX_ELEMENTS);
+                       (long long)s.kernel[2], (long long)plane_elements(&s), FUSED_MAX_ELEMENTS);
     /* The batch in one go: the workspace holds the weights' transforms, or accgrad's partial dw. */
     if (!wino_size_buffers(p, p->n, &s))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: this layer's planes or tiles pass the kernels' "
@@ -346,12 +389,17 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
     return pass == CONVGEN_ACCGRAD ? accgrad_generate(p, &s, t, out) : forward_generate(p, &s, t, out);
 }
 
-/* Its tiles as winograd's; the GEMM is its own kernel's. */
+/* Its tiles as winograd's across the plane (a 3-D layer's one slice deep: fused_generate); the
+ * GEMM is its own kernel's. */
 static int fused_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
                           int max)
 {
     (void)pass;
-    return wino_variants(p, effort, fixed, false, out, max);
+    int n = wino_variants(p, effort, fixed, false, out, max);
+    for (int i = 0; i < n && p->rank == 3; ++i)
+        if (out[i].winograd_m[0] > 1 && !fixed->winograd_m[0])
+            out[i].winograd_m[0] = 0;
+    return n;
 }
 
 static const cg_knob fused_knobs[] = {

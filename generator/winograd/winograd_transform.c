@@ -51,6 +51,26 @@ static bool all_valid(const matrix a, int rows, int cols)
     return true;
 }
 
+/* F(1, r) and F(m, 1) with no interpolation: they take alpha = m + r - 1 products as they are
+ * (y = sum of g[k] d[k]; y[i] = g[0] d[i]), so the trivial algorithm is already minimal, and
+ * exact in fp32 where Cook-Toom's points would round. BT the identity; F(1, r): G the identity
+ * and AT a row of ones; F(m, 1): G a column of ones and AT the identity. A 3-D layer's fused
+ * kernels sum their depth taps this way (winograd_fused.c). */
+static bool derive_direct(wino_transform *t)
+{
+    t->direct = true;
+    for (int i = 0; i < t->alpha; ++i) {
+        for (int j = 0; j < t->alpha; ++j)
+            t->bt[i][j] = cg_q_int(i == j);
+        for (int k = 0; k < t->r; ++k)
+            t->g[i][k] = cg_q_int(t->r == 1 || i == k);
+    }
+    for (int i = 0; i < t->m; ++i)
+        for (int j = 0; j < t->alpha; ++j)
+            t->at[i][j] = cg_q_int(t->m == 1 || i == j);
+    return true;
+}
+
 bool wino_derive(int m, int r, wino_transform *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
@@ -59,6 +79,8 @@ bool wino_derive(int m, int r, wino_transform *t, char *err, size_t errlen)
         return false;
     }
     t->m = m, t->r = r, t->alpha = m + r - 1;
+    if (m == 1 || r == 1)
+        return derive_direct(t);
     int finite = t->alpha - 1, inf = t->alpha - 1;
     for (int j = 0; j < finite; ++j)
         t->points[j] = wino_point(j);
@@ -147,6 +169,10 @@ bool wino_eval_2d(const wino_transform *t, const cg_q *d, const cg_q *g, cg_q *y
 
 void wino_describe(const wino_transform *t, char *buf, size_t size)
 {
+    if (t->direct) {
+        snprintf(buf, size, "F(%d,%d): alpha %d, direct (no interpolation)", t->m, t->r, t->alpha);
+        return;
+    }
     int used = snprintf(buf, size, "F(%d,%d): alpha %d, points", t->m, t->r, t->alpha);
     for (int j = 0; j < t->alpha - 1 && used > 0 && (size_t)used < size; ++j) {
         cg_q p = t->points[j];

@@ -22,6 +22,7 @@
 
 typedef struct wino_transform {
     int m, r, alpha;                          /* alpha = m + r - 1 */
+    bool direct;                              /* m or r is 1: no points, the trivial algorithm */
     cg_q points[WINO_MAX_ALPHA - 1];          /* the alpha - 1 finite points, in the order used */
     cg_q at[WINO_MAX_ALPHA][WINO_MAX_ALPHA];  /* AT: m x alpha (output transform) */
     cg_q g[WINO_MAX_ALPHA][WINO_MAX_ALPHA];   /* G: alpha x r (filter transform) */
@@ -32,7 +33,8 @@ typedef struct wino_transform {
  * their reciprocals first, which keeps the entries of AT, G and BT (and fp32 rounding) small. */
 cg_q wino_point(int i);
 
-/* Derives F(m, r) for m, r >= 1 and m + r - 1 <= WINO_MAX_ALPHA; false with a message in err. */
+/* Derives F(m, r) for m, r >= 1 and m + r - 1 <= WINO_MAX_ALPHA (F(1, r) and F(m, 1) direct);
+ * false with a message in err. */
 bool wino_derive(int m, int r, wino_transform *t, char *err, size_t errlen);
 
 /* y (m values) from d (alpha) and g (r) through the transform, in exact arithmetic; false if a

@@ -61,12 +61,13 @@ const float in[{{ rows }}] = { {% for i in range(rows) %}{{ ", " if not loop.fir
 {{- wino_columns_store(prog0, rows, outs0, outs1, "w", dst, stride, "u", indent) }}
 {%- endmacro -%}
 
-{#- The fused kernels' tile (t0, t1) of image n for column `tile` of the batch's {{ columns }} (image,
-    tile) pairs; past the last one, column 0's with valid false. -#}
+{#- The fused kernels' tile (t0, t1) of image n (and of output slice tz, for a 3-D layer) for column
+    `tile` of the batch's {{ columns }} (image, tile) pairs; past the last one, column 0's with valid
+    false. -#}
 {%- macro wino_locate() -%}
 // One (image, tile) column of the batch: its image and position, and whether it exists.
 struct tile_at {
-    unsigned n, t0, t1;
+    unsigned n{{ ", tz" if volume }}, t0, t1;
     bool valid;
 };
 
@@ -76,7 +77,13 @@ __device__ __forceinline__ tile_at locate(unsigned tile)
     at.valid = tile < {{ columns }}u;
     const unsigned t = at.valid ? tile : 0u;
     at.n = {{ udiv("t", tiles_div) }};
+{%- if volume %}
+    const unsigned slice = t - at.n * {{ tiles }}u; // the tile's place in its image: slice tz, then the plane
+    at.tz = {{ udiv("slice", plane_tiles_div) }};
+    const unsigned rest = slice - at.tz * {{ plane_tiles }}u;
+{%- else %}
     const unsigned rest = t - at.n * {{ tiles }}u;
+{%- endif %}
     at.t0 = {{ udiv("rest", tiles1_div) }};
     at.t1 = rest - at.t0 * {{ tiles1 }}u;
     return at;

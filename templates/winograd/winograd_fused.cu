@@ -4,15 +4,18 @@
     the weights' kernel) arrive in shared memory by cp.async, loaded while the previous chunk's
     products ran (U into one of two buffers); the tiles are transformed (BT) beside them; and each
     thread multiplies for one transform element an 8 x 8 block of (output channel, tile). After the
-    last chunk the products go through shared memory and AT into the output. -#}
+    last chunk the products go through shared memory and AT into the output.
+    A 3-D layer's tiles are one slice deep, its {{ depth_taps }} depth taps summed as more chunks: chunk q
+    is tap q / {{ slice_chunks }}'s channels, its tiles from the slice that tap reaches, its weights'
+    transforms U's slice of that tap. -#}
 {%- include "common.cuh" -%}
 {%- include "winograd/winograd.cuh" -%}
 {{ file_header(header) }}
 
-{#- The raw tiles of the chunk from channel `c0` into shared memory by cp.async, task p = tid + r
-    threads of the {{ tasks }} (channel p / {{ tile_block }}, tile p % {{ tile_block }}), point q of task p at raw[q {{ tasks }} + p]
-    (zeros outside the plane and past the channels). -#}
-{%- macro fetch_tiles(c0, indent) -%}
+{#- The raw tiles of the chunk from channel `c0` (of depth tap `dz`, 3-D layers) into shared memory by
+    cp.async, task p = tid + r threads of the {{ tasks }} (channel p / {{ tile_block }}, tile p % {{ tile_block }}), point q of task p
+    at raw[q {{ tasks }} + p] (zeros outside the plane or volume and past the channels). -#}
+{%- macro fetch_tiles(c0, dz, indent) -%}
 {%- for r in range(rounds) %}
 {{ indent }}{
 {{ indent }}    const unsigned p = tid + {{ r * threads }}u, c = {{ c0 }} + p / {{ tile_block }}u;
@@ -22,29 +25,59 @@
 {{ indent }}    {
 {%- endif %}
 {{ indent }}        const tile_at mine = locate(tile0 + p % {{ tile_block }}u);
+{%- if volume %}
+{{ indent }}        const int z = (int)(mine.tz + {{ dz }}) - ({{ offset_z }}); // the slice the depth tap reads
+{{ indent }}        const bool here = mine.valid && c < {{ channels }}u && (unsigned)z < {{ depth }}u;
+{%- else %}
 {{ indent }}        const bool here = mine.valid && c < {{ channels }}u;
+{%- endif %}
 {{ indent }}        const int y0 = (int)(mine.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(mine.t1 * {{ step1 }}u) - ({{ offset1 }});
+{%- if volume %}
+{{ indent }}        const float *__restrict__ src = in0 + (((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ depth }}u + (here ? z : 0)) * {{ height * width }}u;
+{%- else %}
 {{ indent }}        const float *__restrict__ src = in0 + ((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
-{{- wino_fetch_tile("raw + p", tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
+{%- endif %}
+{{ wino_fetch_tile("raw + p", tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
 {{ indent }}    }
 {{ indent }}}
 {%- endfor %}
 {%- endmacro -%}
 
-{#- The weights' transforms of the chunk from channel `c0` into buffer `us`, {{ vec }} floats per cp.async
-    (zero-filled past the channels and outputs), coalesced along the outputs; then the group's commit. -#}
-{%- macro fetch_weights(c0, us, indent) -%}
+{#- The weights' transforms of the chunk from channel `c0` (of depth tap `dz`, 3-D layers) into buffer
+    `us`, {{ vec }} floats per cp.async (zero-filled past the channels and outputs), coalesced along the
+    outputs; then the group's commit. -#}
+{%- macro fetch_weights(c0, dz, us, indent) -%}
 {{ indent }}#pragma unroll 1 // the copies are asynchronous: a loop issues them as fast, without the registers
 {{ indent }}for (unsigned r = 0; r < {{ k_block * c_block // (8 * vec) }}u; ++r) {
 {{ indent }}    const unsigned i = tid + r * {{ threads }}u, kv = i % {{ k_block // vec }}u, ce = i / {{ k_block // vec }}u;
 {{ indent }}    const unsigned cl = ce / {{ elements }}u, el = ce - cl * {{ elements }}u, c = {{ c0 }} + cl, k = k0 + kv * {{ vec }}u;
 {{ indent }}    const bool inside = c < {{ channels }}u && k < {{ outputs }}u;
+{%- if volume %}
+{{ indent }}    copy{{ vec * 4 }}(({{ us }}) + i * {{ vec }}u, inside ? u + (((size_t){{ dz }} * {{ elements }}u + el) * {{ channels }}u + c) * {{ outputs }}u + k : u, inside);
+{%- else %}
 {{ indent }}    copy{{ vec * 4 }}(({{ us }}) + i * {{ vec }}u, inside ? u + ((size_t)el * {{ channels }}u + c) * {{ outputs }}u + k : u, inside);
+{%- endif %}
 {{ indent }}}
 {{ indent }}asm volatile("cp.async.commit_group;\n" ::);
 {%- endmacro -%}
 
 {{ wino_locate() }}
+{%- if volume %}
+
+// Chunk q of the sum over (depth tap, channel), the taps outermost: its tap and first channel;
+// past the last chunk, no channel (nothing is loaded).
+struct chunk_at {
+    unsigned dz, c0;
+};
+
+__device__ __forceinline__ chunk_at chunk(unsigned q)
+{
+    chunk_at at;
+    at.dz = {{ udiv("q", slice_div) }};
+    at.c0 = at.dz < {{ depth_taps }}u ? (q - at.dz * {{ slice_chunks }}u) * {{ c_block }}u : {{ channels }}u;
+    return at;
+}
+{%- endif %}
 
 {{ copy_async(4) }}
 {%- if vec > 1 %}
@@ -68,11 +101,16 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ acc_8x8("    ") }}
 
     float *__restrict__ raw = us1 + {{ c_block * elements * k_block }};       // [point][task]: the tiles as loaded
-{{ fetch_weights("0u", "us0", "    ") }}
-{{ fetch_tiles("0u", "    ") }}
+{{ fetch_weights("0u", "0u", "us0", "    ") }}
+{{ fetch_tiles("0u", "0u", "    ") }}
     asm volatile("cp.async.commit_group;\n" ::);
+{%- if volume %}
+    for (unsigned q = 0; q < {{ chunks }}u; ++q) {
+        const bool odd = q & 1u;
+{%- else %}
     for (unsigned c0 = 0; c0 < {{ channels }}u; c0 += {{ c_block }}u) {
         const bool odd = (c0 / {{ c_block }}u) & 1u;
+{%- endif %}
         float *__restrict__ us = odd ? us1 : us0;
         asm volatile("cp.async.wait_group 0;\n" ::); // this chunk's tiles and weights
         __syncthreads();
@@ -85,8 +123,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         __syncthreads();
         // The next chunk's tiles and weights (the other buffer), in flight during this chunk's
         // products (after the last chunk: zeros, nothing loaded).
-{{ fetch_tiles("c0 + " ~ c_block ~ "u", "        ") }}
-{{ fetch_weights("c0 + " ~ c_block ~ "u", "odd ? us0 : us1", "        ") }}
+{%- if volume %}
+        const chunk_at next = chunk(q + 1u);
+{{ fetch_tiles("next.c0", "next.dz", "        ") }}
+{{ fetch_weights("next.c0", "next.dz", "odd ? us0 : us1", "        ") }}
+{%- else %}
+{{ fetch_tiles("c0 + " ~ c_block ~ "u", "", "        ") }}
+{{ fetch_weights("c0 + " ~ c_block ~ "u", "", "odd ? us0 : us1", "        ") }}
+{%- endif %}
         asm volatile("cp.async.commit_group;\n" ::);
 #pragma unroll
         for (unsigned c = 0; c < {{ c_block }}u; ++c) {
@@ -120,7 +164,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
 {%- endfor %}
 {{- wino_rows(at1, alpha0, alpha1, m1, "w", "        ") }}
+{%- if volume %}
+        float *__restrict__ dst = out + (((size_t)at.n * {{ outputs }}u + kk) * {{ out_depth }}u + at.tz) * {{ out_height * out_width }}ull;
+{%- else %}
         float *__restrict__ dst = out + ((size_t)at.n * {{ outputs }}u + kk) * {{ out_height * out_width }}ull;
+{%- endif %}
 {%- for j in range(m1) %}
         {
             {{ wino_column_in(alpha0, "w", j) }}

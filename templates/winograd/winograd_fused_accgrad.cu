@@ -5,7 +5,10 @@
     {{ t_block }} tiles, x's and dy's tiles ({{ x_tasks + dy_tasks }} of them) arrive in shared memory by cp.async, loaded
     while the previous chunk's products ran, go through BT and G as [e][channel][tile], and each
     thread sums one element's 8 x 8 block of (k, c) products over the chunk. After the last chunk
-    the sums go through shared memory and AT into dw{{ " (or the run's partial dw)" if splits > 1 }}. -#}
+    the sums go through shared memory and AT into dw{{ " (or the run's partial dw)" if splits > 1 }}.
+    A 3-D layer's tiles are one slice deep and its channels (x's channel, depth tap) pairs, {{ depth_taps }} to
+    a channel of x: the tap's tiles of x come from the slice it reaches, and dw's planes of an output
+    channel are the {{ channels }} sums' in order. -#}
 {%- include "common.cuh" -%}
 {%- include "winograd/winograd.cuh" -%}
 {{ file_header(header) }}
@@ -19,16 +22,29 @@
 {{ indent }}    const tile_at at = locate(col); // past the run, a tile that goes unused (here is false)
 {{ indent }}    if (p < {{ x_tasks }}u) {
 {{ indent }}        const unsigned c = c0 + p / {{ t_block }}u;
+{%- if volume %}
+{{ indent }}        const unsigned xc = {{ udiv("c", taps_div) }}, z = at.tz + (c - xc * {{ depth_taps }}u) - {{ offset_z }}u; // x's channel and the slice its tap reads
+{{ indent }}        const bool here = col < end && c < {{ channels }}u && z < {{ depth }}u; // z wraps past the top
+{%- else %}
 {{ indent }}        const bool here = col < end && c < {{ channels }}u;
+{%- endif %}
 {{ indent }}        const int y0 = (int)(at.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(at.t1 * {{ step1 }}u) - ({{ offset1 }});
+{%- if volume %}
+{{ indent }}        const float *__restrict__ src = in0 + (((size_t)at.n * {{ x_channels }}u + (here ? xc : 0u)) * {{ depth }}u + (here ? z : 0u)) * {{ height * width }}u;
+{%- else %}
 {{ indent }}        const float *__restrict__ src = in0 + ((size_t)at.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
-{{- wino_fetch_tile("xr + p", x_tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
+{%- endif %}
+{{ wino_fetch_tile("xr + p", x_tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
 {{ indent }}    } else {
 {{ indent }}        const unsigned q = p - {{ x_tasks }}u, k = k0 + q / {{ t_block }}u;
 {{ indent }}        const bool here = col < end && k < {{ outputs }}u;
 {{ indent }}        const int y0 = (int)(at.t0 * {{ step0 }}u), x0 = (int)(at.t1 * {{ step1 }}u);
+{%- if volume %}
+{{ indent }}        const float *__restrict__ src = in1 + (((size_t)at.n * {{ outputs }}u + (here ? k : 0u)) * {{ out_depth }}u + at.tz) * {{ out_height * out_width }}u;
+{%- else %}
 {{ indent }}        const float *__restrict__ src = in1 + ((size_t)at.n * {{ outputs }}u + (here ? k : 0u)) * {{ out_height * out_width }}u;
-{{- wino_fetch_tile("dr + q", dy_tasks, "src", "y0", "x0", r0, r1, out_height, out_width, indent ~ "        ") }}
+{%- endif %}
+{{ wino_fetch_tile("dr + q", dy_tasks, "src", "y0", "x0", r0, r1, out_height, out_width, indent ~ "        ") }}
 {{ indent }}    }
 {{ indent }}}
 {{ indent }}asm volatile("cp.async.commit_group;\n" ::);
@@ -126,10 +142,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
 {%- endfor %}
 {{- wino_rows(at1, alpha0, alpha1, m1, "w", "        ") }}
+{%- set plane = "plane" if volume and flip else "c" %}
+{%- if volume and flip %}
+        const unsigned tap = c - {{ udiv("c", taps_div) }} * {{ depth_taps }}u, plane = c + {{ depth_taps - 1 }}u - 2u * tap; // the depth taps reversed too
+{%- endif %}
 {%- if splits > 1 %}
-        float *__restrict__ dst = workspace + {{ buffer }}ull + (size_t)blockIdx.z * {{ partial }}u + (k * {{ channels }}u + c) * {{ m0 * m1 }}u;
+        float *__restrict__ dst = workspace + {{ buffer }}ull + (size_t)blockIdx.z * {{ partial }}u + (k * {{ channels }}u + {{ plane }}) * {{ m0 * m1 }}u;
 {%- else %}
-        float *__restrict__ dst = out + (k * {{ channels }}u + c) * {{ m0 * m1 }}u;
+        float *__restrict__ dst = out + (k * {{ channels }}u + {{ plane }}) * {{ m0 * m1 }}u;
 {%- endif %}
 {%- for j in range(m1) %}
         {
