@@ -49,6 +49,40 @@ __device__ __forceinline__ void copy{{ bytes }}(void *dst, const void *src, bool
 }
 {%- endmacro -%}
 
+{#- bulk_loads(): sm_90's bulk copies from global to shared memory, run by the copy engine (the TMA
+    unit) rather than by the threads' loads and stores: bulk_expect (one thread, then a barrier),
+    bulk_copy, and bulk_wait by every thread (an mbarrier counts the bytes). Addresses and sizes
+    are multiples of 16 bytes. -#}
+{%- macro bulk_loads() -%}
+// Makes the mbarrier `bar` expect `bytes` from bulk copies (one thread; a barrier follows before
+// any bulk_copy or bulk_wait on it).
+__device__ __forceinline__ void bulk_expect(unsigned long long *bar, unsigned bytes)
+{
+    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
+}
+
+// `bytes` from global to shared memory by the copy engine, counted on the mbarrier `bar`.
+__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, unsigned long long *bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+                 "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src), "r"(bytes),
+                 "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");
+}
+
+// Until every byte bulk_expect announced has arrived.
+__device__ __forceinline__ void bulk_wait(unsigned long long *bar)
+{
+    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(b) : "memory");
+}
+{%- endmacro -%}
+
 {#- The file header: what this is and how it was derived, one comment line per entry. -#}
 {%- macro file_header(lines) -%}
 /*

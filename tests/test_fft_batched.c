@@ -612,16 +612,24 @@ static bool poisoned(float v)
 }
 
 /* Runs the plan: in_floats inputs, out_floats outputs plus the guard, poisoned first. */
-static void run(convgen_plan *plan, const float *in, size_t in_floats, float *out, size_t out_floats)
+/* Where set, run() passes the data as a user's slice of a larger array may: the real side 4 bytes
+ * and the spectra 8 bytes past a 16-byte boundary (their types' own alignment), so that C2R's
+ * copies by the copy engine, which need 16, fall back to the threads' (misaligned_cases). */
+static bool misaligned;
+
+static void run(convgen_plan *plan, bool forward, const float *in, size_t in_floats, float *out, size_t out_floats)
 {
     const cg_driver *drv = gpu->drv;
     CUcontext popped;
     CUdeviceptr din = 0, dout = 0, ws = 0;
     size_t ws_bytes;
+    /* floats before the data: the spectra's side by two, the real side by one (forward: in real) */
+    size_t in_skip = misaligned ? (forward ? 1 : 2) : 0, out_skip = misaligned ? (forward ? 2 : 1) : 0;
     assert_int_equal(convgen_plan_workspace_size(plan, &ws_bytes), CONVGEN_SUCCESS);
     assert_int_equal(drv->CtxPushCurrent(gpu->primary), CUDA_SUCCESS);
-    assert_int_equal(drv->MemAlloc(&din, in_floats * sizeof(float)), CUDA_SUCCESS);
-    assert_int_equal(drv->MemAlloc(&dout, (out_floats + GUARD) * sizeof(float)), CUDA_SUCCESS);
+    assert_int_equal(drv->MemAlloc(&din, (in_floats + in_skip) * sizeof(float)), CUDA_SUCCESS);
+    assert_int_equal(drv->MemAlloc(&dout, (out_floats + out_skip + GUARD) * sizeof(float)), CUDA_SUCCESS);
+    din += in_skip * sizeof(float), dout += out_skip * sizeof(float);
     if (ws_bytes)
         assert_int_equal(drv->MemAlloc(&ws, ws_bytes), CUDA_SUCCESS);
     assert_int_equal(drv->MemcpyHtoD(din, in, in_floats * sizeof(float)), CUDA_SUCCESS);
@@ -631,6 +639,7 @@ static void run(convgen_plan *plan, const float *in, size_t in_floats, float *ou
         fail_msg("execute: %s", convgen_last_error());
     assert_int_equal(drv->CtxSynchronize(), CUDA_SUCCESS);
     assert_int_equal(drv->MemcpyDtoH(out, dout, (out_floats + GUARD) * sizeof(float)), CUDA_SUCCESS);
+    din -= in_skip * sizeof(float), dout -= out_skip * sizeof(float);
     drv->MemFree(din);
     drv->MemFree(dout);
     if (ws)
@@ -748,7 +757,7 @@ static result run_one(convgen_context *ctx, const convgen_fft_desc *d)
     float *in = malloc(in_floats * sizeof(float)), *out = malloc((out_floats + GUARD) * sizeof(float));
     for (size_t i = 0; i < in_floats; ++i)
         in[i] = uniform();
-    run(plan, in, in_floats, out, out_floats);
+    run(plan, forward, in, in_floats, out, out_floats);
     errors e = {0};
     check(&p, &pl, in, out, out_floats, true, &e);
     result r = {.ref = e.unwritten ? INFINITY : sqrt(e.ref_d2 / e.ref_r2),
@@ -951,12 +960,16 @@ static void test_layout_choices(void **state)
         {CONVGEN_FFT_C2R, 64, 1, "const float2 tw0_8 = twiddle(tj0 + 8u, 1u); // stage 0", true},
         {CONVGEN_FFT_R2C, 8, 0, "const float2 tw0_0 = twiddle(0u + l, 1u); // stage 0, registers 0, 1", true},
         {CONVGEN_FFT_R2C, 200, 0, "// stage 0, registers", false},
-        /* Exchanged inverses read their columns straight (n = 64: 1.71x -> 1.88x), lane stages
-         * through a flat copy where buf's rows are the spectrum's; R2C n = 128 runs 12 warps a
-         * block, two blocks per multiprocessor, and copies its aliased spectrum out a warp per row. */
-        {CONVGEN_FFT_C2R, 64, 0, "loads: the block's spectra come into shared memory", false},
-        {CONVGEN_FFT_C2R, 128, 0, "loads: the block's spectra come into shared memory", false},
-        {CONVGEN_FFT_C2R, 32, 0, "(32 rows, one flat copy)", true},
+        /* Exchanged inverses read their columns straight (n = 64: 1.71x -> 1.88x) unless the copy
+         * engine brings the spectra in (sm_90, this context's target), lane stages through a flat
+         * copy where buf's rows are the spectrum's (R2C copies nothing by the copy engine); R2C
+         * n = 128 runs 12 warps a block, two blocks per multiprocessor, and copies its aliased
+         * spectrum out a warp per row. */
+        {CONVGEN_FFT_C2R, 64, 0, "(64 rows, one flat copy by the copy engine, cp.async.bulk)", true},
+        {CONVGEN_FFT_C2R, 128, 0, "(128 rows, one flat copy by the copy engine, cp.async.bulk)", true},
+        {CONVGEN_FFT_C2R, 64, 1, "loads: the block's spectra come into shared memory", false},
+        {CONVGEN_FFT_R2C, 64, 0, "bulk_", false},
+        {CONVGEN_FFT_C2R, 32, 0, "(32 rows, one flat copy by the copy engine", true},
         {CONVGEN_FFT_C2R, 32, 0, "so this is one flat copy", true}, /* the template's copy, not only the header */
         {CONVGEN_FFT_C2R, 120, 0, "(120 rows, one flat copy)", false}, /* padded rows: 61 bins in 65 */
         {CONVGEN_FFT_R2C, 128, 0, "__launch_bounds__(384, 2)", true},
@@ -1055,6 +1068,17 @@ static int rank1_r2c_cases(convgen_fft_desc *cases)
     return count;
 }
 
+/* Natural C2R whose kernels bring the spectra in by the copy engine: 2-D n = 32 (several images a
+ * block, the last block partial) and 64, 3-D n = 64 (the plane stage, kernel 1). Run misaligned,
+ * they take the threads' copies instead. */
+static int misaligned_cases(convgen_fft_desc *cases)
+{
+    const int n[] = {32, 64, 64}, rank[] = {2, 2, 3}, batch[] = {4097, 300, 3};
+    for (int i = 0; i < 3; ++i)
+        cases[i] = (convgen_fft_desc){.rank = rank[i], .n = n[i], .type = CONVGEN_FFT_C2R, .batch = batch[i]};
+    return 3;
+}
+
 /* Natural R2C and C2R whose last block holds fewer images than the others (n = 32: 2 and 5 images a
  * block, 4097 images), so the flat copies' guards for the missing ones run. */
 static int partial_block_cases(convgen_fft_desc *cases)
@@ -1113,6 +1137,19 @@ static void test_every_size_matches_the_reference_and_cufft_on_the_gpu(void **st
         convgen_plan_destroy(p);
     }
     count += partial;
+    int odd = misaligned_cases(cases);
+    for (int i = 0; i < odd; ++i) { /* they copy by the copy engine where aligned */
+        convgen_plan *p;
+        assert_int_equal(convgen_plan_fft(gpu, &cases[i], &p), CONVGEN_SUCCESS);
+        if (!strstr(convgen_plan_source(p, cases[i].rank - 2), "bulk_copy("))
+            fail_msg("C2R n = %d %d-D: no copy by the copy engine", cases[i].n, cases[i].rank);
+        convgen_plan_destroy(p);
+    }
+    run_cases(gpu, cases, odd, worst); /* aligned: by the copy engine */
+    misaligned = true;
+    run_cases(gpu, cases, odd, worst); /* not: by the threads */
+    misaligned = false;
+    count += 2 * odd;
     print_message("%d runs (%d planned for 3 multiprocessors, %d for one); worst relative errors against float64, against cuFFT "
                   "(cuFFT's own against float64):\n",
                   count, looping, table);

@@ -104,6 +104,7 @@ typedef struct real_layout {
     bool staged_loads; /* inverse, natural layout: spectra come in through buf (n rows) */
     bool flat_copy;   /* the tile is dense and so are the block's spectra: one flat copy out */
     bool flat_loads;  /* staged loads into a dense buf from dense spectra: one flat copy in */
+    bool bulk_load;   /* the flat copy in by the copy engine (bulk_loads_fit) */
     int64_t tile_bytes; /* per image */
     int64_t tile_offset; /* float2s from the start of shared memory */
     int64_t per_image_bytes, blocks, shared_bytes;
@@ -200,6 +201,20 @@ static bool spectra_are_dense(const cg_fft_problem *p)
            p->spectrum_stride[0] == entry * p->channels;
 }
 
+/* Whether a C2R block's spectra can come into buf by one bulk copy of sm_90's copy engine
+ * (cp.async.bulk, the TMA unit) rather than by the threads' loads and stores: buf's rows are the
+ * spectrum's, dense, in 16-byte multiples. The kernel checks the input's alignment and copies
+ * thread by thread where it is off. Measured on an H200 against the tree without it, same call:
+ * 3-D C2R n = 64, whose exchanged plan read its columns straight from global memory, 0.1727 ->
+ * 0.1654 ms at 124 volumes (1.43x -> 1.50x cuFFT); 2-D n = 32 (lane stages, a flat copy by the
+ * threads before) 0.1047 -> 0.0928 ms; windows of 56 in n = 64 lost 1-2% (bench/NOTES.md "Bulk
+ * copies"). */
+static bool bulk_loads_fit(const cg_fft_problem *p, const cg_target *t, const real_layout *L)
+{
+    return cg_target_bulk_copies(t) && p->type == CONVGEN_FFT_C2R && !L->pad_rows && L->buf_pitch == p->half &&
+           spectra_are_dense(p) && (int64_t)p->n * p->half % 2 == 0;
+}
+
 static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
     memset(L, 0, sizeof *L);
@@ -246,10 +261,11 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
      * n = 128 0.88x -> 1.03x cuFFT; n = 32 and 64 unchanged within noise (1.81x -> 1.79x, 1.38x ->
      * 1.36x). Not for exchanged plans (pl->phase_count), whose columns read straight measured
      * ahead (staged -> straight, same run: n = 64 1.71x -> 1.88x, n = 128 1.47x -> 1.51x; n = 32's
-     * lane stages lost, 1.96x -> 1.90x). */
+     * lane stages lost, 1.96x -> 1.90x), unless the copy engine stages them (bulk_loads_fit): then
+     * the staging costs the load/store pipe nothing. */
     int64_t spectrum_bytes = (int64_t)p->n * p->half * 8;
-    if (L->fused && p->sign > 0 && !p->transposed && spectrum_bytes > STAGED_MIN_SPECTRUM && pl->phase_count == 0 &&
-        (int64_t)p->n * L->buf_pitch * 8 <= fused_max) {
+    if (L->fused && p->sign > 0 && !p->transposed && spectrum_bytes > STAGED_MIN_SPECTRUM &&
+        (pl->phase_count == 0 || bulk_loads_fit(p, t, L)) && (int64_t)p->n * L->buf_pitch * 8 <= fused_max) {
         L->staged_loads = true;
         L->buf_rows = p->n;
         L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
@@ -366,7 +382,9 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
         if (L->staged_loads)
             cg_value_line(h, "loads: the block's spectra come into shared memory coalesced (%d rows%s), and the columns "
                              "transform there in place",
-                          p->n, L->flat_loads ? ", one flat copy" : "");
+                          p->n, L->bulk_load    ? ", one flat copy by the copy engine, cp.async.bulk"
+                                : L->flat_loads ? ", one flat copy"
+                                                : "");
         if (L->fused)
             cg_value_line(h,
                           "phases: rows and columns in one kernel, the spectrum between them in %lld bytes of shared "
@@ -446,6 +464,7 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_map_set(ctx, "nat", cg_fft_positions(pl, true));
     tmpl_set_bool(ctx, "pad_rows", L->pad_rows);
     tmpl_set_bool(ctx, "aliased", L->aliased); /* rank 2 only */
+    tmpl_set_bool(ctx, "bulk_load", L->bulk_load); /* rank 2 only */
     tmpl_set_int(ctx, "cluster", L->cluster); /* rank 2 only */
     tmpl_set_int(ctx, "width", L->width);
     if (L->cluster) /* bins and copy-out positions to (row, column) and column to block */
@@ -635,6 +654,9 @@ convgen_status cg_fft_real_kernels(const cg_fft_problem *p, const cg_target *t, 
     choose_exchange(p, t, &pl, &L);
     launch_min_blocks(p, &pl, t, &L);
     choose_loads(p, &pl, &L);
+    /* C2R's flat copy in by the copy engine (bulk_loads_fit), not from one of several images a
+     * block of the resident or clustered layouts */
+    L.bulk_load = L.flat_loads && !L.resident && !L.cluster && bulk_loads_fit(p, t, &L);
     /* 1-D R2C on fewer blocks than multiprocessors is a chain of latencies, and a table load of the
      * twiddle factors is one link of it: sincospif measured ahead at 1024 transforms on the H100 for
      * every n = 8..256 (n = 64 0.92x -> 0.94x cuFFT, 256 0.97x -> 1.00x); C2R, whose chain starts

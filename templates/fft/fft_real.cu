@@ -292,6 +292,20 @@
         const float2 *__restrict__ src = in + ({{ idx }})image0 * {{ n * half }}u;
         float2 *const dst = &buf[0][0][0];
 {%- endif %}
+{%- if bulk_load %}
+        // By the copy engine where the input is 16-byte aligned: the load/store pipe, this kernel's
+        // bound, is left to the transforms.
+        __shared__ unsigned long long arrived; // the mbarrier that counts the copy's bytes
+        if (((size_t)src & 15u) == 0u) {
+            const unsigned bytes = {{ "total * 8u" if partial_block else (images * n * half * 8) ~ "u" }};
+            if (threadIdx.x == 0)
+                bulk_expect(&arrived, bytes);
+            __syncthreads(); // the mbarrier made before any thread waits on it
+            if (threadIdx.x == 0)
+                bulk_copy(dst, src, bytes, &arrived);
+            bulk_wait(&arrived);
+        } else
+{%- endif %}
         for (unsigned base = threadIdx.x; base < {{ all }}; base += {{ threads * copy_unroll }}u) {
             float2 v[{{ copy_unroll }}];
 #pragma unroll
@@ -401,6 +415,10 @@ __device__ __forceinline__ float2 pack_bin(const float2 *a, const float2 *b, boo
     float2 A = a[{{ padded("m") }}], B = has_b ? b[{{ padded("m") }}] : make_float2(0.0f, 0.0f);
 {{- pack_bins_tail() }}
 }
+{%- endif %}
+{%- if bulk_load %}
+
+{{ bulk_loads() }}
 {%- endif %}
 
 // At least {{ min_blocks }} block{{ "s" if min_blocks > 1 }} per multiprocessor: {{ launch_reason }}.
