@@ -265,7 +265,8 @@ static const cli_option options[] = {
      "64 output channels over 1000 tiles; fft, generated; fft-tiled, cublas"},
     {"--tile", "MxN", PLAN_VERBS, false, set_tuning_sizes, 0,
      "winograd: the output tile m of F(m, r) per dimension; 0 (and the\n"
-     "default): chosen"},
+     "default): chosen (winograd-fused on 3-D layers: 0 or 1 along the\n"
+     "depth, e.g. 0x4x4)"},
     {"--fourier", "AxB", PLAN_VERBS, false, set_tuning_sizes, 0,
      "cufft: the transform size per dimension; 0 (and the default): the\n"
      "smallest that fits"},

@@ -896,6 +896,41 @@ static void test_winograd_3d_threads_stay_32_bit(void **state)
     }
 }
 
+/* winograd-fused in 3-D: a batch of 256 128^3 volumes (33.5M tiles, whose V and M would pass 32
+ * bits, but the fused kernels have none) is taken in one go; the tiles auto tries are across the
+ * plane only (5 x 3 x 3: F(2..4, 3), the depth left at 0); a depth tile past 1 is refused by name. */
+static void test_winograd_fused_3d_reach_and_tiles(void **state)
+{
+    (void)state;
+    const convgen_conv_desc big = {.rank = 3, .n = 256, .c = 32, .k = 32, .in = {128, 128, 128}, .kernel = {3, 3, 3},
+                                   .pad_before = {1, 1, 1}, .pad_after = {1, 1, 1}};
+    const convgen_conv_desc deep = {.rank = 3, .n = 1, .c = 4, .k = 4, .in = {9, 12, 12}, .kernel = {5, 3, 3}};
+    cg_problem p;
+    cg_generated g;
+    assert_int_equal(cg_problem_init(&p, &big), CONVGEN_SUCCESS);
+    for (int pass = 0; pass < 3; ++pass) {
+        assert_int_equal(cg_generate(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &g), CONVGEN_SUCCESS);
+        assert_int_equal(g.chunks, 1);
+        cg_generated_free(&g);
+    }
+    assert_int_equal(cg_problem_init(&p, &deep), CONVGEN_SUCCESS);
+    const cg_planner *fused = cg_planner_of(CONVGEN_ALGO_WINOGRAD_FUSED);
+    cg_tuning none = {0}, out[16];
+    int n = fused->variants(&p, CONVGEN_FPROP, CONVGEN_EFFORT_EXHAUSTIVE, &none, out, 16);
+    assert_int_equal(n, 3);
+    for (int i = 0; i < n; ++i) {
+        assert_int_equal(out[i].winograd_m[0], 0);
+        assert_int_equal(out[i].winograd_m[1], 2 + i);
+        assert_int_equal(out[i].winograd_m[2], 2 + i);
+        assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &out[i], &g), CONVGEN_SUCCESS);
+        cg_generated_free(&g);
+    }
+    cg_tuning cube = {.winograd_m = {2, 2, 2}};
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &cube, &g),
+                     CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "options->winograd_m[0] = 2"));
+}
+
 /* fft-tiled in 3-D (convgen's rank 3 transforms of the tiles: one pass where a tile fits on chip,
  * else a plane stage and a depth pass evaluated one after the other): volumes that take two
  * overlap-save tiles along two of their dimensions, in fprop and bprop along the outputs and in
@@ -1009,6 +1044,7 @@ int main(void)
         cmocka_unit_test(test_fft_chooses_its_gemm),
         cmocka_unit_test(test_generated_gemm_takes_large_steps_and_falls_back),
         cmocka_unit_test(test_winograd_fused_programs_match_the_reference),
+        cmocka_unit_test(test_winograd_fused_3d_reach_and_tiles),
         cmocka_unit_test(test_prepared_weights_serve_several_inputs),
     };
     return cmocka_run_group_tests_name("conv_program", tests, NULL, NULL);

@@ -52,7 +52,7 @@ typedef struct shape {
 #define PREPARED_SHAPES 8
 
 #define PREPARED_ALGOS 6
-#define WINOGRAD_SHAPES 64 /* 41 random ones beside the 23 handpicked ones */
+#define WINOGRAD_SHAPES 64 /* 40 random ones beside the 24 handpicked ones */
 #define WINOGRAD_FUSED_SHAPES 56 /* 13 of them 3-D */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
@@ -251,6 +251,7 @@ static int handpicked_winograd(shape *s)
     s[n++].d = DESC2(1, 4, 3, 17, 15, 7, 7, 3, 1, 1);      /* N = 1 */
     s[n++].d = DESC2(2, 5, 6, 14, 16, 1, 7, 0, 1, 1);      /* 1 x 7 */
     s[n++].d = DESC2(2, 5, 6, 16, 14, 7, 1, 0, 1, 1);      /* 7 x 1 */
+    s[n++].d = DESC2(2, 5, 6, 3, 9, 3, 3, 0, 1, 1);        /* one output row: F(1, 3) along it, direct */
     s[n++].d = desc3(1, 40, 40, V3(19, 17, 23), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     s[n++].d = desc3(2, 5, 6, V3(5, 13, 11), V3(1, 3, 3), V3(0, 1, 1), V3(0, 1, 1));
     s[n++].d = desc3(3, 4, 3, V3(11, 7, 13), V3(5, 3, 1), V3(2, 0, 0), V3(1, 1, 0));
@@ -311,7 +312,7 @@ static void random_winograd_fused_shape(unsigned *st, convgen_conv_desc *d)
 }
 
 /* winograd-fused's edge cases: winograd's handpicked shapes that it takes (ranks 2 and 3, kernels
- * 2 to 5 across the plane: eleven 3-D ones, kernels 1 to 7 deep, a c = 1 convolution, k = 1, a
+ * 2 to 5 across the plane: one with one output row, eleven 3-D ones, kernels 1 to 7 deep, a c = 1 convolution, k = 1, a
  * volume 275 wide), and two 3-D ones of its own: channels that leave each depth tap's last chunk
  * of 8 part full, with padding on one side only, and a 2 x 5 x 5 kernel in convolution mode. */
 static int handpicked_winograd_fused(shape *s)

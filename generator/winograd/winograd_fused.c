@@ -24,8 +24,8 @@
  * directly, as more channels: F(1, r0) along the depth (F(r0, 1) for accgrad), whose transforms
  * are the identity and ones (winograd_transform.c). fprop and bprop sum over (depth tap, channel)
  * pairs, each tap's tiles read from the input slice it reaches; accgrad's channels are (channel,
- * depth tap) pairs, dw's planes in its [k][c][depth][h][w] order. Only x and y (dy, dx) cross
- * DRAM, as in 2-D.
+ * depth tap) pairs, dw's planes in its [k][c][depth][h][w] order. As in 2-D, nothing transformed
+ * crosses DRAM but the weights' transforms.
  *
  * 8 threads per element, up to 36 elements (alpha up to 6: F(4,3), F(2,5)), up to 288 threads.
  * Nine warps leave a thread 168 registers (a quarter of the register file per scheduler, three
@@ -360,6 +360,20 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
     return render(sum_context(s, k, &sum), false, "split_reduce.cu", k);
 }
 
+/* The sizes the fused kernels take in 32 bits: the batch's tiles, the weights' transform's
+ * threads (one per depth tap, channel and output), and a plane's points with the tiles past its
+ * edge. Unlike winograd, there are no V and M buffers: U [e][c][k] alone, at byte 0. */
+static bool fused_sizes(const cg_problem *p, wino_spec *s)
+{
+    s->batch = p->n, s->chunks = 1;
+    int64_t threads, in_plane, out_plane;
+    return cg_mul64(p->n, s->tiles[0] * s->tiles[1] * s->tiles[2], &s->columns) &&
+           s->columns <= INT32_MAX - FUSED_TILES && cg_mul64(p->c, p->k, &s->matrix[WINO_U]) &&
+           cg_mul64(s->matrix[WINO_U], s->tf[0].alpha, &threads) && threads <= INT32_MAX &&
+           cg_mul64(s->in[1] + WINO_MAX_ALPHA, s->in[2] + WINO_MAX_ALPHA, &in_plane) && in_plane <= INT32_MAX / 2 &&
+           cg_mul64(s->out[1] + WINO_MAX_ALPHA, s->out[2] + WINO_MAX_ALPHA, &out_plane) && out_plane <= INT32_MAX / 2;
+}
+
 static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                      const cg_tuning *tune, cg_generated *out)
 {
@@ -382,23 +396,35 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
                        "the fused kernels take up to %d", s.m[1], s.m[2], (long long)s.kernel[1],
                        (long long)s.kernel[2], (long long)plane_elements(&s), FUSED_MAX_ELEMENTS);
     /* The batch in one go: the workspace holds the weights' transforms, or accgrad's partial dw. */
-    if (!wino_size_buffers(p, p->n, &s))
+    if (!fused_sizes(p, &s))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: this layer's planes or tiles pass the kernels' "
                                                     "32-bit indices");
     s.algo = "winograd-fused";
     return pass == CONVGEN_ACCGRAD ? accgrad_generate(p, &s, t, out) : forward_generate(p, &s, t, out);
 }
 
-/* Its tiles as winograd's across the plane (a 3-D layer's one slice deep: fused_generate); the
- * GEMM is its own kernel's. */
+/* Its tiles as winograd's (the GEMM is its own kernel's); a 3-D layer's across its plane only, at
+ * EXHAUSTIVE every m from 2 with m + r - 1 <= FUSED_MAX_ALPHA for the plane's larger kernel extent
+ * r, the depth left to fused_generate (one slice deep). */
 static int fused_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
                           int max)
 {
     (void)pass;
-    int n = wino_variants(p, effort, fixed, false, out, max);
-    for (int i = 0; i < n && p->rank == 3; ++i)
-        if (out[i].winograd_m[0] > 1 && !fixed->winograd_m[0])
-            out[i].winograd_m[0] = 0;
+    if (p->rank != 3)
+        return wino_variants(p, effort, fixed, false, out, max);
+    bool tiles_fixed = false;
+    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
+        tiles_fixed |= fixed->winograd_m[d] != 0;
+    int64_t r = p->kernel[1] > p->kernel[2] ? p->kernel[1] : p->kernel[2];
+    int m_hi = effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed ? FUSED_MAX_ALPHA - (int)r + 1 : 0;
+    int n = 0;
+    for (int m = m_hi >= 2 ? 2 : 0; m <= m_hi; ++m) { /* 0: the caller's tile or the default one */
+        cg_tuning t = *fixed;
+        for (int d = 1; m && d < 3; ++d)
+            if (p->kernel[d] > 1)
+                t.winograd_m[d] = m;
+        n = cg_variants_add(out, n, max, &t, false);
+    }
     return n;
 }
 

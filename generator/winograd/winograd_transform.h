@@ -8,7 +8,9 @@
  * correlation is the transpose of the polynomial product g(x) h(x), evaluated at the points and
  * interpolated back (Lagrange; the infinite point carries the leading coefficient). The 1/f_j
  * Lagrange denominators go into G, so BT holds the coefficients of integer-root polynomials and
- * the data transform stays cheap. Everything is an exact rational; fp32 literals come later. */
+ * the data transform stays cheap. Everything is an exact rational; fp32 literals come later.
+ * F(1, r) and F(m, 1) need no points: their trivial algorithms (identity and ones) are already
+ * minimal, and exact (wino_derive). */
 #ifndef CG_WINOGRAD_TRANSFORM_H
 #define CG_WINOGRAD_TRANSFORM_H
 
@@ -23,7 +25,7 @@
 typedef struct wino_transform {
     int m, r, alpha;                          /* alpha = m + r - 1 */
     bool direct;                              /* m or r is 1: no points, the trivial algorithm */
-    cg_q points[WINO_MAX_ALPHA - 1];          /* the alpha - 1 finite points, in the order used */
+    cg_q points[WINO_MAX_ALPHA - 1];          /* the alpha - 1 finite points, in the order used (none if direct) */
     cg_q at[WINO_MAX_ALPHA][WINO_MAX_ALPHA];  /* AT: m x alpha (output transform) */
     cg_q g[WINO_MAX_ALPHA][WINO_MAX_ALPHA];   /* G: alpha x r (filter transform) */
     cg_q bt[WINO_MAX_ALPHA][WINO_MAX_ALPHA];  /* BT: alpha x alpha (data transform) */

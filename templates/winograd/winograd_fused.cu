@@ -116,7 +116,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         __syncthreads();
         // The chunk's tiles: BT d B, dimension 1 row by row, then dimension 0 column by column.
         for (unsigned p = tid; p < {{ tasks }}u; p += {{ threads }}u) {
-{{- wino_read_tile("(raw + p)", tasks, alpha0, alpha1, "            ") }}
+{{ wino_read_tile("(raw + p)", tasks, alpha0, alpha1, "            ") }}
             float *__restrict__ dst = vs + (p / {{ tile_block }}u) * {{ elements * tile_block }}u + p % {{ tile_block }}u;
 {{- wino_2d_store(bt1, bt0, alpha0, alpha1, alpha1, alpha0, "dst", tile_block, "            ") }}
         }

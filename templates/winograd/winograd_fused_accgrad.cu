@@ -83,12 +83,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         // dimension 0 column by column.
         for (unsigned p = tid; p < {{ x_tasks + dy_tasks }}u; p += {{ threads }}u) {
             if (p < {{ x_tasks }}u) {
-{{- wino_read_tile("(xr + p)", x_tasks, alpha0, alpha1, "                ") }}
+{{ wino_read_tile("(xr + p)", x_tasks, alpha0, alpha1, "                ") }}
                 float *__restrict__ dst = vs + (p / {{ t_block }}u) * {{ t_block }}u + p % {{ t_block }}u;
 {{- wino_2d_store(bt1, bt0, alpha0, alpha1, alpha1, alpha0, "dst", c_block * t_block, "                ") }}
             } else {
                 const unsigned q = p - {{ x_tasks }}u;
-{{- wino_read_tile("(dr + q)", dy_tasks, r0, r1, "                ") }}
+{{ wino_read_tile("(dr + q)", dy_tasks, r0, r1, "                ") }}
                 float *__restrict__ dst = ds + (q / {{ t_block }}u) * {{ t_block }}u + q % {{ t_block }}u;
 {{- wino_2d_store(g1, g0, r0, r1, alpha1, alpha0, "dst", k_block * t_block, "                ") }}
             }
