@@ -969,6 +969,9 @@ static void test_layout_choices(void **state)
         {CONVGEN_FFT_C2R, 128, 0, "(128 rows, one flat copy by the copy engine, cp.async.bulk)", true},
         {CONVGEN_FFT_C2R, 64, 1, "loads: the block's spectra come into shared memory", false},
         {CONVGEN_FFT_R2C, 64, 0, "bulk_", false},
+        /* R2C n = 64's buf rows: the pitch whose column loads are conflict-free (column_aware_pitch) */
+        {CONVGEN_FFT_R2C, 64, 0, "buf rows of 66 float2s, the fewest of pitches 65..80: rows 32, columns 32", true},
+        {CONVGEN_FFT_R2C, 64, 0, "float2 (*const buf)[32][66]", true},
         {CONVGEN_FFT_C2R, 32, 0, "(32 rows, one flat copy by the copy engine", true},
         {CONVGEN_FFT_C2R, 32, 0, "so this is one flat copy", true}, /* the template's copy, not only the header */
         {CONVGEN_FFT_C2R, 120, 0, "(120 rows, one flat copy)", false}, /* padded rows: 61 bins in 65 */

@@ -77,6 +77,25 @@ static int scatter_wavefronts(const fft_plan *pl, int64_t group_stride, int64_t 
     return total;
 }
 
+/* The wavefronts of a forward packed column's loads from buf (rows of `pitch` float2s): a warp's
+ * per_warp columns kx, kx + 1, .. read bins kx and n - kx of row y / 2 for each of their
+ * transforms' inputs y (the two halves of the packed rows), register by register. */
+static int column_load_wavefronts(const fft_plan *pl, int64_t pitch)
+{
+    int total = 0;
+    for (int mirrored = 0; mirrored < 2; ++mirrored)
+        for (int r = 0; r < pl->regs; ++r) {
+            int64_t addr[FFT_WARP];
+            for (int lane = 0; lane < FFT_WARP; ++lane) {
+                int t = lane / pl->lanes, kx = pl->per_warp + t; /* a warp's second task: no bin 0 */
+                int64_t row = fft_plan_position(pl, 0, lane % pl->lanes, r) / 2;
+                addr[lane] = t >= pl->per_warp ? -1 : row * pitch + (mirrored ? pl->n - kx : kx);
+            }
+            total += fft_float2_wavefronts(addr);
+        }
+    return total;
+}
+
 /* How a rank 2 problem is cut: images per block, and whether the spectrum between the
  * phases stays in shared memory. */
 typedef struct real_layout {
@@ -99,6 +118,7 @@ typedef struct real_layout {
     bool pad_rows;    /* buf rows hold bin k at k + k / 16 (fewer bank conflicts, see below) */
     bool pad_tile;    /* the tile holds row R at R * pitch + R / 16 */
     int row_wavefronts[2], tile_wavefronts[2]; /* the bank model's cost: plain, padded */
+    int column_wavefronts; /* column_aware_pitch's: a column task's loads from buf; 0 where not chosen so */
     bool staged;      /* forward, natural layout: results go out through a shared tile */
     bool aliased;     /* R2C: the tile is buf itself, each column's outputs written over its inputs */
     bool staged_loads; /* inverse, natural layout: spectra come in through buf (n rows) */
@@ -215,6 +235,30 @@ static bool bulk_loads_fit(const cg_fft_problem *p, const cg_target *t, const re
            spectra_are_dense(p) && (int64_t)p->n * p->half % 2 == 0;
 }
 
+/* R2C's exchanged plans (n = 64) read buf by columns as well as writing it by rows. With the odd
+ * pitch (n + 1: 1 (mod 16) float2s) a column load's 16 distinct bins, 4 rows x 4 columns, fall on
+ * 7 bank slots, 4 wavefronts where 1 would do: ncu on the H200 counted 31% of the 3-D n = 64 plane
+ * stage's shared-memory wavefronts excess, most of them these loads. The pitch is instead the one
+ * of n + 1 .. n + 16 whose row stores and column loads, weighted by their warp tasks, take the
+ * fewest wavefronts by the bank model (n = 64: 68, 4 (mod 16)). */
+static void column_aware_pitch(const cg_fft_problem *p, const fft_plan *pl, real_layout *L)
+{
+    if (p->type != CONVGEN_FFT_R2C || !pl->phase_count || p->n != 64)
+        return;
+    int64_t row_tasks = (L->pairs + pl->per_warp - 1) / pl->per_warp, col_tasks = (p->half + pl->per_warp - 1) / pl->per_warp;
+    int64_t best_cost = -1;
+    for (int pitch = p->n + 1; pitch <= p->n + 16; ++pitch) {
+        int rows = scatter_wavefronts(pl, pitch, 1, false), columns = column_load_wavefronts(pl, pitch);
+        int64_t cost = row_tasks * rows + col_tasks * columns;
+        if (best_cost < 0 || cost < best_cost) {
+            best_cost = cost;
+            L->buf_pitch = pitch, L->row_wavefronts[0] = rows, L->column_wavefronts = columns;
+        }
+    }
+    L->pad_rows = false;
+    L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
+}
+
 static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_target *t, real_layout *L)
 {
     memset(L, 0, sizeof *L);
@@ -282,6 +326,7 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
         L->buf_pitch = padded_pitch;
         L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
     }
+    column_aware_pitch(p, pl, L);
     /* Column results of a natural forward layout are stored through shared memory: measured on
      * the H100 at 128 MiB, n = 32 wrote at 28% of copy bandwidth straight from the columns.
      * Not for spectra of up to STAGED_MIN_SPECTRUM bytes, whose column stores already land in a
@@ -362,7 +407,12 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
     if (p->rank == 2) {
         cg_value_line(h, "pruning: %d row transforms (%s %d window rows) of %d; %d column transforms", L->pairs,
                       packed ? "pairs of the" : "one for each of the", p->h, packed ? (p->n + 1) / 2 : p->n, p->half);
-        if (L->fused)
+        if (L->fused && L->column_wavefronts)
+            cg_value_line(h,
+                          "bank model (wavefronts of a warp's row stores and column loads): buf rows of %d float2s, "
+                          "the fewest of pitches %d..%d: rows %d, columns %d",
+                          L->buf_pitch, p->n + 1, p->n + 16, L->row_wavefronts[0], L->column_wavefronts);
+        else if (L->fused)
             cg_value_line(
                 h,
                 "bank model (wavefronts of one row transform's natural-order bins, plain / padded by one float2 "
