@@ -237,10 +237,10 @@ static bool bulk_loads_fit(const cg_fft_problem *p, const cg_target *t, const re
 
 /* R2C's exchanged plans (n = 64) read buf by columns as well as writing it by rows. With the odd
  * pitch (n + 1: 1 (mod 16) float2s) a column load's 16 distinct bins, 4 rows x 4 columns, fall on
- * 7 bank slots, 4 wavefronts where 1 would do: ncu on the H200 counted 31% of the 3-D n = 64 plane
+ * 7 bank slots, 4 wavefronts where 2 would do: ncu on the H200 counted 31% of the 3-D n = 64 plane
  * stage's shared-memory wavefronts excess, most of them these loads. The pitch is instead the one
  * of n + 1 .. n + 16 whose row stores and column loads, weighted by their warp tasks, take the
- * fewest wavefronts by the bank model (n = 64: 68, 4 (mod 16)). */
+ * fewest wavefronts by the bank model, the smallest on a tie (n = 64: 66, 2 (mod 16)). */
 static void column_aware_pitch(const cg_fft_problem *p, const fft_plan *pl, real_layout *L)
 {
     if (p->type != CONVGEN_FFT_R2C || !pl->phase_count || p->n != 64)
@@ -326,6 +326,11 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
         L->buf_pitch = padded_pitch;
         L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
     }
+    if (L->staged_loads && pl->phase_count && !bulk_loads_fit(p, t, L)) { /* padded rows: no bulk copy, read straight */
+        L->staged_loads = false;
+        L->buf_rows = p->h;
+        L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
+    }
     column_aware_pitch(p, pl, L);
     /* Column results of a natural forward layout are stored through shared memory: measured on
      * the H100 at 128 MiB, n = 32 wrote at 28% of copy bandwidth straight from the columns.
@@ -352,6 +357,7 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
         L->buf_rows = (p->n + 1) / 2;
         L->buf_pitch = odd_pitch((L->pad_rows ? last + last / 16 : last) + 1);
         L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
+        L->column_wavefronts = 0; /* column_aware_pitch's pitch is not this one */
     }
     int64_t per_image = L->per_image_bytes + (L->staged && !L->aliased ? L->tile_bytes : 0);
     int64_t images = BLOCK_SHARED_TARGET / per_image;

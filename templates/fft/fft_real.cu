@@ -294,7 +294,7 @@
 {%- endif %}
 {%- if bulk_load %}
         // By the copy engine where the input is 16-byte aligned: the load/store pipe, this kernel's
-        // bound, is left to the transforms.
+        // bound, is left to the transforms. Once a kernel: the mbarrier waits on phase 0 only.
         __shared__ unsigned long long arrived; // the mbarrier that counts the copy's bytes
         if (((size_t)src & 15u) == 0u) {
             const unsigned bytes = {{ "total * 8u" if partial_block else (images * n * half * 8) ~ "u" }};
@@ -304,7 +304,7 @@
             if (threadIdx.x == 0)
                 bulk_copy(dst, src, bytes, &arrived);
             bulk_wait(&arrived);
-        } else
+        } else {
 {%- endif %}
         for (unsigned base = threadIdx.x; base < {{ all }}; base += {{ threads * copy_unroll }}u) {
             float2 v[{{ copy_unroll }}];
@@ -330,6 +330,9 @@
 {%- endif %}
             }
         }
+{%- if bulk_load %}
+        }
+{%- endif %}
     }
     __syncthreads();
 {%- endif %}
