@@ -55,12 +55,10 @@ bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm);
  * 0 (the generator's default) for a name it cannot read. */
 int cg_target_max_cluster(const char *arch);
 /* Whether the target has sm_90's bulk copies (cp.async.bulk, the TMA unit): they came with
- * thread-block clusters, so a target of clusters has them; where max_cluster is unset, its arch
- * decides (the H100's where that is unknown too). */
-static inline bool cg_target_bulk_copies(const cg_target *t)
-{
-    return !t || (t->max_cluster != 1 && (t->max_cluster > 1 || !t->arch[0] || cg_target_max_cluster(t->arch) != 1));
-}
+ * thread-block clusters, so a target of clusters has them (0, unset: the H100's). Contexts and
+ * the kernel-set generator set max_cluster from the arch (cg_target_max_cluster), so an sm_80
+ * target says 1. */
+static inline bool cg_target_bulk_copies(const cg_target *t) { return !t || t->max_cluster != 1; }
 
 /* One emitted kernel: its source and how to launch it. Every convgen kernel takes the same
  * four pointers (in0, in1, out, workspace) in the order of convgen_execute. */
