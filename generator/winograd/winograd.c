@@ -508,29 +508,37 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
     return cg_fail(CONVGEN_ERROR_INTERNAL, "winograd: pass %d", (int)pass);
 }
 
-int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool by_gemm, cg_tuning *out, int max)
+int wino_tile_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool by_gemm, int first,
+                       int max_alpha, cg_tuning *out, int max)
 {
     int64_t r = 1;
     bool tiles_fixed = false;
-    for (int d = 0; d < p->rank; ++d)
+    for (int d = first; d < p->rank; ++d)
         r = p->kernel[d] > r ? p->kernel[d] : r;
     for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
         tiles_fixed |= fixed->winograd_m[d] != 0;
     int m_lo = 0, m_hi = 0; /* 0: the caller's tile or the default one */
-    if (effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed) /* a 3-D layer's within its default bound */
-        m_lo = 2, m_hi = (p->rank == 3 ? WINO_MAX_VOLUME_ALPHA : WINO_MAX_DEFAULT_ALPHA) - (int)r + 1;
+    if (effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed)
+        m_lo = 2, m_hi = max_alpha - (int)r + 1;
     if (m_hi < m_lo) /* no tile of 2 or more within the bound (a 3-D 6 or 7 kernel): the default one */
         m_lo = m_hi = 0;
     bool both_gemms = by_gemm && !fixed->tf32 && !fixed->gemm;
     int n = 0;
     for (int m = m_lo; m <= m_hi; ++m) {
         cg_tuning t = *fixed;
-        for (int d = 0; m && d < p->rank; ++d)
+        for (int d = first; m && d < p->rank; ++d)
             if (p->kernel[d] > 1)
                 t.winograd_m[d] = m;
         n = cg_variants_add(out, n, max, &t, both_gemms);
     }
     return n;
+}
+
+int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool by_gemm, cg_tuning *out, int max)
+{
+    /* a 3-D layer's within its default bound */
+    int max_alpha = p->rank == 3 ? WINO_MAX_VOLUME_ALPHA : WINO_MAX_DEFAULT_ALPHA;
+    return wino_tile_variants(p, effort, fixed, by_gemm, 0, max_alpha, out, max);
 }
 
 static int winograd_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed,

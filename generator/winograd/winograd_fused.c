@@ -410,22 +410,8 @@ static int fused_variants(const cg_problem *p, convgen_pass pass, int effort, co
                           int max)
 {
     (void)pass;
-    if (p->rank != 3)
-        return wino_variants(p, effort, fixed, false, out, max);
-    bool tiles_fixed = false;
-    for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
-        tiles_fixed |= fixed->winograd_m[d] != 0;
-    int64_t r = p->kernel[1] > p->kernel[2] ? p->kernel[1] : p->kernel[2];
-    int m_hi = effort == CONVGEN_EFFORT_EXHAUSTIVE && !tiles_fixed ? FUSED_MAX_ALPHA - (int)r + 1 : 0;
-    int n = 0;
-    for (int m = m_hi >= 2 ? 2 : 0; m <= m_hi; ++m) { /* 0: the caller's tile or the default one */
-        cg_tuning t = *fixed;
-        for (int d = 1; m && d < 3; ++d)
-            if (p->kernel[d] > 1)
-                t.winograd_m[d] = m;
-        n = cg_variants_add(out, n, max, &t, false);
-    }
-    return n;
+    return p->rank == 3 ? wino_tile_variants(p, effort, fixed, false, 1, FUSED_MAX_ALPHA, out, max)
+                        : wino_variants(p, effort, fixed, false, out, max);
 }
 
 static const cg_knob fused_knobs[] = {

@@ -58,6 +58,10 @@ convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const c
  * tile or the default one. Each by both GEMMs where `by_gemm` and the caller fixed neither the
  * GEMM nor TF32. */
 int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool by_gemm, cg_tuning *out, int max);
+/* The same over the problem's dimensions from `first` on (the others' tiles left as fixed), m + r -
+ * 1 <= max_alpha for their largest kernel extent r. */
+int wino_tile_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool by_gemm, int first,
+                       int max_alpha, cg_tuning *out, int max);
 /* The buffers U (or D), V and M for sub-batches of `batch` images; false where a size passes the
  * kernels' 32-bit indices or cuBLAS's 32-bit sizes. */
 bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s);
