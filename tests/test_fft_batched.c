@@ -397,6 +397,29 @@ static int64_t volume_index(const cg_fft_problem *p, const fft_plan *pl, int64_t
     return spectrum_index(&q, pl, base + (int64_t)kz * p->n * p->half, ky, kx);
 }
 
+/* A C2R's input as its users have it, the Hermitian half of a real signal's spectrum: columns kx
+ * = 0 and n/2 conjugate-symmetric over (kz, ky), their self-mirrored bins real. Outside that the
+ * half alone does not define the inverse, and cuFFT's answer depends on the algorithm it picks:
+ * on random halves, 2-D n = 128 at 100 transforms differed from the reference's convention (the
+ * imaginary parts of the real bins dropped, which the kernels follow) by 9%. */
+static void make_hermitian(const cg_fft_problem *p, const fft_plan *pl, float *in)
+{
+    int ny = rows_of(p), nz = planes_of(p);
+    for (int64_t tr = 0; tr < p->count; ++tr) {
+        int64_t base = offset_of(p->spectrum_stride, p, tr);
+        for (int kx = 0; kx < p->half; kx += p->n % 2 == 0 ? p->n / 2 : p->half)
+            for (int kz = 0; kz < nz; ++kz)
+                for (int ky = 0; ky < ny; ++ky) {
+                    int mz = (nz - kz) % nz, my = (ny - ky) % ny;
+                    int64_t a = volume_index(p, pl, base, kz, ky, kx), b = volume_index(p, pl, base, mz, my, kx);
+                    if (a == b)
+                        in[2 * a + 1] = 0.0f;
+                    else if (kz * ny + ky < mz * ny + my)
+                        in[2 * b] = in[2 * a], in[2 * b + 1] = -in[2 * a + 1];
+                }
+    }
+}
+
 /* Signal value at element index `at` of the input (real or complex). */
 static double complex signal_at(const cg_fft_problem *p, const float *in, int64_t at)
 {
@@ -760,6 +783,8 @@ static result run_one(convgen_context *ctx, const convgen_fft_desc *d)
     float *in = malloc(in_floats * sizeof(float)), *out = malloc((out_floats + GUARD) * sizeof(float));
     for (size_t i = 0; i < in_floats; ++i)
         in[i] = uniform();
+    if (p.type == CONVGEN_FFT_C2R)
+        make_hermitian(&p, &pl, in);
     run(plan, forward, in, in_floats, out, out_floats);
     errors e = {0};
     check(&p, &pl, in, out, out_floats, true, &e);
@@ -972,9 +997,15 @@ static void test_layout_choices(void **state)
         {CONVGEN_FFT_C2R, 128, 0, "(128 rows, one flat copy by the copy engine, cp.async.bulk)", true},
         {CONVGEN_FFT_C2R, 64, 1, "loads: the block's spectra come into shared memory", false},
         {CONVGEN_FFT_R2C, 64, 0, "bulk_", false},
-        /* R2C n = 64's buf rows: the pitch whose column loads are conflict-free (column_aware_pitch) */
-        {CONVGEN_FFT_R2C, 64, 0, "buf rows of 66 float2s, the fewest of pitches 65..80: rows 32, columns 32", true},
-        {CONVGEN_FFT_R2C, 64, 0, "float2 (*const buf)[32][66]", true},
+        /* R2C n = 64's buf rows, swizzle and column stride: row stores, column loads and tile stores
+         * all conflict-free by the bank model (column_aware_pitch); transposed: no tile, no stride */
+        {CONVGEN_FFT_R2C, 64, 0, "buf rows of 72 float2s, bin k of row r at k ^ (r & 3), a warp's columns 8 apart, "
+                                 "the fewest of pitches 65..80, swizzles and column strides: rows 16, columns 32", true},
+        {CONVGEN_FFT_R2C, 64, 0, "float2 (*const buf)[32][72]", true},
+        {CONVGEN_FFT_R2C, 64, 0, "tile rows 16 / 16", true},
+        {CONVGEN_FFT_R2C, 64, 0, "const unsigned skl = kl ^ (q & 3u);", true},
+        {CONVGEN_FFT_R2C, 64, 0, "const unsigned kx = c < 32u ? c % 4u * 8u + c / 4u : c;", true},
+        {CONVGEN_FFT_R2C, 64, 1, "columns 8 apart", false},
         {CONVGEN_FFT_C2R, 32, 0, "(32 rows, one flat copy by the copy engine", true},
         {CONVGEN_FFT_C2R, 32, 0, "so this is one flat copy", true}, /* the template's copy, not only the header */
         {CONVGEN_FFT_C2R, 120, 0, "(120 rows, one flat copy)", false}, /* padded rows: 61 bins in 65 */
@@ -1019,6 +1050,28 @@ static void test_layout_choices(void **state)
         if ((strstr(src, others[i].words) != NULL) != others[i].present)
             fail_msg("rank %d n = %d, %lld transforms: \"%s\" %s", o.rank, o.n, (long long)o.batch, others[i].words,
                      others[i].present ? "missing" : "present");
+        free(src);
+    }
+    /* Rank 3's second kernel takes its blocks from the last volume back (the first kernel wrote it
+     * last, so it is still in the L2 cache): the R2C depth pass, the C2R plane stage; the first
+     * kernels in order. And R2C n = 128 runs 12 warps a block for whole signals only. */
+    const struct { convgen_fft_type type; int rank, n, kernel, window; const char *words; bool present; } orders[] = {
+        {CONVGEN_FFT_R2C, 3, 64, 1, 0, "(1649u - blockIdx.x) * 128u", true},
+        {CONVGEN_FFT_R2C, 3, 64, 0, 0, "const unsigned image0 = blockIdx.x * 1u;", true},
+        {CONVGEN_FFT_C2R, 3, 64, 1, 0, "const unsigned image0 = (6399u - blockIdx.x) * 1u;", true},
+        {CONVGEN_FFT_C2R, 3, 64, 0, 0, "const unsigned g = blockIdx.x * 128u", true},
+        {CONVGEN_FFT_R2C, 2, 128, 0, 0, "__launch_bounds__(384, 2)", true},
+        {CONVGEN_FFT_R2C, 2, 128, 0, 95, "__launch_bounds__(384, 2)", false},
+    };
+    for (size_t i = 0; i < sizeof orders / sizeof orders[0]; ++i) {
+        convgen_fft_desc o = {.rank = orders[i].rank, .n = orders[i].n, .type = orders[i].type, .batch = 100};
+        if (orders[i].window)
+            o.window[0] = o.window[1] = orders[i].window, o.offset[0] = o.offset[1] = 17;
+        char *src = NULL;
+        assert_int_equal(convgen_emit_fft(&o, orders[i].kernel, &src), CONVGEN_SUCCESS);
+        if ((strstr(src, orders[i].words) != NULL) != orders[i].present)
+            fail_msg("rank %d n = %d kernel %d: \"%s\" %s", o.rank, o.n, orders[i].kernel, orders[i].words,
+                     orders[i].present ? "missing" : "present");
         free(src);
     }
     for (int n = 16; n <= 128; n *= 2) /* exchanged_kind, which picks the GPU test's cases, says what the generator does */

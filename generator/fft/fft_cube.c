@@ -35,11 +35,17 @@ enum {
      * phase, the largest): 160 at n = 16, several small volumes a block below. */
     CUBE_THREADS = 256,
     /* The launch bounds leave a thread at least this many registers: a 16-point column's 32
-     * floats and the indexing. Larger columns run fewer blocks by their shared memory anyway
-     * (n = 21: 3 blocks of 256 threads, 85 registers; 61-72 used), and ptxas fits every size
-     * with no local memory (test_fft_batched compiles them all). */
+     * floats and the indexing; and for longer columns their 2n floats and CUBE_INDEX_REGISTERS.
+     * Whole volumes of those run few blocks by their shared memory anyway (n = 21: 3 blocks of
+     * 256 threads, 85 registers; 61-72 used), but a small window's may fit more: a 20x19x21
+     * window of n = 28 took two blocks of 448 threads, 72 registers, and spilled 16 bytes (NVRTC
+     * 13.0). test_fft_batched compiles every size with no local memory. */
     CUBE_REGISTERS = 64,
+    CUBE_INDEX_REGISTERS = 24,
 };
+
+/* The registers the launch bounds leave a thread of columns of n points (see CUBE_REGISTERS). */
+static int cube_registers(int n) { return 2 * n + CUBE_INDEX_REGISTERS > CUBE_REGISTERS ? 2 * n + CUBE_INDEX_REGISTERS : CUBE_REGISTERS; }
 
 typedef struct cube_shape {
     int volumes, threads, min_blocks;
@@ -85,7 +91,7 @@ static void cube_shape_of(const cg_fft_problem *p, const cg_target *t, cube_shap
     c->rows_elems = (int64_t)c->volumes * p->d * c->pp;
     c->shared = c->volumes * one;
     int64_t by_shared = cg_target_shared_per_sm(t) / (c->shared + CG_SHARED_RESERVED_PER_BLOCK);
-    int64_t by_registers = 65536 / ((int64_t)c->threads * CUBE_REGISTERS);
+    int64_t by_registers = 65536 / ((int64_t)c->threads * cube_registers(n));
     int64_t blocks = by_shared < by_registers ? by_shared : by_registers;
     c->min_blocks = (int)(blocks < 1 ? 1 : blocks > 8 ? 8 : blocks);
 }

@@ -194,7 +194,7 @@ void cg_fft_exchange_context(tmpl_value *ctx, const fft_plan *p, int sign)
     tmpl_set_int(ctx, "pad_shift", p->pad_shift);
 }
 
-tmpl_value *cg_fft_exchange_positions(const fft_plan *p)
+tmpl_value *cg_fft_exchange_positions(const fft_plan *p, const char *lane_part)
 {
     tmpl_value *list = tmpl_list();
     int last = p->phase_count - 1;
@@ -202,8 +202,8 @@ tmpl_value *cg_fft_exchange_positions(const fft_plan *p)
         int q = register_position(p, last, r), k = 0;
         for (int s = 0, w = 1; s < p->stage_count; w *= p->stages[s++].radix)
             k += q / p->stages[s].span % p->stages[s].radix * w;
-        char at[32];
-        snprintf(at, sizeof at, "kl + %du", k);
+        char at[48];
+        snprintf(at, sizeof at, "%s + %du", lane_part, k);
         tmpl_list_push(list, tmpl_str(at));
     }
     return list;

@@ -77,23 +77,73 @@ static int scatter_wavefronts(const fft_plan *pl, int64_t group_stride, int64_t 
     return total;
 }
 
-/* The wavefronts of a forward packed column's loads from buf (rows of `pitch` float2s): a warp's
- * per_warp columns kx, kx + 1, .. read bins kx and n - kx of row y / 2 for each of their
- * transforms' inputs y (the two halves of the packed rows), register by register. */
-static int column_load_wavefronts(const fft_plan *pl, int64_t pitch)
+/* Where bin k of buf row r sits with the swizzle `mask` (column_aware_pitch): k ^ (r & mask). */
+static int64_t swizzled(int64_t row, int64_t pitch, int k, int mask) { return row * pitch + (k ^ (int)(row & mask)); }
+
+/* The wavefronts of a forward packed row transform's stores into buf (rows of `pitch` float2s,
+ * swizzled by `mask`): lane group t of a warp's second task stores its bins to row per_warp + t. */
+static int row_store_wavefronts(const fft_plan *pl, int64_t pitch, int mask)
+{
+    int bin_at[FFT_MAX_N], total = 0, last = pl->phase_count - 1;
+    for (int k = 0; k < pl->n; ++k)
+        bin_at[fft_plan_output_position(pl, k)] = k;
+    for (int r = 0; r < pl->regs; ++r) {
+        int64_t addr[FFT_WARP];
+        for (int lane = 0; lane < FFT_WARP; ++lane) {
+            int t = lane / pl->lanes, k = bin_at[fft_plan_position(pl, last, lane % pl->lanes, r)];
+            addr[lane] = t >= pl->per_warp ? -1 : swizzled(pl->per_warp + t, pitch, k, mask);
+        }
+        total += fft_float2_wavefronts(addr);
+    }
+    return total;
+}
+
+/* The wavefronts of a forward packed column's loads from buf (rows of `pitch` float2s, swizzled
+ * by `mask`): a warp's per_warp columns kx, kx + stride, .. read bins kx and n - kx of row y / 2
+ * for each of their transforms' inputs y (the two halves of the packed rows), register by
+ * register. */
+static int column_load_wavefronts(const fft_plan *pl, int64_t pitch, int mask, int stride)
 {
     int total = 0;
     for (int mirrored = 0; mirrored < 2; ++mirrored)
         for (int r = 0; r < pl->regs; ++r) {
             int64_t addr[FFT_WARP];
             for (int lane = 0; lane < FFT_WARP; ++lane) {
-                int t = lane / pl->lanes, kx = pl->per_warp + t; /* a warp's second task: no bin 0 */
+                int t = lane / pl->lanes, kx = stride > 1 ? 1 + stride * t : pl->per_warp + t; /* a warp's second task: no bin 0 */
                 int64_t row = fft_plan_position(pl, 0, lane % pl->lanes, r) / 2;
-                addr[lane] = t >= pl->per_warp ? -1 : row * pitch + (mirrored ? pl->n - kx : kx);
+                addr[lane] = t >= pl->per_warp ? -1 : swizzled(row, pitch, mirrored ? pl->n - kx : kx, mask);
             }
             total += fft_float2_wavefronts(addr);
         }
     return total;
+}
+
+/* A swizzle the kernel applies once per task, not per bin. The row stores XOR row q's part of
+ * `mask` into the lane's part of the bins (kl ^ (q & mask); register 0 holds bin kl): exact where
+ * the registers' parts of the bins leave those bits alone and no bin leaves the row. The column
+ * loads XOR (l >> 1) & mask into their bins kx and n - kx: exact where every window row y = l +
+ * r * lanes - oy that a lane l loads has (y >> 1) & mask equal to that. */
+static bool swizzle_per_lane(const cg_fft_problem *p, const fft_plan *pl, int mask)
+{
+    for (int l = 0; l < pl->lanes; ++l)
+        for (int r = 0; r < pl->regs; ++r) {
+            int y = r * pl->lanes + l - p->oy;
+            if (y >= 0 && y < p->h && ((y >> 1) & mask) != ((l >> 1) & mask))
+                return false;
+        }
+    int bin_at[FFT_MAX_N], last = pl->phase_count - 1;
+    for (int k = 0; k < pl->n; ++k)
+        bin_at[fft_plan_output_position(pl, k)] = k;
+    for (int s = 1; s <= mask; ++s) /* every row's part of the mask */
+        for (int l = 0; s == (s & mask) && l < pl->lanes; ++l) {
+            int k0 = bin_at[fft_plan_position(pl, last, l, 0)];
+            for (int r = 0; r < pl->regs; ++r) {
+                int k = bin_at[fft_plan_position(pl, last, l, r)];
+                if ((k ^ s) - k != (k0 ^ s) - k0 || (k ^ s) >= pl->n)
+                    return false;
+            }
+        }
+    return true;
 }
 
 /* How a rank 2 problem is cut: images per block, and whether the spectrum between the
@@ -119,6 +169,8 @@ typedef struct real_layout {
     bool pad_tile;    /* the tile holds row R at R * pitch + R / 16 */
     int row_wavefronts[2], tile_wavefronts[2]; /* the bank model's cost: plain, padded */
     int column_wavefronts; /* column_aware_pitch's: a column task's loads from buf; 0 where not chosen so */
+    int buf_swizzle;       /* column_aware_pitch's: bin k of buf row r at k ^ (r & buf_swizzle) */
+    int column_stride;     /* column_aware_pitch's: a warp task's lane groups take columns this far apart (0, 1: neighbours) */
     bool staged;      /* forward, natural layout: results go out through a shared tile */
     bool aliased;     /* R2C: the tile is buf itself, each column's outputs written over its inputs */
     bool staged_loads; /* inverse, natural layout: spectra come in through buf (n rows) */
@@ -238,21 +290,41 @@ static bool bulk_loads_fit(const cg_fft_problem *p, const cg_target *t, const re
 /* R2C's exchanged plans (n = 64) read buf by columns as well as writing it by rows. With the odd
  * pitch (n + 1: 1 (mod 16) float2s) a column load's 16 distinct bins, 4 rows x 4 columns, fall on
  * 7 bank slots, 4 wavefronts where 2 would do: ncu on the H200 counted 31% of the 3-D n = 64 plane
- * stage's shared-memory wavefronts excess, most of them these loads. The pitch is instead the one
- * of n + 1 .. n + 16 whose row stores and column loads, weighted by their warp tasks, take the
- * fewest wavefronts by the bank model, the smallest on a tie (n = 64: 66, 2 (mod 16)). */
+ * stage's shared-memory wavefronts excess, most of them these loads. No pitch alone makes both
+ * these and the row stores conflict-free (a half-warp's row stores want its two rows 8 slots
+ * apart, its column loads 4 rows on distinct slot pairs), so each row's bins may also be XORed by
+ * bits of its row number (bin k of row r at k ^ (r & mask)). And a natural layout's tile (rows of
+ * half, odd for the flat copy out) takes a half-warp's two columns on 8 consecutive rows 2-way
+ * where the columns are neighbours, conflict-free where they are 8 (mod 16) apart: a warp's lane
+ * groups may take columns `stride` apart (kx = c % per_warp * stride + c / per_warp for the c-th
+ * column task of an image, below per_warp * stride). Of pitches n + 1 .. n + 16, the masks the
+ * kernel applies per lane (swizzle_per_lane) and the strides 1 and half / per_warp, the one whose
+ * row stores, column loads and tile stores, weighted by their warp tasks, take the fewest
+ * wavefronts by the bank model; on a tie the smaller stride, no swizzle, then the smallest pitch
+ * (n = 64: pitch 72, mask 3, stride 8, all three conflict-free; before, pitch 66 alone left the row
+ * and tile stores 2-way). */
 static void column_aware_pitch(const cg_fft_problem *p, const fft_plan *pl, real_layout *L)
 {
     if (p->type != CONVGEN_FFT_R2C || !pl->phase_count || p->n != 64)
         return;
     int64_t row_tasks = (L->pairs + pl->per_warp - 1) / pl->per_warp, col_tasks = (p->half + pl->per_warp - 1) / pl->per_warp;
     int64_t best_cost = -1;
-    for (int pitch = p->n + 1; pitch <= p->n + 16; ++pitch) {
-        int rows = scatter_wavefronts(pl, pitch, 1, false), columns = column_load_wavefronts(pl, pitch);
-        int64_t cost = row_tasks * rows + col_tasks * columns;
-        if (best_cost < 0 || cost < best_cost) {
-            best_cost = cost;
-            L->buf_pitch = pitch, L->row_wavefronts[0] = rows, L->column_wavefronts = columns;
+    const int strides[2] = {1, p->half / pl->per_warp};
+    for (int i = 0; i < 2 && (i == 0 || strides[i] > 1); ++i) {
+        int stride = strides[i];
+        int tile = p->transposed ? 0 : scatter_wavefronts(pl, stride, odd_pitch(p->half), false);
+        for (int mask = 0; mask < 16; ++mask) {
+            if (mask && !swizzle_per_lane(p, pl, mask))
+                continue;
+            for (int pitch = p->n + 1; pitch <= p->n + 16; ++pitch) {
+                int rows = row_store_wavefronts(pl, pitch, mask), columns = column_load_wavefronts(pl, pitch, mask, stride);
+                int64_t cost = row_tasks * rows + col_tasks * (columns + tile);
+                if (best_cost < 0 || cost < best_cost) {
+                    best_cost = cost;
+                    L->buf_pitch = pitch, L->buf_swizzle = mask, L->column_stride = stride;
+                    L->row_wavefronts[0] = rows, L->column_wavefronts = columns;
+                }
+            }
         }
     }
     L->pad_rows = false;
@@ -337,8 +409,9 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
      * Not for spectra of up to STAGED_MIN_SPECTRUM bytes, whose column stores already land in a
      * few cache lines (R2C at 128 MiB, staged / straight: n = 8 1.96x / 2.25x cuFFT, n = 16
      * 1.63x / 1.80x; n = 32 1.87x / 1.85x, n = 64 1.51x / 1.14x, n = 128 0.95x / 0.48x). */
-    L->tile_wavefronts[0] = scatter_wavefronts(pl, 1, odd_pitch(p->half), false);
-    L->tile_wavefronts[1] = scatter_wavefronts(pl, 1, odd_pitch(p->half), true);
+    int stride = L->column_stride > 1 ? L->column_stride : 1;
+    L->tile_wavefronts[0] = scatter_wavefronts(pl, stride, odd_pitch(p->half), false);
+    L->tile_wavefronts[1] = scatter_wavefronts(pl, stride, odd_pitch(p->half), true);
     L->pad_tile = L->tile_wavefronts[1] < L->tile_wavefronts[0];
     L->tile_bytes = ((int64_t)p->n * odd_pitch(p->half) + (L->pad_tile ? p->n / 16 + 1 : 0)) * 8;
     L->staged = p->sign < 0 && !p->transposed && L->per_image_bytes + L->tile_bytes <= staged_max &&
@@ -357,7 +430,7 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
         L->buf_rows = (p->n + 1) / 2;
         L->buf_pitch = odd_pitch((L->pad_rows ? last + last / 16 : last) + 1);
         L->per_image_bytes = (int64_t)L->buf_rows * L->buf_pitch * 8;
-        L->column_wavefronts = 0; /* column_aware_pitch's pitch is not this one */
+        L->column_wavefronts = L->buf_swizzle = L->column_stride = 0; /* column_aware_pitch's pitch is not this one */
     }
     int64_t per_image = L->per_image_bytes + (L->staged && !L->aliased ? L->tile_bytes : 0);
     int64_t images = BLOCK_SHARED_TARGET / per_image;
@@ -378,6 +451,13 @@ static void choose_layout(const cg_fft_problem *p, const fft_plan *pl, const cg_
      * item 23). 2-D C2C keeps the division loop: not measured. */
     L->flat_loads = L->staged_loads && p->type == CONVGEN_FFT_C2R && L->buf_pitch == p->half && !L->pad_rows &&
                     dense_spectra;
+}
+
+/* An inverse plane stage follows the depth pass, which wrote the last volumes last: its blocks
+ * take the images from the last back (the depth pass's forward twin does the same). */
+static bool blocks_reversed(const cg_fft_problem *p, const real_layout *L)
+{
+    return p->plane_stage && p->sign > 0 && !L->cluster && !L->resident;
 }
 
 static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, const real_layout *L, const cg_kernel *k)
@@ -413,11 +493,17 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
     if (p->rank == 2) {
         cg_value_line(h, "pruning: %d row transforms (%s %d window rows) of %d; %d column transforms", L->pairs,
                       packed ? "pairs of the" : "one for each of the", p->h, packed ? (p->n + 1) / 2 : p->n, p->half);
+        char swizzle_text[48] = "", stride_text[64] = "";
+        if (L->buf_swizzle)
+            snprintf(swizzle_text, sizeof swizzle_text, ", bin k of row r at k ^ (r & %d)", L->buf_swizzle);
+        if (L->column_stride > 1)
+            snprintf(stride_text, sizeof stride_text, ", a warp's columns %d apart", L->column_stride);
         if (L->fused && L->column_wavefronts)
             cg_value_line(h,
-                          "bank model (wavefronts of a warp's row stores and column loads): buf rows of %d float2s, "
-                          "the fewest of pitches %d..%d: rows %d, columns %d",
-                          L->buf_pitch, p->n + 1, p->n + 16, L->row_wavefronts[0], L->column_wavefronts);
+                          "bank model (wavefronts of a warp's row stores and column loads): buf rows of %d float2s%s%s, "
+                          "the fewest of pitches %d..%d, swizzles and column strides: rows %d, columns %d",
+                          L->buf_pitch, swizzle_text, stride_text, p->n + 1, p->n + 16, L->row_wavefronts[0],
+                          L->column_wavefronts);
         else if (L->fused)
             cg_value_line(
                 h,
@@ -481,9 +567,12 @@ static tmpl_value *header_lines(const cg_fft_problem *p, const fft_plan *pl, con
                          "images b, b + %u, b + %u, ...",
                       k->grid[0], k->block[0], k->shared_bytes, k->grid[0], 2 * k->grid[0]);
     else
-        cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; %d %s%s per block",
+        cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1), %u bytes of dynamic shared memory; %d %s%s per block%s",
                       k->grid[0], k->block[0], k->shared_bytes, L->images, p->rank == 2 ? "image" : "transform",
-                      L->images > 1 ? "s" : "");
+                      L->images > 1 ? "s" : "",
+                      blocks_reversed(p, L) ? ", from the last image back: the depth pass wrote it last, and the first "
+                                              "blocks read it from the L2 cache"
+                                            : "");
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/fft/fft_real.cu%s or generator/fft/fft_real.c instead.",
                   L->cluster ? ", templates/fft/fft_real_cluster.cuh" : "");
@@ -518,6 +607,8 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_int(ctx, "wy0", p->oy);
     tmpl_map_set(ctx, "xregs", cg_fft_window_registers(pl, p->ox, p->w));
     tmpl_map_set(ctx, "nat", cg_fft_positions(pl, true));
+    /* The forward rows' bins in buf: column_aware_pitch's swizzle on the lane part (skl, see swizzle_per_lane) */
+    tmpl_map_set(ctx, "row_bins", L->buf_swizzle ? cg_fft_exchange_positions(pl, "skl") : cg_fft_positions(pl, true));
     tmpl_set_bool(ctx, "pad_rows", L->pad_rows);
     tmpl_set_bool(ctx, "aliased", L->aliased); /* rank 2 only */
     tmpl_set_bool(ctx, "bulk_load", L->bulk_load); /* rank 2 only */
@@ -538,6 +629,7 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_map_set(ctx, "colpos", cg_fft_positions(pl, p->natural));
     tmpl_set_bool(ctx, "transposed", p->transposed);
     tmpl_set_bool(ctx, "resident", L->resident);
+    tmpl_set_bool(ctx, "blocks_reversed", blocks_reversed(p, L));
 
     tmpl_set_int(ctx, "slot_elements", L->slot_elements);
     tmpl_set_bool(ctx, "slots_in_l2", L->slots_in_l2);
@@ -546,6 +638,8 @@ static tmpl_value *context(const cg_fft_problem *p, const fft_plan *pl, const re
     tmpl_set_int(ctx, "blocks", L->blocks);
     tmpl_set_int(ctx, "buf_rows", L->buf_rows);
     tmpl_set_int(ctx, "buf_pitch", L->buf_pitch);
+    tmpl_set_int(ctx, "buf_swizzle", L->buf_swizzle);
+    tmpl_set_int(ctx, "column_stride", L->column_stride > 1 ? L->column_stride : 0);
     tmpl_set_int(ctx, "shared_bytes", k->shared_bytes);
     tmpl_set_int(ctx, "images", L->images);
     tmpl_set_int(ctx, "pairs", L->pairs);
@@ -686,10 +780,13 @@ static void choose_exchange(const cg_fft_problem *p, const cg_target *t, fft_pla
      * less shared memory could take the same rule, untimed. Measured on the H100 at 128 MiB,
      * speedup over cuFFT with 8 -> 12 warps in the same run: R2C natural 1.56x -> 1.65x (1024
      * images 1.59x -> 1.64x), transposed 1.76x -> 1.78x; 16 warps (64 registers) were slower than
-     * 12. The inverse lost: C2R natural 1.55x -> 1.50x, transposed 1.72x -> 1.65x. */
+     * 12. The inverse lost: C2R natural 1.55x -> 1.50x, transposed 1.72x -> 1.65x. Whole signals
+     * only, as measured: in 12 warps' 80 registers NVRTC 13.0 spilled 16 bytes for a 95x94
+     * window at 17,17 (other windows took 69-72 registers). */
     int64_t paired = XL.xch_offset * 8 + (int64_t)PAIRED_BLOCK_WARPS * XL.xch_warp * 8;
     bool two_only = 3 * (XL.shared_bytes + CG_SHARED_RESERVED_PER_BLOCK) > per_sm && two_after;
-    if (two_only && p->n == 128 && p->sign < 0 && 2 * (paired + CG_SHARED_RESERVED_PER_BLOCK) <= per_sm &&
+    bool whole = p->w == p->n && p->h == p->n;
+    if (two_only && whole && p->n == 128 && p->sign < 0 && 2 * (paired + CG_SHARED_RESERVED_PER_BLOCK) <= per_sm &&
         paired <= per_block) {
         XL.warps = PAIRED_BLOCK_WARPS;
         XL.shared_bytes = paired;

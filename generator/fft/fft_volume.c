@@ -116,6 +116,9 @@ static tmpl_value *depth_header(const cg_fft_problem *p, int64_t columns, const 
                       p->n, p->oz, p->oz + p->d - 1);
     if (p->sign < 0 && p->scale != 1.0f)
         cg_value_line(h, "scale: outputs multiplied by %.9g", (double)p->scale);
+    if (p->sign < 0)
+        cg_value_line(h, "order: blocks from the last volume back, which the plane stage wrote last: the first "
+                         "blocks read it from the L2 cache");
     cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1)", k->grid[0], k->block[0]);
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/fft/fft_depth.cu or generator/fft/fft_volume.c instead.");
@@ -152,6 +155,8 @@ static convgen_status depth_kernel(const cg_fft_problem *p, int64_t workspace_el
     cg_fft_side_context(ctx, p, p->count + 1, workspace_elements);
     tmpl_set_int(ctx, "threads", DEPTH_THREADS);
     tmpl_set_int(ctx, "min_blocks", p->n > DEPTH_SMALL_N ? 1 : 4);
+    tmpl_set_int(ctx, "blocks", k->grid[0]);
+    tmpl_set_bool(ctx, "reversed", p->sign < 0);
     tmpl_set_int(ctx, "n", p->n);
     tmpl_set_int(ctx, "columns", columns);
     tmpl_set_int(ctx, "plane_bins", plane_bins);

@@ -108,7 +108,7 @@ void cg_fft_warp_context(tmpl_value *ctx, const fft_plan *p, int sign)
 
 tmpl_value *cg_fft_positions(const fft_plan *p, bool natural)
 {
-    return p->phase_count ? cg_fft_exchange_positions(p) : cg_fft_register_indices(p, natural); /* exchanged: always natural */
+    return p->phase_count ? cg_fft_exchange_positions(p, "kl") : cg_fft_register_indices(p, natural); /* exchanged: always natural */
 }
 
 /* Register r's elements r * lanes + l against a window at `at` of `size`: outside it for every

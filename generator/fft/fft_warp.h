@@ -29,9 +29,9 @@ void cg_fft_twiddle_argument(const fft_plan *plan, const fft_stage *st, int sign
 /* ---- fft_exchange.c ---- */
 
 /* An exchanged plan's context (exchanged, steps, hoisted factors, lane_vars,
- * xstride, pad_shift) and its spectrum positions in natural order ("kl + K", the last phase's). */
+ * xstride, pad_shift) and its spectrum positions in natural order ("kl + K", the last phase's; lane_part names kl). */
 void cg_fft_exchange_context(tmpl_value *ctx, const fft_plan *plan, int sign);
-tmpl_value *cg_fft_exchange_positions(const fft_plan *plan);
+tmpl_value *cg_fft_exchange_positions(const fft_plan *plan, const char *lane_part);
 
 /* ---- fft_warp.c ---- */
 

@@ -17,7 +17,13 @@
 extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{ kernel_name }}(const float *in0, const float *__restrict__ in1, float *out0, float *__restrict__ workspace)
 {
+{%- if reversed %}
+    // Blocks take the columns from the last volume back: the plane stage wrote those last, and the
+    // first blocks find them still in the L2 cache.
+    const unsigned g = ({{ blocks - 1 }}u - blockIdx.x) * {{ threads }}u + threadIdx.x;
+{%- else %}
     const unsigned g = blockIdx.x * {{ threads }}u + threadIdx.x;
+{%- endif %}
     if (g >= {{ columns }}u)
         return;
     const unsigned tr = {{ udiv("g", column_div) }}, c = g - tr * {{ plane_bins }}u;

@@ -144,7 +144,10 @@
 {%- endif %}
 {{ fft_transform(hoist_twiddles)|indent(4) }}
         if (ok0) {
-{%- for k in nat %}
+{%- if buf_swizzle %}
+            const unsigned skl = kl ^ (q & {{ buf_swizzle }}u); // row q's swizzle, on the lane's part of its bins
+{%- endif %}
+{%- for k in row_bins %}
             {{ row("img", "q") }}[{{ padded(k) }}] = x[{{ loop.index0 }}];
 {%- endfor %}
         }
@@ -163,10 +166,22 @@
     float2 *const tile = shared_buf + {{ tile_offset }};
 {%- endif %}
     for (unsigned task = warp; task < {{ col_tasks }}u; task += {{ warps }}u) {
+{%- if column_stride %}
+{{- task_item(half_div, half, "c", "ok") }}
+        // The warp's lane groups take columns {{ column_stride }} apart: a half-warp's tile stores then fall on distinct banks.
+        const unsigned kx = c < {{ per_warp * column_stride }}u ? c % {{ per_warp }}u * {{ column_stride }}u + c / {{ per_warp }}u : c;
+{%- else %}
 {{- task_item(half_div, half, "kx", "ok") }}
+{%- endif %}
+{%- if buf_swizzle %}
+        // Row y >> 1 holds its bins swizzled by (y >> 1) & {{ buf_swizzle }}, which is (l >> 1) & {{ buf_swizzle }} for every row the lane loads.
+        const unsigned pkx = kx ^ ((l >> 1) & {{ buf_swizzle }}u);
+        const unsigned mx = kx ? {{ n }}u - kx : 0u, pmx = mx ^ ((l >> 1) & {{ buf_swizzle }}u);
+{%- else %}
         const unsigned pkx = {{ padded("kx") }};
 {%- if packed %}
         const unsigned mx = kx ? {{ n }}u - kx : 0u, pmx = {{ padded("mx") }};
+{%- endif %}
 {%- endif %}
 {%- if unguarded_columns and not split_rows %}
         // Rows inside the window load without a test, from image 0 where the lane group has no column
@@ -529,7 +544,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }}){{ 
     // The warp's scratch for the exchanges between the transforms' phases: {{ per_warp }} transform{{ "s" if per_warp > 1 }} of {{ xstride }} float2s{{ " (position q at q + q / " ~ (2 ** pad_shift) ~ ": the bank model's choice)" if pad_shift }}.
     float2 *const xch = shared_buf + {{ xch_offset }}u + warp * {{ xch_warp }}u;
 {%- endif %}
+{%- if blocks_reversed %}
+    // From the last image back: the depth pass wrote those last, and the first blocks find them in the L2 cache.
+    const unsigned image0 = ({{ blocks - 1 }}u - blockIdx.x) * {{ images }}u;
+{%- else %}
     const unsigned image0 = blockIdx.x * {{ images }}u;
+{%- endif %}
 {{- image_phases() }}
 {%- endif %}
 {%- endif %}
