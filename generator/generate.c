@@ -7,6 +7,7 @@
 
 #include "fft/fft_kernel.h"
 #include "header.h"
+#include "net/pool.h"
 #include "util.h"
 
 convgen_status cg_generate(const cg_problem *p, convgen_pass pass, convgen_algo algo,
@@ -64,10 +65,19 @@ static convgen_status generate_fft_spec(const cg_spec *spec, const cg_target *ta
 
 static const cg_kind_planner fft_kind_planner = {&cg_fft_kind, generate_fft_spec};
 
+/* Pooling's one planner: the kernel of net/pool.c. */
+static convgen_status generate_pool_spec(const cg_spec *spec, const cg_target *target, cg_generated *out)
+{
+    return cg_generate_pool(spec->problem.problem, target, out);
+}
+
+static const cg_kind_planner pool_kind_planner = {&cg_pool_kind, generate_pool_spec};
+
 /* The problem kinds, one line each: a new kind is its problem's file and a line here. */
 static const cg_kind_planner *const kinds[] = {
     &conv_kind_planner,
     &fft_kind_planner,
+    &pool_kind_planner,
 };
 
 #define KIND_COUNT (sizeof kinds / sizeof kinds[0])

@@ -432,6 +432,37 @@ CONVGEN_API convgen_status convgen_execute_fft(convgen_plan *plan, const void *i
 /* Renders the source of kernel i of an FFT plan without compiling; *source is malloc'ed. */
 CONVGEN_API convgen_status convgen_emit_fft(const convgen_fft_desc *desc, int i, char **source);
 
+/* ---- pooling ----------------------------------------------------------------------------- */
+
+/* Max pooling and max-pooling fragments (ZNNi, section V), rank 2 and 3, generated per shape.
+ * The window is also the stride, p per dimension (1 leaves a dimension alone); no padding.
+ *   x  [n][c][in...]  packed, like a convolution's.
+ *   MAX:       y [n][c][out...], out = in / p (rounded down, as cuDNN's pooling).
+ *   FRAGMENTS: the max pooling at each of the p_1 p_2 (p_3) offsets o of the window, the
+ *              fragments outermost as batch entries of the next layer:
+ *              y [f][n][c][out...], f = (o_1 p_2 + o_2) p_3 + o_3 (offsets outermost first),
+ *              out = (in - p + 1) / p, so that every fragment has the same size; in + 1 a
+ *              multiple of p drops no input (what sliding-window inference needs).
+ * Maxima by fmaxf: a NaN input loses to any number (cuDNN's CUDNN_NOT_PROPAGATE_NAN). */
+typedef enum { CONVGEN_POOL_MAX = 0, CONVGEN_POOL_FRAGMENTS = 1 } convgen_pool_mode;
+typedef struct convgen_pool_desc {
+    convgen_pool_mode mode;
+    int rank;                        /* 2 or 3 */
+    int64_t n, c;                    /* batch, channels */
+    int64_t in[CONVGEN_MAX_RANK];    /* outermost first (D, H, W) */
+    int window[CONVGEN_MAX_RANK];    /* p per dimension, 1..8; at most 64 elements in all */
+} convgen_pool_desc;
+
+/* Checks every field; writes y's batch entries (n, times the fragments) and extents (rank entries). */
+CONVGEN_API convgen_status convgen_pool_output(const convgen_pool_desc *desc, int64_t *batch,
+                                               int64_t out[CONVGEN_MAX_RANK]);
+/* A pooling plan: destroyed, inspected and sized like the others (it needs no workspace). */
+CONVGEN_API convgen_status convgen_plan_pool(convgen_context *ctx, const convgen_pool_desc *desc, convgen_plan **plan);
+/* x and y as above; y must not overlap x. */
+CONVGEN_API convgen_status convgen_execute_pool(convgen_plan *plan, const float *x, float *y, convgen_stream stream);
+/* Renders the pooling kernel's source without compiling; *source is malloc'ed. */
+CONVGEN_API convgen_status convgen_emit_pool(const convgen_pool_desc *desc, char **source);
+
 #ifdef __cplusplus
 }
 #endif

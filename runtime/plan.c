@@ -6,6 +6,7 @@
 #include "context.h"
 #include "fft/fft_problem.h"
 #include "generate.h"
+#include "net/pool_problem.h"
 #include "jit.h"
 #include "lib_steps.h"
 #include "plan.h"
@@ -15,8 +16,8 @@
 
 struct convgen_plan {
     convgen_context *ctx;
-    const cg_problem_kind *kind; /* its problem's: cg_conv_kind (convgen_execute) or cg_fft_kind
-                                    (convgen_execute_fft) */
+    const cg_problem_kind *kind; /* its problem's: cg_conv_kind (convgen_execute), cg_fft_kind
+                                    (convgen_execute_fft) or cg_pool_kind (convgen_execute_pool) */
     plan_program *prog;      /* the generated program and its loaded kernels, shared (plan_cache.c) */
     const cg_generated *gen; /* prog's */
     convgen_kernel_info info[CG_MAX_KERNELS];
@@ -25,6 +26,29 @@ struct convgen_plan {
     convgen_choice choice;   /* how the algorithm was chosen (AUTO) */
     convgen_candidate *candidates; /* choice.candidate_count of them */
 };
+
+/* A plan's kind in words, and the call that runs it: for the messages that send a caller there. */
+static const char *kind_words(const convgen_plan *plan)
+{
+    return plan->kind == &cg_fft_kind ? "an FFT" : plan->kind == &cg_pool_kind ? "a pooling" : "a convolution";
+}
+
+static const char *kind_runner(const convgen_plan *plan)
+{
+    return plan->kind == &cg_fft_kind    ? "convgen_execute_fft"
+           : plan->kind == &cg_pool_kind ? "convgen_execute_pool"
+                                         : "convgen_execute";
+}
+
+/* Fails unless the plan is of `kind`, naming the call that runs it. */
+static convgen_status check_kind(const convgen_plan *plan, const cg_problem_kind *kind)
+{
+    if (!plan)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    if (plan->kind != kind)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is %s plan: run it with %s", kind_words(plan), kind_runner(plan));
+    return CONVGEN_SUCCESS;
+}
 
 static void fill_info(convgen_kernel_info *info, const cg_kernel *k, const cache_kernel *c, convgen_kernel_origin origin)
 {
@@ -300,6 +324,33 @@ convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *de
     return plan_finish(plan, s, &src, 0, out, &needed);
 }
 
+convgen_status convgen_plan_pool(convgen_context *ctx, const convgen_pool_desc *desc, convgen_plan **out)
+{
+    convgen_plan *plan;
+    convgen_status s = plan_new(ctx, out, &plan);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    cg_pool_problem p;
+    program_source src = {{.problem = cg_pool_ref(&p)}, plan_target_of(ctx)};
+    s = cg_pool_problem_init(&p, desc);
+    int64_t needed;
+    return plan_finish(plan, s, &src, 0, out, &needed);
+}
+
+convgen_status convgen_pool_output(const convgen_pool_desc *desc, int64_t *batch, int64_t out[CONVGEN_MAX_RANK])
+{
+    if (!batch || !out)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", batch ? "out" : "batch");
+    cg_pool_problem p;
+    convgen_status s = cg_pool_problem_init(&p, desc);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    *batch = p.n * p.fragments;
+    for (int i = 0; i < p.rank; ++i)
+        out[i] = p.out[3 - p.rank + i];
+    return CONVGEN_SUCCESS;
+}
+
 void convgen_plan_destroy(convgen_plan *plan)
 {
     if (!plan)
@@ -346,8 +397,8 @@ convgen_status convgen_plan_choice(const convgen_plan *plan, convgen_choice *cho
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
     if (!choice)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "choice is NULL");
-    if (plan->kind == &cg_fft_kind)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is an FFT plan: it has no algorithm choice");
+    if (plan->kind != &cg_conv_kind)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is %s plan: it has no algorithm choice", kind_words(plan));
     *choice = plan->choice;
     return CONVGEN_SUCCESS;
 }
@@ -495,11 +546,10 @@ static convgen_status launch(convgen_plan *plan, const float *in0, const float *
 convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
                                void *workspace, size_t workspace_bytes, convgen_stream stream)
 {
-    if (!plan)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
-    if (plan->kind == &cg_fft_kind)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is an FFT plan: run it with convgen_execute_fft");
-    convgen_status s = check_operands(plan, in0, in1, out, workspace, workspace_bytes);
+    convgen_status s = check_kind(plan, &cg_conv_kind);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    s = check_operands(plan, in0, in1, out, workspace, workspace_bytes);
     return s != CONVGEN_SUCCESS ? s : launch(plan, in0, in1, out, workspace, stream, ALL_PHASES);
 }
 
@@ -513,10 +563,12 @@ static convgen_status check_prepared(const convgen_plan *plan, const void *works
 {
     if (!plan)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
+    if (plan->kind != &cg_conv_kind)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan: %s plan has no weight transforms to prepare; run it with %s",
+                       kind_words(plan), kind_runner(plan));
     if (!convgen_plan_prepares_weights(plan))
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan: the %s %s plan has no weight transforms to prepare; run it "
-                       "with convgen_execute", plan->kind == &cg_fft_kind ? "FFT" : convgen_algo_name(plan->gen->algo),
-                       plan->kind == &cg_fft_kind ? "batch" : convgen_pass_name(plan->gen->pass));
+                       "with convgen_execute", convgen_algo_name(plan->gen->algo), convgen_pass_name(plan->gen->pass));
     return check_workspace(plan, workspace, workspace_bytes); /* the spectra's: never empty */
 }
 
@@ -546,18 +598,29 @@ convgen_status convgen_execute_prepared(convgen_plan *plan, const float *in0, fl
 convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out, void *workspace,
                                    size_t workspace_bytes, convgen_stream stream)
 {
-    if (!plan)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is NULL");
-    if (plan->kind == &cg_conv_kind)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "plan is a convolution plan: run it with convgen_execute");
+    convgen_status s = check_kind(plan, &cg_fft_kind);
+    if (s != CONVGEN_SUCCESS)
+        return s;
     if (!in)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in is NULL");
     if (!out)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "out is NULL");
     if (in == out)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "out = in: FFT plans are out of place");
-    convgen_status s = check_workspace(plan, workspace, workspace_bytes);
+    s = check_workspace(plan, workspace, workspace_bytes);
     return s != CONVGEN_SUCCESS ? s : launch(plan, (const float *)in, NULL, (float *)out, workspace, stream, ALL_PHASES);
+}
+
+convgen_status convgen_execute_pool(convgen_plan *plan, const float *x, float *y, convgen_stream stream)
+{
+    convgen_status s = check_kind(plan, &cg_pool_kind);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    if (!x || !y)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", x ? "y" : "x");
+    if (x == y)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "y = x: pooling plans are out of place");
+    return launch(plan, x, NULL, y, NULL, stream, ALL_PHASES);
 }
 
 /* Hands kernel i's source of a generated set to the caller (*source), then frees the set. */
@@ -601,4 +664,18 @@ convgen_status convgen_emit_fft(const convgen_fft_desc *desc, int i, char **sour
         (s = cg_generate_spec(&(cg_spec){.problem = cg_fft_ref(&p)}, NULL, &gen)) != CONVGEN_SUCCESS)
         return s;
     return take_source(&gen, i, source);
+}
+
+convgen_status convgen_emit_pool(const convgen_pool_desc *desc, char **source)
+{
+    if (!source)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "source is NULL");
+    *source = NULL;
+    cg_pool_problem p;
+    cg_generated gen;
+    convgen_status s = cg_pool_problem_init(&p, desc);
+    if (s != CONVGEN_SUCCESS ||
+        (s = cg_generate_spec(&(cg_spec){.problem = cg_pool_ref(&p)}, NULL, &gen)) != CONVGEN_SUCCESS)
+        return s;
+    return take_source(&gen, 0, source);
 }

@@ -49,6 +49,7 @@ static const char *const REGISTRIES[] = {
 static const char *const PROBLEM_KINDS[] = {
     "generator/problem.o",
     "generator/fft/fft_problem.o",
+    "generator/net/pool_problem.o",
 };
 
 /* Family -> the other families it may use. */

@@ -1,0 +1,117 @@
+/* Max pooling and max-pooling fragments (ZNNi section V) as one generated kernel per shape
+ * (templates/net/pool.cu): a thread per output, the window's loads unrolled at constant offsets,
+ * every index split by magic divisions. Memory-bound: MAX reads x once and writes y; FRAGMENTS
+ * reads each input up to p_1 p_2 p_3 times, once per fragment whose windows cover it, which the
+ * grid's order (a volume's fragments in consecutive blocks' reach of one another only through
+ * L2) leaves to the cache. */
+#include "pool.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "templates.h"
+#include "template/tmpl.h"
+#include "util.h"
+#include "values.h"
+
+enum { POOL_THREADS = 256 };
+
+/* The window's elements after the first, as offsets from it in x. */
+static tmpl_value *window_taps(const cg_pool_problem *p)
+{
+    tmpl_value *list = tmpl_list();
+    for (int i = 0; i < p->window[0]; ++i)
+        for (int j = 0; j < p->window[1]; ++j)
+            for (int k = 0; k < p->window[2]; ++k)
+                if (i || j || k)
+                    tmpl_list_push(list, tmpl_int(((int64_t)i * p->in[1] + j) * p->in[2] + k));
+    return list;
+}
+
+static tmpl_value *header(const cg_pool_problem *p, const cg_kernel *k)
+{
+    char what[256];
+    cg_pool_problem_describe(p, what, sizeof what);
+    tmpl_value *h = tmpl_list();
+    cg_value_line(h, "convgen %s: %s", CG_GENERATOR_VERSION, what);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "x [%lld][%lld][%lld][%lld][%lld] (n, c, d, h, w; rank 2: d = 1) -> y %s[%lld][%lld][%lld][%lld][%lld]",
+                  (long long)p->n, (long long)p->c, (long long)p->in[0], (long long)p->in[1], (long long)p->in[2],
+                  p->fragments > 1 ? "[f]" : "", (long long)p->n, (long long)p->c, (long long)p->out[0],
+                  (long long)p->out[1], (long long)p->out[2]);
+    if (p->fragments > 1)
+        cg_value_line(h, "fragment f = (oz * %d + oy) * %d + ox: the max pooling whose windows start at offset (oz, "
+                         "oy, ox); out = (in - p + 1) / p",
+                      p->window[1], p->window[2]);
+    cg_value_line(h, "each thread: one output, the max (fmaxf) of its window's %d elements, loads unrolled",
+                  p->window[0] * p->window[1] * p->window[2]);
+    cg_value_line(h, "bytes: %lld read (x once), %lld written", (long long)(p->n * p->c * p->in_volume * 4),
+                  (long long)(p->volumes * p->out_volume * 4));
+    cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1): block b works output volume b / %lld, outputs "
+                     "(b %% %lld) * %d ..",
+                  k->grid[0], k->block[0], (long long)((p->out_volume + POOL_THREADS - 1) / POOL_THREADS),
+                  (long long)((p->out_volume + POOL_THREADS - 1) / POOL_THREADS), POOL_THREADS);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "Generated: do not edit. Change templates/net/pool.cu or generator/net/pool.c instead.");
+    return h;
+}
+
+/* The index digits: the block's (volume, chunk), the output's (zd, zh, zw), the volume's
+ * (fragment, entry) and the fragment's offset (oz, oy, ox). */
+static bool set_digits(tmpl_value *ctx, const cg_pool_problem *p, int64_t chunks)
+{
+    const int64_t out_hw[2] = {p->out[1], p->out[2]}, entries[1] = {p->n * p->c};
+    const int64_t offsets[2] = {p->window[1], p->window[2]}, chunk_count[1] = {chunks};
+    const char *const out_names[2] = {"zh", "zw"}, *const entry_names[1] = {"nc"}, *const offset_names[2] = {"oy", "ox"};
+    const char *const chunk_names[1] = {"chunk"};
+    tmpl_value *v[4] = {
+        cg_value_digits("b", p->volumes * chunks - 1, 1, chunk_count, chunk_names, "v"),
+        cg_value_digits("e", p->out_volume - 1, 2, out_hw, out_names, "zd"),
+        cg_value_digits("v", p->volumes - 1, 1, entries, entry_names, "f"),
+        cg_value_digits("f", p->fragments - 1, 2, offsets, offset_names, "oz"),
+    };
+    const char *const names[4] = {"block_digits", "output_digits", "volume_digits", "fragment_digits"};
+    bool ok = true;
+    for (int i = 0; i < 4; ++i) {
+        ok &= v[i] != NULL;
+        tmpl_map_set(ctx, names[i], v[i]);
+    }
+    return ok;
+}
+
+convgen_status cg_generate_pool(const cg_pool_problem *p, const cg_target *target, cg_generated *out)
+{
+    (void)target; /* a thread per output fits every target alike */
+    memset(out, 0, sizeof *out);
+    cg_kernel *k = &out->kernels[0];
+    int64_t chunks = (p->out_volume + POOL_THREADS - 1) / POOL_THREADS;
+    snprintf(k->name, sizeof k->name, "convgen_%s%dd_%d", p->fragments > 1 ? "mpf" : "maxpool", p->rank,
+             p->window[3 - p->rank]);
+    for (int i = 4 - p->rank; i < 3; ++i) /* "convgen_mpf3d_2x2x1" */
+        snprintf(k->name + strlen(k->name), sizeof k->name - strlen(k->name), "x%d", p->window[i]);
+    k->grid[0] = (unsigned)(p->volumes * chunks), k->grid[1] = k->grid[2] = 1;
+    k->block[0] = POOL_THREADS, k->block[1] = k->block[2] = 1;
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", header(p, k));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_int(ctx, "threads", POOL_THREADS);
+    tmpl_set_int(ctx, "fragments", p->fragments);
+    tmpl_set_int(ctx, "c", p->c);
+    tmpl_set_int(ctx, "in_volume", p->in_volume);
+    tmpl_set_int(ctx, "in_plane", p->in[1] * p->in[2]);
+    tmpl_set_int(ctx, "in_row", p->in[2]);
+    tmpl_set_int(ctx, "out_volume", p->out_volume);
+    tmpl_value *window = tmpl_list();
+    for (int i = 0; i < 3; ++i)
+        tmpl_list_push(window, tmpl_int(p->window[i]));
+    tmpl_map_set(ctx, "window", window);
+    tmpl_map_set(ctx, "taps", window_taps(p));
+    if (!set_digits(ctx, p, chunks)) {
+        tmpl_unref(ctx);
+        return cg_fail(CONVGEN_ERROR_INTERNAL, "pooling: no magic division for the shape's index digits");
+    }
+    convgen_status s = cg_render_kernel("net/pool.cu", ctx, &k->source);
+    if (s == CONVGEN_SUCCESS)
+        out->kernel_count = 1;
+    return s;
+}
