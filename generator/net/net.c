@@ -1,0 +1,198 @@
+/* Networks for sliding-window inference (net.h): the file's parser and the patch arithmetic. */
+#include "net.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define NET_EXTENT_LIMIT ((int64_t)1 << 31)
+
+/* "3x3x3" (rank 3) or "3x3" (rank 2) into size[3], depth first; the rank it had, 0 if malformed. */
+static int parse_sizes(const char *word, int size[3])
+{
+    int v[3], n = 0;
+    for (const char *at = word;;) {
+        char *end;
+        long x = strtol(at, &end, 10);
+        if (end == at || x < 1 || x > 64 || n == 3)
+            return 0;
+        v[n++] = (int)x;
+        if (*end == '\0')
+            break;
+        if (*end != 'x')
+            return 0;
+        at = end + 1;
+    }
+    if (n < 2)
+        return 0;
+    size[0] = n == 3 ? v[0] : 1, size[1] = v[n - 2], size[2] = v[n - 1];
+    return n;
+}
+
+/* Splits a line into at most 4 words, the comment dropped; the count (5: too many). */
+static int split_words(char *line, char *words[4])
+{
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    int n = 0;
+    for (char *w = strtok(line, " \t\r"); w; w = strtok(NULL, " \t\r"))
+        if (n < 4)
+            words[n++] = w;
+        else
+            return 5;
+    return n;
+}
+
+static convgen_status parse_layer(char **words, int n, int line, cg_net *net)
+{
+    if (net->count == CG_NET_MAX_LAYERS)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: more than %d layers", line, CG_NET_MAX_LAYERS);
+    cg_net_layer *L = &net->layers[net->count];
+    memset(L, 0, sizeof *L);
+    bool conv = strcmp(words[0], "conv") == 0;
+    if (!conv && strcmp(words[0], "pool") != 0)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: '%s' is not input, conv or pool", line, words[0]);
+    int want = conv ? 3 : 2;
+    if (n != want && !(conv && n == 4 && strcmp(words[3], "relu") == 0))
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: %s", line,
+                       conv ? "conv takes K, a kernel DxHxW (or HxW) and an optional 'relu'" : "pool takes a window DxHxW (or HxW)");
+    if (conv) {
+        char *end;
+        L->k = strtoll(words[1], &end, 10);
+        if (*end || L->k < 1 || L->k > 65536)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: K = '%s' must be 1..65536", line, words[1]);
+        L->relu = n == 4;
+    }
+    L->kind = conv ? CG_NET_CONV : CG_NET_POOL;
+    int rank = parse_sizes(words[conv ? 2 : 1], L->size);
+    if (!rank)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: '%s' is no size DxHxW or HxW of 1..64", line, words[conv ? 2 : 1]);
+    if (net->rank && rank != net->rank)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: a rank %d size in a rank %d network", line, rank, net->rank);
+    if (!conv && L->size[0] * L->size[1] * L->size[2] > 64)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: a pooling window of more than 64 elements", line);
+    net->rank = rank;
+    net->count++;
+    return CONVGEN_SUCCESS;
+}
+
+convgen_status cg_net_parse(const char *text, cg_net *net)
+{
+    memset(net, 0, sizeof *net);
+    if (!text)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "text is NULL");
+    convgen_status s = CONVGEN_SUCCESS;
+    int line = 0;
+    for (const char *at = text; *at && s == CONVGEN_SUCCESS;) {
+        size_t len = strcspn(at, "\n");
+        char buf[256], *words[4];
+        ++line;
+        if (len >= sizeof buf)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: longer than %zu characters", line, sizeof buf - 1);
+        memcpy(buf, at, len), buf[len] = '\0';
+        at += len + (at[len] == '\n');
+        int n = split_words(buf, words);
+        if (n == 0)
+            continue;
+        if (n == 5)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: more than 4 words", line);
+        if (strcmp(words[0], "input") == 0) {
+            char *end = NULL;
+            net->c = n == 2 ? strtoll(words[1], &end, 10) : 0;
+            if (net->count || net->c < 1 || net->c > 65536 || *end)
+                return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: 'input C' (C of 1..65536) must be the first line", line);
+        } else if (!net->c) {
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: the first line must be 'input C'", line);
+        } else {
+            s = parse_layer(words, n, line, net);
+        }
+    }
+    if (s == CONVGEN_SUCCESS && (!net->c || !net->count))
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "the network has %s", net->c ? "no layers" : "no 'input C' line");
+    if (s == CONVGEN_SUCCESS && net->layers[net->count - 1].kind != CG_NET_CONV)
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "the last layer is a pooling: a network ends with a convolution");
+    return s;
+}
+
+void cg_net_field_of_view(const cg_net *net, int64_t fov[3])
+{
+    for (int d = 0; d < 3; ++d) {
+        int64_t stride = 1;
+        fov[d] = 1;
+        for (int i = 0; i < net->count; ++i) {
+            fov[d] += (net->layers[i].size[d] - 1) * stride;
+            if (net->layers[i].kind == CG_NET_POOL)
+                stride *= net->layers[i].size[d];
+        }
+    }
+}
+
+/* The tensors of the patch, forward from its input: a convolution takes size - 1 and sets the
+ * channels; a pooling multiplies the batch by its fragments and takes (e - p + 1) / p. */
+static void forward_shapes(const cg_net *net, cg_net_patch *patch)
+{
+    cg_net_tensor t = {.batch = 1, .c = net->c};
+    memcpy(t.ext, patch->in, sizeof t.ext);
+    patch->shape[0] = t;
+    for (int i = 0; i < net->count; ++i) {
+        const cg_net_layer *L = &net->layers[i];
+        for (int d = 0; d < 3; ++d)
+            t.ext[d] = L->kind == CG_NET_CONV ? t.ext[d] - L->size[d] + 1 : (t.ext[d] - L->size[d] + 1) / L->size[d];
+        if (L->kind == CG_NET_CONV)
+            t.c = L->k;
+        else
+            t.batch *= (int64_t)L->size[0] * L->size[1] * L->size[2];
+        patch->shape[i + 1] = t;
+    }
+}
+
+convgen_status cg_net_patch_of(const cg_net *net, const int64_t m[3], cg_net_patch *patch)
+{
+    memset(patch, 0, sizeof *patch);
+    for (int d = 0; d < 3; ++d) {
+        if (m[d] < 1 || (net->rank == 2 && d == 0 && m[d] != 1))
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "m[%d] = %lld must be %s", d, (long long)m[d],
+                           net->rank == 2 && d == 0 ? "1 (a rank 2 network's depth)" : ">= 1");
+        int64_t e = m[d], stride = 1;
+        for (int i = net->count - 1; i >= 0 && e < NET_EXTENT_LIMIT; --i) {
+            int64_t s = net->layers[i].size[d];
+            e = net->layers[i].kind == CG_NET_CONV ? e + s - 1 : s * e + s - 1;
+            stride *= net->layers[i].kind == CG_NET_POOL ? s : 1;
+        }
+        if (e >= NET_EXTENT_LIMIT)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "m[%d] = %lld: the input patch passes 2^31 voxels a side", d,
+                           (long long)m[d]);
+        patch->in[d] = e, patch->m[d] = m[d], patch->stride[d] = stride, patch->out[d] = m[d] * stride;
+    }
+    forward_shapes(net, patch);
+    return CONVGEN_SUCCESS;
+}
+
+void cg_net_dense_position(const cg_net *net, int64_t b, const int64_t j[3], int64_t pos[3])
+{
+    /* b = f_L B_{L-1} + b_{L-1}, B_i the batch after i poolings: peel the last pooling's
+     * fragment first, and fold its offset outside the positions of the poolings after it */
+    const int *pool[CG_NET_MAX_LAYERS];
+    int64_t below[CG_NET_MAX_LAYERS + 1] = {1};
+    int count = 0;
+    for (int i = 0; i < net->count; ++i)
+        if (net->layers[i].kind == CG_NET_POOL) {
+            pool[count] = net->layers[i].size;
+            below[count + 1] = below[count] * pool[count][0] * pool[count][1] * pool[count][2];
+            ++count;
+        }
+    for (int d = 0; d < 3; ++d)
+        pos[d] = j[d];
+    for (int i = count - 1; i >= 0; --i) {
+        const int *p = pool[i];
+        int64_t f = b / below[i];
+        b %= below[i];
+        const int64_t o[3] = {f / (p[1] * p[2]), f / p[2] % p[1], f % p[2]};
+        for (int d = 0; d < 3; ++d)
+            pos[d] = o[d] + p[d] * pos[d];
+    }
+}

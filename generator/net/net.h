@@ -1,0 +1,97 @@
+/* A 3-D (or 2-D) ConvNet for sliding-window inference (ZNNi): convolutions (valid, stride 1,
+ * with bias and, where the line says so, ReLU) and max poolings, read from a plain-text network
+ * file. Its planning is arithmetic: the field of view, the patches that max-pooling fragments
+ * (MPF) take without losing a voxel, each layer's tensor, and where each output voxel of the
+ * fragments lands in the dense output. Rank 2 is held as rank 3 with a depth of 1. */
+#ifndef CG_NET_H
+#define CG_NET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "convgen.h"
+
+enum { CG_NET_MAX_LAYERS = 32 };
+
+typedef enum { CG_NET_CONV = 0, CG_NET_POOL = 1 } cg_net_layer_kind;
+
+typedef struct cg_net_layer {
+    cg_net_layer_kind kind;
+    int64_t k;    /* CONV: output maps */
+    int size[3];  /* CONV: the kernel; POOL: the window (and stride); depth first */
+    bool relu;    /* CONV: max(0, .) after the bias */
+} cg_net_layer;
+
+typedef struct cg_net {
+    int rank;     /* 2 or 3 */
+    int64_t c;    /* input channels */
+    int count;
+    cg_net_layer layers[CG_NET_MAX_LAYERS];
+} cg_net;
+
+/* Reads a network file's text:
+ *     # comment (also after a line's words)
+ *     input C                      input channels, the first line
+ *     conv K DxHxW [relu]          K maps of a DxHxW kernel (HxW for rank 2), bias, then ReLU
+ *     pool DxHxW                   max pooling, window = stride
+ * Every line's rank must agree. Failures name the line ("line 3: ..."). */
+convgen_status cg_net_parse(const char *text, cg_net *net);
+
+/* The field of view per dimension: how far one output voxel sees, 1 + the sum over layers of
+ * (size - 1) times the product of the pooling windows before it. */
+void cg_net_field_of_view(const cg_net *net, int64_t fov[3]);
+
+/* A layer's tensor in the MPF evaluation of one patch: batch entries (fragments of the patch),
+ * channels, extent. shape[0] is the input; shape[i + 1] layer i's output. */
+typedef struct cg_net_tensor {
+    int64_t batch, c, ext[3];
+} cg_net_tensor;
+
+typedef struct cg_net_patch {
+    int64_t in[3];     /* the input patch */
+    int64_t out[3];    /* its dense output: in - field of view + 1 */
+    int64_t m[3];      /* each final fragment's extent */
+    int64_t stride[3]; /* the product of the pooling windows: out = m * stride */
+    cg_net_tensor shape[CG_NET_MAX_LAYERS + 1];
+} cg_net_patch;
+
+/* The patch whose final fragments are m voxels a side: walking back from the output, a
+ * convolution adds size - 1, a pooling of window p takes p s + p - 1 (so that every fragment of
+ * its input has the same size and no voxel is dropped). Fails, naming the dimension, where an
+ * extent passes 2^31. */
+convgen_status cg_net_patch_of(const cg_net *net, const int64_t m[3], cg_net_patch *patch);
+
+/* Where the final fragments' voxel (batch entry b, position j) lands in the dense output of the
+ * patch: b holds each pooling's fragment f (its window offset) with the last pooling's outermost,
+ * as convgen_pool_desc's FRAGMENTS lay them out, and the dense position along a dimension is
+ * o_1 + p_1 (o_2 + p_2 (... + p_L j)). Writes pos[3]; b must be below the final batch. */
+void cg_net_dense_position(const cg_net *net, int64_t b, const int64_t j[3], int64_t pos[3]);
+
+#endif
+
+/* ---- net_eval.c: the CPU's evaluations, in float64 ---- */
+
+/* Weights of every convolution layer i: w[i] [K][C][kd][kh][kw] and bias[i] [K] (NULL for a
+ * pooling). */
+typedef struct cg_net_weights {
+    const double *w[CG_NET_MAX_LAYERS];
+    const double *bias[CG_NET_MAX_LAYERS];
+} cg_net_weights;
+
+/* The dense output of a volume x [C][ext] by the definition, the network applied at every voxel
+ * to its field of view: as the network without subsampling, its layers dilated by the product
+ * of the pooling windows before them and its poolings of stride 1 (the "dilated convolution"
+ * form). y [K_last][ext - field of view + 1]. */
+convgen_status cg_net_eval_dense(const cg_net *net, const cg_net_weights *wt, const double *x, const int64_t ext[3],
+                                 double *y);
+
+/* The network as it was trained (max poolings of stride = window) on one field of view
+ * x [C][fov]: its one output voxel, y [K_last]. What "applied at every location separately" means. */
+convgen_status cg_net_eval_window(const cg_net *net, const cg_net_weights *wt, const double *x, double *y);
+
+/* The same through max-pooling fragments, as the executor runs a patch: valid convolutions on
+ * every batch entry, each pooling's fragments appended as batch entries (convgen_pool_desc's
+ * FRAGMENTS layout), then every final voxel to its dense position (cg_net_dense_position).
+ * x [C][patch->in], y [K_last][patch->out], the dense output of cg_net_eval_dense for that x. */
+convgen_status cg_net_eval_fragments(const cg_net *net, const cg_net_weights *wt, const cg_net_patch *patch,
+                                     const double *x, double *y);

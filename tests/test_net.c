@@ -1,0 +1,254 @@
+/* Networks for sliding-window inference (generator/net/net.c, net_eval.c), all on the CPU: the
+ * network file's parser names each bad line; ZNNi's four networks (bench/nets/) parse with their
+ * fields of view; a patch's arithmetic (input, fragments, dense output); the fragments' voxels
+ * land on every dense position exactly once; and the max-pooling-fragment evaluation equals the
+ * dense definition voxel for voxel, which equals the trained network applied at each location
+ * alone, on odd sizes, several poolings and anisotropic windows. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/net.h"
+
+static void expect_error(const char *text, const char *words)
+{
+    cg_net net;
+    convgen_status s = cg_net_parse(text, &net);
+    if (s != CONVGEN_ERROR_INVALID_VALUE || !strstr(convgen_last_error(), words))
+        fail_msg("\"%s\": expected \"%s\", got status %d: %s", text, words, (int)s, convgen_last_error());
+}
+
+static void test_bad_network_files_name_the_line(void **state)
+{
+    (void)state;
+    expect_error("conv 8 3x3x3\n", "line 1: the first line must be 'input C'");
+    expect_error("input 0\nconv 8 3x3x3\n", "line 1: 'input C'");
+    expect_error("input 1\nconv 8 3x3x3\ninput 2\n", "line 3: 'input C' (C of 1..65536) must be the first line");
+    expect_error("input 1\nconv 0 3x3x3\n", "line 2: K = '0' must be 1..65536");
+    expect_error("input 1\nconv 8 3x3x\n", "line 2: '3x3x' is no size");
+    expect_error("input 1\nconv 8 3x0x3\n", "line 2: '3x0x3' is no size");
+    expect_error("input 1\nconv 8 3x3x3x3\n", "line 2: '3x3x3x3' is no size");
+    expect_error("input 1\nconv 8 3x3x3 tanh\n", "line 2: conv takes K, a kernel");
+    expect_error("input 1\npool 2x2x2 relu\n", "line 2: pool takes a window");
+    expect_error("input 1\n\n# a comment\nconv 8 3x3\nconv 8 3x3x3\n", "line 5: a rank 3 size in a rank 2 network");
+    expect_error("input 1\nconv 8 3x3x3\npool 5x5x5\nconv 8 3x3x3\n", "line 3: a pooling window of more than 64");
+    expect_error("input 1\nconv 8 3x3x3\nnorm\n", "line 3: 'norm' is not input, conv or pool");
+    expect_error("input 1\nconv 8 3x3x3\npool 2x2x2\n", "a network ends with a convolution");
+    expect_error("input 1\n", "the network has no layers");
+    expect_error("# nothing\n", "no 'input C' line");
+    expect_error("input 1\nconv 8 3x3x3 relu extra\n", "line 2: more than 4 words");
+    expect_error(NULL, "text is NULL");
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Table III of ZNNi: the layers, and the fields of view by the sum over layers. */
+static void test_znni_networks_parse(void **state)
+{
+    (void)state;
+    const struct { const char *name; int layers, pools; int64_t fov, in_m1; } nets[] = {
+        {"n337", 10, 3, 85, 92}, {"n537", 10, 3, 163, 170}, {"n726", 8, 2, 117, 120}, {"n926", 8, 2, 155, 158},
+    };
+    for (size_t i = 0; i < sizeof nets / sizeof nets[0]; ++i) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/bench/nets/%s.net", CONVGEN_SOURCE_DIR, nets[i].name);
+        cg_net net;
+        if (cg_net_parse(read_text(path), &net) != CONVGEN_SUCCESS)
+            fail_msg("%s: %s", path, convgen_last_error());
+        assert_int_equal(net.rank, 3);
+        assert_int_equal(net.c, 1);
+        assert_int_equal(net.count, nets[i].layers);
+        assert_int_equal(net.layers[net.count - 1].k, 3);
+        int64_t fov[3];
+        cg_net_field_of_view(&net, fov);
+        for (int d = 0; d < 3; ++d)
+            assert_int_equal(fov[d], nets[i].fov);
+        /* the smallest patch: one voxel a final fragment, 2^pools a side of dense output */
+        cg_net_patch patch;
+        const int64_t m[3] = {1, 1, 1};
+        assert_int_equal(cg_net_patch_of(&net, m, &patch), CONVGEN_SUCCESS);
+        assert_int_equal(patch.in[0], nets[i].in_m1);
+        assert_int_equal(patch.out[0], (int64_t)1 << nets[i].pools);
+        assert_int_equal(patch.in[0] - fov[0] + 1, patch.out[0]);
+        assert_int_equal(patch.shape[net.count].batch, (int64_t)1 << (3 * nets[i].pools));
+        assert_int_equal(patch.shape[net.count].ext[0], 1);
+    }
+}
+
+/* Small networks for the evaluations: rank 3 with two poolings (one anisotropic), rank 3 with a
+ * 3x1x2 window, rank 2 with three poolings. */
+static const char *const small_nets[] = {
+    "input 2\nconv 3 2x3x2 relu\npool 2x2x2\nconv 2 3x2x2 relu\npool 2x2x1\nconv 2 2x2x3\n",
+    "input 1\nconv 2 3x3x3 relu\npool 3x1x2\nconv 3 2x2x2 relu\n",
+    "input 2\nconv 3 3x3 relu\npool 2x2\nconv 2 2x3\npool 3x2\nconv 3 2x2 relu\npool 2x2\nconv 1 2x2\n",
+};
+
+static void test_patches_and_dense_positions(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof small_nets / sizeof small_nets[0]; ++i) {
+        cg_net net;
+        assert_int_equal(cg_net_parse(small_nets[i], &net), CONVGEN_SUCCESS);
+        int64_t fov[3];
+        cg_net_field_of_view(&net, fov);
+        const int64_t m[3] = {net.rank == 2 ? 1 : 2, 3, 1};
+        cg_net_patch patch;
+        assert_int_equal(cg_net_patch_of(&net, m, &patch), CONVGEN_SUCCESS);
+        const cg_net_tensor *last = &patch.shape[net.count];
+        int64_t dense = patch.out[0] * patch.out[1] * patch.out[2];
+        for (int d = 0; d < 3; ++d) {
+            assert_int_equal(patch.out[d], patch.in[d] - fov[d] + 1);
+            assert_int_equal(last->ext[d], m[d]);
+        }
+        assert_int_equal(last->batch * m[0] * m[1] * m[2], dense);
+        /* every (entry, voxel) of the final fragments to a distinct dense position */
+        char *seen = calloc((size_t)dense, 1);
+        for (int64_t b = 0; b < last->batch; ++b)
+            for (int64_t z = 0; z < m[0]; ++z)
+                for (int64_t y = 0; y < m[1]; ++y)
+                    for (int64_t x = 0; x < m[2]; ++x) {
+                        const int64_t j[3] = {z, y, x};
+                        int64_t pos[3];
+                        cg_net_dense_position(&net, b, j, pos);
+                        for (int d = 0; d < 3; ++d)
+                            assert_true(pos[d] >= 0 && pos[d] < patch.out[d]);
+                        int64_t at = (pos[0] * patch.out[1] + pos[1]) * patch.out[2] + pos[2];
+                        assert_int_equal(seen[at], 0);
+                        seen[at] = 1;
+                    }
+        free(seen);
+    }
+    cg_net net;
+    cg_net_patch patch;
+    assert_int_equal(cg_net_parse(small_nets[2], &net), CONVGEN_SUCCESS);
+    const int64_t deep[3] = {2, 1, 1}, huge[3] = {1, (int64_t)1 << 30, 1};
+    assert_int_equal(cg_net_patch_of(&net, deep, &patch), CONVGEN_ERROR_INVALID_VALUE); /* rank 2: depth 1 */
+    assert_non_null(strstr(convgen_last_error(), "m[0] = 2 must be 1"));
+    assert_int_equal(cg_net_patch_of(&net, huge, &patch), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "passes 2^31"));
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static double uniform(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static double *random_array(int64_t n)
+{
+    double *a = malloc(sizeof *a * (size_t)n);
+    for (int64_t i = 0; i < n; ++i)
+        a[i] = uniform();
+    return a;
+}
+
+/* Random weights for every convolution; the arrays are freed by free_weights. */
+static void random_weights(const cg_net *net, cg_net_weights *wt)
+{
+    memset(wt, 0, sizeof *wt);
+    int64_t c = net->c;
+    for (int i = 0; i < net->count; ++i) {
+        const cg_net_layer *L = &net->layers[i];
+        if (L->kind != CG_NET_CONV)
+            continue;
+        wt->w[i] = random_array(L->k * c * L->size[0] * L->size[1] * L->size[2]);
+        wt->bias[i] = random_array(L->k);
+        c = L->k;
+    }
+}
+
+static void free_weights(cg_net_weights *wt)
+{
+    for (int i = 0; i < CG_NET_MAX_LAYERS; ++i)
+        free((void *)wt->w[i]), free((void *)wt->bias[i]);
+}
+
+/* One patch: the fragments' dense output against the dense definition (the same sums in the same
+ * order: equal to the last bit), and a few voxels against the trained network on their field of
+ * view alone. */
+static void check_net(const cg_net *net, const int64_t m[3], int64_t *voxels)
+{
+    cg_net_weights wt;
+    random_weights(net, &wt);
+    cg_net_patch patch;
+    assert_int_equal(cg_net_patch_of(net, m, &patch), CONVGEN_SUCCESS);
+    int64_t in = patch.in[0] * patch.in[1] * patch.in[2], out = patch.out[0] * patch.out[1] * patch.out[2];
+    int64_t k = patch.shape[net->count].c, fov[3];
+    cg_net_field_of_view(net, fov);
+    double *x = random_array(net->c * in), *dense = malloc(sizeof *dense * (size_t)(k * out));
+    double *frag = malloc(sizeof *frag * (size_t)(k * out));
+    for (int64_t i = 0; i < k * out; ++i)
+        frag[i] = NAN; /* every voxel must be written */
+    assert_int_equal(cg_net_eval_dense(net, &wt, x, patch.in, dense), CONVGEN_SUCCESS);
+    assert_int_equal(cg_net_eval_fragments(net, &wt, &patch, x, frag), CONVGEN_SUCCESS);
+    for (int64_t i = 0; i < k * out; ++i)
+        if (!(frag[i] == dense[i]))
+            fail_msg("output %lld: fragments %.17g, dense %.17g", (long long)i, frag[i], dense[i]);
+    int64_t window = fov[0] * fov[1] * fov[2];
+    double *crop = malloc(sizeof *crop * (size_t)(net->c * window)), y[64];
+    for (int64_t v = 0; v < out; v += out / 5 + 1) { /* five voxels, the first included */
+        int64_t pz = v / (patch.out[1] * patch.out[2]), py = v / patch.out[2] % patch.out[1], px = v % patch.out[2];
+        for (int64_t c = 0; c < net->c; ++c)
+            for (int64_t z = 0; z < fov[0]; ++z)
+                for (int64_t r = 0; r < fov[1]; ++r)
+                    for (int64_t w = 0; w < fov[2]; ++w)
+                        crop[((c * fov[0] + z) * fov[1] + r) * fov[2] + w] =
+                            x[((c * patch.in[0] + pz + z) * patch.in[1] + py + r) * patch.in[2] + px + w];
+        assert_int_equal(cg_net_eval_window(net, &wt, crop, y), CONVGEN_SUCCESS);
+        for (int64_t c = 0; c < k; ++c)
+            if (fabs(y[c] - dense[c * out + v]) > 1e-12 * (1 + fabs(y[c])))
+                fail_msg("voxel %lld map %lld: alone %.17g, dense %.17g", (long long)v, (long long)c, y[c],
+                         dense[c * out + v]);
+    }
+    *voxels += k * out;
+    free(crop);
+    free(x), free(dense), free(frag);
+    free_weights(&wt);
+}
+
+static void test_fragments_equal_the_dense_definition(void **state)
+{
+    (void)state;
+    const int64_t sizes[][3] = {{1, 1, 1}, {2, 3, 1}, {3, 1, 2}};
+    int64_t voxels = 0;
+    int runs = 0;
+    for (size_t i = 0; i < sizeof small_nets / sizeof small_nets[0]; ++i) {
+        cg_net net;
+        assert_int_equal(cg_net_parse(small_nets[i], &net), CONVGEN_SUCCESS);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+            int64_t m[3] = {net.rank == 2 ? 1 : sizes[s][0], sizes[s][1], sizes[s][2]};
+            check_net(&net, m, &voxels);
+            ++runs;
+        }
+    }
+    print_message("%d patches of %zu networks, %lld voxels: fragments = dense = each voxel alone\n", runs,
+                  sizeof small_nets / sizeof small_nets[0], (long long)voxels);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_network_files_name_the_line),
+        cmocka_unit_test(test_znni_networks_parse),
+        cmocka_unit_test(test_patches_and_dense_positions),
+        cmocka_unit_test(test_fragments_equal_the_dense_definition),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
