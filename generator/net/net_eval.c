@@ -67,12 +67,14 @@ static double window_max(const volumes *in, const int *p, const int64_t dil[3], 
     return m;
 }
 
-/* Max pooling of stride 1, its window's elements dil[d] apart: the dense form. */
-static bool pool_dense(const cg_net_layer *L, const int64_t dil[3], const volumes *in, volumes *out)
+/* Max pooling of stride step[d], its window's elements dil[d] apart: the dense form (step 1,
+ * dil the windows of the poolings before) or the trained network's (step p, dil 1; rounded down). */
+static bool pool_window(const cg_net_layer *L, const int64_t dil[3], const int64_t step[3], const volumes *in,
+                        volumes *out)
 {
     int64_t e[3];
     for (int d = 0; d < 3; ++d)
-        e[d] = in->e[d] - dil[d] * (L->size[d] - 1);
+        e[d] = (in->e[d] - dil[d] * (L->size[d] - 1) - 1) / step[d] + 1;
     if (!alloc_volumes(out, in->batch, in->c, e))
         return false;
     for (int64_t b = 0; b < in->batch; ++b)
@@ -80,7 +82,7 @@ static bool pool_dense(const cg_net_layer *L, const int64_t dil[3], const volume
             for (int64_t z = 0; z < e[0]; ++z)
                 for (int64_t y = 0; y < e[1]; ++y)
                     for (int64_t x = 0; x < e[2]; ++x)
-                        *at(out, b, c, z, y, x) = window_max(in, L->size, dil, b, c, z, y, x);
+                        *at(out, b, c, z, y, x) = window_max(in, L->size, dil, b, c, step[0] * z, step[1] * y, step[2] * x);
     return true;
 }
 
@@ -106,30 +108,14 @@ static bool pool_fragments(const cg_net_layer *L, const volumes *in, volumes *ou
     return true;
 }
 
-/* Plain max pooling, stride = window, rounded down: the network as it was trained. */
-static bool pool_plain(const cg_net_layer *L, const volumes *in, volumes *out)
-{
-    const int *p = L->size;
-    const int64_t one[3] = {1, 1, 1};
-    int64_t e[3];
-    for (int d = 0; d < 3; ++d)
-        e[d] = in->e[d] / p[d];
-    if (!alloc_volumes(out, in->batch, in->c, e))
-        return false;
-    for (int64_t b = 0; b < in->batch; ++b)
-        for (int64_t c = 0; c < in->c; ++c)
-            for (int64_t z = 0; z < e[0]; ++z)
-                for (int64_t y = 0; y < e[1]; ++y)
-                    for (int64_t x = 0; x < e[2]; ++x)
-                        *at(out, b, c, z, y, x) = window_max(in, p, one, b, c, p[0] * z, p[1] * y, p[2] * x);
-    return true;
-}
-
 typedef enum { DENSE, FRAGMENTS, PLAIN } evaluation;
 
 static bool pool_layer(const cg_net_layer *L, evaluation how, const int64_t dil[3], const volumes *in, volumes *out)
 {
-    return how == FRAGMENTS ? pool_fragments(L, in, out) : how == PLAIN ? pool_plain(L, in, out) : pool_dense(L, dil, in, out);
+    const int64_t one[3] = {1, 1, 1}, window[3] = {L->size[0], L->size[1], L->size[2]};
+    return how == FRAGMENTS ? pool_fragments(L, in, out)
+           : how == PLAIN   ? pool_window(L, one, window, in, out)
+                            : pool_window(L, dil, one, in, out);
 }
 
 /* Runs the layers from x [C][ext]: dense (dilated, stride-1 poolings), by fragments, or plain. */
