@@ -29,7 +29,7 @@ typedef struct options {
     const char *algos; /* --algo: a comma-separated list of algorithms to run (NULL: every one) */
     const char *names[64];
     int name_count, runs;
-    bool no_cudnn, fft, tf32;
+    bool no_cudnn, fft, pool, tf32;
     int fft_rank, fft_n; /* --fft-rank, --fft-n: only these real FFT rows (0: all) */
     int graph_configs;   /* --cudnn-graph N: cuDNN graph API configurations tried per pass (0: none) */
 } options;
@@ -37,7 +37,7 @@ typedef struct options {
 static int usage(int rc)
 {
     printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--cudnn-graph N] [--tf32]\n"
-           "       [--algo NAME,...] [--fft [--fft-rank R] [--fft-n N]] [NAME...]\n"
+           "       [--algo NAME,...] [--fft [--fft-rank R] [--fft-n N]] [--pool] [NAME...]\n"
            "Times every convgen algorithm that supports each layer against cuDNN's best algorithm\n"
            "(strict fp32 and TF32 allowed), three passes, each output checked against float64 (below).\n"
            "NAMEs pick layers of FILE (default: every 2-D layer of it; FILE\n"
@@ -46,7 +46,9 @@ static int usage(int rc)
            "there, creating DIR (and its parents) if needed. Runs: median of N\n"
            "(default 25, at least 20) after warm-up. --fft times the generated FFTs against cuFFT\n"
            "instead of the layers; --fft-rank and --fft-n keep only the R2C/C2R rows of that rank\n"
-           "or size (and skip the 1-D C2C table), e.g. to profile one kernel. --tf32 adds rows\n"
+           "or size (and skip the 1-D C2C table), e.g. to profile one kernel. --pool times the\n"
+           "generated max pooling and max-pooling fragments against cuDNN's pooling (the fragments:\n"
+           "once per offset of the window, ZNNi's baseline) instead of the layers. --tf32 adds rows\n"
            "\"<algorithm>, tf32\" for the FFT algorithms whose products are cuBLAS GEMMs, planned with\n"
            "allow_tf32 (TF32 tensor cores), to compare with cuDNN's TF32 column. --algo keeps\n"
            "only the convgen algorithms named (e.g. winograd,direct); cuDNN's rows stay.\n"
@@ -92,6 +94,8 @@ static bool parse(int argc, char **argv, options *o)
             o->no_cudnn = true;
         else if (strcmp(a, "--fft") == 0)
             o->fft = true;
+        else if (strcmp(a, "--pool") == 0)
+            o->pool = true;
         else if (strcmp(a, "--tf32") == 0)
             o->tf32 = true;
         else if (strcmp(a, "--algo") == 0 && has_value)
@@ -124,6 +128,10 @@ static bool parse(int argc, char **argv, options *o)
         at += len + (at[len] == ',');
     }
     o->layers_file = cli_layers_file_for(o->layers_file);
+    if (o->fft && o->pool) {
+        fprintf(stderr, "convgen-bench: --fft and --pool are two benches: ask for one at a time\n");
+        return false;
+    }
     if (o->fft_rank < 0 || o->fft_rank > 3 || o->fft_n < 0 || o->fft_n > 256) {
         fprintf(stderr, "convgen-bench: --fft-rank must be 1, 2 or 3 and --fft-n in 2..256 (%d, %d given)\n", o->fft_rank,
                 o->fft_n);
@@ -537,9 +545,9 @@ static int run_benches(const options *o, convgen_context *ctx, const cg_layer *l
 {
     cache_mem_clear();
     bench_timing_init(ctx);
-    bench_cudnn *dnn = o->no_cudnn || o->fft ? NULL : bench_cudnn_create();
+    bench_cudnn *dnn = o->no_cudnn || o->fft || o->pool ? NULL : bench_cudnn_create();
     bench_report *r = bench_report_create();
-    snprintf(r->cudnn_version, sizeof r->cudnn_version, "%s", dnn ? bench_cudnn_version() : "not used");
+    snprintf(r->cudnn_version, sizeof r->cudnn_version, "%s", dnn || o->pool ? bench_cudnn_version() : "not used");
     describe_device(r, ctx);
     r->copy_gbs = bench_copy_bandwidth_gbs();
     r->fma_tflops = bench_fma_tflops(ctx);
@@ -548,6 +556,8 @@ static int run_benches(const options *o, convgen_context *ctx, const cg_layer *l
         bool filtered = o->fft_rank || o->fft_n;
         rc = filtered ? 0 : bench_fft(ctx, o->runs, r->copy_gbs, r->device, o->out_dir);
         rc |= bench_fft_real(ctx, o->runs, r->copy_gbs, r->device, o->out_dir, o->fft_rank, o->fft_n);
+    } else if (o->pool) {
+        rc = bench_pool(ctx, o->runs, r->copy_gbs, r->device, o->out_dir);
     } else {
         for (int i = 0; i < count; ++i)
             if (selected(o, &layers[i]))
@@ -577,7 +587,7 @@ static int run(const options *o)
         return 1;
     }
     /* Before any GPU work: a wrong name or an unwritable --out must not cost a run. */
-    if ((!o->fft && !names_found(o, layers, count)) || (o->out_dir && !make_dirs(o->out_dir))) {
+    if ((!o->fft && !o->pool && !names_found(o, layers, count)) || (o->out_dir && !make_dirs(o->out_dir))) {
         free(layers);
         return 1;
     }

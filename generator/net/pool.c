@@ -1,9 +1,8 @@
 /* Max pooling and max-pooling fragments (ZNNi section V) as one generated kernel per shape
  * (templates/net/pool.cu): a thread per output, the window's loads unrolled at constant offsets,
  * every index split by magic divisions. Memory-bound: MAX reads x once and writes y; FRAGMENTS
- * reads each input up to p_1 p_2 p_3 times, once per fragment whose windows cover it, which the
- * grid's order (a volume's fragments in consecutive blocks' reach of one another only through
- * L2) leaves to the cache. */
+ * loads each input p_1 p_2 p_3 times, once per fragment whose windows cover it, but a region's
+ * fragments are consecutive blocks, so all but the first of those loads find it in the cache. */
 #include "pool.h"
 
 #include <stdio.h>
@@ -47,32 +46,32 @@ static tmpl_value *header(const cg_pool_problem *p, const cg_kernel *k)
                   p->window[0] * p->window[1] * p->window[2]);
     cg_value_line(h, "bytes: %lld read (x once), %lld written", (long long)(p->n * p->c * p->in_volume * 4),
                   (long long)(p->volumes * p->out_volume * 4));
-    cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1): block b works output volume b / %lld, outputs "
-                     "(b %% %lld) * %d ..",
-                  k->grid[0], k->block[0], (long long)((p->out_volume + POOL_THREADS - 1) / POOL_THREADS),
-                  (long long)((p->out_volume + POOL_THREADS - 1) / POOL_THREADS), POOL_THREADS);
+    cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1): block b = (entry * %lld + chunk) * %d + fragment "
+                     "works outputs chunk * %d .. of the fragment's volume of the entry",
+                  k->grid[0], k->block[0], (long long)((p->out_volume + POOL_THREADS - 1) / POOL_THREADS), p->fragments,
+                  POOL_THREADS);
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/net/pool.cu or generator/net/pool.c instead.");
     return h;
 }
 
-/* The index digits: the block's (volume, chunk), the output's (zd, zh, zw), the volume's
- * (fragment, entry) and the fragment's offset (oz, oy, ox). */
+/* The index digits: the block's (entry, chunk, fragment), the fragment innermost so that the
+ * blocks of one region's fragments run together and read its input from the cache, not once per
+ * fragment from DRAM; the output's (zd, zh, zw); the fragment's offset (oz, oy, ox). */
 static bool set_digits(tmpl_value *ctx, const cg_pool_problem *p, int64_t chunks)
 {
-    const int64_t out_hw[2] = {p->out[1], p->out[2]}, entries[1] = {p->n * p->c};
-    const int64_t offsets[2] = {p->window[1], p->window[2]}, chunk_count[1] = {chunks};
-    const char *const out_names[2] = {"zh", "zw"}, *const entry_names[1] = {"nc"}, *const offset_names[2] = {"oy", "ox"};
-    const char *const chunk_names[1] = {"chunk"};
-    tmpl_value *v[4] = {
-        cg_value_digits("b", p->volumes * chunks - 1, 1, chunk_count, chunk_names, "v"),
+    const int64_t out_hw[2] = {p->out[1], p->out[2]}, block[2] = {chunks, p->fragments};
+    const int64_t offsets[2] = {p->window[1], p->window[2]};
+    const char *const out_names[2] = {"zh", "zw"}, *const block_names[2] = {"chunk", "f"};
+    const char *const offset_names[2] = {"oy", "ox"};
+    tmpl_value *v[3] = {
+        cg_value_digits("b", p->volumes * chunks - 1, 2, block, block_names, "nc"),
         cg_value_digits("e", p->out_volume - 1, 2, out_hw, out_names, "zd"),
-        cg_value_digits("v", p->volumes - 1, 1, entries, entry_names, "f"),
         cg_value_digits("f", p->fragments - 1, 2, offsets, offset_names, "oz"),
     };
-    const char *const names[4] = {"block_digits", "output_digits", "volume_digits", "fragment_digits"};
+    const char *const names[3] = {"block_digits", "output_digits", "fragment_digits"};
     bool ok = true;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 3; ++i) {
         ok &= v[i] != NULL;
         tmpl_map_set(ctx, names[i], v[i]);
     }
@@ -97,6 +96,7 @@ convgen_status cg_generate_pool(const cg_pool_problem *p, const cg_target *targe
     tmpl_set_int(ctx, "threads", POOL_THREADS);
     tmpl_set_int(ctx, "fragments", p->fragments);
     tmpl_set_int(ctx, "c", p->c);
+    tmpl_set_int(ctx, "entries", p->n * p->c);
     tmpl_set_int(ctx, "in_volume", p->in_volume);
     tmpl_set_int(ctx, "in_plane", p->in[1] * p->in[2]);
     tmpl_set_int(ctx, "in_row", p->in[2]);

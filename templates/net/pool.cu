@@ -1,7 +1,8 @@
 {#- Max pooling, or one of its fragments (ZNNi section V): each thread one output, the maximum of
     its window's elements by unrolled loads. Consecutive threads take consecutive outputs along
     the width, so a warp's loads for one window element are one run of p-strided floats, and the
-    window's elements together cover that run. generator/net/pool.c decides every number. -#}
+    window's elements together cover that run; a region's fragments are consecutive blocks, which
+    find its input in the cache. generator/net/pool.c decides every number. -#}
 {%- include "common.cuh" -%}
 
 {{ file_header(header) }}
@@ -10,7 +11,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0,
     float *__restrict__ workspace)
 {
-    // Block b: output volume v, its outputs chunk * {{ threads }} + threadIdx.x.
+    // Block b: fragment f of entry nc (n * {{ c }} + c), its outputs chunk * {{ threads }} + threadIdx.x.
     const unsigned b = blockIdx.x;
 {{- decompose(block_digits, "    ") }}
     const unsigned e = chunk * {{ threads }}u + threadIdx.x;
@@ -18,12 +19,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         return;
 {{- decompose(output_digits, "    ") }}
 {%- if fragments > 1 %}
-    // Volume v is fragment f of entry nc (n * {{ c }} + c); f is the window's offset (oz, oy, ox).
-{{- decompose(volume_digits, "    ") }}
+    // f is the window's offset (oz, oy, ox); the fragments are y's outermost axis.
 {{- decompose(fragment_digits, "    ") }}
+    const unsigned v = f * {{ entries }}u + nc;
     const unsigned at = (oz + zd * {{ window[0] }}u) * {{ in_plane }}u + (oy + zh * {{ window[1] }}u) * {{ in_row }}u + ox + zw * {{ window[2] }}u;
 {%- else %}
-    const unsigned nc = v;
+    const unsigned v = nc;
     const unsigned at = zd * {{ window[0] * in_plane }}u + zh * {{ window[1] * in_row }}u + zw * {{ window[2] }}u;
 {%- endif %}
     const float *src = in0 + (unsigned long long)nc * {{ in_volume }}ull + at;
