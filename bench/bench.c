@@ -132,6 +132,11 @@ static bool parse(int argc, char **argv, options *o)
         fprintf(stderr, "convgen-bench: --fft and --pool are two benches: ask for one at a time\n");
         return false;
     }
+    if (o->pool && (o->name_count || o->algos || o->no_cudnn)) {
+        fprintf(stderr, "convgen-bench: --pool times its own layers against cuDNN: it takes no layer names, --algo "
+                        "or --no-cudnn\n");
+        return false;
+    }
     if (o->fft_rank < 0 || o->fft_rank > 3 || o->fft_n < 0 || o->fft_n > 256) {
         fprintf(stderr, "convgen-bench: --fft-rank must be 1, 2 or 3 and --fft-n in 2..256 (%d, %d given)\n", o->fft_rank,
                 o->fft_n);

@@ -99,10 +99,11 @@ double bench_fma_tflops(convgen_context *ctx);  /* fp32 FMA throughput of a temp
 int bench_fft(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir);
 /* R2C and C2R, rank 1, 2 and 3 (bench_fft_real.c): fft-real.md and fft-real.csv in out_dir. A
  * non-zero only_rank or only_n keeps the rows of that rank or size. */
+int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir,
+                   int only_rank, int only_n);
+
 /* convgen's max pooling and max-pooling fragments (convgen_plan_pool) against cuDNN's pooling, the
  * fragments against cuDNN once per window offset (ZNNi's baseline), on ZNNi's 3-D layers. */
 int bench_pool(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir);
-int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir,
-                   int only_rank, int only_n);
 
 #endif

@@ -458,7 +458,7 @@ CONVGEN_API convgen_status convgen_pool_output(const convgen_pool_desc *desc, in
                                                int64_t out[CONVGEN_MAX_RANK]);
 /* A pooling plan: destroyed, inspected and sized like the others (it needs no workspace). */
 CONVGEN_API convgen_status convgen_plan_pool(convgen_context *ctx, const convgen_pool_desc *desc, convgen_plan **plan);
-/* x and y as above; y must not overlap x. */
+/* x and y as above. y must not overlap x: y == x is refused, a partial overlap is the caller's to avoid. */
 CONVGEN_API convgen_status convgen_execute_pool(convgen_plan *plan, const float *x, float *y, convgen_stream stream);
 /* Renders the pooling kernel's source without compiling; *source is malloc'ed. */
 CONVGEN_API convgen_status convgen_emit_pool(const convgen_pool_desc *desc, char **source);

@@ -28,8 +28,8 @@ static void test_bad_network_files_name_the_line(void **state)
 {
     (void)state;
     expect_error("conv 8 3x3x3\n", "line 1: the first line must be 'input C'");
-    expect_error("input 0\nconv 8 3x3x3\n", "line 1: 'input C'");
-    expect_error("input 1\nconv 8 3x3x3\ninput 2\n", "line 3: 'input C' (C of 1..65536) must be the first line");
+    expect_error("input 0\nconv 8 3x3x3\n", "line 1: 'input C' takes C of 1..65536");
+    expect_error("input 1\nconv 8 3x3x3\ninput 2\n", "line 3: a second 'input C' line");
     expect_error("input 1\nconv 0 3x3x3\n", "line 2: K = '0' must be 1..65536");
     expect_error("input 1\nconv 8 3x3x\n", "line 2: '3x3x' is no size");
     expect_error("input 1\nconv 8 3x0x3\n", "line 2: '3x0x3' is no size");
@@ -38,6 +38,8 @@ static void test_bad_network_files_name_the_line(void **state)
     expect_error("input 1\npool 2x2x2 relu\n", "line 2: pool takes a window");
     expect_error("input 1\n\n# a comment\nconv 8 3x3\nconv 8 3x3x3\n", "line 5: a rank 3 size in a rank 2 network");
     expect_error("input 1\nconv 8 3x3x3\npool 5x5x5\nconv 8 3x3x3\n", "line 3: a pooling window of more than 64");
+    expect_error("input 1\nconv 8 3x3x3\npool 1x1x16\nconv 8 3x3x3\n", "line 3: a pooling window of 16 along a dimension");
+    expect_error("input 1\ninput 2\nconv 8 3x3x3\n", "line 2: a second 'input C' line");
     expect_error("input 1\nconv 8 3x3x3\nnorm\n", "line 3: 'norm' is not input, conv or pool");
     expect_error("input 1\nconv 8 3x3x3\npool 2x2x2\n", "a network ends with a convolution");
     expect_error("input 1\n", "the network has no layers");
@@ -141,6 +143,15 @@ static void test_patches_and_dense_positions(void **state)
     assert_non_null(strstr(convgen_last_error(), "m[0] = 2 must be 1"));
     assert_int_equal(cg_net_patch_of(&net, huge, &patch), CONVGEN_ERROR_INVALID_VALUE);
     assert_non_null(strstr(convgen_last_error(), "passes 2^31"));
+    /* 30 poolings of 2x2x2 keep every side under 2^31 but multiply the batch by 2^90 */
+    char text[1024] = "input 1\n";
+    for (int i = 0; i < 30; ++i)
+        strcat(text, "pool 2x2x2\n");
+    strcat(text, "conv 1 1x1x1\n");
+    const int64_t one[3] = {1, 1, 1};
+    assert_int_equal(cg_net_parse(text, &net), CONVGEN_SUCCESS);
+    assert_int_equal(cg_net_patch_of(&net, one, &patch), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "more than 2^62 elements"));
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;

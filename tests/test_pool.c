@@ -66,6 +66,7 @@ static void test_bad_descriptors_are_named(void **state)
     d = good, d.window[0] = d.window[1] = d.window[2] = 5, d.in[0] = d.in[1] = d.in[2] = 20;
     expect_error(&d, "125 elements, more than 64");
     d = good, d.in[0] = d.in[1] = d.in[2] = 2000, expect_error(&d, "a volume of 2^31 elements or more");
+    d = good, d.rank = 2, d.in[0] = d.in[1] = 50000, expect_error(&d, "in = 50000x50000: a volume of 2^31");
     d = good, d.n = (int64_t)1 << 40, d.c = (int64_t)1 << 30, expect_error(&d, "overflow 64 bits");
     d = good, d.n = (int64_t)1 << 28, expect_error(&d, "a grid of 2^31 blocks or more");
     expect_error(NULL, "desc is NULL");

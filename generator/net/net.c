@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool_problem.h"
 #include "util.h"
 
 #define NET_EXTENT_LIMIT ((int64_t)1 << 31)
@@ -39,7 +40,8 @@ static int split_words(char *line, char *words[4])
     if (hash)
         *hash = '\0';
     int n = 0;
-    for (char *w = strtok(line, " \t\r"); w; w = strtok(NULL, " \t\r"))
+    char *rest = NULL;
+    for (char *w = strtok_r(line, " \t\r", &rest); w; w = strtok_r(NULL, " \t\r", &rest))
         if (n < 4)
             words[n++] = w;
         else
@@ -73,8 +75,13 @@ static convgen_status parse_layer(char **words, int n, int line, cg_net *net)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: '%s' is no size DxHxW or HxW of 1..64", line, words[conv ? 2 : 1]);
     if (net->rank && rank != net->rank)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: a rank %d size in a rank %d network", line, rank, net->rank);
-    if (!conv && L->size[0] * L->size[1] * L->size[2] > 64)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: a pooling window of more than 64 elements", line);
+    for (int d = 0; !conv && d < 3; ++d) /* what convgen_pool_desc takes */
+        if (L->size[d] > CG_POOL_MAX_WINDOW)
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: a pooling window of %d along a dimension, more than %d",
+                           line, L->size[d], CG_POOL_MAX_WINDOW);
+    if (!conv && L->size[0] * L->size[1] * L->size[2] > CG_POOL_MAX_ELEMENTS)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: a pooling window of more than %d elements", line,
+                       CG_POOL_MAX_ELEMENTS);
     net->rank = rank;
     net->count++;
     return CONVGEN_SUCCESS;
@@ -102,9 +109,11 @@ convgen_status cg_net_parse(const char *text, cg_net *net)
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: more than 4 words", line);
         if (strcmp(words[0], "input") == 0) {
             char *end = NULL;
+            if (net->c)
+                return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: a second 'input C' line", line);
             net->c = n == 2 ? strtoll(words[1], &end, 10) : 0;
-            if (net->count || net->c < 1 || net->c > 65536 || *end)
-                return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: 'input C' (C of 1..65536) must be the first line", line);
+            if (net->c < 1 || net->c > 65536 || *end)
+                return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: 'input C' takes C of 1..65536", line);
         } else if (!net->c) {
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "line %d: the first line must be 'input C'", line);
         } else {
@@ -132,8 +141,9 @@ void cg_net_field_of_view(const cg_net *net, int64_t fov[3])
 }
 
 /* The tensors of the patch, forward from its input: a convolution takes size - 1 and sets the
- * channels; a pooling multiplies the batch by its fragments and takes (e - p + 1) / p. */
-static void forward_shapes(const cg_net *net, cg_net_patch *patch)
+ * channels; a pooling multiplies the batch by its fragments and takes (e - p + 1) / p. Fails,
+ * naming the layer, where a tensor's elements pass 2^62. */
+static convgen_status forward_shapes(const cg_net *net, cg_net_patch *patch)
 {
     cg_net_tensor t = {.batch = 1, .c = net->c};
     memcpy(t.ext, patch->in, sizeof t.ext);
@@ -144,10 +154,14 @@ static void forward_shapes(const cg_net *net, cg_net_patch *patch)
             t.ext[d] = L->kind == CG_NET_CONV ? t.ext[d] - L->size[d] + 1 : (t.ext[d] - L->size[d] + 1) / L->size[d];
         if (L->kind == CG_NET_CONV)
             t.c = L->k;
-        else
-            t.batch *= (int64_t)L->size[0] * L->size[1] * L->size[2];
+        int64_t elems;
+        if ((L->kind == CG_NET_POOL && !cg_mul64(t.batch, (int64_t)L->size[0] * L->size[1] * L->size[2], &t.batch)) ||
+            !cg_mul64(t.batch, t.c, &elems) || !cg_mul64(elems, t.ext[0] * t.ext[1], &elems) ||
+            !cg_mul64(elems, t.ext[2], &elems) || elems > ((int64_t)1 << 62))
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "layer %d's output: more than 2^62 elements", i + 1);
         patch->shape[i + 1] = t;
     }
+    return CONVGEN_SUCCESS;
 }
 
 convgen_status cg_net_patch_of(const cg_net *net, const int64_t m[3], cg_net_patch *patch)
@@ -168,8 +182,7 @@ convgen_status cg_net_patch_of(const cg_net *net, const int64_t m[3], cg_net_pat
                            (long long)m[d]);
         patch->in[d] = e, patch->m[d] = m[d], patch->stride[d] = stride, patch->out[d] = m[d] * stride;
     }
-    forward_shapes(net, patch);
-    return CONVGEN_SUCCESS;
+    return forward_shapes(net, patch);
 }
 
 void cg_net_dense_position(const cg_net *net, int64_t b, const int64_t j[3], int64_t pos[3])

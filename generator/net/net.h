@@ -33,7 +33,8 @@ typedef struct cg_net {
  *     # comment (also after a line's words)
  *     input C                      input channels, the first line
  *     conv K DxHxW [relu]          K maps of a DxHxW kernel (HxW for rank 2), bias, then ReLU
- *     pool DxHxW                   max pooling, window = stride
+ *     pool DxHxW                   max pooling, window = stride (1..8 a dimension, at most 64
+ *                                  elements, as convgen_pool_desc)
  * Every line's rank must agree. Failures name the line ("line 3: ..."). */
 convgen_status cg_net_parse(const char *text, cg_net *net);
 
@@ -58,13 +59,14 @@ typedef struct cg_net_patch {
 /* The patch whose final fragments are m voxels a side: walking back from the output, a
  * convolution adds size - 1, a pooling of window p takes p s + p - 1 (so that every fragment of
  * its input has the same size and no voxel is dropped). Fails, naming the dimension, where an
- * extent passes 2^31. */
+ * extent passes 2^31, or the layer whose tensor passes 2^62 elements. */
 convgen_status cg_net_patch_of(const cg_net *net, const int64_t m[3], cg_net_patch *patch);
 
 /* Where the final fragments' voxel (batch entry b, position j) lands in the dense output of the
  * patch: b holds each pooling's fragment f (its window offset) with the last pooling's outermost,
  * as convgen_pool_desc's FRAGMENTS lay them out, and the dense position along a dimension is
- * o_1 + p_1 (o_2 + p_2 (... + p_L j)). Writes pos[3]; b must be below the final batch. */
+ * o_1 + p_1 (o_2 + p_2 (... + p_L j)). Writes pos[3]; b must be below the final batch of a
+ * patch cg_net_patch_of accepted (which bounds the batch). */
 void cg_net_dense_position(const cg_net *net, int64_t b, const int64_t j[3], int64_t pos[3]);
 
 #endif

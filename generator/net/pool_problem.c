@@ -38,19 +38,28 @@ static convgen_status check_dimension(const convgen_pool_desc *d, int i, int64_t
     return CONVGEN_SUCCESS;
 }
 
+/* The input's extents as the caller gave them ("50000x50000" at rank 2). */
+static void input_text(const cg_pool_problem *p, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (int i = 3 - p->rank; i < 3; ++i)
+        snprintf(buf + strlen(buf), size - strlen(buf), "%s%lld", i > 3 - p->rank ? "x" : "", (long long)p->in[i]);
+}
+
 /* in_volume, out_volume and volumes under the kernels' 32-bit limits; n c in_volume in 64 bits. */
 static convgen_status check_sizes(cg_pool_problem *p)
 {
+    char in[64];
+    input_text(p, in, sizeof in);
     int64_t window = (int64_t)p->window[0] * p->window[1] * p->window[2];
     if (window > CG_POOL_MAX_ELEMENTS)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "window = %dx%dx%d: %lld elements, more than %d", p->window[0],
-                       p->window[1], p->window[2], (long long)window, CG_POOL_MAX_ELEMENTS);
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "window: %lld elements, more than %d", (long long)window,
+                       CG_POOL_MAX_ELEMENTS);
     p->fragments = p->mode == CONVGEN_POOL_FRAGMENTS ? (int)window : 1;
     int64_t in_volume, out_volume, volumes, all_in, chunks;
     if (!cg_mul64(p->in[0], p->in[1], &in_volume) || !cg_mul64(in_volume, p->in[2], &in_volume) ||
         in_volume >= POOL_INDEX_LIMIT)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in = %lldx%lldx%lld: a volume of 2^31 elements or more",
-                       (long long)p->in[0], (long long)p->in[1], (long long)p->in[2]);
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in = %s: a volume of 2^31 elements or more", in);
     out_volume = p->out[0] * p->out[1] * p->out[2];
     if (!cg_mul64(p->n, p->c, &volumes) || !cg_mul64(volumes, in_volume, &all_in))
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "n * c * in = %lld * %lld * %lld elements overflow 64 bits",
