@@ -17,7 +17,8 @@ static const cli_verb emit_verb = {
     "Prints the CUDA source of the layer's kernels for the pass (fprop by default); a plan\n"
     "may have several kernels (e.g. a split reduction's sum): --kernel I prints only one.\n"
     "Any candidate of 'convgen tune' is emitted with its algorithm and tuning options.\n"
-    "Batched FFTs: convgen emit --algo fft --n N [options] ('convgen emit --algo fft --help').\n",
+    "Batched FFTs: convgen emit --algo fft --n N [options] ('convgen emit --algo fft --help').\n"
+    "Pooling: convgen emit --pool max|fragments --in DxHxW --window DxHxW ('convgen emit --pool --help').\n",
     false, true};
 
 /* --algo fft with --n (or --help) is a batched FFT plan, with its own options; --algo fft
@@ -36,6 +37,9 @@ int cli_emit(int argc, char **argv)
 {
     if (batched_fft(argc, argv))
         return cli_emit_fft(argc, argv);
+    for (int i = 0; i < argc; ++i)
+        if (strcmp(argv[i], "--pool") == 0)
+            return cli_emit_pool(argc, argv);
     cli_args a;
     if (!cli_parse(argc, argv, &emit_verb, &a))
         return 2;

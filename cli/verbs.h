@@ -4,6 +4,7 @@
 
 int cli_emit(int argc, char **argv);
 int cli_emit_fft(int argc, char **argv); /* emit --algo fft */
+int cli_emit_pool(int argc, char **argv); /* emit --pool */
 int cli_generate(int argc, char **argv);
 int cli_compile(int argc, char **argv);
 int cli_check(int argc, char **argv);

@@ -129,6 +129,32 @@ static void test_emit_fft_help_shows_the_fft_options(void **state)
     expect_in(out_text, "--window", "emit --algo fft --help");
 }
 
+/* A pooling kernel's header says how to emit it again, and that command prints it byte for
+ * byte; bad pooling options are named. */
+static void test_emit_pool_says_how_to_emit_it_again(void **state)
+{
+    (void)state;
+    const char *args = "emit --pool fragments --c 3 --in 9x11x13 --window 2x3x2";
+    assert_int_equal(convgen("%s", args), 0);
+    static char first[1 << 16];
+    snprintf(first, sizeof first, "%s", out_text);
+    const char *line = strstr(first, "emitted by: convgen ");
+    assert_non_null(line);
+    char again[256];
+    size_t len = strcspn(line + strlen("emitted by: convgen "), "\n");
+    snprintf(again, sizeof again, "%.*s", (int)len, line + strlen("emitted by: convgen "));
+    expect_in(again, "--n 1 --c 3 --in 9x11x13 --window 2x3x2", args);
+    assert_int_equal(convgen("%s", again), 0);
+    if (strcmp(first, out_text) != 0)
+        fail_msg("convgen %s prints another kernel than convgen %s", again, args);
+    expect_rc(1, "window[1] = 9 must be 1..8", "emit --pool max --in 9x9 --window 2x9"); /* the library says it */
+    expect_rc(2, "--pool avg", "emit --pool avg --in 9x9 --window 2x2");
+    expect_rc(2, "--in and --window of one rank", "emit --pool max --in 9x9 --window 2x2x2");
+    expect_rc(2, "--window needs a value", "emit --pool max --in 9x9 --window");
+    assert_int_equal(convgen("emit --pool --help"), 0);
+    expect_in(out_text, "usage: convgen emit --pool MODE", "emit --pool --help");
+}
+
 /* "auto" and every registered planner's name. */
 static void test_unknown_algorithm_lists_the_algorithms(void **state)
 {
@@ -326,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_every_verb_answers_help),
         cmocka_unit_test(test_verbs_list_and_take_only_their_options),
         cmocka_unit_test(test_emit_fft_help_shows_the_fft_options),
+        cmocka_unit_test(test_emit_pool_says_how_to_emit_it_again),
         cmocka_unit_test(test_unknown_algorithm_lists_the_algorithms),
         cmocka_unit_test(test_unknown_verb_and_option_get_did_you_mean),
         cmocka_unit_test(test_numbers_past_int_are_refused),

@@ -31,8 +31,16 @@ static tmpl_value *header(const cg_pool_problem *p, const cg_kernel *k)
 {
     char what[256];
     cg_pool_problem_describe(p, what, sizeof what);
+    char in[64] = "", window[32] = "";
+    for (int i = 3 - p->rank; i < 3; ++i) {
+        const char *x = i > 3 - p->rank ? "x" : "";
+        snprintf(in + strlen(in), sizeof in - strlen(in), "%s%lld", x, (long long)p->in[i]);
+        snprintf(window + strlen(window), sizeof window - strlen(window), "%s%d", x, p->window[i]);
+    }
     tmpl_value *h = tmpl_list();
     cg_value_line(h, "convgen %s: %s", CG_GENERATOR_VERSION, what);
+    cg_value_line(h, "emitted by: convgen emit --pool %s --n %lld --c %lld --in %s --window %s",
+                  p->fragments > 1 ? "fragments" : "max", (long long)p->n, (long long)p->c, in, window);
     cg_value_line(h, "%s", "");
     cg_value_line(h, "x [%lld][%lld][%lld][%lld][%lld] (n, c, d, h, w; rank 2: d = 1) -> y %s[%lld][%lld][%lld][%lld][%lld]",
                   (long long)p->n, (long long)p->c, (long long)p->in[0], (long long)p->in[1], (long long)p->in[2],
