@@ -116,6 +116,9 @@ static const convgen_pool_desc shapes[] = {
     {CONVGEN_POOL_FRAGMENTS, 3, 1, 2, {7, 8, 20}, {1, 2, 3}},
     {CONVGEN_POOL_FRAGMENTS, 2, 2, 3, {37, 41}, {2, 2}},
     {CONVGEN_POOL_FRAGMENTS, 2, 1, 2, {9, 100}, {3, 4}},
+    /* regions of more than 64 elements (5x5x3, 7x5): a thread per fragment's output */
+    {CONVGEN_POOL_FRAGMENTS, 3, 2, 2, {11, 12, 9}, {3, 3, 2}},
+    {CONVGEN_POOL_FRAGMENTS, 2, 1, 3, {30, 21}, {4, 3}},
 };
 enum { SHAPES = sizeof shapes / sizeof shapes[0] };
 
@@ -134,6 +137,12 @@ static void test_kernels_compile_without_local_memory(void **state)
         /* the header says what it is and the window's loads are unrolled */
         const char *src = convgen_plan_source(plan, 0);
         assert_non_null(strstr(src, shapes[i].mode == CONVGEN_POOL_MAX ? "max pooling " : "max-pooling fragments "));
+        /* the fragments of a region that fits in registers come from one thread */
+        int region = 1;
+        for (int d = 0; d < shapes[i].rank; ++d)
+            region *= 2 * shapes[i].window[d] - 1;
+        bool all = shapes[i].mode == CONVGEN_POOL_FRAGMENTS && region <= 64;
+        assert_int_equal(strstr(src, "one output position of all") != NULL, all);
         assert_null(strstr(src, "for ("));
         assert_int_equal(convgen_execute_pool(plan, (const float *)16, (float *)32, NULL), CONVGEN_ERROR_NO_DEVICE);
         convgen_plan_destroy(plan);

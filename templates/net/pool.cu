@@ -1,5 +1,7 @@
-{#- Max pooling, or one of its fragments (ZNNi section V): each thread one output, the maximum of
-    its window's elements by unrolled loads. Consecutive threads take consecutive outputs along
+{#- Max pooling, or its fragments (ZNNi section V). With all_fragments each thread computes one
+    output position of every fragment from the region their windows cover there, loaded once into
+    registers. Otherwise each thread one output, the maximum of its window's elements by unrolled
+    loads. Consecutive threads take consecutive outputs along
     the width, so a warp's loads for one window element are one run of p-strided floats, and the
     window's elements together cover that run; a region's fragments are consecutive blocks, which
     find its input in the cache. generator/net/pool.c decides every number. -#}
@@ -11,6 +13,32 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0,
     float *__restrict__ workspace)
 {
+{%- if all_fragments %}
+    // Block b: entry nc (n * {{ c }} + c), output positions chunk * {{ threads }} + threadIdx.x of all {{ fragments }} fragments.
+    const unsigned b = blockIdx.x;
+{{- decompose(block_digits, "    ") }}
+    const unsigned e = chunk * {{ threads }}u + threadIdx.x;
+    if (e >= {{ out_volume }}u)
+        return;
+{{- decompose(output_digits, "    ") }}
+    // The region the fragments' windows cover at this position, each element loaded once.
+    const float *src = in0 + (unsigned long long)nc * {{ in_volume }}ull + zd * {{ window[0] * in_plane }}u + zh * {{ window[1] * in_row }}u + zw * {{ window[2] }}u;
+{%- for l in loads %}
+    const float {{ l.name }} = src[{{ l.at }}u];
+{%- endfor %}
+    // Fragment f (the window at offset (oz, oy, ox) = its digits) is y's outermost axis.
+    float *dst = out0 + (unsigned long long)nc * {{ out_volume }}ull + e;
+{%- for fr in fragment_windows %}
+    {
+        float m = {{ fr.first }};
+{%- for v in fr.rest %}
+        m = fmaxf(m, {{ v }});
+{%- endfor %}
+        dst[{{ fr.f * entries * out_volume }}ull] = m;
+    }
+{%- endfor %}
+}
+{%- else %}
     // Block b: fragment f of entry nc (n * {{ c }} + c), its outputs chunk * {{ threads }} + threadIdx.x.
     const unsigned b = blockIdx.x;
 {{- decompose(block_digits, "    ") }}
@@ -34,3 +62,4 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
     out0[(unsigned long long)v * {{ out_volume }}ull + e] = m;
 }
+{%- endif %}
