@@ -15,12 +15,18 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {
 {%- if all_fragments %}
     // Block b: entry nc (n * {{ c }} + c), output positions chunk * {{ threads }} + threadIdx.x of all {{ fragments }} fragments.
+{%- elif fragments > 1 %}
+    // Block b: fragment f of entry nc (n * {{ c }} + c), its outputs chunk * {{ threads }} + threadIdx.x.
+{%- else %}
+    // Block b: entry nc (n * {{ c }} + c), its outputs chunk * {{ threads }} + threadIdx.x.
+{%- endif %}
     const unsigned b = blockIdx.x;
 {{- decompose(block_digits, "    ") }}
     const unsigned e = chunk * {{ threads }}u + threadIdx.x;
     if (e >= {{ out_volume }}u)
         return;
 {{- decompose(output_digits, "    ") }}
+{%- if all_fragments %}
     // The region the fragments' windows cover at this position, each element loaded once.
     const float *src = in0 + (unsigned long long)nc * {{ in_volume }}ull + zd * {{ window[0] * in_plane }}u + zh * {{ window[1] * in_row }}u + zw * {{ window[2] }}u;
 {%- for l in loads %}
@@ -39,13 +45,6 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
 }
 {%- else %}
-    // Block b: fragment f of entry nc (n * {{ c }} + c), its outputs chunk * {{ threads }} + threadIdx.x.
-    const unsigned b = blockIdx.x;
-{{- decompose(block_digits, "    ") }}
-    const unsigned e = chunk * {{ threads }}u + threadIdx.x;
-    if (e >= {{ out_volume }}u)
-        return;
-{{- decompose(output_digits, "    ") }}
 {%- if fragments > 1 %}
     // f is the window's offset (oz, oy, ox); the fragments are y's outermost axis.
 {{- decompose(fragment_digits, "    ") }}
