@@ -18,6 +18,7 @@ static const struct {
     {"check", cli_check, "run a layer's kernels on the GPU against the CPU float64 reference"},
     {"tune", cli_tune, "time every algorithm on a layer (or a layer file) and print the candidates and the winner"},
     {"explain", cli_explain, "say which algorithm auto picks for a layer, why, and its kernels' resources"},
+    {"net", cli_net, "a network file's field of view, patch, and each layer's tensor and memory (no GPU)"},
     {"generate", cli_generate, "emit the kernels of a layer file into a folder (the build's kernel sets)"},
     {"compile-kernel", cli_compile_kernel, "(the build's) compile one emitted kernel into a cubin and its report"},
     {"embed-set", cli_embed_set, "(the build's) embed compiled kernels and wisdom as the library's kernel set"},

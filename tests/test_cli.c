@@ -155,6 +155,29 @@ static void test_emit_pool_says_how_to_emit_it_again(void **state)
     expect_in(out_text, "usage: convgen emit --pool MODE", "emit --pool --help");
 }
 
+/* convgen net: a network file's arithmetic (ZNNi's n337: 85^3 field of view; one voxel a final
+ * fragment needs 92^3 of input for 8^3 of dense output), and bad files and options named. */
+static void test_net_prints_a_networks_arithmetic(void **state)
+{
+    (void)state;
+    char args[1200], bad[512];
+    snprintf(args, sizeof args, "net '%s/bench/nets/n337.net'", CONVGEN_SOURCE_DIR);
+    assert_int_equal(convgen("%s", args), 0);
+    expect_in(out_text, "field of view: 85x85x85", args);
+    expect_in(out_text, "patch: input 92x92x92, dense output 8x8x8", args);
+    expect_in(out_text, "| 6 | pool 2x2x2 (fragments) | 512 x 80 x 9x9x9 |", args); /* 4 convolutions of 3^3 to 1 */
+    snprintf(args, sizeof args, "net '%s/bench/nets/n726.net' --m 2x3x4", CONVGEN_SOURCE_DIR);
+    assert_int_equal(convgen("%s", args), 0);
+    expect_in(out_text, "dense output 8x12x16 (final fragments 2x3x4)", args);
+    snprintf(args, sizeof args, "net '%s/bench/nets/n726.net' --m 2x3", CONVGEN_SOURCE_DIR);
+    expect_rc(2, "--m '2x3' must be DxHxW", args);
+    write_file("bad.net", "input 1\nconv 8 3x3x3\npool 2x2x2 relu\nconv 1 1x1x1\n", bad, sizeof bad);
+    snprintf(args, sizeof args, "net '%s'", bad);
+    expect_rc(1, "line 3: pool takes a window", args);
+    expect_rc(2, "which network file?", "net");
+    expect_rc(1, "cannot read", "net /nonexistent.net");
+}
+
 /* "auto" and every registered planner's name. */
 static void test_unknown_algorithm_lists_the_algorithms(void **state)
 {
@@ -353,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_verbs_list_and_take_only_their_options),
         cmocka_unit_test(test_emit_fft_help_shows_the_fft_options),
         cmocka_unit_test(test_emit_pool_says_how_to_emit_it_again),
+        cmocka_unit_test(test_net_prints_a_networks_arithmetic),
         cmocka_unit_test(test_unknown_algorithm_lists_the_algorithms),
         cmocka_unit_test(test_unknown_verb_and_option_get_did_you_mean),
         cmocka_unit_test(test_numbers_past_int_are_refused),

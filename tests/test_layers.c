@@ -50,6 +50,7 @@ static const char *const PROBLEM_KINDS[] = {
     "generator/problem.o",
     "generator/fft/fft_problem.o",
     "generator/net/pool_problem.o",
+    "generator/net/net.o", /* a network: the executor's problem, which `convgen net` prints */
 };
 
 /* Family -> the other families it may use. */
