@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "convgen.h"
+#include "layer.h"
 #include "verbs.h"
 
 static int usage(void)
@@ -22,24 +23,15 @@ static int usage(void)
     return 0;
 }
 
-/* "95x95x95" into extents, outermost first; how many (0: malformed). */
+/* "95x95x95" into positive extents, outermost first (cg_parse_dims); how many (0: malformed). */
 static int parse_extents(const char *option, const char *v, int64_t out[3])
 {
-    int n = 0;
-    for (const char *at = v; n < 3;) {
-        char *end;
-        long long x = strtoll(at, &end, 10);
-        if (end == at || x < 1)
-            break;
-        out[n++] = x;
-        if (*end == '\0')
-            return n;
-        if (*end != 'x')
-            break;
-        at = end + 1;
-    }
-    fprintf(stderr, "convgen: emit: %s '%s' must be DxHxW or HxW of positive integers\n", option, v);
-    return 0;
+    int n = cg_parse_dims(v, out);
+    for (int i = 0; i < n; ++i)
+        n = out[i] >= 1 ? n : 0;
+    if (!n)
+        fprintf(stderr, "convgen: emit: %s '%s' must be DxHxW or HxW of positive integers\n", option, v);
+    return n;
 }
 
 static bool parse(int argc, char **argv, convgen_pool_desc *d)

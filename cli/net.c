@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "layer.h"
 #include "net/net.h"
 #include "verbs.h"
 
@@ -35,27 +36,19 @@ static char *read_file(const char *path)
     return text;
 }
 
-/* "DxHxW" (rank 3) or "HxW" (rank 2, depth 1) into m. */
+/* "DxHxW" (rank 3) or "HxW" (rank 2, depth 1) of positive integers into m (cg_parse_dims). */
 static bool parse_m(const char *v, int rank, int64_t m[3])
 {
-    int64_t x[3];
-    int n = 0;
-    for (const char *at = v; n < 3;) {
-        char *end;
-        long long e = strtoll(at, &end, 10);
-        if (end == at || e < 1)
-            break;
-        x[n++] = e;
-        if (*end == '\0' && n == rank) {
-            m[0] = rank == 3 ? x[0] : 1, m[1] = x[rank - 2], m[2] = x[rank - 1];
-            return true;
-        }
-        if (*end != 'x')
-            break;
-        at = end + 1;
+    int64_t x[CONVGEN_MAX_RANK];
+    int n = cg_parse_dims(v, x);
+    for (int i = 0; i < n; ++i)
+        n = x[i] >= 1 ? n : 0;
+    if (n != rank) {
+        fprintf(stderr, "convgen: net: --m '%s' must be %s of positive integers\n", v, rank == 3 ? "DxHxW" : "HxW");
+        return false;
     }
-    fprintf(stderr, "convgen: net: --m '%s' must be %s of positive integers\n", v, rank == 3 ? "DxHxW" : "HxW");
-    return false;
+    m[0] = rank == 3 ? x[0] : 1, m[1] = x[rank - 2], m[2] = x[rank - 1];
+    return true;
 }
 
 static void print_extent(const cg_net *net, const int64_t e[3])

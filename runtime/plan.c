@@ -311,30 +311,32 @@ convgen_status plan_conv_algo(convgen_context *ctx, const convgen_conv_desc *des
     return s;
 }
 
-convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *desc, convgen_plan **out)
+/* A plan of a kind with one planner (the batched FFT, pooling), its problem already checked
+ * into `problem` with status `checked`: the arguments checked first, as for every plan. */
+static convgen_status plan_of_kind(convgen_context *ctx, cg_problem_ref problem, convgen_status checked,
+                                   convgen_plan **out)
 {
     convgen_plan *plan;
     convgen_status s = plan_new(ctx, out, &plan);
     if (s != CONVGEN_SUCCESS)
         return s;
-    cg_fft_problem p;
-    program_source src = {{.problem = cg_fft_ref(&p)}, plan_target_of(ctx)};
-    s = cg_fft_problem_init(&p, desc);
+    program_source src = {{.problem = problem}, plan_target_of(ctx)};
     int64_t needed;
-    return plan_finish(plan, s, &src, 0, out, &needed);
+    return plan_finish(plan, checked, &src, 0, out, &needed);
+}
+
+convgen_status convgen_plan_fft(convgen_context *ctx, const convgen_fft_desc *desc, convgen_plan **out)
+{
+    cg_fft_problem p;
+    convgen_status s = cg_fft_problem_init(&p, desc);
+    return plan_of_kind(ctx, cg_fft_ref(&p), s, out);
 }
 
 convgen_status convgen_plan_pool(convgen_context *ctx, const convgen_pool_desc *desc, convgen_plan **out)
 {
-    convgen_plan *plan;
-    convgen_status s = plan_new(ctx, out, &plan);
-    if (s != CONVGEN_SUCCESS)
-        return s;
     cg_pool_problem p;
-    program_source src = {{.problem = cg_pool_ref(&p)}, plan_target_of(ctx)};
-    s = cg_pool_problem_init(&p, desc);
-    int64_t needed;
-    return plan_finish(plan, s, &src, 0, out, &needed);
+    convgen_status s = cg_pool_problem_init(&p, desc);
+    return plan_of_kind(ctx, cg_pool_ref(&p), s, out);
 }
 
 convgen_status convgen_pool_output(const convgen_pool_desc *desc, int64_t *batch, int64_t out[CONVGEN_MAX_RANK])
@@ -652,30 +654,29 @@ convgen_status convgen_emit(const convgen_conv_desc *desc, convgen_pass pass, co
     return take_source(&gen, i, source);
 }
 
-convgen_status convgen_emit_fft(const convgen_fft_desc *desc, int i, char **source)
+/* Kernel i's source of a problem of a kind with one planner, checked with status `checked`. */
+static convgen_status emit_of_kind(cg_problem_ref problem, convgen_status checked, int i, char **source)
 {
     if (!source)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "source is NULL");
     *source = NULL;
-    cg_fft_problem p;
     cg_generated gen;
+    if (checked != CONVGEN_SUCCESS)
+        return checked;
+    convgen_status s = cg_generate_spec(&(cg_spec){.problem = problem}, NULL, &gen);
+    return s != CONVGEN_SUCCESS ? s : take_source(&gen, i, source);
+}
+
+convgen_status convgen_emit_fft(const convgen_fft_desc *desc, int i, char **source)
+{
+    cg_fft_problem p;
     convgen_status s = cg_fft_problem_init(&p, desc);
-    if (s != CONVGEN_SUCCESS ||
-        (s = cg_generate_spec(&(cg_spec){.problem = cg_fft_ref(&p)}, NULL, &gen)) != CONVGEN_SUCCESS)
-        return s;
-    return take_source(&gen, i, source);
+    return emit_of_kind(cg_fft_ref(&p), s, i, source);
 }
 
 convgen_status convgen_emit_pool(const convgen_pool_desc *desc, char **source)
 {
-    if (!source)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "source is NULL");
-    *source = NULL;
     cg_pool_problem p;
-    cg_generated gen;
     convgen_status s = cg_pool_problem_init(&p, desc);
-    if (s != CONVGEN_SUCCESS ||
-        (s = cg_generate_spec(&(cg_spec){.problem = cg_pool_ref(&p)}, NULL, &gen)) != CONVGEN_SUCCESS)
-        return s;
-    return take_source(&gen, 0, source);
+    return emit_of_kind(cg_pool_ref(&p), s, 0, source);
 }

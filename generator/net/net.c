@@ -6,30 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layer.h"
 #include "pool_problem.h"
 #include "util.h"
 
 #define NET_EXTENT_LIMIT ((int64_t)1 << 31)
 
-/* "3x3x3" (rank 3) or "3x3" (rank 2) into size[3], depth first; the rank it had, 0 if malformed. */
+/* "3x3x3" (rank 3) or "3x3" (rank 2) of 1..64 into size[3], depth first (cg_parse_dims); the
+ * rank it had, 0 if malformed. */
 static int parse_sizes(const char *word, int size[3])
 {
-    int v[3], n = 0;
-    for (const char *at = word;;) {
-        char *end;
-        long x = strtol(at, &end, 10);
-        if (end == at || x < 1 || x > 64 || n == 3)
-            return 0;
-        v[n++] = (int)x;
-        if (*end == '\0')
-            break;
-        if (*end != 'x')
-            return 0;
-        at = end + 1;
-    }
+    int64_t v[CONVGEN_MAX_RANK];
+    int n = cg_parse_dims(word, v);
+    for (int i = 0; i < n; ++i)
+        n = v[i] >= 1 && v[i] <= 64 ? n : 0;
     if (n < 2)
         return 0;
-    size[0] = n == 3 ? v[0] : 1, size[1] = v[n - 2], size[2] = v[n - 1];
+    size[0] = n == 3 ? (int)v[0] : 1, size[1] = (int)v[n - 2], size[2] = (int)v[n - 1];
     return n;
 }
 

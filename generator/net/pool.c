@@ -80,12 +80,10 @@ static tmpl_value *header(const cg_pool_problem *p, const cg_kernel *k)
 {
     char what[256];
     cg_pool_problem_describe(p, what, sizeof what);
-    char in[64] = "", window[32] = "";
-    for (int i = 3 - p->rank; i < 3; ++i) {
-        const char *x = i > 3 - p->rank ? "x" : "";
-        snprintf(in + strlen(in), sizeof in - strlen(in), "%s%lld", x, (long long)p->in[i]);
-        snprintf(window + strlen(window), sizeof window - strlen(window), "%s%d", x, p->window[i]);
-    }
+    const int64_t w[3] = {p->window[0], p->window[1], p->window[2]};
+    char in[64], window[64];
+    cg_pool_dims_text(p, p->in, in, sizeof in);
+    cg_pool_dims_text(p, w, window, sizeof window);
     tmpl_value *h = tmpl_list();
     cg_value_line(h, "convgen %s: %s", CG_GENERATOR_VERSION, what);
     cg_value_line(h, "emitted by: convgen emit --pool %s --n %lld --c %lld --in %s --window %s",
@@ -154,10 +152,10 @@ convgen_status cg_generate_pool(const cg_pool_problem *p, const cg_target *targe
     memset(out, 0, sizeof *out);
     cg_kernel *k = &out->kernels[0];
     int64_t chunks = (p->out_volume + POOL_THREADS - 1) / POOL_THREADS;
-    snprintf(k->name, sizeof k->name, "convgen_%s%dd_%d", p->fragments > 1 ? "mpf" : "maxpool", p->rank,
-             p->window[3 - p->rank]);
-    for (int i = 4 - p->rank; i < 3; ++i) /* "convgen_mpf3d_2x2x1" */
-        snprintf(k->name + strlen(k->name), sizeof k->name - strlen(k->name), "x%d", p->window[i]);
+    const int64_t w[3] = {p->window[0], p->window[1], p->window[2]};
+    char sizes[24]; /* three windows of 1..8 */
+    cg_pool_dims_text(p, w, sizes, sizeof sizes);
+    snprintf(k->name, sizeof k->name, "convgen_%s%dd_%s", p->fragments > 1 ? "mpf" : "maxpool", p->rank, sizes); /* "convgen_mpf3d_2x2x1" */
     k->grid[0] = (unsigned)(p->volumes / (all_fragments(p) ? p->fragments : 1) * chunks), k->grid[1] = k->grid[2] = 1;
     k->block[0] = POOL_THREADS, k->block[1] = k->block[2] = 1;
     tmpl_value *ctx = tmpl_map();

@@ -38,19 +38,18 @@ static convgen_status check_dimension(const convgen_pool_desc *d, int i, int64_t
     return CONVGEN_SUCCESS;
 }
 
-/* The input's extents as the caller gave them ("50000x50000" at rank 2). */
-static void input_text(const cg_pool_problem *p, char *buf, size_t size)
+void cg_pool_dims_text(const cg_pool_problem *p, const int64_t v[3], char *buf, size_t size)
 {
     buf[0] = '\0';
     for (int i = 3 - p->rank; i < 3; ++i)
-        snprintf(buf + strlen(buf), size - strlen(buf), "%s%lld", i > 3 - p->rank ? "x" : "", (long long)p->in[i]);
+        snprintf(buf + strlen(buf), size - strlen(buf), "%s%lld", i > 3 - p->rank ? "x" : "", (long long)v[i]);
 }
 
 /* in_volume, out_volume and volumes under the kernels' 32-bit limits; n c in_volume in 64 bits. */
 static convgen_status check_sizes(cg_pool_problem *p)
 {
     char in[64];
-    input_text(p, in, sizeof in);
+    cg_pool_dims_text(p, p->in, in, sizeof in);
     int64_t window = (int64_t)p->window[0] * p->window[1] * p->window[2];
     if (window > CG_POOL_MAX_ELEMENTS)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "window: %lld elements, more than %d", (long long)window,
@@ -94,14 +93,11 @@ convgen_status cg_pool_problem_init(cg_pool_problem *p, const convgen_pool_desc 
 
 void cg_pool_problem_describe(const cg_pool_problem *p, char *buf, size_t size)
 {
-    int first = 3 - p->rank;
-    char in[64] = "", out[64] = "", window[32] = "";
-    for (int i = first; i < 3; ++i) {
-        const char *x = i > first ? "x" : "";
-        snprintf(in + strlen(in), sizeof in - strlen(in), "%s%lld", x, (long long)p->in[i]);
-        snprintf(out + strlen(out), sizeof out - strlen(out), "%s%lld", x, (long long)p->out[i]);
-        snprintf(window + strlen(window), sizeof window - strlen(window), "%s%d", x, p->window[i]);
-    }
+    const int64_t w[3] = {p->window[0], p->window[1], p->window[2]};
+    char in[64], out[64], window[64];
+    cg_pool_dims_text(p, p->in, in, sizeof in);
+    cg_pool_dims_text(p, p->out, out, sizeof out);
+    cg_pool_dims_text(p, w, window, sizeof window);
     if (p->mode == CONVGEN_POOL_FRAGMENTS)
         snprintf(buf, size, "max-pooling fragments %s of %lld x %lld x %s -> %d fragments x %lld x %lld x %s", window,
                  (long long)p->n, (long long)p->c, in, p->fragments, (long long)p->n, (long long)p->c, out);

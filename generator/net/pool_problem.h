@@ -28,6 +28,9 @@ typedef struct cg_pool_problem {
 /* Checks every field; the message of a failure names it ("window[1] = 9 must be 1..8"). */
 convgen_status cg_pool_problem_init(cg_pool_problem *p, const convgen_pool_desc *d);
 
+/* Extents as the caller wrote them: v's last `rank` entries, "95x95x95" (rank 2: "64x48"). */
+void cg_pool_dims_text(const cg_pool_problem *p, const int64_t v[3], char *buf, size_t size);
+
 /* "max pooling 2x2x2 of 1 x 80 x 48x48x48 -> 24x24x24" for headers and the CLI. */
 void cg_pool_problem_describe(const cg_pool_problem *p, char *buf, size_t size);
 
