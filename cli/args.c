@@ -231,6 +231,14 @@ static bool set_convolution(cli_args *a, const cli_option *o, const char *v)
     return true;
 }
 
+/* --bias, --relu: the layer's epilogue bits. */
+static bool set_epilogue(cli_args *a, const cli_option *o, const char *v)
+{
+    (void)v;
+    a->layer.desc.epilogue |= strcmp(o->name, "--bias") == 0 ? CONVGEN_EPILOGUE_BIAS : CONVGEN_EPILOGUE_RELU;
+    return true;
+}
+
 /* ---- the table ---- */
 
 #define F(field) offsetof(cli_args, field)
@@ -301,6 +309,8 @@ static const cli_option options[] = {
     {"--stride", "AxB", LAYER_VERBS, true, set_layer_sizes, 0, "stride per dimension"},
     {"--dilation", "AxB", LAYER_VERBS, true, set_layer_sizes, 0, "dilation per dimension"},
     {"--convolution", NULL, LAYER_VERBS, true, set_convolution, 0, "a true convolution (the kernel flipped), not a correlation"},
+    {"--bias", NULL, LAYER_VERBS, true, set_epilogue, 0, "fprop adds a bias per output channel as it stores y"},
+    {"--relu", NULL, LAYER_VERBS, true, set_epilogue, 0, "fprop stores max(y, 0) (after the bias)"},
 };
 
 #define OPTION_COUNT (int)(sizeof options / sizeof options[0])

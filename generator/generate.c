@@ -16,6 +16,21 @@ convgen_status cg_generate(const cg_problem *p, convgen_pass pass, convgen_algo 
     return cg_generate_tuned(p, pass, algo, target, NULL, out);
 }
 
+/* A layer's epilogue must be applied by the kernels that write y, or the plan would silently
+ * compute another function. */
+static convgen_status check_epilogue_applied(const cg_generated *g)
+{
+    bool applied = false;
+    for (int i = 0; i < g->kernel_count; ++i)
+        applied |= g->kernels[i].epilogue;
+    if (applied == (g->problem.epilogue != 0))
+        return CONVGEN_SUCCESS;
+    return applied ? cg_fail(CONVGEN_ERROR_INTERNAL, "%s: a kernel applies an epilogue the layer does not have",
+                             convgen_algo_name(g->algo))
+                   : cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "%s does not apply a bias or ReLU as it stores y",
+                             convgen_algo_name(g->algo));
+}
+
 convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen_algo algo,
                                  const cg_target *target, const cg_tuning *tune, cg_generated *out)
 {
@@ -25,7 +40,9 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
     const cg_planner *planner = cg_planner_of(algo);
     if (!planner)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "algo = %d is not a known algorithm", (int)algo);
-    convgen_status s = planner->applicable(p, pass);
+    convgen_status s = cg_epilogue_check(p, pass);
+    if (s == CONVGEN_SUCCESS)
+        s = planner->applicable(p, pass);
     if (s != CONVGEN_SUCCESS)
         return s;
     cg_target t = target ? *target : (cg_target){0}; /* its other zeros are the generator's defaults */
@@ -35,6 +52,8 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
     out->pass = pass;
     out->problem = *p;
     s = planner->generate(p, pass, &t, tune, out);
+    if (s == CONVGEN_SUCCESS)
+        s = check_epilogue_applied(out);
     if (s == CONVGEN_SUCCESS)
         s = cg_stamp_headers(out, &t, tune);
     if (s != CONVGEN_SUCCESS)

@@ -61,7 +61,8 @@ int cg_target_max_cluster(const char *arch);
 static inline bool cg_target_bulk_copies(const cg_target *t) { return !t || t->max_cluster != 1; }
 
 /* One emitted kernel: its source and how to launch it. Every convgen kernel takes the same
- * four pointers (in0, in1, out, workspace) in the order of convgen_execute. */
+ * four pointers (in0, in1, out, workspace) in the order of convgen_execute; one that applies a
+ * bias takes it fifth. */
 typedef struct cg_kernel {
     char name[CG_KERNEL_NAME_MAX];
     char *source;
@@ -70,6 +71,9 @@ typedef struct cg_kernel {
     /* What a kernel of a program of kernels only (direct) computes, for its header; NULL: the
      * first is an implicit GEMM, a second the sum of its split reduction's partial results. */
     const char *what;
+    /* It writes y and applies the layer's epilogue (bias, ReLU) to what it writes: the last
+     * kernel of fprop's program, or of each sub-batch's, for a layer with an epilogue. */
+    bool epilogue;
 } cg_kernel;
 
 /* Choices a caller may fix instead of the planner (plan options, the tuner). */
@@ -387,9 +391,12 @@ int64_t cg_fft_basis(const cg_problem *p, convgen_pass pass);
 
 /* Runs a program of steps on the CPU as the runtime would on the GPU: the kernels by their ops,
  * the FFT steps as DFTs in double precision, the GEMMs by their parameters, phases and chunks
- * in order, every buffer in fp32 at its byte offset of a workspace of its own. For CI, which
- * has no GPU. CONVGEN_ERROR_NOT_SUPPORTED for a kernel its op does not describe. */
-convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, float *out);
+ * in order, every buffer in fp32 at its byte offset of a workspace of its own; the layer's
+ * epilogue (bias: k floats, or NULL without CG_EPILOGUE_BIAS) after the kernel that applies
+ * it. For CI, which has no GPU. CONVGEN_ERROR_NOT_SUPPORTED for a kernel its op does not
+ * describe. */
+convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, const float *bias,
+                                   float *out);
 
 /* Whether the program's weights can be prepared once for many executions: it has steps before
  * the chunks (phase 0: the weights' transforms) and none after them reads in1 (the weights), so
@@ -398,8 +405,8 @@ bool cg_program_prepares_weights(const cg_generated *g);
 
 /* cg_program_evaluate's prepared path: phase 0 once with the weights w (in1), then phases 1 and
  * 2 for each of `count` inputs in0s[i] into outs[i], with in1 NULL and the same workspace. */
-convgen_status cg_program_evaluate_prepared(const cg_generated *g, const float *w, int count, const float *const *in0s,
-                                            float *const *outs);
+convgen_status cg_program_evaluate_prepared(const cg_generated *g, const float *w, const float *bias, int count,
+                                            const float *const *in0s, float *const *outs);
 
 /* The program as a comment block for readers (malloc'ed; NULL when out of memory). */
 char *cg_program_describe(const cg_generated *g);

@@ -61,6 +61,9 @@ static convgen_status check_scalars(const convgen_conv_desc *desc)
     if (mode != CONVGEN_CROSS_CORRELATION && mode != CONVGEN_CONVOLUTION)
         return bad_field("mode", -1, mode,
                          "must be CONVGEN_CROSS_CORRELATION (0) or CONVGEN_CONVOLUTION (1)");
+    if (desc->epilogue & ~(unsigned)CG_EPILOGUE_ALL)
+        return bad_field("epilogue", -1, desc->epilogue,
+                         "has unknown bits: CONVGEN_EPILOGUE_BIAS (1) and CONVGEN_EPILOGUE_RELU (2) are all");
     return CONVGEN_SUCCESS;
 }
 
@@ -130,6 +133,14 @@ static convgen_status check_tensor_sizes(const cg_problem *p)
     return CONVGEN_SUCCESS;
 }
 
+convgen_status cg_epilogue_check(const cg_problem *p, convgen_pass pass)
+{
+    if (!p->epilogue || pass == CONVGEN_FPROP)
+        return CONVGEN_SUCCESS;
+    return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "epilogue = %u: a bias and ReLU are fprop's; clear the desc's epilogue "
+                   "for %s", p->epilogue, convgen_pass_name(pass));
+}
+
 convgen_status cg_problem_init(cg_problem *p, const convgen_conv_desc *desc)
 {
     if (!desc)
@@ -139,7 +150,7 @@ convgen_status cg_problem_init(cg_problem *p, const convgen_conv_desc *desc)
         return st;
     /* Built aside so that *p is only written for a valid problem. */
     cg_problem q = {.rank = desc->rank, .n = desc->n, .c = desc->c, .k = desc->k,
-                    .flip = desc->mode == CONVGEN_CONVOLUTION};
+                    .flip = desc->mode == CONVGEN_CONVOLUTION, .epilogue = desc->epilogue};
     for (int i = 0; i < CONVGEN_MAX_RANK; ++i)
         q.in[i] = q.kernel[i] = q.out[i] = q.stride[i] = q.dilation[i] = 1;
     for (int i = 0; i < q.rank; ++i)
@@ -253,6 +264,10 @@ void cg_problem_describe(const cg_problem *p, char *buf, size_t size)
     }
     if (p->flip)
         cg_buf_puts(&b, " --convolution");
+    if (p->epilogue & CG_EPILOGUE_BIAS)
+        cg_buf_puts(&b, " --bias");
+    if (p->epilogue & CG_EPILOGUE_RELU)
+        cg_buf_puts(&b, " --relu");
     snprintf(buf, size, "%s", b.data ? b.data : "");
     cg_buf_free(&b);
 }
@@ -262,8 +277,8 @@ void cg_problem_describe(const cg_problem *p, char *buf, size_t size)
 static void conv_hash(const void *problem, cg_key *key)
 {
     const cg_problem *p = problem;
-    const int64_t head[5] = {p->rank, p->n, p->c, p->k, p->flip};
-    cg_key_put_dims(key, head, 5);
+    const int64_t head[6] = {p->rank, p->n, p->c, p->k, p->flip, p->epilogue};
+    cg_key_put_dims(key, head, 6);
     const int64_t *dims[7] = {p->in, p->kernel, p->out, p->pad_before, p->pad_after, p->stride, p->dilation};
     for (int i = 0; i < 7; ++i)
         cg_key_put_dims(key, dims[i], p->rank);

@@ -16,7 +16,15 @@ typedef struct cg_problem {
     int64_t pad_before[CONVGEN_MAX_RANK], pad_after[CONVGEN_MAX_RANK];
     int64_t stride[CONVGEN_MAX_RANK], dilation[CONVGEN_MAX_RANK];
     bool flip; /* convolution (kernel flipped) rather than cross-correlation */
+    unsigned epilogue; /* CG_EPILOGUE_* bits: what fprop's store adds to y */
 } cg_problem;
+
+/* convgen_conv_desc.epilogue's bits: the bias of y's channel, then ReLU. */
+enum { CG_EPILOGUE_BIAS = CONVGEN_EPILOGUE_BIAS, CG_EPILOGUE_RELU = CONVGEN_EPILOGUE_RELU,
+       CG_EPILOGUE_ALL = CG_EPILOGUE_BIAS | CG_EPILOGUE_RELU };
+
+/* CONVGEN_SUCCESS, or INVALID_VALUE naming the epilogue where the pass is not fprop. */
+convgen_status cg_epilogue_check(const cg_problem *p, convgen_pass pass);
 
 /* The convolution layer as a problem kind ("conv"): its hash writes rank, n, c, k, flip and
  * every spatial field up to rank (out too); its describe is cg_problem_describe. */
@@ -53,7 +61,7 @@ void cg_dims_text(const int64_t *v, int rank, char *buf, size_t size);
 
 /* The layer as a line of bench/layers.txt plus what that format cannot say, as the CLI's
  * options, for headers: "128 64 64 64x64 9x9 0 1" or "... --stride 2x1 --dilation 2x2
- * --convolution". */
+ * --convolution --bias --relu". */
 void cg_problem_describe(const cg_problem *p, char *buf, size_t size);
 
 #endif

@@ -13,6 +13,7 @@
 #include "gemm.h"
 #include "generate.h"
 #include "op_kinds.h"
+#include "reference.h"
 #include "util.h"
 
 /* cuFFT's R2C (dense images in, half spectra out) or C2R (the reverse, unnormalized). */
@@ -86,7 +87,17 @@ static convgen_status run_kernel(const cg_generated *g, int i, const cg_op_buffe
     return cg_fail(s, "step %d: %s", i, why);
 }
 
-static convgen_status run_phase(const cg_generated *g, int phase, bool later_chunk, cg_op_buffers *m)
+/* The layer's epilogue on what a step that applies it wrote: the y of the chunk at m->out. */
+static void run_epilogue(const cg_generated *g, const float *bias, const cg_op_buffers *m)
+{
+    const cg_problem *p = &g->problem;
+    int64_t elems = g->chunks > 1 && g->chunk_elems[2] ? g->chunk_elems[2] : cg_problem_y_elems(p);
+    for (int64_t i = 0; i < elems; ++i)
+        m->out[i] = (float)ref_epilogue(p, bias, i, m->out[i]);
+}
+
+static convgen_status run_phase(const cg_generated *g, int phase, bool later_chunk, const float *bias,
+                                cg_op_buffers *m)
 {
     for (int i = 0; i < g->step_count; ++i) {
         const cg_step *st = &g->steps[i];
@@ -99,22 +110,25 @@ static convgen_status run_phase(const cg_generated *g, int phase, bool later_chu
             cg_gemm_evaluate(&st->gemm, m->ws, st->gemm.accumulate && later_chunk);
         else if (st->kind == CG_STEP_KERNEL && (s = run_kernel(g, i, m)) != CONVGEN_SUCCESS)
             return s;
+        if (st->kind == CG_STEP_KERNEL && g->kernels[st->kernel].epilogue)
+            run_epilogue(g, bias, m);
     }
     return CONVGEN_SUCCESS;
 }
 
 /* Phases 1 (per chunk) and 2 on a workspace that phase 0 has filled. in1 may be NULL where no
  * step of those phases reads it. */
-static convgen_status run_chunks(const cg_generated *g, const float *in0, const float *in1, float *out, char *ws)
+static convgen_status run_chunks(const cg_generated *g, const float *in0, const float *in1, const float *bias,
+                                 float *out, char *ws)
 {
     convgen_status s = CONVGEN_SUCCESS;
     for (int64_t c = 0; c < g->chunks && s == CONVGEN_SUCCESS; ++c) {
         cg_op_buffers chunk = {.in = {in0 + c * g->chunk_elems[0], in1 ? in1 + c * g->chunk_elems[1] : NULL},
                          .out = out + c * g->chunk_elems[2], .ws = ws};
-        s = run_phase(g, 1, c > 0, &chunk);
+        s = run_phase(g, 1, c > 0, bias, &chunk);
     }
     cg_op_buffers m = {.in = {in0, in1}, .out = out, .ws = ws};
-    return s == CONVGEN_SUCCESS ? run_phase(g, 2, false, &m) : s;
+    return s == CONVGEN_SUCCESS ? run_phase(g, 2, false, bias, &m) : s;
 }
 
 /* A workspace poisoned with NaN, so that a buffer read before it is written shows. */
@@ -128,22 +142,23 @@ static char *poisoned_workspace(const cg_generated *g)
     return ws;
 }
 
-convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, float *out)
+convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, const float *bias,
+                                   float *out)
 {
     if (g->step_count == 0)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the plan has no step program");
     cg_op_buffers m = {.in = {in0, in1}, .out = out, .ws = poisoned_workspace(g)};
     if (!m.ws)
         return CONVGEN_ERROR_OUT_OF_MEMORY;
-    convgen_status s = run_phase(g, 0, false, &m);
+    convgen_status s = run_phase(g, 0, false, bias, &m);
     if (s == CONVGEN_SUCCESS)
-        s = run_chunks(g, in0, in1, out, m.ws);
+        s = run_chunks(g, in0, in1, bias, out, m.ws);
     free(m.ws);
     return s;
 }
 
-convgen_status cg_program_evaluate_prepared(const cg_generated *g, const float *w, int count, const float *const *in0s,
-                                            float *const *outs)
+convgen_status cg_program_evaluate_prepared(const cg_generated *g, const float *w, const float *bias, int count,
+                                            const float *const *in0s, float *const *outs)
 {
     if (!cg_program_prepares_weights(g))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the %s %s program has no weights to prepare",
@@ -151,9 +166,9 @@ convgen_status cg_program_evaluate_prepared(const cg_generated *g, const float *
     cg_op_buffers m = {.in = {NULL, w}, .out = NULL, .ws = poisoned_workspace(g)};
     if (!m.ws)
         return CONVGEN_ERROR_OUT_OF_MEMORY;
-    convgen_status s = run_phase(g, 0, false, &m);
+    convgen_status s = run_phase(g, 0, false, bias, &m);
     for (int i = 0; i < count && s == CONVGEN_SUCCESS; ++i)
-        s = run_chunks(g, in0s[i], NULL, outs[i], m.ws);
+        s = run_chunks(g, in0s[i], NULL, bias, outs[i], m.ws);
     free(m.ws);
     return s;
 }

@@ -222,14 +222,30 @@ double ref_relative_error(const float *got, const double *ref, int64_t n)
     return sqrt(diff2 / ref2);
 }
 
-double ref_compare(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
-                   int64_t elems, int64_t checked, uint64_t *state, double *max_abs)
+double ref_epilogue(const cg_problem *p, const float *bias, int64_t index, double v)
+{
+    if (p->epilogue & CG_EPILOGUE_BIAS)
+        v += bias[index / cg_problem_out_pixels(p) % p->k];
+    return p->epilogue & CG_EPILOGUE_RELU ? (v > 0 ? v : 0) : v;
+}
+
+void ref_apply_epilogue(const cg_problem *p, const float *bias, double *y)
+{
+    for (int64_t i = 0; p->epilogue && i < cg_problem_y_elems(p); ++i)
+        y[i] = ref_epilogue(p, bias, i, y[i]);
+}
+
+double ref_compare(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *bias,
+                   const float *got, int64_t elems, int64_t checked, uint64_t *state, double *max_abs)
 {
     double diff2 = 0, ref2 = 0;
     bool sampled = checked < elems;
     for (int64_t s = 0; s < checked; ++s) {
         int64_t i = sampled ? (int64_t)(cg_next_random(state) % (uint64_t)elems) : s;
-        double ref = ref_conv_at(p, pass, in0, in1, i), d = (double)got[i] - ref;
+        double ref = ref_conv_at(p, pass, in0, in1, i);
+        if (pass == CONVGEN_FPROP)
+            ref = ref_epilogue(p, bias, i, ref);
+        double d = (double)got[i] - ref;
         if (isnan(d) || fabs(d) > *max_abs)
             *max_abs = isnan(d) ? INFINITY : fabs(d);
         diff2 += d * d;
@@ -253,13 +269,13 @@ void cg_fill_random(float *v, int64_t n, uint64_t *state)
         v[i] = (float)((double)(cg_next_random(state) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
-double cg_sampled_error(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
-                        int64_t samples, uint64_t seed)
+double cg_sampled_error(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *bias,
+                        const float *got, int64_t samples, uint64_t seed)
 {
     int64_t elems[3];
     cg_problem_operand_elems(p, pass, elems);
     uint64_t state = 0x9E3779B97F4A7C15ull ^ (seed << 1 | 1);
     double max_abs = 0;
     int64_t checked = samples == 0 || samples >= elems[2] ? elems[2] : samples;
-    return ref_compare(p, pass, in0, in1, got, elems[2], checked, &state, &max_abs);
+    return ref_compare(p, pass, in0, in1, bias, got, elems[2], checked, &state, &max_abs);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "magic.h"
+#include "problem.h"
 #include "util.h"
 
 tmpl_value *cg_value_magic(uint32_t d, int64_t max_dividend)
@@ -19,6 +20,14 @@ tmpl_value *cg_value_magic(uint32_t d, int64_t max_dividend)
     tmpl_set_bool(v, "pow2", m.mul == 0);
     tmpl_set_int(v, "mul", m.mul);
     tmpl_set_int(v, "shift", m.shift);
+    return v;
+}
+
+tmpl_value *cg_value_epilogue(unsigned epilogue, bool applies)
+{
+    tmpl_value *v = tmpl_map();
+    tmpl_set_bool(v, "bias", applies && (epilogue & CG_EPILOGUE_BIAS));
+    tmpl_set_bool(v, "relu", applies && (epilogue & CG_EPILOGUE_RELU));
     return v;
 }
 

@@ -2,6 +2,7 @@
 #ifndef CG_VALUES_H
 #define CG_VALUES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "template/tmpl.h"
@@ -18,6 +19,10 @@ tmpl_value *cg_value_magic(uint32_t d, int64_t max_dividend);
  * cg_value_magic, where a magic constant cannot be derived. */
 tmpl_value *cg_value_digits(const char *index, int64_t max_index, int count, const int64_t *sizes,
                             const char *const *names, const char *rest);
+
+/* {bias, relu}: what a kernel that writes y adds to each output (common.cuh's epilogue()), the
+ * layer's epilogue bits where it `applies` them, else nothing. */
+tmpl_value *cg_value_epilogue(unsigned epilogue, bool applies);
 
 /* Appends one printf-formatted line to a list of header lines (common.cuh's file_header). */
 void cg_value_line(tmpl_value *lines, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

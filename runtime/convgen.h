@@ -83,7 +83,15 @@ typedef struct convgen_conv_desc {
     int64_t stride[CONVGEN_MAX_RANK];
     int64_t dilation[CONVGEN_MAX_RANK];
     convgen_mode mode;
+    /* What fprop's last store adds to y, CONVGEN_EPILOGUE_* bits (0: nothing): the bias of y's
+     * channel (a float per output channel, given to convgen_execute_bias), then ReLU. Every
+     * algorithm applies it as it writes y, never in a pass of its own. fprop only: a bprop or
+     * accgrad plan of a layer with an epilogue is refused. */
+    unsigned epilogue;
 } convgen_conv_desc;
+
+/* convgen_conv_desc.epilogue: y = max(conv + bias[k], 0) with both. */
+enum { CONVGEN_EPILOGUE_BIAS = 1u << 0, CONVGEN_EPILOGUE_RELU = 1u << 1 };
 
 /* Checks every field and writes the output sizes (rank entries). */
 CONVGEN_API convgen_status convgen_output_size(const convgen_conv_desc *desc, int64_t out[CONVGEN_MAX_RANK]);
@@ -212,6 +220,12 @@ CONVGEN_API convgen_status convgen_plan_workspace_size(const convgen_plan *plan,
 CONVGEN_API convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
                                void *workspace, size_t workspace_bytes, convgen_stream stream);
 
+/* convgen_execute for a layer whose epilogue has CONVGEN_EPILOGUE_BIAS: `bias` holds k floats,
+ * one per output channel (convgen_execute refuses such a plan; this one, a plan without). */
+CONVGEN_API convgen_status convgen_execute_bias(convgen_plan *plan, const float *x, const float *w, const float *bias,
+                                                float *y, void *workspace, size_t workspace_bytes,
+                                                convgen_stream stream);
+
 /* Weights transformed once per update instead of once per execution (the FFT and Winograd
  * algorithms' fprop and bprop, whose first steps transform w into the workspace):
  *
@@ -229,6 +243,10 @@ CONVGEN_API convgen_status convgen_prepare_weights(convgen_plan *plan, const flo
                                                    size_t workspace_bytes, convgen_stream stream);
 CONVGEN_API convgen_status convgen_execute_prepared(convgen_plan *plan, const float *in0, float *out, void *workspace,
                                                     size_t workspace_bytes, convgen_stream stream);
+/* The same for a layer with a bias (convgen_execute_bias's `bias`). */
+CONVGEN_API convgen_status convgen_execute_prepared_bias(convgen_plan *plan, const float *x, const float *bias, float *y,
+                                                         void *workspace, size_t workspace_bytes,
+                                                         convgen_stream stream);
 
 typedef enum {
     CONVGEN_FROM_NVRTC = 0, CONVGEN_FROM_DISK_CACHE, CONVGEN_FROM_MEMORY_CACHE,

@@ -468,10 +468,12 @@ static convgen_status launch_kernel(convgen_plan *plan, int i, void **args, conv
     return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(plan->ctx->drv, r, "cuLaunchKernel");
 }
 
-/* A kernel step's four pointers, from the plan's (args: &in0, &in1, &out, &workspace). */
+/* A kernel step's four pointers, from the plan's (args: &in0, &in1, &out, &workspace, &bias),
+ * and the bias as it is. */
 static convgen_status launch_step_kernel(convgen_plan *plan, const cg_step *st, void **args, convgen_stream stream)
 {
-    void *ptr[4], *bound[4];
+    void *ptr[4], *bound[5];
+    bound[4] = args[4];
     for (int a = 0; a < 4; ++a) {
         const cg_arg *arg = &st->args[a];
         char *base = arg->base == CG_ARG_SAME ? *(char **)args[a]
@@ -485,10 +487,10 @@ static convgen_status launch_step_kernel(convgen_plan *plan, const cg_step *st, 
 
 /* The steps of one phase, on the operands of one chunk. */
 static convgen_status run_phase(convgen_plan *plan, int phase, int64_t chunk, const float *in0, const float *in1,
-                                float *out, void *workspace, convgen_stream stream)
+                                const float *bias, float *out, void *workspace, convgen_stream stream)
 {
     const cg_generated *g = plan->gen;
-    void *args[4] = {&in0, &in1, &out, &workspace};
+    void *args[5] = {&in0, &in1, &out, &workspace, &bias};
     convgen_status s = CONVGEN_SUCCESS;
     for (int i = 0; i < g->step_count && s == CONVGEN_SUCCESS; ++i) {
         const cg_step *st = &g->steps[i];
@@ -507,23 +509,25 @@ typedef enum { ALL_PHASES, WEIGHTS_ONLY, AFTER_WEIGHTS } phases;
 
 /* Phase 0, phase 1 on every chunk of the operands, phase 2 (those of `which`). in1 is NULL
  * after prepared weights: no step of phases 1 and 2 reads it then. */
-static convgen_status run_steps(convgen_plan *plan, const float *in0, const float *in1, float *out, void *workspace,
-                                convgen_stream stream, phases which)
+static convgen_status run_steps(convgen_plan *plan, const float *in0, const float *in1, const float *bias, float *out,
+                                void *workspace, convgen_stream stream, phases which)
 {
     const cg_generated *g = plan->gen;
-    convgen_status s = which != AFTER_WEIGHTS ? run_phase(plan, 0, 0, in0, in1, out, workspace, stream) : CONVGEN_SUCCESS;
+    convgen_status s =
+        which != AFTER_WEIGHTS ? run_phase(plan, 0, 0, in0, in1, bias, out, workspace, stream) : CONVGEN_SUCCESS;
     if (which == WEIGHTS_ONLY)
         return s;
     for (int64_t c = 0; c < g->chunks && s == CONVGEN_SUCCESS; ++c)
-        s = run_phase(plan, 1, c, in0 + c * g->chunk_elems[0], in1 ? in1 + c * g->chunk_elems[1] : NULL,
+        s = run_phase(plan, 1, c, in0 + c * g->chunk_elems[0], in1 ? in1 + c * g->chunk_elems[1] : NULL, bias,
                       out + c * g->chunk_elems[2], workspace, stream);
-    return s == CONVGEN_SUCCESS ? run_phase(plan, 2, 0, in0, in1, out, workspace, stream) : s;
+    return s == CONVGEN_SUCCESS ? run_phase(plan, 2, 0, in0, in1, bias, out, workspace, stream) : s;
 }
 
 /* Runs the plan's steps (the phases of `which`), or its kernels in order, on `stream`; every
- * kernel gets the same four pointers. */
-static convgen_status launch(convgen_plan *plan, const float *in0, const float *in1, float *out, void *workspace,
-                             convgen_stream stream, phases which)
+ * kernel gets the same four pointers and the bias (cuLaunchKernel reads only the parameters a
+ * kernel declares: those that add no bias take four). */
+static convgen_status launch(convgen_plan *plan, const float *in0, const float *in1, const float *bias, float *out,
+                             void *workspace, convgen_stream stream, phases which)
 {
     convgen_context *ctx = plan->ctx;
     if (ctx->offline)
@@ -532,27 +536,52 @@ static convgen_status launch(convgen_plan *plan, const float *in0, const float *
     CUresult r = drv->CtxPushCurrent(ctx->primary);
     if (r != CUDA_SUCCESS)
         return cg_cuda_fail(drv, r, "cuCtxPushCurrent");
-    void *args[4] = {&in0, &in1, &out, &workspace};
+    void *args[5] = {&in0, &in1, &out, &workspace, &bias};
     convgen_status s = CONVGEN_SUCCESS;
     const cg_generated *g = plan->gen;
     if (g->step_count == 0)
         for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i)
             s = launch_kernel(plan, i, args, stream);
     else
-        s = run_steps(plan, in0, in1, out, workspace, stream, which);
+        s = run_steps(plan, in0, in1, bias, out, workspace, stream, which);
     CUcontext popped;
     drv->CtxPopCurrent(&popped);
     return s;
 }
 
+/* Whether the call's bias matches the layer's epilogue: given exactly where it has a bias. */
+static convgen_status check_bias(const convgen_plan *plan, const float *bias, bool given, const char *call)
+{
+    bool wanted = plan->gen->problem.epilogue & CG_EPILOGUE_BIAS;
+    if (wanted && !given)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "epilogue: the layer adds a bias; run it with %s_bias", call);
+    if (!wanted && given)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "bias: the layer's epilogue has no CONVGEN_EPILOGUE_BIAS; run it "
+                       "with %s", call);
+    return given && !bias ? cg_fail(CONVGEN_ERROR_INVALID_VALUE, "bias is NULL") : CONVGEN_SUCCESS;
+}
+
+static convgen_status execute(convgen_plan *plan, const float *in0, const float *in1, const float *bias, bool biased,
+                              float *out, void *workspace, size_t workspace_bytes, convgen_stream stream)
+{
+    convgen_status s = check_kind(plan, &cg_conv_kind);
+    if (s == CONVGEN_SUCCESS)
+        s = check_bias(plan, bias, biased, "convgen_execute");
+    if (s == CONVGEN_SUCCESS)
+        s = check_operands(plan, in0, in1, out, workspace, workspace_bytes);
+    return s != CONVGEN_SUCCESS ? s : launch(plan, in0, in1, bias, out, workspace, stream, ALL_PHASES);
+}
+
 convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
                                void *workspace, size_t workspace_bytes, convgen_stream stream)
 {
-    convgen_status s = check_kind(plan, &cg_conv_kind);
-    if (s != CONVGEN_SUCCESS)
-        return s;
-    s = check_operands(plan, in0, in1, out, workspace, workspace_bytes);
-    return s != CONVGEN_SUCCESS ? s : launch(plan, in0, in1, out, workspace, stream, ALL_PHASES);
+    return execute(plan, in0, in1, NULL, false, out, workspace, workspace_bytes, stream);
+}
+
+convgen_status convgen_execute_bias(convgen_plan *plan, const float *x, const float *w, const float *bias, float *y,
+                                    void *workspace, size_t workspace_bytes, convgen_stream stream)
+{
+    return execute(plan, x, w, bias, true, y, workspace, workspace_bytes, stream);
 }
 
 int convgen_plan_prepares_weights(const convgen_plan *plan)
@@ -583,18 +612,32 @@ convgen_status convgen_prepare_weights(convgen_plan *plan, const float *w, void 
     if (s == CONVGEN_SUCCESS)
         s = check_alignment(plan, NULL, w, workspace);
     /* in0 and out are not touched by the weights' steps */
-    return s != CONVGEN_SUCCESS ? s : launch(plan, NULL, w, NULL, workspace, stream, WEIGHTS_ONLY);
+    return s != CONVGEN_SUCCESS ? s : launch(plan, NULL, w, NULL, NULL, workspace, stream, WEIGHTS_ONLY);
+}
+
+static convgen_status execute_prepared(convgen_plan *plan, const float *in0, const float *bias, bool biased,
+                                       float *out, void *workspace, size_t workspace_bytes, convgen_stream stream)
+{
+    convgen_status s = check_prepared(plan, workspace, workspace_bytes);
+    if (s == CONVGEN_SUCCESS)
+        s = check_bias(plan, bias, biased, "convgen_execute_prepared");
+    if (s == CONVGEN_SUCCESS && (!in0 || !out))
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", in0 ? "out" : "in0");
+    if (s == CONVGEN_SUCCESS)
+        s = check_alignment(plan, in0, NULL, workspace);
+    return s != CONVGEN_SUCCESS ? s : launch(plan, in0, NULL, bias, out, workspace, stream, AFTER_WEIGHTS);
 }
 
 convgen_status convgen_execute_prepared(convgen_plan *plan, const float *in0, float *out, void *workspace,
                                         size_t workspace_bytes, convgen_stream stream)
 {
-    convgen_status s = check_prepared(plan, workspace, workspace_bytes);
-    if (s == CONVGEN_SUCCESS && (!in0 || !out))
-        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", in0 ? "out" : "in0");
-    if (s == CONVGEN_SUCCESS)
-        s = check_alignment(plan, in0, NULL, workspace);
-    return s != CONVGEN_SUCCESS ? s : launch(plan, in0, NULL, out, workspace, stream, AFTER_WEIGHTS);
+    return execute_prepared(plan, in0, NULL, false, out, workspace, workspace_bytes, stream);
+}
+
+convgen_status convgen_execute_prepared_bias(convgen_plan *plan, const float *x, const float *bias, float *y,
+                                             void *workspace, size_t workspace_bytes, convgen_stream stream)
+{
+    return execute_prepared(plan, x, bias, true, y, workspace, workspace_bytes, stream);
 }
 
 convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out, void *workspace,
@@ -610,7 +653,7 @@ convgen_status convgen_execute_fft(convgen_plan *plan, const void *in, void *out
     if (in == out)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "out = in: FFT plans are out of place");
     s = check_workspace(plan, workspace, workspace_bytes);
-    return s != CONVGEN_SUCCESS ? s : launch(plan, (const float *)in, NULL, (float *)out, workspace, stream, ALL_PHASES);
+    return s != CONVGEN_SUCCESS ? s : launch(plan, (const float *)in, NULL, NULL, (float *)out, workspace, stream, ALL_PHASES);
 }
 
 convgen_status convgen_execute_pool(convgen_plan *plan, const float *x, float *y, convgen_stream stream)
@@ -622,7 +665,7 @@ convgen_status convgen_execute_pool(convgen_plan *plan, const float *x, float *y
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", x ? "y" : "x");
     if (x == y)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "y = x: pooling plans are out of place");
-    return launch(plan, x, NULL, y, NULL, stream, ALL_PHASES);
+    return launch(plan, x, NULL, NULL, y, NULL, stream, ALL_PHASES);
 }
 
 /* Hands kernel i's source of a generated set to the caller (*source), then frees the set. */

@@ -14,42 +14,46 @@
 #define CHEAP_REFERENCE 4e8
 #define DEFAULT_SAMPLES 4096
 
-static void compare(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *got,
-                    int64_t samples, uint64_t *state, cg_verify_result *r)
+static void compare(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *bias,
+                    const float *got, int64_t samples, uint64_t *state, cg_verify_result *r)
 {
     r->checked = samples == 0 || samples >= r->elems ? r->elems : samples;
     r->sampled = r->checked < r->elems;
-    r->rel_error = ref_compare(p, pass, in0, in1, got, r->elems, r->checked, state, &r->max_abs_error);
+    r->rel_error = ref_compare(p, pass, in0, in1, bias, got, r->elems, r->checked, state, &r->max_abs_error);
     for (int64_t i = 0; i < r->elems; ++i)
         r->unwritten += isnan(got[i]);
 }
 
 typedef struct device_buffers {
-    CUdeviceptr ptr[4]; /* in0, in1, out, workspace */
-    size_t bytes[4];
+    CUdeviceptr ptr[5]; /* in0, in1, out, workspace, the bias */
+    size_t bytes[5];
     bool current; /* the context was made current: close_buffers pops it */
 } device_buffers;
 
-/* Makes the context current and allocates the four buffers (none for 0 bytes), those from
- * index `poison` on filled with NaN; close_buffers frees them and pops the context. */
+/* Makes the context current and allocates the buffers (none for 0 bytes; the bias's only for a
+ * layer with one, from host_bias), those from index `poison` to the workspace filled with NaN;
+ * close_buffers frees them and pops the context. */
 static convgen_status open_buffers(convgen_context *ctx, const int64_t elems[3], size_t ws, int poison,
-                                   device_buffers *b)
+                                   const cg_problem *p, const float *host_bias, device_buffers *b)
 {
     const cg_driver *drv = ctx->drv;
-    *b = (device_buffers){.bytes = {(size_t)elems[0] * 4, (size_t)elems[1] * 4, (size_t)elems[2] * 4, ws}};
+    size_t bias_bytes = p->epilogue & CG_EPILOGUE_BIAS ? (size_t)p->k * 4 : 0;
+    *b = (device_buffers){.bytes = {(size_t)elems[0] * 4, (size_t)elems[1] * 4, (size_t)elems[2] * 4, ws, bias_bytes}};
     CUresult r = drv->CtxPushCurrent(ctx->primary);
     if (r != CUDA_SUCCESS)
         return cg_cuda_fail(drv, r, "cuCtxPushCurrent");
     b->current = true;
-    for (int i = 0; i < 4 && r == CUDA_SUCCESS; ++i)
-        if (b->bytes[i] && (r = drv->MemAlloc(&b->ptr[i], b->bytes[i])) == CUDA_SUCCESS && i >= poison)
+    for (int i = 0; i < 5 && r == CUDA_SUCCESS; ++i)
+        if (b->bytes[i] && (r = drv->MemAlloc(&b->ptr[i], b->bytes[i])) == CUDA_SUCCESS && i >= poison && i < 4)
             r = drv->MemsetD8(b->ptr[i], 0xFF, b->bytes[i]);
+    if (r == CUDA_SUCCESS && bias_bytes)
+        r = drv->MemcpyHtoD(b->ptr[4], host_bias, bias_bytes);
     return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(drv, r, "preparing device buffers");
 }
 
 static void close_buffers(convgen_context *ctx, device_buffers *b)
 {
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 5; ++i)
         if (b->ptr[i])
             ctx->drv->MemFree(b->ptr[i]);
     CUcontext popped;
@@ -57,18 +61,21 @@ static void close_buffers(convgen_context *ctx, device_buffers *b)
         ctx->drv->CtxPopCurrent(&popped);
 }
 
-static convgen_status run_on_device(convgen_context *ctx, convgen_plan *plan, const int64_t elems[3], size_t ws,
-                                    float *const host[3])
+static convgen_status run_on_device(convgen_context *ctx, convgen_plan *plan, const cg_problem *p,
+                                    const int64_t elems[3], size_t ws, float *const host[4])
 {
     const cg_driver *drv = ctx->drv;
     device_buffers b;
-    convgen_status s = open_buffers(ctx, elems, ws, 2, &b); /* output and workspace poisoned */
+    convgen_status s = open_buffers(ctx, elems, ws, 2, p, host[3], &b); /* output and workspace poisoned */
     CUresult r = CUDA_SUCCESS;
     for (int i = 0; i < 2 && s == CONVGEN_SUCCESS && r == CUDA_SUCCESS; ++i)
         r = drv->MemcpyHtoD(b.ptr[i], host[i], b.bytes[i]);
     if (r != CUDA_SUCCESS)
         s = cg_cuda_fail(drv, r, "copying the inputs");
-    if (s == CONVGEN_SUCCESS)
+    if (s == CONVGEN_SUCCESS && b.ptr[4])
+        s = convgen_execute_bias(plan, (const float *)b.ptr[0], (const float *)b.ptr[1], (const float *)b.ptr[4],
+                                 (float *)b.ptr[2], (void *)b.ptr[3], ws, NULL);
+    else if (s == CONVGEN_SUCCESS)
         s = convgen_execute(plan, (const float *)b.ptr[0], (const float *)b.ptr[1], (float *)b.ptr[2],
                             (void *)b.ptr[3], ws, NULL);
     if (s == CONVGEN_SUCCESS && (r = drv->CtxSynchronize()) != CUDA_SUCCESS)
@@ -136,24 +143,26 @@ convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, co
     convgen_status s = begin_check(ctx, desc, pass, algo, options, result, &p, &plan, elems, &ws);
     if (s != CONVGEN_SUCCESS)
         return s;
-    float *host[3];
+    float *host[4];
     for (int i = 0; i < 3; ++i)
         host[i] = malloc((size_t)elems[i] * sizeof(float));
+    host[3] = malloc((size_t)p.k * sizeof(float)); /* the bias, where the layer has one */
     uint64_t state = 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed << 1 | 1);
-    if (!host[0] || !host[1] || !host[2]) {
+    if (!host[0] || !host[1] || !host[2] || !host[3]) {
         s = cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of host memory for the check's tensors");
     } else {
         cg_fill_random(host[0], elems[0], &state);
         cg_fill_random(host[1], elems[1], &state);
-        s = run_on_device(ctx, plan, elems, ws, host);
+        cg_fill_random(host[3], p.k, &state);
+        s = run_on_device(ctx, plan, &p, elems, ws, host);
     }
     if (s == CONVGEN_SUCCESS) {
         result->elems = elems[2];
         if (samples < 0)
             samples = (double)elems[2] * cg_problem_reduction_length(&p, pass) <= CHEAP_REFERENCE ? 0 : DEFAULT_SAMPLES;
-        compare(&p, pass, host[0], host[1], host[2], samples, &state, result);
+        compare(&p, pass, host[0], host[1], host[3], host[2], samples, &state, result);
     }
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 4; ++i)
         free(host[i]);
     convgen_plan_destroy(plan);
     return s;
@@ -162,12 +171,13 @@ convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, co
 /* The prepared path on the device: w prepared into the workspace, its device copy then poisoned
  * (a later read of it shows as NaN), and each of two inputs run against the prepared spectra,
  * its output poisoned before. */
-static convgen_status prepared_on_device(convgen_context *ctx, convgen_plan *plan, const int64_t elems[3], size_t ws,
-                                         const float *w, const float *const xs[2], float *const outs[2])
+static convgen_status prepared_on_device(convgen_context *ctx, convgen_plan *plan, const cg_problem *p,
+                                         const int64_t elems[3], size_t ws, const float *w, const float *bias,
+                                         const float *const xs[2], float *const outs[2])
 {
     const cg_driver *drv = ctx->drv;
     device_buffers b;
-    convgen_status s = open_buffers(ctx, elems, ws, 3, &b); /* the workspace poisoned; the output before each run */
+    convgen_status s = open_buffers(ctx, elems, ws, 3, p, bias, &b); /* the workspace poisoned; the output before each run */
     CUresult r = CUDA_SUCCESS;
     if (s == CONVGEN_SUCCESS && (r = drv->MemcpyHtoD(b.ptr[1], w, b.bytes[1])) != CUDA_SUCCESS)
         s = cg_cuda_fail(drv, r, "copying the weights");
@@ -182,7 +192,10 @@ static convgen_status prepared_on_device(convgen_context *ctx, convgen_plan *pla
             s = cg_cuda_fail(drv, r, "preparing device buffers");
             break;
         }
-        s = convgen_execute_prepared(plan, (const float *)b.ptr[0], (float *)b.ptr[2], (void *)b.ptr[3], ws, NULL);
+        s = b.ptr[4] ? convgen_execute_prepared_bias(plan, (const float *)b.ptr[0], (const float *)b.ptr[4],
+                                                     (float *)b.ptr[2], (void *)b.ptr[3], ws, NULL)
+                     : convgen_execute_prepared(plan, (const float *)b.ptr[0], (float *)b.ptr[2], (void *)b.ptr[3], ws,
+                                                NULL);
         if (s == CONVGEN_SUCCESS && (r = drv->CtxSynchronize()) != CUDA_SUCCESS)
             s = cg_cuda_fail(drv, r, "running the plan on prepared weights");
         if (s == CONVGEN_SUCCESS && (r = drv->MemcpyDtoH(outs[run], b.ptr[2], b.bytes[2])) != CUDA_SUCCESS)
@@ -202,25 +215,26 @@ convgen_status cg_verify_prepared(convgen_context *ctx, const convgen_conv_desc 
     convgen_status s = begin_check(ctx, desc, pass, algo, NULL, result, &p, &plan, elems, &ws);
     if (s != CONVGEN_SUCCESS)
         return s;
-    float *w = malloc((size_t)elems[1] * sizeof(float)), *xs[2], *outs[2];
+    float *w = malloc((size_t)elems[1] * sizeof(float)), *bias = malloc((size_t)p.k * sizeof(float)), *xs[2], *outs[2];
     for (int i = 0; i < 2; ++i) {
         xs[i] = malloc((size_t)elems[0] * sizeof(float));
         outs[i] = malloc((size_t)elems[2] * sizeof(float));
     }
     uint64_t state = 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed << 1 | 1);
-    if (!w || !xs[0] || !xs[1] || !outs[0] || !outs[1]) {
+    if (!w || !bias || !xs[0] || !xs[1] || !outs[0] || !outs[1]) {
         s = cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of host memory for the check's tensors");
     } else {
         cg_fill_random(w, elems[1], &state);
         cg_fill_random(xs[0], elems[0], &state);
         cg_fill_random(xs[1], elems[0], &state);
-        s = prepared_on_device(ctx, plan, elems, ws, w, (const float *const *)xs, outs);
+        cg_fill_random(bias, p.k, &state);
+        s = prepared_on_device(ctx, plan, &p, elems, ws, w, bias, (const float *const *)xs, outs);
     }
     for (int run = 0; run < 2 && s == CONVGEN_SUCCESS; ++run) { /* the worse of the two runs */
         cg_verify_result r = {.elems = elems[2]};
         int64_t samples = (double)elems[2] * cg_problem_reduction_length(&p, pass) <= CHEAP_REFERENCE ? 0
                                                                                                         : DEFAULT_SAMPLES;
-        compare(&p, pass, xs[run], w, outs[run], samples, &state, &r);
+        compare(&p, pass, xs[run], w, bias, outs[run], samples, &state, &r);
         if (run == 0 || !(r.rel_error <= result->rel_error))
             result->rel_error = r.rel_error;
         result->max_abs_error = r.max_abs_error > result->max_abs_error ? r.max_abs_error : result->max_abs_error;
@@ -228,6 +242,7 @@ convgen_status cg_verify_prepared(convgen_context *ctx, const convgen_conv_desc 
         result->unwritten += r.unwritten;
     }
     free(w);
+    free(bias);
     for (int i = 0; i < 2; ++i)
         free(xs[i]), free(outs[i]);
     convgen_plan_destroy(plan);

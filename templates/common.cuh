@@ -10,6 +10,16 @@
 {%- endif -%}
 {%- endmacro -%}
 
+{#- The layer's epilogue on v, an output of channel k, as the generator's map e says: its bias
+    (e.bias), then ReLU (e.relu); v itself for a kernel that applies none. -#}
+{%- macro epilogue(e, v, k) -%}
+{%- set b = "(" ~ v ~ ") + bias[" ~ k ~ "]" if e.bias else v -%}
+{{ "fmaxf(" ~ b ~ ", 0.0f)" if e.relu else ("(" ~ b ~ ")" if e.bias else v) }}
+{%- endmacro -%}
+
+{#- The fifth parameter of a kernel that adds the layer's bias: a float per output channel. -#}
+{%- macro bias_param(e) -%}{{ ",\n    const float *__restrict__ bias" if e.bias }}{%- endmacro -%}
+
 {#- x * k for a constant k, with the multiplication by 1 left out. -#}
 {%- macro times(x, k) -%}{{ x if k == 1 else x ~ " * " ~ k ~ "u" }}{%- endmacro -%}
 

@@ -110,7 +110,7 @@ static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo
     if (s != CONVGEN_SUCCESS)
         fail_msg("%s: %s", convgen_pass_name(pass), convgen_last_error());
     *chunks = g.chunks;
-    if ((s = cg_program_evaluate(&g, in0, in1, out)) != CONVGEN_SUCCESS)
+    if ((s = cg_program_evaluate(&g, in0, in1, NULL, out)) != CONVGEN_SUCCESS)
         fail_msg("%s: %s", convgen_pass_name(pass), convgen_last_error());
     double e = error_of(p, pass, in0, in1, out, elems[2]);
     cg_generated_free(&g);
@@ -153,7 +153,7 @@ static bool evaluates(const cg_generated *g)
     cg_problem_operand_elems(&g->problem, g->pass, elems);
     float *in0 = calloc((size_t)elems[0], 4), *in1 = calloc((size_t)elems[1], 4), *out = calloc((size_t)elems[2], 4);
     assert_true(in0 && in1 && out);
-    convgen_status s = cg_program_evaluate(g, in0, in1, out);
+    convgen_status s = cg_program_evaluate(g, in0, in1, NULL, out);
     free(in0), free(in1), free(out);
     if (s == CONVGEN_SUCCESS && reason)
         fail_msg("%s %s: the CPU evaluates its program, but not_evaluated says '%s': correct the table", algo,
@@ -297,7 +297,7 @@ static const convgen_conv_desc property_layers[] = {
 
 static convgen_status run_program(const void *user, const float *in0, const float *in1, float *out)
 {
-    return cg_program_evaluate(user, in0, in1, out);
+    return cg_program_evaluate(user, in0, in1, NULL, out);
 }
 
 /* The pass's operands and output as tensors: x [n][c][in], w [k][c][kernel], y [n][k][out]. */
@@ -524,7 +524,7 @@ static void test_op_kinds_run_cost_and_describe_every_step(void **state)
                             for (int64_t i = 0; i < elems[o]; ++i)
                                 in[o][i] = (float)((i * 7919 + o) % 2001 - 1000) / 1000.0f + 0.0005f;
                         }
-                        if (cg_program_evaluate(&g, in[0], in[1], in[2]) != CONVGEN_SUCCESS)
+                        if (cg_program_evaluate(&g, in[0], in[1], NULL, in[2]) != CONVGEN_SUCCESS)
                             fail_msg("%s %s: %s", cg_planner_at(a)->name, convgen_pass_name((convgen_pass)pass),
                                      convgen_last_error());
                         for (int o = 0; o < 3; ++o)
@@ -851,7 +851,7 @@ static void test_prepared_weights_serve_several_inputs(void **state)
                     fill(xs[r], elems[0]);
                     memset(outs[r], 0xFF, 4 * (size_t)elems[2]);
                 }
-                assert_int_equal(cg_program_evaluate_prepared(&g, w, 2, (const float *const *)xs, outs), CONVGEN_SUCCESS);
+                assert_int_equal(cg_program_evaluate_prepared(&g, w, NULL, 2, (const float *const *)xs, outs), CONVGEN_SUCCESS);
                 for (int r = 0; r < 2; ++r) {
                     double e = error_of(&p, (convgen_pass)pass, xs[r], w, outs[r], elems[2]);
                     if (!(e <= ERROR_BOUND))

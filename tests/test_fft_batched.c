@@ -1262,7 +1262,7 @@ static void test_rank3_plans_evaluate_on_the_cpu(void **state)
         for (size_t k = 0; k < in_floats; ++k)
             in[k] = uniform();
         memset(out, 0xFF, (out_floats + GUARD) * sizeof *out); /* poison(): all bits set */
-        if (cg_program_evaluate(&g, in, NULL, out) != CONVGEN_SUCCESS)
+        if (cg_program_evaluate(&g, in, NULL, NULL, out) != CONVGEN_SUCCESS)
             fail_msg("rank 3 plan %zu: %s", i, convgen_last_error());
         errors e = {0};
         check(&p, &pl, in, out, out_floats, false, &e);
