@@ -565,5 +565,7 @@ bool cli_parse(int argc, char **argv, const cli_verb *verb, cli_args *a)
     if (p.word_count == 0)
         return true;
     a->have_layer = parse_layer(a, p.words, p.word_count) && apply_layer_options(a, &p);
+    if (a->have_layer && a->layer.desc.epilogue && a->all_passes) /* a bias and ReLU are fprop's */
+        a->pass_count = 1, a->passes[0] = CONVGEN_FPROP;
     return a->have_layer;
 }

@@ -21,7 +21,8 @@ tmpl_value *cg_value_digits(const char *index, int64_t max_index, int count, con
                             const char *const *names, const char *rest);
 
 /* {bias, relu}: what a kernel that writes y adds to each output (common.cuh's epilogue()), the
- * layer's epilogue bits where it `applies` them, else nothing. */
+ * layer's epilogue bits where it `applies` them, else nothing. Templates take it as "epi": a
+ * context value named "epilogue" would hide the macro. */
 tmpl_value *cg_value_epilogue(unsigned epilogue, bool applies);
 
 /* Appends one printf-formatted line to a list of header lines (common.cuh's file_header). */

@@ -580,6 +580,8 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
     t->base.progress = NULL, t->base.progress_user = NULL;
     t->effort = t->base.effort;
     convgen_status s = cg_problem_init(&t->problem, desc);
+    if (s == CONVGEN_SUCCESS)
+        s = cg_epilogue_check(&t->problem, pass);
     if (s == CONVGEN_SUCCESS) {
         wisdom_load_env();
         t->uses_wisdom = !fixes_variants(&t->base);
@@ -619,6 +621,8 @@ convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, 
         t->base = *options;
     t->base.progress = NULL, t->base.progress_user = NULL;
     convgen_status s = cg_problem_init(&t->problem, desc);
+    if (s == CONVGEN_SUCCESS)
+        s = cg_epilogue_check(&t->problem, pass);
     if (s != CONVGEN_SUCCESS)
         return s;
     wisdom_load_env();

@@ -381,6 +381,46 @@ static void test_plans_of_one_problem_share_their_program(void **state)
     convgen_context_destroy(ctx);
 }
 
+/* A layer's epilogue: only known bits, only fprop, its own plan (not another's program), and
+ * a bias exactly where the layer adds one, named by each refusal. */
+static void test_epilogue_is_checked(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline();
+    convgen_conv_desc biased = layer, bad = layer;
+    biased.epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU;
+    bad.epilogue = 4;
+    convgen_plan *plain, *with, *relu;
+    assert_error(convgen_plan_conv(ctx, &bad, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &with), CONVGEN_ERROR_INVALID_VALUE,
+                 "epilogue");
+    assert_error(convgen_plan_conv(ctx, &biased, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, &with), CONVGEN_ERROR_INVALID_VALUE,
+                 "epilogue");
+    assert_error(convgen_plan_conv(ctx, &biased, CONVGEN_ACCGRAD, CONVGEN_ALGO_AUTO, &with), CONVGEN_ERROR_INVALID_VALUE,
+                 "epilogue");
+    assert_int_equal(convgen_plan_conv(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &plain), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_conv(ctx, &biased, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &with), CONVGEN_SUCCESS);
+    biased.epilogue = CONVGEN_EPILOGUE_RELU;
+    assert_int_equal(convgen_plan_conv(ctx, &biased, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &relu), CONVGEN_SUCCESS);
+    assert_ptr_not_equal(convgen_plan_source(plain, 0), convgen_plan_source(with, 0));
+    assert_ptr_not_equal(convgen_plan_source(relu, 0), convgen_plan_source(with, 0));
+    assert_non_null(strstr(convgen_plan_source(with, 0), "const float *__restrict__ bias"));
+    assert_non_null(strstr(convgen_plan_source(with, 0), "--bias --relu"));
+    assert_null(strstr(convgen_plan_source(relu, 0), "bias"));
+    float *p = (float *)(uintptr_t)0x1000; /* never dereferenced: argument checks come first */
+    assert_error(convgen_execute(with, p, p, p, NULL, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "convgen_execute_bias");
+    assert_error(convgen_execute_bias(with, p, p, NULL, p, NULL, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "bias is NULL");
+    assert_error(convgen_execute_bias(plain, p, p, p, p, NULL, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "bias");
+    assert_error(convgen_execute_bias(relu, p, p, p, p, NULL, 0, NULL), CONVGEN_ERROR_INVALID_VALUE, "bias");
+    assert_error(convgen_execute_bias(with, p, p, p, p, NULL, 0, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
+    assert_error(convgen_execute(relu, p, p, p, NULL, 0, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
+    assert_error(convgen_execute_prepared_bias(with, p, p, p, NULL, 0, NULL), CONVGEN_ERROR_INVALID_VALUE,
+                 "no weight transforms");
+    convgen_plan_destroy(plain);
+    convgen_plan_destroy(with);
+    convgen_plan_destroy(relu);
+    convgen_context_destroy(ctx);
+}
+
 static void test_emit_needs_no_context(void **state)
 {
     (void)state;
@@ -461,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_cufft_reads_in_place_only_when_aligned),
         cmocka_unit_test(test_fft_pads_and_clips_through_its_windows),
         cmocka_unit_test(test_plans_of_one_problem_share_their_program),
+        cmocka_unit_test(test_epilogue_is_checked),
         cmocka_unit_test(test_emit_needs_no_context),
         cmocka_unit_test(test_every_status_has_its_own_sentence),
         cmocka_unit_test(test_unwritable_cache_dir_warns_once_and_still_compiles),

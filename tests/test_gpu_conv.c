@@ -14,7 +14,8 @@
  * prepared once; accuracy: Winograd's error per tile; auto: algorithm AUTO on direct's
  * handpicked shapes and random stride-1 ones, and what it chose; registry: every registered
  * planner on direct's handpicked edge cases, the ones it refuses by tests/planner_cases.c, so
- * that a new planner runs on the GPU from the day it is registered).
+ * that a new planner runs on the GPU from the day it is registered; epilogue: fprop with a bias
+ * and ReLU (or one) on 8 shapes of each algorithm's group and of auto's).
  * The groups run in parallel processes (run_groups). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,12 +58,14 @@ typedef struct shape {
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
 #define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
+#define EPILOGUE_PER_ALGO 8
+#define EPILOGUE_ALGOS 9 /* every algorithm and auto */
 
 static shape direct_shapes[DIRECT_SHAPES], window_shapes[WINDOW_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
     tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], winograd_shapes[WINOGRAD_SHAPES],
     winograd_fused_shapes[WINOGRAD_FUSED_SHAPES], winograd_gemm_shapes[WINOGRAD_SHAPES], fft_cublas_shapes[CUFFT_SHAPES],
     tiled_gemm_shapes[CUFFT_SHAPES], auto_shapes[AUTO_SHAPES],
-    prepared_shapes[PREPARED_ALGOS * PREPARED_SHAPES];
+    prepared_shapes[PREPARED_ALGOS * PREPARED_SHAPES], epilogue_shapes[EPILOGUE_ALGOS * EPILOGUE_PER_ALGO];
 
 #define DESC2(n_, c_, k_, h, w, r, s, pad, str, dil)                                                          \
     (convgen_conv_desc){.rank = 2, .n = n_, .c = c_, .k = k_, .in = {h, w}, .kernel = {r, s},                 \
@@ -567,6 +570,62 @@ static void check_registry(void **state)
         }
 }
 
+/* fprop of a layer with an epilogue (bias and ReLU, or one of them), which the algorithm's last
+ * store applies: against the float64 reference with it, sub-batched too where the shape is,
+ * and on prepared weights where the plan has them. */
+static void check_epilogue(void **state)
+{
+    const shape *s = *state;
+    if (!ctx)
+        skip();
+    for (int run = 0; run < (s->sub_batched ? 2 : 1); ++run) {
+        convgen_plan_options o = run ? tight_options(s, CONVGEN_FPROP) : (convgen_plan_options){.gemm = s->gemm};
+        cg_verify_result r;
+        convgen_status st = cg_verify(ctx, &s->d, CONVGEN_FPROP, s->algo, &o, 13, 0, &r);
+        if (st != CONVGEN_SUCCESS)
+            fail_msg("%s: %s: %s", s->name, convgen_status_string(st), convgen_last_error());
+        print_message("%s%s: rel %.2e unwritten %lld (%lld elements)\n", run ? "sub-batched " : "", r.ran, r.rel_error,
+                      (long long)r.unwritten, (long long)r.elems);
+        assert_int_equal(r.checked, r.elems);
+        if (r.unwritten || !(r.rel_error <= s->bound))
+            fail_msg("%s: relative error %.3e (bound %.0e), %lld of %lld elements never written", s->name, r.rel_error,
+                     s->bound, (long long)r.unwritten, (long long)r.elems);
+    }
+    convgen_plan *plan;
+    if (s->algo == CONVGEN_ALGO_AUTO || convgen_plan_conv(ctx, &s->d, CONVGEN_FPROP, s->algo, &plan) != CONVGEN_SUCCESS)
+        return;
+    bool prepares = convgen_plan_prepares_weights(plan);
+    convgen_plan_destroy(plan);
+    cg_verify_result r;
+    if (prepares && cg_verify_prepared(ctx, &s->d, CONVGEN_FPROP, s->algo, 17, &r) != CONVGEN_SUCCESS)
+        fail_msg("%s prepared: %s", s->name, convgen_last_error());
+    if (prepares)
+        print_message("prepared weights: rel %.2e unwritten %lld\n", r.rel_error, (long long)r.unwritten);
+    if (prepares && (r.unwritten || !(r.rel_error <= s->bound)))
+        fail_msg("%s prepared: relative error %.3e (bound %.0e), %lld elements never written", s->name, r.rel_error,
+                 s->bound, (long long)r.unwritten);
+}
+
+/* EPILOGUE_PER_ALGO shapes of each algorithm's group spread over it (handpicked and random),
+ * the epilogue bias and ReLU, bias alone or ReLU alone in turn. */
+static void make_epilogue_tests(const shape *const *groups, const int *counts, int algos, shape *out,
+                                struct CMUnitTest *tests)
+{
+    static const unsigned epilogues[3] = {CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU, CONVGEN_EPILOGUE_BIAS,
+                                          CONVGEN_EPILOGUE_RELU};
+    static const char *const words[3] = {"bias relu", "bias", "relu"};
+    for (int a = 0; a < algos; ++a)
+        for (int i = 0; i < EPILOGUE_PER_ALGO; ++i) {
+            int j = a * EPILOGUE_PER_ALGO + i;
+            out[j] = groups[a][i * counts[a] / EPILOGUE_PER_ALGO];
+            out[j].d.epilogue = epilogues[(a + i) % 3];
+            char name[sizeof out[j].name];
+            snprintf(name, sizeof name, "%s %s: %.120s", convgen_algo_name(out[j].algo), words[(a + i) % 3], out[j].name);
+            memcpy(out[j].name, name, sizeof name);
+            tests[j] = (struct CMUnitTest){.name = out[j].name, .test_func = check_epilogue, .initial_state = &out[j]};
+        }
+}
+
 static void make_tests(shape *s, int count, int handpicked_count, void (*random)(unsigned *, convgen_conv_desc *),
                        convgen_algo algo, double bound, struct CMUnitTest *tests)
 {
@@ -763,7 +822,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
             if (!known) {
                 fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, direct_window, cufft, fft, fft_tiled, fft_fused, "
                                 "winograd, winograd_fused, winograd_gemm, fft_cublas, fft_tiled_gemm, prepared, accuracy, "
-                                "auto, registry)\n",
+                                "auto, epilogue, registry)\n",
                         token);
                 return false;
             }
@@ -865,7 +924,8 @@ int main(void)
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES],
         winograd_gemm[WINOGRAD_SHAPES], fft_cublas[CUFFT_SHAPES], tiled_gemm[CUFFT_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
-        accuracy[WINOGRAD_TILES], autos[AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA];
+        accuracy[WINOGRAD_TILES], autos[AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA],
+        epilogue[EPILOGUE_ALGOS * EPILOGUE_PER_ALGO];
     make_tests(direct_shapes, DIRECT_SHAPES, handpicked_direct(direct_shapes), random_shape, CONVGEN_ALGO_DIRECT, 1e-5, direct);
     make_tests(window_shapes, WINDOW_SHAPES, handpicked_window(window_shapes), random_shape, CONVGEN_ALGO_DIRECT_WINDOW,
                1e-5, window);
@@ -912,6 +972,12 @@ int main(void)
             prepared[a * PREPARED_SHAPES + i] =
                 (struct CMUnitTest){.name = t->name, .test_func = check_prepared, .initial_state = t};
         }
+    const shape *const epilogue_groups[EPILOGUE_ALGOS] = {direct_shapes, window_shapes, cufft_shapes, fft_shapes,
+                                                          tiled_shapes, fused_shapes, winograd_shapes,
+                                                          winograd_fused_shapes, auto_shapes};
+    const int epilogue_counts[EPILOGUE_ALGOS] = {DIRECT_SHAPES, WINDOW_SHAPES, CUFFT_SHAPES, CUFFT_SHAPES, CUFFT_SHAPES,
+                                                 CUFFT_SHAPES, WINOGRAD_SHAPES, WINOGRAD_FUSED_SHAPES, AUTO_SHAPES};
+    make_epilogue_tests(epilogue_groups, epilogue_counts, EPILOGUE_ALGOS, epilogue_shapes, epilogue);
     static struct CMUnitTest registry[REGISTRY_MAX];
     int planners = cg_planner_count() < REGISTRY_MAX ? cg_planner_count() : REGISTRY_MAX;
     if (cg_planner_count() > REGISTRY_MAX)
@@ -934,6 +1000,7 @@ int main(void)
                   {"prepared", prepared, PREPARED_ALGOS * PREPARED_SHAPES},
                   {"accuracy", accuracy, WINOGRAD_TILES},
                   {"auto", autos, AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA},
+                  {"epilogue", epilogue, EPILOGUE_ALGOS * EPILOGUE_PER_ALGO},
                   {"registry", registry, (size_t)planners}};
     enum { GROUPS = sizeof groups / sizeof groups[0] };
     const char *names[GROUPS];

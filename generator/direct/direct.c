@@ -412,6 +412,7 @@ static convgen_status gemm_context(const cg_problem *p, convgen_pass pass, const
     tmpl_set_int(ctx, "in_pixels", cg_problem_in_pixels(p));
     tmpl_set_int(ctx, "out_pixels", cg_problem_out_pixels(p));
     tmpl_set_int(ctx, "kernel_pixels", cg_problem_kernel_pixels(p));
+    tmpl_map_set(ctx, "epi", cg_value_epilogue(p->epilogue, s->splits == 1));
     bool derived = set_dims(ctx, p);
     derived &= set_digits(ctx, p, pass, s);
     set_loaders(ctx, pass, s);
@@ -424,8 +425,17 @@ static convgen_status gemm_context(const cg_problem *p, convgen_pass pass, const
     return CONVGEN_SUCCESS;
 }
 
-static tmpl_value *reduce_context(const cg_problem *p, convgen_pass pass, const direct_spec *s, const cg_kernel *k)
+/* The split sum's context into *out; CONVGEN_ERROR_INTERNAL (and *out NULL) where the magic
+ * division by the output's pixels could not be derived, which cg_value_magic said. */
+static convgen_status reduce_context(const cg_problem *p, convgen_pass pass, const direct_spec *s, const cg_kernel *k,
+                                     tmpl_value **out)
 {
+    *out = NULL;
+    tmpl_value *div = NULL; /* the channel of y's element i is i / out_pixels % k */
+    if ((p->epilogue & CG_EPILOGUE_BIAS) && s->wide_index)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: a bias on a split reduction of 2^32 outputs or more");
+    if ((p->epilogue & CG_EPILOGUE_BIAS) && !(div = cg_value_magic((uint32_t)cg_problem_out_pixels(p), s->out_elems - 1)))
+        return CONVGEN_ERROR_INTERNAL;
     tmpl_value *ctx = tmpl_map();
     tmpl_map_set(ctx, "header", header_lines(p, pass, s, k, "the sum of the split reduction's slices"));
     tmpl_set_str(ctx, "kernel_name", k->name);
@@ -434,7 +444,13 @@ static tmpl_value *reduce_context(const cg_problem *p, convgen_pass pass, const 
     tmpl_set_int(ctx, "threads", THREADS);
     tmpl_set_int(ctx, "splits", s->splits);
     tmpl_set_int(ctx, "out_elems", s->out_elems);
-    return ctx;
+    tmpl_map_set(ctx, "epi", cg_value_epilogue(p->epilogue, true));
+    if (div) {
+        tmpl_map_set(ctx, "pixels_div", div);
+        tmpl_set_int(ctx, "k_size", p->k);
+    }
+    *out = ctx;
+    return CONVGEN_SUCCESS;
 }
 
 static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
@@ -447,6 +463,7 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
     snprintf(gemm->name, sizeof gemm->name, "convgen_direct_%s", convgen_pass_name(pass));
     launch_geometry(&s, gemm);
     out->kernel_count = 1;
+    gemm->epilogue = p->epilogue != 0; /* unless a split sum follows */
     tmpl_value *ctx;
     convgen_status st = gemm_context(p, pass, &s, gemm, &ctx);
     if (st == CONVGEN_SUCCESS)
@@ -462,7 +479,9 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
     sum->block[1] = sum->block[2] = 1;
     out->kernel_count = 2;
     out->workspace_bytes = s.splits * s.out_elems * 4;
-    return cg_render_kernel("split_reduce.cu", reduce_context(p, pass, &s, sum), &sum->source);
+    gemm->epilogue = false, sum->epilogue = p->epilogue != 0;
+    st = reduce_context(p, pass, &s, sum, &ctx);
+    return st == CONVGEN_SUCCESS ? cg_render_kernel("split_reduce.cu", ctx, &sum->source) : st;
 }
 
 /* The kernels reach 20-36 TFLOP/s of the H100's 64 on wide layers (bench/NOTES.md), less where

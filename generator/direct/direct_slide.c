@@ -353,6 +353,7 @@ static tmpl_value *context(const cg_problem *p, const slide_spec *s, const cg_ta
     const int64_t wsizes[] = {taps, s->cbp};
     const char *const wnames[] = {"t", "kl"};
     tmpl_map_set(ctx, "weight_digits", cg_value_digits("e", s->threads * weight_copies - 1, 2, wsizes, wnames, "c"));
+    tmpl_map_set(ctx, "epi", cg_value_epilogue(p->epilogue, true));
     return ctx;
 }
 
@@ -371,6 +372,7 @@ convgen_status cg_slide_generate(const cg_problem *p, convgen_pass pass, const c
     k->block[0] = (unsigned)s.threads;
     k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)shared_bytes(&s);
+    k->epilogue = p->epilogue != 0;
     out->kernel_count = 1;
     tmpl_value *ctx = context(p, &s, t, k);
     return cg_render_kernel("direct/direct_slide.cu", ctx, &k->source);

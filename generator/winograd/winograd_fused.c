@@ -38,6 +38,7 @@
 #include "templates.h"
 #include "template/tmpl.h"
 #include "util.h"
+#include "values.h"
 #include "winograd_plan.h"
 
 enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEMENTS = 36,
@@ -292,6 +293,7 @@ static tmpl_value *sum_context(const wino_spec *s, const cg_kernel *k, const cg_
     tmpl_set_int(ctx, "threads", SUM_THREADS);
     tmpl_set_int(ctx, "splits", op->splits);
     tmpl_set_int(ctx, "out_elems", op->partial);
+    tmpl_map_set(ctx, "epi", cg_value_epilogue(0, false)); /* dw: no epilogue */
     return ctx;
 }
 

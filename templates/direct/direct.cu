@@ -12,7 +12,7 @@ typedef {{ index_type }} idx_t;
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ {{ in0 }}, const float *__restrict__ {{ in1 }},
-    float *__restrict__ {{ out }}, float *__restrict__ workspace)
+    float *__restrict__ {{ out }}, float *__restrict__ workspace{{ bias_param(epi) }})
 {
     // Tiles of A [{{ block_red }}][{{ block_rows }}] and B [{{ block_red }}][{{ block_cols }}], reduction-major; rows
     // padded by {{ pad }} floats so that the reduction-fast loaders store to distinct banks.
@@ -115,7 +115,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
                 dst[out_index(row, col, ph)] = acc[i][j];
 {%- else %}
             if (row < {{ rows }}u && col < {{ cols }}u)
-                dst[out_index(row, col)] = acc[i][j];
+                dst[out_index(row, col)] = {{ epilogue(epi, "acc[i][j]", "col") }};
 {%- endif %}
         }
     }

@@ -2,6 +2,12 @@
     x in shared memory. generator/direct/direct_slide.c says why and chooses every constant;
     this template lays them out. -#}
 {%- include "common.cuh" -%}
+{#- The call of finish() where the layer has an epilogue. -#}
+{%- macro finish_acc(indent) -%}
+{%- if epi.bias or epi.relu %}
+{{ indent }}finish(acc, k{{ ", bias" if epi.bias }});
+{%- endif %}
+{%- endmacro -%}
 {{ file_header(header) }}
 
 {{ copy_async(4) }}
@@ -149,6 +155,23 @@ __device__ __forceinline__ void zero(float (&acc)[{{ g }}][{{ yt }}][{{ p }}])
             for (int pp = 0; pp < {{ p }}; ++pp)
                 acc[i][yt][pp] = 0.0f;
 }
+{%- if epi.bias or epi.relu %}
+
+// The layer's epilogue on the thread's outputs, channel k + i's{{ " bias, then ReLU" if epi.bias and epi.relu else (" bias" if epi.bias else ": ReLU") }}
+{%- if epi.bias %}
+// (channels past k's end, never stored, read the last one's bias)
+{%- endif %}.
+__device__ __forceinline__ void finish(float (&acc)[{{ g }}][{{ yt }}][{{ p }}], unsigned k{{ ", const float *__restrict__ bias" if epi.bias }})
+{
+#pragma unroll
+    for (int i = 0; i < {{ g }}; ++i)
+#pragma unroll
+        for (int yt = 0; yt < {{ yt }}; ++yt)
+#pragma unroll
+            for (int pp = 0; pp < {{ p }}; ++pp)
+                acc[i][yt][pp] = {{ epilogue(epi, "acc[i][yt][pp]", "min(k + i, " ~ (k_size - 1) ~ "u)") }};
+}
+{%- endif %}
 
 // y[n][k][z][row][col] of the thread's block where it lies in the tensor; `out` is its first.
 __device__ __forceinline__ void store(const float (&acc)[{{ g }}][{{ yt }}][{{ p }}], float *__restrict__ out, unsigned k,
@@ -164,7 +187,7 @@ __device__ __forceinline__ void store(const float (&acc)[{{ g }}][{{ yt }}][{{ p
 
 extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{ kernel_name }}(const float *__restrict__ x, const float *__restrict__ w, float *__restrict__ y,
-    float *__restrict__ workspace)
+    float *__restrict__ workspace{{ bias_param(epi) }})
 {
     (void)workspace;
     extern __shared__ __align__(16) float smem[];
@@ -222,12 +245,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         const unsigned before = yl > 0u ? row - {{ wy * yt }}u : row; // the previous group's first row
         products(acc, smem + row * {{ y.step }}u * {{ xe }}u + lane * {{ x.step }}u, smem + {{ window_floats }}u + wk * {{ g }}u,
                  stash, out + (yo0 + before) * {{ x.dst }}u, k, yo0 + before, zo0, yl > 0u && xo < {{ x.dst }}u);
+{{- finish_acc("        ") }}
         if (yl + 1u < groups)
             set_aside(acc, stash);
         else if (xo < {{ x.dst }}u)
             store(acc, out + (yo0 + row) * {{ x.dst }}u, k, yo0 + row, zo0);
 {%- else %}
         products(acc, smem + row * {{ y.step }}u * {{ xe }}u + lane * {{ x.step }}u, smem + {{ window_floats }}u + wk * {{ g }}u);
+{{- finish_acc("        ") }}
         if (xo < {{ x.dst }}u)
             store(acc, out + (yo0 + row) * {{ x.dst }}u, k, yo0 + row, zo0);
 {%- endif %}
@@ -252,6 +277,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         __syncthreads();
     }
     const unsigned row = wy * {{ yt }}u;
+{{- finish_acc("    ") }}
     if (xo < {{ x.dst }}u)
         store(acc, out + (yo0 + row) * {{ x.dst }}u, k, yo0 + row, zo0);
 {%- endif %}
