@@ -14,7 +14,8 @@ static int usage(void)
     printf("usage: convgen emit --pool MODE --in DxHxW --window DxHxW [--n N] [--c C]\n"
            "Prints the CUDA source of a pooling plan's kernel (convgen_plan_pool).\n"
            "Options:\n"
-           "  --pool MODE        max (max pooling) or fragments (ZNNi's max-pooling fragments)\n"
+           "  --pool MODE        max (max pooling), fragments (ZNNi's max-pooling fragments) or\n"
+           "                     interleave (fragments of --in back into dense volumes)\n"
            "  --in DxHxW         the input's extent (HxW: rank 2)\n"
            "  --window DxHxW     the window, also the stride, 1..8 a dimension (as many as --in)\n"
            "  --n N              batch entries (default 1)\n"
@@ -45,8 +46,10 @@ static bool parse(int argc, char **argv, convgen_pool_desc *d)
             return false;
         }
         const char *o = argv[i], *v = argv[i + 1];
-        if (strcmp(o, "--pool") == 0 && (strcmp(v, "max") == 0 || strcmp(v, "fragments") == 0))
-            d->mode = strcmp(v, "max") == 0 ? CONVGEN_POOL_MAX : CONVGEN_POOL_FRAGMENTS;
+        if (strcmp(o, "--pool") == 0 && (strcmp(v, "max") == 0 || strcmp(v, "fragments") == 0 ||
+                                         strcmp(v, "interleave") == 0))
+            d->mode = strcmp(v, "max") == 0 ? CONVGEN_POOL_MAX
+                      : strcmp(v, "fragments") == 0 ? CONVGEN_POOL_FRAGMENTS : CONVGEN_POOL_INTERLEAVE;
         else if (strcmp(o, "--in") == 0)
             in_rank = parse_extents(o, v, in);
         else if (strcmp(o, "--window") == 0)
@@ -62,7 +65,8 @@ static bool parse(int argc, char **argv, convgen_pool_desc *d)
             return false;
     }
     if (d->mode < 0 || !in_rank || in_rank != window_rank || in_rank < 2) {
-        fprintf(stderr, "convgen: emit --pool: needs --pool max|fragments, and --in and --window of one rank, 2 or 3\n");
+        fprintf(stderr, "convgen: emit --pool: needs --pool max|fragments|interleave, and --in and --window of one "
+                        "rank, 2 or 3\n");
         return false;
     }
     d->rank = in_rank;

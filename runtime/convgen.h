@@ -461,8 +461,12 @@ CONVGEN_API convgen_status convgen_emit_fft(const convgen_fft_desc *desc, int i,
  *              y [f][n][c][out...], f = (o_1 p_2 + o_2) p_3 + o_3 (offsets outermost first),
  *              out = (in - p + 1) / p, so that every fragment has the same size; in + 1 a
  *              multiple of p drops no input (what sliding-window inference needs).
+ *   INTERLEAVE: FRAGMENTS' layout undone, the fragments of n entries back into dense volumes
+ *              (a network's last fragments into its dense output, one pooling at a time):
+ *              x [f][n][c][in...] -> y [n][c][out...], out = in p, y at o + p j (per
+ *              dimension) = x[f(o)][n][c][j]. No maxima: a copy.
  * Maxima by fmaxf: a NaN input loses to any number (cuDNN's CUDNN_NOT_PROPAGATE_NAN). */
-typedef enum { CONVGEN_POOL_MAX = 0, CONVGEN_POOL_FRAGMENTS = 1 } convgen_pool_mode;
+typedef enum { CONVGEN_POOL_MAX = 0, CONVGEN_POOL_FRAGMENTS = 1, CONVGEN_POOL_INTERLEAVE = 2 } convgen_pool_mode;
 typedef struct convgen_pool_desc {
     convgen_pool_mode mode;
     int rank;                        /* 2 or 3 */
@@ -471,7 +475,8 @@ typedef struct convgen_pool_desc {
     int window[CONVGEN_MAX_RANK];    /* p per dimension, 1..8; at most 64 elements in all */
 } convgen_pool_desc;
 
-/* Checks every field; writes y's batch entries (n, times the fragments) and extents (rank entries). */
+/* Checks every field; writes y's batch entries (n; FRAGMENTS: times the fragments) and extents
+ * (rank entries). */
 CONVGEN_API convgen_status convgen_pool_output(const convgen_pool_desc *desc, int64_t *batch,
                                                int64_t out[CONVGEN_MAX_RANK]);
 /* A pooling plan: destroyed, inspected and sized like the others (it needs no workspace). */

@@ -347,7 +347,7 @@ convgen_status convgen_pool_output(const convgen_pool_desc *desc, int64_t *batch
     convgen_status s = cg_pool_problem_init(&p, desc);
     if (s != CONVGEN_SUCCESS)
         return s;
-    *batch = p.n * p.fragments;
+    *batch = p.mode == CONVGEN_POOL_FRAGMENTS ? p.n * p.fragments : p.n;
     for (int i = 0; i < p.rank; ++i)
         out[i] = p.out[3 - p.rank + i];
     return CONVGEN_SUCCESS;

@@ -90,6 +90,8 @@ static void test_output_shapes(void **state)
         {CONVGEN_POOL_FRAGMENTS, 3, {9, 10, 11}, {2, 2, 2}, 16, {4, 4, 5}},
         {CONVGEN_POOL_FRAGMENTS, 3, {15, 15, 15}, {2, 2, 1}, 8, {7, 7, 15}},
         {CONVGEN_POOL_FRAGMENTS, 2, {5, 8}, {3, 2}, 12, {1, 3}},
+        {CONVGEN_POOL_INTERLEAVE, 3, {4, 4, 5}, {2, 2, 1}, 2, {8, 8, 5}},
+        {CONVGEN_POOL_INTERLEAVE, 2, {3, 7}, {3, 2}, 2, {9, 14}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         convgen_pool_desc d = {.mode = cases[i].mode, .rank = cases[i].rank, .n = 2, .c = 3};
@@ -119,6 +121,10 @@ static const convgen_pool_desc shapes[] = {
     /* regions of more than 64 elements (5x5x3, 7x5): a thread per fragment's output */
     {CONVGEN_POOL_FRAGMENTS, 3, 2, 2, {11, 12, 9}, {3, 3, 2}},
     {CONVGEN_POOL_FRAGMENTS, 2, 1, 3, {30, 21}, {4, 3}},
+    /* fragments back into dense volumes: odd extents, anisotropic windows */
+    {CONVGEN_POOL_INTERLEAVE, 3, 2, 3, {5, 7, 9}, {2, 2, 2}},
+    {CONVGEN_POOL_INTERLEAVE, 3, 1, 2, {7, 5, 33}, {2, 2, 1}},
+    {CONVGEN_POOL_INTERLEAVE, 2, 3, 1, {13, 40}, {3, 2}},
 };
 enum { SHAPES = sizeof shapes / sizeof shapes[0] };
 
@@ -136,7 +142,8 @@ static void test_kernels_compile_without_local_memory(void **state)
                      info.spill_load_bytes);
         /* the header says what it is and the window's loads are unrolled */
         const char *src = convgen_plan_source(plan, 0);
-        assert_non_null(strstr(src, shapes[i].mode == CONVGEN_POOL_MAX ? "max pooling " : "max-pooling fragments "));
+        static const char *const says[] = {"max pooling ", "max-pooling fragments ", "interleaved: "};
+        assert_non_null(strstr(src, says[shapes[i].mode]));
         /* the fragments of a region that fits in registers come from one thread */
         int region = 1;
         for (int d = 0; d < shapes[i].rank; ++d)
@@ -183,9 +190,17 @@ static float uniform(void)
     return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
-/* y's element (f, n, c, z, y, x) by the definition: the max over the window at offset o + p z. */
+/* y's element (f, n, c, z, y, x) by the definition: the max over the window at offset o + p z;
+ * INTERLEAVE's (n, c, at): x[f][n][c][j] for at = o + p j, f the fragment of offset o. */
 static float reference(const cg_pool_problem *p, const float *x, int64_t f, int64_t nc, const int64_t at[3])
 {
+    if (p->mode == CONVGEN_POOL_INTERLEAVE) {
+        int64_t j[3], o[3];
+        for (int d = 0; d < 3; ++d)
+            j[d] = at[d] / p->window[d], o[d] = at[d] % p->window[d];
+        int64_t from = (o[0] * p->window[1] + o[1]) * p->window[2] + o[2];
+        return x[(from * p->n * p->c + nc) * p->in_volume + (j[0] * p->in[1] + j[1]) * p->in[2] + j[2]];
+    }
     int64_t o[3] = {0, 0, 0};
     if (p->fragments > 1)
         o[0] = f / (p->window[1] * p->window[2]), o[1] = f / p->window[2] % p->window[1], o[2] = f % p->window[2];
@@ -205,7 +220,9 @@ static void run_shape(const convgen_pool_desc *d, int64_t *checked)
 {
     cg_pool_problem p;
     assert_int_equal(cg_pool_problem_init(&p, d), CONVGEN_SUCCESS);
-    size_t in_n = (size_t)(p.n * p.c * p.in_volume), out_n = (size_t)(p.volumes * p.out_volume);
+    bool interleave = p.mode == CONVGEN_POOL_INTERLEAVE;
+    size_t in_n = (size_t)(p.n * p.c * p.in_volume * (interleave ? p.fragments : 1)),
+           out_n = (size_t)(p.volumes * p.out_volume);
     float *x = malloc(in_n * sizeof *x), *y = malloc((out_n + GUARD) * sizeof *y);
     for (size_t i = 0; i < in_n; ++i)
         x[i] = uniform();
@@ -230,7 +247,7 @@ static void run_shape(const convgen_pool_desc *d, int64_t *checked)
     char what[256];
     cg_pool_problem_describe(&p, what, sizeof what);
     int64_t entries = p.n * p.c, e = 0;
-    for (int64_t f = 0; f < p.fragments; ++f)
+    for (int64_t f = 0; f < (interleave ? 1 : p.fragments); ++f)
         for (int64_t nc = 0; nc < entries; ++nc)
             for (int64_t z = 0; z < p.out[0]; ++z)
                 for (int64_t r = 0; r < p.out[1]; ++r)

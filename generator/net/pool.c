@@ -39,7 +39,7 @@ static int region_side(const cg_pool_problem *p, int d) { return 2 * p->window[d
 
 static bool all_fragments(const cg_pool_problem *p)
 {
-    return p->fragments > 1 && region_side(p, 0) * region_side(p, 1) * region_side(p, 2) <= POOL_MAX_REGION;
+    return p->mode == CONVGEN_POOL_FRAGMENTS && region_side(p, 0) * region_side(p, 1) * region_side(p, 2) <= POOL_MAX_REGION;
 }
 
 /* The region's loads {name, at} and each fragment's window over them {f, names}. */
@@ -86,27 +86,36 @@ static tmpl_value *header(const cg_pool_problem *p, const cg_kernel *k)
     cg_pool_dims_text(p, w, window, sizeof window);
     tmpl_value *h = tmpl_list();
     cg_value_line(h, "convgen %s: %s", CG_GENERATOR_VERSION, what);
-    cg_value_line(h, "emitted by: convgen emit --pool %s --n %lld --c %lld --in %s --window %s",
-                  p->fragments > 1 ? "fragments" : "max", (long long)p->n, (long long)p->c, in, window);
+    static const char *const modes[] = {"max", "fragments", "interleave"};
+    cg_value_line(h, "emitted by: convgen emit --pool %s --n %lld --c %lld --in %s --window %s", modes[p->mode],
+                  (long long)p->n, (long long)p->c, in, window);
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "x [%lld][%lld][%lld][%lld][%lld] (n, c, d, h, w; rank 2: d = 1) -> y %s[%lld][%lld][%lld][%lld][%lld]",
-                  (long long)p->n, (long long)p->c, (long long)p->in[0], (long long)p->in[1], (long long)p->in[2],
-                  p->fragments > 1 ? "[f]" : "", (long long)p->n, (long long)p->c, (long long)p->out[0],
-                  (long long)p->out[1], (long long)p->out[2]);
-    if (p->fragments > 1)
+    bool interleave = p->mode == CONVGEN_POOL_INTERLEAVE;
+    cg_value_line(h, "x %s[%lld][%lld][%lld][%lld][%lld] (n, c, d, h, w; rank 2: d = 1) -> y %s[%lld][%lld][%lld][%lld][%lld]",
+                  interleave ? "[f]" : "", (long long)p->n, (long long)p->c, (long long)p->in[0], (long long)p->in[1],
+                  (long long)p->in[2], p->mode == CONVGEN_POOL_FRAGMENTS ? "[f]" : "", (long long)p->n, (long long)p->c,
+                  (long long)p->out[0], (long long)p->out[1], (long long)p->out[2]);
+    if (interleave)
+        cg_value_line(h, "fragment f = (oz * %d + oy) * %d + ox holds the outputs o + p j (per dimension) at j: the "
+                         "inverse of max-pooling fragments' layout; out = in * p",
+                      p->window[1], p->window[2]);
+    else if (p->fragments > 1)
         cg_value_line(h, "fragment f = (oz * %d + oy) * %d + ox: the max pooling whose windows start at offset (oz, "
                          "oy, ox); out = (in - p + 1) / p",
                       p->window[1], p->window[2]);
-    if (all_fragments(p))
+    if (interleave)
+        cg_value_line(h, "each thread: one dense output, copied from its fragment");
+    else if (all_fragments(p))
         cg_value_line(h, "each thread: one output position of all %d fragments, from the %dx%dx%d elements their "
                          "windows cover, each loaded once; maxima by fmaxf",
                       p->fragments, region_side(p, 0), region_side(p, 1), region_side(p, 2));
     else
         cg_value_line(h, "each thread: one output, the max (fmaxf) of its window's %d elements, loads unrolled",
                       p->window[0] * p->window[1] * p->window[2]);
-    cg_value_line(h, "bytes: %lld read (x once), %lld written", (long long)(p->n * p->c * p->in_volume * 4),
+    cg_value_line(h, "bytes: %lld read (x once), %lld written",
+                  (long long)(p->n * p->c * p->in_volume * (interleave ? p->fragments : 1) * 4),
                   (long long)(p->volumes * p->out_volume * 4));
-    if (all_fragments(p) || p->fragments == 1)
+    if (all_fragments(p) || p->mode != CONVGEN_POOL_FRAGMENTS)
         cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1): block b = entry * %lld + chunk works output "
                          "positions chunk * %d .. of the entry",
                       k->grid[0], k->block[0], (long long)((p->out_volume + POOL_THREADS - 1) / POOL_THREADS),
@@ -126,13 +135,14 @@ static tmpl_value *header(const cg_pool_problem *p, const cg_kernel *k)
  * fragment from DRAM; the output's (zd, zh, zw); the fragment's offset (oz, oy, ox). */
 static bool set_digits(tmpl_value *ctx, const cg_pool_problem *p, int64_t chunks)
 {
-    int per_block = all_fragments(p) ? 1 : p->fragments; /* fragments taken by separate blocks */
+    /* fragments taken by separate blocks */
+    int per_block = all_fragments(p) || p->mode == CONVGEN_POOL_INTERLEAVE ? 1 : p->fragments;
     const int64_t out_hw[2] = {p->out[1], p->out[2]}, block[2] = {chunks, per_block};
     const int64_t offsets[2] = {p->window[1], p->window[2]};
     const char *const out_names[2] = {"zh", "zw"}, *const block_names[2] = {"chunk", "f"};
     const char *const offset_names[2] = {"oy", "ox"};
     tmpl_value *v[3] = {
-        cg_value_digits("b", p->volumes / p->fragments * per_block * chunks - 1, per_block > 1 ? 2 : 1, block,
+        cg_value_digits("b", p->n * p->c * per_block * chunks - 1, per_block > 1 ? 2 : 1, block,
                         block_names, "nc"),
         cg_value_digits("e", p->out_volume - 1, 2, out_hw, out_names, "zd"),
         cg_value_digits("f", p->fragments - 1, 2, offsets, offset_names, "oz"),
@@ -155,7 +165,8 @@ convgen_status cg_generate_pool(const cg_pool_problem *p, const cg_target *targe
     const int64_t w[3] = {p->window[0], p->window[1], p->window[2]};
     char sizes[24]; /* three windows of 1..8 */
     cg_pool_dims_text(p, w, sizes, sizeof sizes);
-    snprintf(k->name, sizeof k->name, "convgen_%s%dd_%s", p->fragments > 1 ? "mpf" : "maxpool", p->rank, sizes); /* "convgen_mpf3d_2x2x1" */
+    static const char *const names[] = {"maxpool", "mpf", "interleave"};
+    snprintf(k->name, sizeof k->name, "convgen_%s%dd_%s", names[p->mode], p->rank, sizes); /* "convgen_mpf3d_2x2x1" */
     k->grid[0] = (unsigned)(p->volumes / (all_fragments(p) ? p->fragments : 1) * chunks), k->grid[1] = k->grid[2] = 1;
     k->block[0] = POOL_THREADS, k->block[1] = k->block[2] = 1;
     tmpl_value *ctx = tmpl_map();
@@ -168,6 +179,8 @@ convgen_status cg_generate_pool(const cg_pool_problem *p, const cg_target *targe
     tmpl_set_int(ctx, "in_volume", p->in_volume);
     tmpl_set_int(ctx, "in_plane", p->in[1] * p->in[2]);
     tmpl_set_int(ctx, "in_row", p->in[2]);
+    tmpl_set_int(ctx, "in_height", p->in[1]);
+    tmpl_set_bool(ctx, "interleave", p->mode == CONVGEN_POOL_INTERLEAVE);
     tmpl_set_int(ctx, "out_volume", p->out_volume);
     tmpl_value *window = tmpl_list();
     for (int i = 0; i < 3; ++i)

@@ -12,9 +12,9 @@
 
 static convgen_status check_counts(const convgen_pool_desc *d)
 {
-    if (d->mode != CONVGEN_POOL_MAX && d->mode != CONVGEN_POOL_FRAGMENTS)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "mode = %d is not CONVGEN_POOL_MAX or CONVGEN_POOL_FRAGMENTS",
-                       (int)d->mode);
+    if (d->mode != CONVGEN_POOL_MAX && d->mode != CONVGEN_POOL_FRAGMENTS && d->mode != CONVGEN_POOL_INTERLEAVE)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "mode = %d is not CONVGEN_POOL_MAX, CONVGEN_POOL_FRAGMENTS or "
+                       "CONVGEN_POOL_INTERLEAVE", (int)d->mode);
     if (d->rank != 2 && d->rank != 3)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "rank = %d must be 2 or 3", d->rank);
     if (d->n < 1)
@@ -29,7 +29,12 @@ static convgen_status check_dimension(const convgen_pool_desc *d, int i, int64_t
 {
     if (d->window[i] < 1 || d->window[i] > CG_POOL_MAX_WINDOW)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "window[%d] = %d must be 1..%d", i, d->window[i], CG_POOL_MAX_WINDOW);
-    int64_t p = d->window[i], need = d->mode == CONVGEN_POOL_FRAGMENTS ? 2 * p - 1 : p;
+    int64_t p = d->window[i], need = d->mode == CONVGEN_POOL_FRAGMENTS ? 2 * p - 1 : d->mode == CONVGEN_POOL_MAX ? p : 1;
+    if (d->mode == CONVGEN_POOL_INTERLEAVE && (d->in[i] < 1 || d->in[i] >= POOL_INDEX_LIMIT / p))
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in[%d] = %lld must be 1..%lld for window[%d] = %lld (out = in * p)",
+                       i, (long long)d->in[i], (long long)(POOL_INDEX_LIMIT / p - 1), i, (long long)p);
+    if (d->mode == CONVGEN_POOL_INTERLEAVE)
+        return *out = d->in[i] * p, CONVGEN_SUCCESS;
     if (d->in[i] < need || d->in[i] >= POOL_INDEX_LIMIT)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in[%d] = %lld must be %lld..%lld for window[%d] = %lld%s", i,
                        (long long)d->in[i], (long long)need, (long long)POOL_INDEX_LIMIT - 1, i, (long long)p,
@@ -54,20 +59,25 @@ static convgen_status check_sizes(cg_pool_problem *p)
     if (window > CG_POOL_MAX_ELEMENTS)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "window: %lld elements, more than %d", (long long)window,
                        CG_POOL_MAX_ELEMENTS);
-    p->fragments = p->mode == CONVGEN_POOL_FRAGMENTS ? (int)window : 1;
+    p->fragments = p->mode != CONVGEN_POOL_MAX ? (int)window : 1;
     int64_t in_volume, out_volume, volumes, all_in, chunks;
     if (!cg_mul64(p->in[0], p->in[1], &in_volume) || !cg_mul64(in_volume, p->in[2], &in_volume) ||
         in_volume >= POOL_INDEX_LIMIT)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in = %s: a volume of 2^31 elements or more", in);
-    out_volume = p->out[0] * p->out[1] * p->out[2];
-    if (!cg_mul64(p->n, p->c, &volumes) || !cg_mul64(volumes, in_volume, &all_in))
+    if (!cg_mul64(p->out[0], p->out[1], &out_volume) || !cg_mul64(out_volume, p->out[2], &out_volume) ||
+        out_volume >= POOL_INDEX_LIMIT)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in = %s times the window: a volume of 2^31 elements or more", in);
+    /* x's elements: INTERLEAVE's holds the fragments, f n c volumes */
+    if (!cg_mul64(p->n, p->c, &volumes) || !cg_mul64(volumes, in_volume, &all_in) ||
+        !cg_mul64(all_in, p->mode == CONVGEN_POOL_INTERLEAVE ? window : 1, &all_in))
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "n * c * in = %lld * %lld * %lld elements overflow 64 bits",
                        (long long)p->n, (long long)p->c, (long long)in_volume);
     chunks = (out_volume + 255) / 256;
-    if (!cg_mul64(volumes, p->fragments, &volumes) || volumes >= POOL_INDEX_LIMIT / chunks)
+    if (!cg_mul64(volumes, p->mode == CONVGEN_POOL_FRAGMENTS ? p->fragments : 1, &volumes) ||
+        volumes >= POOL_INDEX_LIMIT / chunks)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "n * c = %lld * %lld volumes%s of %lld outputs: a grid of 2^31 "
                        "blocks or more; pool fewer at a time", (long long)p->n, (long long)p->c,
-                       p->fragments > 1 ? " times the fragments" : "", (long long)out_volume);
+                       p->mode == CONVGEN_POOL_FRAGMENTS ? " times the fragments" : "", (long long)out_volume);
     p->in_volume = in_volume, p->out_volume = out_volume, p->volumes = volumes;
     return CONVGEN_SUCCESS;
 }
@@ -101,6 +111,9 @@ void cg_pool_problem_describe(const cg_pool_problem *p, char *buf, size_t size)
     if (p->mode == CONVGEN_POOL_FRAGMENTS)
         snprintf(buf, size, "max-pooling fragments %s of %lld x %lld x %s -> %d fragments x %lld x %lld x %s", window,
                  (long long)p->n, (long long)p->c, in, p->fragments, (long long)p->n, (long long)p->c, out);
+    else if (p->mode == CONVGEN_POOL_INTERLEAVE)
+        snprintf(buf, size, "fragments %s interleaved: %d fragments x %lld x %lld x %s -> %lld x %lld x %s", window,
+                 p->fragments, (long long)p->n, (long long)p->c, in, (long long)p->n, (long long)p->c, out);
     else
         snprintf(buf, size, "max pooling %s of %lld x %lld x %s -> %s", window, (long long)p->n, (long long)p->c, in,
                  out);

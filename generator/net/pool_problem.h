@@ -20,9 +20,9 @@ typedef struct cg_pool_problem {
     int64_t n, c;
     int64_t in[3], out[3];    /* depth, height, width (rank 2: depth 1) */
     int window[3];            /* p per dimension (rank 2: 1 along the depth) */
-    int fragments;            /* FRAGMENTS: p_1 p_2 p_3 offsets; MAX: 1 */
+    int fragments;            /* FRAGMENTS and INTERLEAVE: p_1 p_2 p_3 offsets; MAX: 1 */
     int64_t in_volume, out_volume; /* elements of one (n, c) entry's volume, input and output */
-    int64_t volumes;          /* output volumes: fragments * n * c */
+    int64_t volumes;          /* output volumes: fragments * n * c (INTERLEAVE: n * c) */
 } cg_pool_problem;
 
 /* Checks every field; the message of a failure names it ("window[1] = 9 must be 1..8"). */

@@ -1,4 +1,5 @@
-{#- Max pooling, or its fragments (ZNNi section V). With all_fragments each thread computes one
+{#- Max pooling, or its fragments (ZNNi section V), or fragments interleaved back into dense
+    volumes (a thread per dense output, gathering it from its fragment). With all_fragments each thread computes one
     output position of every fragment from the region their windows cover there, loaded once into
     registers. Otherwise each thread one output, the maximum of its window's elements by unrolled
     loads. Consecutive threads take consecutive outputs along
@@ -13,7 +14,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0,
     float *__restrict__ workspace)
 {
-{%- if all_fragments %}
+{%- if interleave %}
+    // Block b: entry nc (n * {{ c }} + c), its dense outputs chunk * {{ threads }} + threadIdx.x.
+{%- elif all_fragments %}
     // Block b: entry nc (n * {{ c }} + c), output positions chunk * {{ threads }} + threadIdx.x of all {{ fragments }} fragments.
 {%- elif fragments > 1 %}
     // Block b: fragment f of entry nc (n * {{ c }} + c), its outputs chunk * {{ threads }} + threadIdx.x.
@@ -26,7 +29,15 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     if (e >= {{ out_volume }}u)
         return;
 {{- decompose(output_digits, "    ") }}
-{%- if all_fragments %}
+{%- if interleave %}
+    // Per dimension the output o + p j is position j of the fragment whose window offset is o
+    // (divisions by the window's constants).
+    const unsigned jd = zd / {{ window[0] }}u, jh = zh / {{ window[1] }}u, jw = zw / {{ window[2] }}u;
+    const unsigned f = ((zd - jd * {{ window[0] }}u) * {{ window[1] }}u + zh - jh * {{ window[1] }}u) * {{ window[2] }}u + zw - jw * {{ window[2] }}u;
+    const unsigned at = (jd * {{ in_height }}u + jh) * {{ in_row }}u + jw;
+    out0[(unsigned long long)nc * {{ out_volume }}ull + e] = in0[((unsigned long long)f * {{ entries }}u + nc) * {{ in_volume }}ull + at];
+}
+{%- elif all_fragments %}
     // The region the fragments' windows cover at this position, each element loaded once.
     const float *src = in0 + (unsigned long long)nc * {{ in_volume }}ull + zd * {{ window[0] * in_plane }}u + zh * {{ window[1] * in_row }}u + zw * {{ window[2] }}u;
 {%- for l in loads %}
