@@ -19,6 +19,7 @@ static const struct {
     {"tune", cli_tune, "time every algorithm on a layer (or a layer file) and print the candidates and the winner"},
     {"explain", cli_explain, "say which algorithm auto picks for a layer, why, and its kernels' resources"},
     {"net", cli_net, "a network file's field of view, patch, and each layer's tensor and memory (no GPU)"},
+    {"infer", cli_infer, "run a network file densely over a volume on the GPU: its plan and voxels per second"},
     {"generate", cli_generate, "emit the kernels of a layer file into a folder (the build's kernel sets)"},
     {"compile-kernel", cli_compile_kernel, "(the build's) compile one emitted kernel into a cubin and its report"},
     {"embed-set", cli_embed_set, "(the build's) embed compiled kernels and wisdom as the library's kernel set"},

@@ -13,6 +13,7 @@ int cli_compile_kernel(int argc, char **argv); /* the build's kernel-set edges (
 int cli_embed_set(int argc, char **argv);
 int cli_explain(int argc, char **argv);
 int cli_net(int argc, char **argv);
+int cli_infer(int argc, char **argv);
 
 #include <stdbool.h>
 #include <stddef.h>

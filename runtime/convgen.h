@@ -486,6 +486,49 @@ CONVGEN_API convgen_status convgen_execute_pool(convgen_plan *plan, const float 
 /* Renders the pooling kernel's source without compiling; *source is malloc'ed. */
 CONVGEN_API convgen_status convgen_emit_pool(const convgen_pool_desc *desc, char **source);
 
+/* ---- networks: whole-volume sliding-window inference (ZNNi) -------------------------------- */
+
+/* A 3-D (or 2-D) ConvNet of valid stride-1 convolutions (bias, optional ReLU) and max poolings,
+ * from a network file's text (bench/nets/n337.net):
+ *     input C                 conv K DxHxW [relu]          pool DxHxW
+ * applied densely to a volume: an output at every voxel whose field of view lies inside it.
+ * The volume is cut into overlapping patches (overlap = field of view - 1, as overlap-save);
+ * each patch runs through the network with max-pooling fragments in place of pooling, every
+ * convolution a convgen plan with its bias and ReLU as the epilogue, and the final fragments
+ * are interleaved back into the patch's dense output on the GPU. Weights default to random
+ * (convgen_net_random_weights) until set. */
+typedef struct convgen_net convgen_net;
+
+typedef struct convgen_net_options {
+    /* Each final fragment's extent m per dimension (outermost first): a patch's dense output is
+     * m times the product of the pooling windows. 0: chosen, the largest cube whose tensors and
+     * workspace fit memory_limit. */
+    int64_t fragment[CONVGEN_MAX_RANK];
+    /* Device bytes the network may use (weights, two activation buffers, the largest layer's
+     * workspace); 0: 90% of the device's free memory. */
+    size_t memory_limit;
+    /* How each convolution's algorithm is chosen, a convgen_effort (as convgen_plan_options). */
+    int effort;
+} convgen_net_options;
+
+CONVGEN_API convgen_status convgen_net_create(convgen_context *ctx, const char *text, const convgen_net_options *options,
+                                              convgen_net **net);
+CONVGEN_API void convgen_net_destroy(convgen_net *net);
+/* Convolution layer `layer` (its line's index among the layers, from 0)'s weights, host
+ * arrays: w [K][C][kernel...] and bias [K]. */
+CONVGEN_API convgen_status convgen_net_set_weights(convgen_net *net, int layer, const float *w, const float *bias);
+/* Every convolution's weights and biases uniform in [-a, a], a = sqrt(3 / (C prod(kernel))),
+ * reproducible from `seed`: activations keep their scale through the layers. */
+CONVGEN_API convgen_status convgen_net_random_weights(convgen_net *net, uint64_t seed);
+/* The dense output of a host volume x [C][in...] into host y [K_last][in - field of view + 1],
+ * patch by patch on `stream`; returns when y is written. Each dimension of in must hold at least
+ * one patch (convgen_net_explain says the patch). */
+CONVGEN_API convgen_status convgen_net_infer(convgen_net *net, const float *x, const int64_t in[CONVGEN_MAX_RANK],
+                                             float *y, convgen_stream stream);
+/* The plan in words (malloc'ed): field of view, patch, each layer's tensor, algorithm and bytes,
+ * the memory in all. */
+CONVGEN_API convgen_status convgen_net_explain(const convgen_net *net, char **text);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,7 @@ static const struct { const char *symbol; size_t offset; } symbols[] = {
     SYM(MemcpyHtoD, "cuMemcpyHtoD_v2"),
     SYM(MemcpyDtoH, "cuMemcpyDtoH_v2"),
     SYM(MemsetD8, "cuMemsetD8_v2"),
+    SYM(MemGetInfo, "cuMemGetInfo_v2"),
     SYM(CtxSynchronize, "cuCtxSynchronize"),
     SYM(EventCreate, "cuEventCreate"),
     SYM(EventRecord, "cuEventRecord"),

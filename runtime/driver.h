@@ -31,6 +31,7 @@ typedef struct cg_driver {
     CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
     CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
     CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
+    CUresult (*MemGetInfo)(size_t *, size_t *);
     CUresult (*CtxSynchronize)(void);
     /* For the tuner (tune.c), which times candidates. */
     CUresult (*EventCreate)(CUevent *, unsigned);

@@ -253,6 +253,141 @@ static void test_fragments_equal_the_dense_definition(void **state)
                   sizeof small_nets / sizeof small_nets[0], (long long)voxels);
 }
 
+/* ---- the executor (convgen_net_*) ---- */
+
+static convgen_context *gpu, *offline;
+
+static int setup(void **state)
+{
+    (void)state;
+    convgen_context_options o = {.offline = 1, .arch = "sm_90", .disk_cache = -1};
+    if (convgen_context_create(&o, &offline) != CONVGEN_SUCCESS)
+        return -1;
+    if (convgen_context_create(NULL, &gpu) != CONVGEN_SUCCESS) {
+        printf("network executor GPU tests SKIPPED: %s\n", convgen_last_error());
+        gpu = NULL;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    convgen_context_destroy(gpu);
+    convgen_context_destroy(offline);
+    return 0;
+}
+
+/* Planning needs no GPU: the patch, each layer's plan and the memory, and the refusals named. */
+static void test_executor_plans_offline(void **state)
+{
+    (void)state;
+    convgen_net *net;
+    convgen_net_options o = {.fragment = {2, 3, 1}, .effort = CONVGEN_EFFORT_ESTIMATE};
+    assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_SUCCESS);
+    char *text;
+    assert_int_equal(convgen_net_explain(net, &text), CONVGEN_SUCCESS);
+    assert_non_null(strstr(text, "max-pooling fragments"));
+    assert_non_null(strstr(text, "fragments of 2x3x1"));
+    free(text);
+    float x[4] = {0};
+    const int64_t in[3] = {64, 64, 64};
+    assert_int_equal(convgen_net_infer(net, x, in, x, NULL), CONVGEN_ERROR_NO_DEVICE);
+    assert_int_equal(convgen_net_set_weights(net, 1, x, x), CONVGEN_ERROR_INVALID_VALUE); /* a pooling */
+    assert_non_null(strstr(convgen_last_error(), "layer = 1"));
+    convgen_net_destroy(net);
+    o = (convgen_net_options){.fragment = {1, 1, 1}, .memory_limit = 1000};
+    assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_ERROR_WORKSPACE_LIMIT);
+    assert_non_null(strstr(convgen_last_error(), "memory_limit"));
+    o = (convgen_net_options){.fragment = {0, 0, 2}};
+    assert_int_equal(convgen_net_create(offline, small_nets[2], &o, &net), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "fragment[2]"));
+    assert_int_equal(convgen_net_create(offline, "input 1\nconv 2\n", NULL, &net), CONVGEN_ERROR_INVALID_VALUE);
+    assert_null(net);
+}
+
+/* A volume of `ext` (odd extents: patches overlap and the last ones move back) through the
+ * executor against the dense definition in float64, weights and input random. */
+static void check_volume(const char *text, const int64_t fragment[3], const int64_t ext[3], double *worst)
+{
+    cg_net net;
+    assert_int_equal(cg_net_parse(text, &net), CONVGEN_SUCCESS);
+    convgen_net_options o = {.effort = CONVGEN_EFFORT_ESTIMATE};
+    memcpy(o.fragment, fragment, sizeof o.fragment);
+    convgen_net *exe;
+    if (convgen_net_create(gpu, text, &o, &exe) != CONVGEN_SUCCESS)
+        fail_msg("%s", convgen_last_error());
+    cg_net_weights wt;
+    random_weights(&net, &wt);
+    int64_t c = net.c;
+    for (int i = 0; i < net.count; ++i) { /* the same weights in fp32 for the GPU */
+        const cg_net_layer *L = &net.layers[i];
+        if (L->kind != CG_NET_CONV)
+            continue;
+        int64_t count = L->k * c * L->size[0] * L->size[1] * L->size[2];
+        float *w = malloc(sizeof *w * (size_t)(count + L->k));
+        for (int64_t j = 0; j < count; ++j)
+            w[j] = (float)wt.w[i][j];
+        for (int64_t j = 0; j < L->k; ++j)
+            w[count + j] = (float)wt.bias[i][j];
+        for (int64_t j = 0; j < count + L->k; ++j) /* what the GPU sees is what the reference sums */
+            ((double *)(j < count ? wt.w[i] : wt.bias[i]))[j < count ? j : j - count] = w[j];
+        if (convgen_net_set_weights(exe, i, w, w + count) != CONVGEN_SUCCESS)
+            fail_msg("%s", convgen_last_error());
+        free(w);
+        c = L->k;
+    }
+    int64_t full[3] = {1, 1, 1}, fov[3], out[3], in_n = net.c, out_n = 1;
+    for (int d = 0; d < net.rank; ++d)
+        full[3 - net.rank + d] = ext[d];
+    cg_net_field_of_view(&net, fov);
+    for (int d = 0; d < 3; ++d) {
+        out[d] = full[d] - fov[d] + 1;
+        in_n *= full[d], out_n *= out[d];
+    }
+    int64_t k = net.layers[net.count - 1].k;
+    float *x = malloc(sizeof *x * (size_t)in_n), *y = malloc(sizeof *y * (size_t)(k * out_n));
+    double *xd = malloc(sizeof *xd * (size_t)in_n), *ref = malloc(sizeof *ref * (size_t)(k * out_n));
+    for (int64_t i = 0; i < in_n; ++i)
+        xd[i] = x[i] = (float)uniform();
+    for (int64_t i = 0; i < k * out_n; ++i)
+        y[i] = NAN; /* every voxel must be written */
+    if (convgen_net_infer(exe, x, ext, y, NULL) != CONVGEN_SUCCESS)
+        fail_msg("infer: %s", convgen_last_error());
+    assert_int_equal(cg_net_eval_dense(&net, &wt, xd, full, ref), CONVGEN_SUCCESS);
+    double d2 = 0, r2 = 0;
+    for (int64_t i = 0; i < k * out_n; ++i) {
+        if (isnan(y[i]))
+            fail_msg("output %lld of %lld never written", (long long)i, (long long)(k * out_n));
+        d2 += (y[i] - ref[i]) * (y[i] - ref[i]), r2 += ref[i] * ref[i];
+    }
+    double rel = sqrt(d2 / (r2 > 0 ? r2 : 1));
+    char *plan;
+    convgen_net_explain(exe, &plan);
+    print_message("%lld outputs, rel %.2e; %s", (long long)(k * out_n), rel, plan);
+    free(plan);
+    if (!(rel <= 1e-5))
+        fail_msg("relative error %.3e against the dense definition", rel);
+    *worst = rel > *worst ? rel : *worst;
+    free(x), free(y), free(xd), free(ref);
+    free_weights(&wt);
+    convgen_net_destroy(exe);
+}
+
+static void test_executor_equals_the_dense_definition_on_the_gpu(void **state)
+{
+    (void)state;
+    if (!gpu)
+        skip();
+    double worst = 0;
+    const int64_t m0[3] = {2, 3, 1}, m1[3] = {1, 2, 2}, m2[3] = {3, 2, 0};
+    const int64_t v0[3] = {41, 37, 30}, v1[3] = {29, 33, 26}, v2[3] = {101, 93, 0};
+    check_volume(small_nets[0], m0, v0, &worst);
+    check_volume(small_nets[1], m1, v1, &worst);
+    check_volume(small_nets[2], m2, v2, &worst);
+    print_message("3 networks, worst relative error %.2e\n", worst);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +395,8 @@ int main(void)
         cmocka_unit_test(test_znni_networks_parse),
         cmocka_unit_test(test_patches_and_dense_positions),
         cmocka_unit_test(test_fragments_equal_the_dense_definition),
+        cmocka_unit_test(test_executor_plans_offline),
+        cmocka_unit_test(test_executor_equals_the_dense_definition_on_the_gpu),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }

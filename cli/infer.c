@@ -1,0 +1,237 @@
+/* convgen infer: a network file applied densely to a volume on the GPU (convgen_net_*): the
+ * plan (--explain), and the throughput in output voxels per second over --runs runs, on a
+ * random volume and random weights unless files are given. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "args.h"
+#include "layer.h"
+#include "net/net.h"
+#include "reference.h"
+#include "verbs.h"
+
+static int usage(void)
+{
+    printf("usage: convgen infer FILE --volume DxHxW [options]\n"
+           "Runs a network file (bench/nets/) over a volume of DxHxW voxels (HxW: rank 2), an output\n"
+           "at every voxel whose field of view lies inside, patch by patch on the GPU, and prints the\n"
+           "throughput in output voxels per second.\n"
+           "Options:\n"
+           "  --m DxHxW        each final fragment's extent (default: the largest cube that fits)\n"
+           "  --memory MIB     device memory the network may use (default: 90%% of the free)\n"
+           "  --effort E       how each layer's algorithm is chosen: measure (default), estimate, exhaustive\n"
+           "  --in FILE        the volume, raw little-endian fp32 [C][D][H][W] (default: random)\n"
+           "  --weights FILE   every convolution's w [K][C][kernel] then bias [K], in layer order, raw\n"
+           "                   little-endian fp32 (default: random, uniform in +-sqrt(3 / fan-in))\n"
+           "  --out FILE       the dense output, raw fp32 [K][D - fov + 1][H - fov + 1][W - fov + 1]\n"
+           "  --runs N         timed runs after one warm-up (default 3)\n"
+           "  --explain        print the plan: patch, each layer's tensor and algorithm, memory\n");
+    return 0;
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = malloc(1 << 20);
+    size_t n = text ? fread(text, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (text)
+        text[n] = '\0';
+    return text;
+}
+
+/* `count` floats of a raw file into v; false, saying why, where it holds another number. */
+static bool read_floats(const char *path, float *v, int64_t count)
+{
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(v, sizeof *v, (size_t)count, f) : 0;
+    bool exact = f && got == (size_t)count && fgetc(f) == EOF;
+    if (f)
+        fclose(f);
+    if (!exact)
+        fprintf(stderr, "convgen: infer: %s must hold exactly %lld floats\n", path, (long long)count);
+    return exact;
+}
+
+typedef struct infer_args {
+    const char *net, *in, *out, *weights;
+    int64_t volume[CONVGEN_MAX_RANK], m[CONVGEN_MAX_RANK];
+    int volume_rank, m_rank, runs;
+    convgen_net_options o;
+    bool explain;
+} infer_args;
+
+static bool parse(int argc, char **argv, infer_args *a)
+{
+    *a = (infer_args){.runs = 3};
+    for (int i = 0; i < argc; ++i) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(o, "--explain") == 0) {
+            a->explain = true;
+            continue;
+        }
+        if (strncmp(o, "--", 2) != 0) {
+            if (a->net)
+                return fprintf(stderr, "convgen: infer: one network file, not '%s' too\n", o), false;
+            a->net = o;
+            continue;
+        }
+        if (!v)
+            return fprintf(stderr, "convgen: infer: %s needs a value\n", o), false;
+        ++i;
+        if (strcmp(o, "--volume") == 0)
+            a->volume_rank = cg_parse_dims(v, a->volume);
+        else if (strcmp(o, "--m") == 0)
+            a->m_rank = cg_parse_dims(v, a->m);
+        else if (strcmp(o, "--memory") == 0)
+            a->o.memory_limit = (size_t)strtoull(v, NULL, 10) << 20;
+        else if (strcmp(o, "--effort") == 0)
+            a->o.effort = strcmp(v, "estimate") == 0 ? CONVGEN_EFFORT_ESTIMATE
+                          : strcmp(v, "exhaustive") == 0 ? CONVGEN_EFFORT_EXHAUSTIVE : CONVGEN_EFFORT_MEASURE;
+        else if (strcmp(o, "--runs") == 0)
+            a->runs = atoi(v);
+        else if (strcmp(o, "--in") == 0)
+            a->in = v;
+        else if (strcmp(o, "--out") == 0)
+            a->out = v;
+        else if (strcmp(o, "--weights") == 0)
+            a->weights = v;
+        else
+            return fprintf(stderr, "convgen: infer: unknown option '%s' ('convgen infer --help')\n", o), false;
+    }
+    if (!a->net || a->volume_rank < 2 || a->runs < 1)
+        return fprintf(stderr, "convgen: infer: needs a network file and --volume DxHxW (runs >= 1)\n"), false;
+    memcpy(a->o.fragment, a->m, sizeof a->m);
+    return true;
+}
+
+/* Every convolution's weights from the file, in layer order. */
+static bool load_weights(convgen_net *exe, const cg_net *net, const char *path)
+{
+    int64_t total = 0, c = net->c;
+    for (int i = 0; i < net->count; ++i)
+        if (net->layers[i].kind == CG_NET_CONV) {
+            const cg_net_layer *l = &net->layers[i];
+            total += l->k * c * l->size[0] * l->size[1] * l->size[2] + l->k;
+            c = l->k;
+        }
+    float *all = malloc(sizeof *all * (size_t)total), *at = all;
+    bool ok = all && read_floats(path, all, total);
+    c = net->c;
+    for (int i = 0; ok && i < net->count; ++i)
+        if (net->layers[i].kind == CG_NET_CONV) {
+            const cg_net_layer *l = &net->layers[i];
+            int64_t count = l->k * c * l->size[0] * l->size[1] * l->size[2];
+            ok = convgen_net_set_weights(exe, i, at, at + count) == CONVGEN_SUCCESS;
+            at += count + l->k;
+            c = l->k;
+        }
+    free(all);
+    return ok;
+}
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int compare_doubles(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The runs' median seconds; false where a run failed. */
+static bool time_runs(convgen_net *exe, const infer_args *a, const float *x, float *y, double *median)
+{
+    double t[64];
+    int runs = a->runs < 64 ? a->runs : 64;
+    for (int r = -1; r < runs; ++r) { /* run -1: the warm-up */
+        double start = seconds();
+        if (convgen_net_infer(exe, x, a->volume, y, NULL) != CONVGEN_SUCCESS)
+            return fprintf(stderr, "convgen: infer: %s\n", convgen_last_error()), false;
+        if (r >= 0)
+            t[r] = seconds() - start;
+    }
+    qsort(t, (size_t)runs, sizeof t[0], compare_doubles);
+    *median = t[runs / 2];
+    return true;
+}
+
+int cli_infer(int argc, char **argv)
+{
+    for (int i = 0; i < argc; ++i)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return usage();
+    infer_args a;
+    cg_net net;
+    if (!parse(argc, argv, &a))
+        return 2;
+    char *text = read_text(a.net);
+    if (!text || cg_net_parse(text, &net) != CONVGEN_SUCCESS) {
+        fprintf(stderr, "convgen: infer: %s: %s\n", a.net, text ? convgen_last_error() : "cannot read it");
+        free(text);
+        return 2;
+    }
+    if (a.volume_rank != net.rank || (a.m_rank && a.m_rank != net.rank)) {
+        fprintf(stderr, "convgen: infer: --volume%s must have the network's rank, %d\n", a.m_rank ? " and --m" : "",
+                net.rank);
+        free(text);
+        return 2;
+    }
+    convgen_context *ctx;
+    convgen_net *exe = NULL;
+    if (cli_open_context(NULL, false, true, 0, &ctx) != CONVGEN_SUCCESS ||
+        convgen_net_create(ctx, text, &a.o, &exe) != CONVGEN_SUCCESS) {
+        fprintf(stderr, "convgen: infer: %s\n", convgen_last_error());
+        free(text);
+        return 1;
+    }
+    free(text);
+    int64_t fov[3], in_n = net.c, out_n = net.layers[net.count - 1].k, voxels = 1;
+    cg_net_field_of_view(&net, fov);
+    for (int d = 0; d < a.volume_rank; ++d) {
+        in_n *= a.volume[d];
+        voxels *= a.volume[d] - fov[3 - a.volume_rank + d] + 1;
+    }
+    out_n *= voxels;
+    float *x = malloc(sizeof *x * (size_t)in_n), *y = malloc(sizeof *y * (size_t)(out_n > 0 ? out_n : 1));
+    int rc = x && y ? 0 : 1;
+    if (rc == 0 && a.explain) {
+        char *plan;
+        if (convgen_net_explain(exe, &plan) == CONVGEN_SUCCESS)
+            printf("%s: %s", a.net, plan), free(plan);
+    }
+    uint64_t state = 12345;
+    if (rc == 0 && a.in)
+        rc = read_floats(a.in, x, in_n) ? 0 : 1;
+    else if (rc == 0)
+        cg_fill_random(x, in_n, &state);
+    if (rc == 0 && a.weights)
+        rc = load_weights(exe, &net, a.weights) ? 0 : 1;
+    double median = 0;
+    if (rc == 0)
+        rc = time_runs(exe, &a, x, y, &median) ? 0 : 1;
+    if (rc == 0)
+        printf("%s on %s: %lld output voxels in %.4f s (median of %d): %.4g voxels/s\n", a.net,
+               convgen_context_device_name(ctx), (long long)voxels, median, a.runs, (double)voxels / median);
+    if (rc == 0 && a.out) {
+        FILE *f = fopen(a.out, "wb");
+        rc = f && fwrite(y, sizeof *y, (size_t)out_n, f) == (size_t)out_n ? 0 : 1;
+        if (f)
+            fclose(f);
+        if (rc)
+            fprintf(stderr, "convgen: infer: cannot write %s\n", a.out);
+    }
+    free(x), free(y);
+    convgen_net_destroy(exe);
+    convgen_context_destroy(ctx);
+    return rc;
+}

@@ -1,0 +1,494 @@
+/* Whole-volume sliding-window inference of a ConvNet (ZNNi): a plan of plans. The arithmetic
+ * (field of view, patches, each layer's tensor under max-pooling fragments) is the generator's
+ * (generator/net/net.h); here are the device side and the loop over patches:
+ *
+ *   for each patch of the volume (overlap = field of view - 1, the last ones moved back inside):
+ *       pack its input [C][patch] on the host, copy it to the device
+ *       every layer on the device, ping-ponging two buffers: a convolution plan with the layer's
+ *           bias and ReLU as its epilogue, or max-pooling fragments (the batch grows p^3-fold)
+ *       the final fragments interleaved back into the dense patch, last pooling first
+ *       copy the dense patch back and place it into y
+ *
+ * Nothing inside a patch is computed twice: the fragments are ZNNi's dense evaluation. Patches
+ * overlap only in their inputs, and where the volume is not a multiple of the patch the last
+ * patch of a dimension moves back to end at the volume's edge (its outputs the previous one
+ * also made are made again and agree). The packing and placing run on the host between the
+ * patches: host-RAM streaming that overlaps them with compute is still to come. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "convgen.h"
+#include "net/net.h"
+#include "reference.h"
+#include "util.h"
+
+/* The default fragment extent is the largest cube up to this whose tensors fit the memory. */
+#define MAX_FRAGMENT 32
+#define OFFLINE_MEMORY ((size_t)16 << 30) /* what an offline context plans for without a limit */
+
+struct convgen_net {
+    convgen_context *ctx;
+    cg_net net;
+    cg_net_patch patch;
+    size_t memory_limit;
+    int effort;
+    convgen_plan *layer[CG_NET_MAX_LAYERS];      /* a convolution's, or a pooling's fragments */
+    convgen_plan *interleave[CG_NET_MAX_LAYERS]; /* the poolings', undone, the last one first */
+    int interleaves;
+    CUdeviceptr w[CG_NET_MAX_LAYERS], bias[CG_NET_MAX_LAYERS];
+    CUdeviceptr buf[2], workspace;
+    size_t buf_bytes, workspace_bytes, weight_bytes;
+    float *host_in, *host_out; /* a patch's input and dense output, packed */
+};
+
+static int64_t tensor_elems(const cg_net_tensor *t) { return t->batch * t->c * t->ext[0] * t->ext[1] * t->ext[2]; }
+
+static int64_t layer_weights(const cg_net *net, int i, int64_t c)
+{
+    const cg_net_layer *l = &net->layers[i];
+    return l->k * c * l->size[0] * l->size[1] * l->size[2];
+}
+
+/* The two activation buffers' bytes: the largest tensor (the interleaving keeps the last's size). */
+static size_t buffer_bytes(const cg_net *net, const cg_net_patch *patch)
+{
+    int64_t most = 0;
+    for (int i = 0; i <= net->count; ++i)
+        most = tensor_elems(&patch->shape[i]) > most ? tensor_elems(&patch->shape[i]) : most;
+    return (size_t)most * sizeof(float);
+}
+
+static size_t weight_bytes(const cg_net *net)
+{
+    size_t bytes = 0;
+    int64_t c = net->c;
+    for (int i = 0; i < net->count; ++i) {
+        if (net->layers[i].kind != CG_NET_CONV)
+            continue;
+        bytes += (size_t)(layer_weights(net, i, c) + net->layers[i].k) * sizeof(float);
+        c = net->layers[i].k;
+    }
+    return bytes;
+}
+
+/* A layer's extents as a descriptor takes them: the last `rank` of depth, height, width. */
+static void spatial(int rank, const int64_t ext[3], int64_t out[CONVGEN_MAX_RANK])
+{
+    for (int d = 0; d < rank; ++d)
+        out[d] = ext[3 - rank + d];
+}
+
+static convgen_status plan_conv(convgen_net *n, int i, size_t workspace_limit)
+{
+    const cg_net_layer *l = &n->net.layers[i];
+    const cg_net_tensor *t = &n->patch.shape[i];
+    convgen_conv_desc d = {.rank = n->net.rank, .n = t->batch, .c = t->c, .k = l->k,
+                           .epilogue = CONVGEN_EPILOGUE_BIAS | (l->relu ? CONVGEN_EPILOGUE_RELU : 0)};
+    spatial(d.rank, t->ext, d.in);
+    const int64_t size[3] = {l->size[0], l->size[1], l->size[2]};
+    spatial(d.rank, size, d.kernel);
+    convgen_plan_options o = {.workspace_limit = workspace_limit, .effort = n->effort};
+    convgen_status s = convgen_plan_conv_ex(n->ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &o, &n->layer[i]);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    size_t ws = 0;
+    convgen_plan_workspace_size(n->layer[i], &ws);
+    n->workspace_bytes = ws > n->workspace_bytes ? ws : n->workspace_bytes;
+    return CONVGEN_SUCCESS;
+}
+
+static convgen_status plan_pool(convgen_net *n, int i, convgen_pool_mode mode, int64_t batch, int64_t c,
+                                const int64_t ext[3], convgen_plan **plan)
+{
+    const int *p = n->net.layers[i].size;
+    convgen_pool_desc d = {.mode = mode, .rank = n->net.rank, .n = batch, .c = c};
+    spatial(d.rank, ext, d.in);
+    for (int k = 0; k < d.rank; ++k)
+        d.window[k] = p[3 - d.rank + k];
+    return convgen_plan_pool(n->ctx, &d, plan);
+}
+
+/* The poolings undone, last first: each gives back its batch's fragments as dense volumes. */
+static convgen_status plan_interleaves(convgen_net *n)
+{
+    const cg_net_tensor *last = &n->patch.shape[n->net.count];
+    int64_t ext[3] = {last->ext[0], last->ext[1], last->ext[2]};
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = n->net.count - 1; i >= 0 && s == CONVGEN_SUCCESS; --i) {
+        if (n->net.layers[i].kind != CG_NET_POOL)
+            continue;
+        s = plan_pool(n, i, CONVGEN_POOL_INTERLEAVE, n->patch.shape[i].batch, last->c, ext,
+                      &n->interleave[n->interleaves++]);
+        for (int d = 0; d < 3; ++d)
+            ext[d] *= n->net.layers[i].size[d];
+    }
+    return s;
+}
+
+static void release_plans(convgen_net *n)
+{
+    for (int i = 0; i < CG_NET_MAX_LAYERS; ++i) {
+        convgen_plan_destroy(n->layer[i]);
+        convgen_plan_destroy(n->interleave[i]);
+        n->layer[i] = n->interleave[i] = NULL;
+    }
+    n->interleaves = 0;
+    n->workspace_bytes = 0;
+}
+
+/* Every layer's plan for the patch of fragment extent m, the convolutions' workspace under what
+ * the tensors and weights leave of the memory limit. */
+static convgen_status plan_patch(convgen_net *n, const int64_t m[3])
+{
+    release_plans(n);
+    convgen_status s = cg_net_patch_of(&n->net, m, &n->patch);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    n->buf_bytes = buffer_bytes(&n->net, &n->patch);
+    size_t fixed = 2 * n->buf_bytes + n->weight_bytes;
+    if (fixed >= n->memory_limit)
+        return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: the patch of fragments %lldx%lldx%lld "
+                       "needs %zu for its tensors and weights", n->memory_limit, (long long)m[0], (long long)m[1],
+                       (long long)m[2], fixed);
+    for (int i = 0; i < n->net.count && s == CONVGEN_SUCCESS; ++i)
+        s = n->net.layers[i].kind == CG_NET_CONV
+                ? plan_conv(n, i, n->memory_limit - fixed)
+                : plan_pool(n, i, CONVGEN_POOL_FRAGMENTS, n->patch.shape[i].batch, n->patch.shape[i].c,
+                            n->patch.shape[i].ext, &n->layer[i]);
+    return s == CONVGEN_SUCCESS ? plan_interleaves(n) : s;
+}
+
+/* The largest cube of fragments whose tensors and weights take at most half the memory (the
+ * rest for the convolutions' workspaces), then planned; smaller where a plan does not fit. */
+static convgen_status choose_patch(convgen_net *n, const int64_t asked[3])
+{
+    int64_t m[3];
+    if (asked[0] || asked[1] || asked[2]) {
+        for (int d = 0; d < 3; ++d)
+            m[d] = d < 3 - n->net.rank ? 1 : asked[d - (3 - n->net.rank)];
+        return plan_patch(n, m);
+    }
+    convgen_status s = CONVGEN_ERROR_WORKSPACE_LIMIT;
+    for (int64_t side = MAX_FRAGMENT; side >= 1 && s == CONVGEN_ERROR_WORKSPACE_LIMIT; --side) {
+        m[0] = n->net.rank == 2 ? 1 : side, m[1] = m[2] = side;
+        cg_net_patch patch;
+        if (cg_net_patch_of(&n->net, m, &patch) != CONVGEN_SUCCESS ||
+            2 * buffer_bytes(&n->net, &patch) + n->weight_bytes > n->memory_limit / 2)
+            continue;
+        s = plan_patch(n, m);
+    }
+    return s == CONVGEN_ERROR_WORKSPACE_LIMIT && !n->layer[0]
+               ? cg_fail(s, "memory_limit = %zu bytes: not even fragments of one voxel fit", n->memory_limit)
+               : s;
+}
+
+static convgen_status cuda(const convgen_net *n, CUresult r, const char *what)
+{
+    return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(n->ctx->drv, r, what);
+}
+
+/* The device buffers: weights (zeroed until set), activations, workspace, and the host's
+ * packed patches. */
+static convgen_status allocate(convgen_net *n)
+{
+    const cg_driver *drv = n->ctx->drv;
+    int64_t c = n->net.c;
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = 0; i < n->net.count && s == CONVGEN_SUCCESS; ++i) {
+        if (n->net.layers[i].kind != CG_NET_CONV)
+            continue;
+        size_t wb = (size_t)layer_weights(&n->net, i, c) * 4, bb = (size_t)n->net.layers[i].k * 4;
+        s = cuda(n, drv->MemAlloc(&n->w[i], wb), "cuMemAlloc (weights)");
+        if (s == CONVGEN_SUCCESS)
+            s = cuda(n, drv->MemAlloc(&n->bias[i], bb), "cuMemAlloc (bias)");
+        if (s == CONVGEN_SUCCESS)
+            s = cuda(n, drv->MemsetD8(n->w[i], 0, wb), "cuMemsetD8");
+        if (s == CONVGEN_SUCCESS)
+            s = cuda(n, drv->MemsetD8(n->bias[i], 0, bb), "cuMemsetD8");
+        c = n->net.layers[i].k;
+    }
+    for (int b = 0; b < 2 && s == CONVGEN_SUCCESS; ++b)
+        s = cuda(n, drv->MemAlloc(&n->buf[b], n->buf_bytes), "cuMemAlloc (activations)");
+    if (s == CONVGEN_SUCCESS && n->workspace_bytes)
+        s = cuda(n, drv->MemAlloc(&n->workspace, n->workspace_bytes), "cuMemAlloc (workspace)");
+    const cg_net_tensor *in = &n->patch.shape[0], *last = &n->patch.shape[n->net.count];
+    n->host_in = malloc((size_t)tensor_elems(in) * 4);
+    n->host_out = malloc((size_t)(last->c * n->patch.out[0] * n->patch.out[1] * n->patch.out[2]) * 4);
+    if (s == CONVGEN_SUCCESS && (!n->host_in || !n->host_out))
+        s = cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of host memory for a patch's staging buffers");
+    return s;
+}
+
+static size_t default_memory(convgen_context *ctx)
+{
+    size_t free_bytes = 0, total = 0;
+    if (ctx->offline)
+        return OFFLINE_MEMORY;
+    if (ctx->drv->CtxPushCurrent(ctx->primary) != CUDA_SUCCESS)
+        return 0;
+    ctx->drv->MemGetInfo(&free_bytes, &total);
+    CUcontext popped;
+    ctx->drv->CtxPopCurrent(&popped);
+    return free_bytes / 10 * 9;
+}
+
+convgen_status convgen_net_create(convgen_context *ctx, const char *text, const convgen_net_options *options,
+                                  convgen_net **out)
+{
+    if (!out)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "net is NULL");
+    *out = NULL;
+    if (!ctx || !text)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", ctx ? "text" : "ctx");
+    convgen_net *n = calloc(1, sizeof *n);
+    if (!n)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a network");
+    n->ctx = ctx;
+    convgen_net_options o = options ? *options : (convgen_net_options){0};
+    convgen_status s = cg_net_parse(text, &n->net);
+    for (int d = 0; d < CONVGEN_MAX_RANK && s == CONVGEN_SUCCESS; ++d)
+        if (o.fragment[d] < 0 || (d >= n->net.rank && o.fragment[d]))
+            s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "fragment[%d] = %lld must be %s", d, (long long)o.fragment[d],
+                        d >= n->net.rank ? "0 past the network's rank" : ">= 0");
+    if (s == CONVGEN_SUCCESS) {
+        n->memory_limit = o.memory_limit ? o.memory_limit : default_memory(ctx);
+        n->effort = o.effort;
+        n->weight_bytes = weight_bytes(&n->net);
+        s = choose_patch(n, o.fragment);
+    }
+    if (s == CONVGEN_SUCCESS && !ctx->offline) {
+        CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
+        s = r == CUDA_SUCCESS ? allocate(n) : cg_cuda_fail(ctx->drv, r, "cuCtxPushCurrent");
+        CUcontext popped;
+        if (r == CUDA_SUCCESS)
+            ctx->drv->CtxPopCurrent(&popped);
+        if (s == CONVGEN_SUCCESS)
+            s = convgen_net_random_weights(n, 1);
+    }
+    if (s != CONVGEN_SUCCESS) {
+        convgen_net_destroy(n);
+        return s;
+    }
+    *out = n;
+    return CONVGEN_SUCCESS;
+}
+
+void convgen_net_destroy(convgen_net *n)
+{
+    if (!n)
+        return;
+    release_plans(n);
+    const cg_driver *drv = n->ctx->drv;
+    if (drv && drv->CtxPushCurrent(n->ctx->primary) == CUDA_SUCCESS) {
+        CUdeviceptr *all[] = {n->w, n->bias};
+        for (int a = 0; a < 2; ++a)
+            for (int i = 0; i < CG_NET_MAX_LAYERS; ++i)
+                if (all[a][i])
+                    drv->MemFree(all[a][i]);
+        for (int b = 0; b < 2; ++b)
+            if (n->buf[b])
+                drv->MemFree(n->buf[b]);
+        if (n->workspace)
+            drv->MemFree(n->workspace);
+        CUcontext popped;
+        drv->CtxPopCurrent(&popped);
+    }
+    free(n->host_in);
+    free(n->host_out);
+    free(n);
+}
+
+/* The input channels of convolution layer i, or -1 where layer i is no convolution. */
+static int64_t conv_channels(const convgen_net *n, int layer)
+{
+    if (layer < 0 || layer >= n->net.count || n->net.layers[layer].kind != CG_NET_CONV)
+        return -1;
+    return n->patch.shape[layer].c;
+}
+
+static convgen_status with_context(const convgen_net *n)
+{
+    if (n->ctx->offline)
+        return cg_fail(CONVGEN_ERROR_NO_DEVICE, "the network's context is offline (arch %s)", n->ctx->arch);
+    return cuda(n, n->ctx->drv->CtxPushCurrent(n->ctx->primary), "cuCtxPushCurrent");
+}
+
+static void without_context(const convgen_net *n)
+{
+    CUcontext popped;
+    n->ctx->drv->CtxPopCurrent(&popped);
+}
+
+convgen_status convgen_net_set_weights(convgen_net *n, int layer, const float *w, const float *bias)
+{
+    if (!n || !w || !bias)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", !n ? "net" : !w ? "w" : "bias");
+    int64_t c = conv_channels(n, layer);
+    if (c < 0)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "layer = %d is not a convolution of the network's %d layers", layer,
+                       n->net.count);
+    convgen_status s = with_context(n);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    const cg_driver *drv = n->ctx->drv;
+    s = cuda(n, drv->MemcpyHtoD(n->w[layer], w, (size_t)layer_weights(&n->net, layer, c) * 4), "cuMemcpyHtoD (w)");
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(n, drv->MemcpyHtoD(n->bias[layer], bias, (size_t)n->net.layers[layer].k * 4), "cuMemcpyHtoD (bias)");
+    without_context(n);
+    return s;
+}
+
+convgen_status convgen_net_random_weights(convgen_net *n, uint64_t seed)
+{
+    if (!n)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "net is NULL");
+    uint64_t state = 0x9E3779B97F4A7C15ull ^ (seed << 1 | 1);
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = 0; i < n->net.count && s == CONVGEN_SUCCESS; ++i) {
+        int64_t c = conv_channels(n, i);
+        if (c < 0)
+            continue;
+        int64_t count = layer_weights(&n->net, i, c), k = n->net.layers[i].k;
+        float *w = malloc((size_t)(count + k) * sizeof *w);
+        if (!w)
+            return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of host memory for layer %d's weights", i);
+        cg_fill_random(w, count + k, &state);
+        float a = (float)sqrt(3.0 / (double)(count / k));
+        for (int64_t j = 0; j < count + k; ++j)
+            w[j] *= a;
+        s = convgen_net_set_weights(n, i, w, w + count);
+        free(w);
+    }
+    return s;
+}
+
+/* ---- inference ---- */
+
+/* Where patch t of a dimension starts in the output: every patch_out, the last moved back to
+ * end at the output's edge. */
+static int64_t patch_start(int64_t t, int64_t patch_out, int64_t total)
+{
+    int64_t at = t * patch_out;
+    return at + patch_out > total ? total - patch_out : at;
+}
+
+/* x [C][in] at `origin` into the packed patch [C][patch.in]. */
+static void pack_input(convgen_net *n, const float *x, const int64_t in[3], const int64_t origin[3])
+{
+    const int64_t *e = n->patch.in;
+    float *dst = n->host_in;
+    for (int64_t c = 0; c < n->net.c; ++c)
+        for (int64_t z = 0; z < e[0]; ++z)
+            for (int64_t r = 0; r < e[1]; ++r, dst += e[2])
+                memcpy(dst, x + ((c * in[0] + origin[0] + z) * in[1] + origin[1] + r) * in[2] + origin[2],
+                       (size_t)e[2] * sizeof *dst);
+}
+
+/* The dense patch [K][patch.out] into y [K][out] at `origin`. */
+static void place_output(const convgen_net *n, float *y, const int64_t out[3], const int64_t origin[3])
+{
+    const int64_t *e = n->patch.out;
+    const float *src = n->host_out;
+    for (int64_t k = 0; k < n->patch.shape[n->net.count].c; ++k)
+        for (int64_t z = 0; z < e[0]; ++z)
+            for (int64_t r = 0; r < e[1]; ++r, src += e[2])
+                memcpy(y + ((k * out[0] + origin[0] + z) * out[1] + origin[1] + r) * out[2] + origin[2], src,
+                       (size_t)e[2] * sizeof *src);
+}
+
+/* One packed patch through every layer and back into host_out. */
+static convgen_status run_patch(convgen_net *n, convgen_stream stream)
+{
+    const cg_driver *drv = n->ctx->drv;
+    convgen_status s = cuda(n, drv->MemcpyHtoD(n->buf[0], n->host_in, (size_t)tensor_elems(&n->patch.shape[0]) * 4),
+                            "cuMemcpyHtoD (the patch)");
+    int cur = 0;
+    for (int i = 0; i < n->net.count && s == CONVGEN_SUCCESS; ++i, cur ^= 1) {
+        const float *x = (const float *)n->buf[cur];
+        float *y = (float *)n->buf[cur ^ 1];
+        s = n->net.layers[i].kind == CG_NET_CONV
+                ? convgen_execute_bias(n->layer[i], x, (const float *)n->w[i], (const float *)n->bias[i], y,
+                                       (void *)n->workspace, n->workspace_bytes, stream)
+                : convgen_execute_pool(n->layer[i], x, y, stream);
+    }
+    for (int i = 0; i < n->interleaves && s == CONVGEN_SUCCESS; ++i, cur ^= 1)
+        s = convgen_execute_pool(n->interleave[i], (const float *)n->buf[cur], (float *)n->buf[cur ^ 1], stream);
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(n, drv->CtxSynchronize(), "running the patch");
+    const cg_net_tensor *last = &n->patch.shape[n->net.count];
+    size_t bytes = (size_t)(last->c * n->patch.out[0] * n->patch.out[1] * n->patch.out[2]) * 4;
+    return s == CONVGEN_SUCCESS ? cuda(n, drv->MemcpyDtoH(n->host_out, n->buf[cur], bytes), "cuMemcpyDtoH (the patch)")
+                                : s;
+}
+
+convgen_status convgen_net_infer(convgen_net *n, const float *x, const int64_t in[CONVGEN_MAX_RANK], float *y,
+                                 convgen_stream stream)
+{
+    if (!n || !x || !in || !y)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", !n ? "net" : !x ? "x" : !in ? "in" : "y");
+    int64_t ext[3] = {1, 1, 1}, fov[3], out[3], tiles[3];
+    cg_net_field_of_view(&n->net, fov);
+    int r = n->net.rank;
+    for (int d = 0; d < 3; ++d) {
+        if (d >= 3 - r)
+            ext[d] = in[d - (3 - r)];
+        out[d] = ext[d] - fov[d] + 1;
+        if (ext[d] < n->patch.in[d] || ext[d] >= ((int64_t)1 << 31))
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in[%d] = %lld must be %lld..2^31 - 1: the patch's input (its "
+                           "output %lld, the field of view %lld)", d - (3 - r), (long long)ext[d],
+                           (long long)n->patch.in[d], (long long)n->patch.out[d], (long long)fov[d]);
+        tiles[d] = (out[d] + n->patch.out[d] - 1) / n->patch.out[d];
+    }
+    convgen_status s = with_context(n);
+    for (int64_t t = 0; s == CONVGEN_SUCCESS && t < tiles[0] * tiles[1] * tiles[2]; ++t) {
+        const int64_t idx[3] = {t / (tiles[1] * tiles[2]), t / tiles[2] % tiles[1], t % tiles[2]};
+        int64_t origin[3];
+        for (int d = 0; d < 3; ++d)
+            origin[d] = patch_start(idx[d], n->patch.out[d], out[d]);
+        pack_input(n, x, ext, origin);
+        s = run_patch(n, stream);
+        if (s == CONVGEN_SUCCESS)
+            place_output(n, y, out, origin);
+    }
+    if (s != CONVGEN_ERROR_NO_DEVICE)
+        without_context(n);
+    return s;
+}
+
+/* ---- explain ---- */
+
+convgen_status convgen_net_explain(const convgen_net *n, char **text)
+{
+    if (!n || !text)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", n ? "text" : "net");
+    int64_t fov[3];
+    cg_net_field_of_view(&n->net, fov);
+    const cg_net_patch *p = &n->patch;
+    cg_buf b = {0};
+    cg_buf_printf(&b, "field of view %lldx%lldx%lld; patch %lldx%lldx%lld -> dense %lldx%lldx%lld (fragments of "
+                  "%lldx%lldx%lld)\n", (long long)fov[0], (long long)fov[1], (long long)fov[2], (long long)p->in[0],
+                  (long long)p->in[1], (long long)p->in[2], (long long)p->out[0], (long long)p->out[1],
+                  (long long)p->out[2], (long long)p->m[0], (long long)p->m[1], (long long)p->m[2]);
+    for (int i = 0; i < n->net.count; ++i) {
+        const cg_net_layer *l = &n->net.layers[i];
+        const cg_net_tensor *t = &p->shape[i + 1];
+        convgen_choice ch = {0};
+        if (l->kind == CG_NET_CONV)
+            convgen_plan_choice(n->layer[i], &ch);
+        cg_buf_printf(&b, "  %2d %-4s %dx%dx%d -> %lld x %lld x %lldx%lldx%lld, %.1f MiB  %s\n", i,
+                      l->kind == CG_NET_CONV ? "conv" : "pool", l->size[0], l->size[1], l->size[2], (long long)t->batch,
+                      (long long)t->c, (long long)t->ext[0], (long long)t->ext[1], (long long)t->ext[2],
+                      (double)tensor_elems(t) * 4 / 1048576.0,
+                      l->kind == CG_NET_CONV ? convgen_algo_name(ch.algo) : "max-pooling fragments");
+    }
+    cg_buf_printf(&b, "memory: 2 x %.1f MiB activations, %.1f MiB weights, %.1f MiB workspace (limit %.1f MiB)\n",
+                  (double)n->buf_bytes / 1048576.0, (double)n->weight_bytes / 1048576.0,
+                  (double)n->workspace_bytes / 1048576.0, (double)n->memory_limit / 1048576.0);
+    if (!b.data)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the explanation");
+    *text = b.data;
+    return CONVGEN_SUCCESS;
+}
