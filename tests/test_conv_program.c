@@ -61,13 +61,16 @@ static convgen_conv_desc random_layer(int i)
     return d;
 }
 
-/* Relative error of out against the reference for (in0, in1). */
-static double error_of(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *out,
-                       int64_t n)
+/* Relative error of out against the reference for (in0, in1), fprop's with the layer's epilogue
+ * (bias: k floats, NULL without CG_EPILOGUE_BIAS). */
+static double error_of(const cg_problem *p, convgen_pass pass, const float *in0, const float *in1, const float *bias,
+                       const float *out, int64_t n)
 {
     double *ref = malloc(8 * (size_t)n), d2 = 0, r2 = 0;
     assert_non_null(ref);
     ref_conv(p, pass, in0, in1, ref);
+    if (pass == CONVGEN_FPROP)
+        ref_apply_epilogue(p, bias, ref);
     for (int64_t i = 0; i < n; ++i) {
         double e = (double)out[i] - ref[i];
         d2 += e * e;
@@ -80,7 +83,7 @@ static double error_of(const cg_problem *p, convgen_pass pass, const float *in0,
 /* Runs one pass's program (under `limit` bytes of workspace; 0: none; < 0: halfway between what
  * the whole batch and sub-batches of one image need; with the choices of
  * `base`, NULL: the planner's) and returns its relative error against the reference; *chunks:
- * how many sub-batches it ran in. */
+ * how many sub-batches it ran in. A layer with CG_EPILOGUE_BIAS gets a random bias. */
 static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo algo, int64_t limit,
                             const cg_tuning *base, int64_t *chunks)
 {
@@ -90,6 +93,9 @@ static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo
     assert_true(in0 && in1 && out);
     fill(in0, elems[0]);
     fill(in1, elems[1]);
+    float *bias = p->epilogue & CG_EPILOGUE_BIAS ? malloc(4 * (size_t)p->k) : NULL;
+    if (bias)
+        fill(bias, p->k);
     memset(out, 0xFF, 4 * (size_t)elems[2]); /* NaN: an output never written fails */
     cg_tuning tune = base ? *base : (cg_tuning){0};
     tune.workspace_limit = 0;
@@ -110,11 +116,11 @@ static double program_error(const cg_problem *p, convgen_pass pass, convgen_algo
     if (s != CONVGEN_SUCCESS)
         fail_msg("%s: %s", convgen_pass_name(pass), convgen_last_error());
     *chunks = g.chunks;
-    if ((s = cg_program_evaluate(&g, in0, in1, NULL, out)) != CONVGEN_SUCCESS)
+    if ((s = cg_program_evaluate(&g, in0, in1, bias, out)) != CONVGEN_SUCCESS)
         fail_msg("%s: %s", convgen_pass_name(pass), convgen_last_error());
-    double e = error_of(p, pass, in0, in1, out, elems[2]);
+    double e = error_of(p, pass, in0, in1, bias, out, elems[2]);
     cg_generated_free(&g);
-    free(in0), free(in1), free(out);
+    free(in0), free(in1), free(out), free(bias);
     return e;
 }
 
@@ -853,7 +859,7 @@ static void test_prepared_weights_serve_several_inputs(void **state)
                 }
                 assert_int_equal(cg_program_evaluate_prepared(&g, w, NULL, 2, (const float *const *)xs, outs), CONVGEN_SUCCESS);
                 for (int r = 0; r < 2; ++r) {
-                    double e = error_of(&p, (convgen_pass)pass, xs[r], w, outs[r], elems[2]);
+                    double e = error_of(&p, (convgen_pass)pass, xs[r], w, NULL, outs[r], elems[2]);
                     if (!(e <= ERROR_BOUND))
                         fail_msg("%s, layer %d %s, input %d on prepared weights: relative error %.3e",
                                  planner->name, i, convgen_pass_name((convgen_pass)pass), r, e);
@@ -1025,6 +1031,94 @@ static void test_fft_tiled_takes_a_fixed_tile(void **state)
     assert_non_null(strstr(convgen_last_error(), "9 shifts"));
 }
 
+/* ---- the layer's epilogue (bias, ReLU) in fprop's store ---- */
+
+static const unsigned epilogues[] = {CG_EPILOGUE_BIAS | CG_EPILOGUE_RELU, CG_EPILOGUE_BIAS, CG_EPILOGUE_RELU};
+
+/* The kernel g marks as applying the epilogue declares the bias where the layer has one and takes
+ * ReLU where it has it; no other kernel declares a bias. The CPU evaluation trusts the mark, so
+ * this ties it to the source the GPU runs. */
+static void check_epilogue_source(const cg_generated *g)
+{
+    for (int i = 0; i < g->kernel_count; ++i) {
+        const cg_kernel *k = &g->kernels[i];
+        bool bias = k->epilogue && (g->problem.epilogue & CG_EPILOGUE_BIAS);
+        bool relu = k->epilogue && (g->problem.epilogue & CG_EPILOGUE_RELU);
+        const char *wrong = (strstr(k->source, "const float *__restrict__ bias") != NULL) != bias
+                                ? (bias ? "does not declare the bias" : "declares a bias")
+                            : relu && !strstr(k->source, "fmaxf(") ? "has no ReLU"
+                                                                   : NULL;
+        if (wrong)
+            fail_msg("%s kernel %s, %smarked as applying the epilogue: its source %s", convgen_algo_name(g->algo),
+                     k->name, k->epilogue ? "" : "not ", wrong);
+    }
+}
+
+/* fprop of `algo` (with the choices of `base`, NULL: the planner's) with epilogue bits `epilogue`
+ * on desc, whole and in sub-batches (check_planner's limits), against the reference with the
+ * epilogue applied; a layer it takes without an epilogue it must take with one. false where it
+ * refuses the layer anyway; *sub_batched counts the programs that ran in several. */
+static bool epilogue_matches(convgen_algo algo, convgen_conv_desc d, unsigned epilogue, const cg_tuning *base,
+                             double *worst, int *sub_batched)
+{
+    cg_problem p;
+    cg_generated g;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    if (cg_generate_tuned(&p, CONVGEN_FPROP, algo, NULL, base, &g) != CONVGEN_SUCCESS)
+        return false;
+    cg_generated_free(&g);
+    d.epilogue = epilogue;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    if (cg_generate_tuned(&p, CONVGEN_FPROP, algo, NULL, base, &g) != CONVGEN_SUCCESS)
+        fail_msg("%s refuses an epilogue (%u) on a layer it takes without: %s", convgen_algo_name(algo), epilogue,
+                 convgen_last_error());
+    check_epilogue_source(&g);
+    cg_generated_free(&g);
+    for (int run = 0; run < 3; ++run) {
+        const int64_t limits[3] = {0, -1, 1};
+        int64_t chunks = 0;
+        double e = program_error(&p, CONVGEN_FPROP, algo, limits[run], base, &chunks);
+        if (!(e <= ERROR_BOUND))
+            fail_msg("%s, rank %d (n %lld c %lld k %lld), epilogue %u%s: relative error %.3e", convgen_algo_name(algo),
+                     d.rank, (long long)d.n, (long long)d.c, (long long)d.k, epilogue,
+                     chunks > 1 ? " in sub-batches" : "", e);
+        *worst = e > *worst ? e : *worst;
+        *sub_batched += chunks > 1;
+    }
+    return true;
+}
+
+/* `algo`'s fprop with each epilogue in turn on the random layers and `extras` more (with the
+ * choices of `tiles`, NULL: the planner's): the kernel it marks applies the epilogue, to all of y,
+ * in every sub-batch. Returns how many programs ran in sub-batches. */
+static int check_epilogue(convgen_algo algo, const convgen_conv_desc *extra, const cg_tuning *tiles, int extras)
+{
+    rng_state = 20261127u; /* its own layers, whatever the tests before it drew */
+    int taken = 0, sub_batched = 0;
+    double worst = 0;
+    for (int i = 0; i < LAYERS + extras; ++i)
+        taken += epilogue_matches(algo, i < LAYERS ? random_layer(i) : extra[i - LAYERS], epilogues[i % 3],
+                                  i < LAYERS || !tiles ? NULL : &tiles[i - LAYERS], &worst, &sub_batched);
+    print_message("%s: fprop with an epilogue on %d layers: worst relative error %.2e (%d programs in sub-batches)\n",
+                  convgen_algo_name(algo), taken, worst, sub_batched);
+    assert_true(taken >= 5);
+    return sub_batched;
+}
+
+/* winograd's output transform (rank 1 to 3; a volume's by tile and, past 128 sums a tile, by
+ * output plane) and winograd-fused's store (rank 2 and 3) apply the epilogue. Marking the
+ * data's transform instead fails it. */
+static void test_winograd_applies_the_epilogue(void **state)
+{
+    (void)state;
+    const convgen_conv_desc volume = {.rank = 3, .n = 3, .c = 2, .k = 3, .in = {7, 8, 9}, .kernel = {2, 2, 3},
+                                      .pad_before = {1, 0, 1}, .pad_after = {0, 1, 1}};
+    const convgen_conv_desc extra[] = {volume, volume};
+    const cg_tuning tiles[] = {{.winograd_m = {2, 3, 2}}, {.winograd_m = {5, 6, 5}} /* 150 sums: by plane */};
+    assert_true(check_epilogue(CONVGEN_ALGO_WINOGRAD, extra, tiles, 2) > 0);
+    assert_int_equal(check_epilogue(CONVGEN_ALGO_WINOGRAD_FUSED, extra, NULL, 2), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1046,6 +1140,7 @@ int main(void)
         cmocka_unit_test(test_winograd_fused_programs_match_the_reference),
         cmocka_unit_test(test_winograd_fused_3d_reach_and_tiles),
         cmocka_unit_test(test_prepared_weights_serve_several_inputs),
+        cmocka_unit_test(test_winograd_applies_the_epilogue),
     };
     return cmocka_run_group_tests_name("conv_program", tests, NULL, NULL);
 }

@@ -23,7 +23,8 @@
  * layer is a 3-D one of depth 1 and a 1-D layer one of height 1 too, with F(1, 1) along the
  * dimensions they lack. A 3-D layer's data tiles go through winograd_volume.c's kernel (bricks of
  * tiles in shared memory); its output kernel reads each element slice once and adds it into the
- * m0 output planes it feeds. */
+ * m0 output planes it feeds. fprop's output kernel, the last step of each sub-batch and the only
+ * one that writes y, applies the layer's epilogue (bias, ReLU) as it stores. */
 #include <stdio.h>
 #include <string.h>
 
@@ -84,6 +85,7 @@ convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const c
 {
     memset(s, 0, sizeof *s);
     s->pass = pass;
+    s->epilogue = pass == CONVGEN_FPROP ? p->epilogue : 0;
     for (int d = p->rank; tune && d < CONVGEN_MAX_RANK; ++d)
         if (tune->winograd_m[d])
             return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "options->winograd_m[%d] = %d, but the layer has rank %d", d,
@@ -234,6 +236,8 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
     tmpl_set_bool(ctx, "flip", op->flip);
     tmpl_set_bool(ctx, "planes_transposed", op->planes_transposed);
     tmpl_set_int(ctx, "buffer", op->buffer / 4);
+    /* "epi": a key named epilogue would be hidden by common.cuh's macro of that name */
+    tmpl_map_set(ctx, "epi", cg_value_epilogue(s->epilogue, k->epilogue));
     *failed |= !wino_set_div(ctx, "tiles1_div", op->tiles[2], op->tiles[1] * op->tiles[2] - 1);
     if (s->first == 0)
         *failed |= !depth_context(ctx, s, op, count);
@@ -282,6 +286,8 @@ convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int 
     step.wino.operand = operand;
     cg_kernel *k = wino_add_kernel_step(&step, phase, out);
     snprintf(k->name, sizeof k->name, "convgen_winograd_%s_%s", convgen_pass_name(s->pass), part);
+    /* the output transform is the last step of a sub-batch and stores all of its y */
+    k->epilogue = op->stage == CG_WINO_AT && s->epilogue;
     if (wino_volume_tiles(s, &step.wino))
         return wino_volume_tiles_kernel(s, &step.wino, what, k);
     /* one thread per tile and element along the depth (1 for 2-D layers); AT: per tile, or per

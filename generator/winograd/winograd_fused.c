@@ -7,7 +7,8 @@
  * weights' transforms (made once, phase 0, as in winograd) arrive in shared memory by cp.async
  * while the previous chunk's products run, the tiles are transformed there, and each thread
  * accumulates one element's 8 x 8 block of products in registers; at the end the products go
- * through shared memory and AT into the output. bprop is
+ * through shared memory and AT into the output (fprop's y with the layer's epilogue, bias and
+ * ReLU, applied there, after the sums have left the registers). bprop is
  * fprop of dy with the kernel flipped at pad r - 1 - pad; its weights' transform reads w's
  * planes as [k][c] so that the kernel sums over k from the same [e][channel][output] layout.
  *
@@ -177,6 +178,7 @@ static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const
     tmpl_set_str(ctx, "data", bprop ? "dy" : "x");
     tmpl_set_bool(ctx, "out_checked", f->out_size[1] % s->m[1] != 0 || f->out_size[2] % s->m[2] != 0);
     tmpl_set_int(ctx, "u_buffer", f->weights / 4);
+    tmpl_map_set(ctx, "epi", cg_value_epilogue(s->epilogue, k->epilogue));
     /* the chunk's tiles (tile_block x c_block), fetched in rounds of the block's threads */
     tmpl_set_int(ctx, "tasks", FUSED_TILES * FUSED_CHANNELS);
     tmpl_set_int(ctx, "rounds", wino_div_up(FUSED_TILES * FUSED_CHANNELS, k->block[0]));
@@ -223,6 +225,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     char name[64];
     snprintf(name, sizeof name, "convgen_winograd_fused_%s", convgen_pass_name(s->pass));
     cg_kernel *k = add_kernel(&f, 1, name, out);
+    k->epilogue = s->epilogue != 0; /* the one kernel that writes y, all of it */
     k->grid[0] = (unsigned)wino_div_up(s->columns, FUSED_TILES);
     k->grid[1] = (unsigned)wino_div_up(out_ch, FUSED_OUTPUTS);
     k->block[0] = (unsigned)(8 * plane_elements(s));

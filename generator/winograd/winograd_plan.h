@@ -41,6 +41,7 @@ typedef struct wino_spec {
     int64_t workspace;
     int sm_count;          /* the multiprocessors a split was sized for (the header's --sms); 0: none */
     bool generated_gemm;   /* the products by convgen's GEMM (gemm.c) rather than cuBLAS */
+    unsigned epilogue;     /* fprop: the layer's CG_EPILOGUE_* bits, which the kernel storing y applies */
 } wino_spec;
 
 int64_t wino_align_up(int64_t bytes); /* to the workspace buffers' 256-byte boundary */

@@ -5,7 +5,10 @@
             goes to the workspace as [e][channel][outer][tile], where the GEMMs read it.
     output: the GEMMs' products of one (row, outer, tile) through AT the same way, stored into
             the tile's outputs of the plane, clipped at its edges, through a per-warp staging
-            row so that the stores coalesce.
+            row so that the stores coalesce. fprop's y takes the layer's epilogue (the bias of
+            output channel `row`, then ReLU) on its way into the staging row, while each value
+            is still its own thread's: after the exchange a lane stores other lanes' tiles,
+            whose `row` may differ.
     A volume (3-D layers) adds a depth dimension in front. A single-tile plane (the weights')
     takes one thread per element e0 along depth, which combines the tile's slices by row e0 of
     the depth matrix into one plane tile and runs the plane's transforms above on it, so no
@@ -20,7 +23,7 @@
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
-    float *__restrict__ workspace)
+    float *__restrict__ workspace{{ bias_param(epi) }})
 {
     const unsigned g = blockIdx.x * {{ threads }}u + threadIdx.x;
 {%- if stage == "tiles" %}
@@ -234,7 +237,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- for a in range(outs0) %}
     __syncwarp();
 {%- for j in range(outs1) %}
-    mine[lane * {{ outs1 }}u + {{ j }}u] = {{ ("acc[" ~ z ~ "][" ~ a ~ "][" ~ j ~ "]") if whole else ("r" ~ j ~ "[" ~ a ~ "]") }};
+    mine[lane * {{ outs1 }}u + {{ j }}u] = {{ epilogue(epi, ("acc[" ~ z ~ "][" ~ a ~ "][" ~ j ~ "]") if whole else ("r" ~ j ~ "[" ~ a ~ "]"), "row") }};
 {%- endfor %}
     __syncwarp();
 {%- for q in range(outs1) %}

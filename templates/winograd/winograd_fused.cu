@@ -4,7 +4,8 @@
     the weights' kernel) arrive in shared memory by cp.async, loaded while the previous chunk's
     products ran (U into one of two buffers); the tiles are transformed (BT) beside them; and each
     thread multiplies for one transform element an 8 x 8 block of (output channel, tile). After the
-    last chunk the products go through shared memory and AT into the output.
+    last chunk the products go through shared memory and AT into the output, fprop's y with the
+    layer's epilogue (the bias of output channel kk, then ReLU) as it is stored.
     A 3-D layer's tiles are one slice deep, its {{ depth_taps }} depth taps summed as more chunks: chunk q
     is tap q / {{ slice_chunks }}'s channels, its tiles from the slice that tap reaches, its weights'
     transforms U's slice of that tap. -#}
@@ -87,7 +88,7 @@ __device__ __forceinline__ chunk_at chunk(unsigned q)
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
-    float *__restrict__ workspace)
+    float *__restrict__ workspace{{ bias_param(epi) }})
 {
     extern __shared__ float4 shared4[];
     float *__restrict__ vs = (float *)shared4;                                 // [c][e][tile]: the data's transforms
@@ -180,7 +181,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- if out_checked %}
                 if (y < {{ out_height }}u && x < {{ out_width }}u)
 {%- endif %}
-                dst[y * {{ out_width }}u + x] = v[{{ i }}];
+                dst[y * {{ out_width }}u + x] = {{ epilogue(epi, "v[" ~ i ~ "]", "kk") }};
             }
 {%- endfor %}
         }
