@@ -20,7 +20,8 @@ static int usage(void)
            "at every voxel whose field of view lies inside, patch by patch on the GPU, and prints the\n"
            "throughput in output voxels per second.\n"
            "Options:\n"
-           "  --m DxHxW        each final fragment's extent (default: the largest cube that fits)\n"
+           "  --m DxHxW        each final fragment's extent (default: the least work for the volume\n"
+           "                   among the patches whose tensors fit half the memory)\n"
            "  --memory MIB     device memory the network may use (default: 90%% of the free)\n"
            "  --effort E       how each layer's algorithm is chosen: measure (default), estimate, exhaustive\n"
            "  --in FILE        the volume, raw little-endian fp32 [C][D][H][W] (default: random)\n"
@@ -107,6 +108,7 @@ static bool parse(int argc, char **argv, infer_args *a)
     if (!a->net || a->volume_rank < 2 || a->runs < 1)
         return fprintf(stderr, "convgen: infer: needs a network file and --volume DxHxW (runs >= 1)\n"), false;
     memcpy(a->o.fragment, a->m, sizeof a->m);
+    memcpy(a->o.volume, a->volume, sizeof a->volume); /* the patch is chosen for it */
     return true;
 }
 

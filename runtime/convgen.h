@@ -509,6 +509,10 @@ typedef struct convgen_net_options {
     size_t memory_limit;
     /* How each convolution's algorithm is chosen, a convgen_effort (as convgen_plan_options). */
     int effort;
+    /* The extents of the volumes it will run on, outermost first (0: not known). With them, a
+     * chosen fragment extent is the one of least work for such a volume: patches that fit it,
+     * and the fewest multiply-adds over all its patches, overlaps and last patches included. */
+    int64_t volume[CONVGEN_MAX_RANK];
 } convgen_net_options;
 
 CONVGEN_API convgen_status convgen_net_create(convgen_context *ctx, const char *text, const convgen_net_options *options,
@@ -525,8 +529,9 @@ CONVGEN_API convgen_status convgen_net_random_weights(convgen_net *net, uint64_t
  * one patch (convgen_net_explain says the patch). */
 CONVGEN_API convgen_status convgen_net_infer(convgen_net *net, const float *x, const int64_t in[CONVGEN_MAX_RANK],
                                              float *y, convgen_stream stream);
-/* The plan in words (malloc'ed): field of view, patch, each layer's tensor, algorithm and bytes,
- * the memory in all. */
+/* The plan in words (malloc'ed): field of view, patch, each layer's tensor, algorithm, bytes and
+ * time (measured where its effort timed it, else the cost model's), the memory in all, and the
+ * output voxels per second those times predict. */
 CONVGEN_API convgen_status convgen_net_explain(const convgen_net *net, char **text);
 
 #ifdef __cplusplus

@@ -25,7 +25,7 @@
 #include "reference.h"
 #include "util.h"
 
-/* The default fragment extent is the largest cube up to this whose tensors fit the memory. */
+/* The chosen fragment extents are at most this a side. */
 #define MAX_FRAGMENT 32
 #define OFFLINE_MEMORY ((size_t)16 << 30) /* what an offline context plans for without a limit */
 
@@ -161,28 +161,89 @@ static convgen_status plan_patch(convgen_net *n, const int64_t m[3])
     return s == CONVGEN_SUCCESS ? plan_interleaves(n) : s;
 }
 
-/* The largest cube of fragments whose tensors and weights take at most half the memory (the
- * rest for the convolutions' workspaces), then planned; smaller where a plan does not fit. */
-static convgen_status choose_patch(convgen_net *n, const int64_t asked[3])
+/* A patch's multiply-adds: every convolution's, over all the patch's fragments. */
+static double patch_flops(const cg_net *net, const cg_net_patch *patch)
 {
-    int64_t m[3];
+    double flops = 0;
+    for (int i = 0; i < net->count; ++i) {
+        const cg_net_layer *l = &net->layers[i];
+        const cg_net_tensor *out = &patch->shape[i + 1];
+        if (l->kind == CG_NET_CONV)
+            flops += 2.0 * (double)tensor_elems(out) * (double)patch->shape[i].c * l->size[0] * l->size[1] * l->size[2];
+    }
+    return flops;
+}
+
+/* What a patch costs per output voxel: its FLOPs over the dense outputs it gives, or, for a
+ * known volume, all its patches' FLOPs (the last ones moved back, overlapping) over the
+ * volume's outputs. Infinite where the patch does not fit the volume. */
+static double cost_per_voxel(const convgen_net *n, const cg_net_patch *patch, const int64_t volume[3])
+{
+    int64_t fov[3];
+    cg_net_field_of_view(&n->net, fov);
+    double patches = 1, voxels = 1;
+    for (int d = 0; d < 3; ++d) {
+        if (!volume[d]) {
+            voxels *= (double)patch->out[d];
+            continue;
+        }
+        int64_t out = volume[d] - fov[d] + 1;
+        if (patch->in[d] > volume[d])
+            return INFINITY;
+        patches *= (double)((out + patch->out[d] - 1) / patch->out[d]);
+        voxels *= (double)out;
+    }
+    return patches * patch_flops(&n->net, patch) / voxels;
+}
+
+/* The fragment extents (each 1..MAX_FRAGMENT; rank 2: a depth of 1) whose tensors and weights
+ * take at most half the memory (the rest for the convolutions' workspaces), by cost per output
+ * voxel, the fewest patches first among equals; `tried` of them already failed to plan. */
+static bool best_fragment(const convgen_net *n, const int64_t volume[3], int64_t tried[][3], int tries, int64_t m[3])
+{
+    double best = INFINITY;
+    int64_t lo0 = n->net.rank == 2 ? 1 : MAX_FRAGMENT;
+    for (int64_t a = 1; a <= lo0; ++a)
+        for (int64_t b = 1; b <= MAX_FRAGMENT; ++b)
+            for (int64_t c = 1; c <= MAX_FRAGMENT; ++c) {
+                const int64_t cand[3] = {a, b, c};
+                bool done = false;
+                for (int t = 0; t < tries; ++t)
+                    done |= memcmp(tried[t], cand, sizeof cand) == 0;
+                cg_net_patch patch;
+                if (done || cg_net_patch_of(&n->net, cand, &patch) != CONVGEN_SUCCESS ||
+                    2 * buffer_bytes(&n->net, &patch) + n->weight_bytes > n->memory_limit / 2)
+                    continue;
+                double cost = cost_per_voxel(n, &patch, volume) * (1 + 1e-9 * (double)(3 * MAX_FRAGMENT - a - b - c));
+                if (cost < best)
+                    best = cost, memcpy(m, cand, sizeof cand);
+            }
+    return best < INFINITY;
+}
+
+/* The caller's fragment extent, or the best that plans (a convolution's workspace may not fit
+ * what the tensors leave: then the next best). */
+static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const int64_t volume_asked[3])
+{
+    int64_t m[3], volume[3] = {0, 0, 0};
+    int skip = 3 - n->net.rank;
+    for (int d = skip; d < 3; ++d)
+        volume[d] = volume_asked[d - skip];
     if (asked[0] || asked[1] || asked[2]) {
         for (int d = 0; d < 3; ++d)
-            m[d] = d < 3 - n->net.rank ? 1 : asked[d - (3 - n->net.rank)];
+            m[d] = d < skip ? 1 : asked[d - skip];
         return plan_patch(n, m);
     }
+    int64_t tried[8][3];
     convgen_status s = CONVGEN_ERROR_WORKSPACE_LIMIT;
-    for (int64_t side = MAX_FRAGMENT; side >= 1 && s == CONVGEN_ERROR_WORKSPACE_LIMIT; --side) {
-        m[0] = n->net.rank == 2 ? 1 : side, m[1] = m[2] = side;
-        cg_net_patch patch;
-        if (cg_net_patch_of(&n->net, m, &patch) != CONVGEN_SUCCESS ||
-            2 * buffer_bytes(&n->net, &patch) + n->weight_bytes > n->memory_limit / 2)
-            continue;
+    for (int t = 0; t < 8 && s == CONVGEN_ERROR_WORKSPACE_LIMIT; ++t) {
+        if (!best_fragment(n, volume, tried, t, m))
+            return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: no patch%s fits", n->memory_limit,
+                           volume[0] + volume[1] + volume[2] ? " inside the volume" : "");
+        memcpy(tried[t], m, sizeof m);
         s = plan_patch(n, m);
     }
-    return s == CONVGEN_ERROR_WORKSPACE_LIMIT && !n->layer[0]
-               ? cg_fail(s, "memory_limit = %zu bytes: not even fragments of one voxel fit", n->memory_limit)
-               : s;
+    return s;
 }
 
 static convgen_status cuda(const convgen_net *n, CUresult r, const char *what)
@@ -249,15 +310,19 @@ convgen_status convgen_net_create(convgen_context *ctx, const char *text, const 
     n->ctx = ctx;
     convgen_net_options o = options ? *options : (convgen_net_options){0};
     convgen_status s = cg_net_parse(text, &n->net);
-    for (int d = 0; d < CONVGEN_MAX_RANK && s == CONVGEN_SUCCESS; ++d)
+    for (int d = 0; d < CONVGEN_MAX_RANK && s == CONVGEN_SUCCESS; ++d) {
         if (o.fragment[d] < 0 || (d >= n->net.rank && o.fragment[d]))
             s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "fragment[%d] = %lld must be %s", d, (long long)o.fragment[d],
                         d >= n->net.rank ? "0 past the network's rank" : ">= 0");
+        else if (o.volume[d] < 0 || (d >= n->net.rank && o.volume[d]))
+            s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "volume[%d] = %lld must be %s", d, (long long)o.volume[d],
+                        d >= n->net.rank ? "0 past the network's rank" : ">= 0");
+    }
     if (s == CONVGEN_SUCCESS) {
         n->memory_limit = o.memory_limit ? o.memory_limit : default_memory(ctx);
         n->effort = o.effort;
         n->weight_bytes = weight_bytes(&n->net);
-        s = choose_patch(n, o.fragment);
+        s = choose_patch(n, o.fragment, o.volume);
     }
     if (s == CONVGEN_SUCCESS && !ctx->offline) {
         CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
@@ -460,6 +525,24 @@ convgen_status convgen_net_infer(convgen_net *n, const float *x, const int64_t i
 
 /* ---- explain ---- */
 
+/* A convolution plan's algorithm and time into `how`: measured where AUTO timed it (or wisdom
+ * recorded it), else the cost model's estimate; its milliseconds, < 0 where none is known. */
+static double layer_ms(const convgen_plan *plan, char *how, size_t size)
+{
+    convgen_choice ch = {0};
+    convgen_candidate c = {.estimate_ms = -1};
+    if (convgen_plan_choice(plan, &ch) != CONVGEN_SUCCESS)
+        return snprintf(how, size, "?"), -1;
+    if (ch.winner >= 0 && ch.candidate_count > 0)
+        convgen_plan_candidate(plan, ch.winner, &c);
+    double ms = ch.ms >= 0 ? ch.ms : c.estimate_ms;
+    if (ms >= 0)
+        snprintf(how, size, "%s, %.3g ms (%s)", convgen_algo_name(ch.algo), ms, ch.ms >= 0 ? "measured" : "estimated");
+    else
+        snprintf(how, size, "%s", convgen_algo_name(ch.algo));
+    return ms;
+}
+
 convgen_status convgen_net_explain(const convgen_net *n, char **text)
 {
     if (!n || !text)
@@ -472,18 +555,26 @@ convgen_status convgen_net_explain(const convgen_net *n, char **text)
                   "%lldx%lldx%lld)\n", (long long)fov[0], (long long)fov[1], (long long)fov[2], (long long)p->in[0],
                   (long long)p->in[1], (long long)p->in[2], (long long)p->out[0], (long long)p->out[1],
                   (long long)p->out[2], (long long)p->m[0], (long long)p->m[1], (long long)p->m[2]);
+    double total_ms = 0;
+    bool timed = true;
     for (int i = 0; i < n->net.count; ++i) {
         const cg_net_layer *l = &n->net.layers[i];
         const cg_net_tensor *t = &p->shape[i + 1];
-        convgen_choice ch = {0};
-        if (l->kind == CG_NET_CONV)
-            convgen_plan_choice(n->layer[i], &ch);
+        char how[64] = "max-pooling fragments";
+        if (l->kind == CG_NET_CONV) {
+            double ms = layer_ms(n->layer[i], how, sizeof how);
+            timed &= ms >= 0;
+            total_ms += ms > 0 ? ms : 0;
+        }
         cg_buf_printf(&b, "  %2d %-4s %dx%dx%d -> %lld x %lld x %lldx%lldx%lld, %.1f MiB  %s\n", i,
                       l->kind == CG_NET_CONV ? "conv" : "pool", l->size[0], l->size[1], l->size[2], (long long)t->batch,
                       (long long)t->c, (long long)t->ext[0], (long long)t->ext[1], (long long)t->ext[2],
-                      (double)tensor_elems(t) * 4 / 1048576.0,
-                      l->kind == CG_NET_CONV ? convgen_algo_name(ch.algo) : "max-pooling fragments");
+                      (double)tensor_elems(t) * 4 / 1048576.0, how);
     }
+    if (timed && total_ms > 0)
+        cg_buf_printf(&b, "predicted: %.3g ms of convolutions a patch, %.4g output voxels/s (poolings, copies and "
+                      "overlaps across patches not counted)\n", total_ms,
+                      (double)(p->out[0] * p->out[1] * p->out[2]) / (total_ms * 1e-3));
     cg_buf_printf(&b, "memory: 2 x %.1f MiB activations, %.1f MiB weights, %.1f MiB workspace (limit %.1f MiB)\n",
                   (double)n->buf_bytes / 1048576.0, (double)n->weight_bytes / 1048576.0,
                   (double)n->workspace_bytes / 1048576.0, (double)n->memory_limit / 1048576.0);

@@ -296,6 +296,18 @@ static void test_executor_plans_offline(void **state)
     assert_int_equal(convgen_net_set_weights(net, 1, x, x), CONVGEN_ERROR_INVALID_VALUE); /* a pooling */
     assert_non_null(strstr(convgen_last_error(), "layer = 1"));
     convgen_net_destroy(net);
+    /* for a known volume: a patch inside it, the one of least work */
+    o = (convgen_net_options){.volume = {23, 40, 31}, .effort = CONVGEN_EFFORT_ESTIMATE};
+    assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_net_explain(net, &text), CONVGEN_SUCCESS);
+    long long p[3];
+    assert_int_equal(sscanf(strstr(text, "patch "), "patch %lldx%lldx%lld", &p[0], &p[1], &p[2]), 3);
+    assert_true(p[0] <= 23 && p[1] <= 40 && p[2] <= 31);
+    free(text);
+    convgen_net_destroy(net);
+    o = (convgen_net_options){.volume = {3, 40, 31}};
+    assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_ERROR_WORKSPACE_LIMIT);
+    assert_non_null(strstr(convgen_last_error(), "inside the volume"));
     o = (convgen_net_options){.fragment = {1, 1, 1}, .memory_limit = 1000};
     assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_ERROR_WORKSPACE_LIMIT);
     assert_non_null(strstr(convgen_last_error(), "memory_limit"));
