@@ -32,6 +32,13 @@ typedef struct cg_driver {
     CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
     CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
     CUresult (*MemGetInfo)(size_t *, size_t *);
+    CUresult (*MemAllocHost)(void **, size_t); /* pinned: asynchronous copies overlap compute */
+    CUresult (*MemFreeHost)(void *);
+    CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+    CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+    CUresult (*StreamCreate)(CUstream *, unsigned);
+    CUresult (*StreamDestroy)(CUstream);
+    CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
     CUresult (*CtxSynchronize)(void);
     /* For the tuner (tune.c), which times candidates. */
     CUresult (*EventCreate)(CUevent *, unsigned);

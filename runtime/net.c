@@ -29,6 +29,13 @@
 #define MAX_FRAGMENT 32
 #define OFFLINE_MEMORY ((size_t)16 << 30) /* what an offline context plans for without a limit */
 
+typedef struct pipe_slot {
+    float *host_in, *host_out;      /* pinned */
+    CUdeviceptr dev_in, dev_out;
+    CUevent uploaded, computed, downloaded;
+    bool used;                      /* a patch went through it: its events were recorded */
+} pipe_slot;
+
 struct convgen_net {
     convgen_context *ctx;
     cg_net net;
@@ -41,7 +48,12 @@ struct convgen_net {
     CUdeviceptr w[CG_NET_MAX_LAYERS], bias[CG_NET_MAX_LAYERS];
     CUdeviceptr buf[2], workspace;
     size_t buf_bytes, workspace_bytes, weight_bytes;
-    float *host_in, *host_out; /* a patch's input and dense output, packed */
+    /* Two slots of the patch pipeline: while one patch computes, the next one's input goes up
+     * and the previous one's output comes down, each in pinned host memory and a device buffer
+     * of its own, on streams of their own; events order them. */
+    pipe_slot slot[2];
+    size_t in_bytes, out_bytes; /* a packed patch's input [C][patch.in], dense output [K][patch.out] */
+    CUstream up, down;
 };
 
 static int64_t tensor_elems(const cg_net_tensor *t) { return t->batch * t->c * t->ext[0] * t->ext[1] * t->ext[2]; }
@@ -148,7 +160,10 @@ static convgen_status plan_patch(convgen_net *n, const int64_t m[3])
     if (s != CONVGEN_SUCCESS)
         return s;
     n->buf_bytes = buffer_bytes(&n->net, &n->patch);
-    size_t fixed = 2 * n->buf_bytes + n->weight_bytes;
+    n->in_bytes = (size_t)tensor_elems(&n->patch.shape[0]) * sizeof(float);
+    n->out_bytes = (size_t)(n->patch.shape[n->net.count].c * n->patch.out[0] * n->patch.out[1] * n->patch.out[2]) *
+                   sizeof(float);
+    size_t fixed = 2 * (n->buf_bytes + n->in_bytes + n->out_bytes) + n->weight_bytes;
     if (fixed >= n->memory_limit)
         return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: the patch of fragments %lldx%lldx%lld "
                        "needs %zu for its tensors and weights", n->memory_limit, (long long)m[0], (long long)m[1],
@@ -275,11 +290,23 @@ static convgen_status allocate(convgen_net *n)
         s = cuda(n, drv->MemAlloc(&n->buf[b], n->buf_bytes), "cuMemAlloc (activations)");
     if (s == CONVGEN_SUCCESS && n->workspace_bytes)
         s = cuda(n, drv->MemAlloc(&n->workspace, n->workspace_bytes), "cuMemAlloc (workspace)");
-    const cg_net_tensor *in = &n->patch.shape[0], *last = &n->patch.shape[n->net.count];
-    n->host_in = malloc((size_t)tensor_elems(in) * 4);
-    n->host_out = malloc((size_t)(last->c * n->patch.out[0] * n->patch.out[1] * n->patch.out[2]) * 4);
-    if (s == CONVGEN_SUCCESS && (!n->host_in || !n->host_out))
-        s = cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of host memory for a patch's staging buffers");
+    for (int j = 0; j < 2 && s == CONVGEN_SUCCESS; ++j) {
+        pipe_slot *p = &n->slot[j];
+        s = cuda(n, drv->MemAllocHost((void **)&p->host_in, n->in_bytes), "cuMemAllocHost (a patch's input)");
+        if (s == CONVGEN_SUCCESS)
+            s = cuda(n, drv->MemAllocHost((void **)&p->host_out, n->out_bytes), "cuMemAllocHost (a patch's output)");
+        if (s == CONVGEN_SUCCESS)
+            s = cuda(n, drv->MemAlloc(&p->dev_in, n->in_bytes), "cuMemAlloc (a patch's input)");
+        if (s == CONVGEN_SUCCESS)
+            s = cuda(n, drv->MemAlloc(&p->dev_out, n->out_bytes), "cuMemAlloc (a patch's output)");
+        CUevent *events[3] = {&p->uploaded, &p->computed, &p->downloaded};
+        for (int e = 0; e < 3 && s == CONVGEN_SUCCESS; ++e)
+            s = cuda(n, drv->EventCreate(events[e], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    }
+    if (s == CONVGEN_SUCCESS) /* non-blocking: no implicit order with the legacy default stream */
+        s = cuda(n, drv->StreamCreate(&n->up, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(n, drv->StreamCreate(&n->down, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     return s;
 }
 
@@ -358,11 +385,28 @@ void convgen_net_destroy(convgen_net *n)
                 drv->MemFree(n->buf[b]);
         if (n->workspace)
             drv->MemFree(n->workspace);
+        for (int j = 0; j < 2; ++j) {
+            pipe_slot *p = &n->slot[j];
+            if (p->host_in)
+                drv->MemFreeHost(p->host_in);
+            if (p->host_out)
+                drv->MemFreeHost(p->host_out);
+            CUdeviceptr dev[2] = {p->dev_in, p->dev_out};
+            for (int b = 0; b < 2; ++b)
+                if (dev[b])
+                    drv->MemFree(dev[b]);
+            CUevent events[3] = {p->uploaded, p->computed, p->downloaded};
+            for (int e = 0; e < 3; ++e)
+                if (events[e])
+                    drv->EventDestroy(events[e]);
+        }
+        CUstream streams[2] = {n->up, n->down};
+        for (int i = 0; i < 2; ++i)
+            if (streams[i])
+                drv->StreamDestroy(streams[i]);
         CUcontext popped;
         drv->CtxPopCurrent(&popped);
     }
-    free(n->host_in);
-    free(n->host_out);
     free(n);
 }
 
@@ -441,10 +485,9 @@ static int64_t patch_start(int64_t t, int64_t patch_out, int64_t total)
 }
 
 /* x [C][in] at `origin` into the packed patch [C][patch.in]. */
-static void pack_input(convgen_net *n, const float *x, const int64_t in[3], const int64_t origin[3])
+static void pack_input(const convgen_net *n, const float *x, const int64_t in[3], const int64_t origin[3], float *dst)
 {
     const int64_t *e = n->patch.in;
-    float *dst = n->host_in;
     for (int64_t c = 0; c < n->net.c; ++c)
         for (int64_t z = 0; z < e[0]; ++z)
             for (int64_t r = 0; r < e[1]; ++r, dst += e[2])
@@ -453,10 +496,10 @@ static void pack_input(convgen_net *n, const float *x, const int64_t in[3], cons
 }
 
 /* The dense patch [K][patch.out] into y [K][out] at `origin`. */
-static void place_output(const convgen_net *n, float *y, const int64_t out[3], const int64_t origin[3])
+static void place_output(const convgen_net *n, const float *src, float *y, const int64_t out[3],
+                         const int64_t origin[3])
 {
     const int64_t *e = n->patch.out;
-    const float *src = n->host_out;
     for (int64_t k = 0; k < n->patch.shape[n->net.count].c; ++k)
         for (int64_t z = 0; z < e[0]; ++z)
             for (int64_t r = 0; r < e[1]; ++r, src += e[2])
@@ -464,29 +507,92 @@ static void place_output(const convgen_net *n, float *y, const int64_t out[3], c
                        (size_t)e[2] * sizeof *src);
 }
 
-/* One packed patch through every layer and back into host_out. */
-static convgen_status run_patch(convgen_net *n, convgen_stream stream)
+/* Every layer on the slot's input into its output, on `stream`: the convolutions and poolings
+ * ping-pong between the two activation buffers, the last interleaving writes dev_out. */
+static convgen_status compute(convgen_net *n, const pipe_slot *p, convgen_stream stream)
+{
+    CUdeviceptr from = p->dev_in;
+    int next = 0, steps = n->net.count + n->interleaves;
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = 0; i < steps && s == CONVGEN_SUCCESS; ++i, next ^= 1) {
+        const float *x = (const float *)from;
+        float *y = (float *)(i == steps - 1 ? p->dev_out : n->buf[next]);
+        if (i >= n->net.count)
+            s = convgen_execute_pool(n->interleave[i - n->net.count], x, y, stream);
+        else if (n->net.layers[i].kind == CG_NET_CONV)
+            s = convgen_execute_bias(n->layer[i], x, (const float *)n->w[i], (const float *)n->bias[i], y,
+                                     (void *)n->workspace, n->workspace_bytes, stream);
+        else
+            s = convgen_execute_pool(n->layer[i], x, y, stream);
+        from = (CUdeviceptr)y;
+    }
+    return s;
+}
+
+/* Patch t of the volume into slot t % 2: once the slot's last patch has gone up, pack this one;
+ * up on `up` once that patch computed (dev_in free), compute on `stream` once up and once the
+ * slot's last output came down (dev_out free), down on `down`. Returns without waiting. */
+static convgen_status start_patch(convgen_net *n, pipe_slot *p, const float *x, const int64_t ext[3],
+                                  const int64_t origin[3], convgen_stream stream)
 {
     const cg_driver *drv = n->ctx->drv;
-    convgen_status s = cuda(n, drv->MemcpyHtoD(n->buf[0], n->host_in, (size_t)tensor_elems(&n->patch.shape[0]) * 4),
-                            "cuMemcpyHtoD (the patch)");
-    int cur = 0;
-    for (int i = 0; i < n->net.count && s == CONVGEN_SUCCESS; ++i, cur ^= 1) {
-        const float *x = (const float *)n->buf[cur];
-        float *y = (float *)n->buf[cur ^ 1];
-        s = n->net.layers[i].kind == CG_NET_CONV
-                ? convgen_execute_bias(n->layer[i], x, (const float *)n->w[i], (const float *)n->bias[i], y,
-                                       (void *)n->workspace, n->workspace_bytes, stream)
-                : convgen_execute_pool(n->layer[i], x, y, stream);
-    }
-    for (int i = 0; i < n->interleaves && s == CONVGEN_SUCCESS; ++i, cur ^= 1)
-        s = convgen_execute_pool(n->interleave[i], (const float *)n->buf[cur], (float *)n->buf[cur ^ 1], stream);
+    CUstream cs = (CUstream)stream;
+    convgen_status s = p->used ? cuda(n, drv->EventSynchronize(p->uploaded), "uploading a patch") : CONVGEN_SUCCESS;
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    pack_input(n, x, ext, origin, p->host_in);
+    if (p->used)
+        s = cuda(n, drv->StreamWaitEvent(n->up, p->computed, 0), "cuStreamWaitEvent");
     if (s == CONVGEN_SUCCESS)
-        s = cuda(n, drv->CtxSynchronize(), "running the patch");
-    const cg_net_tensor *last = &n->patch.shape[n->net.count];
-    size_t bytes = (size_t)(last->c * n->patch.out[0] * n->patch.out[1] * n->patch.out[2]) * 4;
-    return s == CONVGEN_SUCCESS ? cuda(n, drv->MemcpyDtoH(n->host_out, n->buf[cur], bytes), "cuMemcpyDtoH (the patch)")
-                                : s;
+        s = cuda(n, drv->MemcpyHtoDAsync(p->dev_in, p->host_in, n->in_bytes, n->up), "cuMemcpyHtoDAsync (a patch)");
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(n, drv->EventRecord(p->uploaded, n->up), "cuEventRecord");
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(n, drv->StreamWaitEvent(cs, p->uploaded, 0), "cuStreamWaitEvent");
+    if (s == CONVGEN_SUCCESS && p->used)
+        s = cuda(n, drv->StreamWaitEvent(cs, p->downloaded, 0), "cuStreamWaitEvent");
+    if (s == CONVGEN_SUCCESS)
+        s = compute(n, p, stream);
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(n, drv->EventRecord(p->computed, cs), "cuEventRecord");
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(n, drv->StreamWaitEvent(n->down, p->computed, 0), "cuStreamWaitEvent");
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(n, drv->MemcpyDtoHAsync(p->host_out, p->dev_out, n->out_bytes, n->down), "cuMemcpyDtoHAsync (a patch)");
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(n, drv->EventRecord(p->downloaded, n->down), "cuEventRecord");
+    p->used = true;
+    return s;
+}
+
+/* Waits for a slot's patch to come down and places it into y. */
+static convgen_status finish_patch(convgen_net *n, const pipe_slot *p, float *y, const int64_t out[3],
+                                   const int64_t origin[3])
+{
+    convgen_status s = cuda(n, n->ctx->drv->EventSynchronize(p->downloaded), "running a patch");
+    if (s == CONVGEN_SUCCESS)
+        place_output(n, p->host_out, y, out, origin);
+    return s;
+}
+
+/* The volume's extents depth first (rank 2: depth 1), checked against the patch; its dense
+ * output's and the patches per dimension. */
+static convgen_status volume_extents(const convgen_net *n, const int64_t in[], int64_t ext[3], int64_t out[3],
+                                     int64_t tiles[3])
+{
+    int64_t fov[3];
+    cg_net_field_of_view(&n->net, fov);
+    int skip = 3 - n->net.rank;
+    for (int d = 0; d < 3; ++d) {
+        ext[d] = d < skip ? 1 : in[d - skip];
+        out[d] = ext[d] - fov[d] + 1;
+        if (ext[d] < n->patch.in[d] || ext[d] >= ((int64_t)1 << 31))
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in[%d] = %lld must be %lld..2^31 - 1: the patch's input (its "
+                           "output %lld, the field of view %lld)", d - skip, (long long)ext[d],
+                           (long long)n->patch.in[d], (long long)n->patch.out[d], (long long)fov[d]);
+        tiles[d] = (out[d] + n->patch.out[d] - 1) / n->patch.out[d];
+    }
+    return CONVGEN_SUCCESS;
 }
 
 convgen_status convgen_net_infer(convgen_net *n, const float *x, const int64_t in[CONVGEN_MAX_RANK], float *y,
@@ -494,32 +600,29 @@ convgen_status convgen_net_infer(convgen_net *n, const float *x, const int64_t i
 {
     if (!n || !x || !in || !y)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", !n ? "net" : !x ? "x" : !in ? "in" : "y");
-    int64_t ext[3] = {1, 1, 1}, fov[3], out[3], tiles[3];
-    cg_net_field_of_view(&n->net, fov);
-    int r = n->net.rank;
-    for (int d = 0; d < 3; ++d) {
-        if (d >= 3 - r)
-            ext[d] = in[d - (3 - r)];
-        out[d] = ext[d] - fov[d] + 1;
-        if (ext[d] < n->patch.in[d] || ext[d] >= ((int64_t)1 << 31))
-            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in[%d] = %lld must be %lld..2^31 - 1: the patch's input (its "
-                           "output %lld, the field of view %lld)", d - (3 - r), (long long)ext[d],
-                           (long long)n->patch.in[d], (long long)n->patch.out[d], (long long)fov[d]);
-        tiles[d] = (out[d] + n->patch.out[d] - 1) / n->patch.out[d];
+    int64_t ext[3], out[3], tiles[3], origin[2][3];
+    convgen_status s = volume_extents(n, in, ext, out, tiles);
+    if (s == CONVGEN_SUCCESS)
+        s = with_context(n);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    int64_t count = tiles[0] * tiles[1] * tiles[2];
+    for (int j = 0; j < 2; ++j)
+        n->slot[j].used = false;
+    /* patch t starts while patch t - 1 computes; then t - 1 is placed while t computes */
+    for (int64_t t = 0; s == CONVGEN_SUCCESS && t <= count; ++t) {
+        if (t < count) {
+            const int64_t idx[3] = {t / (tiles[1] * tiles[2]), t / tiles[2] % tiles[1], t % tiles[2]};
+            for (int d = 0; d < 3; ++d)
+                origin[t % 2][d] = patch_start(idx[d], n->patch.out[d], out[d]);
+            s = start_patch(n, &n->slot[t % 2], x, ext, origin[t % 2], stream);
+        }
+        if (s == CONVGEN_SUCCESS && t > 0)
+            s = finish_patch(n, &n->slot[(t - 1) % 2], y, out, origin[(t - 1) % 2]);
     }
-    convgen_status s = with_context(n);
-    for (int64_t t = 0; s == CONVGEN_SUCCESS && t < tiles[0] * tiles[1] * tiles[2]; ++t) {
-        const int64_t idx[3] = {t / (tiles[1] * tiles[2]), t / tiles[2] % tiles[1], t % tiles[2]};
-        int64_t origin[3];
-        for (int d = 0; d < 3; ++d)
-            origin[d] = patch_start(idx[d], n->patch.out[d], out[d]);
-        pack_input(n, x, ext, origin);
-        s = run_patch(n, stream);
-        if (s == CONVGEN_SUCCESS)
-            place_output(n, y, out, origin);
-    }
-    if (s != CONVGEN_ERROR_NO_DEVICE)
-        without_context(n);
+    if (s != CONVGEN_SUCCESS) /* leave nothing in flight behind an error */
+        n->ctx->drv->CtxSynchronize();
+    without_context(n);
     return s;
 }
 
