@@ -29,7 +29,8 @@ typedef struct options {
     const char *algos; /* --algo: a comma-separated list of algorithms to run (NULL: every one) */
     const char *names[64];
     int name_count, runs;
-    bool no_cudnn, fft, pool, tf32;
+    bool no_cudnn, fft, pool, net, tf32;
+    int cube; /* --cube: the side of --net's volumes */
     int fft_rank, fft_n; /* --fft-rank, --fft-n: only these real FFT rows (0: all) */
     int graph_configs;   /* --cudnn-graph N: cuDNN graph API configurations tried per pass (0: none) */
 } options;
@@ -37,7 +38,7 @@ typedef struct options {
 static int usage(int rc)
 {
     printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--cudnn-graph N] [--tf32]\n"
-           "       [--algo NAME,...] [--fft [--fft-rank R] [--fft-n N]] [--pool] [NAME...]\n"
+           "       [--algo NAME,...] [--fft [--fft-rank R] [--fft-n N]] [--pool] [--net [--cube N]] [NAME...]\n"
            "Times every convgen algorithm that supports each layer against cuDNN's best algorithm\n"
            "(strict fp32 and TF32 allowed), three passes, each output checked against float64 (below).\n"
            "NAMEs pick layers of FILE (default: every 2-D layer of it; FILE\n"
@@ -48,7 +49,10 @@ static int usage(int rc)
            "instead of the layers; --fft-rank and --fft-n keep only the R2C/C2R rows of that rank\n"
            "or size (and skip the 1-D C2C table), e.g. to profile one kernel. --pool times the\n"
            "generated max pooling and max-pooling fragments against cuDNN's pooling (the fragments:\n"
-           "once per offset of the window, ZNNi's baseline) instead of the layers. --tf32 adds rows\n"
+           "once per offset of the window, ZNNi's baseline) instead of the layers. --net runs ZNNi's\n"
+           "networks (NAMEs: n337 n537 n726 n926 of bench/nets, default all) over random cubes of\n"
+           "--cube N voxels a side (default 384) through convgen_net_infer, against ZNNi's cuDNN\n"
+           "baseline and cuDNN's dense (dilated) form; whole volumes take 3 + runs / 10 runs. --tf32 adds rows\n"
            "\"<algorithm>, tf32\" for the FFT algorithms whose products are cuBLAS GEMMs, planned with\n"
            "allow_tf32 (TF32 tensor cores), to compare with cuDNN's TF32 column. --algo keeps\n"
            "only the convgen algorithms named (e.g. winograd,direct); cuDNN's rows stay.\n"
@@ -75,7 +79,7 @@ static bool int_value(const char *option, const char *text, int64_t min, int64_t
 
 static bool parse(int argc, char **argv, options *o)
 {
-    *o = (options){.runs = 25, .graph_configs = 64};
+    *o = (options){.runs = 25, .graph_configs = 64, .cube = 384};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -96,6 +100,12 @@ static bool parse(int argc, char **argv, options *o)
             o->fft = true;
         else if (strcmp(a, "--pool") == 0)
             o->pool = true;
+        else if (strcmp(a, "--net") == 0)
+            o->net = true;
+        else if (strcmp(a, "--cube") == 0 && has_value) {
+            if (!int_value(a, argv[++i], 16, 2048, &o->cube))
+                return false;
+        }
         else if (strcmp(a, "--tf32") == 0)
             o->tf32 = true;
         else if (strcmp(a, "--algo") == 0 && has_value)
@@ -128,8 +138,12 @@ static bool parse(int argc, char **argv, options *o)
         at += len + (at[len] == ',');
     }
     o->layers_file = cli_layers_file_for(o->layers_file);
-    if (o->fft && o->pool) {
-        fprintf(stderr, "convgen-bench: --fft and --pool are two benches: ask for one at a time\n");
+    if (o->fft + o->pool + o->net > 1) {
+        fprintf(stderr, "convgen-bench: --fft, --pool and --net are three benches: ask for one at a time\n");
+        return false;
+    }
+    if (o->net && (o->algos || o->no_cudnn)) {
+        fprintf(stderr, "convgen-bench: --net runs whole networks against cuDNN: it takes no --algo or --no-cudnn\n");
         return false;
     }
     if (o->pool && (o->name_count || o->algos || o->no_cudnn)) {
@@ -550,9 +564,10 @@ static int run_benches(const options *o, convgen_context *ctx, const cg_layer *l
 {
     cache_mem_clear();
     bench_timing_init(ctx);
-    bench_cudnn *dnn = o->no_cudnn || o->fft || o->pool ? NULL : bench_cudnn_create();
+    bench_cudnn *dnn = o->no_cudnn || o->fft || o->pool || o->net ? NULL : bench_cudnn_create();
     bench_report *r = bench_report_create();
-    snprintf(r->cudnn_version, sizeof r->cudnn_version, "%s", dnn || o->pool ? bench_cudnn_version() : "not used");
+    snprintf(r->cudnn_version, sizeof r->cudnn_version, "%s",
+             dnn || o->pool || o->net ? bench_cudnn_version() : "not used");
     describe_device(r, ctx);
     r->copy_gbs = bench_copy_bandwidth_gbs();
     r->fma_tflops = bench_fma_tflops(ctx);
@@ -563,6 +578,8 @@ static int run_benches(const options *o, convgen_context *ctx, const cg_layer *l
         rc |= bench_fft_real(ctx, o->runs, r->copy_gbs, r->device, o->out_dir, o->fft_rank, o->fft_n);
     } else if (o->pool) {
         rc = bench_pool(ctx, o->runs, r->copy_gbs, r->device, o->out_dir);
+    } else if (o->net) {
+        rc = bench_net(ctx, 3 + o->runs / 10, r->device, o->out_dir, o->names, o->name_count, o->cube);
     } else {
         for (int i = 0; i < count; ++i)
             if (selected(o, &layers[i]))
@@ -592,7 +609,7 @@ static int run(const options *o)
         return 1;
     }
     /* Before any GPU work: a wrong name or an unwritable --out must not cost a run. */
-    if ((!o->fft && !o->pool && !names_found(o, layers, count)) || (o->out_dir && !make_dirs(o->out_dir))) {
+    if ((!o->fft && !o->pool && !o->net && !names_found(o, layers, count)) || (o->out_dir && !make_dirs(o->out_dir))) {
         free(layers);
         return 1;
     }

@@ -106,4 +106,10 @@ int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *
  * fragments against cuDNN once per window offset (ZNNi's baseline), on ZNNi's 3-D layers. */
 int bench_pool(convgen_context *ctx, int runs, double copy_gbs, const char *device, const char *out_dir);
 
+/* ZNNi's networks (bench/nets/NAME.net; count 0: all four) over random cubes of `side`: convgen's
+ * executor against ZNNi's cuDNN baseline and cuDNN's dense (dilated) form (bench_net.c);
+ * net.md and net.csv in out_dir. */
+int bench_net(convgen_context *ctx, int runs, const char *device, const char *out_dir, const char *const *names,
+              int count, int64_t side);
+
 #endif

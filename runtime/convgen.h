@@ -529,6 +529,10 @@ CONVGEN_API convgen_status convgen_net_random_weights(convgen_net *net, uint64_t
  * one patch (convgen_net_explain says the patch). */
 CONVGEN_API convgen_status convgen_net_infer(convgen_net *net, const float *x, const int64_t in[CONVGEN_MAX_RANK],
                                              float *y, convgen_stream stream);
+/* The patch the network runs: its input and dense output extents (rank entries each), and its
+ * final fragments'. A volume must hold at least one patch input a dimension. */
+CONVGEN_API convgen_status convgen_net_patch(const convgen_net *net, int64_t in[CONVGEN_MAX_RANK],
+                                             int64_t out[CONVGEN_MAX_RANK], int64_t fragment[CONVGEN_MAX_RANK]);
 /* The plan in words (malloc'ed): field of view, patch, each layer's tensor, algorithm, bytes and
  * time (measured where its effort timed it, else the cost model's), the memory in all, and the
  * output voxels per second those times predict. */

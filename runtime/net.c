@@ -626,6 +626,17 @@ convgen_status convgen_net_infer(convgen_net *n, const float *x, const int64_t i
     return s;
 }
 
+convgen_status convgen_net_patch(const convgen_net *n, int64_t in[CONVGEN_MAX_RANK], int64_t out[CONVGEN_MAX_RANK],
+                                 int64_t fragment[CONVGEN_MAX_RANK])
+{
+    if (!n || !in || !out || !fragment)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", !n ? "net" : !in ? "in" : !out ? "out" : "fragment");
+    int skip = 3 - n->net.rank;
+    for (int d = 0; d < n->net.rank; ++d)
+        in[d] = n->patch.in[d + skip], out[d] = n->patch.out[d + skip], fragment[d] = n->patch.m[d + skip];
+    return CONVGEN_SUCCESS;
+}
+
 /* ---- explain ---- */
 
 /* A convolution plan's algorithm and time into `how`: measured where AUTO timed it (or wisdom
