@@ -320,12 +320,15 @@ static void test_executor_plans_offline(void **state)
 
 /* A volume of `ext` (odd extents: patches overlap and the last ones move back) through the
  * executor against the dense definition in float64, weights and input random. */
-static void check_volume(const char *text, const int64_t fragment[3], const int64_t ext[3], double *worst)
+static void check_volume(const char *text, const int64_t fragment[3], const int64_t ext[3], size_t memory_limit,
+                         double *worst)
 {
     cg_net net;
     assert_int_equal(cg_net_parse(text, &net), CONVGEN_SUCCESS);
-    convgen_net_options o = {.effort = CONVGEN_EFFORT_ESTIMATE};
+    convgen_net_options o = {.effort = CONVGEN_EFFORT_ESTIMATE, .memory_limit = memory_limit};
     memcpy(o.fragment, fragment, sizeof o.fragment);
+    if (!fragment[0] && !fragment[1] && !fragment[2]) /* chosen: for this volume */
+        memcpy(o.volume, ext, sizeof o.volume);
     convgen_net *exe;
     if (convgen_net_create(gpu, text, &o, &exe) != CONVGEN_SUCCESS)
         fail_msg("%s", convgen_last_error());
@@ -394,10 +397,14 @@ static void test_executor_equals_the_dense_definition_on_the_gpu(void **state)
     double worst = 0;
     const int64_t m0[3] = {2, 3, 1}, m1[3] = {1, 2, 2}, m2[3] = {3, 2, 0};
     const int64_t v0[3] = {41, 37, 30}, v1[3] = {29, 33, 26}, v2[3] = {101, 93, 0};
-    check_volume(small_nets[0], m0, v0, &worst);
-    check_volume(small_nets[1], m1, v1, &worst);
-    check_volume(small_nets[2], m2, v2, &worst);
-    print_message("3 networks, worst relative error %.2e\n", worst);
+    check_volume(small_nets[0], m0, v0, 0, &worst);
+    check_volume(small_nets[1], m1, v1, 0, &worst);
+    check_volume(small_nets[2], m2, v2, 0, &worst);
+    /* a volume of 14 MB (2 channels) through a memory limit of 3 MB: many patches through the
+     * pipeline, chosen for the volume */
+    const int64_t none[3] = {0, 0, 0}, big[3] = {130, 120, 110};
+    check_volume(small_nets[0], none, big, (size_t)3 << 20, &worst);
+    print_message("4 volumes, worst relative error %.2e\n", worst);
 }
 
 int main(void)
