@@ -330,7 +330,7 @@ static cg_fft_problem fft_base(void)
 }
 
 /* fft_base with field f of cg_fft_problem changed, in place (derived ones too). */
-enum { FFT_FIELDS = 22 };
+enum { FFT_FIELDS = 23 };
 static cg_fft_problem fft_variant(int f)
 {
     cg_fft_problem p = fft_base();
@@ -347,8 +347,10 @@ static cg_fft_problem fft_variant(int f)
         p.transposed = !p.transposed;
     else if (f == 20)
         p.natural = !p.natural;
-    else
+    else if (f == 21)
         p.scale *= 2;
+    else
+        p.epilogue = CG_EPILOGUE_RELU; /* a C2R into fprop's y (fftconv) */
     return p;
 }
 

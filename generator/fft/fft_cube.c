@@ -213,6 +213,7 @@ convgen_status cg_fft_cube_kernel(const cg_fft_problem *p, const cg_target *t, c
     k->grid[0] = (unsigned)blocks, k->grid[1] = k->grid[2] = 1;
     k->block[0] = (unsigned)c.threads, k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)c.shared;
+    k->epilogue = p->type == CONVGEN_FFT_C2R && p->epilogue; /* its stores of the window apply it */
 
     tmpl_value *ctx = tmpl_map();
     tmpl_map_set(ctx, "header", cube_header(p, &c, k));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fft_plan.h"
+#include "problem.h"
 #include "util.h"
 
 #define BAD(...) cg_fail(CONVGEN_ERROR_INVALID_VALUE, __VA_ARGS__)
@@ -205,6 +206,11 @@ void cg_fft_problem_describe(const cg_fft_problem *p, char *buf, size_t size)
         else
             snprintf(buf + used, size - (size_t)used, ", window %d at %d", p->w, p->ox);
     }
+    used = (int)strlen(buf);
+    if (p->epilogue && (size_t)used < size) /* FFT convolution's C2R into fprop's y */
+        snprintf(buf + used, size - (size_t)used, ", stored as y with %s%s%s",
+                 p->epilogue & CG_EPILOGUE_BIAS ? "its channel's bias" : "",
+                 p->epilogue == CG_EPILOGUE_ALL ? " and " : "", p->epilogue & CG_EPILOGUE_RELU ? "ReLU" : "");
 }
 
 static void fft_hash(const void *problem, cg_key *key)
@@ -215,7 +221,7 @@ static void fft_hash(const void *problem, cg_key *key)
     const int64_t v[] = {p->type, p->rank, p->n, p->sign, p->batch, p->channels, p->count, p->d, p->oz, p->h, p->oy,
                          p->w, p->ox, p->pitch, p->plane_pitch, p->planes, p->plane_stride[0], p->plane_stride[1], p->plane_stage, p->depth_stage,
                          p->real_stride[0], p->real_stride[1], p->spectrum_stride[0], p->spectrum_stride[1], p->half,
-                         p->transposed, p->natural, scale, p->real_elements, p->spectrum_elements};
+                         p->transposed, p->natural, scale, p->real_elements, p->spectrum_elements, p->epilogue};
     cg_key_put_dims(key, v, (int)(sizeof v / sizeof v[0]));
 }
 

@@ -35,6 +35,10 @@ typedef struct cg_fft_problem {
     bool natural;               /* bins along the full-length axis in natural order */
     float scale;
     int64_t real_elements, spectrum_elements; /* extents of the two sides, in elements */
+    /* A C2R that stores fprop's y in FFT convolution (fftconv/program.c): the layer's epilogue
+     * (CG_EPILOGUE_* bits) on each output as it is stored, the bias that of the transform's
+     * channel (its entry's index along `channels`, y's k). Not in convgen_fft_desc: 0 there. */
+    unsigned epilogue;
 } cg_fft_problem;
 
 /* Checks every field; the message of a failure names it ("window[1] = 40 must be ..."). */

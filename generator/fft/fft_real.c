@@ -681,6 +681,7 @@ static convgen_status render(const cg_fft_problem *p, const fft_plan *pl, const 
     k->block[0] = (unsigned)L->warps * FFT_WARP;
     k->block[1] = k->block[2] = 1;
     k->shared_bytes = p->rank == 2 ? (unsigned)L->shared_bytes : 0;
+    k->epilogue = p->type == CONVGEN_FFT_C2R && p->epilogue; /* its rows' stores apply it (fft_problem.h) */
     tmpl_value *ctx = context(p, pl, L, k, workspace_elements);
     return cg_render_kernel("fft/fft_real.cu", ctx, &k->source);
 }

@@ -102,7 +102,9 @@ static tmpl_value *depth_header(const cg_fft_problem *p, int64_t columns, const 
 {
     char radices[64];
     cg_reg_fft_radices(p->n, radices, sizeof radices);
-    tmpl_value *h = cg_fft_header_open(p);
+    cg_fft_problem own = *p;
+    own.epilogue = 0; /* y's epilogue is the inverse plane stage's, which stores y */
+    tmpl_value *h = cg_fft_header_open(&own);
     cg_value_line(h, "depth pass: %lld columns of %d points (%lld per volume), one per thread, radices %s in "
                      "registers, decimation in time",
                   (long long)columns, p->n, (long long)cg_fft_plane_bins(p), radices);

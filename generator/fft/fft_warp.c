@@ -173,6 +173,8 @@ void cg_fft_side_context(tmpl_value *ctx, const cg_fft_problem *p, int64_t max_t
     tmpl_set_int(ctx, "wx0", p->ox);
     tmpl_set_bool(ctx, "scaled_output", p->scale != 1.0f);
     tmpl_set_float(ctx, "scale", p->scale);
+    /* fprop's bias and ReLU, which only a C2R into y applies (fft_problem.h) */
+    tmpl_map_set(ctx, "epi", cg_value_epilogue(p->epilogue, p->type == CONVGEN_FFT_C2R));
 }
 
 tmpl_value *cg_fft_header_open(const cg_fft_problem *p)

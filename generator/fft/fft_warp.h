@@ -56,7 +56,8 @@ int cg_fft_full_registers(const fft_plan *plan, int at, int size);
 
 /* The problem's part of a template context: count, channels, chan_div (transforms up to
  * max_transform), idx (the index type, wide enough for both sides and the workspace), rs and ss
- * (signal and spectrum strides), the window's columns w and wx0, scaled_output and scale. */
+ * (signal and spectrum strides), the window's columns w and wx0, scaled_output and scale, and
+ * epi (common.cuh's epilogue map: the problem's epilogue, a C2R's only). */
 void cg_fft_side_context(tmpl_value *ctx, const cg_fft_problem *p, int64_t max_transform, int64_t workspace_elements);
 
 #endif

@@ -278,6 +278,7 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     k->grid[2] = 1;
     k->block[0] = (unsigned)f->threads, k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)f->shared;
+    k->epilogue = pass == CONVGEN_FPROP && p->epilogue; /* it stores y, the program's last kernel */
     snprintf(k->name, sizeof k->name, "convgen_fft_fused_%s", convgen_pass_name(pass));
     char what[96];
     snprintf(what, sizeof what, "one kernel per tile, image and %lld of the %s channels",
@@ -292,6 +293,7 @@ static convgen_status render_fused(const cg_problem *p, convgen_pass pass, const
     tmpl_set_int(ctx, "w_out", pass == CONVGEN_FPROP ? p->c : 1);
     tmpl_set_int(ctx, "w_in", pass == CONVGEN_FPROP ? 1 : p->c);
     tmpl_set_bool(ctx, "conjugate", pass == CONVGEN_FPROP); /* bprop's mirrored taps are conjugated already */
+    tmpl_map_set(ctx, "epi", cg_value_epilogue(p->epilogue, k->epilogue)); /* of output channel o */
     char scale[32]; /* the forward rows' spectra come out doubled (cg_reg_fft_split_value) */
     snprintf(scale, sizeof scale, "%.9ef", 0.5 / (double)s->points);
     tmpl_set_str(ctx, "scale", scale);

@@ -309,6 +309,13 @@ static void launch_geometry(int64_t points, int64_t images, cg_kernel *k)
     k->block[0] = THREADS, k->block[1] = k->block[2] = 1;
 }
 
+/* Whether operand `role`'s kernel stores y and applies the layer's epilogue as it does: fprop's
+ * output (the clip, or the generated C2R through its window), the last kernel to write y. */
+static bool stores_epilogue(const cg_problem *p, convgen_pass pass, int role)
+{
+    return role == 2 && pass == CONVGEN_FPROP && p->epilogue;
+}
+
 static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, const lib_spec *s, int role, cg_kernel *k)
 {
     bool clip = role == 2, failed = false;
@@ -324,6 +331,7 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
      * shifts). */
     int64_t loop_images = clip ? s->images[2] / s->role_tiles[2] : s->images[role];
     launch_geometry(points, loop_images, k);
+    k->epilogue = stores_epilogue(p, pass, role);
     char what[96];
     snprintf(what, sizeof what, clip ? "the clip of %s from its padded images" : "the zero padding of %s",
              s->names[role]);
@@ -343,6 +351,13 @@ static convgen_status render_kernel(const cg_problem *p, convgen_pass pass, cons
     tmpl_set_str(ctx, "scale", scale);
     tmpl_map_set(ctx, "dims", dims_value(pass, s, role));
     tmpl_map_set(ctx, "digits", point_digits(sizes, s->rank, &failed));
+    tmpl_map_set(ctx, "epi", cg_value_epilogue(p->epilogue, k->epilogue));
+    if (k->epilogue && (p->epilogue & CG_EPILOGUE_BIAS)) { /* y[n][k]: image g's channel is g % k */
+        tmpl_value *by_k = cg_value_magic((uint32_t)p->k, loop_images - 1);
+        failed |= !by_k;
+        tmpl_map_set(ctx, "k_div", by_k);
+        tmpl_set_int(ctx, "k_size", p->k);
+    }
     /* Tiled: padded images [tile][image]; the tile index splits over the dimensions' tiles. */
     int64_t tiles = s->role_tiles[role];
     tmpl_set_bool(ctx, "tiled", tiles > 1 && !(clip && s->parts));
@@ -601,9 +616,10 @@ static convgen_status generated_forward(convgen_pass pass, const cg_target *t, l
 }
 
 /* The C2R of the output's spectra: straight into the output through the window (clipped
- * stores, the scale folded in), or into the padded images for the clip kernel. */
-static convgen_status generated_inverse(convgen_pass pass, const cg_target *t, lib_spec *s, bool to_operand,
-                                        int phase, cg_generated *out)
+ * stores, the scale and fprop's epilogue folded in: its channels are y's k), or into the padded
+ * images for the clip kernel. */
+static convgen_status generated_inverse(const cg_problem *p, convgen_pass pass, const cg_target *t, lib_spec *s,
+                                        bool to_operand, int phase, cg_generated *out)
 {
     convgen_fft_desc d = {.rank = s->rank, .n = (int)s->d[0].size, .type = CONVGEN_FFT_C2R,
                           .batch = s->groups[2][0], .channels = s->groups[2][1],
@@ -623,6 +639,7 @@ static convgen_status generated_inverse(convgen_pass pass, const cg_target *t, l
     }
     cg_fft_problem fp;
     convgen_status st = cg_fft_problem_init(&fp, &d);
+    fp.epilogue = to_operand && stores_epilogue(p, pass, 2) ? p->epilogue : 0;
     int64_t spectra = s->generated_gemm ? s->spectrum_offset[2] : s->natural_offset;
     const cg_arg args[3] = {{CG_ARG_WORKSPACE, spectra}, {CG_ARG_NULL, 0}, dst};
     return st == CONVGEN_SUCCESS ? take_fft_kernels(&fp, t, s, phase, args, out) : st;
@@ -663,7 +680,7 @@ static convgen_status inverse_steps(const cg_problem *p, convgen_pass pass, cons
             window &= fc_window_of(&pl, &at, &len, &src) && src == 0 && len == pl.count;
         }
         if (st == CONVGEN_SUCCESS)
-            st = generated_inverse(pass, t, s, window, phase, out);
+            st = generated_inverse(p, pass, t, s, window, phase, out);
     } else {
         *fc_add_step(out, CG_STEP_FFT, phase) = fft_step(s, 2, true, phase);
     }

@@ -58,7 +58,7 @@ __device__ __forceinline__ void transform(float2 (&x)[{{ n }}])
 
 extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0,
-    float *__restrict__ workspace)
+    float *__restrict__ workspace{{ bias_param(epi) }})
 {
     (void)in1, (void)workspace;
     extern __shared__ float2 smem[];  // {{ shared }} bytes
@@ -182,9 +182,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         const unsigned row = {{ udiv("e", w_div) }}, c = e - row * {{ w }}u; // row = v * {{ d * h }} + j * {{ h }} + r
         const unsigned v = {{ udiv("row", dh_div) }}, jr = row - v * {{ d * h }}u;
         const unsigned j = {{ udiv("jr", h_div) }}, r = jr - j * {{ h }}u;
+{%- if epi.bias %}
+        const unsigned tr = first + v, ch = {{ transform_channel("tr") }}; // the volume's channel in y, its bias's
+{%- endif %}
         if (first + v < {{ count }}u)
             y[{{ entry_offset("first + v", rs) }} + ({{ idx }})j * {{ plane_pitch }}u + ({{ idx }})r * {{ pitch }}u + c] =
-                {{ out_scale|f32 }} * sig[row * {{ sp }}u + c];
+                {{ epilogue(epi, (out_scale|f32) ~ " * sig[row * " ~ sp ~ "u + c]", "ch") }};
     }
 {%- endif %}
 }

@@ -31,8 +31,8 @@
 {%- endmacro -%}
 
 {#- x[] out to the window's columns, scaled, with clipped stores: packed, x[r].x to row0 and
-    x[r].y to row1; else x[r] to the complex row. -#}
-{%- macro store_window(ok0, ok1, indent) -%}
+    x[r].y to row1, with the epilogue of y's channels k0 and k1; else x[r] to the complex row. -#}
+{%- macro store_window(ok0, ok1, indent, k0, k1) -%}
 {%- for c in xregs %}
 {%- if c.kind != "zero" %}
 {{ indent }}{
@@ -40,9 +40,9 @@
 {%- set inside = "" if c.kind == "full" else " && e < " ~ w ~ "u" %}
 {%- if packed %}
 {{ indent }}    if ({{ ok0 }}{{ inside }})
-{{ indent }}        row0[e] = {{ scaled("x[" ~ c.r ~ "].x") }};
+{{ indent }}        row0[e] = {{ epilogue(epi, scaled("x[" ~ c.r ~ "].x"), k0) }};
 {{ indent }}    if ({{ ok1 }}{{ inside }})
-{{ indent }}        row1[e] = {{ scaled("x[" ~ c.r ~ "].y") }};
+{{ indent }}        row1[e] = {{ epilogue(epi, scaled("x[" ~ c.r ~ "].y"), k1) }};
 {%- else %}
 {{ indent }}    if ({{ ok0 }}{{ inside }})
 {{ indent }}        row[e] = {{ scaled_c("x[" ~ c.r ~ "]") }};
@@ -378,7 +378,7 @@
 {%- endfor %}
 {{ fft_transform(hoist_twiddles)|indent(4) }}
         float2 *__restrict__ row = reinterpret_cast<float2 *>(out0) + {{ transform_offset("tr", rs) }} + ({{ idx }})q * {{ pitch }}u;
-{{- store_window("ok0", "ok1", "        ") }}
+{{- store_window("ok0", "ok1", "        ", "", "") }}
 {%- else %}
         const bool has_b = {{ "2u * q + 1u < " ~ h ~ "u" if h % 2 == 1 else "true" }}, ok1 = ok0 && has_b;
         const float2 *a = {{ row("ok0 ? img : 0u", "ok0 ? 2u * q : 0u") }}, *b = {{ row("ok0 ? img : 0u", "ok0 ? 2u * q + 1u : 1u") }};
@@ -388,7 +388,10 @@
 {{ fft_transform(hoist_twiddles)|indent(4) }}
         float *__restrict__ row0 = out0 + {{ transform_offset("tr", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
         float *__restrict__ row1 = row0 + {{ pitch }}u;
-{{- store_window("ok0", "ok1", "        ") }}
+{%- if epi.bias %}
+        const unsigned ch = {{ transform_channel("tr") }}; // the image's channel in y, its bias's
+{%- endif %}
+{{- store_window("ok0", "ok1", "        ", "ch", "ch") }}
 {%- endif %}
     }
 {%- endif %}
@@ -442,7 +445,7 @@ __device__ __forceinline__ float2 pack_bin(const float2 *a, const float2 *b, boo
 // At least {{ min_blocks }} block{{ "s" if min_blocks > 1 }} per multiprocessor: {{ launch_reason }}.
 extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }}){{ " __cluster_dims__(" ~ cluster ~ ", 1, 1)" if cluster }}
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1,
-    float *__restrict__ out0, float *__restrict__ workspace)
+    float *__restrict__ out0, float *__restrict__ workspace{{ bias_param(epi) }})
 {
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
 {{- fft_lane_setup() }}
@@ -509,8 +512,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }}){{ 
 {{ fft_transform() }}
     float *__restrict__ row0 = out0 + {{ transform_offset("tr0", rs) }};
     float *__restrict__ row1 = out0 + {{ transform_offset("tr1", rs) }};
+{%- if epi.bias %}
+    // The two transforms' channels in y, their biases' (two images, perhaps of other channels).
+    const unsigned ch0 = {{ transform_channel("tr0") }}, ch1 = {{ transform_channel("tr1") }};
+{%- endif %}
     // Only the window's columns {{ wx0 }}..{{ wx0 + w - 1 }} are stored.
-{{- store_window("ok0", "ok1", "    ") }}
+{{- store_window("ok0", "ok1", "    ", "ch0", "ch1") }}
 {%- endif %}
 {%- else %}
 {%- if cluster %}

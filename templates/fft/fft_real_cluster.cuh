@@ -215,7 +215,10 @@ __device__ __forceinline__ float2 pack_peer_bin(const float2 (*buf)[{{ buf_pitch
 {{ fft_transform(hoist_twiddles)|indent(4) }}
         float *__restrict__ row0 = out0 + {{ transform_offset("image", rs) }} + ({{ idx }})(2u * q) * {{ pitch }}u;
         float *__restrict__ row1 = row0 + {{ pitch }}u;
-{{- store_window("ok0", "ok1", "        ") }}
+{%- if epi.bias %}
+        const unsigned ch = {{ transform_channel("image") }}; // the image's channel in y, its bias's
+{%- endif %}
+{{- store_window("ok0", "ok1", "        ", "ch", "ch") }}
     }
     cluster_sync(); // no block leaves while its peers may still read its shared memory
 {%- endmacro -%}

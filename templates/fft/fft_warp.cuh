@@ -76,6 +76,14 @@
 {%- endif -%}
 {%- endmacro -%}
 
+{#- The channel of transform `tr`, its entry's index along the channels (fprop's y: the bias's k). -#}
+{%- macro transform_channel(tr) -%}
+{%- set entry = udiv(tr, plane_div) if planes > 1 else tr -%}
+{%- if channels == 1 -%}0u
+{%- else -%}{{ entry }} - {{ udiv(entry, chan_div) }} * {{ channels }}u
+{%- endif -%}
+{%- endmacro -%}
+
 {#- Complex helpers. -#}
 {%- macro complex_functions() -%}
 __device__ __forceinline__ float2 c_add(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }

@@ -33,7 +33,7 @@ __device__ __forceinline__ void fft_inverse(float2 (&x)[{{ n }}])
 
 extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ per_sm }} block{{ "s" if per_sm > 1 }} a multiprocessor (fused_shape_of)
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
-    float *__restrict__ workspace)
+    float *__restrict__ workspace{{ bias_param(epi) }})
 {
     extern __shared__ float2 smem[];                // {{ shared }} bytes
 {%- if rank == 2 %}
@@ -254,7 +254,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ per_sm }}) // {{ 
 {%- endfor %}
             if (o < {{ outs }}u{% for d in dims %} && o{{ d.i }} < {{ d.out }}u{% endfor %})
                 out[((size_t)g * {{ outs }}u + o) * {{ out_plane }}ull + {{ out_offset }}] =
-                    obuf[cr * {{ vls }}u + r{{ rank - 1 }}] * {{ scale }};
+                    {{ epilogue(epi, "obuf[cr * " ~ vls ~ "u + r" ~ (rank - 1) ~ "] * " ~ scale, "o") }};
         }
     }
 }

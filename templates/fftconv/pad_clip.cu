@@ -5,6 +5,19 @@
     Dimension d places source index t at position base + t * step (base - t * step when down),
     mirrored modulo the transform size when mirror; positions from limit on stay zero. -#}
 {%- include "common.cuh" -%}
+
+{#- The clip's store of v into element `point` of every output image g, then fprop's epilogue where
+    the generator asks for it: y is [n][k], so image g's channel is g % k. `wrap` breaks the line. -#}
+{%- macro store_images(v, wrap) -%}
+    for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y){{ " {" if epi.bias }}
+{%- if epi.bias %}
+        const unsigned k = g - {{ udiv("g", k_div) }} * {{ k_size }}u; // the image's channel, its bias's
+{%- endif %}
+        out[(size_t)g * {{ points }}u + point] ={{ "\n            " if wrap else " " }}{{ epilogue(epi, v, "k") }};
+{%- if epi.bias %}
+    }
+{%- endif %}
+{%- endmacro -%}
 {{ file_header(header) }}
 {%- if not clip %}
 {%- for d in dims %}
@@ -37,7 +50,7 @@ __device__ __forceinline__ int source{{ d.i }}(int q{{ ", int tile" if tiled }})
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
-    float *__restrict__ workspace)
+    float *__restrict__ workspace{{ bias_param(epi) }})
 {
     const unsigned point = blockIdx.x * {{ threads }}u + threadIdx.x;
     if (point >= {{ points }}u)
@@ -60,9 +73,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endif %}
     const unsigned from = {% for d in dims %}{{ " + " if not loop.first }}{{ "(" ~ d.base ~ "u + r" ~ d.i ~ ")" if d.base else "r" ~ d.i }} * {{ d.padded_stride }}u{% endfor %};
     const float *__restrict__ padded = workspace + {{ real_offset }}ull;
-    for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y)
-        out[(size_t)g * {{ points }}u + point] =
-            padded[((size_t)tile * {{ tile_images }}u + g) * {{ padded_points }}u + from] * {{ scale }};
+    {{ store_images("padded[((size_t)tile * " ~ tile_images ~ "u + g) * " ~ padded_points ~ "u + from] * " ~ scale, true) }}
 {%- elif clip and parts %}
     // Tap q of image g, at i = base + step * q along each dimension: the sum over the shifts d
     // whose lag i - d * block lies in (-block, block), read at (i - d * block) mod the size from
@@ -88,8 +99,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     // Output element q of image g: the padded image's point at base + step * q along each dimension.
     const unsigned from = {% for d in dims %}{{ " + " if not loop.first }}({{ d.base }}u {{ "-" if d.down else "+" }} {{ d.step }}u * q{{ d.i }}) * {{ d.padded_stride }}u{% endfor %};
     const float *__restrict__ padded = workspace + {{ real_offset }}ull;
-    for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y)
-        out[(size_t)g * {{ points }}u + point] = padded[(size_t)g * {{ padded_points }}u + from] * {{ scale }};
+    {{ store_images("padded[(size_t)g * " ~ padded_points ~ "u + from] * " ~ scale, false) }}
 {%- elif tiled %}
     float *__restrict__ padded = workspace + {{ real_offset }}ull;
     for (unsigned g = blockIdx.y; g < {{ images }}u; g += gridDim.y) { // [tile][image]
