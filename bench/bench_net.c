@@ -323,7 +323,9 @@ static double seconds(void)
 static convgen_net *open_convgen(convgen_context *ctx, const char *text, const cg_net *net, float *const *w,
                                  float *const *b, int64_t side)
 {
-    convgen_net_options o = {.volume = {side, side, side}};
+    /* each convolution's algorithm by the cost model: timing every candidate of layers that
+     * take seconds a run (direct's on n726's 7^3 ones) would take the bench's minutes */
+    convgen_net_options o = {.volume = {side, side, side}, .effort = CONVGEN_EFFORT_ESTIMATE};
     convgen_net *exe;
     if (convgen_net_create(ctx, text, &o, &exe) != CONVGEN_SUCCESS) {
         fprintf(stderr, "net bench: convgen: %s\n", convgen_last_error());
@@ -503,6 +505,7 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
         convgen_net_destroy(exe);
     }
     free(x), free(y);
+    printf("  convgen: %.4g voxels/s\n", voxels / mine);
     /* (a) on convgen's patch, times the patches of the volume */
     double patches = 1;
     for (int k = 0; k < 3; ++k)
@@ -511,6 +514,7 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
     if (pin[0] && build(&a, (const float *const *)w, (const float *const *)b))
         a_ms = time_eval(&a, runs);
     destroy(&a);
+    printf("  (a): %.4g ms a patch, %.0f patches\n", a_ms, patches);
     /* (b), and convgen on its cube */
     float *dx = NULL, *dy = NULL;
     if (isotropic && dside >= fov[0])
@@ -542,10 +546,12 @@ int bench_net(convgen_context *ctx, int runs, const char *device, const char *ou
 {
     static const char *const all[] = {"n337", "n537", "n726", "n926"};
     bench_table t;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* the plans as they come: a network takes minutes */
     if (!bench_table_open(&t, out_dir, "net", "ZNNi's networks, whole volumes: convgen against cuDNN", device, runs))
         return 1;
     fprintf(t.md, "\nOutput voxels per second. convgen: convgen_net_infer over a random cube, host memory to host "
-                  "memory (transfers included), median of the runs. (a) ZNNi's baseline on convgen's patch: cuDNN's "
+                  "memory (transfers included), median of the runs, each layer's algorithm chosen by the cost model (auto's "
+                  "ESTIMATE). (a) ZNNi's baseline on convgen's patch: cuDNN's "
                   "convolutions (fastest strict-fp32 algorithm by cudnnFind), cudnnAddTensor and "
                   "cudnnActivationForward, cuDNN's pooling once per window offset; the patch on the GPU alone (no "
                   "transfers) times the patches of the cube. (b) dense: cuDNN's convolutions dilated by the "
