@@ -26,7 +26,7 @@ static int usage(void)
            "  --effort E       how each layer's algorithm is chosen: measure (default), estimate, exhaustive\n"
            "  --in FILE        the volume, raw little-endian fp32 [C][D][H][W] (default: random)\n"
            "  --weights FILE   every convolution's w [K][C][kernel] then bias [K], in layer order, raw\n"
-           "                   little-endian fp32 (default: random, uniform in +-sqrt(3 / fan-in))\n"
+           "                   little-endian fp32 (default: random, uniform in +-sqrt(6 / fan-in), biases a tenth)\n"
            "  --out FILE       the dense output, raw fp32 [K][D - fov + 1][H - fov + 1][W - fov + 1]\n"
            "  --runs N         timed runs after one warm-up (default 3)\n"
            "  --explain        print the plan: patch, each layer's tensor and algorithm, memory\n");

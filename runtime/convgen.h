@@ -521,8 +521,9 @@ CONVGEN_API void convgen_net_destroy(convgen_net *net);
 /* Convolution layer `layer` (its line's index among the layers, from 0)'s weights, host
  * arrays: w [K][C][kernel...] and bias [K]. */
 CONVGEN_API convgen_status convgen_net_set_weights(convgen_net *net, int layer, const float *w, const float *bias);
-/* Every convolution's weights and biases uniform in [-a, a], a = sqrt(3 / (C prod(kernel))),
- * reproducible from `seed`: activations keep their scale through the layers. */
+/* Every convolution's weights uniform in [-a, a], a = sqrt(6 / (C prod(kernel))) (He's, for
+ * ReLU), its biases in a tenth of that, reproducible from `seed`: activations keep their scale
+ * through the layers. */
 CONVGEN_API convgen_status convgen_net_random_weights(convgen_net *net, uint64_t seed);
 /* The dense output of a host volume x [C][in...] into host y [K_last][in - field of view + 1],
  * patch by patch on `stream`; returns when y is written. Each dimension of in must hold at least

@@ -465,9 +465,9 @@ convgen_status convgen_net_random_weights(convgen_net *n, uint64_t seed)
         if (!w)
             return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of host memory for layer %d's weights", i);
         cg_fill_random(w, count + k, &state);
-        float a = (float)sqrt(3.0 / (double)(count / k));
+        float a = (float)sqrt(6.0 / (double)(count / k));
         for (int64_t j = 0; j < count + k; ++j)
-            w[j] *= a;
+            w[j] *= j < count ? a : a / 10;
         s = convgen_net_set_weights(n, i, w, w + count);
         free(w);
     }
