@@ -475,6 +475,18 @@ static double dense_form(const cg_net *net, float *const *w, float *const *b, in
     return ms;
 }
 
+/* Whether every tensor of (a) on the patch stays under 2^31 elements (cuDNN's descriptors take
+ * int sizes and strides). */
+static bool cudnn_fits(const cg_net *net, const cg_net_patch *patch)
+{
+    for (int i = 0; i <= net->count; ++i) {
+        const cg_net_tensor *t = &patch->shape[i];
+        if ((double)t->batch * (double)t->c * (double)(t->ext[0] * t->ext[1] * t->ext[2]) >= 2147483647.0)
+            return false;
+    }
+    return true;
+}
+
 /* One network: convgen over a cube of `side`, (a) on convgen's patch, (b) over the largest cube
  * it can run, convgen's output on that cube against (b)'s. */
 static void bench_one(convgen_context *ctx, const char *name, int64_t side, int runs, bench_table *t)
@@ -509,15 +521,31 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
     }
     free(x), free(y);
     printf("  convgen: %.4g voxels/s\n", voxels / mine);
-    /* (a) on convgen's patch, times the patches of the volume */
+    /* (a) on convgen's patch, or where that passes cuDNN's 2^31 elements a tensor, on the largest
+     * cube of fragments that does not; times the patches of the volume */
+    cg_net_patch ap = {0};
+    bool fits = pm[0] && cg_net_patch_of(&net, pm, &ap) == CONVGEN_SUCCESS && cudnn_fits(&net, &ap);
+    for (int64_t f = pm[0] < pm[1] ? pm[0] : pm[1]; !fits && f >= 1; --f) {
+        const int64_t cube[3] = {f, f, f};
+        fits = cg_net_patch_of(&net, cube, &ap) == CONVGEN_SUCCESS && cudnn_fits(&net, &ap);
+    }
+    char patch[64], a_patch[64] = "-";
+    snprintf(patch, sizeof patch, "%lldx%lldx%lld -> %lldx%lldx%lld", (long long)pin[0], (long long)pin[1],
+             (long long)pin[2], (long long)pout[0], (long long)pout[1], (long long)pout[2]);
+    if (fits)
+        memcpy(pin, ap.in, sizeof pin), memcpy(pout, ap.out, sizeof pout);
+    if (fits)
+        snprintf(a_patch, sizeof a_patch, "%lldx%lldx%lld -> %lldx%lldx%lld", (long long)pin[0], (long long)pin[1],
+                 (long long)pin[2], (long long)pout[0], (long long)pout[1], (long long)pout[2]);
     double patches = 1;
     for (int k = 0; k < 3; ++k)
         patches *= pout[k] ? ceil((double)(side - fov[k] + 1) / (double)pout[k]) : NAN;
     dnn_eval a = {.net = &net, .ext = {pin[0], pin[1], pin[2]}};
-    if (pin[0] && build(&a, (const float *const *)w, (const float *const *)b))
+    if (fits && build(&a, (const float *const *)w, (const float *const *)b))
         a_ms = time_eval(&a, runs);
     destroy(&a);
-    printf("  (a): %.4g ms a patch, %.0f patches\n", a_ms, patches);
+    printf("  (a): %.4g ms a patch of %lldx%lldx%lld, %.0f patches\n", a_ms, (long long)pin[0], (long long)pin[1],
+           (long long)pin[2], patches);
     /* (b), and convgen on its cube */
     float *dx = NULL, *dy = NULL;
     if (isotropic && dside >= fov[0])
@@ -526,18 +554,21 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
     if (cy && (exe = open_convgen(ctx, text, &net, w, b, dside))) {
         if (convgen_net_infer(exe, dx, (int64_t[3]){dside, dside, dside}, cy, NULL) == CONVGEN_SUCCESS)
             diff = difference(cy, dy, dense_elems);
+        int64_t nonzero = 0;
+        for (int64_t i = 0; i < dense_elems; ++i)
+            nonzero += dy[i] != 0;
+        printf("  (b): %.4g ms over %lld^3, %lld of %lld outputs nonzero; convgen's differ by %.3g\n", b_ms,
+               (long long)dside, (long long)nonzero, (long long)dense_elems, diff);
         convgen_net_destroy(exe);
     }
     free(cy), free(dx), free(dy);
     double b_voxels = pow((double)(dside - fov[0] + 1), 3);
     double mine_vps = voxels / mine, a_vps = voxels / (patches * a_ms * 1e-3), b_vps = b_voxels / (b_ms * 1e-3);
-    char patch[64];
-    snprintf(patch, sizeof patch, "%lldx%lldx%lld -> %lldx%lldx%lld", (long long)pin[0], (long long)pin[1],
-             (long long)pin[2], (long long)pout[0], (long long)pout[1], (long long)pout[2]);
-    fprintf(t->md, "| %s | %lld^3 | %s | %.4g | %.4g | %.2f | %lld^3 | %.4g | %.2f | %.2e |\n", name, (long long)side,
-            patch, mine_vps, a_vps, mine_vps / a_vps, (long long)dside, b_vps, mine_vps / b_vps, diff);
-    fprintf(t->csv, "%s,%lld,%s,%.6g,%.6g,%.4f,%lld,%.6g,%.4f,%.3e\n", name, (long long)side, patch, mine_vps, a_vps,
-            mine_vps / a_vps, (long long)dside, b_vps, mine_vps / b_vps, diff);
+    fprintf(t->md, "| %s | %lld^3 | %s | %.4g | %s | %.4g | %.2f | %lld^3 | %.4g | %.2f | %.2e |\n", name,
+            (long long)side, patch, mine_vps, a_patch, a_vps, mine_vps / a_vps, (long long)dside, b_vps, mine_vps / b_vps,
+            diff);
+    fprintf(t->csv, "%s,%lld,%s,%.6g,%s,%.6g,%.4f,%lld,%.6g,%.4f,%.3e\n", name, (long long)side, patch, mine_vps, a_patch,
+            a_vps, mine_vps / a_vps, (long long)dside, b_vps, mine_vps / b_vps, diff);
     fflush(t->md), fflush(t->csv);
     for (int i = 0; i < CG_NET_MAX_LAYERS; ++i)
         free(w[i]), free(b[i]);
@@ -557,13 +588,14 @@ int bench_net(convgen_context *ctx, int runs, const char *device, const char *ou
                   "ESTIMATE). (a) ZNNi's baseline on convgen's patch: cuDNN's "
                   "convolutions (fastest strict-fp32 algorithm by cudnnFind), cudnnAddTensor and "
                   "cudnnActivationForward, cuDNN's pooling once per window offset; the patch on the GPU alone (no "
-                  "transfers) times the patches of the cube. (b) dense: cuDNN's convolutions dilated by the "
+                  "transfers) times the patches of the cube; where convgen's patch passes cuDNN's 2^31 elements a "
+                  "tensor, the largest cube of fragments that does not. (b) dense: cuDNN's convolutions dilated by the "
                   "poolings before them and stride-1 pooling (one per sub-lattice of the dilation), over the largest "
                   "cube it can run; 'difference' is convgen's output on that cube against (b)'s, "
                   "||convgen - (b)|| / ||(b)||. Weights shared, uniform in +-sqrt(6 / fan-in), biases in a tenth of that.\n\n"
-                  "| network | cube | convgen's patch | convgen | (a) ZNNi | speedup | (b) cube | (b) dense | "
-                  "speedup | difference |\n| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |\n");
-    fprintf(t.csv, "network,cube,patch,convgen_vps,znni_vps,speedup_a,dense_cube,dense_vps,speedup_b,difference\n");
+                  "| network | cube | convgen's patch | convgen | (a)'s patch | (a) ZNNi | speedup | (b) cube | (b) dense | "
+                  "speedup | difference |\n| --- | --- | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: |\n");
+    fprintf(t.csv, "network,cube,patch,convgen_vps,znni_patch,znni_vps,speedup_a,dense_cube,dense_vps,speedup_b,difference\n");
     for (int i = 0; i < (count ? count : 4); ++i)
         bench_one(ctx, count ? names[i] : all[i], side, runs, &t);
     return bench_table_close(&t);
