@@ -49,6 +49,9 @@ typedef struct bench_table {
 } bench_table;
 bool bench_table_open(bench_table *t, const char *out_dir, const char *name, const char *title, const char *device,
                       int runs);
+/* The same with the table's own timing line (after "- timing: "). */
+bool bench_table_open_timed(bench_table *t, const char *out_dir, const char *name, const char *title,
+                            const char *device, const char *timing);
 int bench_table_close(bench_table *t);
 /* The timing columns of an FFT row, convgen's then the library's: ms, GB/s (bytes moved over
  * the time), % of copy bandwidth, and the speedup; n/a (NaN in the CSV) where runs failed. */

@@ -581,7 +581,11 @@ int bench_net(convgen_context *ctx, int runs, const char *device, const char *ou
     static const char *const all[] = {"n337", "n537", "n726", "n926"};
     bench_table t;
     setvbuf(stdout, NULL, _IOLBF, 0); /* the plans as they come: a network takes minutes */
-    if (!bench_table_open(&t, out_dir, "net", "ZNNi's networks, whole volumes: convgen against cuDNN", device, runs))
+    char timing[256];
+    snprintf(timing, sizeof timing, "convgen: wall clock of convgen_net_infer, median of %d runs after one; (a) and "
+             "(b): CUDA events over the whole evaluation, median of %d and of 2 runs after one", runs, runs);
+    if (!bench_table_open_timed(&t, out_dir, "net", "ZNNi's networks, whole volumes: convgen against cuDNN", device,
+                                timing))
         return 1;
     fprintf(t.md, "\nOutput voxels per second. convgen: convgen_net_infer over a random cube, host memory to host "
                   "memory (transfers included), median of the runs, each layer's algorithm chosen by the cost model (auto's "

@@ -120,6 +120,16 @@ double bench_median_ms(bench_run_fn run, void *state, int sets, int warmup, int 
 bool bench_table_open(bench_table *t, const char *out_dir, const char *name, const char *title, const char *device,
                       int runs)
 {
+    char timing[320];
+    snprintf(timing, sizeof timing, "CUDA events, median of %d runs after 3 warm-up runs, each behind a %.0f us spin "
+             "kernel so launch latency stays out; inputs rotate among buffer sets so that 4x the L2 passes between two "
+             "uses of one (at most %d sets)", runs, SPIN_NS / 1e3, BENCH_MAX_SETS);
+    return bench_table_open_timed(t, out_dir, name, title, device, timing);
+}
+
+bool bench_table_open_timed(bench_table *t, const char *out_dir, const char *name, const char *title,
+                            const char *device, const char *timing)
+{
     char md_path[4096], csv_path[4096];
     snprintf(md_path, sizeof md_path, "%s/%s.md", out_dir ? out_dir : "/tmp", name);
     snprintf(csv_path, sizeof csv_path, "%s/%s.csv", out_dir ? out_dir : "/tmp", name);
@@ -134,9 +144,7 @@ bool bench_table_open(bench_table *t, const char *out_dir, const char *name, con
         return false;
     }
     fprintf(t->md, "# convgen bench: %s\n\n", title);
-    fprintf(t->md, "- device: %s\n- timing: CUDA events, median of %d runs after 3 warm-up runs, each behind a %.0f us "
-                   "spin kernel so launch latency stays out; inputs rotate among buffer sets so that 4x the L2 passes "
-                   "between two uses of one (at most %d sets)\n\n", device, runs, SPIN_NS / 1e3, BENCH_MAX_SETS);
+    fprintf(t->md, "- device: %s\n- timing: %s\n\n", device, timing);
     return true;
 }
 
