@@ -1,7 +1,6 @@
 /* convgen net: a network file's planning arithmetic, on any machine (generator/net/net.c): the
  * field of view, the input patch whose max-pooling fragments drop no voxel, and each layer's
- * tensor and memory for that patch. What the executor will plan with (issue 29), printed so that
- * a user can size patches against a memory cap by hand meanwhile. */
+ * tensor and memory for that patch: what the executor (convgen infer) plans with. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -178,6 +178,25 @@ static void test_net_prints_a_networks_arithmetic(void **state)
     expect_rc(1, "cannot read", "net /nonexistent.net");
 }
 
+/* convgen infer: its help, and what it refuses before touching a GPU. */
+static void test_infer_checks_its_arguments(void **state)
+{
+    (void)state;
+    char args[1200];
+    assert_int_equal(convgen("infer --help"), 0);
+    expect_in(out_text, "usage: convgen infer FILE --volume DxHxW", "infer --help");
+    expect_rc(2, "needs a network file and --volume", "infer");
+    snprintf(args, sizeof args, "infer '%s/bench/nets/n337.net'", CONVGEN_SOURCE_DIR);
+    expect_rc(2, "needs a network file and --volume", args);
+    snprintf(args, sizeof args, "infer '%s/bench/nets/n337.net' --volume 100x100", CONVGEN_SOURCE_DIR);
+    expect_rc(2, "must have the network's rank, 3", args);
+    snprintf(args, sizeof args, "infer '%s/bench/nets/n337.net' --volume 100x100x100 --m 2x2", CONVGEN_SOURCE_DIR);
+    expect_rc(2, "--volume and --m must have the network's rank", args);
+    snprintf(args, sizeof args, "infer '%s/bench/nets/n337.net' --volume 100x100x100 --frobnicate 1", CONVGEN_SOURCE_DIR);
+    expect_rc(2, "unknown option '--frobnicate'", args);
+    expect_rc(2, "cannot read it", "infer /nonexistent.net --volume 100x100x100");
+}
+
 /* "auto" and every registered planner's name. */
 static void test_unknown_algorithm_lists_the_algorithms(void **state)
 {
@@ -377,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_emit_fft_help_shows_the_fft_options),
         cmocka_unit_test(test_emit_pool_says_how_to_emit_it_again),
         cmocka_unit_test(test_net_prints_a_networks_arithmetic),
+        cmocka_unit_test(test_infer_checks_its_arguments),
         cmocka_unit_test(test_unknown_algorithm_lists_the_algorithms),
         cmocka_unit_test(test_unknown_verb_and_option_get_did_you_mean),
         cmocka_unit_test(test_numbers_past_int_are_refused),
