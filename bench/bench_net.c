@@ -154,10 +154,10 @@ static bool dilated_pool_layer(dnn_eval *e, int i, int64_t c, const int64_t ext[
     bool good = ok(cudnnCreatePoolingDescriptor(&L->pool), "pooling") &&
                 ok(cudnnSetPoolingNdDescriptor(L->pool, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 3, win, pad, one),
                    "pooling descriptor");
-    L->views = (int)(d * d * d);
-    if (L->views > MAX_VIEWS)
+    if (d * d * d > MAX_VIEWS)
         return fprintf(stderr, "net bench: a dilation of %lld has more sub-lattices than %d\n", (long long)d, MAX_VIEWS),
                false;
+    L->views = (int)(d * d * d);
     for (int v = 0; v < L->views && good; ++v) {
         const int64_t s[3] = {v / (d * d), v / d % d, v % d};
         int64_t xe[3], ye[3];
@@ -208,7 +208,7 @@ static bool build(dnn_eval *e, const float *const *w, const float *const *b)
                 ok(cudnnCreateActivationDescriptor(&e->relu), "activation") &&
                 ok(cudnnSetActivationDescriptor(e->relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0), "relu");
     uint64_t state = 99;
-    if (good) /* random input for Find; the timed runs keep it */
+    if (good) /* random input for Find (the runs overwrite it: no timing depends on the values) */
         for (size_t at = 0; at < most && good; at += 1 << 20) {
             size_t count = most - at < (1u << 20) ? most - at : 1u << 20;
             float *host = malloc(count * 4);
@@ -497,13 +497,20 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
     cg_net net;
     float *w[CG_NET_MAX_LAYERS] = {0}, *b[CG_NET_MAX_LAYERS] = {0};
     bool isotropic = true;
-    if (!text || cg_net_parse(text, &net) != CONVGEN_SUCCESS || net.rank != 3 || !make_weights(&net, w, b)) {
+    if (!text || cg_net_parse(text, &net) != CONVGEN_SUCCESS || net.rank != 3) {
         fprintf(stderr, "net bench: %s: %s\n", path, text ? convgen_last_error() : "cannot read it");
         free(text);
         return;
     }
     for (int i = 0; i < net.count; ++i)
         isotropic &= net.layers[i].size[0] == net.layers[i].size[1] && net.layers[i].size[1] == net.layers[i].size[2];
+    if (!isotropic || !make_weights(&net, w, b)) { /* cubes: every extent of the tables is a side */
+        fprintf(stderr, "net bench: %s: %s\n", path, isotropic ? "out of memory" : "windows and kernels must be cubes");
+        for (int i = 0; i < CG_NET_MAX_LAYERS; ++i)
+            free(w[i]), free(b[i]);
+        free(text);
+        return;
+    }
     int64_t fov[3], pin[3] = {0}, pout[3] = {0}, pm[3] = {0}, dside = dense_side(&net), dense_elems = 0;
     cg_net_field_of_view(&net, fov);
     double voxels = pow((double)(side - fov[0] + 1), 3), mine = NAN, a_ms = NAN, b_ms = NAN, diff = NAN;
@@ -548,7 +555,7 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
            (long long)pin[2], patches);
     /* (b), and convgen on its cube */
     float *dx = NULL, *dy = NULL;
-    if (isotropic && dside >= fov[0])
+    if (dside >= fov[0])
         b_ms = dense_form(&net, w, b, dside, 2, &dx, &dy, &dense_elems); /* seconds a run: 2 after one */
     float *cy = dy ? malloc((size_t)dense_elems * 4) : NULL;
     if (cy && (exe = open_convgen(ctx, text, &net, w, b, dside))) {

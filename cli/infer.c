@@ -85,17 +85,30 @@ static bool parse(int argc, char **argv, infer_args *a)
         if (!v)
             return fprintf(stderr, "convgen: infer: %s needs a value\n", o), false;
         ++i;
-        if (strcmp(o, "--volume") == 0)
-            a->volume_rank = cg_parse_dims(v, a->volume);
-        else if (strcmp(o, "--m") == 0)
-            a->m_rank = cg_parse_dims(v, a->m);
+        int64_t x = 0;
+        if (strcmp(o, "--volume") == 0 && !(a->volume_rank = cg_parse_dims(v, a->volume)))
+            return fprintf(stderr, "convgen: infer: --volume '%s' must be DxHxW\n", v), false;
+        else if (strcmp(o, "--m") == 0 && !(a->m_rank = cg_parse_dims(v, a->m)))
+            return fprintf(stderr, "convgen: infer: --m '%s' must be DxHxW\n", v), false;
+        else if (strcmp(o, "--memory") == 0 && !cg_parse_integer(v, 1, (int64_t)1 << 40, &x))
+            return fprintf(stderr, "convgen: infer: --memory '%s' must be MiB, 1 to 2^40\n", v), false;
         else if (strcmp(o, "--memory") == 0)
-            a->o.memory_limit = (size_t)strtoull(v, NULL, 10) << 20;
-        else if (strcmp(o, "--effort") == 0)
-            a->o.effort = strcmp(v, "estimate") == 0 ? CONVGEN_EFFORT_ESTIMATE
-                          : strcmp(v, "exhaustive") == 0 ? CONVGEN_EFFORT_EXHAUSTIVE : CONVGEN_EFFORT_MEASURE;
+            a->o.memory_limit = (size_t)x << 20;
+        else if (strcmp(o, "--effort") == 0) {
+            static const char *const words[] = {"measure", "estimate", "exhaustive"};
+            int e = 0;
+            while (e < 3 && strcmp(v, words[e]) != 0)
+                ++e;
+            if (e == 3)
+                return fprintf(stderr, "convgen: infer: --effort '%s' must be measure, estimate or exhaustive\n", v),
+                       false;
+            a->o.effort = e; /* CONVGEN_EFFORT_MEASURE, _ESTIMATE, _EXHAUSTIVE in that order */
+        } else if (strcmp(o, "--runs") == 0 && !cg_parse_integer(v, 1, 64, &x))
+            return fprintf(stderr, "convgen: infer: --runs '%s' must be 1..64\n", v), false;
         else if (strcmp(o, "--runs") == 0)
-            a->runs = atoi(v);
+            a->runs = (int)x;
+        else if (strcmp(o, "--volume") == 0 || strcmp(o, "--m") == 0)
+            continue;
         else if (strcmp(o, "--in") == 0)
             a->in = v;
         else if (strcmp(o, "--out") == 0)
@@ -154,7 +167,7 @@ static int compare_doubles(const void *x, const void *y)
 static bool time_runs(convgen_net *exe, const infer_args *a, const float *x, float *y, double *median)
 {
     double t[64];
-    int runs = a->runs < 64 ? a->runs : 64;
+    int runs = a->runs; /* 1..64 (parse) */
     for (int r = -1; r < runs; ++r) { /* run -1: the warm-up */
         double start = seconds();
         if (convgen_net_infer(exe, x, a->volume, y, NULL) != CONVGEN_SUCCESS)
@@ -190,10 +203,15 @@ int cli_infer(int argc, char **argv)
     }
     convgen_context *ctx;
     convgen_net *exe = NULL;
-    if (cli_open_context(NULL, false, true, 0, &ctx) != CONVGEN_SUCCESS ||
-        convgen_net_create(ctx, text, &a.o, &exe) != CONVGEN_SUCCESS) {
+    if (cli_open_context(NULL, false, true, 0, &ctx) != CONVGEN_SUCCESS) {
         fprintf(stderr, "convgen: infer: %s\n", convgen_last_error());
         free(text);
+        return 1;
+    }
+    if (convgen_net_create(ctx, text, &a.o, &exe) != CONVGEN_SUCCESS) {
+        fprintf(stderr, "convgen: infer: %s\n", convgen_last_error());
+        free(text);
+        convgen_context_destroy(ctx);
         return 1;
     }
     free(text);
@@ -206,6 +224,8 @@ int cli_infer(int argc, char **argv)
     out_n *= voxels;
     float *x = malloc(sizeof *x * (size_t)in_n), *y = malloc(sizeof *y * (size_t)(out_n > 0 ? out_n : 1));
     int rc = x && y ? 0 : 1;
+    if (rc)
+        fprintf(stderr, "convgen: infer: out of host memory for the volume and its output\n");
     if (rc == 0 && a.explain) {
         char *plan;
         if (convgen_net_explain(exe, &plan) == CONVGEN_SUCCESS)

@@ -501,11 +501,11 @@ typedef struct convgen_net convgen_net;
 
 typedef struct convgen_net_options {
     /* Each final fragment's extent m per dimension (outermost first): a patch's dense output is
-     * m times the product of the pooling windows. 0: chosen, the largest cube whose tensors and
-     * workspace fit memory_limit. */
+     * m times the product of the pooling windows. All 0: chosen per dimension by the cost model
+     * (`volume`) among the patches whose buffers take at most half of memory_limit. */
     int64_t fragment[CONVGEN_MAX_RANK];
-    /* Device bytes the network may use (weights, two activation buffers, the largest layer's
-     * workspace); 0: 90% of the device's free memory. */
+    /* Device bytes the network may use (weights, two activation buffers, two slots of a patch's
+     * input and output, the largest layer's workspace); 0: 90% of the device's free memory. */
     size_t memory_limit;
     /* How each convolution's algorithm is chosen, a convgen_effort (as convgen_plan_options). */
     int effort;
@@ -527,7 +527,7 @@ CONVGEN_API convgen_status convgen_net_set_weights(convgen_net *net, int layer, 
 CONVGEN_API convgen_status convgen_net_random_weights(convgen_net *net, uint64_t seed);
 /* The dense output of a host volume x [C][in...] into host y [K_last][in - field of view + 1],
  * patch by patch on `stream`; returns when y is written. Each dimension of in must hold at least
- * one patch (convgen_net_explain says the patch). */
+ * one patch (convgen_net_patch says it). One call at a time per net: its staging is its own. */
 CONVGEN_API convgen_status convgen_net_infer(convgen_net *net, const float *x, const int64_t in[CONVGEN_MAX_RANK],
                                              float *y, convgen_stream stream);
 /* The patch the network runs: its input and dense output extents (rank entries each), and its

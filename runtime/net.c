@@ -12,8 +12,9 @@
  * Nothing inside a patch is computed twice: the fragments are ZNNi's dense evaluation. Patches
  * overlap only in their inputs, and where the volume is not a multiple of the patch the last
  * patch of a dimension moves back to end at the volume's edge (its outputs the previous one
- * also made are made again and agree). The packing and placing run on the host between the
- * patches: host-RAM streaming that overlaps them with compute is still to come. */
+ * also made are made again and agree). Patches flow through two slots (start_patch): while
+ * one computes, the next one's input is packed and goes up, and the previous one's output comes
+ * down and is placed. A net runs one convgen_net_infer at a time: the slots are its own. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,16 @@ static void release_plans(convgen_net *n)
     n->workspace_bytes = 0;
 }
 
+/* What a patch holds besides the convolutions' workspace: the two activation buffers, the two
+ * slots' input and output, the weights. Element counts stay under 2^62 (cg_net_patch_of): the
+ * sums are taken in doubles so that no product wraps. */
+static double fixed_bytes(const convgen_net *n, const cg_net_patch *patch)
+{
+    double in = (double)tensor_elems(&patch->shape[0]), last = (double)patch->shape[n->net.count].c;
+    double out = last * (double)patch->out[0] * (double)patch->out[1] * (double)patch->out[2];
+    return 2.0 * ((double)buffer_bytes(&n->net, patch) + 4.0 * (in + out)) + (double)n->weight_bytes;
+}
+
 /* Every layer's plan for the patch of fragment extent m, the convolutions' workspace under what
  * the tensors and weights leave of the memory limit. */
 static convgen_status plan_patch(convgen_net *n, const int64_t m[3])
@@ -159,6 +170,10 @@ static convgen_status plan_patch(convgen_net *n, const int64_t m[3])
     convgen_status s = cg_net_patch_of(&n->net, m, &n->patch);
     if (s != CONVGEN_SUCCESS)
         return s;
+    if (fixed_bytes(n, &n->patch) >= (double)n->memory_limit)
+        return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: the patch of fragments %lldx%lldx%lld "
+                       "needs %.0f for its tensors and weights", n->memory_limit, (long long)m[0], (long long)m[1],
+                       (long long)m[2], fixed_bytes(n, &n->patch));
     n->buf_bytes = buffer_bytes(&n->net, &n->patch);
     n->in_bytes = (size_t)tensor_elems(&n->patch.shape[0]) * sizeof(float);
     n->out_bytes = (size_t)(n->patch.shape[n->net.count].c * n->patch.out[0] * n->patch.out[1] * n->patch.out[2]) *
@@ -227,7 +242,7 @@ static bool best_fragment(const convgen_net *n, const int64_t volume[3], int64_t
                     done |= memcmp(tried[t], cand, sizeof cand) == 0;
                 cg_net_patch patch;
                 if (done || cg_net_patch_of(&n->net, cand, &patch) != CONVGEN_SUCCESS ||
-                    2 * buffer_bytes(&n->net, &patch) + n->weight_bytes > n->memory_limit / 2)
+                    fixed_bytes(n, &patch) > n->memory_limit / 2)
                     continue;
                 double cost = cost_per_voxel(n, &patch, volume) * (1 + 1e-9 * (double)(3 * MAX_FRAGMENT - a - b - c));
                 if (cost < best)
@@ -245,6 +260,10 @@ static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const
     for (int d = skip; d < 3; ++d)
         volume[d] = volume_asked[d - skip];
     if (asked[0] || asked[1] || asked[2]) {
+        for (int d = 0; d < n->net.rank; ++d)
+            if (asked[d] < 1)
+                return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "fragment[%d] = %lld: give every dimension's, or none",
+                               d, (long long)asked[d]);
         for (int d = 0; d < 3; ++d)
             m[d] = d < skip ? 1 : asked[d - skip];
         return plan_patch(n, m);
@@ -317,7 +336,8 @@ static size_t default_memory(convgen_context *ctx)
         return OFFLINE_MEMORY;
     if (ctx->drv->CtxPushCurrent(ctx->primary) != CUDA_SUCCESS)
         return 0;
-    ctx->drv->MemGetInfo(&free_bytes, &total);
+    if (ctx->drv->MemGetInfo(&free_bytes, &total) != CUDA_SUCCESS)
+        free_bytes = 0;
     CUcontext popped;
     ctx->drv->CtxPopCurrent(&popped);
     return free_bytes / 10 * 9;
@@ -347,9 +367,12 @@ convgen_status convgen_net_create(convgen_context *ctx, const char *text, const 
     }
     if (s == CONVGEN_SUCCESS) {
         n->memory_limit = o.memory_limit ? o.memory_limit : default_memory(ctx);
+        if (!n->memory_limit)
+            s = cg_fail(CONVGEN_ERROR_CUDA, "memory_limit = 0 and the device's free memory could not be read: give one");
         n->effort = o.effort;
         n->weight_bytes = weight_bytes(&n->net);
-        s = choose_patch(n, o.fragment, o.volume);
+        if (s == CONVGEN_SUCCESS)
+            s = choose_patch(n, o.fragment, o.volume);
     }
     if (s == CONVGEN_SUCCESS && !ctx->offline) {
         CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
@@ -446,6 +469,10 @@ convgen_status convgen_net_set_weights(convgen_net *n, int layer, const float *w
     s = cuda(n, drv->MemcpyHtoD(n->w[layer], w, (size_t)layer_weights(&n->net, layer, c) * 4), "cuMemcpyHtoD (w)");
     if (s == CONVGEN_SUCCESS)
         s = cuda(n, drv->MemcpyHtoD(n->bias[layer], bias, (size_t)n->net.layers[layer].k * 4), "cuMemcpyHtoD (bias)");
+    /* a pageable copy may still be in flight on return, and the caller's stream need not wait
+     * for the legacy one: the weights are whole before any patch reads them */
+    if (s == CONVGEN_SUCCESS)
+        s = cuda(n, drv->CtxSynchronize(), "copying the weights");
     without_context(n);
     return s;
 }

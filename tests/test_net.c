@@ -311,6 +311,9 @@ static void test_executor_plans_offline(void **state)
     o = (convgen_net_options){.fragment = {1, 1, 1}, .memory_limit = 1000};
     assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_ERROR_WORKSPACE_LIMIT);
     assert_non_null(strstr(convgen_last_error(), "memory_limit"));
+    o = (convgen_net_options){.fragment = {4, 0, 0}};
+    assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "fragment[1] = 0: give every dimension's"));
     o = (convgen_net_options){.fragment = {0, 0, 2}};
     assert_int_equal(convgen_net_create(offline, small_nets[2], &o, &net), CONVGEN_ERROR_INVALID_VALUE);
     assert_non_null(strstr(convgen_last_error(), "fragment[2]"));
