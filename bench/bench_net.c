@@ -475,6 +475,20 @@ static double dense_form(const cg_net *net, float *const *w, float *const *b, in
     return ms;
 }
 
+/* A patch's convolutions' multiply-adds. */
+static double patch_work(const cg_net *net, const cg_net_patch *patch)
+{
+    double work = 0;
+    for (int i = 0; i < net->count; ++i) {
+        const cg_net_tensor *t = &patch->shape[i + 1];
+        const cg_net_layer *l = &net->layers[i];
+        if (l->kind == CG_NET_CONV)
+            work += (double)t->batch * (double)t->c * (double)(t->ext[0] * t->ext[1] * t->ext[2]) *
+                    (double)patch->shape[i].c * l->size[0] * l->size[1] * l->size[2];
+    }
+    return work;
+}
+
 /* Whether every tensor of (a) on the patch stays under 2^31 elements (cuDNN's descriptors take
  * int sizes and strides). */
 static bool cudnn_fits(const cg_net *net, const cg_net_patch *patch)
@@ -528,13 +542,19 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
     }
     free(x), free(y);
     printf("  convgen: %.4g voxels/s\n", voxels / mine);
-    /* (a) on convgen's patch, or where that passes cuDNN's 2^31 elements a tensor, on the largest
-     * cube of fragments that does not; times the patches of the volume */
-    cg_net_patch ap = {0};
-    bool fits = pm[0] && cg_net_patch_of(&net, pm, &ap) == CONVGEN_SUCCESS && cudnn_fits(&net, &ap);
-    for (int64_t f = pm[0] < pm[1] ? pm[0] : pm[1]; !fits && f >= 1; --f) {
+    /* (a) on convgen's patch, or where that passes cuDNN's 2^31 elements a tensor, on the cube of
+     * fragments under it of least work for the volume; times the patches of the volume */
+    cg_net_patch ap = {0}, cand;
+    const bool convgens = pm[0] && cg_net_patch_of(&net, pm, &ap) == CONVGEN_SUCCESS && cudnn_fits(&net, &ap);
+    bool fits = convgens;
+    double least = INFINITY; /* the fallback: the cube of fragments of least work for the volume */
+    for (int64_t f = 1; !convgens && f <= 64; ++f) {
         const int64_t cube[3] = {f, f, f};
-        fits = cg_net_patch_of(&net, cube, &ap) == CONVGEN_SUCCESS && cudnn_fits(&net, &ap);
+        if (cg_net_patch_of(&net, cube, &cand) != CONVGEN_SUCCESS || !cudnn_fits(&net, &cand) || cand.in[0] > side)
+            continue;
+        double work = pow(ceil((double)(side - fov[0] + 1) / (double)cand.out[0]), 3) * patch_work(&net, &cand);
+        if (work < least)
+            least = work, ap = cand, fits = true;
     }
     char patch[64], a_patch[64] = "-";
     snprintf(patch, sizeof patch, "%lldx%lldx%lld -> %lldx%lldx%lld", (long long)pin[0], (long long)pin[1],
@@ -600,7 +620,7 @@ int bench_net(convgen_context *ctx, int runs, const char *device, const char *ou
                   "convolutions (fastest strict-fp32 algorithm by cudnnFind), cudnnAddTensor and "
                   "cudnnActivationForward, cuDNN's pooling once per window offset; the patch on the GPU alone (no "
                   "transfers) times the patches of the cube; where convgen's patch passes cuDNN's 2^31 elements a "
-                  "tensor, the largest cube of fragments that does not. (b) dense: cuDNN's convolutions dilated by the "
+                  "tensor, the cube of fragments under that limit of least work for the cube. (b) dense: cuDNN's convolutions dilated by the "
                   "poolings before them and stride-1 pooling (one per sub-lattice of the dilation), over the largest "
                   "cube it can run; 'difference' is convgen's output on that cube against (b)'s, "
                   "||convgen - (b)|| / ||(b)||. Weights shared, uniform in +-sqrt(6 / fan-in), biases in a tenth of that.\n\n"
