@@ -355,6 +355,44 @@ static void test_every_planner_kernel_of_the_layer_set_emits_again(void **state)
     assert_int_equal(t.differing, 0);
 }
 
+/* Layers with an epilogue: every planner's fprop of every layer of bench/layers.txt with a bias
+ * and ReLU (and ReLU alone on the first ten), its kernels' "emitted by:" commands (which carry
+ * --bias --relu) emit them again byte for byte. */
+static void test_epilogue_kernels_emit_again(void **state)
+{
+    (void)state;
+    cg_layer *layers;
+    int count, programs = 0;
+    assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
+    emit_tally t = {0};
+    for (int a = 0; a < cg_planner_count(); ++a)
+        for (int i = 0; i < count; ++i)
+            for (int e = 0; e < (i < 10 ? 2 : 1); ++e) {
+                convgen_conv_desc d = layers[i].desc;
+                d.epilogue = e ? CONVGEN_EPILOGUE_RELU : CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU;
+                cg_problem p;
+                cg_generated g;
+                assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+                if (cg_generate_tuned(&p, CONVGEN_FPROP, cg_planner_at(a)->algo, NULL, NULL, &g) != CONVGEN_SUCCESS)
+                    continue; /* the planner does not take the layer: as without an epilogue */
+                char what[256];
+                snprintf(what, sizeof what, "%s %s fprop (%s)", cg_planner_at(a)->name, layers[i].name,
+                         e ? "relu" : "bias relu");
+                for (int k = 0; k < g.kernel_count; ++k)
+                    if (!strstr(g.kernels[k].source, e ? " --relu\n" : " --bias --relu\n"))
+                        fail_msg("%s kernel %d: its header does not say the epilogue", what, k);
+                emit_again_in_process(&g, what, programs == 0, &t);
+                ++programs;
+                cg_generated_free(&g);
+            }
+    print_message("%d programs with an epilogue, %d distinct commands emitted again; %d emitted differently\n", programs,
+                  t.commands, t.differing);
+    forget_commands();
+    free(layers);
+    assert_true(programs > 0);
+    assert_int_equal(t.differing, 0);
+}
+
 /* Sizes fixed along later dimensions only, as the tuner fixes Winograd's tile where the kernel
  * has one tap along the first ({0, m}: "--tile 0x1"); the command once left them out. */
 static void test_sizes_fixed_along_later_dimensions_emit_again(void **state)
@@ -454,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_every_kernel_of_the_set_says_what_it_is_and_emits_again),
         cmocka_unit_test(test_every_planner_kernel_of_the_layer_set_emits_again),
         cmocka_unit_test(test_sizes_fixed_along_later_dimensions_emit_again),
+        cmocka_unit_test(test_epilogue_kernels_emit_again),
         cmocka_unit_test(test_fft_plans_emit_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
