@@ -27,6 +27,7 @@
 #include "bench.h"
 #include "net/net.h"
 #include "reference.h"
+#include "util.h"
 
 #define DNN_WORKSPACE (4ull << 30)
 #define MAX_VIEWS 512 /* pooling views a layer: offsets (a) or sub-lattices (b) */
@@ -168,13 +169,6 @@ static bool dilated_pool_layer(dnn_eval *e, int i, int64_t c, const int64_t ext[
     return good;
 }
 
-static double uniform(uint64_t *state)
-{
-    float v;
-    cg_fill_random(&v, 1, state);
-    return v;
-}
-
 /* Descriptors, buffers and algorithms of the whole evaluation, for an input of `ext` (batch 1). */
 static bool build(dnn_eval *e, const float *const *w, const float *const *b)
 {
@@ -212,8 +206,8 @@ static bool build(dnn_eval *e, const float *const *w, const float *const *b)
         for (size_t at = 0; at < most && good; at += 1 << 20) {
             size_t count = most - at < (1u << 20) ? most - at : 1u << 20;
             float *host = malloc(count * 4);
-            for (size_t j = 0; host && j < count; ++j)
-                host[j] = (float)uniform(&state);
+            if (host)
+                cg_fill_random(host, (int64_t)count, &state);
             good = host && bench_cuda_ok(cudaMemcpy(e->buf[0] + at, host, count * 4, cudaMemcpyHostToDevice), "x");
             free(host);
         }
@@ -406,12 +400,11 @@ static int64_t dense_side(const cg_net *net)
 static bool make_weights(const cg_net *net, float **w, float **b)
 {
     uint64_t state = 2026;
-    int64_t c = net->c;
     for (int i = 0; i < net->count; ++i) {
         const cg_net_layer *l = &net->layers[i];
-        if (l->kind != CG_NET_CONV)
+        int64_t count = cg_net_weight_count(net, i), fan = count / l->k;
+        if (!count)
             continue;
-        int64_t fan = c * l->size[0] * l->size[1] * l->size[2], count = l->k * fan;
         w[i] = malloc((size_t)count * 4), b[i] = malloc((size_t)l->k * 4);
         if (!w[i] || !b[i])
             return false;
@@ -422,21 +415,8 @@ static bool make_weights(const cg_net *net, float **w, float **b)
             w[i][j] *= a;
         for (int64_t j = 0; j < l->k; ++j)
             b[i][j] *= a / 10;
-        c = l->k;
     }
     return true;
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *text = f ? malloc(1 << 16) : NULL;
-    size_t n = text ? fread(text, 1, (1 << 16) - 1, f) : 0;
-    if (f)
-        fclose(f);
-    if (text)
-        text[n] = '\0';
-    return text;
 }
 
 /* ||got - want|| / ||want|| over n outputs; NaN where want is all zeros (no comparison: a
@@ -475,20 +455,6 @@ static double dense_form(const cg_net *net, float *const *w, float *const *b, in
     return ms;
 }
 
-/* A patch's convolutions' multiply-adds. */
-static double patch_work(const cg_net *net, const cg_net_patch *patch)
-{
-    double work = 0;
-    for (int i = 0; i < net->count; ++i) {
-        const cg_net_tensor *t = &patch->shape[i + 1];
-        const cg_net_layer *l = &net->layers[i];
-        if (l->kind == CG_NET_CONV)
-            work += (double)t->batch * (double)t->c * (double)(t->ext[0] * t->ext[1] * t->ext[2]) *
-                    (double)patch->shape[i].c * l->size[0] * l->size[1] * l->size[2];
-    }
-    return work;
-}
-
 /* Whether every tensor of (a) on the patch stays under 2^31 elements (cuDNN's descriptors take
  * int sizes and strides). */
 static bool cudnn_fits(const cg_net *net, const cg_net_patch *patch)
@@ -507,7 +473,7 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
 {
     char path[512];
     snprintf(path, sizeof path, "%s/bench/nets/%s.net", CONVGEN_SOURCE_DIR, name);
-    char *text = read_text(path);
+    char *text = cg_read_file(path, 1u << 20, NULL);
     cg_net net;
     float *w[CG_NET_MAX_LAYERS] = {0}, *b[CG_NET_MAX_LAYERS] = {0};
     bool isotropic = true;
@@ -552,7 +518,7 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
         const int64_t cube[3] = {f, f, f};
         if (cg_net_patch_of(&net, cube, &cand) != CONVGEN_SUCCESS || !cudnn_fits(&net, &cand) || cand.in[0] > side)
             continue;
-        double work = pow(ceil((double)(side - fov[0] + 1) / (double)cand.out[0]), 3) * patch_work(&net, &cand);
+        double work = pow(ceil((double)(side - fov[0] + 1) / (double)cand.out[0]), 3) * cg_net_patch_macs(&net, &cand);
         if (work < least)
             least = work, ap = cand, fits = true;
     }

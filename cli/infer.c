@@ -1,6 +1,7 @@
 /* convgen infer: a network file applied densely to a volume on the GPU (convgen_net_*): the
  * plan (--explain), and the throughput in output voxels per second over --runs runs, on a
  * random volume and random weights unless files are given. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "layer.h"
 #include "net/net.h"
 #include "reference.h"
+#include "util.h"
 #include "verbs.h"
 
 static int usage(void)
@@ -31,19 +33,6 @@ static int usage(void)
            "  --runs N         timed runs after one warm-up (default 3)\n"
            "  --explain        print the plan: patch, each layer's tensor and algorithm, memory\n");
     return 0;
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *text = malloc(1 << 20);
-    size_t n = text ? fread(text, 1, (1 << 20) - 1, f) : 0;
-    fclose(f);
-    if (text)
-        text[n] = '\0';
-    return text;
 }
 
 /* `count` floats of a raw file into v; false, saying why, where it holds another number. */
@@ -125,27 +114,21 @@ static bool parse(int argc, char **argv, infer_args *a)
     return true;
 }
 
-/* Every convolution's weights from the file, in layer order. */
+/* Every convolution's weights from the file, in layer order: w, then its bias. */
 static bool load_weights(convgen_net *exe, const cg_net *net, const char *path)
 {
-    int64_t total = 0, c = net->c;
+    int64_t total = 0;
     for (int i = 0; i < net->count; ++i)
-        if (net->layers[i].kind == CG_NET_CONV) {
-            const cg_net_layer *l = &net->layers[i];
-            total += l->k * c * l->size[0] * l->size[1] * l->size[2] + l->k;
-            c = l->k;
-        }
+        total += cg_net_weight_count(net, i) ? cg_net_weight_count(net, i) + net->layers[i].k : 0;
     float *all = malloc(sizeof *all * (size_t)total), *at = all;
     bool ok = all && read_floats(path, all, total);
-    c = net->c;
-    for (int i = 0; ok && i < net->count; ++i)
-        if (net->layers[i].kind == CG_NET_CONV) {
-            const cg_net_layer *l = &net->layers[i];
-            int64_t count = l->k * c * l->size[0] * l->size[1] * l->size[2];
-            ok = convgen_net_set_weights(exe, i, at, at + count) == CONVGEN_SUCCESS;
-            at += count + l->k;
-            c = l->k;
-        }
+    for (int i = 0; ok && i < net->count; ++i) {
+        int64_t count = cg_net_weight_count(net, i);
+        if (!count)
+            continue;
+        ok = convgen_net_set_weights(exe, i, at, at + count) == CONVGEN_SUCCESS;
+        at += count + net->layers[i].k;
+    }
     free(all);
     return ok;
 }
@@ -189,9 +172,10 @@ int cli_infer(int argc, char **argv)
     cg_net net;
     if (!parse(argc, argv, &a))
         return 2;
-    char *text = read_text(a.net);
+    char *text = cg_read_file(a.net, 1u << 20, NULL); /* a network file: a few dozen lines */
     if (!text || cg_net_parse(text, &net) != CONVGEN_SUCCESS) {
-        fprintf(stderr, "convgen: infer: %s: %s\n", a.net, text ? convgen_last_error() : "cannot read it");
+        fprintf(stderr, "convgen: infer: %s: %s%s\n", a.net, text ? "" : "cannot read it: ",
+                text ? convgen_last_error() : cg_read_error(errno));
         free(text);
         return 2;
     }

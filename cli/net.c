@@ -1,6 +1,7 @@
 /* convgen net: a network file's planning arithmetic, on any machine (generator/net/net.c): the
  * field of view, the input patch whose max-pooling fragments drop no voxel, and each layer's
  * tensor and memory for that patch: what the executor (convgen infer) plans with. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,10 @@
 #include "args.h"
 #include "layer.h"
 #include "net/net.h"
+#include "util.h"
 #include "verbs.h"
+
+#define NET_FILE_MAX (1u << 20) /* a network file: a few dozen lines */
 
 static int usage(void)
 {
@@ -20,19 +24,6 @@ static int usage(void)
            "A network file: 'input C', then a layer a line, 'conv K DxHxW [relu]' or 'pool DxHxW'\n"
            "(bench/nets/ has ZNNi's four).\n");
     return 0;
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *text = malloc(1 << 20);
-    size_t n = text ? fread(text, 1, (1 << 20) - 1, f) : 0;
-    fclose(f);
-    if (text)
-        text[n] = '\0';
-    return text;
 }
 
 /* "DxHxW" (rank 3) or "HxW" (rank 2, depth 1) of positive integers into m (cg_parse_dims). */
@@ -114,9 +105,9 @@ int cli_net(int argc, char **argv)
         fprintf(stderr, "convgen: net: which network file? ('convgen net --help')\n");
         return 2;
     }
-    char *text = read_file(file);
+    char *text = cg_read_file(file, NET_FILE_MAX, NULL);
     if (!text) {
-        fprintf(stderr, "convgen: net: cannot read '%s'\n", file);
+        fprintf(stderr, "convgen: net: cannot read '%s': %s\n", file, cg_read_error(errno));
         return 1;
     }
     cg_net net;

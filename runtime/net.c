@@ -59,12 +59,6 @@ struct convgen_net {
 
 static int64_t tensor_elems(const cg_net_tensor *t) { return t->batch * t->c * t->ext[0] * t->ext[1] * t->ext[2]; }
 
-static int64_t layer_weights(const cg_net *net, int i, int64_t c)
-{
-    const cg_net_layer *l = &net->layers[i];
-    return l->k * c * l->size[0] * l->size[1] * l->size[2];
-}
-
 /* The two activation buffers' bytes: the largest tensor (the interleaving keeps the last's size). */
 static size_t buffer_bytes(const cg_net *net, const cg_net_patch *patch)
 {
@@ -77,13 +71,9 @@ static size_t buffer_bytes(const cg_net *net, const cg_net_patch *patch)
 static size_t weight_bytes(const cg_net *net)
 {
     size_t bytes = 0;
-    int64_t c = net->c;
-    for (int i = 0; i < net->count; ++i) {
-        if (net->layers[i].kind != CG_NET_CONV)
-            continue;
-        bytes += (size_t)(layer_weights(net, i, c) + net->layers[i].k) * sizeof(float);
-        c = net->layers[i].k;
-    }
+    for (int i = 0; i < net->count; ++i)
+        if (net->layers[i].kind == CG_NET_CONV)
+            bytes += (size_t)(cg_net_weight_count(net, i) + net->layers[i].k) * sizeof(float);
     return bytes;
 }
 
@@ -178,11 +168,7 @@ static convgen_status plan_patch(convgen_net *n, const int64_t m[3])
     n->in_bytes = (size_t)tensor_elems(&n->patch.shape[0]) * sizeof(float);
     n->out_bytes = (size_t)(n->patch.shape[n->net.count].c * n->patch.out[0] * n->patch.out[1] * n->patch.out[2]) *
                    sizeof(float);
-    size_t fixed = 2 * (n->buf_bytes + n->in_bytes + n->out_bytes) + n->weight_bytes;
-    if (fixed >= n->memory_limit)
-        return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: the patch of fragments %lldx%lldx%lld "
-                       "needs %zu for its tensors and weights", n->memory_limit, (long long)m[0], (long long)m[1],
-                       (long long)m[2], fixed);
+    size_t fixed = 2 * (n->buf_bytes + n->in_bytes + n->out_bytes) + n->weight_bytes; /* fixed_bytes's, exact */
     for (int i = 0; i < n->net.count && s == CONVGEN_SUCCESS; ++i)
         s = n->net.layers[i].kind == CG_NET_CONV
                 ? plan_conv(n, i, n->memory_limit - fixed)
@@ -191,21 +177,8 @@ static convgen_status plan_patch(convgen_net *n, const int64_t m[3])
     return s == CONVGEN_SUCCESS ? plan_interleaves(n) : s;
 }
 
-/* A patch's multiply-adds: every convolution's, over all the patch's fragments. */
-static double patch_flops(const cg_net *net, const cg_net_patch *patch)
-{
-    double flops = 0;
-    for (int i = 0; i < net->count; ++i) {
-        const cg_net_layer *l = &net->layers[i];
-        const cg_net_tensor *out = &patch->shape[i + 1];
-        if (l->kind == CG_NET_CONV)
-            flops += 2.0 * (double)tensor_elems(out) * (double)patch->shape[i].c * l->size[0] * l->size[1] * l->size[2];
-    }
-    return flops;
-}
-
-/* What a patch costs per output voxel: its FLOPs over the dense outputs it gives, or, for a
- * known volume, all its patches' FLOPs (the last ones moved back, overlapping) over the
+/* What a patch costs per output voxel: its multiply-adds over the dense outputs it gives, or,
+ * for a known volume, all its patches' (the last ones moved back, overlapping) over the
  * volume's outputs. Infinite where the patch does not fit the volume. */
 static double cost_per_voxel(const convgen_net *n, const cg_net_patch *patch, const int64_t volume[3])
 {
@@ -223,7 +196,7 @@ static double cost_per_voxel(const convgen_net *n, const cg_net_patch *patch, co
         patches *= (double)((out + patch->out[d] - 1) / patch->out[d]);
         voxels *= (double)out;
     }
-    return patches * patch_flops(&n->net, patch) / voxels;
+    return patches * cg_net_patch_macs(&n->net, patch) / voxels;
 }
 
 /* The fragment extents (each 1..MAX_FRAGMENT; rank 2: a depth of 1) whose tensors and weights
@@ -290,12 +263,11 @@ static convgen_status cuda(const convgen_net *n, CUresult r, const char *what)
 static convgen_status allocate(convgen_net *n)
 {
     const cg_driver *drv = n->ctx->drv;
-    int64_t c = n->net.c;
     convgen_status s = CONVGEN_SUCCESS;
     for (int i = 0; i < n->net.count && s == CONVGEN_SUCCESS; ++i) {
         if (n->net.layers[i].kind != CG_NET_CONV)
             continue;
-        size_t wb = (size_t)layer_weights(&n->net, i, c) * 4, bb = (size_t)n->net.layers[i].k * 4;
+        size_t wb = (size_t)cg_net_weight_count(&n->net, i) * 4, bb = (size_t)n->net.layers[i].k * 4;
         s = cuda(n, drv->MemAlloc(&n->w[i], wb), "cuMemAlloc (weights)");
         if (s == CONVGEN_SUCCESS)
             s = cuda(n, drv->MemAlloc(&n->bias[i], bb), "cuMemAlloc (bias)");
@@ -303,7 +275,6 @@ static convgen_status allocate(convgen_net *n)
             s = cuda(n, drv->MemsetD8(n->w[i], 0, wb), "cuMemsetD8");
         if (s == CONVGEN_SUCCESS)
             s = cuda(n, drv->MemsetD8(n->bias[i], 0, bb), "cuMemsetD8");
-        c = n->net.layers[i].k;
     }
     for (int b = 0; b < 2 && s == CONVGEN_SUCCESS; ++b)
         s = cuda(n, drv->MemAlloc(&n->buf[b], n->buf_bytes), "cuMemAlloc (activations)");
@@ -433,14 +404,6 @@ void convgen_net_destroy(convgen_net *n)
     free(n);
 }
 
-/* The input channels of convolution layer i, or -1 where layer i is no convolution. */
-static int64_t conv_channels(const convgen_net *n, int layer)
-{
-    if (layer < 0 || layer >= n->net.count || n->net.layers[layer].kind != CG_NET_CONV)
-        return -1;
-    return n->patch.shape[layer].c;
-}
-
 static convgen_status with_context(const convgen_net *n)
 {
     if (n->ctx->offline)
@@ -458,15 +421,15 @@ convgen_status convgen_net_set_weights(convgen_net *n, int layer, const float *w
 {
     if (!n || !w || !bias)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", !n ? "net" : !w ? "w" : "bias");
-    int64_t c = conv_channels(n, layer);
-    if (c < 0)
+    int64_t count = cg_net_weight_count(&n->net, layer);
+    if (!count)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "layer = %d is not a convolution of the network's %d layers", layer,
                        n->net.count);
     convgen_status s = with_context(n);
     if (s != CONVGEN_SUCCESS)
         return s;
     const cg_driver *drv = n->ctx->drv;
-    s = cuda(n, drv->MemcpyHtoD(n->w[layer], w, (size_t)layer_weights(&n->net, layer, c) * 4), "cuMemcpyHtoD (w)");
+    s = cuda(n, drv->MemcpyHtoD(n->w[layer], w, (size_t)count * 4), "cuMemcpyHtoD (w)");
     if (s == CONVGEN_SUCCESS)
         s = cuda(n, drv->MemcpyHtoD(n->bias[layer], bias, (size_t)n->net.layers[layer].k * 4), "cuMemcpyHtoD (bias)");
     /* a pageable copy may still be in flight on return, and the caller's stream need not wait
@@ -484,10 +447,9 @@ convgen_status convgen_net_random_weights(convgen_net *n, uint64_t seed)
     uint64_t state = 0x9E3779B97F4A7C15ull ^ (seed << 1 | 1);
     convgen_status s = CONVGEN_SUCCESS;
     for (int i = 0; i < n->net.count && s == CONVGEN_SUCCESS; ++i) {
-        int64_t c = conv_channels(n, i);
-        if (c < 0)
+        int64_t count = cg_net_weight_count(&n->net, i), k = n->net.layers[i].k;
+        if (!count)
             continue;
-        int64_t count = layer_weights(&n->net, i, c), k = n->net.layers[i].k;
         float *w = malloc((size_t)(count + k) * sizeof *w);
         if (!w)
             return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of host memory for layer %d's weights", i);

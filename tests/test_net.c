@@ -89,6 +89,20 @@ static void test_znni_networks_parse(void **state)
         assert_int_equal(patch.in[0] - fov[0] + 1, patch.out[0]);
         assert_int_equal(patch.shape[net.count].batch, (int64_t)1 << (3 * nets[i].pools));
         assert_int_equal(patch.shape[net.count].ext[0], 1);
+        /* weights: the first layer's see one map, the rest 80; the last has 3 */
+        const cg_net_layer *first = &net.layers[0], *last = &net.layers[net.count - 1];
+        assert_int_equal(cg_net_weight_count(&net, 0), 80 * first->size[0] * first->size[1] * first->size[2]);
+        assert_int_equal(cg_net_weight_count(&net, 1), 0); /* a pooling */
+        assert_int_equal(cg_net_weight_count(&net, net.count - 1), 3 * 80 * last->size[0] * last->size[1] * last->size[2]);
+        assert_int_equal(cg_net_weight_count(&net, net.count), 0);
+        double macs = 0; /* the patch's multiply-adds, layer by layer */
+        for (int l = 0; l < net.count; ++l) {
+            const cg_net_tensor *o = &patch.shape[l + 1];
+            macs += net.layers[l].kind == CG_NET_CONV ? (double)o->batch * (double)(o->ext[0] * o->ext[1] * o->ext[2]) *
+                                                          (double)cg_net_weight_count(&net, l)
+                                                      : 0;
+        }
+        assert_true(fabs(cg_net_patch_macs(&net, &patch) - macs) <= 1e-9 * macs);
     }
 }
 

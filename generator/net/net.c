@@ -178,6 +178,29 @@ convgen_status cg_net_patch_of(const cg_net *net, const int64_t m[3], cg_net_pat
     return forward_shapes(net, patch);
 }
 
+int64_t cg_net_weight_count(const cg_net *net, int i)
+{
+    if (i < 0 || i >= net->count || net->layers[i].kind != CG_NET_CONV)
+        return 0;
+    int64_t c = net->c;
+    for (int j = 0; j < i; ++j)
+        c = net->layers[j].kind == CG_NET_CONV ? net->layers[j].k : c;
+    const cg_net_layer *l = &net->layers[i];
+    return l->k * c * l->size[0] * l->size[1] * l->size[2];
+}
+
+double cg_net_patch_macs(const cg_net *net, const cg_net_patch *patch)
+{
+    double macs = 0;
+    for (int i = 0; i < net->count; ++i) {
+        const cg_net_tensor *out = &patch->shape[i + 1];
+        if (net->layers[i].kind == CG_NET_CONV)
+            macs += (double)out->batch * (double)out->c * (double)(out->ext[0] * out->ext[1] * out->ext[2]) *
+                    (double)cg_net_weight_count(net, i) / (double)net->layers[i].k;
+    }
+    return macs;
+}
+
 void cg_net_dense_position(const cg_net *net, int64_t b, const int64_t j[3], int64_t pos[3])
 {
     /* b = f_L B_{L-1} + b_{L-1}, B_i the batch after i poolings: peel the last pooling's

@@ -62,6 +62,13 @@ typedef struct cg_net_patch {
  * extent passes 2^31, or the layer whose tensor passes 2^62 elements. */
 convgen_status cg_net_patch_of(const cg_net *net, const int64_t m[3], cg_net_patch *patch);
 
+/* Layer i's weights: K x C x kernel floats for a convolution (C: the maps that reach it), 0 for
+ * a pooling or an i out of range. Its bias is K more. */
+int64_t cg_net_weight_count(const cg_net *net, int i);
+
+/* A patch's multiply-adds: every convolution's over all the patch's fragments. */
+double cg_net_patch_macs(const cg_net *net, const cg_net_patch *patch);
+
 /* Where the final fragments' voxel (batch entry b, position j) lands in the dense output of the
  * patch: b holds each pooling's fragment f (its window offset) with the last pooling's outermost,
  * as convgen_pool_desc's FRAGMENTS lay them out, and the dense position along a dimension is
