@@ -25,13 +25,21 @@ static int usage(void)
            "  --m DxHxW        each final fragment's extent (default: the least work for the volume\n"
            "                   among the patches whose tensors fit half the memory)\n"
            "  --memory MIB     device memory the network may use (default: 90%% of the free)\n"
+           "  --mode M         where a patch's tensors live: auto (default: the faster by the cost\n"
+           "                   model), device (the whole patch on the GPU), host (pinned host memory,\n"
+           "                   the network in segments run a chunk at a time: patches larger than\n"
+           "                   the GPU's memory)\n"
+           "  --host-memory MIB  pinned host memory the host mode's tensors may take (default: a\n"
+           "                   quarter of the machine's)\n"
            "  --effort E       how each layer's algorithm is chosen: measure (default), estimate, exhaustive\n"
            "  --in FILE        the volume, raw little-endian fp32 [C][D][H][W] (default: random)\n"
            "  --weights FILE   every convolution's w [K][C][kernel] then bias [K], in layer order, raw\n"
            "                   little-endian fp32 (default: random, uniform in +-sqrt(6 / fan-in), biases a tenth)\n"
            "  --out FILE       the dense output, raw fp32 [K][D - fov + 1][H - fov + 1][W - fov + 1]\n"
-           "  --runs N         timed runs after one warm-up (default 3)\n"
-           "  --explain        print the plan: patch, each layer's tensor and algorithm, memory\n");
+           "  --runs N         timed runs (default 3)\n"
+           "  --warmup N       untimed runs before them, 0..64 (default 1)\n"
+           "  --explain        print the plan: patch, each layer's tensor and algorithm, memory\n"
+           "  --profile        after the runs, time each step of one patch alone (device mode)\n");
     return 0;
 }
 
@@ -51,18 +59,18 @@ static bool read_floats(const char *path, float *v, int64_t count)
 typedef struct infer_args {
     const char *net, *in, *out, *weights;
     int64_t volume[CONVGEN_MAX_RANK], m[CONVGEN_MAX_RANK];
-    int volume_rank, m_rank, runs;
+    int volume_rank, m_rank, runs, warmup;
     convgen_net_options o;
-    bool explain;
+    bool explain, profile;
 } infer_args;
 
 static bool parse(int argc, char **argv, infer_args *a)
 {
-    *a = (infer_args){.runs = 3};
+    *a = (infer_args){.runs = 3, .warmup = 1};
     for (int i = 0; i < argc; ++i) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(o, "--explain") == 0) {
-            a->explain = true;
+        if (strcmp(o, "--explain") == 0 || strcmp(o, "--profile") == 0) {
+            *(o[2] == 'e' ? &a->explain : &a->profile) = true;
             continue;
         }
         if (strncmp(o, "--", 2) != 0) {
@@ -83,7 +91,19 @@ static bool parse(int argc, char **argv, infer_args *a)
             return fprintf(stderr, "convgen: infer: --memory '%s' must be MiB, 1 to 2^40\n", v), false;
         else if (strcmp(o, "--memory") == 0)
             a->o.memory_limit = (size_t)x << 20;
-        else if (strcmp(o, "--effort") == 0) {
+        else if (strcmp(o, "--host-memory") == 0 && !cg_parse_integer(v, 1, (int64_t)1 << 40, &x))
+            return fprintf(stderr, "convgen: infer: --host-memory '%s' must be MiB, 1 to 2^40\n", v), false;
+        else if (strcmp(o, "--host-memory") == 0)
+            a->o.host_memory_limit = (size_t)x << 20;
+        else if (strcmp(o, "--mode") == 0) {
+            static const char *const modes[] = {"auto", "device", "host"};
+            a->o.mode = -1;
+            for (int m = 0; m < 3; ++m)
+                if (strcmp(v, modes[m]) == 0)
+                    a->o.mode = m;
+            if (a->o.mode < 0)
+                return fprintf(stderr, "convgen: infer: --mode '%s' must be auto, device or host\n", v), false;
+        } else if (strcmp(o, "--effort") == 0) {
             static const char *const words[] = {"measure", "estimate", "exhaustive"};
             int e = 0;
             while (e < 3 && strcmp(v, words[e]) != 0)
@@ -92,7 +112,11 @@ static bool parse(int argc, char **argv, infer_args *a)
                 return fprintf(stderr, "convgen: infer: --effort '%s' must be measure, estimate or exhaustive\n", v),
                        false;
             a->o.effort = e; /* CONVGEN_EFFORT_MEASURE, _ESTIMATE, _EXHAUSTIVE in that order */
-        } else if (strcmp(o, "--runs") == 0 && !cg_parse_integer(v, 1, 64, &x))
+        } else if (strcmp(o, "--warmup") == 0 && !cg_parse_integer(v, 0, 64, &x))
+            return fprintf(stderr, "convgen: infer: --warmup '%s' must be 0..64\n", v), false;
+        else if (strcmp(o, "--warmup") == 0)
+            a->warmup = (int)x;
+        else if (strcmp(o, "--runs") == 0 && !cg_parse_integer(v, 1, 64, &x))
             return fprintf(stderr, "convgen: infer: --runs '%s' must be 1..64\n", v), false;
         else if (strcmp(o, "--runs") == 0)
             a->runs = (int)x;
@@ -151,7 +175,7 @@ static bool time_runs(convgen_net *exe, const infer_args *a, const float *x, flo
 {
     double t[64];
     int runs = a->runs; /* 1..64 (parse) */
-    for (int r = -1; r < runs; ++r) { /* run -1: the warm-up */
+    for (int r = -a->warmup; r < runs; ++r) { /* runs below 0: the warm-up */
         double start = seconds();
         if (convgen_net_infer(exe, x, a->volume, y, NULL) != CONVGEN_SUCCESS)
             return fprintf(stderr, "convgen: infer: %s\n", convgen_last_error()), false;
@@ -228,6 +252,14 @@ int cli_infer(int argc, char **argv)
     if (rc == 0)
         printf("%s on %s: %lld output voxels in %.4f s (median of %d): %.4g voxels/s\n", a.net,
                convgen_context_device_name(ctx), (long long)voxels, median, a.runs, (double)voxels / median);
+    if (rc == 0 && a.profile) {
+        char *steps;
+        rc = convgen_net_profile(exe, &steps) == CONVGEN_SUCCESS ? 0 : 1;
+        if (rc == 0)
+            printf("%s: %s", a.net, steps), free(steps);
+        else
+            fprintf(stderr, "convgen: infer: --profile: %s\n", convgen_last_error());
+    }
     if (rc == 0 && a.out) {
         FILE *f = fopen(a.out, "wb");
         rc = f && fwrite(y, sizeof *y, (size_t)out_n, f) == (size_t)out_n ? 0 : 1;

@@ -499,6 +499,16 @@ CONVGEN_API convgen_status convgen_emit_pool(const convgen_pool_desc *desc, char
  * (convgen_net_random_weights) until set. */
 typedef struct convgen_net convgen_net;
 
+/* Where a patch's tensors live.
+ *   DEVICE: on the GPU, the whole patch at once; patches stream through two slots.
+ *   HOST:   in pinned host memory (ZNNi section VII-A, "GPU + host RAM"): the network runs in
+ *           segments of consecutive layers, each on the GPU a chunk at a time (some of its batch
+ *           entries, or one entry's slice of output maps) while the next chunk goes up and the
+ *           last one comes down on streams of their own. Patches far larger than the GPU's
+ *           memory, so far less overlap between patches, at the price of the copies.
+ *   AUTO:   whichever the cost model rates faster (HOST where no patch fits the device). */
+typedef enum { CONVGEN_NET_AUTO = 0, CONVGEN_NET_DEVICE = 1, CONVGEN_NET_HOST = 2 } convgen_net_mode;
+
 typedef struct convgen_net_options {
     /* Each final fragment's extent m per dimension (outermost first): a patch's dense output is
      * m times the product of the pooling windows. All 0: chosen per dimension by the cost model
@@ -513,6 +523,12 @@ typedef struct convgen_net_options {
      * chosen fragment extent is the one of least work for such a volume: patches that fit it,
      * and the fewest multiply-adds over all its patches, overlaps and last patches included. */
     int64_t volume[CONVGEN_MAX_RANK];
+    /* Where a patch's layers keep their tensors (convgen_net_mode); AUTO: the mode the cost model
+     * says is faster for the memory limit. */
+    int mode;
+    /* HOST: pinned host bytes the patch's tensors may take (two of the largest); 0: a quarter of
+     * the machine's memory. */
+    size_t host_memory_limit;
 } convgen_net_options;
 
 CONVGEN_API convgen_status convgen_net_create(convgen_context *ctx, const char *text, const convgen_net_options *options,
@@ -538,6 +554,11 @@ CONVGEN_API convgen_status convgen_net_patch(const convgen_net *net, int64_t in[
  * time (measured where its effort timed it, else the cost model's), the memory in all, and the
  * output voxels per second those times predict. */
 CONVGEN_API convgen_status convgen_net_explain(const convgen_net *net, char **text);
+/* Times each step of one patch alone (device mode): every convolution, pooling and interleaving
+ * between CUDA events, the median of 5 runs on the patch the last convgen_net_infer left in the
+ * staging, beside each convolution's algorithm and its measured or estimated time; *text is
+ * malloc'ed. Where a patch's time goes, for tuning. */
+CONVGEN_API convgen_status convgen_net_profile(convgen_net *net, char **text);
 
 #ifdef __cplusplus
 }

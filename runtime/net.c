@@ -19,52 +19,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "context.h"
-#include "convgen.h"
-#include "net/net.h"
+#include "net_exec.h"
 #include "reference.h"
-#include "util.h"
 
 /* The chosen fragment extents are at most this a side. */
 #define MAX_FRAGMENT 32
 #define OFFLINE_MEMORY ((size_t)16 << 30) /* what an offline context plans for without a limit */
-
-typedef struct pipe_slot {
-    float *host_in, *host_out;      /* pinned */
-    CUdeviceptr dev_in, dev_out;
-    CUevent uploaded, computed, downloaded;
-    bool used;                      /* a patch went through it: its events were recorded */
-} pipe_slot;
-
-struct convgen_net {
-    convgen_context *ctx;
-    cg_net net;
-    cg_net_patch patch;
-    size_t memory_limit;
-    int effort;
-    convgen_plan *layer[CG_NET_MAX_LAYERS];      /* a convolution's, or a pooling's fragments */
-    convgen_plan *interleave[CG_NET_MAX_LAYERS]; /* the poolings', undone, the last one first */
-    int interleaves;
-    CUdeviceptr w[CG_NET_MAX_LAYERS], bias[CG_NET_MAX_LAYERS];
-    CUdeviceptr buf[2], workspace;
-    size_t buf_bytes, workspace_bytes, weight_bytes;
-    /* Two slots of the patch pipeline: while one patch computes, the next one's input goes up
-     * and the previous one's output comes down, each in pinned host memory and a device buffer
-     * of its own, on streams of their own; events order them. */
-    pipe_slot slot[2];
-    size_t in_bytes, out_bytes; /* a packed patch's input [C][patch.in], dense output [K][patch.out] */
-    CUstream up, down;
-};
-
-static int64_t tensor_elems(const cg_net_tensor *t) { return t->batch * t->c * t->ext[0] * t->ext[1] * t->ext[2]; }
+#define PROFILE_RUNS 5
+#define OFFLINE_BUS 25e9 /* host <-> device bytes/s an offline context plans for: PCIe 4 x16, pinned */
+/* The multiply-adds a second one multiprocessor gives a network's 3x3x3 convolutions, as the
+ * cost model counts them (direct multiply-adds, whatever the algorithm ran): n337's on an H200
+ * (bench/NOTES.md, "Whole networks"). Larger kernels run at more by FFT and Winograd: n537's,
+ * n726's and n926's measured rates follow (kernel volume / 27)^0.8 within 30%. Ranks patches
+ * and modes; explain shows each layer's own estimate. */
+#define MAC_RATE_PER_SM 2.9e11
 
 /* The two activation buffers' bytes: the largest tensor (the interleaving keeps the last's size). */
 static size_t buffer_bytes(const cg_net *net, const cg_net_patch *patch)
 {
     int64_t most = 0;
     for (int i = 0; i <= net->count; ++i)
-        most = tensor_elems(&patch->shape[i]) > most ? tensor_elems(&patch->shape[i]) : most;
+        most = cg_net_tensor_elems(&patch->shape[i]) > most ? cg_net_tensor_elems(&patch->shape[i]) : most;
     return (size_t)most * sizeof(float);
 }
 
@@ -77,38 +54,31 @@ static size_t weight_bytes(const cg_net *net)
     return bytes;
 }
 
-/* A layer's extents as a descriptor takes them: the last `rank` of depth, height, width. */
-static void spatial(int rank, const int64_t ext[3], int64_t out[CONVGEN_MAX_RANK])
-{
-    for (int d = 0; d < rank; ++d)
-        out[d] = ext[3 - rank + d];
-}
-
-static convgen_status plan_conv(convgen_net *n, int i, size_t workspace_limit)
+convgen_status cg_net_plan_conv(convgen_net *n, int i, int64_t batch, int64_t k, const cg_net_tensor *t,
+                                size_t workspace_limit, convgen_plan **plan)
 {
     const cg_net_layer *l = &n->net.layers[i];
-    const cg_net_tensor *t = &n->patch.shape[i];
-    convgen_conv_desc d = {.rank = n->net.rank, .n = t->batch, .c = t->c, .k = l->k,
+    convgen_conv_desc d = {.rank = n->net.rank, .n = batch, .c = t->c, .k = k,
                            .epilogue = CONVGEN_EPILOGUE_BIAS | (l->relu ? CONVGEN_EPILOGUE_RELU : 0)};
-    spatial(d.rank, t->ext, d.in);
+    cg_net_spatial(d.rank, t->ext, d.in);
     const int64_t size[3] = {l->size[0], l->size[1], l->size[2]};
-    spatial(d.rank, size, d.kernel);
+    cg_net_spatial(d.rank, size, d.kernel);
     convgen_plan_options o = {.workspace_limit = workspace_limit, .effort = n->effort};
-    convgen_status s = convgen_plan_conv_ex(n->ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &o, &n->layer[i]);
+    convgen_status s = convgen_plan_conv_ex(n->ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &o, plan);
     if (s != CONVGEN_SUCCESS)
         return s;
     size_t ws = 0;
-    convgen_plan_workspace_size(n->layer[i], &ws);
+    convgen_plan_workspace_size(*plan, &ws);
     n->workspace_bytes = ws > n->workspace_bytes ? ws : n->workspace_bytes;
     return CONVGEN_SUCCESS;
 }
 
-static convgen_status plan_pool(convgen_net *n, int i, convgen_pool_mode mode, int64_t batch, int64_t c,
+convgen_status cg_net_plan_pool(convgen_net *n, int i, convgen_pool_mode mode, int64_t batch, int64_t c,
                                 const int64_t ext[3], convgen_plan **plan)
 {
     const int *p = n->net.layers[i].size;
     convgen_pool_desc d = {.mode = mode, .rank = n->net.rank, .n = batch, .c = c};
-    spatial(d.rank, ext, d.in);
+    cg_net_spatial(d.rank, ext, d.in);
     for (int k = 0; k < d.rank; ++k)
         d.window[k] = p[3 - d.rank + k];
     return convgen_plan_pool(n->ctx, &d, plan);
@@ -123,7 +93,7 @@ static convgen_status plan_interleaves(convgen_net *n)
     for (int i = n->net.count - 1; i >= 0 && s == CONVGEN_SUCCESS; --i) {
         if (n->net.layers[i].kind != CG_NET_POOL)
             continue;
-        s = plan_pool(n, i, CONVGEN_POOL_INTERLEAVE, n->patch.shape[i].batch, last->c, ext,
+        s = cg_net_plan_pool(n, i, CONVGEN_POOL_INTERLEAVE, n->patch.shape[i].batch, last->c, ext,
                       &n->interleave[n->interleaves++]);
         for (int d = 0; d < 3; ++d)
             ext[d] *= n->net.layers[i].size[d];
@@ -138,49 +108,87 @@ static void release_plans(convgen_net *n)
         convgen_plan_destroy(n->interleave[i]);
         n->layer[i] = n->interleave[i] = NULL;
     }
-    n->interleaves = 0;
+    cg_net_host_release(n);
+    n->segments = n->interleaves = 0;
     n->workspace_bytes = 0;
 }
 
-/* What a patch holds besides the convolutions' workspace: the two activation buffers, the two
- * slots' input and output, the weights. Element counts stay under 2^62 (cg_net_patch_of): the
- * sums are taken in doubles so that no product wraps. */
+/* What a patch holds in device mode besides the convolutions' workspace: the two activation
+ * buffers, the two slots' input and output, the weights. Element counts stay under 2^62
+ * (cg_net_patch_of): the sums are taken in doubles so that no product wraps. */
 static double fixed_bytes(const convgen_net *n, const cg_net_patch *patch)
 {
-    double in = (double)tensor_elems(&patch->shape[0]), last = (double)patch->shape[n->net.count].c;
-    double out = last * (double)patch->out[0] * (double)patch->out[1] * (double)patch->out[2];
+    double in = (double)cg_net_tensor_elems(&patch->shape[0]), out = (double)cg_net_dense_elems(&n->net, patch);
     return 2.0 * ((double)buffer_bytes(&n->net, patch) + 4.0 * (in + out)) + (double)n->weight_bytes;
 }
 
-/* Every layer's plan for the patch of fragment extent m, the convolutions' workspace under what
- * the tensors and weights leave of the memory limit. */
-static convgen_status plan_patch(convgen_net *n, const int64_t m[3])
+/* Device mode: every layer's plan for the patch, the convolutions' workspace under what the
+ * tensors and weights leave of the memory limit. */
+static convgen_status plan_device(convgen_net *n)
+{
+    const cg_net_patch *p = &n->patch;
+    if (fixed_bytes(n, p) >= (double)n->memory_limit)
+        return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: the patch of fragments %lldx%lldx%lld "
+                       "needs %.0f for its tensors and weights", n->memory_limit, (long long)p->m[0], (long long)p->m[1],
+                       (long long)p->m[2], fixed_bytes(n, p));
+    n->buf_bytes = buffer_bytes(&n->net, p);
+    n->in_bytes = (size_t)cg_net_tensor_elems(&p->shape[0]) * sizeof(float);
+    n->out_bytes = (size_t)cg_net_dense_elems(&n->net, p) * sizeof(float);
+    size_t fixed = 2 * (n->buf_bytes + n->in_bytes + n->out_bytes) + n->weight_bytes; /* fixed_bytes's, exact */
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = 0; i < n->net.count && s == CONVGEN_SUCCESS; ++i)
+        s = n->net.layers[i].kind == CG_NET_CONV
+                ? cg_net_plan_conv(n, i, p->shape[i].batch, n->net.layers[i].k, &p->shape[i], n->memory_limit - fixed,
+                                   &n->layer[i])
+                : cg_net_plan_pool(n, i, CONVGEN_POOL_FRAGMENTS, p->shape[i].batch, p->shape[i].c, p->shape[i].ext,
+                                   &n->layer[i]);
+    return s;
+}
+
+/* The patch of fragment extent m in `mode` (DEVICE or HOST): its plans, and the host mode's
+ * segments. */
+static convgen_status plan_patch(convgen_net *n, const int64_t m[3], convgen_net_mode mode)
 {
     release_plans(n);
     convgen_status s = cg_net_patch_of(&n->net, m, &n->patch);
     if (s != CONVGEN_SUCCESS)
         return s;
-    if (fixed_bytes(n, &n->patch) >= (double)n->memory_limit)
-        return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: the patch of fragments %lldx%lldx%lld "
-                       "needs %.0f for its tensors and weights", n->memory_limit, (long long)m[0], (long long)m[1],
-                       (long long)m[2], fixed_bytes(n, &n->patch));
-    n->buf_bytes = buffer_bytes(&n->net, &n->patch);
-    n->in_bytes = (size_t)tensor_elems(&n->patch.shape[0]) * sizeof(float);
-    n->out_bytes = (size_t)(n->patch.shape[n->net.count].c * n->patch.out[0] * n->patch.out[1] * n->patch.out[2]) *
-                   sizeof(float);
-    size_t fixed = 2 * (n->buf_bytes + n->in_bytes + n->out_bytes) + n->weight_bytes; /* fixed_bytes's, exact */
-    for (int i = 0; i < n->net.count && s == CONVGEN_SUCCESS; ++i)
-        s = n->net.layers[i].kind == CG_NET_CONV
-                ? plan_conv(n, i, n->memory_limit - fixed)
-                : plan_pool(n, i, CONVGEN_POOL_FRAGMENTS, n->patch.shape[i].batch, n->patch.shape[i].c,
-                            n->patch.shape[i].ext, &n->layer[i]);
+    n->mode = mode;
+    if (mode == CONVGEN_NET_HOST) {
+        if (cg_net_host_segments(n, &n->patch, n->seg, &n->segments) == INFINITY)
+            return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes, host_memory_limit = %zu: the patch "
+                           "of fragments %lldx%lldx%lld does not fit the host mode (a layer's single map of one entry, "
+                           "or two of its tensors in host memory)", n->memory_limit, n->host_limit, (long long)m[0],
+                           (long long)m[1], (long long)m[2]);
+        s = cg_net_host_plan(n);
+    } else {
+        s = plan_device(n);
+    }
     return s == CONVGEN_SUCCESS ? plan_interleaves(n) : s;
 }
 
-/* What a patch costs per output voxel: its multiply-adds over the dense outputs it gives, or,
- * for a known volume, all its patches' (the last ones moved back, overlapping) over the
- * volume's outputs. Infinite where the patch does not fit the volume. */
-static double cost_per_voxel(const convgen_net *n, const cg_net_patch *patch, const int64_t volume[3])
+/* The seconds a patch takes by the cost model in `mode`, INFINITY where it does not fit: in
+ * device mode its multiply-adds at the network's rate (its copies overlap other patches), in
+ * host mode the slowest of each segment's work and copies. */
+static double patch_seconds(const convgen_net *n, const cg_net_patch *patch, convgen_net_mode mode)
+{
+    if (mode == CONVGEN_NET_HOST) {
+        int segments;
+        return cg_net_host_segments(n, patch, NULL, &segments);
+    }
+    if (fixed_bytes(n, patch) > (double)(n->memory_limit / 2))
+        return INFINITY;
+    double seconds = 0;
+    for (int i = 0; i < n->net.count; ++i)
+        seconds += cg_net_layer_seconds(n, patch, i);
+    return seconds;
+}
+
+/* What a patch costs per output voxel: its seconds over the dense outputs it gives, or, for a
+ * known volume, all its patches' (the last ones moved back, overlapping) over the volume's
+ * outputs. Infinite where the patch does not fit the volume or the memory. */
+static double cost_per_voxel(const convgen_net *n, const cg_net_patch *patch, const int64_t volume[3],
+                             convgen_net_mode mode)
 {
     int64_t fov[3];
     cg_net_field_of_view(&n->net, fov);
@@ -196,13 +204,15 @@ static double cost_per_voxel(const convgen_net *n, const cg_net_patch *patch, co
         patches *= (double)((out + patch->out[d] - 1) / patch->out[d]);
         voxels *= (double)out;
     }
-    return patches * cg_net_patch_macs(&n->net, patch) / voxels;
+    return patches * patch_seconds(n, patch, mode) / voxels;
 }
 
-/* The fragment extents (each 1..MAX_FRAGMENT; rank 2: a depth of 1) whose tensors and weights
- * take at most half the memory (the rest for the convolutions' workspaces), by cost per output
- * voxel, the fewest patches first among equals; `tried` of them already failed to plan. */
-static bool best_fragment(const convgen_net *n, const int64_t volume[3], int64_t tried[][3], int tries, int64_t m[3])
+/* The fragment extents (each 1..MAX_FRAGMENT; rank 2: a depth of 1) of least cost per output
+ * voxel in `mode` (device mode: whose tensors and weights take at most half the memory, the
+ * rest for the convolutions' workspaces), the fewest patches first among equals; `tried` of
+ * them already failed to plan. Its cost, INFINITY where none fits. */
+static double best_fragment(const convgen_net *n, const int64_t volume[3], convgen_net_mode mode, int64_t tried[][3],
+                            int tries, int64_t m[3])
 {
     double best = INFINITY;
     int64_t lo0 = n->net.rank == 2 ? 1 : MAX_FRAGMENT;
@@ -214,19 +224,33 @@ static bool best_fragment(const convgen_net *n, const int64_t volume[3], int64_t
                 for (int t = 0; t < tries; ++t)
                     done |= memcmp(tried[t], cand, sizeof cand) == 0;
                 cg_net_patch patch;
-                if (done || cg_net_patch_of(&n->net, cand, &patch) != CONVGEN_SUCCESS ||
-                    fixed_bytes(n, &patch) > n->memory_limit / 2)
+                if (done || cg_net_patch_of(&n->net, cand, &patch) != CONVGEN_SUCCESS)
                     continue;
-                double cost = cost_per_voxel(n, &patch, volume) * (1 + 1e-9 * (double)(3 * MAX_FRAGMENT - a - b - c));
+                double cost = cost_per_voxel(n, &patch, volume, mode) * (1 + 1e-9 * (double)(3 * MAX_FRAGMENT - a - b - c));
                 if (cost < best)
                     best = cost, memcpy(m, cand, sizeof cand);
             }
-    return best < INFINITY;
+    return best;
+}
+
+/* The mode a fragment extent runs in: the asked one, or under AUTO the one of lower cost. */
+static convgen_net_mode mode_for(const convgen_net *n, convgen_net_mode asked, const int64_t m[3],
+                                 const int64_t volume[3])
+{
+    if (asked != CONVGEN_NET_AUTO)
+        return asked;
+    cg_net_patch patch;
+    if (cg_net_patch_of(&n->net, m, &patch) != CONVGEN_SUCCESS)
+        return CONVGEN_NET_DEVICE;
+    return cost_per_voxel(n, &patch, volume, CONVGEN_NET_HOST) < cost_per_voxel(n, &patch, volume, CONVGEN_NET_DEVICE)
+               ? CONVGEN_NET_HOST
+               : CONVGEN_NET_DEVICE;
 }
 
 /* The caller's fragment extent, or the best that plans (a convolution's workspace may not fit
- * what the tensors leave: then the next best). */
-static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const int64_t volume_asked[3])
+ * what the tensors leave: then the next best); under AUTO the better of the two modes' bests. */
+static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const int64_t volume_asked[3],
+                                   convgen_net_mode asked_mode)
 {
     int64_t m[3], volume[3] = {0, 0, 0};
     int skip = 3 - n->net.rank;
@@ -239,23 +263,27 @@ static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const
                                d, (long long)asked[d]);
         for (int d = 0; d < 3; ++d)
             m[d] = d < skip ? 1 : asked[d - skip];
-        return plan_patch(n, m);
+        return plan_patch(n, m, mode_for(n, asked_mode, m, volume));
     }
-    int64_t tried[8][3];
+    int64_t tried[2][8][3];
+    int tries[2] = {0, 0};
     convgen_status s = CONVGEN_ERROR_WORKSPACE_LIMIT;
-    for (int t = 0; t < 8 && s == CONVGEN_ERROR_WORKSPACE_LIMIT; ++t) {
-        if (!best_fragment(n, volume, tried, t, m))
-            return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: no patch%s fits", n->memory_limit,
+    while (s == CONVGEN_ERROR_WORKSPACE_LIMIT && tries[0] + tries[1] < 8) {
+        int64_t dm[3], hm[3];
+        double device = asked_mode == CONVGEN_NET_HOST ? INFINITY
+                                                       : best_fragment(n, volume, CONVGEN_NET_DEVICE, tried[0], tries[0], dm);
+        double host = asked_mode == CONVGEN_NET_DEVICE ? INFINITY
+                                                       : best_fragment(n, volume, CONVGEN_NET_HOST, tried[1], tries[1], hm);
+        if (device == INFINITY && host == INFINITY)
+            return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes%s: no patch%s fits", n->memory_limit,
+                           asked_mode == CONVGEN_NET_DEVICE ? " (device mode)" : " and the host mode's",
                            volume[0] + volume[1] + volume[2] ? " inside the volume" : "");
-        memcpy(tried[t], m, sizeof m);
-        s = plan_patch(n, m);
+        int h = host < device;
+        memcpy(m, h ? hm : dm, sizeof m);
+        memcpy(tried[h][tries[h]++], m, sizeof m);
+        s = plan_patch(n, m, h ? CONVGEN_NET_HOST : CONVGEN_NET_DEVICE);
     }
     return s;
-}
-
-static convgen_status cuda(const convgen_net *n, CUresult r, const char *what)
-{
-    return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(n->ctx->drv, r, what);
 }
 
 /* The device buffers: weights (zeroed until set), activations, workspace, and the host's
@@ -268,35 +296,38 @@ static convgen_status allocate(convgen_net *n)
         if (n->net.layers[i].kind != CG_NET_CONV)
             continue;
         size_t wb = (size_t)cg_net_weight_count(&n->net, i) * 4, bb = (size_t)n->net.layers[i].k * 4;
-        s = cuda(n, drv->MemAlloc(&n->w[i], wb), "cuMemAlloc (weights)");
+        s = cg_net_cuda(n, drv->MemAlloc(&n->w[i], wb), "cuMemAlloc (weights)");
         if (s == CONVGEN_SUCCESS)
-            s = cuda(n, drv->MemAlloc(&n->bias[i], bb), "cuMemAlloc (bias)");
+            s = cg_net_cuda(n, drv->MemAlloc(&n->bias[i], bb), "cuMemAlloc (bias)");
         if (s == CONVGEN_SUCCESS)
-            s = cuda(n, drv->MemsetD8(n->w[i], 0, wb), "cuMemsetD8");
+            s = cg_net_cuda(n, drv->MemsetD8(n->w[i], 0, wb), "cuMemsetD8");
         if (s == CONVGEN_SUCCESS)
-            s = cuda(n, drv->MemsetD8(n->bias[i], 0, bb), "cuMemsetD8");
+            s = cg_net_cuda(n, drv->MemsetD8(n->bias[i], 0, bb), "cuMemsetD8");
     }
-    for (int b = 0; b < 2 && s == CONVGEN_SUCCESS; ++b)
-        s = cuda(n, drv->MemAlloc(&n->buf[b], n->buf_bytes), "cuMemAlloc (activations)");
+    for (int b = 0; b < 2 && s == CONVGEN_SUCCESS && n->buf_bytes; ++b) /* host mode: none in one-layer segments */
+        s = cg_net_cuda(n, drv->MemAlloc(&n->buf[b], n->buf_bytes), "cuMemAlloc (activations)");
     if (s == CONVGEN_SUCCESS && n->workspace_bytes)
-        s = cuda(n, drv->MemAlloc(&n->workspace, n->workspace_bytes), "cuMemAlloc (workspace)");
+        s = cg_net_cuda(n, drv->MemAlloc(&n->workspace, n->workspace_bytes), "cuMemAlloc (workspace)");
+    if (s == CONVGEN_SUCCESS && n->mode == CONVGEN_NET_HOST)
+        s = cg_net_host_allocate(n);
     for (int j = 0; j < 2 && s == CONVGEN_SUCCESS; ++j) {
         pipe_slot *p = &n->slot[j];
-        s = cuda(n, drv->MemAllocHost((void **)&p->host_in, n->in_bytes), "cuMemAllocHost (a patch's input)");
+        if (n->mode == CONVGEN_NET_DEVICE) /* host mode: the patch's tensors are the staging */
+            s = cg_net_cuda(n, drv->MemAllocHost((void **)&p->host_in, n->in_bytes), "cuMemAllocHost (a patch's input)");
+        if (s == CONVGEN_SUCCESS && n->mode == CONVGEN_NET_DEVICE)
+            s = cg_net_cuda(n, drv->MemAllocHost((void **)&p->host_out, n->out_bytes), "cuMemAllocHost (a patch's output)");
         if (s == CONVGEN_SUCCESS)
-            s = cuda(n, drv->MemAllocHost((void **)&p->host_out, n->out_bytes), "cuMemAllocHost (a patch's output)");
+            s = cg_net_cuda(n, drv->MemAlloc(&p->dev_in, n->in_bytes), "cuMemAlloc (a patch's input)");
         if (s == CONVGEN_SUCCESS)
-            s = cuda(n, drv->MemAlloc(&p->dev_in, n->in_bytes), "cuMemAlloc (a patch's input)");
-        if (s == CONVGEN_SUCCESS)
-            s = cuda(n, drv->MemAlloc(&p->dev_out, n->out_bytes), "cuMemAlloc (a patch's output)");
+            s = cg_net_cuda(n, drv->MemAlloc(&p->dev_out, n->out_bytes), "cuMemAlloc (a patch's output)");
         CUevent *events[3] = {&p->uploaded, &p->computed, &p->downloaded};
         for (int e = 0; e < 3 && s == CONVGEN_SUCCESS; ++e)
-            s = cuda(n, drv->EventCreate(events[e], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+            s = cg_net_cuda(n, drv->EventCreate(events[e], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     }
     if (s == CONVGEN_SUCCESS) /* non-blocking: no implicit order with the legacy default stream */
-        s = cuda(n, drv->StreamCreate(&n->up, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        s = cg_net_cuda(n, drv->StreamCreate(&n->up, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     if (s == CONVGEN_SUCCESS)
-        s = cuda(n, drv->StreamCreate(&n->down, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        s = cg_net_cuda(n, drv->StreamCreate(&n->down, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     return s;
 }
 
@@ -312,6 +343,35 @@ static size_t default_memory(convgen_context *ctx)
     CUcontext popped;
     ctx->drv->CtxPopCurrent(&popped);
     return free_bytes / 10 * 9;
+}
+
+double cg_net_layer_seconds(const convgen_net *n, const cg_net_patch *p, int i)
+{
+    const cg_net_layer *l = &n->net.layers[i];
+    if (l->kind != CG_NET_CONV)
+        return 0;
+    double volume = (double)l->size[0] * l->size[1] * l->size[2];
+    double macs = (double)cg_net_tensor_elems(&p->shape[i + 1]) * (double)p->shape[i].c * volume;
+    int sm = n->ctx->sm_count > 0 ? n->ctx->sm_count : 132;
+    return macs / (MAC_RATE_PER_SM * sm * pow(volume / 27, 0.8));
+}
+
+/* A quarter of the machine's memory: the host mode's pinned tensors by default. */
+static size_t default_host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (size_t)pages / 4 * (size_t)page : (size_t)4 << 30;
+}
+
+static convgen_status measure_bus(convgen_net *n)
+{
+    convgen_status s = cg_net_cuda(n, n->ctx->drv->CtxPushCurrent(n->ctx->primary), "cuCtxPushCurrent");
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    s = cg_net_host_measure(n);
+    CUcontext popped;
+    n->ctx->drv->CtxPopCurrent(&popped);
+    return s;
 }
 
 convgen_status convgen_net_create(convgen_context *ctx, const char *text, const convgen_net_options *options,
@@ -336,14 +396,20 @@ convgen_status convgen_net_create(convgen_context *ctx, const char *text, const 
             s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "volume[%d] = %lld must be %s", d, (long long)o.volume[d],
                         d >= n->net.rank ? "0 past the network's rank" : ">= 0");
     }
+    if (s == CONVGEN_SUCCESS && (o.mode < CONVGEN_NET_AUTO || o.mode > CONVGEN_NET_HOST))
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "mode = %d is not a convgen_net_mode", o.mode);
     if (s == CONVGEN_SUCCESS) {
         n->memory_limit = o.memory_limit ? o.memory_limit : default_memory(ctx);
         if (!n->memory_limit)
             s = cg_fail(CONVGEN_ERROR_CUDA, "memory_limit = 0 and the device's free memory could not be read: give one");
+        n->host_limit = o.host_memory_limit ? o.host_memory_limit : default_host_memory();
         n->effort = o.effort;
         n->weight_bytes = weight_bytes(&n->net);
+        n->bw_up = n->bw_down = OFFLINE_BUS;
+        if (s == CONVGEN_SUCCESS && !ctx->offline && o.mode != CONVGEN_NET_DEVICE)
+            s = measure_bus(n);
         if (s == CONVGEN_SUCCESS)
-            s = choose_patch(n, o.fragment, o.volume);
+            s = choose_patch(n, o.fragment, o.volume, (convgen_net_mode)o.mode);
     }
     if (s == CONVGEN_SUCCESS && !ctx->offline) {
         CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
@@ -379,6 +445,7 @@ void convgen_net_destroy(convgen_net *n)
                 drv->MemFree(n->buf[b]);
         if (n->workspace)
             drv->MemFree(n->workspace);
+        cg_net_host_free(n);
         for (int j = 0; j < 2; ++j) {
             pipe_slot *p = &n->slot[j];
             if (p->host_in)
@@ -408,7 +475,7 @@ static convgen_status with_context(const convgen_net *n)
 {
     if (n->ctx->offline)
         return cg_fail(CONVGEN_ERROR_NO_DEVICE, "the network's context is offline (arch %s)", n->ctx->arch);
-    return cuda(n, n->ctx->drv->CtxPushCurrent(n->ctx->primary), "cuCtxPushCurrent");
+    return cg_net_cuda(n, n->ctx->drv->CtxPushCurrent(n->ctx->primary), "cuCtxPushCurrent");
 }
 
 static void without_context(const convgen_net *n)
@@ -429,13 +496,13 @@ convgen_status convgen_net_set_weights(convgen_net *n, int layer, const float *w
     if (s != CONVGEN_SUCCESS)
         return s;
     const cg_driver *drv = n->ctx->drv;
-    s = cuda(n, drv->MemcpyHtoD(n->w[layer], w, (size_t)count * 4), "cuMemcpyHtoD (w)");
+    s = cg_net_cuda(n, drv->MemcpyHtoD(n->w[layer], w, (size_t)count * 4), "cuMemcpyHtoD (w)");
     if (s == CONVGEN_SUCCESS)
-        s = cuda(n, drv->MemcpyHtoD(n->bias[layer], bias, (size_t)n->net.layers[layer].k * 4), "cuMemcpyHtoD (bias)");
+        s = cg_net_cuda(n, drv->MemcpyHtoD(n->bias[layer], bias, (size_t)n->net.layers[layer].k * 4), "cuMemcpyHtoD (bias)");
     /* a pageable copy may still be in flight on return, and the caller's stream need not wait
      * for the legacy one: the weights are whole before any patch reads them */
     if (s == CONVGEN_SUCCESS)
-        s = cuda(n, drv->CtxSynchronize(), "copying the weights");
+        s = cg_net_cuda(n, drv->CtxSynchronize(), "copying the weights");
     without_context(n);
     return s;
 }
@@ -474,7 +541,7 @@ static int64_t patch_start(int64_t t, int64_t patch_out, int64_t total)
 }
 
 /* x [C][in] at `origin` into the packed patch [C][patch.in]. */
-static void pack_input(const convgen_net *n, const float *x, const int64_t in[3], const int64_t origin[3], float *dst)
+void cg_net_pack_input(const convgen_net *n, const float *x, const int64_t in[3], const int64_t origin[3], float *dst)
 {
     const int64_t *e = n->patch.in;
     for (int64_t c = 0; c < n->net.c; ++c)
@@ -485,7 +552,7 @@ static void pack_input(const convgen_net *n, const float *x, const int64_t in[3]
 }
 
 /* The dense patch [K][patch.out] into y [K][out] at `origin`. */
-static void place_output(const convgen_net *n, const float *src, float *y, const int64_t out[3],
+void cg_net_place_output(const convgen_net *n, const float *src, float *y, const int64_t out[3],
                          const int64_t origin[3])
 {
     const int64_t *e = n->patch.out;
@@ -497,13 +564,16 @@ static void place_output(const convgen_net *n, const float *src, float *y, const
 }
 
 /* Every layer on the slot's input into its output, on `stream`: the convolutions and poolings
- * ping-pong between the two activation buffers, the last interleaving writes dev_out. */
-static convgen_status compute(convgen_net *n, const pipe_slot *p, convgen_stream stream)
+ * ping-pong between the two activation buffers, the last interleaving writes dev_out. With
+ * `marks`, an event is recorded before each step. */
+static convgen_status compute(convgen_net *n, const pipe_slot *p, convgen_stream stream, CUevent *marks)
 {
     CUdeviceptr from = p->dev_in;
     int next = 0, steps = n->net.count + n->interleaves;
     convgen_status s = CONVGEN_SUCCESS;
     for (int i = 0; i < steps && s == CONVGEN_SUCCESS; ++i, next ^= 1) {
+        if (marks) /* profiling: an event before every step */
+            s = cg_net_cuda(n, n->ctx->drv->EventRecord(marks[i], (CUstream)stream), "cuEventRecord");
         const float *x = (const float *)from;
         float *y = (float *)(i == steps - 1 ? p->dev_out : n->buf[next]);
         if (i >= n->net.count)
@@ -518,49 +588,70 @@ static convgen_status compute(convgen_net *n, const pipe_slot *p, convgen_stream
     return s;
 }
 
-/* Patch t of the volume into slot t % 2: once the slot's last patch has gone up, pack this one;
- * up on `up` once that patch computed (dev_in free), compute on `stream` once up and once the
- * slot's last output came down (dev_out free), down on `down`. Returns without waiting. */
-static convgen_status start_patch(convgen_net *n, pipe_slot *p, const float *x, const int64_t ext[3],
-                                  const int64_t origin[3], convgen_stream stream)
+convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const void *src, size_t bytes, const slot_steps *steps,
+                                   convgen_stream stream)
 {
     const cg_driver *drv = n->ctx->drv;
     CUstream cs = (CUstream)stream;
-    convgen_status s = p->used ? cuda(n, drv->EventSynchronize(p->uploaded), "uploading a patch") : CONVGEN_SUCCESS;
-    if (s != CONVGEN_SUCCESS)
-        return s;
-    pack_input(n, x, ext, origin, p->host_in);
-    if (p->used)
-        s = cuda(n, drv->StreamWaitEvent(n->up, p->computed, 0), "cuStreamWaitEvent");
+    convgen_status s = CONVGEN_SUCCESS;
+    if (p->used) /* dev_in free once the slot's last item computed */
+        s = cg_net_cuda(n, drv->StreamWaitEvent(n->up, p->computed, 0), "cuStreamWaitEvent");
     if (s == CONVGEN_SUCCESS)
-        s = cuda(n, drv->MemcpyHtoDAsync(p->dev_in, p->host_in, n->in_bytes, n->up), "cuMemcpyHtoDAsync (a patch)");
+        s = cg_net_cuda(n, drv->MemcpyHtoDAsync(p->dev_in, src, bytes, n->up), "cuMemcpyHtoDAsync");
     if (s == CONVGEN_SUCCESS)
-        s = cuda(n, drv->EventRecord(p->uploaded, n->up), "cuEventRecord");
+        s = cg_net_cuda(n, drv->EventRecord(p->uploaded, n->up), "cuEventRecord");
     if (s == CONVGEN_SUCCESS)
-        s = cuda(n, drv->StreamWaitEvent(cs, p->uploaded, 0), "cuStreamWaitEvent");
-    if (s == CONVGEN_SUCCESS && p->used)
-        s = cuda(n, drv->StreamWaitEvent(cs, p->downloaded, 0), "cuStreamWaitEvent");
+        s = cg_net_cuda(n, drv->StreamWaitEvent(cs, p->uploaded, 0), "cuStreamWaitEvent");
+    if (s == CONVGEN_SUCCESS && p->used) /* dev_out free once the slot's last output came down */
+        s = cg_net_cuda(n, drv->StreamWaitEvent(cs, p->downloaded, 0), "cuStreamWaitEvent");
     if (s == CONVGEN_SUCCESS)
-        s = compute(n, p, stream);
+        s = steps->compute(n, p, stream, steps->arg);
     if (s == CONVGEN_SUCCESS)
-        s = cuda(n, drv->EventRecord(p->computed, cs), "cuEventRecord");
+        s = cg_net_cuda(n, drv->EventRecord(p->computed, cs), "cuEventRecord");
     if (s == CONVGEN_SUCCESS)
-        s = cuda(n, drv->StreamWaitEvent(n->down, p->computed, 0), "cuStreamWaitEvent");
+        s = cg_net_cuda(n, drv->StreamWaitEvent(n->down, p->computed, 0), "cuStreamWaitEvent");
     if (s == CONVGEN_SUCCESS)
-        s = cuda(n, drv->MemcpyDtoHAsync(p->host_out, p->dev_out, n->out_bytes, n->down), "cuMemcpyDtoHAsync (a patch)");
+        s = steps->download(n, p, steps->arg);
     if (s == CONVGEN_SUCCESS)
-        s = cuda(n, drv->EventRecord(p->downloaded, n->down), "cuEventRecord");
+        s = cg_net_cuda(n, drv->EventRecord(p->downloaded, n->down), "cuEventRecord");
     p->used = true;
     return s;
+}
+
+static convgen_status compute_patch(convgen_net *n, const pipe_slot *p, convgen_stream stream, void *arg)
+{
+    (void)arg;
+    return compute(n, p, stream, NULL);
+}
+
+static convgen_status download_patch(convgen_net *n, const pipe_slot *p, void *arg)
+{
+    (void)arg;
+    return cg_net_cuda(n, n->ctx->drv->MemcpyDtoHAsync(p->host_out, p->dev_out, n->out_bytes, n->down),
+                       "cuMemcpyDtoHAsync (a patch)");
+}
+
+/* Patch t of the volume into slot t % 2: once the slot's last patch has gone up, pack this one
+ * and send it through the slot. Returns without waiting. */
+static convgen_status start_patch(convgen_net *n, pipe_slot *p, const float *x, const int64_t ext[3],
+                                  const int64_t origin[3], convgen_stream stream)
+{
+    convgen_status s = p->used ? cg_net_cuda(n, n->ctx->drv->EventSynchronize(p->uploaded), "uploading a patch")
+                               : CONVGEN_SUCCESS;
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    cg_net_pack_input(n, x, ext, origin, p->host_in);
+    const slot_steps steps = {compute_patch, download_patch, NULL};
+    return cg_net_through_slot(n, p, p->host_in, n->in_bytes, &steps, stream);
 }
 
 /* Waits for a slot's patch to come down and places it into y. */
 static convgen_status finish_patch(convgen_net *n, const pipe_slot *p, float *y, const int64_t out[3],
                                    const int64_t origin[3])
 {
-    convgen_status s = cuda(n, n->ctx->drv->EventSynchronize(p->downloaded), "running a patch");
+    convgen_status s = cg_net_cuda(n, n->ctx->drv->EventSynchronize(p->downloaded), "running a patch");
     if (s == CONVGEN_SUCCESS)
-        place_output(n, p->host_out, y, out, origin);
+        cg_net_place_output(n, p->host_out, y, out, origin);
     return s;
 }
 
@@ -599,7 +690,14 @@ convgen_status convgen_net_infer(convgen_net *n, const float *x, const int64_t i
     for (int j = 0; j < 2; ++j)
         n->slot[j].used = false;
     /* patch t starts while patch t - 1 computes; then t - 1 is placed while t computes */
-    for (int64_t t = 0; s == CONVGEN_SUCCESS && t <= count; ++t) {
+    for (int64_t t = 0; s == CONVGEN_SUCCESS && t < count && n->mode == CONVGEN_NET_HOST; ++t) {
+        const int64_t idx[3] = {t / (tiles[1] * tiles[2]), t / tiles[2] % tiles[1], t % tiles[2]};
+        int64_t at[3];
+        for (int d = 0; d < 3; ++d)
+            at[d] = patch_start(idx[d], n->patch.out[d], out[d]);
+        s = cg_net_host_patch(n, x, ext, at, y, out, at, stream);
+    }
+    for (int64_t t = 0; s == CONVGEN_SUCCESS && t <= count && n->mode == CONVGEN_NET_DEVICE; ++t) {
         if (t < count) {
             const int64_t idx[3] = {t / (tiles[1] * tiles[2]), t / tiles[2] % tiles[1], t % tiles[2]};
             for (int d = 0; d < 3; ++d)
@@ -626,11 +724,91 @@ convgen_status convgen_net_patch(const convgen_net *n, int64_t in[CONVGEN_MAX_RA
     return CONVGEN_SUCCESS;
 }
 
+/* ---- profile ---- */
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Device mode: each step of one patch between events, on slot 0's input, `runs` times; the
+ * median milliseconds of each step into ms[0 .. steps). */
+static convgen_status profile_steps(convgen_net *n, int runs, double *ms)
+{
+    const cg_driver *drv = n->ctx->drv;
+    int steps = n->net.count + n->interleaves;
+    CUevent marks[2 * CG_NET_MAX_LAYERS + 1] = {0};
+    double t[2 * CG_NET_MAX_LAYERS][PROFILE_RUNS];
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = 0; i <= steps && s == CONVGEN_SUCCESS; ++i)
+        s = cg_net_cuda(n, drv->EventCreate(&marks[i], CU_EVENT_DEFAULT), "cuEventCreate");
+    if (s == CONVGEN_SUCCESS)
+        s = cg_net_cuda(n, drv->CtxSynchronize(), "cuCtxSynchronize");
+    for (int r = 0; r <= runs && s == CONVGEN_SUCCESS; ++r) { /* run 0 warms up */
+        s = compute(n, &n->slot[0], NULL, marks);
+        if (s == CONVGEN_SUCCESS)
+            s = cg_net_cuda(n, drv->EventRecord(marks[steps], NULL), "cuEventRecord");
+        if (s == CONVGEN_SUCCESS)
+            s = cg_net_cuda(n, drv->EventSynchronize(marks[steps]), "profiling a patch");
+        for (int i = 0; i < steps && s == CONVGEN_SUCCESS && r > 0; ++i) {
+            float e = 0;
+            s = cg_net_cuda(n, drv->EventElapsedTime(&e, marks[i], marks[i + 1]), "cuEventElapsedTime");
+            t[i][r - 1] = e;
+        }
+    }
+    for (int i = 0; i < steps && s == CONVGEN_SUCCESS; ++i) {
+        qsort(t[i], (size_t)runs, sizeof t[i][0], compare_doubles);
+        ms[i] = t[i][runs / 2];
+    }
+    for (int i = 0; i <= steps; ++i)
+        if (marks[i])
+            drv->EventDestroy(marks[i]);
+    return s;
+}
+
+convgen_status convgen_net_profile(convgen_net *n, char **text)
+{
+    if (!n || !text)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", n ? "text" : "net");
+    if (n->mode != CONVGEN_NET_DEVICE)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "mode = host: a host-mode patch's steps overlap its copies and are "
+                       "not timed one by one (convgen_net_explain gives its segments)");
+    convgen_status s = with_context(n);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    double ms[2 * CG_NET_MAX_LAYERS] = {0};
+    s = profile_steps(n, PROFILE_RUNS, ms);
+    without_context(n);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    cg_buf b = {0};
+    double total = 0;
+    cg_buf_printf(&b, "one patch, each step timed alone (median of %d runs):\n", PROFILE_RUNS);
+    for (int i = 0; i < n->net.count + n->interleaves; ++i) {
+        char how[64] = "max-pooling fragments";
+        if (i >= n->net.count)
+            snprintf(how, sizeof how, "interleaving");
+        else if (n->net.layers[i].kind == CG_NET_CONV)
+            cg_net_layer_ms(n->layer[i], how, sizeof how);
+        cg_buf_printf(&b, "  %2d %-4s %9.3f ms  %s\n", i, i >= n->net.count ? "" : n->net.layers[i].kind == CG_NET_CONV ?
+                      "conv" : "pool", ms[i], how);
+        total += ms[i];
+    }
+    const cg_net_patch *p = &n->patch;
+    cg_buf_printf(&b, "total %.3f ms a patch: %.4g output voxels/s (its dense outputs; overlaps across patches not "
+                  "counted)\n", total, (double)(p->out[0] * p->out[1] * p->out[2]) / (total * 1e-3));
+    if (!b.data)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the profile");
+    *text = b.data;
+    return CONVGEN_SUCCESS;
+}
+
 /* ---- explain ---- */
 
 /* A convolution plan's algorithm and time into `how`: measured where AUTO timed it (or wisdom
  * recorded it), else the cost model's estimate; its milliseconds, < 0 where none is known. */
-static double layer_ms(const convgen_plan *plan, char *how, size_t size)
+double cg_net_layer_ms(const convgen_plan *plan, char *how, size_t size)
 {
     convgen_choice ch = {0};
     convgen_candidate c = {.estimate_ms = -1};
@@ -644,6 +822,15 @@ static double layer_ms(const convgen_plan *plan, char *how, size_t size)
     else
         snprintf(how, size, "%s", convgen_algo_name(ch.algo));
     return ms;
+}
+
+/* Layer i's plan: device mode's, or a full chunk's of the host mode's segment that holds it. */
+static const convgen_plan *layer_plan(const convgen_net *n, int i)
+{
+    for (int j = 0; j < n->segments; ++j)
+        if (i >= n->seg[j].first && i < n->seg[j].end)
+            return n->seg[j].plan[0][i - n->seg[j].first];
+    return n->layer[i];
 }
 
 convgen_status convgen_net_explain(const convgen_net *n, char **text)
@@ -665,21 +852,25 @@ convgen_status convgen_net_explain(const convgen_net *n, char **text)
         const cg_net_tensor *t = &p->shape[i + 1];
         char how[64] = "max-pooling fragments";
         if (l->kind == CG_NET_CONV) {
-            double ms = layer_ms(n->layer[i], how, sizeof how);
+            double ms = cg_net_layer_ms(layer_plan(n, i), how, sizeof how);
             timed &= ms >= 0;
             total_ms += ms > 0 ? ms : 0;
         }
         cg_buf_printf(&b, "  %2d %-4s %dx%dx%d -> %lld x %lld x %lldx%lldx%lld, %.1f MiB  %s\n", i,
                       l->kind == CG_NET_CONV ? "conv" : "pool", l->size[0], l->size[1], l->size[2], (long long)t->batch,
                       (long long)t->c, (long long)t->ext[0], (long long)t->ext[1], (long long)t->ext[2],
-                      (double)tensor_elems(t) * 4 / 1048576.0, how);
+                      (double)cg_net_tensor_elems(t) * 4 / 1048576.0, how);
     }
-    if (timed && total_ms > 0)
+    if (n->mode == CONVGEN_NET_HOST)
+        cg_net_host_explain(n, &b);
+    else if (timed && total_ms > 0)
         cg_buf_printf(&b, "predicted: %.3g ms of convolutions a patch, %.4g output voxels/s (poolings, copies and "
                       "overlaps across patches not counted)\n", total_ms,
                       (double)(p->out[0] * p->out[1] * p->out[2]) / (total_ms * 1e-3));
-    cg_buf_printf(&b, "memory: 2 x %.1f MiB activations, %.1f MiB weights, %.1f MiB workspace (limit %.1f MiB)\n",
-                  (double)n->buf_bytes / 1048576.0, (double)n->weight_bytes / 1048576.0,
+    cg_buf_printf(&b, "memory: 2 x %.1f MiB activations, 2 x %.1f + %.1f MiB %s input and output, %.1f MiB weights, "
+                  "%.1f MiB workspace (limit %.1f MiB)\n", (double)n->buf_bytes / 1048576.0,
+                  (double)n->in_bytes / 1048576.0, (double)n->out_bytes / 1048576.0,
+                  n->mode == CONVGEN_NET_HOST ? "a chunk's" : "a patch's", (double)n->weight_bytes / 1048576.0,
                   (double)n->workspace_bytes / 1048576.0, (double)n->memory_limit / 1048576.0);
     if (!b.data)
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the explanation");

@@ -114,6 +114,12 @@ static const char *const small_nets[] = {
     "input 2\nconv 3 3x3 relu\npool 2x2\nconv 2 2x3\npool 3x2\nconv 3 2x2 relu\npool 2x2\nconv 1 2x2\n",
 };
 
+/* Networks of more maps, for the host mode's chunks: one begins with a pooling. */
+static const char *const host_nets[] = {
+    "input 2\nconv 5 2x3x2 relu\npool 2x2x2\nconv 5 3x2x2 relu\npool 2x2x1\nconv 3 2x2x3\n",
+    "input 4\npool 2x2x2\nconv 3 3x3x3 relu\npool 2x1x2\nconv 2 2x2x2\n",
+};
+
 static void test_patches_and_dense_positions(void **state)
 {
     (void)state;
@@ -307,6 +313,7 @@ static void test_executor_plans_offline(void **state)
     float x[4] = {0};
     const int64_t in[3] = {64, 64, 64};
     assert_int_equal(convgen_net_infer(net, x, in, x, NULL), CONVGEN_ERROR_NO_DEVICE);
+    assert_int_equal(convgen_net_profile(net, &text), CONVGEN_ERROR_NO_DEVICE);
     assert_int_equal(convgen_net_set_weights(net, 1, x, x), CONVGEN_ERROR_INVALID_VALUE); /* a pooling */
     assert_non_null(strstr(convgen_last_error(), "layer = 1"));
     convgen_net_destroy(net);
@@ -335,14 +342,78 @@ static void test_executor_plans_offline(void **state)
     assert_null(net);
 }
 
+static char *explain_net(const char *text, const convgen_net_options *o)
+{
+    convgen_net *net;
+    if (convgen_net_create(offline, text, o, &net) != CONVGEN_SUCCESS)
+        fail_msg("%s", convgen_last_error());
+    char *plan;
+    assert_int_equal(convgen_net_explain(net, &plan), CONVGEN_SUCCESS);
+    convgen_net_destroy(net);
+    return plan;
+}
+
+/* The host mode's segments offline: a layer cut by maps, the tail by batch entries, the
+ * interleavings alone; AUTO takes it where no device-mode patch fits; its refusals. */
+static void test_host_mode_plans_offline(void **state)
+{
+    (void)state;
+    convgen_net_options o = {.fragment = {4, 5, 3}, .memory_limit = 1200000, .mode = CONVGEN_NET_HOST,
+                             .effort = CONVGEN_EFFORT_ESTIMATE};
+    char *plan = explain_net(host_nets[0], &o);
+    const char *says[] = {"host mode", "segment 0: layers 0-1, 3 chunks of 2 maps of one entry",
+                          "segment 1: layers 2-4, 2 chunks of 4 of 8 entries", "segment 2: the interleavings",
+                          "a chunk's input and output"};
+    for (size_t i = 0; i < sizeof says / sizeof *says; ++i)
+        if (!strstr(plan, says[i]))
+            fail_msg("the plan does not say \"%s\":\n%s", says[i], plan);
+    free(plan);
+    /* where the whole patch fits, one segment: the network and the interleavings */
+    o.memory_limit = 1400000;
+    plan = explain_net(host_nets[0], &o);
+    assert_non_null(strstr(plan, "segment 0: layers 0-4 and the interleavings, 1 chunks"));
+    assert_null(strstr(plan, "segment 1"));
+    free(plan);
+    /* AUTO, for a volume through a limit no device-mode patch fits */
+    o = (convgen_net_options){.volume = {90, 80, 70}, .memory_limit = 200000, .effort = CONVGEN_EFFORT_ESTIMATE};
+    plan = explain_net(host_nets[0], &o);
+    assert_non_null(strstr(plan, "host mode"));
+    free(plan);
+    convgen_net *net;
+    o.mode = CONVGEN_NET_DEVICE;
+    assert_int_equal(convgen_net_create(offline, host_nets[0], &o, &net), CONVGEN_ERROR_WORKSPACE_LIMIT);
+    assert_non_null(strstr(convgen_last_error(), "(device mode)"));
+    o = (convgen_net_options){.fragment = {4, 5, 3}, .memory_limit = 1200000, .mode = CONVGEN_NET_HOST,
+                              .host_memory_limit = 1000};
+    assert_int_equal(convgen_net_create(offline, host_nets[0], &o, &net), CONVGEN_ERROR_WORKSPACE_LIMIT);
+    assert_non_null(strstr(convgen_last_error(), "host_memory_limit = 1000"));
+    o.memory_limit = 300000, o.host_memory_limit = 0;
+    assert_int_equal(convgen_net_create(offline, host_nets[0], &o, &net), CONVGEN_ERROR_WORKSPACE_LIMIT);
+    assert_non_null(strstr(convgen_last_error(), "memory_limit = 300000"));
+    o.mode = 3;
+    assert_int_equal(convgen_net_create(offline, host_nets[0], &o, &net), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "mode = 3"));
+    assert_null(net);
+}
+
+/* "host" or "device", as the executor's plan says. */
+static const char *plan_mode_of(const convgen_net *net)
+{
+    char *plan;
+    assert_int_equal(convgen_net_explain(net, &plan), CONVGEN_SUCCESS);
+    const char *mode = strstr(plan, "host mode") ? "host" : "device";
+    free(plan);
+    return mode;
+}
+
 /* A volume of `ext` (odd extents: patches overlap and the last ones move back) through the
  * executor against the dense definition in float64, weights and input random. */
 static void check_volume(const char *text, const int64_t fragment[3], const int64_t ext[3], size_t memory_limit,
-                         double *worst)
+                         convgen_net_mode mode, const char *expect, double *worst)
 {
     cg_net net;
     assert_int_equal(cg_net_parse(text, &net), CONVGEN_SUCCESS);
-    convgen_net_options o = {.effort = CONVGEN_EFFORT_ESTIMATE, .memory_limit = memory_limit};
+    convgen_net_options o = {.effort = CONVGEN_EFFORT_ESTIMATE, .memory_limit = memory_limit, .mode = mode};
     memcpy(o.fragment, fragment, sizeof o.fragment);
     if (!fragment[0] && !fragment[1] && !fragment[2]) /* chosen: for this volume */
         memcpy(o.volume, ext, sizeof o.volume);
@@ -397,7 +468,20 @@ static void check_volume(const char *text, const int64_t fragment[3], const int6
     char *plan;
     convgen_net_explain(exe, &plan);
     print_message("%lld outputs, rel %.2e; %s", (long long)(k * out_n), rel, plan);
+    if (expect && !strstr(plan, expect))
+        fail_msg("the plan does not say \"%s\"", expect);
     free(plan);
+    char *steps = NULL;
+    convgen_status ps = convgen_net_profile(exe, &steps);
+    if (strstr(plan_mode_of(exe), "host")) {
+        assert_int_equal(ps, CONVGEN_ERROR_NOT_SUPPORTED);
+        assert_non_null(strstr(convgen_last_error(), "mode = host"));
+    } else {
+        if (ps != CONVGEN_SUCCESS || !strstr(steps, "total") || !strstr(steps, "interleaving"))
+            fail_msg("profile: %s", ps == CONVGEN_SUCCESS ? steps : convgen_last_error());
+        print_message("%s", steps);
+    }
+    free(steps);
     if (!(rel <= 1e-5))
         fail_msg("relative error %.3e against the dense definition", rel);
     *worst = rel > *worst ? rel : *worst;
@@ -414,14 +498,36 @@ static void test_executor_equals_the_dense_definition_on_the_gpu(void **state)
     double worst = 0;
     const int64_t m0[3] = {2, 3, 1}, m1[3] = {1, 2, 2}, m2[3] = {3, 2, 0};
     const int64_t v0[3] = {41, 37, 30}, v1[3] = {29, 33, 26}, v2[3] = {101, 93, 0};
-    check_volume(small_nets[0], m0, v0, 0, &worst);
-    check_volume(small_nets[1], m1, v1, 0, &worst);
-    check_volume(small_nets[2], m2, v2, 0, &worst);
+    check_volume(small_nets[0], m0, v0, 0, CONVGEN_NET_DEVICE, NULL, &worst);
+    check_volume(small_nets[1], m1, v1, 0, CONVGEN_NET_DEVICE, NULL, &worst);
+    check_volume(small_nets[2], m2, v2, 0, CONVGEN_NET_DEVICE, NULL, &worst);
     /* a volume of 14 MB (2 channels) through a memory limit of 3 MB: many patches through the
      * pipeline, chosen for the volume */
     const int64_t none[3] = {0, 0, 0}, big[3] = {130, 120, 110};
-    check_volume(small_nets[0], none, big, (size_t)3 << 20, &worst);
+    check_volume(small_nets[0], none, big, (size_t)3 << 20, CONVGEN_NET_DEVICE, NULL, &worst);
     print_message("4 volumes, worst relative error %.2e\n", worst);
+}
+
+/* The host mode's every way of cutting a layer, each against the dense definition: output maps
+ * (a last slice smaller), batch entries (a last chunk smaller), a pooling's own maps where it
+ * comes first, the interleavings alone or in the last segment, rank 2; and AUTO choosing it for
+ * a volume through a memory limit no device-mode patch fits. */
+static void test_host_mode_equals_the_dense_definition_on_the_gpu(void **state)
+{
+    (void)state;
+    if (!gpu)
+        skip();
+    double worst = 0;
+    const int64_t m[3] = {4, 5, 3}, v[3] = {45, 50, 30}, m2[3] = {3, 2, 0}, v2[3] = {101, 93, 0};
+    check_volume(host_nets[0], m, v, 1200000, CONVGEN_NET_HOST, "3 chunks of 2 maps of one entry", &worst);
+    check_volume(host_nets[0], m, v, 600000, CONVGEN_NET_HOST, "layer 1, 5 chunks of 1 maps", &worst);
+    check_volume(host_nets[0], m, v, 600000, CONVGEN_NET_HOST, "3 chunks of 3 of 8 entries", &worst);
+    check_volume(host_nets[1], m, v, 500000, CONVGEN_NET_HOST, "layer 0, 4 chunks of 1 maps", &worst);
+    check_volume(host_nets[1], m, v, 1000000, CONVGEN_NET_HOST, "layers 1-3 and the interleavings", &worst);
+    check_volume(small_nets[2], m2, v2, 200000, CONVGEN_NET_HOST, "segment 1: layers 2-6, 2 chunks of 2 of 4", &worst);
+    const int64_t none[3] = {0, 0, 0}, big[3] = {90, 80, 70};
+    check_volume(host_nets[0], none, big, 200000, CONVGEN_NET_AUTO, "host mode", &worst);
+    print_message("7 volumes in host mode, worst relative error %.2e\n", worst);
 }
 
 int main(void)
@@ -433,6 +539,8 @@ int main(void)
         cmocka_unit_test(test_fragments_equal_the_dense_definition),
         cmocka_unit_test(test_executor_plans_offline),
         cmocka_unit_test(test_executor_equals_the_dense_definition_on_the_gpu),
+        cmocka_unit_test(test_host_mode_plans_offline),
+        cmocka_unit_test(test_host_mode_equals_the_dense_definition_on_the_gpu),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,146 @@
+/* The network executor's state, shared by its two modes: net.c (planning, the device mode's
+ * patch pipeline, explain) and net_host.c (the host mode: a patch's tensors in pinned host
+ * memory, the network in segments run a chunk at a time). */
+#ifndef CG_NET_EXEC_H
+#define CG_NET_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "context.h"
+#include "convgen.h"
+#include "net/net.h"
+#include "util.h"
+
+typedef struct pipe_slot {
+    float *host_in, *host_out;      /* pinned (device mode) */
+    CUdeviceptr dev_in, dev_out;
+    CUevent uploaded, computed, downloaded;
+    bool used;                      /* something went through it: its events were recorded */
+} pipe_slot;
+
+/* Host mode: layers [first, end) of a patch on the device, a chunk at a time. A chunk is nb of
+ * the N batch entries of layer first's input, or, split (kc > 0), one entry's kc output maps
+ * (a convolution's, then the poolings' after it; a pooling's own maps where it comes first):
+ * what the device holds where a whole entry does not fit. The poolings inside multiply the
+ * batch by F; the chunk's output rows land at f N + b (the fragments' layout). */
+typedef struct host_segment {
+    int first, end;
+    bool interleave;          /* also the interleavings: the output is the dense patch */
+    int64_t batch;            /* N */
+    int64_t nb, kc;           /* a full chunk: nb entries; kc maps when split (else 0) */
+    int64_t chunks;
+    int64_t fragments;        /* F */
+    /* A full chunk's bytes on the device: input, output, the largest tensor in between. */
+    double in_bytes, out_bytes, mid_bytes;
+    /* A patch's: bytes up and down, the convolutions' modeled seconds, the segment's. */
+    double up, down, work, seconds;
+    convgen_plan *plan[2][CG_NET_MAX_LAYERS]; /* [a full chunk, the last one][layer - first] */
+} host_segment;
+
+struct convgen_net {
+    convgen_context *ctx;
+    cg_net net;
+    cg_net_patch patch;
+    size_t memory_limit;
+    int effort;
+    convgen_net_mode mode;                       /* as chosen: DEVICE or HOST */
+    convgen_plan *layer[CG_NET_MAX_LAYERS];      /* device mode: a convolution's, or a pooling's fragments */
+    convgen_plan *interleave[CG_NET_MAX_LAYERS]; /* the poolings', undone, the last one first */
+    int interleaves;
+    CUdeviceptr w[CG_NET_MAX_LAYERS], bias[CG_NET_MAX_LAYERS];
+    CUdeviceptr buf[2], workspace;
+    size_t buf_bytes, workspace_bytes, weight_bytes;
+    /* Two slots of the pipeline: while one patch (host mode: one chunk) computes, the next
+     * one's input goes up and the previous one's output comes down, each in a device buffer of
+     * its own, on streams of their own; events order them. */
+    pipe_slot slot[2];
+    size_t in_bytes, out_bytes; /* a slot's input and output buffers */
+    CUstream up, down;
+    /* Host mode. */
+    size_t host_limit;
+    double bw_up, bw_down;      /* host <-> device bytes/s, pinned */
+    host_segment seg[CG_NET_MAX_LAYERS + 1];
+    int segments;
+    float *tensor[2];           /* pinned: the patch's tensors, ping-ponged between segments */
+    size_t tensor_bytes;
+};
+
+static inline int64_t cg_net_tensor_elems(const cg_net_tensor *t)
+{
+    return t->batch * t->c * t->ext[0] * t->ext[1] * t->ext[2];
+}
+
+/* A patch's dense output elements: the last layer's maps over patch->out. */
+static inline int64_t cg_net_dense_elems(const cg_net *net, const cg_net_patch *p)
+{
+    return p->shape[net->count].c * p->out[0] * p->out[1] * p->out[2];
+}
+
+/* A layer's extents as a descriptor takes them: the last `rank` of depth, height, width. */
+static inline void cg_net_spatial(int rank, const int64_t ext[3], int64_t out[CONVGEN_MAX_RANK])
+{
+    for (int d = 0; d < rank; ++d)
+        out[d] = ext[3 - rank + d];
+}
+
+static inline convgen_status cg_net_cuda(const convgen_net *n, CUresult r, const char *what)
+{
+    return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(n->ctx->drv, r, what);
+}
+
+/* net.c: layer i's convolution plan for `batch` entries and k maps of its input shape `in`
+ * (the epilogue its line says), its workspace within the limit (n->workspace_bytes grows to
+ * it); a pooling's plan of `mode` for batch x c of extent ext. */
+convgen_status cg_net_plan_conv(convgen_net *n, int i, int64_t batch, int64_t k, const cg_net_tensor *in,
+                                size_t workspace_limit, convgen_plan **plan);
+convgen_status cg_net_plan_pool(convgen_net *n, int i, convgen_pool_mode mode, int64_t batch, int64_t c,
+                                const int64_t ext[3], convgen_plan **plan);
+/* x [C][in] at `origin` into the packed patch [C][patch.in]; the dense patch [K][patch.out]
+ * into y [K][out] at `origin`. */
+void cg_net_pack_input(const convgen_net *n, const float *x, const int64_t in[3], const int64_t origin[3], float *dst);
+void cg_net_place_output(const convgen_net *n, const float *src, float *y, const int64_t out[3],
+                         const int64_t origin[3]);
+/* Layer i's seconds on patch p by the network cost model (0 for a pooling). */
+double cg_net_layer_seconds(const convgen_net *n, const cg_net_patch *p, int i);
+/* What goes on in a pipeline slot between its input's copy up and the next item's: the
+ * compute (on the caller's stream) and the copies down (on n->down). */
+typedef struct slot_steps {
+    convgen_status (*compute)(convgen_net *n, const pipe_slot *p, convgen_stream stream, void *arg);
+    convgen_status (*download)(convgen_net *n, const pipe_slot *p, void *arg);
+    void *arg;
+} slot_steps;
+
+/* `bytes` of host `src` through slot p: up on n->up once the slot's last item computed (dev_in
+ * free), compute on `stream` once up and once the slot's last output came down (dev_out free),
+ * down on n->down once computed; the slot's events record each. Returns without waiting. */
+convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const void *src, size_t bytes, const slot_steps *steps,
+                                   convgen_stream stream);
+/* A convolution plan's algorithm and time into `how`; its milliseconds, < 0 where none is known. */
+double cg_net_layer_ms(const convgen_plan *plan, char *how, size_t size);
+
+/* ---- net_host.c ---- */
+
+/* Patch p's segments for the host mode (n->seg, n->segments): the device's half of the memory
+ * limit (less the weights) holds a chunk's buffers twice over; the seconds a patch takes by the
+ * cost model (each segment the slowest of its convolutions, its bytes up, its bytes down),
+ * INFINITY where some layer cannot be cut small enough or the tensors pass the host's limit.
+ * Writes only `seg`, which may be NULL. */
+double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, host_segment *seg, int *segments);
+/* Plans every segment's chunks (n->patch, n->seg set), each convolution's workspace within
+ * what the buffers and weights leave. */
+convgen_status cg_net_host_plan(convgen_net *n);
+void cg_net_host_release(convgen_net *n);
+/* The pinned tensors; the slots' and activations' device sizes (n->in_bytes, out_bytes,
+ * buf_bytes) are set by cg_net_host_plan. */
+convgen_status cg_net_host_allocate(convgen_net *n);
+void cg_net_host_free(convgen_net *n);
+/* The host <-> device bandwidths (n->bw_up, bw_down), measured with pinned copies. */
+convgen_status cg_net_host_measure(convgen_net *n);
+/* One patch: x's patch at `origin` through every segment, its dense output into y at
+ * `out_origin`; returns when y holds it. The context is current. */
+convgen_status cg_net_host_patch(convgen_net *n, const float *x, const int64_t ext[3], const int64_t origin[3],
+                                 float *y, const int64_t out[3], const int64_t out_origin[3], convgen_stream stream);
+void cg_net_host_explain(const convgen_net *n, cg_buf *b);
+
+#endif
