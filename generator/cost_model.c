@@ -40,12 +40,18 @@ static cg_work cufft_work(const cg_fft_step *f)
 }
 
 /* A program of kernels without steps: the pass's FLOPs at the share of the FMA rate its planner
- * says its kernels reach on this layer, and a launch per kernel. */
+ * says its kernels reach on this layer, but no less than its operands read and its result
+ * written once at the copy bandwidth (a layer of one input channel and 80 outputs writes far
+ * more than it computes), and a launch per kernel. */
 static double kernels_seconds(const cg_generated *g, const cg_rates *r)
 {
     const cg_planner *pl = cg_planner_of(g->algo);
     double efficiency = pl && pl->fma_efficiency ? pl->fma_efficiency(&g->problem, g->pass) : 1;
-    return cg_problem_flops(&g->problem) / (efficiency * r->flops) + g->kernel_count * r->launch_s;
+    int64_t elems[3];
+    cg_problem_operand_elems(&g->problem, g->pass, elems);
+    double bytes = 4.0 * ((double)elems[0] + (double)elems[1] + (double)elems[2]);
+    return fmax(cg_problem_flops(&g->problem) / (efficiency * r->flops), bytes / (CG_BANDWIDTH_EFFICIENCY * r->bytes)) +
+           g->kernel_count * r->launch_s;
 }
 
 cg_work cg_step_work(const cg_step *st, int sm_count)

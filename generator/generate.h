@@ -210,6 +210,10 @@ typedef struct cg_wino_op {
     int64_t buffer, outer_stride, row_stride;
     int64_t out_size[CG_WINO_DIMS], weights;
     int64_t splits, split_columns, partial;
+    /* FUSED, FUSED_ACCGRAD: the rows (output channels) one block computes, its channels too for
+     * FUSED_ACCGRAD: the kernel's work is rows and channels rounded up to them (a layer of 3
+     * output channels does 32's work). 0: counted as they are. */
+    int64_t row_block, channel_block;
     bool flip, planes_transposed;
 } cg_wino_op;
 

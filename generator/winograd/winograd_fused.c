@@ -221,6 +221,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
     f.stage = CG_WINO_FUSED;
     f.rows = out_ch, f.weights = s->buffer[WINO_U], f.outer_stride = out_ch * volume, f.row_stride = volume;
+    f.row_block = FUSED_OUTPUTS;
     f.out_size[0] = out_size[0], f.out_size[1] = out_size[1], f.out_size[2] = out_size[2];
     char name[64];
     snprintf(name, sizeof name, "convgen_winograd_fused_%s", convgen_pass_name(s->pass));
@@ -324,6 +325,7 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
 
     cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, p->c, s->in, s->tiles, m, s->pad, WINO_V);
     f.stage = CG_WINO_FUSED_ACCGRAD;
+    f.row_block = ACCGRAD_OUTPUTS, f.channel_block = ACCGRAD_CHANNELS;
     f.buffer = 0;
     f.rows = p->k, f.out_size[0] = s->out[0], f.out_size[1] = s->out[1], f.out_size[2] = s->out[2];
     f.outer_stride = taps, f.row_stride = p->c * taps;

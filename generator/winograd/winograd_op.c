@@ -244,6 +244,12 @@ static convgen_status evaluate_winograd(const cg_kernel_op *op, const cg_op_buff
                                 : cg_fail(CONVGEN_ERROR_INTERNAL, "its Winograd transform cannot be derived");
 }
 
+/* x rounded up to a multiple of block (as it is, for a block of 0), in double. */
+static double round_up(int64_t x, int64_t block)
+{
+    return block > 0 ? (double)((x + block - 1) / block * block) : (double)x;
+}
+
 /* The transforms move their planes and transforms at the copy bandwidth; the fused kernels also
  * multiply-add each element of a tile's transform over the channels (or the images' tiles). */
 static cg_work winograd_work(const cg_kernel_op *op, int sm_count)
@@ -263,12 +269,13 @@ static cg_work winograd_work(const cg_kernel_op *op, int sm_count)
         k.bytes = 4 * (double)w->rows * w->outer * tiles * (alpha + m);
         break;
     case CG_WINO_FUSED: /* tiles in, products summed over the channels, outputs out */
-        k.flops = 2 * alpha * tiles * planes * (double)w->rows;
+        k.flops = 2 * alpha * tiles * planes * round_up(w->rows, w->row_block);
         k.bytes = 4 * (planes * plane + (double)w->rows * w->outer * outputs + alpha * w->channels * w->rows);
         break;
     case CG_WINO_FUSED_ACCGRAD: /* both operands' tiles in, products summed over the images' tiles */
         k.efficiency = WINOGRAD_FUSED_ACCGRAD_EFFICIENCY;
-        k.flops = 2 * alpha * tiles * planes * (double)w->rows;
+        k.flops = 2 * alpha * tiles * (double)w->outer * round_up(w->channels, w->channel_block) *
+                  round_up(w->rows, w->row_block);
         k.bytes = 4 * (planes * plane + (double)w->rows * w->outer * outputs) + 4.0 * w->splits * w->partial;
         break;
     default: /* SUM: partial results summed */
