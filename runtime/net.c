@@ -29,12 +29,6 @@
 #define OFFLINE_MEMORY ((size_t)16 << 30) /* what an offline context plans for without a limit */
 #define PROFILE_RUNS 5
 #define OFFLINE_BUS 25e9 /* host <-> device bytes/s an offline context plans for: PCIe 4 x16, pinned */
-/* The multiply-adds a second one multiprocessor gives a network's 3x3x3 convolutions, as the
- * cost model counts them (direct multiply-adds, whatever the algorithm ran): n337's on an H200
- * (bench/NOTES.md, "Whole networks"). Larger kernels run at more by FFT and Winograd: n537's,
- * n726's and n926's measured rates follow (kernel volume / 27)^0.8 within 30%. Ranks patches
- * and modes; explain shows each layer's own estimate. */
-#define MAC_RATE_PER_SM 2.9e11
 
 /* The two activation buffers' bytes: the largest tensor (the interleaving keeps the last's size). */
 static size_t buffer_bytes(const cg_net *net, const cg_net_patch *patch)
@@ -52,36 +46,6 @@ static size_t weight_bytes(const cg_net *net)
         if (net->layers[i].kind == CG_NET_CONV)
             bytes += (size_t)(cg_net_weight_count(net, i) + net->layers[i].k) * sizeof(float);
     return bytes;
-}
-
-convgen_status cg_net_plan_conv(convgen_net *n, int i, int64_t batch, int64_t k, const cg_net_tensor *t,
-                                size_t workspace_limit, convgen_plan **plan)
-{
-    const cg_net_layer *l = &n->net.layers[i];
-    convgen_conv_desc d = {.rank = n->net.rank, .n = batch, .c = t->c, .k = k,
-                           .epilogue = CONVGEN_EPILOGUE_BIAS | (l->relu ? CONVGEN_EPILOGUE_RELU : 0)};
-    cg_net_spatial(d.rank, t->ext, d.in);
-    const int64_t size[3] = {l->size[0], l->size[1], l->size[2]};
-    cg_net_spatial(d.rank, size, d.kernel);
-    convgen_plan_options o = {.workspace_limit = workspace_limit, .effort = n->effort};
-    convgen_status s = convgen_plan_conv_ex(n->ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &o, plan);
-    if (s != CONVGEN_SUCCESS)
-        return s;
-    size_t ws = 0;
-    convgen_plan_workspace_size(*plan, &ws);
-    n->workspace_bytes = ws > n->workspace_bytes ? ws : n->workspace_bytes;
-    return CONVGEN_SUCCESS;
-}
-
-convgen_status cg_net_plan_pool(convgen_net *n, int i, convgen_pool_mode mode, int64_t batch, int64_t c,
-                                const int64_t ext[3], convgen_plan **plan)
-{
-    const int *p = n->net.layers[i].size;
-    convgen_pool_desc d = {.mode = mode, .rank = n->net.rank, .n = batch, .c = c};
-    cg_net_spatial(d.rank, ext, d.in);
-    for (int k = 0; k < d.rank; ++k)
-        d.window[k] = p[3 - d.rank + k];
-    return convgen_plan_pool(n->ctx, &d, plan);
 }
 
 /* The poolings undone, last first: each gives back its batch's fragments as dense volumes. */
@@ -345,17 +309,6 @@ static size_t default_memory(convgen_context *ctx)
     return free_bytes / 10 * 9;
 }
 
-double cg_net_layer_seconds(const convgen_net *n, const cg_net_patch *p, int i)
-{
-    const cg_net_layer *l = &n->net.layers[i];
-    if (l->kind != CG_NET_CONV)
-        return 0;
-    double volume = (double)l->size[0] * l->size[1] * l->size[2];
-    double macs = (double)cg_net_tensor_elems(&p->shape[i + 1]) * (double)p->shape[i].c * volume;
-    int sm = n->ctx->sm_count > 0 ? n->ctx->sm_count : 132;
-    return macs / (MAC_RATE_PER_SM * sm * pow(volume / 27, 0.8));
-}
-
 /* A quarter of the machine's memory: the host mode's pinned tensors by default. */
 static size_t default_host_memory(void)
 {
@@ -540,29 +493,6 @@ static int64_t patch_start(int64_t t, int64_t patch_out, int64_t total)
     return at + patch_out > total ? total - patch_out : at;
 }
 
-/* x [C][in] at `origin` into the packed patch [C][patch.in]. */
-void cg_net_pack_input(const convgen_net *n, const float *x, const int64_t in[3], const int64_t origin[3], float *dst)
-{
-    const int64_t *e = n->patch.in;
-    for (int64_t c = 0; c < n->net.c; ++c)
-        for (int64_t z = 0; z < e[0]; ++z)
-            for (int64_t r = 0; r < e[1]; ++r, dst += e[2])
-                memcpy(dst, x + ((c * in[0] + origin[0] + z) * in[1] + origin[1] + r) * in[2] + origin[2],
-                       (size_t)e[2] * sizeof *dst);
-}
-
-/* The dense patch [K][patch.out] into y [K][out] at `origin`. */
-void cg_net_place_output(const convgen_net *n, const float *src, float *y, const int64_t out[3],
-                         const int64_t origin[3])
-{
-    const int64_t *e = n->patch.out;
-    for (int64_t k = 0; k < n->patch.shape[n->net.count].c; ++k)
-        for (int64_t z = 0; z < e[0]; ++z)
-            for (int64_t r = 0; r < e[1]; ++r, src += e[2])
-                memcpy(y + ((k * out[0] + origin[0] + z) * out[1] + origin[1] + r) * out[2] + origin[2], src,
-                       (size_t)e[2] * sizeof *src);
-}
-
 /* Every layer on the slot's input into its output, on `stream`: the convolutions and poolings
  * ping-pong between the two activation buffers, the last interleaving writes dev_out. With
  * `marks`, an event is recorded before each step. */
@@ -585,36 +515,6 @@ static convgen_status compute(convgen_net *n, const pipe_slot *p, convgen_stream
             s = convgen_execute_pool(n->layer[i], x, y, stream);
         from = (CUdeviceptr)y;
     }
-    return s;
-}
-
-convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const void *src, size_t bytes, const slot_steps *steps,
-                                   convgen_stream stream)
-{
-    const cg_driver *drv = n->ctx->drv;
-    CUstream cs = (CUstream)stream;
-    convgen_status s = CONVGEN_SUCCESS;
-    if (p->used) /* dev_in free once the slot's last item computed */
-        s = cg_net_cuda(n, drv->StreamWaitEvent(n->up, p->computed, 0), "cuStreamWaitEvent");
-    if (s == CONVGEN_SUCCESS)
-        s = cg_net_cuda(n, drv->MemcpyHtoDAsync(p->dev_in, src, bytes, n->up), "cuMemcpyHtoDAsync");
-    if (s == CONVGEN_SUCCESS)
-        s = cg_net_cuda(n, drv->EventRecord(p->uploaded, n->up), "cuEventRecord");
-    if (s == CONVGEN_SUCCESS)
-        s = cg_net_cuda(n, drv->StreamWaitEvent(cs, p->uploaded, 0), "cuStreamWaitEvent");
-    if (s == CONVGEN_SUCCESS && p->used) /* dev_out free once the slot's last output came down */
-        s = cg_net_cuda(n, drv->StreamWaitEvent(cs, p->downloaded, 0), "cuStreamWaitEvent");
-    if (s == CONVGEN_SUCCESS)
-        s = steps->compute(n, p, stream, steps->arg);
-    if (s == CONVGEN_SUCCESS)
-        s = cg_net_cuda(n, drv->EventRecord(p->computed, cs), "cuEventRecord");
-    if (s == CONVGEN_SUCCESS)
-        s = cg_net_cuda(n, drv->StreamWaitEvent(n->down, p->computed, 0), "cuStreamWaitEvent");
-    if (s == CONVGEN_SUCCESS)
-        s = steps->download(n, p, steps->arg);
-    if (s == CONVGEN_SUCCESS)
-        s = cg_net_cuda(n, drv->EventRecord(p->downloaded, n->down), "cuEventRecord");
-    p->used = true;
     return s;
 }
 
@@ -805,24 +705,6 @@ convgen_status convgen_net_profile(convgen_net *n, char **text)
 }
 
 /* ---- explain ---- */
-
-/* A convolution plan's algorithm and time into `how`: measured where AUTO timed it (or wisdom
- * recorded it), else the cost model's estimate; its milliseconds, < 0 where none is known. */
-double cg_net_layer_ms(const convgen_plan *plan, char *how, size_t size)
-{
-    convgen_choice ch = {0};
-    convgen_candidate c = {.estimate_ms = -1};
-    if (convgen_plan_choice(plan, &ch) != CONVGEN_SUCCESS)
-        return snprintf(how, size, "?"), -1;
-    if (ch.winner >= 0 && ch.candidate_count > 0)
-        convgen_plan_candidate(plan, ch.winner, &c);
-    double ms = ch.ms >= 0 ? ch.ms : c.estimate_ms;
-    if (ms >= 0)
-        snprintf(how, size, "%s, %.3g ms (%s)", convgen_algo_name(ch.algo), ms, ch.ms >= 0 ? "measured" : "estimated");
-    else
-        snprintf(how, size, "%s", convgen_algo_name(ch.algo));
-    return ms;
-}
 
 /* Layer i's plan: device mode's, or a full chunk's of the host mode's segment that holds it. */
 static const convgen_plan *layer_plan(const convgen_net *n, int i)
