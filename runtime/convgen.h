@@ -512,16 +512,19 @@ typedef enum { CONVGEN_NET_AUTO = 0, CONVGEN_NET_DEVICE = 1, CONVGEN_NET_HOST = 
 typedef struct convgen_net_options {
     /* Each final fragment's extent m per dimension (outermost first): a patch's dense output is
      * m times the product of the pooling windows. All 0: chosen per dimension by the cost model
-     * (`volume`) among the patches whose buffers take at most half of memory_limit. */
+     * (`volume`): in device mode among the patches whose tensors take at most half of
+     * memory_limit, in host mode among those whose segments' chunks fit it. Given, under AUTO it
+     * runs in device mode where its tensors fit, else in host mode. */
     int64_t fragment[CONVGEN_MAX_RANK];
-    /* Device bytes the network may use (weights, two activation buffers, two slots of a patch's
-     * input and output, the largest layer's workspace); 0: 90% of the device's free memory. */
+    /* Device bytes the network may use (the weights and the largest layer's workspace; in
+     * device mode two activation buffers of the patch's largest tensor and two slots of its
+     * input and output, in host mode a chunk's); 0: 90% of the device's free memory. */
     size_t memory_limit;
     /* How each convolution's algorithm is chosen, a convgen_effort (as convgen_plan_options). */
     int effort;
     /* The extents of the volumes it will run on, outermost first (0: not known). With them, a
-     * chosen fragment extent is the one of least work for such a volume: patches that fit it,
-     * and the fewest multiply-adds over all its patches, overlaps and last patches included. */
+     * chosen fragment extent is the one of least time for such a volume by the cost model:
+     * patches that fit it, all its patches counted, overlaps and last patches included. */
     int64_t volume[CONVGEN_MAX_RANK];
     /* Where a patch's layers keep their tensors (convgen_net_mode); AUTO: the mode the cost model
      * says is faster for the memory limit. */
@@ -554,10 +557,11 @@ CONVGEN_API convgen_status convgen_net_patch(const convgen_net *net, int64_t in[
  * time (measured where its effort timed it, else the cost model's), the memory in all, and the
  * output voxels per second those times predict. */
 CONVGEN_API convgen_status convgen_net_explain(const convgen_net *net, char **text);
-/* Times each step of one patch alone (device mode): every convolution, pooling and interleaving
- * between CUDA events, the median of 5 runs on the patch the last convgen_net_infer left in the
- * staging, beside each convolution's algorithm and its measured or estimated time; *text is
- * malloc'ed. Where a patch's time goes, for tuning. */
+/* Times each step of one patch alone (device mode; a host-mode plan is refused): every
+ * convolution, pooling and interleaving between CUDA events, the median of 5 runs on what the
+ * staging holds (the last patch of the last convgen_net_infer; before any, whatever the buffer
+ * holds: the times do not depend on it), beside each convolution's algorithm and its measured or
+ * estimated time; *text is malloc'ed. Where a patch's time goes, for tuning. */
 CONVGEN_API convgen_status convgen_net_profile(convgen_net *net, char **text);
 
 #ifdef __cplusplus

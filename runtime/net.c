@@ -14,7 +14,11 @@
  * patch of a dimension moves back to end at the volume's edge (its outputs the previous one
  * also made are made again and agree). Patches flow through two slots (start_patch): while
  * one computes, the next one's input is packed and goes up, and the previous one's output comes
- * down and is placed. A net runs one convgen_net_infer at a time: the slots are its own. */
+ * down and is placed. A net runs one convgen_net_infer at a time: the slots are its own.
+ *
+ * That is the device mode. Where a patch worth running does not fit the device, the host mode
+ * (net_host.c) keeps a patch's tensors in pinned host memory and runs the network in segments,
+ * a chunk at a time through the same slots; choose_patch weighs the two by the cost model. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,18 +201,14 @@ static double best_fragment(const convgen_net *n, const int64_t volume[3], convg
     return best;
 }
 
-/* The mode a fragment extent runs in: the asked one, or under AUTO the one of lower cost. */
-static convgen_net_mode mode_for(const convgen_net *n, convgen_net_mode asked, const int64_t m[3],
-                                 const int64_t volume[3])
+/* The caller's fragment extent in the asked mode; under AUTO in device mode where its tensors
+ * and weights fit the memory limit, else in host mode. */
+static convgen_status plan_asked(convgen_net *n, const int64_t m[3], convgen_net_mode asked)
 {
     if (asked != CONVGEN_NET_AUTO)
-        return asked;
-    cg_net_patch patch;
-    if (cg_net_patch_of(&n->net, m, &patch) != CONVGEN_SUCCESS)
-        return CONVGEN_NET_DEVICE;
-    return cost_per_voxel(n, &patch, volume, CONVGEN_NET_HOST) < cost_per_voxel(n, &patch, volume, CONVGEN_NET_DEVICE)
-               ? CONVGEN_NET_HOST
-               : CONVGEN_NET_DEVICE;
+        return plan_patch(n, m, asked);
+    convgen_status s = plan_patch(n, m, CONVGEN_NET_DEVICE);
+    return s == CONVGEN_ERROR_WORKSPACE_LIMIT ? plan_patch(n, m, CONVGEN_NET_HOST) : s;
 }
 
 /* The caller's fragment extent, or the best that plans (a convolution's workspace may not fit
@@ -227,7 +227,7 @@ static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const
                                d, (long long)asked[d]);
         for (int d = 0; d < 3; ++d)
             m[d] = d < skip ? 1 : asked[d - skip];
-        return plan_patch(n, m, mode_for(n, asked_mode, m, volume));
+        return plan_asked(n, m, asked_mode);
     }
     int64_t tried[2][8][3];
     int tries[2] = {0, 0};
@@ -359,8 +359,8 @@ convgen_status convgen_net_create(convgen_context *ctx, const char *text, const 
         n->effort = o.effort;
         n->weight_bytes = weight_bytes(&n->net);
         n->bw_up = n->bw_down = OFFLINE_BUS;
-        if (s == CONVGEN_SUCCESS && !ctx->offline && o.mode != CONVGEN_NET_DEVICE)
-            s = measure_bus(n);
+        if (s == CONVGEN_SUCCESS && !ctx->offline && o.mode != CONVGEN_NET_DEVICE && measure_bus(n) != CONVGEN_SUCCESS)
+            n->bw_up = n->bw_down = OFFLINE_BUS; /* (a full device, say) the host mode is planned on the default */
         if (s == CONVGEN_SUCCESS)
             s = choose_patch(n, o.fragment, o.volume, (convgen_net_mode)o.mode);
     }
@@ -504,6 +504,8 @@ static convgen_status compute(convgen_net *n, const pipe_slot *p, convgen_stream
     for (int i = 0; i < steps && s == CONVGEN_SUCCESS; ++i, next ^= 1) {
         if (marks) /* profiling: an event before every step */
             s = cg_net_cuda(n, n->ctx->drv->EventRecord(marks[i], (CUstream)stream), "cuEventRecord");
+        if (s != CONVGEN_SUCCESS)
+            break;
         const float *x = (const float *)from;
         float *y = (float *)(i == steps - 1 ? p->dev_out : n->buf[next]);
         if (i >= n->net.count)
@@ -749,7 +751,7 @@ convgen_status convgen_net_explain(const convgen_net *n, char **text)
         cg_buf_printf(&b, "predicted: %.3g ms of convolutions a patch, %.4g output voxels/s (poolings, copies and "
                       "overlaps across patches not counted)\n", total_ms,
                       (double)(p->out[0] * p->out[1] * p->out[2]) / (total_ms * 1e-3));
-    cg_buf_printf(&b, "memory: 2 x %.1f MiB activations, 2 x %.1f + %.1f MiB %s input and output, %.1f MiB weights, "
+    cg_buf_printf(&b, "memory: 2 x %.1f MiB activations, 2 x (%.1f + %.1f) MiB %s input and output, %.1f MiB weights, "
                   "%.1f MiB workspace (limit %.1f MiB)\n", (double)n->buf_bytes / 1048576.0,
                   (double)n->in_bytes / 1048576.0, (double)n->out_bytes / 1048576.0,
                   n->mode == CONVGEN_NET_HOST ? "a chunk's" : "a patch's", (double)n->weight_bytes / 1048576.0,

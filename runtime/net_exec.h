@@ -123,9 +123,9 @@ double cg_net_layer_ms(const convgen_plan *plan, char *how, size_t size);
 
 /* Patch p's segments for the host mode (n->seg, n->segments): the device's half of the memory
  * limit (less the weights) holds a chunk's buffers twice over; the seconds a patch takes by the
- * cost model (each segment the slowest of its convolutions, its bytes up, its bytes down),
- * INFINITY where some layer cannot be cut small enough or the tensors pass the host's limit.
- * Writes only `seg`, which may be NULL. */
+ * cost model (per segment the slowest of its convolutions together, its bytes up and its bytes
+ * down, plus a chunk's share of the other two), INFINITY where some layer cannot be cut small
+ * enough or the tensors pass the host's limit. Writes only `seg`, which may be NULL. */
 double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, host_segment *seg, int *segments);
 /* Plans every segment's chunks (n->patch, n->seg set), each convolution's workspace within
  * what the buffers and weights leave. */

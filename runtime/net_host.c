@@ -13,8 +13,9 @@
  * fit is cut by output maps (its weights and bias are slices: w + k0 C kernel); the inputs are
  * never cut by channel, which would need the partial sums added outside the convolution and
  * the epilogue after them. The cost of a patch is the cost model's: per segment the slowest of
- * its convolutions (the network cost model's seconds), its bytes up and its bytes down (at the measured
- * bandwidths), since the three overlap. */
+ * three, its convolutions' seconds together (the network cost model's), its bytes up and its
+ * bytes down (at the measured bandwidths), since the three overlap across chunks, plus one
+ * chunk's share of the other two (the pipeline's filling and draining). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,26 +29,35 @@
 #define HOST_COPY 5e9        /* bytes/s of packing a patch and placing its output, one core */
 
 /* Tensor t's elements in a chunk of segment s: nb of layer first's N entries, and where split
- * kc of its maps (the input of a convolution that comes first keeps all of its channels). */
-static double chunk_elems(const cg_net *net, const cg_net_patch *p, const host_segment *s, int t)
+ * kc of its maps (the input of a convolution that comes first keeps all of its channels).
+ * Exact: every count is below 2^62 (cg_net_patch_of). */
+static int64_t chunk_elems(const cg_net *net, const cg_net_patch *p, const host_segment *s, int t)
 {
     const cg_net_tensor *x = &p->shape[t];
-    double share = 1;
-    if (s->kc && !(t == s->first && net->layers[s->first].kind == CG_NET_CONV))
-        share = (double)s->kc / (double)x->c;
-    return (double)(x->batch / s->batch) * (double)s->nb * (double)x->c * share * (double)x->ext[0] *
-           (double)x->ext[1] * (double)x->ext[2];
+    bool sliced = s->kc && !(t == s->first && net->layers[s->first].kind == CG_NET_CONV);
+    return x->batch / s->batch * s->nb * (sliced ? s->kc : x->c) * x->ext[0] * x->ext[1] * x->ext[2];
 }
 
-/* A full chunk's device buffers (input, output, the largest tensor between) into s; their
- * bytes, twice the input and output (two slots) and twice the largest between (ping-pong). */
+static int poolings(const cg_net *net)
+{
+    int count = 0;
+    for (int i = 0; i < net->count; ++i)
+        count += net->layers[i].kind == CG_NET_POOL;
+    return count;
+}
+
+/* A full chunk's device buffers (input, output, the largest step output between) into s; their
+ * bytes, twice the input and output (two slots) and twice the largest between (ping-pong). The
+ * steps are the segment's layers, then, where it interleaves, one interleaving per pooling,
+ * each of the last tensor's size. */
 static double chunk_bytes(const cg_net *net, const cg_net_patch *p, host_segment *s)
 {
-    s->in_bytes = 4 * chunk_elems(net, p, s, s->first);
+    int layers = s->end - s->first, steps = layers + (s->interleave ? poolings(net) : 0);
+    s->in_bytes = 4.0 * (double)chunk_elems(net, p, s, s->first);
     s->mid_bytes = 0;
-    for (int t = s->first + 1; t < s->end + (s->interleave ? 1 : 0); ++t)
-        s->mid_bytes = fmax(s->mid_bytes, 4 * chunk_elems(net, p, s, t));
-    s->out_bytes = s->interleave ? 4.0 * (double)cg_net_dense_elems(net, p) : 4 * chunk_elems(net, p, s, s->end);
+    for (int i = 0; i < steps - 1; ++i)
+        s->mid_bytes = fmax(s->mid_bytes, 4.0 * (double)chunk_elems(net, p, s, i < layers ? s->first + 1 + i : s->end));
+    s->out_bytes = s->interleave ? 4.0 * (double)cg_net_dense_elems(net, p) : 4.0 * (double)chunk_elems(net, p, s, s->end);
     return 2 * (s->in_bytes + s->out_bytes + s->mid_bytes);
 }
 
@@ -87,7 +97,10 @@ static void segment_cost(const convgen_net *n, const cg_net_patch *p, host_segme
     s->work = 0;
     for (int i = s->first; i < s->end; ++i)
         s->work += cg_net_layer_seconds(n, p, i);
-    s->seconds = fmax(s->work, fmax(s->up / n->bw_up, s->down / n->bw_down)) + (double)s->chunks * CHUNK_LAUNCH_S;
+    /* the three overlap across chunks, but the pipeline fills and drains at each end: one chunk
+     * runs them in turn */
+    double up = s->up / n->bw_up, down = s->down / n->bw_down, slowest = fmax(s->work, fmax(up, down));
+    s->seconds = slowest + (s->work + up + down - slowest) / (double)s->chunks + (double)s->chunks * CHUNK_LAUNCH_S;
 }
 
 double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, host_segment *out, int *segments)
@@ -125,11 +138,14 @@ double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, host_se
                 return INFINITY;
         }
     }
-    /* the interleavings: in the last segment where it is one chunk of everything, else alone */
+    /* the interleavings (none without poolings: the last tensor is the dense patch): in the last
+     * segment where it is one chunk of everything, else alone */
     host_segment *last = &seg[count - 1];
     host_segment whole = *last;
     whole.interleave = true;
-    if (!last->kc && last->nb == last->batch && chunk_bytes(net, p, &whole) <= budget) {
+    if (!poolings(net)) {
+        /* nothing to undo */
+    } else if (!last->kc && last->nb == last->batch && chunk_bytes(net, p, &whole) <= budget) {
         *last = whole;
     } else {
         seg[count] = (host_segment){.first = net->count, .end = net->count, .interleave = true,
@@ -390,11 +406,15 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
     for (int j = 0; j < n->segments; ++j) {
         const host_segment *g = &n->seg[j];
         double ms = 0;
+        bool tail = g->plan[1][0] != NULL; /* the last chunk runs plans of its own */
         for (int i = g->first; i < g->end; ++i) {
             char how[64];
-            double one = n->net.layers[i].kind == CG_NET_CONV ? cg_net_layer_ms(g->plan[0][i - g->first], how, sizeof how) : 0;
-            timed &= one >= 0;
-            ms += one > 0 ? one * (double)g->chunks : 0;
+            if (n->net.layers[i].kind != CG_NET_CONV)
+                continue;
+            double full = cg_net_layer_ms(g->plan[0][i - g->first], how, sizeof how);
+            double last = tail ? cg_net_layer_ms(g->plan[1][i - g->first], how, sizeof how) : full;
+            timed &= full >= 0 && last >= 0;
+            ms += fmax(full, 0) * (double)(g->chunks - 1) + fmax(last, 0);
         }
         char what[96];
         if (g->first == g->end)
@@ -408,13 +428,15 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
             snprintf(size, sizeof size, "%lld maps of one entry", (long long)g->kc);
         else
             snprintf(size, sizeof size, "%lld of %lld entries", (long long)g->nb, (long long)g->batch);
-        double bus = fmax(g->up / n->bw_up, g->down / n->bw_down) * 1e3;
-        cg_buf_printf(b, "  segment %d: %s, %lld chunks of %s; %.1f MiB up, %.1f MiB down (%.3g ms), convolutions "
-                      "%.3g ms\n", j, what, (long long)g->chunks, size, g->up / 1048576.0, g->down / 1048576.0, bus, ms);
-        total += fmax(ms, bus);
+        double up = g->up / n->bw_up * 1e3, down = g->down / n->bw_down * 1e3, slowest = fmax(ms, fmax(up, down));
+        cg_buf_printf(b, "  segment %d: %s, %lld chunks of %s; %.1f MiB up (%.3g ms), %.1f MiB down (%.3g ms), "
+                      "convolutions %.3g ms\n", j, what, (long long)g->chunks, size, g->up / 1048576.0, up,
+                      g->down / 1048576.0, down, ms);
+        total += slowest + (ms + up + down - slowest) / (double)g->chunks; /* as segment_cost */
     }
     const cg_net_patch *p = &n->patch;
     if (timed && total > 0)
-        cg_buf_printf(b, "predicted: %.3g ms a patch (each segment the slower of its convolutions and its copies), "
-                      "%.4g output voxels/s\n", total, (double)(p->out[0] * p->out[1] * p->out[2]) / (total * 1e-3));
+        cg_buf_printf(b, "predicted: %.3g ms a patch (each segment's convolutions, copies up and copies down "
+                      "overlapping but for one chunk's), %.4g output voxels/s\n", total,
+                      (double)(p->out[0] * p->out[1] * p->out[2]) / (total * 1e-3));
 }

@@ -118,6 +118,8 @@ static const char *const small_nets[] = {
 static const char *const host_nets[] = {
     "input 2\nconv 5 2x3x2 relu\npool 2x2x2\nconv 5 3x2x2 relu\npool 2x2x1\nconv 3 2x2x3\n",
     "input 4\npool 2x2x2\nconv 3 3x3x3 relu\npool 2x1x2\nconv 2 2x2x2\n",
+    "input 8\npool 2x2x2\npool 2x2x2\nconv 4 1x1x1\n",
+    "input 5\nconv 4 1x1x1\nconv 13 2x2x2 relu\nconv 3 2x2x2\n", /* no pooling: nothing to interleave */
 };
 
 static void test_patches_and_dense_positions(void **state)
@@ -374,6 +376,24 @@ static void test_host_mode_plans_offline(void **state)
     assert_non_null(strstr(plan, "segment 0: layers 0-4 and the interleavings, 1 chunks"));
     assert_null(strstr(plan, "segment 1"));
     free(plan);
+    /* two poolings undone alone: the first's fragments are the second's buffer, which must be
+     * among the activations */
+    o = (convgen_net_options){.fragment = {8, 8, 8}, .memory_limit = 7000000, .mode = CONVGEN_NET_HOST,
+                              .effort = CONVGEN_EFFORT_ESTIMATE};
+    plan = explain_net(host_nets[2], &o);
+    double activations = 0;
+    assert_non_null(strstr(plan, "segment 2: the interleavings"));
+    assert_int_equal(sscanf(strstr(plan, "memory: "), "memory: 2 x %lf MiB activations", &activations), 1);
+    if (!(activations >= 64.0 * 4 * 8 * 8 * 8 * 4 / 1048576 - 1e-9)) /* the last tensor: 64 x 4 x 8^3 */
+        fail_msg("the interleavings' buffer is not counted:\n%s", plan);
+    free(plan);
+    /* without poolings the last segment's output is the dense patch */
+    o = (convgen_net_options){.fragment = {3, 4, 5}, .memory_limit = 32609, .mode = CONVGEN_NET_HOST,
+                              .effort = CONVGEN_EFFORT_ESTIMATE};
+    plan = explain_net(host_nets[3], &o);
+    assert_non_null(strstr(plan, "segment 2: layer 2, 3 chunks of 1 maps"));
+    assert_null(strstr(plan, "interleav"));
+    free(plan);
     /* AUTO, for a volume through a limit no device-mode patch fits */
     o = (convgen_net_options){.volume = {90, 80, 70}, .memory_limit = 200000, .effort = CONVGEN_EFFORT_ESTIMATE};
     plan = explain_net(host_nets[0], &o);
@@ -510,8 +530,9 @@ static void test_executor_equals_the_dense_definition_on_the_gpu(void **state)
 
 /* The host mode's every way of cutting a layer, each against the dense definition: output maps
  * (a last slice smaller), batch entries (a last chunk smaller), a pooling's own maps where it
- * comes first, the interleavings alone or in the last segment, rank 2; and AUTO choosing it for
- * a volume through a memory limit no device-mode patch fits. */
+ * comes first (two poolings in one split segment), the interleavings alone (two of them) or in
+ * the last segment, a network without poolings, rank 2; and AUTO choosing it for a volume
+ * through a memory limit no device-mode patch fits. */
 static void test_host_mode_equals_the_dense_definition_on_the_gpu(void **state)
 {
     (void)state;
@@ -525,9 +546,12 @@ static void test_host_mode_equals_the_dense_definition_on_the_gpu(void **state)
     check_volume(host_nets[1], m, v, 500000, CONVGEN_NET_HOST, "layer 0, 4 chunks of 1 maps", &worst);
     check_volume(host_nets[1], m, v, 1000000, CONVGEN_NET_HOST, "layers 1-3 and the interleavings", &worst);
     check_volume(small_nets[2], m2, v2, 200000, CONVGEN_NET_HOST, "segment 1: layers 2-6, 2 chunks of 2 of 4", &worst);
+    const int64_t m8[3] = {8, 8, 8}, v8[3] = {50, 47, 41}, m3[3] = {3, 4, 5}, v3[3] = {13, 11, 9};
+    check_volume(host_nets[2], m8, v8, 7000000, CONVGEN_NET_HOST, "segment 2: the interleavings", &worst);
+    check_volume(host_nets[3], m3, v3, 32609, CONVGEN_NET_HOST, "segment 2: layer 2, 3 chunks of 1 maps", &worst);
     const int64_t none[3] = {0, 0, 0}, big[3] = {90, 80, 70};
     check_volume(host_nets[0], none, big, 200000, CONVGEN_NET_AUTO, "host mode", &worst);
-    print_message("7 volumes in host mode, worst relative error %.2e\n", worst);
+    print_message("9 volumes in host mode, worst relative error %.2e\n", worst);
 }
 
 int main(void)
