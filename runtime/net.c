@@ -740,10 +740,11 @@ convgen_status convgen_net_explain(const convgen_net *n, char **text)
             timed &= ms >= 0;
             total_ms += ms > 0 ? ms : 0;
         }
-        cg_buf_printf(&b, "  %2d %-4s %dx%dx%d -> %lld x %lld x %lldx%lldx%lld, %.1f MiB  %s\n", i,
+        cg_buf_printf(&b, "  %2d %-4s %dx%dx%d -> %lld x %lld x %lldx%lldx%lld, %.1f MiB  %s%s\n", i,
                       l->kind == CG_NET_CONV ? "conv" : "pool", l->size[0], l->size[1], l->size[2], (long long)t->batch,
                       (long long)t->c, (long long)t->ext[0], (long long)t->ext[1], (long long)t->ext[2],
-                      (double)cg_net_tensor_elems(t) * 4 / 1048576.0, how);
+                      (double)cg_net_tensor_elems(t) * 4 / 1048576.0, how,
+                      l->kind == CG_NET_CONV && n->mode == CONVGEN_NET_HOST ? ", a chunk's" : "");
     }
     if (n->mode == CONVGEN_NET_HOST)
         cg_net_host_explain(n, &b);
