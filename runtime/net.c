@@ -148,7 +148,7 @@ static double patch_seconds(const convgen_net *n, const cg_net_patch *patch, con
         return INFINITY;
     double seconds = 0;
     for (int i = 0; i < n->net.count; ++i)
-        seconds += cg_net_layer_seconds(n, patch, i);
+        seconds += cg_net_layer_seconds(&n->net, patch, i, n->ctx->sm_count);
     return seconds;
 }
 
@@ -713,7 +713,7 @@ static const convgen_plan *layer_plan(const convgen_net *n, int i)
 {
     for (int j = 0; j < n->segments; ++j)
         if (i >= n->seg[j].first && i < n->seg[j].end)
-            return n->seg[j].plan[0][i - n->seg[j].first];
+            return n->chunk_plan[j][0][i - n->seg[j].first];
     return n->layer[i];
 }
 

@@ -7,12 +7,6 @@
 
 #include "net_exec.h"
 
-/* The multiply-adds a second one multiprocessor gives a network's 3x3x3 convolutions, as the
- * cost model counts them (direct multiply-adds, whatever the algorithm ran): n337's on an H200
- * (bench/NOTES.md, "Whole networks"). Larger kernels run at more by FFT and Winograd: n537's,
- * n726's and n926's measured rates follow (kernel volume / 27)^0.8 within 30%. Ranks patches
- * and modes; explain shows each layer's own estimate. */
-#define MAC_RATE_PER_SM 2.9e11
 
 convgen_status cg_net_plan_conv(convgen_net *n, int i, int64_t batch, int64_t k, const cg_net_tensor *t,
                                 size_t workspace_limit, convgen_plan **plan)
@@ -45,16 +39,6 @@ convgen_status cg_net_plan_pool(convgen_net *n, int i, convgen_pool_mode mode, i
 }
 
 
-double cg_net_layer_seconds(const convgen_net *n, const cg_net_patch *p, int i)
-{
-    const cg_net_layer *l = &n->net.layers[i];
-    if (l->kind != CG_NET_CONV)
-        return 0;
-    double volume = (double)l->size[0] * l->size[1] * l->size[2];
-    double macs = (double)cg_net_tensor_elems(&p->shape[i + 1]) * (double)p->shape[i].c * volume;
-    int sm = n->ctx->sm_count > 0 ? n->ctx->sm_count : 132;
-    return macs / (MAC_RATE_PER_SM * sm * pow(volume / 27, 0.8));
-}
 
 
 /* x [C][in] at `origin` into the packed patch [C][patch.in]. */

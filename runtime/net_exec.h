@@ -19,25 +19,6 @@ typedef struct pipe_slot {
     bool used;                      /* something went through it: its events were recorded */
 } pipe_slot;
 
-/* Host mode: layers [first, end) of a patch on the device, a chunk at a time. A chunk is nb of
- * the N batch entries of layer first's input, or, split (kc > 0), one entry's kc output maps
- * (a convolution's, then the poolings' after it; a pooling's own maps where it comes first):
- * what the device holds where a whole entry does not fit. The poolings inside multiply the
- * batch by F; the chunk's output rows land at f N + b (the fragments' layout). */
-typedef struct host_segment {
-    int first, end;
-    bool interleave;          /* also the interleavings: the output is the dense patch */
-    int64_t batch;            /* N */
-    int64_t nb, kc;           /* a full chunk: nb entries; kc maps when split (else 0) */
-    int64_t chunks;
-    int64_t fragments;        /* F */
-    /* A full chunk's bytes on the device: input, output, the largest tensor in between. */
-    double in_bytes, out_bytes, mid_bytes;
-    /* A patch's: bytes up and down, the convolutions' modeled seconds, the segment's. */
-    double up, down, work, seconds;
-    convgen_plan *plan[2][CG_NET_MAX_LAYERS]; /* [a full chunk, the last one][layer - first] */
-} host_segment;
-
 struct convgen_net {
     convgen_context *ctx;
     cg_net net;
@@ -60,22 +41,12 @@ struct convgen_net {
     /* Host mode. */
     size_t host_limit;
     double bw_up, bw_down;      /* host <-> device bytes/s, pinned */
-    host_segment seg[CG_NET_MAX_LAYERS + 1];
+    cg_net_segment seg[CG_NET_MAX_LAYERS + 1];
     int segments;
+    convgen_plan *chunk_plan[CG_NET_MAX_LAYERS + 1][2][CG_NET_MAX_LAYERS]; /* [segment][a full chunk, the last][layer - first] */
     float *tensor[2];           /* pinned: the patch's tensors, ping-ponged between segments */
     size_t tensor_bytes;
 };
-
-static inline int64_t cg_net_tensor_elems(const cg_net_tensor *t)
-{
-    return t->batch * t->c * t->ext[0] * t->ext[1] * t->ext[2];
-}
-
-/* A patch's dense output elements: the last layer's maps over patch->out. */
-static inline int64_t cg_net_dense_elems(const cg_net *net, const cg_net_patch *p)
-{
-    return p->shape[net->count].c * p->out[0] * p->out[1] * p->out[2];
-}
 
 /* A layer's extents as a descriptor takes them: the last `rank` of depth, height, width. */
 static inline void cg_net_spatial(int rank, const int64_t ext[3], int64_t out[CONVGEN_MAX_RANK])
@@ -101,8 +72,6 @@ convgen_status cg_net_plan_pool(convgen_net *n, int i, convgen_pool_mode mode, i
 void cg_net_pack_input(const convgen_net *n, const float *x, const int64_t in[3], const int64_t origin[3], float *dst);
 void cg_net_place_output(const convgen_net *n, const float *src, float *y, const int64_t out[3],
                          const int64_t origin[3]);
-/* Layer i's seconds on patch p by the network cost model (0 for a pooling). */
-double cg_net_layer_seconds(const convgen_net *n, const cg_net_patch *p, int i);
 /* What goes on in a pipeline slot between its input's copy up and the next item's: the
  * compute (on the caller's stream) and the copies down (on n->down). */
 typedef struct slot_steps {
@@ -121,12 +90,9 @@ double cg_net_layer_ms(const convgen_plan *plan, char *how, size_t size);
 
 /* ---- net_host.c ---- */
 
-/* Patch p's segments for the host mode (n->seg, n->segments): the device's half of the memory
- * limit (less the weights) holds a chunk's buffers twice over; the seconds a patch takes by the
- * cost model (per segment the slowest of its convolutions together, its bytes up and its bytes
- * down, plus a chunk's share of the other two), INFINITY where some layer cannot be cut small
- * enough or the tensors pass the host's limit. Writes only `seg`, which may be NULL. */
-double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, host_segment *seg, int *segments);
+/* Patch p's segments for the host mode (cg_net_segments, generator/net/net.h) under n's budget:
+ * the device's half of the memory limit less the weights, the host's limit, the measured bus. */
+double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, cg_net_segment *seg, int *segments);
 /* Plans every segment's chunks (n->patch, n->seg set), each convolution's workspace within
  * what the buffers and weights leave. */
 convgen_status cg_net_host_plan(convgen_net *n);

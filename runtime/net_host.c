@@ -12,164 +12,31 @@
  * entries, so the network's tail usually runs whole per chunk. A layer whose one entry does not
  * fit is cut by output maps (its weights and bias are slices: w + k0 C kernel); the inputs are
  * never cut by channel, which would need the partial sums added outside the convolution and
- * the epilogue after them. The cost of a patch is the cost model's: per segment the slowest of
- * three, its convolutions' seconds together (the network cost model's), its bytes up and its
- * bytes down (at the measured bandwidths), since the three overlap across chunks, plus one
- * chunk's share of the other two (the pipeline's filling and draining). */
+ * the epilogue after them. How the network is cut, and what a patch costs, is planned by the
+ * generator (cg_net_segments, generator/net/net_segments.c); here are the plans, the memory and
+ * the run. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "net_exec.h"
 
-#define CHUNK_LAUNCH_S 20e-6 /* a chunk's copies and launches beyond its work */
-#define HOST_COPY 5e9        /* bytes/s of packing a patch and placing its output, one core */
-
-/* Tensor t's elements in a chunk of segment s: nb of layer first's N entries, and where split
- * kc of its maps (the input of a convolution that comes first keeps all of its channels).
- * Exact: every count is below 2^62 (cg_net_patch_of). */
-static int64_t chunk_elems(const cg_net *net, const cg_net_patch *p, const host_segment *s, int t)
+double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, cg_net_segment *seg, int *segments)
 {
-    const cg_net_tensor *x = &p->shape[t];
-    bool sliced = s->kc && !(t == s->first && net->layers[s->first].kind == CG_NET_CONV);
-    return x->batch / s->batch * s->nb * (sliced ? s->kc : x->c) * x->ext[0] * x->ext[1] * x->ext[2];
-}
-
-static int poolings(const cg_net *net)
-{
-    int count = 0;
-    for (int i = 0; i < net->count; ++i)
-        count += net->layers[i].kind == CG_NET_POOL;
-    return count;
-}
-
-/* A full chunk's device buffers (input, output, the largest step output between) into s; their
- * bytes, twice the input and output (two slots) and twice the largest between (ping-pong). The
- * steps are the segment's layers, then, where it interleaves, one interleaving per pooling,
- * each of the last tensor's size. */
-static double chunk_bytes(const cg_net *net, const cg_net_patch *p, host_segment *s)
-{
-    int layers = s->end - s->first, steps = layers + (s->interleave ? poolings(net) : 0);
-    s->in_bytes = 4.0 * (double)chunk_elems(net, p, s, s->first);
-    s->mid_bytes = 0;
-    for (int i = 0; i < steps - 1; ++i)
-        s->mid_bytes = fmax(s->mid_bytes, 4.0 * (double)chunk_elems(net, p, s, i < layers ? s->first + 1 + i : s->end));
-    s->out_bytes = s->interleave ? 4.0 * (double)cg_net_dense_elems(net, p) : 4.0 * (double)chunk_elems(net, p, s, s->end);
-    return 2 * (s->in_bytes + s->out_bytes + s->mid_bytes);
-}
-
-/* The largest nb (split: kc) for which a chunk fits `budget`, spread evenly over the chunks;
- * 0 where not even one fits. */
-static int64_t fit_chunk(const cg_net *net, const cg_net_patch *p, host_segment *s, double budget)
-{
-    int64_t total = s->kc ? p->shape[s->end].c : s->batch, lo = 0, hi = total;
-    while (lo < hi) { /* the bytes grow with the chunk: the largest that fits */
-        int64_t mid = (lo + hi + 1) / 2;
-        *(s->kc ? &s->kc : &s->nb) = mid;
-        if (chunk_bytes(net, p, s) <= budget)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    if (!lo)
-        return 0;
-    int64_t chunks = (total + lo - 1) / lo, even = (total + chunks - 1) / chunks;
-    *(s->kc ? &s->kc : &s->nb) = even;
-    chunk_bytes(net, p, s);
-    return even;
-}
-
-/* Segment s's traffic, work and modeled seconds for the whole patch. */
-static void segment_cost(const convgen_net *n, const cg_net_patch *p, host_segment *s)
-{
-    const cg_net *net = &n->net;
-    int64_t maps = p->shape[s->end].c;
-    s->chunks = s->kc ? s->batch * ((maps + s->kc - 1) / s->kc) : (s->batch + s->nb - 1) / s->nb;
-    s->fragments = p->shape[s->end].batch / s->batch;
-    double in = 4.0 * (double)cg_net_tensor_elems(&p->shape[s->first]);
-    bool reread = s->kc && net->layers[s->first].kind == CG_NET_CONV; /* every slice reads the whole entry */
-    s->up = reread ? in * (double)((maps + s->kc - 1) / s->kc) : in;
-    s->down = s->interleave ? 4.0 * (double)cg_net_dense_elems(net, p)
-                            : 4.0 * (double)cg_net_tensor_elems(&p->shape[s->end]);
-    s->work = 0;
-    for (int i = s->first; i < s->end; ++i)
-        s->work += cg_net_layer_seconds(n, p, i);
-    /* the three overlap across chunks, but the pipeline fills and drains at each end: one chunk
-     * runs them in turn */
-    double up = s->up / n->bw_up, down = s->down / n->bw_down, slowest = fmax(s->work, fmax(up, down));
-    s->seconds = slowest + (s->work + up + down - slowest) / (double)s->chunks + (double)s->chunks * CHUNK_LAUNCH_S;
-}
-
-double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, host_segment *out, int *segments)
-{
-    const cg_net *net = &n->net;
-    double largest = 4.0 * (double)cg_net_dense_elems(net, p);
-    for (int i = 0; i <= net->count; ++i)
-        largest = fmax(largest, 4.0 * (double)cg_net_tensor_elems(&p->shape[i]));
-    if (2 * largest > (double)n->host_limit || n->weight_bytes >= n->memory_limit / 2)
-        return INFINITY;
-    double budget = (double)(n->memory_limit / 2 - n->weight_bytes), seconds = 0;
-    host_segment seg[CG_NET_MAX_LAYERS + 1];
-    int count = 0;
-    for (int first = 0; first < net->count; first = seg[count++].end) {
-        host_segment *s = &seg[count];
-        /* the longest run of layers one entry of which fits */
-        *s = (host_segment){.first = first, .batch = p->shape[first].batch, .nb = 1};
-        int end = 0;
-        for (s->end = first + 1; s->end <= net->count; ++s->end)
-            if (chunk_bytes(net, p, s) <= budget)
-                end = s->end;
-        if (end) {
-            s->end = end;
-            fit_chunk(net, p, s, budget);
-        } else { /* one layer, and the poolings after it, a slice of maps at a time */
-            s->kc = 1;
-            for (s->end = first + 1; s->end < net->count && net->layers[s->end].kind == CG_NET_POOL; ++s->end) {
-                ++s->end;
-                bool fits = chunk_bytes(net, p, s) <= budget;
-                --s->end;
-                if (!fits)
-                    break;
-            }
-            if (!fit_chunk(net, p, s, budget))
-                return INFINITY;
-        }
-    }
-    /* the interleavings (none without poolings: the last tensor is the dense patch): in the last
-     * segment where it is one chunk of everything, else alone */
-    host_segment *last = &seg[count - 1];
-    host_segment whole = *last;
-    whole.interleave = true;
-    if (!poolings(net)) {
-        /* nothing to undo */
-    } else if (!last->kc && last->nb == last->batch && chunk_bytes(net, p, &whole) <= budget) {
-        *last = whole;
-    } else {
-        seg[count] = (host_segment){.first = net->count, .end = net->count, .interleave = true,
-                                    .batch = p->shape[net->count].batch, .nb = p->shape[net->count].batch};
-        if (chunk_bytes(net, p, &seg[count++]) > budget)
-            return INFINITY;
-    }
-    for (int i = 0; i < count; ++i) {
-        segment_cost(n, p, &seg[i]);
-        seconds += seg[i].seconds;
-    }
-    /* the patch packed and its output placed by the host, between the patches */
-    seconds += (4.0 * (double)cg_net_tensor_elems(&p->shape[0]) + 4.0 * (double)cg_net_dense_elems(net, p)) / HOST_COPY;
-    if (out)
-        memcpy(out, seg, sizeof seg[0] * (size_t)count);
-    *segments = count;
-    return seconds;
+    cg_net_budget b = {.host_bytes = (double)n->host_limit, .bus_up = n->bw_up, .bus_down = n->bw_down,
+                       .sm_count = n->ctx->sm_count};
+    if (n->weight_bytes < n->memory_limit / 2) /* else no room: 0 */
+        b.device_bytes = (double)(n->memory_limit / 2 - n->weight_bytes);
+    return cg_net_segments(&n->net, p, &b, seg, segments);
 }
 
 /* ---- plans ---- */
 
 /* Segment s's plans for a chunk of nb entries (kc maps): its layers', the interleavings are
  * the device mode's (the whole final tensor). */
-static convgen_status plan_chunk(convgen_net *n, host_segment *s, int64_t nb, int64_t kc, size_t workspace_limit,
+static convgen_status plan_chunk(convgen_net *n, cg_net_segment *s, int64_t nb, int64_t kc, size_t workspace_limit,
                                  convgen_plan **plan)
 {
     const cg_net_patch *p = &n->patch;
@@ -190,8 +57,8 @@ void cg_net_host_release(convgen_net *n)
     for (int j = 0; j < n->segments; ++j)
         for (int t = 0; t < 2; ++t)
             for (int i = 0; i < CG_NET_MAX_LAYERS; ++i) {
-                convgen_plan_destroy(n->seg[j].plan[t][i]);
-                n->seg[j].plan[t][i] = NULL;
+                convgen_plan_destroy(n->chunk_plan[j][t][i]);
+                n->chunk_plan[j][t][i] = NULL;
             }
 }
 
@@ -212,12 +79,12 @@ convgen_status cg_net_host_plan(convgen_net *n)
                        n->memory_limit, fixed);
     convgen_status s = CONVGEN_SUCCESS;
     for (int j = 0; j < n->segments && s == CONVGEN_SUCCESS; ++j) {
-        host_segment *g = &n->seg[j];
+        cg_net_segment *g = &n->seg[j];
         int64_t total = g->kc ? n->patch.shape[g->end].c : g->batch, size = g->kc ? g->kc : g->nb;
-        s = plan_chunk(n, g, g->kc ? 1 : g->nb, g->kc, n->memory_limit - fixed, g->plan[0]);
+        s = plan_chunk(n, g, g->kc ? 1 : g->nb, g->kc, n->memory_limit - fixed, n->chunk_plan[j][0]);
         if (s == CONVGEN_SUCCESS && total % size) /* the last chunk's */
             s = plan_chunk(n, g, g->kc ? 1 : total % size, g->kc ? total % size : 0, n->memory_limit - fixed,
-                           g->plan[1]);
+                           n->chunk_plan[j][1]);
     }
     return s;
 }
@@ -284,7 +151,7 @@ typedef struct chunk {
     bool last; /* the last chunk's shape (its own plans) */
 } chunk;
 
-static chunk chunk_of(const convgen_net *n, const host_segment *g, int64_t j)
+static chunk chunk_of(const convgen_net *n, const cg_net_segment *g, int64_t j)
 {
     int64_t maps = n->patch.shape[g->end].c;
     if (g->kc) {
@@ -298,9 +165,9 @@ static chunk chunk_of(const convgen_net *n, const host_segment *g, int64_t j)
 
 static int64_t ext_elems(const cg_net_tensor *t) { return t->ext[0] * t->ext[1] * t->ext[2]; }
 
-/* The chunk's layers on the slot's input into its output, on `stream`. */
-static convgen_status compute_chunk(convgen_net *n, const host_segment *g, const chunk *c, const pipe_slot *p,
-                                    convgen_stream stream)
+/* The chunk's layers (its shape's `plans`) on the slot's input into its output, on `stream`. */
+static convgen_status compute_chunk(convgen_net *n, const cg_net_segment *g, convgen_plan *const *plans, const chunk *c,
+                                    const pipe_slot *p, convgen_stream stream)
 {
     int steps = g->end - g->first + (g->interleave ? n->interleaves : 0);
     CUdeviceptr from = p->dev_in;
@@ -313,10 +180,10 @@ static convgen_status compute_chunk(convgen_net *n, const host_segment *g, const
         } else if (n->net.layers[layer].kind == CG_NET_CONV) {
             int64_t per_map = cg_net_weight_count(&n->net, layer) / n->net.layers[layer].k;
             const float *w = (const float *)n->w[layer] + c->k0 * per_map, *b = (const float *)n->bias[layer] + c->k0;
-            s = convgen_execute_bias(g->plan[c->last][i], (const float *)from, w, b, y, (void *)n->workspace,
+            s = convgen_execute_bias(plans[i], (const float *)from, w, b, y, (void *)n->workspace,
                                      n->workspace_bytes, stream);
         } else {
-            s = convgen_execute_pool(g->plan[c->last][i], (const float *)from, y, stream);
+            s = convgen_execute_pool(plans[i], (const float *)from, y, stream);
         }
         from = (CUdeviceptr)y;
     }
@@ -324,7 +191,7 @@ static convgen_status compute_chunk(convgen_net *n, const host_segment *g, const
 }
 
 /* The chunk's output rows into the host tensor: one copy per fragment f, to rows f N + b. */
-static convgen_status download(convgen_net *n, const host_segment *g, const chunk *c, const pipe_slot *p, float *dst)
+static convgen_status download(convgen_net *n, const cg_net_segment *g, const chunk *c, const pipe_slot *p, float *dst)
 {
     const cg_driver *drv = n->ctx->drv;
     if (g->interleave)
@@ -341,7 +208,8 @@ static convgen_status download(convgen_net *n, const host_segment *g, const chun
 }
 
 typedef struct chunk_run {
-    const host_segment *g;
+    const cg_net_segment *g;
+    convgen_plan *const *plans;
     chunk c;
     float *dst;
 } chunk_run;
@@ -349,7 +217,7 @@ typedef struct chunk_run {
 static convgen_status compute_step(convgen_net *n, const pipe_slot *p, convgen_stream stream, void *arg)
 {
     const chunk_run *r = arg;
-    return compute_chunk(n, r->g, &r->c, p, stream);
+    return compute_chunk(n, r->g, r->plans, &r->c, p, stream);
 }
 
 static convgen_status download_step(convgen_net *n, const pipe_slot *p, void *arg)
@@ -358,12 +226,14 @@ static convgen_status download_step(convgen_net *n, const pipe_slot *p, void *ar
     return download(n, r->g, &r->c, p, r->dst);
 }
 
-/* Chunk j of segment g through slot `slot`: its input rows of src up, the segment's layers,
- * its output rows into dst. Returns without waiting. */
-static convgen_status run_chunk(convgen_net *n, const host_segment *g, int64_t j, int64_t slot, const float *src,
-                                float *dst, convgen_stream stream)
+/* Chunk j of segment `index` through slot `slot`: its input rows of src up, the segment's
+ * layers, its output rows into dst. Returns without waiting. */
+static convgen_status run_chunk(convgen_net *n, int index, int64_t j, int64_t slot, const float *src, float *dst,
+                                convgen_stream stream)
 {
-    chunk_run r = {g, chunk_of(n, g, j), dst};
+    const cg_net_segment *g = &n->seg[index];
+    chunk_run r = {g, NULL, chunk_of(n, g, j), dst};
+    r.plans = n->chunk_plan[index][r.c.last];
     const cg_net_tensor *t = &n->patch.shape[g->first];
     int64_t e = ext_elems(t);
     bool whole_entry = !g->kc || g->first == g->end || n->net.layers[g->first].kind == CG_NET_CONV;
@@ -381,12 +251,12 @@ convgen_status cg_net_host_patch(convgen_net *n, const float *x, const int64_t e
     convgen_status s = CONVGEN_SUCCESS;
     int64_t issued = 0; /* chunks so far: chunk i goes through slot i % 2 */
     for (int j = 0; j < n->segments && s == CONVGEN_SUCCESS; ++j) {
-        const host_segment *g = &n->seg[j];
+        const cg_net_segment *g = &n->seg[j];
         /* its input is what the segment before wrote: all of it down before the first copy up */
         if (j > 0)
             s = cg_net_cuda(n, drv->StreamWaitEvent(n->up, n->slot[(issued - 1) % 2].downloaded, 0), "cuStreamWaitEvent");
         for (int64_t c = 0; c < g->chunks && s == CONVGEN_SUCCESS; ++c)
-            s = run_chunk(n, g, c, issued++ % 2, n->tensor[j % 2], n->tensor[(j + 1) % 2], stream);
+            s = run_chunk(n, j, c, issued++ % 2, n->tensor[j % 2], n->tensor[(j + 1) % 2], stream);
     }
     if (s == CONVGEN_SUCCESS)
         s = cg_net_cuda(n, drv->EventSynchronize(n->slot[(issued - 1) % 2].downloaded), "running a patch in host mode");
@@ -404,15 +274,15 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
     double total = 0;
     bool timed = true;
     for (int j = 0; j < n->segments; ++j) {
-        const host_segment *g = &n->seg[j];
+        const cg_net_segment *g = &n->seg[j];
         double ms = 0;
-        bool tail = g->plan[1][0] != NULL; /* the last chunk runs plans of its own */
+        bool tail = n->chunk_plan[j][1][0] != NULL; /* the last chunk runs plans of its own */
         for (int i = g->first; i < g->end; ++i) {
             char how[64];
             if (n->net.layers[i].kind != CG_NET_CONV)
                 continue;
-            double full = cg_net_layer_ms(g->plan[0][i - g->first], how, sizeof how);
-            double last = tail ? cg_net_layer_ms(g->plan[1][i - g->first], how, sizeof how) : full;
+            double full = cg_net_layer_ms(n->chunk_plan[j][0][i - g->first], how, sizeof how);
+            double last = tail ? cg_net_layer_ms(n->chunk_plan[j][1][i - g->first], how, sizeof how) : full;
             timed &= full >= 0 && last >= 0;
             ms += fmax(full, 0) * (double)(g->chunks - 1) + fmax(last, 0);
         }

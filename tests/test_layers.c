@@ -51,6 +51,7 @@ static const char *const PROBLEM_KINDS[] = {
     "generator/fft/fft_problem.o",
     "generator/net/pool_problem.o",
     "generator/net/net.o", /* a network: the executor's problem, which `convgen net` prints */
+    "generator/net/net_segments.o", /* its cost model and the host mode's segments: the executor's planning */
 };
 
 /* Family -> the other families it may use. */

@@ -76,6 +76,59 @@ double cg_net_patch_macs(const cg_net *net, const cg_net_patch *patch);
  * patch cg_net_patch_of accepted (which bounds the batch). */
 void cg_net_dense_position(const cg_net *net, int64_t b, const int64_t j[3], int64_t pos[3]);
 
+static inline int64_t cg_net_tensor_elems(const cg_net_tensor *t)
+{
+    return t->batch * t->c * t->ext[0] * t->ext[1] * t->ext[2];
+}
+
+/* A patch's dense output elements: the last layer's maps over patch->out. */
+static inline int64_t cg_net_dense_elems(const cg_net *net, const cg_net_patch *p)
+{
+    return p->shape[net->count].c * p->out[0] * p->out[1] * p->out[2];
+}
+
+/* ---- net_segments.c: the network cost model and the host mode's planning ---- */
+
+/* Layer i's seconds on patch p by the network cost model, on a GPU of `sm_count`
+ * multiprocessors (0: 132); 0 for a pooling. */
+double cg_net_layer_seconds(const cg_net *net, const cg_net_patch *p, int i, int sm_count);
+
+/* What the host mode plans a patch for. */
+typedef struct cg_net_budget {
+    double device_bytes;     /* a chunk's buffers, twice over (two slots, ping-pong), fit in this */
+    double host_bytes;       /* two of the patch's largest tensors (pinned) fit in this */
+    double bus_up, bus_down; /* host <-> device bytes/s */
+    int sm_count;
+} cg_net_budget;
+
+/* Host mode: layers [first, end) of a patch on the device, a chunk at a time. A chunk is nb of
+ * the N batch entries of layer first's input, or, split (kc > 0), one entry's kc output maps
+ * (a convolution's, then the poolings' after it; a pooling's own maps where it comes first):
+ * what the device holds where a whole entry does not fit. The poolings inside multiply the
+ * batch by F; the chunk's output rows land at f N + b (the fragments' layout). */
+typedef struct cg_net_segment {
+    int first, end;
+    bool interleave;          /* also the interleavings: the output is the dense patch */
+    int64_t batch;            /* N */
+    int64_t nb, kc;           /* a full chunk: nb entries; kc maps when split (else 0) */
+    int64_t chunks;
+    int64_t fragments;        /* F */
+    /* A full chunk's bytes on the device: input, output, the largest tensor in between. */
+    double in_bytes, out_bytes, mid_bytes;
+    /* A patch's: bytes up and down, the convolutions' modeled seconds, the segment's. */
+    double up, down, work, seconds;
+} cg_net_segment;
+
+/* Patch p's segments (each the longest run of layers one entry of which fits the device
+ * budget, cut into as few chunks as fit; the interleavings in the last where it is one chunk of
+ * everything, else a segment of their own; none without poolings) into out (may be NULL) and
+ * *count; the seconds a patch takes by the cost model (per segment the slowest of its
+ * convolutions together, its bytes up and its bytes down, plus a chunk's share of the other
+ * two; the host's packing and placing), INFINITY where some layer cannot be cut small enough or
+ * the tensors pass the host's budget. */
+double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *out,
+                       int *count);
+
 #endif
 
 /* ---- net_eval.c: the CPU's evaluations, in float64 ---- */

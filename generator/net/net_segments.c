@@ -1,0 +1,167 @@
+/* The network cost model, and the host mode's planning (ZNNi section VII-A, "GPU + host RAM";
+ * runtime/net_host.c runs what it plans): which runs of layers one batch entry of a patch fits
+ * on the device (segments), how each is cut into chunks (batch entries, or one entry's output
+ * maps), the bytes each sends over the bus and what a patch costs. All arithmetic: it plans for
+ * any GPU from the budget it is given. */
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "net/net.h"
+
+/* The multiply-adds a second one multiprocessor gives a network's 3x3x3 convolutions, as the
+ * cost model counts them (direct multiply-adds, whatever the algorithm ran): n337's on an H200
+ * (bench/NOTES.md, "Whole networks"). Larger kernels run at more by FFT and Winograd: n537's,
+ * n726's and n926's measured rates follow (kernel volume / 27)^0.8 within 30%. Ranks patches
+ * and modes; explain shows each layer's own estimate. */
+#define MAC_RATE_PER_SM 2.9e11
+
+double cg_net_layer_seconds(const cg_net *net, const cg_net_patch *p, int i, int sm_count)
+{
+    const cg_net_layer *l = &net->layers[i];
+    if (l->kind != CG_NET_CONV)
+        return 0;
+    double volume = (double)l->size[0] * l->size[1] * l->size[2];
+    double macs = (double)cg_net_tensor_elems(&p->shape[i + 1]) * (double)p->shape[i].c * volume;
+    int sm = sm_count > 0 ? sm_count : 132;
+    return macs / (MAC_RATE_PER_SM * sm * pow(volume / 27, 0.8));
+}
+
+#define CHUNK_LAUNCH_S 20e-6 /* a chunk's copies and launches beyond its work */
+#define HOST_COPY 5e9        /* bytes/s of packing a patch and placing its output, one core */
+
+/* Tensor t's elements in a chunk of segment s: nb of layer first's N entries, and where split
+ * kc of its maps (the input of a convolution that comes first keeps all of its channels).
+ * Exact: every count is below 2^62 (cg_net_patch_of). */
+static int64_t chunk_elems(const cg_net *net, const cg_net_patch *p, const cg_net_segment *s, int t)
+{
+    const cg_net_tensor *x = &p->shape[t];
+    bool sliced = s->kc && !(t == s->first && net->layers[s->first].kind == CG_NET_CONV);
+    return x->batch / s->batch * s->nb * (sliced ? s->kc : x->c) * x->ext[0] * x->ext[1] * x->ext[2];
+}
+
+static int poolings(const cg_net *net)
+{
+    int count = 0;
+    for (int i = 0; i < net->count; ++i)
+        count += net->layers[i].kind == CG_NET_POOL;
+    return count;
+}
+
+/* A full chunk's device buffers (input, output, the largest step output between) into s; their
+ * bytes, twice the input and output (two slots) and twice the largest between (ping-pong). The
+ * steps are the segment's layers, then, where it interleaves, one interleaving per pooling,
+ * each of the last tensor's size. */
+static double chunk_bytes(const cg_net *net, const cg_net_patch *p, cg_net_segment *s)
+{
+    int layers = s->end - s->first, steps = layers + (s->interleave ? poolings(net) : 0);
+    s->in_bytes = 4.0 * (double)chunk_elems(net, p, s, s->first);
+    s->mid_bytes = 0;
+    for (int i = 0; i < steps - 1; ++i)
+        s->mid_bytes = fmax(s->mid_bytes, 4.0 * (double)chunk_elems(net, p, s, i < layers ? s->first + 1 + i : s->end));
+    s->out_bytes = s->interleave ? 4.0 * (double)cg_net_dense_elems(net, p) : 4.0 * (double)chunk_elems(net, p, s, s->end);
+    return 2 * (s->in_bytes + s->out_bytes + s->mid_bytes);
+}
+
+/* The largest nb (split: kc) for which a chunk fits `budget`, spread evenly over the chunks;
+ * 0 where not even one fits. */
+static int64_t fit_chunk(const cg_net *net, const cg_net_patch *p, cg_net_segment *s, double budget)
+{
+    int64_t total = s->kc ? p->shape[s->end].c : s->batch, lo = 0, hi = total;
+    while (lo < hi) { /* the bytes grow with the chunk: the largest that fits */
+        int64_t mid = (lo + hi + 1) / 2;
+        *(s->kc ? &s->kc : &s->nb) = mid;
+        if (chunk_bytes(net, p, s) <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    if (!lo)
+        return 0;
+    int64_t chunks = (total + lo - 1) / lo, even = (total + chunks - 1) / chunks;
+    *(s->kc ? &s->kc : &s->nb) = even;
+    chunk_bytes(net, p, s);
+    return even;
+}
+
+/* Segment s's traffic, work and modeled seconds for the whole patch. */
+static void segment_cost(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *s)
+{
+    int64_t maps = p->shape[s->end].c;
+    s->chunks = s->kc ? s->batch * ((maps + s->kc - 1) / s->kc) : (s->batch + s->nb - 1) / s->nb;
+    s->fragments = p->shape[s->end].batch / s->batch;
+    double in = 4.0 * (double)cg_net_tensor_elems(&p->shape[s->first]);
+    bool reread = s->kc && net->layers[s->first].kind == CG_NET_CONV; /* every slice reads the whole entry */
+    s->up = reread ? in * (double)((maps + s->kc - 1) / s->kc) : in;
+    s->down = s->interleave ? 4.0 * (double)cg_net_dense_elems(net, p)
+                            : 4.0 * (double)cg_net_tensor_elems(&p->shape[s->end]);
+    s->work = 0;
+    for (int i = s->first; i < s->end; ++i)
+        s->work += cg_net_layer_seconds(net, p, i, b->sm_count);
+    /* the three overlap across chunks, but the pipeline fills and drains at each end: one chunk
+     * runs them in turn */
+    double up = s->up / b->bus_up, down = s->down / b->bus_down, slowest = fmax(s->work, fmax(up, down));
+    s->seconds = slowest + (s->work + up + down - slowest) / (double)s->chunks + (double)s->chunks * CHUNK_LAUNCH_S;
+}
+
+double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *out,
+                       int *segments)
+{
+    double largest = 4.0 * (double)cg_net_dense_elems(net, p);
+    for (int i = 0; i <= net->count; ++i)
+        largest = fmax(largest, 4.0 * (double)cg_net_tensor_elems(&p->shape[i]));
+    if (2 * largest > b->host_bytes || b->device_bytes <= 0)
+        return INFINITY;
+    double budget = b->device_bytes, seconds = 0;
+    cg_net_segment seg[CG_NET_MAX_LAYERS + 1];
+    int count = 0;
+    for (int first = 0; first < net->count; first = seg[count++].end) {
+        cg_net_segment *s = &seg[count];
+        /* the longest run of layers one entry of which fits */
+        *s = (cg_net_segment){.first = first, .batch = p->shape[first].batch, .nb = 1};
+        int end = 0;
+        for (s->end = first + 1; s->end <= net->count; ++s->end)
+            if (chunk_bytes(net, p, s) <= budget)
+                end = s->end;
+        if (end) {
+            s->end = end;
+            fit_chunk(net, p, s, budget);
+        } else { /* one layer, and the poolings after it, a slice of maps at a time */
+            s->kc = 1;
+            for (s->end = first + 1; s->end < net->count && net->layers[s->end].kind == CG_NET_POOL; ++s->end) {
+                ++s->end;
+                bool fits = chunk_bytes(net, p, s) <= budget;
+                --s->end;
+                if (!fits)
+                    break;
+            }
+            if (!fit_chunk(net, p, s, budget))
+                return INFINITY;
+        }
+    }
+    /* the interleavings (none without poolings: the last tensor is the dense patch): in the last
+     * segment where it is one chunk of everything, else alone */
+    cg_net_segment *last = &seg[count - 1];
+    cg_net_segment whole = *last;
+    whole.interleave = true;
+    if (!poolings(net)) {
+        /* nothing to undo */
+    } else if (!last->kc && last->nb == last->batch && chunk_bytes(net, p, &whole) <= budget) {
+        *last = whole;
+    } else {
+        seg[count] = (cg_net_segment){.first = net->count, .end = net->count, .interleave = true,
+                                    .batch = p->shape[net->count].batch, .nb = p->shape[net->count].batch};
+        if (chunk_bytes(net, p, &seg[count++]) > budget)
+            return INFINITY;
+    }
+    for (int i = 0; i < count; ++i) {
+        segment_cost(net, p, b, &seg[i]);
+        seconds += seg[i].seconds;
+    }
+    /* the patch packed and its output placed by the host, between the patches */
+    seconds += (4.0 * (double)cg_net_tensor_elems(&p->shape[0]) + 4.0 * (double)cg_net_dense_elems(net, p)) / HOST_COPY;
+    if (out)
+        memcpy(out, seg, sizeof seg[0] * (size_t)count);
+    *segments = count;
+    return seconds;
+}
