@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "args.h"
 #include "layer.h"
@@ -158,33 +157,19 @@ static bool load_weights(convgen_net *exe, const cg_net *net, const char *path)
     return ok;
 }
 
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare_doubles(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 /* The runs' median seconds; false where a run failed. */
 static bool time_runs(convgen_net *exe, const infer_args *a, const float *x, float *y, double *median)
 {
     double t[64];
     int runs = a->runs; /* 1..64 (parse) */
     for (int r = -a->warmup; r < runs; ++r) { /* runs below 0: the warm-up */
-        double start = seconds();
+        double start = cg_now_s();
         if (convgen_net_infer(exe, x, a->volume, y, NULL) != CONVGEN_SUCCESS)
             return fprintf(stderr, "convgen: infer: %s\n", convgen_last_error()), false;
         if (r >= 0)
-            t[r] = seconds() - start;
+            t[r] = cg_now_s() - start;
     }
-    qsort(t, (size_t)runs, sizeof t[0], compare_doubles);
-    *median = t[runs / 2];
+    *median = cg_median(t, runs);
     return true;
 }
 

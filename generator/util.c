@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static thread_local char last_error[1024];
 
@@ -298,4 +299,23 @@ char *cg_read_file(const char *path, size_t max_bytes, size_t *size)
 const char *cg_read_error(int err)
 {
     return err == EINVAL ? "not a regular file" : err == EFBIG ? "larger than this reader accepts" : strerror(err);
+}
+
+double cg_now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cg_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return v[n / 2];
 }

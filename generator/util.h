@@ -60,6 +60,12 @@ char *cg_strdup(const char *s);
 char *cg_read_file(const char *path, size_t max_bytes, size_t *size);
 const char *cg_read_error(int err);
 
+/* Seconds on the monotonic clock (differences only). */
+double cg_now_s(void);
+
+/* The median of n > 0 values (v is sorted in place; of an even count, the upper middle one). */
+double cg_median(double *v, int n);
+
 /* The largest divisor d of n for which fits(d, user) holds, or 1 when none does: ZNNi's
  * sub-batching, the largest batch whose buffers fit a workspace limit. */
 int64_t cg_largest_divisor(int64_t n, bool (*fits)(int64_t d, void *user), void *user);

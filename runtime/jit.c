@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cubin.h"
 #include "kernel_set.h"
@@ -23,13 +22,6 @@ static const char *const base_options[] = {"--ptxas-options=-v", "-std=c++17", "
 static size_t base_option_count(int major, int minor)
 {
     return major > 12 || (major == 12 && minor >= 4) ? BASE_OPTIONS : BASE_OPTIONS - 1;
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 convgen_status jit_check_arch(const char *arch)
@@ -129,7 +121,7 @@ static convgen_status compile(const char *source, const char *name, const char *
     for (size_t i = 0; i < count; ++i)
         options[i + 1] = base_options[i];
     nvrtcProgram prog = NULL;
-    double t0 = now_ms();
+    double t0 = cg_now_s();
     nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS)
         return nvrtc_fail(NULL, r, "nvrtcCreateProgram");
@@ -143,7 +135,7 @@ static convgen_status compile(const char *source, const char *name, const char *
     } else if ((r = nvrtcGetCUBIN(prog, out->cubin)) != NVRTC_SUCCESS) {
         s = nvrtc_fail(prog, r, "nvrtcGetCUBIN");
     } else {
-        out->compile_ms = now_ms() - t0;
+        out->compile_ms = 1e3 * (cg_now_s() - t0);
         size_t size = 0;
         nvrtcGetProgramLogSize(prog, &size);
         char *log = malloc(size + 1);

@@ -37,10 +37,7 @@
 /* The two activation buffers' bytes: the largest tensor (the interleaving keeps the last's size). */
 static size_t buffer_bytes(const cg_net *net, const cg_net_patch *patch)
 {
-    int64_t most = 0;
-    for (int i = 0; i <= net->count; ++i)
-        most = cg_net_tensor_elems(&patch->shape[i]) > most ? cg_net_tensor_elems(&patch->shape[i]) : most;
-    return (size_t)most * sizeof(float);
+    return (size_t)cg_net_largest_elems(net, patch) * sizeof(float);
 }
 
 static size_t weight_bytes(const cg_net *net)
@@ -316,14 +313,26 @@ static size_t default_host_memory(void)
     return pages > 0 && page > 0 ? (size_t)pages / 4 * (size_t)page : (size_t)4 << 30;
 }
 
+static convgen_status with_context(const convgen_net *n)
+{
+    if (n->ctx->offline)
+        return cg_fail(CONVGEN_ERROR_NO_DEVICE, "the network's context is offline (arch %s)", n->ctx->arch);
+    return cg_net_cuda(n, n->ctx->drv->CtxPushCurrent(n->ctx->primary), "cuCtxPushCurrent");
+}
+
+static void without_context(const convgen_net *n)
+{
+    CUcontext popped;
+    n->ctx->drv->CtxPopCurrent(&popped);
+}
+
 static convgen_status measure_bus(convgen_net *n)
 {
-    convgen_status s = cg_net_cuda(n, n->ctx->drv->CtxPushCurrent(n->ctx->primary), "cuCtxPushCurrent");
+    convgen_status s = with_context(n);
     if (s != CONVGEN_SUCCESS)
         return s;
     s = cg_net_host_measure(n);
-    CUcontext popped;
-    n->ctx->drv->CtxPopCurrent(&popped);
+    without_context(n);
     return s;
 }
 
@@ -365,11 +374,11 @@ convgen_status convgen_net_create(convgen_context *ctx, const char *text, const 
             s = choose_patch(n, o.fragment, o.volume, (convgen_net_mode)o.mode);
     }
     if (s == CONVGEN_SUCCESS && !ctx->offline) {
-        CUresult r = ctx->drv->CtxPushCurrent(ctx->primary);
-        s = r == CUDA_SUCCESS ? allocate(n) : cg_cuda_fail(ctx->drv, r, "cuCtxPushCurrent");
-        CUcontext popped;
-        if (r == CUDA_SUCCESS)
-            ctx->drv->CtxPopCurrent(&popped);
+        s = with_context(n);
+        if (s == CONVGEN_SUCCESS) {
+            s = allocate(n);
+            without_context(n);
+        }
         if (s == CONVGEN_SUCCESS)
             s = convgen_net_random_weights(n, 1);
     }
@@ -422,19 +431,6 @@ void convgen_net_destroy(convgen_net *n)
         drv->CtxPopCurrent(&popped);
     }
     free(n);
-}
-
-static convgen_status with_context(const convgen_net *n)
-{
-    if (n->ctx->offline)
-        return cg_fail(CONVGEN_ERROR_NO_DEVICE, "the network's context is offline (arch %s)", n->ctx->arch);
-    return cg_net_cuda(n, n->ctx->drv->CtxPushCurrent(n->ctx->primary), "cuCtxPushCurrent");
-}
-
-static void without_context(const convgen_net *n)
-{
-    CUcontext popped;
-    n->ctx->drv->CtxPopCurrent(&popped);
 }
 
 convgen_status convgen_net_set_weights(convgen_net *n, int layer, const float *w, const float *bias)
@@ -628,12 +624,6 @@ convgen_status convgen_net_patch(const convgen_net *n, int64_t in[CONVGEN_MAX_RA
 
 /* ---- profile ---- */
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Device mode: each step of one patch between events, on slot 0's input, `runs` times; the
  * median milliseconds of each step into ms[0 .. steps). */
 static convgen_status profile_steps(convgen_net *n, int runs, double *ms)
@@ -660,8 +650,7 @@ static convgen_status profile_steps(convgen_net *n, int runs, double *ms)
         }
     }
     for (int i = 0; i < steps && s == CONVGEN_SUCCESS; ++i) {
-        qsort(t[i], (size_t)runs, sizeof t[i][0], compare_doubles);
-        ms[i] = t[i][runs / 2];
+        ms[i] = cg_median(t[i], runs);
     }
     for (int i = 0; i <= steps; ++i)
         if (marks[i])

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "net_exec.h"
 
@@ -36,7 +35,7 @@ double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, cg_net_
 
 /* Segment s's plans for a chunk of nb entries (kc maps): its layers', the interleavings are
  * the device mode's (the whole final tensor). */
-static convgen_status plan_chunk(convgen_net *n, cg_net_segment *s, int64_t nb, int64_t kc, size_t workspace_limit,
+static convgen_status plan_chunk(convgen_net *n, const cg_net_segment *s, int64_t nb, int64_t kc, size_t workspace_limit,
                                  convgen_plan **plan)
 {
     const cg_net_patch *p = &n->patch;
@@ -69,10 +68,7 @@ convgen_status cg_net_host_plan(convgen_net *n)
         in = fmax(in, n->seg[j].in_bytes), out = fmax(out, n->seg[j].out_bytes), mid = fmax(mid, n->seg[j].mid_bytes);
     }
     n->in_bytes = (size_t)in, n->out_bytes = (size_t)out, n->buf_bytes = (size_t)mid;
-    double most = 4.0 * (double)cg_net_dense_elems(&n->net, &n->patch);
-    for (int i = 0; i <= n->net.count; ++i)
-        most = fmax(most, 4.0 * (double)cg_net_tensor_elems(&n->patch.shape[i]));
-    n->tensor_bytes = (size_t)most;
+    n->tensor_bytes = (size_t)cg_net_largest_elems(&n->net, &n->patch) * sizeof(float);
     size_t fixed = 2 * (n->in_bytes + n->out_bytes + n->buf_bytes) + n->weight_bytes;
     if (fixed >= n->memory_limit)
         return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: the host mode's chunks need %zu",
@@ -107,13 +103,6 @@ void cg_net_host_free(convgen_net *n)
             n->ctx->drv->MemFreeHost(n->tensor[t]);
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 convgen_status cg_net_host_measure(convgen_net *n)
 {
     const cg_driver *drv = n->ctx->drv;
@@ -126,13 +115,13 @@ convgen_status cg_net_host_measure(convgen_net *n)
     double best[2] = {INFINITY, INFINITY};
     for (int r = 0; r < 4 && s == CONVGEN_SUCCESS; ++r) /* the first of each is a warm-up */
         for (int d = 0; d < 2 && s == CONVGEN_SUCCESS; ++d) {
-            double t0 = now_s();
+            double t0 = cg_now_s();
             s = cg_net_cuda(n, d ? drv->MemcpyDtoHAsync(host, dev, bytes, NULL) : drv->MemcpyHtoDAsync(dev, host, bytes, NULL),
                             "measuring the bus");
             if (s == CONVGEN_SUCCESS)
                 s = cg_net_cuda(n, drv->CtxSynchronize(), "measuring the bus");
             if (r)
-                best[d] = fmin(best[d], now_s() - t0);
+                best[d] = fmin(best[d], cg_now_s() - t0);
         }
     if (s == CONVGEN_SUCCESS)
         n->bw_up = (double)bytes / best[0], n->bw_down = (double)bytes / best[1];
@@ -298,11 +287,11 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
             snprintf(size, sizeof size, "%lld maps of one entry", (long long)g->kc);
         else
             snprintf(size, sizeof size, "%lld of %lld entries", (long long)g->nb, (long long)g->batch);
-        double up = g->up / n->bw_up * 1e3, down = g->down / n->bw_down * 1e3, slowest = fmax(ms, fmax(up, down));
+        double up = g->up / n->bw_up * 1e3, down = g->down / n->bw_down * 1e3;
         cg_buf_printf(b, "  segment %d: %s, %lld chunks of %s; %.1f MiB up (%.3g ms), %.1f MiB down (%.3g ms), "
                       "convolutions %.3g ms\n", j, what, (long long)g->chunks, size, g->up / 1048576.0, up,
                       g->down / 1048576.0, down, ms);
-        total += slowest + (ms + up + down - slowest) / (double)g->chunks; /* as segment_cost */
+        total += cg_net_pipeline_seconds(ms, up, down, g->chunks);
     }
     const cg_net_patch *p = &n->patch;
     if (timed && total > 0)

@@ -339,12 +339,6 @@ static convgen_status check_output(tuner *t, candidate *c, convgen_plan *plan, b
     return CONVGEN_SUCCESS;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* One run between two events, behind the spin; its milliseconds. */
 static convgen_status timed_run(tuner *t, convgen_plan *plan, bench_buffers *b, CUdeviceptr ws, size_t ws_bytes,
                                 double *ms)
@@ -385,8 +379,7 @@ static convgen_status time_runs(tuner *t, convgen_plan *plan, bench_buffers *b, 
         s = timed_run(t, plan, b, ws, ws_bytes, &times[r]);
     if (s != CONVGEN_SUCCESS)
         return s;
-    qsort(times, (size_t)runs, sizeof *times, compare_doubles);
-    *ms = times[runs / 2];
+    *ms = cg_median(times, runs);
     return s;
 }
 

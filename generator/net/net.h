@@ -87,6 +87,16 @@ static inline int64_t cg_net_dense_elems(const cg_net *net, const cg_net_patch *
     return p->shape[net->count].c * p->out[0] * p->out[1] * p->out[2];
 }
 
+/* The largest of a patch's tensors, in elements (the interleavings keep the last one's count:
+ * the dense output is never larger). */
+static inline int64_t cg_net_largest_elems(const cg_net *net, const cg_net_patch *p)
+{
+    int64_t most = 0;
+    for (int i = 0; i <= net->count; ++i)
+        most = cg_net_tensor_elems(&p->shape[i]) > most ? cg_net_tensor_elems(&p->shape[i]) : most;
+    return most;
+}
+
 /* ---- net_segments.c: the network cost model and the host mode's planning ---- */
 
 /* Layer i's seconds on patch p by the network cost model, on a GPU of `sm_count`
@@ -118,6 +128,10 @@ typedef struct cg_net_segment {
     /* A patch's: bytes up and down, the convolutions' modeled seconds, the segment's. */
     double up, down, work, seconds;
 } cg_net_segment;
+
+/* A segment's time from its `chunks` chunks' total compute, copies up and copies down (any
+ * unit): the slowest of the three, which overlap, and a chunk's share of the other two. */
+double cg_net_pipeline_seconds(double work, double up, double down, int64_t chunks);
 
 /* Patch p's segments (each the longest run of layers one entry of which fits the device
  * budget, cut into as few chunks as fit; the interleavings in the last where it is one chunk of

@@ -84,6 +84,14 @@ static int64_t fit_chunk(const cg_net *net, const cg_net_patch *p, cg_net_segmen
     return even;
 }
 
+double cg_net_pipeline_seconds(double work, double up, double down, int64_t chunks)
+{
+    /* the three overlap across chunks, but the pipeline fills and drains at each end: one chunk
+     * runs them in turn */
+    double slowest = fmax(work, fmax(up, down));
+    return slowest + (work + up + down - slowest) / (double)chunks;
+}
+
 /* Segment s's traffic, work and modeled seconds for the whole patch. */
 static void segment_cost(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *s)
 {
@@ -98,19 +106,14 @@ static void segment_cost(const cg_net *net, const cg_net_patch *p, const cg_net_
     s->work = 0;
     for (int i = s->first; i < s->end; ++i)
         s->work += cg_net_layer_seconds(net, p, i, b->sm_count);
-    /* the three overlap across chunks, but the pipeline fills and drains at each end: one chunk
-     * runs them in turn */
-    double up = s->up / b->bus_up, down = s->down / b->bus_down, slowest = fmax(s->work, fmax(up, down));
-    s->seconds = slowest + (s->work + up + down - slowest) / (double)s->chunks + (double)s->chunks * CHUNK_LAUNCH_S;
+    s->seconds = cg_net_pipeline_seconds(s->work, s->up / b->bus_up, s->down / b->bus_down, s->chunks) +
+                 (double)s->chunks * CHUNK_LAUNCH_S;
 }
 
 double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *out,
                        int *segments)
 {
-    double largest = 4.0 * (double)cg_net_dense_elems(net, p);
-    for (int i = 0; i <= net->count; ++i)
-        largest = fmax(largest, 4.0 * (double)cg_net_tensor_elems(&p->shape[i]));
-    if (2 * largest > b->host_bytes || b->device_bytes <= 0)
+    if (2 * 4.0 * (double)cg_net_largest_elems(net, p) > b->host_bytes || b->device_bytes <= 0)
         return INFINITY;
     double budget = b->device_bytes, seconds = 0;
     cg_net_segment seg[CG_NET_MAX_LAYERS + 1];
