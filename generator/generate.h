@@ -210,10 +210,12 @@ typedef struct cg_wino_op {
     int64_t buffer, outer_stride, row_stride;
     int64_t out_size[CG_WINO_DIMS], weights;
     int64_t splits, split_columns, partial;
-    /* FUSED, FUSED_ACCGRAD: the rows (output channels) one block computes, its channels too for
-     * FUSED_ACCGRAD: the kernel's work is rows and channels rounded up to them (a layer of 3
-     * output channels does 32's work). 0: counted as they are. */
-    int64_t row_block, channel_block;
+    /* FUSED, FUSED_ACCGRAD: the rows (output channels) one block computes: the kernel's work is
+     * the rows rounded up to it (a layer of 3 output channels does 32's work); FUSED_ACCGRAD's
+     * blocks of (channel, depth tap) pairs pad its channels' work by channel_scale (>= 1). 0:
+     * counted as they are. */
+    int64_t row_block;
+    double channel_scale;
     bool flip, planes_transposed;
 } cg_wino_op;
 

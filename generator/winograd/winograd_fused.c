@@ -325,7 +325,8 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
 
     cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, p->c, s->in, s->tiles, m, s->pad, WINO_V);
     f.stage = CG_WINO_FUSED_ACCGRAD;
-    f.row_block = ACCGRAD_OUTPUTS, f.channel_block = ACCGRAD_CHANNELS;
+    int64_t pairs = accgrad_channels(p, s);
+    f.row_block = ACCGRAD_OUTPUTS, f.channel_scale = (double)(wino_div_up(pairs, ACCGRAD_CHANNELS) * ACCGRAD_CHANNELS) / (double)pairs;
     f.buffer = 0;
     f.rows = p->k, f.out_size[0] = s->out[0], f.out_size[1] = s->out[1], f.out_size[2] = s->out[2];
     f.outer_stride = taps, f.row_stride = p->c * taps;

@@ -274,8 +274,8 @@ static cg_work winograd_work(const cg_kernel_op *op, int sm_count)
         break;
     case CG_WINO_FUSED_ACCGRAD: /* both operands' tiles in, products summed over the images' tiles */
         k.efficiency = WINOGRAD_FUSED_ACCGRAD_EFFICIENCY;
-        k.flops = 2 * alpha * tiles * (double)w->outer * round_up(w->channels, w->channel_block) *
-                  round_up(w->rows, w->row_block);
+        k.flops = 2 * alpha * tiles * planes * round_up(w->rows, w->row_block) *
+                  (w->channel_scale > 0 ? w->channel_scale : 1);
         k.bytes = 4 * (planes * plane + (double)w->rows * w->outer * outputs) + 4.0 * w->splits * w->partial;
         break;
     default: /* SUM: partial results summed */
