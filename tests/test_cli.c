@@ -195,6 +195,14 @@ static void test_infer_checks_its_arguments(void **state)
     snprintf(args, sizeof args, "infer '%s/bench/nets/n337.net' --volume 100x100x100 --frobnicate 1", CONVGEN_SOURCE_DIR);
     expect_rc(2, "unknown option '--frobnicate'", args);
     expect_rc(2, "cannot read it", "infer /nonexistent.net --volume 100x100x100");
+    const char *bad[][2] = {{"--mode sideways", "--mode 'sideways' must be auto, device or host"},
+                            {"--host-memory 0", "--host-memory '0' must be MiB, 1 to 2^40"},
+                            {"--warmup 65", "--warmup '65' must be 0..64"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        snprintf(args, sizeof args, "infer '%s/bench/nets/n337.net' --volume 100x100x100 %s", CONVGEN_SOURCE_DIR,
+                 bad[i][0]);
+        expect_rc(2, bad[i][1], args);
+    }
 }
 
 /* "auto" and every registered planner's name. */

@@ -316,6 +316,10 @@ static void test_executor_plans_offline(void **state)
     const int64_t in[3] = {64, 64, 64};
     assert_int_equal(convgen_net_infer(net, x, in, x, NULL), CONVGEN_ERROR_NO_DEVICE);
     assert_int_equal(convgen_net_profile(net, &text), CONVGEN_ERROR_NO_DEVICE);
+    assert_int_equal(convgen_net_profile(net, NULL), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "text is NULL"));
+    assert_int_equal(convgen_net_profile(NULL, &text), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "net is NULL"));
     assert_int_equal(convgen_net_set_weights(net, 1, x, x), CONVGEN_ERROR_INVALID_VALUE); /* a pooling */
     assert_non_null(strstr(convgen_last_error(), "layer = 1"));
     convgen_net_destroy(net);
