@@ -122,8 +122,8 @@ static convgen_status plan_patch(convgen_net *n, const int64_t m[3], convgen_net
     if (mode == CONVGEN_NET_HOST) {
         if (cg_net_host_segments(n, &n->patch, n->seg, &n->segments) == INFINITY)
             return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes, host_memory_limit = %zu: the patch "
-                           "of fragments %lldx%lldx%lld does not fit the host mode (a layer's single map of one entry, "
-                           "or two of its tensors in host memory)", n->memory_limit, n->host_limit, (long long)m[0],
+                           "of fragments %lldx%lldx%lld does not fit the host mode (a layer's single map or depth row of "
+                           "one entry, or two of its tensors in host memory)", n->memory_limit, n->host_limit, (long long)m[0],
                            (long long)m[1], (long long)m[2]);
         s = cg_net_host_plan(n);
     } else {
@@ -540,7 +540,8 @@ static convgen_status start_patch(convgen_net *n, pipe_slot *p, const float *x, 
         return s;
     cg_net_pack_input(n, x, ext, origin, p->host_in);
     const slot_steps steps = {compute_patch, download_patch, NULL};
-    return cg_net_through_slot(n, p, p->host_in, n->in_bytes, &steps, stream);
+    const slot_input in = {p->host_in, n->in_bytes, 1, n->in_bytes};
+    return cg_net_through_slot(n, p, &in, &steps, stream);
 }
 
 /* Waits for a slot's patch to come down and places it into y. */

@@ -65,7 +65,32 @@ void cg_net_place_output(const convgen_net *n, const float *src, float *y, const
 }
 
 
-convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const void *src, size_t bytes, const slot_steps *steps,
+convgen_status cg_net_copy_rows(const convgen_net *n, bool up, void *host, size_t host_pitch, CUdeviceptr dev,
+                                size_t dev_pitch, size_t width, size_t height, CUstream stream)
+{
+    const cg_driver *drv = n->ctx->drv;
+    if (height == 1 || (host_pitch == width && dev_pitch == width))
+        return cg_net_cuda(n, up ? drv->MemcpyHtoDAsync(dev, host, width * height, stream)
+                                 : drv->MemcpyDtoHAsync(host, dev, width * height, stream),
+                           up ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync");
+    const size_t max_pitch = ((size_t)1 << 31) - 1; /* CU_DEVICE_ATTRIBUTE_MAX_PITCH on every GPU so far */
+    if (host_pitch > max_pitch || dev_pitch > max_pitch) {
+        convgen_status s = CONVGEN_SUCCESS;
+        for (size_t r = 0; r < height && s == CONVGEN_SUCCESS; ++r)
+            s = cg_net_copy_rows(n, up, (char *)host + r * host_pitch, width, dev + r * dev_pitch, width, width, 1, stream);
+        return s;
+    }
+    CUDA_MEMCPY2D c = {.WidthInBytes = width, .Height = height};
+    c.srcMemoryType = up ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    c.dstMemoryType = up ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    if (up)
+        c.srcHost = host, c.srcPitch = host_pitch, c.dstDevice = dev, c.dstPitch = dev_pitch;
+    else
+        c.srcDevice = dev, c.srcPitch = dev_pitch, c.dstHost = host, c.dstPitch = host_pitch;
+    return cg_net_cuda(n, drv->Memcpy2DAsync(&c, stream), "cuMemcpy2DAsync");
+}
+
+convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const slot_input *in, const slot_steps *steps,
                                    convgen_stream stream)
 {
     const cg_driver *drv = n->ctx->drv;
@@ -74,7 +99,7 @@ convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const void *src
     if (p->used) /* dev_in free once the slot's last item computed */
         s = cg_net_cuda(n, drv->StreamWaitEvent(n->up, p->computed, 0), "cuStreamWaitEvent");
     if (s == CONVGEN_SUCCESS)
-        s = cg_net_cuda(n, drv->MemcpyHtoDAsync(p->dev_in, src, bytes, n->up), "cuMemcpyHtoDAsync");
+        s = cg_net_copy_rows(n, true, (void *)in->src, in->pitch, p->dev_in, in->width, in->width, in->height, n->up);
     if (s == CONVGEN_SUCCESS)
         s = cg_net_cuda(n, drv->EventRecord(p->uploaded, n->up), "cuEventRecord");
     if (s == CONVGEN_SUCCESS)

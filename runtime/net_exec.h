@@ -80,10 +80,23 @@ typedef struct slot_steps {
     void *arg;
 } slot_steps;
 
-/* `bytes` of host `src` through slot p: up on n->up once the slot's last item computed (dev_in
+/* `height` rows of `width` bytes between host memory, `host_pitch` bytes apart, and device
+ * memory, `dev_pitch` apart: one copy where both are packed, else one 2-D copy (a row per
+ * loop past the driver's 2 GiB pitch), on `stream`; up: host to device. */
+convgen_status cg_net_copy_rows(const convgen_net *n, bool up, void *host, size_t host_pitch, CUdeviceptr dev,
+                                size_t dev_pitch, size_t width, size_t height, CUstream stream);
+
+/* A slot's input: `height` rows of `width` bytes of host memory, `pitch` bytes apart (one row:
+ * a contiguous input), packed on the device. */
+typedef struct slot_input {
+    const float *src;
+    size_t width, height, pitch;
+} slot_input;
+
+/* The input `in` through slot p: up on n->up once the slot's last item computed (dev_in
  * free), compute on `stream` once up and once the slot's last output came down (dev_out free),
  * down on n->down once computed; the slot's events record each. Returns without waiting. */
-convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const void *src, size_t bytes, const slot_steps *steps,
+convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const slot_input *in, const slot_steps *steps,
                                    convgen_stream stream);
 /* A convolution plan's algorithm and time into `how`; its milliseconds, < 0 where none is known. */
 double cg_net_layer_ms(const convgen_plan *plan, char *how, size_t size);

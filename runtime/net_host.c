@@ -2,7 +2,8 @@
  * for the device keeps its tensors in pinned host memory, and the network runs in segments:
  *
  *   for each segment (consecutive layers whose chunk fits the device):
- *       for each chunk (nb batch entries, or one entry's kc output maps), two slots in flight:
+ *       for each chunk (nb batch entries, or one entry's kc output maps or dq depth rows), two
+ *       slots in flight:
  *           up:      the chunk's input rows, one copy (stream `up`)
  *           compute: the segment's layers on it, ping-ponging two buffers (the caller's stream)
  *           down:    its output rows, one copy per fragment the poolings made (stream `down`)
@@ -10,9 +11,11 @@
  * Each segment is as long as one batch entry allows: every layer kept on the device saves a
  * round trip of its tensor over the bus, and after a pooling the fragments are independent
  * entries, so the network's tail usually runs whole per chunk. A layer whose one entry does not
- * fit is cut by output maps (its weights and bias are slices: w + k0 C kernel); the inputs are
- * never cut by channel, which would need the partial sums added outside the convolution and
- * the epilogue after them. How the network is cut, and what a patch costs, is planned by the
+ * fit is cut by output maps (its weights and bias are slices: w + k0 C kernel) or by depth rows
+ * (each chunk reads the rows of its input that its rows see: overlap-save in depth), whichever
+ * the cost model prefers; the inputs are never cut by channel, which would need the partial
+ * sums added outside the convolution and the epilogue after them. Where the interleavings do
+ * not fit the last segment's one chunk, the host places the final fragments. How the network is cut, and what a patch costs, is planned by the
  * generator (cg_net_segments, generator/net/net_segments.c); here are the plans, the memory and
  * the run. */
 #include <math.h>
@@ -33,20 +36,25 @@ double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, cg_net_
 
 /* ---- plans ---- */
 
-/* Segment s's plans for a chunk of nb entries (kc maps): its layers', the interleavings are
- * the device mode's (the whole final tensor). */
-static convgen_status plan_chunk(convgen_net *n, const cg_net_segment *s, int64_t nb, int64_t kc, size_t workspace_limit,
-                                 convgen_plan **plan)
+/* Segment s's plans for a chunk of nb entries (kc maps, dq rows of its last tensor): its
+ * layers', the interleavings are the device mode's (the whole final tensor). */
+static convgen_status plan_chunk(convgen_net *n, const cg_net_segment *s, int64_t nb, int64_t kc, int64_t dq,
+                                 size_t workspace_limit, convgen_plan **plan)
 {
     const cg_net_patch *p = &n->patch;
+    int64_t from[CG_NET_MAX_LAYERS + 1], rows[CG_NET_MAX_LAYERS + 1];
+    if (dq)
+        cg_net_slab_rows(&n->net, s, 0, dq, from, rows);
     convgen_status st = CONVGEN_SUCCESS;
     for (int i = s->first; i < s->end && st == CONVGEN_SUCCESS; ++i) {
-        const cg_net_tensor *t = &p->shape[i];
-        int64_t batch = t->batch / s->batch * nb;
+        cg_net_tensor t = p->shape[i];
+        if (dq)
+            t.ext[0] = rows[i];
+        int64_t batch = t.batch / s->batch * nb;
         if (n->net.layers[i].kind == CG_NET_CONV)
-            st = cg_net_plan_conv(n, i, batch, kc ? kc : n->net.layers[i].k, t, workspace_limit, &plan[i - s->first]);
+            st = cg_net_plan_conv(n, i, batch, kc ? kc : n->net.layers[i].k, &t, workspace_limit, &plan[i - s->first]);
         else
-            st = cg_net_plan_pool(n, i, CONVGEN_POOL_FRAGMENTS, batch, kc ? kc : t->c, t->ext, &plan[i - s->first]);
+            st = cg_net_plan_pool(n, i, CONVGEN_POOL_FRAGMENTS, batch, kc ? kc : t.c, t.ext, &plan[i - s->first]);
     }
     return st;
 }
@@ -76,10 +84,12 @@ convgen_status cg_net_host_plan(convgen_net *n)
     convgen_status s = CONVGEN_SUCCESS;
     for (int j = 0; j < n->segments && s == CONVGEN_SUCCESS; ++j) {
         cg_net_segment *g = &n->seg[j];
-        int64_t total = g->kc ? n->patch.shape[g->end].c : g->batch, size = g->kc ? g->kc : g->nb;
-        s = plan_chunk(n, g, g->kc ? 1 : g->nb, g->kc, n->memory_limit - fixed, n->chunk_plan[j][0]);
-        if (s == CONVGEN_SUCCESS && total % size) /* the last chunk's */
-            s = plan_chunk(n, g, g->kc ? 1 : total % size, g->kc ? total % size : 0, n->memory_limit - fixed,
+        bool cut = g->kc || g->dq;
+        int64_t total = g->dq ? n->patch.shape[g->end].ext[0] : g->kc ? n->patch.shape[g->end].c : g->batch;
+        int64_t size = g->dq ? g->dq : g->kc ? g->kc : g->nb, rest = total % size;
+        s = plan_chunk(n, g, cut ? 1 : g->nb, g->kc, g->dq, n->memory_limit - fixed, n->chunk_plan[j][0]);
+        if (s == CONVGEN_SUCCESS && rest) /* the last chunk's */
+            s = plan_chunk(n, g, cut ? 1 : rest, g->kc ? rest : 0, g->dq ? rest : 0, n->memory_limit - fixed,
                            n->chunk_plan[j][1]);
     }
     return s;
@@ -134,22 +144,29 @@ convgen_status cg_net_host_measure(convgen_net *n)
 
 /* ---- running a patch ---- */
 
-/* Chunk j of segment g: its first entry and entries, its first map and maps (of the output). */
+/* Chunk j of segment g: its first entry and entries, its first map and maps, its first depth
+ * row and rows (of the output). */
 typedef struct chunk {
-    int64_t b0, bn, k0, kn;
+    int64_t b0, bn, k0, kn, q0, qn;
     bool last; /* the last chunk's shape (its own plans) */
 } chunk;
 
 static chunk chunk_of(const convgen_net *n, const cg_net_segment *g, int64_t j)
 {
-    int64_t maps = n->patch.shape[g->end].c;
+    const cg_net_tensor *t = &n->patch.shape[g->end];
+    int64_t maps = t->c, depth = t->ext[0];
+    if (g->dq) {
+        int64_t slabs = (depth + g->dq - 1) / g->dq, q0 = j % slabs * g->dq;
+        int64_t qn = depth - q0 < g->dq ? depth - q0 : g->dq;
+        return (chunk){.b0 = j / slabs, .bn = 1, .k0 = 0, .kn = maps, .q0 = q0, .qn = qn, .last = qn != g->dq};
+    }
     if (g->kc) {
         int64_t slices = (maps + g->kc - 1) / g->kc, k0 = j % slices * g->kc;
         int64_t kn = maps - k0 < g->kc ? maps - k0 : g->kc;
-        return (chunk){.b0 = j / slices, .bn = 1, .k0 = k0, .kn = kn, .last = kn != g->kc};
+        return (chunk){.b0 = j / slices, .bn = 1, .k0 = k0, .kn = kn, .qn = depth, .last = kn != g->kc};
     }
     int64_t b0 = j * g->nb, bn = g->batch - b0 < g->nb ? g->batch - b0 : g->nb;
-    return (chunk){.b0 = b0, .bn = bn, .k0 = 0, .kn = maps, .last = bn != g->nb};
+    return (chunk){.b0 = b0, .bn = bn, .k0 = 0, .kn = maps, .qn = depth, .last = bn != g->nb};
 }
 
 static int64_t ext_elems(const cg_net_tensor *t) { return t->ext[0] * t->ext[1] * t->ext[2]; }
@@ -179,20 +196,20 @@ static convgen_status compute_chunk(convgen_net *n, const cg_net_segment *g, con
     return s;
 }
 
-/* The chunk's output rows into the host tensor: one copy per fragment f, to rows f N + b. */
+/* The chunk's output rows into the host tensor: per fragment f, its entries' maps (each its
+ * depth rows q0..) to rows f N + b. */
 static convgen_status download(convgen_net *n, const cg_net_segment *g, const chunk *c, const pipe_slot *p, float *dst)
 {
-    const cg_driver *drv = n->ctx->drv;
     if (g->interleave)
-        return cg_net_cuda(n, drv->MemcpyDtoHAsync(dst, p->dev_out, (size_t)cg_net_dense_elems(&n->net, &n->patch) * 4,
-                                                   n->down), "cuMemcpyDtoHAsync (a dense patch)");
+        return cg_net_copy_rows(n, false, dst, 0, p->dev_out, 0, (size_t)cg_net_dense_elems(&n->net, &n->patch) * 4,
+                                1, n->down);
     const cg_net_tensor *t = &n->patch.shape[g->end];
-    int64_t e = ext_elems(t), rows = c->bn * c->kn * e;
+    int64_t e = ext_elems(t), plane = t->ext[1] * t->ext[2], rows = c->bn * c->kn, width = c->qn * plane;
     convgen_status s = CONVGEN_SUCCESS;
     for (int64_t f = 0; f < g->fragments && s == CONVGEN_SUCCESS; ++f)
-        s = cg_net_cuda(n, drv->MemcpyDtoHAsync(dst + ((f * g->batch + c->b0) * t->c + c->k0) * e,
-                                                p->dev_out + (CUdeviceptr)(f * rows * 4), (size_t)rows * 4, n->down),
-                        "cuMemcpyDtoHAsync (a chunk)");
+        s = cg_net_copy_rows(n, false, dst + ((f * g->batch + c->b0) * t->c + c->k0) * e + c->q0 * plane, (size_t)e * 4,
+                             p->dev_out + (CUdeviceptr)(f * rows * width * 4), (size_t)width * 4, (size_t)width * 4,
+                             (size_t)rows, n->down);
     return s;
 }
 
@@ -225,11 +242,30 @@ static convgen_status run_chunk(convgen_net *n, int index, int64_t j, int64_t sl
     r.plans = n->chunk_plan[index][r.c.last];
     const cg_net_tensor *t = &n->patch.shape[g->first];
     int64_t e = ext_elems(t);
-    bool whole_entry = !g->kc || g->first == g->end || n->net.layers[g->first].kind == CG_NET_CONV;
-    int64_t at = whole_entry ? r.c.b0 * t->c * e : (r.c.b0 * t->c + r.c.k0) * e;
-    int64_t count = whole_entry ? r.c.bn * t->c * e : r.c.kn * e;
+    slot_input in;
+    if (g->dq) { /* the entry's every channel, the input rows its output rows see */
+        int64_t from[CG_NET_MAX_LAYERS + 1], rows[CG_NET_MAX_LAYERS + 1], plane = t->ext[1] * t->ext[2];
+        cg_net_slab_rows(&n->net, g, r.c.q0, r.c.qn, from, rows);
+        in = (slot_input){src + r.c.b0 * t->c * e + from[g->first] * plane, (size_t)(rows[g->first] * plane) * 4,
+                          (size_t)t->c, (size_t)e * 4};
+    } else {
+        bool whole_entry = !g->kc || n->net.layers[g->first].kind == CG_NET_CONV;
+        int64_t at = whole_entry ? r.c.b0 * t->c * e : (r.c.b0 * t->c + r.c.k0) * e;
+        int64_t count = whole_entry ? r.c.bn * t->c * e : r.c.kn * e;
+        in = (slot_input){src + at, (size_t)count * 4, 1, (size_t)count * 4};
+    }
     const slot_steps steps = {compute_step, download_step, &r};
-    return cg_net_through_slot(n, &n->slot[slot], src + at, (size_t)count * 4, &steps, stream);
+    return cg_net_through_slot(n, &n->slot[slot], &in, &steps, stream);
+}
+
+/* Whether the host undoes the poolings (the interleavings did not fit the last segment's one
+ * chunk): the last segment's output is the final fragments. */
+static bool host_places_fragments(const convgen_net *n)
+{
+    bool pools = false;
+    for (int i = 0; i < n->net.count; ++i)
+        pools |= n->net.layers[i].kind == CG_NET_POOL;
+    return pools && !n->seg[n->segments - 1].interleave;
 }
 
 convgen_status cg_net_host_patch(convgen_net *n, const float *x, const int64_t ext[3], const int64_t origin[3],
@@ -249,9 +285,13 @@ convgen_status cg_net_host_patch(convgen_net *n, const float *x, const int64_t e
     }
     if (s == CONVGEN_SUCCESS)
         s = cg_net_cuda(n, drv->EventSynchronize(n->slot[(issued - 1) % 2].downloaded), "running a patch in host mode");
-    if (s == CONVGEN_SUCCESS)
-        cg_net_place_output(n, n->tensor[n->segments % 2], y, out, out_origin);
-    return s;
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    const float *last = n->tensor[n->segments % 2];
+    if (host_places_fragments(n))
+        return cg_net_place_fragments(&n->net, &n->patch, last, y, out, out_origin);
+    cg_net_place_output(n, last, y, out, out_origin);
+    return CONVGEN_SUCCESS;
 }
 
 /* ---- explain ---- */
@@ -276,14 +316,14 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
             ms += fmax(full, 0) * (double)(g->chunks - 1) + fmax(last, 0);
         }
         char what[96];
-        if (g->first == g->end)
-            snprintf(what, sizeof what, "the interleavings");
-        else if (g->end - g->first == 1)
+        if (g->end - g->first == 1)
             snprintf(what, sizeof what, "layer %d%s", g->first, g->interleave ? " and the interleavings" : "");
         else
             snprintf(what, sizeof what, "layers %d-%d%s", g->first, g->end - 1, g->interleave ? " and the interleavings" : "");
         char size[64];
-        if (g->kc)
+        if (g->dq)
+            snprintf(size, sizeof size, "%lld depth rows of one entry", (long long)g->dq);
+        else if (g->kc)
             snprintf(size, sizeof size, "%lld maps of one entry", (long long)g->kc);
         else
             snprintf(size, sizeof size, "%lld of %lld entries", (long long)g->nb, (long long)g->batch);
@@ -293,6 +333,8 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
                       g->down / 1048576.0, down, ms);
         total += cg_net_pipeline_seconds(ms, up, down, g->chunks);
     }
+    if (host_places_fragments(n))
+        cg_buf_printf(b, "  the interleavings: by the host, from the final fragments into the dense output\n");
     const cg_net_patch *p = &n->patch;
     if (timed && total > 0)
         cg_buf_printf(b, "predicted: %.3g ms a patch (each segment's convolutions, copies up and copies down "

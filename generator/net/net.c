@@ -225,3 +225,34 @@ void cg_net_dense_position(const cg_net *net, int64_t b, const int64_t j[3], int
             pos[d] = o[d] + p[d] * pos[d];
     }
 }
+
+convgen_status cg_net_place_fragments(const cg_net *net, const cg_net_patch *p, const float *src, float *y,
+                                      const int64_t out[3], const int64_t origin[3])
+{
+    const cg_net_tensor *t = &p->shape[net->count];
+    const int64_t *S = p->stride, *m = t->ext, zero[3] = {0, 0, 0};
+    /* The fragment whose voxels lie at each offset in the stride's box: a dense row (k, z, r)
+     * takes its voxels from the S[2] fragments of its depth and height offsets, so the rows
+     * are written one at a time, from S[2] rows read in order. */
+    int64_t *at = malloc(sizeof *at * (size_t)t->batch);
+    if (!at)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory placing a patch's fragments");
+    for (int64_t b = 0; b < t->batch; ++b) {
+        int64_t pos[3];
+        cg_net_dense_position(net, b, zero, pos);
+        at[(pos[0] * S[1] + pos[1]) * S[2] + pos[2]] = b;
+    }
+    for (int64_t k = 0; k < t->c; ++k)
+        for (int64_t z = 0; z < p->out[0]; ++z)
+            for (int64_t r = 0; r < p->out[1]; ++r) {
+                float *row = y + ((k * out[0] + origin[0] + z) * out[1] + origin[1] + r) * out[2] + origin[2];
+                for (int64_t o = 0; o < S[2]; ++o) {
+                    int64_t b = at[(z % S[0] * S[1] + r % S[1]) * S[2] + o];
+                    const float *from = src + (((b * t->c + k) * m[0] + z / S[0]) * m[1] + r / S[1]) * m[2];
+                    for (int64_t j = 0; j < m[2]; ++j)
+                        row[o + S[2] * j] = from[j];
+                }
+            }
+    free(at);
+    return CONVGEN_SUCCESS;
+}

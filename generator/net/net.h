@@ -76,6 +76,12 @@ double cg_net_patch_macs(const cg_net *net, const cg_net_patch *patch);
  * patch cg_net_patch_of accepted (which bounds the batch). */
 void cg_net_dense_position(const cg_net *net, int64_t b, const int64_t j[3], int64_t pos[3]);
 
+/* The final fragments of a patch, src [F][K][p->m] (F the final batch), into y [K][out] at
+ * `origin`, each voxel at its dense position (cg_net_dense_position): the interleavings, done
+ * by the host. Fails only for want of memory. */
+convgen_status cg_net_place_fragments(const cg_net *net, const cg_net_patch *p, const float *src, float *y,
+                                      const int64_t out[3], const int64_t origin[3]);
+
 static inline int64_t cg_net_tensor_elems(const cg_net_tensor *t)
 {
     return t->batch * t->c * t->ext[0] * t->ext[1] * t->ext[2];
@@ -112,15 +118,17 @@ typedef struct cg_net_budget {
 } cg_net_budget;
 
 /* Host mode: layers [first, end) of a patch on the device, a chunk at a time. A chunk is nb of
- * the N batch entries of layer first's input, or, split (kc > 0), one entry's kc output maps
- * (a convolution's, then the poolings' after it; a pooling's own maps where it comes first):
- * what the device holds where a whole entry does not fit. The poolings inside multiply the
- * batch by F; the chunk's output rows land at f N + b (the fragments' layout). */
+ * the N batch entries of layer first's input; or, where one entry does not fit, one entry cut
+ * one of two ways: kc of its output maps (a convolution's, then the poolings' after it; a
+ * pooling's own maps where it comes first), or dq depth rows of the segment's last tensor, for
+ * which it reads the rows of its input that those rows see (cg_net_slab_rows: overlap-save in
+ * depth). The poolings inside multiply the batch by F; the chunk's output rows land at f N + b
+ * (the fragments' layout). */
 typedef struct cg_net_segment {
     int first, end;
     bool interleave;          /* also the interleavings: the output is the dense patch */
     int64_t batch;            /* N */
-    int64_t nb, kc;           /* a full chunk: nb entries; kc maps when split (else 0) */
+    int64_t nb, kc, dq;       /* a full chunk: nb entries; kc maps or dq rows when cut (else 0) */
     int64_t chunks;
     int64_t fragments;        /* F */
     /* A full chunk's bytes on the device: input, output, the largest tensor in between. */
@@ -133,13 +141,21 @@ typedef struct cg_net_segment {
  * unit): the slowest of the three, which overlap, and a chunk's share of the other two. */
 double cg_net_pipeline_seconds(double work, double up, double down, int64_t chunks);
 
+/* The depth rows of segment s's tensors first..end that a chunk computing rows [q0, q0 + dq) of
+ * its last tensor reads and writes: from[t], rows[t] (t indexes p->shape). Walking back, a
+ * convolution adds its kernel's depth - 1, a pooling of window p takes p rows a row and p - 1
+ * more (so that each of its fragments has the rows), as cg_net_patch_of walks a patch. */
+void cg_net_slab_rows(const cg_net *net, const cg_net_segment *s, int64_t q0, int64_t dq, int64_t from[],
+                      int64_t rows[]);
+
 /* Patch p's segments (each the longest run of layers one entry of which fits the device
- * budget, cut into as few chunks as fit; the interleavings in the last where it is one chunk of
- * everything, else a segment of their own; none without poolings) into out (may be NULL) and
- * *count; the seconds a patch takes by the cost model (per segment the slowest of its
- * convolutions together, its bytes up and its bytes down, plus a chunk's share of the other
- * two; the host's packing and placing), INFINITY where some layer cannot be cut small enough or
- * the tensors pass the host's budget. */
+ * budget, cut into as few chunks as fit; where not even one layer's entry fits, the cheaper of
+ * its maps and its depth rows; the interleavings in the last segment where it is one chunk of
+ * everything, else the host places the final fragments) into out (may be NULL) and *count; the
+ * seconds a patch takes by the cost model (per segment the slowest of its convolutions
+ * together, its bytes up and its bytes down, plus a chunk's share of the other two; the host's
+ * packing and placing), INFINITY where some layer cannot be cut small enough or the tensors
+ * pass the host's budget. */
 double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *out,
                        int *count);
 

@@ -1,7 +1,7 @@
 /* The network cost model, and the host mode's planning (ZNNi section VII-A, "GPU + host RAM";
  * runtime/net_host.c runs what it plans): which runs of layers one batch entry of a patch fits
  * on the device (segments), how each is cut into chunks (batch entries, or one entry's output
- * maps), the bytes each sends over the bus and what a patch costs. All arithmetic: it plans for
+ * maps or depth rows), the bytes each sends over the bus and what a patch costs. All arithmetic: it plans for
  * any GPU from the budget it is given. */
 #include <math.h>
 #include <stdbool.h>
@@ -16,28 +16,52 @@
  * and modes; explain shows each layer's own estimate. */
 #define MAC_RATE_PER_SM 2.9e11
 
-double cg_net_layer_seconds(const cg_net *net, const cg_net_patch *p, int i, int sm_count)
+/* A convolution's seconds for `out_elems` outputs from c channels, by the rate above. */
+static double conv_seconds(const cg_net *net, int i, double out_elems, double c, int sm_count)
 {
     const cg_net_layer *l = &net->layers[i];
-    if (l->kind != CG_NET_CONV)
-        return 0;
     double volume = (double)l->size[0] * l->size[1] * l->size[2];
-    double macs = (double)cg_net_tensor_elems(&p->shape[i + 1]) * (double)p->shape[i].c * volume;
     int sm = sm_count > 0 ? sm_count : 132;
-    return macs / (MAC_RATE_PER_SM * sm * pow(volume / 27, 0.8));
+    return out_elems * c * volume / (MAC_RATE_PER_SM * sm * pow(volume / 27, 0.8));
+}
+
+double cg_net_layer_seconds(const cg_net *net, const cg_net_patch *p, int i, int sm_count)
+{
+    if (net->layers[i].kind != CG_NET_CONV)
+        return 0;
+    return conv_seconds(net, i, (double)cg_net_tensor_elems(&p->shape[i + 1]), (double)p->shape[i].c, sm_count);
+}
+
+void cg_net_slab_rows(const cg_net *net, const cg_net_segment *s, int64_t q0, int64_t dq, int64_t from[],
+                      int64_t rows[])
+{
+    from[s->end] = q0, rows[s->end] = dq;
+    for (int i = s->end - 1; i >= s->first; --i) {
+        int64_t size = net->layers[i].size[0];
+        bool conv = net->layers[i].kind == CG_NET_CONV;
+        from[i] = conv ? from[i + 1] : from[i + 1] * size;
+        rows[i] = conv ? rows[i + 1] + size - 1 : rows[i + 1] * size + size - 1;
+    }
 }
 
 #define CHUNK_LAUNCH_S 20e-6 /* a chunk's copies and launches beyond its work */
 #define HOST_COPY 5e9        /* bytes/s of packing a patch and placing its output, one core */
 
-/* Tensor t's elements in a chunk of segment s: nb of layer first's N entries, and where split
- * kc of its maps (the input of a convolution that comes first keeps all of its channels).
- * Exact: every count is below 2^62 (cg_net_patch_of). */
+/* Tensor t's elements in a chunk of segment s: nb of layer first's N entries; where cut by maps,
+ * kc of them (the input of a convolution that comes first keeps all of its channels); where
+ * cut by depth, the rows of a chunk of dq (rows[t], cg_net_slab_rows). Exact: every count is
+ * below 2^62 (cg_net_patch_of). */
 static int64_t chunk_elems(const cg_net *net, const cg_net_patch *p, const cg_net_segment *s, int t)
 {
     const cg_net_tensor *x = &p->shape[t];
     bool sliced = s->kc && !(t == s->first && net->layers[s->first].kind == CG_NET_CONV);
-    return x->batch / s->batch * s->nb * (sliced ? s->kc : x->c) * x->ext[0] * x->ext[1] * x->ext[2];
+    int64_t depth = x->ext[0];
+    if (s->dq) {
+        int64_t from[CG_NET_MAX_LAYERS + 1], rows[CG_NET_MAX_LAYERS + 1];
+        cg_net_slab_rows(net, s, 0, s->dq, from, rows);
+        depth = rows[t];
+    }
+    return x->batch / s->batch * s->nb * (sliced ? s->kc : x->c) * depth * x->ext[1] * x->ext[2];
 }
 
 static int poolings(const cg_net *net)
@@ -63,14 +87,22 @@ static double chunk_bytes(const cg_net *net, const cg_net_patch *p, cg_net_segme
     return 2 * (s->in_bytes + s->out_bytes + s->mid_bytes);
 }
 
-/* The largest nb (split: kc) for which a chunk fits `budget`, spread evenly over the chunks;
- * 0 where not even one fits. */
+/* What a chunk of s counts: nb entries, kc maps or dq rows, and how many of them there are. */
+static int64_t *chunk_size(cg_net_segment *s) { return s->dq ? &s->dq : s->kc ? &s->kc : &s->nb; }
+
+static int64_t chunk_total(const cg_net_patch *p, const cg_net_segment *s)
+{
+    return s->dq ? p->shape[s->end].ext[0] : s->kc ? p->shape[s->end].c : s->batch;
+}
+
+/* The largest chunk (nb, kc or dq) that fits `budget`, spread evenly over the chunks; 0 where
+ * not even one fits. */
 static int64_t fit_chunk(const cg_net *net, const cg_net_patch *p, cg_net_segment *s, double budget)
 {
-    int64_t total = s->kc ? p->shape[s->end].c : s->batch, lo = 0, hi = total;
+    int64_t total = chunk_total(p, s), lo = 0, hi = total;
     while (lo < hi) { /* the bytes grow with the chunk: the largest that fits */
         int64_t mid = (lo + hi + 1) / 2;
-        *(s->kc ? &s->kc : &s->nb) = mid;
+        *chunk_size(s) = mid;
         if (chunk_bytes(net, p, s) <= budget)
             lo = mid;
         else
@@ -79,7 +111,7 @@ static int64_t fit_chunk(const cg_net *net, const cg_net_patch *p, cg_net_segmen
     if (!lo)
         return 0;
     int64_t chunks = (total + lo - 1) / lo, even = (total + chunks - 1) / chunks;
-    *(s->kc ? &s->kc : &s->nb) = even;
+    *chunk_size(s) = even;
     chunk_bytes(net, p, s);
     return even;
 }
@@ -92,22 +124,80 @@ double cg_net_pipeline_seconds(double work, double up, double down, int64_t chun
     return slowest + (work + up + down - slowest) / (double)chunks;
 }
 
+/* A depth-cut segment's bytes up and convolutions' seconds over its chunks of dq rows and the
+ * last of fewer: each reads the input rows its rows see, so the rows between chunks go up twice. */
+static void slab_traffic(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *s)
+{
+    int64_t depth = p->shape[s->end].ext[0], full = depth / s->dq, rest = depth % s->dq;
+    s->up = s->work = 0;
+    for (int k = 0; k < 2; ++k) {
+        int64_t dq = k ? rest : s->dq, count = (k ? rest > 0 : full) * s->batch;
+        if (!count)
+            continue;
+        int64_t from[CG_NET_MAX_LAYERS + 1], rows[CG_NET_MAX_LAYERS + 1];
+        cg_net_slab_rows(net, s, 0, dq, from, rows);
+        const cg_net_tensor *x = &p->shape[s->first];
+        s->up += 4.0 * (double)count * (double)(x->batch / s->batch * x->c * rows[s->first] * x->ext[1] * x->ext[2]);
+        for (int i = s->first; i < s->end; ++i) {
+            const cg_net_tensor *y = &p->shape[i + 1];
+            double outs = (double)(y->batch / s->batch * y->c * rows[i + 1] * y->ext[1] * y->ext[2]);
+            if (net->layers[i].kind == CG_NET_CONV)
+                s->work += (double)count * conv_seconds(net, i, outs, (double)p->shape[i].c, b->sm_count);
+        }
+    }
+}
+
 /* Segment s's traffic, work and modeled seconds for the whole patch. */
 static void segment_cost(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *s)
 {
-    int64_t maps = p->shape[s->end].c;
-    s->chunks = s->kc ? s->batch * ((maps + s->kc - 1) / s->kc) : (s->batch + s->nb - 1) / s->nb;
+    int64_t total = chunk_total(p, s), size = *chunk_size(s), pieces = (total + size - 1) / size;
+    s->chunks = s->kc || s->dq ? s->batch * pieces : pieces;
     s->fragments = p->shape[s->end].batch / s->batch;
-    double in = 4.0 * (double)cg_net_tensor_elems(&p->shape[s->first]);
-    bool reread = s->kc && net->layers[s->first].kind == CG_NET_CONV; /* every slice reads the whole entry */
-    s->up = reread ? in * (double)((maps + s->kc - 1) / s->kc) : in;
     s->down = s->interleave ? 4.0 * (double)cg_net_dense_elems(net, p)
                             : 4.0 * (double)cg_net_tensor_elems(&p->shape[s->end]);
-    s->work = 0;
-    for (int i = s->first; i < s->end; ++i)
-        s->work += cg_net_layer_seconds(net, p, i, b->sm_count);
+    if (s->dq) {
+        slab_traffic(net, p, b, s);
+    } else {
+        double in = 4.0 * (double)cg_net_tensor_elems(&p->shape[s->first]);
+        bool reread = s->kc && net->layers[s->first].kind == CG_NET_CONV; /* every slice reads the whole entry */
+        s->up = reread ? in * (double)pieces : in;
+        s->work = 0;
+        for (int i = s->first; i < s->end; ++i)
+            s->work += cg_net_layer_seconds(net, p, i, b->sm_count);
+    }
     s->seconds = cg_net_pipeline_seconds(s->work, s->up / b->bus_up, s->down / b->bus_down, s->chunks) +
                  (double)s->chunks * CHUNK_LAUNCH_S;
+}
+
+/* Where not even one entry of layer `first` fits: that layer and the poolings after it that
+ * still fit, cut by maps or by depth, whichever costs less; false where neither fits. */
+static bool cut_entry(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, int first, cg_net_segment *s)
+{
+    cg_net_segment cut[2];
+    bool fits[2];
+    for (int k = 0; k < 2; ++k) {
+        cg_net_segment *c = &cut[k];
+        *c = (cg_net_segment){.first = first, .batch = p->shape[first].batch, .nb = 1};
+        *(k ? &c->dq : &c->kc) = 1; /* by depth only where there is one: rank 3 */
+        if (k && p->shape[first].ext[0] == 1) {
+            fits[k] = false;
+            continue;
+        }
+        for (c->end = first + 1; c->end < net->count && net->layers[c->end].kind == CG_NET_POOL; ++c->end) {
+            ++c->end;
+            bool more = chunk_bytes(net, p, c) <= b->device_bytes;
+            --c->end;
+            if (!more)
+                break;
+        }
+        fits[k] = fit_chunk(net, p, c, b->device_bytes) > 0;
+        if (fits[k])
+            segment_cost(net, p, b, c);
+    }
+    if (!fits[0] && !fits[1])
+        return false;
+    *s = cut[fits[1] && (!fits[0] || cut[1].seconds < cut[0].seconds)];
+    return true;
 }
 
 double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *out,
@@ -129,38 +219,21 @@ double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_bu
         if (end) {
             s->end = end;
             fit_chunk(net, p, s, budget);
-        } else { /* one layer, and the poolings after it, a slice of maps at a time */
-            s->kc = 1;
-            for (s->end = first + 1; s->end < net->count && net->layers[s->end].kind == CG_NET_POOL; ++s->end) {
-                ++s->end;
-                bool fits = chunk_bytes(net, p, s) <= budget;
-                --s->end;
-                if (!fits)
-                    break;
-            }
-            if (!fit_chunk(net, p, s, budget))
-                return INFINITY;
+            segment_cost(net, p, b, s);
+        } else if (!cut_entry(net, p, b, first, s)) {
+            return INFINITY;
         }
     }
     /* the interleavings (none without poolings: the last tensor is the dense patch): in the last
-     * segment where it is one chunk of everything, else alone */
-    cg_net_segment *last = &seg[count - 1];
-    cg_net_segment whole = *last;
+     * segment where it is one chunk of everything, else the host places the final fragments */
+    cg_net_segment *last = &seg[count - 1], whole = *last;
     whole.interleave = true;
-    if (!poolings(net)) {
-        /* nothing to undo */
-    } else if (!last->kc && last->nb == last->batch && chunk_bytes(net, p, &whole) <= budget) {
+    if (poolings(net) && !last->kc && !last->dq && last->nb == last->batch && chunk_bytes(net, p, &whole) <= budget) {
         *last = whole;
-    } else {
-        seg[count] = (cg_net_segment){.first = net->count, .end = net->count, .interleave = true,
-                                    .batch = p->shape[net->count].batch, .nb = p->shape[net->count].batch};
-        if (chunk_bytes(net, p, &seg[count++]) > budget)
-            return INFINITY;
+        segment_cost(net, p, b, last);
     }
-    for (int i = 0; i < count; ++i) {
-        segment_cost(net, p, b, &seg[i]);
+    for (int i = 0; i < count; ++i)
         seconds += seg[i].seconds;
-    }
     /* the patch packed and its output placed by the host, between the patches */
     seconds += (4.0 * (double)cg_net_tensor_elems(&p->shape[0]) + 4.0 * (double)cg_net_dense_elems(net, p)) / HOST_COPY;
     if (out)
