@@ -273,10 +273,12 @@ static convgen_status allocate(convgen_net *n)
         s = cg_net_host_allocate(n);
     for (int j = 0; j < 2 && s == CONVGEN_SUCCESS; ++j) {
         pipe_slot *p = &n->slot[j];
-        if (n->mode == CONVGEN_NET_DEVICE) /* host mode: the patch's tensors are the staging */
-            s = cg_net_cuda(n, drv->MemAllocHost((void **)&p->host_in, n->in_bytes), "cuMemAllocHost (a patch's input)");
-        if (s == CONVGEN_SUCCESS && n->mode == CONVGEN_NET_DEVICE)
-            s = cg_net_cuda(n, drv->MemAllocHost((void **)&p->host_out, n->out_bytes), "cuMemAllocHost (a patch's output)");
+        bool host = n->mode == CONVGEN_NET_HOST;
+        s = cg_net_cuda(n, drv->MemAllocHost((void **)&p->host_in, host ? n->stage_in_bytes : n->in_bytes),
+                        "cuMemAllocHost (a patch's input)");
+        if (s == CONVGEN_SUCCESS)
+            s = cg_net_cuda(n, drv->MemAllocHost((void **)&p->host_out, host ? n->stage_out_bytes : n->out_bytes),
+                            "cuMemAllocHost (a patch's output)");
         if (s == CONVGEN_SUCCESS)
             s = cg_net_cuda(n, drv->MemAlloc(&p->dev_in, n->in_bytes), "cuMemAlloc (a patch's input)");
         if (s == CONVGEN_SUCCESS)
@@ -481,12 +483,13 @@ convgen_status convgen_net_random_weights(convgen_net *n, uint64_t seed)
 
 /* ---- inference ---- */
 
-/* Where patch t of a dimension starts in the output: every patch_out, the last moved back to
- * end at the output's edge. */
-static int64_t patch_start(int64_t t, int64_t patch_out, int64_t total)
+void cg_net_patch_origin(const convgen_net *n, int64_t t, const int64_t tiles[3], const int64_t out[3], int64_t at[3])
 {
-    int64_t at = t * patch_out;
-    return at + patch_out > total ? total - patch_out : at;
+    const int64_t idx[3] = {t / (tiles[1] * tiles[2]), t / tiles[2] % tiles[1], t % tiles[2]};
+    for (int d = 0; d < 3; ++d) {
+        at[d] = idx[d] * n->patch.out[d];
+        at[d] = at[d] + n->patch.out[d] > out[d] ? out[d] - n->patch.out[d] : at[d];
+    }
 }
 
 /* Every layer on the slot's input into its output, on `stream`: the convolutions and poolings
@@ -588,19 +591,12 @@ convgen_status convgen_net_infer(convgen_net *n, const float *x, const int64_t i
     int64_t count = tiles[0] * tiles[1] * tiles[2];
     for (int j = 0; j < 2; ++j)
         n->slot[j].used = false;
+    if (n->mode == CONVGEN_NET_HOST)
+        s = cg_net_host_infer(n, x, ext, y, out, tiles, stream);
     /* patch t starts while patch t - 1 computes; then t - 1 is placed while t computes */
-    for (int64_t t = 0; s == CONVGEN_SUCCESS && t < count && n->mode == CONVGEN_NET_HOST; ++t) {
-        const int64_t idx[3] = {t / (tiles[1] * tiles[2]), t / tiles[2] % tiles[1], t % tiles[2]};
-        int64_t at[3];
-        for (int d = 0; d < 3; ++d)
-            at[d] = patch_start(idx[d], n->patch.out[d], out[d]);
-        s = cg_net_host_patch(n, x, ext, at, y, out, at, stream);
-    }
     for (int64_t t = 0; s == CONVGEN_SUCCESS && t <= count && n->mode == CONVGEN_NET_DEVICE; ++t) {
         if (t < count) {
-            const int64_t idx[3] = {t / (tiles[1] * tiles[2]), t / tiles[2] % tiles[1], t % tiles[2]};
-            for (int d = 0; d < 3; ++d)
-                origin[t % 2][d] = patch_start(idx[d], n->patch.out[d], out[d]);
+            cg_net_patch_origin(n, t, tiles, out, origin[t % 2]);
             s = start_patch(n, &n->slot[t % 2], x, ext, origin[t % 2], stream);
         }
         if (s == CONVGEN_SUCCESS && t > 0)

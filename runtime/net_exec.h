@@ -13,7 +13,8 @@
 #include "util.h"
 
 typedef struct pipe_slot {
-    float *host_in, *host_out;      /* pinned (device mode) */
+    float *host_in, *host_out;      /* pinned: a patch's packed input and its output (host mode: its
+                                       final tensor or dense patch), staged while another computes */
     CUdeviceptr dev_in, dev_out;
     CUevent uploaded, computed, downloaded;
     bool used;                      /* something went through it: its events were recorded */
@@ -46,6 +47,7 @@ struct convgen_net {
     convgen_plan *chunk_plan[CG_NET_MAX_LAYERS + 1][2][CG_NET_MAX_LAYERS]; /* [segment][a full chunk, the last][layer - first] */
     float *tensor[2];           /* pinned: the patch's tensors, ping-ponged between segments */
     size_t tensor_bytes;
+    size_t stage_in_bytes, stage_out_bytes; /* a slot's host_in and host_out */
 };
 
 /* A layer's extents as a descriptor takes them: the last `rank` of depth, height, width. */
@@ -98,6 +100,9 @@ typedef struct slot_input {
  * down on n->down once computed; the slot's events record each. Returns without waiting. */
 convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const slot_input *in, const slot_steps *steps,
                                    convgen_stream stream);
+/* Where patch t of a volume of `tiles` patches a dimension starts in its dense output `out`:
+ * every patch.out, the last of a dimension moved back to end at the output's edge. */
+void cg_net_patch_origin(const convgen_net *n, int64_t t, const int64_t tiles[3], const int64_t out[3], int64_t at[3]);
 /* A convolution plan's algorithm and time into `how`; its milliseconds, < 0 where none is known. */
 double cg_net_layer_ms(const convgen_plan *plan, char *how, size_t size);
 
@@ -116,10 +121,11 @@ convgen_status cg_net_host_allocate(convgen_net *n);
 void cg_net_host_free(convgen_net *n);
 /* The host <-> device bandwidths (n->bw_up, bw_down), measured with pinned copies. */
 convgen_status cg_net_host_measure(convgen_net *n);
-/* One patch: x's patch at `origin` through every segment, its dense output into y at
- * `out_origin`; returns when y holds it. The context is current. */
-convgen_status cg_net_host_patch(convgen_net *n, const float *x, const int64_t ext[3], const int64_t origin[3],
-                                 float *y, const int64_t out[3], const int64_t out_origin[3], convgen_stream stream);
+/* Every patch of the volume x [C][ext] into y [K][out], `tiles` patches a dimension: while one
+ * patch's segments run on the device, a host thread places the one before and packs the one
+ * after, each in a slot's staging buffers. Returns when y holds them. The context is current. */
+convgen_status cg_net_host_infer(convgen_net *n, const float *x, const int64_t ext[3], float *y, const int64_t out[3],
+                                 const int64_t tiles[3], convgen_stream stream);
 void cg_net_host_explain(const convgen_net *n, cg_buf *b);
 
 #endif

@@ -1,6 +1,8 @@
 /* The network executor's host mode (ZNNi section VII-A, "GPU + host RAM"): a patch too large
  * for the device keeps its tensors in pinned host memory, and the network runs in segments:
  *
+ *   for each patch (its input packed, and the previous one's output placed, by a host thread
+ *   meanwhile, through the two slots' staging buffers):
  *   for each segment (consecutive layers whose chunk fits the device):
  *       for each chunk (nb batch entries, or one entry's kc output maps or dq depth rows), two
  *       slots in flight:
@@ -19,6 +21,7 @@
  * generator (cg_net_segments, generator/net/net_segments.c); here are the plans, the memory and
  * the run. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +80,8 @@ convgen_status cg_net_host_plan(convgen_net *n)
     }
     n->in_bytes = (size_t)in, n->out_bytes = (size_t)out, n->buf_bytes = (size_t)mid;
     n->tensor_bytes = (size_t)cg_net_largest_elems(&n->net, &n->patch) * sizeof(float);
+    n->stage_in_bytes = (size_t)cg_net_tensor_elems(&n->patch.shape[0]) * sizeof(float);
+    n->stage_out_bytes = (size_t)cg_net_stage_out_elems(&n->net, &n->patch) * sizeof(float);
     size_t fixed = 2 * (n->in_bytes + n->out_bytes + n->buf_bytes) + n->weight_bytes;
     if (fixed >= n->memory_limit)
         return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: the host mode's chunks need %zu",
@@ -268,30 +273,121 @@ static bool host_places_fragments(const convgen_net *n)
     return pools && !n->seg[n->segments - 1].interleave;
 }
 
-convgen_status cg_net_host_patch(convgen_net *n, const float *x, const int64_t ext[3], const int64_t origin[3],
-                                 float *y, const int64_t out[3], const int64_t out_origin[3], convgen_stream stream)
+/* Segment j of a patch (an item of the pipeline): the rows it reads and writes, its chunks so far. */
+typedef struct segment_run {
+    int j;
+    const float *src;
+    float *dst;
+    int64_t done;
+} segment_run;
+
+/* Segment j of patch t: its input and output. Segment 0 reads the patch's staged input, the last
+ * writes its staged output, the rest ping-pong the two host tensors; the patch's phase flips
+ * that order where needed for the first segment of patch t + 1 to write the tensor the last
+ * segment of patch t does not read (they run together). */
+static segment_run segment_of(const convgen_net *n, int64_t t, int j)
+{
+    int phase = (int)(t * (n->segments - 1) % 2), last = n->segments - 1;
+    return (segment_run){.j = j,
+                         .src = j ? n->tensor[(j + phase) % 2] : n->slot[t % 2].host_in,
+                         .dst = j == last ? n->slot[t % 2].host_out : n->tensor[(j + 1 + phase) % 2]};
+}
+
+/* The chunks of `count` segments (of different patches, none reading what another writes), the
+ * one least far along first, through the slots; their input all down before the first copy up. */
+static convgen_status run_together(convgen_net *n, segment_run *run, int count, int64_t *issued, convgen_stream stream)
 {
     const cg_driver *drv = n->ctx->drv;
-    cg_net_pack_input(n, x, ext, origin, n->tensor[0]);
     convgen_status s = CONVGEN_SUCCESS;
-    int64_t issued = 0; /* chunks so far: chunk i goes through slot i % 2 */
-    for (int j = 0; j < n->segments && s == CONVGEN_SUCCESS; ++j) {
-        const cg_net_segment *g = &n->seg[j];
-        /* its input is what the segment before wrote: all of it down before the first copy up */
-        if (j > 0)
-            s = cg_net_cuda(n, drv->StreamWaitEvent(n->up, n->slot[(issued - 1) % 2].downloaded, 0), "cuStreamWaitEvent");
-        for (int64_t c = 0; c < g->chunks && s == CONVGEN_SUCCESS; ++c)
-            s = run_chunk(n, j, c, issued++ % 2, n->tensor[j % 2], n->tensor[(j + 1) % 2], stream);
+    if (*issued > 0)
+        s = cg_net_cuda(n, drv->StreamWaitEvent(n->up, n->slot[(*issued - 1) % 2].downloaded, 0), "cuStreamWaitEvent");
+    for (;;) {
+        segment_run *next = NULL;
+        for (int i = 0; i < count; ++i) {
+            const cg_net_segment *g = &n->seg[run[i].j];
+            if (run[i].done < g->chunks &&
+                (!next || (double)run[i].done / (double)g->chunks < (double)next->done / (double)n->seg[next->j].chunks))
+                next = &run[i];
+        }
+        if (!next || s != CONVGEN_SUCCESS)
+            return s;
+        s = run_chunk(n, next->j, next->done++, (*issued)++ % 2, next->src, next->dst, stream);
     }
+}
+
+/* The host's share of the pipeline: a patch's output placed into y, the next one's input packed. */
+typedef struct host_work {
+    const convgen_net *n;
+    const float *x, *placed;
+    const int64_t *ext, *out;
+    float *y, *packed;
+    int64_t place_at[3], pack_at[3];
+    convgen_status status;
+} host_work;
+
+static void *do_host_work(void *arg)
+{
+    host_work *w = arg;
+    w->status = CONVGEN_SUCCESS;
+    if (w->placed && host_places_fragments(w->n))
+        w->status = cg_net_place_fragments(&w->n->net, &w->n->patch, w->placed, w->y, w->out, w->place_at);
+    else if (w->placed)
+        cg_net_place_output(w->n, w->placed, w->y, w->out, w->place_at);
+    if (w->packed)
+        cg_net_pack_input(w->n, w->x, w->ext, w->pack_at, w->packed);
+    return NULL;
+}
+
+convgen_status cg_net_host_infer(convgen_net *n, const float *x, const int64_t ext[3], float *y, const int64_t out[3],
+                                 const int64_t tiles[3], convgen_stream stream)
+{
+    const cg_driver *drv = n->ctx->drv;
+    int64_t count = tiles[0] * tiles[1] * tiles[2], issued = 0, at[3];
+    /* Two patches in flight where there are two segments or more: step t runs the last segment
+     * of patch t - 1 together with the first of patch t (the one mostly computing, the other
+     * mostly copying), then patch t's segments between. Meanwhile a host thread places the
+     * patch done a step before and packs the next one. */
+    int late = n->segments > 1;
+    cg_net_patch_origin(n, 0, tiles, out, at);
+    cg_net_pack_input(n, x, ext, at, n->slot[0].host_in);
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int64_t t = 0; t < count + late && s == CONVGEN_SUCCESS; ++t) {
+        host_work w = {.n = n, .x = x, .ext = ext, .out = out, .y = y};
+        int64_t placed = t - 1 - late; /* done in step t - 1 */
+        if (placed >= 0) {
+            w.placed = n->slot[placed % 2].host_out;
+            cg_net_patch_origin(n, placed, tiles, out, w.place_at);
+        }
+        if (t + 1 < count) {
+            w.packed = n->slot[(t + 1) % 2].host_in;
+            cg_net_patch_origin(n, t + 1, tiles, out, w.pack_at);
+        }
+        pthread_t thread;
+        bool apart = pthread_create(&thread, NULL, do_host_work, &w) == 0; /* else in turn, below */
+        segment_run run[2];
+        int together = 0;
+        if (late && t > 0)
+            run[together++] = segment_of(n, t - 1, n->segments - 1);
+        if (t < count)
+            run[together++] = segment_of(n, t, 0);
+        s = run_together(n, run, together, &issued, stream);
+        for (int j = 1; j < n->segments - 1 && t < count && s == CONVGEN_SUCCESS; ++j) {
+            segment_run one = segment_of(n, t, j);
+            s = run_together(n, &one, 1, &issued, stream);
+        }
+        if (s == CONVGEN_SUCCESS)
+            s = cg_net_cuda(n, drv->EventSynchronize(n->slot[(issued - 1) % 2].downloaded), "running a patch in host mode");
+        if (apart)
+            pthread_join(thread, NULL);
+        else
+            do_host_work(&w);
+        s = s == CONVGEN_SUCCESS ? w.status : s;
+    }
+    host_work last = {.n = n, .placed = n->slot[(count - 1) % 2].host_out, .out = out, .y = y};
+    cg_net_patch_origin(n, count - 1, tiles, out, last.place_at);
     if (s == CONVGEN_SUCCESS)
-        s = cg_net_cuda(n, drv->EventSynchronize(n->slot[(issued - 1) % 2].downloaded), "running a patch in host mode");
-    if (s != CONVGEN_SUCCESS)
-        return s;
-    const float *last = n->tensor[n->segments % 2];
-    if (host_places_fragments(n))
-        return cg_net_place_fragments(&n->net, &n->patch, last, y, out, out_origin);
-    cg_net_place_output(n, last, y, out, out_origin);
-    return CONVGEN_SUCCESS;
+        do_host_work(&last), s = last.status;
+    return s;
 }
 
 /* ---- explain ---- */
@@ -300,7 +396,8 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
 {
     cg_buf_printf(b, "host mode: the patch's tensors in pinned host memory (2 x %.1f MiB), bus %.1f GB/s up, %.1f GB/s "
                   "down\n", (double)n->tensor_bytes / 1048576.0, n->bw_up * 1e-9, n->bw_down * 1e-9);
-    double total = 0;
+    double work[CG_NET_MAX_LAYERS + 1], up[CG_NET_MAX_LAYERS + 1], down[CG_NET_MAX_LAYERS + 1];
+    int64_t chunks[CG_NET_MAX_LAYERS + 1];
     bool timed = true;
     for (int j = 0; j < n->segments; ++j) {
         const cg_net_segment *g = &n->seg[j];
@@ -327,17 +424,19 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
             snprintf(size, sizeof size, "%lld maps of one entry", (long long)g->kc);
         else
             snprintf(size, sizeof size, "%lld of %lld entries", (long long)g->nb, (long long)g->batch);
-        double up = g->up / n->bw_up * 1e3, down = g->down / n->bw_down * 1e3;
+        work[j] = ms, up[j] = g->up / n->bw_up * 1e3, down[j] = g->down / n->bw_down * 1e3, chunks[j] = g->chunks;
         cg_buf_printf(b, "  segment %d: %s, %lld chunks of %s; %.1f MiB up (%.3g ms), %.1f MiB down (%.3g ms), "
-                      "convolutions %.3g ms\n", j, what, (long long)g->chunks, size, g->up / 1048576.0, up,
-                      g->down / 1048576.0, down, ms);
-        total += cg_net_pipeline_seconds(ms, up, down, g->chunks);
+                      "convolutions %.3g ms%s\n", j, what, (long long)g->chunks, size, g->up / 1048576.0, up[j],
+                      g->down / 1048576.0, down[j], ms,
+                      n->segments > 1 && j == n->segments - 1 ? " (beside the next patch's segment 0)" : "");
     }
+    double total = cg_net_patch_seconds(n->segments, work, up, down, chunks);
     if (host_places_fragments(n))
         cg_buf_printf(b, "  the interleavings: by the host, from the final fragments into the dense output\n");
     const cg_net_patch *p = &n->patch;
     if (timed && total > 0)
         cg_buf_printf(b, "predicted: %.3g ms a patch (each segment's convolutions, copies up and copies down "
-                      "overlapping but for one chunk's), %.4g output voxels/s\n", total,
+                      "overlapping but for one chunk's; the last segment and the next patch's first together), "
+                      "%.4g output voxels/s\n", total,
                       (double)(p->out[0] * p->out[1] * p->out[2]) / (total * 1e-3));
 }

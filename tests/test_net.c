@@ -472,7 +472,8 @@ static void test_host_mode_plans_offline(void **state)
     char *plan = explain_net(host_nets[0], &o);
     const char *says[] = {"host mode", "segment 0: layers 0-1, 2 chunks of 7 depth rows of one entry",
                           "segment 1: layers 2-4, 2 chunks of 4 of 8 entries",
-                          "the interleavings: by the host", "a chunk's input and output"};
+                          "convolutions", "(beside the next patch's segment 0)", "the interleavings: by the host",
+                          "a chunk's input and output"};
     for (size_t i = 0; i < sizeof says / sizeof *says; ++i)
         if (!strstr(plan, says[i]))
             fail_msg("the plan does not say \"%s\":\n%s", says[i], plan);
@@ -636,7 +637,9 @@ static void test_executor_equals_the_dense_definition_on_the_gpu(void **state)
  * windows of 3 and 1 with a kernel 3 deep; every layer of a network without poolings), output
  * maps (a pooling's own where it comes first, two poolings in one cut segment; a convolution's
  * of rank 2), batch entries (a last chunk smaller), the interleavings in the last segment or by
- * the host; and AUTO choosing it for a volume through a memory limit no device-mode patch fits. */
+ * the host; one segment (one patch in flight), two, three and four (two patches in flight, the
+ * host tensors' order flipped each patch where the count is even); and AUTO choosing it for a
+ * volume through a memory limit no device-mode patch fits. Each volume takes several patches. */
 static void test_host_mode_equals_the_dense_definition_on_the_gpu(void **state)
 {
     (void)state;
@@ -646,6 +649,8 @@ static void test_host_mode_equals_the_dense_definition_on_the_gpu(void **state)
     const int64_t m[3] = {4, 5, 3}, v[3] = {45, 50, 30}, m2[3] = {3, 2, 0}, v2[3] = {101, 93, 0};
     check_volume(host_nets[0], m, v, 1200000, CONVGEN_NET_HOST, "2 chunks of 7 depth rows of one entry", &worst);
     check_volume(host_nets[0], m, v, 600000, CONVGEN_NET_HOST, "3 chunks of 3 of 8 entries", &worst);
+    check_volume(host_nets[0], m, v, 160000, CONVGEN_NET_HOST, "segment 3: layers 3-4", &worst); /* 4: phases flip */
+    check_volume(host_nets[0], m, v, 1400000, CONVGEN_NET_HOST, "segment 0: layers 0-4 and the interleavings", &worst);
     check_volume(host_nets[1], m, v, 300000, CONVGEN_NET_HOST, "layer 0, 7 chunks of 2 depth rows", &worst);
     check_volume(host_nets[1], m, v, 500000, CONVGEN_NET_HOST, "layer 0, 4 chunks of 1 maps", &worst);
     check_volume(host_nets[1], m, v, 1000000, CONVGEN_NET_HOST, "layers 1-3 and the interleavings", &worst);
@@ -656,7 +661,7 @@ static void test_host_mode_equals_the_dense_definition_on_the_gpu(void **state)
     check_volume(host_nets[3], m3, v3, 32609, CONVGEN_NET_HOST, "segment 2: layer 2, 2 chunks of 2 depth rows", &worst);
     const int64_t none[3] = {0, 0, 0}, big[3] = {90, 80, 70};
     check_volume(host_nets[0], none, big, 200000, CONVGEN_NET_AUTO, "host mode", &worst);
-    print_message("10 volumes in host mode, worst relative error %.2e\n", worst);
+    print_message("12 volumes in host mode, worst relative error %.2e\n", worst);
 }
 
 int main(void)

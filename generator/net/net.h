@@ -103,6 +103,14 @@ static inline int64_t cg_net_largest_elems(const cg_net *net, const cg_net_patch
     return most;
 }
 
+/* What the host mode's last segment leaves a patch: the dense patch where it interleaves, else
+ * the final fragments; staged for the larger of the two, in elements. */
+static inline int64_t cg_net_stage_out_elems(const cg_net *net, const cg_net_patch *p)
+{
+    int64_t dense = cg_net_dense_elems(net, p), last = cg_net_tensor_elems(&p->shape[net->count]);
+    return dense > last ? dense : last;
+}
+
 /* ---- net_segments.c: the network cost model and the host mode's planning ---- */
 
 /* Layer i's seconds on patch p by the network cost model, on a GPU of `sm_count`
@@ -148,14 +156,22 @@ double cg_net_pipeline_seconds(double work, double up, double down, int64_t chun
 void cg_net_slab_rows(const cg_net *net, const cg_net_segment *s, int64_t q0, int64_t dq, int64_t from[],
                       int64_t rows[]);
 
+/* A patch's seconds from its `count` segments' work, copies up and copies down (seconds) and
+ * chunks, as the host mode runs them: each segment a pipeline (cg_net_pipeline_seconds), but
+ * the last one beside the next patch's first, as one pipeline of both (the one mostly
+ * computing, the other mostly copying). */
+double cg_net_patch_seconds(int count, const double work[], const double up[], const double down[],
+                            const int64_t chunks[]);
+
 /* Patch p's segments (each the longest run of layers one entry of which fits the device
  * budget, cut into as few chunks as fit; where not even one layer's entry fits, the cheaper of
  * its maps and its depth rows; the interleavings in the last segment where it is one chunk of
  * everything, else the host places the final fragments) into out (may be NULL) and *count; the
- * seconds a patch takes by the cost model (per segment the slowest of its convolutions
- * together, its bytes up and its bytes down, plus a chunk's share of the other two; the host's
- * packing and placing), INFINITY where some layer cannot be cut small enough or the tensors
- * pass the host's budget. */
+ * seconds a patch takes by the cost model (cg_net_patch_seconds: per segment the slowest of its
+ * convolutions together, its bytes up and its bytes down, plus a chunk's share of the other two,
+ * the last segment together with the first; the host's
+ * packing and placing where they take longer: a host thread does them beside the device),
+ * INFINITY where some layer cannot be cut small enough or the tensors pass the host's budget. */
 double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *out,
                        int *count);
 

@@ -124,6 +124,18 @@ double cg_net_pipeline_seconds(double work, double up, double down, int64_t chun
     return slowest + (work + up + down - slowest) / (double)chunks;
 }
 
+double cg_net_patch_seconds(int count, const double work[], const double up[], const double down[],
+                            const int64_t chunks[])
+{
+    double seconds = 0;
+    for (int j = count > 1; j < count - (count > 1); ++j)
+        seconds += cg_net_pipeline_seconds(work[j], up[j], down[j], chunks[j]);
+    if (count > 1) /* the last segment beside the next patch's first */
+        seconds += cg_net_pipeline_seconds(work[0] + work[count - 1], up[0] + up[count - 1], down[0] + down[count - 1],
+                                           chunks[0] + chunks[count - 1]);
+    return seconds;
+}
+
 /* A depth-cut segment's bytes up and convolutions' seconds over its chunks of dq rows and the
  * last of fewer: each reads the input rows its rows see, so the rows between chunks go up twice. */
 static void slab_traffic(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *s)
@@ -166,7 +178,7 @@ static void segment_cost(const cg_net *net, const cg_net_patch *p, const cg_net_
             s->work += cg_net_layer_seconds(net, p, i, b->sm_count);
     }
     s->seconds = cg_net_pipeline_seconds(s->work, s->up / b->bus_up, s->down / b->bus_down, s->chunks) +
-                 (double)s->chunks * CHUNK_LAUNCH_S;
+                 (double)s->chunks * CHUNK_LAUNCH_S; /* alone; a patch's: cg_net_patch_seconds */
 }
 
 /* Where not even one entry of layer `first` fits: that layer and the poolings after it that
@@ -203,7 +215,10 @@ static bool cut_entry(const cg_net *net, const cg_net_patch *p, const cg_net_bud
 double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *out,
                        int *segments)
 {
-    if (2 * 4.0 * (double)cg_net_largest_elems(net, p) > b->host_bytes || b->device_bytes <= 0)
+    /* pinned: two of the largest tensor, and each slot's patch input and output staged */
+    double host = 2 * 4.0 * ((double)cg_net_largest_elems(net, p) + (double)cg_net_tensor_elems(&p->shape[0]) +
+                             (double)cg_net_stage_out_elems(net, p));
+    if (host > b->host_bytes || b->device_bytes <= 0)
         return INFINITY;
     double budget = b->device_bytes, seconds = 0;
     cg_net_segment seg[CG_NET_MAX_LAYERS + 1];
@@ -232,10 +247,16 @@ double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_bu
         *last = whole;
         segment_cost(net, p, b, last);
     }
-    for (int i = 0; i < count; ++i)
-        seconds += seg[i].seconds;
-    /* the patch packed and its output placed by the host, between the patches */
-    seconds += (4.0 * (double)cg_net_tensor_elems(&p->shape[0]) + 4.0 * (double)cg_net_dense_elems(net, p)) / HOST_COPY;
+    double work[CG_NET_MAX_LAYERS + 1], up[CG_NET_MAX_LAYERS + 1], down[CG_NET_MAX_LAYERS + 1];
+    int64_t chunks[CG_NET_MAX_LAYERS + 1];
+    for (int i = 0; i < count; ++i) {
+        work[i] = seg[i].work, up[i] = seg[i].up / b->bus_up, down[i] = seg[i].down / b->bus_down;
+        chunks[i] = seg[i].chunks;
+        seconds += (double)seg[i].chunks * CHUNK_LAUNCH_S;
+    }
+    seconds += cg_net_patch_seconds(count, work, up, down, chunks);
+    /* the next patch packed and the last one's output placed by a host thread meanwhile */
+    seconds = fmax(seconds, 4.0 * (double)(cg_net_tensor_elems(&p->shape[0]) + cg_net_dense_elems(net, p)) / HOST_COPY);
     if (out)
         memcpy(out, seg, sizeof seg[0] * (size_t)count);
     *segments = count;
