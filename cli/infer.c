@@ -39,7 +39,8 @@ static int usage(void)
            "  --runs N         timed runs (default 3)\n"
            "  --warmup N       untimed runs before them, 0..64 (default 1)\n"
            "  --explain        print the plan: patch, each layer's tensor and algorithm, memory\n"
-           "  --profile        after the runs, time each step of one patch alone (device mode)\n");
+           "  --profile        after the runs, time each step of one patch alone (host mode:\n"
+           "                   each segment)\n");
     return 0;
 }
 

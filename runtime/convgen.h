@@ -557,11 +557,12 @@ CONVGEN_API convgen_status convgen_net_patch(const convgen_net *net, int64_t in[
  * time (measured where its effort timed it, else the cost model's), the memory in all, and the
  * output voxels per second those times predict. */
 CONVGEN_API convgen_status convgen_net_explain(const convgen_net *net, char **text);
-/* Times each step of one patch alone (device mode; a host-mode plan is refused): every
- * convolution, pooling and interleaving between CUDA events, the median of 5 runs on what the
- * staging holds (the last patch of the last convgen_net_infer; before any, whatever the buffer
- * holds: the times do not depend on it), beside each convolution's algorithm and its measured or
- * estimated time; *text is malloc'ed. Where a patch's time goes, for tuning. */
+/* Times each step of one patch alone: in device mode every convolution, pooling and
+ * interleaving between CUDA events, beside each convolution's algorithm and its measured or
+ * estimated time; in host mode each segment through the pipeline (wall clock, its chunks' copies
+ * and compute overlapping), and the last beside the next patch's first, beside the cost model's
+ * time and what bounds it. The median of 5 runs on what the buffers hold (the times do not
+ * depend on it); *text is malloc'ed. Where a patch's time goes, for tuning. */
 CONVGEN_API convgen_status convgen_net_profile(convgen_net *net, char **text);
 
 #ifdef __cplusplus

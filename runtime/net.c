@@ -31,7 +31,6 @@
 /* The chosen fragment extents are at most this a side. */
 #define MAX_FRAGMENT 32
 #define OFFLINE_MEMORY ((size_t)16 << 30) /* what an offline context plans for without a limit */
-#define PROFILE_RUNS 5
 #define OFFLINE_BUS 25e9 /* host <-> device bytes/s an offline context plans for: PCIe 4 x16, pinned */
 
 /* The two activation buffers' bytes: the largest tensor (the interleaving keeps the last's size). */
@@ -628,7 +627,7 @@ static convgen_status profile_steps(convgen_net *n, int runs, double *ms)
     const cg_driver *drv = n->ctx->drv;
     int steps = n->net.count + n->interleaves;
     CUevent marks[2 * CG_NET_MAX_LAYERS + 1] = {0};
-    double t[2 * CG_NET_MAX_LAYERS][PROFILE_RUNS];
+    double t[2 * CG_NET_MAX_LAYERS][CG_NET_PROFILE_RUNS];
     convgen_status s = CONVGEN_SUCCESS;
     for (int i = 0; i <= steps && s == CONVGEN_SUCCESS; ++i)
         s = cg_net_cuda(n, drv->EventCreate(&marks[i], CU_EVENT_DEFAULT), "cuEventCreate");
@@ -659,20 +658,28 @@ convgen_status convgen_net_profile(convgen_net *n, char **text)
 {
     if (!n || !text)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", n ? "text" : "net");
-    if (n->mode != CONVGEN_NET_DEVICE)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "mode = host: a host-mode patch's steps overlap its copies and are "
-                       "not timed one by one (convgen_net_explain gives its segments)");
     convgen_status s = with_context(n);
     if (s != CONVGEN_SUCCESS)
         return s;
+    if (n->mode == CONVGEN_NET_HOST) {
+        cg_buf b = {0};
+        s = cg_net_host_profile(n, CG_NET_PROFILE_RUNS, &b);
+        without_context(n);
+        if (s == CONVGEN_SUCCESS && !b.data)
+            s = cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the profile");
+        if (s != CONVGEN_SUCCESS)
+            return free(b.data), s;
+        *text = b.data;
+        return CONVGEN_SUCCESS;
+    }
     double ms[2 * CG_NET_MAX_LAYERS] = {0};
-    s = profile_steps(n, PROFILE_RUNS, ms);
+    s = profile_steps(n, CG_NET_PROFILE_RUNS, ms);
     without_context(n);
     if (s != CONVGEN_SUCCESS)
         return s;
     cg_buf b = {0};
     double total = 0;
-    cg_buf_printf(&b, "one patch, each step timed alone (median of %d runs):\n", PROFILE_RUNS);
+    cg_buf_printf(&b, "one patch, each step timed alone (median of %d runs):\n", CG_NET_PROFILE_RUNS);
     for (int i = 0; i < n->net.count + n->interleaves; ++i) {
         char how[64] = "max-pooling fragments";
         if (i >= n->net.count)

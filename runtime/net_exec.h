@@ -127,5 +127,9 @@ convgen_status cg_net_host_measure(convgen_net *n);
 convgen_status cg_net_host_infer(convgen_net *n, const float *x, const int64_t ext[3], float *y, const int64_t out[3],
                                  const int64_t tiles[3], convgen_stream stream);
 void cg_net_host_explain(const convgen_net *n, cg_buf *b);
+/* Each segment of a patch timed alone through the pipeline, and the last beside the next
+ * patch's first, `runs` times (at most CG_NET_PROFILE_RUNS), beside the cost model's: into b. */
+enum { CG_NET_PROFILE_RUNS = 5 };
+convgen_status cg_net_host_profile(convgen_net *n, int runs, cg_buf *b);
 
 #endif

@@ -392,6 +392,25 @@ convgen_status cg_net_host_infer(convgen_net *n, const float *x, const int64_t e
 
 /* ---- explain ---- */
 
+/* Segment j's convolutions over all its chunks, by their plans' times (measured or estimated);
+ * *timed false where some plan knows none. */
+static double segment_ms(const convgen_net *n, int j, bool *timed)
+{
+    const cg_net_segment *g = &n->seg[j];
+    double ms = 0;
+    bool tail = n->chunk_plan[j][1][0] != NULL; /* the last chunk runs plans of its own */
+    for (int i = g->first; i < g->end; ++i) {
+        char how[64];
+        if (n->net.layers[i].kind != CG_NET_CONV)
+            continue;
+        double full = cg_net_layer_ms(n->chunk_plan[j][0][i - g->first], how, sizeof how);
+        double last = tail ? cg_net_layer_ms(n->chunk_plan[j][1][i - g->first], how, sizeof how) : full;
+        *timed &= full >= 0 && last >= 0;
+        ms += fmax(full, 0) * (double)(g->chunks - 1) + fmax(last, 0);
+    }
+    return ms;
+}
+
 void cg_net_host_explain(const convgen_net *n, cg_buf *b)
 {
     cg_buf_printf(b, "host mode: the patch's tensors in pinned host memory (2 x %.1f MiB), bus %.1f GB/s up, %.1f GB/s "
@@ -401,17 +420,7 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
     bool timed = true;
     for (int j = 0; j < n->segments; ++j) {
         const cg_net_segment *g = &n->seg[j];
-        double ms = 0;
-        bool tail = n->chunk_plan[j][1][0] != NULL; /* the last chunk runs plans of its own */
-        for (int i = g->first; i < g->end; ++i) {
-            char how[64];
-            if (n->net.layers[i].kind != CG_NET_CONV)
-                continue;
-            double full = cg_net_layer_ms(n->chunk_plan[j][0][i - g->first], how, sizeof how);
-            double last = tail ? cg_net_layer_ms(n->chunk_plan[j][1][i - g->first], how, sizeof how) : full;
-            timed &= full >= 0 && last >= 0;
-            ms += fmax(full, 0) * (double)(g->chunks - 1) + fmax(last, 0);
-        }
+        double ms = segment_ms(n, j, &timed);
         char what[96];
         if (g->end - g->first == 1)
             snprintf(what, sizeof what, "layer %d%s", g->first, g->interleave ? " and the interleavings" : "");
@@ -439,4 +448,69 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
                       "overlapping but for one chunk's; the last segment and the next patch's first together), "
                       "%.4g output voxels/s\n", total,
                       (double)(p->out[0] * p->out[1] * p->out[2]) / (total * 1e-3));
+}
+
+/* ---- profile ---- */
+
+/* The wall-clock milliseconds of `count` segments run together through the pipeline, from the
+ * first copy up to the last copy down. */
+static convgen_status time_segments(convgen_net *n, segment_run *run, int count, double *ms)
+{
+    int64_t issued = 0;
+    double t0 = cg_now_s();
+    convgen_status s = run_together(n, run, count, &issued, NULL);
+    if (s == CONVGEN_SUCCESS)
+        s = cg_net_cuda(n, n->ctx->drv->EventSynchronize(n->slot[(issued - 1) % 2].downloaded), "profiling a segment");
+    *ms = (cg_now_s() - t0) * 1e3;
+    return s;
+}
+
+convgen_status cg_net_host_profile(convgen_net *n, int runs, cg_buf *b)
+{
+    int last = n->segments - 1, rows = n->segments + (last > 0);
+    double t[CG_NET_MAX_LAYERS + 2][CG_NET_PROFILE_RUNS];
+    convgen_status s = cg_net_cuda(n, n->ctx->drv->CtxSynchronize(), "cuCtxSynchronize");
+    for (int r = 0; r <= runs && s == CONVGEN_SUCCESS; ++r) /* run 0 warms up */
+        for (int j = 0; j < rows && s == CONVGEN_SUCCESS; ++j) {
+            /* the pair: patch 0's last segment beside patch 1's first, as cg_net_host_infer runs them */
+            segment_run run[2] = {segment_of(n, 0, j < n->segments ? j : last), segment_of(n, 1, 0)};
+            double ms = 0;
+            s = time_segments(n, run, j < n->segments ? 1 : 2, &ms);
+            if (r > 0)
+                t[j][r - 1] = ms;
+        }
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    cg_buf_printf(b, "one patch in host mode, each segment timed alone through the pipeline (wall clock, median of "
+                  "%d runs), beside the cost model's (the slowest of its convolutions, copies up and copies down, "
+                  "and a chunk's share of the other two):\n", runs);
+    double total = 0, modeled_total = 0, work[2], up[2], down[2];
+    int64_t chunks[2];
+    for (int j = 0; j < rows; ++j) {
+        bool timed = true, pair = j == n->segments;
+        int at[2] = {pair ? last : j, 0};
+        for (int k = 0; k < 1 + pair; ++k) {
+            const cg_net_segment *g = &n->seg[at[k]];
+            work[k] = segment_ms(n, at[k], &timed), chunks[k] = g->chunks;
+            up[k] = g->up / n->bw_up * 1e3, down[k] = g->down / n->bw_down * 1e3;
+        }
+        if (pair)
+            work[0] += work[1], up[0] += up[1], down[0] += down[1], chunks[0] += chunks[1];
+        double modeled = cg_net_pipeline_seconds(work[0], up[0], down[0], chunks[0]);
+        const char *bound = work[0] >= fmax(up[0], down[0]) ? "convolutions" : up[0] >= down[0] ? "copies up"
+                                                                                               : "copies down";
+        double ms = cg_median(t[j], runs);
+        if (pair)
+            cg_buf_printf(b, "  segments %d and 0 (the next patch's) together: %9.3f ms, modeled %.3g (%s)\n", last, ms,
+                          modeled, bound);
+        else
+            cg_buf_printf(b, "  segment %d: %9.3f ms, modeled %.3g%s (%s)\n", j, ms, modeled, timed ? "" : "?", bound);
+        if (last == 0 || pair || (j > 0 && j < last))
+            total += ms, modeled_total += modeled;
+    }
+    const cg_net_patch *p = &n->patch;
+    cg_buf_printf(b, "a patch, two in flight: %.3f ms (modeled %.3g), %.4g output voxels/s (the host's packing and "
+                  "placing beside it not counted)\n", total, modeled_total,
+                  (double)(p->out[0] * p->out[1] * p->out[2]) / (total * 1e-3));
+    return CONVGEN_SUCCESS;
 }
