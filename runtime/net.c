@@ -268,8 +268,6 @@ static convgen_status allocate(convgen_net *n)
         s = cg_net_cuda(n, drv->MemAlloc(&n->buf[b], n->buf_bytes), "cuMemAlloc (activations)");
     if (s == CONVGEN_SUCCESS && n->workspace_bytes)
         s = cg_net_cuda(n, drv->MemAlloc(&n->workspace, n->workspace_bytes), "cuMemAlloc (workspace)");
-    if (s == CONVGEN_SUCCESS && n->mode == CONVGEN_NET_HOST)
-        s = cg_net_host_allocate(n);
     for (int j = 0; j < 2 && s == CONVGEN_SUCCESS; ++j) {
         pipe_slot *p = &n->slot[j];
         bool host = n->mode == CONVGEN_NET_HOST;
@@ -286,6 +284,8 @@ static convgen_status allocate(convgen_net *n)
         for (int e = 0; e < 3 && s == CONVGEN_SUCCESS; ++e)
             s = cg_net_cuda(n, drv->EventCreate(events[e], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     }
+    if (s == CONVGEN_SUCCESS && n->mode == CONVGEN_NET_HOST) /* after the slots: the pair shares their buffers */
+        s = cg_net_host_allocate(n);
     if (s == CONVGEN_SUCCESS) /* non-blocking: no implicit order with the legacy default stream */
         s = cg_net_cuda(n, drv->StreamCreate(&n->up, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     if (s == CONVGEN_SUCCESS)
@@ -745,10 +745,13 @@ convgen_status convgen_net_explain(const convgen_net *n, char **text)
         cg_buf_printf(&b, "predicted: %.3g ms of convolutions a patch, %.4g output voxels/s (poolings, copies and "
                       "overlaps across patches not counted)\n", total_ms,
                       (double)(p->out[0] * p->out[1] * p->out[2]) / (total_ms * 1e-3));
-    cg_buf_printf(&b, "memory: 2 x %.1f MiB activations, 2 x (%.1f + %.1f) MiB %s input and output, %.1f MiB weights, "
-                  "%.1f MiB workspace (limit %.1f MiB)\n", (double)n->buf_bytes / 1048576.0,
-                  (double)n->in_bytes / 1048576.0, (double)n->out_bytes / 1048576.0,
-                  n->mode == CONVGEN_NET_HOST ? "a chunk's" : "a patch's", (double)n->weight_bytes / 1048576.0,
+    cg_buf_printf(&b, "memory: 2 x %.1f MiB activations, 2 x (%.1f + %.1f) MiB %s input and output, ",
+                  (double)n->buf_bytes / 1048576.0, (double)n->in_bytes / 1048576.0, (double)n->out_bytes / 1048576.0,
+                  n->mode == CONVGEN_NET_HOST ? "a chunk's" : "a patch's");
+    if (n->mode == CONVGEN_NET_HOST && n->segments > 1)
+        cg_buf_printf(&b, "2 x (%.1f + %.1f) MiB the pair's own output and input, ", (double)n->pair_out_bytes / 1048576.0,
+                      (double)n->pair_in_bytes / 1048576.0);
+    cg_buf_printf(&b, "%.1f MiB weights, %.1f MiB workspace (limit %.1f MiB)\n", (double)n->weight_bytes / 1048576.0,
                   (double)n->workspace_bytes / 1048576.0, (double)n->memory_limit / 1048576.0);
     if (!b.data)
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the explanation");

@@ -48,6 +48,11 @@ struct convgen_net {
     float *tensor[2];           /* pinned: the patch's tensors, ping-ponged between segments */
     size_t tensor_bytes;
     size_t stage_in_bytes, stage_out_bytes; /* a slot's host_in and host_out */
+    /* Two patches in flight: the last segment's chunks go through pair[0][k] (slot k's input
+     * buffer, an output of their own), the next patch's first segment's through pair[1][k] (an
+     * input of their own, slot k's output buffer), so that each has two slots to alternate. */
+    pipe_slot pair[2][2];
+    size_t pair_out_bytes, pair_in_bytes;
 };
 
 /* A layer's extents as a descriptor takes them: the last `rank` of depth, height, width. */
@@ -115,8 +120,9 @@ double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, cg_net_
  * what the buffers and weights leave. */
 convgen_status cg_net_host_plan(convgen_net *n);
 void cg_net_host_release(convgen_net *n);
-/* The pinned tensors; the slots' and activations' device sizes (n->in_bytes, out_bytes,
- * buf_bytes) are set by cg_net_host_plan. */
+/* The pinned tensors and the pair's buffers (after the slots', which the pair shares); the
+ * slots' and activations' device sizes (n->in_bytes, out_bytes, buf_bytes) are set by
+ * cg_net_host_plan. */
 convgen_status cg_net_host_allocate(convgen_net *n);
 void cg_net_host_free(convgen_net *n);
 /* The host <-> device bandwidths (n->bw_up, bw_down), measured with pinned copies. */

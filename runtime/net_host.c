@@ -79,10 +79,14 @@ convgen_status cg_net_host_plan(convgen_net *n)
         in = fmax(in, n->seg[j].in_bytes), out = fmax(out, n->seg[j].out_bytes), mid = fmax(mid, n->seg[j].mid_bytes);
     }
     n->in_bytes = (size_t)in, n->out_bytes = (size_t)out, n->buf_bytes = (size_t)mid;
+    bool pair = n->segments > 1; /* the pair's own buffers */
+    n->pair_out_bytes = pair ? (size_t)n->seg[n->segments - 1].out_bytes : 0;
+    n->pair_in_bytes = pair ? (size_t)n->seg[0].in_bytes : 0;
     n->tensor_bytes = (size_t)cg_net_largest_elems(&n->net, &n->patch) * sizeof(float);
     n->stage_in_bytes = (size_t)cg_net_tensor_elems(&n->patch.shape[0]) * sizeof(float);
     n->stage_out_bytes = (size_t)cg_net_stage_out_elems(&n->net, &n->patch) * sizeof(float);
-    size_t fixed = 2 * (n->in_bytes + n->out_bytes + n->buf_bytes) + n->weight_bytes;
+    size_t fixed = 2 * (n->in_bytes + n->out_bytes + n->buf_bytes + n->pair_out_bytes + n->pair_in_bytes) +
+                   n->weight_bytes;
     if (fixed >= n->memory_limit)
         return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: the host mode's chunks need %zu",
                        n->memory_limit, fixed);
@@ -104,18 +108,43 @@ convgen_status cg_net_host_plan(convgen_net *n)
 
 convgen_status cg_net_host_allocate(convgen_net *n)
 {
+    const cg_driver *drv = n->ctx->drv;
     convgen_status s = CONVGEN_SUCCESS;
     for (int t = 0; t < 2 && s == CONVGEN_SUCCESS; ++t)
-        s = cg_net_cuda(n, n->ctx->drv->MemAllocHost((void **)&n->tensor[t], n->tensor_bytes),
-                        "cuMemAllocHost (a patch's tensors)");
+        s = cg_net_cuda(n, drv->MemAllocHost((void **)&n->tensor[t], n->tensor_bytes), "cuMemAllocHost (a patch's tensors)");
+    for (int k = 0; k < 2 && s == CONVGEN_SUCCESS && n->segments > 1; ++k) {
+        pipe_slot *last = &n->pair[0][k], *first = &n->pair[1][k];
+        last->dev_in = n->slot[k].dev_in, first->dev_out = n->slot[k].dev_out; /* the slots', shared */
+        s = cg_net_cuda(n, drv->MemAlloc(&last->dev_out, n->pair_out_bytes), "cuMemAlloc (the pair's output)");
+        if (s == CONVGEN_SUCCESS)
+            s = cg_net_cuda(n, drv->MemAlloc(&first->dev_in, n->pair_in_bytes), "cuMemAlloc (the pair's input)");
+        for (int r = 0; r < 2; ++r) {
+            CUevent *events[3] = {&n->pair[r][k].uploaded, &n->pair[r][k].computed, &n->pair[r][k].downloaded};
+            for (int e = 0; e < 3 && s == CONVGEN_SUCCESS; ++e)
+                s = cg_net_cuda(n, drv->EventCreate(events[e], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+        }
+    }
     return s;
 }
 
 void cg_net_host_free(convgen_net *n)
 {
+    const cg_driver *drv = n->ctx->drv;
     for (int t = 0; t < 2; ++t)
         if (n->tensor[t])
-            n->ctx->drv->MemFreeHost(n->tensor[t]);
+            drv->MemFreeHost(n->tensor[t]);
+    for (int k = 0; k < 2; ++k) {
+        if (n->pair[0][k].dev_out) /* the others are the slots' */
+            drv->MemFree(n->pair[0][k].dev_out);
+        if (n->pair[1][k].dev_in)
+            drv->MemFree(n->pair[1][k].dev_in);
+        for (int r = 0; r < 2; ++r) {
+            CUevent events[3] = {n->pair[r][k].uploaded, n->pair[r][k].computed, n->pair[r][k].downloaded};
+            for (int e = 0; e < 3; ++e)
+                if (events[e])
+                    drv->EventDestroy(events[e]);
+        }
+    }
 }
 
 convgen_status cg_net_host_measure(convgen_net *n)
@@ -237,9 +266,9 @@ static convgen_status download_step(convgen_net *n, const pipe_slot *p, void *ar
     return download(n, r->g, &r->c, p, r->dst);
 }
 
-/* Chunk j of segment `index` through slot `slot`: its input rows of src up, the segment's
- * layers, its output rows into dst. Returns without waiting. */
-static convgen_status run_chunk(convgen_net *n, int index, int64_t j, int64_t slot, const float *src, float *dst,
+/* Chunk j of segment `index` through `slot`: its input rows of src up, the segment's layers, its
+ * output rows into dst. Returns without waiting. */
+static convgen_status run_chunk(convgen_net *n, int index, int64_t j, pipe_slot *slot, const float *src, float *dst,
                                 convgen_stream stream)
 {
     const cg_net_segment *g = &n->seg[index];
@@ -260,7 +289,7 @@ static convgen_status run_chunk(convgen_net *n, int index, int64_t j, int64_t sl
         in = (slot_input){src + at, (size_t)count * 4, 1, (size_t)count * 4};
     }
     const slot_steps steps = {compute_step, download_step, &r};
-    return cg_net_through_slot(n, &n->slot[slot], &in, &steps, stream);
+    return cg_net_through_slot(n, slot, &in, &steps, stream);
 }
 
 /* Whether the host undoes the poolings (the interleavings did not fit the last segment's one
@@ -293,25 +322,30 @@ static segment_run segment_of(const convgen_net *n, int64_t t, int j)
                          .dst = j == last ? n->slot[t % 2].host_out : n->tensor[(j + 1 + phase) % 2]};
 }
 
-/* The chunks of `count` segments (of different patches, none reading what another writes), the
- * one least far along first, through the slots; their input all down before the first copy up. */
-static convgen_status run_together(convgen_net *n, segment_run *run, int count, int64_t *issued, convgen_stream stream)
+/* The chunks of `count` segments (one, or a patch's last and the next one's first, which read
+ * nothing the other writes), the one least far along first: one alone alternates the two slots,
+ * a pair each its two of n->pair. Their input all down before the first copy up; *last: the
+ * slot the last chunk went through (NULL before any). */
+static convgen_status run_together(convgen_net *n, segment_run *run, int count, pipe_slot **last, convgen_stream stream)
 {
     const cg_driver *drv = n->ctx->drv;
     convgen_status s = CONVGEN_SUCCESS;
-    if (*issued > 0)
-        s = cg_net_cuda(n, drv->StreamWaitEvent(n->up, n->slot[(*issued - 1) % 2].downloaded, 0), "cuStreamWaitEvent");
-    for (;;) {
-        segment_run *next = NULL;
+    if (*last)
+        s = cg_net_cuda(n, drv->StreamWaitEvent(n->up, (*last)->downloaded, 0), "cuStreamWaitEvent");
+    for (int64_t issued = 0;; ++issued) {
+        int next = -1;
         for (int i = 0; i < count; ++i) {
             const cg_net_segment *g = &n->seg[run[i].j];
             if (run[i].done < g->chunks &&
-                (!next || (double)run[i].done / (double)g->chunks < (double)next->done / (double)n->seg[next->j].chunks))
-                next = &run[i];
+                (next < 0 || (double)run[i].done / (double)g->chunks <
+                                 (double)run[next].done / (double)n->seg[run[next].j].chunks))
+                next = i;
         }
-        if (!next || s != CONVGEN_SUCCESS)
+        if (next < 0 || s != CONVGEN_SUCCESS)
             return s;
-        s = run_chunk(n, next->j, next->done++, (*issued)++ % 2, next->src, next->dst, stream);
+        segment_run *r = &run[next];
+        *last = count == 1 ? &n->slot[issued % 2] : &n->pair[next][r->done % 2];
+        s = run_chunk(n, r->j, r->done++, *last, r->src, r->dst, stream);
     }
 }
 
@@ -342,7 +376,8 @@ convgen_status cg_net_host_infer(convgen_net *n, const float *x, const int64_t e
                                  const int64_t tiles[3], convgen_stream stream)
 {
     const cg_driver *drv = n->ctx->drv;
-    int64_t count = tiles[0] * tiles[1] * tiles[2], issued = 0, at[3];
+    int64_t count = tiles[0] * tiles[1] * tiles[2], at[3];
+    pipe_slot *last = NULL;
     /* Two patches in flight where there are two segments or more: step t runs the last segment
      * of patch t - 1 together with the first of patch t (the one mostly computing, the other
      * mostly copying), then patch t's segments between. Meanwhile a host thread places the
@@ -370,23 +405,23 @@ convgen_status cg_net_host_infer(convgen_net *n, const float *x, const int64_t e
             run[together++] = segment_of(n, t - 1, n->segments - 1);
         if (t < count)
             run[together++] = segment_of(n, t, 0);
-        s = run_together(n, run, together, &issued, stream);
+        s = run_together(n, run, together, &last, stream);
         for (int j = 1; j < n->segments - 1 && t < count && s == CONVGEN_SUCCESS; ++j) {
             segment_run one = segment_of(n, t, j);
-            s = run_together(n, &one, 1, &issued, stream);
+            s = run_together(n, &one, 1, &last, stream);
         }
         if (s == CONVGEN_SUCCESS)
-            s = cg_net_cuda(n, drv->EventSynchronize(n->slot[(issued - 1) % 2].downloaded), "running a patch in host mode");
+            s = cg_net_cuda(n, drv->EventSynchronize(last->downloaded), "running a patch in host mode");
         if (apart)
             pthread_join(thread, NULL);
         else
             do_host_work(&w);
         s = s == CONVGEN_SUCCESS ? w.status : s;
     }
-    host_work last = {.n = n, .placed = n->slot[(count - 1) % 2].host_out, .out = out, .y = y};
-    cg_net_patch_origin(n, count - 1, tiles, out, last.place_at);
+    host_work final = {.n = n, .placed = n->slot[(count - 1) % 2].host_out, .out = out, .y = y};
+    cg_net_patch_origin(n, count - 1, tiles, out, final.place_at);
     if (s == CONVGEN_SUCCESS)
-        do_host_work(&last), s = last.status;
+        do_host_work(&final), s = final.status;
     return s;
 }
 
@@ -456,11 +491,11 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
  * first copy up to the last copy down. */
 static convgen_status time_segments(convgen_net *n, segment_run *run, int count, double *ms)
 {
-    int64_t issued = 0;
+    pipe_slot *last = NULL;
     double t0 = cg_now_s();
-    convgen_status s = run_together(n, run, count, &issued, NULL);
+    convgen_status s = run_together(n, run, count, &last, NULL);
     if (s == CONVGEN_SUCCESS)
-        s = cg_net_cuda(n, n->ctx->drv->EventSynchronize(n->slot[(issued - 1) % 2].downloaded), "profiling a segment");
+        s = cg_net_cuda(n, n->ctx->drv->EventSynchronize(last->downloaded), "profiling a segment");
     *ms = (cg_now_s() - t0) * 1e3;
     return s;
 }
