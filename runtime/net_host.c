@@ -34,6 +34,7 @@ double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, cg_net_
                        .sm_count = n->ctx->sm_count};
     if (n->weight_bytes < n->memory_limit / 2) /* else no room: 0 */
         b.device_bytes = (double)(n->memory_limit / 2 - n->weight_bytes);
+    b.device_limit = (double)n->memory_limit - (double)n->weight_bytes;
     return cg_net_segments(&n->net, p, &b, seg, segments);
 }
 
@@ -82,11 +83,10 @@ convgen_status cg_net_host_plan(convgen_net *n)
     bool pair = n->segments > 1; /* the pair's own buffers */
     n->pair_out_bytes = pair ? (size_t)n->seg[n->segments - 1].out_bytes : 0;
     n->pair_in_bytes = pair ? (size_t)n->seg[0].in_bytes : 0;
-    n->tensor_bytes = (size_t)cg_net_largest_elems(&n->net, &n->patch) * sizeof(float);
+    n->tensor_bytes = (size_t)cg_net_boundary_elems(&n->patch, n->seg, n->segments) * sizeof(float);
     n->stage_in_bytes = (size_t)cg_net_tensor_elems(&n->patch.shape[0]) * sizeof(float);
     n->stage_out_bytes = (size_t)cg_net_stage_out_elems(&n->net, &n->patch) * sizeof(float);
-    size_t fixed = 2 * (n->in_bytes + n->out_bytes + n->buf_bytes + n->pair_out_bytes + n->pair_in_bytes) +
-                   n->weight_bytes;
+    size_t fixed = (size_t)cg_net_chunk_buffer_bytes(n->seg, n->segments) + n->weight_bytes;
     if (fixed >= n->memory_limit)
         return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: the host mode's chunks need %zu",
                        n->memory_limit, fixed);
@@ -110,7 +110,7 @@ convgen_status cg_net_host_allocate(convgen_net *n)
 {
     const cg_driver *drv = n->ctx->drv;
     convgen_status s = CONVGEN_SUCCESS;
-    for (int t = 0; t < 2 && s == CONVGEN_SUCCESS; ++t)
+    for (int t = 0; t < 2 && s == CONVGEN_SUCCESS && n->tensor_bytes; ++t) /* none for one segment */
         s = cg_net_cuda(n, drv->MemAllocHost((void **)&n->tensor[t], n->tensor_bytes), "cuMemAllocHost (a patch's tensors)");
     for (int k = 0; k < 2 && s == CONVGEN_SUCCESS && n->segments > 1; ++k) {
         pipe_slot *last = &n->pair[0][k], *first = &n->pair[1][k];
@@ -416,7 +416,8 @@ convgen_status cg_net_host_infer(convgen_net *n, const float *x, const int64_t e
             pthread_join(thread, NULL);
         else
             do_host_work(&w);
-        s = s == CONVGEN_SUCCESS ? w.status : s;
+        if (s == CONVGEN_SUCCESS && w.status != CONVGEN_SUCCESS) /* its message was the thread's own */
+            s = cg_fail(w.status, "out of host memory placing a patch's final fragments");
     }
     host_work final = {.n = n, .placed = n->slot[(count - 1) % 2].host_out, .out = out, .y = y};
     cg_net_patch_origin(n, count - 1, tiles, out, final.place_at);
@@ -434,6 +435,8 @@ static double segment_ms(const convgen_net *n, int j, bool *timed)
     const cg_net_segment *g = &n->seg[j];
     double ms = 0;
     bool tail = n->chunk_plan[j][1][0] != NULL; /* the last chunk runs plans of its own */
+    /* the last of each entry's cuts where cut, else the last of all */
+    int64_t lasts = tail ? (g->kc || g->dq ? g->batch : 1) : 0;
     for (int i = g->first; i < g->end; ++i) {
         char how[64];
         if (n->net.layers[i].kind != CG_NET_CONV)
@@ -441,15 +444,17 @@ static double segment_ms(const convgen_net *n, int j, bool *timed)
         double full = cg_net_layer_ms(n->chunk_plan[j][0][i - g->first], how, sizeof how);
         double last = tail ? cg_net_layer_ms(n->chunk_plan[j][1][i - g->first], how, sizeof how) : full;
         *timed &= full >= 0 && last >= 0;
-        ms += fmax(full, 0) * (double)(g->chunks - 1) + fmax(last, 0);
+        ms += fmax(full, 0) * (double)(g->chunks - lasts) + fmax(last, 0) * (double)lasts;
     }
     return ms;
 }
 
 void cg_net_host_explain(const convgen_net *n, cg_buf *b)
 {
-    cg_buf_printf(b, "host mode: the patch's tensors in pinned host memory (2 x %.1f MiB), bus %.1f GB/s up, %.1f GB/s "
-                  "down\n", (double)n->tensor_bytes / 1048576.0, n->bw_up * 1e-9, n->bw_down * 1e-9);
+    cg_buf_printf(b, "host mode: the patch's tensors in pinned host memory (2 x %.1f MiB, and 2 x (%.1f + %.1f) MiB "
+                  "its input and output staged), bus %.1f GB/s up, %.1f GB/s down\n", (double)n->tensor_bytes / 1048576.0,
+                  (double)n->stage_in_bytes / 1048576.0, (double)n->stage_out_bytes / 1048576.0, n->bw_up * 1e-9,
+                  n->bw_down * 1e-9);
     double work[CG_NET_MAX_LAYERS + 1], up[CG_NET_MAX_LAYERS + 1], down[CG_NET_MAX_LAYERS + 1];
     int64_t chunks[CG_NET_MAX_LAYERS + 1];
     bool timed = true;
@@ -514,8 +519,10 @@ convgen_status cg_net_host_profile(convgen_net *n, int runs, cg_buf *b)
             if (r > 0)
                 t[j][r - 1] = ms;
         }
-    if (s != CONVGEN_SUCCESS)
+    if (s != CONVGEN_SUCCESS) { /* leave nothing in flight behind an error */
+        n->ctx->drv->CtxSynchronize();
         return s;
+    }
     cg_buf_printf(b, "one patch in host mode, each segment timed alone through the pipeline (wall clock, median of "
                   "%d runs), beside the cost model's (the slowest of its convolutions, copies up and copies down, "
                   "and a chunk's share of the other two):\n", runs);

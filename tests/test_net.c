@@ -498,6 +498,21 @@ static void test_host_mode_plans_offline(void **state)
     assert_non_null(strstr(plan, "segment 2: layer 2, 2 chunks of 2 depth rows of one entry"));
     assert_null(strstr(plan, "interleav"));
     free(plan);
+    /* a fragment the planner accepts is never refused for its chunks' memory: the pair's own
+     * buffers are counted when the segments are chosen */
+    const int64_t frags[][3] = {{1, 1, 4}, {1, 3, 2}};
+    const size_t limits[] = {175692, 212587};
+    for (size_t f = 0; f < sizeof frags / sizeof *frags; ++f)
+        for (size_t l = 0; l < sizeof limits / sizeof *limits; ++l) {
+            convgen_net *tight;
+            o = (convgen_net_options){.memory_limit = limits[l], .mode = CONVGEN_NET_HOST, .effort = CONVGEN_EFFORT_ESTIMATE};
+            memcpy(o.fragment, frags[f], sizeof o.fragment);
+            if (convgen_net_create(offline, host_nets[0], &o, &tight) == CONVGEN_SUCCESS)
+                convgen_net_destroy(tight);
+            else if (!strstr(convgen_last_error(), "does not fit the host mode"))
+                fail_msg("fragment %lldx%lldx%lld, memory_limit %zu: %s", (long long)frags[f][0], (long long)frags[f][1],
+                         (long long)frags[f][2], limits[l], convgen_last_error());
+        }
     /* AUTO, for a volume through a limit no device-mode patch fits */
     o = (convgen_net_options){.volume = {90, 80, 70}, .memory_limit = 200000, .effort = CONVGEN_EFFORT_ESTIMATE};
     plan = explain_net(host_nets[0], &o);
@@ -647,6 +662,8 @@ static void test_host_mode_equals_the_dense_definition_on_the_gpu(void **state)
     check_volume(host_nets[0], m, v, 1200000, CONVGEN_NET_HOST, "2 chunks of 7 depth rows of one entry", &worst);
     check_volume(host_nets[0], m, v, 600000, CONVGEN_NET_HOST, "3 chunks of 3 of 8 entries", &worst);
     check_volume(host_nets[0], m, v, 160000, CONVGEN_NET_HOST, "segment 3: layers 3-4", &worst); /* 4: phases flip */
+    const int64_t m4[3] = {4, 4, 4}; /* depth rows of each of 8 entries, a smaller last one */
+    check_volume(host_nets[0], m4, v, 149200, CONVGEN_NET_HOST, "segment 2: layers 2-3, 16 chunks of 3 depth rows", &worst);
     check_volume(host_nets[0], m, v, 1400000, CONVGEN_NET_HOST, "segment 0: layers 0-4 and the interleavings", &worst);
     check_volume(host_nets[1], m, v, 300000, CONVGEN_NET_HOST, "layer 0, 7 chunks of 2 depth rows", &worst);
     check_volume(host_nets[1], m, v, 500000, CONVGEN_NET_HOST, "layer 0, 4 chunks of 1 maps", &worst);
@@ -658,7 +675,7 @@ static void test_host_mode_equals_the_dense_definition_on_the_gpu(void **state)
     check_volume(host_nets[3], m3, v3, 32609, CONVGEN_NET_HOST, "segment 2: layer 2, 2 chunks of 2 depth rows", &worst);
     const int64_t none[3] = {0, 0, 0}, big[3] = {90, 80, 70};
     check_volume(host_nets[0], none, big, 200000, CONVGEN_NET_AUTO, "host mode", &worst);
-    print_message("12 volumes in host mode, worst relative error %.2e\n", worst);
+    print_message("13 volumes in host mode, worst relative error %.2e\n", worst);
 }
 
 int main(void)

@@ -120,7 +120,9 @@ double cg_net_layer_seconds(const cg_net *net, const cg_net_patch *p, int i, int
 /* What the host mode plans a patch for. */
 typedef struct cg_net_budget {
     double device_bytes;     /* a chunk's buffers, twice over (two slots, ping-pong), fit in this */
-    double host_bytes;       /* two of the patch's largest tensors (pinned) fit in this */
+    double device_limit;     /* all segments' buffers together (cg_net_chunk_buffer_bytes) stay below
+                                this: the device memory less the weights; the rest is workspace */
+    double host_bytes;       /* the pinned host memory (cg_net_host_bytes) fits in this */
     double bus_up, bus_down; /* host <-> device bytes/s */
     int sm_count;
 } cg_net_budget;
@@ -144,6 +146,18 @@ typedef struct cg_net_segment {
     /* A patch's: bytes up and down, the convolutions' modeled seconds, the segment's. */
     double up, down, work, seconds;
 } cg_net_segment;
+
+/* What `count` segments' chunks hold on the device, in bytes: the two slots' input and output
+ * buffers and the two activation buffers, each the largest of any segment's, and where two
+ * patches are in flight (count > 1) the pair's own buffers, twice the last segment's output and
+ * the first's input. */
+double cg_net_chunk_buffer_bytes(const cg_net_segment *seg, int count);
+
+/* The pinned host memory a patch of `count` segments takes, in bytes: two of the largest
+ * tensor a segment boundary leaves (none for one segment), and each of two slots' patch input
+ * and output (cg_net_stage_out_elems) staged. The tensors' own: cg_net_boundary_elems. */
+int64_t cg_net_boundary_elems(const cg_net_patch *p, const cg_net_segment *seg, int count);
+double cg_net_host_bytes(const cg_net *net, const cg_net_patch *p, const cg_net_segment *seg, int count);
 
 /* A segment's time from its `chunks` chunks' total compute, copies up and copies down (any
  * unit): the slowest of the three, which overlap, and a chunk's share of the other two. */

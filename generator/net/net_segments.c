@@ -212,13 +212,33 @@ static bool cut_entry(const cg_net *net, const cg_net_patch *p, const cg_net_bud
     return true;
 }
 
+double cg_net_chunk_buffer_bytes(const cg_net_segment *seg, int count)
+{
+    double in = 0, out = 0, mid = 0;
+    for (int j = 0; j < count; ++j)
+        in = fmax(in, seg[j].in_bytes), out = fmax(out, seg[j].out_bytes), mid = fmax(mid, seg[j].mid_bytes);
+    double pair = count > 1 ? seg[count - 1].out_bytes + seg[0].in_bytes : 0;
+    return 2 * (in + out + mid + pair);
+}
+
+int64_t cg_net_boundary_elems(const cg_net_patch *p, const cg_net_segment *seg, int count)
+{
+    int64_t most = 0;
+    for (int j = 0; j < count - 1; ++j)
+        most = cg_net_tensor_elems(&p->shape[seg[j].end]) > most ? cg_net_tensor_elems(&p->shape[seg[j].end]) : most;
+    return most;
+}
+
+double cg_net_host_bytes(const cg_net *net, const cg_net_patch *p, const cg_net_segment *seg, int count)
+{
+    return 2 * 4.0 * ((double)cg_net_boundary_elems(p, seg, count) + (double)cg_net_tensor_elems(&p->shape[0]) +
+                      (double)cg_net_stage_out_elems(net, p));
+}
+
 double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *out,
                        int *segments)
 {
-    /* pinned: two of the largest tensor, and each slot's patch input and output staged */
-    double host = 2 * 4.0 * ((double)cg_net_largest_elems(net, p) + (double)cg_net_tensor_elems(&p->shape[0]) +
-                             (double)cg_net_stage_out_elems(net, p));
-    if (host > b->host_bytes || b->device_bytes <= 0)
+    if (b->device_bytes <= 0)
         return INFINITY;
     double budget = b->device_bytes, seconds = 0;
     cg_net_segment seg[CG_NET_MAX_LAYERS + 1];
@@ -247,6 +267,8 @@ double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_bu
         *last = whole;
         segment_cost(net, p, b, last);
     }
+    if (cg_net_chunk_buffer_bytes(seg, count) >= b->device_limit || cg_net_host_bytes(net, p, seg, count) > b->host_bytes)
+        return INFINITY;
     double work[CG_NET_MAX_LAYERS + 1], up[CG_NET_MAX_LAYERS + 1], down[CG_NET_MAX_LAYERS + 1];
     int64_t chunks[CG_NET_MAX_LAYERS + 1];
     for (int i = 0; i < count; ++i) {
