@@ -473,20 +473,21 @@ void cg_net_host_explain(const convgen_net *n, cg_buf *b)
             snprintf(size, sizeof size, "%lld maps of one entry", (long long)g->kc);
         else
             snprintf(size, sizeof size, "%lld of %lld entries", (long long)g->nb, (long long)g->batch);
-        work[j] = ms, up[j] = g->up / n->bw_up * 1e3, down[j] = g->down / n->bw_down * 1e3, chunks[j] = g->chunks;
+        work[j] = ms * 1e-3, up[j] = g->up / n->bw_up, down[j] = g->down / n->bw_down, chunks[j] = g->chunks;
         cg_buf_printf(b, "  segment %d: %s, %lld chunks of %s; %.1f MiB up (%.3g ms), %.1f MiB down (%.3g ms), "
-                      "convolutions %.3g ms%s\n", j, what, (long long)g->chunks, size, g->up / 1048576.0, up[j],
-                      g->down / 1048576.0, down[j], ms,
+                      "convolutions %.3g ms%s\n", j, what, (long long)g->chunks, size, g->up / 1048576.0, up[j] * 1e3,
+                      g->down / 1048576.0, down[j] * 1e3, ms,
                       n->segments > 1 && j == n->segments - 1 ? " (beside the next patch's segment 0)" : "");
     }
-    double total = cg_net_patch_seconds(n->segments, work, up, down, chunks);
+    double total = 1e3 * fmax(cg_net_patch_seconds(n->segments, work, up, down, chunks),
+                              cg_net_host_work_seconds(&n->net, &n->patch)); /* ms */
     if (host_places_fragments(n))
         cg_buf_printf(b, "  the interleavings: by the host, from the final fragments into the dense output\n");
     const cg_net_patch *p = &n->patch;
     if (timed && total > 0)
         cg_buf_printf(b, "predicted: %.3g ms a patch (each segment's convolutions, copies up and copies down "
-                      "overlapping but for one chunk's; the last segment and the next patch's first together), "
-                      "%.4g output voxels/s\n", total,
+                      "overlapping but for one chunk's; the last segment and the next patch's first together; the "
+                      "host's packing and placing beside them), %.4g output voxels/s\n", total,
                       (double)(p->out[0] * p->out[1] * p->out[2]) / (total * 1e-3));
 }
 

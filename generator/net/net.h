@@ -170,12 +170,16 @@ double cg_net_pipeline_seconds(double work, double up, double down, int64_t chun
 void cg_net_slab_rows(const cg_net *net, const cg_net_segment *s, int64_t q0, int64_t dq, int64_t from[],
                       int64_t rows[]);
 
-/* A patch's seconds from its `count` segments' work, copies up and copies down (seconds) and
- * chunks, as the host mode runs them: each segment a pipeline (cg_net_pipeline_seconds), but
- * the last one beside the next patch's first, as one pipeline of both (the one mostly
- * computing, the other mostly copying). */
+/* A patch's seconds on the device from its `count` segments' work, copies up and copies down
+ * (seconds) and chunks, as the host mode runs them: each segment a pipeline
+ * (cg_net_pipeline_seconds), but the last one beside the next patch's first, as one pipeline of
+ * both (the one mostly computing, the other mostly copying); and each chunk's launches. */
 double cg_net_patch_seconds(int count, const double work[], const double up[], const double down[],
                             const int64_t chunks[]);
+
+/* The host thread's seconds a patch beside the device: its input packed, its output placed. A
+ * patch takes the longer of the two. */
+double cg_net_host_work_seconds(const cg_net *net, const cg_net_patch *p);
 
 /* Patch p's segments (each the longest run of layers one entry of which fits the device
  * budget, cut into as few chunks as fit; where not even one layer's entry fits, the cheaper of

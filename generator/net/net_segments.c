@@ -128,6 +128,8 @@ double cg_net_patch_seconds(int count, const double work[], const double up[], c
                             const int64_t chunks[])
 {
     double seconds = 0;
+    for (int j = 0; j < count; ++j)
+        seconds += (double)chunks[j] * CHUNK_LAUNCH_S;
     for (int j = count > 1; j < count - (count > 1); ++j)
         seconds += cg_net_pipeline_seconds(work[j], up[j], down[j], chunks[j]);
     if (count > 1) /* the last segment beside the next patch's first */
@@ -212,6 +214,11 @@ static bool cut_entry(const cg_net *net, const cg_net_patch *p, const cg_net_bud
     return true;
 }
 
+double cg_net_host_work_seconds(const cg_net *net, const cg_net_patch *p)
+{
+    return 4.0 * (double)(cg_net_tensor_elems(&p->shape[0]) + cg_net_dense_elems(net, p)) / HOST_COPY;
+}
+
 double cg_net_chunk_buffer_bytes(const cg_net_segment *seg, int count)
 {
     double in = 0, out = 0, mid = 0;
@@ -274,11 +281,8 @@ double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_bu
     for (int i = 0; i < count; ++i) {
         work[i] = seg[i].work, up[i] = seg[i].up / b->bus_up, down[i] = seg[i].down / b->bus_down;
         chunks[i] = seg[i].chunks;
-        seconds += (double)seg[i].chunks * CHUNK_LAUNCH_S;
     }
-    seconds += cg_net_patch_seconds(count, work, up, down, chunks);
-    /* the next patch packed and the last one's output placed by a host thread meanwhile */
-    seconds = fmax(seconds, 4.0 * (double)(cg_net_tensor_elems(&p->shape[0]) + cg_net_dense_elems(net, p)) / HOST_COPY);
+    seconds = fmax(cg_net_patch_seconds(count, work, up, down, chunks), cg_net_host_work_seconds(net, p));
     if (out)
         memcpy(out, seg, sizeof seg[0] * (size_t)count);
     *segments = count;
