@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 #include "net/net.h"
@@ -294,24 +293,10 @@ static double time_eval(dnn_eval *e, int runs)
         t[r] = ms;
     }
     cudaEventDestroy(a), cudaEventDestroy(b);
-    if (!good)
-        return NAN;
-    for (int i = 1; i < runs; ++i) /* insertion sort: a few runs */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; --j) {
-            double x = t[j];
-            t[j] = t[j - 1], t[j - 1] = x;
-        }
-    return t[runs / 2];
+    return good ? cg_median(t, runs) : NAN;
 }
 
 /* ---- convgen ---- */
-
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* convgen's executor for cubes of `side`, with the shared weights; its plan printed. */
 static convgen_net *open_convgen(convgen_context *ctx, const char *text, const cg_net *net, float *const *w,
@@ -343,20 +328,15 @@ static double time_infer(convgen_net *exe, const float *x, int64_t side, float *
     double t[64];
     runs = runs < 64 ? runs : 64;
     for (int r = -1; r < runs; ++r) {
-        double start = seconds();
+        double start = cg_now_s();
         if (convgen_net_infer(exe, x, (int64_t[3]){side, side, side}, y, NULL) != CONVGEN_SUCCESS) {
             fprintf(stderr, "net bench: convgen: %s\n", convgen_last_error());
             return NAN;
         }
         if (r >= 0)
-            t[r] = seconds() - start;
+            t[r] = cg_now_s() - start;
     }
-    for (int i = 1; i < runs; ++i)
-        for (int j = i; j > 0 && t[j] < t[j - 1]; --j) {
-            double v = t[j];
-            t[j] = t[j - 1], t[j - 1] = v;
-        }
-    return t[runs / 2];
+    return cg_median(t, runs);
 }
 
 /* The dense form's multiply-adds over a cube of `side` (its convolutions, dilated). */
