@@ -28,16 +28,8 @@
 #include "net_exec.h"
 #include "reference.h"
 
-/* The chosen fragment extents are at most this a side. */
-#define MAX_FRAGMENT 32
 #define OFFLINE_MEMORY ((size_t)16 << 30) /* what an offline context plans for without a limit */
 #define OFFLINE_BUS 25e9 /* host <-> device bytes/s an offline context plans for: PCIe 4 x16, pinned */
-
-/* The two activation buffers' bytes: the largest tensor (the interleaving keeps the last's size). */
-static size_t buffer_bytes(const cg_net *net, const cg_net_patch *patch)
-{
-    return (size_t)cg_net_largest_elems(net, patch) * sizeof(float);
-}
 
 static size_t weight_bytes(const cg_net *net)
 {
@@ -77,13 +69,11 @@ static void release_plans(convgen_net *n)
     n->workspace_bytes = 0;
 }
 
-/* What a patch holds in device mode besides the convolutions' workspace: the two activation
- * buffers, the two slots' input and output, the weights. Element counts stay under 2^62
- * (cg_net_patch_of): the sums are taken in doubles so that no product wraps. */
+/* What a patch holds in device mode besides the convolutions' workspace: its tensors
+ * (cg_net_device_patch_bytes), the weights. */
 static double fixed_bytes(const convgen_net *n, const cg_net_patch *patch)
 {
-    double in = (double)cg_net_tensor_elems(&patch->shape[0]), out = (double)cg_net_dense_elems(&n->net, patch);
-    return 2.0 * ((double)buffer_bytes(&n->net, patch) + 4.0 * (in + out)) + (double)n->weight_bytes;
+    return cg_net_device_patch_bytes(&n->net, patch) + (double)n->weight_bytes;
 }
 
 /* Device mode: every layer's plan for the patch, the convolutions' workspace under what the
@@ -95,7 +85,7 @@ static convgen_status plan_device(convgen_net *n)
         return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes: the patch of fragments %lldx%lldx%lld "
                        "needs %.0f for its tensors and weights", n->memory_limit, (long long)p->m[0], (long long)p->m[1],
                        (long long)p->m[2], fixed_bytes(n, p));
-    n->buf_bytes = buffer_bytes(&n->net, p);
+    n->buf_bytes = (size_t)cg_net_largest_elems(&n->net, p) * sizeof(float);
     n->in_bytes = (size_t)cg_net_tensor_elems(&p->shape[0]) * sizeof(float);
     n->out_bytes = (size_t)cg_net_dense_elems(&n->net, p) * sizeof(float);
     size_t fixed = 2 * (n->buf_bytes + n->in_bytes + n->out_bytes) + n->weight_bytes; /* fixed_bytes's, exact */
@@ -131,72 +121,6 @@ static convgen_status plan_patch(convgen_net *n, const int64_t m[3], convgen_net
     return s == CONVGEN_SUCCESS ? plan_interleaves(n) : s;
 }
 
-/* The seconds a patch takes by the cost model in `mode`, INFINITY where it does not fit: in
- * device mode its multiply-adds at the network's rate (its copies overlap other patches), in
- * host mode the slowest of each segment's work and copies. */
-static double patch_seconds(const convgen_net *n, const cg_net_patch *patch, convgen_net_mode mode)
-{
-    if (mode == CONVGEN_NET_HOST) {
-        int segments;
-        return cg_net_host_segments(n, patch, NULL, &segments);
-    }
-    if (fixed_bytes(n, patch) > (double)(n->memory_limit / 2))
-        return INFINITY;
-    double seconds = 0;
-    for (int i = 0; i < n->net.count; ++i)
-        seconds += cg_net_layer_seconds(&n->net, patch, i, n->ctx->sm_count);
-    return seconds;
-}
-
-/* What a patch costs per output voxel: its seconds over the dense outputs it gives, or, for a
- * known volume, all its patches' (the last ones moved back, overlapping) over the volume's
- * outputs. Infinite where the patch does not fit the volume or the memory. */
-static double cost_per_voxel(const convgen_net *n, const cg_net_patch *patch, const int64_t volume[3],
-                             convgen_net_mode mode)
-{
-    int64_t fov[3];
-    cg_net_field_of_view(&n->net, fov);
-    double patches = 1, voxels = 1;
-    for (int d = 0; d < 3; ++d) {
-        if (!volume[d]) {
-            voxels *= (double)patch->out[d];
-            continue;
-        }
-        int64_t out = volume[d] - fov[d] + 1;
-        if (patch->in[d] > volume[d])
-            return INFINITY;
-        patches *= (double)((out + patch->out[d] - 1) / patch->out[d]);
-        voxels *= (double)out;
-    }
-    return patches * patch_seconds(n, patch, mode) / voxels;
-}
-
-/* The fragment extents (each 1..MAX_FRAGMENT; rank 2: a depth of 1) of least cost per output
- * voxel in `mode` (device mode: whose tensors and weights take at most half the memory, the
- * rest for the convolutions' workspaces), the fewest patches first among equals; `tried` of
- * them already failed to plan. Its cost, INFINITY where none fits. */
-static double best_fragment(const convgen_net *n, const int64_t volume[3], convgen_net_mode mode, int64_t tried[][3],
-                            int tries, int64_t m[3])
-{
-    double best = INFINITY;
-    int64_t lo0 = n->net.rank == 2 ? 1 : MAX_FRAGMENT;
-    for (int64_t a = 1; a <= lo0; ++a)
-        for (int64_t b = 1; b <= MAX_FRAGMENT; ++b)
-            for (int64_t c = 1; c <= MAX_FRAGMENT; ++c) {
-                const int64_t cand[3] = {a, b, c};
-                bool done = false;
-                for (int t = 0; t < tries; ++t)
-                    done |= memcmp(tried[t], cand, sizeof cand) == 0;
-                cg_net_patch patch;
-                if (done || cg_net_patch_of(&n->net, cand, &patch) != CONVGEN_SUCCESS)
-                    continue;
-                double cost = cost_per_voxel(n, &patch, volume, mode) * (1 + 1e-9 * (double)(3 * MAX_FRAGMENT - a - b - c));
-                if (cost < best)
-                    best = cost, memcpy(m, cand, sizeof cand);
-            }
-    return best;
-}
-
 /* The caller's fragment extent in the asked mode; under AUTO in device mode where its tensors
  * and weights fit the memory limit, else in host mode. */
 static convgen_status plan_asked(convgen_net *n, const int64_t m[3], convgen_net_mode asked)
@@ -230,10 +154,11 @@ static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const
     convgen_status s = CONVGEN_ERROR_WORKSPACE_LIMIT;
     while (s == CONVGEN_ERROR_WORKSPACE_LIMIT && tries[0] + tries[1] < 8) {
         int64_t dm[3], hm[3];
+        const cg_net_budget b = cg_net_budget_of(n);
         double device = asked_mode == CONVGEN_NET_HOST ? INFINITY
-                                                       : best_fragment(n, volume, CONVGEN_NET_DEVICE, tried[0], tries[0], dm);
+                                                       : cg_net_best_fragment(&n->net, &b, false, volume, tried[0], tries[0], dm);
         double host = asked_mode == CONVGEN_NET_DEVICE ? INFINITY
-                                                       : best_fragment(n, volume, CONVGEN_NET_HOST, tried[1], tries[1], hm);
+                                                       : cg_net_best_fragment(&n->net, &b, true, volume, tried[1], tries[1], hm);
         if (device == INFINITY && host == INFINITY)
             return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes%s: no patch%s fits", n->memory_limit,
                            asked_mode == CONVGEN_NET_DEVICE ? " (device mode)" : " and the host mode's",
@@ -481,15 +406,6 @@ convgen_status convgen_net_random_weights(convgen_net *n, uint64_t seed)
 }
 
 /* ---- inference ---- */
-
-void cg_net_patch_origin(const convgen_net *n, int64_t t, const int64_t tiles[3], const int64_t out[3], int64_t at[3])
-{
-    const int64_t idx[3] = {t / (tiles[1] * tiles[2]), t / tiles[2] % tiles[1], t % tiles[2]};
-    for (int d = 0; d < 3; ++d) {
-        at[d] = idx[d] * n->patch.out[d];
-        at[d] = at[d] + n->patch.out[d] > out[d] ? out[d] - n->patch.out[d] : at[d];
-    }
-}
 
 /* Every layer on the slot's input into its output, on `stream`: the convolutions and poolings
  * ping-pong between the two activation buffers, the last interleaving writes dev_out. With

@@ -1,5 +1,5 @@
-/* The network executor's pieces both modes share (net_exec.h): each layer's plan, the network
- * cost model's seconds of a convolution, packing a patch and placing its output, and the
+/* The network executor's pieces both modes share (net_exec.h): each layer's plan, where each
+ * patch of a volume starts, packing a patch and placing its output, the copies of rows, and the
  * pipeline slot an item goes through. */
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +40,15 @@ convgen_status cg_net_plan_pool(convgen_net *n, int i, convgen_pool_mode mode, i
 
 
 
+
+void cg_net_patch_origin(const convgen_net *n, int64_t t, const int64_t tiles[3], const int64_t out[3], int64_t at[3])
+{
+    const int64_t idx[3] = {t / (tiles[1] * tiles[2]), t / tiles[2] % tiles[1], t % tiles[2]};
+    for (int d = 0; d < 3; ++d) {
+        at[d] = idx[d] * n->patch.out[d];
+        at[d] = at[d] + n->patch.out[d] > out[d] ? out[d] - n->patch.out[d] : at[d];
+    }
+}
 
 /* x [C][in] at `origin` into the packed patch [C][patch.in]. */
 void cg_net_pack_input(const convgen_net *n, const float *x, const int64_t in[3], const int64_t origin[3], float *dst)

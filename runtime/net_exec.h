@@ -113,8 +113,10 @@ double cg_net_layer_ms(const convgen_plan *plan, char *how, size_t size);
 
 /* ---- net_host.c ---- */
 
-/* Patch p's segments for the host mode (cg_net_segments, generator/net/net.h) under n's budget:
- * the device's half of the memory limit less the weights, the host's limit, the measured bus. */
+/* What n plans under (generator/net/net.h): a chunk's or a device-mode patch's tensors in the
+ * device's half of the memory limit less the weights, the host's limit, the measured bus. */
+cg_net_budget cg_net_budget_of(const convgen_net *n);
+/* Patch p's segments for the host mode (cg_net_segments) under n's budget. */
 double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, cg_net_segment *seg, int *segments);
 /* Plans every segment's chunks (n->patch, n->seg set), each convolution's workspace within
  * what the buffers and weights leave. */

@@ -28,13 +28,19 @@
 
 #include "net_exec.h"
 
-double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, cg_net_segment *seg, int *segments)
+cg_net_budget cg_net_budget_of(const convgen_net *n)
 {
     cg_net_budget b = {.host_bytes = (double)n->host_limit, .bus_up = n->bw_up, .bus_down = n->bw_down,
                        .sm_count = n->ctx->sm_count};
     if (n->weight_bytes < n->memory_limit / 2) /* else no room: 0 */
         b.device_bytes = (double)(n->memory_limit / 2 - n->weight_bytes);
     b.device_limit = (double)n->memory_limit - (double)n->weight_bytes;
+    return b;
+}
+
+double cg_net_host_segments(const convgen_net *n, const cg_net_patch *p, cg_net_segment *seg, int *segments)
+{
+    cg_net_budget b = cg_net_budget_of(n);
     return cg_net_segments(&n->net, p, &b, seg, segments);
 }
 

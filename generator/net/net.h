@@ -193,6 +193,18 @@ double cg_net_host_work_seconds(const cg_net *net, const cg_net_patch *p);
 double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *out,
                        int *count);
 
+/* A patch's device-mode tensors, in bytes: the two activation buffers (its largest tensor) and
+ * two slots' input and dense output. The weights and the convolutions' workspace come on top. */
+double cg_net_device_patch_bytes(const cg_net *net, const cg_net_patch *p);
+
+/* The fragment extents (each 1..32; rank 2: a depth of 1) of least time per output voxel by the
+ * cost model, for `volume` (0 a dimension: unknown, the patch's own outputs), in host mode
+ * (cg_net_segments under b) or device mode (cg_net_device_patch_bytes within b->device_bytes,
+ * the rest for the workspace), the fewest patches first among equals; the `tries` in `tried`
+ * already failed to plan. Its seconds a voxel, INFINITY where none fits. */
+double cg_net_best_fragment(const cg_net *net, const cg_net_budget *b, bool host, const int64_t volume[3],
+                            int64_t tried[][3], int tries, int64_t m[3]);
+
 #endif
 
 /* ---- net_eval.c: the CPU's evaluations, in float64 ---- */

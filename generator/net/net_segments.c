@@ -1,7 +1,8 @@
-/* The network cost model, and the host mode's planning (ZNNi section VII-A, "GPU + host RAM";
+/* A network's planning: its cost model; the patch it runs by (the fragment extents of least
+ * time per output voxel); and the host mode's segments (ZNNi section VII-A, "GPU + host RAM";
  * runtime/net_host.c runs what it plans): which runs of layers one batch entry of a patch fits
- * on the device (segments), how each is cut into chunks (batch entries, or one entry's output
- * maps or depth rows), the bytes each sends over the bus and what a patch costs. All arithmetic: it plans for
+ * on the device, how each is cut into chunks (batch entries, or one entry's output maps or depth
+ * rows), the bytes each sends over the bus and what a patch costs. All arithmetic: it plans for
  * any GPU from the budget it is given. */
 #include <math.h>
 #include <stdbool.h>
@@ -287,4 +288,75 @@ double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_bu
         memcpy(out, seg, sizeof seg[0] * (size_t)count);
     *segments = count;
     return seconds;
+}
+
+/* ---- the patch ---- */
+
+/* The chosen fragment extents are at most this a side. */
+#define MAX_FRAGMENT 32
+
+double cg_net_device_patch_bytes(const cg_net *net, const cg_net_patch *p)
+{
+    double in = (double)cg_net_tensor_elems(&p->shape[0]), out = (double)cg_net_dense_elems(net, p);
+    return 2.0 * 4.0 * ((double)cg_net_largest_elems(net, p) + in + out);
+}
+
+/* The seconds a patch takes by the cost model, INFINITY where it does not fit: in device mode
+ * its convolutions (its copies overlap other patches), in host mode its segments'. */
+static double patch_seconds(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, bool host)
+{
+    int segments;
+    if (host)
+        return cg_net_segments(net, p, b, NULL, &segments);
+    if (cg_net_device_patch_bytes(net, p) > b->device_bytes)
+        return INFINITY;
+    double seconds = 0;
+    for (int i = 0; i < net->count; ++i)
+        seconds += cg_net_layer_seconds(net, p, i, b->sm_count);
+    return seconds;
+}
+
+/* What a patch costs per output voxel: its seconds over the dense outputs it gives, or, for a
+ * known volume, all its patches' (the last ones moved back, overlapping) over the volume's
+ * outputs. Infinite where the patch does not fit the volume or the memory. */
+static double cost_per_voxel(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, bool host,
+                             const int64_t volume[3])
+{
+    int64_t fov[3];
+    cg_net_field_of_view(net, fov);
+    double patches = 1, voxels = 1;
+    for (int d = 0; d < 3; ++d) {
+        if (!volume[d]) {
+            voxels *= (double)p->out[d];
+            continue;
+        }
+        int64_t out = volume[d] - fov[d] + 1;
+        if (p->in[d] > volume[d])
+            return INFINITY;
+        patches *= (double)((out + p->out[d] - 1) / p->out[d]);
+        voxels *= (double)out;
+    }
+    return patches * patch_seconds(net, p, b, host) / voxels;
+}
+
+double cg_net_best_fragment(const cg_net *net, const cg_net_budget *b, bool host, const int64_t volume[3],
+                            int64_t tried[][3], int tries, int64_t m[3])
+{
+    double best = INFINITY;
+    int64_t lo0 = net->rank == 2 ? 1 : MAX_FRAGMENT;
+    for (int64_t a = 1; a <= lo0; ++a)
+        for (int64_t c = 1; c <= MAX_FRAGMENT; ++c)
+            for (int64_t e = 1; e <= MAX_FRAGMENT; ++e) {
+                const int64_t cand[3] = {a, c, e};
+                bool done = false;
+                for (int t = 0; t < tries; ++t)
+                    done |= memcmp(tried[t], cand, sizeof cand) == 0;
+                cg_net_patch p;
+                if (done || cg_net_patch_of(net, cand, &p) != CONVGEN_SUCCESS)
+                    continue;
+                double cost = cost_per_voxel(net, &p, b, host, volume) * (1 + 1e-9 * (double)(3 * MAX_FRAGMENT - a - c - e));
+                if (cost < best)
+                    best = cost, memcpy(m, cand, sizeof cand);
+            }
+    return best;
 }
