@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
 #include "net/net.h"
+#include "net_exec.h"
 
 static void expect_error(const char *text, const char *words)
 {
@@ -357,6 +360,95 @@ static void test_depth_slabs_and_host_placement(void **state)
     check_placement(&net, m2);
 }
 
+/* A driver whose "device" is host memory: the row copies' calls, counted and checked as the
+ * driver checks them (pitches of at most 2^31 - 1 bytes, each at least the width). */
+static int copies_1d, copies_2d;
+
+static CUresult fake_htod(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream)
+{
+    (void)stream, ++copies_1d;
+    memcpy((void *)(uintptr_t)dst, src, bytes);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_dtoh(void *dst, CUdeviceptr src, size_t bytes, CUstream stream)
+{
+    (void)stream, ++copies_1d;
+    memcpy(dst, (const void *)(uintptr_t)src, bytes);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_2d(const CUDA_MEMCPY2D *c, CUstream stream)
+{
+    (void)stream, ++copies_2d;
+    const size_t max_pitch = ((size_t)1 << 31) - 1;
+    if (c->srcPitch > max_pitch || c->dstPitch > max_pitch || c->srcPitch < c->WidthInBytes || c->dstPitch < c->WidthInBytes)
+        return CUDA_ERROR_INVALID_VALUE;
+    const char *src = c->srcMemoryType == CU_MEMORYTYPE_HOST ? c->srcHost : (const void *)(uintptr_t)c->srcDevice;
+    char *dst = c->dstMemoryType == CU_MEMORYTYPE_HOST ? c->dstHost : (void *)(uintptr_t)c->dstDevice;
+    for (size_t r = 0; r < c->Height; ++r)
+        memcpy(dst + r * c->dstPitch, src + r * c->srcPitch, c->WidthInBytes);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_error(CUresult r, const char **text)
+{
+    (void)r;
+    *text = "fake";
+    return CUDA_SUCCESS;
+}
+
+/* height rows of width bytes, pitch apart in `host`, through cg_net_copy_rows up into a packed
+ * buffer and back down into a second host layout of the same pitch: every byte where it
+ * belongs, the gaps untouched; the number of 1-D and 2-D copies it took. */
+static void check_rows(const convgen_net *n, char *host, char *back, size_t pitch, size_t width, size_t height,
+                       int want_1d, int want_2d)
+{
+    char *dev = malloc(width * height);
+    for (size_t r = 0; r < height; ++r)
+        for (size_t i = 0; i < width; ++i)
+            host[r * pitch + i] = (char)(r * 31 + i * 7 + 1), back[r * pitch + i] = 0;
+    if (pitch > width && height > 1)
+        back[pitch - 1] = 'g'; /* a gap */
+    copies_1d = copies_2d = 0;
+    assert_int_equal(cg_net_copy_rows(n, true, host, pitch, (CUdeviceptr)(uintptr_t)dev, width, width, height, NULL),
+                     CONVGEN_SUCCESS);
+    for (size_t r = 0; r < height; ++r)
+        assert_memory_equal(dev + r * width, host + r * pitch, width);
+    assert_int_equal(cg_net_copy_rows(n, false, back, pitch, (CUdeviceptr)(uintptr_t)dev, width, width, height, NULL),
+                     CONVGEN_SUCCESS);
+    for (size_t r = 0; r < height; ++r)
+        assert_memory_equal(back + r * pitch, host + r * pitch, width);
+    if (pitch > width && height > 1)
+        assert_int_equal(back[pitch - 1], 'g');
+    assert_int_equal(copies_1d, 2 * want_1d);
+    assert_int_equal(copies_2d, 2 * want_2d);
+    free(dev);
+}
+
+/* The host mode's row copies (cg_net_copy_rows): one copy where both sides are packed, one 2-D
+ * copy where a pitch differs, a copy a row past the driver's 2 GiB pitch. */
+static void test_row_copies(void **state)
+{
+    (void)state;
+    cg_driver drv = {.MemcpyHtoDAsync = fake_htod, .MemcpyDtoHAsync = fake_dtoh, .Memcpy2DAsync = fake_2d,
+                     .GetErrorString = fake_error};
+    convgen_context ctx = {.drv = &drv};
+    convgen_net n = {.ctx = &ctx};
+    char host[4096], back[4096];
+    check_rows(&n, host, back, 64, 64, 5, 1, 0);  /* packed: one copy of 320 bytes */
+    check_rows(&n, host, back, 100, 36, 1, 1, 0); /* one row */
+    check_rows(&n, host, back, 100, 36, 7, 0, 1); /* rows of a channel's depth slab: one 2-D copy */
+    /* pitches of 3 GiB: a row at a time (reserved, never touched but for the rows) */
+    size_t pitch = (size_t)3 << 30, height = 3, span = pitch * (height - 1) + 64;
+    char *far = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *far_back = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (far == MAP_FAILED || far_back == MAP_FAILED)
+        skip(); /* no address space for it: nothing to check */
+    check_rows(&n, far, far_back, pitch, 64, height, (int)height, 0);
+    munmap(far, span), munmap(far_back, span);
+}
+
 static void test_fragments_equal_the_dense_definition(void **state)
 {
     (void)state;
@@ -686,6 +778,7 @@ int main(void)
         cmocka_unit_test(test_patches_and_dense_positions),
         cmocka_unit_test(test_fragments_equal_the_dense_definition),
         cmocka_unit_test(test_depth_slabs_and_host_placement),
+        cmocka_unit_test(test_row_copies),
         cmocka_unit_test(test_executor_plans_offline),
         cmocka_unit_test(test_executor_equals_the_dense_definition_on_the_gpu),
         cmocka_unit_test(test_host_mode_plans_offline),

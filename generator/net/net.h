@@ -205,8 +205,6 @@ double cg_net_device_patch_bytes(const cg_net *net, const cg_net_patch *p);
 double cg_net_best_fragment(const cg_net *net, const cg_net_budget *b, bool host, const int64_t volume[3],
                             int64_t tried[][3], int tries, int64_t m[3]);
 
-#endif
-
 /* ---- net_eval.c: the CPU's evaluations, in float64 ---- */
 
 /* Weights of every convolution layer i: w[i] [K][C][kd][kh][kw] and bias[i] [K] (NULL for a
@@ -233,3 +231,5 @@ convgen_status cg_net_eval_window(const cg_net *net, const cg_net_weights *wt, c
  * x [C][patch->in], y [K_last][patch->out], the dense output of cg_net_eval_dense for that x. */
 convgen_status cg_net_eval_fragments(const cg_net *net, const cg_net_weights *wt, const cg_net_patch *patch,
                                      const double *x, double *y);
+
+#endif
