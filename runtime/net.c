@@ -152,9 +152,9 @@ static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const
     int64_t tried[2][8][3];
     int tries[2] = {0, 0};
     convgen_status s = CONVGEN_ERROR_WORKSPACE_LIMIT;
+    const cg_net_budget b = cg_net_budget_of(n);
     while (s == CONVGEN_ERROR_WORKSPACE_LIMIT && tries[0] + tries[1] < 8) {
         int64_t dm[3], hm[3];
-        const cg_net_budget b = cg_net_budget_of(n);
         double device = asked_mode == CONVGEN_NET_HOST ? INFINITY
                                                        : cg_net_best_fragment(&n->net, &b, false, volume, tried[0], tries[0], dm);
         double host = asked_mode == CONVGEN_NET_DEVICE ? INFINITY

@@ -17,9 +17,9 @@
  * (each chunk reads the rows of its input that its rows see: overlap-save in depth), whichever
  * the cost model prefers; the inputs are never cut by channel, which would need the partial
  * sums added outside the convolution and the epilogue after them. Where the interleavings do
- * not fit the last segment's one chunk, the host places the final fragments. How the network is cut, and what a patch costs, is planned by the
- * generator (cg_net_segments, generator/net/net_segments.c); here are the plans, the memory and
- * the run. */
+ * not fit the last segment's one chunk, the host places the final fragments. How the network
+ * is cut, and what a patch costs, is planned by the generator (cg_net_segments,
+ * generator/net/net_segments.c); here are the plans, the memory and the run. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -100,8 +100,7 @@ convgen_status cg_net_host_plan(convgen_net *n)
     for (int j = 0; j < n->segments && s == CONVGEN_SUCCESS; ++j) {
         cg_net_segment *g = &n->seg[j];
         bool cut = g->kc || g->dq;
-        int64_t total = g->dq ? n->patch.shape[g->end].ext[0] : g->kc ? n->patch.shape[g->end].c : g->batch;
-        int64_t size = g->dq ? g->dq : g->kc ? g->kc : g->nb, rest = total % size;
+        int64_t rest = cg_net_chunk_total(&n->patch, g) % cg_net_chunk_size(g);
         s = plan_chunk(n, g, cut ? 1 : g->nb, g->kc, g->dq, n->memory_limit - fixed, n->chunk_plan[j][0]);
         if (s == CONVGEN_SUCCESS && rest) /* the last chunk's */
             s = plan_chunk(n, g, cut ? 1 : rest, g->kc ? rest : 0, g->dq ? rest : 0, n->memory_limit - fixed,
@@ -302,10 +301,7 @@ static convgen_status run_chunk(convgen_net *n, int index, int64_t j, pipe_slot 
  * chunk): the last segment's output is the final fragments. */
 static bool host_places_fragments(const convgen_net *n)
 {
-    bool pools = false;
-    for (int i = 0; i < n->net.count; ++i)
-        pools |= n->net.layers[i].kind == CG_NET_POOL;
-    return pools && !n->seg[n->segments - 1].interleave;
+    return n->interleaves > 0 && !n->seg[n->segments - 1].interleave; /* one interleaving a pooling */
 }
 
 /* Segment j of a patch (an item of the pipeline): the rows it reads and writes, its chunks so far. */

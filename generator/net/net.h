@@ -159,6 +159,11 @@ double cg_net_chunk_buffer_bytes(const cg_net_segment *seg, int count);
 int64_t cg_net_boundary_elems(const cg_net_patch *p, const cg_net_segment *seg, int count);
 double cg_net_host_bytes(const cg_net *net, const cg_net_patch *p, const cg_net_segment *seg, int count);
 
+/* What a full chunk of s counts (nb entries, kc maps or dq depth rows), and how many of those
+ * the segment has (its N entries, its last tensor's maps or its depth). */
+int64_t cg_net_chunk_size(const cg_net_segment *s);
+int64_t cg_net_chunk_total(const cg_net_patch *p, const cg_net_segment *s);
+
 /* A segment's time from its `chunks` chunks' total compute, copies up and copies down (any
  * unit): the slowest of the three, which overlap, and a chunk's share of the other two. */
 double cg_net_pipeline_seconds(double work, double up, double down, int64_t chunks);

@@ -89,21 +89,23 @@ static double chunk_bytes(const cg_net *net, const cg_net_patch *p, cg_net_segme
 }
 
 /* What a chunk of s counts: nb entries, kc maps or dq rows, and how many of them there are. */
-static int64_t *chunk_size(cg_net_segment *s) { return s->dq ? &s->dq : s->kc ? &s->kc : &s->nb; }
+static int64_t *chunk_size_field(cg_net_segment *s) { return s->dq ? &s->dq : s->kc ? &s->kc : &s->nb; }
 
-static int64_t chunk_total(const cg_net_patch *p, const cg_net_segment *s)
+int64_t cg_net_chunk_total(const cg_net_patch *p, const cg_net_segment *s)
 {
     return s->dq ? p->shape[s->end].ext[0] : s->kc ? p->shape[s->end].c : s->batch;
 }
+
+int64_t cg_net_chunk_size(const cg_net_segment *s) { return s->dq ? s->dq : s->kc ? s->kc : s->nb; }
 
 /* The largest chunk (nb, kc or dq) that fits `budget`, spread evenly over the chunks; 0 where
  * not even one fits. */
 static int64_t fit_chunk(const cg_net *net, const cg_net_patch *p, cg_net_segment *s, double budget)
 {
-    int64_t total = chunk_total(p, s), lo = 0, hi = total;
+    int64_t total = cg_net_chunk_total(p, s), lo = 0, hi = total;
     while (lo < hi) { /* the bytes grow with the chunk: the largest that fits */
         int64_t mid = (lo + hi + 1) / 2;
-        *chunk_size(s) = mid;
+        *chunk_size_field(s) = mid;
         if (chunk_bytes(net, p, s) <= budget)
             lo = mid;
         else
@@ -112,7 +114,7 @@ static int64_t fit_chunk(const cg_net *net, const cg_net_patch *p, cg_net_segmen
     if (!lo)
         return 0;
     int64_t chunks = (total + lo - 1) / lo, even = (total + chunks - 1) / chunks;
-    *chunk_size(s) = even;
+    *chunk_size_field(s) = even;
     chunk_bytes(net, p, s);
     return even;
 }
@@ -165,7 +167,7 @@ static void slab_traffic(const cg_net *net, const cg_net_patch *p, const cg_net_
 /* Segment s's traffic, work and modeled seconds for the whole patch. */
 static void segment_cost(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *s)
 {
-    int64_t total = chunk_total(p, s), size = *chunk_size(s), pieces = (total + size - 1) / size;
+    int64_t total = cg_net_chunk_total(p, s), size = cg_net_chunk_size(s), pieces = (total + size - 1) / size;
     s->chunks = s->kc || s->dq ? s->batch * pieces : pieces;
     s->fragments = p->shape[s->end].batch / s->batch;
     s->down = s->interleave ? 4.0 * (double)cg_net_dense_elems(net, p)
