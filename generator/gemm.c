@@ -55,12 +55,31 @@ static int block_side(const cg_gemm_step *g, int64_t extent)
     return side;
 }
 
+/* Both sides of a block. A real GEMM whose one side lies between 64 and 128 (80 channels of a
+ * 3-D layer: 3-D Winograd's 216 products on n337) while the other takes 128 covers it by the
+ * multiple of 16 above it in one block instead of 128 in two of 64: 80 columns for 80, not 128,
+ * so that no multiply-add is spent on the 48 past the matrix and the long side's tile is read
+ * once, not twice. 16 keeps the block's threads, 128 / 8 x side / 8, whole warps. */
+static void block_sides(const cg_gemm_step *g, int *bm, int *bn)
+{
+    *bm = block_side(g, g->m);
+    *bn = block_side(g, g->n);
+    if (!g->real)
+        return;
+    if (*bm == 128 && g->n > 64 && g->n < 128)
+        *bn = (int)((g->n + 15) / 16 * 16);
+    else if (*bn == 128 && g->m > 64 && g->m < 128)
+        *bm = (int)((g->m + 15) / 16 * 16);
+}
+
 bool cg_gemm_kernel_takes(const cg_gemm_step *g)
 {
     if (cg_gemm_skinny_takes(g))
         return true;
     char plain = 'N', flipped = g->real ? 'T' : 'C';
-    int64_t elem = g->real ? 4 : 8, group = interleaved(g) ? GROUP : 1, bn = block_side(g, g->n);
+    int bm, bn;
+    block_sides(g, &bm, &bn);
+    int64_t elem = g->real ? 4 : 8, group = interleaved(g) ? GROUP : 1;
     if ((g->transa != plain && g->transa != flipped) || (g->transb != plain && g->transb != flipped) ||
         g->m < 1 || g->n < 1 || g->k < 0 || g->batch < 1 || g->a_offset % elem || g->b_offset % elem ||
         g->c_offset % elem || (g->batch + group - 1) / group > 65535 || (g->n + bn - 1) / bn > 65535)
@@ -137,7 +156,8 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
                        (long long)g->k, (long long)g->batch, (long long)g->inc);
     int per = g->real ? 4 : 2; /* elements in a float4 */
     int group = interleaved(g) ? GROUP : 1;
-    int bm = block_side(g, g->m), bn = block_side(g, g->n);
+    int bm, bn;
+    block_sides(g, &bm, &bn);
     int step = STEP; /* a sum shorter than a step in a shallower one (FFT fprop of C = 3: k 3) */
     while (step > 1 && step / 2 >= g->k)
         step /= 2;
@@ -190,8 +210,10 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
     tmpl_set_int(ctx, "threads", k->block[0]);
     tmpl_set_int(ctx, "shared_bytes", k->shared_bytes);
     /* blocks a multiprocessor must hold: 256-thread interleaved ones fit three in 80 registers
-     * (1-2.5% faster than two at 88 on the H100: L2-L4, F2), the SGEMM's 8 x 8 sums two */
-    tmpl_set_int(ctx, "min_blocks", k->block[0] < 256 ? 4 : interleaved(g) ? 3 : 2);
+     * (1-2.5% faster than two at 88 on the H100: L2-L4, F2); the SGEMM's 8 x 8 sums as many as
+     * leave a thread 128 registers (four of 128 threads, three of 160, two of 256) */
+    int min_blocks = interleaved(g) ? (k->block[0] < 256 ? 4 : 3) : (int)(65536 / (k->block[0] * 128));
+    tmpl_set_int(ctx, "min_blocks", min_blocks > 4 ? 4 : min_blocks < 1 ? 1 : min_blocks);
     tmpl_set_int(ctx, "bm", bm);
     tmpl_set_int(ctx, "bn", bn);
     tmpl_set_int(ctx, "step", step);

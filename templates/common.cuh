@@ -16,8 +16,13 @@
     14 registers with NVRTC 13.0 (153 -> 167; past 168 a third block of 128 threads no longer fits
     an SM), __ldg none; winograd's output kernels have the same registers either way. -#}
 {%- macro epilogue(e, v, k) -%}
-{%- set b = "(" ~ v ~ ") + __ldg(bias + " ~ k ~ ")" if e.bias else v -%}
-{{ "fmaxf(" ~ b ~ ", 0.0f)" if e.relu else ("(" ~ b ~ ")" if e.bias else v) }}
+{{ epilogue_loaded(e, v, "__ldg(bias + " ~ k ~ ")") }}
+{%- endmacro -%}
+
+{#- The same with the channel's bias already read into `b` (an expression). -#}
+{%- macro epilogue_loaded(e, v, b) -%}
+{%- set s = "(" ~ v ~ ") + " ~ b if e.bias else v -%}
+{{ "fmaxf(" ~ s ~ ", 0.0f)" if e.relu else ("(" ~ s ~ ")" if e.bias else v) }}
 {%- endmacro -%}
 
 {#- The fifth parameter of a kernel that adds the layer's bias: a float per output channel. -#}

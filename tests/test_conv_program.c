@@ -730,7 +730,7 @@ static bool runs_generated_gemm_of(convgen_algo algo, const convgen_conv_desc *d
     return kernel;
 }
 
-/* winograd's: the generated one where asked for, or chosen for 33 to 64 output channels over at
+/* winograd's: the generated one where asked for, or chosen for 33 to 127 output channels over at
  * least 1000 tiles (fprop and bprop); cuBLAS's for other layers, for accgrad, with TF32 and
  * where asked for. */
 static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
@@ -788,9 +788,12 @@ static void test_winograd_chooses_its_gemm(void **state)
     (void)state;
     const convgen_conv_desc narrow = {.rank = 2, .n = 32, .c = 64, .k = 64, .in = {56, 56}, .kernel = {3, 3},
                                       .pad_before = {1, 1}, .pad_after = {1, 1}}; /* R1: 3200 tiles */
-    convgen_conv_desc wide = narrow, few = narrow, thin = narrow;
+    convgen_conv_desc wide = narrow, few = narrow, thin = narrow, eighty = narrow, widest = narrow, full = narrow;
     wide.c = wide.k = 256;
     thin.k = 32; /* half of a 64-wide block */
+    eighty.c = eighty.k = 80; /* n337's 80 maps: one block 80 wide */
+    widest.c = widest.k = 127;
+    full.c = full.k = 128;
     few.n = 8; /* 800 tiles */
     const cg_tuning chosen = {0}, cublas = {.gemm = CONVGEN_GEMM_CUBLAS}, generated = {.gemm = CONVGEN_GEMM_GENERATED},
                     tf32 = {.gemm = CONVGEN_GEMM_GENERATED, .tf32 = true};
@@ -798,6 +801,11 @@ static void test_winograd_chooses_its_gemm(void **state)
     assert_true(runs_generated_gemm(&narrow, CONVGEN_BPROP, chosen));
     assert_false(runs_generated_gemm(&narrow, CONVGEN_ACCGRAD, chosen));
     assert_false(runs_generated_gemm(&wide, CONVGEN_FPROP, chosen));
+    assert_true(runs_generated_gemm(&eighty, CONVGEN_FPROP, chosen));
+    assert_true(runs_generated_gemm(&eighty, CONVGEN_BPROP, chosen));
+    assert_false(runs_generated_gemm(&eighty, CONVGEN_ACCGRAD, chosen));
+    assert_true(runs_generated_gemm(&widest, CONVGEN_FPROP, chosen));
+    assert_false(runs_generated_gemm(&full, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&few, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&thin, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&narrow, CONVGEN_FPROP, cublas));
@@ -807,6 +815,29 @@ static void test_winograd_chooses_its_gemm(void **state)
     assert_true(runs_generated_gemm(&narrow, CONVGEN_FPROP, limited));
     assert_true(runs_generated_gemm(&wide, CONVGEN_FPROP, generated));
     assert_true(runs_generated_gemm(&wide, CONVGEN_ACCGRAD, generated));
+    /* AUTO's candidates list the default GEMM first, so that it wins a tie of the estimates
+     * (the cost model rates the two alike): the generated one for 80 channels, not in accgrad,
+     * cuBLAS's for 256 */
+    const cg_planner *wino = cg_planner_of(CONVGEN_ALGO_WINOGRAD);
+    const struct {
+        const convgen_conv_desc *d;
+        convgen_pass pass;
+        int first;
+    } order[] = {{&eighty, CONVGEN_FPROP, CONVGEN_GEMM_GENERATED}, {&eighty, CONVGEN_BPROP, CONVGEN_GEMM_GENERATED},
+                 {&eighty, CONVGEN_ACCGRAD, CONVGEN_GEMM_CUBLAS}, {&wide, CONVGEN_FPROP, CONVGEN_GEMM_CUBLAS}};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; ++i) {
+        cg_problem p;
+        cg_tuning out[16];
+        assert_int_equal(cg_problem_init(&p, order[i].d), CONVGEN_SUCCESS);
+        for (int effort = CONVGEN_EFFORT_MEASURE; effort <= CONVGEN_EFFORT_EXHAUSTIVE; ++effort) {
+            int n = wino->variants(&p, order[i].pass, effort, &chosen, out, 16);
+            assert_true(n >= 2 && n % 2 == 0);
+            for (int v = 0; v < n; v += 2) { /* each tile by both GEMMs, the default first */
+                assert_int_equal(out[v].gemm, order[i].first);
+                assert_int_equal(out[v + 1].gemm, CONVGEN_GEMM_CUBLAS + CONVGEN_GEMM_GENERATED - order[i].first);
+            }
+        }
+    }
 }
 
 /* winograd-fused: fprop and bprop (the weights' transforms, then the fused kernel's op) and

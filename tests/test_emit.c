@@ -426,6 +426,57 @@ static void test_tensors_past_2_32_elements_get_64_bit_addressing(void **state)
     cg_generated_free(&g);
 }
 
+/* The source of kernel `name` of the layer's fprop by `algo` (tune may be NULL), which must exist. */
+static char *fprop_kernel(const convgen_conv_desc *d, convgen_algo algo, const cg_tuning *tune, const char *name)
+{
+    cg_problem p;
+    cg_generated g;
+    assert_int_equal(cg_problem_init(&p, d), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, algo, NULL, tune, &g), CONVGEN_SUCCESS);
+    char *source = NULL;
+    for (int i = 0; i < g.kernel_count && !source; ++i)
+        if (strstr(g.kernels[i].name, name))
+            source = strdup(g.kernels[i].source);
+    cg_generated_free(&g);
+    assert_non_null(source);
+    return source;
+}
+
+/* Shapes chosen for the layer: the generated SGEMM's block covers 80 columns by one block 80 wide
+ * (64 and 256 keep 64 and 128); the 3-D transforms' bricks take the rows that fill phase B's
+ * rounds (33 tiles a row: 3 rows; 32: 2; 16: 4; 4: the whole plane); direct's bias is read once
+ * before the stores. */
+static void test_kernels_are_shaped_to_the_layer(void **state)
+{
+    (void)state;
+    const cg_tuning generated = {.gemm = CONVGEN_GEMM_GENERATED};
+    const struct {
+        int64_t n, c, in, pad;
+        const char *gemm_tiles, *brick;
+    } cases[] = {{8, 80, 133, 0, "tiles: 128 x 80 of C a block", "brick: 3 row(s) of 33 tiles"},
+                 {2, 32, 128, 1, NULL /* 32 columns: the skinny GEMM */, "brick: 2 row(s) of 32 tiles"},
+                 {2, 64, 64, 1, "tiles: 128 x 64 of C a block", "brick: 4 row(s) of 16 tiles"},
+                 {64, 80, 65, 0, "tiles: 128 x 80 of C a block", "brick: 4 row(s) of 16 tiles"},
+                 {2, 256, 16, 1, "tiles: 128 x 128 of C a block", "brick: 4 row(s) of 4 tiles"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        int64_t e = cases[i].in, q = cases[i].pad;
+        convgen_conv_desc d = {.rank = 3, .n = cases[i].n, .c = cases[i].c, .k = cases[i].c, .in = {e, e, e},
+                               .kernel = {3, 3, 3}, .pad_before = {q, q, q}, .pad_after = {q, q, q}};
+        char *products = fprop_kernel(&d, CONVGEN_ALGO_WINOGRAD, &generated, "products");
+        char *tiles = fprop_kernel(&d, CONVGEN_ALGO_WINOGRAD, &generated, "transform_x");
+        assert_true(!cases[i].gemm_tiles || strstr(products, cases[i].gemm_tiles));
+        assert_non_null(strstr(tiles, cases[i].brick));
+        free(products);
+        free(tiles);
+    }
+    convgen_conv_desc first = {.rank = 3, .n = 1, .c = 1, .k = 80, .in = {40, 40, 40}, .kernel = {2, 2, 2},
+                               .epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU};
+    char *direct = fprop_kernel(&first, CONVGEN_ALGO_DIRECT, NULL, "direct_fprop");
+    assert_non_null(strstr(direct, "= fmaxf((acc[i][j]) + bias_at[j], 0.0f);"));
+    assert_null(strstr(direct, "__ldg(bias + col), 0.0f)"));
+    free(direct);
+}
+
 static void test_describe_writes_a_layer_line_and_options(void **state)
 {
     (void)state;
@@ -456,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_window_kernels_fit_a_small_targets_shared_memory),
         cmocka_unit_test(test_planners_that_sub_batch_say_so),
         cmocka_unit_test(test_tensors_past_2_32_elements_get_64_bit_addressing),
+        cmocka_unit_test(test_kernels_are_shaped_to_the_layer),
     };
     return cmocka_run_group_tests_name("emit", tests, load_layers, free_layers);
 }

@@ -7,7 +7,7 @@
  * winograd); direct-window bprop runs the window shapes that direct runs as GEMMs.
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, direct_window or direct-window, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
- * winograd: 61 shapes, stride 1 and kernels up to 7, rank 1 to 3; winograd_fused (or winograd-fused): 56,
+ * winograd: 67 shapes, stride 1 and kernels up to 7, rank 1 to 3; winograd_fused (or winograd-fused): 56,
  * kernels 2 to 5 across the plane, ranks 2 and 3; winograd_gemm, fft_tiled_gemm: those algorithms' shapes with the generated
  * GEMM, fft_cublas: fft's with cuBLAS's (options.gemm; fft's default is the generated one);
  * prepared: each FFT and Winograd algorithm's first 8 shapes on weights
@@ -53,8 +53,8 @@ typedef struct shape {
 #define PREPARED_SHAPES 8
 
 #define PREPARED_ALGOS 6
-#define WINOGRAD_SHAPES 64 /* 40 random ones beside the 24 handpicked ones */
-#define WINOGRAD_FUSED_SHAPES 56 /* 13 of them 3-D */
+#define WINOGRAD_SHAPES 67 /* 40 random ones beside the 27 handpicked ones */
+#define WINOGRAD_FUSED_SHAPES 56 /* 15 of them 3-D */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
 #define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
@@ -264,13 +264,18 @@ static int handpicked_winograd(shape *s)
     s[n++].d = desc3(2, 16, 24, V3(8, 8, 8), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     s[n++].d = desc3(1, 3, 5, V3(13, 7, 5), V3(7, 3, 2), V3(3, 1, 0), V3(0, 2, 1));
     /* the volume transforms' bricks: rows of 69 tiles in runs of 32 (the last of 5) over two
-     * tiles along the depth, and 18 rows of 4 tiles in bricks of 16 (the last of 2) with a
-     * flipped kernel */
+     * tiles along the depth; a whole plane of 18 or 19 rows of 3 or 4 tiles in one brick, with
+     * a flipped kernel; and 19 rows of 33 tiles in bricks of 3 rows, the last of one */
     s[n++].d = desc3(1, 2, 3, V3(6, 11, 275), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     s[n].d = desc3(2, 3, 2, V3(5, 90, 14), V3(3, 2, 3), V3(1, 0, 2), V3(0, 1, 1));
     s[n++].d.mode = CONVGEN_CONVOLUTION;
+    s[n++].d = desc3(1, 2, 3, V3(4, 74, 130), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     /* accgrad's 6 x 5 x 5 taps a tile: its output kernel makes them plane by plane */
     s[n++].d = desc3(2, 3, 2, V3(9, 9, 10), V3(6, 5, 5), V3(1, 0, 2), V3(0, 1, 1));
+    /* the generated GEMM's blocks that cover 65 to 127 columns by the multiple of 16 above (70 and
+     * 66 in 80, 100 in 112), the columns past the matrix never stored */
+    s[n++].d = desc3(2, 66, 70, V3(10, 20, 26), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
+    s[n++].d = DESC2(3, 70, 100, 40, 44, 3, 3, 1, 1, 1);
     return n;
 }
 
@@ -315,7 +320,7 @@ static void random_winograd_fused_shape(unsigned *st, convgen_conv_desc *d)
 }
 
 /* winograd-fused's edge cases: winograd's handpicked shapes that it takes (ranks 2 and 3, kernels
- * 2 to 5 across the plane: one with one output row, eleven 3-D ones, kernels 1 to 7 deep, a c = 1 convolution, k = 1, a
+ * 2 to 5 across the plane: one with one output row, thirteen 3-D ones, kernels 1 to 7 deep, a c = 1 convolution, k = 1, a
  * volume 275 wide), and two 3-D ones of its own: channels that leave each depth tap's last chunk
  * of 8 part full, with padding on one side only, and a 2 x 5 x 5 kernel in convolution mode. */
 static int handpicked_winograd_fused(shape *s)

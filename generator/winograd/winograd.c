@@ -461,10 +461,11 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
 }
 
 /* Whether convgen's GEMM sums the products: where asked for, in strict fp32 only (TF32 is
- * cuBLAS's); chosen, for fprop and bprop with 33 to 64 output channels (its 64-wide blocks
- * filled) over at least 1000 tiles, where it measured 3-11% faster than cuBLAS's SGEMM on the
- * H100 (bench/NOTES.md, "winograd's generated GEMM"; cuBLAS is ahead for wider C, and in
- * accgrad, whose long sums it splits). */
+ * cuBLAS's); chosen, for fprop and bprop with 33 to 127 output channels (its blocks filled: 64
+ * wide up to 64, the multiple of 16 above beyond) over at least 1000 tiles, where it measured
+ * 3-11% faster than cuBLAS's SGEMM on the H100 up to 64, 1.5x at 80 on the H200 (bench/NOTES.md,
+ * "winograd's generated GEMM" and "n337's 3-D Winograd layers"; cuBLAS is ahead for wider C,
+ * and in accgrad, whose long sums it splits). */
 static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg_tuning *tune)
 {
     int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
@@ -475,7 +476,7 @@ static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg
     /* the whole batch's tiles, not a sub-batch's: a workspace limit must not switch to cuBLAS,
      * whose work area (32 MiB) the plan would then need beside it */
     int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c, tiles = p->n * s->tiles[0] * s->tiles[1] * s->tiles[2];
-    return s->pass != CONVGEN_ACCGRAD && outputs > 32 && outputs <= 64 && tiles >= 1000;
+    return s->pass != CONVGEN_ACCGRAD && outputs > 32 && outputs < 128 && tiles >= 1000;
 }
 
 static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
@@ -547,11 +548,25 @@ int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool 
     return wino_tile_variants(p, effort, fixed, by_gemm, 0, max_alpha, out, max);
 }
 
+/* AUTO's candidates: each tile by both GEMMs, cuBLAS's first (cg_variants_add) unless the default
+ * (use_generated_gemm) is convgen's, which then comes first so that it wins a tie of the
+ * estimates: the cost model rates the two GEMMs alike, and the default rule is what was
+ * measured (n337's 80-channel 3-D layers at effort estimate). */
 static int winograd_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed,
                              cg_tuning *out, int max)
 {
-    (void)pass;
-    return wino_variants(p, effort, fixed, true, out, max);
+    int n = wino_variants(p, effort, fixed, true, out, max);
+    wino_spec s;
+    if (wino_choose_tiles(p, pass, fixed, WINO_MAX_DEFAULT_ALPHA, &s) != CONVGEN_SUCCESS ||
+        !use_generated_gemm(p, &s, NULL))
+        return n;
+    for (int i = 0; i + 1 < n; ++i)
+        if (out[i].gemm == CONVGEN_GEMM_CUBLAS && out[i + 1].gemm == CONVGEN_GEMM_GENERATED) {
+            cg_tuning t = out[i];
+            out[i] = out[i + 1], out[i + 1] = t;
+            ++i;
+        }
+    return n;
 }
 
 static const cg_knob winograd_knobs[] = {

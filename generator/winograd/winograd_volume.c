@@ -20,7 +20,7 @@
 
 enum {
     VOLUME_THREADS = 128,
-    BRICK_TILES = 64,              /* the tiles a brick aims at: 3 (e0, tile) tasks a thread for F(4,3) */
+    BRICK_TILES = 64,              /* the longest row of tiles a brick takes whole */
     BRICK_SHARED = 48 * 1024,      /* the element planes, in static shared memory */
     BANK_RUN = 32,                 /* a row of the planes gets one float of padding per 32 */
 };
@@ -42,31 +42,51 @@ static void brick_region(const cg_wino_op *op, int span1, int span2, brick *b)
     b->pitch = b->columns + (b->columns - 1) / BANK_RUN + 1;
 }
 
+/* Phase B's share of useful work for bricks of `tiles0` rows: a plane's (e0, tile) tasks over the
+ * rounds of the block's threads its bricks take (a brick's last round part empty, a plane's last
+ * brick part empty). */
+static double brick_fill(const cg_wino_op *op, int alpha0, int64_t tiles0, int64_t tiles1)
+{
+    int64_t bricks = wino_div_up(op->tiles[1], tiles0), rounds = wino_div_up(alpha0 * tiles0 * tiles1, VOLUME_THREADS);
+    return (double)(alpha0 * op->tiles[1] * tiles1) / (double)(bricks * rounds * VOLUME_THREADS);
+}
+
 /* Whole rows of tiles where a row has at most BRICK_TILES (then the brick's tiles are contiguous in
- * the GEMMs' order), as many rows as make about BRICK_TILES; else runs of 32 of one row. Smaller
- * until the planes fit BRICK_SHARED. */
+ * the GEMMs' order): of the row counts whose planes fit BRICK_SHARED (spread evenly over a plane's
+ * bricks), the one whose rounds of phase B are fullest, the larger on a tie. Measured on an H200
+ * (n337's layers, U1, U2, C1): the transform runs at the rounds' fill, not at the brick's size;
+ * 33 tiles a row in bricks of 1, 2 and 3 rows (77%, 75% and 93% full) took 20.4, 15.1 and 12.4
+ * ms, and 32 or 16 tiles a row lost 10% in bricks of 96 tiles (90%) against 64 (100%). Rows of
+ * more than BRICK_TILES go in runs of 32 of one row, smaller until the planes fit. */
 static bool choose_brick(const cg_wino_op *op, int alpha0, int span0, int span1, int span2, brick *b)
 {
     b->alpha0 = alpha0, b->span0 = span0;
-    if (op->tiles[2] <= BRICK_TILES) {
-        b->tiles1 = op->tiles[2];
-        b->tiles0 = wino_div_up(BRICK_TILES, b->tiles1);
-        if (b->tiles0 > op->tiles[1])
-            b->tiles0 = op->tiles[1];
-    } else {
-        b->tiles1 = 32, b->tiles0 = 1;
+    if (op->tiles[2] > BRICK_TILES) {
+        for (b->tiles0 = 1, b->tiles1 = 32;; b->tiles1 = (b->tiles1 + 1) / 2) {
+            brick_region(op, span1, span2, b);
+            if (brick_floats(b) * 4 <= BRICK_SHARED)
+                return true;
+            if (b->tiles1 == 1)
+                return false;
+        }
     }
-    for (;;) {
+    int64_t best = 0;
+    double best_fill = 0;
+    b->tiles1 = op->tiles[2];
+    for (int64_t rows = 1; rows <= op->tiles[1]; ++rows) {
+        b->tiles0 = wino_div_up(op->tiles[1], wino_div_up(op->tiles[1], rows)); /* spread evenly */
         brick_region(op, span1, span2, b);
-        if (brick_floats(b) * 4 <= BRICK_SHARED)
-            return true;
-        if (b->tiles0 > 1)
-            --b->tiles0;
-        else if (b->tiles1 > 1)
-            b->tiles1 = (b->tiles1 + 1) / 2;
-        else
-            return false;
+        if (brick_floats(b) * 4 > BRICK_SHARED)
+            break;
+        double fill = brick_fill(op, alpha0, b->tiles0, b->tiles1);
+        if (fill >= best_fill - 0.005)
+            best = b->tiles0, best_fill = fill;
     }
+    if (!best)
+        return false;
+    b->tiles0 = best;
+    brick_region(op, span1, span2, b);
+    return true;
 }
 
 /* The plane's transforms (wino_plane_keys), and its tiles' steps and offsets as the template's
