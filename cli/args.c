@@ -270,7 +270,8 @@ static const cli_option options[] = {
     {"--gemm", "KIND", PLAN_VERBS, false, set_gemm, 0,
      "winograd's, fft's and fft-tiled's products: cublas or generated\n"
      "(convgen's own batched GEMM); default: winograd, generated for 33 to\n"
-     "127 output channels over 1000 tiles; fft, generated; fft-tiled, cublas"},
+     "64 output channels (3-D: to 127) over 1000 tiles; fft, generated;\n"
+     "fft-tiled, cublas"},
     {"--tile", "MxN", PLAN_VERBS, false, set_tuning_sizes, 0,
      "winograd: the output tile m of F(m, r) per dimension; 0 (and the\n"
      "default): chosen (winograd-fused on 3-D layers: 0 or 1 along the\n"

@@ -55,21 +55,19 @@ static int block_side(const cg_gemm_step *g, int64_t extent)
     return side;
 }
 
-/* Both sides of a block. A real GEMM whose one side lies between 64 and 128 (80 channels of a
- * 3-D layer: 3-D Winograd's 216 products on n337) while the other takes 128 covers it by the
- * multiple of 16 above it in one block instead of 128 in two of 64: 80 columns for 80, not 128,
- * so that no multiply-add is spent on the 48 past the matrix and the long side's tile is read
- * once, not twice. 16 keeps the block's threads, 128 / 8 x side / 8, whole warps. */
+/* Both sides of a block. A real GEMM whose columns number 65 to 127 (80 channels of a 3-D layer:
+ * 3-D Winograd's 216 products on n337) while its rows take 128 covers them by the multiple of 16
+ * above in one block instead of 128 in two of 64: 80 columns for 80, not 128, so that no
+ * multiply-add is spent on the 48 past the matrix and the rows' tile is read once, not twice. 16
+ * keeps the block's threads, 128 / 8 x side / 8, whole warps. Only the columns: a block 80 rows
+ * high would wrap a quarter warp's rows tx round the tile (tid % 10), two of its float4 reads on
+ * the same banks. */
 static void block_sides(const cg_gemm_step *g, int *bm, int *bn)
 {
     *bm = block_side(g, g->m);
     *bn = block_side(g, g->n);
-    if (!g->real)
-        return;
-    if (*bm == 128 && g->n > 64 && g->n < 128)
+    if (g->real && *bm == 128 && g->n > 64 && g->n < 128)
         *bn = (int)((g->n + 15) / 16 * 16);
-    else if (*bn == 128 && g->m > 64 && g->m < 128)
-        *bm = (int)((g->m + 15) / 16 * 16);
 }
 
 bool cg_gemm_kernel_takes(const cg_gemm_step *g)

@@ -177,9 +177,9 @@ typedef struct convgen_plan_options {
      * SGEMMs) or per frequency bin (the FFT algorithms' CGEMMs): CONVGEN_GEMM_CUBLAS (cuBLAS),
      * CONVGEN_GEMM_GENERATED (convgen's own batched GEMM kernel reading the transforms' layout;
      * strict fp32 only: with allow_tf32 cuBLAS's; fft-tiled's accgrad always cuBLAS's), or
-     * CONVGEN_GEMM_CHOSEN (0): winograd, the generated one for fprop and bprop with 33 to 127
-     * output channels over at least 1000 tiles, where it measured faster (H100, H200), cuBLAS's
-     * otherwise; fft, the generated one (it reads the FFT kernels' spectra as they lie, so
+     * CONVGEN_GEMM_CHOSEN (0): winograd, the generated one for fprop and bprop with 33 to 64
+     * output channels (3-D layers: to 127, summing over more than 32) over at least 1000 tiles,
+     * where it measured faster (H100, H200), cuBLAS's otherwise; fft, the generated one (it reads the FFT kernels' spectra as they lie, so
      * the plan has no transposes); fft-tiled, cuBLAS's. AUTO times both for WINOGRAD and FFT. */
     int gemm;
     /* AUTO: how the algorithm is chosen, a convgen_effort. MEASURE (0) and EXHAUSTIVE plan the

@@ -730,8 +730,8 @@ static bool runs_generated_gemm_of(convgen_algo algo, const convgen_conv_desc *d
     return kernel;
 }
 
-/* winograd's: the generated one where asked for, or chosen for 33 to 127 output channels over at
- * least 1000 tiles (fprop and bprop); cuBLAS's for other layers, for accgrad, with TF32 and
+/* winograd's: the generated one where asked for, or chosen for 33 to 64 output channels over at
+ * least 1000 tiles (fprop and bprop; to 127 for 3-D layers summing over more than 32); cuBLAS's for other layers, for accgrad, with TF32 and
  * where asked for. */
 static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
 {
@@ -788,13 +788,17 @@ static void test_winograd_chooses_its_gemm(void **state)
     (void)state;
     const convgen_conv_desc narrow = {.rank = 2, .n = 32, .c = 64, .k = 64, .in = {56, 56}, .kernel = {3, 3},
                                       .pad_before = {1, 1}, .pad_after = {1, 1}}; /* R1: 3200 tiles */
-    convgen_conv_desc wide = narrow, few = narrow, thin = narrow, eighty = narrow, widest = narrow, full = narrow;
+    convgen_conv_desc wide = narrow, few = narrow, thin = narrow, flat80 = narrow;
     wide.c = wide.k = 256;
     thin.k = 32; /* half of a 64-wide block */
-    eighty.c = eighty.k = 80; /* n337's 80 maps: one block 80 wide */
+    few.n = 8; /* 800 tiles */
+    flat80.c = flat80.k = 80; /* 2-D: not measured beyond 64 */
+    /* 3-D, 80 -> 80 (Z3: 1728 tiles): one block 80 wide, measured faster than cuBLAS's */
+    const convgen_conv_desc eighty = {.rank = 3, .n = 1, .c = 80, .k = 80, .in = {48, 48, 48}, .kernel = {3, 3, 3}};
+    convgen_conv_desc widest = eighty, full = eighty, one_sum = eighty;
     widest.c = widest.k = 127;
     full.c = full.k = 128;
-    few.n = 8; /* 800 tiles */
+    one_sum.c = 1; /* fprop sums 1 channel, bprop 80 */
     const cg_tuning chosen = {0}, cublas = {.gemm = CONVGEN_GEMM_CUBLAS}, generated = {.gemm = CONVGEN_GEMM_GENERATED},
                     tf32 = {.gemm = CONVGEN_GEMM_GENERATED, .tf32 = true};
     assert_true(runs_generated_gemm(&narrow, CONVGEN_FPROP, chosen));
@@ -806,6 +810,9 @@ static void test_winograd_chooses_its_gemm(void **state)
     assert_false(runs_generated_gemm(&eighty, CONVGEN_ACCGRAD, chosen));
     assert_true(runs_generated_gemm(&widest, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&full, CONVGEN_FPROP, chosen));
+    assert_false(runs_generated_gemm(&flat80, CONVGEN_FPROP, chosen));
+    assert_false(runs_generated_gemm(&one_sum, CONVGEN_FPROP, chosen));
+    assert_false(runs_generated_gemm(&one_sum, CONVGEN_BPROP, chosen)); /* 1 output channel */
     assert_false(runs_generated_gemm(&few, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&thin, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&narrow, CONVGEN_FPROP, cublas));

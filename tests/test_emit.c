@@ -444,24 +444,26 @@ static char *fprop_kernel(const convgen_conv_desc *d, convgen_algo algo, const c
 
 /* Shapes chosen for the layer: the generated SGEMM's block covers 80 columns by one block 80 wide
  * (64 and 256 keep 64 and 128); the 3-D transforms' bricks take the rows that fill phase B's
- * rounds (33 tiles a row: 3 rows; 32: 2; 16: 4; 4: the whole plane); direct's bias is read once
- * before the stores. */
+ * rounds (33 tiles a row: 3 rows; 32: 2; 16: 4; 14: 7; 4: the whole plane), and where one row of
+ * large tiles does not fit, runs of one row; direct's bias is read once before the stores. */
 static void test_kernels_are_shaped_to_the_layer(void **state)
 {
     (void)state;
     const cg_tuning generated = {.gemm = CONVGEN_GEMM_GENERATED};
     const struct {
-        int64_t n, c, in, pad;
+        int64_t n, c, k, in[3], pad;
         const char *gemm_tiles, *brick;
-    } cases[] = {{8, 80, 133, 0, "tiles: 128 x 80 of C a block", "brick: 3 row(s) of 33 tiles"},
-                 {2, 32, 128, 1, NULL /* 32 columns: the skinny GEMM */, "brick: 2 row(s) of 32 tiles"},
-                 {2, 64, 64, 1, "tiles: 128 x 64 of C a block", "brick: 4 row(s) of 16 tiles"},
-                 {64, 80, 65, 0, "tiles: 128 x 80 of C a block", "brick: 4 row(s) of 16 tiles"},
-                 {2, 256, 16, 1, "tiles: 128 x 128 of C a block", "brick: 4 row(s) of 4 tiles"}};
+    } cases[] = {{8, 80, 80, {133, 133, 133}, 0, "tiles: 128 x 80 of C a block", "brick: 3 row(s) of 33 tiles"},
+                 {2, 32, 32, {128, 128, 128}, 1, NULL /* 32 columns: the skinny GEMM */, "brick: 2 row(s) of 32 tiles"},
+                 {2, 64, 64, {64, 64, 64}, 1, "tiles: 128 x 64 of C a block", "brick: 4 row(s) of 16 tiles"},
+                 {64, 80, 80, {65, 65, 65}, 0, "tiles: 128 x 80 of C a block", "brick: 4 row(s) of 16 tiles"},
+                 {8, 64, 128, {16, 56, 56}, 1, "tiles: 128 x 128 of C a block", "brick: 7 row(s) of 14 tiles"},
+                 {2, 256, 256, {16, 16, 16}, 1, "tiles: 128 x 128 of C a block", "brick: 4 row(s) of 4 tiles"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-        int64_t e = cases[i].in, q = cases[i].pad;
-        convgen_conv_desc d = {.rank = 3, .n = cases[i].n, .c = cases[i].c, .k = cases[i].c, .in = {e, e, e},
-                               .kernel = {3, 3, 3}, .pad_before = {q, q, q}, .pad_after = {q, q, q}};
+        int64_t q = cases[i].pad;
+        convgen_conv_desc d = {.rank = 3, .n = cases[i].n, .c = cases[i].c, .k = cases[i].k,
+                               .in = {cases[i].in[0], cases[i].in[1], cases[i].in[2]}, .kernel = {3, 3, 3},
+                               .pad_before = {q, q, q}, .pad_after = {q, q, q}};
         char *products = fprop_kernel(&d, CONVGEN_ALGO_WINOGRAD, &generated, "products");
         char *tiles = fprop_kernel(&d, CONVGEN_ALGO_WINOGRAD, &generated, "transform_x");
         assert_true(!cases[i].gemm_tiles || strstr(products, cases[i].gemm_tiles));
@@ -469,6 +471,12 @@ static void test_kernels_are_shaped_to_the_layer(void **state)
         free(products);
         free(tiles);
     }
+    /* F(6, 3)^3: one row of 49 tiles' 8 x 8 x 98 planes passes 48 KB, so runs of 16 */
+    const convgen_conv_desc large = {.rank = 3, .n = 1, .c = 2, .k = 2, .in = {20, 20, 194}, .kernel = {3, 3, 3}};
+    const cg_tuning six = {.winograd_m = {6, 6, 6}};
+    char *tiles = fprop_kernel(&large, CONVGEN_ALGO_WINOGRAD, &six, "transform_x");
+    assert_non_null(strstr(tiles, "brick: 1 row(s) of 16 tiles"));
+    free(tiles);
     convgen_conv_desc first = {.rank = 3, .n = 1, .c = 1, .k = 80, .in = {40, 40, 40}, .kernel = {2, 2, 2},
                                .epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU};
     char *direct = fprop_kernel(&first, CONVGEN_ALGO_DIRECT, NULL, "direct_fprop");

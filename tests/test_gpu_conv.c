@@ -7,7 +7,7 @@
  * winograd); direct-window bprop runs the window shapes that direct runs as GEMMs.
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, direct_window or direct-window, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
- * winograd: 67 shapes, stride 1 and kernels up to 7, rank 1 to 3; winograd_fused (or winograd-fused): 56,
+ * winograd: 67 shapes, stride 1 and kernels up to 7, rank 1 to 3; winograd_fused (or winograd-fused): 59,
  * kernels 2 to 5 across the plane, ranks 2 and 3; winograd_gemm, fft_tiled_gemm: those algorithms' shapes with the generated
  * GEMM, fft_cublas: fft's with cuBLAS's (options.gemm; fft's default is the generated one);
  * prepared: each FFT and Winograd algorithm's first 8 shapes on weights
@@ -54,7 +54,7 @@ typedef struct shape {
 
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 67 /* 40 random ones beside the 27 handpicked ones */
-#define WINOGRAD_FUSED_SHAPES 56 /* 15 of them 3-D */
+#define WINOGRAD_FUSED_SHAPES 59 /* 23 handpicked, 15 of them 3-D; 36 random */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
 #define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
@@ -264,7 +264,7 @@ static int handpicked_winograd(shape *s)
     s[n++].d = desc3(2, 16, 24, V3(8, 8, 8), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     s[n++].d = desc3(1, 3, 5, V3(13, 7, 5), V3(7, 3, 2), V3(3, 1, 0), V3(0, 2, 1));
     /* the volume transforms' bricks: rows of 69 tiles in runs of 32 (the last of 5) over two
-     * tiles along the depth; a whole plane of 18 or 19 rows of 3 or 4 tiles in one brick, with
+     * tiles along the depth; a whole plane of 18 rows of 4 tiles in one brick (every pass), with
      * a flipped kernel; and 19 rows of 33 tiles in bricks of 3 rows, the last of one */
     s[n++].d = desc3(1, 2, 3, V3(6, 11, 275), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     s[n].d = desc3(2, 3, 2, V3(5, 90, 14), V3(3, 2, 3), V3(1, 0, 2), V3(0, 1, 1));

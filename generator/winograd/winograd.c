@@ -461,11 +461,12 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
 }
 
 /* Whether convgen's GEMM sums the products: where asked for, in strict fp32 only (TF32 is
- * cuBLAS's); chosen, for fprop and bprop with 33 to 127 output channels (its blocks filled: 64
- * wide up to 64, the multiple of 16 above beyond) over at least 1000 tiles, where it measured
- * 3-11% faster than cuBLAS's SGEMM on the H100 up to 64, 1.5x at 80 on the H200 (bench/NOTES.md,
- * "winograd's generated GEMM" and "n337's 3-D Winograd layers"; cuBLAS is ahead for wider C,
- * and in accgrad, whose long sums it splits). */
+ * cuBLAS's); chosen, for fprop and bprop over at least 1000 tiles with 33 to 64 output channels
+ * (its 64-wide blocks filled), where it measured 3-11% faster than cuBLAS's SGEMM on the H100,
+ * and for 3-D layers with 65 to 127 summed over more than 32 (one block the multiple of 16 above
+ * wide), where its products measured 1.5-1.6x cuBLAS's on the H200 at 80 -> 80 (n337's
+ * layers 2 and 4; Z3's plan 1.09x) (bench/NOTES.md, "winograd's generated GEMM" and "n337's 3-D layers"; cuBLAS is ahead for
+ * wider C, and in accgrad, whose long sums it splits). */
 static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg_tuning *tune)
 {
     int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
@@ -475,8 +476,10 @@ static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg
         return true;
     /* the whole batch's tiles, not a sub-batch's: a workspace limit must not switch to cuBLAS,
      * whose work area (32 MiB) the plan would then need beside it */
-    int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c, tiles = p->n * s->tiles[0] * s->tiles[1] * s->tiles[2];
-    return s->pass != CONVGEN_ACCGRAD && outputs > 32 && outputs < 128 && tiles >= 1000;
+    int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c, sums = s->pass == CONVGEN_FPROP ? p->c : p->k;
+    int64_t tiles = p->n * s->tiles[0] * s->tiles[1] * s->tiles[2];
+    bool wide_volume = p->rank == 3 && outputs < 128 && sums > 32;
+    return s->pass != CONVGEN_ACCGRAD && outputs > 32 && (outputs <= 64 || wide_volume) && tiles >= 1000;
 }
 
 static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,

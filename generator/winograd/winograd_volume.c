@@ -51,25 +51,31 @@ static double brick_fill(const cg_wino_op *op, int alpha0, int64_t tiles0, int64
     return (double)(alpha0 * op->tiles[1] * tiles1) / (double)(bricks * rounds * VOLUME_THREADS);
 }
 
+/* Runs of `tiles1` tiles of one row (32 to start with), halved until the planes fit. */
+static bool choose_run(const cg_wino_op *op, int span1, int span2, int64_t tiles1, brick *b)
+{
+    for (b->tiles0 = 1, b->tiles1 = tiles1;; b->tiles1 = (b->tiles1 + 1) / 2) {
+        brick_region(op, span1, span2, b);
+        if (brick_floats(b) * 4 <= BRICK_SHARED)
+            return true;
+        if (b->tiles1 == 1)
+            return false;
+    }
+}
+
 /* Whole rows of tiles where a row has at most BRICK_TILES (then the brick's tiles are contiguous in
  * the GEMMs' order): of the row counts whose planes fit BRICK_SHARED (spread evenly over a plane's
- * bricks), the one whose rounds of phase B are fullest, the larger on a tie. Measured on an H200
- * (n337's layers, U1, U2, C1): the transform runs at the rounds' fill, not at the brick's size;
- * 33 tiles a row in bricks of 1, 2 and 3 rows (77%, 75% and 93% full) took 20.4, 15.1 and 12.4
- * ms, and 32 or 16 tiles a row lost 10% in bricks of 96 tiles (90%) against 64 (100%). Rows of
- * more than BRICK_TILES go in runs of 32 of one row, smaller until the planes fit. */
+ * bricks), the one whose rounds of phase B are fullest, the larger within half a percent.
+ * Measured on an H200 (n337's layers, U1, U2, C1): the transform runs at the rounds' fill, not at
+ * the brick's size; 33 tiles a row in bricks of 1, 2 and 3 rows (77%, 75% and 93% full) took 20.4,
+ * 15.1 and 12.4-12.6 ms, and 32 or 16 tiles a row lost 10% in bricks of 96 tiles (90%) against 64
+ * (100%). Rows of more than BRICK_TILES, and rows of which one does not fit (large tiles), go in
+ * runs of one row. */
 static bool choose_brick(const cg_wino_op *op, int alpha0, int span0, int span1, int span2, brick *b)
 {
     b->alpha0 = alpha0, b->span0 = span0;
-    if (op->tiles[2] > BRICK_TILES) {
-        for (b->tiles0 = 1, b->tiles1 = 32;; b->tiles1 = (b->tiles1 + 1) / 2) {
-            brick_region(op, span1, span2, b);
-            if (brick_floats(b) * 4 <= BRICK_SHARED)
-                return true;
-            if (b->tiles1 == 1)
-                return false;
-        }
-    }
+    if (op->tiles[2] > BRICK_TILES)
+        return choose_run(op, span1, span2, 32, b);
     int64_t best = 0;
     double best_fill = 0;
     b->tiles1 = op->tiles[2];
@@ -80,10 +86,11 @@ static bool choose_brick(const cg_wino_op *op, int alpha0, int span0, int span1,
             break;
         double fill = brick_fill(op, alpha0, b->tiles0, b->tiles1);
         if (fill >= best_fill - 0.005)
-            best = b->tiles0, best_fill = fill;
+            best = b->tiles0;
+        best_fill = fill > best_fill ? fill : best_fill;
     }
     if (!best)
-        return false;
+        return choose_run(op, span1, span2, op->tiles[2], b);
     b->tiles0 = best;
     brick_region(op, span1, span2, b);
     return true;
