@@ -731,8 +731,8 @@ static bool runs_generated_gemm_of(convgen_algo algo, const convgen_conv_desc *d
 }
 
 /* winograd's: the generated one where asked for, or chosen for 33 to 64 output channels over at
- * least 1000 tiles (fprop and bprop; to 127 for 3-D layers summing over more than 32); cuBLAS's for other layers, for accgrad, with TF32 and
- * where asked for. */
+ * least 1000 tiles (fprop and bprop; to 127 for 3-D layers summing over more than 32); cuBLAS's
+ * for other layers, for accgrad, with TF32 and where asked for. */
 static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
 {
     return runs_generated_gemm_of(CONVGEN_ALGO_WINOGRAD, d, pass, tune);

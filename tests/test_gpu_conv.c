@@ -320,9 +320,10 @@ static void random_winograd_fused_shape(unsigned *st, convgen_conv_desc *d)
 }
 
 /* winograd-fused's edge cases: winograd's handpicked shapes that it takes (ranks 2 and 3, kernels
- * 2 to 5 across the plane: one with one output row, thirteen 3-D ones, kernels 1 to 7 deep, a c = 1 convolution, k = 1, a
- * volume 275 wide), and two 3-D ones of its own: channels that leave each depth tap's last chunk
- * of 8 part full, with padding on one side only, and a 2 x 5 x 5 kernel in convolution mode. */
+ * 2 to 5 across the plane: one with one output row, thirteen 3-D ones, kernels 1 to 7 deep, a
+ * c = 1 convolution, k = 1, a volume 275 wide), and two 3-D ones of its own: channels that leave
+ * each depth tap's last chunk of 8 part full, with padding on one side only, and a 2 x 5 x 5
+ * kernel in convolution mode. */
 static int handpicked_winograd_fused(shape *s)
 {
     shape all[WINOGRAD_SHAPES];

@@ -464,9 +464,9 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
  * cuBLAS's); chosen, for fprop and bprop over at least 1000 tiles with 33 to 64 output channels
  * (its 64-wide blocks filled), where it measured 3-11% faster than cuBLAS's SGEMM on the H100,
  * and for 3-D layers with 65 to 127 summed over more than 32 (one block the multiple of 16 above
- * wide), where its products measured 1.5-1.6x cuBLAS's on the H200 at 80 -> 80 (n337's
- * layers 2 and 4; Z3's plan 1.09x) (bench/NOTES.md, "winograd's generated GEMM" and "n337's 3-D layers"; cuBLAS is ahead for
- * wider C, and in accgrad, whose long sums it splits). */
+ * wide), where its products measured 1.5-1.6x cuBLAS's on the H200 at 80 -> 80 (n337's layers 2
+ * and 4; Z3's plan 1.09x). bench/NOTES.md, "winograd's generated GEMM" and "n337's 3-D layers";
+ * cuBLAS is ahead for wider C, and in accgrad, whose long sums it splits. */
 static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg_tuning *tune)
 {
     int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;

@@ -51,7 +51,8 @@ static double brick_fill(const cg_wino_op *op, int alpha0, int64_t tiles0, int64
     return (double)(alpha0 * op->tiles[1] * tiles1) / (double)(bricks * rounds * VOLUME_THREADS);
 }
 
-/* Runs of `tiles1` tiles of one row (32 to start with), halved until the planes fit. */
+/* Runs of one row, `tiles1` tiles long, halved until the planes fit (false where one tile does
+ * not). */
 static bool choose_run(const cg_wino_op *op, int span1, int span2, int64_t tiles1, brick *b)
 {
     for (b->tiles0 = 1, b->tiles1 = tiles1;; b->tiles1 = (b->tiles1 + 1) / 2) {
