@@ -61,13 +61,21 @@ static int block_side(const cg_gemm_step *g, int64_t extent)
  * multiply-add is spent on the 48 past the matrix and the rows' tile is read once, not twice. 16
  * keeps the block's threads, 128 / 8 x side / 8, whole warps. Only the columns: a block 80 rows
  * high would wrap a quarter warp's rows tx round the tile (tid % 10), two of its float4 reads on
- * the same banks. */
+ * the same banks.
+ * A complex GEMM of 65 to 80 rows (the FFT layers' 80 output maps on n337's fragments) takes
+ * them in one block 80 high (640 threads with 32 columns) instead of three of 32: 96 rows of
+ * multiply-adds for 80, and op(B)'s tile read once, not three times. Measured on an H200 against
+ * 32 x 32 (512 x 80 -> 80 on 31^3, 29^3, 27^3): 18.9 -> 15.8, 15.4 -> 12.9, 10.6 -> 9.4 ms; 80 x
+ * 16 (two or three blocks an SM) ran 17.9-21.9, 40 x 32 17.0. Here the interleaved entries keep
+ * a quarter warp's reads on distinct banks (entries 8 banks apart, rows tx * 2). */
 static void block_sides(const cg_gemm_step *g, int *bm, int *bn)
 {
     *bm = block_side(g, g->m);
     *bn = block_side(g, g->n);
     if (g->real && *bm == 128 && g->n > 64 && g->n < 128)
         *bn = (int)((g->n + 15) / 16 * 16);
+    if (!g->real && g->m > 64 && g->m <= 80 && *bn == 32)
+        *bm = 80;
 }
 
 bool cg_gemm_kernel_takes(const cg_gemm_step *g)
@@ -121,22 +129,29 @@ static int operand(tmpl_value *ctx, const cg_gemm_step *g, const char *name, boo
     return vec ? 16 : elem_bytes;
 }
 
-/* Interleaved tiles of `rows` x step per entry, GROUP entries: where the block's threads are a
- * multiple of one step row of the tile (GROUP x rows copies), each thread's copies of a step are
- * whole step rows apart, at constant offsets from its first, so their addresses and bounds are
- * worked out once instead of per copy (ncu, L3 fprop's products: the per-copy index arithmetic
- * was a third of the instructions). */
-static void fast_copies(tmpl_value *ctx, const char *name, int group, int rows, int step, int threads)
+/* A step's tile of operand `name`, `rows` x step, by copies where the block's threads are a
+ * multiple of one step row's copies (interleaved: GROUP x rows, a float2 each; else, stored
+ * [sum][row], rows / vec of `vec` elements): then each thread's copies are whole step rows apart,
+ * ds of them, at constant offsets from its first, so that their addresses and bounds are worked
+ * out once instead of per copy. Interleaved (ncu, L3 fprop's products): the per-copy index
+ * arithmetic was a third of the instructions. Real (n337's layer 4, the SASS): a loop over
+ * copies whose count depends on the thread, its remainder and branches, was 29% of the issued
+ * instructions beside the FMAs. Where ds does not divide the step, the last copy is skipped by
+ * the threads whose row would pass it (`ragged`). */
+static void fast_copies(tmpl_value *ctx, const char *name, int group, bool outer, int vec, int rows, int step,
+                        int threads)
 {
     char key[32];
-    int row_copies = group * rows, ds = threads / row_copies;
-    bool fast = group > 1 && threads % row_copies == 0 && ds <= step && step % ds == 0;
+    int row_copies = group > 1 ? group * rows : rows / vec, ds = threads / row_copies;
+    bool fast = (group > 1 || outer) && threads % row_copies == 0 && ds <= step;
     snprintf(key, sizeof key, "%s_fast", name);
     tmpl_set_bool(ctx, key, fast);
     snprintf(key, sizeof key, "%s_ds", name);
     tmpl_set_int(ctx, key, fast ? ds : 0);
     snprintf(key, sizeof key, "%s_copies", name);
-    tmpl_set_int(ctx, key, fast ? step / ds : 0);
+    tmpl_set_int(ctx, key, fast ? (step + ds - 1) / ds : 0);
+    snprintf(key, sizeof key, "%s_ragged", name);
+    tmpl_set_bool(ctx, key, fast && step % ds != 0);
 }
 
 static const char *op_text(char op)
@@ -209,8 +224,10 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
     tmpl_set_int(ctx, "shared_bytes", k->shared_bytes);
     /* blocks a multiprocessor must hold: 256-thread interleaved ones fit three in 80 registers
      * (1-2.5% faster than two at 88 on the H100: L2-L4, F2); the SGEMM's 8 x 8 sums as many as
-     * leave a thread 128 registers (four of 128 threads, three of 160, two of 256) */
-    int min_blocks = interleaved(g) ? (k->block[0] < 256 ? 4 : 3) : (int)(65536 / (k->block[0] * 128));
+     * leave a thread 128 registers (four of 128 threads, three of 160, two of 256); one of 640
+     * interleaved (80 x 32: 88 registers) */
+    int min_blocks = interleaved(g) ? (k->block[0] < 256 ? 4 : k->block[0] == 256 ? 3 : 1)
+                                    : (int)(65536 / (k->block[0] * 128));
     tmpl_set_int(ctx, "min_blocks", min_blocks > 4 ? 4 : min_blocks < 1 ? 1 : min_blocks);
     tmpl_set_int(ctx, "bm", bm);
     tmpl_set_int(ctx, "bn", bn);
@@ -218,10 +235,11 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
     tmpl_set_int(ctx, "m", g->m);
     tmpl_set_int(ctx, "n", g->n);
     tmpl_set_int(ctx, "k", g->k);
-    int a_copy = operand(ctx, g, "a", g->transa == 'N', per, g->a_offset, g->lda, g->a_stride, g->m);
-    int b_copy = operand(ctx, g, "b", g->transb != 'N', per, g->b_offset, g->ldb, g->b_stride, g->n);
-    fast_copies(ctx, "a", group, bm, step, (int)k->block[0]);
-    fast_copies(ctx, "b", group, bn, step, (int)k->block[0]);
+    bool a_outer = g->transa == 'N', b_outer = g->transb != 'N';
+    int a_copy = operand(ctx, g, "a", a_outer, per, g->a_offset, g->lda, g->a_stride, g->m);
+    int b_copy = operand(ctx, g, "b", b_outer, per, g->b_offset, g->ldb, g->b_stride, g->n);
+    fast_copies(ctx, "a", group, a_outer, a_copy / (16 / per), bm, step, (int)k->block[0]);
+    fast_copies(ctx, "b", group, b_outer, b_copy / (16 / per), bn, step, (int)k->block[0]);
     /* the copy functions the loads use, smaller first: one element (transposed loads), 16 bytes (runs) */
     tmpl_value *sizes = tmpl_list();
     tmpl_list_push(sizes, tmpl_int(a_copy < b_copy ? a_copy : b_copy));

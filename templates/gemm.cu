@@ -18,41 +18,58 @@
 {{ copy_async(bytes, sized=true) }}
 {%- endfor %}
 
-{#- The interleaved step from k0 of operand `x` into tile[entry][step][row] where a thread's copies
-    sit at constant offsets from its first (setup_fast): one pointer add and a copy each. -#}
-{%- macro fetch_fast(x, tile, rows, outer, ld, ds, copies, indent) -%}
-{%- set sk = ld if outer else inc -%}
+{#- The step from k0 of operand `x` where a thread's copies sit at constant offsets from its first
+    (setup_fast): one pointer add and a copy each, `ds` step rows apart. Interleaved, into
+    tile[entry][step][row], a float2 a copy; else (stored [sum][row]) into tile[step][row], `vec`
+    elements a copy. -#}
+{%- macro fetch_fast(x, tile, rows, outer, vec, ld, ds, copies, ragged, indent) -%}
+{%- set sk = ld if outer or group == 1 else inc -%}
 {{ indent }}{
-{{ indent }}    const float2 *const src = {{ x }}_src + k0 * {{ sk }}u;
+{{ indent }}    const {{ elem }} *const src = {{ x }}_src + k0 * {{ sk }}u;
 {{ indent }}#pragma unroll
 {{ indent }}    for (unsigned i = 0; i < {{ copies }}u; ++i) {
 {{ indent }}        const unsigned s = {{ x }}_s0 + {{ ds }}u * i;
+{%- if ragged %}
+{{ indent }}        if (i == {{ copies - 1 }}u && s >= {{ step }}u) // the last copy only where the step has a row left
+{{ indent }}            break;
+{%- endif %}
 {%- if k % step %}
 {{ indent }}        const bool inside = {{ x }}_ok && k0 + s < {{ k }}u;
 {%- else %}
 {{ indent }}        const bool inside = {{ x }}_ok && k0 < {{ k }}u; // whole steps: the one past the sum is zeros
 {%- endif %}
+{%- if group > 1 %}
 {{ indent }}        copy8(&{{ tile }}[{{ x }}_entry][s * {{ rows }}u + {{ x }}_r], inside ? src + i * {{ ds * sk }}u : {{ x }}, inside);
+{%- else %}
+{{ indent }}        copy{{ vec * esize }}(&{{ tile }}[s][{{ x }}_r], inside ? src + i * {{ ds * sk }}u : {{ x }}, inside);
+{%- endif %}
 {{ indent }}    }
 {{ indent }}}
 {%- endmacro -%}
 
-{#- A thread's first copy of operand `x` in every step: its entry and row of the tile, its first
-    row of the step, whether the element exists, and where it is read at k0 = 0. -#}
-{%- macro setup_fast(x, rows, extent, first, outer, ld, indent) -%}
+{#- A thread's first copy of operand `x` in every step: its row of the tile (and entry, where the
+    GEMMs interleave), its first row of the step, whether the element exists, and where it is
+    read at k0 = 0. -#}
+{%- macro setup_fast(x, rows, extent, first, outer, vec, ld, indent) -%}
+{%- if group > 1 %}
 {%- set sk = ld if outer else inc -%}
 {%- set sr = inc if outer else ld -%}
 {{ indent }}const unsigned {{ x }}_entry = tid % {{ group }}u, {{ x }}_r = tid / {{ group }}u % {{ rows }}u, {{ x }}_s0 = tid / {{ group * rows }}u;
 {{ indent }}const bool {{ x }}_ok = {{ first }} + {{ x }}_r < {{ extent }}u && entry0 + {{ x }}_entry < {{ batch }}u;
 {{ indent }}const float2 *const {{ x }}_src = {{ x }} + ({{ x }}_ok ? entry0 + {{ x }}_entry + ({{ first }} + {{ x }}_r) * {{ sr }}u + {{ x }}_s0 * {{ sk }}u : 0u);
+{%- else -%}
+{{ indent }}const unsigned {{ x }}_r = tid % {{ rows // vec }}u * {{ vec }}u, {{ x }}_s0 = tid / {{ rows // vec }}u;
+{{ indent }}const bool {{ x }}_ok = {{ first }} + {{ x }}_r < {{ extent }}u;
+{{ indent }}const float *const {{ x }}_src = {{ x }} + ({{ x }}_ok ? {{ first }} + {{ x }}_r + {{ x }}_s0 * {{ ld }}u : 0u);
+{%- endif %}
 {%- endmacro -%}
 
 {#- The step from k0 of operand `x` ("a": op(A), rows along m; "b": op(B), along n) into tile[step][row]
     (`rows` wide, `extent` in all): outer, its stored runs go along the rows; else along the sum.
-    `fast`: interleaved, the thread's copies worked out once (fetch_fast). -#}
-{%- macro fetch(x, tile, rows, extent, first, outer, vec, ld, fast, ds, copies, indent) -%}
+    `fast`: the thread's copies worked out once (fetch_fast). -#}
+{%- macro fetch(x, tile, rows, extent, first, outer, vec, ld, fast, ds, copies, ragged, indent) -%}
 {%- if fast %}
-{{ fetch_fast(x, tile, rows, outer, ld, ds, copies, indent) }}
+{{ fetch_fast(x, tile, rows, outer, vec, ld, ds, copies, ragged, indent) }}
 {%- elif group > 1 %}
 {{ indent }}// {{ group }} GEMMs' elements side by side: [{{ group }}][step][row], a copy a float2
 {{ indent }}for (unsigned u = tid; u < {{ group * step * rows }}u; u += {{ threads }}u) {
@@ -120,14 +137,6 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     const float2 *__restrict__ a = (const float2 *)workspace + {{ a_offset }}ull;
     const float2 *__restrict__ b = (const float2 *)workspace + {{ b_offset }}ull;
     float2 *__restrict__ c = (float2 *)workspace + {{ c_offset }}ull + entry0 + e;
-{%- if a_fast %}
-    // op(A)'s copies: {{ a_copies }} a step, {{ a_ds }} step rows apart
-{{ setup_fast("a", bm, m, "m0", a_outer, a_ld, "    ") }}
-{%- endif %}
-{%- if b_fast %}
-    // op(B)'s copies: {{ b_copies }} a step, {{ b_ds }} step rows apart
-{{ setup_fast("b", bn, n, "n0", b_outer, b_ld, "    ") }}
-{%- endif %}
 {%- else %}
     // Two stages of the tiles, rows padded by 16 bytes: the transposed stores of a warp spread
     // over the banks, and float4 reads stay aligned.
@@ -137,6 +146,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     const {{ elem }} *__restrict__ a = (const {{ elem }} *)workspace + {{ a_offset }}ull + (size_t)blockIdx.z * {{ a_stride }}u;
     const {{ elem }} *__restrict__ b = (const {{ elem }} *)workspace + {{ b_offset }}ull + (size_t)blockIdx.z * {{ b_stride }}u;
     {{ elem }} *__restrict__ c = ({{ elem }} *)workspace + {{ c_offset }}ull + (size_t)blockIdx.z * {{ c_stride }}u;
+{%- endif %}
+{%- if a_fast %}
+    // op(A)'s copies: {{ a_copies }} a step, {{ a_ds }} step rows apart
+{{ setup_fast("a", bm, m, "m0", a_outer, a_vec, a_ld, "    ") }}
+{%- endif %}
+{%- if b_fast %}
+    // op(B)'s copies: {{ b_copies }} a step, {{ b_ds }} step rows apart
+{{ setup_fast("b", bn, n, "n0", b_outer, b_vec, b_ld, "    ") }}
 {%- endif %}
 {%- if complex %}
     float2 acc[4][4];
@@ -151,14 +168,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 
     unsigned k0 = 0;
     {
-{{ fetch("a", "as[0]", bm, m, "m0", a_outer, a_vec, a_ld, a_fast, a_ds, a_copies, "        ") }}
-{{ fetch("b", "bs[0]", bn, n, "n0", b_outer, b_vec, b_ld, b_fast, b_ds, b_copies, "        ") }}
+{{ fetch("a", "as[0]", bm, m, "m0", a_outer, a_vec, a_ld, a_fast, a_ds, a_copies, a_ragged, "        ") }}
+{{ fetch("b", "bs[0]", bn, n, "n0", b_outer, b_vec, b_ld, b_fast, b_ds, b_copies, b_ragged, "        ") }}
         asm volatile("cp.async.commit_group;\n" ::);
     }
     for (unsigned stage = 0; k0 < {{ k }}u; stage ^= 1u) {
         k0 += {{ step }}u; // the next step's tiles (past the sum: zeros, nothing read)
-{{ fetch("a", "as[stage ^ 1u]", bm, m, "m0", a_outer, a_vec, a_ld, a_fast, a_ds, a_copies, "        ") }}
-{{ fetch("b", "bs[stage ^ 1u]", bn, n, "n0", b_outer, b_vec, b_ld, b_fast, b_ds, b_copies, "        ") }}
+{{ fetch("a", "as[stage ^ 1u]", bm, m, "m0", a_outer, a_vec, a_ld, a_fast, a_ds, a_copies, a_ragged, "        ") }}
+{{ fetch("b", "bs[stage ^ 1u]", bn, n, "n0", b_outer, b_vec, b_ld, b_fast, b_ds, b_copies, b_ragged, "        ") }}
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 1;\n" ::); // this step's
         __syncthreads();

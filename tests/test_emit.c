@@ -445,7 +445,9 @@ static char *fprop_kernel(const convgen_conv_desc *d, convgen_algo algo, const c
 /* Shapes chosen for the layer: the generated SGEMM's block covers 80 columns by one block 80 wide
  * (64 and 256 keep 64 and 128); the 3-D transforms' bricks take the rows that fill phase B's
  * rounds (33 tiles a row: 3 rows; 32: 2; 16: 4; 14: 7; 4: the whole plane), and where one row of
- * large tiles does not fit, runs of one row; direct's bias is read once before the stores. */
+ * large tiles does not fit, runs of one row; the SGEMM's copies at offsets worked out once; the
+ * FFT's complex GEMM takes 65 to 80 rows in one block 80 high; direct's bias is read once before
+ * the stores. */
 static void test_kernels_are_shaped_to_the_layer(void **state)
 {
     (void)state;
@@ -477,6 +479,28 @@ static void test_kernels_are_shaped_to_the_layer(void **state)
     char *tiles = fprop_kernel(&large, CONVGEN_ALGO_WINOGRAD, &six, "transform_x");
     assert_non_null(strstr(tiles, "brick: 1 row(s) of 16 tiles"));
     free(tiles);
+    /* the SGEMM's copies worked out once: 128 rows' 32 float4 copies a step row over 160 threads
+     * are 5 step rows apart, the second copy only for the first 3 rows; 80 columns' 20 a row 8 */
+    const convgen_conv_desc eighty = {.rank = 3, .n = 64, .c = 80, .k = 80, .in = {65, 65, 65}, .kernel = {3, 3, 3}};
+    char *sgemm = fprop_kernel(&eighty, CONVGEN_ALGO_WINOGRAD, &generated, "products");
+    assert_non_null(strstr(sgemm, "op(A)'s copies: 2 a step, 5 step rows apart"));
+    assert_non_null(strstr(sgemm, "op(B)'s copies: 1 a step, 8 step rows apart"));
+    assert_non_null(strstr(sgemm, "if (i == 1u && s >= 8u) // the last copy only where the step has a row left"));
+    assert_null(strstr(sgemm, "for (unsigned u = tid;"));
+    free(sgemm);
+    /* the CGEMM's rows: 65 to 80 in one block 80 high, 64 and 96 in blocks of 32 */
+    const struct {
+        int64_t k;
+        const char *tiles;
+    } rows[] = {{80, "tiles: 80 x 32 of C a block"}, {70, "tiles: 80 x 32 of C a block"},
+                {64, "tiles: 32 x 32 of C a block"}, {96, "tiles: 32 x 32 of C a block"}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+        const convgen_conv_desc fragments = {.rank = 3, .n = 64, .c = 80, .k = rows[i].k, .in = {31, 31, 31},
+                                             .kernel = {3, 3, 3}};
+        char *cgemm = fprop_kernel(&fragments, CONVGEN_ALGO_FFT, NULL, "products");
+        assert_non_null(strstr(cgemm, rows[i].tiles));
+        free(cgemm);
+    }
     convgen_conv_desc first = {.rank = 3, .n = 1, .c = 1, .k = 80, .in = {40, 40, 40}, .kernel = {2, 2, 2},
                                .epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU};
     char *direct = fprop_kernel(&first, CONVGEN_ALGO_DIRECT, NULL, "direct_fprop");

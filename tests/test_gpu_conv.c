@@ -692,7 +692,9 @@ static int handpicked_fused(shape *s)
 
 /* fft's: cufft's handpicked shapes of every rank, and 3-D ones on one cubic basis of convgen's 3-D
  * transforms: a rectangular volume with kernels that differ per dimension, padding on one side
- * and convolution mode; a prime depth with one input channel; 30^3 with batch 3 (a 35-point basis). */
+ * and convolution mode; a prime depth with one input channel; 30^3 with batch 3 (a 35-point basis);
+ * the products' blocks 80 rows high (65 to 80 rows: output maps in fprop, input maps in bprop and
+ * accgrad), 70 and 72 rows of them, and 35 images, a second block of 32 columns mostly past them. */
 static int handpicked_fft3(shape *s)
 {
     int n = handpicked_fft_ranks(s, 1, 3);
@@ -700,6 +702,8 @@ static int handpicked_fft3(shape *s)
     s[n++].d.mode = CONVGEN_CONVOLUTION;
     s[n++].d = desc3(1, 1, 6, V3(23, 9, 20), V3(7, 1, 3), V3(0, 0, 1), V3(0, 0, 1));
     s[n++].d = desc3(3, 5, 2, V3(30, 30, 30), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
+    s[n++].d = desc3(5, 72, 70, V3(9, 10, 7), V3(3, 3, 2), V3(0, 1, 0), V3(0, 0, 1));
+    s[n++].d = desc3(35, 80, 80, V3(7, 7, 7), V3(3, 3, 3), V3(0, 0, 0), V3(0, 0, 0));
     return n;
 }
 
