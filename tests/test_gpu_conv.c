@@ -36,7 +36,7 @@
 
 #define DIRECT_SHAPES 71 /* 20 handpicked, 21 for direct-window, 30 random */
 #define WINDOW_SHAPES 21 /* direct-window's: the window bprop's handpicked ones, then the sliding kernel's */
-#define CUFFT_SHAPES 56 /* at least 42 random shapes per FFT algorithm beside the handpicked ones */
+#define CUFFT_SHAPES 57 /* at least 42 random shapes per FFT algorithm beside the handpicked ones */
 
 static convgen_context *ctx;
 static char no_device_reason[512];
@@ -694,7 +694,9 @@ static int handpicked_fused(shape *s)
  * transforms: a rectangular volume with kernels that differ per dimension, padding on one side
  * and convolution mode; a prime depth with one input channel; 30^3 with batch 3 (a 35-point basis);
  * the products' blocks 80 rows high (65 to 80 rows: output maps in fprop, input maps in bprop and
- * accgrad), 70 and 72 rows of them, and 35 images, a second block of 32 columns mostly past them. */
+ * accgrad, where the columns take a block of 32: 17 images or more, or accgrad's output maps): 70
+ * and 72 rows of them; 35 images, a second block of 32 columns mostly past them; accgrad summing 8
+ * images (steps of 4, op(B)'s copies 5 rows apart past a step: the copy loop). */
 static int handpicked_fft3(shape *s)
 {
     int n = handpicked_fft_ranks(s, 1, 3);
@@ -702,8 +704,9 @@ static int handpicked_fft3(shape *s)
     s[n++].d.mode = CONVGEN_CONVOLUTION;
     s[n++].d = desc3(1, 1, 6, V3(23, 9, 20), V3(7, 1, 3), V3(0, 0, 1), V3(0, 0, 1));
     s[n++].d = desc3(3, 5, 2, V3(30, 30, 30), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
-    s[n++].d = desc3(5, 72, 70, V3(9, 10, 7), V3(3, 3, 2), V3(0, 1, 0), V3(0, 0, 1));
+    s[n++].d = desc3(20, 72, 70, V3(9, 10, 7), V3(3, 3, 2), V3(0, 1, 0), V3(0, 0, 1));
     s[n++].d = desc3(35, 80, 80, V3(7, 7, 7), V3(3, 3, 3), V3(0, 0, 0), V3(0, 0, 0));
+    s[n++].d = desc3(8, 66, 75, V3(6, 7, 5), V3(3, 3, 3), V3(0, 0, 0), V3(0, 0, 0));
     return n;
 }
 
