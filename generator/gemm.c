@@ -238,8 +238,8 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
     bool a_outer = g->transa == 'N', b_outer = g->transb != 'N';
     int a_copy = operand(ctx, g, "a", a_outer, per, g->a_offset, g->lda, g->a_stride, g->m);
     int b_copy = operand(ctx, g, "b", b_outer, per, g->b_offset, g->ldb, g->b_stride, g->n);
-    fast_copies(ctx, "a", group, a_outer, a_copy / (16 / per), bm, step, (int)k->block[0]);
-    fast_copies(ctx, "b", group, b_outer, b_copy / (16 / per), bn, step, (int)k->block[0]);
+    fast_copies(ctx, "a", group, a_outer, a_copy / elem, bm, step, (int)k->block[0]); /* elements a copy */
+    fast_copies(ctx, "b", group, b_outer, b_copy / elem, bn, step, (int)k->block[0]);
     /* the copy functions the loads use, smaller first: one element (transposed loads), 16 bytes (runs) */
     tmpl_value *sizes = tmpl_list();
     tmpl_list_push(sizes, tmpl_int(a_copy < b_copy ? a_copy : b_copy));
