@@ -137,7 +137,7 @@ static int operand(tmpl_value *ctx, const cg_gemm_step *g, const char *name, boo
  * arithmetic was a third of the instructions. Real (n337's layer 4, the SASS): a loop over
  * copies whose count depends on the thread, its remainder and branches, was 29% of the issued
  * instructions beside the FMAs. Where ds does not divide the step, the last copy is skipped by
- * the threads whose row would pass it (`ragged`). */
+ * the threads whose row would pass it. */
 static void fast_copies(tmpl_value *ctx, const char *name, int group, bool outer, int vec, int rows, int step,
                         int threads)
 {
@@ -150,8 +150,6 @@ static void fast_copies(tmpl_value *ctx, const char *name, int group, bool outer
     tmpl_set_int(ctx, key, fast ? ds : 0);
     snprintf(key, sizeof key, "%s_copies", name);
     tmpl_set_int(ctx, key, fast ? (step + ds - 1) / ds : 0);
-    snprintf(key, sizeof key, "%s_ragged", name);
-    tmpl_set_bool(ctx, key, fast && step % ds != 0);
 }
 
 static const char *op_text(char op)

@@ -19,17 +19,18 @@
 {%- endfor %}
 
 {#- The step from k0 of operand `x` where a thread's copies sit at constant offsets from its first
-    (setup_fast): one pointer add and a copy each, `ds` step rows apart. Interleaved, into
+    (setup_fast): one pointer add and a copy each, `ds` step rows apart (where ds does not divide
+    the step, the last copy only for the threads whose row is inside it). Interleaved, into
     tile[entry][step][row], a float2 a copy; else (stored [sum][row]) into tile[step][row], `vec`
     elements a copy. -#}
-{%- macro fetch_fast(x, tile, rows, outer, vec, ld, ds, copies, ragged, indent) -%}
-{%- set sk = ld if outer or group == 1 else inc -%}
+{%- macro fetch_fast(x, tile, rows, outer, vec, ld, ds, copies, indent) -%}
+{%- set sk = ld if outer else inc -%}
 {{ indent }}{
 {{ indent }}    const {{ elem }} *const src = {{ x }}_src + k0 * {{ sk }}u;
 {{ indent }}#pragma unroll
 {{ indent }}    for (unsigned i = 0; i < {{ copies }}u; ++i) {
 {{ indent }}        const unsigned s = {{ x }}_s0 + {{ ds }}u * i;
-{%- if ragged %}
+{%- if step % ds %}
 {{ indent }}        if (i == {{ copies - 1 }}u && s >= {{ step }}u) // the last copy only where the step has a row left
 {{ indent }}            break;
 {%- endif %}
@@ -67,9 +68,9 @@
 {#- The step from k0 of operand `x` ("a": op(A), rows along m; "b": op(B), along n) into tile[step][row]
     (`rows` wide, `extent` in all): outer, its stored runs go along the rows; else along the sum.
     `fast`: the thread's copies worked out once (fetch_fast). -#}
-{%- macro fetch(x, tile, rows, extent, first, outer, vec, ld, fast, ds, copies, ragged, indent) -%}
+{%- macro fetch(x, tile, rows, extent, first, outer, vec, ld, fast, ds, copies, indent) -%}
 {%- if fast %}
-{{ fetch_fast(x, tile, rows, outer, vec, ld, ds, copies, ragged, indent) }}
+{{ fetch_fast(x, tile, rows, outer, vec, ld, ds, copies, indent) }}
 {%- elif group > 1 %}
 {{ indent }}// {{ group }} GEMMs' elements side by side: [{{ group }}][step][row], a copy a float2
 {{ indent }}for (unsigned u = tid; u < {{ group * step * rows }}u; u += {{ threads }}u) {
@@ -168,14 +169,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 
     unsigned k0 = 0;
     {
-{{ fetch("a", "as[0]", bm, m, "m0", a_outer, a_vec, a_ld, a_fast, a_ds, a_copies, a_ragged, "        ") }}
-{{ fetch("b", "bs[0]", bn, n, "n0", b_outer, b_vec, b_ld, b_fast, b_ds, b_copies, b_ragged, "        ") }}
+{{ fetch("a", "as[0]", bm, m, "m0", a_outer, a_vec, a_ld, a_fast, a_ds, a_copies, "        ") }}
+{{ fetch("b", "bs[0]", bn, n, "n0", b_outer, b_vec, b_ld, b_fast, b_ds, b_copies, "        ") }}
         asm volatile("cp.async.commit_group;\n" ::);
     }
     for (unsigned stage = 0; k0 < {{ k }}u; stage ^= 1u) {
         k0 += {{ step }}u; // the next step's tiles (past the sum: zeros, nothing read)
-{{ fetch("a", "as[stage ^ 1u]", bm, m, "m0", a_outer, a_vec, a_ld, a_fast, a_ds, a_copies, a_ragged, "        ") }}
-{{ fetch("b", "bs[stage ^ 1u]", bn, n, "n0", b_outer, b_vec, b_ld, b_fast, b_ds, b_copies, b_ragged, "        ") }}
+{{ fetch("a", "as[stage ^ 1u]", bm, m, "m0", a_outer, a_vec, a_ld, a_fast, a_ds, a_copies, "        ") }}
+{{ fetch("b", "bs[stage ^ 1u]", bn, n, "n0", b_outer, b_vec, b_ld, b_fast, b_ds, b_copies, "        ") }}
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 1;\n" ::); // this step's
         __syncthreads();
