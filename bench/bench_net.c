@@ -9,6 +9,9 @@
  *             as max-pooling fragments by cuDNN's pooling once per window offset (on the input
  *             shifted by the offset, through strided descriptors). Timed per patch on the GPU
  *             alone, no transfers (in cuDNN's favour), times the patches the volume needs.
+ *             Where convgen's patch passes cuDNN's 2^31 elements a tensor (n337's one patch of
+ *             452^3 for 448^3), (a) takes its own patch of least work, and convgen runs once
+ *             more on that patch: the same-patch comparison beside the best-patch one.
  *   (b) dense The form users run today: every convolution dilated by the product of the pooling
  *             windows before it and every pooling of stride 1 (dilated too: one cuDNN pooling
  *             per sub-lattice of the dilation, through strided descriptors), once over the
@@ -298,13 +301,16 @@ static double time_eval(dnn_eval *e, int runs)
 
 /* ---- convgen ---- */
 
-/* convgen's executor for cubes of `side`, with the shared weights; its plan printed. */
+/* convgen's executor for cubes of `side` (its patch chosen for them, or of fragments m), with
+ * the shared weights; its plan printed. */
 static convgen_net *open_convgen(convgen_context *ctx, const char *text, const cg_net *net, float *const *w,
-                                 float *const *b, int64_t side)
+                                 float *const *b, int64_t side, const int64_t *m)
 {
     /* each convolution's algorithm by the cost model: timing every candidate of layers that
      * take seconds a run (direct's on n726's 7^3 ones) would take the bench's minutes */
     convgen_net_options o = {.volume = {side, side, side}, .effort = CONVGEN_EFFORT_ESTIMATE};
+    if (m)
+        memcpy(o.fragment, m, sizeof o.fragment);
     convgen_net *exe;
     if (convgen_net_create(ctx, text, &o, &exe) != CONVGEN_SUCCESS) {
         fprintf(stderr, "net bench: convgen: %s\n", convgen_last_error());
@@ -447,6 +453,33 @@ static bool cudnn_fits(const cg_net *net, const cg_net_patch *patch)
     return true;
 }
 
+/* (a)'s patch for a cube of `side`: convgen's (fragments pm), or where that passes cuDNN's 2^31
+ * elements a tensor, the fragments (1..64 a side) under that limit of least work for the cube,
+ * patches past the cube's edge allowed as convgen's are; false where none fits. */
+static bool znni_patch(const cg_net *net, int64_t side, const int64_t pm[3], cg_net_patch *ap)
+{
+    if (pm[0] && cg_net_patch_of(net, pm, ap) == CONVGEN_SUCCESS && cudnn_fits(net, ap))
+        return true;
+    int64_t fov[3];
+    cg_net_field_of_view(net, fov);
+    double least = INFINITY;
+    cg_net_patch cand;
+    for (int64_t a = 1; a <= 64; ++a)
+        for (int64_t b = 1; b <= 64; ++b)
+            for (int64_t c = 1; c <= 64; ++c) {
+                const int64_t m[3] = {a, b, c};
+                if (cg_net_patch_of(net, m, &cand) != CONVGEN_SUCCESS || !cudnn_fits(net, &cand))
+                    continue;
+                double patches = 1;
+                for (int d = 0; d < 3; ++d)
+                    patches *= ceil((double)(side - fov[d] + 1) / (double)cand.out[d]);
+                double work = patches * cg_net_patch_macs(net, &cand) * (1 + 1e-9 / (double)(a + b + c));
+                if (work < least)
+                    least = work, *ap = cand;
+            }
+    return least < INFINITY;
+}
+
 /* One network: convgen over a cube of `side`, (a) on convgen's patch, (b) over the largest cube
  * it can run, convgen's output on that cube against (b)'s. */
 static void bench_one(convgen_context *ctx, const char *name, int64_t side, int runs, bench_table *t)
@@ -479,29 +512,28 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
     int64_t in_elems = net.c * side * side * side, out_elems = net.layers[net.count - 1].k * (int64_t)voxels;
     float *x = malloc((size_t)in_elems * 4), *y = malloc((size_t)out_elems * 4);
     uint64_t state = 7;
-    convgen_net *exe = x && y ? open_convgen(ctx, text, &net, w, b, side) : NULL;
+    convgen_net *exe = x && y ? open_convgen(ctx, text, &net, w, b, side, NULL) : NULL;
     if (exe) {
         cg_fill_random(x, in_elems, &state);
         convgen_net_patch(exe, pin, pout, pm);
         mine = time_infer(exe, x, side, y, runs);
         convgen_net_destroy(exe);
     }
-    free(x), free(y);
     printf("  convgen: %.4g voxels/s\n", voxels / mine);
-    /* (a) on convgen's patch, or where that passes cuDNN's 2^31 elements a tensor, on the cube of
-     * fragments under it of least work for the volume; times the patches of the volume */
-    cg_net_patch ap = {0}, cand;
-    const bool convgens = pm[0] && cg_net_patch_of(&net, pm, &ap) == CONVGEN_SUCCESS && cudnn_fits(&net, &ap);
-    bool fits = convgens;
-    double least = INFINITY; /* the fallback: the cube of fragments of least work for the volume */
-    for (int64_t f = 1; !convgens && f <= 64; ++f) {
-        const int64_t cube[3] = {f, f, f};
-        if (cg_net_patch_of(&net, cube, &cand) != CONVGEN_SUCCESS || !cudnn_fits(&net, &cand) || cand.in[0] > side)
-            continue;
-        double work = pow(ceil((double)(side - fov[0] + 1) / (double)cand.out[0]), 3) * cg_net_patch_macs(&net, &cand);
-        if (work < least)
-            least = work, ap = cand, fits = true;
+    /* (a) on convgen's patch, or where that passes cuDNN's 2^31 elements a tensor, its own; then
+     * convgen on (a)'s patch too, its output against the first's (other patches, other kernels) */
+    cg_net_patch ap = {0};
+    const bool fits = znni_patch(&net, side, pm, &ap);
+    double same = fits && memcmp(ap.m, pm, sizeof pm) == 0 ? mine : NAN, same_diff = 0;
+    float *y2 = fits && isnan(same) && !isnan(mine) ? malloc((size_t)out_elems * 4) : NULL;
+    if (y2 && (exe = open_convgen(ctx, text, &net, w, b, side, ap.m))) {
+        same = time_infer(exe, x, side, y2, runs);
+        same_diff = difference(y2, y, out_elems);
+        printf("  convgen on (a)'s patch: %.4g voxels/s, its output differs from the first's by %.3g\n", voxels / same,
+               same_diff);
+        convgen_net_destroy(exe);
     }
+    free(x), free(y), free(y2);
     char patch[64], a_patch[64] = "-";
     snprintf(patch, sizeof patch, "%lldx%lldx%lld -> %lldx%lldx%lld", (long long)pin[0], (long long)pin[1],
              (long long)pin[2], (long long)pout[0], (long long)pout[1], (long long)pout[2]);
@@ -524,7 +556,7 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
     if (dside >= fov[0])
         b_ms = dense_form(&net, w, b, dside, 2, &dx, &dy, &dense_elems); /* seconds a run: 2 after one */
     float *cy = dy ? malloc((size_t)dense_elems * 4) : NULL;
-    if (cy && (exe = open_convgen(ctx, text, &net, w, b, dside))) {
+    if (cy && (exe = open_convgen(ctx, text, &net, w, b, dside, NULL))) {
         if (convgen_net_infer(exe, dx, (int64_t[3]){dside, dside, dside}, cy, NULL) == CONVGEN_SUCCESS)
             diff = difference(cy, dy, dense_elems);
         int64_t nonzero = 0;
@@ -536,17 +568,18 @@ static void bench_one(convgen_context *ctx, const char *name, int64_t side, int 
     }
     free(cy), free(dx), free(dy);
     double b_voxels = pow((double)(dside - fov[0] + 1), 3);
-    double mine_vps = voxels / mine, a_vps = voxels / (patches * a_ms * 1e-3), b_vps = b_voxels / (b_ms * 1e-3);
+    double mine_vps = voxels / mine, a_vps = voxels / (patches * a_ms * 1e-3), b_vps = b_voxels / (b_ms * 1e-3),
+           same_vps = voxels / same;
     char diff_text[48];
     if (isnan(diff)) /* nothing to compare with: every output zero after the last ReLU */
         snprintf(diff_text, sizeof diff_text, "not compared: (b) is all zeros");
     else
         snprintf(diff_text, sizeof diff_text, "%.2e", diff);
-    fprintf(t->md, "| %s | %lld^3 | %s | %.4g | %s | %.4g | %.2f | %lld^3 | %.4g | %.2f | %s |\n", name,
-            (long long)side, patch, mine_vps, a_patch, a_vps, mine_vps / a_vps, (long long)dside, b_vps, mine_vps / b_vps,
-            diff_text);
-    fprintf(t->csv, "%s,%lld,%s,%.6g,%s,%.6g,%.4f,%lld,%.6g,%.4f,%.3e\n", name, (long long)side, patch, mine_vps, a_patch,
-            a_vps, mine_vps / a_vps, (long long)dside, b_vps, mine_vps / b_vps, diff);
+    fprintf(t->md, "| %s | %lld^3 | %s | %.4g | %s | %.4g | %.2f | %.4g | %.2f | %lld^3 | %.4g | %.2f | %s |\n", name,
+            (long long)side, patch, mine_vps, a_patch, a_vps, mine_vps / a_vps, same_vps, same_vps / a_vps,
+            (long long)dside, b_vps, mine_vps / b_vps, diff_text);
+    fprintf(t->csv, "%s,%lld,%s,%.6g,%s,%.6g,%.4f,%.6g,%.4f,%lld,%.6g,%.4f,%.3e\n", name, (long long)side, patch, mine_vps,
+            a_patch, a_vps, mine_vps / a_vps, same_vps, same_vps / a_vps, (long long)dside, b_vps, mine_vps / b_vps, diff);
     fflush(t->md), fflush(t->csv);
     for (int i = 0; i < CG_NET_MAX_LAYERS; ++i)
         free(w[i]), free(b[i]);
@@ -571,13 +604,17 @@ int bench_net(convgen_context *ctx, int runs, const char *device, const char *ou
                   "convolutions (fastest strict-fp32 algorithm by cudnnFind), cudnnAddTensor and "
                   "cudnnActivationForward, cuDNN's pooling once per window offset; the patch on the GPU alone (no "
                   "transfers) times the patches of the cube; where convgen's patch passes cuDNN's 2^31 elements a "
-                  "tensor, the cube of fragments under that limit of least work for the cube. (b) dense: cuDNN's convolutions dilated by the "
+                  "tensor, the fragments under that limit of least work for the cube (a patch may run past the cube's "
+                  "edge, as convgen's may); 'same patch': convgen on (a)'s patch. (b) dense: cuDNN's convolutions "
+                  "dilated by the "
                   "poolings before them and stride-1 pooling (one per sub-lattice of the dilation), over the largest "
                   "cube it can run; 'difference' is convgen's output on that cube against (b)'s, "
                   "||convgen - (b)|| / ||(b)||. Weights shared, uniform in +-sqrt(6 / fan-in), biases in a tenth of that.\n\n"
-                  "| network | cube | convgen's patch | convgen | (a)'s patch | (a) ZNNi | speedup | (b) cube | (b) dense | "
-                  "speedup | difference |\n| --- | --- | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: |\n");
-    fprintf(t.csv, "network,cube,patch,convgen_vps,znni_patch,znni_vps,speedup_a,dense_cube,dense_vps,speedup_b,difference\n");
+                  "| network | cube | convgen's patch | convgen | (a)'s patch | (a) ZNNi | speedup | convgen, same patch | "
+                  "speedup | (b) cube | (b) dense | speedup | difference |\n"
+                  "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |\n");
+    fprintf(t.csv, "network,cube,patch,convgen_vps,znni_patch,znni_vps,speedup_a,same_patch_vps,speedup_same,dense_cube,"
+                   "dense_vps,speedup_b,difference\n");
     for (int i = 0; i < (count ? count : 4); ++i)
         bench_one(ctx, count ? names[i] : all[i], side, runs, &t);
     return bench_table_close(&t);

@@ -2,7 +2,8 @@
  * (field of view, patches, each layer's tensor under max-pooling fragments) is the generator's
  * (generator/net/net.h); here are the device side and the loop over patches:
  *
- *   for each patch of the volume (overlap = field of view - 1, the last ones moved back inside):
+ *   for each patch of the volume (overlap = field of view - 1, the last ones moved back inside,
+ *   or past the edge where the patch is larger than the volume):
  *       pack its input [C][patch] on the host, copy it to the device
  *       every layer on the device, ping-ponging two buffers: a convolution plan with the layer's
  *           bias and ReLU as its epilogue, or max-pooling fragments (the batch grows p^3-fold)
@@ -12,7 +13,9 @@
  * Nothing inside a patch is computed twice: the fragments are ZNNi's dense evaluation. Patches
  * overlap only in their inputs, and where the volume is not a multiple of the patch the last
  * patch of a dimension moves back to end at the volume's edge (its outputs the previous one
- * also made are made again and agree). Patches flow through two slots (start_patch): while
+ * also made are made again and agree). A dimension the patch is larger than takes one patch
+ * that runs past the edge: its input zeros there, the outputs they reach not placed (448^3
+ * for n337 is one patch of 452^3, where patches inside it would be eight of 268^3). Patches flow through two slots (start_patch): while
  * one computes, the next one's input is packed and goes up, and the previous one's output comes
  * down and is placed. A net runs one convgen_net_infer at a time: the slots are its own.
  *
@@ -138,8 +141,14 @@ static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const
 {
     int64_t m[3], volume[3] = {0, 0, 0};
     int skip = 3 - n->net.rank;
-    for (int d = skip; d < 3; ++d)
+    int64_t fov[3];
+    cg_net_field_of_view(&n->net, fov);
+    for (int d = skip; d < 3; ++d) {
         volume[d] = volume_asked[d - skip];
+        if (volume[d] && volume[d] < fov[d])
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "volume[%d] = %lld is smaller than the network's field of view, "
+                           "%lld: no output", d - skip, (long long)volume[d], (long long)fov[d]);
+    }
     if (asked[0] || asked[1] || asked[2]) {
         for (int d = 0; d < n->net.rank; ++d)
             if (asked[d] < 1)
@@ -160,9 +169,8 @@ static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const
         double host = asked_mode == CONVGEN_NET_DEVICE ? INFINITY
                                                        : cg_net_best_fragment(&n->net, &b, true, volume, tried[1], tries[1], hm);
         if (device == INFINITY && host == INFINITY)
-            return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes%s: no patch%s fits", n->memory_limit,
-                           asked_mode == CONVGEN_NET_DEVICE ? " (device mode)" : " and the host mode's",
-                           volume[0] + volume[1] + volume[2] ? " inside the volume" : "");
+            return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes%s: no patch fits", n->memory_limit,
+                           asked_mode == CONVGEN_NET_DEVICE ? " (device mode)" : " and the host mode's");
         int h = host < device;
         memcpy(m, h ? hm : dm, sizeof m);
         memcpy(tried[h][tries[h]++], m, sizeof m);
@@ -472,8 +480,9 @@ static convgen_status finish_patch(convgen_net *n, const pipe_slot *p, float *y,
     return s;
 }
 
-/* The volume's extents depth first (rank 2: depth 1), checked against the patch; its dense
- * output's and the patches per dimension. */
+/* The volume's extents depth first (rank 2: depth 1), checked against the field of view; its
+ * dense output's and the patches per dimension (one where the patch is larger: it runs past
+ * the edge). */
 static convgen_status volume_extents(const convgen_net *n, const int64_t in[], int64_t ext[3], int64_t out[3],
                                      int64_t tiles[3])
 {
@@ -483,10 +492,9 @@ static convgen_status volume_extents(const convgen_net *n, const int64_t in[], i
     for (int d = 0; d < 3; ++d) {
         ext[d] = d < skip ? 1 : in[d - skip];
         out[d] = ext[d] - fov[d] + 1;
-        if (ext[d] < n->patch.in[d] || ext[d] >= ((int64_t)1 << 31))
-            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in[%d] = %lld must be %lld..2^31 - 1: the patch's input (its "
-                           "output %lld, the field of view %lld)", d - skip, (long long)ext[d],
-                           (long long)n->patch.in[d], (long long)n->patch.out[d], (long long)fov[d]);
+        if (ext[d] < fov[d] || ext[d] >= ((int64_t)1 << 31))
+            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "in[%d] = %lld must be %lld..2^31 - 1: the network's field of "
+                           "view, for one output", d - skip, (long long)ext[d], (long long)fov[d]);
         tiles[d] = (out[d] + n->patch.out[d] - 1) / n->patch.out[d];
     }
     return CONVGEN_SUCCESS;

@@ -47,30 +47,48 @@ void cg_net_patch_origin(const convgen_net *n, int64_t t, const int64_t tiles[3]
     for (int d = 0; d < 3; ++d) {
         at[d] = idx[d] * n->patch.out[d];
         at[d] = at[d] + n->patch.out[d] > out[d] ? out[d] - n->patch.out[d] : at[d];
+        at[d] = at[d] < 0 ? 0 : at[d]; /* a patch larger than the volume: its one patch runs past the edge */
     }
 }
 
-/* x [C][in] at `origin` into the packed patch [C][patch.in]. */
+/* The elements of [0, e) that lie inside [0, in) from `origin` on. */
+static int64_t inside(int64_t e, int64_t origin, int64_t in)
+{
+    int64_t left = in - origin;
+    return left < 0 ? 0 : left < e ? left : e;
+}
+
+/* x [C][in] at `origin` into the packed patch [C][patch.in]; where the patch runs past the
+ * volume's edge, zeros (the outputs they reach lie past the volume's and are not placed). */
 void cg_net_pack_input(const convgen_net *n, const float *x, const int64_t in[3], const int64_t origin[3], float *dst)
 {
     const int64_t *e = n->patch.in;
+    const int64_t depth = inside(e[0], origin[0], in[0]), rows = inside(e[1], origin[1], in[1]),
+                  width = inside(e[2], origin[2], in[2]);
     for (int64_t c = 0; c < n->net.c; ++c)
         for (int64_t z = 0; z < e[0]; ++z)
-            for (int64_t r = 0; r < e[1]; ++r, dst += e[2])
-                memcpy(dst, x + ((c * in[0] + origin[0] + z) * in[1] + origin[1] + r) * in[2] + origin[2],
-                       (size_t)e[2] * sizeof *dst);
+            for (int64_t r = 0; r < e[1]; ++r, dst += e[2]) {
+                int64_t copied = z < depth && r < rows ? width : 0;
+                if (copied)
+                    memcpy(dst, x + ((c * in[0] + origin[0] + z) * in[1] + origin[1] + r) * in[2] + origin[2],
+                           (size_t)copied * sizeof *dst);
+                memset(dst + copied, 0, (size_t)(e[2] - copied) * sizeof *dst);
+            }
 }
 
-/* The dense patch [K][patch.out] into y [K][out] at `origin`. */
+/* The dense patch [K][patch.out] into y [K][out] at `origin`: the part inside out. */
 void cg_net_place_output(const convgen_net *n, const float *src, float *y, const int64_t out[3],
                          const int64_t origin[3])
 {
     const int64_t *e = n->patch.out;
+    const int64_t depth = inside(e[0], origin[0], out[0]), rows = inside(e[1], origin[1], out[1]),
+                  width = inside(e[2], origin[2], out[2]);
     for (int64_t k = 0; k < n->patch.shape[n->net.count].c; ++k)
         for (int64_t z = 0; z < e[0]; ++z)
             for (int64_t r = 0; r < e[1]; ++r, src += e[2])
-                memcpy(y + ((k * out[0] + origin[0] + z) * out[1] + origin[1] + r) * out[2] + origin[2], src,
-                       (size_t)e[2] * sizeof *src);
+                if (z < depth && r < rows)
+                    memcpy(y + ((k * out[0] + origin[0] + z) * out[1] + origin[1] + r) * out[2] + origin[2], src,
+                           (size_t)width * sizeof *src);
 }
 
 

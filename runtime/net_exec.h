@@ -74,8 +74,8 @@ convgen_status cg_net_plan_conv(convgen_net *n, int i, int64_t batch, int64_t k,
                                 size_t workspace_limit, convgen_plan **plan);
 convgen_status cg_net_plan_pool(convgen_net *n, int i, convgen_pool_mode mode, int64_t batch, int64_t c,
                                 const int64_t ext[3], convgen_plan **plan);
-/* x [C][in] at `origin` into the packed patch [C][patch.in]; the dense patch [K][patch.out]
- * into y [K][out] at `origin`. */
+/* x [C][in] at `origin` into the packed patch [C][patch.in], zeros past the volume's edge;
+ * the dense patch [K][patch.out] into y [K][out] at `origin`, the part inside out. */
 void cg_net_pack_input(const convgen_net *n, const float *x, const int64_t in[3], const int64_t origin[3], float *dst);
 void cg_net_place_output(const convgen_net *n, const float *src, float *y, const int64_t out[3],
                          const int64_t origin[3]);
@@ -106,7 +106,8 @@ typedef struct slot_input {
 convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const slot_input *in, const slot_steps *steps,
                                    convgen_stream stream);
 /* Where patch t of a volume of `tiles` patches a dimension starts in its dense output `out`:
- * every patch.out, the last of a dimension moved back to end at the output's edge. */
+ * every patch.out, the last of a dimension moved back to end at the output's edge; at 0 where
+ * the patch is larger than the volume (its one patch runs past the edge). */
 void cg_net_patch_origin(const convgen_net *n, int64_t t, const int64_t tiles[3], const int64_t out[3], int64_t at[3]);
 /* A convolution plan's algorithm and time into `how`; its milliseconds, < 0 where none is known. */
 double cg_net_layer_ms(const convgen_plan *plan, char *how, size_t size);

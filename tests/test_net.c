@@ -360,6 +360,85 @@ static void test_depth_slabs_and_host_placement(void **state)
     check_placement(&net, m2);
 }
 
+/* A volume of `ext` tiled by the patch of fragments m as the executor tiles it
+ * (cg_net_patch_origin, cg_net_pack_input, cg_net_place_output), the network's work replaced
+ * by writing each dense output its own global position: every packed input voxel is the
+ * volume's at its place, or zero past the edge; every output voxel of the volume is written,
+ * with its own position, and nothing past y. */
+static void check_tiling(const char *text, const int64_t m[3], const int64_t ext[3], int64_t want_tiles)
+{
+    convgen_net n = {0};
+    assert_int_equal(cg_net_parse(text, &n.net), CONVGEN_SUCCESS);
+    assert_int_equal(cg_net_patch_of(&n.net, m, &n.patch), CONVGEN_SUCCESS);
+    int64_t fov[3], out[3], tiles[3], count = 1, vol = n.net.c, dense = 1;
+    cg_net_field_of_view(&n.net, fov);
+    for (int d = 0; d < 3; ++d) {
+        out[d] = ext[d] - fov[d] + 1;
+        tiles[d] = (out[d] + n.patch.out[d] - 1) / n.patch.out[d];
+        count *= tiles[d], vol *= ext[d], dense *= out[d];
+    }
+    assert_int_equal(count, want_tiles);
+    const int64_t k = n.patch.shape[n.net.count].c, guard = 64, *pi = n.patch.in, *po = n.patch.out;
+    int64_t packed_n = n.net.c * pi[0] * pi[1] * pi[2], patch_out = k * po[0] * po[1] * po[2];
+    float *x = malloc(sizeof *x * (size_t)vol), *y = malloc(sizeof *y * (size_t)(k * dense + guard));
+    float *packed = malloc(sizeof *packed * (size_t)packed_n), *src = malloc(sizeof *src * (size_t)patch_out);
+    for (int64_t i = 0; i < vol; ++i)
+        x[i] = (float)(i + 1); /* exact in fp32 below 2^24 */
+    for (int64_t i = 0; i < k * dense + guard; ++i)
+        y[i] = NAN;
+    for (int64_t t = 0; t < count; ++t) {
+        int64_t at[3];
+        cg_net_patch_origin(&n, t, tiles, out, at);
+        for (int d = 0; d < 3; ++d)
+            assert_true(at[d] >= 0 && at[d] < out[d]);
+        for (int64_t i = 0; i < packed_n; ++i)
+            packed[i] = -7; /* poison: every element is written */
+        cg_net_pack_input(&n, x, ext, at, packed);
+        for (int64_t c = 0, i = 0; c < n.net.c; ++c)
+            for (int64_t z = 0; z < pi[0]; ++z)
+                for (int64_t r = 0; r < pi[1]; ++r)
+                    for (int64_t q = 0; q < pi[2]; ++q, ++i) {
+                        const int64_t g[3] = {at[0] + z, at[1] + r, at[2] + q};
+                        bool in = g[0] < ext[0] && g[1] < ext[1] && g[2] < ext[2];
+                        float want = in ? x[((c * ext[0] + g[0]) * ext[1] + g[1]) * ext[2] + g[2]] : 0;
+                        if (packed[i] != want)
+                            fail_msg("patch %lld, input %lld: %g, not %g", (long long)t, (long long)i, (double)packed[i],
+                                     (double)want);
+                    }
+        for (int64_t c = 0, i = 0; c < k; ++c) /* the patch's "output": its global position */
+            for (int64_t z = 0; z < po[0]; ++z)
+                for (int64_t r = 0; r < po[1]; ++r)
+                    for (int64_t q = 0; q < po[2]; ++q, ++i)
+                        src[i] = (float)((((c * 1000 + at[0] + z) * 1000) + at[1] + r) * 1000 + at[2] + q);
+        cg_net_place_output(&n, src, y, out, at);
+    }
+    for (int64_t c = 0, i = 0; c < k; ++c)
+        for (int64_t z = 0; z < out[0]; ++z)
+            for (int64_t r = 0; r < out[1]; ++r)
+                for (int64_t q = 0; q < out[2]; ++q, ++i)
+                    if (y[i] != (float)((((c * 1000 + z) * 1000) + r) * 1000 + q))
+                        fail_msg("output (%lld, %lld, %lld, %lld): %g", (long long)c, (long long)z, (long long)r,
+                                 (long long)q, (double)y[i]);
+    for (int64_t i = k * dense; i < k * dense + guard; ++i)
+        assert_true(isnan(y[i]));
+    free(x), free(y), free(packed), free(src);
+}
+
+/* Patches across a volume: the last of a dimension moved back inside where the volume is not a
+ * multiple of the patch, one patch running past the edge where the volume is smaller than the
+ * patch (the patch input 20 x 23 x 10 here), both at once. */
+static void test_patches_tile_the_volume(void **state)
+{
+    (void)state;
+    const int64_t m[3] = {2, 3, 1};
+    const int64_t inside[3] = {41, 37, 30}, past[3] = {17, 19, 9}, both[3] = {15, 37, 30};
+    check_tiling(small_nets[0], m, inside, 4 * 3 * 11);
+    check_tiling(small_nets[0], m, past, 1);
+    check_tiling(small_nets[0], m, both, 1 * 3 * 11);
+    const int64_t m2[3] = {1, 3, 2}, past2[3] = {1, 60, 90}; /* rank 2: the patch 69 x 41 */
+    check_tiling(small_nets[2], m2, past2, 1 * 1 * 5);
+}
+
 /* A driver whose "device" is host memory: the row copies' calls, counted and checked as the
  * driver checks them (pitches of at most 2^31 - 1 bytes, each at least the width). */
 static int copies_1d, copies_2d;
@@ -494,6 +573,37 @@ static int teardown(void **state)
 }
 
 /* Planning needs no GPU: the patch, each layer's plan and the memory, and the refusals named. */
+/* The patch chosen for a known volume (cg_net_best_fragment), n337 on an H200's budget
+ * (bench/NOTES.md, "One patch past the edge"): with the memory for it, 448^3 is one patch of
+ * 452^3 that runs past the edge, not eight of 268^3 inside (a 364^3 output is not a multiple
+ * of 8); with less, the largest that fits (one or two dimensions whole); a volume whose output
+ * is a multiple of 8 runs inside it. The fragments a volume can take are all tried: the least
+ * that covers it in k patches, for every k, and 1..32 a side. */
+static void test_patch_choice(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/bench/nets/n337.net", CONVGEN_SOURCE_DIR);
+    cg_net net;
+    assert_int_equal(cg_net_parse(read_text(path), &net), CONVGEN_SUCCESS);
+    const struct { int64_t side; double gib; int64_t m[3]; } cases[] = {
+        {448, 128, {46, 46, 46}}, {448, 80, {23, 46, 46}}, {448, 64, {23, 23, 46}}, {448, 32, {23, 23, 23}},
+        {300, 128, {27, 27, 27}}, {1000, 128, {29, 58, 58}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        const double bytes = cases[i].gib * 1073741824.0;
+        const cg_net_budget b = {.device_bytes = bytes / 2, .device_limit = bytes, .host_bytes = 0, .bus_up = 25e9,
+                                 .bus_down = 25e9, .sm_count = 132};
+        const int64_t volume[3] = {cases[i].side, cases[i].side, cases[i].side};
+        int64_t m[3];
+        double cost = cg_net_best_fragment(&net, &b, false, volume, NULL, 0, m);
+        if (!(cost < INFINITY) || memcmp(m, cases[i].m, sizeof m) != 0)
+            fail_msg("%lld^3 in %.0f GiB: fragments %lldx%lldx%lld, expected %lldx%lldx%lld", (long long)cases[i].side,
+                     cases[i].gib, (long long)m[0], (long long)m[1], (long long)m[2], (long long)cases[i].m[0],
+                     (long long)cases[i].m[1], (long long)cases[i].m[2]);
+    }
+}
+
 static void test_executor_plans_offline(void **state)
 {
     (void)state;
@@ -516,18 +626,16 @@ static void test_executor_plans_offline(void **state)
     assert_int_equal(convgen_net_set_weights(net, 1, x, x), CONVGEN_ERROR_INVALID_VALUE); /* a pooling */
     assert_non_null(strstr(convgen_last_error(), "layer = 1"));
     convgen_net_destroy(net);
-    /* for a known volume: a patch inside it, the one of least work */
+    /* for a known volume: a patch of it (the planner's choice among those: test_patch_choice) */
     o = (convgen_net_options){.volume = {23, 40, 31}, .effort = CONVGEN_EFFORT_ESTIMATE};
     assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_SUCCESS);
     assert_int_equal(convgen_net_explain(net, &text), CONVGEN_SUCCESS);
-    long long p[3];
-    assert_int_equal(sscanf(strstr(text, "patch "), "patch %lldx%lldx%lld", &p[0], &p[1], &p[2]), 3);
-    assert_true(p[0] <= 23 && p[1] <= 40 && p[2] <= 31);
+    assert_non_null(strstr(text, "field of view 13x12x9; patch "));
     free(text);
     convgen_net_destroy(net);
-    o = (convgen_net_options){.volume = {3, 40, 31}};
-    assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_ERROR_WORKSPACE_LIMIT);
-    assert_non_null(strstr(convgen_last_error(), "inside the volume"));
+    o = (convgen_net_options){.volume = {12, 40, 31}};
+    assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "volume[0] = 12 is smaller than the network's field of view, 13"));
     o = (convgen_net_options){.fragment = {1, 1, 1}, .memory_limit = 1000};
     assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_ERROR_WORKSPACE_LIMIT);
     assert_non_null(strstr(convgen_last_error(), "memory_limit"));
@@ -680,11 +788,12 @@ static void check_volume(const char *text, const int64_t fragment[3], const int6
         in_n *= full[d], out_n *= out[d];
     }
     int64_t k = net.layers[net.count - 1].k;
-    float *x = malloc(sizeof *x * (size_t)in_n), *y = malloc(sizeof *y * (size_t)(k * out_n));
+    const int64_t guard = 256; /* past y: never written */
+    float *x = malloc(sizeof *x * (size_t)in_n), *y = malloc(sizeof *y * (size_t)(k * out_n + guard));
     double *xd = malloc(sizeof *xd * (size_t)in_n), *ref = malloc(sizeof *ref * (size_t)(k * out_n));
     for (int64_t i = 0; i < in_n; ++i)
         xd[i] = x[i] = (float)uniform();
-    for (int64_t i = 0; i < k * out_n; ++i)
+    for (int64_t i = 0; i < k * out_n + guard; ++i)
         y[i] = NAN; /* every voxel must be written */
     if (convgen_net_infer(exe, x, ext, y, NULL) != CONVGEN_SUCCESS)
         fail_msg("infer: %s", convgen_last_error());
@@ -695,6 +804,9 @@ static void check_volume(const char *text, const int64_t fragment[3], const int6
             fail_msg("output %lld of %lld never written", (long long)i, (long long)(k * out_n));
         d2 += (y[i] - ref[i]) * (y[i] - ref[i]), r2 += ref[i] * ref[i];
     }
+    for (int64_t i = k * out_n; i < k * out_n + guard; ++i)
+        if (!isnan(y[i]))
+            fail_msg("%g written %lld past the output", (double)y[i], (long long)(i - k * out_n));
     double rel = sqrt(d2 / (r2 > 0 ? r2 : 1));
     char *plan;
     convgen_net_explain(exe, &plan);
@@ -729,11 +841,15 @@ static void test_executor_equals_the_dense_definition_on_the_gpu(void **state)
     check_volume(small_nets[0], m0, v0, 0, CONVGEN_NET_DEVICE, NULL, &worst);
     check_volume(small_nets[1], m1, v1, 0, CONVGEN_NET_DEVICE, NULL, &worst);
     check_volume(small_nets[2], m2, v2, 0, CONVGEN_NET_DEVICE, NULL, &worst);
+    /* a patch deeper than the volume (20 of 17): its one patch a depth runs past the edge, while
+     * rows and columns take several, the last moved back */
+    const int64_t v3[3] = {17, 37, 30};
+    check_volume(small_nets[0], m0, v3, 0, CONVGEN_NET_DEVICE, "patch 20x23x10", &worst);
     /* a volume of 14 MB (2 channels) through a memory limit of 3 MB: many patches through the
      * pipeline, chosen for the volume */
     const int64_t none[3] = {0, 0, 0}, big[3] = {130, 120, 110};
     check_volume(small_nets[0], none, big, (size_t)3 << 20, CONVGEN_NET_DEVICE, NULL, &worst);
-    print_message("4 volumes, worst relative error %.2e\n", worst);
+    print_message("5 volumes, worst relative error %.2e\n", worst);
 }
 
 /* The host mode's every way of cutting a layer, each against the dense definition: depth rows
@@ -753,6 +869,8 @@ static void test_host_mode_equals_the_dense_definition_on_the_gpu(void **state)
     const int64_t m[3] = {4, 5, 3}, v[3] = {45, 50, 30}, m2[3] = {3, 2, 0}, v2[3] = {101, 93, 0};
     check_volume(host_nets[0], m, v, 1200000, CONVGEN_NET_HOST, "2 chunks of 7 depth rows of one entry", &worst);
     check_volume(host_nets[0], m, v, 600000, CONVGEN_NET_HOST, "3 chunks of 3 of 8 entries", &worst);
+    const int64_t shallow[3] = {25, 50, 30}; /* the patch 28 deep: past the edge */
+    check_volume(host_nets[0], m, shallow, 600000, CONVGEN_NET_HOST, "patch 28x", &worst);
     check_volume(host_nets[0], m, v, 160000, CONVGEN_NET_HOST, "segment 3: layers 3-4", &worst); /* 4: phases flip */
     const int64_t m4[3] = {4, 4, 4}; /* depth rows of each of 8 entries, a smaller last one */
     check_volume(host_nets[0], m4, v, 149200, CONVGEN_NET_HOST, "segment 2: layers 2-3, 16 chunks of 3 depth rows", &worst);
@@ -767,7 +885,7 @@ static void test_host_mode_equals_the_dense_definition_on_the_gpu(void **state)
     check_volume(host_nets[3], m3, v3, 32609, CONVGEN_NET_HOST, "segment 2: layer 2, 2 chunks of 2 depth rows", &worst);
     const int64_t none[3] = {0, 0, 0}, big[3] = {90, 80, 70};
     check_volume(host_nets[0], none, big, 200000, CONVGEN_NET_AUTO, "host mode", &worst);
-    print_message("13 volumes in host mode, worst relative error %.2e\n", worst);
+    print_message("14 volumes in host mode, worst relative error %.2e\n", worst);
 }
 
 int main(void)
@@ -779,6 +897,8 @@ int main(void)
         cmocka_unit_test(test_fragments_equal_the_dense_definition),
         cmocka_unit_test(test_depth_slabs_and_host_placement),
         cmocka_unit_test(test_row_copies),
+        cmocka_unit_test(test_patches_tile_the_volume),
+        cmocka_unit_test(test_patch_choice),
         cmocka_unit_test(test_executor_plans_offline),
         cmocka_unit_test(test_executor_equals_the_dense_definition_on_the_gpu),
         cmocka_unit_test(test_host_mode_plans_offline),
