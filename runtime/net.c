@@ -578,6 +578,32 @@ static convgen_status profile_steps(convgen_net *n, int runs, double *ms)
     return s;
 }
 
+/* The host's milliseconds packing a patch's input and placing its output (median of
+ * CG_NET_PROFILE_RUNS, after one that touches the pages), on a volume the patch's size; false
+ * where there is no host memory for it. */
+static bool profile_host(const convgen_net *n, double *pack_ms, double *place_ms)
+{
+    const cg_net_patch *p = &n->patch;
+    const int64_t zero[3] = {0, 0, 0};
+    float *x = malloc((size_t)n->in_bytes), *y = malloc((size_t)n->out_bytes);
+    double t[2][CG_NET_PROFILE_RUNS];
+    if (x && y) {
+        memset(x, 0, n->in_bytes);
+        for (int r = 0; r <= CG_NET_PROFILE_RUNS; ++r) {
+            double start = cg_now_s();
+            cg_net_pack_input(n, x, p->in, zero, n->slot[0].host_in);
+            double mid = cg_now_s();
+            cg_net_place_output(n, n->slot[0].host_out, y, p->out, zero);
+            if (r > 0)
+                t[0][r - 1] = (mid - start) * 1e3, t[1][r - 1] = (cg_now_s() - mid) * 1e3;
+        }
+        *pack_ms = cg_median(t[0], CG_NET_PROFILE_RUNS), *place_ms = cg_median(t[1], CG_NET_PROFILE_RUNS);
+    }
+    bool measured = x && y;
+    free(x), free(y);
+    return measured;
+}
+
 convgen_status convgen_net_profile(convgen_net *n, char **text)
 {
     if (!n || !text)
@@ -617,6 +643,10 @@ convgen_status convgen_net_profile(convgen_net *n, char **text)
     const cg_net_patch *p = &n->patch;
     cg_buf_printf(&b, "total %.3f ms a patch: %.4g output voxels/s (its dense outputs; overlaps across patches not "
                   "counted)\n", total, (double)(p->out[0] * p->out[1] * p->out[2]) / (total * 1e-3));
+    double pack_ms, place_ms;
+    if (profile_host(n, &pack_ms, &place_ms))
+        cg_buf_printf(&b, "host: %.3f ms packing a patch's input, %.3f ms placing its output (beside other patches' "
+                      "layers; a volume's first and last patch alone)\n", pack_ms, place_ms);
     if (!b.data)
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the profile");
     *text = b.data;

@@ -309,18 +309,23 @@ static void check_slabs(const cg_net *net, const int64_t m[3])
 
 /* The interleavings by the host (cg_net_place_fragments): every final voxel lands where
  * cg_net_dense_position says, inside a larger output at an origin, and nothing else is touched. */
-static void check_placement(const cg_net *net, const int64_t m[3])
+static void check_placement(const cg_net *net, const int64_t m[3], bool past)
 {
     cg_net_patch p;
     assert_int_equal(cg_net_patch_of(net, m, &p), CONVGEN_SUCCESS);
     const cg_net_tensor *t = &p.shape[net->count];
-    int64_t frag = t->ext[0] * t->ext[1] * t->ext[2], n = t->batch * t->c * frag;
-    const int64_t origin[3] = {1, 2, 3}, out[3] = {p.out[0] + 2, p.out[1] + 3, p.out[2] + 5};
-    int64_t size = t->c * out[0] * out[1] * out[2];
-    float *src = malloc(sizeof *src * (size_t)n), *y = malloc(sizeof *y * (size_t)size);
+    int64_t frag = t->ext[0] * t->ext[1] * t->ext[2], n = t->batch * t->c * frag, guard = 64;
+    const int64_t origin[3] = {1, 2, 3};
+    int64_t out[3] = {p.out[0] + 2, p.out[1] + 3, p.out[2] + 5};
+    if (past) /* the patch runs past the output's edge: 1, 2 and 3 of its rows, columns, planes */
+        out[0] = origin[0] + p.out[0] - (p.out[0] > 1), out[1] = origin[1] + p.out[1] - 2, out[2] = origin[2] + p.out[2] - 3;
+    int64_t size = t->c * out[0] * out[1] * out[2], inside = 1;
+    for (int d = 0; d < 3; ++d)
+        inside *= out[d] - origin[d] < p.out[d] ? out[d] - origin[d] : p.out[d];
+    float *src = malloc(sizeof *src * (size_t)n), *y = malloc(sizeof *y * (size_t)(size + guard));
     for (int64_t i = 0; i < n; ++i)
         src[i] = (float)i;
-    for (int64_t i = 0; i < size; ++i)
+    for (int64_t i = 0; i < size + guard; ++i)
         y[i] = -1;
     assert_int_equal(cg_net_place_fragments(net, &p, src, y, out, origin), CONVGEN_SUCCESS);
     int64_t placed = 0;
@@ -330,16 +335,18 @@ static void check_placement(const cg_net *net, const int64_t m[3])
                 const int64_t at[3] = {j / (t->ext[1] * t->ext[2]), j / t->ext[2] % t->ext[1], j % t->ext[2]};
                 int64_t pos[3];
                 cg_net_dense_position(net, b, at, pos);
+                if (origin[0] + pos[0] >= out[0] || origin[1] + pos[1] >= out[1] || origin[2] + pos[2] >= out[2])
+                    continue; /* past the edge: not placed */
                 int64_t i = ((c * out[0] + origin[0] + pos[0]) * out[1] + origin[1] + pos[1]) * out[2] + origin[2] + pos[2];
                 if (y[i] != src[(b * t->c + c) * frag + j])
                     fail_msg("entry %lld map %lld voxel %lld: %g at its dense position", (long long)b, (long long)c,
                              (long long)j, (double)y[i]);
                 y[i] = -1, ++placed;
             }
-    for (int64_t i = 0; i < size; ++i)
+    for (int64_t i = 0; i < size + guard; ++i)
         if (y[i] != -1)
-            fail_msg("output %lld written outside the patch", (long long)i);
-    assert_int_equal(placed, t->c * p.out[0] * p.out[1] * p.out[2]);
+            fail_msg("output %lld written outside the patch%s", (long long)i, i >= size ? " (past y)" : "");
+    assert_int_equal(placed, t->c * inside);
     free(src), free(y);
 }
 
@@ -352,12 +359,14 @@ static void test_depth_slabs_and_host_placement(void **state)
         cg_net net;
         assert_int_equal(cg_net_parse(nets[i], &net), CONVGEN_SUCCESS);
         check_slabs(&net, m);
-        check_placement(&net, m);
+        check_placement(&net, m, false);
+        check_placement(&net, m, true);
     }
     cg_net net; /* rank 2 */
     const int64_t m2[3] = {1, 3, 2};
     assert_int_equal(cg_net_parse(small_nets[2], &net), CONVGEN_SUCCESS);
-    check_placement(&net, m2);
+    check_placement(&net, m2, false);
+    check_placement(&net, m2, true);
 }
 
 /* A volume of `ext` tiled by the patch of fragments m as the executor tiles it

@@ -242,14 +242,17 @@ convgen_status cg_net_place_fragments(const cg_net *net, const cg_net_patch *p, 
         cg_net_dense_position(net, b, zero, pos);
         at[(pos[0] * S[1] + pos[1]) * S[2] + pos[2]] = b;
     }
+    int64_t inside[3]; /* a patch past the volume's edge places only what lies inside out */
+    for (int d = 0; d < 3; ++d)
+        inside[d] = out[d] - origin[d] < p->out[d] ? out[d] - origin[d] : p->out[d];
     for (int64_t k = 0; k < t->c; ++k)
-        for (int64_t z = 0; z < p->out[0]; ++z)
-            for (int64_t r = 0; r < p->out[1]; ++r) {
+        for (int64_t z = 0; z < inside[0]; ++z)
+            for (int64_t r = 0; r < inside[1]; ++r) {
                 float *row = y + ((k * out[0] + origin[0] + z) * out[1] + origin[1] + r) * out[2] + origin[2];
                 for (int64_t o = 0; o < S[2]; ++o) {
                     int64_t b = at[(z % S[0] * S[1] + r % S[1]) * S[2] + o];
                     const float *from = src + (((b * t->c + k) * m[0] + z / S[0]) * m[1] + r / S[1]) * m[2];
-                    for (int64_t j = 0; j < m[2]; ++j)
+                    for (int64_t j = 0; j < m[2] && o + S[2] * j < inside[2]; ++j)
                         row[o + S[2] * j] = from[j];
                 }
             }

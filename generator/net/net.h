@@ -77,8 +77,9 @@ double cg_net_patch_macs(const cg_net *net, const cg_net_patch *patch);
 void cg_net_dense_position(const cg_net *net, int64_t b, const int64_t j[3], int64_t pos[3]);
 
 /* The final fragments of a patch, src [F][K][p->m] (F the final batch), into y [K][out] at
- * `origin`, each voxel at its dense position (cg_net_dense_position): the interleavings, done
- * by the host. Fails only for want of memory. */
+ * `origin`, each voxel at its dense position (cg_net_dense_position) where that lies inside
+ * out (a patch past the volume's edge): the interleavings, done by the host. Fails only for
+ * want of memory. */
 convgen_status cg_net_place_fragments(const cg_net *net, const cg_net_patch *p, const float *src, float *y,
                                       const int64_t out[3], const int64_t origin[3]);
 
