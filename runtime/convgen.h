@@ -523,8 +523,10 @@ typedef struct convgen_net_options {
     /* How each convolution's algorithm is chosen, a convgen_effort (as convgen_plan_options). */
     int effort;
     /* The extents of the volumes it will run on, outermost first (0: not known). With them, a
-     * chosen fragment extent is the one of least time for such a volume by the cost model:
-     * patches that fit it, all its patches counted, overlaps and last patches included. */
+     * chosen fragment extent is the one of least time for such a volume by the cost model: all
+     * its patches counted, overlaps and last patches included, and a patch larger than the
+     * volume (its one patch runs past the edge) among the candidates. Each must be at least the
+     * network's field of view. */
     int64_t volume[CONVGEN_MAX_RANK];
     /* Where a patch's layers keep their tensors (convgen_net_mode); AUTO: the mode the cost model
      * says is faster for the memory limit. */
@@ -545,12 +547,14 @@ CONVGEN_API convgen_status convgen_net_set_weights(convgen_net *net, int layer, 
  * through the layers. */
 CONVGEN_API convgen_status convgen_net_random_weights(convgen_net *net, uint64_t seed);
 /* The dense output of a host volume x [C][in...] into host y [K_last][in - field of view + 1],
- * patch by patch on `stream`; returns when y is written. Each dimension of in must hold at least
- * one patch (convgen_net_patch says it). One call at a time per net: its staging is its own. */
+ * patch by patch on `stream`; returns when y is written. Each dimension of in must be at least
+ * the field of view; where it is smaller than the patch's input (convgen_net_patch), its one
+ * patch runs past the volume's edge (zeros there) and only y is written. One call at a time per
+ * net: its staging is its own. */
 CONVGEN_API convgen_status convgen_net_infer(convgen_net *net, const float *x, const int64_t in[CONVGEN_MAX_RANK],
                                              float *y, convgen_stream stream);
 /* The patch the network runs: its input and dense output extents (rank entries each), and its
- * final fragments'. A volume must hold at least one patch input a dimension. */
+ * final fragments'. */
 CONVGEN_API convgen_status convgen_net_patch(const convgen_net *net, int64_t in[CONVGEN_MAX_RANK],
                                              int64_t out[CONVGEN_MAX_RANK], int64_t fragment[CONVGEN_MAX_RANK]);
 /* The plan in words (malloc'ed): field of view, patch, each layer's tensor, algorithm, bytes and
