@@ -3,9 +3,9 @@
  * pipeline slot an item goes through. */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "net_exec.h"
 
@@ -98,12 +98,23 @@ static void *copy_planes(void *arg)
     return NULL;
 }
 
-/* `planes` planes split over up to HOST_THREADS threads, this one doing the first share; a
- * thread that cannot start leaves its share to this one. */
+/* The threads a copy of `bytes` takes: one below a few MiB (starting threads costs more than
+ * they save), else up to HOST_THREADS of the cores this process may run on. */
+static int64_t copy_threads(double bytes)
+{
+    cpu_set_t set;
+    int64_t cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    if (bytes < (double)(4 << 20) || cores < 1)
+        return 1;
+    return cores < HOST_THREADS ? cores : HOST_THREADS;
+}
+
+/* `planes` planes split over copy_threads' threads, this one doing the first share; a thread
+ * that cannot start leaves its share to this one. */
 static void copy_patch(const planes_job *all, int64_t planes)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int64_t count = cores < 1 ? 1 : cores < HOST_THREADS ? cores : HOST_THREADS;
+    const int64_t *e = all->pack ? all->n->patch.in : all->n->patch.out;
+    int64_t count = copy_threads(4.0 * (double)planes * (double)e[1] * (double)e[2]);
     count = count < planes ? count : planes;
     planes_job job[HOST_THREADS];
     pthread_t thread[HOST_THREADS];

@@ -435,7 +435,8 @@ static void check_tiling(const char *text, const int64_t m[3], const int64_t ext
 
 /* Patches across a volume: the last of a dimension moved back inside where the volume is not a
  * multiple of the patch, one patch running past the edge where the volume is smaller than the
- * patch (the patch input 20 x 23 x 10 here), both at once. */
+ * patch (the patch input 20 x 23 x 10 here), both at once; small patches and large ones (the
+ * copies split over threads). */
 static void test_patches_tile_the_volume(void **state)
 {
     (void)state;
@@ -444,6 +445,10 @@ static void test_patches_tile_the_volume(void **state)
     check_tiling(small_nets[0], m, inside, 4 * 3 * 11);
     check_tiling(small_nets[0], m, past, 1);
     check_tiling(small_nets[0], m, both, 1 * 3 * 11);
+    /* patches of over 4 MiB: packed and placed by several threads */
+    const int64_t big[3] = {24, 24, 24}, big_inside[3] = {150, 130, 120}, big_past[3] = {100, 90, 50};
+    check_tiling(small_nets[0], big, big_inside, 2 * 2 * 3);
+    check_tiling(small_nets[0], big, big_past, 1);
     const int64_t m2[3] = {1, 3, 2}, past2[3] = {1, 60, 90}; /* rank 2: the patch 69 x 41 */
     check_tiling(small_nets[2], m2, past2, 1 * 1 * 5);
 }
@@ -581,7 +586,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Planning needs no GPU: the patch, each layer's plan and the memory, and the refusals named. */
 /* The patch chosen for a known volume (cg_net_best_fragment), n337 on an H200's budget
  * (bench/NOTES.md, "One patch past the edge"): with the memory for it, 448^3 is one patch of
  * 452^3 that runs past the edge, not eight of 268^3 inside (a 364^3 output is not a multiple
@@ -611,8 +615,22 @@ static void test_patch_choice(void **state)
                      cases[i].gib, (long long)m[0], (long long)m[1], (long long)m[2], (long long)cases[i].m[0],
                      (long long)cases[i].m[1], (long long)cases[i].m[2]);
     }
+    /* rank 2 (a depth of 1), for a volume and without one, in both modes: a patch of depth 1 */
+    assert_int_equal(cg_net_parse(small_nets[2], &net), CONVGEN_SUCCESS);
+    const cg_net_budget b = {.device_bytes = 8.0 * 1073741824, .device_limit = 16.0 * 1073741824,
+                             .host_bytes = 16.0 * 1073741824, .bus_up = 25e9, .bus_down = 25e9, .sm_count = 132};
+    const int64_t image[3] = {1, 900, 700}, unknown[3] = {0, 0, 0};
+    for (int host = 0; host < 2; ++host)
+        for (int known = 0; known < 2; ++known) {
+            int64_t m[3] = {0, 0, 0};
+            cg_net_patch p;
+            assert_true(cg_net_best_fragment(&net, &b, host, known ? image : unknown, NULL, 0, m) < INFINITY);
+            assert_int_equal(m[0], 1);
+            assert_int_equal(cg_net_patch_of(&net, m, &p), CONVGEN_SUCCESS);
+        }
 }
 
+/* Planning needs no GPU: the patch, each layer's plan and the memory, and the refusals named. */
 static void test_executor_plans_offline(void **state)
 {
     (void)state;

@@ -204,7 +204,7 @@ double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_bu
 double cg_net_device_patch_bytes(const cg_net *net, const cg_net_patch *p);
 
 /* The fragment extents (each 1..32, or for a known volume also the least that covers it in k
- * patches, for every k; rank 2: a depth of 1) of least time per output voxel by the cost
+ * patches, k = 1..24; rank 2: a depth of 1) of least time per output voxel by the cost
  * model, for `volume` (0 a dimension: unknown, the patch's own outputs; a patch larger than
  * the volume runs past its edge), in host mode
  * (cg_net_segments under b) or device mode (cg_net_device_patch_bytes within b->device_bytes,

@@ -296,10 +296,12 @@ double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_bu
 
 /* ---- the patch ---- */
 
-/* The fragment extents tried are 1..MAX_FRAGMENT a side, and for a known volume those that
- * cover it in fewer patches (fragment_candidates): at most MAX_CANDIDATES in all. */
+/* The fragment extents tried are 1..MAX_FRAGMENT a side, and for a known volume the least that
+ * covers it in 1..MAX_PATCHES patches (fragment_candidates): at most MAX_CANDIDATES a side, so
+ * that host mode's search (cg_net_segments for each) stays within seconds. */
 #define MAX_FRAGMENT 32
-#define MAX_CANDIDATES 96
+#define MAX_PATCHES 24
+#define MAX_CANDIDATES (MAX_FRAGMENT + MAX_PATCHES)
 
 double cg_net_device_patch_bytes(const cg_net *net, const cg_net_patch *p)
 {
@@ -363,9 +365,9 @@ static double cost_per_voxel(const cg_net *net, const cg_net_patch *p, const cg_
 }
 
 /* The fragment extents worth trying in dimension d: 1..MAX_FRAGMENT, and for a known volume
- * also the least extent that covers its outputs in k patches, for every k (a larger one in
- * the same number of patches only adds work): so one patch of the whole volume, however
- * large, is among them. Ascending, without repeats; their count. */
+ * also the least extent that covers its outputs in k patches, for k = 1 .. MAX_PATCHES (a larger
+ * one in the same number of patches only adds work): so one patch of the whole volume, however
+ * large, is among them. Ascending, without repeats; their count (at most MAX_CANDIDATES). */
 static int fragment_candidates(const cg_net *net, const int64_t volume[3], int d, int64_t *cand)
 {
     int count = 0;
@@ -378,11 +380,17 @@ static int fragment_candidates(const cg_net *net, const int64_t volume[3], int d
         return count;
     int64_t out = volume[d] - fov[d] + 1, stride = unit.stride[d]; /* a fragment voxel's dense outputs */
     int64_t whole = (out + stride - 1) / stride;                     /* fragment extent of one patch */
-    for (int64_t k = whole / MAX_FRAGMENT; k >= 1 && count < MAX_CANDIDATES; --k) {
+    int64_t more[MAX_PATCHES];
+    int extra = 0;
+    for (int64_t k = 1; k <= MAX_PATCHES; ++k) { /* the largest first, descending */
         int64_t m = (whole + k - 1) / k;
-        if (m > cand[count - 1])
-            cand[count++] = m;
+        if (m <= MAX_FRAGMENT)
+            break;
+        if (!extra || m < more[extra - 1])
+            more[extra++] = m;
     }
+    while (extra > 0)
+        cand[count++] = more[--extra];
     return count;
 }
 
@@ -391,8 +399,12 @@ double cg_net_best_fragment(const cg_net *net, const cg_net_budget *b, bool host
 {
     int64_t cand[3][MAX_CANDIDATES];
     int count[3];
-    for (int d = 0; d < 3; ++d)
-        count[d] = net->rank == 2 && d == 0 ? 1 : fragment_candidates(net, volume, d, cand[d]);
+    for (int d = 0; d < 3; ++d) {
+        if (net->rank == 2 && d == 0)
+            cand[d][0] = 1, count[d] = 1; /* a depth of 1 */
+        else
+            count[d] = fragment_candidates(net, volume, d, cand[d]);
+    }
     double best = INFINITY;
     for (int i = 0; i < count[0]; ++i)
         for (int j = 0; j < count[1]; ++j)
