@@ -56,6 +56,10 @@ if [ -z "${SKIP_TESTS:-}" ]; then
     fi
     grep -h '^== ' "$out/test.log"
     tail -n 1 "$out/test.log"
+    # the Python package on the GPU, whether or not the machine's python3 has pytest (the
+    # suite test_python needs it; test_gpu.py also runs alone)
+    step python-gpu env CONVGEN_LIBRARY=build/libconvgen.so.0 PYTHONPATH=python python3 python/tests/test_gpu.py
+    cat "$out/python-gpu.log"
     for l in ${CHECK_LAYERS-L2 L4 R4 G1 B1 Z3}; do
         step "compile-$l" build/convgen compile "$l"
         step "check-$l" build/convgen check "$l"

@@ -118,6 +118,26 @@ static void test_install_puts_everything_in_the_prefix(void **state)
     free(libs);
 }
 
+/* The installed Python package imports from the prefix alone (no CONVGEN_LIBRARY, no source
+ * tree on its path) and plans offline through the installed library. */
+static void test_installed_python_package_finds_its_library(void **state)
+{
+    (void)state;
+    char *where;
+    if (run(&where, "command -v python3") != 0) {
+        free(where);
+        skip(); /* install.sh says it skipped the package */
+    }
+    free(where);
+    RUN_OK("unset CONVGEN_LIBRARY PYTHONPATH && export PYTHONPATH=$(python3 -c 'import sys, sysconfig; "
+           "print(sysconfig.get_path(\"purelib\", vars={\"base\": sys.argv[1], \"platbase\": sys.argv[1]}))' '%s') && "
+           "cd / && python3 -c 'import convgen, sys; assert convgen._lib.lib._name.startswith(sys.argv[1]), "
+           "convgen._lib.lib._name; c = convgen.Context(offline=True, arch=\"sm_90\", disk_cache=False); "
+           "print(c.plan_conv(convgen.Conv(n=1, c=2, k=3, input=(8, 8), kernel=(3, 3)), \"fprop\", "
+           "\"direct\").kernels[0].name)' '%s'",
+           prefix, prefix);
+}
+
 /* The application's set, from the installed CLI: a layer the library's own set lacks. */
 static void test_installed_cli_embeds_a_set(void **state)
 {
@@ -189,6 +209,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_install_puts_everything_in_the_prefix),
+        cmocka_unit_test(test_installed_python_package_finds_its_library),
         cmocka_unit_test(test_installed_cli_embeds_a_set),
         cmocka_unit_test(test_app_links_shared_with_its_set),
         cmocka_unit_test(test_app_links_static_with_its_set),

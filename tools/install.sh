@@ -1,5 +1,5 @@
 #!/bin/sh
-# ninja install: the header, both libraries, the CLI and a pkg-config file, under
+# ninja install: the header, both libraries, the CLI, a pkg-config file and the Python package, under
 # $DESTDIR$prefix. usage (in the folder of build.ninja): install.sh SRC BUILDDIR PREFIX ARCHS
 # convgen.h includes no CUDA header, so Cflags needs none; Libs.private lists what libconvgen
 # links (build.ninja's libs: NVRTC, cuFFT, cuBLAS; the driver is loaded at run time), for
@@ -34,4 +34,19 @@ Cflags: -I\${includedir}
 Libs: -L\${libdir} $rpath-lconvgen
 Libs.private: -L$cuda_lib -Wl,-rpath,$cuda_lib -lnvrtc -lcufft -lcublas -ldl -lpthread -lm
 PC
+# The Python package (python/convgen, no compiled part) where the prefix's python3 looks for
+# packages, with the library's folder written into it (convgen/_paths.py) so that `import
+# convgen` finds libconvgen.so.0 without CONVGEN_LIBRARY. Skipped, saying so, without a python3.
+if command -v python3 >/dev/null 2>&1; then
+    purelib=$(python3 -c 'import sys, sysconfig; print(sysconfig.get_path("purelib", vars={"base": sys.argv[1], "platbase": sys.argv[1]}))' "$prefix")
+    mkdir -p "${DESTDIR:-}$purelib/convgen"
+    for f in "$src"/python/convgen/*.py; do
+        install -m 644 "$f" "${DESTDIR:-}$purelib/convgen/$(basename "$f")"
+    done
+    printf '# written by ninja install: where libconvgen.so.0 is\nLIBDIR = %s\n' "'$prefix/lib'" \
+        >"${DESTDIR:-}$purelib/convgen/_paths.py"
+    echo "installed the Python package in ${DESTDIR:-}$purelib/convgen"
+else
+    echo "no python3: the Python package (python/convgen) was not installed"
+fi
 echo "installed convgen $version in $root"
