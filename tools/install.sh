@@ -34,17 +34,26 @@ Cflags: -I\${includedir}
 Libs: -L\${libdir} $rpath-lconvgen
 Libs.private: -L$cuda_lib -Wl,-rpath,$cuda_lib -lnvrtc -lcufft -lcublas -ldl -lpthread -lm
 PC
-# The Python package (python/convgen, no compiled part) where the prefix's python3 looks for
-# packages, with the library's folder written into it (convgen/_paths.py) so that `import
-# convgen` finds libconvgen.so.0 without CONVGEN_LIBRARY. Skipped, saying so, without a python3.
+# The Python package (python/convgen, no compiled part), with the library's folder written into
+# it (convgen/_paths.py) so that `import convgen` finds libconvgen.so.0 without CONVGEN_LIBRARY:
+# into the folder of python3's own path under the prefix where it has one (Debian's
+# /usr/local/lib/python3.X/dist-packages), else its posix_prefix scheme's (add that to
+# PYTHONPATH). share/convgen/python-path says which. Skipped, saying so, without a python3.
 if command -v python3 >/dev/null 2>&1; then
-    purelib=$(python3 -c 'import sys, sysconfig; print(sysconfig.get_path("purelib", vars={"base": sys.argv[1], "platbase": sys.argv[1]}))' "$prefix")
+    purelib=$(python3 - "$prefix" <<'PY'
+import sys, sysconfig
+prefix = sys.argv[1].rstrip("/")
+own = [p for p in sys.path if p.startswith(prefix + "/lib/") and p.endswith("-packages")]
+print(own[0] if own else sysconfig.get_path("purelib", "posix_prefix", vars={"base": prefix, "platbase": prefix}))
+PY
+)
     mkdir -p "${DESTDIR:-}$purelib/convgen"
     for f in "$src"/python/convgen/*.py; do
         install -m 644 "$f" "${DESTDIR:-}$purelib/convgen/$(basename "$f")"
     done
     printf '# written by ninja install: where libconvgen.so.0 is\nLIBDIR = %s\n' "'$prefix/lib'" \
         >"${DESTDIR:-}$purelib/convgen/_paths.py"
+    echo "$purelib" >"$root/share/convgen/python-path"
     echo "installed the Python package in ${DESTDIR:-}$purelib/convgen"
 else
     echo "no python3: the Python package (python/convgen) was not installed"

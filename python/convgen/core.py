@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence, Tuple
 
 from . import _lib
-from ._arrays import Operands, operand
+from ._arrays import Operands, operand, stream_handle
 from ._lib import Error, check, lib, text
 
 ALGOS = ("direct", "cufft", "fft", "fft-tiled", "fft-fused", "winograd", "winograd-fused", "auto", "direct-window")
@@ -196,7 +196,7 @@ class Plan(_Owned):
         self.prepares_weights = prepares
 
     def _destroy(self, handle):
-        lib.convgen_plan_destroy(handle)
+        self.context._release_plan(handle)
 
     @property
     def workspace_size(self) -> int:
@@ -235,31 +235,38 @@ class Plan(_Owned):
 
     # ---- execution ----
 
-    def _operands(self, arrays, names, shapes, stream):
-        """The call's operands checked (the last one written), in an Operands to release after
-        the call; the stream: the one given, else the first an array names, else the default."""
-        ops = Operands()
-        try:
-            for i, (a, name) in enumerate(zip(arrays, names)):
-                expect = shapes[i] if shapes else None
-                ops.append(operand(a, name, expect, stream, writable=i == len(arrays) - 1))
-        except BaseException:
-            ops.__exit__(None, None, None)
-            raise
-        if stream is None:
-            stream = next((o.stream for o in ops if o is not None and o.stream is not None), None)
-        return ops, ctypes.c_void_p(stream)
+    def _device(self):
+        return None if self.context.offline else self.context.device
 
-    def _workspace(self, workspace):
-        need = self.workspace_size
-        if workspace is None:
-            if need:
-                raise ValueError("workspace: the plan needs %d bytes (plan.workspace_size); pass a device array or "
-                                 "pointer of at least that, or plan.alloc_workspace()'s" % need)
-            return None, 0
-        if isinstance(workspace, int):
-            return workspace, need
-        return operand(workspace, "workspace", None).pointer, need
+    def _run(self, fn, arrays, names, shapes, workspace, stream, dtypes="f", uses_workspace=True):
+        """fn(pointers..., [workspace, its bytes,] stream) on the operands checked against the
+        plan (the last one written): the stream the one given, else the first an array's
+        __cuda_array_interface__ names, else the default; an array that names another stream is
+        waited for first. Consumed DLPack tensors are given back when the call returns."""
+        s = stream_handle(stream)
+        if s is None:
+            s = next((a.__cuda_array_interface__.get("stream") for a in arrays
+                      if hasattr(a, "__cuda_array_interface__") and
+                      a.__cuda_array_interface__.get("version", 0) >= 3 and
+                      a.__cuda_array_interface__.get("stream")), None)
+        need = self.workspace_size if uses_workspace else 0
+        if uses_workspace and workspace is None and need:
+            raise ValueError("workspace: the plan needs %d bytes (plan.workspace_size); pass a device array or "
+                             "pointer of at least that, or plan.alloc_workspace()'s" % need)
+        with Operands() as ops:
+            for i, (a, name) in enumerate(zip(arrays, names)):
+                ops.append(operand(a, name, shapes[i] if shapes else None, s, writable=i == len(arrays) - 1,
+                                   dtypes=dtypes, device=self._device()))
+            args = [o.pointer for o in ops]
+            if uses_workspace:
+                ws = operand(workspace, "workspace", None, s, writable=True, dtypes="", device=self._device())
+                ops.append(ws)
+                args += [ws.pointer if ws else None, (need if ws.nbytes is None else ws.nbytes) if ws else 0]
+            for o in ops:
+                if o is not None and o.stream not in (None, s) and not self.context.offline:
+                    from ._driver import synchronize
+                    synchronize(o.stream)  # the producer's work on its own stream, done first
+            check(fn(self.handle, *args, ctypes.c_void_p(s)))
 
     def alloc_workspace(self):
         """A device buffer of workspace_size bytes (None where the plan needs none), in the
@@ -277,61 +284,43 @@ class Plan(_Owned):
     def execute(self, in0, in1, out, workspace=None, stream=None, bias=None):
         """Runs the plan: fprop (x, w, y), bprop (dy, w, dx) or accgrad (x, dy, dw), `out`
         overwritten; `bias` (k floats) where the layer has the bias epilogue. Arrays: any with
-        __cuda_array_interface__ or __dlpack__, or device pointers; `stream` a CUstream as an int
-        (None: the arrays' own, else the default stream)."""
+        __cuda_array_interface__ or __dlpack__, or device pointers. `workspace`: a device array
+        (its size checked) or pointer of workspace_size bytes. `stream`: a CUstream as an int or
+        a PyTorch, CuPy or Numba stream (None: the arrays' own, else the default stream)."""
         self._need("conv", "execute")
         a, b, y = self._shapes
-        ws, ws_bytes = self._workspace(workspace)
         if bias is None:
-            ops, s = self._operands((in0, in1, out), ("in0", "in1", "out"), (a, b, y), stream)
-            with ops:
-                check(lib.convgen_execute(self.handle, ops[0].pointer, ops[1].pointer, ops[2].pointer, ws, ws_bytes,
-                                          s))
+            self._run(lib.convgen_execute, (in0, in1, out), ("in0", "in1", "out"), (a, b, y), workspace, stream)
         else:
-            ops, s = self._operands((in0, in1, bias, out), ("in0", "in1", "bias", "out"), (a, b, (y[1],), y), stream)
-            with ops:
-                check(lib.convgen_execute_bias(self.handle, ops[0].pointer, ops[1].pointer, ops[2].pointer,
-                                               ops[3].pointer, ws, ws_bytes, s))
+            self._run(lib.convgen_execute_bias, (in0, in1, bias, out), ("in0", "in1", "bias", "out"),
+                      (a, b, (y[1],), y), workspace, stream)
 
     def prepare_weights(self, w, workspace, stream=None):
         """Transforms w into the workspace once (FFT and Winograd fprop/bprop); then
         execute_prepared runs without reading w, from that workspace."""
         self._need("conv", "prepare_weights")
-        ws, ws_bytes = self._workspace(workspace)
-        ops, s = self._operands((w,), ("w",), (self._shapes[1],), stream)
-        with ops:
-            check(lib.convgen_prepare_weights(self.handle, ops[0].pointer, ws, ws_bytes, s))
+        self._run(lib.convgen_prepare_weights, (w,), ("w",), (self._shapes[1],), workspace, stream)
 
     def execute_prepared(self, in0, out, workspace, stream=None, bias=None):
         """execute with the weights prepare_weights left in `workspace`."""
         self._need("conv", "execute_prepared")
-        ws, ws_bytes = self._workspace(workspace)
+        a, _, y = self._shapes
         if bias is None:
-            ops, s = self._operands((in0, out), ("in0", "out"), (self._shapes[0], self._shapes[2]), stream)
-            with ops:
-                check(lib.convgen_execute_prepared(self.handle, ops[0].pointer, ops[1].pointer, ws, ws_bytes, s))
+            self._run(lib.convgen_execute_prepared, (in0, out), ("in0", "out"), (a, y), workspace, stream)
         else:
-            ops, s = self._operands((in0, bias, out), ("in0", "bias", "out"),
-                                    (self._shapes[0], (self._shapes[2][1],), self._shapes[2]), stream)
-            with ops:
-                check(lib.convgen_execute_prepared_bias(self.handle, ops[0].pointer, ops[1].pointer, ops[2].pointer,
-                                                        ws, ws_bytes, s))
+            self._run(lib.convgen_execute_prepared_bias, (in0, bias, out), ("in0", "bias", "out"), (a, (y[1],), y),
+                      workspace, stream)
 
     def execute_fft(self, inp, out, workspace=None, stream=None):
-        """An FFT plan on inp into out (real fp32, or complex fp32 as pairs of floats; shapes are
-        the caller's to match the description: checked only for dtype and packing)."""
+        """An FFT plan on inp into out: real float32 or complex64 data (shapes are the caller's
+        to match the description: checked only for dtype, packing and device)."""
         self._need("fft", "execute_fft")
-        ws, ws_bytes = self._workspace(workspace)
-        ops, s = self._operands((inp, out), ("in", "out"), None, stream)
-        with ops:
-            check(lib.convgen_execute_fft(self.handle, ops[0].pointer, ops[1].pointer, ws, ws_bytes, s))
+        self._run(lib.convgen_execute_fft, (inp, out), ("in", "out"), None, workspace, stream, dtypes="fc")
 
     def execute_pool(self, x, y, stream=None):
         """A pooling plan on x into y."""
         self._need("pool", "execute_pool")
-        ops, s = self._operands((x, y), ("x", "y"), self._shapes, stream)
-        with ops:
-            check(lib.convgen_execute_pool(self.handle, ops[0].pointer, ops[1].pointer, s))
+        self._run(lib.convgen_execute_pool, (x, y), ("x", "y"), self._shapes, None, stream, uses_workspace=False)
 
 
 # ---- contexts ----------------------------------------------------------------------------------
@@ -348,14 +337,21 @@ class Context(_Owned):
                                  disk_cache=0 if disk_cache else -1, sm_count=sm_count)
         handle = ctypes.c_void_p()
         check(lib.convgen_context_create(ctypes.byref(o), ctypes.byref(handle)))
-        self._handle, self.offline, self.device, self._plans = handle.value, bool(offline), device, []
+        # its plans' handles, destroyed before it however the objects are collected (a cycle's
+        # finalizers run in any order): a plan closed after its context finds its handle gone
+        self._live_plans = set()
+        self._handle, self.offline, self.device = handle.value, bool(offline), device
 
     def _destroy(self, handle):
-        for ref in self._plans:
-            plan = ref()
-            if plan is not None:
-                plan.close()
+        for plan in self._live_plans:
+            lib.convgen_plan_destroy(plan)
+        self._live_plans.clear()
         lib.convgen_context_destroy(handle)
+
+    def _release_plan(self, handle):
+        if handle in self._live_plans:
+            self._live_plans.discard(handle)
+            lib.convgen_plan_destroy(handle)
 
     @property
     def arch(self) -> str:
@@ -366,8 +362,7 @@ class Context(_Owned):
         return text(lib.convgen_context_device_name(self.handle))
 
     def _keep(self, plan):
-        import weakref
-        self._plans = [r for r in self._plans if r() is not None] + [weakref.ref(plan)]
+        self._live_plans.add(plan._handle)
         return plan
 
     def plan_conv(self, layer: Conv, pass_="fprop", algo="auto", **options) -> Plan:
@@ -462,8 +457,13 @@ class Pool:
         return batch.value, tuple(out[:d.rank])
 
     def shapes(self):
+        """x's and y's shapes: INTERLEAVE's x holds the fragments of n entries (f n of them)."""
         batch, out = self.output()
-        return (self.n, self.c) + tuple(self.input), (batch, self.c) + out
+        fragments = 1
+        for p in self.window if not isinstance(self.window, int) else (self.window,) * len(tuple(self.input)):
+            fragments *= p
+        x_batch = self.n * fragments if _index(self.mode, POOL_MODES, "mode") == 2 else self.n
+        return (x_batch, self.c) + tuple(self.input), (batch, self.c) + out
 
 
 # ---- emitting, without compiling -----------------------------------------------------------------

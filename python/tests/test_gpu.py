@@ -3,7 +3,8 @@ algorithms, the bias and ReLU epilogue, prepared weights and both array protocol
 (__cuda_array_interface__ and DLPack) on device memory of the tests' own (the CUDA driver
 through ctypes, convgen._driver), each output poisoned with NaN first and checked against the
 float64 reference (reference.py). Skipped, saying why, without numpy, a driver or a GPU.
-Runs under pytest, or alone (`python3 test_gpu.py`) where pytest is missing."""
+Runs under pytest, or alone (`python3 test_gpu.py`) where pytest is missing: then exit status 0
+when every test passed, 1 when one failed, 3 when skipped."""
 
 import ctypes
 import os
@@ -76,28 +77,41 @@ REF = {"fprop": lambda l, a, b: reference.fprop(l, a, b), "bprop": lambda l, a, 
        "accgrad": lambda l, a, b: reference.accgrad(l, a, b)}
 
 
-def run_pass(layer, pass_, algo, rng):
-    shapes = layer.shapes(pass_)
-    a, b = rng.uniform(-1, 1, shapes[0]), rng.uniform(-1, 1, shapes[1])
-    with CTX.plan_conv(layer, pass_, algo, effort="estimate") as plan:
-        out = poisoned(shapes[2])
-        plan.execute(device(a), device(b), out, workspace=plan.alloc_workspace())
-        return relative(host(out), REF[pass_](layer, a, b)), plan.choice.algo
+# Relative error allowed against float64: the direct sums' fp32 rounding, and the transforms'
+# (the C suite's bounds, tests/test_gpu_conv.c).
+TOLERANCE = {"direct": 1e-5}
+DEFAULT_TOLERANCE = 1e-4
+
+
+def workspace_of(plan):
+    """The plan's workspace, poisoned: a step that reads what it did not write shows."""
+    ws = plan.alloc_workspace()
+    if ws is not None:
+        ws.upload(np.full(ws.nbytes // 4, np.nan, dtype=np.float32).tobytes())
+    return ws
 
 
 def test_every_pass_against_the_reference():
     rng = np.random.default_rng(11)
-    worst = 0.0
+    worst, ran = 0.0, set()
     for name, layer in LAYERS.items():
         for algo in ALGOS[name]:
             for pass_ in convgen.PASSES:
+                shapes = layer.shapes(pass_)
+                a, b = rng.uniform(-1, 1, shapes[0]), rng.uniform(-1, 1, shapes[1])
                 try:
-                    err, ran = run_pass(layer, pass_, algo, rng)
-                except convgen.Error as e:
+                    plan = CTX.plan_conv(layer, pass_, algo, effort="estimate")
+                except convgen.Error as e:  # only a refusal of the layer may skip it
                     assert e.status_name == "NOT_SUPPORTED", (name, algo, pass_, e)
                     continue
-                assert err < 1e-5, (name, algo, ran, pass_, err)
+                with plan:
+                    out = poisoned(shapes[2])
+                    plan.execute(device(a), device(b), out, workspace=workspace_of(plan))
+                    err, chosen = relative(host(out), REF[pass_](layer, a, b)), plan.choice.algo
+                assert err < TOLERANCE.get(chosen, DEFAULT_TOLERANCE), (name, algo, chosen, pass_, err)
                 worst = max(worst, err)
+                ran.add(algo)
+    assert ran == {a for algos in ALGOS.values() for a in algos}, "every algorithm ran somewhere"
     print("worst relative error %.2e" % worst)
 
 
@@ -107,23 +121,27 @@ def test_bias_relu_and_prepared_weights():
     x, w, _ = layer.shapes("fprop")
     xs, ws, bias = rng.uniform(-1, 1, x), rng.uniform(-1, 1, w), rng.uniform(-1, 1, layer.k)
     want = np.maximum(reference.fprop(layer, xs, ws) + bias.reshape(1, -1, 1, 1), 0)
+    prepared = 0
     for algo in ("direct", "winograd", "fft"):
         with CTX.plan_conv(layer, "fprop", algo) as plan:
-            ws_buf, y = plan.alloc_workspace(), poisoned(want.shape)
+            ws_buf, y = workspace_of(plan), poisoned(want.shape)
+            tolerance = TOLERANCE.get(algo, DEFAULT_TOLERANCE)
             plan.execute(device(xs), device(ws), y, workspace=ws_buf, bias=device(bias))
-            assert relative(host(y), want) < 1e-5, algo
+            assert relative(host(y), want) < tolerance, algo
             if plan.prepares_weights:
                 plan.prepare_weights(device(ws), ws_buf)
                 y2 = poisoned(want.shape)
                 plan.execute_prepared(device(xs), y2, ws_buf, bias=device(bias))
-                assert relative(host(y2), want) < 1e-5, algo
+                assert relative(host(y2), want) < tolerance, algo
+                prepared += 1
+    assert prepared == 2, "winograd's and fft's weights prepared"
 
 
 class DLPackOf:
     """A DLPack producer over a device buffer of the tests' own: a consumer takes its capsule."""
 
     def __init__(self, buf):
-        self.buf, self.taken = buf, []
+        self.buf, self.taken, self.deleted = buf, [], 0
 
     def __dlpack_device__(self):
         return 2, 0
@@ -134,7 +152,7 @@ class DLPackOf:
         t = managed.dl_tensor
         t.data, t.ndim, t.shape, t.strides = self.buf.pointer.value, len(self.buf.shape), shape, None
         t.device.device_type, t.dtype.code, t.dtype.bits, t.dtype.lanes = 2, 2, 32, 1
-        managed.deleter = _arrays._DLManagedTensor._fields_[2][1](lambda _: None)
+        managed.deleter = _arrays._DLManagedTensor._fields_[2][1](lambda _: setattr(self, "deleted", self.deleted + 1))
         self.taken.append((shape, managed))
         make = ctypes.pythonapi.PyCapsule_New
         make.restype, make.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
@@ -148,8 +166,10 @@ def test_dlpack_operands():
     xs, ws = rng.uniform(-1, 1, x), rng.uniform(-1, 1, w)
     with CTX.plan_conv(layer, "fprop", "direct") as plan:
         out = poisoned(y)
-        plan.execute(DLPackOf(device(xs)), DLPackOf(device(ws)), DLPackOf(out), workspace=plan.alloc_workspace())
+        operands = [DLPackOf(device(xs)), DLPackOf(device(ws)), DLPackOf(out)]
+        plan.execute(*operands, workspace=workspace_of(plan))
         assert relative(host(out), reference.fprop(layer, xs, ws)) < 1e-5
+        assert [o.deleted for o in operands] == [1, 1, 1], "each consumed tensor given back once"
 
 
 def test_pooling():
@@ -163,10 +183,10 @@ def test_pooling():
         assert np.array_equal(host(y), want.astype(np.float32))
 
 
-if __name__ == "__main__":  # without pytest: each test in turn
+if __name__ == "__main__":  # without pytest: each test in turn; skipped: exit status 3, not 0
     if WHY_NOT:
         print("SKIPPED: %s" % WHY_NOT)
-        sys.exit(0)
+        sys.exit(3)
     failed = 0
     for name, fn in sorted(globals().items()):
         if name.startswith("test_") and callable(fn):

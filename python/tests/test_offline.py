@@ -268,3 +268,68 @@ def test_closed_objects_refuse(ctx):
     plan.close()
     with pytest.raises(ValueError, match="closed"):
         plan.kernels
+
+
+class _Array:
+    """A device array by __cuda_array_interface__ of the tests' own, never dereferenced offline."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, stream=None, data=1 << 20):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (data, False),
+                                         "strides": strides, "version": 3, "stream": stream}
+
+
+def test_workspace_arrays_are_sized_and_any_dtype(ctx):
+    layer = LAYERS[0]
+    x, w, y = layer.shapes("fprop")
+    with ctx.plan_conv(layer, "fprop", "direct") as plan:
+        need = plan.workspace_size
+        assert need > 0
+        small = _Array((need - 1,), "|u1")  # bytes, one short: the library refuses it
+        with pytest.raises(convgen.Error) as e:
+            plan.execute(_Array(x), _Array(w), _Array(y), workspace=small)
+        assert e.value.status_name == "INSUFFICIENT_WORKSPACE"
+        with pytest.raises(convgen.Error) as e:  # enough (uint8 or float32): on to the device
+            plan.execute(_Array(x), _Array(w), _Array(y), workspace=_Array((need,), "|u1"))
+        assert e.value.status_name == "NO_DEVICE"
+
+
+def test_strides_of_single_extents_and_stream_objects(ctx):
+    layer = convgen.Conv(n=1, c=1, k=4, input=(9, 9), kernel=(3, 3))
+    x, w, y = layer.shapes("fprop")
+    with ctx.plan_conv(layer, "fprop", "direct") as plan:
+        odd = (4 * 81 * 7, 12345, 36, 4)  # n = c = 1: their strides say nothing
+        ws = _Array((plan.workspace_size,), "|u1") if plan.workspace_size else None
+        with pytest.raises(convgen.Error, match="offline"):
+            plan.execute(_Array(x, strides=odd), _Array(w), _Array(y), workspace=ws)
+
+        class TorchLike:
+            cuda_stream = 1234
+
+        with pytest.raises(convgen.Error, match="offline"):
+            plan.execute(_Array(x), _Array(w), _Array(y), workspace=ws, stream=TorchLike())
+        with pytest.raises(TypeError, match="stream: a str"):
+            plan.execute(_Array(x), _Array(w), _Array(y), workspace=ws, stream="fast")
+    assert _arrays.stream_handle(0) is None and _arrays.stream_handle(7) == 7
+
+
+def test_pooling_shapes():
+    inter = convgen.Pool("interleave", n=2, c=3, input=(4, 5, 6), window=(2, 2, 2))
+    assert inter.shapes() == ((16, 3, 4, 5, 6), (2, 3, 8, 10, 12))
+    frag = convgen.Pool("fragments", n=2, c=3, input=(9, 9, 9), window=(2, 2, 2))
+    assert frag.shapes() == ((2, 3, 9, 9, 9), (16, 3, 4, 4, 4))
+
+
+def test_plans_and_contexts_die_in_any_order(capfd):
+    import gc
+    c = convgen.Context(offline=True, arch="sm_90", disk_cache=False)
+    plan = c.plan_conv(LAYERS[0], "fprop", "direct")
+    c.cycle = plan  # a cycle: the collector finalizes the two in any order
+    del c, plan
+    gc.collect()
+    c = convgen.Context(offline=True, arch="sm_90", disk_cache=False)
+    plan = c.plan_conv(LAYERS[0], "fprop", "direct")
+    c.close()  # closes the plan first
+    plan.close()  # nothing left to destroy
+    with pytest.raises(ValueError, match="closed"):
+        plan.kernels
+    assert "still alive" not in capfd.readouterr().err
