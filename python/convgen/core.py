@@ -255,6 +255,8 @@ class Plan(_Owned):
                              "pointer of at least that, or plan.alloc_workspace()'s" % need)
         with Operands() as ops:
             for i, (a, name) in enumerate(zip(arrays, names)):
+                if a is None:
+                    raise ValueError("%s is None" % name)
                 ops.append(operand(a, name, shapes[i] if shapes else None, s, writable=i == len(arrays) - 1,
                                    dtypes=dtypes, device=self._device()))
             args = [o.pointer for o in ops]

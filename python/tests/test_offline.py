@@ -176,6 +176,8 @@ def test_execute_checks_arrays_before_the_library(ctx):
             plan.execute(Interface(x), Interface(w), Interface(y, strides=(4,) * len(y)), workspace=ws)
         with pytest.raises(ValueError, match="out: read-only"):
             plan.execute(Interface(x), Interface(w), Interface(y, readonly=True), workspace=ws)
+        with pytest.raises(ValueError, match="in1 is None"):
+            plan.execute(Interface(x), None, Interface(y), workspace=ws)
         with pytest.raises(TypeError, match="in0: a list is not a device array"):
             plan.execute([1.0], Interface(w), Interface(y), workspace=ws)
         with pytest.raises(convgen.Error) as e:  # all good: the offline context has no device
