@@ -53,13 +53,6 @@ void cg_net_patch_origin(const convgen_net *n, int64_t t, const int64_t tiles[3]
     }
 }
 
-/* The elements of [0, e) that lie inside [0, in) from `origin` on. */
-static int64_t inside(int64_t e, int64_t origin, int64_t in)
-{
-    int64_t left = in - origin;
-    return left < 0 ? 0 : left < e ? left : e;
-}
-
 /* Packing a patch and placing its output are row copies between pageable and pinned memory,
  * several host threads at once: one core moves some 5 GB/s, and where a volume is one patch
  * (n337's 448^3: 370 MB in, 600 MB out) nothing else overlaps them. */
@@ -80,7 +73,8 @@ static void *copy_planes(void *arg)
 {
     const planes_job *j = arg;
     const int64_t *e = j->pack ? j->n->patch.in : j->n->patch.out, *v = j->vol, *at = j->at;
-    const int64_t depth = inside(e[0], at[0], v[0]), rows = inside(e[1], at[1], v[1]), width = inside(e[2], at[2], v[2]);
+    const int64_t depth = cg_net_inside(e[0], at[0], v[0]), rows = cg_net_inside(e[1], at[1], v[1]),
+                  width = cg_net_inside(e[2], at[2], v[2]);
     for (int64_t q = j->first; q < j->end; ++q) {
         const int64_t c = q / e[0], z = q % e[0];
         for (int64_t r = 0; r < e[1]; ++r) {

@@ -244,7 +244,7 @@ convgen_status cg_net_place_fragments(const cg_net *net, const cg_net_patch *p, 
     }
     int64_t inside[3]; /* a patch past the volume's edge places only what lies inside out */
     for (int d = 0; d < 3; ++d)
-        inside[d] = out[d] - origin[d] < p->out[d] ? out[d] - origin[d] : p->out[d];
+        inside[d] = cg_net_inside(p->out[d], origin[d], out[d]);
     for (int64_t k = 0; k < t->c; ++k)
         for (int64_t z = 0; z < inside[0]; ++z)
             for (int64_t r = 0; r < inside[1]; ++r) {

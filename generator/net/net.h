@@ -76,6 +76,14 @@ double cg_net_patch_macs(const cg_net *net, const cg_net_patch *patch);
  * patch cg_net_patch_of accepted (which bounds the batch). */
 void cg_net_dense_position(const cg_net *net, int64_t b, const int64_t j[3], int64_t pos[3]);
 
+/* Of the e elements from `origin` on, those inside [0, extent): what a patch past the volume's
+ * edge copies or places in one dimension. */
+static inline int64_t cg_net_inside(int64_t e, int64_t origin, int64_t extent)
+{
+    int64_t left = extent - origin;
+    return left < 0 ? 0 : left < e ? left : e;
+}
+
 /* The final fragments of a patch, src [F][K][p->m] (F the final batch), into y [K][out] at
  * `origin`, each voxel at its dense position (cg_net_dense_position) where that lies inside
  * out (a patch past the volume's edge): the interleavings, done by the host. Fails only for

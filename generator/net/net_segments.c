@@ -309,6 +309,12 @@ double cg_net_device_patch_bytes(const cg_net *net, const cg_net_patch *p)
     return 2.0 * 4.0 * ((double)cg_net_largest_elems(net, p) + in + out);
 }
 
+/* A patch's bytes up (its input) and down (its dense output). */
+static void patch_io_bytes(const cg_net *net, const cg_net_patch *p, double *in, double *out)
+{
+    *in = 4.0 * (double)cg_net_tensor_elems(&p->shape[0]), *out = 4.0 * (double)cg_net_dense_elems(net, p);
+}
+
 /* The seconds a patch takes by the cost model, INFINITY where it does not fit: in device mode
  * its convolutions, or where longer its copies up or down or the host's packing and placing
  * (each overlaps other patches' work); in host mode its segments'. */
@@ -319,7 +325,8 @@ static double patch_seconds(const cg_net *net, const cg_net_patch *p, const cg_n
         return cg_net_segments(net, p, b, NULL, &segments);
     if (cg_net_device_patch_bytes(net, p) > b->device_bytes)
         return INFINITY;
-    double seconds = 0, in = 4.0 * (double)cg_net_tensor_elems(&p->shape[0]), out = 4.0 * (double)cg_net_dense_elems(net, p);
+    double seconds = 0, in, out;
+    patch_io_bytes(net, p, &in, &out);
     for (int i = 0; i < net->count; ++i)
         seconds += cg_net_layer_seconds(net, p, i, b->sm_count);
     return fmax(fmax(seconds, cg_net_host_work_seconds(net, p)), fmax(in / b->bus_up, out / b->bus_down));
@@ -331,7 +338,8 @@ static double patch_seconds(const cg_net *net, const cg_net_patch *p, const cg_n
  * of it (a 452^3 patch of n337 on an H200: 0.21 s beside 0.95 s of layers). */
 static double fill_and_drain_seconds(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b)
 {
-    double in = 4.0 * (double)cg_net_tensor_elems(&p->shape[0]), out = 4.0 * (double)cg_net_dense_elems(net, p);
+    double in, out;
+    patch_io_bytes(net, p, &in, &out);
     return cg_net_host_work_seconds(net, p) + in / b->bus_up + out / b->bus_down;
 }
 

@@ -10,8 +10,17 @@ from . import _lib
 from ._arrays import Operands, operand, stream_handle
 from ._lib import Error, check, lib, text
 
-ALGOS = ("direct", "cufft", "fft", "fft-tiled", "fft-fused", "winograd", "winograd-fused", "auto", "direct-window")
-PASSES = ("fprop", "bprop", "accgrad")
+def _names(fn):
+    """An enum's names as the library spells them (convgen_algo_name, convgen_pass_name), by value
+    from 0 until it says "unknown"."""
+    names = []
+    while text(fn(len(names))) != "unknown":
+        names.append(text(fn(len(names))))
+    return tuple(names)
+
+
+ALGOS = _names(lib.convgen_algo_name)
+PASSES = _names(lib.convgen_pass_name)
 EFFORTS = ("measure", "estimate", "exhaustive")
 GEMMS = ("chosen", "cublas", "generated")
 CHOSEN_BY = ("caller", "measurement", "wisdom", "estimate")
