@@ -466,7 +466,7 @@ static convgen_status start_patch(convgen_net *n, pipe_slot *p, const float *x, 
         return s;
     cg_net_pack_input(n, x, ext, origin, p->host_in);
     const slot_steps steps = {compute_patch, download_patch, NULL};
-    const slot_input in = {p->host_in, n->in_bytes, 1, n->in_bytes};
+    const slot_input in = {.src = p->host_in, .width = n->in_bytes, .height = 1, .pitch = n->in_bytes};
     return cg_net_through_slot(n, p, &in, &steps, stream);
 }
 

@@ -166,6 +166,15 @@ convgen_status cg_net_copy_rows(const convgen_net *n, bool up, void *host, size_
     return cg_net_cuda(n, drv->Memcpy2DAsync(&c, stream), "cuMemcpy2DAsync");
 }
 
+/* The first in->kept bytes of each of in's rows, from the other slot's input into dev_in, on n->up. */
+static convgen_status copy_kept_rows(convgen_net *n, const slot_input *in, CUdeviceptr dev_in)
+{
+    CUDA_MEMCPY2D c = {.WidthInBytes = in->kept, .Height = in->height, .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                       .srcDevice = in->kept_from, .srcPitch = in->kept_pitch, .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                       .dstDevice = dev_in, .dstPitch = in->width};
+    return cg_net_cuda(n, n->ctx->drv->Memcpy2DAsync(&c, n->up), "cuMemcpy2DAsync (the rows kept)");
+}
+
 convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const slot_input *in, const slot_steps *steps,
                                    convgen_stream stream)
 {
@@ -174,8 +183,11 @@ convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const slot_inpu
     convgen_status s = CONVGEN_SUCCESS;
     if (p->used) /* dev_in free once the slot's last item computed */
         s = cg_net_cuda(n, drv->StreamWaitEvent(n->up, p->computed, 0), "cuStreamWaitEvent");
-    if (s == CONVGEN_SUCCESS)
-        s = cg_net_copy_rows(n, true, (void *)in->src, in->pitch, p->dev_in, in->width, in->width, in->height, n->up);
+    if (s == CONVGEN_SUCCESS && in->kept) /* on n->up: after the other slot's upload, before its next */
+        s = copy_kept_rows(n, in, p->dev_in);
+    if (s == CONVGEN_SUCCESS && in->width > in->kept)
+        s = cg_net_copy_rows(n, true, (void *)((const char *)in->src + in->kept), in->pitch, p->dev_in + in->kept,
+                             in->width, in->width - in->kept, in->height, n->up);
     if (s == CONVGEN_SUCCESS)
         s = cg_net_cuda(n, drv->EventRecord(p->uploaded, n->up), "cuEventRecord");
     if (s == CONVGEN_SUCCESS)

@@ -94,10 +94,15 @@ convgen_status cg_net_copy_rows(const convgen_net *n, bool up, void *host, size_
                                 size_t dev_pitch, size_t width, size_t height, CUstream stream);
 
 /* A slot's input: `height` rows of `width` bytes of host memory, `pitch` bytes apart (one row:
- * a contiguous input), packed on the device. */
+ * a contiguous input), packed on the device. Where the previous item through the other slot
+ * already holds the first `kept` bytes of each row (a depth chunk's rows that its predecessor
+ * read too), they are copied on the device from `kept_from`, `kept_pitch` bytes apart, and
+ * only the rest of each row comes up. */
 typedef struct slot_input {
     const float *src;
     size_t width, height, pitch;
+    CUdeviceptr kept_from;
+    size_t kept, kept_pitch;
 } slot_input;
 
 /* The input `in` through slot p: up on n->up once the slot's last item computed (dev_in

@@ -272,9 +272,10 @@ static convgen_status download_step(convgen_net *n, const pipe_slot *p, void *ar
 }
 
 /* Chunk j of segment `index` through `slot`: its input rows of src up, the segment's layers, its
- * output rows into dst. Returns without waiting. */
-static convgen_status run_chunk(convgen_net *n, int index, int64_t j, pipe_slot *slot, const float *src, float *dst,
-                                convgen_stream stream)
+ * output rows into dst. `prev`: the slot chunk j - 1 went through (NULL for a run's first), whose
+ * input rows that this chunk reads too it keeps on the device. Returns without waiting. */
+static convgen_status run_chunk(convgen_net *n, int index, int64_t j, pipe_slot *slot, const pipe_slot *prev,
+                                const float *src, float *dst, convgen_stream stream)
 {
     const cg_net_segment *g = &n->seg[index];
     chunk_run r = {g, NULL, chunk_of(n, g, j), dst};
@@ -285,13 +286,22 @@ static convgen_status run_chunk(convgen_net *n, int index, int64_t j, pipe_slot 
     if (g->dq) { /* the entry's every channel, the input rows its output rows see */
         int64_t from[CG_NET_MAX_LAYERS + 1], rows[CG_NET_MAX_LAYERS + 1], plane = t->ext[1] * t->ext[2];
         cg_net_slab_rows(&n->net, g, r.c.q0, r.c.qn, from, rows);
-        in = (slot_input){src + r.c.b0 * t->c * e + from[g->first] * plane, (size_t)(rows[g->first] * plane) * 4,
-                          (size_t)t->c, (size_t)e * 4};
+        in = (slot_input){.src = src + r.c.b0 * t->c * e + from[g->first] * plane,
+                          .width = (size_t)(rows[g->first] * plane) * 4, .height = (size_t)t->c, .pitch = (size_t)e * 4};
+        if (prev && r.c.q0 > 0) { /* the rows chunk j - 1 of this entry read too, one from the device */
+            int64_t pfrom[CG_NET_MAX_LAYERS + 1], prows[CG_NET_MAX_LAYERS + 1];
+            cg_net_slab_rows(&n->net, g, r.c.q0 - g->dq, g->dq, pfrom, prows);
+            int64_t kept = pfrom[g->first] + prows[g->first] - from[g->first];
+            if (kept > 0 && kept <= rows[g->first]) {
+                in.kept = (size_t)(kept * plane) * 4, in.kept_pitch = (size_t)(prows[g->first] * plane) * 4;
+                in.kept_from = prev->dev_in + (CUdeviceptr)((prows[g->first] - kept) * plane * 4);
+            }
+        }
     } else {
         bool whole_entry = !g->kc || n->net.layers[g->first].kind == CG_NET_CONV;
         int64_t at = whole_entry ? r.c.b0 * t->c * e : (r.c.b0 * t->c + r.c.k0) * e;
         int64_t count = whole_entry ? r.c.bn * t->c * e : r.c.kn * e;
-        in = (slot_input){src + at, (size_t)count * 4, 1, (size_t)count * 4};
+        in = (slot_input){.src = src + at, .width = (size_t)count * 4, .height = 1, .pitch = (size_t)count * 4};
     }
     const slot_steps steps = {compute_step, download_step, &r};
     return cg_net_through_slot(n, slot, &in, &steps, stream);
@@ -346,8 +356,11 @@ static convgen_status run_together(convgen_net *n, segment_run *run, int count, 
         if (next < 0 || s != CONVGEN_SUCCESS)
             return s;
         segment_run *r = &run[next];
-        *last = count == 1 ? &n->slot[issued % 2] : &n->pair[next][r->done % 2];
-        s = run_chunk(n, r->j, r->done++, *last, r->src, r->dst, stream);
+        /* each run's chunks alternate two slots: chunk j - 1's is the other */
+        pipe_slot *slot = count == 1 ? &n->slot[issued % 2] : &n->pair[next][r->done % 2];
+        pipe_slot *prev = !r->done ? NULL : count == 1 ? &n->slot[(issued + 1) % 2] : &n->pair[next][(r->done + 1) % 2];
+        *last = slot;
+        s = run_chunk(n, r->j, r->done++, slot, prev, r->src, r->dst, stream);
     }
 }
 

@@ -150,8 +150,9 @@ typedef struct cg_net_segment {
     int64_t nb, kc, dq;       /* a full chunk: nb entries; kc maps or dq rows when cut (else 0) */
     int64_t chunks;
     int64_t fragments;        /* F */
-    /* A full chunk's bytes on the device: input, output, the largest tensor in between. */
-    double in_bytes, out_bytes, mid_bytes;
+    /* A full chunk's bytes on the device: input, output, the largest tensor in between, and
+     * the workspace its convolutions' fast algorithms want (one entry's: plans sub-batch). */
+    double in_bytes, out_bytes, mid_bytes, ws_bytes;
     /* A patch's: bytes up and down, the convolutions' modeled seconds, the segment's. */
     double up, down, work, seconds;
 } cg_net_segment;

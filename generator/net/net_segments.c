@@ -11,11 +11,12 @@
 #include "net/net.h"
 
 /* The multiply-adds a second one multiprocessor gives a network's 3x3x3 convolutions, as the
- * cost model counts them (direct multiply-adds, whatever the algorithm ran): n337's on an H200
- * (bench/NOTES.md, "Whole networks"). Larger kernels run at more by FFT and Winograd: n537's,
- * n726's and n926's measured rates follow (kernel volume / 27)^0.8 within 30%. Ranks patches
+ * cost model counts them (direct multiply-adds, whatever the algorithm ran): n337's on an H200,
+ * its 1024^3 volume at 46.9 M voxels/s (bench/NOTES.md, "The host mode: workspace, depth cuts
+ * through convolutions"). Larger kernels run at more by FFT and Winograd: n537's, n726's and
+ * n926's measured rates over 448^3 follow (kernel volume / 27)^0.66 within 10%. Ranks patches
  * and modes; explain shows each layer's own estimate. */
-#define MAC_RATE_PER_SM 2.9e11
+#define MAC_RATE_PER_SM 4.6e11
 
 /* A convolution's seconds for `out_elems` outputs from c channels, by the rate above. */
 static double conv_seconds(const cg_net *net, int i, double out_elems, double c, int sm_count)
@@ -23,7 +24,7 @@ static double conv_seconds(const cg_net *net, int i, double out_elems, double c,
     const cg_net_layer *l = &net->layers[i];
     double volume = (double)l->size[0] * l->size[1] * l->size[2];
     int sm = sm_count > 0 ? sm_count : 132;
-    return out_elems * c * volume / (MAC_RATE_PER_SM * sm * pow(volume / 27, 0.8));
+    return out_elems * c * volume / (MAC_RATE_PER_SM * sm * pow(volume / 27, 0.66));
 }
 
 double cg_net_layer_seconds(const cg_net *net, const cg_net_patch *p, int i, int sm_count)
@@ -75,10 +76,37 @@ static int poolings(const cg_net *net)
     return count;
 }
 
-/* A full chunk's device buffers (input, output, the largest step output between) into s; their
- * bytes, twice the input and output (two slots) and twice the largest between (ping-pong). The
- * steps are the segment's layers, then, where it interleaves, one interleaving per pooling,
- * each of the last tensor's size. */
+/* The workspace the fast algorithms want, in bytes per byte of one batch entry's input and
+ * output: Winograd F(4x4x4, 3x3x3)'s transforms take 3.4-3.7 (n337's 80-map layers) and
+ * fft-tiled's tile spectra 4.1-6.1 (5^3 to 9^3 kernels), by their plans. MAC_RATE_PER_SM is
+ * their rate; a chunk planned without the room runs a fused algorithm, 2.7x slower on n337's
+ * layer 2 (winograd-fused against winograd, by the cost model; a patch through 1 GiB measured
+ * 427 against 324 ms a segment, bench/NOTES.md), so a chunk leaves it. One entry's: a plan
+ * sub-batches under its workspace limit. */
+static double fast_workspace_ratio(const cg_net_layer *l)
+{
+    return l->size[0] <= 3 && l->size[1] <= 3 && l->size[2] <= 3 ? 4.0 : 6.5;
+}
+
+/* The most workspace any convolution of s wants for one entry of a chunk (fast_workspace_ratio). */
+static double chunk_workspace(const cg_net *net, const cg_net_patch *p, const cg_net_segment *s)
+{
+    double most = 0;
+    for (int i = s->first; i < s->end; ++i) {
+        if (net->layers[i].kind != CG_NET_CONV)
+            continue;
+        double entries = (double)(p->shape[i].batch / s->batch * s->nb);
+        double bytes = 4.0 * (double)(chunk_elems(net, p, s, i) + chunk_elems(net, p, s, i + 1)) / entries;
+        most = fmax(most, fast_workspace_ratio(&net->layers[i]) * bytes);
+    }
+    return most;
+}
+
+/* A full chunk's device buffers (input, output, the largest step output between) and the
+ * workspace its convolutions want into s; the bytes it takes: twice the input and output (two
+ * slots), twice the largest between (ping-pong), and the workspace. The steps are the
+ * segment's layers, then, where it interleaves, one interleaving per pooling, each of the last
+ * tensor's size. */
 static double chunk_bytes(const cg_net *net, const cg_net_patch *p, cg_net_segment *s)
 {
     int layers = s->end - s->first, steps = layers + (s->interleave ? poolings(net) : 0);
@@ -87,7 +115,8 @@ static double chunk_bytes(const cg_net *net, const cg_net_patch *p, cg_net_segme
     for (int i = 0; i < steps - 1; ++i)
         s->mid_bytes = fmax(s->mid_bytes, 4.0 * (double)chunk_elems(net, p, s, i < layers ? s->first + 1 + i : s->end));
     s->out_bytes = s->interleave ? 4.0 * (double)cg_net_dense_elems(net, p) : 4.0 * (double)chunk_elems(net, p, s, s->end);
-    return 2 * (s->in_bytes + s->out_bytes + s->mid_bytes);
+    s->ws_bytes = chunk_workspace(net, p, s);
+    return 2 * (s->in_bytes + s->out_bytes + s->mid_bytes) + s->ws_bytes;
 }
 
 /* What a chunk of s counts: nb entries, kc maps or dq rows, and how many of them there are. */
@@ -144,19 +173,22 @@ double cg_net_patch_seconds(int count, const double work[], const double up[], c
 }
 
 /* A depth-cut segment's bytes up and convolutions' seconds over its chunks of dq rows and the
- * last of fewer: each reads the input rows its rows see, so the rows between chunks go up twice. */
+ * last of fewer: each computes the rows its rows see, so the rows between chunks are computed
+ * twice; but each input row goes up once (a chunk keeps on the device the rows its predecessor
+ * read too: runtime/net_host.c). */
 static void slab_traffic(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *s)
 {
     int64_t depth = p->shape[s->end].ext[0], full = depth / s->dq, rest = depth % s->dq;
-    s->up = s->work = 0;
+    int64_t from[CG_NET_MAX_LAYERS + 1], rows[CG_NET_MAX_LAYERS + 1];
+    const cg_net_tensor *x = &p->shape[s->first];
+    cg_net_slab_rows(net, s, 0, depth, from, rows);
+    s->up = 4.0 * (double)s->batch * (double)(x->batch / s->batch * x->c * rows[s->first] * x->ext[1] * x->ext[2]);
+    s->work = 0;
     for (int k = 0; k < 2; ++k) {
         int64_t dq = k ? rest : s->dq, count = (k ? rest > 0 : full) * s->batch;
         if (!count)
             continue;
-        int64_t from[CG_NET_MAX_LAYERS + 1], rows[CG_NET_MAX_LAYERS + 1];
         cg_net_slab_rows(net, s, 0, dq, from, rows);
-        const cg_net_tensor *x = &p->shape[s->first];
-        s->up += 4.0 * (double)count * (double)(x->batch / s->batch * x->c * rows[s->first] * x->ext[1] * x->ext[2]);
         for (int i = s->first; i < s->end; ++i) {
             const cg_net_tensor *y = &p->shape[i + 1];
             double outs = (double)(y->batch / s->batch * y->c * rows[i + 1] * y->ext[1] * y->ext[2]);
@@ -188,35 +220,39 @@ static void segment_cost(const cg_net *net, const cg_net_patch *p, const cg_net_
                  (double)s->chunks * CHUNK_LAUNCH_S; /* alone; a patch's: cg_net_patch_seconds */
 }
 
-/* Where not even one entry of layer `first` fits: that layer and the poolings after it that
- * still fit, cut by maps or by depth, whichever costs less; false where neither fits. */
-static bool cut_entry(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, int first, cg_net_segment *s)
+/* Where not even one entry of layer `first` fits, the ways to cut it into cut[] (their count):
+ * by maps, that layer and the poolings after it that still fit; by depth rows, each run of
+ * layers from it whose one-row chunk fits, ending before a convolution or the network's end
+ * (a depth cut spans convolutions: every layer it keeps saves its tensor's round trip over the
+ * bus, for the rows its chunks compute twice). */
+static int entry_cuts(const cg_net *net, const cg_net_patch *p, double budget, int first, cg_net_segment cut[])
 {
-    cg_net_segment cut[2];
-    bool fits[2];
+    int count = 0;
     for (int k = 0; k < 2; ++k) {
-        cg_net_segment *c = &cut[k];
-        *c = (cg_net_segment){.first = first, .batch = p->shape[first].batch, .nb = 1};
-        *(k ? &c->dq : &c->kc) = 1; /* by depth only where there is one: rank 3 */
-        if (k && p->shape[first].ext[0] == 1) {
-            fits[k] = false;
+        cg_net_segment c = {.first = first, .batch = p->shape[first].batch, .nb = 1};
+        *(k ? &c.dq : &c.kc) = 1;
+        if (k && p->shape[first].ext[0] == 1) /* by depth only where there is one: rank 3 */
             continue;
-        }
-        for (c->end = first + 1; c->end < net->count && net->layers[c->end].kind == CG_NET_POOL; ++c->end) {
-            ++c->end;
-            bool more = chunk_bytes(net, p, c) <= b->device_bytes;
-            --c->end;
-            if (!more)
+        for (c.end = first + 1; c.end <= net->count; ++c.end) {
+            if (chunk_bytes(net, p, &c) > budget)
+                break;
+            bool next_fits = false;
+            if (c.end < net->count) {
+                ++c.end;
+                next_fits = chunk_bytes(net, p, &c) <= budget;
+                --c.end;
+            }
+            bool before_conv = c.end == net->count || net->layers[c.end].kind == CG_NET_CONV;
+            if (before_conv || !next_fits) {
+                cut[count] = c;
+                if (fit_chunk(net, p, &cut[count], budget) > 0)
+                    ++count;
+            }
+            if (!k && (before_conv || !next_fits)) /* by maps: one convolution and its poolings */
                 break;
         }
-        fits[k] = fit_chunk(net, p, c, b->device_bytes) > 0;
-        if (fits[k])
-            segment_cost(net, p, b, c);
     }
-    if (!fits[0] && !fits[1])
-        return false;
-    *s = cut[fits[1] && (!fits[0] || cut[1].seconds < cut[0].seconds)];
-    return true;
+    return count;
 }
 
 double cg_net_host_work_seconds(const cg_net *net, const cg_net_patch *p)
@@ -247,51 +283,106 @@ double cg_net_host_bytes(const cg_net *net, const cg_net_patch *p, const cg_net_
                       (double)cg_net_stage_out_elems(net, p));
 }
 
-double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *out,
-                       int *segments)
+/* The search for a patch's segments: the plan being built, and the best so far. */
+typedef struct segment_search {
+    const cg_net *net;
+    const cg_net_patch *p;
+    const cg_net_budget *b;
+    double budget; /* a chunk's buffers and workspace (chunk_bytes) fit in this */
+    cg_net_segment seg[CG_NET_MAX_LAYERS + 1], best[CG_NET_MAX_LAYERS + 1];
+    int best_count;
+    double best_seconds;
+} segment_search;
+
+/* A whole plan of `count` segments in q->seg: its interleavings (none without poolings: the last
+ * tensor is the dense patch; in the last segment where it is one chunk of everything, else the
+ * host places the final fragments), its memory, its seconds; kept where the best. */
+static void finish_plan(segment_search *q, int count)
 {
-    if (b->device_bytes <= 0)
-        return INFINITY;
-    double budget = b->device_bytes, seconds = 0;
+    const cg_net *net = q->net;
     cg_net_segment seg[CG_NET_MAX_LAYERS + 1];
-    int count = 0;
-    for (int first = 0; first < net->count; first = seg[count++].end) {
-        cg_net_segment *s = &seg[count];
-        /* the longest run of layers one entry of which fits */
-        *s = (cg_net_segment){.first = first, .batch = p->shape[first].batch, .nb = 1};
-        int end = 0;
-        for (s->end = first + 1; s->end <= net->count; ++s->end)
-            if (chunk_bytes(net, p, s) <= budget)
-                end = s->end;
-        if (end) {
-            s->end = end;
-            fit_chunk(net, p, s, budget);
-            segment_cost(net, p, b, s);
-        } else if (!cut_entry(net, p, b, first, s)) {
-            return INFINITY;
-        }
-    }
-    /* the interleavings (none without poolings: the last tensor is the dense patch): in the last
-     * segment where it is one chunk of everything, else the host places the final fragments */
+    memcpy(seg, q->seg, sizeof seg[0] * (size_t)count);
     cg_net_segment *last = &seg[count - 1], whole = *last;
     whole.interleave = true;
-    if (poolings(net) && !last->kc && !last->dq && last->nb == last->batch && chunk_bytes(net, p, &whole) <= budget) {
+    if (poolings(net) && !last->kc && !last->dq && last->nb == last->batch && chunk_bytes(net, q->p, &whole) <= q->budget) {
         *last = whole;
-        segment_cost(net, p, b, last);
+        segment_cost(net, q->p, q->b, last);
     }
-    if (cg_net_chunk_buffer_bytes(seg, count) >= b->device_limit || cg_net_host_bytes(net, p, seg, count) > b->host_bytes)
-        return INFINITY;
+    double ws = 0;
+    for (int i = 0; i < count; ++i)
+        ws = fmax(ws, seg[i].ws_bytes);
+    if (cg_net_chunk_buffer_bytes(seg, count) + ws >= q->b->device_limit ||
+        cg_net_host_bytes(net, q->p, seg, count) > q->b->host_bytes)
+        return;
     double work[CG_NET_MAX_LAYERS + 1], up[CG_NET_MAX_LAYERS + 1], down[CG_NET_MAX_LAYERS + 1];
     int64_t chunks[CG_NET_MAX_LAYERS + 1];
     for (int i = 0; i < count; ++i) {
-        work[i] = seg[i].work, up[i] = seg[i].up / b->bus_up, down[i] = seg[i].down / b->bus_down;
+        work[i] = seg[i].work, up[i] = seg[i].up / q->b->bus_up, down[i] = seg[i].down / q->b->bus_down;
         chunks[i] = seg[i].chunks;
     }
-    seconds = fmax(cg_net_patch_seconds(count, work, up, down, chunks), cg_net_host_work_seconds(net, p));
-    if (out)
-        memcpy(out, seg, sizeof seg[0] * (size_t)count);
-    *segments = count;
-    return seconds;
+    double seconds = fmax(cg_net_patch_seconds(count, work, up, down, chunks), cg_net_host_work_seconds(net, q->p));
+    if (seconds < q->best_seconds) {
+        q->best_seconds = seconds, q->best_count = count;
+        memcpy(q->best, seg, sizeof seg[0] * (size_t)count);
+    }
+}
+
+/* Every plan of layers first.. after the `count` segments in q->seg: each segment the longest
+ * run of layers one entry of which fits, in as few chunks as fit; where not even one entry of
+ * a layer fits, each way to cut it (entry_cuts). */
+static void search_segments(segment_search *q, int first, int count)
+{
+    if (first == q->net->count) {
+        finish_plan(q, count);
+        return;
+    }
+    cg_net_segment *s = &q->seg[count];
+    *s = (cg_net_segment){.first = first, .batch = q->p->shape[first].batch, .nb = 1};
+    int end = 0;
+    for (s->end = first + 1; s->end <= q->net->count; ++s->end)
+        if (chunk_bytes(q->net, q->p, s) <= q->budget)
+            end = s->end;
+    if (end) {
+        s->end = end;
+        fit_chunk(q->net, q->p, s, q->budget);
+        segment_cost(q->net, q->p, q->b, s);
+        search_segments(q, end, count + 1);
+        return;
+    }
+    cg_net_segment cut[2 * CG_NET_MAX_LAYERS];
+    int cuts = entry_cuts(q->net, q->p, q->budget, first, cut);
+    for (int i = 0; i < cuts; ++i) {
+        q->seg[count] = cut[i];
+        segment_cost(q->net, q->p, q->b, &q->seg[count]);
+        search_segments(q, cut[i].end, count + 1);
+    }
+}
+
+/* The shares of the device memory a chunk may take: the larger, the fewer chunks and rows
+ * computed twice, but the segments' buffers are each the largest of any segment's, so chunks
+ * that each fit may not fit together; and a smaller share can cut the network elsewhere. */
+static const double chunk_shares[] = {0.7, 0.5, 0.35, 0.25, 0.18, 0.12, 0.08};
+
+double cg_net_segments(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *out,
+                       int *segments)
+{
+    if (b->device_limit <= 0)
+        return INFINITY;
+    segment_search q = {.net = net, .p = p, .b = b, .best_seconds = INFINITY};
+    /* from the largest share down, while a smaller one finds a better plan (or none fit yet) */
+    for (size_t i = 0; i < sizeof chunk_shares / sizeof chunk_shares[0]; ++i) {
+        double before = q.best_seconds;
+        q.budget = chunk_shares[i] * b->device_limit;
+        search_segments(&q, 0, 0);
+        if (before < INFINITY && !(q.best_seconds < before))
+            break;
+    }
+    if (q.best_seconds < INFINITY) {
+        if (out)
+            memcpy(out, q.best, sizeof q.best[0] * (size_t)q.best_count);
+        *segments = q.best_count;
+    }
+    return q.best_seconds;
 }
 
 /* ---- the patch ---- */
