@@ -586,6 +586,7 @@ static int run_benches(const options *o, convgen_context *ctx, const cg_layer *l
                 for (int pass = 0; pass < 3; ++pass)
                     bench_layer_pass(ctx, dnn, &layers[i], (convgen_pass)pass, o, r);
         bench_report_jit_replan(r, ctx, layers, count, o->names, o->name_count, o->algos);
+        bench_report_call_overhead(r, ctx);
         bench_report_print(r, stdout);
         rc = o->out_dir ? bench_report_write(r, o->out_dir) : 0;
     }

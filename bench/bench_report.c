@@ -1,12 +1,16 @@
 #include "bench_report.h"
 
+#include <cuda_runtime_api.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "cache.h"
 #include "generate.h"
+#include "layer.h"
 #include "util.h"
 
 static void push(sample_list *l, double v)
@@ -47,6 +51,7 @@ bench_report *bench_report_create(void)
     if (r) {
         time_t now = time(NULL);
         strftime(r->date, sizeof r->date, "%Y-%m-%d", gmtime(&now));
+        r->call_us = -1;
     }
     return r;
 }
@@ -153,6 +158,55 @@ void bench_report_jit_replan(bench_report *r, convgen_context *ctx, const cg_lay
     }
 }
 
+#define CALL_ROUNDS 25
+#define CALLS_A_ROUND 200
+
+/* Rounds of convgen_execute calls on `plan`, each call's host microseconds into us[]. */
+static bool time_calls(convgen_plan *plan, float *const buf[3], double us[CALL_ROUNDS])
+{
+    for (int round = -1; round < CALL_ROUNDS; ++round) { /* round -1 warms up */
+        double t0 = now_ms();
+        for (int i = 0; i < CALLS_A_ROUND; ++i)
+            if (convgen_execute(plan, buf[0], buf[1], buf[2], NULL, 0, NULL) != CONVGEN_SUCCESS)
+                return false;
+        double ms = now_ms() - t0;
+        if (!bench_cuda_ok(cudaDeviceSynchronize(), "the calls"))
+            return false;
+        if (round >= 0)
+            us[round] = ms * 1e3 / CALLS_A_ROUND;
+    }
+    return true;
+}
+
+void bench_report_call_overhead(bench_report *r, convgen_context *ctx)
+{
+    r->call_us = -1;
+    cg_layer l;
+    int is_layer = 0;
+    convgen_plan *plan;
+    if (cg_layer_parse_line(BENCH_CALL_LAYER, &l, &is_layer) != CONVGEN_SUCCESS || !is_layer ||
+        convgen_plan_conv(ctx, &l.desc, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &plan) != CONVGEN_SUCCESS)
+        return;
+    int64_t out[CONVGEN_MAX_RANK];
+    convgen_output_size(&l.desc, out);
+    const size_t elems[3] = {(size_t)(l.desc.n * l.desc.c * l.desc.in[0] * l.desc.in[1]),
+                             (size_t)(l.desc.k * l.desc.c * l.desc.kernel[0] * l.desc.kernel[1]),
+                             (size_t)(l.desc.n * l.desc.k * out[0] * out[1])};
+    float *buf[3] = {NULL, NULL, NULL};
+    bool ok = true;
+    for (int i = 0; i < 3 && ok; ++i)
+        ok = bench_cuda_ok(cudaMalloc((void **)&buf[i], 4 * elems[i]), "call buffers") &&
+             bench_cuda_ok(cudaMemset(buf[i], 0, 4 * elems[i]), "call buffers");
+    double us[CALL_ROUNDS];
+    if (ok && time_calls(plan, buf, us)) {
+        sample_list s = {us, CALL_ROUNDS, CALL_ROUNDS};
+        r->call_us = median(&s);
+    }
+    for (int i = 0; i < 3; ++i)
+        cudaFree(buf[i]);
+    convgen_plan_destroy(plan);
+}
+
 void bench_report_auto_replan(bench_report *r, convgen_context *ctx, const cg_layer *l, convgen_pass pass)
 {
     convgen_plan *plan;
@@ -193,6 +247,9 @@ static void print_header(const bench_report *r, FILE *f)
                "per kernel (%d plans), memory-cache hit %.1f us median per plan (%d plans)\n",
             median(&r->cold_ms), r->cold_ms.count, median(&r->disk_ms), r->disk_ms.count, median(&r->memory_us),
             r->memory_us.count);
+    if (r->call_us >= 0)
+        fprintf(f, "- a cached plan's convgen_execute, host time per call (direct fprop of `%s`, rounds of %d calls): "
+                   "%.2f us median\n", BENCH_CALL_LAYER, CALLS_A_ROUND, r->call_us);
     if (r->wisdom_ms.count)
         fprintf(f, "- auto: planning a tuned shape from wisdom (kernels from the disk cache) %.2f ms median (%d plans)\n",
                 median(&r->wisdom_ms), r->wisdom_ms.count);

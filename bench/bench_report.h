@@ -37,6 +37,7 @@ typedef struct bench_report {
     int count, cap;
     sample_list cold_ms, disk_ms, memory_us;
     sample_list wisdom_ms; /* AUTO plans of tuned shapes: from wisdom, kernels from the disk cache */
+    double call_us;        /* a cached plan's convgen_execute, host time per call (< 0: not measured) */
 } bench_report;
 
 bench_report *bench_report_create(void);
@@ -51,6 +52,12 @@ void bench_report_jit_plan(bench_report *r, const convgen_plan *plan);
  * list, NULL: all): from the disk cache (memory cleared), then from memory. */
 void bench_report_jit_replan(bench_report *r, convgen_context *ctx, const cg_layer *layers, int count,
                              const char *const *names, int name_count, const char *algos);
+/* The layer whose execute call bench_report_call_overhead times (python/bench_call.py times the
+ * same from Python): small enough that the GPU keeps up with the calls. */
+#define BENCH_CALL_LAYER "1 8 8 16x16 3x3 1 1"
+/* Times convgen_execute of a cached direct fprop plan of BENCH_CALL_LAYER on the host clock:
+ * the median over rounds of 200 calls (each round synchronized) of a call's microseconds. */
+void bench_report_call_overhead(bench_report *r, convgen_context *ctx);
 /* Whether `name` is a whole entry of the comma-separated `list`; true for every name when list is
  * NULL. */
 bool bench_algo_listed(const char *list, const char *name);

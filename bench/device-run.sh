@@ -71,6 +71,9 @@ if [ -z "${SKIP_BENCH:-}" ] && [ -x build/convgen-bench ]; then
     if [ -z "${BENCH_FFT_ONLY:-}" ]; then
         step bench build/convgen bench --out "$out/bench" "$@"
         tail -n 8 "$out/bench.log"
+        # the same execute call from Python, beside the C figure in bench.md's JIT lines
+        [ -f "$out/bench/bench.md" ] && step python-call env CONVGEN_LIBRARY=build/libconvgen.so.0 \
+            PYTHONPATH=python python3 bench/python_call.py "$out/bench/bench.md" && cat "$out/python-call.log"
     fi
     step bench-fft build/convgen bench --fft --no-cudnn --out "$out/bench"
     grep '^|' "$out/bench-fft.log" | tail -n 22
