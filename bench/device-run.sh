@@ -60,6 +60,9 @@ if [ -z "${SKIP_TESTS:-}" ]; then
     # suite test_python needs it; test_gpu.py also runs alone)
     step python-gpu env CONVGEN_LIBRARY=build/libconvgen.so.0 PYTHONPATH=python python3 python/tests/test_gpu.py
     cat "$out/python-gpu.log"
+    # convgen.nn where the machine's python3 has PyTorch (exit 3: skipped, saying why)
+    step python-torch env CONVGEN_LIBRARY=build/libconvgen.so.0 PYTHONPATH=python python3 python/tests/test_torch.py
+    cat "$out/python-torch.log"
     for l in ${CHECK_LAYERS-L2 L4 R4 G1 B1 Z3}; do
         step "compile-$l" build/convgen compile "$l"
         step "check-$l" build/convgen check "$l"

@@ -8,6 +8,9 @@ JIT-compiled with NVRTC, over libconvgen through ctypes (no compiled extension).
     plan.execute(x, w, y)                                    # CuPy / PyTorch / Numba / JAX arrays
     print(plan.choice.algo, plan.kernels[0].source[:400])    # what won, and its emitted source
 
+PyTorch users: `import convgen.nn` (convgen.nn.Conv, a Module whose forward and backward are
+convgen's three passes); the package itself never imports torch.
+
 The library is found through $CONVGEN_LIBRARY, the prefix `ninja install` put it in, or the
 build folder of this source tree."""
 

@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import convgen  # noqa: E402
 from convgen import _arrays  # noqa: E402
+from device import why_no_gpu  # noqa: E402
 
 try:
     import numpy as np
@@ -22,18 +23,7 @@ except ImportError:
     np = None
 
 
-def _why_not():
-    """Why these tests cannot run here, or None."""
-    if np is None:
-        return "no numpy"
-    try:
-        convgen.Context().close()
-    except convgen.Error as e:
-        return "no GPU: " + e.message
-    return None
-
-
-WHY_NOT = _why_not()
+WHY_NOT = "no numpy" if np is None else why_no_gpu()
 CTX = None if WHY_NOT else convgen.Context(disk_cache=False)
 
 try:
