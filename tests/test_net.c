@@ -630,6 +630,56 @@ static void test_patch_choice(void **state)
         }
 }
 
+/* The host mode's plans for n337 on an H200's budget (bus 54.7 GB/s, 31.25 GiB of pinned host
+ * memory; bench/results/nvidia-h200-2026-12-02-net-host-ws.md): through 4 GiB over 1625^3, the
+ * plan measured at 0.69 of the uncapped rate (fragments 65x25x28; layers 0-3 cut by 2 depth
+ * rows, 4-9 by entries); through 1 GiB over 1024^3, no depth chunk whose convolution of many
+ * channels computes fewer rows than a Winograd tile (one-row chunks of layer 2 ran 1.7x their
+ * model). */
+static void test_host_mode_patch_choice(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/bench/nets/n337.net", CONVGEN_SOURCE_DIR);
+    cg_net net;
+    assert_int_equal(cg_net_parse(read_text(path), &net), CONVGEN_SUCCESS);
+    double weights = 0;
+    for (int i = 0; i < net.count; ++i)
+        weights += 4.0 * (double)(cg_net_weight_count(&net, i) + (net.layers[i].kind == CG_NET_CONV ? net.layers[i].k : 0));
+    const struct { int64_t side; double mib; } cases[] = {{1625, 4096}, {1024, 1024}};
+    for (int c = 0; c < 2; ++c) {
+        const double bytes = cases[c].mib * 1048576.0;
+        const cg_net_budget b = {.device_bytes = bytes / 2 - weights, .device_limit = bytes - weights,
+                                 .host_bytes = 31.25 * 1073741824.0, .bus_up = 54.7e9, .bus_down = 54.7e9,
+                                 .sm_count = 132};
+        const int64_t volume[3] = {cases[c].side, cases[c].side, cases[c].side};
+        int64_t m[3];
+        cg_net_patch p;
+        cg_net_segment seg[CG_NET_MAX_LAYERS + 1];
+        int count = 0;
+        assert_true(cg_net_best_fragment(&net, &b, true, volume, NULL, 0, m) < INFINITY);
+        assert_int_equal(cg_net_patch_of(&net, m, &p), CONVGEN_SUCCESS);
+        assert_true(cg_net_segments(&net, &p, &b, seg, &count) < INFINITY);
+        if (c == 0) {
+            const int64_t want[3] = {65, 25, 28};
+            if (memcmp(m, want, sizeof m) != 0 || count != 2 || seg[0].end != 4 || seg[0].dq != 2 || seg[1].dq || seg[1].kc)
+                fail_msg("4 GiB: fragments %lldx%lldx%lld in %d segments (the first to layer %d, %lld rows)",
+                         (long long)m[0], (long long)m[1], (long long)m[2], count, seg[0].end, (long long)seg[0].dq);
+            continue;
+        }
+        for (int j = 0; j < count; ++j) {
+            if (!seg[j].dq)
+                continue;
+            int64_t from[CG_NET_MAX_LAYERS + 1], rows[CG_NET_MAX_LAYERS + 1];
+            cg_net_slab_rows(&net, &seg[j], 0, seg[j].dq, from, rows);
+            for (int i = seg[j].first; i < seg[j].end; ++i)
+                if (net.layers[i].kind == CG_NET_CONV && p.shape[i].c > 1 && rows[i + 1] < 4)
+                    fail_msg("1 GiB: fragments %lldx%lldx%lld, segment %d's chunks compute %lld rows of layer %d",
+                             (long long)m[0], (long long)m[1], (long long)m[2], j, (long long)rows[i + 1], i);
+        }
+    }
+}
+
 /* Planning needs no GPU: the patch, each layer's plan and the memory, and the refusals named. */
 static void test_executor_plans_offline(void **state)
 {
@@ -937,6 +987,7 @@ int main(void)
         cmocka_unit_test(test_row_copies),
         cmocka_unit_test(test_patches_tile_the_volume),
         cmocka_unit_test(test_patch_choice),
+        cmocka_unit_test(test_host_mode_patch_choice),
         cmocka_unit_test(test_executor_plans_offline),
         cmocka_unit_test(test_executor_equals_the_dense_definition_on_the_gpu),
         cmocka_unit_test(test_host_mode_plans_offline),

@@ -172,10 +172,17 @@ double cg_net_patch_seconds(int count, const double work[], const double up[], c
     return seconds;
 }
 
+/* The depth rows a fast algorithm computes at once (Winograd F(4x4x4, 3x3x3)'s tiles; fft-tiled's
+ * are deeper): a depth chunk's convolution of fewer rows costs as many. n337 through 1 GiB,
+ * chunked to one row of layer 2 (8 fragments), ran that segment in 441 ms against 253 modeled
+ * without it (bench/NOTES.md). A floor, not a rounding up: longer chunks pay their last tile's
+ * rows already in the measured rate. */
+#define DEPTH_TILE 4
+
 /* A depth-cut segment's bytes up and convolutions' seconds over its chunks of dq rows and the
- * last of fewer: each computes the rows its rows see, so the rows between chunks are computed
- * twice; but each input row goes up once (a chunk keeps on the device the rows its predecessor
- * read too: runtime/net_host.c). */
+ * last of fewer: each computes the rows its rows see (at least DEPTH_TILE), so the rows between
+ * chunks are computed twice; but each input row goes up once (a chunk keeps on the device the
+ * rows its predecessor read too: runtime/net_host.c). */
 static void slab_traffic(const cg_net *net, const cg_net_patch *p, const cg_net_budget *b, cg_net_segment *s)
 {
     int64_t depth = p->shape[s->end].ext[0], full = depth / s->dq, rest = depth % s->dq;
@@ -191,7 +198,8 @@ static void slab_traffic(const cg_net *net, const cg_net_patch *p, const cg_net_
         cg_net_slab_rows(net, s, 0, dq, from, rows);
         for (int i = s->first; i < s->end; ++i) {
             const cg_net_tensor *y = &p->shape[i + 1];
-            double outs = (double)(y->batch / s->batch * y->c * rows[i + 1] * y->ext[1] * y->ext[2]);
+            int64_t computed = rows[i + 1] < DEPTH_TILE ? DEPTH_TILE : rows[i + 1];
+            double outs = (double)(y->batch / s->batch * y->c * computed * y->ext[1] * y->ext[2]);
             if (net->layers[i].kind == CG_NET_CONV)
                 s->work += (double)count * conv_seconds(net, i, outs, (double)p->shape[i].c, b->sm_count);
         }
