@@ -78,6 +78,7 @@ class ConvFunction(torch.autograd.Function):
         return y
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # its gradients are convgen's, not a graph's
     def backward(ctx, dy):
         x, w, y = ctx.saved_tensors
         g = dy.contiguous()
@@ -133,8 +134,9 @@ class Conv(torch.nn.Module):
                          relu=epilogue and self.relu)
 
     def plans(self, x) -> Plans:
-        """The plans for x's shape and device, made on first use."""
-        key = (tuple(x.shape), x.device)
+        """The plans for x's shape and device (and the layer's settings as they are), made on first use."""
+        key = (tuple(x.shape), x.device, self.algo, self.relu, self.bias is not None,
+               tuple(sorted(self.plan_options.items())))
         if key not in self._plans:
             ctx, layer = context(x.device), self.layer(x.shape)
             plain = self.layer(x.shape, epilogue=False)
