@@ -41,6 +41,7 @@ static const struct { const char *symbol; size_t offset; } symbols[] = {
     SYM(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
     SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
     SYM(Memcpy2DAsync, "cuMemcpy2DAsync_v2"),
+    SYM(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
     SYM(StreamCreate, "cuStreamCreate"),
     SYM(StreamDestroy, "cuStreamDestroy_v2"),
     SYM(StreamWaitEvent, "cuStreamWaitEvent"),

@@ -37,6 +37,7 @@ typedef struct cg_driver {
     CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
     CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
     CUresult (*Memcpy2DAsync)(const CUDA_MEMCPY2D *, CUstream); /* the host mode's rows of depth */
+    CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream); /* and those it keeps */
     CUresult (*StreamCreate)(CUstream *, unsigned);
     CUresult (*StreamDestroy)(CUstream);
     CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);

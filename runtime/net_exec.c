@@ -166,13 +166,23 @@ convgen_status cg_net_copy_rows(const convgen_net *n, bool up, void *host, size_
     return cg_net_cuda(n, drv->Memcpy2DAsync(&c, stream), "cuMemcpy2DAsync");
 }
 
-/* The first in->kept bytes of each of in's rows, from the other slot's input into dev_in, on n->up. */
+/* The first in->kept bytes of each of in's rows, from the other slot's input into dev_in, on n->up:
+ * one 2-D copy, or a copy a row past the driver's 2 GiB pitch. */
 static convgen_status copy_kept_rows(convgen_net *n, const slot_input *in, CUdeviceptr dev_in)
 {
+    const cg_driver *drv = n->ctx->drv;
+    const size_t max_pitch = ((size_t)1 << 31) - 1; /* as cg_net_copy_rows */
+    if (in->kept_pitch > max_pitch || in->width > max_pitch) {
+        convgen_status s = CONVGEN_SUCCESS;
+        for (size_t r = 0; r < in->height && s == CONVGEN_SUCCESS; ++r)
+            s = cg_net_cuda(n, drv->MemcpyDtoDAsync(dev_in + r * in->width, in->kept_from + r * in->kept_pitch, in->kept,
+                                                    n->up), "cuMemcpyDtoDAsync (the rows kept)");
+        return s;
+    }
     CUDA_MEMCPY2D c = {.WidthInBytes = in->kept, .Height = in->height, .srcMemoryType = CU_MEMORYTYPE_DEVICE,
                        .srcDevice = in->kept_from, .srcPitch = in->kept_pitch, .dstMemoryType = CU_MEMORYTYPE_DEVICE,
                        .dstDevice = dev_in, .dstPitch = in->width};
-    return cg_net_cuda(n, n->ctx->drv->Memcpy2DAsync(&c, n->up), "cuMemcpy2DAsync (the rows kept)");
+    return cg_net_cuda(n, drv->Memcpy2DAsync(&c, n->up), "cuMemcpy2DAsync (the rows kept)");
 }
 
 convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const slot_input *in, const slot_steps *steps,

@@ -484,6 +484,70 @@ static CUresult fake_2d(const CUDA_MEMCPY2D *c, CUstream stream)
     return CUDA_SUCCESS;
 }
 
+static CUresult fake_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
+{
+    (void)stream, ++copies_1d;
+    memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_event_record(CUevent e, CUstream s)
+{
+    (void)e, (void)s;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_wait(CUstream s, CUevent e, unsigned flags)
+{
+    (void)s, (void)e, (void)flags;
+    return CUDA_SUCCESS;
+}
+
+static convgen_status no_step(convgen_net *n, const pipe_slot *p, convgen_stream stream, void *arg)
+{
+    (void)n, (void)p, (void)stream, (void)arg;
+    return CONVGEN_SUCCESS;
+}
+
+static convgen_status no_download(convgen_net *n, const pipe_slot *p, void *arg)
+{
+    (void)n, (void)p, (void)arg;
+    return CONVGEN_SUCCESS;
+}
+
+/* A depth chunk's input through a slot (cg_net_through_slot) that keeps the rows its predecessor
+ * read: `channels` channels of `depth` rows of `plane` floats on the host; the previous chunk
+ * read rows [0, 6) (in `prev`, rows `prev_pitch` bytes apart), this one reads [4, 10), its rows
+ * 4 and 5 from prev on the device (the host's are poisoned there) and 6..9 from the host. */
+static void check_kept_rows(const convgen_net *n, char *prev, size_t prev_pitch, int want_1d, int want_2d)
+{
+    enum { channels = 3, depth = 20, plane = 5, rows = 6, kept = 2, from = 4 };
+    float host[channels][depth][plane], dev[channels][rows][plane];
+    for (int c = 0; c < channels; ++c)
+        for (int r = 0; r < depth; ++r)
+            for (int i = 0; i < plane; ++i) {
+                float v = (float)(c * 1000 + r * 10 + i);
+                host[c][r][i] = r >= from && r < from + kept ? NAN : v;
+                if (r < rows)
+                    memcpy(prev + c * prev_pitch + (size_t)(r * plane + i) * 4, &v, 4);
+            }
+    memset(dev, 0xff, sizeof dev);
+    pipe_slot p = {.dev_in = (CUdeviceptr)(uintptr_t)dev};
+    const slot_input in = {.src = &host[0][from][0], .width = rows * plane * 4, .height = channels,
+                           .pitch = depth * plane * 4, .kept_from = (CUdeviceptr)(uintptr_t)prev + (rows - kept) * plane * 4,
+                           .kept = kept * plane * 4, .kept_pitch = prev_pitch};
+    const slot_steps steps = {no_step, no_download, NULL};
+    copies_1d = copies_2d = 0;
+    assert_int_equal(cg_net_through_slot((convgen_net *)n, &p, &in, &steps, NULL), CONVGEN_SUCCESS);
+    for (int c = 0; c < channels; ++c)
+        for (int r = 0; r < rows; ++r)
+            for (int i = 0; i < plane; ++i)
+                if (dev[c][r][i] != (float)(c * 1000 + (from + r) * 10 + i))
+                    fail_msg("channel %d, row %d, element %d: %g", c, from + r, i, (double)dev[c][r][i]);
+    assert_int_equal(copies_1d, want_1d);
+    assert_int_equal(copies_2d, want_2d);
+}
+
 static CUresult fake_error(CUresult r, const char **text)
 {
     (void)r;
@@ -540,6 +604,27 @@ static void test_row_copies(void **state)
         skip(); /* no address space for it: nothing to check */
     check_rows(&n, far, far_back, pitch, 64, height, (int)height, 0);
     munmap(far, span), munmap(far_back, span);
+}
+
+/* A depth chunk's rows kept on the device from its predecessor's input: one 2-D copy on the
+ * device and one 2-D copy up for the rest; where the predecessor's rows are past the driver's
+ * 2 GiB pitch, a device copy a channel. */
+static void test_kept_rows(void **state)
+{
+    (void)state;
+    cg_driver drv = {.MemcpyHtoDAsync = fake_htod, .MemcpyDtoHAsync = fake_dtoh, .Memcpy2DAsync = fake_2d,
+                     .MemcpyDtoDAsync = fake_dtod, .EventRecord = fake_event_record, .StreamWaitEvent = fake_wait,
+                     .GetErrorString = fake_error};
+    convgen_context ctx = {.drv = &drv};
+    convgen_net n = {.ctx = &ctx};
+    char prev[3 * 40 * 4];
+    check_kept_rows(&n, prev, 40 * 4, 0, 2); /* packed: the kept rows, then the rest up */
+    size_t pitch = (size_t)3 << 30, span = pitch * 2 + 40 * 4;
+    char *far = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (far == MAP_FAILED)
+        skip(); /* no address space for it: nothing to check */
+    check_kept_rows(&n, far, pitch, 3, 1); /* a device copy a channel, then the rest up */
+    munmap(far, span);
 }
 
 static void test_fragments_equal_the_dense_definition(void **state)
@@ -985,6 +1070,7 @@ int main(void)
         cmocka_unit_test(test_fragments_equal_the_dense_definition),
         cmocka_unit_test(test_depth_slabs_and_host_placement),
         cmocka_unit_test(test_row_copies),
+        cmocka_unit_test(test_kept_rows),
         cmocka_unit_test(test_patches_tile_the_volume),
         cmocka_unit_test(test_patch_choice),
         cmocka_unit_test(test_host_mode_patch_choice),
