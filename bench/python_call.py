@@ -10,7 +10,6 @@ package does: its argument checks and the ctypes call) and __cuda_array_interfac
 prints the figures; given the bench's bench.md, reads its C figure and writes the Python ones on
 the line below it. Needs the package on the path (PYTHONPATH=python in a built tree) and a GPU."""
 
-import ctypes
 import re
 import statistics
 import sys
@@ -43,10 +42,8 @@ def measure():
     ctx = convgen.Context()
     plan = ctx.plan_conv(LAYER, "fprop", "direct")
     x, w, y = (_driver.DeviceBuffer(0, shape=s) for s in LAYER.shapes("fprop"))
-    with _driver._Current(x._ctx):
-        for b in (x, w, y):
-            _driver._call(_driver._driver().cuMemsetD32_v2(b.pointer, 0, ctypes.c_size_t(b.nbytes // 4)),
-                          "cuMemsetD32")
+    for b in (x, w, y):
+        b.upload(bytes(b.nbytes))  # zeros
     figures = {
         "device pointers": time_calls(lambda: plan.execute(x.pointer.value, w.pointer.value, y.pointer.value), x._ctx),
         "__cuda_array_interface__ arrays": time_calls(lambda: plan.execute(x, w, y), x._ctx),

@@ -671,6 +671,14 @@ static int teardown(void **state)
     return 0;
 }
 
+/* One of bench/nets' networks, parsed. */
+static void parse_shipped(cg_net *net, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/bench/nets/%s.net", CONVGEN_SOURCE_DIR, name);
+    assert_int_equal(cg_net_parse(read_text(path), net), CONVGEN_SUCCESS);
+}
+
 /* The patch chosen for a known volume (cg_net_best_fragment), n337 on an H200's budget
  * (bench/NOTES.md, "One patch past the edge"): with the memory for it, 448^3 is one patch of
  * 452^3 that runs past the edge, not eight of 268^3 inside (a 364^3 output is not a multiple
@@ -680,10 +688,8 @@ static int teardown(void **state)
 static void test_patch_choice(void **state)
 {
     (void)state;
-    char path[512];
-    snprintf(path, sizeof path, "%s/bench/nets/n337.net", CONVGEN_SOURCE_DIR);
     cg_net net;
-    assert_int_equal(cg_net_parse(read_text(path), &net), CONVGEN_SUCCESS);
+    parse_shipped(&net, "n337");
     const struct { int64_t side; double gib; int64_t m[3]; } cases[] = {
         {448, 128, {46, 46, 46}}, {448, 80, {23, 46, 46}}, {448, 64, {23, 23, 46}}, {448, 32, {23, 23, 23}},
         {300, 128, {27, 27, 27}}, {1000, 128, {29, 58, 58}},
@@ -724,10 +730,8 @@ static void test_patch_choice(void **state)
 static void test_host_mode_patch_choice(void **state)
 {
     (void)state;
-    char path[512];
-    snprintf(path, sizeof path, "%s/bench/nets/n337.net", CONVGEN_SOURCE_DIR);
     cg_net net;
-    assert_int_equal(cg_net_parse(read_text(path), &net), CONVGEN_SUCCESS);
+    parse_shipped(&net, "n337");
     double weights = 0;
     for (int i = 0; i < net.count; ++i)
         weights += 4.0 * (double)(cg_net_weight_count(&net, i) + (net.layers[i].kind == CG_NET_CONV ? net.layers[i].k : 0));

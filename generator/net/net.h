@@ -128,7 +128,7 @@ double cg_net_layer_seconds(const cg_net *net, const cg_net_patch *p, int i, int
 
 /* What the host mode plans a patch for. */
 typedef struct cg_net_budget {
-    double device_bytes;     /* a chunk's buffers, twice over (two slots, ping-pong), fit in this */
+    double device_bytes;     /* device mode: a patch's tensors fit in this (the rest is workspace) */
     double device_limit;     /* all segments' buffers together (cg_net_chunk_buffer_bytes) stay below
                                 this: the device memory less the weights; the rest is workspace */
     double host_bytes;       /* the pinned host memory (cg_net_host_bytes) fits in this */
@@ -196,9 +196,10 @@ double cg_net_patch_seconds(int count, const double work[], const double up[], c
  * patch takes the longer of the two. */
 double cg_net_host_work_seconds(const cg_net *net, const cg_net_patch *p);
 
-/* Patch p's segments (each the longest run of layers one entry of which fits the device
- * budget, cut into as few chunks as fit; where not even one layer's entry fits, the cheaper of
- * its maps and its depth rows; the interleavings in the last segment where it is one chunk of
+/* Patch p's segments (each the longest run of layers one entry of which fits a share of the
+ * device with its workspace, cut into as few chunks as fit; where not even one layer's entry
+ * fits, each way to cut it, by maps or by depth rows through later layers, searched (bounded)
+ * for the plan of least time; the interleavings in the last segment where it is one chunk of
  * everything, else the host places the final fragments) into out (may be NULL) and *count; the
  * seconds a patch takes by the cost model (cg_net_patch_seconds: per segment the slowest of its
  * convolutions together, its bytes up and its bytes down, plus a chunk's share of the other two,
