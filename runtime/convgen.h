@@ -520,7 +520,12 @@ typedef struct convgen_net_options {
      * device mode two activation buffers of the patch's largest tensor and two slots of its
      * input and output, in host mode a chunk's); 0: 90% of the device's free memory. */
     size_t memory_limit;
-    /* How each convolution's algorithm is chosen, a convgen_effort (as convgen_plan_options). */
+    /* How each convolution's algorithm is chosen, a convgen_effort (as convgen_plan_options),
+     * and on a GPU the patch where `fragment` is not given: at MEASURE the cost model's best
+     * patches within 1.3x of its best (at most 3; EXHAUSTIVE: within 2x, at most 8) each run over
+     * a volume of one patch and of two and timed, the fastest for `volume` kept as wisdom (per
+     * GPU, network, volume, limits and mode; convgen_wisdom_export writes it) and taken from there
+     * by the next network of the same; ESTIMATE (or an offline context): the cost model's. */
     int effort;
     /* The extents of the volumes it will run on, outermost first (0: not known). With them, a
      * chosen fragment extent is the one of least time for such a volume by the cost model: all
@@ -557,7 +562,8 @@ CONVGEN_API convgen_status convgen_net_infer(convgen_net *net, const float *x, c
  * final fragments'. */
 CONVGEN_API convgen_status convgen_net_patch(const convgen_net *net, int64_t in[CONVGEN_MAX_RANK],
                                              int64_t out[CONVGEN_MAX_RANK], int64_t fragment[CONVGEN_MAX_RANK]);
-/* The plan in words (malloc'ed): field of view, patch, each layer's tensor, algorithm, bytes and
+/* The plan in words (malloc'ed): field of view, patch and how it was chosen (the candidates timed
+ * and their seconds, measured and modeled), each layer's tensor, algorithm, bytes and
  * time (measured where its effort timed it, else the cost model's), the memory in all, and the
  * output voxels per second those times predict. */
 CONVGEN_API convgen_status convgen_net_explain(const convgen_net *net, char **text);

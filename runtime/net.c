@@ -21,26 +21,26 @@
  *
  * That is the device mode. Where a patch worth running does not fit the device, the host mode
  * (net_host.c) keeps a patch's tensors in pinned host memory and runs the network in segments,
- * a chunk at a time through the same slots; choose_patch weighs the two by the cost model. */
+ * a chunk at a time through the same slots. net_create.c chooses the patch and the mode. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "net_exec.h"
 #include "reference.h"
 
-#define OFFLINE_MEMORY ((size_t)16 << 30) /* what an offline context plans for without a limit */
-#define OFFLINE_BUS 25e9 /* host <-> device bytes/s an offline context plans for: PCIe 4 x16, pinned */
-
-static size_t weight_bytes(const cg_net *net)
+static convgen_status with_context(const convgen_net *n)
 {
-    size_t bytes = 0;
-    for (int i = 0; i < net->count; ++i)
-        if (net->layers[i].kind == CG_NET_CONV)
-            bytes += (size_t)(cg_net_weight_count(net, i) + net->layers[i].k) * sizeof(float);
-    return bytes;
+    if (n->ctx->offline)
+        return cg_fail(CONVGEN_ERROR_NO_DEVICE, "the network's context is offline (arch %s)", n->ctx->arch);
+    return cg_net_cuda(n, n->ctx->drv->CtxPushCurrent(n->ctx->primary), "cuCtxPushCurrent");
+}
+
+static void without_context(const convgen_net *n)
+{
+    CUcontext popped;
+    n->ctx->drv->CtxPopCurrent(&popped);
 }
 
 /* The poolings undone, last first: each gives back its batch's fragments as dense volumes. */
@@ -104,7 +104,7 @@ static convgen_status plan_device(convgen_net *n)
 
 /* The patch of fragment extent m in `mode` (DEVICE or HOST): its plans, and the host mode's
  * segments. */
-static convgen_status plan_patch(convgen_net *n, const int64_t m[3], convgen_net_mode mode)
+convgen_status cg_net_plan_patch(convgen_net *n, const int64_t m[3], convgen_net_mode mode)
 {
     release_plans(n);
     convgen_status s = cg_net_patch_of(&n->net, m, &n->patch);
@@ -122,61 +122,6 @@ static convgen_status plan_patch(convgen_net *n, const int64_t m[3], convgen_net
         s = plan_device(n);
     }
     return s == CONVGEN_SUCCESS ? plan_interleaves(n) : s;
-}
-
-/* The caller's fragment extent in the asked mode; under AUTO in device mode where its tensors
- * and weights fit the memory limit, else in host mode. */
-static convgen_status plan_asked(convgen_net *n, const int64_t m[3], convgen_net_mode asked)
-{
-    if (asked != CONVGEN_NET_AUTO)
-        return plan_patch(n, m, asked);
-    convgen_status s = plan_patch(n, m, CONVGEN_NET_DEVICE);
-    return s == CONVGEN_ERROR_WORKSPACE_LIMIT ? plan_patch(n, m, CONVGEN_NET_HOST) : s;
-}
-
-/* The caller's fragment extent, or the best that plans (a convolution's workspace may not fit
- * what the tensors leave: then the next best); under AUTO the better of the two modes' bests. */
-static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const int64_t volume_asked[3],
-                                   convgen_net_mode asked_mode)
-{
-    int64_t m[3], volume[3] = {0, 0, 0};
-    int skip = 3 - n->net.rank;
-    int64_t fov[3];
-    cg_net_field_of_view(&n->net, fov);
-    for (int d = skip; d < 3; ++d) {
-        volume[d] = volume_asked[d - skip];
-        if (volume[d] && volume[d] < fov[d])
-            return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "volume[%d] = %lld is smaller than the network's field of view, "
-                           "%lld: no output", d - skip, (long long)volume[d], (long long)fov[d]);
-    }
-    if (asked[0] || asked[1] || asked[2]) {
-        for (int d = 0; d < n->net.rank; ++d)
-            if (asked[d] < 1)
-                return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "fragment[%d] = %lld: give every dimension's, or none",
-                               d, (long long)asked[d]);
-        for (int d = 0; d < 3; ++d)
-            m[d] = d < skip ? 1 : asked[d - skip];
-        return plan_asked(n, m, asked_mode);
-    }
-    int64_t tried[2][8][3];
-    int tries[2] = {0, 0};
-    convgen_status s = CONVGEN_ERROR_WORKSPACE_LIMIT;
-    const cg_net_budget b = cg_net_budget_of(n);
-    while (s == CONVGEN_ERROR_WORKSPACE_LIMIT && tries[0] + tries[1] < 8) {
-        int64_t dm[3], hm[3];
-        double device = asked_mode == CONVGEN_NET_HOST ? INFINITY
-                                                       : cg_net_best_fragment(&n->net, &b, false, volume, tried[0], tries[0], dm);
-        double host = asked_mode == CONVGEN_NET_DEVICE ? INFINITY
-                                                       : cg_net_best_fragment(&n->net, &b, true, volume, tried[1], tries[1], hm);
-        if (device == INFINITY && host == INFINITY)
-            return cg_fail(CONVGEN_ERROR_WORKSPACE_LIMIT, "memory_limit = %zu bytes%s: no patch fits", n->memory_limit,
-                           asked_mode == CONVGEN_NET_DEVICE ? " (device mode)" : " and the host mode's");
-        int h = host < device;
-        memcpy(m, h ? hm : dm, sizeof m);
-        memcpy(tried[h][tries[h]++], m, sizeof m);
-        s = plan_patch(n, m, h ? CONVGEN_NET_HOST : CONVGEN_NET_DEVICE);
-    }
-    return s;
 }
 
 /* The device buffers: weights (zeroed until set), activations, workspace, and the host's
@@ -226,41 +171,17 @@ static convgen_status allocate(convgen_net *n)
     return s;
 }
 
-static size_t default_memory(convgen_context *ctx)
+convgen_status cg_net_allocate(convgen_net *n)
 {
-    size_t free_bytes = 0, total = 0;
-    if (ctx->offline)
-        return OFFLINE_MEMORY;
-    if (ctx->drv->CtxPushCurrent(ctx->primary) != CUDA_SUCCESS)
-        return 0;
-    if (ctx->drv->MemGetInfo(&free_bytes, &total) != CUDA_SUCCESS)
-        free_bytes = 0;
-    CUcontext popped;
-    ctx->drv->CtxPopCurrent(&popped);
-    return free_bytes / 10 * 9;
+    convgen_status s = with_context(n);
+    if (s == CONVGEN_SUCCESS) {
+        s = allocate(n);
+        without_context(n);
+    }
+    return s;
 }
 
-/* A quarter of the machine's memory: the host mode's pinned tensors by default. */
-static size_t default_host_memory(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (size_t)pages / 4 * (size_t)page : (size_t)4 << 30;
-}
-
-static convgen_status with_context(const convgen_net *n)
-{
-    if (n->ctx->offline)
-        return cg_fail(CONVGEN_ERROR_NO_DEVICE, "the network's context is offline (arch %s)", n->ctx->arch);
-    return cg_net_cuda(n, n->ctx->drv->CtxPushCurrent(n->ctx->primary), "cuCtxPushCurrent");
-}
-
-static void without_context(const convgen_net *n)
-{
-    CUcontext popped;
-    n->ctx->drv->CtxPopCurrent(&popped);
-}
-
-static convgen_status measure_bus(convgen_net *n)
+convgen_status cg_net_measure_bus(convgen_net *n)
 {
     convgen_status s = with_context(n);
     if (s != CONVGEN_SUCCESS)
@@ -270,58 +191,45 @@ static convgen_status measure_bus(convgen_net *n)
     return s;
 }
 
-convgen_status convgen_net_create(convgen_context *ctx, const char *text, const convgen_net_options *options,
-                                  convgen_net **out)
+void cg_net_free(convgen_net *n)
 {
-    if (!out)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "net is NULL");
-    *out = NULL;
-    if (!ctx || !text)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s is NULL", ctx ? "text" : "ctx");
-    convgen_net *n = calloc(1, sizeof *n);
-    if (!n)
-        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a network");
-    n->ctx = ctx;
-    convgen_net_options o = options ? *options : (convgen_net_options){0};
-    convgen_status s = cg_net_parse(text, &n->net);
-    for (int d = 0; d < CONVGEN_MAX_RANK && s == CONVGEN_SUCCESS; ++d) {
-        if (o.fragment[d] < 0 || (d >= n->net.rank && o.fragment[d]))
-            s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "fragment[%d] = %lld must be %s", d, (long long)o.fragment[d],
-                        d >= n->net.rank ? "0 past the network's rank" : ">= 0");
-        else if (o.volume[d] < 0 || (d >= n->net.rank && o.volume[d]))
-            s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "volume[%d] = %lld must be %s", d, (long long)o.volume[d],
-                        d >= n->net.rank ? "0 past the network's rank" : ">= 0");
+    const cg_driver *drv = n->ctx->drv;
+    if (!drv || drv->CtxPushCurrent(n->ctx->primary) != CUDA_SUCCESS)
+        return;
+    CUdeviceptr *all[] = {n->w, n->bias};
+    for (int a = 0; a < 2; ++a)
+        for (int i = 0; i < CG_NET_MAX_LAYERS; ++i)
+            if (all[a][i])
+                drv->MemFree(all[a][i]), all[a][i] = 0;
+    for (int b = 0; b < 2; ++b)
+        if (n->buf[b])
+            drv->MemFree(n->buf[b]), n->buf[b] = 0;
+    if (n->workspace)
+        drv->MemFree(n->workspace), n->workspace = 0;
+    cg_net_host_free(n);
+    for (int j = 0; j < 2; ++j) {
+        pipe_slot *p = &n->slot[j];
+        if (p->host_in)
+            drv->MemFreeHost(p->host_in);
+        if (p->host_out)
+            drv->MemFreeHost(p->host_out);
+        CUdeviceptr dev[2] = {p->dev_in, p->dev_out};
+        for (int b = 0; b < 2; ++b)
+            if (dev[b])
+                drv->MemFree(dev[b]);
+        CUevent events[3] = {p->uploaded, p->computed, p->downloaded};
+        for (int e = 0; e < 3; ++e)
+            if (events[e])
+                drv->EventDestroy(events[e]);
+        *p = (pipe_slot){0};
     }
-    if (s == CONVGEN_SUCCESS && (o.mode < CONVGEN_NET_AUTO || o.mode > CONVGEN_NET_HOST))
-        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "mode = %d is not a convgen_net_mode", o.mode);
-    if (s == CONVGEN_SUCCESS) {
-        n->memory_limit = o.memory_limit ? o.memory_limit : default_memory(ctx);
-        if (!n->memory_limit)
-            s = cg_fail(CONVGEN_ERROR_CUDA, "memory_limit = 0 and the device's free memory could not be read: give one");
-        n->host_limit = o.host_memory_limit ? o.host_memory_limit : default_host_memory();
-        n->effort = o.effort;
-        n->weight_bytes = weight_bytes(&n->net);
-        n->bw_up = n->bw_down = OFFLINE_BUS;
-        if (s == CONVGEN_SUCCESS && !ctx->offline && o.mode != CONVGEN_NET_DEVICE && measure_bus(n) != CONVGEN_SUCCESS)
-            n->bw_up = n->bw_down = OFFLINE_BUS; /* (a full device, say) the host mode is planned on the default */
-        if (s == CONVGEN_SUCCESS)
-            s = choose_patch(n, o.fragment, o.volume, (convgen_net_mode)o.mode);
-    }
-    if (s == CONVGEN_SUCCESS && !ctx->offline) {
-        s = with_context(n);
-        if (s == CONVGEN_SUCCESS) {
-            s = allocate(n);
-            without_context(n);
-        }
-        if (s == CONVGEN_SUCCESS)
-            s = convgen_net_random_weights(n, 1);
-    }
-    if (s != CONVGEN_SUCCESS) {
-        convgen_net_destroy(n);
-        return s;
-    }
-    *out = n;
-    return CONVGEN_SUCCESS;
+    CUstream streams[2] = {n->up, n->down};
+    for (int i = 0; i < 2; ++i)
+        if (streams[i])
+            drv->StreamDestroy(streams[i]);
+    n->up = n->down = NULL;
+    CUcontext popped;
+    drv->CtxPopCurrent(&popped);
 }
 
 void convgen_net_destroy(convgen_net *n)
@@ -329,41 +237,7 @@ void convgen_net_destroy(convgen_net *n)
     if (!n)
         return;
     release_plans(n);
-    const cg_driver *drv = n->ctx->drv;
-    if (drv && drv->CtxPushCurrent(n->ctx->primary) == CUDA_SUCCESS) {
-        CUdeviceptr *all[] = {n->w, n->bias};
-        for (int a = 0; a < 2; ++a)
-            for (int i = 0; i < CG_NET_MAX_LAYERS; ++i)
-                if (all[a][i])
-                    drv->MemFree(all[a][i]);
-        for (int b = 0; b < 2; ++b)
-            if (n->buf[b])
-                drv->MemFree(n->buf[b]);
-        if (n->workspace)
-            drv->MemFree(n->workspace);
-        cg_net_host_free(n);
-        for (int j = 0; j < 2; ++j) {
-            pipe_slot *p = &n->slot[j];
-            if (p->host_in)
-                drv->MemFreeHost(p->host_in);
-            if (p->host_out)
-                drv->MemFreeHost(p->host_out);
-            CUdeviceptr dev[2] = {p->dev_in, p->dev_out};
-            for (int b = 0; b < 2; ++b)
-                if (dev[b])
-                    drv->MemFree(dev[b]);
-            CUevent events[3] = {p->uploaded, p->computed, p->downloaded};
-            for (int e = 0; e < 3; ++e)
-                if (events[e])
-                    drv->EventDestroy(events[e]);
-        }
-        CUstream streams[2] = {n->up, n->down};
-        for (int i = 0; i < 2; ++i)
-            if (streams[i])
-                drv->StreamDestroy(streams[i]);
-        CUcontext popped;
-        drv->CtxPopCurrent(&popped);
-    }
+    cg_net_free(n);
     free(n);
 }
 
@@ -655,6 +529,40 @@ convgen_status convgen_net_profile(convgen_net *n, char **text)
 
 /* ---- explain ---- */
 
+/* How the patch was chosen, and what the candidates timed took. */
+static void explain_choice(const convgen_net *n, cg_buf *b)
+{
+    bool whole = true;
+    for (int d = 3 - n->net.rank; d < 3; ++d)
+        whole &= n->volume[d] > 0;
+    const char *unit = whole ? "s for the volume" : "s a million output voxels";
+    const cg_net_candidate *c = n->candidate;
+    switch (n->patch_by) {
+    case CG_NET_PATCH_GIVEN:
+        cg_buf_puts(b, "patch: as given\n");
+        break;
+    case CG_NET_PATCH_MODELED:
+        cg_buf_printf(b, "patch: the cost model's best%s\n", n->effort == CONVGEN_EFFORT_ESTIMATE || n->ctx->offline
+                      ? "" : " (no other within its margin to time)");
+        break;
+    case CG_NET_PATCH_WISDOM:
+        cg_buf_printf(b, "patch: from wisdom, measured before (%.4g %s)\n", c[0].measured, unit);
+        break;
+    case CG_NET_PATCH_MEASURED:
+        cg_buf_printf(b, "patch: the fastest of the cost model's best %d, each run over a volume of one patch and of "
+                      "two:\n", n->tried);
+        for (int i = 0; i < n->tried; ++i) {
+            cg_buf_printf(b, "  fragments %lldx%lldx%lld, %s mode: ", (long long)c[i].m[0], (long long)c[i].m[1],
+                          (long long)c[i].m[2], c[i].mode == CONVGEN_NET_HOST ? "host" : "device");
+            if (c[i].measured >= 0)
+                cg_buf_printf(b, "%.4g %s measured, %.4g modeled\n", c[i].measured, unit, c[i].modeled);
+            else
+                cg_buf_printf(b, "did not run: %s\n", c[i].why);
+        }
+        break;
+    }
+}
+
 /* Layer i's plan: device mode's, or a full chunk's of the host mode's segment that holds it. */
 static const convgen_plan *layer_plan(const convgen_net *n, int i)
 {
@@ -676,6 +584,7 @@ convgen_status convgen_net_explain(const convgen_net *n, char **text)
                   "%lldx%lldx%lld)\n", (long long)fov[0], (long long)fov[1], (long long)fov[2], (long long)p->in[0],
                   (long long)p->in[1], (long long)p->in[2], (long long)p->out[0], (long long)p->out[1],
                   (long long)p->out[2], (long long)p->m[0], (long long)p->m[1], (long long)p->m[2]);
+    explain_choice(n, &b);
     double total_ms = 0;
     bool timed = true;
     for (int i = 0; i < n->net.count; ++i) {

@@ -20,6 +20,24 @@ typedef struct pipe_slot {
     bool used;                      /* something went through it: its events were recorded */
 } pipe_slot;
 
+/* How a network's patch was chosen. */
+typedef enum {
+    CG_NET_PATCH_GIVEN = 0, /* convgen_net_options.fragment */
+    CG_NET_PATCH_MODELED,   /* the cost model's best (effort estimate, or an offline context) */
+    CG_NET_PATCH_MEASURED,  /* the cost model's best few, timed */
+    CG_NET_PATCH_WISDOM,    /* an earlier measurement's */
+} cg_net_patch_by;
+
+/* A patch the measured choice timed: its final fragments, mode, and the volume's seconds (no
+ * volume: a million output voxels') measured and by the cost model. */
+enum { CG_NET_MAX_CANDIDATES = 8 };
+typedef struct cg_net_candidate {
+    int64_t m[3];
+    convgen_net_mode mode;
+    double measured, modeled; /* measured < 0: it did not run (the error is in why) */
+    char why[96];
+} cg_net_candidate;
+
 struct convgen_net {
     convgen_context *ctx;
     cg_net net;
@@ -53,6 +71,11 @@ struct convgen_net {
      * input of their own, slot k's output buffer), so that each has two slots to alternate. */
     pipe_slot pair[2][2];
     size_t pair_out_bytes, pair_in_bytes;
+    /* How the patch was chosen (net_create.c), for explain. */
+    cg_net_patch_by patch_by;
+    int64_t volume[3];          /* the options', depth first (0: not given) */
+    int tried;                  /* MEASURED: the candidates timed, fastest first */
+    cg_net_candidate candidate[CG_NET_MAX_CANDIDATES];
 };
 
 /* A layer's extents as a descriptor takes them: the last `rank` of depth, height, width. */
@@ -116,6 +139,15 @@ convgen_status cg_net_through_slot(convgen_net *n, pipe_slot *p, const slot_inpu
 void cg_net_patch_origin(const convgen_net *n, int64_t t, const int64_t tiles[3], const int64_t out[3], int64_t at[3]);
 /* A convolution plan's algorithm and time into `how`; its milliseconds, < 0 where none is known. */
 double cg_net_layer_ms(const convgen_plan *plan, char *how, size_t size);
+
+/* net.c (which net_create.c uses): the patch of final fragments m in `mode` (DEVICE or HOST), its plans (the host mode's
+ * segments too); its buffers (and random weights where none were set); their release, after
+ * which cg_net_allocate may run again. */
+convgen_status cg_net_plan_patch(convgen_net *n, const int64_t m[3], convgen_net_mode mode);
+convgen_status cg_net_allocate(convgen_net *n);
+void cg_net_free(convgen_net *n);
+/* The host <-> device bandwidths (cg_net_host_measure), the context made current. */
+convgen_status cg_net_measure_bus(convgen_net *n);
 
 /* ---- net_host.c ---- */
 

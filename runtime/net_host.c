@@ -150,6 +150,8 @@ void cg_net_host_free(convgen_net *n)
                     drv->EventDestroy(events[e]);
         }
     }
+    n->tensor[0] = n->tensor[1] = NULL;
+    memset(n->pair, 0, sizeof n->pair);
 }
 
 convgen_status cg_net_host_measure(convgen_net *n)

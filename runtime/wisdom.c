@@ -19,7 +19,16 @@
  * ("algo=winograd fourier=0x0 m=6x6 gemm=generated"), and "algo=direct" also for the window
  * bprop that direct then chose silently; it is read into the same entries (the planner that is
  * `formerly` so named where it applies, its variant printed from those fields) and written as
- * format 2. */
+ * format 2.
+ *
+ * Format 3 adds the networks' patches (convgen_net_create measured them), one line each:
+ *
+ *   net="input 1; conv 80 2x2x2 relu; pool 2x2x2; ..." gpu="NVIDIA H200" arch=sm_90 version=0.1.0
+ *       volume=1625x1625x1625 memory=4294967296 host_memory=33554432000 mode=auto effort=measure
+ *       fragment=65x25x28 chose=host s=57.3
+ *
+ * A file is written in format 2 unless it holds such lines, so that a convgen of format 2 still
+ * reads the layers' wisdom it wrote. */
 #include "wisdom.h"
 
 #include <errno.h>
@@ -43,7 +52,8 @@
 
 #define MAGIC "convgen-wisdom " /* and the format's number */
 #define OLDEST_FORMAT 1          /* the knobs as fields: fourier=, m=, gemm= */
-#define CURRENT_FORMAT 2         /* algo= and the planner's variant="..." */
+#define LAYERS_FORMAT 2          /* algo= and the planner's variant="..." */
+#define CURRENT_FORMAT 3         /* and the networks' patches: net="..." */
 #define MAX_FILE_BYTES (64u << 20)
 
 /* Entries in the order they came, and an index of them by key: open addressing with linear
@@ -61,6 +71,8 @@ typedef struct wisdom_set {
     int count, cap;
     wisdom_slot *slots;
     size_t nslots;
+    wisdom_net_entry *nets; /* few (one a network, volume and limits): searched in order */
+    int net_count, net_cap;
 } wisdom_set;
 
 static wisdom_set held;
@@ -68,6 +80,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const effort_names[] = {"measure", "estimate", "exhaustive"};
 static const char *const gemm_names[] = {"chosen", "cublas", "generated"}; /* format 1's */
+static const char *const mode_names[] = {"auto", "device", "host"};        /* convgen_net_mode's */
 
 /* EXHAUSTIVE > MEASURE > ESTIMATE. */
 static int effort_rank(int effort) { return effort == CONVGEN_EFFORT_EXHAUSTIVE ? 2 : effort == CONVGEN_EFFORT_MEASURE; }
@@ -173,6 +186,7 @@ static void set_free(wisdom_set *s)
 {
     free(s->v);
     free(s->slots);
+    free(s->nets);
     *s = (wisdom_set){0};
 }
 
@@ -194,6 +208,67 @@ static convgen_status set_add(wisdom_set *s, const wisdom_entry *e)
     s->count++;
     return CONVGEN_SUCCESS;
 }
+
+/* ---- the networks' entries ---- */
+
+/* Limits a process resolves from the free memory differ a little from run to run. */
+static bool near(uint64_t have, uint64_t want) { return (have > want ? have - want : want - have) <= want / 32; }
+
+static bool same_net_key(const wisdom_net_key *have, const wisdom_net_key *want, bool exact_gpu)
+{
+    return (exact_gpu || want->gpu[0] ? strcmp(have->gpu, want->gpu) == 0 : true) && strcmp(have->arch, want->arch) == 0 &&
+           strcmp(have->version, want->version) == 0 && strcmp(have->net, want->net) == 0 &&
+           memcmp(have->volume, want->volume, sizeof have->volume) == 0 && have->mode == want->mode &&
+           near(have->memory_limit, want->memory_limit) && near(have->host_limit, want->host_limit);
+}
+
+/* The earliest entry of `key` measured with at least `effort`, or -1. */
+static int net_find(const wisdom_set *s, const wisdom_net_key *key, int effort, bool exact_gpu)
+{
+    for (int i = 0; i < s->net_count; ++i)
+        if (same_net_key(&s->nets[i].key, key, exact_gpu) && effort_rank(s->nets[i].effort) >= effort_rank(effort))
+            return i;
+    return -1;
+}
+
+static convgen_status net_add(wisdom_set *s, const wisdom_net_entry *e)
+{
+    int i = net_find(s, &e->key, CONVGEN_EFFORT_ESTIMATE, true);
+    if (i >= 0) {
+        if (effort_rank(e->effort) >= effort_rank(s->nets[i].effort))
+            s->nets[i] = *e;
+        return CONVGEN_SUCCESS;
+    }
+    if (s->net_count == s->net_cap) {
+        int cap = s->net_cap ? 2 * s->net_cap : 8;
+        wisdom_net_entry *v = s->net_cap < INT32_MAX / 2 ? realloc(s->nets, sizeof *v * (size_t)cap) : NULL;
+        if (!v)
+            return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for wisdom");
+        s->nets = v, s->net_cap = cap;
+    }
+    s->nets[s->net_count++] = *e;
+    return CONVGEN_SUCCESS;
+}
+
+bool wisdom_net_lookup(const wisdom_net_key *key, int effort, wisdom_net_entry *out)
+{
+    pthread_mutex_lock(&lock);
+    int i = net_find(&held, key, effort, false);
+    if (i >= 0)
+        *out = held.nets[i];
+    pthread_mutex_unlock(&lock);
+    return i >= 0;
+}
+
+convgen_status wisdom_net_add(const wisdom_net_entry *e)
+{
+    pthread_mutex_lock(&lock);
+    convgen_status s = net_add(&held, e);
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+/* ---- the layers' entries ---- */
 
 bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out)
 {
@@ -238,17 +313,31 @@ static void put_entry(cg_buf *b, const wisdom_entry *e)
                   effort_names[e->effort], convgen_algo_name(e->algo), e->variant, e->ms);
 }
 
-/* The text of the set's entries, the provisional ones (the kernel set's, the cost model's) left out. */
+static void put_net_entry(cg_buf *b, const wisdom_net_entry *e)
+{
+    const wisdom_net_key *k = &e->key;
+    cg_buf_printf(b, "net=\"%s\" gpu=\"%s\" arch=%s version=%s", k->net, k->gpu, k->arch, k->version);
+    put_dims64(b, "volume", k->volume, 3);
+    cg_buf_printf(b, " memory=%" PRIu64 " host_memory=%" PRIu64 " mode=%s effort=%s", k->memory_limit, k->host_limit,
+                  mode_names[k->mode], effort_names[e->effort]);
+    put_dims64(b, "fragment", e->fragment, 3);
+    cg_buf_printf(b, " chose=%s s=%.6g\n", mode_names[e->mode], e->seconds);
+}
+
+/* The text of the set's entries, the provisional ones (the kernel set's, the cost model's) left
+ * out; in format 2 where it holds no network's. */
 static char *set_text(const wisdom_set *s)
 {
     cg_buf b = {0};
-    cg_buf_printf(&b, MAGIC "%d\n", CURRENT_FORMAT);
+    cg_buf_printf(&b, MAGIC "%d\n", s->net_count ? CURRENT_FORMAT : LAYERS_FORMAT);
     cg_buf_puts(&b, "# convgen's tuned choices: one line a layer and pass, measured where gpu, arch and version\n"
                       "# say (convgen_wisdom_export). The last line checksums the file: edited, it is ignored.\n");
     int entries = 0;
     for (int i = 0; i < s->count; ++i)
         if (!s->v[i].provisional)
             put_entry(&b, &s->v[i]), ++entries;
+    for (int i = 0; i < s->net_count; ++i)
+        put_net_entry(&b, &s->nets[i]), ++entries;
     uint64_t sum = XXH64(b.data, b.len, 0);
     cg_buf_printf(&b, "end entries=%d xxh64=%016" PRIx64 "\n", entries, sum);
     return cg_buf_take(&b);
@@ -408,6 +497,43 @@ static bool parse_v2_variant(const fields *f, wisdom_entry *e, char *why, size_t
     return true;
 }
 
+/* A network's entry (format 3): every field once (12), the network as cg_net_text writes it. */
+static bool parse_net_entry(char *line, wisdom_net_entry *e)
+{
+    fields f;
+    memset(e, 0, sizeof *e);
+    if (!split_fields(line, &f) || f.count != 12)
+        return false;
+    const char *text = field(&f, "net"), *sec = field(&f, "s");
+    char lines[CG_NET_TEXT_MAX];
+    cg_net net;
+    if (!text || strlen(text) >= sizeof lines || !sec)
+        return false;
+    for (size_t i = 0; i <= strlen(text); ++i) /* "; " between lines */
+        lines[i] = text[i] == ';' ? '\n' : text[i];
+    /* a network convgen reads, written as convgen writes it */
+    if (cg_net_parse(lines, &net) != CONVGEN_SUCCESS || !cg_net_text(&net, e->key.net, sizeof e->key.net) ||
+        strcmp(e->key.net, text) != 0)
+        return false;
+    e->key.mode = name_index(field(&f, "mode"), mode_names, 3);
+    e->mode = name_index(field(&f, "chose"), mode_names, 3);
+    e->effort = name_index(field(&f, "effort"), effort_names, 3);
+    if (!copy_text(e->key.gpu, sizeof e->key.gpu, field(&f, "gpu"), false) ||
+        !copy_text(e->key.arch, sizeof e->key.arch, field(&f, "arch"), true) ||
+        !copy_text(e->key.version, sizeof e->key.version, field(&f, "version"), true) || e->key.mode < 0 ||
+        e->mode < CONVGEN_NET_DEVICE || e->effort < 0 || e->effort == CONVGEN_EFFORT_ESTIMATE ||
+        !parse_u64(field(&f, "memory"), &e->key.memory_limit) || !parse_u64(field(&f, "host_memory"), &e->key.host_limit) ||
+        !parse_dims(&f, "volume", 3, e->key.volume) || !parse_dims(&f, "fragment", 3, e->fragment))
+        return false;
+    for (int d = 0; d < 3; ++d)
+        if (e->key.volume[d] < 0 || e->key.volume[d] > INT32_MAX || e->fragment[d] < 1 || e->fragment[d] > INT32_MAX ||
+            (net.rank == 2 && d == 0 && (e->key.volume[d] > 1 || e->fragment[d] != 1)))
+            return false;
+    char *end;
+    e->seconds = strtod(sec, &end);
+    return !*end && isfinite(e->seconds) && e->seconds >= 0;
+}
+
 /* An entry of format `format`: every field once (22 in format 1, 20 in format 2). */
 static bool parse_entry(char *line, int format, wisdom_entry *e, char *why, size_t size)
 {
@@ -490,8 +616,15 @@ static convgen_status parse_text(const char *text, const char *origin, wisdom_se
         if (line[0] == '#' || line[0] == '\0')
             continue;
         wisdom_entry e;
+        wisdom_net_entry ne;
         char why[400] = "";
-        if (!parse_entry(line, format, &e, why, sizeof why))
+        if (format >= 3 && strncmp(line, "net=", 4) == 0) {
+            if (!parse_net_entry(line, &ne))
+                s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s line %d is not a network's wisdom entry: ignored", origin,
+                            line_no);
+            else if ((s = net_add(out, &ne)) == CONVGEN_SUCCESS)
+                ++entries;
+        } else if (!parse_entry(line, format, &e, why, sizeof why))
             s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s line %d is not a wisdom entry of format %d%s: ignored", origin,
                         line_no, format, why);
         else if ((s = set_add(out, &e)) == CONVGEN_SUCCESS)
@@ -513,6 +646,8 @@ static convgen_status merge_text(const char *text, const char *origin, bool prov
         incoming.v[i].provisional = provisional;
         s = set_add(&held, &incoming.v[i]);
     }
+    for (int i = 0; i < incoming.net_count && s == CONVGEN_SUCCESS && !provisional; ++i)
+        s = net_add(&held, &incoming.nets[i]);
     pthread_mutex_unlock(&lock);
     set_free(&incoming);
     return s;
@@ -625,7 +760,7 @@ void convgen_wisdom_forget(void)
 int convgen_wisdom_count(void)
 {
     pthread_mutex_lock(&lock);
-    int n = held.count;
+    int n = held.count + held.net_count;
     pthread_mutex_unlock(&lock);
     return n;
 }
@@ -699,6 +834,9 @@ void wisdom_save_env(void)
         for (int i = 0; i < theirs.count; ++i)
             if (!held_has(&theirs.v[i].key, theirs.v[i].effort))
                 set_add(&held, &theirs.v[i]);
+        for (int i = 0; i < theirs.net_count; ++i)
+            if (net_find(&held, &theirs.nets[i].key, theirs.nets[i].effort, true) < 0)
+                net_add(&held, &theirs.nets[i]);
         pthread_mutex_unlock(&lock);
         if (convgen_wisdom_export(path) != CONVGEN_SUCCESS)
             cg_warn("CONVGEN_WISDOM: %s", convgen_last_error());

@@ -8,6 +8,7 @@
 
 #include "convgen.h"
 #include "generate.h"
+#include "net/net.h"
 #include "problem.h"
 
 /* Where a choice was measured, for which layer and pass, under which limits. */
@@ -37,6 +38,29 @@ bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out);
 
 /* Adds an entry, replacing one of the same key tuned at no more effort. */
 convgen_status wisdom_add(const wisdom_entry *e);
+
+/* A network's patch, measured (convgen_net_create at effort measure or exhaustive): where, for
+ * which network and volume, under which limits. */
+typedef struct wisdom_net_key {
+    char gpu[256], arch[16], version[16];
+    char net[CG_NET_TEXT_MAX];    /* cg_net_text */
+    int64_t volume[3];            /* depth first (rank 2: 1); 0: not given */
+    uint64_t memory_limit, host_limit; /* bytes, as the options resolved them; matched within 1/32 */
+    int mode;                     /* the convgen_net_mode asked */
+} wisdom_net_key;
+
+typedef struct wisdom_net_entry {
+    wisdom_net_key key;
+    int effort;                   /* MEASURE or EXHAUSTIVE */
+    int64_t fragment[3];          /* the winner's final fragments, depth first */
+    int mode;                     /* where it ran: DEVICE or HOST */
+    double seconds;               /* its measured seconds for the volume (no volume: a million output voxels) */
+} wisdom_net_entry;
+
+/* The entry for `key` measured at `effort` or more, if any; adds one, replacing that of its key
+ * (the limits within 1/32) measured with no more effort. */
+bool wisdom_net_lookup(const wisdom_net_key *key, int effort, wisdom_net_entry *out);
+convgen_status wisdom_net_add(const wisdom_net_entry *e);
 
 /* Whether `text` is wisdom, parsed whole (a failure names `origin`); nothing is imported. */
 convgen_status wisdom_check_text(const char *text, const char *origin);

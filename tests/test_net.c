@@ -780,6 +780,7 @@ static void test_executor_plans_offline(void **state)
     assert_int_equal(convgen_net_explain(net, &text), CONVGEN_SUCCESS);
     assert_non_null(strstr(text, "max-pooling fragments"));
     assert_non_null(strstr(text, "fragments of 2x3x1"));
+    assert_non_null(strstr(text, "\npatch: as given\n"));
     free(text);
     float x[4] = {0};
     const int64_t in[3] = {64, 64, 64};
@@ -797,6 +798,16 @@ static void test_executor_plans_offline(void **state)
     assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_SUCCESS);
     assert_int_equal(convgen_net_explain(net, &text), CONVGEN_SUCCESS);
     assert_non_null(strstr(text, "field of view 13x12x9; patch "));
+    assert_non_null(strstr(text, "\npatch: the cost model's best\n"));
+    free(text);
+    convgen_net_destroy(net);
+    /* effort measure offline: nothing runs, the cost model chooses and no wisdom is kept */
+    int held = convgen_wisdom_count();
+    o.effort = CONVGEN_EFFORT_MEASURE;
+    assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_net_explain(net, &text), CONVGEN_SUCCESS);
+    assert_non_null(strstr(text, "\npatch: the cost model's best\n"));
+    assert_int_equal(convgen_wisdom_count(), held);
     free(text);
     convgen_net_destroy(net);
     o = (convgen_net_options){.volume = {12, 40, 31}};
@@ -919,12 +930,12 @@ static const char *plan_mode_of(const convgen_net *net)
 
 /* A volume of `ext` (odd extents: patches overlap and the last ones move back) through the
  * executor against the dense definition in float64, weights and input random. */
-static void check_volume(const char *text, const int64_t fragment[3], const int64_t ext[3], size_t memory_limit,
-                         convgen_net_mode mode, const char *expect, double *worst)
+static void check_volume_at(int effort, const char *text, const int64_t fragment[3], const int64_t ext[3],
+                            size_t memory_limit, convgen_net_mode mode, const char *expect, double *worst)
 {
     cg_net net;
     assert_int_equal(cg_net_parse(text, &net), CONVGEN_SUCCESS);
-    convgen_net_options o = {.effort = CONVGEN_EFFORT_ESTIMATE, .memory_limit = memory_limit, .mode = mode};
+    convgen_net_options o = {.effort = effort, .memory_limit = memory_limit, .mode = mode};
     memcpy(o.fragment, fragment, sizeof o.fragment);
     if (!fragment[0] && !fragment[1] && !fragment[2]) /* chosen: for this volume */
         memcpy(o.volume, ext, sizeof o.volume);
@@ -1002,6 +1013,13 @@ static void check_volume(const char *text, const int64_t fragment[3], const int6
     convgen_net_destroy(exe);
 }
 
+/* check_volume_at effort estimate: each layer's algorithm and the patch the cost model's. */
+static void check_volume(const char *text, const int64_t fragment[3], const int64_t ext[3], size_t memory_limit,
+                         convgen_net_mode mode, const char *expect, double *worst)
+{
+    check_volume_at(CONVGEN_EFFORT_ESTIMATE, text, fragment, ext, memory_limit, mode, expect, worst);
+}
+
 static void test_executor_equals_the_dense_definition_on_the_gpu(void **state)
 {
     (void)state;
@@ -1065,6 +1083,40 @@ static void test_host_mode_equals_the_dense_definition_on_the_gpu(void **state)
     print_message("17 volumes in host mode, worst relative error %.2e\n", worst);
 }
 
+/* At effort measure the cost model's best few patches run and the fastest is kept as wisdom: a
+ * second network of the same text, volume and limits takes it from there (also at less effort,
+ * and after the wisdom went through its text), and still equals the dense definition. */
+static void test_patch_measured_and_kept_as_wisdom(void **state)
+{
+    (void)state;
+    if (!gpu)
+        skip();
+    convgen_wisdom_forget();
+    double worst = 0;
+    const int64_t none[3] = {0, 0, 0}, big[3] = {130, 120, 110};
+    const size_t limit = (size_t)3 << 20; /* the model rates several device-mode patches within 1.3x */
+    check_volume_at(CONVGEN_EFFORT_MEASURE, small_nets[0], none, big, limit, CONVGEN_NET_AUTO,
+                    "patch: the fastest of the cost model's best 3, each run", &worst);
+    char *text = NULL;
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    if (!strstr(text, "convgen-wisdom 3\n") || !strstr(text, "net=\"input 2; conv 3 2x3x2 relu; pool 2x2x2; conv 2 "
+                                                               "3x2x2 relu; pool 2x2x1; conv 2 2x2x3\" gpu=\"") ||
+        !strstr(text, " volume=130x120x110 memory=3145728 ") || !strstr(text, " mode=auto effort=measure fragment="))
+        fail_msg("the wisdom holds no network's entry:\n%s", text);
+    print_message("%s", text);
+    check_volume_at(CONVGEN_EFFORT_MEASURE, small_nets[0], none, big, limit, CONVGEN_NET_AUTO, "patch: from wisdom", &worst);
+    convgen_wisdom_forget();
+    assert_int_equal(convgen_wisdom_import_string(text), CONVGEN_SUCCESS);
+    check_volume_at(CONVGEN_EFFORT_MEASURE, small_nets[0], none, big, limit, CONVGEN_NET_AUTO, "patch: from wisdom", &worst);
+    /* another volume is another key: measured again */
+    const int64_t other[3] = {120, 120, 110};
+    check_volume_at(CONVGEN_EFFORT_MEASURE, small_nets[0], none, other, limit, CONVGEN_NET_AUTO, "patch: the fastest of",
+                    &worst);
+    free(text);
+    convgen_wisdom_forget();
+    print_message("4 volumes, worst relative error %.2e\n", worst);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1082,6 +1134,7 @@ int main(void)
         cmocka_unit_test(test_executor_equals_the_dense_definition_on_the_gpu),
         cmocka_unit_test(test_host_mode_plans_offline),
         cmocka_unit_test(test_host_mode_equals_the_dense_definition_on_the_gpu),
+        cmocka_unit_test(test_patch_measured_and_kept_as_wisdom),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -276,8 +276,8 @@ static void test_damaged_and_foreign(void **state)
     expect_refused(bad, "checksum");
     expect_refused("hello world\n", "is not convgen wisdom");
     strcpy(bad, good);
-    bad[15] = '3'; /* "convgen-wisdom 3": a later format */
-    expect_refused(bad, "a later format than this convgen reads (1 to 2)");
+    bad[15] = '4'; /* "convgen-wisdom 4": a later format */
+    expect_refused(bad, "a later format than this convgen reads (1 to 3)");
     strcpy(bad, good);
     bad[15] = '0'; /* "convgen-wisdom 0": none */
     expect_refused(bad, "is not convgen wisdom");

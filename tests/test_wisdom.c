@@ -392,11 +392,87 @@ static void test_a_bad_entry_refuses_the_whole_file(void **state)
     }
     const char *lines[1] = {good2};
     convgen_wisdom_forget();
-    assert_int_equal(convgen_wisdom_import_string(sealed_text(3, lines, 1)), CONVGEN_ERROR_INVALID_VALUE);
-    assert_non_null(strstr(convgen_last_error(), "a later format than this convgen reads (1 to 2)"));
+    assert_int_equal(convgen_wisdom_import_string(sealed_text(4, lines, 1)), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "a later format than this convgen reads (1 to 3)"));
     assert_int_equal(convgen_wisdom_import_string(sealed_text(0, lines, 1)), CONVGEN_ERROR_INVALID_VALUE);
     assert_non_null(strstr(convgen_last_error(), "is not convgen wisdom"));
     assert_int_equal(convgen_wisdom_count(), 0);
+}
+
+#define N337 "input 1; conv 80 2x2x2 relu; pool 2x2x2; conv 80 3x3x3 relu; pool 2x2x2; conv 80 3x3x3 relu; " \
+    "pool 2x2x2; conv 80 3x3x3 relu; conv 80 3x3x3 relu; conv 80 3x3x3 relu; conv 3 3x3x3 relu"
+#define NET_KEY(net) "net=\"" net "\" gpu=\"G\" arch=sm_90 version=0.1.0 "
+#define NET_LIMITS "memory=1073741824 host_memory=8589934592 mode=auto "
+
+/* A network's measured patch (format 3) reads back and is found for its network, volume and
+ * limits (the memory within 1/32: a free-memory default moves a little), at its effort or less,
+ * and for any GPU of the architecture; it exports verbatim, and a file without one is still
+ * written in format 2. A bad network line refuses the whole file. */
+static void test_a_networks_patch_reads_back_and_a_bad_one_refuses_the_file(void **state)
+{
+    (void)state;
+    const char *layer = KEY_C8_FPROP " algo=winograd variant=\"m=6x6 gemm=cublas\" ms=1";
+    const char *net = NET_KEY(N337) "volume=1024x1024x1024 " NET_LIMITS "effort=measure fragment=59x20x30 chose=host s=42.5";
+    const char *lines[2] = {layer, net};
+    convgen_wisdom_forget();
+    if (convgen_wisdom_import_string(sealed_text(3, lines, 2)) != CONVGEN_SUCCESS)
+        fail_msg("%s", convgen_last_error());
+    assert_int_equal(convgen_wisdom_count(), 2);
+    wisdom_net_key k = {.gpu = "G", .arch = "sm_90", .version = "0.1.0", .net = N337, .volume = {1024, 1024, 1024},
+                        .memory_limit = ((uint64_t)1 << 30) + ((uint64_t)1 << 24), .host_limit = (uint64_t)8 << 30};
+    wisdom_net_entry e;
+    assert_true(wisdom_net_lookup(&k, CONVGEN_EFFORT_MEASURE, &e));
+    assert_int_equal(e.fragment[0], 59), assert_int_equal(e.fragment[1], 20), assert_int_equal(e.fragment[2], 30);
+    assert_int_equal(e.mode, CONVGEN_NET_HOST);
+    assert_true(e.seconds == 42.5);
+    assert_false(wisdom_net_lookup(&k, CONVGEN_EFFORT_EXHAUSTIVE, &e)); /* measured with less */
+    k.gpu[0] = '\0';
+    assert_true(wisdom_net_lookup(&k, CONVGEN_EFFORT_MEASURE, &e)); /* any GPU of sm_90 */
+    wisdom_net_key other = k;
+    other.memory_limit = (uint64_t)1 << 31;
+    assert_false(wisdom_net_lookup(&other, CONVGEN_EFFORT_MEASURE, &e));
+    other = k, other.volume[2] = 1000;
+    assert_false(wisdom_net_lookup(&other, CONVGEN_EFFORT_MEASURE, &e));
+    other = k, other.mode = CONVGEN_NET_HOST;
+    assert_false(wisdom_net_lookup(&other, CONVGEN_EFFORT_MEASURE, &e));
+    other = k, other.net[strlen(other.net) - 5] = '\0'; /* "conv 3 3x3x3": no ReLU */
+    assert_false(wisdom_net_lookup(&other, CONVGEN_EFFORT_MEASURE, &e));
+    char *text;
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    assert_int_equal(strncmp(text, "convgen-wisdom 3\n", 17), 0);
+    char want[1024];
+    snprintf(want, sizeof want, "\n%s\n", net);
+    assert_non_null(strstr(text, want));
+    free(text);
+    convgen_wisdom_forget();
+    assert_int_equal(convgen_wisdom_import_string(sealed_text(3, lines, 1)), CONVGEN_SUCCESS); /* the layer's only */
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    assert_int_equal(strncmp(text, "convgen-wisdom 2\n", 17), 0);
+    free(text);
+    const struct { int format; const char *line, *why; } cases[] = {
+        {2, net, "line 4 is not a wisdom entry of format 2"}, /* no networks in format 2 */
+        {3, NET_KEY("input 1; conv 3 3x3x3  relu") "volume=0x0x0 " NET_LIMITS "effort=measure fragment=1x1x1 chose=device s=1",
+         "line 4 is not a network's wisdom entry"}, /* not as convgen writes it */
+        {3, NET_KEY("input 1; conv 3 3x3x3; pool 2x2x2") "volume=0x0x0 " NET_LIMITS "effort=measure fragment=1x1x1 chose=device s=1",
+         "line 4 is not a network's"}, /* no network: it ends with a pooling */
+        {3, NET_KEY("input 1; conv 3 3x3") "volume=5x40x40 " NET_LIMITS "effort=measure fragment=1x2x2 chose=device s=1",
+         "line 4 is not a network's"}, /* rank 2 with a depth */
+        {3, NET_KEY(N337) "volume=0x0x0 " NET_LIMITS "effort=measure fragment=0x20x30 chose=host s=1", "line 4 is not a network's"},
+        {3, NET_KEY(N337) "volume=0x0x0 " NET_LIMITS "effort=estimate fragment=9x20x30 chose=host s=1", "line 4 is not"},
+        {3, NET_KEY(N337) "volume=0x0x0 " NET_LIMITS "effort=measure fragment=9x20x30 chose=auto s=1", "line 4 is not"},
+        {3, NET_KEY(N337) "volume=0x0x0 " NET_LIMITS "effort=measure fragment=9x20x30 chose=host s=-1", "line 4 is not"},
+        {3, NET_KEY(N337) "volume=0x0x0 " NET_LIMITS "effort=measure fragment=9x20x30 chose=host", "line 4 is not"},
+        {3, NET_KEY(N337) "volume=0x0 " NET_LIMITS "effort=measure fragment=9x20x30 chose=host s=1", "line 4 is not"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        const char *three[3] = {layer, cases[i].line, layer};
+        convgen_wisdom_forget();
+        convgen_status s = convgen_wisdom_import_string(sealed_text(cases[i].format, three, 3));
+        if (s != CONVGEN_ERROR_INVALID_VALUE || !strstr(convgen_last_error(), cases[i].why))
+            fail_msg("case %zu: expected '%s', got %d: %s", i, cases[i].why, s, convgen_last_error());
+        assert_int_equal(convgen_wisdom_count(), 0);
+    }
+    convgen_wisdom_forget();
 }
 
 int main(void)
@@ -414,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_format_1_reads_as_algorithm_and_variant),
         cmocka_unit_test(test_shipped_wisdom_reads),
         cmocka_unit_test(test_a_bad_entry_refuses_the_whole_file),
+        cmocka_unit_test(test_a_networks_patch_reads_back_and_a_bad_one_refuses_the_file),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rmdir(tmpdir);

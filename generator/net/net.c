@@ -120,6 +120,27 @@ convgen_status cg_net_parse(const char *text, cg_net *net)
     return s;
 }
 
+/* A size as the file writes it: DxHxW, or HxW at rank 2. */
+static int size_text(const cg_net *net, const int size[3], char *buf, size_t room)
+{
+    return net->rank == 3 ? snprintf(buf, room, "%dx%dx%d", size[0], size[1], size[2])
+                          : snprintf(buf, room, "%dx%d", size[1], size[2]);
+}
+
+bool cg_net_text(const cg_net *net, char *buf, size_t size)
+{
+    size_t at = (size_t)snprintf(buf, size, "input %lld", (long long)net->c);
+    for (int i = 0; i < net->count && at < size; ++i) {
+        const cg_net_layer *L = &net->layers[i];
+        char sizes[48];
+        size_text(net, L->size, sizes, sizeof sizes);
+        at += L->kind == CG_NET_CONV
+                  ? (size_t)snprintf(buf + at, size - at, "; conv %lld %s%s", (long long)L->k, sizes, L->relu ? " relu" : "")
+                  : (size_t)snprintf(buf + at, size - at, "; pool %s", sizes);
+    }
+    return at < size;
+}
+
 void cg_net_field_of_view(const cg_net *net, int64_t fov[3])
 {
     for (int d = 0; d < 3; ++d) {

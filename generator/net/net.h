@@ -7,6 +7,7 @@
 #define CG_NET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "convgen.h"
@@ -37,6 +38,12 @@ typedef struct cg_net {
  *                                  elements, as convgen_pool_desc)
  * Every line's rank must agree. Failures name the line ("line 3: ..."). */
 convgen_status cg_net_parse(const char *text, cg_net *net);
+
+/* The network as one line, "input 1; conv 80 2x2x2 relu; pool 2x2x2; ..." (rank 2: HxW), the
+ * same for every text that parses to it, into buf; false where it does not fit `size`
+ * (CG_NET_TEXT_MAX always does). With each "; " a newline, cg_net_parse reads it back. */
+enum { CG_NET_TEXT_MAX = CG_NET_MAX_LAYERS * 32 + 16 };
+bool cg_net_text(const cg_net *net, char *buf, size_t size);
 
 /* The field of view per dimension: how far one output voxel sees, 1 + the sum over layers of
  * (size - 1) times the product of the pooling windows before it. */
