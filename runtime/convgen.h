@@ -521,11 +521,12 @@ typedef struct convgen_net_options {
      * input and output, in host mode a chunk's); 0: 90% of the device's free memory. */
     size_t memory_limit;
     /* How each convolution's algorithm is chosen, a convgen_effort (as convgen_plan_options),
-     * and on a GPU the patch where `fragment` is not given: at MEASURE the cost model's best
-     * patches within 1.3x of its best (at most 3; EXHAUSTIVE: within 2x, at most 8) each run over
-     * a volume of one patch and of two and timed, the fastest for `volume` kept as wisdom (per
-     * GPU, network, volume, limits and mode; convgen_wisdom_export writes it) and taken from there
-     * by the next network of the same; ESTIMATE (or an offline context): the cost model's. */
+     * and the patch where `fragment` is not given: a patch measured before, from wisdom (per GPU,
+     * network, volume, limits and mode; convgen_wisdom_export writes it; offline: any GPU of the
+     * architecture), at any effort; else at MEASURE on a GPU the cost model's best patches within
+     * 1.3x of its best (at most 3, each mode's best first; EXHAUSTIVE: within 2x, at most 8) each
+     * run over a volume of one patch and of two and timed, the fastest for `volume` kept as
+     * wisdom; at ESTIMATE (or offline) the cost model's. */
     int effort;
     /* The extents of the volumes it will run on, outermost first (0: not known). With them, a
      * chosen fragment extent is the one of least time for such a volume by the cost model: all

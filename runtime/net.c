@@ -542,8 +542,15 @@ static void explain_choice(const convgen_net *n, cg_buf *b)
         cg_buf_puts(b, "patch: as given\n");
         break;
     case CG_NET_PATCH_MODELED:
-        cg_buf_printf(b, "patch: the cost model's best%s\n", n->effort == CONVGEN_EFFORT_ESTIMATE || n->ctx->offline
-                      ? "" : " (no other within its margin to time)");
+        if (n->tried) {
+            cg_buf_printf(b, "patch: the cost model's best; none of the %d timed ran:\n", n->tried);
+            for (int i = 0; i < n->tried; ++i)
+                cg_buf_printf(b, "  fragments %lldx%lldx%lld, %s mode: %s\n", (long long)c[i].m[0], (long long)c[i].m[1],
+                              (long long)c[i].m[2], c[i].mode == CONVGEN_NET_HOST ? "host" : "device", c[i].why);
+        } else {
+            cg_buf_printf(b, "patch: the cost model's best%s\n", n->effort == CONVGEN_EFFORT_ESTIMATE || n->ctx->offline
+                          ? "" : " (no other within its margin to time)");
+        }
         break;
     case CG_NET_PATCH_WISDOM:
         cg_buf_printf(b, "patch: from wisdom, measured before (%.4g %s)\n", c[0].measured, unit);

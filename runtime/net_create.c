@@ -89,13 +89,37 @@ static wisdom_net_key key_of(const convgen_net *n, const int64_t volume[3], conv
     return k;
 }
 
-/* The model's candidates into c, best first: each mode's best, next best, ... while within
- * `within` of the overall best; their count. */
+static int by_modeled(const void *a, const void *b)
+{
+    double x = ((const cg_net_candidate *)a)->modeled, y = ((const cg_net_candidate *)b)->modeled;
+    return (x > y) - (x < y);
+}
+
+/* Whether m is a permutation of k (the same extents, in another order). */
+static bool permuted(const int64_t m[3], const int64_t k[3])
+{
+    int64_t a[3] = {m[0], m[1], m[2]}, b[3] = {k[0], k[1], k[2]};
+    for (int i = 0; i < 3; ++i)
+        for (int j = i + 1; j < 3; ++j) {
+            int64_t t;
+            if (a[j] < a[i])
+                t = a[i], a[i] = a[j], a[j] = t;
+            if (b[j] < b[i])
+                t = b[i], b[i] = b[j], b[j] = t;
+        }
+    return memcmp(a, b, sizeof a) == 0;
+}
+
+/* The model's candidates into c, modeled fastest first, those within `within` of its best: each
+ * allowed mode's best, then the next best of either, a patch the model rates the same as one
+ * listed in another order (n337's 30x40x40, 40x30x40, 40x40x30 for a cube) left out, so that
+ * the few timed differ in more than the order of their extents. Their count. */
 static int model_candidates(const convgen_net *n, const int64_t volume[3], convgen_net_mode asked, double within,
                             int most, cg_net_candidate *c)
 {
+    enum { LOOKS = 12 }; /* each a search of the patches: about a second for n337's host mode */
     const cg_net_budget b = cg_net_budget_of(n);
-    int64_t tried[2][CG_NET_MAX_CANDIDATES][3];
+    int64_t tried[2][LOOKS][3];
     double next[2];
     int tries[2] = {0, 0}, count = 0;
     for (int h = 0; h < 2; ++h) {
@@ -103,18 +127,31 @@ static int model_candidates(const convgen_net *n, const int64_t volume[3], convg
         next[h] = skip ? INFINITY : cg_net_best_fragment(&n->net, &b, h, volume, tried[h], 0, tried[h][0]);
     }
     double best = fmin(next[0], next[1]);
-    while (count < most && best < INFINITY) {
-        int h = next[1] < next[0];
-        if (next[h] > best * within)
-            break;
-        cg_net_candidate *k = &c[count++];
-        *k = (cg_net_candidate){.mode = h ? CONVGEN_NET_HOST : CONVGEN_NET_DEVICE, .measured = -1,
-                                .modeled = volume_seconds(n, volume, next[h])};
-        memcpy(k->m, tried[h][tries[h]++], sizeof k->m);
-        next[h] = tries[h] < CG_NET_MAX_CANDIDATES
-                      ? cg_net_best_fragment(&n->net, &b, h, volume, tried[h], tries[h], tried[h][tries[h]])
-                      : INFINITY;
+    bool seeded[2] = {false, false};
+    while (count < most) {
+        int h = !seeded[0] ? 0 : !seeded[1] ? 1 : next[1] < next[0]; /* each mode's best first */
+        seeded[h] = true;
+        if (next[h] == INFINITY || next[h] > best * within) { /* nothing more of this mode within the margin */
+            next[h] = INFINITY;
+            if (next[!h] == INFINITY)
+                break;
+            continue;
+        }
+        const int64_t *m = tried[h][tries[h]++];
+        double modeled = volume_seconds(n, volume, next[h]);
+        bool repeat = false;
+        for (int i = 0; i < count; ++i)
+            repeat |= c[i].mode == (h ? CONVGEN_NET_HOST : CONVGEN_NET_DEVICE) && permuted(m, c[i].m) &&
+                      fabs(modeled - c[i].modeled) <= c[i].modeled / 100;
+        if (!repeat) {
+            cg_net_candidate *k = &c[count++];
+            *k = (cg_net_candidate){.mode = h ? CONVGEN_NET_HOST : CONVGEN_NET_DEVICE, .measured = -1, .modeled = modeled};
+            memcpy(k->m, m, sizeof k->m);
+        }
+        next[h] = tries[h] < LOOKS ? cg_net_best_fragment(&n->net, &b, h, volume, tried[h], tries[h], tried[h][tries[h]])
+                                   : INFINITY;
     }
+    qsort(c, (size_t)count, sizeof *c, by_modeled);
     return count;
 }
 
@@ -144,8 +181,8 @@ static convgen_status time_patch(convgen_net *n, const int64_t volume[3], double
     int64_t one[3], two[3], fov[3];
     memcpy(one, p->in, sizeof one), memcpy(two, p->in, sizeof two);
     two[2] += p->out[2];
-    double in_elems = (double)n->net.c * (double)(two[0] * two[1] * two[2]),
-           out_elems = (double)p->shape[n->net.count].c * (double)(p->out[0] * p->out[1] * 2 * p->out[2]);
+    double in_elems = (double)n->net.c * (double)two[0] * (double)two[1] * (double)two[2],
+           out_elems = (double)p->shape[n->net.count].c * (double)p->out[0] * (double)p->out[1] * 2.0 * (double)p->out[2];
     if (in_elems * 4 > (double)SIZE_MAX / 2 || out_elems * 4 > (double)SIZE_MAX / 2)
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "a volume of two patches passes the address space");
     float *x = malloc((size_t)in_elems * sizeof *x), *y = malloc((size_t)out_elems * sizeof *y);
@@ -167,7 +204,7 @@ static convgen_status time_patch(convgen_net *n, const int64_t volume[3], double
     cg_net_field_of_view(&n->net, fov);
     double patches = 1, voxels = 1;
     bool known = true;
-    for (int d = 0; d < 3; ++d) {
+    for (int d = 3 - n->net.rank; d < 3; ++d) {
         if (!volume[d]) {
             known = false, voxels *= (double)p->out[d];
             continue;
@@ -212,8 +249,8 @@ static convgen_status from_wisdom(convgen_net *n, const wisdom_net_key *key)
     if (!wisdom_net_lookup(key, n->effort, &e))
         return CONVGEN_ERROR_NOT_SUPPORTED;
     convgen_status s = cg_net_plan_patch(n, e.fragment, (convgen_net_mode)e.mode);
-    if (s != CONVGEN_SUCCESS) {
-        cg_warn("net: wisdom's patch of fragments %lldx%lldx%lld failed to plan (%s): measuring again",
+    if (s != CONVGEN_SUCCESS) { /* measured under a limit a little larger (within 1/32), say */
+        cg_debug("net: wisdom's patch of fragments %lldx%lldx%lld failed to plan (%s): measuring again",
                 (long long)e.fragment[0], (long long)e.fragment[1], (long long)e.fragment[2], convgen_last_error());
         return CONVGEN_ERROR_NOT_SUPPORTED;
     }
@@ -224,12 +261,10 @@ static convgen_status from_wisdom(convgen_net *n, const wisdom_net_key *key)
     return CONVGEN_SUCCESS;
 }
 
+/* The cost model's best few, timed; the fastest kept as wisdom. */
 static convgen_status tune_patch(convgen_net *n, const int64_t volume[3], convgen_net_mode asked)
 {
-    wisdom_load_env();
     const wisdom_net_key key = key_of(n, volume, asked);
-    if (from_wisdom(n, &key) == CONVGEN_SUCCESS)
-        return CONVGEN_SUCCESS;
     bool exhaustive = n->effort == CONVGEN_EFFORT_EXHAUSTIVE;
     cg_net_candidate c[CG_NET_MAX_CANDIDATES];
     int count = model_candidates(n, volume, asked, exhaustive ? EXHAUSTIVE_WITHIN : MEASURE_WITHIN,
@@ -239,14 +274,14 @@ static convgen_status tune_patch(convgen_net *n, const int64_t volume[3], convge
     for (int i = 0; i < count; ++i)
         time_candidate(n, volume, &c[i]);
     qsort(c, (size_t)count, sizeof *c, by_measured);
+    n->tried = count; /* explain lists them, also where none ran */
+    memcpy(n->candidate, c, sizeof *c * (size_t)count);
     if (c[0].measured < 0)
-        return CONVGEN_ERROR_NOT_SUPPORTED; /* none ran: the model's, whose failure says why */
+        return CONVGEN_ERROR_NOT_SUPPORTED; /* none ran: the model's choice, whose own failure says why */
     convgen_status s = cg_net_plan_patch(n, c[0].m, c[0].mode);
     if (s != CONVGEN_SUCCESS)
         return s;
     n->patch_by = CG_NET_PATCH_MEASURED;
-    n->tried = count;
-    memcpy(n->candidate, c, sizeof *c * (size_t)count);
     wisdom_net_entry e = {.key = key, .effort = n->effort, .mode = c[0].mode, .seconds = c[0].measured};
     memcpy(e.fragment, c[0].m, sizeof e.fragment);
     if (wisdom_net_add(&e) != CONVGEN_SUCCESS)
@@ -294,6 +329,14 @@ static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const
         n->patch_by = CG_NET_PATCH_GIVEN;
         return plan_asked(n, m, asked_mode);
     }
+    /* an earlier measurement's, at any effort (estimate too: a measured patch beats the model's
+     * guess) and offline for any GPU of the architecture */
+    wisdom_load_env();
+    wisdom_net_key key = key_of(n, volume, asked_mode);
+    if (n->ctx->offline)
+        key.gpu[0] = '\0';
+    if (from_wisdom(n, &key) == CONVGEN_SUCCESS)
+        return CONVGEN_SUCCESS;
     if (n->effort != CONVGEN_EFFORT_ESTIMATE && !n->ctx->offline) {
         convgen_status s = tune_patch(n, volume, asked_mode);
         if (s != CONVGEN_ERROR_NOT_SUPPORTED)
@@ -344,6 +387,8 @@ convgen_status convgen_net_create(convgen_context *ctx, const char *text, const 
     }
     if (s == CONVGEN_SUCCESS && (o.mode < CONVGEN_NET_AUTO || o.mode > CONVGEN_NET_HOST))
         s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "mode = %d is not a convgen_net_mode", o.mode);
+    if (s == CONVGEN_SUCCESS && (o.effort < CONVGEN_EFFORT_MEASURE || o.effort > CONVGEN_EFFORT_EXHAUSTIVE))
+        s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "effort = %d is not a convgen_effort", o.effort);
     if (s == CONVGEN_SUCCESS) {
         n->memory_limit = o.memory_limit ? o.memory_limit : default_memory(ctx);
         if (!n->memory_limit)

@@ -44,7 +44,7 @@ convgen_status wisdom_add(const wisdom_entry *e);
 typedef struct wisdom_net_key {
     char gpu[256], arch[16], version[16];
     char net[CG_NET_TEXT_MAX];    /* cg_net_text */
-    int64_t volume[3];            /* depth first (rank 2: 1); 0: not given */
+    int64_t volume[3];            /* depth first (rank 2: a depth of 0); 0: not given */
     uint64_t memory_limit, host_limit; /* bytes, as the options resolved them; matched within 1/32 */
     int mode;                     /* the convgen_net_mode asked */
 } wisdom_net_key;

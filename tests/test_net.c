@@ -18,6 +18,7 @@
 
 #include "net/net.h"
 #include "net_exec.h"
+#include "wisdom.h"
 
 static void expect_error(const char *text, const char *words)
 {
@@ -769,6 +770,17 @@ static void test_host_mode_patch_choice(void **state)
     }
 }
 
+static char *explain_net(const char *text, const convgen_net_options *o)
+{
+    convgen_net *net;
+    if (convgen_net_create(offline, text, o, &net) != CONVGEN_SUCCESS)
+        fail_msg("%s", convgen_last_error());
+    char *plan;
+    assert_int_equal(convgen_net_explain(net, &plan), CONVGEN_SUCCESS);
+    convgen_net_destroy(net);
+    return plan;
+}
+
 /* Planning needs no GPU: the patch, each layer's plan and the memory, and the refusals named. */
 static void test_executor_plans_offline(void **state)
 {
@@ -810,6 +822,28 @@ static void test_executor_plans_offline(void **state)
     assert_int_equal(convgen_wisdom_count(), held);
     free(text);
     convgen_net_destroy(net);
+    /* a patch measured before (on some GPU of sm_90) is taken offline, at effort estimate too,
+     * for its network, volume and limits only */
+    convgen_wisdom_forget();
+    wisdom_net_entry e = {.key = {.gpu = "NVIDIA H200", .arch = "sm_90", .version = CONVGEN_VERSION_STRING,
+                                  .volume = {23, 40, 31}, .memory_limit = 50000000, .host_limit = 1 << 30},
+                          .effort = CONVGEN_EFFORT_MEASURE, .fragment = {1, 2, 3}, .mode = CONVGEN_NET_DEVICE,
+                          .seconds = 0.5};
+    cg_net parsed;
+    assert_int_equal(cg_net_parse(small_nets[0], &parsed), CONVGEN_SUCCESS);
+    assert_true(cg_net_text(&parsed, e.key.net, sizeof e.key.net));
+    assert_int_equal(wisdom_net_add(&e), CONVGEN_SUCCESS);
+    o = (convgen_net_options){.volume = {23, 40, 31}, .effort = CONVGEN_EFFORT_ESTIMATE, .memory_limit = 50000000,
+                              .host_memory_limit = 1 << 30};
+    text = explain_net(small_nets[0], &o);
+    if (!strstr(text, "(fragments of 1x2x3)\npatch: from wisdom, measured before (0.5 s for the volume)\n"))
+        fail_msg("not the wisdom's patch:\n%s", text);
+    free(text);
+    o.volume[0] = 24; /* another volume: the model's */
+    text = explain_net(small_nets[0], &o);
+    assert_non_null(strstr(text, "\npatch: the cost model's best\n"));
+    free(text);
+    convgen_wisdom_forget();
     o = (convgen_net_options){.volume = {12, 40, 31}};
     assert_int_equal(convgen_net_create(offline, small_nets[0], &o, &net), CONVGEN_ERROR_INVALID_VALUE);
     assert_non_null(strstr(convgen_last_error(), "volume[0] = 12 is smaller than the network's field of view, 13"));
@@ -824,17 +858,6 @@ static void test_executor_plans_offline(void **state)
     assert_non_null(strstr(convgen_last_error(), "fragment[2]"));
     assert_int_equal(convgen_net_create(offline, "input 1\nconv 2\n", NULL, &net), CONVGEN_ERROR_INVALID_VALUE);
     assert_null(net);
-}
-
-static char *explain_net(const char *text, const convgen_net_options *o)
-{
-    convgen_net *net;
-    if (convgen_net_create(offline, text, o, &net) != CONVGEN_SUCCESS)
-        fail_msg("%s", convgen_last_error());
-    char *plan;
-    assert_int_equal(convgen_net_explain(net, &plan), CONVGEN_SUCCESS);
-    convgen_net_destroy(net);
-    return plan;
 }
 
 /* The host mode's segments offline: a layer and its pooling cut by depth, the tail by batch
@@ -1104,10 +1127,14 @@ static void test_patch_measured_and_kept_as_wisdom(void **state)
         !strstr(text, " volume=130x120x110 memory=3145728 ") || !strstr(text, " mode=auto effort=measure fragment="))
         fail_msg("the wisdom holds no network's entry:\n%s", text);
     print_message("%s", text);
-    check_volume_at(CONVGEN_EFFORT_MEASURE, small_nets[0], none, big, limit, CONVGEN_NET_AUTO, "patch: from wisdom", &worst);
+    long long f[3]; /* the winner, which the next network takes */
+    assert_int_equal(sscanf(strstr(text, " fragment=") + 10, "%lldx%lldx%lld", &f[0], &f[1], &f[2]), 3);
+    char expect[96];
+    snprintf(expect, sizeof expect, "(fragments of %lldx%lldx%lld)\npatch: from wisdom", f[0], f[1], f[2]);
+    check_volume_at(CONVGEN_EFFORT_MEASURE, small_nets[0], none, big, limit, CONVGEN_NET_AUTO, expect, &worst);
     convgen_wisdom_forget();
     assert_int_equal(convgen_wisdom_import_string(text), CONVGEN_SUCCESS);
-    check_volume_at(CONVGEN_EFFORT_MEASURE, small_nets[0], none, big, limit, CONVGEN_NET_AUTO, "patch: from wisdom", &worst);
+    check_volume_at(CONVGEN_EFFORT_ESTIMATE, small_nets[0], none, big, limit, CONVGEN_NET_AUTO, expect, &worst);
     /* another volume is another key: measured again */
     const int64_t other[3] = {120, 120, 110};
     check_volume_at(CONVGEN_EFFORT_MEASURE, small_nets[0], none, other, limit, CONVGEN_NET_AUTO, "patch: the fastest of",

@@ -413,11 +413,13 @@ static void test_a_networks_patch_reads_back_and_a_bad_one_refuses_the_file(void
     (void)state;
     const char *layer = KEY_C8_FPROP " algo=winograd variant=\"m=6x6 gemm=cublas\" ms=1";
     const char *net = NET_KEY(N337) "volume=1024x1024x1024 " NET_LIMITS "effort=measure fragment=59x20x30 chose=host s=42.5";
-    const char *lines[2] = {layer, net};
+    const char *rank2 = NET_KEY("input 2; conv 3 3x3 relu; pool 2x2; conv 1 2x2") "volume=0x101x93 memory=400000 "
+                        "host_memory=8589934592 mode=host effort=exhaustive fragment=1x3x2 chose=host s=0.0123";
+    const char *lines[3] = {layer, net, rank2};
     convgen_wisdom_forget();
-    if (convgen_wisdom_import_string(sealed_text(3, lines, 2)) != CONVGEN_SUCCESS)
+    if (convgen_wisdom_import_string(sealed_text(3, lines, 3)) != CONVGEN_SUCCESS)
         fail_msg("%s", convgen_last_error());
-    assert_int_equal(convgen_wisdom_count(), 2);
+    assert_int_equal(convgen_wisdom_count(), 3);
     wisdom_net_key k = {.gpu = "G", .arch = "sm_90", .version = "0.1.0", .net = N337, .volume = {1024, 1024, 1024},
                         .memory_limit = ((uint64_t)1 << 30) + ((uint64_t)1 << 24), .host_limit = (uint64_t)8 << 30};
     wisdom_net_entry e;
@@ -441,7 +443,7 @@ static void test_a_networks_patch_reads_back_and_a_bad_one_refuses_the_file(void
     assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
     assert_int_equal(strncmp(text, "convgen-wisdom 3\n", 17), 0);
     char want[1024];
-    snprintf(want, sizeof want, "\n%s\n", net);
+    snprintf(want, sizeof want, "\n%s\n%s\n", net, rank2);
     assert_non_null(strstr(text, want));
     free(text);
     convgen_wisdom_forget();

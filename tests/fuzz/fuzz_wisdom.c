@@ -1,10 +1,11 @@
 /* Fuzz target: the wisdom reader (runtime/wisdom.c) through convgen_wisdom_import_string.
  * A checksummed format stops a mutated file at its last line, so an input without an end line
  * is taken as a body and sealed here (the end line, with its count of entry lines and XXH64,
- * appended) to reach the entry parser; one with an end line is imported as it is. Either
- * format the reader takes (1, the oldest, and 2) may come in. What imports must export in the
- * current format (2) and import again to the same number of entries, and export then to the
- * same text: every variant an entry holds is one its planner reads back. */
+ * appended) to reach the entry parser; one with an end line is imported as it is. Any format
+ * the reader takes (1, the oldest, 2, and 3 with the networks' patches) may come in. What
+ * imports must export (in format 2, or 3 where it holds a network's line) and import again to
+ * the same number of entries, and export then to the same text: every variant an entry holds
+ * is one its planner reads back, every network one the network parser reads back. */
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -65,8 +66,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (text && convgen_wisdom_import_string(text) == CONVGEN_SUCCESS) {
         int count = convgen_wisdom_count();
         char *out = NULL, *again = NULL;
-        if (convgen_wisdom_export_string(&out) != CONVGEN_SUCCESS || strncmp(out, "convgen-wisdom 2\n", 17) != 0)
-            abort();
+        if (convgen_wisdom_export_string(&out) != CONVGEN_SUCCESS ||
+            strncmp(out, strstr(out, "\nnet=") ? "convgen-wisdom 3\n" : "convgen-wisdom 2\n", 17) != 0)
+            abort(); /* format 3 exactly where a network's patch is held */
         convgen_wisdom_forget();
         if (convgen_wisdom_import_string(out) != CONVGEN_SUCCESS || convgen_wisdom_count() != count) {
             fprintf(stderr, "round trip: %d entries imported, %d after export and import: %s\n", count,
