@@ -78,12 +78,9 @@ static double volume_seconds(const convgen_net *n, const int64_t volume[3], doub
 static wisdom_net_key key_of(const convgen_net *n, const int64_t volume[3], convgen_net_mode asked)
 {
     wisdom_net_key k = {.memory_limit = n->memory_limit, .host_limit = n->host_limit, .mode = asked};
-    snprintf(k.gpu, sizeof k.gpu, "%s", n->ctx->device_name);
+    wisdom_gpu_name(k.gpu, sizeof k.gpu, n->ctx->device_name);
     snprintf(k.arch, sizeof k.arch, "%s", n->ctx->arch);
     snprintf(k.version, sizeof k.version, "%s", CONVGEN_VERSION_STRING);
-    for (char *q = k.gpu; *q; ++q) /* the file quotes it */
-        if (*q == '"' || *q == '\n')
-            *q = '_';
     cg_net_text(&n->net, k.net, sizeof k.net); /* CG_NET_TEXT_MAX holds any network */
     memcpy(k.volume, volume, sizeof k.volume);
     return k;
@@ -262,9 +259,9 @@ static convgen_status from_wisdom(convgen_net *n, const wisdom_net_key *key)
 }
 
 /* The cost model's best few, timed; the fastest kept as wisdom. */
-static convgen_status tune_patch(convgen_net *n, const int64_t volume[3], convgen_net_mode asked)
+static convgen_status tune_patch(convgen_net *n, const int64_t volume[3], convgen_net_mode asked,
+                                 const wisdom_net_key *key)
 {
-    const wisdom_net_key key = key_of(n, volume, asked);
     bool exhaustive = n->effort == CONVGEN_EFFORT_EXHAUSTIVE;
     cg_net_candidate c[CG_NET_MAX_CANDIDATES];
     int count = model_candidates(n, volume, asked, exhaustive ? EXHAUSTIVE_WITHIN : MEASURE_WITHIN,
@@ -282,7 +279,7 @@ static convgen_status tune_patch(convgen_net *n, const int64_t volume[3], convge
     if (s != CONVGEN_SUCCESS)
         return s;
     n->patch_by = CG_NET_PATCH_MEASURED;
-    wisdom_net_entry e = {.key = key, .effort = n->effort, .mode = c[0].mode, .seconds = c[0].measured};
+    wisdom_net_entry e = {.key = *key, .effort = n->effort, .mode = c[0].mode, .seconds = c[0].measured};
     memcpy(e.fragment, c[0].m, sizeof e.fragment);
     if (wisdom_net_add(&e) != CONVGEN_SUCCESS)
         cg_warn("net: %s", convgen_last_error());
@@ -338,7 +335,7 @@ static convgen_status choose_patch(convgen_net *n, const int64_t asked[3], const
     if (from_wisdom(n, &key) == CONVGEN_SUCCESS)
         return CONVGEN_SUCCESS;
     if (n->effort != CONVGEN_EFFORT_ESTIMATE && !n->ctx->offline) {
-        convgen_status s = tune_patch(n, volume, asked_mode);
+        convgen_status s = tune_patch(n, volume, asked_mode, &key);
         if (s != CONVGEN_ERROR_NOT_SUPPORTED)
             return s;
     }

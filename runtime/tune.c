@@ -513,12 +513,9 @@ static wisdom_key key_of(const tuner *t, bool any_gpu)
     /* Every algorithm applies an epilogue as it stores y at the same cost: the layer's choice
      * without one holds with one, and wisdom files know no epilogue. */
     k.layer.epilogue = 0;
-    snprintf(k.gpu, sizeof k.gpu, "%s", any_gpu ? "" : t->ctx->device_name);
+    wisdom_gpu_name(k.gpu, sizeof k.gpu, any_gpu ? "" : t->ctx->device_name);
     snprintf(k.arch, sizeof k.arch, "%s", t->ctx->arch);
     snprintf(k.version, sizeof k.version, "%s", CONVGEN_VERSION_STRING);
-    for (char *q = k.gpu; *q; ++q) /* the file quotes it */
-        if (*q == '"' || *q == '\n')
-            *q = '_';
     return k;
 }
 

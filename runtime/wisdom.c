@@ -209,6 +209,14 @@ static convgen_status set_add(wisdom_set *s, const wisdom_entry *e)
     return CONVGEN_SUCCESS;
 }
 
+void wisdom_gpu_name(char *dst, size_t size, const char *name)
+{
+    snprintf(dst, size, "%s", name);
+    for (char *q = dst; *q; ++q)
+        if (*q == '"' || *q == '\n')
+            *q = '_';
+}
+
 /* ---- the networks' entries ---- */
 
 /* Limits a process resolves from the free memory differ a little from run to run. */

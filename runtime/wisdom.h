@@ -33,6 +33,9 @@ typedef struct wisdom_entry {
                                any other entry and is never exported */
 } wisdom_entry;
 
+/* A device's name as a key holds it: the file quotes it, so a quote or newline becomes '_'. */
+void wisdom_gpu_name(char *dst, size_t size, const char *name);
+
 /* The entry for `key` tuned at `effort` or more (EXHAUSTIVE > MEASURE), if any. */
 bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out);
 
