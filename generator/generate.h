@@ -216,6 +216,8 @@ typedef struct cg_wino_op {
      * counted as they are. */
     int64_t row_block;
     double channel_scale;
+    /* FUSED: the blocks of the cluster that shares a tile's elements (sm_90); 0: one block */
+    int cluster;
     bool flip, planes_transposed;
 } cg_wino_op;
 

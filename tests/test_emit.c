@@ -167,6 +167,40 @@ static void test_a_target_without_clusters_gets_none(void **state)
     }
 }
 
+/* winograd-fused's forward passes take the cluster kernel on sm_90 where it pays: F(4x4, 3x3) and
+ * F(2x2, 5x5) (alpha 6: clusters of 3) on layers of 64 channels or more whose clusters fill the
+ * GPU; the one-block kernel on R4 (32 clusters), S13 (64 x 64 at 13x13, one wave short; at m = 2,
+ * the shipped wisdom's pick for its bprop, F(2x2, 3x3), which has no timed cluster kernel), S27 (32
+ * channels), F1 (32 data channels), and on a target without clusters. */
+static void test_winograd_fused_takes_a_cluster_where_it_pays(void **state)
+{
+    (void)state;
+    const struct {
+        const char *layer;
+        convgen_pass pass;
+        bool clustered;
+    } cases[] = {{"V3", CONVGEN_FPROP, true},   {"V3", CONVGEN_BPROP, true},   {"L5", CONVGEN_FPROP, true},
+                 {"F2", CONVGEN_BPROP, true},   {"R4", CONVGEN_FPROP, false},  {"S13", CONVGEN_BPROP, false},
+                 {"S27", CONVGEN_FPROP, false}, {"F1", CONVGEN_FPROP, false},  {"S13", CONVGEN_BPROP, false}};
+    const cg_target sm90 = {0}, sm80 = {.max_cluster = 1};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        for (int t = 0; t < 2; ++t) {
+            cg_problem p;
+            assert_int_equal(cg_problem_init(&p, &layer_named(cases[i].layer)->desc), CONVGEN_SUCCESS);
+            cg_generated g;
+            const cg_tuning m2 = {.winograd_m = {2, 2}}; /* the last case's tile */
+            assert_int_equal(cg_generate_tuned(&p, cases[i].pass, CONVGEN_ALGO_WINOGRAD_FUSED, t ? &sm80 : &sm90,
+                                               i + 1 == sizeof cases / sizeof cases[0] ? &m2 : NULL, &g),
+                             CONVGEN_SUCCESS);
+            const char *src = g.kernels[g.kernel_count - 1].source;
+            bool clustered = strstr(src, "__cluster_dims__(3, 1, 1)") != NULL;
+            cg_generated_free(&g);
+            if (clustered != (cases[i].clustered && t == 0))
+                fail_msg("%s %s on %s: %s", cases[i].layer, convgen_pass_name(cases[i].pass), t ? "sm_80" : "sm_90",
+                         clustered ? "a cluster kernel" : "the one-block kernel");
+        }
+}
+
 /* direct-window's kernels on a target of 99 KiB of shared memory a block (sm_89): each asks for no
  * more than that, or the planner refuses the layer with a reason. The sliding fprop's two stages
  * of 56 KiB asked for up to 113 KiB there, and its trickle stash up to 118 KiB. */
@@ -530,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_non_power_of_two_sizes_use_multiply_high),
         cmocka_unit_test(test_small_output_gets_a_split_reduction_with_workspace),
         cmocka_unit_test(test_a_target_without_clusters_gets_none),
+        cmocka_unit_test(test_winograd_fused_takes_a_cluster_where_it_pays),
         cmocka_unit_test(test_template_dir_override_is_used),
         cmocka_unit_test(test_unknown_algorithm_and_pass_are_named),
         cmocka_unit_test(test_describe_writes_a_layer_line_and_options),

@@ -54,7 +54,7 @@ typedef struct shape {
 
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 67 /* 40 random ones beside the 27 handpicked ones */
-#define WINOGRAD_FUSED_SHAPES 59 /* 23 handpicked, 15 of them 3-D; 36 random */
+#define WINOGRAD_FUSED_SHAPES 61 /* 25 handpicked, 15 of them 3-D; 36 random */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
 #define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
@@ -323,7 +323,10 @@ static void random_winograd_fused_shape(unsigned *st, convgen_conv_desc *d)
  * 2 to 5 across the plane: one with one output row, thirteen 3-D ones, kernels 1 to 7 deep, a
  * c = 1 convolution, k = 1, a volume 275 wide), and two 3-D ones of its own: channels that leave
  * each depth tap's last chunk of 8 part full, with padding on one side only, and a 2 x 5 x 5
- * kernel in convolution mode. */
+ * kernel in convolution mode; and two that fill an H100 or H200 with sm_90's cluster kernel
+ * (generator/winograd/winograd_fused.c, cluster_blocks): F(4x4, 3x3) with a last chunk of 4
+ * channels and output channels past two blocks of 64 that are no multiple of 4 (fprop; bprop's 76
+ * outputs, 2 blocks), and F(2x2, 5x5) at 64 channels. */
 static int handpicked_winograd_fused(shape *s)
 {
     shape all[WINOGRAD_SHAPES];
@@ -338,6 +341,8 @@ static int handpicked_winograd_fused(shape *s)
     s[n++].d = desc3(2, 13, 36, V3(7, 12, 14), V3(3, 3, 3), V3(2, 0, 1), V3(0, 2, 1));
     s[n].d = desc3(1, 9, 40, V3(6, 17, 11), V3(2, 5, 5), V3(1, 2, 2), V3(0, 2, 2));
     s[n++].d.mode = CONVGEN_CONVOLUTION;
+    s[n++].d = DESC2(12, 76, 130, 30, 30, 3, 3, 1, 1, 1);
+    s[n++].d = DESC2(10, 64, 64, 24, 24, 5, 5, 2, 1, 1);
     return n;
 }
 

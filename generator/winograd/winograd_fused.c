@@ -2,7 +2,10 @@
  * transformed in global memory but the weights' transforms (generator/winograd/winograd.c has the
  * non-fused program and the pieces both share).
  *
- * fprop and bprop: one kernel per block of FUSED_TILES tiles x FUSED_OUTPUTS output channels,
+ * fprop and bprop: on sm_90, where it pays (cluster_blocks), a cluster of blocks shares each tile's
+ * transform elements by rows, with warps that only load and transform beside warps that only
+ * multiply (cluster_kernel, templates/winograd/winograd_fused_cluster.cu). Otherwise:
+ * one kernel per block of FUSED_TILES tiles x FUSED_OUTPUTS output channels,
  * looping over the data's channels in chunks of FUSED_CHANNELS: the chunk's raw tiles and the
  * weights' transforms (made once, phase 0, as in winograd) arrive in shared memory by cp.async
  * while the previous chunk's products run, the tiles are transformed there, and each thread
@@ -28,7 +31,8 @@
  * depth tap) pairs, dw's planes in its [k][c][depth][h][w] order. As in 2-D, nothing transformed
  * crosses DRAM but the weights' transforms.
  *
- * 8 threads per element, up to 36 elements (alpha up to 6: F(4,3), F(2,5)), up to 288 threads.
+ * The one-block kernels: 8 threads per element, up to 36 elements (alpha up to 6: F(4,3), F(2,5)),
+ * up to 288 threads.
  * Nine warps leave a thread 168 registers (a quarter of the register file per scheduler, three
  * warps on one of them), enough for the 64 sums; at 512 threads (alpha 8) the 128 registers a
  * thread may have spill them. */
@@ -42,6 +46,9 @@
 #include "values.h"
 #include "winograd_plan.h"
 
+enum { CLUSTER_TILES = 32, CLUSTER_OUTPUTS = 64, CLUSTER_CHANNELS = 8, CLUSTER_ROWS = 2,
+       CLUSTER_LOADERS = 4 /* warps: one a scheduler */, CLUSTER_STAGES = 3,
+       CLUSTER_ALPHA = 6 /* the tiles the planner gives it (cluster_blocks) */ };
 enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEMENTS = 36,
        FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 168 registers hold the 64 sums */ };
 enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
@@ -159,7 +166,12 @@ static convgen_status render(tmpl_value *ctx, bool failed, const char *template,
 
 /* ---- fprop and bprop ---- */
 
-static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *f,
+/* A forward kernel's blocking: tiles x outputs a block (or a cluster), the channels' chunk. */
+typedef struct fused_blocking {
+    int tiles, outputs, channels;
+} fused_blocking;
+
+static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *f, fused_blocking b,
                                    bool *failed)
 {
     bool bprop = s->pass == CONVGEN_BPROP;
@@ -167,29 +179,138 @@ static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const
                                                         : "the fused kernel: x's tiles, the products, y",
                                      (fused_planes){f->channels, f->rows, f->size, f->out_size}, failed);
     /* the sum's chunks: a depth tap's channels in chunks of c_block, the depth taps outermost */
-    int64_t slice_chunks = wino_div_up(f->channels, FUSED_CHANNELS), chunks = slice_chunks * s->kernel[0];
+    int64_t slice_chunks = wino_div_up(f->channels, b.channels), chunks = slice_chunks * s->kernel[0];
     tmpl_set_int(ctx, "slice_chunks", slice_chunks);
     tmpl_set_int(ctx, "chunks", chunks);
     *failed |= !wino_set_div(ctx, "slice_div", slice_chunks, chunks);
-    tmpl_set_int(ctx, "tile_block", FUSED_TILES);
-    tmpl_set_int(ctx, "k_block", FUSED_OUTPUTS);
-    tmpl_set_int(ctx, "k_shift", 2); /* log2(FUSED_OUTPUTS / 8) */
-    tmpl_set_int(ctx, "c_block", FUSED_CHANNELS);
+    tmpl_set_int(ctx, "tile_block", b.tiles);
+    tmpl_set_int(ctx, "k_block", b.outputs);
+    tmpl_set_int(ctx, "c_block", b.channels);
     tmpl_set_str(ctx, "data", bprop ? "dy" : "x");
     tmpl_set_bool(ctx, "out_checked", f->out_size[1] % s->m[1] != 0 || f->out_size[2] % s->m[2] != 0);
     tmpl_set_int(ctx, "u_buffer", f->weights / 4);
     tmpl_map_set(ctx, "epi", cg_value_epilogue(s->epilogue, k->epilogue));
-    /* the chunk's tiles (tile_block x c_block), fetched in rounds of the block's threads */
-    tmpl_set_int(ctx, "tasks", FUSED_TILES * FUSED_CHANNELS);
-    tmpl_set_int(ctx, "rounds", wino_div_up(FUSED_TILES * FUSED_CHANNELS, k->block[0]));
+    tmpl_set_int(ctx, "tasks", b.tiles * b.channels); /* the chunk's tiles: (channel, tile) pairs */
     /* cp.async of 16 bytes where a row of U ([e][c][k]) keeps them aligned, else of 4 */
     tmpl_set_int(ctx, "vec", f->rows % 4 == 0 ? 4 : 1);
     return ctx;
 }
 
+/* The one-block kernel: FUSED_TILES tiles x FUSED_OUTPUTS output channels a block, all the tile's
+ * transform elements, 8 threads an element (any target). */
+static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op *f, const char *name,
+                                   cg_generated *out)
+{
+    const fused_blocking b = {FUSED_TILES, FUSED_OUTPUTS, FUSED_CHANNELS};
+    f->row_block = b.outputs;
+    cg_kernel *k = add_kernel(f, 1, name, out);
+    k->epilogue = s->epilogue != 0; /* the one kernel that writes y, all of it */
+    k->grid[0] = (unsigned)wino_div_up(s->columns, b.tiles);
+    k->grid[1] = (unsigned)wino_div_up(f->rows, b.outputs);
+    k->block[0] = (unsigned)(8 * plane_elements(s));
+    /* the larger of one chunk's tiles as loaded and transformed beside two buffers of weights'
+     * transforms, and the products */
+    int64_t chunk = 4 * b.channels * (plane_elements(s) * (b.tiles + 2 * b.outputs) +
+                                      b.tiles * plane_elements(s) /* the raw tiles */),
+            products = 4 * plane_elements(s) * b.tiles * b.outputs;
+    k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
+    convgen_status st = check_shared(t, k);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    bool failed = false;
+    tmpl_value *ctx = forward_context(s, k, f, b, &failed);
+    tmpl_set_int(ctx, "k_shift", 2); /* log2(FUSED_OUTPUTS / 8) */
+    return render(ctx, failed, "winograd/winograd_fused.cu", k);
+}
+
+/* The cluster kernel (sm_90): a cluster of alpha0 / CLUSTER_ROWS blocks per CLUSTER_TILES tiles x
+ * CLUSTER_OUTPUTS outputs, block r owning the transform elements of the tile's rows r CLUSTER_ROWS
+ * .., one warp an element, 8 x 8 sums a lane (openCNN's lane layout), CLUSTER_LOADERS more warps
+ * bringing and transforming the tiles; the blocks' rows meet through distributed shared memory
+ * before the last AT (templates/winograd/winograd_fused_cluster.cu). It splits the tile's
+ * elements so that a block keeps 64 sums a thread and a tile of 32 x 64 in one block a
+ * multiprocessor. The template takes any even alpha0; the planner gives it the 6 x 6 tiles it was
+ * measured on (F(4x4, 3x3), F(2x2, 5x5)). Its blocks, or 0 for the one-block kernel: before sm_90,
+ * for other tiles (F(2x2, 3x3)'s clusters of 2 are untimed: S13's bprop, which the shipped wisdom
+ * runs on winograd-fused at m = 2, keeps the kernel it was timed with), for fewer than
+ * CLUSTER_OUTPUTS output or data channels (a block of 64 outputs would idle, and the loaders'
+ * pipeline would barely start), and where the clusters do not fill the GPU once (on an H200 R4
+ * ran no faster: 0.204 ms against 0.2025; bench/NOTES.md). */
+static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channels, int64_t rows)
+{
+    int alpha0 = s->tf[1].alpha, blocks = alpha0 / CLUSTER_ROWS;
+    int most = !t || t->max_cluster == 0 ? 8 : t->max_cluster; /* 0: the portable 8; 1: none */
+    int sms = t && t->sm_count > 0 ? t->sm_count : 132;
+    if (alpha0 != CLUSTER_ALPHA || s->tf[2].alpha != CLUSTER_ALPHA || blocks > most || rows < CLUSTER_OUTPUTS ||
+        channels < CLUSTER_OUTPUTS)
+        return 0;
+    int64_t clusters = wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(rows, CLUSTER_OUTPUTS);
+    return clusters * blocks >= sms ? blocks : 0;
+}
+
+static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_op *f, int cluster, const char *name,
+                                     cg_generated *out)
+{
+    const fused_blocking b = {CLUSTER_TILES, CLUSTER_OUTPUTS, CLUSTER_CHANNELS};
+    const int64_t alpha1 = s->tf[2].alpha, elements = CLUSTER_ROWS * alpha1, pairs = (int64_t)b.tiles * b.outputs,
+                  per_owner = wino_div_up(pairs, cluster);
+    f->row_block = b.outputs;
+    f->cluster = cluster;
+    cg_kernel *k = add_kernel(f, 1, name, out);
+    k->epilogue = s->epilogue != 0;
+    k->grid[0] = (unsigned)(cluster * wino_div_up(s->columns, b.tiles));
+    k->grid[1] = (unsigned)wino_div_up(f->rows, b.outputs);
+    k->block[0] = (unsigned)(32 * (elements + CLUSTER_LOADERS));
+    /* two buffers of raw tiles and a ring of stages (transformed tiles and weights' transforms)
+     * while the products run; then the products and the rows the peers send, over them */
+    int64_t raw = (int64_t)b.channels * b.tiles * s->tf[1].alpha * alpha1, vs = b.channels * elements * b.tiles,
+            us = b.channels * elements * b.outputs, staging = 2 * raw + CLUSTER_STAGES * (vs + us),
+            reduce = elements * pairs + (int64_t)cluster * CLUSTER_ROWS * s->tf[2].m * per_owner;
+    k->shared_bytes = (unsigned)(4 * (staging > reduce ? staging : reduce));
+    convgen_status st = check_shared(t, k);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    bool failed = false;
+    tmpl_value *ctx = forward_context(s, k, f, b, &failed);
+    tmpl_set_int(ctx, "cluster", cluster);
+    tmpl_set_int(ctx, "rows", CLUSTER_ROWS);
+    tmpl_set_int(ctx, "cta_elements", elements);
+    tmpl_set_int(ctx, "loaders", CLUSTER_LOADERS);
+    tmpl_set_int(ctx, "stages", CLUSTER_STAGES);
+    tmpl_set_int(ctx, "raw_floats", raw);
+    tmpl_set_int(ctx, "vs_floats", vs);
+    tmpl_set_int(ctx, "us_floats", us);
+    tmpl_set_int(ctx, "pairs", pairs);
+    tmpl_set_int(ctx, "per_owner", per_owner);
+    /* a loader thread's tasks (all of one tile) and weights' copies in each chunk */
+    int vec = f->rows % 4 == 0 ? 4 : 1, loader_threads = 32 * CLUSTER_LOADERS;
+    tmpl_set_int(ctx, "task_rounds", wino_div_up((int64_t)b.tiles * b.channels, loader_threads));
+    tmpl_set_int(ctx, "u_count", us / vec);
+    tmpl_set_int(ctx, "u_rounds", wino_div_up(us / vec, loader_threads));
+    return render(ctx, failed, "winograd/winograd_fused_cluster.cu", k);
+}
+
+/* The headers' plan: how the products are summed, by the cluster kernel (`cluster` blocks) or the
+ * one-block kernel (0). */
+static void forward_plan(wino_spec *s, int cluster)
+{
+    snprintf(s->plan[0], sizeof s->plan[0], "in one kernel (G w G^T made");
+    if (cluster)
+        snprintf(s->plan[1], sizeof s->plan[1],
+                 "once before it): clusters of %d blocks, %d tiles x %d output channels, the channels in chunks of "
+                 "%d%s; block r the %lld transform elements of rows %d r .., %lld tiles", cluster, CLUSTER_TILES,
+                 CLUSTER_OUTPUTS, CLUSTER_CHANNELS, s->first == 0 ? " per depth tap" : "",
+                 (long long)CLUSTER_ROWS * s->tf[2].alpha, CLUSTER_ROWS, (long long)s->columns);
+    else
+        snprintf(s->plan[1], sizeof s->plan[1],
+                 "once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d%s, %lld "
+                 "transform elements, %lld tiles", FUSED_TILES, FUSED_OUTPUTS, FUSED_CHANNELS,
+                 s->first == 0 ? " per depth tap" : "", (long long)plane_elements(s), (long long)s->columns);
+}
+
 /* fprop, y = AT [sum over c of U V] A, and bprop, fprop of dy with w flipped at pad r - 1 - pad
  * and the sum over k: the weights' transforms once (phase 0, [e][channel summed][output]), then
- * the fused kernel. */
+ * the fused kernel, on a cluster where the target has them. */
 static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const cg_target *t, cg_generated *out)
 {
     bool bprop = s->pass == CONVGEN_BPROP;
@@ -197,13 +318,13 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     const int64_t *data_size = bprop ? s->out : s->in, *out_size = bprop ? s->in : s->out;
     const int64_t flipped[] = {s->kernel[0] - 1 - s->pad[0], s->kernel[1] - 1 - s->pad[1], s->kernel[2] - 1 - s->pad[2]};
     s->workspace = wino_align_up(s->matrix[WINO_U] * s->elements * 4);
-    snprintf(s->plan[0], sizeof s->plan[0], "in one kernel (G w G^T made");
-    snprintf(s->plan[1], sizeof s->plan[1],
-             "once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d%s, %lld transform "
-             "elements, %lld tiles", FUSED_TILES, FUSED_OUTPUTS, FUSED_CHANNELS,
-             s->first == 0 ? " per depth tap" : "", (long long)plane_elements(s), (long long)s->columns);
+    const int cluster = cluster_blocks(s, t, data_ch, out_ch);
+    forward_plan(s, cluster);
     out->workspace_bytes = s->workspace;
     out->chunks = 1;
+    if (wino_div_up(out_ch, FUSED_OUTPUTS) > 65535)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s = %lld needs more than 65535 blocks of %d",
+                       bprop ? "c" : "k", (long long)out_ch, FUSED_OUTPUTS);
 
     /* U [e][data channel][output channel], e = (depth tap, plane element): bprop reads w's [k][c]
      * planes as [c][k] */
@@ -221,29 +342,10 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
     f.stage = CG_WINO_FUSED;
     f.rows = out_ch, f.weights = s->buffer[WINO_U], f.outer_stride = out_ch * volume, f.row_stride = volume;
-    f.row_block = FUSED_OUTPUTS;
     f.out_size[0] = out_size[0], f.out_size[1] = out_size[1], f.out_size[2] = out_size[2];
     char name[64];
     snprintf(name, sizeof name, "convgen_winograd_fused_%s", convgen_pass_name(s->pass));
-    cg_kernel *k = add_kernel(&f, 1, name, out);
-    k->epilogue = s->epilogue != 0; /* the one kernel that writes y, all of it */
-    k->grid[0] = (unsigned)wino_div_up(s->columns, FUSED_TILES);
-    k->grid[1] = (unsigned)wino_div_up(out_ch, FUSED_OUTPUTS);
-    k->block[0] = (unsigned)(8 * plane_elements(s));
-    /* the larger of one chunk's tiles as loaded and transformed beside two buffers of weights'
-     * transforms, and the products */
-    int64_t chunk = 4 * FUSED_CHANNELS * (plane_elements(s) * (FUSED_TILES + 2 * FUSED_OUTPUTS) +
-                                          FUSED_TILES * plane_elements(s) /* the raw tiles */),
-            products = 4 * plane_elements(s) * FUSED_TILES * FUSED_OUTPUTS;
-    k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
-    if (k->grid[1] > 65535)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s = %lld needs more than 65535 blocks of %d",
-                       bprop ? "c" : "k", (long long)out_ch, FUSED_OUTPUTS);
-    if ((st = check_shared(t, k)) != CONVGEN_SUCCESS)
-        return st;
-    bool failed = false;
-    tmpl_value *ctx = forward_context(s, k, &f, &failed);
-    return render(ctx, failed, "winograd/winograd_fused.cu", k);
+    return cluster ? cluster_kernel(s, t, &f, cluster, name, out) : block_kernel(s, t, &f, name, out);
 }
 
 /* ---- accgrad ---- */
@@ -376,7 +478,7 @@ static bool fused_sizes(const cg_problem *p, wino_spec *s)
     s->batch = p->n, s->chunks = 1;
     int64_t threads, in_plane, out_plane;
     return cg_mul64(p->n, s->tiles[0] * s->tiles[1] * s->tiles[2], &s->columns) &&
-           s->columns <= INT32_MAX - FUSED_TILES && cg_mul64(p->c, p->k, &s->matrix[WINO_U]) &&
+           s->columns <= INT32_MAX - CLUSTER_TILES /* >= FUSED_TILES */ && cg_mul64(p->c, p->k, &s->matrix[WINO_U]) &&
            cg_mul64(s->matrix[WINO_U], s->tf[0].alpha, &threads) && threads <= INT32_MAX &&
            cg_mul64(s->in[1] + WINO_MAX_ALPHA, s->in[2] + WINO_MAX_ALPHA, &in_plane) && in_plane <= INT32_MAX / 2 &&
            cg_mul64(s->out[1] + WINO_MAX_ALPHA, s->out[2] + WINO_MAX_ALPHA, &out_plane) && out_plane <= INT32_MAX / 2;

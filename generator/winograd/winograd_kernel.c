@@ -73,7 +73,8 @@ tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_w
     bool fused = strcmp(s->algo, "winograd") != 0;
     bool fused_kernel = op->stage == CG_WINO_FUSED || op->stage == CG_WINO_FUSED_ACCGRAD;
     bool volume = wino_volume_tiles(s, op);
-    const char *template = op->stage == CG_WINO_FUSED           ? "winograd/winograd_fused.cu"
+    const char *template = op->stage == CG_WINO_FUSED && op->cluster ? "winograd/winograd_fused_cluster.cu"
+                           : op->stage == CG_WINO_FUSED           ? "winograd/winograd_fused.cu"
                            : op->stage == CG_WINO_FUSED_ACCGRAD ? "winograd/winograd_fused_accgrad.cu"
                            : op->stage == CG_WINO_SUM           ? "split_reduce.cu"
                            : volume                             ? "winograd/winograd_volume.cu"
@@ -95,10 +96,14 @@ tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_w
             cg_value_line(h, "dimension %d: %lld tiles, %s:", d - s->first, (long long)op->tiles[d], text);
             matrix_lines(h, &s->tf[d], matrices[i]);
         }
-    cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1)%s", k->grid[0], k->grid[1], k->grid[2], k->block[0],
-                  fused_kernel || op->stage == CG_WINO_SUM ? ""
-                  : volume ? ": one block per brick (whole rows of tiles at one tile along the depth, of one volume)"
-                           : ": one thread per tile");
+    if (op->cluster)
+        cg_value_line(h, "launch: grid (%u, %u, %u) in clusters of %d along x, block (%u, 1, 1), %u bytes of dynamic "
+                         "shared memory", k->grid[0], k->grid[1], k->grid[2], op->cluster, k->block[0], k->shared_bytes);
+    else
+        cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1)%s", k->grid[0], k->grid[1], k->grid[2],
+                      k->block[0], fused_kernel || op->stage == CG_WINO_SUM ? ""
+                      : volume ? ": one block per brick (whole rows of tiles at one tile along the depth, of one volume)"
+                               : ": one thread per tile");
     if (!fused)
         cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,
                       (long long)s->buffer[0], (long long)s->buffer[1], (long long)s->buffer[2]);

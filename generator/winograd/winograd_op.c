@@ -14,6 +14,9 @@
  * bench/results/...-tune.csv); accgrad's less. */
 #define WINOGRAD_FUSED_EFFICIENCY 0.21
 #define WINOGRAD_FUSED_ACCGRAD_EFFICIENCY 0.19
+/* sm_90's cluster kernel: 1.27x the one-block kernel's rate on V3 and F2, 1.24x on L5 (H200,
+ * bench/results/nvidia-h200-2026-12-02-wino-cluster.md) */
+#define WINOGRAD_FUSED_CLUSTER_EFFICIENCY 0.26
 
 typedef double wino_matrix[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
 typedef double wino_tile[WINO_MAX_ALPHA][WINO_MAX_ALPHA][WINO_MAX_ALPHA]; /* depth, height, width */
@@ -269,6 +272,8 @@ static cg_work winograd_work(const cg_kernel_op *op, int sm_count)
         k.bytes = 4 * (double)w->rows * w->outer * tiles * (alpha + m);
         break;
     case CG_WINO_FUSED: /* tiles in, products summed over the channels, outputs out */
+        if (w->cluster)
+            k.efficiency = WINOGRAD_FUSED_CLUSTER_EFFICIENCY;
         k.flops = 2 * alpha * tiles * planes * round_up(w->rows, w->row_block);
         k.bytes = 4 * (planes * plane + (double)w->rows * w->outer * outputs + alpha * w->channels * w->rows);
         break;

@@ -13,37 +13,6 @@
 {%- include "winograd/winograd.cuh" -%}
 {{ file_header(header) }}
 
-{#- The raw tiles of the chunk from channel `c0` (of depth tap `dz`, 3-D layers) into shared memory by
-    cp.async, task p = tid + r threads of the {{ tasks }} (channel p / {{ tile_block }}, tile p % {{ tile_block }}), point q of task p
-    at raw[q {{ tasks }} + p] (zeros outside the plane or volume and past the channels). -#}
-{%- macro fetch_tiles(c0, dz, indent) -%}
-{%- for r in range(rounds) %}
-{{ indent }}{
-{{ indent }}    const unsigned p = tid + {{ r * threads }}u, c = {{ c0 }} + p / {{ tile_block }}u;
-{%- if (r + 1) * threads > tasks %}
-{{ indent }}    if (p < {{ tasks }}u) {
-{%- else %}
-{{ indent }}    {
-{%- endif %}
-{{ indent }}        const tile_at mine = locate(tile0 + p % {{ tile_block }}u);
-{%- if volume %}
-{{ indent }}        const int z = (int)(mine.tz + {{ dz }}) - ({{ offset_z }}); // the slice the depth tap reads
-{{ indent }}        const bool here = mine.valid && c < {{ channels }}u && (unsigned)z < {{ depth }}u;
-{%- else %}
-{{ indent }}        const bool here = mine.valid && c < {{ channels }}u;
-{%- endif %}
-{{ indent }}        const int y0 = (int)(mine.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(mine.t1 * {{ step1 }}u) - ({{ offset1 }});
-{%- if volume %}
-{{ indent }}        const float *__restrict__ src = in0 + (((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ depth }}u + (here ? z : 0)) * {{ height * width }}u;
-{%- else %}
-{{ indent }}        const float *__restrict__ src = in0 + ((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
-{%- endif %}
-{{ wino_fetch_tile("raw + p", tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
-{{ indent }}    }
-{{ indent }}}
-{%- endfor %}
-{%- endmacro -%}
-
 {#- The weights' transforms of the chunk from channel `c0` (of depth tap `dz`, 3-D layers) into buffer
     `us`, {{ vec }} floats per cp.async (zero-filled past the channels and outputs), coalesced along the
     outputs; then the group's commit. -#}
@@ -62,29 +31,7 @@
 {{ indent }}asm volatile("cp.async.commit_group;\n" ::);
 {%- endmacro -%}
 
-{{ wino_locate() }}
-{%- if volume %}
-
-// Chunk q of the sum over (depth tap, channel), the taps outermost: its tap and first channel;
-// past the last chunk, no channel (nothing is loaded).
-struct chunk_at {
-    unsigned dz, c0;
-};
-
-__device__ __forceinline__ chunk_at chunk(unsigned q)
-{
-    chunk_at at;
-    at.dz = {{ udiv("q", slice_div) }};
-    at.c0 = at.dz < {{ depth_taps }}u ? (q - at.dz * {{ slice_chunks }}u) * {{ c_block }}u : {{ channels }}u;
-    return at;
-}
-{%- endif %}
-
-{{ copy_async(4) }}
-{%- if vec > 1 %}
-
-{{ copy_async(vec * 4) }}
-{%- endif %}
+{{ wino_fused_helpers() }}
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
@@ -103,7 +50,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 
     float *__restrict__ raw = us1 + {{ c_block * elements * k_block }};       // [point][task]: the tiles as loaded
 {{ fetch_weights("0u", "0u", "us0", "    ") }}
-{{ fetch_tiles("0u", "0u", "    ") }}
+{{ wino_fused_fetch_tiles("0u", "0u", "tid", threads, "raw", "    ") }}
     asm volatile("cp.async.commit_group;\n" ::);
 {%- if volume %}
     for (unsigned q = 0; q < {{ chunks }}u; ++q) {
@@ -126,10 +73,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         // products (after the last chunk: zeros, nothing loaded).
 {%- if volume %}
         const chunk_at next = chunk(q + 1u);
-{{ fetch_tiles("next.c0", "next.dz", "        ") }}
+{{ wino_fused_fetch_tiles("next.c0", "next.dz", "tid", threads, "raw", "        ") }}
 {{ fetch_weights("next.c0", "next.dz", "odd ? us0 : us1", "        ") }}
 {%- else %}
-{{ fetch_tiles("c0 + " ~ c_block ~ "u", "", "        ") }}
+{{ wino_fused_fetch_tiles("c0 + " ~ c_block ~ "u", "", "tid", threads, "raw", "        ") }}
 {{ fetch_weights("c0 + " ~ c_block ~ "u", "", "odd ? us0 : us1", "        ") }}
 {%- endif %}
         asm volatile("cp.async.commit_group;\n" ::);
@@ -165,25 +112,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
 {%- endfor %}
 {{- wino_rows(at1, alpha0, alpha1, m1, "w", "        ") }}
-{%- if volume %}
-        float *__restrict__ dst = out + (((size_t)at.n * {{ outputs }}u + kk) * {{ out_depth }}u + at.tz) * {{ out_height * out_width }}ull;
-{%- else %}
-        float *__restrict__ dst = out + ((size_t)at.n * {{ outputs }}u + kk) * {{ out_height * out_width }}ull;
-{%- endif %}
+{{- wino_fused_dst("        ") }}
 {%- for j in range(m1) %}
         {
             {{ wino_column_in(alpha0, "w", j) }}
-            float v[{{ m0 }}];
-{{- wino_program(at0, "v", "            ") }}
-{%- for i in range(m0) %}
-            {
-                const unsigned y = at.t0 * {{ m0 }}u + {{ i }}u, x = at.t1 * {{ m1 }}u + {{ j }}u;
-{%- if out_checked %}
-                if (y < {{ out_height }}u && x < {{ out_width }}u)
-{%- endif %}
-                dst[y * {{ out_width }}u + x] = {{ epilogue(epi, "v[" ~ i ~ "]", "kk") }};
-            }
-{%- endfor %}
+{{ wino_fused_store_column(j, "            ") }}
         }
 {%- endfor %}
     }
