@@ -325,8 +325,8 @@ static void random_winograd_fused_shape(unsigned *st, convgen_conv_desc *d)
  * each depth tap's last chunk of 8 part full, with padding on one side only, and a 2 x 5 x 5
  * kernel in convolution mode; and two that fill an H100 or H200 with sm_90's cluster kernel
  * (generator/winograd/winograd_fused.c, cluster_blocks): F(4x4, 3x3) with a last chunk of 4
- * channels and output channels past two blocks of 64 that are no multiple of 4 (fprop; bprop's 76
- * outputs, 2 blocks), and F(2x2, 5x5) at 64 channels. */
+ * channels and 4 output channels past two blocks of 64 (bprop: 76 outputs in 2 blocks), and
+ * F(2x2, 5x5) at 64 channels. */
 static int handpicked_winograd_fused(shape *s)
 {
     shape all[WINOGRAD_SHAPES];
@@ -341,7 +341,7 @@ static int handpicked_winograd_fused(shape *s)
     s[n++].d = desc3(2, 13, 36, V3(7, 12, 14), V3(3, 3, 3), V3(2, 0, 1), V3(0, 2, 1));
     s[n].d = desc3(1, 9, 40, V3(6, 17, 11), V3(2, 5, 5), V3(1, 2, 2), V3(0, 2, 2));
     s[n++].d.mode = CONVGEN_CONVOLUTION;
-    s[n++].d = DESC2(12, 76, 130, 30, 30, 3, 3, 1, 1, 1);
+    s[n++].d = DESC2(12, 76, 132, 30, 30, 3, 3, 1, 1, 1);
     s[n++].d = DESC2(10, 64, 64, 24, 24, 5, 5, 2, 1, 1);
     return n;
 }

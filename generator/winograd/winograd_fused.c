@@ -234,15 +234,17 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
  * for other tiles (F(2x2, 3x3)'s clusters of 2 are untimed: S13's bprop, which the shipped wisdom
  * runs on winograd-fused at m = 2, keeps the kernel it was timed with), for fewer than
  * CLUSTER_OUTPUTS output or data channels (a block of 64 outputs would idle, and the loaders'
- * pipeline would barely start), and where the clusters do not fill the GPU once (on an H200 R4
- * ran no faster: 0.204 ms against 0.2025; bench/NOTES.md). */
+ * pipeline would barely start), for output channels that are no multiple of 4 (the weights'
+ * copies would be 4-byte ones, 48 a loader thread a chunk: their offsets, worked out once, no
+ * longer fit its registers), and where the clusters do not fill the GPU once (on an H200 R4 ran no
+ * faster: 0.204 ms against 0.2025; bench/NOTES.md). */
 static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channels, int64_t rows)
 {
     int alpha0 = s->tf[1].alpha, blocks = alpha0 / CLUSTER_ROWS;
     int most = !t || t->max_cluster == 0 ? 8 : t->max_cluster; /* 0: the portable 8; 1: none */
     int sms = t && t->sm_count > 0 ? t->sm_count : 132;
     if (alpha0 != CLUSTER_ALPHA || s->tf[2].alpha != CLUSTER_ALPHA || blocks > most || rows < CLUSTER_OUTPUTS ||
-        channels < CLUSTER_OUTPUTS)
+        rows % 4 != 0 || channels < CLUSTER_OUTPUTS)
         return 0;
     int64_t clusters = wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(rows, CLUSTER_OUTPUTS);
     return clusters * blocks >= sms ? blocks : 0;
