@@ -131,3 +131,25 @@ __device__ __forceinline__ void bulk_wait(unsigned long long *bar)
 {{ indent }}    for (int j = 0; j < 8; ++j)
 {{ indent }}        acc[i][j] = 0.0f;
 {%- endmacro -%}
+
+{#- sm_90 thread-block clusters: a peer block's copy of a shared `type` array, and the cluster-wide
+    barrier that orders shared-memory writes (the peers' included) before the reads after it. -#}
+{%- macro cluster_peer(type) -%}
+// A peer's copy of a shared variable: the address of `local` in block `rank` of this cluster,
+// a generic pointer that plain loads and stores use.
+__device__ __forceinline__ {{ type }} *peer(const {{ type }} *local, unsigned rank)
+{
+    {{ type }} *p;
+    asm("mapa.u64 %0, %1, %2;" : "=l"(p) : "l"(local), "r"(rank));
+    return p;
+}
+{%- endmacro -%}
+
+{%- macro cluster_sync() -%}
+// Every thread of the cluster arrives and waits: the shared-memory writes before, the peers'
+// included, are seen by the reads after.
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+{%- endmacro -%}

@@ -20,18 +20,7 @@
  *   BT:     each task's 2 rows of BT d B from the layout of POINTS (or of ROWS) into the stage.
  * Output: cycles a chunk an SM (SM clock as the device reports it) for each mode, beside the
  * ~1,900-cycle budget. A checksum of the stages keeps the compiler from dropping the work. */
-#include <cuda_runtime.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-#define CK(x)                                                                                          \
-    do {                                                                                               \
-        cudaError_t e_ = (x);                                                                          \
-        if (e_ != cudaSuccess) {                                                                       \
-            printf("%s failed: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__);                \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
+#include "probe.h"
 
 enum { N = 32, C = 256, H = 56, W = 56, TILES_X = 14, TILES_Y = 14, TILES = N * TILES_X * TILES_Y };
 enum { TB = 32, CB = 8, TASKS = TB * CB, THREADS = 128, CHUNKS = C / CB, BLOCKS = TILES / TB };
@@ -200,12 +189,6 @@ __global__ void __launch_bounds__(THREADS, 1) loaders(const float *__restrict__ 
     out[blockIdx.x * THREADS + threadIdx.x] = check;
 }
 
-static int cmp(const void *p, const void *q)
-{
-    float a = *(const float *)p, b = *(const float *)q;
-    return (a > b) - (a < b);
-}
-
 template <int MODE>
 static void run(const char *what, int sms, double clock_hz, int reps, const float *x, float *out)
 {
@@ -213,26 +196,11 @@ static void run(const char *what, int sms, double clock_hz, int reps, const floa
     CK(cudaFuncSetAttribute(loaders<MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, loaders<MODE>));
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    float ms[11];
-    for (int r = -2; r < 11; ++r) { /* 2 warm-up runs, the median of 11 */
-        CK(cudaEventRecord(e0));
-        loaders<MODE><<<sms, THREADS, bytes>>>(x, out, reps);
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        if (r >= 0)
-            CK(cudaEventElapsedTime(&ms[r], e0, e1));
-    }
-    CK(cudaGetLastError());
-    qsort(ms, 11, sizeof *ms, cmp);
+    const float median = median_ms([&] { loaders<MODE><<<sms, THREADS, bytes>>>(x, out, reps); }, 2, 11);
     const double chunks_per_sm = (double)BLOCKS * CHUNKS * reps / sms; /* ~ the busiest SM's */
-    const double cycles = ms[5] * 1e-3 * clock_hz / chunks_per_sm;
+    const double cycles = median * 1e-3 * clock_hz / chunks_per_sm;
     printf("| %-28s | %3d regs, %2d B stack | %8.3f ms | %7.0f cycles | %5.2f of 1,900 |\n", what, fa.numRegs,
-           (int)fa.localSizeBytes, ms[5], cycles, cycles / 1900);
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
+           (int)fa.localSizeBytes, median, cycles, cycles / 1900);
 }
 
 int main(int argc, char **argv)

@@ -19,18 +19,7 @@
  * the operands hold ~100 registers). Output: TFLOP/s of the products (2 flops an FFMA) and the
  * share of the fp32 FMA peak at the SM clock the device reports. Sums go to memory so that
  * nothing is dropped; the operands are small integers in float so they stay exact. */
-#include <cuda_runtime.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-#define CK(x)                                                                                          \
-    do {                                                                                               \
-        cudaError_t e_ = (x);                                                                          \
-        if (e_ != cudaSuccess) {                                                                       \
-            printf("%s failed: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__);                \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
+#include "probe.h"
 
 enum { CHANNELS = 8 }; /* a chunk: channels between barriers */
 
@@ -84,12 +73,6 @@ __global__ void __launch_bounds__(WARPS * 32, 1) products(const float *src, floa
     out[blockIdx.x * blockDim.x + threadIdx.x] = total;
 }
 
-static int cmp(const void *p, const void *q)
-{
-    float x = *(const float *)p, y = *(const float *)q;
-    return (x > y) - (x < y);
-}
-
 template <int WARPS, int LPE>
 static void run(int sms, double peak, int chunks, const float *src, float *out)
 {
@@ -98,27 +81,12 @@ static void run(int sms, double peak, int chunks, const float *src, float *out)
     CK(cudaFuncSetAttribute(products<WARPS, LPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, products<WARPS, LPE>));
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    float ms[21];
-    for (int r = -3; r < 21; ++r) { /* 3 warm-up runs, the median of 21 */
-        CK(cudaEventRecord(e0));
-        products<WARPS, LPE><<<sms, WARPS * 32, bytes>>>(src, out, chunks);
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        if (r >= 0)
-            CK(cudaEventElapsedTime(&ms[r], e0, e1));
-    }
-    CK(cudaGetLastError());
-    qsort(ms, 21, sizeof *ms, cmp);
+    const float median = median_ms([&] { products<WARPS, LPE><<<sms, WARPS * 32, bytes>>>(src, out, chunks); }, 3, 21);
     double flops = 2.0 * 64 * 32 * WARPS * CHANNELS * (double)chunks * sms; /* 64 FFMA a lane a channel */
-    double tflops = flops / (ms[10] * 1e-3) / 1e12;
+    double tflops = flops / (median * 1e-3) / 1e12;
     printf("| %2d warps | %2d lanes an element (%2d tiles x %2d maps) | %3d regs, %2d B stack | %6.1f KB smem | %8.3f ms | %6.2f TFLOP/s | %5.1f%% |\n",
-           WARPS, LPE, TILES, OUTS, fa.numRegs, (int)fa.localSizeBytes, bytes / 1024.0, ms[10], tflops,
+           WARPS, LPE, TILES, OUTS, fa.numRegs, (int)fa.localSizeBytes, bytes / 1024.0, median, tflops,
            100 * tflops / peak);
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
 }
 
 int main(int argc, char **argv)

@@ -166,6 +166,10 @@ static convgen_status render(tmpl_value *ctx, bool failed, const char *template,
 
 /* ---- fprop and bprop ---- */
 
+/* The floats a cp.async of the weights' transforms carries: 16 bytes where a row of U
+ * ([e][c][k]) keeps them aligned, else 4. */
+static int weights_vec(const cg_wino_op *f) { return f->rows % 4 == 0 ? 4 : 1; }
+
 /* A forward kernel's blocking: tiles x outputs a block (or a cluster), the channels' chunk. */
 typedef struct fused_blocking {
     int tiles, outputs, channels;
@@ -191,8 +195,7 @@ static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const
     tmpl_set_int(ctx, "u_buffer", f->weights / 4);
     tmpl_map_set(ctx, "epi", cg_value_epilogue(s->epilogue, k->epilogue));
     tmpl_set_int(ctx, "tasks", b.tiles * b.channels); /* the chunk's tiles: (channel, tile) pairs */
-    /* cp.async of 16 bytes where a row of U ([e][c][k]) keeps them aligned, else of 4 */
-    tmpl_set_int(ctx, "vec", f->rows % 4 == 0 ? 4 : 1);
+    tmpl_set_int(ctx, "vec", weights_vec(f));
     return ctx;
 }
 
@@ -285,7 +288,7 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     tmpl_set_int(ctx, "pairs", pairs);
     tmpl_set_int(ctx, "per_owner", per_owner);
     /* a loader thread's tasks (all of one tile) and weights' copies in each chunk */
-    int vec = f->rows % 4 == 0 ? 4 : 1, loader_threads = 32 * CLUSTER_LOADERS;
+    int vec = weights_vec(f), loader_threads = 32 * CLUSTER_LOADERS;
     tmpl_set_int(ctx, "task_rounds", wino_div_up((int64_t)b.tiles * b.channels, loader_threads));
     tmpl_set_int(ctx, "u_count", us / vec);
     tmpl_set_int(ctx, "u_rounds", wino_div_up(us / vec, loader_threads));

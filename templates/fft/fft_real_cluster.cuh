@@ -9,21 +9,9 @@
 {#- Cluster helpers and the bin bookkeeping. -#}
 {%- macro cluster_functions() -%}
 
-// A peer's copy of a shared variable: the address of `local` in block `rank` of this cluster,
-// a generic pointer that plain loads and stores use.
-__device__ __forceinline__ float2 *peer(const float2 *local, unsigned rank)
-{
-    float2 *p;
-    asm("mapa.u64 %0, %1, %2;" : "=l"(p) : "l"(local), "r"(rank));
-    return p;
-}
+{{ cluster_peer("float2") }}
 
-// Every thread of the cluster arrives and waits: the shared-memory writes before, the peers'
-// included, are seen by the reads after.
-__device__ __forceinline__ void cluster_sync()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
+{{ cluster_sync() }}
 
 // This block's rank in its cluster and the cluster's index in the grid: with clusters of {{ cluster }} blocks along x
 // and a 1-D grid, blockIdx.x % {{ cluster }} and blockIdx.x / {{ cluster }}, the block's columns and the image.

@@ -121,38 +121,6 @@ __device__ __forceinline__ tile_at locate(unsigned tile)
 {%- endfor %}
 {%- endmacro -%}
 
-{#- The fused fprop and bprop kernels' raw tiles of the chunk from channel `c0` (of depth tap `dz`,
-    3-D layers) into shared memory at `raw` by cp.async, `count` threads numbered `who`: task p = who
-    + i count of the {{ tasks }} (channel p / {{ tile_block }}, tile p % {{ tile_block }}), point q of task p at raw[q {{ tasks }} + p]
-    (zeros outside the plane or volume and past the channels). -#}
-{%- macro wino_fused_fetch_tiles(c0, dz, who, count, raw, indent) -%}
-{%- for r in range((tasks + count - 1) // count) %}
-{{ indent }}{
-{{ indent }}    const unsigned p = {{ who }} + {{ r * count }}u, c = {{ c0 }} + p / {{ tile_block }}u;
-{%- if (r + 1) * count > tasks %}
-{{ indent }}    if (p < {{ tasks }}u) {
-{%- else %}
-{{ indent }}    {
-{%- endif %}
-{{ indent }}        const tile_at mine = locate(tile0 + p % {{ tile_block }}u);
-{%- if volume %}
-{{ indent }}        const int z = (int)(mine.tz + {{ dz }}) - ({{ offset_z }}); // the slice the depth tap reads
-{{ indent }}        const bool here = mine.valid && c < {{ channels }}u && (unsigned)z < {{ depth }}u;
-{%- else %}
-{{ indent }}        const bool here = mine.valid && c < {{ channels }}u;
-{%- endif %}
-{{ indent }}        const int y0 = (int)(mine.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(mine.t1 * {{ step1 }}u) - ({{ offset1 }});
-{%- if volume %}
-{{ indent }}        const float *__restrict__ src = in0 + (((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ depth }}u + (here ? z : 0)) * {{ height * width }}u;
-{%- else %}
-{{ indent }}        const float *__restrict__ src = in0 + ((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
-{%- endif %}
-{{ wino_fetch_tile(raw ~ " + p", tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
-{{ indent }}    }
-{{ indent }}}
-{%- endfor %}
-{%- endmacro -%}
-
 {#- The fused fprop and bprop kernels' chunk q of a 3-D layer's sum over (depth tap, channel). -#}
 {%- macro wino_fused_chunk() -%}
 // Chunk q of the sum over (depth tap, channel), the taps outermost: its tap and first channel;

@@ -13,6 +13,37 @@
 {%- include "winograd/winograd.cuh" -%}
 {{ file_header(header) }}
 
+{#- The raw tiles of the chunk from channel `c0` (of depth tap `dz`, 3-D layers) into shared memory
+    by cp.async, task p = tid + i {{ threads }} of the {{ tasks }} (channel p / {{ tile_block }}, tile p % {{ tile_block }}), point q of task
+    p at raw[q {{ tasks }} + p] (zeros outside the plane or volume and past the channels). -#}
+{%- macro fetch_tiles(c0, dz, indent) -%}
+{%- for r in range((tasks + threads - 1) // threads) %}
+{{ indent }}{
+{{ indent }}    const unsigned p = tid + {{ r * threads }}u, c = {{ c0 }} + p / {{ tile_block }}u;
+{%- if (r + 1) * threads > tasks %}
+{{ indent }}    if (p < {{ tasks }}u) {
+{%- else %}
+{{ indent }}    {
+{%- endif %}
+{{ indent }}        const tile_at mine = locate(tile0 + p % {{ tile_block }}u);
+{%- if volume %}
+{{ indent }}        const int z = (int)(mine.tz + {{ dz }}) - ({{ offset_z }}); // the slice the depth tap reads
+{{ indent }}        const bool here = mine.valid && c < {{ channels }}u && (unsigned)z < {{ depth }}u;
+{%- else %}
+{{ indent }}        const bool here = mine.valid && c < {{ channels }}u;
+{%- endif %}
+{{ indent }}        const int y0 = (int)(mine.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(mine.t1 * {{ step1 }}u) - ({{ offset1 }});
+{%- if volume %}
+{{ indent }}        const float *__restrict__ src = in0 + (((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ depth }}u + (here ? z : 0)) * {{ height * width }}u;
+{%- else %}
+{{ indent }}        const float *__restrict__ src = in0 + ((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
+{%- endif %}
+{{ wino_fetch_tile("raw + p", tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
+{{ indent }}    }
+{{ indent }}}
+{%- endfor %}
+{%- endmacro -%}
+
 {#- The weights' transforms of the chunk from channel `c0` (of depth tap `dz`, 3-D layers) into buffer
     `us`, {{ vec }} floats per cp.async (zero-filled past the channels and outputs), coalesced along the
     outputs; then the group's commit. -#}
@@ -50,7 +81,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 
     float *__restrict__ raw = us1 + {{ c_block * elements * k_block }};       // [point][task]: the tiles as loaded
 {{ fetch_weights("0u", "0u", "us0", "    ") }}
-{{ wino_fused_fetch_tiles("0u", "0u", "tid", threads, "raw", "    ") }}
+{{ fetch_tiles("0u", "0u", "    ") }}
     asm volatile("cp.async.commit_group;\n" ::);
 {%- if volume %}
     for (unsigned q = 0; q < {{ chunks }}u; ++q) {
@@ -73,10 +104,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         // products (after the last chunk: zeros, nothing loaded).
 {%- if volume %}
         const chunk_at next = chunk(q + 1u);
-{{ wino_fused_fetch_tiles("next.c0", "next.dz", "tid", threads, "raw", "        ") }}
+{{ fetch_tiles("next.c0", "next.dz", "        ") }}
 {{ fetch_weights("next.c0", "next.dz", "odd ? us0 : us1", "        ") }}
 {%- else %}
-{{ wino_fused_fetch_tiles("c0 + " ~ c_block ~ "u", "", "tid", threads, "raw", "        ") }}
+{{ fetch_tiles("c0 + " ~ c_block ~ "u", "", "        ") }}
 {{ fetch_weights("c0 + " ~ c_block ~ "u", "", "odd ? us0 : us1", "        ") }}
 {%- endif %}
         asm volatile("cp.async.commit_group;\n" ::);

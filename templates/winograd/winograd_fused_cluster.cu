@@ -132,14 +132,9 @@ __device__ __forceinline__ unsigned cluster_rank()
     return r;
 }
 
-// A peer's copy of a shared array: the address of `local` in block `rank` of this cluster, a
-// generic pointer that plain stores use.
-__device__ __forceinline__ float *peer(float *local, unsigned rank)
-{
-    float *p;
-    asm("mapa.u64 %0, %1, %2;" : "=l"(p) : "l"(local), "r"(rank));
-    return p;
-}
+{{ cluster_peer("float") }}
+
+{{ cluster_sync() }}
 
 // Named barriers: the loaders' own (LOADERS), and per stage s full (FULL + s) and empty (EMPTY + s),
 // which every thread of the block counts: one side arrives, the other waits.
@@ -241,7 +236,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     }
     // Every block of the cluster is past its products (recv lies over their stages) and has
     // its ms; the release and acquire order this block's ms for all its threads too.
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+    cluster_sync();
     for (unsigned p = tid; p < {{ pairs }}u; p += {{ threads }}u) {
         const unsigned owner = p / {{ per_owner }}u;
         float *__restrict__ dst = peer(recv, owner) + rank * {{ rows * m1 * per_owner }}u + (p - owner * {{ per_owner }}u);
@@ -257,7 +252,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 {%- endfor %}
     }
     // Every block's rows are in: the release and acquire make the peers' writes visible.
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+    cluster_sync();
 
     // This block's pairs: AT along dimension 0 over the cluster's rows, the epilogue, the store.
     for (unsigned lp = tid; lp < {{ per_owner }}u; lp += {{ threads }}u) {
