@@ -25,8 +25,14 @@
 enum { N = 32, C = 256, H = 56, W = 56, TILES_X = 14, TILES_Y = 14, TILES = N * TILES_X * TILES_Y };
 enum { TB = 32, CB = 8, TASKS = TB * CB, THREADS = 128, CHUNKS = C / CB, BLOCKS = TILES / TB };
 enum { PIECES = 40, LINE = 4 * PIECES }; /* ROWS: at most 32 + 2 x 4 pieces a row, 4 floats each */
-enum { POINTS = 1, ROWS = 2, BT = 4 };
-enum { RAW = TASKS * 36 /* floats: POINTS' buffer; ROWS' is CB * 6 * LINE = 7680 */, STAGE = CB * 12 * TB };
+enum { POINTS = 1, ROWS = 2, BT = 4, COALESCED = 8, STREAM = 16, WEIGHTS = 32 };
+enum { RAW = TASKS * 36 + 32 /* floats: POINTS' buffer (+ COALESCED's pads); ROWS' is CB * 6 * LINE = 7680 */,
+       STAGE = CB * 12 * TB, K = 256, UK = 64, US = CB * 12 * UK /* a stage of the block's weights */ };
+/* COALESCED: a warp's copy covers one channel's row i of 8 tiles x columns 0-3 (32 floats
+ * in a row of the plane, 5 sectors) or of 16 tiles x columns 4-5, instead of one point of 32
+ * tiles (16 sectors); point (i, j) at [6 i + j][task] + pad(j), the pads keeping the writes
+ * free of bank conflicts (a quarter warp's 4 columns in 4 bank octets). */
+__device__ __forceinline__ int pad(int j) { return j < 4 ? 8 * j : 16 * (j - 4); }
 
 __device__ __forceinline__ void copy_if(void *dst, const void *src, unsigned bytes, bool full)
 {
@@ -97,11 +103,12 @@ __device__ void make_runs(int tile0, run_table *r)
 }
 
 template <int MODE>
-__global__ void __launch_bounds__(THREADS, 1) loaders(const float *__restrict__ x, float *__restrict__ out, int reps)
+__global__ void __launch_bounds__(THREADS, 4) loaders(const float *__restrict__ x, const float *__restrict__ u, float *__restrict__ out, int reps)
 {
     extern __shared__ float4 smem4[];
     float *raw = (float *)smem4;          /* 2 buffers of RAW floats */
     float *stages = raw + 2 * RAW;         /* 3 of STAGE */
+    float *wst = stages + 3 * STAGE;       /* 3 of US: WEIGHTS' */
     __shared__ run_table runs;
     const int lt = threadIdx.x;
     float check = 0;
@@ -118,6 +125,29 @@ __global__ void __launch_bounds__(THREADS, 1) loaders(const float *__restrict__ 
                 for (int j = 0; j < 6; ++j)
                     inside |= (unsigned long long)((unsigned)(y0 + i) < H && (unsigned)(x0 + j) < W) << (6 * i + j);
             const float *corner = x + (size_t)(n * C + lt / TB) * H * W + y0 * W + x0;
+            /* COALESCED: copy m (0-3: 8 tiles x columns 0-3, 4-5: 16 tiles x columns 4-5) of this
+             * lane: its tile, column, corner at channel 0 and which of its 6 rows are inside */
+            const int lane = lt & 31, warp = lt >> 5;
+            int ccorner[6], cdst[6]; /* offsets: of the corner in x at channel 0, of the point in raw */
+            unsigned crows[6];
+#pragma unroll
+            for (int m = 0; m < 6; ++m) {
+                const int tile = m < 4 ? 8 * m + lane / 4 : 16 * (m - 4) + lane / 2, j = m < 4 ? lane % 4 : 4 + lane % 2;
+                const int tt = tile0 + tile, tn = tt / (TILES_X * TILES_Y), tr = tt % (TILES_X * TILES_Y);
+                const int ty = 4 * (tr / TILES_X) - 1, tx = 4 * (tr % TILES_X) - 1 + j;
+                unsigned rows = 0;
+#pragma unroll
+                for (int i = 0; i < 6; ++i)
+                    rows |= (unsigned)((unsigned)(ty + i) < H && (unsigned)tx < W) << i;
+                crows[m] = rows, cdst[m] = j * TASKS + pad(j) + tile;
+                ccorner[m] = tn * C * H * W + ty * W + tx;
+            }
+            int uoff[US / 4 / THREADS]; /* WEIGHTS: this thread's copies' offsets in u at channel 0 */
+#pragma unroll
+            for (int r = 0; r < US / 4 / THREADS; ++r) {
+                const int i = lt + r * THREADS, kv = i % (UK / 4), ce = i / (UK / 4), cl = ce / 12, el = ce % 12;
+                uoff[r] = ((12 * (b % 3) + el) * C + cl) * K + UK * (b % 4) + 4 * kv;
+            }
             if (MODE & ROWS) {
                 __syncthreads();
                 if (lt == 0)
@@ -135,6 +165,27 @@ __global__ void __launch_bounds__(THREADS, 1) loaders(const float *__restrict__ 
                         for (int k = 0; k < 36; ++k)
                             copy_if(d + k * TASKS, src + (k / 6) * W + k % 6, 4, (inside >> k) & 1);
                     }
+                if (MODE & COALESCED)
+#pragma unroll
+                    for (int cc = 0; cc < CB / 4; ++cc) {
+                        const int c = warp * (CB / 4) + cc;
+#pragma unroll
+                        for (int i = 0; i < 6; ++i)
+#pragma unroll
+                            for (int m = 0; m < 6; ++m)
+                                copy_if(dst + cdst[m] + 6 * i * TASKS + c * TB,
+                                        x + (ccorner[m] + (c0 + c) * H * W + i * W), 4, (crows[m] >> i) & 1);
+                    }
+                if (MODE & STREAM) /* the same bytes, contiguous: 16-byte copies at the best case */
+#pragma unroll
+                    for (int r = 0; r < TASKS * 36 / 4 / THREADS; ++r) {
+                        const size_t at = ((size_t)(b * CHUNKS + q) * TASKS * 36) % ((size_t)N * C * H * W - TASKS * 36);
+                        copy_if(dst + 4 * (lt + r * THREADS), x + at + 4 * (lt + r * THREADS), 16, true);
+                    }
+                if (MODE & WEIGHTS) /* the block's 12 elements x 8 channels x 64 outputs, as the kernel's */
+#pragma unroll
+                    for (int r = 0; r < US / 4 / THREADS; ++r)
+                        copy_if(wst + (q % 3) * US + 4 * (lt + r * THREADS), u + (uoff[r] + c0 * K), 16, true);
                 if (MODE & ROWS) {
                     const int lines = runs.count; /* (channel, row, piece) over the runs' pieces */
                     for (int k = 0; k < lines; ++k) {
@@ -150,12 +201,12 @@ __global__ void __launch_bounds__(THREADS, 1) loaders(const float *__restrict__ 
                 }
                 asm volatile("cp.async.commit_group;\n" ::);
             };
-            if (MODE & (POINTS | ROWS)) {
+            if (MODE & (POINTS | ROWS | COALESCED | STREAM | WEIGHTS)) {
                 fetch(0, raw);
                 fetch(1, raw + RAW);
             }
             for (int q = 0; q < CHUNKS; ++q) {
-                if (MODE & (POINTS | ROWS))
+                if (MODE & (POINTS | ROWS | COALESCED | STREAM | WEIGHTS))
                     asm volatile("cp.async.wait_group 1;\n" ::);
                 __syncthreads();
                 const float *tiles = raw + (q & 1) * RAW;
@@ -173,14 +224,14 @@ __global__ void __launch_bounds__(THREADS, 1) loaders(const float *__restrict__ 
                         } else {
 #pragma unroll
                             for (int k = 0; k < 36; ++k)
-                                d[k / 6][k % 6] = tiles[k * TASKS + p];
+                                d[k / 6][k % 6] = tiles[k * TASKS + (MODE & COALESCED ? pad(k % 6) : 0) + p];
                         }
                         transform(d, stage + (p / TB) * 12 * TB + p % TB);
                     }
                 __syncthreads();
-                if ((MODE & (POINTS | ROWS)) && q + 2 < CHUNKS)
+                if ((MODE & (POINTS | ROWS | COALESCED | STREAM | WEIGHTS)) && q + 2 < CHUNKS)
                     fetch(q + 2, raw + (q & 1) * RAW);
-                else if (MODE & (POINTS | ROWS))
+                else if (MODE & (POINTS | ROWS | COALESCED | STREAM | WEIGHTS))
                     asm volatile("cp.async.commit_group;\n" ::); /* keeps wait_group 1's count */
                 check += stage[lt];
             }
@@ -190,13 +241,13 @@ __global__ void __launch_bounds__(THREADS, 1) loaders(const float *__restrict__ 
 }
 
 template <int MODE>
-static void run(const char *what, int sms, double clock_hz, int reps, const float *x, float *out)
+static void run(const char *what, int sms, double clock_hz, int reps, const float *x, const float *u, float *out)
 {
-    const size_t bytes = (2 * RAW + 3 * STAGE) * sizeof(float);
+    const size_t bytes = (2 * RAW + 3 * STAGE + 3 * US) * sizeof(float);
     CK(cudaFuncSetAttribute(loaders<MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, loaders<MODE>));
-    const float median = median_ms([&] { loaders<MODE><<<sms, THREADS, bytes>>>(x, out, reps); }, 2, 11);
+    const float median = median_ms([&] { loaders<MODE><<<sms, THREADS, bytes>>>(x, u, out, reps); }, 2, 11);
     const double chunks_per_sm = (double)BLOCKS * CHUNKS * reps / sms; /* ~ the busiest SM's */
     const double cycles = median * 1e-3 * clock_hz / chunks_per_sm;
     printf("| %-28s | %3d regs, %2d B stack | %8.3f ms | %7.0f cycles | %5.2f of 1,900 |\n", what, fa.numRegs,
@@ -211,10 +262,13 @@ int main(int argc, char **argv)
     int clock_khz = 0;
     CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
     const size_t floats = (size_t)N * C * H * W;
-    float *host = (float *)malloc(floats * sizeof *host), *x, *out;
+    const size_t u_floats = (size_t)36 * C * K;
+    float *host = (float *)malloc(floats * sizeof *host), *x, *u, *out;
     for (size_t i = 0; i < floats; ++i)
         host[i] = (float)((i * 7) % 5) - 2;
     CK(cudaMalloc((void **)&x, floats * sizeof *x));
+    CK(cudaMalloc((void **)&u, u_floats * sizeof *u));
+    CK(cudaMemcpy(u, host, u_floats * sizeof *u, cudaMemcpyHostToDevice));
     CK(cudaMalloc((void **)&out, (size_t)p.multiProcessorCount * THREADS * sizeof *out));
     CK(cudaMemcpy(x, host, floats * sizeof *x, cudaMemcpyHostToDevice));
     printf("%s, %d SMs at %.0f MHz; V3's input (%d x %d x %d x %d), %d blocks of %d tiles x %d chunks, %d rep(s); one "
@@ -223,12 +277,20 @@ int main(int argc, char **argv)
     printf("| mode | registers | median | a chunk an SM | of the products' budget |\n| --- | ---: | ---: | ---: | ---: |\n");
     const int sms = p.multiProcessorCount;
     const double hz = clock_khz * 1e3;
-    run<POINTS>("points (4 B copies)", sms, hz, reps, x, out);
-    run<ROWS>("rows (16 B copies)", sms, hz, reps, x, out);
-    run<BT>("BT from points' layout", sms, hz, reps, x, out);
-    run<BT | ROWS>("rows + BT from rows' layout", sms, hz, reps, x, out);
-    run<BT | POINTS>("points + BT (the kernel's)", sms, hz, reps, x, out);
+    run<POINTS>("points (4 B copies)", sms, hz, reps, x, u, out);
+    run<ROWS>("rows (16 B copies)", sms, hz, reps, x, u, out);
+    run<BT>("BT from points' layout", sms, hz, reps, x, u, out);
+    run<BT | ROWS>("rows + BT from rows' layout", sms, hz, reps, x, u, out);
+    run<BT | POINTS>("points + BT (the kernel's)", sms, hz, reps, x, u, out);
+    run<COALESCED>("coalesced points", sms, hz, reps, x, u, out);
+    run<COALESCED | BT>("coalesced points + BT", sms, hz, reps, x, u, out);
+    run<STREAM>("stream (16 B, contiguous)", sms, hz, reps, x, u, out);
+    run<WEIGHTS>("weights U alone (16 B)", sms, hz, reps, x, u, out);
+    run<POINTS | BT | WEIGHTS>("points + BT + U (the kernel)", sms, hz, reps, x, u, out);
+    run<COALESCED | BT | WEIGHTS>("coalesced + BT + U", sms, hz, reps, x, u, out);
+    run<STREAM | WEIGHTS>("stream + U (bytes' floor)", sms, hz, reps, x, u, out);
     CK(cudaFree(x));
+    CK(cudaFree(u));
     CK(cudaFree(out));
     free(host);
     return 0;
