@@ -26,12 +26,15 @@ enum { N = 32, C = 256, H = 56, W = 56, TILES_X = 14, TILES_Y = 14, TILES = N * 
 enum { TB = 32, CB = 8, TASKS = TB * CB, THREADS = 128, CHUNKS = C / CB, BLOCKS = TILES / TB };
 enum { PIECES = 40, LINE = 4 * PIECES }; /* ROWS: at most 32 + 2 x 4 pieces a row, 4 floats each */
 enum { POINTS = 1, ROWS = 2, BT = 4, COALESCED = 8, STREAM = 16, WEIGHTS = 32 };
-enum { RAW = TASKS * 36 + 32 /* floats: POINTS' buffer (+ COALESCED's pads); ROWS' is CB * 6 * LINE = 7680 */,
+enum { SLOT = TASKS + 32 /* COALESCED: a point's tasks and room for its pad */,
+       RAW = SLOT * 36 /* floats: POINTS' buffer needs TASKS * 36; ROWS' CB * 6 * LINE = 7680 */,
        STAGE = CB * 12 * TB, K = 256, UK = 64, US = CB * 12 * UK /* a stage of the block's weights */ };
 /* COALESCED: a warp's copy covers one channel's row i of 8 tiles x columns 0-3 (32 floats
  * in a row of the plane, 5 sectors) or of 16 tiles x columns 4-5, instead of one point of 32
- * tiles (16 sectors); point (i, j) at [6 i + j][task] + pad(j), the pads keeping the writes
- * free of bank conflicts (a quarter warp's 4 columns in 4 bank octets). */
+ * tiles (16 sectors); point (i, j) at [6 i + j][task] + pad(j) in slots of SLOT floats, the pads
+ * keeping the writes free of bank conflicts (a quarter warp's 4 columns in 4 bank octets). (The
+ * figures in bench/NOTES.md were taken with slots of TASKS floats, where a pad ran into the next
+ * point's slot: the same copies and bytes, some landing on the wrong point.) */
 __device__ __forceinline__ int pad(int j) { return j < 4 ? 8 * j : 16 * (j - 4); }
 
 __device__ __forceinline__ void copy_if(void *dst, const void *src, unsigned bytes, bool full)
@@ -139,7 +142,7 @@ __global__ void __launch_bounds__(THREADS, 4) loaders(const float *__restrict__ 
 #pragma unroll
                 for (int i = 0; i < 6; ++i)
                     rows |= (unsigned)((unsigned)(ty + i) < H && (unsigned)tx < W) << i;
-                crows[m] = rows, cdst[m] = j * TASKS + pad(j) + tile;
+                crows[m] = rows, cdst[m] = j * SLOT + pad(j) + tile;
                 ccorner[m] = tn * C * H * W + ty * W + tx;
             }
             int uoff[US / 4 / THREADS]; /* WEIGHTS: this thread's copies' offsets in u at channel 0 */
@@ -173,7 +176,7 @@ __global__ void __launch_bounds__(THREADS, 4) loaders(const float *__restrict__ 
                         for (int i = 0; i < 6; ++i)
 #pragma unroll
                             for (int m = 0; m < 6; ++m)
-                                copy_if(dst + cdst[m] + 6 * i * TASKS + c * TB,
+                                copy_if(dst + cdst[m] + 6 * i * SLOT + c * TB,
                                         x + (ccorner[m] + (c0 + c) * H * W + i * W), 4, (crows[m] >> i) & 1);
                     }
                 if (MODE & STREAM) /* the same bytes, contiguous: 16-byte copies at the best case */
@@ -224,7 +227,7 @@ __global__ void __launch_bounds__(THREADS, 4) loaders(const float *__restrict__ 
                         } else {
 #pragma unroll
                             for (int k = 0; k < 36; ++k)
-                                d[k / 6][k % 6] = tiles[k * TASKS + (MODE & COALESCED ? pad(k % 6) : 0) + p];
+                                d[k / 6][k % 6] = tiles[MODE & COALESCED ? k * SLOT + pad(k % 6) + p : k * TASKS + p];
                         }
                         transform(d, stage + (p / TB) * 12 * TB + p % TB);
                     }
