@@ -46,9 +46,11 @@
 #include "values.h"
 #include "winograd_plan.h"
 
-enum { CLUSTER_TILES = 32, CLUSTER_OUTPUTS = 64, CLUSTER_CHANNELS = 8, CLUSTER_ROWS = 2,
+enum { CLUSTER_TILES = 32, CLUSTER_OUTPUTS = 64,
+       CLUSTER_CHANNELS = 12 /* a chunk: CLUSTER_LOADERS a block of the cluster of 3, a loader warp a channel */, CLUSTER_ROWS = 2,
        CLUSTER_LOADERS = 4 /* warps: one a scheduler */, CLUSTER_STAGES = 3,
-       CLUSTER_ALPHA = 6 /* the tiles the planner gives it (cluster_blocks) */ };
+       CLUSTER_ALPHA = 6 /* the tiles the planner gives it (cluster_blocks) */,
+       RAW_POINT_STRIDE = 32 * CLUSTER_LOADERS + 32 /* a raw point's tasks and room for its pad (raw_runs) */ };
 enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEMENTS = 36,
        FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 168 registers hold the 64 sums */ };
 enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
@@ -237,9 +239,8 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
  * for other tiles (F(2x2, 3x3)'s clusters of 2 are untimed: S13's bprop, which the shipped wisdom
  * runs on winograd-fused at m = 2, keeps the kernel it was timed with), for fewer than
  * CLUSTER_OUTPUTS output or data channels (a block of 64 outputs would idle, and the loaders'
- * pipeline would barely start), for output channels that are no multiple of 4 (the weights'
- * copies would be 4-byte ones, 48 a loader thread a chunk: their offsets, worked out once, no
- * longer fit its registers), and where the clusters do not fill the GPU once (on an H200 R4 ran no
+ * pipeline would barely start), for output channels that are no multiple of 4 (a product warp
+ * copies its element's weights 16 bytes at a time), and where the clusters do not fill the GPU once (on an H200 R4 ran no
  * faster: 0.204 ms against 0.2025; bench/NOTES.md). */
 static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channels, int64_t rows)
 {
@@ -247,10 +248,50 @@ static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channe
     int most = !t || t->max_cluster == 0 ? 8 : t->max_cluster; /* 0: the portable 8; 1: none */
     int sms = t && t->sm_count > 0 ? t->sm_count : 132;
     if (alpha0 != CLUSTER_ALPHA || s->tf[2].alpha != CLUSTER_ALPHA || blocks > most || rows < CLUSTER_OUTPUTS ||
-        rows % 4 != 0 || channels < CLUSTER_OUTPUTS)
+        rows % 4 != 0 || channels < CLUSTER_OUTPUTS ||
+        (int64_t)CLUSTER_ROWS * CLUSTER_ALPHA * channels * rows > UINT32_MAX /* the weights' 32-bit offsets */)
         return 0;
     int64_t clusters = wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(rows, CLUSTER_OUTPUTS);
     return clusters * blocks >= sms ? blocks : 0;
+}
+
+/* The loader warps' copies of one row of their channel's CLUSTER_TILES tiles: runs of neighbouring
+ * columns, a power of two of them (widest first), of 32 / columns tiles each, so that a warp's
+ * 4-byte copies read neighbouring addresses rather than one point each of 32 tiles 16 bytes apart
+ * (on an H200 the loaders alone took 2,479 cycles a chunk against 3,170: bench/NOTES.md). Column
+ * j of a run from column `first` lies 32 / columns (j - first) floats past its plain place (its
+ * pad, under 32), which puts a copy's 32 points in 32 banks; a point's slot is RAW_POINT_STRIDE
+ * floats, 32 more than its tasks. Returns the runs, their first columns and widths. */
+static int raw_runs(int alpha, int first[], int columns[])
+{
+    int runs = 0;
+    for (int at = 0, width = 32; at < alpha; at += width) {
+        while (width > alpha - at)
+            width /= 2;
+        first[runs] = at, columns[runs++] = width;
+    }
+    return runs;
+}
+
+/* The template's copies (each run's, every 32 / columns tiles) and each column's pad. */
+static void set_raw_copies(tmpl_value *ctx, int alpha)
+{
+    int first[8], columns[8];
+    tmpl_value *copies = tmpl_list(), *pads = tmpl_list();
+    for (int r = 0, runs = raw_runs(alpha, first, columns); r < runs; ++r) {
+        for (int base = 0; base < CLUSTER_TILES; base += 32 / columns[r]) {
+            tmpl_value *c = tmpl_map();
+            tmpl_set_int(c, "first", first[r]);
+            tmpl_set_int(c, "columns", columns[r]);
+            tmpl_set_int(c, "base", base);
+            tmpl_set_int(c, "tiles", 32 / columns[r]);
+            tmpl_list_push(copies, c);
+        }
+        for (int j = 0; j < columns[r]; ++j)
+            tmpl_list_push(pads, tmpl_int(32 / columns[r] * j));
+    }
+    tmpl_map_set(ctx, "copies", copies);
+    tmpl_map_set(ctx, "col_pad", pads);
 }
 
 static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_op *f, int cluster, const char *name,
@@ -268,7 +309,8 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     k->block[0] = (unsigned)(32 * (elements + CLUSTER_LOADERS));
     /* two buffers of raw tiles and a ring of stages (transformed tiles and weights' transforms)
      * while the products run; then the products and the rows the peers send, over them */
-    int64_t raw = (int64_t)b.channels * b.tiles * s->tf[1].alpha * alpha1, vs = b.channels * elements * b.tiles,
+    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * RAW_POINT_STRIDE,
+            vs = b.channels * elements * b.tiles,
             us = b.channels * elements * b.outputs, staging = 2 * raw + CLUSTER_STAGES * (vs + us),
             reduce = elements * pairs + (int64_t)cluster * CLUSTER_ROWS * s->tf[2].m * per_owner;
     k->shared_bytes = (unsigned)(4 * (staging > reduce ? staging : reduce));
@@ -287,11 +329,17 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     tmpl_set_int(ctx, "us_floats", us);
     tmpl_set_int(ctx, "pairs", pairs);
     tmpl_set_int(ctx, "per_owner", per_owner);
-    /* a loader thread's tasks (all of one tile) and weights' copies in each chunk */
-    int vec = weights_vec(f), loader_threads = 32 * CLUSTER_LOADERS;
-    tmpl_set_int(ctx, "task_rounds", wino_div_up((int64_t)b.tiles * b.channels, loader_threads));
-    tmpl_set_int(ctx, "u_count", us / vec);
-    tmpl_set_int(ctx, "u_rounds", wino_div_up(us / vec, loader_threads));
+    /* a loader thread's task (its warp's channel of the block's share, its lane's tile) and copies
+     * in each chunk */
+    int loader_threads = 32 * CLUSTER_LOADERS;
+    tmpl_set_int(ctx, "loader_threads", loader_threads);
+    tmpl_set_int(ctx, "point_stride", RAW_POINT_STRIDE);
+    tmpl_set_int(ctx, "c_share", b.channels / cluster);
+    set_raw_copies(ctx, (int)alpha1);
+    /* a product warp's copies of its element's weights: 16 bytes a lane (weights_vec is 4 here:
+     * cluster_blocks), k_block / 4 lanes a channel */
+    tmpl_set_int(ctx, "u_lane_rows", 32 / (b.outputs / 4));
+    tmpl_set_int(ctx, "u_warp_rounds", (int64_t)b.channels * b.outputs / 4 / 32);
     return render(ctx, failed, "winograd/winograd_fused_cluster.cu", k);
 }
 

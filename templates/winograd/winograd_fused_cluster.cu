@@ -2,15 +2,23 @@
     generator/winograd/winograd_fused.c, cluster_kernel, decides every constant). A cluster works
     {{ tile_block }} tiles of {{ data }} x {{ k_block }} output channels; its block `rank` owns the transform elements of
     rows {{ rows }} rank .. {{ rows }} rank + {{ rows - 1 }} of the {{ alpha0 }} x {{ alpha1 }} tile, {{ cta_elements }} elements. The block's warps specialise:
-    - {{ loaders }} loader warps bring each chunk of {{ c_block }} channels' raw tiles and this block's weights'
-      transforms U into shared memory by cp.async, two chunks ahead, and transform the tiles' rows
-      (BT along dimension 0 for the block's rows only, then along dimension 1) into a ring of
-      {{ stages }} stages;
-    - {{ cta_elements }} product warps, one per element, sum the stages' products: each lane 8 output channels x
+    - {{ loaders }} loader warps bring their block's share of each chunk's raw tiles ({{ c_share }} of its {{ c_block }} channels, one
+      warp a channel, one lane a tile) into shared memory by cp.async, two chunks ahead, transform
+      each tile whole (BT along dimension 0, then 1) and
+      store each row of the result in the stage of the block that owns it, through distributed
+      shared memory: every raw tile is read from L2 once a cluster, not once a block;
+    - {{ cta_elements }} product warps, one per element, bring their element's weights' transforms U by cp.async
+      {{ stages }} chunks ahead (each warp its own, so that no loader waits on the products before it copies)
+      and sum the stages' products: each lane 8 output channels x
       8 tiles (the warp's 32 tiles x 64 outputs read as broadcast float4s: two distinct tile and
       four distinct output float4s a quarter warp), while the loaders fill the next stage.
-    Named barriers pass the stages: full[s] (loaders arrive, product warps wait) and empty[s] (the
-    reverse). At the end each block applies AT along dimension 1 to its rows (M_r A) and sends the
+    The stages pass between the cluster's blocks through mbarriers in each block: full[s] counts
+    this block's loader warps and the bytes of the rows the cluster's loaders (its own among them)
+    send by st.async (whose completion needs no fence: an arrival releasing to the cluster cost a
+    memory barrier a warp, the kernel's first stall on an H200), and empty[s] counts the cluster's
+    product warps (stage s read in every block, which the loaders wait on before they refill it);
+    lane 0 arrives for its warp once __syncwarp has ordered the lanes' accesses before it. At the end each block applies AT along
+    dimension 1 to its rows (M_r A) and sends the
     results to the block that owns the (output, tile) pair, which sums the cluster's rows through
     AT along dimension 0 in a fixed order (the result does not depend on scheduling), applies
     fprop's epilogue and stores. A 3-D layer's tiles are one slice deep, its {{ depth_taps }} depth taps summed
@@ -19,104 +27,111 @@
 {%- include "winograd/winograd.cuh" -%}
 {{ file_header(header) }}
 
-{#- The loaders' fetches. Everything that does not change from chunk to chunk is worked out once
-    (loader_state): a loader thread's tasks are tile lt % {{ tile_block }} of channels lt / {{ tile_block }} + {{ loaders * 32 // tile_block }} i
-    ({{ task_rounds }} of them), so one tile, its corner and which of its points lie in the plane serve
-    every chunk; its weights' copies are the same {{ u_rounds }} (element, channel, output) offsets from
-    each chunk's first channel. -#}
+{#- Raw tiles: a loader warp copies row i of its channel's {{ tile_block }} tiles as {{ copies|length }} copies, each of a few
+    neighbouring columns of several tiles (lane l: tile base + l / columns, column first + l % columns),
+    so that a warp's 4-byte copies read neighbouring addresses (a tile's columns are neighbours, and
+    so are the tiles); point (i, j) of task t (channel lw, tile) lies at raw[({{ alpha1 }} i + j) {{ point_stride }} + pad(j)
+    + t], the pads ({{ col_pad|join(", ") }}) putting a copy's columns in different banks, each point's
+    slot 32 floats wider than its {{ loader_threads }} tasks to leave room for them. -#}
+
+{#- Everything of the loaders' copies that does not change from chunk to chunk, worked out once
+    (loader_state): for each copy g of a row, this lane's tile corner and which of its rows lie
+    in the plane. -#}
 {%- macro loader_state(indent) -%}
-{{ indent }}const tile_at mine = locate(tile0 + lt % {{ tile_block }}u);
-{{ indent }}const int y0 = (int)(mine.t0 * {{ step0 }}u) - ({{ offset0 }}), x0 = (int)(mine.t1 * {{ step1 }}u) - ({{ offset1 }});
-{{ indent }}unsigned long long inside = 0ull; // bit i {{ alpha1 }} + j: point (i, j) of the tile lies in the plane
-{%- for i in range(alpha0) %}
-{%- for j in range(alpha1) %}
-{{ indent }}inside |= (unsigned long long)((unsigned)(y0 + {{ i }}) < {{ height }}u && (unsigned)(x0 + {{ j }}) < {{ width }}u) << {{ i * alpha1 + j }};
-{%- endfor %}
-{%- endfor %}
-{{ indent }}inside = mine.valid ? inside : 0ull;
-{%- if volume %}
-{{ indent }}const int z0 = (int)mine.tz - ({{ offset_z }}); // the slice depth tap 0 reads
-{{ indent }}// channel lt / {{ tile_block }}'s corner at slice z0 (read only where the slice is inside)
-{{ indent }}const float *__restrict__ corner = in0 + ((long long)(mine.n * {{ channels }}u + lt / {{ tile_block }}u) * {{ depth }} + z0) * {{ height * width }}ll + y0 * {{ width }} + x0;
-{%- else %}
-{{ indent }}const float *__restrict__ corner = in0 + (size_t)(mine.n * {{ channels }}u + lt / {{ tile_block }}u) * {{ height * width }}u + y0 * {{ width }} + x0;
-{%- endif %}
-{{ indent }}const float *__restrict__ ub = u + (size_t)e_first * {{ channels * outputs }}ull + k0; // element e_first, channel 0
-{%- for r in range(u_rounds) %}
-{{ indent }}size_t uoff{{ r }} = 0;
-{{ indent }}unsigned ucl{{ r }} = {{ channels }}u; // past the channels: no copy
+{{ indent }}const unsigned lane = lt & 31u, lw = lt >> 5; // lw: the loader warp, the channel rank {{ c_share }} + lw of each chunk
+{{ indent }}const unsigned cl0 = rank * {{ c_share }}u + lw;
+{%- for g in copies %}
+{%- set n = loop.index0 %}
+{{ indent }}const float *__restrict__ corner{{ n }}; // copy {{ n }}: tiles {{ g.base }}.. x columns {{ g.first }}..{{ g.first + g.columns - 1 }}
+{{ indent }}unsigned inside{{ n }} = 0u, ro{{ n }}; // bit i: its row i lies in the plane{{ "; bit 8 + dz: the slice of depth tap dz lies in the volume" if volume }}; ro: its point (0, j) in raw
 {{ indent }}{
-{{ indent }}    const unsigned i = lt + {{ r * loaders * 32 }}u, kv = i % {{ k_block // vec }}u, ce = i / {{ k_block // vec }}u;
-{{ indent }}    const unsigned cl = ce / {{ cta_elements }}u, el = ce - cl * {{ cta_elements }}u;
-{{ indent }}    if (i < {{ u_count }}u && k0 + kv * {{ vec }}u < {{ outputs }}u)
-{{ indent }}        uoff{{ r }} = ((size_t)el * {{ channels }}u + cl) * {{ outputs }}u + kv * {{ vec }}u, ucl{{ r }} = cl;
+{{ indent }}    const unsigned tile = {{ g.base }}u + lane / {{ g.columns }}u, j = {{ g.first }}u + lane % {{ g.columns }}u;
+{{ indent }}    const tile_at at = locate(tile0 + tile);
+{{ indent }}    const int y0 = (int)(at.t0 * {{ step0 }}u) - ({{ offset0 }}), x = (int)(at.t1 * {{ step1 }}u) - ({{ offset1 }}) + (int)j;
+{%- for i in range(alpha0) %}
+{{ indent }}    inside{{ n }} |= (unsigned)(at.valid && (unsigned)(y0 + {{ i }}) < {{ height }}u && (unsigned)x < {{ width }}u) << {{ i }};
+{%- endfor %}
+{{ indent }}    ro{{ n }} = j * {{ point_stride }}u + {{ g.tiles }}u * (lane % {{ g.columns }}u) + lw * {{ tile_block }}u + tile;
+{%- if volume %}
+{{ indent }}    const int z = (int)at.tz - ({{ offset_z }}); // the slice depth tap 0 reads
+{%- for dz in range(depth_taps) %}
+{{ indent }}    inside{{ n }} |= (unsigned)((unsigned)(z + {{ dz }}) < {{ depth }}u) << {{ 8 + dz }};
+{%- endfor %}
+{{ indent }}    // channel cl0's point (0, j) at that slice (read only where the slice is inside)
+{{ indent }}    corner{{ n }} = in0 + ((long long)(at.n * {{ channels }}u + cl0) * {{ depth }} + z) * {{ height * width }}ll + y0 * {{ width }} + x;
+{%- else %}
+{{ indent }}    corner{{ n }} = in0 + (long long)(at.n * {{ channels }}u + cl0) * {{ height * width }}ll + y0 * {{ width }} + x;
+{%- endif %}
 {{ indent }}}
 {%- endfor %}
 {%- endmacro -%}
 
-{#- Chunk `q`'s raw tiles into raw buffer `rb` and this block's weights' transforms into stage `st`
-    ([c][element][k], {{ vec }} floats a cp.async), zeros outside the plane or volume and past the
-    channels and outputs; one cp.async group. -#}
-{%- macro fetch_chunk(q, rb, st, indent) -%}
+{#- Chunk `q`'s raw tiles of channel cl0 into raw buffer `rb`, zeros outside the plane or volume and
+    past the channels; one cp.async group. -#}
+{%- macro fetch_tiles(q, rb, indent) -%}
 {{ indent }}{
 {%- if volume %}
 {{ indent }}    const chunk_at at = chunk({{ q }});
-{{ indent }}    const unsigned c0 = at.c0;
-{{ indent }}    const bool slice = (unsigned)(z0 + (int)at.dz) < {{ depth }}u;
-{{ indent }}    const size_t u_chunk = ((size_t)at.dz * {{ elements * channels }}u + c0) * {{ outputs }}u;
+{{ indent }}    const bool here = at.c0 + cl0 < {{ channels }}u;
+{{ indent }}    const long long from = ((long long)at.c0 * {{ depth }} + at.dz) * {{ height * width }}ll;
+{%- for g in copies %}
+{{ indent }}    const bool here{{ loop.index0 }} = here && (inside{{ loop.index0 }} >> (8u + at.dz) & 1u);
+{%- endfor %}
 {%- else %}
 {{ indent }}    const unsigned c0 = ({{ q }}) * {{ c_block }}u;
-{{ indent }}    const size_t u_chunk = (size_t)c0 * {{ outputs }}u;
+{{ indent }}    const bool here = c0 + cl0 < {{ channels }}u;
+{{ indent }}    const size_t from = (size_t)c0 * {{ height * width }}u;
 {%- endif %}
-{%- for r in range(task_rounds) %}
-{{ indent }}    {
-{{ indent }}        const unsigned c = c0 + lt / {{ tile_block }}u + {{ r * loaders * 32 // tile_block }}u;
-{%- if volume %}
-{{ indent }}        const unsigned long long points = slice && c < {{ channels }}u ? inside : 0ull;
-{{ indent }}        const float *__restrict__ src = corner + ((long long)(c - lt / {{ tile_block }}u) * {{ depth }} + at.dz) * {{ height * width }}ll;
-{%- else %}
-{{ indent }}        const unsigned long long points = c < {{ channels }}u ? inside : 0ull;
-{{ indent }}        const float *__restrict__ src = corner + (size_t)(c - lt / {{ tile_block }}u) * {{ height * width }}u;
-{%- endif %}
-{{ indent }}        float *__restrict__ dst = raw + ({{ rb }}) * {{ raw_floats }}u + lt + {{ r * loaders * 32 }}u;
+{{ indent }}    float *__restrict__ dst = raw + ({{ rb }}) * {{ raw_floats }}u;
 {%- for i in range(alpha0) %}
-{%- for j in range(alpha1) %}
-{{ indent }}        copy4(dst + {{ (i * alpha1 + j) * tasks }}u, src + {{ i * width + j }}, (unsigned)(points >> {{ i * alpha1 + j }}) & 1u);
+{%- for g in copies %}
+{{ indent }}    copy4(dst + ro{{ loop.index0 }} + {{ i * alpha1 * point_stride }}u, corner{{ loop.index0 }} + from + {{ i * width }}, here{{ loop.index0 if volume }} && (inside{{ loop.index0 }} >> {{ i }} & 1u));
 {%- endfor %}
-{%- endfor %}
-{{ indent }}    }
-{%- endfor %}
-{{ indent }}    float *__restrict__ w = us + ({{ st }}) * {{ us_floats }}u + lt * {{ vec }}u;
-{%- for r in range(u_rounds) %}
-{{ indent }}    copy{{ vec * 4 }}(w + {{ r * loaders * 32 * vec }}u, ub + u_chunk + uoff{{ r }}, c0 + ucl{{ r }} < {{ channels }}u);
 {%- endfor %}
 {{ indent }}    asm volatile("cp.async.commit_group;\n" ::);
 {{ indent }}}
 {%- endmacro -%}
 
-{#- Block `r`'s rows of the transform of the tile d into dst[e {{ tile_block }}] for its elements e: BT along
-    dimension 0, the block's rows only, then along dimension 1. -#}
-{%- macro transform_rows(r, indent) -%}
-{%- for i in range(rows) %}
-{{ indent }}float t{{ i }}[{{ alpha1 }}];
+{#- A product warp's weights of chunk `q` into stage `st`: its element's {{ c_block }} channels x {{ k_block }} outputs
+    ([c][element][k] there), {{ u_warp_rounds }} 16-byte copies a lane from the offsets worked out once
+    (ulane: the lane's in u, uto: in the stage), zeros past the channels and outputs; one cp.async
+    group (an empty one past the last chunk, so that every chunk waits for the same count). -#}
+{%- macro fetch_weights(q, st, indent) -%}
+{{ indent }}{
+{%- if volume %}
+{{ indent }}    const chunk_at at = chunk({{ q }});
+{{ indent }}    const unsigned c0 = at.c0;
+{{ indent }}    const float *__restrict__ src = uw + ((size_t)at.dz * {{ elements * channels }}u + c0) * {{ outputs }}u;
+{%- else %}
+{{ indent }}    const unsigned c0 = ({{ q }}) * {{ c_block }}u;
+{{ indent }}    const float *__restrict__ src = uw + (size_t)c0 * {{ outputs }}u;
+{%- endif %}
+{{ indent }}    float *__restrict__ dst = us + ({{ st }}) * {{ us_floats }}u + uto;
+{%- for r in range(u_warp_rounds) %}
+{{ indent }}    copy16(dst + {{ r * u_lane_rows * cta_elements * k_block }}u, src + ulane + {{ r * u_lane_rows * outputs }}u, kin && c0 + lane / {{ k_block // 4 }}u + {{ r * u_lane_rows }}u < {{ channels }}u);
 {%- endfor %}
+{{ indent }}    asm volatile("cp.async.commit_group;\n" ::);
+{{ indent }}}
+{%- endmacro -%}
+
+{#- The transform of the tile d, BT along dimension 0 then 1, each row of it into the stage of the
+    block that owns it: row i of the tile to block p = i / {{ rows }}, ((i % {{ rows }}) {{ alpha1 }} + j) {{ tile_block }} floats past
+    to[p] (a shared::cluster address), signalling full{p}, that block's full[st]. -#}
+{%- macro transform_tile(indent) -%}
 {%- for j in range(alpha1) %}
+{{ indent }}float t{{ j }}[{{ alpha0 }}]; // column {{ j }} through BT
 {{ indent }}{
 {{ indent }}    const float in[{{ alpha0 }}] = { {% for i in range(alpha0) %}{{ ", " if not loop.first }}d[{{ i }}][{{ j }}]{% endfor %} };
-{{ indent }}    float v[{{ alpha0 }}];
-{{- wino_program(bt0, "v", indent ~ "    ") }}
-{%- for i in range(rows) %}
-{{ indent }}    t{{ i }}[{{ j }}] = v[{{ r * rows + i }}];
-{%- endfor %}
+{{- wino_program(bt0, "t" ~ j, indent ~ "    ") }}
 {{ indent }}}
 {%- endfor %}
-{%- for i in range(rows) %}
+{%- for i in range(alpha0) %}
 {{ indent }}{
-{{ indent }}    const float in[{{ alpha1 }}] = { {% for j in range(alpha1) %}{{ ", " if not loop.first }}t{{ i }}[{{ j }}]{% endfor %} };
+{{ indent }}    const float in[{{ alpha1 }}] = { {% for j in range(alpha1) %}{{ ", " if not loop.first }}t{{ j }}[{{ i }}]{% endfor %} };
 {{ indent }}    float v[{{ alpha1 }}];
 {{- wino_program(bt1, "v", indent ~ "    ") }}
 {%- for j in range(alpha1) %}
-{{ indent }}    dst[{{ (i * alpha1 + j) * tile_block }}u] = v[{{ j }}];
+{{ indent }}    put<{{ ((i % rows) * alpha1 + j) * tile_block * 4 }}u>(to{{ i // rows }}, v[{{ j }}], full{{ i // rows }});
 {%- endfor %}
 {{ indent }}}
 {%- endfor %}
@@ -136,18 +151,55 @@ __device__ __forceinline__ unsigned cluster_rank()
 
 {{ cluster_sync() }}
 
-// Named barriers: the loaders' own (LOADERS), and per stage s full (FULL + s) and empty (EMPTY + s),
-// which every thread of the block counts: one side arrives, the other waits.
-enum { LOADERS = 1, FULL = 2, EMPTY = 2 + {{ stages }} };
-
-__device__ __forceinline__ void bar_sync(unsigned id, unsigned threads)
+// The loaders' own named barrier: the raw tiles pass between their warps.
+__device__ __forceinline__ void loaders_sync()
 {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+    asm volatile("bar.sync 1, {{ loader_threads }};" ::: "memory");
 }
 
-__device__ __forceinline__ void bar_arrive(unsigned id, unsigned threads)
+// The shared::cluster address of `local` (this block's shared memory) in block `rank` of the cluster.
+__device__ __forceinline__ unsigned cluster_address(const void *local, unsigned rank)
 {
-    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"((unsigned)__cvta_generic_to_shared(local)), "r"(rank));
+    return remote;
+}
+
+// One arrival on the mbarrier at shared::cluster address `bar` (this block's or a peer's), releasing
+// this thread's shared-memory accesses before it at the block's scope, as a buffer's release to
+// its producer is made (the data a peer reads next comes by st.async, which needs no fence).
+__device__ __forceinline__ void arrive(unsigned bar)
+{
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+// The arrival of this block's loader warp on its own full[s], expecting the bytes of its share of
+// the rows that the cluster's st.async bring into this block's stage s.
+__device__ __forceinline__ void arrive_expecting(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cluster.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// A float of the transforms into a stage at shared::cluster address `to` + OFFSET bytes, in this
+// block or a peer, by st.async, which counts its bytes on that block's full[s] (`full`) as they
+// land. One instruction, the offset an immediate: a plain store into this block instead took a
+// branch on the rank and a generic store through the window (S2R, two moves) a float.
+template <unsigned OFFSET>
+__device__ __forceinline__ void put(unsigned to, float v, unsigned full)
+{
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0+%3], %1, [%2];"
+                 ::"r"(to), "f"(v), "r"(full), "n"(OFFSET) : "memory");
+}
+
+// Waits for phase `parity` of this block's mbarrier `bar` to complete.
+__device__ __forceinline__ void wait_phase(const unsigned long long *bar, unsigned parity)
+{
+    const unsigned at = (unsigned)__cvta_generic_to_shared(bar);
+    unsigned done;
+    do
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(at), "r"(parity) : "memory");
+    while (!done);
 }
 
 extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__({{ cluster }}, 1, 1)
@@ -155,58 +207,92 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     float *__restrict__ workspace{{ bias_param(epi) }})
 {
     extern __shared__ float4 shared4[];
-    float *__restrict__ raw = (float *)shared4;       // 2 x [point][task]: the tiles as loaded
-    float *__restrict__ vs = raw + {{ 2 * raw_floats }}; // {{ stages }} x [c][element][tile]: their transforms
+    // full[s] and empty[s] of each stage; outside the dynamic memory, which the end reuses
+    __shared__ unsigned long long full[{{ stages }}], empty[{{ stages }}];
+    float *__restrict__ raw = (float *)shared4;       // 2 x [point][task]: this block's share of the tiles as loaded
+    float *__restrict__ vs = raw + {{ 2 * raw_floats }}; // {{ stages }} x [c][element][tile]: the cluster's transforms of them
     float *__restrict__ us = vs + {{ stages * vs_floats }}; // {{ stages }} x [c][element][k]: the weights'
     const float *__restrict__ u = workspace + {{ u_buffer }}ull; // [e][c][k]
     const unsigned tid = threadIdx.x, warp = tid >> 5, rank = cluster_rank();
     const unsigned tile0 = blockIdx.x / {{ cluster }}u * {{ tile_block }}u, k0 = blockIdx.y * {{ k_block }}u;
     const unsigned e_first = rank * {{ cta_elements }}u; // this block's elements: rows {{ rows }} rank ..
+    if (tid == 0) {
+        for (unsigned s = 0; s < {{ stages }}u; ++s) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], {{ loaders }};" ::"r"((unsigned)__cvta_generic_to_shared(&full[s])) : "memory");
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], {{ cluster * cta_elements }};" ::"r"((unsigned)__cvta_generic_to_shared(&empty[s])) : "memory");
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cluster_sync(); // every block's mbarriers are ready before any peer arrives on them
 {{ acc_8x8("    ") }}
 
     if (warp >= {{ cta_elements }}u) {
         // The loaders: chunk q's copies were issued two chunks ahead; transform its tiles into
-        // stage q % {{ stages }} (free since the product warps said so, before its weights were fetched).
+        // stage q % {{ stages }} of every block (free since the cluster's product warps said so, before
+        // this block's weights were fetched into it).
         const unsigned lt = tid - {{ cta_elements * 32 }}u;
 {{ loader_state("        ") }}
-{{ fetch_chunk("0u", "0u", "0u", "        ") }}
+{{ fetch_tiles("0u", "0u", "        ") }}
 {%- if chunks > 1 %}
-{{ fetch_chunk("1u", "1u", "1u", "        ") }}
+{{ fetch_tiles("1u", "1u", "        ") }}
 {%- endif %}
+        // this thread's task (channel cl0, tile lane) in the stages of the blocks: row i to block i / {{ rows }}
+        const unsigned task = (cl0 * {{ cta_elements }}u) * {{ tile_block }}u + lane;
+{%- for p in range(cluster) %}
+        const unsigned stage{{ p }} = cluster_address(vs + task, {{ p }}u), full_at{{ p }} = cluster_address(full, {{ p }}u);
+{%- endfor %}
+        const unsigned full_mine = cluster_address(full, rank);
         for (unsigned q = 0; q < {{ chunks }}u; ++q) {
             const unsigned st = q % {{ stages }}u;
             if (q + 1u < {{ chunks }}u)
                 asm volatile("cp.async.wait_group 1;\n" ::); // chunk q's copies (q + 1's may fly)
             else
                 asm volatile("cp.async.wait_group 0;\n" ::);
-            bar_sync(LOADERS, {{ loaders * 32 }}u);         // every loader's
-            const float *__restrict__ tiles = raw + (q & 1u) * {{ raw_floats }}u;
-            for (unsigned p = lt; p < {{ tasks }}u; p += {{ loaders * 32 }}u) {
-{{ wino_read_tile("(tiles + p)", tasks, alpha0, alpha1, "                ") }}
-                float *__restrict__ dst = vs + st * {{ vs_floats }}u + (p / {{ tile_block }}u) * {{ cta_elements * tile_block }}u + p % {{ tile_block }}u;
-{%- for r in range(cluster) %}
-                {{ "} else " if not loop.first }}{{ "{" if loop.last else "if (rank == " ~ r ~ "u) {" }}
-{{- transform_rows(r, "                    ") }}
+            loaders_sync(); // every loader's
+            if (q >= {{ stages }}u) // stage st read in every block (chunk q - {{ stages }})
+                wait_phase(&empty[st], (q - {{ stages }}u) / {{ stages }}u & 1u);
+            {
+                const float *__restrict__ tile = raw + (q & 1u) * {{ raw_floats }}u + lt;
+                float d[{{ alpha0 }}][{{ alpha1 }}];
+{%- for i in range(alpha0) %}
+{%- for j in range(alpha1) %}
+                d[{{ i }}][{{ j }}] = tile[{{ (i * alpha1 + j) * point_stride + col_pad[j] }}u];
 {%- endfor %}
-                }
+{%- endfor %}
+{%- for p in range(cluster) %}
+                const unsigned to{{ p }} = stage{{ p }} + st * {{ vs_floats * 4 }}u, full{{ p }} = full_at{{ p }} + st * 8u;
+{%- endfor %}
+{{ transform_tile("                ") }}
             }
-            bar_arrive(FULL + st, {{ threads }}u);
+            __syncwarp();
+            if (lane == 0u) // one arrival a warp, expecting its share of the bytes this block's stage receives
+                arrive_expecting(full_mine + st * 8u, {{ cluster * loader_threads * rows * alpha1 * 4 // loaders }}u);
             if (q + 2u < {{ chunks }}u) {
-                // chunk q + 2 into raw buffer q & 1 (read by every loader: the barrier) and stage
-                // (q + 2) % {{ stages }}, chunk q - 1's, once the product warps are done with it
-                bar_sync(LOADERS, {{ loaders * 32 }}u);
-                if (q >= 1u)
-                    bar_sync(EMPTY + (q + 2u) % {{ stages }}u, {{ threads }}u);
-{{ fetch_chunk("q + 2u", "q & 1u", "(q + 2u) % " ~ stages ~ "u", "                ") }}
+                loaders_sync(); // chunk q + 2 into raw buffer q & 1, read by every loader
+{{ fetch_tiles("q + 2u", "q & 1u", "                ") }}
             }
         }
     } else {
         // The product warps: warp w sums element e_first + w's products, lane l its outputs
         // k0 + 4 kq .. and k0 + 32 + 4 kq .., tiles tile0 + 4 tq .. and tile0 + 16 + 4 tq ..
         const unsigned lane = tid & 31u, kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1);
+        // The warp brings its own element's weights, {{ stages }} chunks ahead (no other warp reads them):
+        // lane l the outputs k0 + 4 (l % {{ k_block // 4 }}) of channels l / {{ k_block // 4 }} + {{ u_lane_rows }} r of the chunk.
+        const float *__restrict__ uw = u + (size_t)(e_first + warp) * {{ channels * outputs }}ull + k0;
+        const unsigned ulane = lane / {{ k_block // 4 }}u * {{ outputs }}u + lane % {{ k_block // 4 }}u * 4u;
+        const unsigned uto = (lane / {{ k_block // 4 }}u * {{ cta_elements }}u + warp) * {{ k_block }}u + lane % {{ k_block // 4 }}u * 4u;
+        const bool kin = k0 + lane % {{ k_block // 4 }}u * 4u < {{ outputs }}u;
+{%- for q in range(stages) %}
+{{ fetch_weights(q ~ "u", q ~ "u", "        ") }}
+{%- endfor %}
+{%- for p in range(cluster) %}
+        const unsigned empty_at{{ p }} = cluster_address(empty, {{ p }}u);
+{%- endfor %}
         for (unsigned q = 0; q < {{ chunks }}u; ++q) {
             const unsigned st = q % {{ stages }}u;
-            bar_sync(FULL + st, {{ threads }}u);
+            asm volatile("cp.async.wait_group {{ stages - 1 }};\n" ::); // this lane's weights of chunk q
+            __syncwarp(); // and the warp's
+            wait_phase(&full[st], q / {{ stages }}u & 1u);
             const float *__restrict__ v = vs + st * {{ vs_floats }}u, *__restrict__ w = us + st * {{ us_floats }}u;
 #pragma unroll
             for (unsigned c = 0; c < {{ c_block }}u; ++c) {
@@ -215,8 +301,17 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
                 const float4 a_lo = a4[kq], a_hi = a4[kq + 8u], b_lo = b4[tq], b_hi = b4[tq + 4u];
 {{ fma_8x8("a_lo", "a_hi", "b_lo", "b_hi", "                ") }}
             }
-            if (q + {{ stages }}u < {{ chunks }}u) // the loaders wait for it only where they refill it
-                bar_arrive(EMPTY + st, {{ threads }}u);
+            __syncwarp(); // the warp's reads of stage st, then its arrival and refill
+            if (q + {{ stages }}u < {{ chunks }}u) { // the loaders wait for it only where they refill it
+                if (lane == 0u) {
+{%- for p in range(cluster) %}
+                    arrive(empty_at{{ p }} + st * 8u);
+{%- endfor %}
+                }
+{{ fetch_weights("q + " ~ stages ~ "u", "st", "                ") }}
+            } else {
+                asm volatile("cp.async.commit_group;\n" ::);
+            }
         }
     }
     __syncthreads(); // every stage read: the products' shared memory may be reused
