@@ -228,8 +228,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 
     if (warp >= {{ cta_elements }}u) {
         // The loaders: chunk q's copies were issued two chunks ahead; transform its tiles into
-        // stage q % {{ stages }} of every block (free since the cluster's product warps said so, before
-        // this block's weights were fetched into it).
+        // stage q % {{ stages }} of every block, once the cluster's product warps are done with chunk
+        // q - {{ stages }} there (empty[s]).
         const unsigned lt = tid - {{ cta_elements * 32 }}u;
 {{ loader_state("        ") }}
 {{ fetch_tiles("0u", "0u", "        ") }}
