@@ -239,9 +239,10 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
  * for other tiles (F(2x2, 3x3)'s clusters of 2 are untimed: S13's bprop, which the shipped wisdom
  * runs on winograd-fused at m = 2, keeps the kernel it was timed with), for fewer than
  * CLUSTER_OUTPUTS output or data channels (a block of 64 outputs would idle, and the loaders'
- * pipeline would barely start), for output channels that are no multiple of 4 (a product warp
- * copies its element's weights 16 bytes at a time), and where the clusters do not fill the GPU once (on an H200 R4 ran no
- * faster: 0.204 ms against 0.2025; bench/NOTES.md). */
+ * pipeline would barely start), for output channels that are no multiple of 4 (a product warp's
+ * bulk copies of its element's weights, a channel's outputs each, are multiples of 16 bytes), and
+ * where the clusters do not fill the GPU once (on an H200 R4 ran no faster: 0.204 ms against
+ * 0.2025; bench/NOTES.md). */
 static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channels, int64_t rows)
 {
     int alpha0 = s->tf[1].alpha, blocks = alpha0 / CLUSTER_ROWS;
@@ -336,10 +337,6 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     tmpl_set_int(ctx, "point_stride", RAW_POINT_STRIDE);
     tmpl_set_int(ctx, "c_share", b.channels / cluster);
     set_raw_copies(ctx, (int)alpha1);
-    /* a product warp's copies of its element's weights: 16 bytes a lane (weights_vec is 4 here:
-     * cluster_blocks), k_block / 4 lanes a channel */
-    tmpl_set_int(ctx, "u_lane_rows", 32 / (b.outputs / 4));
-    tmpl_set_int(ctx, "u_warp_rounds", (int64_t)b.channels * b.outputs / 4 / 32);
     return render(ctx, failed, "winograd/winograd_fused_cluster.cu", k);
 }
 

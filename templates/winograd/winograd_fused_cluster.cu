@@ -7,8 +7,8 @@
       each tile whole (BT along dimension 0, then 1) and
       store each row of the result in the stage of the block that owns it, through distributed
       shared memory: every raw tile is read from L2 once a cluster, not once a block;
-    - {{ cta_elements }} product warps, one per element, bring their element's weights' transforms U by cp.async
-      {{ stages }} chunks ahead (each warp its own, so that no loader waits on the products before it copies)
+    - {{ cta_elements }} product warps, one per element, bring their element's weights' transforms U by bulk
+      copies (the TMA unit: no loads through the warp's own pipes) {{ stages }} chunks ahead (each warp its own, so that no loader waits on the products before it copies)
       and sum the stages' products: each lane 8 output channels x
       8 tiles (the warp's 32 tiles x 64 outputs read as broadcast float4s: two distinct tile and
       four distinct output float4s a quarter warp), while the loaders fill the next stage.
@@ -93,9 +93,10 @@
 {%- endmacro -%}
 
 {#- A product warp's weights of chunk `q` into stage `st`: its element's {{ c_block }} channels x {{ k_block }} outputs
-    ([c][element][k] there), {{ u_warp_rounds }} 16-byte copies a lane from the offsets worked out once
-    (ulane: the lane's in u, uto: in the stage), zeros past the channels and outputs; one cp.async
-    group (an empty one past the last chunk, so that every chunk waits for the same count). -#}
+    ([c][element][k] there), a bulk copy by the TMA unit a channel (lane c: channel c0 + c), their
+    bytes counted on the warp's mbarrier uready[st]. Lanes past the layer's channels fill their
+    rows with zeros instead: those channels' transformed tiles are zeros, but a stage's bytes
+    before its first copy are anything, NaN among them. -#}
 {%- macro fetch_weights(q, st, indent) -%}
 {{ indent }}{
 {%- if volume %}
@@ -106,11 +107,22 @@
 {{ indent }}    const unsigned c0 = ({{ q }}) * {{ c_block }}u;
 {{ indent }}    const float *__restrict__ src = uw + (size_t)c0 * {{ outputs }}u;
 {%- endif %}
-{{ indent }}    float *__restrict__ dst = us + ({{ st }}) * {{ us_floats }}u + uto;
-{%- for r in range(u_warp_rounds) %}
-{{ indent }}    copy16(dst + {{ r * u_lane_rows * cta_elements * k_block }}u, src + ulane + {{ r * u_lane_rows * outputs }}u, kin && c0 + lane / {{ k_block // 4 }}u + {{ r * u_lane_rows }}u < {{ channels }}u);
-{%- endfor %}
-{{ indent }}    asm volatile("cp.async.commit_group;\n" ::);
+{%- if channels % c_block == 0 %}
+{{ indent }}    const unsigned here = {{ c_block }}u; // the chunk's channels in the layer
+{%- else %}
+{{ indent }}    const unsigned here = min({{ c_block }}u, {{ channels }}u - c0); // the chunk's channels in the layer
+{%- endif %}
+{{ indent }}    unsigned long long *__restrict__ bar = &uready[({{ st }}) * {{ cta_elements }}u + warp];
+{{ indent }}    if (lane == 0u)
+{{ indent }}        expect_bytes(bar, here * row_bytes);
+{{ indent }}    float *__restrict__ dst = us + ({{ st }}) * {{ us_floats }}u + (lane * {{ cta_elements }}u + warp) * {{ k_block }}u;
+{{ indent }}    if (lane < here) {
+{{ indent }}        bulk_copy(dst, src + (size_t)lane * {{ outputs }}u, row_bytes, bar);
+{{ indent }}    } else if (lane < {{ c_block }}u) {
+#pragma unroll
+{{ indent }}        for (unsigned i = 0; i < {{ k_block // 4 }}u; ++i)
+{{ indent }}            ((float4 *)dst)[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+{{ indent }}    }
 {{ indent }}}
 {%- endmacro -%}
 
@@ -138,6 +150,8 @@
 {%- endmacro -%}
 
 {{ wino_fused_helpers() }}
+
+{{ bulk_loads() }}
 
 // This block's rank in its cluster (blockIdx.x % {{ cluster }}: the clusters lie along x).
 __device__ __forceinline__ unsigned cluster_rank()
@@ -191,6 +205,14 @@ __device__ __forceinline__ void put(unsigned to, float v, unsigned full)
                  ::"r"(to), "f"(v), "r"(full), "n"(OFFSET) : "memory");
 }
 
+// The arrival of a product warp's lane 0 on its own uready[s], expecting the bytes of the bulk
+// copies of its weights.
+__device__ __forceinline__ void expect_bytes(unsigned long long *bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"((unsigned)__cvta_generic_to_shared(bar)), "r"(bytes)
+                 : "memory");
+}
+
 // Waits for phase `parity` of this block's mbarrier `bar` to complete.
 __device__ __forceinline__ void wait_phase(const unsigned long long *bar, unsigned parity)
 {
@@ -208,7 +230,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 {
     extern __shared__ float4 shared4[];
     // full[s] and empty[s] of each stage; outside the dynamic memory, which the end reuses
-    __shared__ unsigned long long full[{{ stages }}], empty[{{ stages }}];
+    __shared__ unsigned long long full[{{ stages }}], empty[{{ stages }}], uready[{{ stages * cta_elements }}];
     float *__restrict__ raw = (float *)shared4;       // 2 x [point][task]: this block's share of the tiles as loaded
     float *__restrict__ vs = raw + {{ 2 * raw_floats }}; // {{ stages }} x [c][element][tile]: the cluster's transforms of them
     float *__restrict__ us = vs + {{ stages * vs_floats }}; // {{ stages }} x [c][element][k]: the weights'
@@ -220,6 +242,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
         for (unsigned s = 0; s < {{ stages }}u; ++s) {
             asm volatile("mbarrier.init.shared::cta.b64 [%0], {{ loaders }};" ::"r"((unsigned)__cvta_generic_to_shared(&full[s])) : "memory");
             asm volatile("mbarrier.init.shared::cta.b64 [%0], {{ cluster * cta_elements }};" ::"r"((unsigned)__cvta_generic_to_shared(&empty[s])) : "memory");
+            for (unsigned w = 0; w < {{ cta_elements }}u; ++w)
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"((unsigned)__cvta_generic_to_shared(&uready[s * {{ cta_elements }}u + w])) : "memory");
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -276,12 +300,15 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
         // The product warps: warp w sums element e_first + w's products, lane l its outputs
         // k0 + 4 kq .. and k0 + 32 + 4 kq .., tiles tile0 + 4 tq .. and tile0 + 16 + 4 tq ..
         const unsigned lane = tid & 31u, kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1);
-        // The warp brings its own element's weights, {{ stages }} chunks ahead (no other warp reads them):
-        // lane l the outputs k0 + 4 (l % {{ k_block // 4 }}) of channels l / {{ k_block // 4 }} + {{ u_lane_rows }} r of the chunk.
+        // The warp brings its own element's weights, {{ stages }} chunks ahead (no other warp reads them),
+        // row_bytes a channel: outputs k0 .. past the layer's are left as they were (their sums are
+        // never stored).
         const float *__restrict__ uw = u + (size_t)(e_first + warp) * {{ channels * outputs }}ull + k0;
-        const unsigned ulane = lane / {{ k_block // 4 }}u * {{ outputs }}u + lane % {{ k_block // 4 }}u * 4u;
-        const unsigned uto = (lane / {{ k_block // 4 }}u * {{ cta_elements }}u + warp) * {{ k_block }}u + lane % {{ k_block // 4 }}u * 4u;
-        const bool kin = k0 + lane % {{ k_block // 4 }}u * 4u < {{ outputs }}u;
+{%- if outputs % k_block == 0 %}
+        const unsigned row_bytes = {{ k_block * 4 }}u;
+{%- else %}
+        const unsigned row_bytes = min({{ k_block }}u, {{ outputs }}u - k0) * 4u;
+{%- endif %}
 {%- for q in range(stages) %}
 {{ fetch_weights(q ~ "u", q ~ "u", "        ") }}
 {%- endfor %}
@@ -290,8 +317,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 {%- endfor %}
         for (unsigned q = 0; q < {{ chunks }}u; ++q) {
             const unsigned st = q % {{ stages }}u;
-            asm volatile("cp.async.wait_group {{ stages - 1 }};\n" ::); // this lane's weights of chunk q
-            __syncwarp(); // and the warp's
+            wait_phase(&uready[st * {{ cta_elements }}u + warp], q / {{ stages }}u & 1u); // the warp's weights of chunk q
             wait_phase(&full[st], q / {{ stages }}u & 1u);
             const float *__restrict__ v = vs + st * {{ vs_floats }}u, *__restrict__ w = us + st * {{ us_floats }}u;
 #pragma unroll
@@ -301,7 +327,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
                 const float4 a_lo = a4[kq], a_hi = a4[kq + 8u], b_lo = b4[tq], b_hi = b4[tq + 4u];
 {{ fma_8x8("a_lo", "a_hi", "b_lo", "b_hi", "                ") }}
             }
-            __syncwarp(); // the warp's reads of stage st, then its arrival and refill
+            // the warp's reads of stage st, before its arrival and before the copy engine refills it
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            __syncwarp();
             if (q + {{ stages }}u < {{ chunks }}u) { // the loaders wait for it only where they refill it
                 if (lane == 0u) {
 {%- for p in range(cluster) %}
@@ -309,8 +337,6 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 {%- endfor %}
                 }
 {{ fetch_weights("q + " ~ stages ~ "u", "st", "                ") }}
-            } else {
-                asm volatile("cp.async.commit_group;\n" ::);
             }
         }
     }
