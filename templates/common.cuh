@@ -67,6 +67,18 @@ __device__ __forceinline__ void copy{{ bytes }}(void *dst, const void *src, bool
 }
 {%- endmacro -%}
 
+{#- bulk_copy_function(): bulk_copy alone, for a kernel that keeps its own mbarriers (the Winograd
+    cluster kernel's phases); bulk_loads() below has it too. -#}
+{%- macro bulk_copy_function() -%}
+// `bytes` from global to shared memory by the copy engine, counted on the mbarrier `bar`.
+__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, unsigned long long *bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+                 "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src), "r"(bytes),
+                 "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");
+}
+{%- endmacro -%}
+
 {#- bulk_loads(): sm_90's bulk copies from global to shared memory, run by the copy engine (the TMA
     unit) rather than by the threads' loads and stores: bulk_expect (one thread, then a barrier),
     bulk_copy, and bulk_wait by every thread (an mbarrier counts the bytes). Addresses and sizes
@@ -82,13 +94,7 @@ __device__ __forceinline__ void bulk_expect(unsigned long long *bar, unsigned by
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
 }
 
-// `bytes` from global to shared memory by the copy engine, counted on the mbarrier `bar`.
-__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, unsigned long long *bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
-                 "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src), "r"(bytes),
-                 "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");
-}
+{{ bulk_copy_function() }}
 
 // Until every byte bulk_expect announced has arrived.
 __device__ __forceinline__ void bulk_wait(unsigned long long *bar)

@@ -8,8 +8,8 @@
       store each row of the result in the stage of the block that owns it, through distributed
       shared memory: every raw tile is read from L2 once a cluster, not once a block;
     - {{ cta_elements }} product warps, one per element, bring their element's weights' transforms U by bulk
-      copies (the TMA unit: no loads through the warp's own pipes) {{ stages }} chunks ahead (each warp its own, so that no loader waits on the products before it copies)
-      and sum the stages' products: each lane 8 output channels x
+      copies (the TMA unit: no loads through the warp's own pipes) {{ stages }} chunks ahead (each warp
+      its own, so that no loader waits on the products before it copies) and sum the stages' products: each lane 8 output channels x
       8 tiles (the warp's 32 tiles x 64 outputs read as broadcast float4s: two distinct tile and
       four distinct output float4s a quarter warp), while the loaders fill the next stage.
     The stages pass between the cluster's blocks through mbarriers in each block: full[s] counts
@@ -151,7 +151,7 @@
 
 {{ wino_fused_helpers() }}
 
-{{ bulk_loads() }}
+{{ bulk_copy_function() }}
 
 // This block's rank in its cluster (blockIdx.x % {{ cluster }}: the clusters lie along x).
 __device__ __forceinline__ unsigned cluster_rank()
