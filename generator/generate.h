@@ -218,6 +218,12 @@ typedef struct cg_wino_op {
     double channel_scale;
     /* FUSED: the blocks of the cluster that shares a tile's elements (sm_90); 0: one block */
     int cluster;
+    /* G of the weights (one tile a volume) and FUSED: where u_rows > 0, the weights' transforms lie
+     * blocked for the cluster kernel, each element [row / u_rows][channel][row % u_rows] with the
+     * rows (G: its outer) rounded up to a multiple of u_rows and the channels to one of u_channels,
+     * the padding zeros, so that a chunk of u_channels channels of a block's u_rows rows is one run
+     * of memory (one bulk copy); 0: [channel][row] (wino_u_floats, wino_u_at). */
+    int64_t u_rows, u_channels;
     bool flip, planes_transposed;
 } cg_wino_op;
 

@@ -891,6 +891,42 @@ static void test_winograd_fused_programs_match_the_reference(void **state)
     assert_true(split >= 3);
 }
 
+/* winograd-fused's cluster kernel (sm_90's, the default target's), whose weights' transforms are
+ * blocked ([e][k / 64][c][64], the channels padded to chunks of 12 and the outputs to blocks of 64
+ * with zeros): layers with tiles enough for clusters, channels and outputs that leave both
+ * paddings part full (fprop 70 x 130, bprop the other way round), F(4x4, 3x3), F(2x2, 5x5) in
+ * convolution mode, and a 3-D layer (its depth taps summed as chunks of their own). Each
+ * program is checked to be the cluster kernel's. */
+static void test_winograd_fused_cluster_programs_match_the_reference(void **state)
+{
+    (void)state;
+    static const convgen_conv_desc layers[] = {
+        {.rank = 2, .n = 5, .c = 70, .k = 130, .in = {48, 48}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
+        {.rank = 2, .n = 4, .c = 66, .k = 68, .in = {44, 44}, .kernel = {5, 5}, .pad_before = {2, 2},
+         .pad_after = {2, 2}, .mode = CONVGEN_CONVOLUTION},
+        {.rank = 3, .n = 3, .c = 70, .k = 66, .in = {4, 32, 32}, .kernel = {3, 3, 3}, .pad_before = {1, 1, 1},
+         .pad_after = {1, 1, 1}},
+    };
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; ++i)
+        for (int pass = 0; pass < 2; ++pass) {
+            cg_problem p;
+            assert_int_equal(cg_problem_init(&p, &layers[i]), CONVGEN_SUCCESS);
+            cg_generated g;
+            assert_int_equal(cg_generate(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &g), CONVGEN_SUCCESS);
+            bool clustered = strstr(g.kernels[g.kernel_count - 1].source, "__cluster_dims__") != NULL &&
+                             strstr(g.kernels[0].source, "blocked: [e][output / 64][channel][64]") != NULL;
+            cg_generated_free(&g);
+            if (!clustered)
+                fail_msg("layer %zu %s: not the cluster kernel with blocked weights", i, convgen_pass_name((convgen_pass)pass));
+            int64_t chunks = 0;
+            double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, 0, NULL, &chunks);
+            if (!(e <= ERROR_BOUND))
+                fail_msg("layer %zu %s: relative error %.3e", i, convgen_pass_name((convgen_pass)pass), e);
+            print_message("winograd-fused cluster kernel, layer %zu %s: relative error %.2e\n", i,
+                          convgen_pass_name((convgen_pass)pass), e);
+        }
+}
+
 /* Fixed tiles: F(m, r) for m from 1 to 6 along each dimension (accgrad F(r, m)), non-square
  * ones too, on one odd layer with padding on both sides. */
 /* winograd with the tiles fixed per dimension on 2-D and 3-D layers (rank 3: 1 x 3 x 3 and
@@ -1284,6 +1320,7 @@ int main(void)
         cmocka_unit_test(test_fft_chooses_its_gemm),
         cmocka_unit_test(test_generated_gemm_takes_large_steps_and_falls_back),
         cmocka_unit_test(test_winograd_fused_programs_match_the_reference),
+        cmocka_unit_test(test_winograd_fused_cluster_programs_match_the_reference),
         cmocka_unit_test(test_winograd_fused_3d_reach_and_tiles),
         cmocka_unit_test(test_prepared_weights_serve_several_inputs),
         cmocka_unit_test(test_winograd_applies_the_epilogue),

@@ -54,7 +54,7 @@ typedef struct shape {
 
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 67 /* 40 random ones beside the 27 handpicked ones */
-#define WINOGRAD_FUSED_SHAPES 61 /* 25 handpicked, 15 of them 3-D; 36 random */
+#define WINOGRAD_FUSED_SHAPES 63 /* 27 handpicked, 16 of them 3-D; 36 random */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
 #define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
@@ -324,9 +324,11 @@ static void random_winograd_fused_shape(unsigned *st, convgen_conv_desc *d)
  * c = 1 convolution, k = 1, a volume 275 wide), and two 3-D ones of its own: channels that leave
  * each depth tap's last chunk of 8 part full, with padding on one side only, and a 2 x 5 x 5
  * kernel in convolution mode; and two that fill an H100 or H200 with sm_90's cluster kernel
- * (generator/winograd/winograd_fused.c, cluster_blocks): F(4x4, 3x3) with a last chunk of 4
- * channels and 4 output channels past two blocks of 64 (bprop: 76 outputs in 2 blocks), and
- * F(2x2, 5x5) at 64 channels. */
+ * (generator/winograd/winograd_fused.c, cluster_blocks), whose weights' transforms are blocked
+ * and padded: F(4x4, 3x3) with a last chunk of 4 channels and 4 output channels past two blocks of
+ * 64 (bprop: 76 outputs in 2 blocks), the same with 70 and 130 (no multiples of 4: chunks of 12
+ * and blocks of 64 both part full), F(2x2, 5x5) at 64 channels, and a 3-D layer of 70 and 66
+ * channels (its depth taps' chunks). */
 static int handpicked_winograd_fused(shape *s)
 {
     shape all[WINOGRAD_SHAPES];
@@ -342,7 +344,9 @@ static int handpicked_winograd_fused(shape *s)
     s[n].d = desc3(1, 9, 40, V3(6, 17, 11), V3(2, 5, 5), V3(1, 2, 2), V3(0, 2, 2));
     s[n++].d.mode = CONVGEN_CONVOLUTION;
     s[n++].d = DESC2(12, 76, 132, 30, 30, 3, 3, 1, 1, 1);
+    s[n++].d = DESC2(12, 70, 130, 30, 30, 3, 3, 1, 1, 1);
     s[n++].d = DESC2(10, 64, 64, 24, 24, 5, 5, 2, 1, 1);
+    s[n++].d = desc3(3, 70, 66, V3(4, 32, 32), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     return n;
 }
 

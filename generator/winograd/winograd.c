@@ -213,6 +213,27 @@ static bool depth_context(tmpl_value *ctx, const wino_spec *s, const cg_wino_op 
     return ok && wino_set_div(ctx, "channels_div", op->channels, count / (op->outer * tile_count) - 1);
 }
 
+/* The keys of the weights' transforms blocked for winograd-fused's cluster kernel (op->u_rows;
+ * cg_wino_op): `blocked`, the padded channels and rows, the divisions that split a thread's index
+ * into (element along the depth, block of rows, channel, row in the block), and `padded` where
+ * some of its threads write the padding's zeros. */
+static bool blocked_context(tmpl_value *ctx, const cg_wino_op *op, int64_t count)
+{
+    tmpl_set_bool(ctx, "blocked", op->u_rows > 0);
+    tmpl_set_bool(ctx, "padded", false);
+    if (!op->u_rows)
+        return true;
+    int64_t channels = wino_div_up(op->channels, op->u_channels) * op->u_channels,
+            blocks = wino_div_up(op->outer, op->u_rows);
+    tmpl_set_int(ctx, "u_rows", op->u_rows);
+    tmpl_set_int(ctx, "u_blocks", blocks);
+    tmpl_set_int(ctx, "padded_channels", channels);
+    tmpl_set_bool(ctx, "padded", channels != op->channels || blocks * op->u_rows != op->outer);
+    return wino_set_div(ctx, "run_div", channels * op->u_rows, count - 1) &&
+           wino_set_div(ctx, "blocks_div", blocks, count / (channels * op->u_rows) - 1) &&
+           wino_set_div(ctx, "u_rows_div", op->u_rows, channels * op->u_rows - 1);
+}
+
 /* The context of a transform kernel doing op: the plane's dimensions (1 and 2) as the 2-D
  * kernel's 0 and 1, and a volume's depth (dimension 0) where the layer has one. */
 static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
@@ -247,7 +268,7 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
         tmpl_set_str(ctx, "source", operand ? "in1" : "in0");
         tmpl_set_int(ctx, "channels", op->channels);
         tmpl_set_int(ctx, "outer_count", op->outer);
-        tmpl_set_int(ctx, "e_stride", planes * tile_count);
+        tmpl_set_int(ctx, "e_stride", op->u_rows ? wino_u_floats(op, op->channels, op->outer) : planes * tile_count);
         bool checked = false;
         for (int d = 0; d < CG_WINO_DIMS; ++d) {
             char key[16];
@@ -264,6 +285,7 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
         tmpl_set_bool(ctx, "checked", checked);
         int64_t slabs = count / tile_count; /* (element,) channel and outer */
         *failed |= !wino_set_div(ctx, "tiles_div", tile_count, count - 1) | !wino_set_div(ctx, "outer_div", op->outer, slabs - 1);
+        *failed |= !blocked_context(ctx, op, count);
     } else {
         int64_t columns = op->outer * tile_count;
         tmpl_set_int(ctx, "columns", columns);
@@ -293,8 +315,9 @@ convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int 
     /* one thread per tile and element along the depth (1 for 2-D layers); AT: per tile, or per
      * tile and output plane */
     int64_t along_depth = op->stage != CG_WINO_AT ? s->tf[0].alpha : output_by_plane(s) ? s->tf[0].m : 1;
-    int64_t count = along_depth * (op->stage == CG_WINO_AT ? op->rows : op->channels) * op->outer * op->tiles[0] *
-                    op->tiles[1] * op->tiles[2];
+    int64_t count = op->u_rows ? along_depth * wino_u_floats(op, op->channels, op->outer) /* the padding's too */
+                               : along_depth * (op->stage == CG_WINO_AT ? op->rows : op->channels) * op->outer *
+                                     op->tiles[0] * op->tiles[1] * op->tiles[2];
     k->grid[0] = (unsigned)wino_div_up(count, THREADS);
     k->block[0] = THREADS;
     bool failed = false;

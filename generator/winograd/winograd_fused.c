@@ -239,18 +239,19 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
  * for other tiles (F(2x2, 3x3)'s clusters of 2 are untimed: S13's bprop, which the shipped wisdom
  * runs on winograd-fused at m = 2, keeps the kernel it was timed with), for fewer than
  * CLUSTER_OUTPUTS output or data channels (a block of 64 outputs would idle, and the loaders'
- * pipeline would barely start), for output channels that are no multiple of 4 (a product warp's
- * bulk copies of its element's weights, a channel's outputs each, are multiples of 16 bytes), and
- * where the clusters do not fill the GPU once (on an H200 R4 ran no faster: 0.204 ms against
- * 0.2025; bench/NOTES.md). */
+ * pipeline would barely start; it also keeps the chunks, at least 6, past the stages the product
+ * warps fill before their loop), and where the clusters do not fill the GPU once (on an H200 R4
+ * ran no faster: 0.204 ms against 0.2025; bench/NOTES.md). Any output count works: the weights'
+ * transforms are blocked for it (u_rows), their outputs padded to blocks of CLUSTER_OUTPUTS. */
 static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channels, int64_t rows)
 {
     int alpha0 = s->tf[1].alpha, blocks = alpha0 / CLUSTER_ROWS;
     int most = !t || t->max_cluster == 0 ? 8 : t->max_cluster; /* 0: the portable 8; 1: none */
     int sms = t && t->sm_count > 0 ? t->sm_count : 132;
     if (alpha0 != CLUSTER_ALPHA || s->tf[2].alpha != CLUSTER_ALPHA || blocks > most || rows < CLUSTER_OUTPUTS ||
-        rows % 4 != 0 || channels < CLUSTER_OUTPUTS ||
-        (int64_t)CLUSTER_ROWS * CLUSTER_ALPHA * channels * rows > UINT32_MAX /* the weights' 32-bit offsets */)
+        channels < CLUSTER_OUTPUTS ||
+        s->elements * wino_u_floats(&(cg_wino_op){.u_rows = CLUSTER_OUTPUTS, .u_channels = CLUSTER_CHANNELS}, channels,
+                                    rows) > INT32_MAX /* the weights' transforms' 32-bit indices, padding and all */)
         return 0;
     int64_t clusters = wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(rows, CLUSTER_OUTPUTS);
     return clusters * blocks >= sms ? blocks : 0;
@@ -336,6 +337,10 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     tmpl_set_int(ctx, "loader_threads", loader_threads);
     tmpl_set_int(ctx, "point_stride", RAW_POINT_STRIDE);
     tmpl_set_int(ctx, "c_share", b.channels / cluster);
+    /* u blocked (f->u_rows = k_block): an element's floats, and those of a block of outputs */
+    tmpl_set_int(ctx, "u_channels", f->u_channels);
+    tmpl_set_int(ctx, "u_element", wino_u_floats(f, f->channels, f->rows));
+    tmpl_set_int(ctx, "u_run", wino_div_up(f->channels, f->u_channels) * f->u_channels * f->u_rows);
     set_raw_copies(ctx, (int)alpha1);
     return render(ctx, failed, "winograd/winograd_fused_cluster.cu", k);
 }
@@ -367,22 +372,24 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     const int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
     const int64_t *data_size = bprop ? s->out : s->in, *out_size = bprop ? s->in : s->out;
     const int64_t flipped[] = {s->kernel[0] - 1 - s->pad[0], s->kernel[1] - 1 - s->pad[1], s->kernel[2] - 1 - s->pad[2]};
-    s->workspace = wino_align_up(s->matrix[WINO_U] * s->elements * 4);
     const int cluster = cluster_blocks(s, t, data_ch, out_ch);
     forward_plan(s, cluster);
-    out->workspace_bytes = s->workspace;
-    out->chunks = 1;
     if (wino_div_up(out_ch, FUSED_OUTPUTS) > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s = %lld needs more than 65535 blocks of %d",
                        bprop ? "c" : "k", (long long)out_ch, FUSED_OUTPUTS);
 
     /* U [e][data channel][output channel], e = (depth tap, plane element): bprop reads w's [k][c]
-     * planes as [c][k] */
+     * planes as [c][k]. The cluster kernel's blocked, a chunk of a block's weights one bulk copy. */
     const int64_t one[] = {1, 1, 1}, none[] = {0, 0, 0};
     cg_wino_op w = bprop ? wino_tiles_op(s, CG_WINO_G, p->c, p->k, s->kernel, one, none, none, WINO_U)
                          : wino_tiles_op(s, CG_WINO_G, p->k, p->c, s->kernel, one, none, none, WINO_U);
     w.flip = bprop != p->flip;
     w.planes_transposed = bprop;
+    if (cluster)
+        w.u_rows = CLUSTER_OUTPUTS, w.u_channels = CLUSTER_CHANNELS;
+    s->workspace = wino_align_up(wino_u_floats(&w, data_ch, out_ch) * s->elements * 4);
+    out->workspace_bytes = s->workspace;
+    out->chunks = 1;
     convgen_status st = wino_add_transform(s, &w, 1, 0, "transform_w",
                                            bprop ? "the transforms of w, flipped, summed over k" : "the transforms of w", out);
     if (st != CONVGEN_SUCCESS)
@@ -392,6 +399,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
     f.stage = CG_WINO_FUSED;
     f.rows = out_ch, f.weights = s->buffer[WINO_U], f.outer_stride = out_ch * volume, f.row_stride = volume;
+    f.u_rows = w.u_rows, f.u_channels = w.u_channels;
     f.out_size[0] = out_size[0], f.out_size[1] = out_size[1], f.out_size[2] = out_size[2];
     char name[64];
     snprintf(name, sizeof name, "convgen_winograd_fused_%s", convgen_pass_name(s->pass));

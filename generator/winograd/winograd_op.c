@@ -75,10 +75,12 @@ static void transform(const op_matrices *mx, const wino_tile d, wino_tile v)
 static int64_t tile_count(const cg_wino_op *op) { return op->tiles[0] * op->tiles[1] * op->tiles[2]; }
 static int64_t points(const int64_t size[CG_WINO_DIMS]) { return size[0] * size[1] * size[2]; }
 
-/* Every tile of every volume into the workspace as [e][channel][outer][tile]. */
+/* Every tile of every volume into the workspace as [e][channel][outer][tile] (the weights' single
+ * tile blocked where op->u_rows says: wino_u_at). */
 static void run_tiles(const cg_wino_op *op, const op_matrices *mx, const float *src, float *buf)
 {
-    int64_t tiles = tile_count(op), e_stride = op->channels * op->outer * tiles;
+    int64_t tiles = tile_count(op),
+            e_stride = op->u_rows ? wino_u_floats(op, op->channels, op->outer) : op->channels * op->outer * tiles;
     const int *r = mx->rows, *c = mx->cols;
     wino_tile d, v;
     for (int64_t o = 0; o < op->outer; ++o)
@@ -99,11 +101,11 @@ static void run_tiles(const cg_wino_op *op, const op_matrices *mx, const float *
                             d[k][i][j] = inside ? volume[(z * op->size[1] + y) * op->size[2] + x] : 0.0;
                         }
                 transform(mx, d, v);
+                int64_t in_e = op->u_rows ? wino_u_at(op, op->channels, op->outer, ch, o) : (ch * op->outer + o) * tiles + t;
                 for (int z = 0; z < r[0]; ++z)
                     for (int y = 0; y < r[1]; ++y)
                         for (int x = 0; x < r[2]; ++x)
-                            buf[((z * r[1] + y) * r[2] + x) * e_stride + (ch * op->outer + o) * tiles + t] =
-                                (float)v[z][y][x];
+                            buf[((z * r[1] + y) * r[2] + x) * e_stride + in_e] = (float)v[z][y][x];
             }
 }
 
@@ -141,6 +143,7 @@ static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const 
 {
     cg_wino_op b = *op, a = *op;
     b.stage = CG_WINO_BT, a.stage = CG_WINO_AT;
+    b.u_rows = 0; /* the weights' layout, not V's */
     for (int d = 0; d < CG_WINO_DIMS; ++d)
         a.size[d] = op->out_size[d];
     op_matrices mb, ma;
@@ -154,13 +157,15 @@ static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const 
         return false;
     }
     run_tiles(&b, &mb, in0, v);
-    const float *u = (const float *)(ws + op->weights); /* [e][channel][row] */
+    const float *u = (const float *)(ws + op->weights); /* [e][channel][row], or blocked (wino_u_at) */
+    int64_t u_floats = wino_u_floats(op, op->channels, op->rows);
     for (int64_t e = 0; e < e_count; ++e)
         for (int64_t r = 0; r < op->rows; ++r)
             for (int64_t t = 0; t < columns; ++t) {
                 double sum = 0;
                 for (int64_t c = 0; c < op->channels; ++c)
-                    sum += (double)u[(e * op->channels + c) * op->rows + r] * v[(e * op->channels + c) * columns + t];
+                    sum += (double)u[e * u_floats + wino_u_at(op, op->channels, op->rows, c, r)] *
+                           v[(e * op->channels + c) * columns + t];
                 m[(e * op->rows + r) * columns + t] = (float)sum;
             }
     run_output(&a, &ma, m, out);

@@ -67,6 +67,21 @@ int wino_tile_variants(const cg_problem *p, int effort, const cg_tuning *fixed, 
  * kernels' 32-bit indices or cuBLAS's 32-bit sizes. */
 bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s);
 
+/* The floats of one element of the weights' transforms of `channels` x `rows`, plain or blocked
+ * (cg_wino_op's u_rows), and where (channel c, row r) lies in it. */
+static inline int64_t wino_u_floats(const cg_wino_op *op, int64_t channels, int64_t rows)
+{
+    return op->u_rows ? wino_div_up(channels, op->u_channels) * op->u_channels * wino_div_up(rows, op->u_rows) * op->u_rows
+                      : channels * rows;
+}
+static inline int64_t wino_u_at(const cg_wino_op *op, int64_t channels, int64_t rows, int64_t c, int64_t r)
+{
+    if (!op->u_rows)
+        return c * rows + r;
+    int64_t padded = wino_div_up(channels, op->u_channels) * op->u_channels;
+    return (r / op->u_rows * padded + c) * op->u_rows + r % op->u_rows;
+}
+
 /* The matrix of a transform (`matrix` CG_WINO_BT, CG_WINO_G or CG_WINO_AT) of t: its rows, *rows x
  * *cols. */
 static inline const cg_q (*wino_matrix_rows(const wino_transform *t, cg_wino_stage matrix, int *rows,

@@ -29,7 +29,22 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- if stage == "tiles" %}
     if (g >= {{ count }}u)
         return;
+{%- if blocked %}
+    // g = ({{ "e0, " if volume }}block, channel, output): the weights' transforms blocked for winograd-fused's
+    // cluster kernel, [e][output / {{ u_rows }}][channel][output % {{ u_rows }}], the outputs padded to {{ u_blocks * u_rows }}
+    // and the channels to {{ padded_channels }}{{ " with zeros" if padded }}, so that a chunk of channels of a block of
+    // outputs is one run of memory, which one bulk copy brings
+    const unsigned run = {{ udiv("g", run_div) }}, at = g - run * {{ padded_channels * u_rows }}u;
 {%- if volume %}
+    const unsigned e0 = {{ udiv("run", blocks_div) }}, block = run - e0 * {{ u_blocks }}u;
+{%- else %}
+    const unsigned block = run;
+{%- endif %}
+    const unsigned channel = {{ udiv("at", u_rows_div) }}, outer = block * {{ u_rows }}u + (at - channel * {{ u_rows }}u);
+{%- if padded %}
+    const bool real = channel < {{ channels }}u && outer < {{ outer_count }}u; // else the padding: zeros
+{%- endif %}
+{%- elif volume %}
     // g = (e0, channel, outer, tile), the order of the transforms' layout, so that a warp's
     // stores are contiguous and its threads share e0; the tile = (tz, t0, t1)
 {%- if tiles == 1 %}
@@ -53,9 +68,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const unsigned channel = {{ udiv("pair", outer_div) }}, outer = pair - channel * {{ outer_count }}u;
 {%- endif %}
 {%- if planes_transposed %}
-    const unsigned plane = channel * {{ outer_count }}u + outer; // the planes read as [channel][outer]
+    const unsigned plane = {{ "!real ? 0u : " if padded }}channel * {{ outer_count }}u + outer; // the planes read as [channel][outer]
 {%- else %}
-    const unsigned plane = outer * {{ channels }}u + channel;
+    const unsigned plane = {{ "!real ? 0u : " if padded }}outer * {{ channels }}u + channel;
 {%- endif %}
     const float *__restrict__ src = {{ source }} + (size_t)plane * {{ points }}u;
 {%- if tiles == 1 %}
@@ -92,7 +107,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- set y = span0 - 1 - i if flip else i %}
 {%- set x = span1 - 1 - j if flip else j %}
         d[{{ i }}][{{ j }}] = {% for t in row %}{%- set z = depth_span - 1 - t.slice if flip else t.slice -%}
-{{ wino_scaled(t, loop.first, ("(slice" ~ z ~ " && row" ~ y ~ " && column" ~ x ~ " ? " if checked else "") ~ "__ldg(src + (z0 + " ~ z ~ ") * " ~ height * width ~ " + (y0 + " ~ y ~ ") * " ~ width ~ " + x0 + " ~ x ~ ")" ~ (" : 0.0f)" if checked else "")) }}{% endfor %};
+{{ wino_scaled(t, loop.first, ("(slice" ~ z ~ " && row" ~ y ~ " && column" ~ x ~ " ? " if checked else "") ~ ("(real ? " if padded else "") ~ "__ldg(src + (z0 + " ~ z ~ ") * " ~ height * width ~ " + (y0 + " ~ y ~ ") * " ~ width ~ " + x0 + " ~ x ~ ")" ~ (" : 0.0f)" if padded else "") ~ (" : 0.0f)" if checked else "")) }}{% endfor %};
 {%- endfor %}
 {%- endfor %}
         break;
@@ -104,7 +119,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- for j in range(span1) %}
 {%- set y = span0 - 1 - i if flip else i %}
 {%- set x = span1 - 1 - j if flip else j %}
-    d[{{ i }}][{{ j }}] = {{ "row" ~ y ~ " && column" ~ x ~ " ? " if checked }}__ldg(src + (y0 + {{ y }}) * {{ width }} + x0 + {{ x }}){{ " : 0.0f" if checked }};
+    d[{{ i }}][{{ j }}] = {{ "row" ~ y ~ " && column" ~ x ~ " ? " if checked }}{{ "real ? " if padded }}__ldg(src + (y0 + {{ y }}) * {{ width }} + x0 + {{ x }}){{ " : 0.0f" if padded }}{{ " : 0.0f" if checked }};
 {%- endfor %}
 {%- endfor %}
 {%- endif %}

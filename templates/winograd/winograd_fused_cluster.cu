@@ -92,37 +92,21 @@
 {{ indent }}}
 {%- endmacro -%}
 
-{#- A product warp's weights of chunk `q` into stage `st`: its element's {{ c_block }} channels x {{ k_block }} outputs
-    ([c][element][k] there), a bulk copy by the TMA unit a channel (lane c: channel c0 + c), their
-    bytes counted on the warp's mbarrier uready[st]. Lanes past the layer's channels fill their
-    rows with zeros instead: those channels' transformed tiles are zeros, but a stage's bytes
-    before its first copy are anything, NaN among them. -#}
+{#- A product warp's weights of chunk `q` into stage `st`: its element's {{ c_block }} channels x {{ k_block }} outputs,
+    [element][c][k] there as in u's blocked layout ([e][k / {{ k_block }}][c][{{ k_block }}], the channels padded to {{ u_channels }}
+    with zeros), so one bulk copy by the TMA unit of {{ c_block * k_block * 4 }} bytes, issued by lane 0 and counted on
+    the warp's mbarrier uready[st]. -#}
 {%- macro fetch_weights(q, st, indent) -%}
-{{ indent }}{
+{{ indent }}if (lane == 0u) {
 {%- if volume %}
 {{ indent }}    const chunk_at at = chunk({{ q }});
-{{ indent }}    const unsigned c0 = at.c0;
-{{ indent }}    const float *__restrict__ src = uw + ((size_t)at.dz * {{ elements * channels }}u + c0) * {{ outputs }}u;
+{{ indent }}    const float *__restrict__ src = uw + (size_t)at.dz * {{ elements * u_element }}ull + at.c0 * {{ k_block }}u;
 {%- else %}
-{{ indent }}    const unsigned c0 = ({{ q }}) * {{ c_block }}u;
-{{ indent }}    const float *__restrict__ src = uw + (size_t)c0 * {{ outputs }}u;
-{%- endif %}
-{%- if channels % c_block == 0 %}
-{{ indent }}    const unsigned here = {{ c_block }}u; // the chunk's channels in the layer
-{%- else %}
-{{ indent }}    const unsigned here = min({{ c_block }}u, {{ channels }}u - c0); // the chunk's channels in the layer
+{{ indent }}    const float *__restrict__ src = uw + ({{ q }}) * {{ c_block * k_block }}u;
 {%- endif %}
 {{ indent }}    unsigned long long *__restrict__ bar = &uready[({{ st }}) * {{ cta_elements }}u + warp];
-{{ indent }}    if (lane == 0u)
-{{ indent }}        expect_bytes(bar, here * row_bytes);
-{{ indent }}    float *__restrict__ dst = us + ({{ st }}) * {{ us_floats }}u + (lane * {{ cta_elements }}u + warp) * {{ k_block }}u;
-{{ indent }}    if (lane < here) {
-{{ indent }}        bulk_copy(dst, src + (size_t)lane * {{ outputs }}u, row_bytes, bar);
-{{ indent }}    } else if (lane < {{ c_block }}u) {
-#pragma unroll
-{{ indent }}        for (unsigned i = 0; i < {{ k_block // 4 }}u; ++i)
-{{ indent }}            ((float4 *)dst)[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-{{ indent }}    }
+{{ indent }}    expect_bytes(bar, {{ c_block * k_block * 4 }}u);
+{{ indent }}    bulk_copy(us + ({{ st }}) * {{ us_floats }}u + warp * {{ c_block * k_block }}u, src, {{ c_block * k_block * 4 }}u, bar);
 {{ indent }}}
 {%- endmacro -%}
 
@@ -233,8 +217,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     __shared__ unsigned long long full[{{ stages }}], empty[{{ stages }}], uready[{{ stages * cta_elements }}];
     float *__restrict__ raw = (float *)shared4;       // 2 x [point][task]: this block's share of the tiles as loaded
     float *__restrict__ vs = raw + {{ 2 * raw_floats }}; // {{ stages }} x [c][element][tile]: the cluster's transforms of them
-    float *__restrict__ us = vs + {{ stages * vs_floats }}; // {{ stages }} x [c][element][k]: the weights'
-    const float *__restrict__ u = workspace + {{ u_buffer }}ull; // [e][c][k]
+    float *__restrict__ us = vs + {{ stages * vs_floats }}; // {{ stages }} x [element][c][k]: the weights'
+    const float *__restrict__ u = workspace + {{ u_buffer }}ull; // [e][k / {{ k_block }}][c][{{ k_block }}]
     const unsigned tid = threadIdx.x, warp = tid >> 5, rank = cluster_rank();
     const unsigned tile0 = blockIdx.x / {{ cluster }}u * {{ tile_block }}u, k0 = blockIdx.y * {{ k_block }}u;
     const unsigned e_first = rank * {{ cta_elements }}u; // this block's elements: rows {{ rows }} rank ..
@@ -300,15 +284,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
         // The product warps: warp w sums element e_first + w's products, lane l its outputs
         // k0 + 4 kq .. and k0 + 32 + 4 kq .., tiles tile0 + 4 tq .. and tile0 + 16 + 4 tq ..
         const unsigned lane = tid & 31u, kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1);
-        // The warp brings its own element's weights, {{ stages }} chunks ahead (no other warp reads them),
-        // row_bytes a channel: outputs k0 .. past the layer's are left as they were (their sums are
-        // never stored).
-        const float *__restrict__ uw = u + (size_t)(e_first + warp) * {{ channels * outputs }}ull + k0;
-{%- if outputs % k_block == 0 %}
-        const unsigned row_bytes = {{ k_block * 4 }}u;
-{%- else %}
-        const unsigned row_bytes = min({{ k_block }}u, {{ outputs }}u - k0) * 4u;
-{%- endif %}
+        // The warp brings its own element's weights, {{ stages }} chunks ahead (no other warp reads
+        // them): its element's run of u for this block's outputs.
+        const float *__restrict__ uw = u + (size_t)(e_first + warp) * {{ u_element }}ull + (size_t)blockIdx.y * {{ u_run }}u;
 {%- for q in range(stages) %}
 {{ fetch_weights(q ~ "u", q ~ "u", "        ") }}
 {%- endfor %}
@@ -322,15 +300,15 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
             const float *__restrict__ v = vs + st * {{ vs_floats }}u, *__restrict__ w = us + st * {{ us_floats }}u;
 #pragma unroll
             for (unsigned c = 0; c < {{ c_block }}u; ++c) {
-                const float4 *__restrict__ a4 = (const float4 *)(w + (c * {{ cta_elements }}u + warp) * {{ k_block }}u);
+                const float4 *__restrict__ a4 = (const float4 *)(w + (warp * {{ c_block }}u + c) * {{ k_block }}u);
                 const float4 *__restrict__ b4 = (const float4 *)(v + (c * {{ cta_elements }}u + warp) * {{ tile_block }}u);
                 const float4 a_lo = a4[kq], a_hi = a4[kq + 8u], b_lo = b4[tq], b_hi = b4[tq + 4u];
 {{ fma_8x8("a_lo", "a_hi", "b_lo", "b_hi", "                ") }}
             }
-            // the warp's reads of stage st, before its arrival and before the copy engine refills it
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-            __syncwarp();
             if (q + {{ stages }}u < {{ chunks }}u) { // the loaders wait for it only where they refill it
+                // the warp's reads of stage st, before its arrival and before the copy engine refills it
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                __syncwarp();
                 if (lane == 0u) {
 {%- for p in range(cluster) %}
                     arrive(empty_at{{ p }} + st * 8u);
