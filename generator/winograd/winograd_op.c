@@ -16,7 +16,8 @@
 #define WINOGRAD_FUSED_ACCGRAD_EFFICIENCY 0.19
 /* sm_90's cluster kernel: 1.27x the one-block kernel's rate on V3 and F2, 1.24x on L5 (H200,
  * bench/results/nvidia-h200-2026-12-02-wino-cluster.md); since its weights came by bulk copies
- * (6g) 1.10x that on V3, 1.24x on L5 fprop, 0.94x on F2 fprop (nvidia-h200-2026-12-03-wino-tma.md) */
+ * (6g) 1.10x that on V3, 1.24x on L5 fprop, 0.94x on F2 fprop (nvidia-h200-2026-12-03-wino-tma.md);
+ * with its weights blocked (6i) within 1-3% of 6g (nvidia-h200-2026-12-03-wino-blocked.md) */
 #define WINOGRAD_FUSED_CLUSTER_EFFICIENCY 0.28
 
 typedef double wino_matrix[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
