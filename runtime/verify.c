@@ -61,12 +61,17 @@ static void close_buffers(convgen_context *ctx, device_buffers *b)
         ctx->drv->CtxPopCurrent(&popped);
 }
 
+/* The plan run once on the host's tensors, the output `out_shift` floats past its allocation's
+ * start (0: as cudaMalloc aligns it; 1: 4-byte aligned only, for kernels that store vectors only
+ * where the output lets them). */
 static convgen_status run_on_device(convgen_context *ctx, convgen_plan *plan, const cg_problem *p,
-                                    const int64_t elems[3], size_t ws, float *const host[4])
+                                    const int64_t elems[3], size_t ws, int out_shift, float *const host[4])
 {
     const cg_driver *drv = ctx->drv;
     device_buffers b;
-    convgen_status s = open_buffers(ctx, elems, ws, 2, p, host[3], &b); /* output and workspace poisoned */
+    const int64_t room[3] = {elems[0], elems[1], elems[2] + out_shift};
+    convgen_status s = open_buffers(ctx, room, ws, 2, p, host[3], &b); /* output and workspace poisoned */
+    const CUdeviceptr out = b.ptr[2] + 4 * (CUdeviceptr)out_shift;
     CUresult r = CUDA_SUCCESS;
     for (int i = 0; i < 2 && s == CONVGEN_SUCCESS && r == CUDA_SUCCESS; ++i)
         r = drv->MemcpyHtoD(b.ptr[i], host[i], b.bytes[i]);
@@ -74,13 +79,13 @@ static convgen_status run_on_device(convgen_context *ctx, convgen_plan *plan, co
         s = cg_cuda_fail(drv, r, "copying the inputs");
     if (s == CONVGEN_SUCCESS && b.ptr[4])
         s = convgen_execute_bias(plan, (const float *)b.ptr[0], (const float *)b.ptr[1], (const float *)b.ptr[4],
-                                 (float *)b.ptr[2], (void *)b.ptr[3], ws, NULL);
+                                 (float *)out, (void *)b.ptr[3], ws, NULL);
     else if (s == CONVGEN_SUCCESS)
-        s = convgen_execute(plan, (const float *)b.ptr[0], (const float *)b.ptr[1], (float *)b.ptr[2],
-                            (void *)b.ptr[3], ws, NULL);
+        s = convgen_execute(plan, (const float *)b.ptr[0], (const float *)b.ptr[1], (float *)out, (void *)b.ptr[3], ws,
+                            NULL);
     if (s == CONVGEN_SUCCESS && (r = drv->CtxSynchronize()) != CUDA_SUCCESS)
         s = cg_cuda_fail(drv, r, "running the plan");
-    if (s == CONVGEN_SUCCESS && (r = drv->MemcpyDtoH(host[2], b.ptr[2], b.bytes[2])) != CUDA_SUCCESS)
+    if (s == CONVGEN_SUCCESS && (r = drv->MemcpyDtoH(host[2], out, (size_t)elems[2] * 4)) != CUDA_SUCCESS)
         s = cg_cuda_fail(drv, r, "copying the output back");
     close_buffers(ctx, &b);
     return s;
@@ -136,6 +141,15 @@ convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, co
                          convgen_algo algo, const convgen_plan_options *options, unsigned seed, int64_t samples,
                          cg_verify_result *result)
 {
+    return cg_verify_shifted(ctx, desc, pass, algo, options, seed, samples, 0, result);
+}
+
+convgen_status cg_verify_shifted(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                 convgen_algo algo, const convgen_plan_options *options, unsigned seed,
+                                 int64_t samples, int out_shift, cg_verify_result *result)
+{
+    if (out_shift < 0 || out_shift > 3)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "out_shift = %d: 0 to 3 floats", out_shift);
     cg_problem p;
     convgen_plan *plan;
     int64_t elems[3];
@@ -154,7 +168,7 @@ convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, co
         cg_fill_random(host[0], elems[0], &state);
         cg_fill_random(host[1], elems[1], &state);
         cg_fill_random(host[3], p.k, &state);
-        s = run_on_device(ctx, plan, &p, elems, ws, host);
+        s = run_on_device(ctx, plan, &p, elems, ws, out_shift, host);
     }
     if (s == CONVGEN_SUCCESS) {
         result->elems = elems[2];

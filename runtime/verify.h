@@ -38,6 +38,12 @@ convgen_status cg_verify(convgen_context *ctx, const convgen_conv_desc *desc, co
                          convgen_algo algo, const convgen_plan_options *options, unsigned seed, int64_t samples,
                          cg_verify_result *result);
 
+/* cg_verify with the output `out_shift` floats (0 to 3) past a cudaMalloc'd start: 4-byte aligned
+ * only, as a caller's pointer into a larger tensor may be. */
+convgen_status cg_verify_shifted(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
+                                 convgen_algo algo, const convgen_plan_options *options, unsigned seed,
+                                 int64_t samples, int out_shift, cg_verify_result *result);
+
 /* The weights prepared once (convgen_prepare_weights), their device copy then poisoned, and two
  * random inputs run on them (convgen_execute_prepared), each against the reference with the
  * same weights: the result is the worse run's (unwritten: both runs' together). */

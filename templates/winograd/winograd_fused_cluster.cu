@@ -354,16 +354,58 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     cluster_sync();
 
     // This block's pairs: AT along dimension 0 over the cluster's rows, the epilogue, the store.
+{%- if row_vector %}
+    // A row of a tile's outputs is one {{ row_vector }}-float store where y is {{ row_vector * 4 }}-byte aligned (its
+    // width a multiple of {{ m1 }}), so that a warp's 32 neighbouring tiles write a contiguous run rather than
+    // every {{ m1 }}th float of it.
+    const bool aligned = ((size_t)out & {{ row_vector * 4 - 1 }}u) == 0u;
+{%- endif %}
     for (unsigned lp = tid; lp < {{ per_owner }}u; lp += {{ threads }}u) {
         const unsigned p = rank * {{ per_owner }}u + lp, k = p / {{ tile_block }}u, t = p % {{ tile_block }}u, kk = k0 + k;
         const tile_at at = locate(tile0 + t);
         if (p >= {{ pairs }}u || !at.valid || kk >= {{ outputs }}u)
             continue;
 {{- wino_fused_dst("        ") }}
+        float z[{{ m0 }}][{{ m1 }}]; // the tile's outputs
 {%- for j in range(m1) %}
         {
             const float in[{{ alpha0 }}] = { {% for i in range(alpha0) %}{{ ", " if not loop.first }}recv[{{ (i * m1 + j) * per_owner }}u + lp]{% endfor %} };
-{{ wino_fused_store_column(j, "            ") }}
+            float v[{{ m0 }}];
+{{- wino_program(at0, "v", "            ") }}
+{%- for i in range(m0) %}
+            z[{{ i }}][{{ j }}] = {{ epilogue(epi, "v[" ~ i ~ "]", "kk") }};
+{%- endfor %}
+        }
+{%- endfor %}
+{%- for i in range(m0) %}
+        {
+            const unsigned y = at.t0 * {{ m0 }}u + {{ i }}u, x = at.t1 * {{ m1 }}u;
+            float *__restrict__ row = dst + y * {{ out_width }}u + x;
+{%- set ind = "                " if out_height % m0 else "            " %}
+{%- if out_height % m0 %}
+            if (y < {{ out_height }}u) {
+{%- endif %}
+{%- if row_vector %}
+{{ ind }}if (aligned) {
+{{ ind }}    *(float{{ row_vector }} *)row = make_float{{ row_vector }}({% for j in range(m1) %}{{ ", " if not loop.first }}z[{{ i }}][{{ j }}]{% endfor %});
+{{ ind }}} else {
+{%- for j in range(m1) %}
+{{ ind }}    row[{{ j }}] = z[{{ i }}][{{ j }}];
+{%- endfor %}
+{{ ind }}}
+{%- else %}
+{%- for j in range(m1) %}
+{%- if out_width % m1 %}
+{{ ind }}if (x + {{ j }}u < {{ out_width }}u)
+{{ ind }}    row[{{ j }}] = z[{{ i }}][{{ j }}];
+{%- else %}
+{{ ind }}row[{{ j }}] = z[{{ i }}][{{ j }}];
+{%- endif %}
+{%- endfor %}
+{%- endif %}
+{%- if out_height % m0 %}
+            }
+{%- endif %}
         }
 {%- endfor %}
     }
