@@ -423,9 +423,12 @@ convgen_status convgen_plan_candidate(const convgen_plan *plan, int i, convgen_c
 static convgen_status check_alignment(const convgen_plan *plan, const void *in0, const void *in1, const void *ws)
 {
     const cg_generated *g = plan->gen;
+    bool library = false; /* a cuFFT or cuBLAS call among the steps, not kernels alone */
+    for (int i = 0; i < g->step_count; ++i)
+        library |= g->steps[i].kind != CG_STEP_KERNEL;
     if (g->step_count && plan->workspace_bytes && (uintptr_t)ws % 256 != 0)
-        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace = %p must be 256-byte aligned for the %s plan's cuFFT and "
-                       "cuBLAS calls", ws, convgen_algo_name(g->algo));
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace = %p must be 256-byte aligned for the %s plan's %s", ws,
+                       convgen_algo_name(g->algo), library ? "cuFFT and cuBLAS calls" : "kernels' copies of it");
     for (int i = 0; i < g->step_count; ++i) {
         int r = g->steps[i].kind == CG_STEP_FFT ? g->steps[i].fft.real_operand : -1;
         const void *ptr = r == 1 ? in1 : in0;

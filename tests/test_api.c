@@ -125,6 +125,31 @@ static void test_execute_refuses_too_little_workspace(void **state)
     convgen_context_destroy(ctx);
 }
 
+/* winograd-fused's kernels copy the weights' transforms from the workspace 16 bytes at a time (or
+ * by bulk copies): a workspace off the plans' 256-byte alignment is refused with the reason (the
+ * kernels', not a library's), before an offline context says it cannot execute; the same plan's
+ * prepared path checks it too. */
+static void test_execute_refuses_a_misaligned_workspace(void **state)
+{
+    (void)state;
+    convgen_context *ctx = offline();
+    convgen_conv_desc d = {.rank = 2, .n = 2, .c = 8, .k = 16, .in = {20, 20}, .kernel = {3, 3}};
+    convgen_plan *plan;
+    assert_int_equal(convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, &plan), CONVGEN_SUCCESS);
+    size_t ws = 0;
+    convgen_plan_workspace_size(plan, &ws);
+    assert_true(ws > 0);
+    float *p = (float *)(uintptr_t)0x1000;
+    char *aligned = (char *)(uintptr_t)0x10000;
+    assert_error(convgen_execute(plan, p, p, p, aligned + 4, ws, NULL), CONVGEN_ERROR_INVALID_VALUE,
+                 "256-byte aligned for the winograd-fused plan's kernels' copies of it");
+    assert_error(convgen_execute_prepared(plan, p, p, aligned + 16, ws, NULL), CONVGEN_ERROR_INVALID_VALUE,
+                 "256-byte aligned");
+    assert_error(convgen_execute(plan, p, p, p, aligned, ws, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
+    convgen_plan_destroy(plan);
+    convgen_context_destroy(ctx);
+}
+
 /* Prepared weights: only plans with weight transforms take them, every argument checked before
  * an offline context says it cannot execute. */
 static void test_prepared_weights_are_checked(void **state)
@@ -497,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_offline_plan_reports_but_does_not_execute),
         cmocka_unit_test(test_prepared_weights_are_checked),
         cmocka_unit_test(test_execute_refuses_too_little_workspace),
+        cmocka_unit_test(test_execute_refuses_a_misaligned_workspace),
         cmocka_unit_test(test_plan_options_are_checked),
         cmocka_unit_test(test_cufft_reads_in_place_only_when_aligned),
         cmocka_unit_test(test_fft_pads_and_clips_through_its_windows),

@@ -24,6 +24,7 @@
 #include "planner_cases.h"
 #include "properties.h"
 #include "reference.h"
+#include "winograd/winograd_plan.h"
 
 #define LAYERS 40
 #define ERROR_BOUND 1e-5 /* fp32 buffers between double-precision transforms and products */
@@ -896,7 +897,10 @@ static void test_winograd_fused_programs_match_the_reference(void **state)
  * with zeros): layers with tiles enough for clusters, channels and outputs that leave both
  * paddings part full (fprop 70 x 130, bprop the other way round), F(4x4, 3x3), F(2x2, 5x5) in
  * convolution mode, and a 3-D layer (its depth taps summed as chunks of their own). Each
- * program is checked to be the cluster kernel's. */
+ * program is checked to be the cluster kernel's, its weights' op to carry the layout (pinned
+ * here on one channel and output: the CPU's writer and reader share wino_u_at, so an error in
+ * it alone would pass the products' check), and the whole program against the reference. The
+ * kernels' own index arithmetic is the GPU tests' (test_gpu_conv's winograd_fused group). */
 static void test_winograd_fused_cluster_programs_match_the_reference(void **state)
 {
     (void)state;
@@ -915,6 +919,15 @@ static void test_winograd_fused_cluster_programs_match_the_reference(void **stat
             assert_int_equal(cg_generate(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &g), CONVGEN_SUCCESS);
             bool clustered = strstr(g.kernels[g.kernel_count - 1].source, "__cluster_dims__") != NULL &&
                              strstr(g.kernels[0].source, "blocked: [e][output / 64][channel][64]") != NULL;
+            const cg_wino_op *w = &g.steps[0].op.wino; /* the weights' transform, phase 0 */
+            int64_t c = w->channels, k = w->outer, padded = (c + 11) / 12 * 12;
+            assert_int_equal(w->stage, CG_WINO_G);
+            assert_int_equal(w->u_rows, 64);
+            assert_int_equal(w->u_channels, 12);
+            assert_int_equal(wino_u_floats(w, c, k), padded * ((k + 63) / 64 * 64));
+            assert_int_equal(wino_u_at(w, c, k, c - 1, k - 1), ((k - 1) / 64 * padded + c - 1) * 64 + (k - 1) % 64);
+            if (k > 70) /* output 70: block 1, row 6 */
+                assert_int_equal(wino_u_at(w, c, k, 5, 70), (1 * padded + 5) * 64 + 6);
             cg_generated_free(&g);
             if (!clustered)
                 fail_msg("layer %zu %s: not the cluster kernel with blocked weights", i, convgen_pass_name((convgen_pass)pass));
