@@ -7,8 +7,9 @@
       each tile whole (BT along dimension 0, then 1) and
       store each row of the result in the stage of the block that owns it, through distributed
       shared memory: every raw tile is read from L2 once a cluster, not once a block;
-    - {{ cta_elements }} product warps, one per element, bring their element's weights' transforms U by bulk
-      copies (the TMA unit: no loads through the warp's own pipes) {{ stages }} chunks ahead (each warp
+    - {{ cta_elements }} product warps, one per element, bring their element's weights' transforms U, a chunk
+      by one bulk copy (the TMA unit: no loads through the warp's own pipes; u is blocked for it,
+      [e][k / {{ k_block }}][c][{{ k_block }}]) {{ stages }} chunks ahead (each warp
       its own, so that no loader waits on the products before it copies) and sum the stages' products: each lane 8 output channels x
       8 tiles (the warp's 32 tiles x 64 outputs read as broadcast float4s: two distinct tile and
       four distinct output float4s a quarter warp), while the loaders fill the next stage.
@@ -21,7 +22,7 @@
     dimension 1 to its rows (M_r A) and sends the
     results to the block that owns the (output, tile) pair, which sums the cluster's rows through
     AT along dimension 0 in a fixed order (the result does not depend on scheduling), applies
-    fprop's epilogue and stores. A 3-D layer's tiles are one slice deep, its {{ depth_taps }} depth taps summed
+    fprop's epilogue and stores, a row of a tile one vector store where y allows. A 3-D layer's tiles are one slice deep, its {{ depth_taps }} depth taps summed
     as more chunks, as in winograd_fused.cu. -#}
 {%- include "common.cuh" -%}
 {%- include "winograd/winograd.cuh" -%}
