@@ -223,7 +223,7 @@ static bool blocked_context(tmpl_value *ctx, const cg_wino_op *op, int64_t count
     tmpl_set_bool(ctx, "padded", false);
     if (!op->u_rows)
         return true;
-    int64_t channels = wino_div_up(op->channels, op->u_channels) * op->u_channels,
+    int64_t channels = wino_u_channels(op, op->channels),
             blocks = wino_div_up(op->outer, op->u_rows);
     tmpl_set_int(ctx, "u_rows", op->u_rows);
     tmpl_set_int(ctx, "u_blocks", blocks);

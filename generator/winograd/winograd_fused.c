@@ -340,7 +340,7 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     /* u blocked (f->u_rows = k_block): an element's floats, and those of a block of outputs */
     tmpl_set_int(ctx, "u_channels", f->u_channels);
     tmpl_set_int(ctx, "u_element", wino_u_floats(f, f->channels, f->rows));
-    tmpl_set_int(ctx, "u_run", wino_div_up(f->channels, f->u_channels) * f->u_channels * f->u_rows);
+    tmpl_set_int(ctx, "u_run", wino_u_channels(f, f->channels) * f->u_rows);
     set_raw_copies(ctx, (int)alpha1);
     /* a row of a tile's outputs one vector store where y's rows keep it aligned (a 4 x 4 tile's
      * rows 16 bytes apart: a warp's stores were a quarter of each sector, 5% of V3's time) */

@@ -67,19 +67,22 @@ int wino_tile_variants(const cg_problem *p, int effort, const cg_tuning *fixed, 
  * kernels' 32-bit indices or cuBLAS's 32-bit sizes. */
 bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s);
 
-/* The floats of one element of the weights' transforms of `channels` x `rows`, plain or blocked
- * (cg_wino_op's u_rows), and where (channel c, row r) lies in it. */
+/* The weights' transforms blocked (cg_wino_op's u_rows): `channels` padded to a multiple of
+ * u_channels. */
+static inline int64_t wino_u_channels(const cg_wino_op *op, int64_t channels)
+{
+    return wino_div_up(channels, op->u_channels) * op->u_channels;
+}
+/* The floats of one element of the weights' transforms of `channels` x `rows`, plain or blocked,
+ * and where (channel c, row r) lies in it. */
 static inline int64_t wino_u_floats(const cg_wino_op *op, int64_t channels, int64_t rows)
 {
-    return op->u_rows ? wino_div_up(channels, op->u_channels) * op->u_channels * wino_div_up(rows, op->u_rows) * op->u_rows
-                      : channels * rows;
+    return op->u_rows ? wino_u_channels(op, channels) * wino_div_up(rows, op->u_rows) * op->u_rows : channels * rows;
 }
 static inline int64_t wino_u_at(const cg_wino_op *op, int64_t channels, int64_t rows, int64_t c, int64_t r)
 {
-    if (!op->u_rows)
-        return c * rows + r;
-    int64_t padded = wino_div_up(channels, op->u_channels) * op->u_channels;
-    return (r / op->u_rows * padded + c) * op->u_rows + r % op->u_rows;
+    return op->u_rows ? (r / op->u_rows * wino_u_channels(op, channels) + c) * op->u_rows + r % op->u_rows
+                      : c * rows + r;
 }
 
 /* The matrix of a transform (`matrix` CG_WINO_BT, CG_WINO_G or CG_WINO_AT) of t: its rows, *rows x
