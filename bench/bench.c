@@ -27,6 +27,7 @@
 typedef struct options {
     const char *layers_file, *out_dir;
     const char *algos; /* --algo: a comma-separated list of algorithms to run (NULL: every one) */
+    const char *tile;  /* --tile: winograd's and winograd-fused's F(m, r), m per dimension (NULL: chosen) */
     const char *names[64];
     int name_count, runs;
     bool no_cudnn, fft, pool, net, tf32;
@@ -38,7 +39,8 @@ typedef struct options {
 static int usage(int rc)
 {
     printf("usage: convgen bench [--layers FILE] [--out DIR] [--runs N] [--no-cudnn] [--cudnn-graph N] [--tf32]\n"
-           "       [--algo NAME,...] [--fft [--fft-rank R] [--fft-n N]] [--pool] [--net [--cube N]] [NAME...]\n"
+           "       [--algo NAME,...] [--tile MxN] [--fft [--fft-rank R] [--fft-n N]] [--pool] [--net [--cube N]]\n"
+           "       [NAME...]\n"
            "Times every convgen algorithm that supports each layer against cuDNN's best algorithm\n"
            "(strict fp32 and TF32 allowed), three passes, each output checked against float64 (below).\n"
            "NAMEs pick layers of FILE (default: every 2-D layer of it; FILE\n"
@@ -55,7 +57,9 @@ static int usage(int rc)
            "baseline and cuDNN's dense (dilated) form; whole volumes take 3 + runs / 10 runs. --tf32 adds rows\n"
            "\"<algorithm>, tf32\" for the FFT algorithms whose products are cuBLAS GEMMs, planned with\n"
            "allow_tf32 (TF32 tensor cores), to compare with cuDNN's TF32 column. --algo keeps\n"
-           "only the convgen algorithms named (e.g. winograd,direct); cuDNN's rows stay.\n"
+           "only the convgen algorithms named (e.g. winograd,direct); cuDNN's rows stay. --tile MxN\n"
+           "plans winograd and winograd-fused with the output tile m of F(m, r) per dimension (as\n"
+           "convgen's --tile; 0: chosen), on the layers of that rank, their rows named with it.\n"
            "cuDNN's time is the faster of its legacy API (cudnnFind...AlgorithmEx) and its graph\n"
            "API (the engine configurations of heuristics modes A and FALLBACK and every engine by\n"
            "index, at most N a pass, default 64; --cudnn-graph 0: legacy only), in strict fp32 and\n"
@@ -110,6 +114,8 @@ static bool parse(int argc, char **argv, options *o)
             o->tf32 = true;
         else if (strcmp(a, "--algo") == 0 && has_value)
             o->algos = argv[++i];
+        else if (strcmp(a, "--tile") == 0 && has_value)
+            o->tile = argv[++i];
         else if (strcmp(a, "--fft-rank") == 0 && has_value) {
             if (!int_value(a, argv[++i], 1, 3, &o->fft_rank))
                 return false;
@@ -136,6 +142,17 @@ static bool parse(int argc, char **argv, options *o)
             return false;
         }
         at += len + (at[len] == ',');
+    }
+    if (o->tile) { /* sizes for some rank; each layer takes it where its rank matches */
+        cg_tuning t;
+        int rank = 1;
+        while (rank <= CONVGEN_MAX_RANK && cg_tile_parse(o->tile, rank, &t) != CONVGEN_SUCCESS)
+            ++rank;
+        if (rank > CONVGEN_MAX_RANK) {
+            fprintf(stderr, "convgen-bench: --tile '%s': give m per dimension joined by 'x', from 0 (chosen) to 12, "
+                            "not all 0 (e.g. 6x6)\n", o->tile);
+            return false;
+        }
     }
     o->layers_file = cli_layers_file_for(o->layers_file);
     if (o->fft + o->pool + o->net > 1) {
@@ -407,13 +424,19 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
                      .flops = layer_flops(l)};
     snprintf(row.layer, sizeof row.layer, "%s", l->name);
     int other = pl && pl->algo == CONVGEN_ALGO_FFT ? CONVGEN_GEMM_CUBLAS : CONVGEN_GEMM_GENERATED;
-    snprintf(row.algo, sizeof row.algo, "%s%s", pl ? pl->name : "auto",
+    /* --tile: the Winograd algorithms' F(m, r), on the layers of its rank */
+    bool tiled = o->tile && pl && (pl->algo == CONVGEN_ALGO_WINOGRAD || pl->algo == CONVGEN_ALGO_WINOGRAD_FUSED);
+    cg_tuning tile = {0};
+    if (tiled && cg_tile_parse(o->tile, l->desc.rank, &tile) != CONVGEN_SUCCESS)
+        return; /* another rank's layer */
+    snprintf(row.algo, sizeof row.algo, "%s%s%s%s", pl ? pl->name : "auto", tiled ? ", m " : "", tiled ? o->tile : "",
              tf32                             ? ", tf32"
              : v != OTHER_GEMM                ? ""
              : other == CONVGEN_GEMM_CUBLAS   ? ", cuBLAS GEMM"
                                               : ", generated GEMM");
     convgen_state c = {.b = b};
     convgen_plan_options opt = {.allow_tf32 = tf32, .gemm = v == OTHER_GEMM ? other : 0};
+    memcpy(opt.winograd_m, tile.winograd_m, sizeof opt.winograd_m);
     convgen_status s = convgen_plan_conv_ex(ctx, &l->desc, pass, pl ? pl->algo : CONVGEN_ALGO_AUTO, &opt, &c.plan);
     size_t ws = 0;
     convgen_choice choice;

@@ -893,50 +893,73 @@ static void test_winograd_fused_programs_match_the_reference(void **state)
 }
 
 /* winograd-fused's cluster kernel (sm_90's, the default target's), whose weights' transforms are
- * blocked ([e][k / 64][c][64], the channels padded to chunks of 12 and the outputs to blocks of 64
- * with zeros): layers with tiles enough for clusters, channels and outputs that leave both
- * paddings part full (fprop 70 x 130, bprop the other way round), F(4x4, 3x3), F(2x2, 5x5) in
- * convolution mode, and a 3-D layer (its depth taps summed as chunks of their own). Each
- * program is checked to be the cluster kernel's, its weights' op to carry the layout (pinned
- * here on one channel and output: the CPU's writer and reader share wino_u_at, so an error in
- * it alone would pass the products' check), and the whole program against the reference. The
- * kernels' own index arithmetic is the GPU tests' (test_gpu_conv's winograd_fused group). */
+ * blocked ([e][k / 64][c][64], the channels padded to the kernel's chunks, 12 for 6 x 6 tiles and
+ * 16 for 8 x 8 ones, and the outputs to blocks of 64, with zeros): layers with tiles enough for
+ * clusters, channels and outputs that leave both paddings part full (fprop 70 x 130, bprop the
+ * other way round), F(4x4, 3x3), F(4x4, 5x5) (the default of 5 x 5 kernels there) in convolution
+ * mode, F(2x2, 5x5) and F(6x6, 3x3) fixed, and a 3-D layer (its depth taps summed as chunks of
+ * their own). Each program is checked to be the cluster kernel's with the tile's chunk, its
+ * weights' op to carry the layout (pinned here on one channel and output: the CPU's writer and
+ * reader share wino_u_at, so an error in it alone would pass the products' check), and the whole
+ * program against the reference. The kernels' own index arithmetic is the GPU tests'
+ * (test_gpu_conv's winograd_fused group). */
+typedef struct cluster_layer {
+    convgen_conv_desc d;
+    int m;     /* the tile fixed across the plane; 0: the default */
+    int alpha; /* the tile's, which sets the chunk */
+} cluster_layer;
+
 static void test_winograd_fused_cluster_programs_match_the_reference(void **state)
 {
     (void)state;
-    static const convgen_conv_desc layers[] = {
-        {.rank = 2, .n = 5, .c = 70, .k = 130, .in = {48, 48}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
-        {.rank = 2, .n = 4, .c = 66, .k = 68, .in = {44, 44}, .kernel = {5, 5}, .pad_before = {2, 2},
-         .pad_after = {2, 2}, .mode = CONVGEN_CONVOLUTION},
-        {.rank = 3, .n = 3, .c = 70, .k = 66, .in = {4, 32, 32}, .kernel = {3, 3, 3}, .pad_before = {1, 1, 1},
-         .pad_after = {1, 1, 1}},
+    static const cluster_layer layers[] = {
+        {{.rank = 2, .n = 5, .c = 70, .k = 130, .in = {48, 48}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
+         0, 6},
+        {{.rank = 2, .n = 4, .c = 66, .k = 68, .in = {44, 44}, .kernel = {5, 5}, .pad_before = {2, 2},
+          .pad_after = {2, 2}, .mode = CONVGEN_CONVOLUTION}, 0, 8},
+        {{.rank = 2, .n = 4, .c = 66, .k = 68, .in = {44, 44}, .kernel = {5, 5}, .pad_before = {2, 2},
+          .pad_after = {2, 2}}, 2, 6},
+        {{.rank = 2, .n = 5, .c = 70, .k = 130, .in = {47, 47}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {0, 1}},
+         6, 8},
+        {{.rank = 3, .n = 3, .c = 70, .k = 66, .in = {4, 32, 32}, .kernel = {3, 3, 3}, .pad_before = {1, 1, 1},
+          .pad_after = {1, 1, 1}}, 0, 6},
     };
     for (size_t i = 0; i < sizeof layers / sizeof layers[0]; ++i)
         for (int pass = 0; pass < 2; ++pass) {
+            const cluster_layer *l = &layers[i];
             cg_problem p;
-            assert_int_equal(cg_problem_init(&p, &layers[i]), CONVGEN_SUCCESS);
+            assert_int_equal(cg_problem_init(&p, &l->d), CONVGEN_SUCCESS);
+            cg_tuning tune = {0};
+            for (int d = l->d.rank - 2; l->m && d < l->d.rank; ++d)
+                tune.winograd_m[d] = l->m;
             cg_generated g;
-            assert_int_equal(cg_generate(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &g), CONVGEN_SUCCESS);
-            bool clustered = strstr(g.kernels[g.kernel_count - 1].source, "__cluster_dims__") != NULL &&
+            assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &tune, &g),
+                             CONVGEN_SUCCESS);
+            const char *source = g.kernels[g.kernel_count - 1].source;
+            char chunk[64];
+            int channels = l->alpha == 8 ? 16 : 12;
+            snprintf(chunk, sizeof chunk, "the channels in chunks of %d", channels);
+            bool clustered = strstr(source, "__cluster_dims__") != NULL && strstr(source, chunk) != NULL &&
                              strstr(g.kernels[0].source, "blocked: [e][output / 64][channel][64]") != NULL;
             const cg_wino_op *w = &g.steps[0].op.wino; /* the weights' transform, phase 0 */
-            int64_t c = w->channels, k = w->outer, padded = (c + 11) / 12 * 12;
+            int64_t c = w->channels, k = w->outer, padded = (c + channels - 1) / channels * channels;
             assert_int_equal(w->stage, CG_WINO_G);
             assert_int_equal(w->u_rows, 64);
-            assert_int_equal(w->u_channels, 12);
+            assert_int_equal(w->u_channels, channels);
             assert_int_equal(wino_u_floats(w, c, k), padded * ((k + 63) / 64 * 64));
             assert_int_equal(wino_u_at(w, c, k, c - 1, k - 1), ((k - 1) / 64 * padded + c - 1) * 64 + (k - 1) % 64);
             if (k > 70) /* output 70: block 1, row 6 */
                 assert_int_equal(wino_u_at(w, c, k, 5, 70), (1 * padded + 5) * 64 + 6);
             cg_generated_free(&g);
             if (!clustered)
-                fail_msg("layer %zu %s: not the cluster kernel with blocked weights", i, convgen_pass_name((convgen_pass)pass));
+                fail_msg("layer %zu %s: not the cluster kernel with blocked weights in chunks of %d", i,
+                         convgen_pass_name((convgen_pass)pass), channels);
             int64_t chunks = 0;
-            double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, 0, NULL, &chunks);
+            double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, 0, &tune, &chunks);
             if (!(e <= ERROR_BOUND))
                 fail_msg("layer %zu %s: relative error %.3e", i, convgen_pass_name((convgen_pass)pass), e);
-            print_message("winograd-fused cluster kernel, layer %zu %s: relative error %.2e\n", i,
-                          convgen_pass_name((convgen_pass)pass), e);
+            print_message("winograd-fused cluster kernel, layer %zu %s (alpha %d): relative error %.2e\n", i,
+                          convgen_pass_name((convgen_pass)pass), l->alpha, e);
         }
 }
 
@@ -1129,6 +1152,44 @@ static void test_winograd_fused_3d_reach_and_tiles(void **state)
     assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &cube, &g),
                      CONVGEN_ERROR_INVALID_VALUE);
     assert_non_null(strstr(convgen_last_error(), "options->winograd_m[0] = 2"));
+}
+
+/* winograd-fused's 8 x 8 tiles (F(6x6, 3x3), F(4x4, 5x5)) run on the cluster kernel only: where
+ * it does not take the layer (fewer than 64 channels, a target without clusters) or in accgrad,
+ * a fixed 8 x 8 tile is refused with the reason, and a 5 x 5 kernel's default tile falls back to
+ * F(2x2, 5x5) there. */
+static void test_winograd_fused_8x8_tiles_only_on_clusters(void **state)
+{
+    (void)state;
+    const convgen_conv_desc narrow = {.rank = 2, .n = 8, .c = 32, .k = 32, .in = {40, 40}, .kernel = {3, 3},
+                                      .pad_before = {1, 1}, .pad_after = {1, 1}};
+    const convgen_conv_desc wide = {.rank = 2, .n = 12, .c = 66, .k = 68, .in = {40, 40}, .kernel = {5, 5},
+                                    .pad_before = {2, 2}, .pad_after = {2, 2}};
+    const cg_target sm80 = {.max_cluster = 1, .arch = "sm_80"};
+    cg_tuning six = {.winograd_m = {6, 6}};
+    cg_problem p;
+    cg_generated g;
+    assert_int_equal(cg_problem_init(&p, &narrow), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &six, &g),
+                     CONVGEN_ERROR_NOT_SUPPORTED);
+    assert_non_null(strstr(convgen_last_error(), "F(6x6, 3x3) has 64 transform elements: only the cluster kernel"));
+    assert_int_equal(cg_problem_init(&p, &wide), CONVGEN_SUCCESS);
+    cg_tuning four = {.winograd_m = {4, 4}};
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_BPROP, CONVGEN_ALGO_WINOGRAD_FUSED, &sm80, &four, &g),
+                     CONVGEN_ERROR_NOT_SUPPORTED);
+    assert_non_null(strstr(convgen_last_error(), "it needs sm_90"));
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &four, &g),
+                     CONVGEN_ERROR_NOT_SUPPORTED);
+    assert_non_null(strstr(convgen_last_error(), "has 64 transform elements; the fused kernels take up to 36"));
+    /* the default: F(4x4, 5x5) on sm_90's clusters, F(2x2, 5x5) on sm_80 */
+    const cg_target *targets[] = {NULL, &sm80};
+    const char *tiles[] = {"of F(4,5): alpha 8", "of F(2,5): alpha 6"};
+    for (int i = 0; i < 2; ++i) {
+        assert_int_equal(cg_generate(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, targets[i], &g), CONVGEN_SUCCESS);
+        if (!strstr(g.kernels[g.kernel_count - 1].source, tiles[i]))
+            fail_msg("%s: the default tile is not %s", targets[i] ? "sm_80" : "sm_90", tiles[i]);
+        cg_generated_free(&g);
+    }
 }
 
 /* fft-tiled in 3-D (convgen's rank 3 transforms of the tiles: one pass where a tile fits on chip,
@@ -1334,6 +1395,7 @@ int main(void)
         cmocka_unit_test(test_generated_gemm_takes_large_steps_and_falls_back),
         cmocka_unit_test(test_winograd_fused_programs_match_the_reference),
         cmocka_unit_test(test_winograd_fused_cluster_programs_match_the_reference),
+        cmocka_unit_test(test_winograd_fused_8x8_tiles_only_on_clusters),
         cmocka_unit_test(test_winograd_fused_3d_reach_and_tiles),
         cmocka_unit_test(test_prepared_weights_serve_several_inputs),
         cmocka_unit_test(test_winograd_applies_the_epilogue),

@@ -49,13 +49,14 @@ typedef struct shape {
     bool sub_batched; /* also run under a workspace limit that forces sub-batches */
     int gemm;         /* options.gemm */
     int out_shift;    /* the output this many floats past a 16-byte boundary (cg_verify_shifted) */
+    int m;            /* the Winograd tile F(m, r) across the plane (options.winograd_m); 0: chosen */
 } shape;
 
 #define PREPARED_SHAPES 8
 
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 67 /* 40 random ones beside the 27 handpicked ones */
-#define WINOGRAD_FUSED_SHAPES 63 /* 27 handpicked, 16 of them 3-D; 36 random */
+#define WINOGRAD_FUSED_SHAPES 66 /* 30 handpicked, 17 of them 3-D; 36 random */
 #define WINOGRAD_FUSED_SHIFTED 2 /* the last two handpicked ones again, y 4 and 8 bytes past 16-byte alignment */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
@@ -346,8 +347,16 @@ static int handpicked_winograd_fused(shape *s)
     s[n].d = desc3(1, 9, 40, V3(6, 17, 11), V3(2, 5, 5), V3(1, 2, 2), V3(0, 2, 2));
     s[n++].d.mode = CONVGEN_CONVOLUTION;
     s[n++].d = DESC2(12, 76, 132, 30, 30, 3, 3, 1, 1, 1);
+    /* 8 x 8 tiles on sm_90's clusters of 8: F(6x6, 3x3) fixed, in 2-D and across a 3-D layer's
+     * planes, and F(4x4, 5x5), the default of a 5 x 5 kernel there */
+    s[n].d = DESC2(12, 70, 130, 30, 30, 3, 3, 1, 1, 1);
+    s[n++].m = 6;
+    s[n].d = desc3(3, 70, 66, V3(4, 32, 32), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
+    s[n++].m = 6;
+    s[n].d = DESC2(12, 66, 68, 40, 40, 5, 5, 2, 1, 1);
+    s[n++].d.mode = CONVGEN_CONVOLUTION;
     s[n++].d = DESC2(12, 70, 130, 30, 30, 3, 3, 1, 1, 1);
-    s[n++].d = DESC2(10, 64, 64, 24, 24, 5, 5, 2, 1, 1);
+    s[n++].d = DESC2(10, 64, 64, 24, 24, 5, 5, 2, 1, 1); /* this and the next: y shifted too (WINOGRAD_FUSED_SHIFTED) */
     s[n++].d = desc3(3, 70, 66, V3(4, 32, 32), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     return n;
 }
@@ -364,13 +373,24 @@ static void name_shape(shape *s)
     at += snprintf(s->name + at, sizeof s->name - (size_t)at, " pad %lld+%lld str %lld dil %lld%s",
                    (long long)d->pad_before[0], (long long)d->pad_after[0], (long long)(d->stride[0] ? d->stride[0] : 1),
                    (long long)(d->dilation[0] ? d->dilation[0] : 1), d->mode ? " conv" : "");
+    if (s->m)
+        snprintf(s->name + at, sizeof s->name - (size_t)at, " m %d", s->m);
+}
+
+/* The shape's plan options: its GEMM and its tile across the plane. */
+static convgen_plan_options shape_options(const shape *s)
+{
+    convgen_plan_options o = {.gemm = s->gemm};
+    for (int d = s->d.rank - 2; s->m && d < s->d.rank; ++d)
+        o.winograd_m[d] = s->m;
+    return o;
 }
 
 /* A workspace limit one byte below what the plan needs unlimited, so that it sub-batches. */
 static convgen_plan_options tight_options(const shape *s, convgen_pass pass)
 {
     convgen_plan *plan;
-    convgen_plan_options o = {.gemm = s->gemm};
+    convgen_plan_options o = shape_options(s);
     if (convgen_plan_conv_ex(ctx, &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
         fail_msg("%s %s: %s", s->name, convgen_pass_name(pass), convgen_last_error());
     convgen_plan_workspace_size(plan, &o.workspace_limit);
@@ -427,6 +447,11 @@ static void check_shape(void **state)
             print_message("accgrad: fft-fused has no accgrad kernel (fft-tiled's parts are its accgrad)\n");
             continue;
         }
+        if (s->algo == CONVGEN_ALGO_WINOGRAD_FUSED && s->m + s->d.kernel[s->d.rank - 1] - 1 > 6 && pass == CONVGEN_ACCGRAD) {
+            print_message("accgrad: winograd-fused's accgrad takes tiles of up to 6 x 6 (8 x 8 are fprop's and bprop's, "
+                          "on the cluster kernel)\n");
+            continue;
+        }
         if (s->algo == CONVGEN_ALGO_DIRECT_WINDOW && pass == CONVGEN_ACCGRAD) {
             print_message("accgrad: direct-window has none (direct's GEMM is its accgrad)\n");
             continue;
@@ -435,8 +460,7 @@ static void check_shape(void **state)
             print_message("bprop: direct-window's window bprop takes no dilation (its fprop does)\n");
             continue;
         }
-        convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass)
-                                              : (convgen_plan_options){.gemm = s->gemm};
+        convgen_plan_options tight = run >= 3 ? tight_options(s, (convgen_pass)pass) : shape_options(s);
         if (run >= 3)
             print_message("sub-batched under %zu bytes of workspace:\n", tight.workspace_limit);
         cg_verify_result r;

@@ -46,16 +46,36 @@
 #include "values.h"
 #include "winograd_plan.h"
 
-enum { CLUSTER_TILES = 32, CLUSTER_OUTPUTS = 64,
-       CLUSTER_CHANNELS = 12 /* a chunk: CLUSTER_LOADERS a block of the cluster of 3, a loader warp a channel */, CLUSTER_ROWS = 2,
-       CLUSTER_LOADERS = 4 /* warps: one a scheduler */, CLUSTER_STAGES = 3,
-       CLUSTER_ALPHA = 6 /* the tiles the planner gives it (cluster_blocks) */,
-       RAW_POINT_STRIDE = 32 * CLUSTER_LOADERS + 32 /* a raw point's tasks and room for its pad (raw_runs) */ };
+enum { CLUSTER_TILES = 32, CLUSTER_OUTPUTS = 64, CLUSTER_STAGES = 3 };
 enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEMENTS = 36,
        FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 168 registers hold the 64 sums */ };
 enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
        ACCGRAD_MIN_RUN = 8 * ACCGRAD_TILES, /* the fewest tiles a split's run sums */
        SUM_THREADS = 256 };
+
+/* How the cluster kernel splits a tile of alpha x alpha transform elements: `rows` of its rows a
+ * block, one product warp an element, beside `loaders` warps that bring and transform one channel
+ * each of every chunk; a cluster is alpha / rows blocks and a chunk loaders x cluster channels.
+ * Alpha 6 (F(4x4, 3x3), F(2x2, 5x5)): two rows, clusters of 3, 12 product warps and 4 loaders (one
+ * a scheduler), chunks of 12. Alpha 8 (F(6x6, 3x3), F(4x4, 5x5)): one row, clusters of 8 (the
+ * portable most), 8 product warps and 2 loaders (320 threads), chunks of 16; two rows would be 16
+ * product warps, 640 threads with the loaders, whose 96 registers a thread spill the 64 sums
+ * (bench/NOTES.md, 6e), and 4 loaders would make the stages of a chunk of 32 too large. */
+typedef struct cluster_shape {
+    int rows, loaders;
+} cluster_shape;
+
+static cluster_shape cluster_shape_of(int alpha) { return alpha == 8 ? (cluster_shape){1, 2} : (cluster_shape){2, 4}; }
+
+/* A chunk's channels, a loader warp's one in each block of the cluster. */
+static int cluster_channels(int alpha)
+{
+    cluster_shape sh = cluster_shape_of(alpha);
+    return sh.loaders * (alpha / sh.rows);
+}
+
+/* The floats of a raw point's slot: its tasks (32 a loader warp) and room for its pad (raw_runs). */
+static int raw_point_stride(cluster_shape sh) { return 32 * sh.loaders + 32; }
 
 static convgen_status fused_applicable(const cg_problem *p, convgen_pass pass)
 {
@@ -228,30 +248,32 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
     return render(ctx, failed, "winograd/winograd_fused.cu", k);
 }
 
-/* The cluster kernel (sm_90): a cluster of alpha0 / CLUSTER_ROWS blocks per CLUSTER_TILES tiles x
- * CLUSTER_OUTPUTS outputs, block r owning the transform elements of the tile's rows r CLUSTER_ROWS
- * .., one warp an element, 8 x 8 sums a lane (openCNN's lane layout), CLUSTER_LOADERS more warps
- * bringing and transforming the tiles; the blocks' rows meet through distributed shared memory
- * before the last AT (templates/winograd/winograd_fused_cluster.cu). It splits the tile's
- * elements so that a block keeps 64 sums a thread and a tile of 32 x 64 in one block a
- * multiprocessor. The template takes any even alpha0; the planner gives it the 6 x 6 tiles it was
- * measured on (F(4x4, 3x3), F(2x2, 5x5)). Its blocks, or 0 for the one-block kernel: before sm_90,
- * for other tiles (F(2x2, 3x3)'s clusters of 2 are untimed: S13's bprop, which the shipped wisdom
- * runs on winograd-fused at m = 2, keeps the kernel it was timed with), for fewer than
- * CLUSTER_OUTPUTS output or data channels (a block of 64 outputs would idle, and the loaders'
- * pipeline would barely start; it also keeps the chunks, at least 6, past the stages the product
- * warps fill before their loop), and where the clusters do not fill the GPU once (on an H200 R4
- * ran no faster: 0.204 ms against 0.2025; bench/NOTES.md). Any output count works: the weights'
- * transforms are blocked for it (u_rows), their outputs padded to blocks of CLUSTER_OUTPUTS. */
+/* The cluster kernel (sm_90): a cluster of blocks per CLUSTER_TILES tiles x CLUSTER_OUTPUTS
+ * outputs, block r owning the transform elements of the tile's rows r rows .. (cluster_shape), one
+ * warp an element, 8 x 8 sums a lane (openCNN's lane layout), more warps bringing and transforming
+ * the tiles; the blocks' rows meet through distributed shared memory before the last AT
+ * (templates/winograd/winograd_fused_cluster.cu). It splits the tile's elements so that a block
+ * keeps 64 sums a thread and a tile of 32 x 64 in one block a multiprocessor. The planner gives it
+ * the square tiles of alpha 6 and 8 (F(4x4, 3x3), F(2x2, 5x5); F(6x6, 3x3), F(4x4, 5x5), which
+ * only it takes: 64 elements are too many for the one-block kernel). Its blocks, or 0 for the
+ * one-block kernel: before sm_90, for other tiles (F(2x2, 3x3)'s clusters of 2 are untimed: S13's
+ * bprop, which the shipped wisdom runs on winograd-fused at m = 2, keeps the kernel it was timed
+ * with), for fewer than CLUSTER_OUTPUTS output or data channels (a block of 64 outputs would
+ * idle, and the loaders' pipeline would barely start; it also keeps the chunks, at least 4, past
+ * the stages the product warps fill before their loop), and where the clusters do not fill the
+ * GPU once (on an H200 R4 ran no faster: 0.204 ms against 0.2025; bench/NOTES.md). Any output
+ * count works: the weights' transforms are blocked for it (u_rows), their outputs padded to
+ * blocks of CLUSTER_OUTPUTS. */
 static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channels, int64_t rows)
 {
-    int alpha0 = s->tf[1].alpha, blocks = alpha0 / CLUSTER_ROWS;
+    int alpha0 = s->tf[1].alpha, blocks = alpha0 / cluster_shape_of(alpha0).rows;
     int most = !t || t->max_cluster == 0 ? 8 : t->max_cluster; /* 0: the portable 8; 1: none */
     int sms = t && t->sm_count > 0 ? t->sm_count : 132;
-    if (alpha0 != CLUSTER_ALPHA || s->tf[2].alpha != CLUSTER_ALPHA || blocks > most || rows < CLUSTER_OUTPUTS ||
+    cg_wino_op blocked = {.u_rows = CLUSTER_OUTPUTS, .u_channels = cluster_channels(alpha0)};
+    if ((alpha0 != 6 && alpha0 != 8) || s->tf[2].alpha != alpha0 || blocks > most || rows < CLUSTER_OUTPUTS ||
         channels < CLUSTER_OUTPUTS ||
-        s->elements * wino_u_floats(&(cg_wino_op){.u_rows = CLUSTER_OUTPUTS, .u_channels = CLUSTER_CHANNELS}, channels,
-                                    rows) > INT32_MAX /* the weights' transforms' 32-bit indices, padding and all */)
+        s->elements * wino_u_floats(&blocked, channels, rows) > INT32_MAX /* the weights' transforms' 32-bit
+                                                                             indices, padding and all */)
         return 0;
     int64_t clusters = wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(rows, CLUSTER_OUTPUTS);
     return clusters * blocks >= sms ? blocks : 0;
@@ -262,7 +284,7 @@ static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channe
  * 4-byte copies read neighbouring addresses rather than one point each of 32 tiles 16 bytes apart
  * (on an H200 the loaders alone took 2,479 cycles a chunk against 3,170: bench/NOTES.md). Column
  * j of a run from column `first` lies 32 / columns (j - first) floats past its plain place (its
- * pad, under 32), which puts a copy's 32 points in 32 banks; a point's slot is RAW_POINT_STRIDE
+ * pad, under 32), which puts a copy's 32 points in 32 banks; a point's slot is raw_point_stride
  * floats, 32 more than its tasks. Returns the runs, their first columns and widths. */
 static int raw_runs(int alpha, int first[], int columns[])
 {
@@ -299,8 +321,9 @@ static void set_raw_copies(tmpl_value *ctx, int alpha)
 static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_op *f, int cluster, const char *name,
                                      cg_generated *out)
 {
-    const fused_blocking b = {CLUSTER_TILES, CLUSTER_OUTPUTS, CLUSTER_CHANNELS};
-    const int64_t alpha1 = s->tf[2].alpha, elements = CLUSTER_ROWS * alpha1, pairs = (int64_t)b.tiles * b.outputs,
+    const cluster_shape sh = cluster_shape_of(s->tf[1].alpha);
+    const fused_blocking b = {CLUSTER_TILES, CLUSTER_OUTPUTS, cluster_channels(s->tf[1].alpha)};
+    const int64_t alpha1 = s->tf[2].alpha, elements = sh.rows * alpha1, pairs = (int64_t)b.tiles * b.outputs,
                   per_owner = wino_div_up(pairs, cluster);
     f->row_block = b.outputs;
     f->cluster = cluster;
@@ -308,13 +331,13 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     k->epilogue = s->epilogue != 0;
     k->grid[0] = (unsigned)(cluster * wino_div_up(s->columns, b.tiles));
     k->grid[1] = (unsigned)wino_div_up(f->rows, b.outputs);
-    k->block[0] = (unsigned)(32 * (elements + CLUSTER_LOADERS));
+    k->block[0] = (unsigned)(32 * (elements + sh.loaders));
     /* two buffers of raw tiles and a ring of stages (transformed tiles and weights' transforms)
      * while the products run; then the products and the rows the peers send, over them */
-    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * RAW_POINT_STRIDE,
+    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh),
             vs = b.channels * elements * b.tiles,
             us = b.channels * elements * b.outputs, staging = 2 * raw + CLUSTER_STAGES * (vs + us),
-            reduce = elements * pairs + (int64_t)cluster * CLUSTER_ROWS * s->tf[2].m * per_owner;
+            reduce = elements * pairs + (int64_t)cluster * sh.rows * s->tf[2].m * per_owner;
     k->shared_bytes = (unsigned)(4 * (staging > reduce ? staging : reduce));
     convgen_status st = check_shared(t, k);
     if (st != CONVGEN_SUCCESS)
@@ -322,9 +345,9 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     bool failed = false;
     tmpl_value *ctx = forward_context(s, k, f, b, &failed);
     tmpl_set_int(ctx, "cluster", cluster);
-    tmpl_set_int(ctx, "rows", CLUSTER_ROWS);
+    tmpl_set_int(ctx, "rows", sh.rows);
     tmpl_set_int(ctx, "cta_elements", elements);
-    tmpl_set_int(ctx, "loaders", CLUSTER_LOADERS);
+    tmpl_set_int(ctx, "loaders", sh.loaders);
     tmpl_set_int(ctx, "stages", CLUSTER_STAGES);
     tmpl_set_int(ctx, "raw_floats", raw);
     tmpl_set_int(ctx, "vs_floats", vs);
@@ -333,9 +356,9 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     tmpl_set_int(ctx, "per_owner", per_owner);
     /* a loader thread's task (its warp's channel of the block's share, its lane's tile) and copies
      * in each chunk */
-    int loader_threads = 32 * CLUSTER_LOADERS;
+    int loader_threads = 32 * sh.loaders;
     tmpl_set_int(ctx, "loader_threads", loader_threads);
-    tmpl_set_int(ctx, "point_stride", RAW_POINT_STRIDE);
+    tmpl_set_int(ctx, "point_stride", raw_point_stride(sh));
     tmpl_set_int(ctx, "c_share", b.channels / cluster);
     /* u blocked (f->u_rows = k_block): an element's floats, and those of a block of outputs */
     tmpl_set_int(ctx, "u_channels", f->u_channels);
@@ -354,12 +377,13 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
 static void forward_plan(wino_spec *s, int cluster)
 {
     snprintf(s->plan[0], sizeof s->plan[0], "in one kernel (G w G^T made");
+    int rows = cluster_shape_of(s->tf[1].alpha).rows;
     if (cluster)
         snprintf(s->plan[1], sizeof s->plan[1],
                  "once before it): clusters of %d blocks, %d tiles x %d output channels, the channels in chunks of "
-                 "%d%s; block r the %lld transform elements of rows %d r .., %lld tiles", cluster, CLUSTER_TILES,
-                 CLUSTER_OUTPUTS, CLUSTER_CHANNELS, s->first == 0 ? " per depth tap" : "",
-                 (long long)CLUSTER_ROWS * s->tf[2].alpha, CLUSTER_ROWS, (long long)s->columns);
+                 "%d%s; block r the %lld transform elements of %s, %lld tiles", cluster, CLUSTER_TILES,
+                 CLUSTER_OUTPUTS, cluster_channels(s->tf[1].alpha), s->first == 0 ? " per depth tap" : "",
+                 (long long)rows * s->tf[2].alpha, rows > 1 ? "rows 2 r .." : "row r", (long long)s->columns);
     else
         snprintf(s->plan[1], sizeof s->plan[1],
                  "once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d%s, %lld "
@@ -377,6 +401,11 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     const int64_t *data_size = bprop ? s->out : s->in, *out_size = bprop ? s->in : s->out;
     const int64_t flipped[] = {s->kernel[0] - 1 - s->pad[0], s->kernel[1] - 1 - s->pad[1], s->kernel[2] - 1 - s->pad[2]};
     const int cluster = cluster_blocks(s, t, data_ch, out_ch);
+    if (!cluster && plane_elements(s) > FUSED_MAX_ELEMENTS)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: F(%dx%d, %lldx%lld) has %lld transform elements: "
+                       "only the cluster kernel takes more than %d, and it needs sm_90, at least %d data and output "
+                       "channels and clusters that fill the GPU", s->m[1], s->m[2], (long long)s->kernel[1],
+                       (long long)s->kernel[2], (long long)plane_elements(s), FUSED_MAX_ELEMENTS, CLUSTER_OUTPUTS);
     forward_plan(s, cluster);
     if (wino_div_up(out_ch, FUSED_OUTPUTS) > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s = %lld needs more than 65535 blocks of %d",
@@ -390,7 +419,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     w.flip = bprop != p->flip;
     w.planes_transposed = bprop;
     if (cluster)
-        w.u_rows = CLUSTER_OUTPUTS, w.u_channels = CLUSTER_CHANNELS;
+        w.u_rows = CLUSTER_OUTPUTS, w.u_channels = cluster_channels(s->tf[1].alpha);
     s->workspace = wino_align_up(wino_u_floats(&w, data_ch, out_ch) * s->elements * 4);
     out->workspace_bytes = s->workspace;
     out->chunks = 1;
@@ -546,6 +575,25 @@ static bool fused_sizes(const cg_problem *p, wino_spec *s)
            cg_mul64(s->out[1] + WINO_MAX_ALPHA, s->out[2] + WINO_MAX_ALPHA, &out_plane) && out_plane <= INT32_MAX / 2;
 }
 
+/* The tiles: the caller's, else those of the fewest transform elements within alpha
+ * FUSED_MAX_ALPHA, except that fprop and bprop of a 5 x 5 kernel take alpha 8 (F(4x4, 5x5)) where
+ * the cluster kernel takes the layer with it: on an H200 F2 ran 1.9x faster so than at F(2x2,
+ * 5x5), while F(6x6, 3x3) ran slower than F(4x4, 3x3) (V3 1.51 against 1.40 ms, L5 bprop, R4;
+ * bench/NOTES.md, "Issue 30, session 55"). */
+static convgen_status fused_tiles(const cg_problem *p, convgen_pass pass, const cg_target *t, const cg_tuning *tune,
+                                  wino_spec *s)
+{
+    convgen_status st = wino_choose_tiles(p, pass, tune, FUSED_MAX_ALPHA, s);
+    if (st != CONVGEN_SUCCESS || pass == CONVGEN_ACCGRAD || p->kernel[p->rank - 2] != 5 || p->kernel[p->rank - 1] != 5)
+        return st;
+    wino_spec wide;
+    bool bprop = pass == CONVGEN_BPROP;
+    if (wino_choose_tiles(p, pass, tune, 8, &wide) == CONVGEN_SUCCESS && wide.tf[1].alpha == 8 &&
+        wide.tf[2].alpha == 8 && fused_sizes(p, &wide) && cluster_blocks(&wide, t, bprop ? p->k : p->c, bprop ? p->c : p->k))
+        *s = wide;
+    return CONVGEN_SUCCESS;
+}
+
 static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                      const cg_tuning *tune, cg_generated *out)
 {
@@ -560,12 +608,15 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
         tune = &slices;
     }
     wino_spec s;
-    convgen_status st = wino_choose_tiles(p, pass, tune, FUSED_MAX_ALPHA, &s);
+    convgen_status st = fused_tiles(p, pass, t, tune, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
-    if (plane_elements(&s) > FUSED_MAX_ELEMENTS) /* a fixed tile only: the default stays within */
+    /* a fixed tile or fused_tiles' 8 x 8 only: the other defaults stay within; 8 x 8 tiles in fprop
+     * and bprop on the cluster kernel, if forward_generate finds it takes the layer */
+    bool cluster_only = pass != CONVGEN_ACCGRAD && s.tf[1].alpha == 8 && s.tf[2].alpha == 8;
+    if (plane_elements(&s) > FUSED_MAX_ELEMENTS && !cluster_only)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: F(%dx%d, %lldx%lld) has %lld transform elements; "
-                       "the fused kernels take up to %d", s.m[1], s.m[2], (long long)s.kernel[1],
+                       "the fused kernels take up to %d (64, 8 x 8, on the cluster kernel in fprop and bprop)", s.m[1], s.m[2], (long long)s.kernel[1],
                        (long long)s.kernel[2], (long long)plane_elements(&s), FUSED_MAX_ELEMENTS);
     /* The batch in one go: the workspace holds the weights' transforms, or accgrad's partial dw. */
     if (!fused_sizes(p, &s))
