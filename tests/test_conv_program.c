@@ -1157,7 +1157,7 @@ static void test_winograd_fused_3d_reach_and_tiles(void **state)
 /* winograd-fused's 8 x 8 tiles (F(6x6, 3x3), F(4x4, 5x5)) run on the cluster kernel only: where
  * it does not take the layer (fewer than 64 channels, a target without clusters) or in accgrad,
  * a fixed 8 x 8 tile is refused with the reason, and a 5 x 5 kernel's default tile falls back to
- * F(2x2, 5x5) there. */
+ * F(2x2, 5x5) there, as it does under a workspace limit that only F(2x2, 5x5) fits. */
 static void test_winograd_fused_8x8_tiles_only_on_clusters(void **state)
 {
     (void)state;
@@ -1181,13 +1181,23 @@ static void test_winograd_fused_8x8_tiles_only_on_clusters(void **state)
     assert_int_equal(cg_generate_tuned(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &four, &g),
                      CONVGEN_ERROR_NOT_SUPPORTED);
     assert_non_null(strstr(convgen_last_error(), "has 64 transform elements; the fused kernels take up to 36"));
-    /* the default: F(4x4, 5x5) on sm_90's clusters, F(2x2, 5x5) on sm_80 */
-    const cg_target *targets[] = {NULL, &sm80};
-    const char *tiles[] = {"of F(4,5): alpha 8", "of F(2,5): alpha 6"};
-    for (int i = 0; i < 2; ++i) {
-        assert_int_equal(cg_generate(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, targets[i], &g), CONVGEN_SUCCESS);
+    /* the default: F(4x4, 5x5) on sm_90's clusters, F(2x2, 5x5) on sm_80 and under a workspace
+     * limit that F(2x2, 5x5)'s weights' transforms fit and F(4x4, 5x5)'s do not */
+    cg_tuning two = {.winograd_m = {2, 2}}, limited = {0};
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &two, &g), CONVGEN_SUCCESS);
+    limited.workspace_limit = g.workspace_bytes;
+    cg_generated_free(&g);
+    const cg_target *targets[] = {NULL, &sm80, NULL};
+    const cg_tuning *tunes[] = {NULL, NULL, &limited};
+    const char *tiles[] = {"of F(4,5): alpha 8", "of F(2,5): alpha 6", "of F(2,5): alpha 6"};
+    for (int i = 0; i < 3; ++i) {
+        assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, targets[i], tunes[i], &g),
+                         CONVGEN_SUCCESS);
         if (!strstr(g.kernels[g.kernel_count - 1].source, tiles[i]))
-            fail_msg("%s: the default tile is not %s", targets[i] ? "sm_80" : "sm_90", tiles[i]);
+            fail_msg("case %d (%s%s): the default tile is not %s", i, targets[i] ? "sm_80" : "sm_90",
+                     tunes[i] ? ", workspace limit" : "", tiles[i]);
+        if (i == 0)
+            assert_true(g.workspace_bytes > limited.workspace_limit);
         cg_generated_free(&g);
     }
 }

@@ -331,7 +331,9 @@ static void random_winograd_fused_shape(unsigned *st, convgen_conv_desc *d)
  * and padded: F(4x4, 3x3) with a last chunk of 4 channels and 4 output channels past two blocks of
  * 64 (bprop: 76 outputs in 2 blocks), the same with 70 and 130 (no multiples of 4: chunks of 12
  * and blocks of 64 both part full), F(2x2, 5x5) at 64 channels, and a 3-D layer of 70 and 66
- * channels (its depth taps' chunks). */
+ * channels (its depth taps' chunks); and three of 8 x 8 tiles (clusters of 8, chunks of 16):
+ * F(6x6, 3x3) fixed on the 70 x 130 layer and across the 3-D one's planes, and F(4x4, 5x5), the
+ * default of 5 x 5 kernels there. */
 static int handpicked_winograd_fused(shape *s)
 {
     shape all[WINOGRAD_SHAPES] = {0}; /* every field but .d stays zero: gemm, out_shift */
@@ -347,7 +349,7 @@ static int handpicked_winograd_fused(shape *s)
     s[n].d = desc3(1, 9, 40, V3(6, 17, 11), V3(2, 5, 5), V3(1, 2, 2), V3(0, 2, 2));
     s[n++].d.mode = CONVGEN_CONVOLUTION;
     s[n++].d = DESC2(12, 76, 132, 30, 30, 3, 3, 1, 1, 1);
-    /* 8 x 8 tiles on sm_90's clusters of 8: F(6x6, 3x3) fixed, in 2-D and across a 3-D layer's
+    /* 8 x 8 tiles on sm_90's clusters of 8 (skipped before sm_90, where a fixed one is refused): F(6x6, 3x3) fixed, in 2-D and across a 3-D layer's
      * planes, and F(4x4, 5x5), the default of a 5 x 5 kernel there */
     s[n].d = DESC2(12, 70, 130, 30, 30, 3, 3, 1, 1, 1);
     s[n++].m = 6;
@@ -436,6 +438,12 @@ static void check_shape(void **state)
     const shape *s = *state;
     if (!ctx)
         skip();
+    if (s->m && s->m + s->d.kernel[s->d.rank - 1] - 1 == 8 && s->algo == CONVGEN_ALGO_WINOGRAD_FUSED &&
+        atoi(convgen_context_arch(ctx) + strlen("sm_")) < 90) {
+        print_message("%s: skipped: a fixed 8 x 8 tile runs on winograd-fused's cluster kernel only, which needs sm_90 "
+                      "(this GPU: %s)\n", s->name, convgen_context_arch(ctx));
+        skip();
+    }
     if (s->out_shift && !stores_vector_rows(s)) {
         print_message("%s: skipped: on this GPU its plan stores no rows as vectors (winograd-fused's cluster kernel "
                       "needs sm_90 and clusters that fill the GPU), so a shifted y tests nothing new\n", s->name);

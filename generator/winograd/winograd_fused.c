@@ -54,28 +54,34 @@ enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
        SUM_THREADS = 256 };
 
 /* How the cluster kernel splits a tile of alpha x alpha transform elements: `rows` of its rows a
- * block, one product warp an element, beside `loaders` warps that bring and transform one channel
- * each of every chunk; a cluster is alpha / rows blocks and a chunk loaders x cluster channels.
- * Alpha 6 (F(4x4, 3x3), F(2x2, 5x5)): two rows, clusters of 3, 12 product warps and 4 loaders (one
- * a scheduler), chunks of 12. Alpha 8 (F(6x6, 3x3), F(4x4, 5x5)): one row, clusters of 8 (the
- * portable most), 8 product warps and 2 loaders (320 threads), chunks of 16; two rows would be 16
- * product warps, 640 threads with the loaders, whose 96 registers a thread spill the 64 sums
- * (bench/NOTES.md, 6e), and 4 loaders would make the stages of a chunk of 32 too large. */
+ * block, one product warp an element, beside `loaders` warps that bring and transform `channels`
+ * channels of every chunk, one warp a channel or two (each bringing half its rows, then
+ * transforming half its columns and half its rows); a cluster is alpha / rows blocks and a chunk
+ * channels x cluster channels. Alpha 6 (F(4x4, 3x3), F(2x2, 5x5)): two rows, clusters of 3, 12
+ * product warps and 4 loaders of a channel each (one a scheduler), chunks of 12. Alpha 8 (F(6x6,
+ * 3x3), F(4x4, 5x5)): one row, clusters of 8 (the portable most), 8 product warps and 4 loaders,
+ * two a channel (384 threads), chunks of 16; two rows would be 16 product warps, 640 threads with
+ * the loaders, whose 96 registers a thread spill the 64 sums (bench/NOTES.md, 6e), and a channel
+ * a loader would make a chunk of 32, whose stages do not fit, or leave 2 loaders on 2 of the 4
+ * schedulers (measured slower: NOTES, "Issue 30, session 55"). */
 typedef struct cluster_shape {
-    int rows, loaders;
+    int rows, loaders, channels;
 } cluster_shape;
 
-static cluster_shape cluster_shape_of(int alpha) { return alpha == 8 ? (cluster_shape){1, 2} : (cluster_shape){2, 4}; }
+static cluster_shape cluster_shape_of(int alpha)
+{
+    return alpha == 8 ? (cluster_shape){1, 4, 2} : (cluster_shape){2, 4, 4};
+}
 
-/* A chunk's channels, a loader warp's one in each block of the cluster. */
+/* A chunk's channels, a block's share of them in each block of the cluster. */
 static int cluster_channels(int alpha)
 {
     cluster_shape sh = cluster_shape_of(alpha);
-    return sh.loaders * (alpha / sh.rows);
+    return sh.channels * (alpha / sh.rows);
 }
 
-/* The floats of a raw point's slot: its tasks (32 a loader warp) and room for its pad (raw_runs). */
-static int raw_point_stride(cluster_shape sh) { return 32 * sh.loaders + 32; }
+/* The floats of a raw point's slot: its tasks (32 tiles a channel) and room for its pad (raw_runs). */
+static int raw_point_stride(cluster_shape sh) { return 32 * sh.channels + 32; }
 
 static convgen_status fused_applicable(const cg_problem *p, convgen_pass pass)
 {
@@ -254,8 +260,9 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
  * the tiles; the blocks' rows meet through distributed shared memory before the last AT
  * (templates/winograd/winograd_fused_cluster.cu). It splits the tile's elements so that a block
  * keeps 64 sums a thread and a tile of 32 x 64 in one block a multiprocessor. The planner gives it
- * the square tiles of alpha 6 and 8 (F(4x4, 3x3), F(2x2, 5x5); F(6x6, 3x3), F(4x4, 5x5), which
- * only it takes: 64 elements are too many for the one-block kernel). Its blocks, or 0 for the
+ * the square tiles of alpha 6 and 8 (F(4x4, 3x3), F(2x2, 5x5); F(6x6, 3x3), F(4x4, 5x5), and the
+ * untimed F(5x5, 4x4), F(7x7, 2x2), which only it takes: 64 elements are too many for the
+ * one-block kernel), where its shared memory fits the target's. Its blocks, or 0 for the
  * one-block kernel: before sm_90, for other tiles (F(2x2, 3x3)'s clusters of 2 are untimed: S13's
  * bprop, which the shipped wisdom runs on winograd-fused at m = 2, keeps the kernel it was timed
  * with), for fewer than CLUSTER_OUTPUTS output or data channels (a block of 64 outputs would
@@ -264,6 +271,20 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
  * GPU once (on an H200 R4 ran no faster: 0.204 ms against 0.2025; bench/NOTES.md). Any output
  * count works: the weights' transforms are blocked for it (u_rows), their outputs padded to
  * blocks of CLUSTER_OUTPUTS. */
+/* The cluster kernel's shared memory a block, in floats: two buffers of raw tiles and a ring of
+ * stages (transformed tiles and weights' transforms) while the products run; then the products
+ * and the rows the peers send, over them. */
+static int64_t cluster_shared_floats(const wino_spec *s, int cluster)
+{
+    const cluster_shape sh = cluster_shape_of(s->tf[1].alpha);
+    const int64_t alpha1 = s->tf[2].alpha, elements = sh.rows * alpha1, pairs = (int64_t)CLUSTER_TILES * CLUSTER_OUTPUTS,
+                  channels = cluster_channels(s->tf[1].alpha);
+    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh),
+            staging = 2 * raw + CLUSTER_STAGES * channels * elements * (CLUSTER_TILES + CLUSTER_OUTPUTS),
+            reduce = elements * pairs + (int64_t)cluster * sh.rows * s->tf[2].m * wino_div_up(pairs, cluster);
+    return staging > reduce ? staging : reduce;
+}
+
 static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channels, int64_t rows)
 {
     int alpha0 = s->tf[1].alpha, blocks = alpha0 / cluster_shape_of(alpha0).rows;
@@ -273,7 +294,8 @@ static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channe
     if ((alpha0 != 6 && alpha0 != 8) || s->tf[2].alpha != alpha0 || blocks > most || rows < CLUSTER_OUTPUTS ||
         channels < CLUSTER_OUTPUTS ||
         s->elements * wino_u_floats(&blocked, channels, rows) > INT32_MAX /* the weights' transforms' 32-bit
-                                                                             indices, padding and all */)
+                                                                             indices, padding and all */ ||
+        4 * cluster_shared_floats(s, blocks) > cg_target_shared_per_block(t))
         return 0;
     int64_t clusters = wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(rows, CLUSTER_OUTPUTS);
     return clusters * blocks >= sms ? blocks : 0;
@@ -332,16 +354,16 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     k->grid[0] = (unsigned)(cluster * wino_div_up(s->columns, b.tiles));
     k->grid[1] = (unsigned)wino_div_up(f->rows, b.outputs);
     k->block[0] = (unsigned)(32 * (elements + sh.loaders));
-    /* two buffers of raw tiles and a ring of stages (transformed tiles and weights' transforms)
-     * while the products run; then the products and the rows the peers send, over them */
-    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh),
-            vs = b.channels * elements * b.tiles,
-            us = b.channels * elements * b.outputs, staging = 2 * raw + CLUSTER_STAGES * (vs + us),
-            reduce = elements * pairs + (int64_t)cluster * sh.rows * s->tf[2].m * per_owner;
-    k->shared_bytes = (unsigned)(4 * (staging > reduce ? staging : reduce));
+    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh), vs = b.channels * elements * b.tiles,
+            us = b.channels * elements * b.outputs;
+    k->shared_bytes = (unsigned)(4 * cluster_shared_floats(s, cluster));
     convgen_status st = check_shared(t, k);
     if (st != CONVGEN_SUCCESS)
         return st;
+    int split = sh.loaders / sh.channels;
+    if (split > 1 && (sh.rows != 1 || split != 2 || (alpha1 & (alpha1 - 1)) != 0)) /* the template's split form */
+        return cg_fail(CONVGEN_ERROR_INTERNAL, "winograd-fused: a channel's loaders split a tile only for a row a "
+                       "block, two warps a channel and one run of columns (alpha %lld)", (long long)alpha1);
     bool failed = false;
     tmpl_value *ctx = forward_context(s, k, f, b, &failed);
     tmpl_set_int(ctx, "cluster", cluster);
@@ -359,6 +381,11 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     int loader_threads = 32 * sh.loaders;
     tmpl_set_int(ctx, "loader_threads", loader_threads);
     tmpl_set_int(ctx, "point_stride", raw_point_stride(sh));
+    /* two warps a channel: each brings copy_rows of its tiles' rows, and its columns' pad grows
+     * by pad_step a column (one run of columns: raw_runs) */
+    tmpl_set_int(ctx, "split", split);
+    tmpl_set_int(ctx, "copy_rows", s->tf[1].alpha / split);
+    tmpl_set_int(ctx, "pad_step", 32 / (int)alpha1);
     tmpl_set_int(ctx, "c_share", b.channels / cluster);
     /* u blocked (f->u_rows = k_block): an element's floats, and those of a block of outputs */
     tmpl_set_int(ctx, "u_channels", f->u_channels);
@@ -403,8 +430,9 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     const int cluster = cluster_blocks(s, t, data_ch, out_ch);
     if (!cluster && plane_elements(s) > FUSED_MAX_ELEMENTS)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: F(%dx%d, %lldx%lld) has %lld transform elements: "
-                       "only the cluster kernel takes more than %d, and it needs sm_90, at least %d data and output "
-                       "channels and clusters that fill the GPU", s->m[1], s->m[2], (long long)s->kernel[1],
+                       "only the cluster kernel takes more than %d, and it needs sm_90 (clusters of 8 blocks), at "
+                       "least %d data and output channels, clusters that fill the GPU, its shared memory and 32-bit "
+                       "indices of the weights' transforms", s->m[1], s->m[2], (long long)s->kernel[1],
                        (long long)s->kernel[2], (long long)plane_elements(s), FUSED_MAX_ELEMENTS, CLUSTER_OUTPUTS);
     forward_plan(s, cluster);
     if (wino_div_up(out_ch, FUSED_OUTPUTS) > 65535)
@@ -577,9 +605,10 @@ static bool fused_sizes(const cg_problem *p, wino_spec *s)
 
 /* The tiles: the caller's, else those of the fewest transform elements within alpha
  * FUSED_MAX_ALPHA, except that fprop and bprop of a 5 x 5 kernel take alpha 8 (F(4x4, 5x5)) where
- * the cluster kernel takes the layer with it: on an H200 F2 ran 1.9x faster so than at F(2x2,
- * 5x5), while F(6x6, 3x3) ran slower than F(4x4, 3x3) (V3 1.51 against 1.40 ms, L5 bprop, R4;
- * bench/NOTES.md, "Issue 30, session 55"). */
+ * the cluster kernel takes the layer with it and its weights' transforms fit the workspace limit:
+ * on an H200 F2 ran 1.98x faster so than at F(2x2, 5x5), while F(6x6, 3x3) ran slower than F(4x4,
+ * 3x3) (V3 1.450 against 1.395 ms, L5 bprop, R4; bench/NOTES.md, "Issue 30, session 55"). A 3-D
+ * layer's default tiles stay within WINO_MAX_VOLUME_ALPHA (6) whatever the kernel. */
 static convgen_status fused_tiles(const cg_problem *p, convgen_pass pass, const cg_target *t, const cg_tuning *tune,
                                   wino_spec *s)
 {
@@ -588,8 +617,13 @@ static convgen_status fused_tiles(const cg_problem *p, convgen_pass pass, const 
         return st;
     wino_spec wide;
     bool bprop = pass == CONVGEN_BPROP;
-    if (wino_choose_tiles(p, pass, tune, 8, &wide) == CONVGEN_SUCCESS && wide.tf[1].alpha == 8 &&
-        wide.tf[2].alpha == 8 && fused_sizes(p, &wide) && cluster_blocks(&wide, t, bprop ? p->k : p->c, bprop ? p->c : p->k))
+    int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
+    if (wino_choose_tiles(p, pass, tune, 8, &wide) != CONVGEN_SUCCESS || wide.tf[1].alpha != 8 || wide.tf[2].alpha != 8 ||
+        !fused_sizes(p, &wide) || !cluster_blocks(&wide, t, data_ch, out_ch))
+        return CONVGEN_SUCCESS;
+    cg_wino_op blocked = {.u_rows = CLUSTER_OUTPUTS, .u_channels = cluster_channels(8)};
+    int64_t workspace = wino_align_up(wino_u_floats(&blocked, data_ch, out_ch) * wide.elements * 4);
+    if (!tune || !tune->workspace_limit || workspace <= tune->workspace_limit)
         *s = wide;
     return CONVGEN_SUCCESS;
 }

@@ -3,8 +3,9 @@
     {{ tile_block }} tiles of {{ data }} x {{ k_block }} output channels; its block `rank` owns the transform elements of
     rows {{ rows }} rank .. {{ rows }} rank + {{ rows - 1 }} of the {{ alpha0 }} x {{ alpha1 }} tile, {{ cta_elements }} elements. The block's warps specialise:
     - {{ loaders }} loader warps bring their block's share of each chunk's raw tiles ({{ c_share }} of its {{ c_block }} channels, one
-      warp a channel, one lane a tile) into shared memory by cp.async, two chunks ahead, transform
-      each tile whole (BT along dimension 0, then 1) and
+      warp a channel, or two, one lane a tile) into shared memory by cp.async, two chunks ahead,
+      transform each tile (BT along dimension 0, then 1: whole, or where two warps share a channel
+      (split) half its columns each, back in place, then half its rows) and
       store each row of the result in the stage of the block that owns it, through distributed
       shared memory: every raw tile is read from L2 once a cluster, not once a block;
     - {{ cta_elements }} product warps, one per element, bring their element's weights' transforms U, a chunk
@@ -39,20 +40,27 @@
     (loader_state): for each copy g of a row, this lane's tile corner and which of its rows lie
     in the plane. -#}
 {%- macro loader_state(indent) -%}
+{%- set lc = "lc" if split > 1 else "lw" -%}
+{%- if split > 1 -%}
+{{ indent }}// lw: the loader warp; lc = lw / {{ split }}: its channel of the block's share of each chunk, rank {{ c_share }} + lc; half: the
+{{ indent }}// rows it brings ({{ copy_rows }} half ..), the columns, then the rows, it transforms
+{{ indent }}const unsigned lane = lt & 31u, lw = lt >> 5, lc = lw >> 1, half = lw & 1u;
+{%- else -%}
 {{ indent }}const unsigned lane = lt & 31u, lw = lt >> 5; // lw: the loader warp, the channel rank {{ c_share }} + lw of each chunk
-{{ indent }}const unsigned cl0 = rank * {{ c_share }}u + lw;
+{%- endif %}
+{{ indent }}const unsigned cl0 = rank * {{ c_share }}u + {{ lc }};
 {%- for g in copies %}
 {%- set n = loop.index0 %}
 {{ indent }}const float *__restrict__ corner{{ n }}; // copy {{ n }}: tiles {{ g.base }}.. x columns {{ g.first }}..{{ g.first + g.columns - 1 }}
-{{ indent }}unsigned inside{{ n }} = 0u, ro{{ n }}; // bit i: its row i lies in the plane{{ "; bit 8 + dz: the slice of depth tap dz lies in the volume" if volume }}; ro: its point (0, j) in raw
+{{ indent }}unsigned inside{{ n }} = 0u, ro{{ n }}; // bit i: its row i{{ " of those it brings" if split > 1 }} lies in the plane{{ "; bit 8 + dz: the slice of depth tap dz lies in the volume" if volume }}; ro: its point (0, j) in raw
 {{ indent }}{
 {{ indent }}    const unsigned tile = {{ g.base }}u + lane / {{ g.columns }}u, j = {{ g.first }}u + lane % {{ g.columns }}u;
 {{ indent }}    const tile_at at = locate(tile0 + tile);
-{{ indent }}    const int y0 = (int)(at.t0 * {{ step0 }}u) - ({{ offset0 }}), x = (int)(at.t1 * {{ step1 }}u) - ({{ offset1 }}) + (int)j;
-{%- for i in range(alpha0) %}
+{{ indent }}    const int y0 = (int)(at.t0 * {{ step0 }}u) - ({{ offset0 }}){{ " + (int)(half * " ~ copy_rows ~ "u)" if split > 1 }}, x = (int)(at.t1 * {{ step1 }}u) - ({{ offset1 }}) + (int)j;
+{%- for i in range(copy_rows) %}
 {{ indent }}    inside{{ n }} |= (unsigned)(at.valid && (unsigned)(y0 + {{ i }}) < {{ height }}u && (unsigned)x < {{ width }}u) << {{ i }};
 {%- endfor %}
-{{ indent }}    ro{{ n }} = j * {{ point_stride }}u + {{ g.tiles }}u * (lane % {{ g.columns }}u) + lw * {{ tile_block }}u + tile;
+{{ indent }}    ro{{ n }} = j * {{ point_stride }}u + {{ g.tiles }}u * (lane % {{ g.columns }}u) + {{ lc }} * {{ tile_block }}u + tile{{ " + half * " ~ copy_rows * alpha1 * point_stride ~ "u" if split > 1 }};
 {%- if volume %}
 {{ indent }}    const int z = (int)at.tz - ({{ offset_z }}); // the slice depth tap 0 reads
 {%- for dz in range(depth_taps) %}
@@ -84,7 +92,7 @@
 {{ indent }}    const size_t from = (size_t)c0 * {{ height * width }}u;
 {%- endif %}
 {{ indent }}    float *__restrict__ dst = raw + ({{ rb }}) * {{ raw_floats }}u;
-{%- for i in range(alpha0) %}
+{%- for i in range(copy_rows) %}
 {%- for g in copies %}
 {{ indent }}    copy4(dst + ro{{ loop.index0 }} + {{ i * alpha1 * point_stride }}u, corner{{ loop.index0 }} + from + {{ i * width }}, here{{ loop.index0 if volume }} && (inside{{ loop.index0 }} >> {{ i }} & 1u));
 {%- endfor %}
@@ -132,6 +140,42 @@
 {%- endfor %}
 {{ indent }}}
 {%- endfor %}
+{%- endmacro -%}
+
+{#- The transform split between a channel's two loader warps (`half` 0 and 1; a block a row of
+    the tile, rows 1): the warp's columns half {{ alpha1 // 2 }} .. through BT along dimension 0, back in place
+    in raw (a column's points {{ pad_step }} floats further each, its pad); once every loader's columns are
+    there, its rows half {{ copy_rows }} .., row half {{ copy_rows }} + ii through BT along dimension 1 into the
+    stage of its block at to[ii], signalling full[ii]. Each warp loads, transforms and sends half
+    of what one warp would. -#}
+{%- macro transform_split(indent) -%}
+{{ indent }}{
+{{ indent }}    float *column = tile + half * {{ (alpha1 // 2) * (point_stride + pad_step) }}u; // point (0, half {{ alpha1 // 2 }})
+{%- for jj in range(alpha1 // 2) %}
+{{ indent }}    {
+{{ indent }}        const float in[{{ alpha0 }}] = { {% for i in range(alpha0) %}{{ ", " if not loop.first }}column[{{ (i * alpha1 + jj) * point_stride + jj * pad_step }}u]{% endfor %} };
+{{ indent }}        float t[{{ alpha0 }}];
+{{- wino_program(bt0, "t", indent ~ "        ") }}
+{%- for i in range(alpha0) %}
+{{ indent }}        column[{{ (i * alpha1 + jj) * point_stride + jj * pad_step }}u] = t[{{ i }}];
+{%- endfor %}
+{{ indent }}    }
+{%- endfor %}
+{{ indent }}}
+{{ indent }}loaders_sync(); // every loader's columns through BT
+{{ indent }}{
+{{ indent }}    const float *row = tile + half * {{ copy_rows * alpha1 * point_stride }}u; // point (half {{ copy_rows }}, 0)
+{%- for ii in range(copy_rows) %}
+{{ indent }}    {
+{{ indent }}        const float in[{{ alpha1 }}] = { {% for j in range(alpha1) %}{{ ", " if not loop.first }}row[{{ (ii * alpha1 + j) * point_stride + col_pad[j] }}u]{% endfor %} };
+{{ indent }}        float v[{{ alpha1 }}];
+{{- wino_program(bt1, "v", indent ~ "        ") }}
+{%- for j in range(alpha1) %}
+{{ indent }}        put<{{ j * tile_block * 4 }}u>(to{{ ii }}, v[{{ j }}], full{{ ii }});
+{%- endfor %}
+{{ indent }}    }
+{%- endfor %}
+{{ indent }}}
 {%- endmacro -%}
 
 {{ wino_fused_helpers() }}
@@ -247,9 +291,17 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 {%- endif %}
         // this thread's task (channel cl0, tile lane) in the stages of the blocks: row i to block i / {{ rows }}
         const unsigned task = (cl0 * {{ cta_elements }}u) * {{ tile_block }}u + lane;
+{%- if split > 1 %}
+        // the blocks of the warp's rows: half {{ copy_rows }} + ii for its row ii
+{%- for ii in range(copy_rows) %}
+        const unsigned stage{{ ii }} = cluster_address(vs + task, half * {{ copy_rows }}u + {{ ii }}u),
+                       full_at{{ ii }} = cluster_address(full, half * {{ copy_rows }}u + {{ ii }}u);
+{%- endfor %}
+{%- else %}
 {%- for p in range(cluster) %}
         const unsigned stage{{ p }} = cluster_address(vs + task, {{ p }}u), full_at{{ p }} = cluster_address(full, {{ p }}u);
 {%- endfor %}
+{%- endif %}
         const unsigned full_mine = cluster_address(full, rank);
         for (unsigned q = 0; q < {{ chunks }}u; ++q) {
             const unsigned st = q % {{ stages }}u;
@@ -260,6 +312,15 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
             loaders_sync(); // every loader's
             if (q >= {{ stages }}u) // stage st read in every block (chunk q - {{ stages }})
                 wait_phase(&empty[st], (q - {{ stages }}u) / {{ stages }}u & 1u);
+{%- if split > 1 %}
+            {
+                float *tile = raw + (q & 1u) * {{ raw_floats }}u + lc * {{ tile_block }}u + lane; // the task's point (0, 0)
+{%- for ii in range(copy_rows) %}
+                const unsigned to{{ ii }} = stage{{ ii }} + st * {{ vs_floats * 4 }}u, full{{ ii }} = full_at{{ ii }} + st * 8u;
+{%- endfor %}
+{{ transform_split("                ") }}
+            }
+{%- else %}
             {
                 const float *__restrict__ tile = raw + (q & 1u) * {{ raw_floats }}u + lt;
                 float d[{{ alpha0 }}][{{ alpha1 }}];
@@ -273,9 +334,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 {%- endfor %}
 {{ transform_tile("                ") }}
             }
+{%- endif %}
             __syncwarp();
             if (lane == 0u) // one arrival a warp, expecting its share of the bytes this block's stage receives
-                arrive_expecting(full_mine + st * 8u, {{ cluster * loader_threads * rows * alpha1 * 4 // loaders }}u);
+                arrive_expecting(full_mine + st * 8u, {{ cluster * c_share * tile_block * rows * alpha1 * 4 // loaders }}u);
             if (q + 2u < {{ chunks }}u) {
                 loaders_sync(); // chunk q + 2 into raw buffer q & 1, read by every loader
 {{ fetch_tiles("q + 2u", "q & 1u", "                ") }}
@@ -297,7 +359,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
         // The lane's first float4s of stage 0, channel 0: its weights (a: [element][c][k]) and its
         // tiles (b: [c][element][tile]). Worked out once, so that the loop's loads take constant
         // offsets: indexed inside the loop as (c {{ cta_elements }} + warp) {{ tile_block }}, each channel's tiles took an
-        // address of their own (IADD3, LOP3, LEA), ~70 instructions a chunk beside 768 FFMA.
+        // address of their own (IADD3, LOP3, LEA), ~70 instructions a chunk beside {{ c_block * 64 }} FFMA.
         const float4 *__restrict__ a_lane = (const float4 *)(us + warp * {{ c_block * k_block }}u) + kq;
         const float4 *__restrict__ b_lane = (const float4 *)(vs + warp * {{ tile_block }}u) + tq;
         for (unsigned q = 0; q < {{ chunks }}u; ++q) {
