@@ -254,6 +254,29 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
     return render(ctx, failed, "winograd/winograd_fused.cu", k);
 }
 
+/* The weights' transforms' workspace bytes: U for data_ch x out_ch of every element, blocked
+ * for the cluster kernel of tiles of `alpha` where `cluster` ([e][k / 64][c][64], the channels
+ * padded to its chunks). */
+static int64_t weights_bytes(const wino_spec *s, int64_t data_ch, int64_t out_ch, bool cluster)
+{
+    cg_wino_op blocked = {.u_rows = cluster ? CLUSTER_OUTPUTS : 0, .u_channels = cluster_channels(s->tf[1].alpha)};
+    return wino_u_floats(&blocked, data_ch, out_ch) * s->elements * 4;
+}
+
+/* The cluster kernel's shared memory a block, in floats: two buffers of raw tiles and a ring of
+ * stages (transformed tiles and weights' transforms) while the products run; then the products
+ * and the rows the peers send, over them. */
+static int64_t cluster_shared_floats(const wino_spec *s, int cluster)
+{
+    const cluster_shape sh = cluster_shape_of(s->tf[1].alpha);
+    const int64_t alpha1 = s->tf[2].alpha, elements = sh.rows * alpha1, pairs = (int64_t)CLUSTER_TILES * CLUSTER_OUTPUTS,
+                  channels = cluster_channels(s->tf[1].alpha);
+    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh),
+            staging = 2 * raw + CLUSTER_STAGES * channels * elements * (CLUSTER_TILES + CLUSTER_OUTPUTS),
+            reduce = elements * pairs + (int64_t)cluster * sh.rows * s->tf[2].m * wino_div_up(pairs, cluster);
+    return staging > reduce ? staging : reduce;
+}
+
 /* The cluster kernel (sm_90): a cluster of blocks per CLUSTER_TILES tiles x CLUSTER_OUTPUTS
  * outputs, block r owning the transform elements of the tile's rows r rows .. (cluster_shape), one
  * warp an element, 8 x 8 sums a lane (openCNN's lane layout), more warps bringing and transforming
@@ -271,30 +294,15 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
  * GPU once (on an H200 R4 ran no faster: 0.204 ms against 0.2025; bench/NOTES.md). Any output
  * count works: the weights' transforms are blocked for it (u_rows), their outputs padded to
  * blocks of CLUSTER_OUTPUTS. */
-/* The cluster kernel's shared memory a block, in floats: two buffers of raw tiles and a ring of
- * stages (transformed tiles and weights' transforms) while the products run; then the products
- * and the rows the peers send, over them. */
-static int64_t cluster_shared_floats(const wino_spec *s, int cluster)
-{
-    const cluster_shape sh = cluster_shape_of(s->tf[1].alpha);
-    const int64_t alpha1 = s->tf[2].alpha, elements = sh.rows * alpha1, pairs = (int64_t)CLUSTER_TILES * CLUSTER_OUTPUTS,
-                  channels = cluster_channels(s->tf[1].alpha);
-    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh),
-            staging = 2 * raw + CLUSTER_STAGES * channels * elements * (CLUSTER_TILES + CLUSTER_OUTPUTS),
-            reduce = elements * pairs + (int64_t)cluster * sh.rows * s->tf[2].m * wino_div_up(pairs, cluster);
-    return staging > reduce ? staging : reduce;
-}
-
 static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channels, int64_t rows)
 {
     int alpha0 = s->tf[1].alpha, blocks = alpha0 / cluster_shape_of(alpha0).rows;
     int most = !t || t->max_cluster == 0 ? 8 : t->max_cluster; /* 0: the portable 8; 1: none */
     int sms = t && t->sm_count > 0 ? t->sm_count : 132;
-    cg_wino_op blocked = {.u_rows = CLUSTER_OUTPUTS, .u_channels = cluster_channels(alpha0)};
     if ((alpha0 != 6 && alpha0 != 8) || s->tf[2].alpha != alpha0 || blocks > most || rows < CLUSTER_OUTPUTS ||
         channels < CLUSTER_OUTPUTS ||
-        s->elements * wino_u_floats(&blocked, channels, rows) > INT32_MAX /* the weights' transforms' 32-bit
-                                                                             indices, padding and all */ ||
+        weights_bytes(s, channels, rows, true) / 4 > INT32_MAX /* the weights' transforms' 32-bit indices, padding
+                                                                  and all */ ||
         4 * cluster_shared_floats(s, blocks) > cg_target_shared_per_block(t))
         return 0;
     int64_t clusters = wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(rows, CLUSTER_OUTPUTS);
@@ -448,7 +456,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     w.planes_transposed = bprop;
     if (cluster)
         w.u_rows = CLUSTER_OUTPUTS, w.u_channels = cluster_channels(s->tf[1].alpha);
-    s->workspace = wino_align_up(wino_u_floats(&w, data_ch, out_ch) * s->elements * 4);
+    s->workspace = wino_align_up(weights_bytes(s, data_ch, out_ch, cluster != 0));
     out->workspace_bytes = s->workspace;
     out->chunks = 1;
     convgen_status st = wino_add_transform(s, &w, 1, 0, "transform_w",
@@ -621,8 +629,7 @@ static convgen_status fused_tiles(const cg_problem *p, convgen_pass pass, const 
     if (wino_choose_tiles(p, pass, tune, 8, &wide) != CONVGEN_SUCCESS || wide.tf[1].alpha != 8 || wide.tf[2].alpha != 8 ||
         !fused_sizes(p, &wide) || !cluster_blocks(&wide, t, data_ch, out_ch))
         return CONVGEN_SUCCESS;
-    cg_wino_op blocked = {.u_rows = CLUSTER_OUTPUTS, .u_channels = cluster_channels(8)};
-    int64_t workspace = wino_align_up(wino_u_floats(&blocked, data_ch, out_ch) * wide.elements * 4);
+    int64_t workspace = wino_align_up(weights_bytes(&wide, data_ch, out_ch, true));
     if (!tune || !tune->workspace_limit || workspace <= tune->workspace_limit)
         *s = wide;
     return CONVGEN_SUCCESS;
@@ -650,8 +657,9 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
     bool cluster_only = pass != CONVGEN_ACCGRAD && s.tf[1].alpha == 8 && s.tf[2].alpha == 8;
     if (plane_elements(&s) > FUSED_MAX_ELEMENTS && !cluster_only)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: F(%dx%d, %lldx%lld) has %lld transform elements; "
-                       "the fused kernels take up to %d (64, 8 x 8, on the cluster kernel in fprop and bprop)", s.m[1], s.m[2], (long long)s.kernel[1],
-                       (long long)s.kernel[2], (long long)plane_elements(&s), FUSED_MAX_ELEMENTS);
+                       "the fused kernels take up to %d (64, 8 x 8, on the cluster kernel in fprop and bprop)",
+                       s.m[1], s.m[2], (long long)s.kernel[1], (long long)s.kernel[2], (long long)plane_elements(&s),
+                       FUSED_MAX_ELEMENTS);
     /* The batch in one go: the workspace holds the weights' transforms, or accgrad's partial dw. */
     if (!fused_sizes(p, &s))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: this layer's planes or tiles pass the kernels' "
