@@ -50,13 +50,14 @@ typedef struct shape {
     int gemm;         /* options.gemm */
     int out_shift;    /* the output this many floats past a 16-byte boundary (cg_verify_shifted) */
     int m;            /* the Winograd tile F(m, r) across the plane (options.winograd_m); 0: chosen */
+    const char *form; /* on sm_90, a text the fprop and bprop plans' kernels hold: the form the shape tests */
 } shape;
 
 #define PREPARED_SHAPES 8
 
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 67 /* 40 random ones beside the 27 handpicked ones */
-#define WINOGRAD_FUSED_SHAPES 66 /* 30 handpicked, 17 of them 3-D; 36 random */
+#define WINOGRAD_FUSED_SHAPES 69 /* 33 handpicked, 18 of them 3-D; 36 random */
 #define WINOGRAD_FUSED_SHIFTED 2 /* the last two handpicked ones again, y 4 and 8 bytes past 16-byte alignment */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
@@ -333,7 +334,9 @@ static void random_winograd_fused_shape(unsigned *st, convgen_conv_desc *d)
  * and blocks of 64 both part full), F(2x2, 5x5) at 64 channels, and a 3-D layer of 70 and 66
  * channels (its depth taps' chunks); and three of 8 x 8 tiles (clusters of 8, chunks of 16):
  * F(6x6, 3x3) fixed on the 70 x 130 layer and across the 3-D one's planes, and F(4x4, 5x5), the
- * default of 5 x 5 kernels there. */
+ * default of 5 x 5 kernels there; and three of 8 x 8 tiles, 128 outputs a block (chunks of 8, a
+ * channel a block; `form` checks that on sm_90), outputs padded to 128 and data channels in a
+ * last chunk of 4: F(6x6, 3x3) fixed in 2-D and across a 3-D layer's planes, and F(4x4, 5x5). */
 static int handpicked_winograd_fused(shape *s)
 {
     shape all[WINOGRAD_SHAPES] = {0}; /* every field but .d stays zero: gemm, out_shift */
@@ -357,6 +360,14 @@ static int handpicked_winograd_fused(shape *s)
     s[n++].m = 6;
     s[n].d = DESC2(12, 66, 68, 40, 40, 5, 5, 2, 1, 1);
     s[n++].d.mode = CONVGEN_CONVOLUTION;
+    /* 8 x 8 tiles, 128 outputs a block: enough tiles that clusters of 8 of them fill an H200 */
+    static const char wide[] = "x 128 output channels";
+    s[n].d = DESC2(6, 68, 72, 60, 60, 3, 3, 1, 1, 1);
+    s[n].form = wide, s[n++].m = 6;
+    s[n].d = desc3(2, 66, 68, V3(4, 50, 50), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
+    s[n].form = wide, s[n++].m = 6;
+    s[n].d = DESC2(3, 68, 72, 60, 60, 5, 5, 2, 1, 1);
+    s[n++].form = wide;
     s[n++].d = DESC2(12, 70, 130, 30, 30, 3, 3, 1, 1, 1);
     s[n++].d = DESC2(10, 64, 64, 24, 24, 5, 5, 2, 1, 1); /* this and the next: y shifted too (WINOGRAD_FUSED_SHIFTED) */
     s[n++].d = desc3(3, 70, 66, V3(4, 32, 32), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
@@ -433,6 +444,20 @@ static bool stores_vector_rows(const shape *s)
     return found;
 }
 
+/* Whether a kernel of the shape's plan for `pass` holds `text`. */
+static bool plan_holds(const shape *s, convgen_pass pass, const char *text)
+{
+    convgen_plan *plan;
+    convgen_plan_options o = shape_options(s);
+    if (convgen_plan_conv_ex(ctx, &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
+        fail_msg("%s %s: %s", s->name, convgen_pass_name(pass), convgen_last_error());
+    bool found = false;
+    for (int i = 0; i < convgen_plan_kernel_count(plan); ++i)
+        found = found || strstr(convgen_plan_source(plan, i), text);
+    convgen_plan_destroy(plan);
+    return found;
+}
+
 static void check_shape(void **state)
 {
     const shape *s = *state;
@@ -444,6 +469,11 @@ static void check_shape(void **state)
                       "(this GPU: %s)\n", s->name, convgen_context_arch(ctx));
         skip();
     }
+    if (s->form && atoi(convgen_context_arch(ctx) + strlen("sm_")) >= 90)
+        for (int pass = 0; pass < 2; ++pass)
+            if (!plan_holds(s, (convgen_pass)pass, s->form))
+                fail_msg("%s %s: on %s its plan does not hold \"%s\", the form it is here to test", s->name,
+                         convgen_pass_name((convgen_pass)pass), convgen_context_arch(ctx), s->form);
     if (s->out_shift && !stores_vector_rows(s)) {
         print_message("%s: skipped: on this GPU its plan stores no rows as vectors (winograd-fused's cluster kernel "
                       "needs sm_90 and clusters that fill the GPU), so a shifted y tests nothing new\n", s->name);

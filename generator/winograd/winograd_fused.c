@@ -46,7 +46,7 @@
 #include "values.h"
 #include "winograd_plan.h"
 
-enum { CLUSTER_TILES = 32, CLUSTER_OUTPUTS = 64, CLUSTER_STAGES = 3 };
+enum { CLUSTER_TILES = 32, CLUSTER_MIN_CHANNELS = 64 };
 enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEMENTS = 36,
        FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 168 registers hold the 64 sums */ };
 enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
@@ -54,30 +54,44 @@ enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
        SUM_THREADS = 256 };
 
 /* How the cluster kernel splits a tile of alpha x alpha transform elements: `rows` of its rows a
- * block, one product warp an element, beside `loaders` warps that bring and transform `channels`
- * channels of every chunk, one warp a channel or two (each bringing half its rows, then
- * transforming half its columns and half its rows); a cluster is alpha / rows blocks and a chunk
- * channels x cluster channels. Alpha 6 (F(4x4, 3x3), F(2x2, 5x5)): two rows, clusters of 3, 12
- * product warps and 4 loaders of a channel each (one a scheduler), chunks of 12. Alpha 8 (F(6x6,
- * 3x3), F(4x4, 5x5)): one row, clusters of 8 (the portable most), 8 product warps and 4 loaders,
- * two a channel (384 threads), chunks of 16; two rows would be 16 product warps, 640 threads with
- * the loaders, whose 96 registers a thread spill the 64 sums (bench/NOTES.md, 6e), and a channel
- * a loader would make a chunk of 32, whose stages do not fit, or leave 2 loaders on 2 of the 4
- * schedulers (measured slower: NOTES, "Issue 30, session 55"). */
+ * block, one product warp an element summing 32 tiles x `outputs` of them (8 tiles x outputs / 8
+ * a lane), beside `loaders` warps that bring and transform `channels` channels of every chunk,
+ * one warp a channel or loaders / channels warps each (each bringing its share of the channel's
+ * rows, then transforming that share of its columns and of its rows); a cluster is alpha / rows
+ * blocks, a chunk channels x cluster channels, passed through `stages` stages.
+ * - Alpha 6 (F(4x4, 3x3), F(2x2, 5x5)): two rows, clusters of 3, 12 product warps of 64 outputs
+ *   and 4 loaders of a channel each (one a scheduler), chunks of 12, 3 stages.
+ * - Alpha 8 (F(6x6, 3x3), F(4x4, 5x5)): one row, clusters of 8 (the portable most), 8 product
+ *   warps and 4 loaders (384 threads, 168 registers a thread). Where the outputs come in blocks of
+ *   128 without more padding than blocks of 64 would add: 128 outputs a warp (16 x 8 sums a lane)
+ *   and chunks of 8, a channel a block, its 4 loaders two rows each, 4 stages (under the end's
+ *   shared memory): the same products a chunk as with 64 outputs and chunks of 16, for half the
+ *   tiles loaded and transformed, which bound that form (bench/NOTES.md, "Issue 30, session
+ *   56"), where its clusters still fill the GPU once. Otherwise 64 outputs a warp, chunks of 16,
+ *   two loaders a channel, 3 stages. Two rows a
+ *   block would be 16 product warps, 640 threads with the loaders, whose 96 registers a thread
+ *   spill the 64 sums (NOTES, 6e). */
 typedef struct cluster_shape {
-    int rows, loaders, channels;
+    int rows, loaders, channels, outputs, stages;
 } cluster_shape;
 
-static cluster_shape cluster_shape_of(int alpha)
+/* The target's multiprocessors (an H100's or H200's 132 where it does not say). */
+static int target_sms(const cg_target *t) { return t && t->sm_count > 0 ? t->sm_count : 132; }
+
+static cluster_shape cluster_shape_of(const wino_spec *s, const cg_target *t, int64_t out_ch)
 {
-    return alpha == 8 ? (cluster_shape){1, 4, 2} : (cluster_shape){2, 4, 4};
+    if (s->tf[1].alpha != 8)
+        return (cluster_shape){2, 4, 4, 64, 3};
+    const int64_t blocks = wino_div_up(out_ch, 128);
+    bool wide = blocks * 2 == wino_div_up(out_ch, 64) &&
+                wino_div_up(s->columns, CLUSTER_TILES) * blocks * s->tf[1].alpha >= target_sms(t);
+    return wide ? (cluster_shape){1, 4, 1, 128, 4} : (cluster_shape){1, 4, 2, 64, 3};
 }
 
 /* A chunk's channels, a block's share of them in each block of the cluster. */
-static int cluster_channels(int alpha)
+static int cluster_channels(const wino_spec *s, cluster_shape sh)
 {
-    cluster_shape sh = cluster_shape_of(alpha);
-    return sh.channels * (alpha / sh.rows);
+    return sh.channels * (s->tf[1].alpha / sh.rows);
 }
 
 /* The floats of a raw point's slot: its tasks (32 tiles a channel) and room for its pad (raw_runs). */
@@ -255,57 +269,58 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
 }
 
 /* The weights' transforms' workspace bytes: U for data_ch x out_ch of every element, blocked
- * for the cluster kernel of tiles of `alpha` where `cluster` ([e][k / 64][c][64], the channels
- * padded to its chunks). */
-static int64_t weights_bytes(const wino_spec *s, int64_t data_ch, int64_t out_ch, bool cluster)
+ * for the cluster kernel where `cluster` ([e][k / outputs][c][outputs], the channels padded to its
+ * chunks: cluster_shape). */
+static int64_t weights_bytes(const wino_spec *s, const cg_target *t, int64_t data_ch, int64_t out_ch, bool cluster)
 {
-    cg_wino_op blocked = {.u_rows = cluster ? CLUSTER_OUTPUTS : 0, .u_channels = cluster_channels(s->tf[1].alpha)};
+    const cluster_shape sh = cluster_shape_of(s, t, out_ch);
+    cg_wino_op blocked = {.u_rows = cluster ? sh.outputs : 0, .u_channels = cluster_channels(s, sh)};
     return wino_u_floats(&blocked, data_ch, out_ch) * s->elements * 4;
 }
 
 /* The cluster kernel's shared memory a block, in floats: two buffers of raw tiles and a ring of
  * stages (transformed tiles and weights' transforms) while the products run; then the products
  * and the rows the peers send, over them. */
-static int64_t cluster_shared_floats(const wino_spec *s, int cluster)
+static int64_t cluster_shared_floats(const wino_spec *s, cluster_shape sh, int cluster)
 {
-    const cluster_shape sh = cluster_shape_of(s->tf[1].alpha);
-    const int64_t alpha1 = s->tf[2].alpha, elements = sh.rows * alpha1, pairs = (int64_t)CLUSTER_TILES * CLUSTER_OUTPUTS,
-                  channels = cluster_channels(s->tf[1].alpha);
+    const int64_t alpha1 = s->tf[2].alpha, elements = sh.rows * alpha1, pairs = (int64_t)CLUSTER_TILES * sh.outputs,
+                  channels = cluster_channels(s, sh);
     int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh),
-            staging = 2 * raw + CLUSTER_STAGES * channels * elements * (CLUSTER_TILES + CLUSTER_OUTPUTS),
+            staging = 2 * raw + sh.stages * channels * elements * (CLUSTER_TILES + sh.outputs),
             reduce = elements * pairs + (int64_t)cluster * sh.rows * s->tf[2].m * wino_div_up(pairs, cluster);
     return staging > reduce ? staging : reduce;
 }
 
-/* The cluster kernel (sm_90): a cluster of blocks per CLUSTER_TILES tiles x CLUSTER_OUTPUTS
- * outputs, block r owning the transform elements of the tile's rows r rows .. (cluster_shape), one
- * warp an element, 8 x 8 sums a lane (openCNN's lane layout), more warps bringing and transforming
- * the tiles; the blocks' rows meet through distributed shared memory before the last AT
- * (templates/winograd/winograd_fused_cluster.cu). It splits the tile's elements so that a block
- * keeps 64 sums a thread and a tile of 32 x 64 in one block a multiprocessor. The planner gives it
+/* The cluster kernel (sm_90): a cluster of blocks per CLUSTER_TILES tiles x 64 or 128 outputs,
+ * block r owning the transform elements of the tile's rows r rows .. (cluster_shape), one warp an
+ * element, 8 x 8 or 16 x 8 sums a lane (openCNN's lane layout), more warps bringing and
+ * transforming the tiles; the blocks' rows meet through distributed shared memory before the last
+ * AT (templates/winograd/winograd_fused_cluster.cu). It splits the tile's elements so that a block
+ * keeps its sums in registers, one block a multiprocessor. The planner gives it
  * the square tiles of alpha 6 and 8 (F(4x4, 3x3), F(2x2, 5x5); F(6x6, 3x3), F(4x4, 5x5), and the
  * untimed F(5x5, 4x4), F(7x7, 2x2), which only it takes: 64 elements are too many for the
  * one-block kernel), where its shared memory fits the target's. Its blocks, or 0 for the
  * one-block kernel: before sm_90, for other tiles (F(2x2, 3x3)'s clusters of 2 are untimed: S13's
  * bprop, which the shipped wisdom runs on winograd-fused at m = 2, keeps the kernel it was timed
- * with), for fewer than CLUSTER_OUTPUTS output or data channels (a block of 64 outputs would
+ * with), for fewer than CLUSTER_MIN_CHANNELS output or data channels (a block of 64 outputs would
  * idle, and the loaders' pipeline would barely start; it also keeps the chunks, at least 4, past
  * the stages the product warps fill before their loop), and where the clusters do not fill the
  * GPU once (on an H200 R4 ran no faster: 0.204 ms against 0.2025; bench/NOTES.md). Any output
  * count works: the weights' transforms are blocked for it (u_rows), their outputs padded to
- * blocks of CLUSTER_OUTPUTS. */
+ * the shape's blocks. */
 static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channels, int64_t rows)
 {
-    int alpha0 = s->tf[1].alpha, blocks = alpha0 / cluster_shape_of(alpha0).rows;
+    const cluster_shape sh = cluster_shape_of(s, t, rows);
+    int alpha0 = s->tf[1].alpha, blocks = alpha0 / sh.rows;
     int most = !t || t->max_cluster == 0 ? 8 : t->max_cluster; /* 0: the portable 8; 1: none */
-    int sms = t && t->sm_count > 0 ? t->sm_count : 132;
-    if ((alpha0 != 6 && alpha0 != 8) || s->tf[2].alpha != alpha0 || blocks > most || rows < CLUSTER_OUTPUTS ||
-        channels < CLUSTER_OUTPUTS ||
-        weights_bytes(s, channels, rows, true) / 4 > INT32_MAX /* the weights' transforms' 32-bit indices, padding
+    int sms = target_sms(t);
+    if ((alpha0 != 6 && alpha0 != 8) || s->tf[2].alpha != alpha0 || blocks > most || rows < CLUSTER_MIN_CHANNELS ||
+        channels < CLUSTER_MIN_CHANNELS ||
+        weights_bytes(s, t, channels, rows, true) / 4 > INT32_MAX /* the weights' transforms' 32-bit indices, padding
                                                                   and all */ ||
-        4 * cluster_shared_floats(s, blocks) > cg_target_shared_per_block(t))
+        4 * cluster_shared_floats(s, sh, blocks) > cg_target_shared_per_block(t))
         return 0;
-    int64_t clusters = wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(rows, CLUSTER_OUTPUTS);
+    int64_t clusters = wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(rows, sh.outputs);
     return clusters * blocks >= sms ? blocks : 0;
 }
 
@@ -351,8 +366,8 @@ static void set_raw_copies(tmpl_value *ctx, int alpha)
 static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_op *f, int cluster, const char *name,
                                      cg_generated *out)
 {
-    const cluster_shape sh = cluster_shape_of(s->tf[1].alpha);
-    const fused_blocking b = {CLUSTER_TILES, CLUSTER_OUTPUTS, cluster_channels(s->tf[1].alpha)};
+    const cluster_shape sh = cluster_shape_of(s, t, f->rows);
+    const fused_blocking b = {CLUSTER_TILES, sh.outputs, cluster_channels(s, sh)};
     const int64_t alpha1 = s->tf[2].alpha, elements = sh.rows * alpha1, pairs = (int64_t)b.tiles * b.outputs,
                   per_owner = wino_div_up(pairs, cluster);
     f->row_block = b.outputs;
@@ -364,21 +379,22 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     k->block[0] = (unsigned)(32 * (elements + sh.loaders));
     int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh), vs = b.channels * elements * b.tiles,
             us = b.channels * elements * b.outputs;
-    k->shared_bytes = (unsigned)(4 * cluster_shared_floats(s, cluster));
+    k->shared_bytes = (unsigned)(4 * cluster_shared_floats(s, sh, cluster));
     convgen_status st = check_shared(t, k);
     if (st != CONVGEN_SUCCESS)
         return st;
     int split = sh.loaders / sh.channels;
-    if (split > 1 && (sh.rows != 1 || split != 2 || (alpha1 & (alpha1 - 1)) != 0)) /* the template's split form */
-        return cg_fail(CONVGEN_ERROR_INTERNAL, "winograd-fused: a channel's loaders split a tile only for a row a "
-                       "block, two warps a channel and one run of columns (alpha %lld)", (long long)alpha1);
+    if (split > 1 && (sh.rows != 1 || alpha1 % split != 0 || s->tf[1].alpha % split != 0 ||
+                      (alpha1 & (alpha1 - 1)) != 0)) /* the template's split form */
+        return cg_fail(CONVGEN_ERROR_INTERNAL, "winograd-fused: a channel's %d loaders split a tile only for a row a "
+                       "block and one run of columns whose count they divide (alpha %lld)", split, (long long)alpha1);
     bool failed = false;
     tmpl_value *ctx = forward_context(s, k, f, b, &failed);
     tmpl_set_int(ctx, "cluster", cluster);
     tmpl_set_int(ctx, "rows", sh.rows);
     tmpl_set_int(ctx, "cta_elements", elements);
     tmpl_set_int(ctx, "loaders", sh.loaders);
-    tmpl_set_int(ctx, "stages", CLUSTER_STAGES);
+    tmpl_set_int(ctx, "stages", sh.stages);
     tmpl_set_int(ctx, "raw_floats", raw);
     tmpl_set_int(ctx, "vs_floats", vs);
     tmpl_set_int(ctx, "us_floats", us);
@@ -389,13 +405,15 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     int loader_threads = 32 * sh.loaders;
     tmpl_set_int(ctx, "loader_threads", loader_threads);
     tmpl_set_int(ctx, "point_stride", raw_point_stride(sh));
-    /* two warps a channel: each brings copy_rows of its tiles' rows, and its columns' pad grows
+    /* split warps a channel: each brings copy_rows of its tiles' rows, and its columns' pad grows
      * by pad_step a column (one run of columns: raw_runs) */
     tmpl_set_int(ctx, "split", split);
     tmpl_set_int(ctx, "copy_rows", s->tf[1].alpha / split);
     tmpl_set_int(ctx, "pad_step", 32 / (int)alpha1);
     tmpl_set_int(ctx, "c_share", b.channels / cluster);
-    /* u blocked (f->u_rows = k_block): an element's floats, and those of a block of outputs */
+    /* u blocked (f->u_rows = k_block): an element's floats, and those of a block of outputs; a
+     * lane's sums: k_block / 8 outputs (4 at every 32nd) x 8 tiles */
+    tmpl_set_int(ctx, "lane_outputs", b.outputs / 8);
     tmpl_set_int(ctx, "u_channels", f->u_channels);
     tmpl_set_int(ctx, "u_element", wino_u_floats(f, f->channels, f->rows));
     tmpl_set_int(ctx, "u_run", wino_u_channels(f, f->channels) * f->u_rows);
@@ -409,16 +427,16 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
 
 /* The headers' plan: how the products are summed, by the cluster kernel (`cluster` blocks) or the
  * one-block kernel (0). */
-static void forward_plan(wino_spec *s, int cluster)
+static void forward_plan(wino_spec *s, const cg_target *t, int64_t out_ch, int cluster)
 {
     snprintf(s->plan[0], sizeof s->plan[0], "in one kernel (G w G^T made");
-    int rows = cluster_shape_of(s->tf[1].alpha).rows;
+    const cluster_shape sh = cluster_shape_of(s, t, out_ch);
     if (cluster)
         snprintf(s->plan[1], sizeof s->plan[1],
                  "once before it): clusters of %d blocks, %d tiles x %d output channels, the channels in chunks of "
                  "%d%s; block r the %lld transform elements of %s, %lld tiles", cluster, CLUSTER_TILES,
-                 CLUSTER_OUTPUTS, cluster_channels(s->tf[1].alpha), s->first == 0 ? " per depth tap" : "",
-                 (long long)rows * s->tf[2].alpha, rows > 1 ? "rows 2 r .." : "row r", (long long)s->columns);
+                 sh.outputs, cluster_channels(s, sh), s->first == 0 ? " per depth tap" : "",
+                 (long long)sh.rows * s->tf[2].alpha, sh.rows > 1 ? "rows 2 r .." : "row r", (long long)s->columns);
     else
         snprintf(s->plan[1], sizeof s->plan[1],
                  "once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d%s, %lld "
@@ -441,8 +459,8 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
                        "only the cluster kernel takes more than %d, and it needs sm_90 (clusters of 8 blocks), at "
                        "least %d data and output channels, clusters that fill the GPU, its shared memory and 32-bit "
                        "indices of the weights' transforms", s->m[1], s->m[2], (long long)s->kernel[1],
-                       (long long)s->kernel[2], (long long)plane_elements(s), FUSED_MAX_ELEMENTS, CLUSTER_OUTPUTS);
-    forward_plan(s, cluster);
+                       (long long)s->kernel[2], (long long)plane_elements(s), FUSED_MAX_ELEMENTS, CLUSTER_MIN_CHANNELS);
+    forward_plan(s, t, out_ch, cluster);
     if (wino_div_up(out_ch, FUSED_OUTPUTS) > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s = %lld needs more than 65535 blocks of %d",
                        bprop ? "c" : "k", (long long)out_ch, FUSED_OUTPUTS);
@@ -454,9 +472,11 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
                          : wino_tiles_op(s, CG_WINO_G, p->k, p->c, s->kernel, one, none, none, WINO_U);
     w.flip = bprop != p->flip;
     w.planes_transposed = bprop;
-    if (cluster)
-        w.u_rows = CLUSTER_OUTPUTS, w.u_channels = cluster_channels(s->tf[1].alpha);
-    s->workspace = wino_align_up(weights_bytes(s, data_ch, out_ch, cluster != 0));
+    if (cluster) {
+        const cluster_shape sh = cluster_shape_of(s, t, out_ch);
+        w.u_rows = sh.outputs, w.u_channels = cluster_channels(s, sh);
+    }
+    s->workspace = wino_align_up(weights_bytes(s, t, data_ch, out_ch, cluster != 0));
     out->workspace_bytes = s->workspace;
     out->chunks = 1;
     convgen_status st = wino_add_transform(s, &w, 1, 0, "transform_w",
@@ -629,7 +649,7 @@ static convgen_status fused_tiles(const cg_problem *p, convgen_pass pass, const 
     if (wino_choose_tiles(p, pass, tune, 8, &wide) != CONVGEN_SUCCESS || wide.tf[1].alpha != 8 || wide.tf[2].alpha != 8 ||
         !fused_sizes(p, &wide) || !cluster_blocks(&wide, t, data_ch, out_ch))
         return CONVGEN_SUCCESS;
-    int64_t workspace = wino_align_up(weights_bytes(&wide, data_ch, out_ch, true));
+    int64_t workspace = wino_align_up(weights_bytes(&wide, t, data_ch, out_ch, true));
     if (!tune || !tune->workspace_limit || workspace <= tune->workspace_limit)
         *s = wide;
     return CONVGEN_SUCCESS;

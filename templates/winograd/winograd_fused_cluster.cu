@@ -3,16 +3,16 @@
     {{ tile_block }} tiles of {{ data }} x {{ k_block }} output channels; its block `rank` owns the transform elements of
     rows {{ rows }} rank .. {{ rows }} rank + {{ rows - 1 }} of the {{ alpha0 }} x {{ alpha1 }} tile, {{ cta_elements }} elements. The block's warps specialise:
     - {{ loaders }} loader warps bring their block's share of each chunk's raw tiles ({{ c_share }} of its {{ c_block }} channels, one
-      warp a channel, or two, one lane a tile) into shared memory by cp.async, two chunks ahead,
-      transform each tile (BT along dimension 0, then 1: whole, or where two warps share a channel
-      (split) half its columns each, back in place, then half its rows) and
+      warp a channel, or {{ split }}, one lane a tile) into shared memory by cp.async, two chunks ahead,
+      transform each tile (BT along dimension 0, then 1: whole, or where {{ split }} warps share a channel
+      (split) a share of its columns each, back in place, then that share of its rows) and
       store each row of the result in the stage of the block that owns it, through distributed
       shared memory: every raw tile is read from L2 once a cluster, not once a block;
     - {{ cta_elements }} product warps, one per element, bring their element's weights' transforms U, a chunk
       by one bulk copy (the TMA unit: no loads through the warp's own pipes; u is blocked for it,
       [e][k / {{ k_block }}][c][{{ k_block }}]) {{ stages }} chunks ahead (each warp
-      its own, so that no loader waits on the products before it copies) and sum the stages' products: each lane 8 output channels x
-      8 tiles (the warp's 32 tiles x 64 outputs read as broadcast float4s: two distinct tile and
+      its own, so that no loader waits on the products before it copies) and sum the stages' products: each lane {{ lane_outputs }} output channels x
+      8 tiles (the warp's 32 tiles x {{ k_block }} outputs read as broadcast float4s: two distinct tile and
       four distinct output float4s a quarter warp), while the loaders fill the next stage.
     The stages pass between the cluster's blocks through mbarriers in each block: full[s] counts
     this block's loader warps and the bytes of the rows the cluster's loaders (its own among them)
@@ -42,9 +42,9 @@
 {%- macro loader_state(indent) -%}
 {%- set lc = "lc" if split > 1 else "lw" -%}
 {%- if split > 1 -%}
-{{ indent }}// lw: the loader warp; lc = lw / {{ split }}: its channel of the block's share of each chunk, rank {{ c_share }} + lc; half: the
-{{ indent }}// rows it brings ({{ copy_rows }} half ..), the columns, then the rows, it transforms
-{{ indent }}const unsigned lane = lt & 31u, lw = lt >> 5, lc = lw >> 1, half = lw & 1u;
+{{ indent }}// lw: the loader warp; lc = lw / {{ split }}: its channel of the block's share of each chunk, rank {{ c_share }} + lc; part: the
+{{ indent }}// rows it brings ({{ copy_rows }} part ..), the columns, then the rows, it transforms
+{{ indent }}const unsigned lane = lt & 31u, lw = lt >> 5, lc = lw / {{ split }}u, part = lw % {{ split }}u;
 {%- else -%}
 {{ indent }}const unsigned lane = lt & 31u, lw = lt >> 5; // lw: the loader warp, the channel rank {{ c_share }} + lw of each chunk
 {%- endif %}
@@ -56,11 +56,11 @@
 {{ indent }}{
 {{ indent }}    const unsigned tile = {{ g.base }}u + lane / {{ g.columns }}u, j = {{ g.first }}u + lane % {{ g.columns }}u;
 {{ indent }}    const tile_at at = locate(tile0 + tile);
-{{ indent }}    const int y0 = (int)(at.t0 * {{ step0 }}u) - ({{ offset0 }}){{ " + (int)(half * " ~ copy_rows ~ "u)" if split > 1 }}, x = (int)(at.t1 * {{ step1 }}u) - ({{ offset1 }}) + (int)j;
+{{ indent }}    const int y0 = (int)(at.t0 * {{ step0 }}u) - ({{ offset0 }}){{ " + (int)(part * " ~ copy_rows ~ "u)" if split > 1 }}, x = (int)(at.t1 * {{ step1 }}u) - ({{ offset1 }}) + (int)j;
 {%- for i in range(copy_rows) %}
 {{ indent }}    inside{{ n }} |= (unsigned)(at.valid && (unsigned)(y0 + {{ i }}) < {{ height }}u && (unsigned)x < {{ width }}u) << {{ i }};
 {%- endfor %}
-{{ indent }}    ro{{ n }} = j * {{ point_stride }}u + {{ g.tiles }}u * (lane % {{ g.columns }}u) + {{ lc }} * {{ tile_block }}u + tile{{ " + half * " ~ copy_rows * alpha1 * point_stride ~ "u" if split > 1 }};
+{{ indent }}    ro{{ n }} = j * {{ point_stride }}u + {{ g.tiles }}u * (lane % {{ g.columns }}u) + {{ lc }} * {{ tile_block }}u + tile{{ " + part * " ~ copy_rows * alpha1 * point_stride ~ "u" if split > 1 }};
 {%- if volume %}
 {{ indent }}    const int z = (int)at.tz - ({{ offset_z }}); // the slice depth tap 0 reads
 {%- for dz in range(depth_taps) %}
@@ -142,16 +142,16 @@
 {%- endfor %}
 {%- endmacro -%}
 
-{#- The transform split between a channel's two loader warps (`half` 0 and 1; a block a row of
-    the tile, rows 1): the warp's columns half {{ alpha1 // 2 }} .. through BT along dimension 0, back in place
+{#- The transform split between a channel's {{ split }} loader warps (`part` 0 .. {{ split - 1 }}; a block a row of
+    the tile, rows 1): the warp's columns part {{ alpha1 // split }} .. through BT along dimension 0, back in place
     in raw (a column's points {{ pad_step }} floats further each, its pad); once every loader's columns are
-    there, its rows half {{ copy_rows }} .., row half {{ copy_rows }} + ii through BT along dimension 1 into the
-    stage of its block at to[ii], signalling full[ii]. Each warp loads, transforms and sends half
-    of what one warp would. -#}
+    there, its rows part {{ copy_rows }} .., row part {{ copy_rows }} + ii through BT along dimension 1 into the
+    stage of its block at to[ii], signalling full[ii]. Each warp loads, transforms and sends a
+    {{ split }}th of what one warp would. -#}
 {%- macro transform_split(indent) -%}
 {{ indent }}{
-{{ indent }}    float *column = tile + half * {{ (alpha1 // 2) * (point_stride + pad_step) }}u; // point (0, half {{ alpha1 // 2 }})
-{%- for jj in range(alpha1 // 2) %}
+{{ indent }}    float *column = tile + part * {{ (alpha1 // split) * (point_stride + pad_step) }}u; // point (0, part {{ alpha1 // split }})
+{%- for jj in range(alpha1 // split) %}
 {{ indent }}    {
 {{ indent }}        const float in[{{ alpha0 }}] = { {% for i in range(alpha0) %}{{ ", " if not loop.first }}column[{{ (i * alpha1 + jj) * point_stride + jj * pad_step }}u]{% endfor %} };
 {{ indent }}        float t[{{ alpha0 }}];
@@ -164,7 +164,7 @@
 {{ indent }}}
 {{ indent }}loaders_sync(); // every loader's columns through BT
 {{ indent }}{
-{{ indent }}    const float *row = tile + half * {{ copy_rows * alpha1 * point_stride }}u; // point (half {{ copy_rows }}, 0)
+{{ indent }}    const float *row = tile + part * {{ copy_rows * alpha1 * point_stride }}u; // point (part {{ copy_rows }}, 0)
 {%- for ii in range(copy_rows) %}
 {{ indent }}    {
 {{ indent }}        const float in[{{ alpha1 }}] = { {% for j in range(alpha1) %}{{ ", " if not loop.first }}row[{{ (ii * alpha1 + j) * point_stride + col_pad[j] }}u]{% endfor %} };
@@ -277,7 +277,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     cluster_sync(); // every block's mbarriers are ready before any peer arrives on them
-{{ acc_8x8("    ") }}
+    float acc[{{ lane_outputs }}][8]; // a product lane's sums: output 32 (i / 4) + 4 kq + i % 4, tile (see below)
+#pragma unroll
+    for (int i = 0; i < {{ lane_outputs }}; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            acc[i][j] = 0.0f;
 
     if (warp >= {{ cta_elements }}u) {
         // The loaders: chunk q's copies were issued two chunks ahead; transform its tiles into
@@ -292,10 +297,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
         // this thread's task (channel cl0, tile lane) in the stages of the blocks: row i to block i / {{ rows }}
         const unsigned task = (cl0 * {{ cta_elements }}u) * {{ tile_block }}u + lane;
 {%- if split > 1 %}
-        // the blocks of the warp's rows: half {{ copy_rows }} + ii for its row ii
+        // the blocks of the warp's rows: part {{ copy_rows }} + ii for its row ii
 {%- for ii in range(copy_rows) %}
-        const unsigned stage{{ ii }} = cluster_address(vs + task, half * {{ copy_rows }}u + {{ ii }}u),
-                       full_at{{ ii }} = cluster_address(full, half * {{ copy_rows }}u + {{ ii }}u);
+        const unsigned stage{{ ii }} = cluster_address(vs + task, part * {{ copy_rows }}u + {{ ii }}u),
+                       full_at{{ ii }} = cluster_address(full, part * {{ copy_rows }}u + {{ ii }}u);
 {%- endfor %}
 {%- else %}
 {%- for p in range(cluster) %}
@@ -345,7 +350,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
         }
     } else {
         // The product warps: warp w sums element e_first + w's products, lane l its outputs
-        // k0 + 4 kq .. and k0 + 32 + 4 kq .., tiles tile0 + 4 tq .. and tile0 + 16 + 4 tq ..
+        // k0 + 32 i + 4 kq .. (i < {{ k_block // 32 }}), tiles tile0 + 4 tq .. and tile0 + 16 + 4 tq ..
         const unsigned lane = tid & 31u, kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1);
         // The warp brings its own element's weights, {{ stages }} chunks ahead (no other warp reads
         // them): its element's run of u for this block's outputs.
@@ -353,9 +358,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 {%- for q in range(stages) %}
 {{ fetch_weights(q ~ "u", q ~ "u", "        ") }}
 {%- endfor %}
-{%- for p in range(cluster) %}
-        const unsigned empty_at{{ p }} = cluster_address(empty, {{ p }}u);
-{%- endfor %}
+        // lane p < {{ cluster }} arrives for the warp on block p's empty[s]: one register, where each block's
+        // address held in every lane cost a register a block
+        const unsigned empty_at = cluster_address(empty, lane < {{ cluster }}u ? lane : 0u);
         // The lane's first float4s of stage 0, channel 0: its weights (a: [element][c][k]) and its
         // tiles (b: [c][element][tile]). Worked out once, so that the loop's loads take constant
         // offsets: indexed inside the loop as (c {{ cta_elements }} + warp) {{ tile_block }}, each channel's tiles took an
@@ -370,19 +375,22 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
             const float4 *__restrict__ a4 = a_lane + st * {{ us_floats // 4 }}u, *__restrict__ b4 = b_lane + st * {{ vs_floats // 4 }}u;
 #pragma unroll
             for (unsigned c = 0; c < {{ c_block }}u; ++c) {
-                const float4 a_lo = a4[c * {{ k_block // 4 }}u], a_hi = a4[c * {{ k_block // 4 }}u + 8u];
+                const float4 a[{{ k_block // 32 }}] = { {% for i in range(k_block // 32) %}{{ ", " if not loop.first }}a4[c * {{ k_block // 4 }}u{{ " + " ~ 8 * i ~ "u" if i }}]{% endfor %} };
                 const float4 b_lo = b4[c * {{ cta_elements * tile_block // 4 }}u], b_hi = b4[c * {{ cta_elements * tile_block // 4 }}u + 4u];
-{{ fma_8x8("a_lo", "a_hi", "b_lo", "b_hi", "                ") }}
+                const float av[{{ lane_outputs }}] = { {% for i in range(k_block // 32) %}{{ ", " if not loop.first }}a[{{ i }}].x, a[{{ i }}].y, a[{{ i }}].z, a[{{ i }}].w{% endfor %} };
+                const float bv[8] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
+#pragma unroll
+                for (int i = 0; i < {{ lane_outputs }}; ++i)
+#pragma unroll
+                    for (int j = 0; j < 8; ++j)
+                        acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
             }
             if (q + {{ stages }}u < {{ chunks }}u) { // the loaders wait for it only where they refill it
                 // the warp's reads of stage st, before its arrival and before the copy engine refills it
                 asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
                 __syncwarp();
-                if (lane == 0u) {
-{%- for p in range(cluster) %}
-                    arrive(empty_at{{ p }} + st * 8u);
-{%- endfor %}
-                }
+                if (lane < {{ cluster }}u)
+                    arrive(empty_at + st * 8u);
 {{ fetch_weights("q + " ~ stages ~ "u", "st", "                ") }}
             }
         }
@@ -396,8 +404,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     if (warp < {{ cta_elements }}u) {
         const unsigned lane = tid & 31u, kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1);
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            float *__restrict__ row = ms + (warp * {{ k_block }}u + (i < 4 ? 4u * kq + i : 32u + 4u * kq + i - 4)) * {{ tile_block }}u;
+        for (int i = 0; i < {{ lane_outputs }}; ++i) {
+            float *__restrict__ row = ms + (warp * {{ k_block }}u + 32u * (i / 4) + 4u * kq + i % 4) * {{ tile_block }}u;
             *(float4 *)(row + 4u * tq) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
             *(float4 *)(row + 16u + 4u * tq) = make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
         }
