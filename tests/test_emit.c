@@ -167,12 +167,14 @@ static void test_a_target_without_clusters_gets_none(void **state)
     }
 }
 
-/* winograd-fused's forward passes take the cluster kernel on sm_90 where it pays: F(4x4, 3x3)
- * (alpha 6: clusters of 3) and F(4x4, 5x5) (alpha 8, a 5 x 5 kernel's default there: clusters of
- * 8) on layers of 64 channels or more whose clusters fill the GPU; the one-block kernel on R4 (32
- * clusters), S13 (64 x 64 at 13x13, one wave short; at m = 2, the shipped wisdom's pick for its
- * bprop, F(2x2, 3x3), which has no timed cluster kernel), S27 (32 channels), F1 (32 data
- * channels), and on a target without clusters (F2 there at F(2x2, 5x5)). */
+/* winograd-fused's forward passes take the cluster kernel on sm_90 where it pays: F(6x6, 3x3)
+ * (alpha 8: clusters of 8, 128 outputs a block) where those blocks fill the GPU twice (V3, L5),
+ * F(4x4, 3x3) (alpha 6: clusters of 3, 64 outputs) where they do not (R3: 144 blocks) or the
+ * outputs are 64 (S64), and F(4x4, 5x5) (alpha 8, a 5 x 5 kernel's default there: clusters of 8,
+ * 64 outputs on F2's bprop) on layers of 64 channels or more whose clusters fill the GPU; the
+ * one-block kernel on R4 (32 clusters), S13 (64 x 64 at 13x13, one wave short; at m = 2, the
+ * shipped wisdom's pick for its bprop, F(2x2, 3x3), which has no timed cluster kernel), S27 (32
+ * channels), F1 (32 data channels), and on a target without clusters (F2 there at F(2x2, 5x5)). */
 static void test_winograd_fused_takes_a_cluster_where_it_pays(void **state)
 {
     (void)state;
@@ -180,9 +182,11 @@ static void test_winograd_fused_takes_a_cluster_where_it_pays(void **state)
         const char *layer;
         convgen_pass pass;
         int cluster; /* blocks on sm_90; 0: the one-block kernel */
-    } cases[] = {{"V3", CONVGEN_FPROP, 3}, {"V3", CONVGEN_BPROP, 3}, {"L5", CONVGEN_FPROP, 3},
-                 {"F2", CONVGEN_BPROP, 8}, {"R4", CONVGEN_FPROP, 0}, {"S13", CONVGEN_BPROP, 0},
-                 {"S27", CONVGEN_FPROP, 0}, {"F1", CONVGEN_FPROP, 0}, {"S13", CONVGEN_BPROP, 0}};
+        int outputs; /* a cluster's on sm_90 */
+    } cases[] = {{"V3", CONVGEN_FPROP, 8, 128}, {"V3", CONVGEN_BPROP, 8, 128}, {"L5", CONVGEN_FPROP, 8, 128},
+                 {"R3", CONVGEN_FPROP, 3, 64},  {"S64", CONVGEN_FPROP, 3, 64},  {"F2", CONVGEN_BPROP, 8, 64},
+                 {"R4", CONVGEN_FPROP, 0, 0},   {"S13", CONVGEN_BPROP, 0, 0},   {"S27", CONVGEN_FPROP, 0, 0},
+                 {"F1", CONVGEN_FPROP, 0, 0},   {"S13", CONVGEN_BPROP, 0, 0}};
     const cg_target sm90 = {0}, sm80 = {.max_cluster = 1};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
         for (int t = 0; t < 2; ++t) {
@@ -195,10 +199,15 @@ static void test_winograd_fused_takes_a_cluster_where_it_pays(void **state)
                              CONVGEN_SUCCESS);
             const char *src = g.kernels[g.kernel_count - 1].source, *dims = strstr(src, "__cluster_dims__(");
             int cluster = dims ? atoi(dims + strlen("__cluster_dims__(")) : 0, want = t ? 0 : cases[i].cluster;
+            const char *plan = strstr(src, "32 tiles x ");
+            int outputs = plan && cluster ? atoi(plan + strlen("32 tiles x ")) : 0;
             cg_generated_free(&g);
             if (cluster != want)
                 fail_msg("%s %s on %s: clusters of %d blocks (0: the one-block kernel), not %d", cases[i].layer,
                          convgen_pass_name(cases[i].pass), t ? "sm_80" : "sm_90", cluster, want);
+            if (cluster && outputs != cases[i].outputs)
+                fail_msg("%s %s on sm_90: %d outputs a cluster, not %d", cases[i].layer,
+                         convgen_pass_name(cases[i].pass), outputs, cases[i].outputs);
         }
 }
 

@@ -78,13 +78,19 @@ typedef struct cluster_shape {
 /* The target's multiprocessors (an H100's or H200's 132 where it does not say). */
 static int target_sms(const cg_target *t) { return t && t->sm_count > 0 ? t->sm_count : 132; }
 
+/* The blocks of a cluster kernel's launch: clusters of `blocks`, each CLUSTER_TILES tiles x
+ * `outputs` of out_ch. */
+static int64_t launch_blocks(const wino_spec *s, int64_t out_ch, int outputs, int blocks)
+{
+    return wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(out_ch, outputs) * blocks;
+}
+
 static cluster_shape cluster_shape_of(const wino_spec *s, const cg_target *t, int64_t out_ch)
 {
     if (s->tf[1].alpha != 8)
         return (cluster_shape){2, 4, 4, 64, 3};
-    const int64_t blocks = wino_div_up(out_ch, 128);
-    bool wide = blocks * 2 == wino_div_up(out_ch, 64) &&
-                wino_div_up(s->columns, CLUSTER_TILES) * blocks * s->tf[1].alpha >= target_sms(t);
+    bool wide = wino_div_up(out_ch, 128) * 2 == wino_div_up(out_ch, 64) &&
+                launch_blocks(s, out_ch, 128, s->tf[1].alpha) >= target_sms(t);
     return wide ? (cluster_shape){1, 4, 1, 128, 4} : (cluster_shape){1, 4, 2, 64, 3};
 }
 
@@ -320,8 +326,7 @@ static int cluster_blocks(const wino_spec *s, const cg_target *t, int64_t channe
                                                                   and all */ ||
         4 * cluster_shared_floats(s, sh, blocks) > cg_target_shared_per_block(t))
         return 0;
-    int64_t clusters = wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(rows, sh.outputs);
-    return clusters * blocks >= sms ? blocks : 0;
+    return launch_blocks(s, rows, sh.outputs, blocks) >= sms ? blocks : 0;
 }
 
 /* The loader warps' copies of one row of their channel's CLUSTER_TILES tiles: runs of neighbouring
@@ -632,22 +637,38 @@ static bool fused_sizes(const cg_problem *p, wino_spec *s)
 }
 
 /* The tiles: the caller's, else those of the fewest transform elements within alpha
- * FUSED_MAX_ALPHA, except that fprop and bprop of a 5 x 5 kernel take alpha 8 (F(4x4, 5x5)) where
- * the cluster kernel takes the layer with it and its weights' transforms fit the workspace limit:
- * on an H200 F2 ran 1.98x faster so than at F(2x2, 5x5), while F(6x6, 3x3) ran slower than F(4x4,
- * 3x3) (V3 1.450 against 1.395 ms, L5 bprop, R4; bench/NOTES.md, "Issue 30, session 55"). A 3-D
- * layer's default tiles stay within WINO_MAX_VOLUME_ALPHA (6) whatever the kernel. */
+ * FUSED_MAX_ALPHA, except that fprop and bprop take alpha 8 across the plane where it needs no more
+ * transform elements than those, the cluster kernel takes the layer with it and its weights'
+ * transforms fit the workspace limit:
+ * - F(4x4, 5x5) for a 5 x 5 kernel (on an H200 F2 ran 1.98x faster so than at F(2x2, 5x5) with
+ *   64 outputs a block, 2.8x with 128);
+ * - F(6x6, 3x3) for a 3 x 3 one where the blocks take 128 outputs and fill the GPU at least twice
+ *   (V3 1.092 ms against F(4x4, 3x3)'s 1.367, L5 bprop 0.860 against 0.921 at as many transform
+ *   elements, Z3 0.530 against 0.708; R3's and U3's 144 blocks, 1.1 waves of clusters of 8, ran
+ *   18% and 15% slower; with 64 outputs a block V3 ran 1.347 against 1.388 and L5 bprop 12%
+ *   slower: bench/NOTES.md, "Issue 30, session 56").
+ * A 3-D layer's tiles are one slice deep here, so its errors are the plane's (F(6x6, 3x3): 6e-6 on
+ * Z3), not those of three dimensions' transforms that keep winograd's within WINO_MAX_VOLUME_ALPHA. */
 static convgen_status fused_tiles(const cg_problem *p, convgen_pass pass, const cg_target *t, const cg_tuning *tune,
                                   wino_spec *s)
 {
     convgen_status st = wino_choose_tiles(p, pass, tune, FUSED_MAX_ALPHA, s);
-    if (st != CONVGEN_SUCCESS || pass == CONVGEN_ACCGRAD || p->kernel[p->rank - 2] != 5 || p->kernel[p->rank - 1] != 5)
+    const int plane = p->rank - 2;
+    const int64_t r = p->kernel[plane];
+    if (st != CONVGEN_SUCCESS || pass == CONVGEN_ACCGRAD || p->kernel[plane + 1] != r || (r != 3 && r != 5) ||
+        (tune && (tune->winograd_m[plane] || tune->winograd_m[plane + 1])) || !fused_sizes(p, s))
         return st;
+    cg_tuning eight = tune ? *tune : (cg_tuning){0};
+    eight.winograd_m[plane] = eight.winograd_m[plane + 1] = (int)(9 - r); /* alpha 8 */
     wino_spec wide;
     bool bprop = pass == CONVGEN_BPROP;
     int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
-    if (wino_choose_tiles(p, pass, tune, 8, &wide) != CONVGEN_SUCCESS || wide.tf[1].alpha != 8 || wide.tf[2].alpha != 8 ||
-        !fused_sizes(p, &wide) || !cluster_blocks(&wide, t, data_ch, out_ch))
+    if (wino_choose_tiles(p, pass, &eight, 8, &wide) != CONVGEN_SUCCESS || !fused_sizes(p, &wide) ||
+        wide.columns * plane_elements(&wide) > s->columns * plane_elements(s) ||
+        !cluster_blocks(&wide, t, data_ch, out_ch))
+        return CONVGEN_SUCCESS;
+    if (r == 3 && (cluster_shape_of(&wide, t, out_ch).outputs != 128 ||
+                   launch_blocks(&wide, out_ch, 128, 8) < 2 * (int64_t)target_sms(t)))
         return CONVGEN_SUCCESS;
     int64_t workspace = wino_align_up(weights_bytes(&wide, t, data_ch, out_ch, true));
     if (!tune || !tune->workspace_limit || workspace <= tune->workspace_limit)

@@ -19,6 +19,9 @@
  * (6g) 1.10x that on V3, 1.24x on L5 fprop, 0.94x on F2 fprop (nvidia-h200-2026-12-03-wino-tma.md);
  * with its weights blocked (6i) within 1-3% of 6g (nvidia-h200-2026-12-03-wino-blocked.md) */
 #define WINOGRAD_FUSED_CLUSTER_EFFICIENCY 0.28
+/* its 8 x 8 tiles with 128 outputs a block (session 56): per FLOP 1.13x the 6 x 6 tiles' rate on V3,
+ * 1.0x on L5 fprop (nvidia-h200-2026-12-03-wino-wide.md) */
+#define WINOGRAD_FUSED_CLUSTER_WIDE_EFFICIENCY 0.30
 
 typedef double wino_matrix[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
 typedef double wino_tile[WINO_MAX_ALPHA][WINO_MAX_ALPHA][WINO_MAX_ALPHA]; /* depth, height, width */
@@ -280,7 +283,7 @@ static cg_work winograd_work(const cg_kernel_op *op, int sm_count)
         break;
     case CG_WINO_FUSED: /* tiles in, products summed over the channels, outputs out */
         if (w->cluster)
-            k.efficiency = WINOGRAD_FUSED_CLUSTER_EFFICIENCY;
+            k.efficiency = w->row_block == 128 ? WINOGRAD_FUSED_CLUSTER_WIDE_EFFICIENCY : WINOGRAD_FUSED_CLUSTER_EFFICIENCY;
         k.flops = 2 * alpha * tiles * planes * round_up(w->rows, w->row_block);
         k.bytes = 4 * (planes * plane + (double)w->rows * w->outer * outputs + alpha * w->channels * w->rows);
         break;
