@@ -58,7 +58,7 @@ typedef struct shape {
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 67 /* 40 random ones beside the 27 handpicked ones */
 #define WINOGRAD_FUSED_SHAPES 69 /* 33 handpicked, 18 of them 3-D; 36 random */
-#define WINOGRAD_FUSED_SHIFTED 2 /* the last two handpicked ones again, y 4 and 8 bytes past 16-byte alignment */
+#define WINOGRAD_FUSED_SHIFTED 3 /* the last three handpicked ones again, y 4, 8 and 12 bytes past 16-byte alignment */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
 #define AUTO_CHOICES 4
 #define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
@@ -336,7 +336,8 @@ static void random_winograd_fused_shape(unsigned *st, convgen_conv_desc *d)
  * F(6x6, 3x3) fixed on the 70 x 130 layer and across the 3-D one's planes, and F(4x4, 5x5), the
  * default of 5 x 5 kernels there; and three of 8 x 8 tiles, 128 outputs a block (chunks of 8, a
  * channel a block; `form` checks that on sm_90), outputs padded to 128 and data channels in a
- * last chunk of 4: F(6x6, 3x3) fixed in 2-D and across a 3-D layer's planes, and F(4x4, 5x5). */
+ * last chunk of 4: F(6x6, 3x3) across a 3-D layer's planes, F(4x4, 5x5), and F(6x6, 3x3) fixed
+ * in 2-D, 58 wide (rows of three float2 stores, the last tile's last ones past y's width). */
 static int handpicked_winograd_fused(shape *s)
 {
     shape all[WINOGRAD_SHAPES] = {0}; /* every field but .d stays zero: gemm, out_shift */
@@ -362,15 +363,15 @@ static int handpicked_winograd_fused(shape *s)
     s[n++].d.mode = CONVGEN_CONVOLUTION;
     /* 8 x 8 tiles, 128 outputs a block: enough tiles that clusters of 8 of them fill an H200 */
     static const char wide[] = "x 128 output channels";
-    s[n].d = DESC2(6, 68, 72, 60, 60, 3, 3, 1, 1, 1);
-    s[n].form = wide, s[n++].m = 6;
     s[n].d = desc3(2, 66, 68, V3(4, 50, 50), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
     s[n].form = wide, s[n++].m = 6;
     s[n].d = DESC2(3, 68, 72, 60, 60, 5, 5, 2, 1, 1);
     s[n++].form = wide;
     s[n++].d = DESC2(12, 70, 130, 30, 30, 3, 3, 1, 1, 1);
-    s[n++].d = DESC2(10, 64, 64, 24, 24, 5, 5, 2, 1, 1); /* this and the next: y shifted too (WINOGRAD_FUSED_SHIFTED) */
+    s[n++].d = DESC2(10, 64, 64, 24, 24, 5, 5, 2, 1, 1); /* this and the next two: y shifted too (WINOGRAD_FUSED_SHIFTED) */
     s[n++].d = desc3(3, 70, 66, V3(4, 32, 32), V3(3, 3, 3), V3(1, 1, 1), V3(1, 1, 1));
+    s[n].d = DESC2(6, 68, 72, 58, 58, 3, 3, 1, 1, 1);
+    s[n].form = wide, s[n++].m = 6;
     return n;
 }
 
@@ -430,20 +431,6 @@ static bool dilated(const convgen_conv_desc *d)
     return false;
 }
 
-/* Whether the shape's fprop plan stores y's rows as vectors where y is aligned (winograd-fused's
- * cluster kernel), what a shifted output is there to test. */
-static bool stores_vector_rows(const shape *s)
-{
-    convgen_plan *plan;
-    if (convgen_plan_conv(ctx, &s->d, CONVGEN_FPROP, s->algo, &plan) != CONVGEN_SUCCESS)
-        fail_msg("%s fprop: %s", s->name, convgen_last_error());
-    bool found = false;
-    for (int i = 0; i < convgen_plan_kernel_count(plan); ++i)
-        found = found || strstr(convgen_plan_source(plan, i), "const bool aligned = ((size_t)out &");
-    convgen_plan_destroy(plan);
-    return found;
-}
-
 /* Whether a kernel of the shape's plan for `pass` holds `text`. */
 static bool plan_holds(const shape *s, convgen_pass pass, const char *text)
 {
@@ -474,7 +461,9 @@ static void check_shape(void **state)
             if (!plan_holds(s, (convgen_pass)pass, s->form))
                 fail_msg("%s %s: on %s its plan does not hold \"%s\", the form it is here to test", s->name,
                          convgen_pass_name((convgen_pass)pass), convgen_context_arch(ctx), s->form);
-    if (s->out_shift && !stores_vector_rows(s)) {
+    /* what a shifted output is there to test: fprop's rows stored as vectors where y is aligned
+     * (winograd-fused's cluster kernel), at the shape's tile */
+    if (s->out_shift && !plan_holds(s, CONVGEN_FPROP, "const bool aligned = ((size_t)out &")) {
         print_message("%s: skipped: on this GPU its plan stores no rows as vectors (winograd-fused's cluster kernel "
                       "needs sm_90 and clusters that fill the GPU), so a shifted y tests nothing new\n", s->name);
         skip();
@@ -1046,13 +1035,14 @@ int main(void)
     const int fused_handpicked = handpicked_winograd_fused(winograd_fused_shapes);
     make_tests(winograd_fused_shapes, WINOGRAD_FUSED_SHAPES, fused_handpicked, random_winograd_fused_shape,
                CONVGEN_ALGO_WINOGRAD_FUSED, 1e-4, winograd_fused);
-    /* The cluster kernel stores a row of a tile's outputs as one vector where y's rows keep it
-     * aligned (F(2x2, 5x5) at 24 x 24, the 3-D F(4x4, 3x3) at 32 x 32): again with y 4 and 8 bytes
-     * past a 16-byte boundary (float2 and float4 both refused), where it must store float by float. */
+    /* The cluster kernel stores a row of a tile's outputs as vectors where y's rows keep them
+     * aligned (F(4x4, 5x5) at 24 x 24 and the 3-D F(4x4, 3x3) at 32 x 32: a float4; F(6x6, 3x3) at
+     * 58 x 58: three float2): again with y 4, 8 and 12 bytes past a 16-byte boundary (each one's
+     * vectors refused), where it must store float by float. */
     static shape shifted[WINOGRAD_FUSED_SHIFTED];
     for (int i = 0; i < WINOGRAD_FUSED_SHIFTED; ++i) {
         shifted[i] = winograd_fused_shapes[fused_handpicked - WINOGRAD_FUSED_SHIFTED + i];
-        shifted[i].out_shift = i + 1, shifted[i].sub_batched = false; /* 4 and 8 bytes past */
+        shifted[i].out_shift = i + 1, shifted[i].sub_batched = false; /* 4, 8 and 12 bytes past */
         snprintf(shifted[i].name + strlen(shifted[i].name), sizeof shifted[i].name - strlen(shifted[i].name),
                  " y %d bytes past 16", 4 * (i + 1));
         winograd_fused[WINOGRAD_FUSED_SHAPES + i] =
@@ -1127,6 +1117,11 @@ int main(void)
         names[i] = groups[i].name;
     if (!select_groups(names, GROUPS, selected))
         return 1;
+    /* CONVGEN_TEST_FILTER: only the tests whose names match its pattern (cmocka's: * and ?),
+     * e.g. "*m 6*" for the fixed 8 x 8 tiles' */
+    const char *filter = getenv("CONVGEN_TEST_FILTER");
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
     _Static_assert(GROUPS <= 16, "run_groups keeps 16 processes");
     return run_groups(groups, GROUPS, selected);
 }

@@ -423,10 +423,12 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     tmpl_set_int(ctx, "u_element", wino_u_floats(f, f->channels, f->rows));
     tmpl_set_int(ctx, "u_run", wino_u_channels(f, f->channels) * f->u_rows);
     set_raw_copies(ctx, (int)alpha1);
-    /* a row of a tile's outputs one vector store where y's rows keep it aligned (a 4 x 4 tile's
-     * rows 16 bytes apart: a warp's stores were a quarter of each sector, 5% of V3's time) */
-    int m1 = s->tf[2].m;
-    tmpl_set_int(ctx, "row_vector", (m1 == 4 || m1 == 2) && f->out_size[2] % m1 == 0 ? m1 : 0);
+    /* a row of a tile's outputs as vector stores where y's rows keep them aligned (a 4 x 4 tile's
+     * rows 16 bytes apart: a warp's stores were a quarter of each sector, 5% of V3's time): one
+     * float4 (m 4) or float2 (m 2), three float2 (m 6, the last ones of the plane's last tiles
+     * left out where they pass y's width) */
+    int m1 = s->tf[2].m, vec = m1 == 4 ? 4 : m1 % 2 == 0 ? 2 : 0;
+    tmpl_set_int(ctx, "row_vector", vec && f->out_size[2] % vec == 0 ? vec : 0);
     return render(ctx, failed, "winograd/winograd_fused_cluster.cu", k);
 }
 

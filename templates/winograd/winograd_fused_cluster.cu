@@ -400,14 +400,18 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     // The products as [element][k][tile] in shared memory (ms), then M_r A per (k, tile) pair of
     // the block's rows, sent to the pair's owner: block p / {{ per_owner }} of the cluster, at
     // recv[((source rank {{ rows }} + row) {{ m1 }} + column) {{ per_owner }} + p % {{ per_owner }}] of its shared memory.
+    // Output k's tile t lies at ms[(element {{ k_block }} + k) {{ tile_block }} + (t ^ swizzle(k))], swizzle(k) = 8 (k / 4 % 4):
+    // a quarter warp's float4 stores, rows 4 kq + i of four kq, would otherwise all fall in the
+    // same 8 banks (a 4-way conflict); its readers take a row's 32 tiles, permuted, as before.
     float *__restrict__ ms = (float *)shared4, *__restrict__ recv = ms + {{ pairs * cta_elements }};
     if (warp < {{ cta_elements }}u) {
-        const unsigned lane = tid & 31u, kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1);
+        const unsigned lane = tid & 31u, kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1),
+                       swizzle = (kq & 3u) << 3;
 #pragma unroll
         for (int i = 0; i < {{ lane_outputs }}; ++i) {
             float *__restrict__ row = ms + (warp * {{ k_block }}u + 32u * (i / 4) + 4u * kq + i % 4) * {{ tile_block }}u;
-            *(float4 *)(row + 4u * tq) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-            *(float4 *)(row + 16u + 4u * tq) = make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
+            *(float4 *)(row + ((4u * tq) ^ swizzle)) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+            *(float4 *)(row + ((16u + 4u * tq) ^ swizzle)) = make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
         }
     }
     // Every block of the cluster is past its products (recv lies over their stages) and has
@@ -416,9 +420,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     for (unsigned p = tid; p < {{ pairs }}u; p += {{ threads }}u) {
         const unsigned owner = p / {{ per_owner }}u;
         float *__restrict__ dst = peer(recv, owner) + rank * {{ rows * m1 * per_owner }}u + (p - owner * {{ per_owner }}u);
+        const unsigned at = p ^ (p >> 7 & 3u) << 3; // (k, t) at (k, t ^ swizzle(k))
 {%- for i in range(rows) %}
         {
-            const float in[{{ alpha1 }}] = { {% for j in range(alpha1) %}{{ ", " if not loop.first }}ms[{{ (i * alpha1 + j) * pairs }}u + p]{% endfor %} };
+            const float in[{{ alpha1 }}] = { {% for j in range(alpha1) %}{{ ", " if not loop.first }}ms[{{ (i * alpha1 + j) * pairs }}u + at]{% endfor %} };
             float z[{{ m1 }}];
 {{- wino_program(at1, "z", "            ") }}
 {%- for j in range(m1) %}
@@ -432,8 +437,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 
     // This block's pairs: AT along dimension 0 over the cluster's rows, the epilogue, the store.
 {%- if row_vector %}
-    // A row of a tile's outputs is one {{ row_vector }}-float store where y is {{ row_vector * 4 }}-byte aligned (its
-    // width a multiple of {{ m1 }}), so that a warp's 32 neighbouring tiles write a contiguous run rather than
+    // A row of a tile's outputs is {{ ["one", "two", "three"][m1 // row_vector - 1] }} {{ row_vector }}-float store{{ "s" if row_vector < m1 }} where y is {{ row_vector * 4 }}-byte aligned (its
+    // width a multiple of {{ row_vector }}), so that a warp's 32 neighbouring tiles write a contiguous run rather than
     // every {{ m1 }}th float of it.
     const bool aligned = ((size_t)out & {{ row_vector * 4 - 1 }}u) == 0u;
 {%- endif %}
@@ -464,10 +469,24 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 {%- endif %}
 {%- if row_vector %}
 {{ ind }}if (aligned) {
-{{ ind }}    *(float{{ row_vector }} *)row = make_float{{ row_vector }}({% for j in range(m1) %}{{ ", " if not loop.first }}z[{{ i }}][{{ j }}]{% endfor %});
+{%- for q in range(m1 // row_vector) %}
+{%- set piece = "*(float" ~ row_vector ~ " *)" ~ ("(row + " ~ q * row_vector ~ "u)" if q else "row") %}
+{%- set value = "make_float" ~ row_vector ~ "(" %}
+{%- if q and out_width % m1 %}
+{{ ind }}    if (x + {{ q * row_vector }}u < {{ out_width }}u)
+{{ ind }}        {{ piece }} = {{ value }}{% for j in range(q * row_vector, (q + 1) * row_vector) %}{{ ", " if j > q * row_vector }}z[{{ i }}][{{ j }}]{% endfor %});
+{%- else %}
+{{ ind }}    {{ piece }} = {{ value }}{% for j in range(q * row_vector, (q + 1) * row_vector) %}{{ ", " if j > q * row_vector }}z[{{ i }}][{{ j }}]{% endfor %});
+{%- endif %}
+{%- endfor %}
 {{ ind }}} else {
 {%- for j in range(m1) %}
+{%- if out_width % m1 %}
+{{ ind }}    if (x + {{ j }}u < {{ out_width }}u)
+{{ ind }}        row[{{ j }}] = z[{{ i }}][{{ j }}];
+{%- else %}
 {{ ind }}    row[{{ j }}] = z[{{ i }}][{{ j }}];
+{%- endif %}
 {%- endfor %}
 {{ ind }}}
 {%- else %}
