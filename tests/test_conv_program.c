@@ -893,20 +893,22 @@ static void test_winograd_fused_programs_match_the_reference(void **state)
 }
 
 /* winograd-fused's cluster kernel (sm_90's, the default target's), whose weights' transforms are
- * blocked ([e][k / 64][c][64], the channels padded to the kernel's chunks, 12 for 6 x 6 tiles and
- * 16 for 8 x 8 ones, and the outputs to blocks of 64, with zeros): layers with tiles enough for
- * clusters, channels and outputs that leave both paddings part full (fprop 70 x 130, bprop the
- * other way round), F(4x4, 3x3), F(4x4, 5x5) (the default of 5 x 5 kernels there) in convolution
- * mode, F(2x2, 5x5) and F(6x6, 3x3) fixed, and a 3-D layer (its depth taps summed as chunks of
- * their own). Each program is checked to be the cluster kernel's with the tile's chunk, its
+ * blocked ([e][k / outputs][c][outputs], the channels padded to the kernel's chunks, 12 for 6 x 6
+ * tiles, 16 for 8 x 8 ones of 64 outputs a block and 8 for those of 128, and the outputs to the
+ * blocks, with zeros): layers with tiles enough for clusters, channels and outputs that leave both
+ * paddings part full (fprop 70 x 130, bprop the other way round; 68 x 72 at 128 outputs a block),
+ * F(4x4, 3x3), F(4x4, 5x5) (the default of 5 x 5 kernels there) in convolution mode, F(2x2, 5x5)
+ * and F(6x6, 3x3) fixed, at 64 and 128 outputs a block, and a 3-D layer (its depth taps summed as
+ * chunks of their own). Each program is checked to be the cluster kernel's with the tile's chunk, its
  * weights' op to carry the layout (pinned here on one channel and output: the CPU's writer and
  * reader share wino_u_at, so an error in it alone would pass the products' check), and the whole
  * program against the reference. The kernels' own index arithmetic is the GPU tests'
  * (test_gpu_conv's winograd_fused group). */
 typedef struct cluster_layer {
     convgen_conv_desc d;
-    int m;     /* the tile fixed across the plane; 0: the default */
-    int alpha; /* the tile's, which sets the chunk */
+    int m;       /* the tile fixed across the plane; 0: the default */
+    int alpha;   /* the tile's, which sets the chunk with `outputs` */
+    int outputs; /* a block's */
 } cluster_layer;
 
 static void test_winograd_fused_cluster_programs_match_the_reference(void **state)
@@ -914,15 +916,17 @@ static void test_winograd_fused_cluster_programs_match_the_reference(void **stat
     (void)state;
     static const cluster_layer layers[] = {
         {{.rank = 2, .n = 5, .c = 70, .k = 130, .in = {48, 48}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
-         0, 6},
+         0, 6, 64},
         {{.rank = 2, .n = 4, .c = 66, .k = 68, .in = {44, 44}, .kernel = {5, 5}, .pad_before = {2, 2},
-          .pad_after = {2, 2}, .mode = CONVGEN_CONVOLUTION}, 0, 8},
+          .pad_after = {2, 2}, .mode = CONVGEN_CONVOLUTION}, 0, 8, 64},
         {{.rank = 2, .n = 4, .c = 66, .k = 68, .in = {44, 44}, .kernel = {5, 5}, .pad_before = {2, 2},
-          .pad_after = {2, 2}}, 2, 6},
+          .pad_after = {2, 2}}, 2, 6, 64},
         {{.rank = 2, .n = 5, .c = 70, .k = 130, .in = {47, 47}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {0, 1}},
-         6, 8},
+         6, 8, 64},
+        {{.rank = 2, .n = 6, .c = 68, .k = 72, .in = {58, 58}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
+         6, 8, 128},
         {{.rank = 3, .n = 3, .c = 70, .k = 66, .in = {4, 32, 32}, .kernel = {3, 3, 3}, .pad_before = {1, 1, 1},
-          .pad_after = {1, 1, 1}}, 0, 6},
+          .pad_after = {1, 1, 1}}, 0, 6, 64},
     };
     for (size_t i = 0; i < sizeof layers / sizeof layers[0]; ++i)
         for (int pass = 0; pass < 2; ++pass) {
@@ -936,24 +940,25 @@ static void test_winograd_fused_cluster_programs_match_the_reference(void **stat
             assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &tune, &g),
                              CONVGEN_SUCCESS);
             const char *source = g.kernels[g.kernel_count - 1].source;
-            char chunk[64];
-            int channels = l->alpha == 8 ? 16 : 12;
+            char chunk[64], blocked[64];
+            const int channels = l->outputs == 128 ? 8 : l->alpha == 8 ? 16 : 12, o = l->outputs;
             snprintf(chunk, sizeof chunk, "the channels in chunks of %d", channels);
+            snprintf(blocked, sizeof blocked, "blocked: [e][output / %d][channel][%d]", o, o);
             bool clustered = strstr(source, "__cluster_dims__") != NULL && strstr(source, chunk) != NULL &&
-                             strstr(g.kernels[0].source, "blocked: [e][output / 64][channel][64]") != NULL;
+                             strstr(g.kernels[0].source, blocked) != NULL;
             const cg_wino_op *w = &g.steps[0].op.wino; /* the weights' transform, phase 0 */
             int64_t c = w->channels, k = w->outer, padded = (c + channels - 1) / channels * channels;
             assert_int_equal(w->stage, CG_WINO_G);
-            assert_int_equal(w->u_rows, 64);
+            assert_int_equal(w->u_rows, o);
             assert_int_equal(w->u_channels, channels);
-            assert_int_equal(wino_u_floats(w, c, k), padded * ((k + 63) / 64 * 64));
-            assert_int_equal(wino_u_at(w, c, k, c - 1, k - 1), ((k - 1) / 64 * padded + c - 1) * 64 + (k - 1) % 64);
-            if (k > 70) /* output 70: block 1, row 6 */
-                assert_int_equal(wino_u_at(w, c, k, 5, 70), (1 * padded + 5) * 64 + 6);
+            assert_int_equal(wino_u_floats(w, c, k), padded * ((k + o - 1) / o * o));
+            assert_int_equal(wino_u_at(w, c, k, c - 1, k - 1), ((k - 1) / o * padded + c - 1) * o + (k - 1) % o);
+            if (k > 70) /* output 70: block 70 / o, row 70 % o */
+                assert_int_equal(wino_u_at(w, c, k, 5, 70), (70 / o * padded + 5) * o + 70 % o);
             cg_generated_free(&g);
             if (!clustered)
-                fail_msg("layer %zu %s: not the cluster kernel with blocked weights in chunks of %d", i,
-                         convgen_pass_name((convgen_pass)pass), channels);
+                fail_msg("layer %zu %s: not the cluster kernel with blocked weights in chunks of %d, %d outputs a block", i,
+                         convgen_pass_name((convgen_pass)pass), channels, o);
             int64_t chunks = 0;
             double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, 0, &tune, &chunks);
             if (!(e <= ERROR_BOUND))
