@@ -20,7 +20,9 @@
  * with its weights blocked (6i) within 1-3% of 6g (nvidia-h200-2026-12-03-wino-blocked.md) */
 #define WINOGRAD_FUSED_CLUSTER_EFFICIENCY 0.28
 /* its 8 x 8 tiles with 128 outputs a block (session 56): per FLOP 1.13x the 6 x 6 tiles' rate on V3,
- * 1.0x on L5 fprop (nvidia-h200-2026-12-03-wino-wide.md) */
+ * 1.0x on L5 fprop (nvidia-h200-2026-12-03-wino-wide.md); 1.23x on V3 once the end's stores were
+ * swizzled, but 0.33 would make the model pick it for S32's fprop, where it ran 0.382 ms against
+ * winograd's 0.296 */
 #define WINOGRAD_FUSED_CLUSTER_WIDE_EFFICIENCY 0.30
 
 typedef double wino_matrix[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
