@@ -211,6 +211,37 @@ static void test_winograd_fused_takes_a_cluster_where_it_pays(void **state)
         }
 }
 
+/* The cluster kernel's 8 x 8 tiles take 128 outputs a block only where the end's shared memory
+ * fits: F(6x6, 3x3) on a layer of 256 outputs does (224 KiB), F(7x7, 2x2) on the same one does
+ * not (240 KiB: rows of 7) and keeps 64 (one build refused it outright). */
+static void test_winograd_fused_128_outputs_only_where_the_end_fits(void **state)
+{
+    (void)state;
+    const struct {
+        const char *kernel;
+        int m;
+        const char *plan;
+    } cases[] = {{"3x3", 6, "32 tiles x 128 output channels"}, {"2x2", 7, "32 tiles x 64 output channels"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        const char *words[] = {"X", "8", "128", "256", "64x64", cases[i].kernel, "1", "1"};
+        cg_layer l;
+        int used;
+        assert_int_equal(cg_layer_parse_words(words, 8, &l, &used), CONVGEN_SUCCESS);
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &l.desc), CONVGEN_SUCCESS);
+        const cg_target sm90 = {0};
+        const cg_tuning tile = {.winograd_m = {cases[i].m, cases[i].m}};
+        cg_generated g;
+        if (cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, &sm90, &tile, &g) != CONVGEN_SUCCESS)
+            fail_msg("F(%dx%d, %s): %s", cases[i].m, cases[i].m, cases[i].kernel, convgen_last_error());
+        const char *src = g.kernels[g.kernel_count - 1].source;
+        bool found = strstr(src, "__cluster_dims__(8") && strstr(src, cases[i].plan);
+        cg_generated_free(&g);
+        if (!found)
+            fail_msg("F(%dx%d, %s): not clusters of 8 with %s", cases[i].m, cases[i].m, cases[i].kernel, cases[i].plan);
+    }
+}
+
 /* direct-window's kernels on a target of 99 KiB of shared memory a block (sm_89): each asks for no
  * more than that, or the planner refuses the layer with a reason. The sliding fprop's two stages
  * of 56 KiB asked for up to 113 KiB there, and its trickle stash up to 118 KiB. */
@@ -575,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_small_output_gets_a_split_reduction_with_workspace),
         cmocka_unit_test(test_a_target_without_clusters_gets_none),
         cmocka_unit_test(test_winograd_fused_takes_a_cluster_where_it_pays),
+        cmocka_unit_test(test_winograd_fused_128_outputs_only_where_the_end_fits),
         cmocka_unit_test(test_template_dir_override_is_used),
         cmocka_unit_test(test_unknown_algorithm_and_pass_are_named),
         cmocka_unit_test(test_describe_writes_a_layer_line_and_options),

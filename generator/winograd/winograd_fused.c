@@ -67,10 +67,10 @@ enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
  *   and chunks of 8, a channel a block, its 4 loaders two rows each, 4 stages (under the end's
  *   shared memory): the same products a chunk as with 64 outputs and chunks of 16, for half the
  *   tiles loaded and transformed, which bound that form (bench/NOTES.md, "Issue 30, session
- *   56"), where its clusters still fill the GPU once. Otherwise 64 outputs a warp, chunks of 16,
- *   two loaders a channel, 3 stages. Two rows a
- *   block would be 16 product warps, 640 threads with the loaders, whose 96 registers a thread
- *   spill the 64 sums (NOTES, 6e). */
+ *   56"), where its clusters still fill the GPU once and its end's shared memory fits (F(7x7,
+ *   2x2)'s rows of 7 do not). Otherwise 64 outputs a warp, chunks of 16, two loaders a channel, 3
+ *   stages. Two rows a block would be 16 product warps, 640 threads with the loaders, whose 96
+ *   registers a thread spill the 64 sums (NOTES, 6e). */
 typedef struct cluster_shape {
     int rows, loaders, channels, outputs, stages;
 } cluster_shape;
@@ -85,15 +85,6 @@ static int64_t launch_blocks(const wino_spec *s, int64_t out_ch, int outputs, in
     return wino_div_up(s->columns, CLUSTER_TILES) * wino_div_up(out_ch, outputs) * blocks;
 }
 
-static cluster_shape cluster_shape_of(const wino_spec *s, const cg_target *t, int64_t out_ch)
-{
-    if (s->tf[1].alpha != 8)
-        return (cluster_shape){2, 4, 4, 64, 3};
-    bool wide = wino_div_up(out_ch, 128) * 2 == wino_div_up(out_ch, 64) &&
-                launch_blocks(s, out_ch, 128, s->tf[1].alpha) >= target_sms(t);
-    return wide ? (cluster_shape){1, 4, 1, 128, 4} : (cluster_shape){1, 4, 2, 64, 3};
-}
-
 /* A chunk's channels, a block's share of them in each block of the cluster. */
 static int cluster_channels(const wino_spec *s, cluster_shape sh)
 {
@@ -102,6 +93,32 @@ static int cluster_channels(const wino_spec *s, cluster_shape sh)
 
 /* The floats of a raw point's slot: its tasks (32 tiles a channel) and room for its pad (raw_runs). */
 static int raw_point_stride(cluster_shape sh) { return 32 * sh.channels + 32; }
+
+/* The cluster kernel's shared memory a block, in floats: two buffers of raw tiles and a ring of
+ * stages (transformed tiles and weights' transforms) while the products run; then the products
+ * and the rows the peers send, over them. */
+static int64_t cluster_shared_floats(const wino_spec *s, cluster_shape sh, int cluster)
+{
+    const int64_t alpha1 = s->tf[2].alpha, elements = sh.rows * alpha1, pairs = (int64_t)CLUSTER_TILES * sh.outputs,
+                  channels = cluster_channels(s, sh);
+    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh),
+            staging = 2 * raw + sh.stages * channels * elements * (CLUSTER_TILES + sh.outputs),
+            reduce = elements * pairs + (int64_t)cluster * sh.rows * s->tf[2].m * wino_div_up(pairs, cluster);
+    return staging > reduce ? staging : reduce;
+}
+
+static cluster_shape cluster_shape_of(const wino_spec *s, const cg_target *t, int64_t out_ch)
+{
+    if (s->tf[1].alpha != 8)
+        return (cluster_shape){2, 4, 4, 64, 3};
+    const cluster_shape wide = {1, 4, 1, 128, 4}, narrow = {1, 4, 2, 64, 3};
+    const int blocks = s->tf[1].alpha; /* a cluster's */
+    return wino_div_up(out_ch, 128) * 2 == wino_div_up(out_ch, 64) &&
+                   launch_blocks(s, out_ch, 128, blocks) >= target_sms(t) &&
+                   4 * cluster_shared_floats(s, wide, blocks) <= cg_target_shared_per_block(t) /* F(7x7, 2x2): 240 KB */
+               ? wide
+               : narrow;
+}
 
 static convgen_status fused_applicable(const cg_problem *p, convgen_pass pass)
 {
@@ -282,19 +299,6 @@ static int64_t weights_bytes(const wino_spec *s, const cg_target *t, int64_t dat
     const cluster_shape sh = cluster_shape_of(s, t, out_ch);
     cg_wino_op blocked = {.u_rows = cluster ? sh.outputs : 0, .u_channels = cluster_channels(s, sh)};
     return wino_u_floats(&blocked, data_ch, out_ch) * s->elements * 4;
-}
-
-/* The cluster kernel's shared memory a block, in floats: two buffers of raw tiles and a ring of
- * stages (transformed tiles and weights' transforms) while the products run; then the products
- * and the rows the peers send, over them. */
-static int64_t cluster_shared_floats(const wino_spec *s, cluster_shape sh, int cluster)
-{
-    const int64_t alpha1 = s->tf[2].alpha, elements = sh.rows * alpha1, pairs = (int64_t)CLUSTER_TILES * sh.outputs,
-                  channels = cluster_channels(s, sh);
-    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh),
-            staging = 2 * raw + sh.stages * channels * elements * (CLUSTER_TILES + sh.outputs),
-            reduce = elements * pairs + (int64_t)cluster * sh.rows * s->tf[2].m * wino_div_up(pairs, cluster);
-    return staging > reduce ? staging : reduce;
 }
 
 /* The cluster kernel (sm_90): a cluster of blocks per CLUSTER_TILES tiles x 64 or 128 outputs,

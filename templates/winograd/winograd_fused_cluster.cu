@@ -19,12 +19,13 @@
     send by st.async (whose completion needs no fence: an arrival releasing to the cluster cost a
     memory barrier a warp, the kernel's first stall on an H200), and empty[s] counts the cluster's
     product warps (stage s read in every block, which the loaders wait on before they refill it);
-    lane 0 arrives for its warp once __syncwarp has ordered the lanes' accesses before it. At the end each block applies AT along
-    dimension 1 to its rows (M_r A) and sends the
-    results to the block that owns the (output, tile) pair, which sums the cluster's rows through
-    AT along dimension 0 in a fixed order (the result does not depend on scheduling), applies
-    fprop's epilogue and stores, a row of a tile one vector store where y allows. A 3-D layer's tiles are one slice deep, its {{ depth_taps }} depth taps summed
-    as more chunks, as in winograd_fused.cu. -#}
+    a loader warp's lane 0 arrives for it, and a product warp's lane p on block p's empty[s], once
+    __syncwarp has ordered the lanes' accesses before it. At the end each block applies AT along
+    dimension 1 to its rows (M_r A) and sends the results to the block that owns the (output, tile)
+    pair, which sums the cluster's rows through AT along dimension 0 in a fixed order (the result
+    does not depend on scheduling), applies fprop's epilogue and stores, a row of a tile as one
+    vector store (or, of 6 outputs, three float2) where y allows. A 3-D layer's tiles are one slice
+    deep, its {{ depth_taps }} depth taps summed as more chunks, as in winograd_fused.cu. -#}
 {%- include "common.cuh" -%}
 {%- include "winograd/winograd.cuh" -%}
 {{ file_header(header) }}
@@ -364,7 +365,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
         // The lane's first float4s of stage 0, channel 0: its weights (a: [element][c][k]) and its
         // tiles (b: [c][element][tile]). Worked out once, so that the loop's loads take constant
         // offsets: indexed inside the loop as (c {{ cta_elements }} + warp) {{ tile_block }}, each channel's tiles took an
-        // address of their own (IADD3, LOP3, LEA), ~70 instructions a chunk beside {{ c_block * 64 }} FFMA.
+        // address of their own (IADD3, LOP3, LEA), ~70 instructions a chunk beside 768 FFMA (6i, F(4x4, 3x3)).
         const float4 *__restrict__ a_lane = (const float4 *)(us + warp * {{ c_block * k_block }}u) + kq;
         const float4 *__restrict__ b_lane = (const float4 *)(vs + warp * {{ tile_block }}u) + tq;
         for (unsigned q = 0; q < {{ chunks }}u; ++q) {
