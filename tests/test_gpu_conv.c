@@ -457,16 +457,28 @@ static void check_shape(void **state)
     const shape *s = *state;
     if (!ctx)
         skip();
-    if (s->m && s->m + s->d.kernel[s->d.rank - 1] - 1 == 8 && s->algo == CONVGEN_ALGO_WINOGRAD_FUSED &&
-        atoi(convgen_context_arch(ctx) + strlen("sm_")) < 90) {
+    const int arch = atoi(convgen_context_arch(ctx) + strlen("sm_"));
+    const bool fixed_8x8 = s->m && s->m + s->d.kernel[s->d.rank - 1] - 1 == 8 && s->algo == CONVGEN_ALGO_WINOGRAD_FUSED;
+    if (fixed_8x8 && arch < 90) {
         print_message("%s: skipped: a fixed 8 x 8 tile runs on winograd-fused's cluster kernel only, which needs sm_90 "
                       "(this GPU: %s)\n", s->name, convgen_context_arch(ctx));
         skip();
     }
+    /* after sm_90, a GPU whose shared memory or multiprocessors the cluster kernel does not fit
+     * (e.g. 99 KiB a block) refuses the fixed tile, and says why; on sm_90 that is a failure */
+    convgen_plan *probe;
+    convgen_plan_options fixed = shape_options(s);
+    for (int pass = 0; pass < 2 && fixed_8x8 && arch > 90; ++pass) {
+        if (convgen_plan_conv_ex(ctx, &s->d, (convgen_pass)pass, s->algo, &fixed, &probe) != CONVGEN_SUCCESS) {
+            print_message("%s: skipped: %s refuses the fixed 8 x 8 tile in %s: %s\n", s->name, convgen_context_arch(ctx),
+                          convgen_pass_name((convgen_pass)pass), convgen_last_error());
+            skip();
+        }
+        convgen_plan_destroy(probe);
+    }
     /* the form a shape is here to test: on sm_90 (H100, H200) a failure where the plan is not it;
      * on a later GPU, whose shared memory or multiprocessors may make the planner choose otherwise,
      * a skip that says so */
-    const int arch = atoi(convgen_context_arch(ctx) + strlen("sm_"));
     for (int pass = 0; pass < 2 && arch >= 90; ++pass)
         if (s->form[pass] && !plan_holds(s, (convgen_pass)pass, s->form[pass])) {
             if (arch > 90) {
