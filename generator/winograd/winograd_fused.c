@@ -673,8 +673,9 @@ static convgen_status fused_tiles(const cg_problem *p, convgen_pass pass, const 
         wide.columns * plane_elements(&wide) > s->columns * plane_elements(s) ||
         !cluster_blocks(&wide, t, data_ch, out_ch))
         return CONVGEN_SUCCESS;
-    if (r == 3 && (cluster_shape_of(&wide, t, out_ch).outputs != 128 ||
-                   launch_blocks(&wide, out_ch, 128, 8) < 2 * (int64_t)target_sms(t)))
+    const cluster_shape sh = cluster_shape_of(&wide, t, out_ch);
+    if (r == 3 && (sh.outputs != 128 || launch_blocks(&wide, out_ch, sh.outputs, wide.tf[1].alpha / sh.rows) <
+                                            2 * (int64_t)target_sms(t)))
         return CONVGEN_SUCCESS;
     int64_t workspace = wino_align_up(weights_bytes(&wide, t, data_ch, out_ch, true));
     if (!tune || !tune->workspace_limit || workspace <= tune->workspace_limit)
