@@ -242,6 +242,42 @@ static void test_winograd_fused_128_outputs_only_where_the_end_fits(void **state
     }
 }
 
+/* winograd-fused's cluster kernel sums its products on the tensor cores in 3xTF32 where a warp sums
+ * 64 outputs over chunks of whole K steps of 8 channels (alpha 8's narrow form: F(4x4, 5x5) of 128
+ * channels, too few blocks of 128 outputs to fill the GPU's 132 multiprocessors), pads its stages'
+ * channels for the fragments' loads, and says so in the header; a warp of 128 outputs (F(6x6,
+ * 3x3) of 256 x 256) and alpha 6 (F(4x4, 3x3), chunks of 12) keep the FFMA products. */
+static void test_winograd_fused_tensor_products_where_they_fit(void **state)
+{
+    (void)state;
+    const struct {
+        const char *words[8];
+        int m;
+        bool tensor;
+    } cases[] = {{{"N", "64", "64", "128", "56x56", "5x5", "2", "1"}, 4, true},
+                 {{"W", "8", "256", "256", "64x64", "3x3", "1", "1"}, 6, false},
+                 {{"S", "8", "256", "256", "64x64", "3x3", "1", "1"}, 4, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cg_layer l;
+        int used;
+        assert_int_equal(cg_layer_parse_words(cases[i].words, 8, &l, &used), CONVGEN_SUCCESS);
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &l.desc), CONVGEN_SUCCESS);
+        const cg_target sm90 = {0};
+        const cg_tuning tile = {.winograd_m = {cases[i].m, cases[i].m}};
+        cg_generated g;
+        if (cg_generate_tuned(&p, CONVGEN_BPROP, CONVGEN_ALGO_WINOGRAD_FUSED, &sm90, &tile, &g) != CONVGEN_SUCCESS)
+            fail_msg("%s: %s", cases[i].words[0], convgen_last_error());
+        const char *src = g.kernels[g.kernel_count - 1].source;
+        bool cluster = strstr(src, "__cluster_dims__(") != NULL, mma = strstr(src, "mma.sync.aligned.m16n8k8") != NULL,
+             said = strstr(src, "the products in 3xTF32 on the tensor cores") != NULL;
+        cg_generated_free(&g);
+        if (!cluster || mma != cases[i].tensor || said != cases[i].tensor)
+            fail_msg("%s: cluster %d, mma %d, header %d; expected tensor products %d", cases[i].words[0], cluster, mma,
+                     said, cases[i].tensor);
+    }
+}
+
 /* direct-window's kernels on a target of 99 KiB of shared memory a block (sm_89): each asks for no
  * more than that, or the planner refuses the layer with a reason. The sliding fprop's two stages
  * of 56 KiB asked for up to 113 KiB there, and its trickle stash up to 118 KiB. */
@@ -607,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_a_target_without_clusters_gets_none),
         cmocka_unit_test(test_winograd_fused_takes_a_cluster_where_it_pays),
         cmocka_unit_test(test_winograd_fused_128_outputs_only_where_the_end_fits),
+        cmocka_unit_test(test_winograd_fused_tensor_products_where_they_fit),
         cmocka_unit_test(test_template_dir_override_is_used),
         cmocka_unit_test(test_unknown_algorithm_and_pass_are_named),
         cmocka_unit_test(test_describe_writes_a_layer_line_and_options),

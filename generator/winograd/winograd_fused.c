@@ -91,6 +91,25 @@ static int cluster_channels(const wino_spec *s, cluster_shape sh)
     return sh.channels * (s->tf[1].alpha / sh.rows);
 }
 
+/* The cluster kernel's products on the tensor cores in 3xTF32 (each operand split into two TF32
+ * values, three products summed in fp32: fp32's accuracy, bench/NOTES.md "Issue 30, session 57")
+ * where a chunk is whole mma K steps of 8 channels and a warp sums 64 outputs: alpha 8's narrow
+ * form (F2 bprop 0.653 -> 0.590 ms on an H200). A warp of 128 outputs was faster too (V3 -3%, L5
+ * -7%, Z5 -6%), but its 128 sums and the split operands need a register more than 168 and spill
+ * it; alpha 6's chunks of 12 are no whole K steps. Those keep the FFMA products. */
+static bool cluster_tensor(const wino_spec *s, cluster_shape sh)
+{
+    return cluster_channels(s, sh) % 8 == 0 && sh.outputs == 64;
+}
+
+/* A stage's floats a channel: its elements' CLUSTER_TILES tiles, and for the tensor products 8
+ * more, which put a lane's float4s of channels t = 0 .. 3 (pitches of 2 banks' groups apart)
+ * beside its neighbour's of tiles 4 further, in distinct banks. */
+static int64_t stage_pitch(const wino_spec *s, cluster_shape sh)
+{
+    return (int64_t)sh.rows * s->tf[2].alpha * CLUSTER_TILES + (cluster_tensor(s, sh) ? 8 : 0);
+}
+
 /* The floats of a raw point's slot: its tasks (32 tiles a channel) and room for its pad (raw_runs). */
 static int raw_point_stride(cluster_shape sh) { return 32 * sh.channels + 32; }
 
@@ -102,7 +121,7 @@ static int64_t cluster_shared_floats(const wino_spec *s, cluster_shape sh, int c
     const int64_t alpha1 = s->tf[2].alpha, elements = sh.rows * alpha1, pairs = (int64_t)CLUSTER_TILES * sh.outputs,
                   channels = cluster_channels(s, sh);
     int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh),
-            staging = 2 * raw + sh.stages * channels * elements * (CLUSTER_TILES + sh.outputs),
+            staging = 2 * raw + sh.stages * channels * (stage_pitch(s, sh) + elements * sh.outputs),
             reduce = elements * pairs + (int64_t)cluster * sh.rows * s->tf[2].m * wino_div_up(pairs, cluster);
     return staging > reduce ? staging : reduce;
 }
@@ -386,7 +405,7 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     k->grid[0] = (unsigned)(cluster * wino_div_up(s->columns, b.tiles));
     k->grid[1] = (unsigned)wino_div_up(f->rows, b.outputs);
     k->block[0] = (unsigned)(32 * (elements + sh.loaders));
-    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh), vs = b.channels * elements * b.tiles,
+    int64_t raw = (int64_t)s->tf[1].alpha * alpha1 * raw_point_stride(sh), vs = b.channels * stage_pitch(s, sh),
             us = b.channels * elements * b.outputs;
     k->shared_bytes = (unsigned)(4 * cluster_shared_floats(s, sh, cluster));
     convgen_status st = check_shared(t, k);
@@ -406,6 +425,8 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     tmpl_set_int(ctx, "stages", sh.stages);
     tmpl_set_int(ctx, "raw_floats", raw);
     tmpl_set_int(ctx, "vs_floats", vs);
+    tmpl_set_int(ctx, "vs_pitch", stage_pitch(s, sh));
+    tmpl_set_bool(ctx, "tensor", cluster_tensor(s, sh));
     tmpl_set_int(ctx, "us_floats", us);
     tmpl_set_int(ctx, "pairs", pairs);
     tmpl_set_int(ctx, "per_owner", per_owner);
@@ -445,9 +466,10 @@ static void forward_plan(wino_spec *s, const cg_target *t, int64_t out_ch, int c
     if (cluster)
         snprintf(s->plan[1], sizeof s->plan[1],
                  "once before it): clusters of %d blocks, %d tiles x %d output channels, the channels in chunks of "
-                 "%d%s; block r the %lld transform elements of %s, %lld tiles", cluster, CLUSTER_TILES,
+                 "%d%s; block r the %lld transform elements of %s, %lld tiles%s", cluster, CLUSTER_TILES,
                  sh.outputs, cluster_channels(s, sh), s->first == 0 ? " per depth tap" : "",
-                 (long long)sh.rows * s->tf[2].alpha, sh.rows > 1 ? "rows 2 r .." : "row r", (long long)s->columns);
+                 (long long)sh.rows * s->tf[2].alpha, sh.rows > 1 ? "rows 2 r .." : "row r", (long long)s->columns,
+                 cluster_tensor(s, sh) ? "; the products in 3xTF32 on the tensor cores" : "");
     else
         snprintf(s->plan[1], sizeof s->plan[1],
                  "once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d%s, %lld "

@@ -26,7 +26,7 @@ enum { WINO_U = 0, WINO_V = 1, WINO_M = 2 };
  * along the dimensions it lacks), and the program's choices. */
 typedef struct wino_spec {
     const char *algo;      /* "winograd" or "winograd-fused", for the headers */
-    char plan[2][200];     /* the header's two lines on how the products are summed */
+    char plan[2][256];     /* the header's two lines on how the products are summed */
     convgen_pass pass;
     int first;             /* the first dimension the headers name: 0 for a 3-D layer, else 1 */
     int64_t in[CG_WINO_DIMS], kernel[CG_WINO_DIMS], out[CG_WINO_DIMS], pad[CG_WINO_DIMS];

@@ -13,7 +13,11 @@
       [e][k / {{ k_block }}][c][{{ k_block }}]) {{ stages }} chunks ahead (each warp
       its own, so that no loader waits on the products before it copies) and sum the stages' products: each lane {{ lane_outputs }} output channels x
       8 tiles (the warp's 32 tiles x {{ k_block }} outputs read as broadcast float4s: two distinct tile and
-      four distinct output float4s a quarter warp), while the loaders fill the next stage.
+      four distinct output float4s a quarter warp), while the loaders fill the next stage. Where
+      `tensor` (64 outputs a warp, chunks of whole 8-channel K steps) the products are mma instead,
+      3xTF32 on the tensor cores, the lanes' operands and sums laid out as the mma's fragments, and
+      a stage's channels 8 floats apart more (vs_pitch) so that the tiles' loads meet no bank
+      conflict (the weights', laid out as u is for one bulk copy, meet 4-way ones).
     The stages pass between the cluster's blocks through mbarriers in each block: full[s] counts
     this block's loader warps and the bytes of the rows the cluster's loaders (its own among them)
     send by st.async (whose completion needs no fence: an arrival releasing to the cluster cost a
@@ -108,6 +112,11 @@
     the warp's mbarrier uready[st]. -#}
 {%- macro fetch_weights(q, st, indent) -%}
 {{ indent }}if (lane == 0u) {
+{%- if tensor %}
+{{ indent }}    // the warp's element's run of u for this block's outputs (worked out here, in lane 0 only: held
+{{ indent }}    // through the products it cost two registers, which the tensor products' operands need)
+{{ indent }}    const float *__restrict__ uw = u + (size_t)(e_first + warp) * {{ u_element }}ull + (size_t)blockIdx.y * {{ u_run }}u;
+{%- endif %}
 {%- if volume %}
 {{ indent }}    const chunk_at at = chunk({{ q }});
 {{ indent }}    const float *__restrict__ src = uw + (size_t)at.dz * {{ elements * u_element }}ull + at.c0 * {{ k_block }}u;
@@ -235,6 +244,30 @@ __device__ __forceinline__ void put(unsigned to, float v, unsigned full)
                  ::"r"(to), "f"(v), "r"(full), "n"(OFFSET) : "memory");
 }
 
+{%- if tensor %}
+// x split into two TF32 values, hi + lo = x to 21 of its 24 bits: hi, x's top 11 bits (x truncated
+// to TF32, a register of its own, which the mma's operand pairs and quads need), and lo the rest,
+// x - hi (exact in fp32), rounded to TF32 by adding half its last TF32 bit, whose 13 bits below
+// the tensor cores ignore. Three instructions; cvt.rna.tf32.f32 took five (its check for
+// infinities among them).
+__device__ __forceinline__ void split_tf32(float x, unsigned &hi, unsigned &lo)
+{
+    hi = __float_as_uint(x) & 0xffffe000u;
+    lo = __float_as_uint(x - __uint_as_float(hi)) + 0x1000u;
+}
+
+// d += a b on the tensor cores, a 16 x 8 of TF32 (rows g, g + 8; columns t, t + 4 of lane
+// 4 g + t) by an 8 x 8 (rows t, t + 4; column g), d's 16 x 8 in fp32 (rows g, g + 8; columns 2 t,
+// 2 t + 1). Volatile, so that the mma keep the order written: the compiler put each sum's three
+// back to back, every one waiting for the last.
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{ "{" }}%0, %1, %2, %3}, {{ "{" }}%4, %5, %6, %7}, {{ "{" }}%8, %9}, {{ "{" }}%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+{%- endif %}
+
 // The arrival of a product warp's lane 0 on its own uready[s], expecting the bytes of the bulk
 // copies of its weights.
 __device__ __forceinline__ void expect_bytes(unsigned long long *bar, unsigned bytes)
@@ -278,12 +311,25 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     cluster_sync(); // every block's mbarriers are ready before any peer arrives on them
+{%- if tensor %}
+    // a product lane's sums, mma's fragments: m-tile i (16 outputs) x n-tile j (8 tiles) x 4
+    // (see below)
+    float acc[{{ k_block // 16 }}][4][4];
+#pragma unroll
+    for (int i = 0; i < {{ k_block // 16 }}; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int r = 0; r < 4; ++r)
+                acc[i][j][r] = 0.0f;
+{%- else %}
     float acc[{{ lane_outputs }}][8]; // a product lane's sums: output 32 (i / 4) + 4 kq + i % 4, tile (see below)
 #pragma unroll
     for (int i = 0; i < {{ lane_outputs }}; ++i)
 #pragma unroll
         for (int j = 0; j < 8; ++j)
             acc[i][j] = 0.0f;
+{%- endif %}
 
     if (warp >= {{ cta_elements }}u) {
         // The loaders: chunk q's copies were issued two chunks ahead; transform its tiles into
@@ -296,7 +342,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 {{ fetch_tiles("1u", "1u", "        ") }}
 {%- endif %}
         // this thread's task (channel cl0, tile lane) in the stages of the blocks: row i to block i / {{ rows }}
-        const unsigned task = (cl0 * {{ cta_elements }}u) * {{ tile_block }}u + lane;
+        const unsigned task = cl0 * {{ vs_pitch }}u + lane;
 {%- if split > 1 %}
         // the blocks of the warp's rows: part {{ copy_rows }} + ii for its row ii
 {%- for ii in range(copy_rows) %}
@@ -350,34 +396,90 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
             }
         }
     } else {
-        // The product warps: warp w sums element e_first + w's products, lane l its outputs
-        // k0 + 32 i + 4 kq .. (i < {{ k_block // 32 }}), tiles tile0 + 4 tq .. and tile0 + 16 + 4 tq ..
-        const unsigned lane = tid & 31u, kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1);
+        // The product warps: warp w sums element e_first + w's products of outputs k0 .. and
+        // tiles tile0 ..
+        const unsigned lane = tid & 31u;
         // The warp brings its own element's weights, {{ stages }} chunks ahead (no other warp reads
-        // them): its element's run of u for this block's outputs.
+        // them){{ ": its element's run of u for this block's outputs." if not tensor else "." }}
+{%- if not tensor %}
         const float *__restrict__ uw = u + (size_t)(e_first + warp) * {{ u_element }}ull + (size_t)blockIdx.y * {{ u_run }}u;
+{%- endif %}
 {%- for q in range(stages) %}
 {{ fetch_weights(q ~ "u", q ~ "u", "        ") }}
 {%- endfor %}
         // lane p < {{ cluster }} arrives for the warp on block p's empty[s]: one register, where each block's
-        // address held in every lane cost a register a block
+        // address held in every lane cost a register a block{{ " (the tensor products' operands need that one too:\n        // its address is worked out at each arrival)" if tensor }}
+{%- if not tensor %}
         const unsigned empty_at = cluster_address(empty, lane < {{ cluster }}u ? lane : 0u);
+{%- endif %}
+{%- if tensor %}
+        // 3xTF32 on the tensor cores, one mma K step a group of 8 channels of the chunk (8 s ..):
+        // lane 4 g + t holds channels t and t + 4 of each, the outputs {{ k_block // 8 }} g + 2 i and + 1 as rows g
+        // and g + 8 of m-tile i (its weights one float4 a pair of m-tiles), and tile 4 g + j as
+        // column g of n-tile j (its tiles one float4). Its sums, rows g and g + 8 of m-tile i by
+        // columns 2 t and 2 t + 1 of n-tile j, are tiles 8 t + j and 8 t + 4 + j of those outputs.
+        const unsigned g = lane >> 2, t = lane & 3u;
+        const float4 *__restrict__ a_lane = (const float4 *)(us + warp * {{ c_block * k_block }}u + t * {{ k_block }}u + g * {{ k_block // 8 }}u);
+        const float4 *__restrict__ b_lane = (const float4 *)(vs + warp * {{ tile_block }}u + t * {{ vs_pitch }}u + g * 4u);
+{%- else %}
+        // Lane l's outputs k0 + 32 i + 4 kq .. (i < {{ k_block // 32 }}), tiles tile0 + 4 tq .. and tile0 + 16 + 4 tq ..
+        const unsigned kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1);
         // The lane's first float4s of stage 0, channel 0: its weights (a: [element][c][k]) and its
         // tiles (b: [c][element][tile]). Worked out once, so that the loop's loads take constant
         // offsets: indexed inside the loop as (c {{ cta_elements }} + warp) {{ tile_block }}, each channel's tiles took an
         // address of their own (IADD3, LOP3, LEA), ~70 instructions a chunk beside 768 FFMA (6i, F(4x4, 3x3)).
         const float4 *__restrict__ a_lane = (const float4 *)(us + warp * {{ c_block * k_block }}u) + kq;
         const float4 *__restrict__ b_lane = (const float4 *)(vs + warp * {{ tile_block }}u) + tq;
+{%- endif %}
         for (unsigned q = 0; q < {{ chunks }}u; ++q) {
             const unsigned st = q % {{ stages }}u;
             wait_phase(&uready[st * {{ cta_elements }}u + warp], q / {{ stages }}u & 1u); // the warp's weights of chunk q
             wait_phase(&full[st], q / {{ stages }}u & 1u);
             // the lane's operands of stage st: from here on every address is one of these plus a constant
             const float4 *__restrict__ a4 = a_lane + st * {{ us_floats // 4 }}u, *__restrict__ b4 = b_lane + st * {{ vs_floats // 4 }}u;
+{%- if tensor %}
+#pragma unroll
+            for (unsigned s = 0; s < {{ c_block // 8 }}u; ++s) {
+                // the tiles: channel 8 s + t (bt) and 8 s + t + 4 (bu), tiles 4 g .. 4 g + 3
+                const float4 bt = b4[s * {{ 2 * vs_pitch }}u], bu = b4[s * {{ 2 * vs_pitch }}u + {{ vs_pitch }}u];
+                const float bv[2][4] = { {bt.x, bt.y, bt.z, bt.w}, {bu.x, bu.y, bu.z, bu.w} };
+                unsigned b_hi[4][2], b_lo[4][2];
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                    for (int r = 0; r < 2; ++r)
+                        split_tf32(bv[r][j], b_hi[j][r], b_lo[j][r]);
+#pragma unroll
+                for (int p = 0; p < {{ k_block // 32 }}; ++p) { // m-tiles 2 p and 2 p + 1
+                    const float4 at = a4[s * {{ 2 * k_block }}u + p], au = a4[s * {{ 2 * k_block }}u + {{ k_block }}u + p];
+                    const float av[2][4] = { {at.x, at.y, au.x, au.y}, {at.z, at.w, au.z, au.w} }; // a0 .. a3 of each
+                    // 3xTF32, a_lo b_hi + a_hi b_lo + a_hi b_hi (a_lo b_lo, below 2^-21 of the product, left
+                    // out), the small terms first; each term's products exact and summed in fp32, the sums
+                    // keep fp32's accuracy (bench/NOTES.md, "Issue 30, session 57"). A sum's three mma
+                    // are 7 others apart.
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        unsigned a_hi[4], a_lo[4];
+#pragma unroll
+                        for (int r = 0; r < 4; ++r)
+                            split_tf32(av[h][r], a_hi[r], a_lo[r]);
+#pragma unroll
+                        for (int j = 0; j < 4; ++j)
+                            mma_tf32(acc[2 * p + h][j], a_lo, b_hi[j]);
+#pragma unroll
+                        for (int j = 0; j < 4; ++j)
+                            mma_tf32(acc[2 * p + h][j], a_hi, b_lo[j]);
+#pragma unroll
+                        for (int j = 0; j < 4; ++j)
+                            mma_tf32(acc[2 * p + h][j], a_hi, b_hi[j]);
+                    }
+                }
+            }
+{%- else %}
 #pragma unroll
             for (unsigned c = 0; c < {{ c_block }}u; ++c) {
                 const float4 a[{{ k_block // 32 }}] = { {% for i in range(k_block // 32) %}{{ ", " if not loop.first }}a4[c * {{ k_block // 4 }}u{{ " + " ~ 8 * i ~ "u" if i }}]{% endfor %} };
-                const float4 b_lo = b4[c * {{ cta_elements * tile_block // 4 }}u], b_hi = b4[c * {{ cta_elements * tile_block // 4 }}u + 4u];
+                const float4 b_lo = b4[c * {{ vs_pitch // 4 }}u], b_hi = b4[c * {{ vs_pitch // 4 }}u + 4u];
                 const float av[{{ lane_outputs }}] = { {% for i in range(k_block // 32) %}{{ ", " if not loop.first }}a[{{ i }}].x, a[{{ i }}].y, a[{{ i }}].z, a[{{ i }}].w{% endfor %} };
                 const float bv[8] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
 #pragma unroll
@@ -386,12 +488,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
                     for (int j = 0; j < 8; ++j)
                         acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
             }
+{%- endif %}
             if (q + {{ stages }}u < {{ chunks }}u) { // the loaders wait for it only where they refill it
                 // the warp's reads of stage st, before its arrival and before the copy engine refills it
                 asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
                 __syncwarp();
                 if (lane < {{ cluster }}u)
-                    arrive(empty_at + st * 8u);
+                    arrive({{ "cluster_address(empty, lane)" if tensor else "empty_at" }} + st * 8u);
 {{ fetch_weights("q + " ~ stages ~ "u", "st", "                ") }}
             }
         }
@@ -406,6 +509,20 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     // same 8 banks (a 4-way conflict); its readers take a row's 32 tiles, permuted, as before.
     float *__restrict__ ms = (float *)shared4, *__restrict__ recv = ms + {{ pairs * cta_elements }};
     if (warp < {{ cta_elements }}u) {
+{%- if tensor %}
+        // rows g and g + 8 of m-tile i: outputs {{ k_block // 8 }} g + 2 i and + 1, each tiles 8 t .. 8 t + 7
+        const unsigned lane = tid & 31u, g = lane >> 2, t = lane & 3u;
+#pragma unroll
+        for (int i = 0; i < {{ k_block // 16 }}; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const unsigned k = g * {{ k_block // 8 }}u + 2u * i + h, swizzle = (k >> 2 & 3u) << 3;
+                float *__restrict__ row = ms + (warp * {{ k_block }}u + k) * {{ tile_block }}u;
+                *(float4 *)(row + ((8u * t) ^ swizzle)) = make_float4(acc[i][0][2 * h], acc[i][1][2 * h], acc[i][2][2 * h], acc[i][3][2 * h]);
+                *(float4 *)(row + ((8u * t + 4u) ^ swizzle)) =
+                    make_float4(acc[i][0][2 * h + 1], acc[i][1][2 * h + 1], acc[i][2][2 * h + 1], acc[i][3][2 * h + 1]);
+            }
+{%- else %}
         const unsigned lane = tid & 31u, kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1),
                        swizzle = (kq & 3u) << 3;
 #pragma unroll
@@ -414,6 +531,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
             *(float4 *)(row + ((4u * tq) ^ swizzle)) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
             *(float4 *)(row + ((16u + 4u * tq) ^ swizzle)) = make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
         }
+{%- endif %}
     }
     // Every block of the cluster is past its products (recv lies over their stages) and has
     // its ms; the release and acquire order this block's ms for all its threads too.
