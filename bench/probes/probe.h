@@ -41,3 +41,15 @@ template <class Launch> static float median_ms(Launch launch, int warmups, int r
     qsort(ms, runs, sizeof *ms, probe_cmp);
     return ms[runs / 2];
 }
+
+/* Device 0's properties (*p) and SM clock in MHz, as it reports them, and its fp32 FMA peak at
+ * that clock in TFLOP/s (128 fp32 lanes an SM, 2 FLOP an FMA), which the probes' rates are
+ * shares of. */
+static double probe_fma_peak(cudaDeviceProp *p, double *mhz)
+{
+    CK(cudaGetDeviceProperties(p, 0));
+    int clock_khz = 0;
+    CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+    *mhz = clock_khz / 1e3;
+    return 2.0 * 128 * p->multiProcessorCount * *mhz * 1e6 / 1e12;
+}

@@ -93,12 +93,10 @@ int main(int argc, char **argv)
 {
     int chunks = argc > 1 ? atoi(argv[1]) : 4096;
     cudaDeviceProp p;
-    CK(cudaGetDeviceProperties(&p, 0));
-    int clock_khz = 0;
-    CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-    double peak = 2.0 * 128 * p.multiProcessorCount * clock_khz * 1e3 / 1e12; /* 128 fp32 lanes an SM */
+    double mhz;
+    const double peak = probe_fma_peak(&p, &mhz);
     printf("%s, %d SMs at %.0f MHz: fp32 FMA peak %.1f TFLOP/s; %d chunks of %d channels a block\n\n", p.name,
-           p.multiProcessorCount, clock_khz / 1e3, peak, chunks, CHANNELS);
+           p.multiProcessorCount, mhz, peak, chunks, CHANNELS);
     const size_t floats = 18 * 4 * CHANNELS * 96; /* the largest block's operands */
     float *host = (float *)malloc(floats * sizeof *host), *src, *out;
     for (size_t i = 0; i < floats; ++i)
