@@ -249,7 +249,8 @@ __device__ __forceinline__ void put(unsigned to, float v, unsigned full)
 // to TF32, a register of its own, which the mma's operand pairs and quads need), and lo the rest,
 // x - hi (exact in fp32), rounded to TF32 by adding half its last TF32 bit, whose 13 bits below
 // the tensor cores ignore. Three instructions; cvt.rna.tf32.f32 took five (its check for
-// infinities among them).
+// infinities among them). An infinite x gives a NaN lo; the input transform's differences already
+// turn a tile that holds an infinity into NaNs.
 __device__ __forceinline__ void split_tf32(float x, unsigned &hi, unsigned &lo)
 {
     hi = __float_as_uint(x) & 0xffffe000u;
@@ -453,10 +454,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
                 for (int p = 0; p < {{ k_block // 32 }}; ++p) { // m-tiles 2 p and 2 p + 1
                     const float4 at = a4[s * {{ 2 * k_block }}u + p], au = a4[s * {{ 2 * k_block }}u + {{ k_block }}u + p];
                     const float av[2][4] = { {at.x, at.y, au.x, au.y}, {at.z, at.w, au.z, au.w} }; // a0 .. a3 of each
-                    // 3xTF32, a_lo b_hi + a_hi b_lo + a_hi b_hi (a_lo b_lo, below 2^-21 of the product, left
+                    // 3xTF32, a_lo b_hi + a_hi b_lo + a_hi b_hi (a_lo b_lo, below 2^-20 of the product, left
                     // out), the small terms first; each term's products exact and summed in fp32, the sums
                     // keep fp32's accuracy (bench/NOTES.md, "Issue 30, session 57"). A sum's three mma
-                    // are 7 others apart.
+                    // are 3 others apart.
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
                         unsigned a_hi[4], a_lo[4];
