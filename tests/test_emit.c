@@ -211,6 +211,21 @@ static void test_winograd_fused_takes_a_cluster_where_it_pays(void **state)
         }
 }
 
+/* winograd-fused of the layer `words` (a layers.txt line's 8 words) on sm_90 with F(m x m, r)
+ * across the plane: g, or the test fails with the planner's reason. */
+static void generate_fused_at_tile(const char *const words[8], convgen_pass pass, int m, cg_generated *g)
+{
+    cg_layer l;
+    int used;
+    assert_int_equal(cg_layer_parse_words(words, 8, &l, &used), CONVGEN_SUCCESS);
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &l.desc), CONVGEN_SUCCESS);
+    const cg_target sm90 = {0};
+    const cg_tuning tile = {.winograd_m = {m, m}};
+    if (cg_generate_tuned(&p, pass, CONVGEN_ALGO_WINOGRAD_FUSED, &sm90, &tile, g) != CONVGEN_SUCCESS)
+        fail_msg("%s %s at F(%dx%d): %s", words[0], convgen_pass_name(pass), m, m, convgen_last_error());
+}
+
 /* The cluster kernel's 8 x 8 tiles take 128 outputs a block only where the end's shared memory
  * fits: F(6x6, 3x3) on a layer of 256 outputs does (224 KiB), F(7x7, 2x2) on the same one does
  * not (240 KiB: rows of 7) and keeps 64 (one build refused it outright). */
@@ -224,16 +239,8 @@ static void test_winograd_fused_128_outputs_only_where_the_end_fits(void **state
     } cases[] = {{"3x3", 6, "32 tiles x 128 output channels"}, {"2x2", 7, "32 tiles x 64 output channels"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         const char *words[] = {"X", "8", "128", "256", "64x64", cases[i].kernel, "1", "1"};
-        cg_layer l;
-        int used;
-        assert_int_equal(cg_layer_parse_words(words, 8, &l, &used), CONVGEN_SUCCESS);
-        cg_problem p;
-        assert_int_equal(cg_problem_init(&p, &l.desc), CONVGEN_SUCCESS);
-        const cg_target sm90 = {0};
-        const cg_tuning tile = {.winograd_m = {cases[i].m, cases[i].m}};
         cg_generated g;
-        if (cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, &sm90, &tile, &g) != CONVGEN_SUCCESS)
-            fail_msg("F(%dx%d, %s): %s", cases[i].m, cases[i].m, cases[i].kernel, convgen_last_error());
+        generate_fused_at_tile(words, CONVGEN_FPROP, cases[i].m, &g);
         const char *src = g.kernels[g.kernel_count - 1].source;
         bool found = strstr(src, "__cluster_dims__(8") && strstr(src, cases[i].plan);
         cg_generated_free(&g);
@@ -258,16 +265,8 @@ static void test_winograd_fused_tensor_products_where_they_fit(void **state)
                  {{"W", "8", "256", "256", "64x64", "3x3", "1", "1"}, 6, false},
                  {{"S", "8", "256", "256", "64x64", "3x3", "1", "1"}, 4, false}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-        cg_layer l;
-        int used;
-        assert_int_equal(cg_layer_parse_words(cases[i].words, 8, &l, &used), CONVGEN_SUCCESS);
-        cg_problem p;
-        assert_int_equal(cg_problem_init(&p, &l.desc), CONVGEN_SUCCESS);
-        const cg_target sm90 = {0};
-        const cg_tuning tile = {.winograd_m = {cases[i].m, cases[i].m}};
         cg_generated g;
-        if (cg_generate_tuned(&p, CONVGEN_BPROP, CONVGEN_ALGO_WINOGRAD_FUSED, &sm90, &tile, &g) != CONVGEN_SUCCESS)
-            fail_msg("%s: %s", cases[i].words[0], convgen_last_error());
+        generate_fused_at_tile(cases[i].words, CONVGEN_BPROP, cases[i].m, &g);
         const char *src = g.kernels[g.kernel_count - 1].source;
         bool cluster = strstr(src, "__cluster_dims__(") != NULL, mma = strstr(src, "mma.sync.aligned.m16n8k8") != NULL,
              said = strstr(src, "the products in 3xTF32 on the tensor cores") != NULL;
