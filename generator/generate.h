@@ -222,9 +222,11 @@ typedef struct cg_wino_op {
      * blocked for the cluster kernel, each element [row / u_rows][channel][row % u_rows] with the
      * rows (G: its outer) rounded up to a multiple of u_rows and the channels to one of u_channels,
      * the padding zeros, so that a chunk of u_channels channels of a block's u_rows rows is one run
-     * of memory (one bulk copy); 0: [channel][row] (wino_u_floats, wino_u_at). */
+     * of memory (one bulk copy); 0: [channel][row] (wino_u_floats, wino_u_at). u_fragments: each
+     * 8 channels x u_rows of a run in the order of the tensor cores' B fragments instead
+     * (wino_u_at), so that a lane's float4 of it is one mma operand. */
     int64_t u_rows, u_channels;
-    bool flip, planes_transposed;
+    bool u_fragments, flip, planes_transposed;
 } cg_wino_op;
 
 typedef struct cg_kernel_op {

@@ -943,7 +943,13 @@ static void test_winograd_fused_cluster_programs_match_the_reference(void **stat
             char chunk[64], blocked[64];
             const int channels = l->outputs == 128 ? 8 : l->alpha == 8 ? 16 : 12, o = l->outputs;
             snprintf(chunk, sizeof chunk, "the channels in chunks of %d", channels);
-            snprintf(blocked, sizeof blocked, "blocked: [e][output / %d][channel][%d]", o, o);
+            /* alpha 8's products run on the tensor cores: each 8 channels of a run in the order of the
+             * mma's B fragments */
+            const bool fragments = l->alpha == 8;
+            if (fragments)
+                snprintf(blocked, sizeof blocked, "[channel / 8][the mma's B fragments of 8 channels x %d]", o);
+            else
+                snprintf(blocked, sizeof blocked, "blocked: [e][output / %d][channel][%d]", o, o);
             bool clustered = strstr(source, "__cluster_dims__") != NULL && strstr(source, chunk) != NULL &&
                              strstr(g.kernels[0].source, blocked) != NULL;
             const cg_wino_op *w = &g.steps[0].op.wino; /* the weights' transform, phase 0 */
@@ -952,9 +958,17 @@ static void test_winograd_fused_cluster_programs_match_the_reference(void **stat
             assert_int_equal(w->u_rows, o);
             assert_int_equal(w->u_channels, channels);
             assert_int_equal(wino_u_floats(w, c, k), padded * ((k + o - 1) / o * o));
-            assert_int_equal(wino_u_at(w, c, k, c - 1, k - 1), ((k - 1) / o * padded + c - 1) * o + (k - 1) % o);
-            if (k > 70) /* output 70: block 70 / o, row 70 % o */
-                assert_int_equal(wino_u_at(w, c, k, 5, 70), (70 / o * padded + 5) * o + 70 % o);
+            assert_int_equal(w->u_fragments, fragments);
+            if (fragments) { /* channel 5 (t 1, b1) of outputs 50 (n-tiles 6 and 7: n-tile 6's column 2,
+                              * lane 9's b1 of it, its float4's 1) and 60 (n-tile 7's column 4: lane 17's b1 of
+                              * it, its float4's 3), of block 0 and channels 0-7 */
+                assert_int_equal(wino_u_at(w, c, k, 5, 50), (3 * 32 + 9) * 4 + 1);
+                assert_int_equal(wino_u_at(w, c, k, 5, 60), (3 * 32 + 17) * 4 + 3);
+            } else {
+                assert_int_equal(wino_u_at(w, c, k, c - 1, k - 1), ((k - 1) / o * padded + c - 1) * o + (k - 1) % o);
+                if (k > 70) /* output 70: block 70 / o, row 70 % o */
+                    assert_int_equal(wino_u_at(w, c, k, 5, 70), (70 / o * padded + 5) * o + 70 % o);
+            }
             cg_generated_free(&g);
             if (!clustered)
                 fail_msg("layer %zu %s: not the cluster kernel with blocked weights in chunks of %d, %d outputs a block", i,

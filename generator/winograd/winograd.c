@@ -220,12 +220,14 @@ static bool depth_context(tmpl_value *ctx, const wino_spec *s, const cg_wino_op 
 static bool blocked_context(tmpl_value *ctx, const cg_wino_op *op, int64_t count)
 {
     tmpl_set_bool(ctx, "blocked", op->u_rows > 0);
+    tmpl_set_bool(ctx, "u_fragments", false);
     tmpl_set_bool(ctx, "padded", false);
     if (!op->u_rows)
         return true;
     int64_t channels = wino_u_channels(op, op->channels),
             blocks = wino_div_up(op->outer, op->u_rows);
     tmpl_set_int(ctx, "u_rows", op->u_rows);
+    tmpl_set_bool(ctx, "u_fragments", op->u_fragments);
     tmpl_set_int(ctx, "u_blocks", blocks);
     tmpl_set_int(ctx, "padded_channels", channels);
     tmpl_set_bool(ctx, "padded", channels != op->channels || blocks * op->u_rows != op->outer);

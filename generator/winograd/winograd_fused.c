@@ -93,13 +93,13 @@ static int cluster_channels(const wino_spec *s, cluster_shape sh)
 
 /* The cluster kernel's products on the tensor cores in 3xTF32 (each operand split into two TF32
  * values, three products summed in fp32: fp32's accuracy, bench/NOTES.md "Issue 30, session 57")
- * where a chunk is whole mma K steps of 8 channels and a warp sums 64 outputs: alpha 8's narrow
- * form (F2 bprop 0.653 -> 0.590 ms on an H200). A warp of 128 outputs was faster too (V3 -3%, L5
- * -7%, Z5 -6%), but its 128 sums and the split operands need a register more than 168 and spill
- * it; alpha 6's chunks of 12 are no whole K steps. Those keep the FFMA products. */
+ * where a chunk is whole mma K steps of 8 channels: alpha 8's forms, 64 and 128 outputs a warp.
+ * The weights come laid out as the mma's B fragments (u_fragments), and a loaded value of them or
+ * of the tiles is its own hi half: no spill at 128 outputs, where splitting float4s of u's [c][k]
+ * runs needed 169 registers. Alpha 6's chunks of 12 are no whole K steps: FFMA. */
 static bool cluster_tensor(const wino_spec *s, cluster_shape sh)
 {
-    return cluster_channels(s, sh) % 8 == 0 && sh.outputs == 64;
+    return cluster_channels(s, sh) % 8 == 0;
 }
 
 /* A stage's floats a channel: its elements' CLUSTER_TILES tiles, and for the tensor products 8
@@ -508,6 +508,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     if (cluster) {
         const cluster_shape sh = cluster_shape_of(s, t, out_ch);
         w.u_rows = sh.outputs, w.u_channels = cluster_channels(s, sh);
+        w.u_fragments = cluster_tensor(s, sh); /* a lane's float4 one mma operand */
     }
     s->workspace = wino_align_up(weights_bytes(s, t, data_ch, out_ch, cluster != 0));
     out->workspace_bytes = s->workspace;
@@ -521,7 +522,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     cg_wino_op f = wino_tiles_op(s, CG_WINO_BT, p->n, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
     f.stage = CG_WINO_FUSED;
     f.rows = out_ch, f.weights = s->buffer[WINO_U], f.outer_stride = out_ch * volume, f.row_stride = volume;
-    f.u_rows = w.u_rows, f.u_channels = w.u_channels;
+    f.u_rows = w.u_rows, f.u_channels = w.u_channels, f.u_fragments = w.u_fragments;
     f.out_size[0] = out_size[0], f.out_size[1] = out_size[1], f.out_size[2] = out_size[2];
     char name[64];
     snprintf(name, sizeof name, "convgen_winograd_fused_%s", convgen_pass_name(s->pass));

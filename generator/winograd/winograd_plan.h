@@ -79,10 +79,22 @@ static inline int64_t wino_u_floats(const cg_wino_op *op, int64_t channels, int6
 {
     return op->u_rows ? wino_u_channels(op, channels) * wino_div_up(rows, op->u_rows) * op->u_rows : channels * rows;
 }
+/* The position of row r (an output, the mma's N) and channel c (its K) of 8 channels x u_rows in
+ * the tensor cores' B fragments (m16n8k8), two n-tiles a lane's float4: n-tiles 2 p and 2 p + 1
+ * (p = r / 16), lane 4 g + t, value v of b0 b1 of n-tile 2 p, then of 2 p + 1 = (output g,
+ * channel t), (g, t + 4), (g + 8, t), (g + 8, t + 4) of the 16. */
+static inline int64_t wino_u_fragment(int64_t r, int64_t c)
+{
+    const int64_t p = r / 16, g = r % 8, h = r % 16 / 8, t = c % 4, v = 2 * h + c / 4;
+    return (p * 32 + 4 * g + t) * 4 + v;
+}
 static inline int64_t wino_u_at(const cg_wino_op *op, int64_t channels, int64_t rows, int64_t c, int64_t r)
 {
-    return op->u_rows ? (r / op->u_rows * wino_u_channels(op, channels) + c) * op->u_rows + r % op->u_rows
-                      : c * rows + r;
+    if (!op->u_rows)
+        return c * rows + r;
+    const int64_t run = r / op->u_rows * wino_u_channels(op, channels);
+    return op->u_fragments ? (run + c / 8 * 8) * op->u_rows + wino_u_fragment(r % op->u_rows, c % 8)
+                           : (run + c) * op->u_rows + r % op->u_rows;
 }
 
 /* The matrix of a transform (`matrix` CG_WINO_BT, CG_WINO_G or CG_WINO_AT) of t: its rows, *rows x

@@ -40,7 +40,16 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- else %}
     const unsigned block = run;
 {%- endif %}
+{%- if u_fragments %}
+    // at = (8 channels, f): each 8 channels x {{ u_rows }} outputs in the order of the tensor cores' B
+    // fragments, f = (n-tiles 2 p and 2 p + 1, lane 4 g + t, value v): output 16 p + 8 (v >> 1) + g,
+    // channel t + 4 (v & 1)
+    const unsigned group = at / {{ 8 * u_rows }}u, f = at % {{ 8 * u_rows }}u, lane = f >> 2 & 31u, v = f & 3u;
+    const unsigned channel = group * 8u + (lane & 3u) + 4u * (v & 1u),
+                   outer = block * {{ u_rows }}u + 16u * (f >> 7) + 8u * (v >> 1) + (lane >> 2);
+{%- else %}
     const unsigned channel = {{ udiv("at", u_rows_div) }}, outer = block * {{ u_rows }}u + (at - channel * {{ u_rows }}u);
+{%- endif %}
 {%- if padded %}
     const bool real = channel < {{ channels }}u && outer < {{ outer_count }}u; // else the padding: zeros
 {%- endif %}

@@ -14,10 +14,11 @@
       its own, so that no loader waits on the products before it copies) and sum the stages' products: each lane {{ lane_outputs }} output channels x
       8 tiles (the warp's 32 tiles x {{ k_block }} outputs read as broadcast float4s: two distinct tile and
       four distinct output float4s a quarter warp), while the loaders fill the next stage. Where
-      `tensor` (64 outputs a warp, chunks of whole 8-channel K steps) the products are mma instead,
-      3xTF32 on the tensor cores, the lanes' operands and sums laid out as the mma's fragments, and
-      a stage's channels 8 floats apart more (vs_pitch) so that the tiles' loads meet no bank
-      conflict (the weights', laid out as u is for one bulk copy, meet 4-way ones).
+      `tensor` (chunks of whole 8-channel K steps) the products are mma instead, 3xTF32 on the
+      tensor cores, the tiles the mma's A and the weights its B: a stage's channels 8 floats apart
+      more (vs_pitch) so that the tiles' float2 loads meet no bank conflict, and u's runs hold the
+      weights in the order of the mma's B fragments (u_fragments), so that every loaded value goes
+      to the mma as it lies in its register, with no move.
     The stages pass between the cluster's blocks through mbarriers in each block: full[s] counts
     this block's loader warps and the bytes of the rows the cluster's loaders (its own among them)
     send by st.async (whose completion needs no fence: an arrival releasing to the cluster cost a
@@ -245,16 +246,15 @@ __device__ __forceinline__ void put(unsigned to, float v, unsigned full)
 }
 
 {%- if tensor %}
-// x split into two TF32 values, hi + lo = x to 21 of its 24 bits: hi, x's top 11 bits (x truncated
-// to TF32, a register of its own, which the mma's operand pairs and quads need), and lo the rest,
-// x - hi (exact in fp32), rounded to TF32 by adding half its last TF32 bit, whose 13 bits below
-// the tensor cores ignore. Three instructions; cvt.rna.tf32.f32 took five (its check for
-// infinities among them). An infinite x gives a NaN lo; the input transform's differences already
-// turn a tile that holds an infinity into NaNs.
-__device__ __forceinline__ void split_tf32(float x, unsigned &hi, unsigned &lo)
+// The small half of x split into two TF32 values, hi + lo = x to 21 of its 24 bits: hi is x itself,
+// whose low 13 bits the tensor cores ignore (x truncated to TF32), lo the rest, x - hi (exact in
+// fp32), rounded to TF32 by adding half its last TF32 bit. Three instructions; cvt.rna.tf32.f32
+// took five (its check for infinities among them), and a hi of its own a register an operand.
+// An infinite x gives a NaN lo; the input transform's differences already turn a tile that holds
+// an infinity into NaNs.
+__device__ __forceinline__ unsigned tf32_lo(float x)
 {
-    hi = __float_as_uint(x) & 0xffffe000u;
-    lo = __float_as_uint(x - __uint_as_float(hi)) + 0x1000u;
+    return __float_as_uint(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)) + 0x1000u;
 }
 
 // d += a b on the tensor cores, a 16 x 8 of TF32 (rows g, g + 8; columns t, t + 4 of lane
@@ -313,13 +313,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     }
     cluster_sync(); // every block's mbarriers are ready before any peer arrives on them
 {%- if tensor %}
-    // a product lane's sums, mma's fragments: m-tile i (16 outputs) x n-tile j (8 tiles) x 4
+    // a product lane's sums, mma's fragments: m-tile i (16 tiles) x n-tile j (8 outputs) x 4
     // (see below)
-    float acc[{{ k_block // 16 }}][4][4];
+    float acc[2][{{ k_block // 8 }}][4];
 #pragma unroll
-    for (int i = 0; i < {{ k_block // 16 }}; ++i)
+    for (int i = 0; i < 2; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
+        for (int j = 0; j < {{ k_block // 8 }}; ++j)
 #pragma unroll
             for (int r = 0; r < 4; ++r)
                 acc[i][j][r] = 0.0f;
@@ -414,14 +414,18 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
         const unsigned empty_at = cluster_address(empty, lane < {{ cluster }}u ? lane : 0u);
 {%- endif %}
 {%- if tensor %}
-        // 3xTF32 on the tensor cores, one mma K step a group of 8 channels of the chunk (8 s ..):
-        // lane 4 g + t holds channels t and t + 4 of each, the outputs {{ k_block // 8 }} g + 2 i and + 1 as rows g
-        // and g + 8 of m-tile i (its weights one float4 a pair of m-tiles), and tile 4 g + j as
-        // column g of n-tile j (its tiles one float4). Its sums, rows g and g + 8 of m-tile i by
-        // columns 2 t and 2 t + 1 of n-tile j, are tiles 8 t + j and 8 t + 4 + j of those outputs.
+        // 3xTF32 on the tensor cores, one mma K step a group of 8 channels of the chunk (8 s ..),
+        // the tiles as A (16 tiles x 8 channels) and the weights as B (8 channels x 8 outputs):
+        // lane 4 g + t holds channels t and t + 4 of each. Rows g and g + 8 of m-tile i are tiles
+        // 16 i + 2 g and + 1, side by side in the stage as the loaders lay them out (a channel's two
+        // one float2, straight into the operand's registers); column g of n-tile j is output
+        // 8 j + g, whose weights u lays out as the mma's B fragments (a lane's float4 of them the
+        // operands of n-tiles 2 p and 2 p + 1, a warp's 512 contiguous bytes). Its sums, rows g and
+        // g + 8 of m-tile i by columns 2 t and 2 t + 1 of n-tile j, are tiles 16 i + 2 g and + 1 of
+        // outputs 8 j + 2 t and + 1.
         const unsigned g = lane >> 2, t = lane & 3u;
-        const float4 *__restrict__ a_lane = (const float4 *)(us + warp * {{ c_block * k_block }}u + t * {{ k_block }}u + g * {{ k_block // 8 }}u);
-        const float4 *__restrict__ b_lane = (const float4 *)(vs + warp * {{ tile_block }}u + t * {{ vs_pitch }}u + g * 4u);
+        const float4 *__restrict__ w_lane = (const float4 *)(us + warp * {{ c_block * k_block }}u) + lane;
+        const float2 *__restrict__ x_lane = (const float2 *)(vs + warp * {{ tile_block }}u + t * {{ vs_pitch }}u + 2u * g);
 {%- else %}
         // Lane l's outputs k0 + 32 i + 4 kq .. (i < {{ k_block // 32 }}), tiles tile0 + 4 tq .. and tile0 + 16 + 4 tq ..
         const unsigned kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1);
@@ -436,47 +440,45 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
             const unsigned st = q % {{ stages }}u;
             wait_phase(&uready[st * {{ cta_elements }}u + warp], q / {{ stages }}u & 1u); // the warp's weights of chunk q
             wait_phase(&full[st], q / {{ stages }}u & 1u);
-            // the lane's operands of stage st: from here on every address is one of these plus a constant
-            const float4 *__restrict__ a4 = a_lane + st * {{ us_floats // 4 }}u, *__restrict__ b4 = b_lane + st * {{ vs_floats // 4 }}u;
 {%- if tensor %}
+            // the lane's operands of stage st: from here on every address is one of these plus a constant
+            const float4 *__restrict__ w4 = w_lane + st * {{ us_floats // 4 }}u;
+            const float2 *__restrict__ x2 = x_lane + st * {{ vs_floats // 2 }}u;
 #pragma unroll
             for (unsigned s = 0; s < {{ c_block // 8 }}u; ++s) {
-                // the tiles: channel 8 s + t (bt) and 8 s + t + 4 (bu), tiles 4 g .. 4 g + 3
-                const float4 bt = b4[s * {{ 2 * vs_pitch }}u], bu = b4[s * {{ 2 * vs_pitch }}u + {{ vs_pitch }}u];
-                const float bv[2][4] = { {bt.x, bt.y, bt.z, bt.w}, {bu.x, bu.y, bu.z, bu.w} };
-                unsigned b_hi[4][2], b_lo[4][2];
+                // the tiles of m-tiles 0 and 1: channel 8 s + t and 8 s + t + 4, each value its own hi
+                // half as loaded (the tensor cores read its top 11 bits)
+                unsigned x_hi[2][4], x_lo[2][4];
 #pragma unroll
-                for (int j = 0; j < 4; ++j)
+                for (int i = 0; i < 2; ++i) {
+                    const float2 xt = x2[s * {{ 4 * vs_pitch }}u + 8u * i], xu = x2[s * {{ 4 * vs_pitch }}u + {{ 2 * vs_pitch }}u + 8u * i];
+                    const float x[4] = {xt.x, xt.y, xu.x, xu.y}; // a0 .. a3: rows g, g + 8 by channels t, t + 4
 #pragma unroll
-                    for (int r = 0; r < 2; ++r)
-                        split_tf32(bv[r][j], b_hi[j][r], b_lo[j][r]);
+                    for (int r = 0; r < 4; ++r)
+                        x_hi[i][r] = __float_as_uint(x[r]), x_lo[i][r] = tf32_lo(x[r]);
+                }
+                // 3xTF32, lo hi + hi lo + hi hi (lo lo, below 2^-20 of the product, left out), the small
+                // terms first; each term's products exact and summed in fp32, the sums keep fp32's
+                // accuracy (bench/NOTES.md, "Issue 30, session 57"). A sum's three mma are 3 others apart.
 #pragma unroll
-                for (int p = 0; p < {{ k_block // 32 }}; ++p) { // m-tiles 2 p and 2 p + 1
-                    const float4 at = a4[s * {{ 2 * k_block }}u + p], au = a4[s * {{ 2 * k_block }}u + {{ k_block }}u + p];
-                    const float av[2][4] = { {at.x, at.y, au.x, au.y}, {at.z, at.w, au.z, au.w} }; // a0 .. a3 of each
-                    // 3xTF32, a_lo b_hi + a_hi b_lo + a_hi b_hi (a_lo b_lo, below 2^-20 of the product, left
-                    // out), the small terms first; each term's products exact and summed in fp32, the sums
-                    // keep fp32's accuracy (bench/NOTES.md, "Issue 30, session 57"). A sum's three mma
-                    // are 3 others apart.
+                for (int p = 0; p < {{ k_block // 16 }}; ++p) {
+                    const float4 w = w4[s * {{ 2 * k_block }}u + p * 32u]; // n-tiles 2 p and 2 p + 1
+                    const unsigned w_hi[2][2] = { {__float_as_uint(w.x), __float_as_uint(w.y)}, {__float_as_uint(w.z), __float_as_uint(w.w)} };
+                    const unsigned w_lo[2][2] = { {tf32_lo(w.x), tf32_lo(w.y)}, {tf32_lo(w.z), tf32_lo(w.w)} };
 #pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        unsigned a_hi[4], a_lo[4];
+                    for (int n = 0; n < 4; ++n)
+                        mma_tf32(acc[n & 1][2 * p + (n >> 1)], x_lo[n & 1], w_hi[n >> 1]);
 #pragma unroll
-                        for (int r = 0; r < 4; ++r)
-                            split_tf32(av[h][r], a_hi[r], a_lo[r]);
+                    for (int n = 0; n < 4; ++n)
+                        mma_tf32(acc[n & 1][2 * p + (n >> 1)], x_hi[n & 1], w_lo[n >> 1]);
 #pragma unroll
-                        for (int j = 0; j < 4; ++j)
-                            mma_tf32(acc[2 * p + h][j], a_lo, b_hi[j]);
-#pragma unroll
-                        for (int j = 0; j < 4; ++j)
-                            mma_tf32(acc[2 * p + h][j], a_hi, b_lo[j]);
-#pragma unroll
-                        for (int j = 0; j < 4; ++j)
-                            mma_tf32(acc[2 * p + h][j], a_hi, b_hi[j]);
-                    }
+                    for (int n = 0; n < 4; ++n)
+                        mma_tf32(acc[n & 1][2 * p + (n >> 1)], x_hi[n & 1], w_hi[n >> 1]);
                 }
             }
 {%- else %}
+            // the lane's operands of stage st: from here on every address is one of these plus a constant
+            const float4 *__restrict__ a4 = a_lane + st * {{ us_floats // 4 }}u, *__restrict__ b4 = b_lane + st * {{ vs_floats // 4 }}u;
 #pragma unroll
             for (unsigned c = 0; c < {{ c_block }}u; ++c) {
                 const float4 a[{{ k_block // 32 }}] = { {% for i in range(k_block // 32) %}{{ ", " if not loop.first }}a4[c * {{ k_block // 4 }}u{{ " + " ~ 8 * i ~ "u" if i }}]{% endfor %} };
@@ -505,23 +507,24 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     // The products as [element][k][tile] in shared memory (ms), then M_r A per (k, tile) pair of
     // the block's rows, sent to the pair's owner: block p / {{ per_owner }} of the cluster, at
     // recv[((source rank {{ rows }} + row) {{ m1 }} + column) {{ per_owner }} + p % {{ per_owner }}] of its shared memory.
-    // Output k's tile t lies at ms[(element {{ k_block }} + k) {{ tile_block }} + (t ^ swizzle(k))], swizzle(k) = 8 (k / 4 % 4):
+    // Output k's tile t lies at ms[(element {{ k_block }} + k) {{ tile_block }} + (t ^ swizzle(k))], swizzle(k) = {{ "16 (k / 2 % 2) (below)" if tensor else "8 (k / 4 % 4)" }}:
     // a quarter warp's float4 stores, rows 4 kq + i of four kq, would otherwise all fall in the
     // same 8 banks (a 4-way conflict); its readers take a row's 32 tiles, permuted, as before.
     float *__restrict__ ms = (float *)shared4, *__restrict__ recv = ms + {{ pairs * cta_elements }};
     if (warp < {{ cta_elements }}u) {
 {%- if tensor %}
-        // rows g and g + 8 of m-tile i: outputs {{ k_block // 8 }} g + 2 i and + 1, each tiles 8 t .. 8 t + 7
-        const unsigned lane = tid & 31u, g = lane >> 2, t = lane & 3u;
+        // n-tile j's columns 2 t and 2 t + 1: outputs 8 j + 2 t and + 1, each tiles 16 i + 2 g and + 1
+        // of m-tile i; swizzle(k) = 16 (k / 2 % 2) here, so that a warp's float2 stores, rows 2 t
+        // and 2 t + 1 of four t, fill the 32 banks twice (with 8 (k / 4 % 4), four times 16)
+        const unsigned lane = tid & 31u, g = lane >> 2, t = lane & 3u, swizzle = (t & 1u) << 4;
 #pragma unroll
-        for (int i = 0; i < {{ k_block // 16 }}; ++i)
+        for (int j = 0; j < {{ k_block // 8 }}; ++j)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const unsigned k = g * {{ k_block // 8 }}u + 2u * i + h, swizzle = (k >> 2 & 3u) << 3;
-                float *__restrict__ row = ms + (warp * {{ k_block }}u + k) * {{ tile_block }}u;
-                *(float4 *)(row + ((8u * t) ^ swizzle)) = make_float4(acc[i][0][2 * h], acc[i][1][2 * h], acc[i][2][2 * h], acc[i][3][2 * h]);
-                *(float4 *)(row + ((8u * t + 4u) ^ swizzle)) =
-                    make_float4(acc[i][0][2 * h + 1], acc[i][1][2 * h + 1], acc[i][2][2 * h + 1], acc[i][3][2 * h + 1]);
+            for (int c = 0; c < 2; ++c) {
+                float *__restrict__ row = ms + (warp * {{ k_block }}u + 8u * j + 2u * t + c) * {{ tile_block }}u;
+#pragma unroll
+                for (int i = 0; i < 2; ++i)
+                    *(float2 *)(row + ((16u * i + 2u * g) ^ swizzle)) = make_float2(acc[i][j][c], acc[i][j][c + 2]);
             }
 {%- else %}
         const unsigned lane = tid & 31u, kq = (lane & 15u) >> 1, tq = (lane & 1u) + ((lane >> 4) << 1),
@@ -540,7 +543,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     for (unsigned p = tid; p < {{ pairs }}u; p += {{ threads }}u) {
         const unsigned owner = p / {{ per_owner }}u;
         float *__restrict__ dst = peer(recv, owner) + rank * {{ rows * m1 * per_owner }}u + (p - owner * {{ per_owner }}u);
-        const unsigned at = p ^ (p >> 7 & 3u) << 3; // (k, t) at (k, t ^ swizzle(k))
+        const unsigned at = p ^ {{ "(p >> 6 & 1u) << 4" if tensor else "(p >> 7 & 3u) << 3" }}; // (k, t) at (k, t ^ swizzle(k))
 {%- for i in range(rows) %}
         {
             const float in[{{ alpha1 }}] = { {% for j in range(alpha1) %}{{ ", " if not loop.first }}ms[{{ (i * alpha1 + j) * pairs }}u + at]{% endfor %} };
