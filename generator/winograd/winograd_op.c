@@ -24,6 +24,14 @@
  * swizzled, but 0.33 would make the model pick it for S32's fprop, where it ran 0.382 ms against
  * winograd's 0.296 */
 #define WINOGRAD_FUSED_CLUSTER_WIDE_EFFICIENCY 0.30
+/* its products on the tensor cores in 3xTF32, the tiles as the mma's A and the weights as its B
+ * (session 58, every alpha-8 form; H200, bench/results/nvidia-h200-2026-12-04-wino-tensor.md): V3
+ * 0.812 ms, V4 0.760, L5 0.386 / 0.682, S32 0.286 / 0.345, Z3 0.388, Z5 0.935 / 1.167 at 128
+ * outputs a block, F2 0.495 / 0.534 at 64. These put its estimates at ~0.86 of its measured times,
+ * as `winograd`'s are (0.81-0.94 there): the model then ranks it first on S32, behind `winograd`
+ * on V3, V4 fprop, L5 and Z3, as measured (V4 bprop, 4% ahead measured, it ranks behind). */
+#define WINOGRAD_FUSED_CLUSTER_TENSOR_WIDE_EFFICIENCY 0.42
+#define WINOGRAD_FUSED_CLUSTER_TENSOR_EFFICIENCY 0.34
 
 typedef double wino_matrix[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
 typedef double wino_tile[WINO_MAX_ALPHA][WINO_MAX_ALPHA][WINO_MAX_ALPHA]; /* depth, height, width */
@@ -284,7 +292,10 @@ static cg_work winograd_work(const cg_kernel_op *op, int sm_count)
         k.bytes = 4 * (double)w->rows * w->outer * tiles * (alpha + m);
         break;
     case CG_WINO_FUSED: /* tiles in, products summed over the channels, outputs out */
-        if (w->cluster)
+        if (w->cluster && w->u_fragments) /* the tensor products */
+            k.efficiency = w->row_block == 128 ? WINOGRAD_FUSED_CLUSTER_TENSOR_WIDE_EFFICIENCY
+                                               : WINOGRAD_FUSED_CLUSTER_TENSOR_EFFICIENCY;
+        else if (w->cluster)
             k.efficiency = w->row_block == 128 ? WINOGRAD_FUSED_CLUSTER_WIDE_EFFICIENCY : WINOGRAD_FUSED_CLUSTER_EFFICIENCY;
         k.flops = 2 * alpha * tiles * planes * round_up(w->rows, w->row_block);
         k.bytes = 4 * (planes * plane + (double)w->rows * w->outer * outputs + alpha * w->channels * w->rows);
