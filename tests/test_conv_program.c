@@ -964,6 +964,14 @@ static void test_winograd_fused_cluster_programs_match_the_reference(void **stat
                               * it, its float4's 3), of block 0 and channels 0-7 */
                 assert_int_equal(wino_u_at(w, c, k, 5, 50), (3 * 32 + 9) * 4 + 1);
                 assert_int_equal(wino_u_at(w, c, k, 5, 60), (3 * 32 + 17) * 4 + 3);
+                /* and each 8 channels x o of the first run a permutation of its 8 o floats */
+                bool seen[8 * 128] = {false};
+                for (int64_t ch = 0; ch < 8; ++ch)
+                    for (int64_t r = 0; r < o; ++r) {
+                        const int64_t at = wino_u_at(w, c, k, ch, r);
+                        assert_true(at >= 0 && at < 8 * o && !seen[at]);
+                        seen[at] = true;
+                    }
             } else {
                 assert_int_equal(wino_u_at(w, c, k, c - 1, k - 1), ((k - 1) / o * padded + c - 1) * o + (k - 1) % o);
                 if (k > 70) /* output 70: block 70 / o, row 70 % o */
