@@ -895,13 +895,14 @@ static void test_winograd_fused_programs_match_the_reference(void **state)
 /* winograd-fused's cluster kernel (sm_90's, the default target's), whose weights' transforms are
  * blocked ([e][k / outputs][c][outputs], the channels padded to the kernel's chunks, 12 for 6 x 6
  * tiles, 16 for 8 x 8 ones of 64 outputs a block and 8 for those of 128, and the outputs to the
- * blocks, with zeros): layers with tiles enough for clusters, channels and outputs that leave both
+ * blocks, with zeros; at 8 x 8 tiles each 8 channels of a run in the order of the tensor cores' B
+ * fragments): layers with tiles enough for clusters, channels and outputs that leave both
  * paddings part full (fprop 70 x 130, bprop the other way round; 68 x 72 at 128 outputs a block),
  * F(4x4, 3x3), F(4x4, 5x5) (the default of 5 x 5 kernels there) in convolution mode, F(2x2, 5x5)
  * and F(6x6, 3x3) fixed, at 64 and 128 outputs a block, and a 3-D layer (its depth taps summed as
  * chunks of their own). Each program is checked to be the cluster kernel's with the tile's chunk, its
- * weights' op to carry the layout (pinned here on one channel and output: the CPU's writer and
- * reader share wino_u_at, so an error in it alone would pass the products' check), and the whole
+ * weights' op to carry the layout (pinned here on one channel and output, or two and each run's
+ * permutation for the fragments' order: the CPU's writer and reader share wino_u_at, so an error in it alone would pass the products' check), and the whole
  * program against the reference. The kernels' own index arithmetic is the GPU tests'
  * (test_gpu_conv's winograd_fused group). */
 typedef struct cluster_layer {

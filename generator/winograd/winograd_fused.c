@@ -103,8 +103,8 @@ static bool cluster_tensor(const wino_spec *s, cluster_shape sh)
 }
 
 /* A stage's floats a channel: its elements' CLUSTER_TILES tiles, and for the tensor products 8
- * more, which put a lane's float4s of channels t = 0 .. 3 (pitches of 2 banks' groups apart)
- * beside its neighbour's of tiles 4 further, in distinct banks. */
+ * more, which put a lane's float2 of tiles 2 g and 2 g + 1 for channel t = 0 .. 3 8 t banks on:
+ * the 16 lanes of a half warp in distinct banks. */
 static int64_t stage_pitch(const wino_spec *s, cluster_shape sh)
 {
     return (int64_t)sh.rows * s->tf[2].alpha * CLUSTER_TILES + (cluster_tensor(s, sh) ? 8 : 0);
@@ -442,7 +442,7 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
     tmpl_set_int(ctx, "pad_step", 32 / (int)alpha1);
     tmpl_set_int(ctx, "c_share", b.channels / cluster);
     /* u blocked (f->u_rows = k_block): an element's floats, and those of a block of outputs; a
-     * lane's sums: k_block / 8 outputs (4 at every 32nd) x 8 tiles */
+     * lane's sums in the FFMA products: k_block / 8 outputs (4 at every 32nd) x 8 tiles */
     tmpl_set_int(ctx, "lane_outputs", b.outputs / 8);
     tmpl_set_int(ctx, "u_channels", f->u_channels);
     tmpl_set_int(ctx, "u_element", wino_u_floats(f, f->channels, f->rows));

@@ -19,17 +19,14 @@
  * (6g) 1.10x that on V3, 1.24x on L5 fprop, 0.94x on F2 fprop (nvidia-h200-2026-12-03-wino-tma.md);
  * with its weights blocked (6i) within 1-3% of 6g (nvidia-h200-2026-12-03-wino-blocked.md) */
 #define WINOGRAD_FUSED_CLUSTER_EFFICIENCY 0.28
-/* its 8 x 8 tiles with 128 outputs a block (session 56): per FLOP 1.13x the 6 x 6 tiles' rate on V3,
- * 1.0x on L5 fprop (nvidia-h200-2026-12-03-wino-wide.md); 1.23x on V3 once the end's stores were
- * swizzled, but 0.33 would make the model pick it for S32's fprop, where it ran 0.382 ms against
- * winograd's 0.296 */
-#define WINOGRAD_FUSED_CLUSTER_WIDE_EFFICIENCY 0.30
-/* its products on the tensor cores in 3xTF32, the tiles as the mma's A and the weights as its B
- * (session 58, every alpha-8 form; H200, bench/results/nvidia-h200-2026-12-04-wino-tensor.md): V3
- * 0.812 ms, V4 0.760, L5 0.386 / 0.682, S32 0.286 / 0.345, Z3 0.388, Z5 0.935 / 1.167 at 128
- * outputs a block, F2 0.495 / 0.534 at 64. These put its estimates at ~0.86 of its measured times,
- * as `winograd`'s are (0.81-0.94 there): the model then ranks it first on S32, behind `winograd`
- * on V3, V4 fprop, L5 and Z3, as measured (V4 bprop, 4% ahead measured, it ranks behind). */
+/* its 8 x 8 tiles (alpha 8; 128 outputs a block where the clusters fill the GPU, session 56),
+ * since session 58 with its products on the tensor cores in 3xTF32, the tiles as the mma's A and
+ * the weights as its B (every alpha-8 form, the only one with 128 outputs a block; H200,
+ * bench/results/nvidia-h200-2026-12-04-wino-tensor.md): V3 0.812 ms, V4 0.760, L5 0.386 / 0.682,
+ * S32 0.286 / 0.345, Z3 0.388, Z5 0.935 / 1.167 and F2 fprop 0.495 at 128 outputs a block, F2
+ * bprop 0.534 at 64. These put its estimates at ~0.86 of its measured times, as `winograd`'s are
+ * (0.81-0.94 there): the model then ranks it first on S32, behind `winograd` on V3, V4 fprop, L5
+ * and Z3, as measured (V4 bprop, 4% ahead measured, it ranks behind). */
 #define WINOGRAD_FUSED_CLUSTER_TENSOR_WIDE_EFFICIENCY 0.42
 #define WINOGRAD_FUSED_CLUSTER_TENSOR_EFFICIENCY 0.34
 
@@ -292,11 +289,11 @@ static cg_work winograd_work(const cg_kernel_op *op, int sm_count)
         k.bytes = 4 * (double)w->rows * w->outer * tiles * (alpha + m);
         break;
     case CG_WINO_FUSED: /* tiles in, products summed over the channels, outputs out */
-        if (w->cluster && w->u_fragments) /* the tensor products */
+        if (w->cluster && w->u_fragments) /* alpha 8: the tensor products */
             k.efficiency = w->row_block == 128 ? WINOGRAD_FUSED_CLUSTER_TENSOR_WIDE_EFFICIENCY
                                                : WINOGRAD_FUSED_CLUSTER_TENSOR_EFFICIENCY;
-        else if (w->cluster)
-            k.efficiency = w->row_block == 128 ? WINOGRAD_FUSED_CLUSTER_WIDE_EFFICIENCY : WINOGRAD_FUSED_CLUSTER_EFFICIENCY;
+        else if (w->cluster) /* alpha 6, 64 outputs a block: the FFMA products */
+            k.efficiency = WINOGRAD_FUSED_CLUSTER_EFFICIENCY;
         k.flops = 2 * alpha * tiles * planes * round_up(w->rows, w->row_block);
         k.bytes = 4 * (planes * plane + (double)w->rows * w->outer * outputs + alpha * w->channels * w->rows);
         break;

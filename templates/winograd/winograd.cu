@@ -31,7 +31,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         return;
 {%- if blocked %}
     // g = ({{ "e0, " if volume }}block, channel, output): the weights' transforms blocked for winograd-fused's
-    // cluster kernel, [e][output / {{ u_rows }}][channel][output % {{ u_rows }}], the outputs padded to {{ u_blocks * u_rows }}
+    // cluster kernel, [e][output / {{ u_rows }}][channel][output % {{ u_rows }}]{{ " (each 8 channels in the B fragments' order, below)" if u_fragments }}, the outputs padded to {{ u_blocks * u_rows }}
     // and the channels to {{ padded_channels }}{{ " with zeros" if padded }}, so that a chunk of channels of a block of
     // outputs is one run of memory, which one bulk copy brings
     const unsigned run = {{ udiv("g", run_div) }}, at = g - run * {{ padded_channels * u_rows }}u;

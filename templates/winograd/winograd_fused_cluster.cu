@@ -10,7 +10,7 @@
       shared memory: every raw tile is read from L2 once a cluster, not once a block;
     - {{ cta_elements }} product warps, one per element, bring their element's weights' transforms U, a chunk
       by one bulk copy (the TMA unit: no loads through the warp's own pipes; u is blocked for it,
-      [e][k / {{ k_block }}][c][{{ k_block }}]) {{ stages }} chunks ahead (each warp
+      [e][k / {{ k_block }}][c][{{ k_block }}]{{ ", each 8 channels of a run in the mma's B fragments' order" if tensor }}) {{ stages }} chunks ahead (each warp
       its own, so that no loader waits on the products before it copies) and sum the stages' products: each lane {{ lane_outputs }} output channels x
       8 tiles (the warp's 32 tiles x {{ k_block }} outputs read as broadcast float4s: two distinct tile and
       four distinct output float4s a quarter warp), while the loaders fill the next stage. Where
@@ -109,7 +109,7 @@
 
 {#- A product warp's weights of chunk `q` into stage `st`: its element's {{ c_block }} channels x {{ k_block }} outputs,
     [element][c][k] there as in u's blocked layout ([e][k / {{ k_block }}][c][{{ k_block }}], the channels padded to {{ u_channels }}
-    with zeros), so one bulk copy by the TMA unit of {{ c_block * k_block * 4 }} bytes, issued by lane 0 and counted on
+    with zeros; in the tensor form each 8 channels x {{ k_block }} in the order of the mma's B fragments), so one bulk copy by the TMA unit of {{ c_block * k_block * 4 }} bytes, issued by lane 0 and counted on
     the warp's mbarrier uready[st]. -#}
 {%- macro fetch_weights(q, st, indent) -%}
 {{ indent }}if (lane == 0u) {
@@ -246,10 +246,11 @@ __device__ __forceinline__ void put(unsigned to, float v, unsigned full)
 }
 
 {%- if tensor %}
-// The small half of x split into two TF32 values, hi + lo = x to 21 of its 24 bits: hi is x itself,
-// whose low 13 bits the tensor cores ignore (x truncated to TF32), lo the rest, x - hi (exact in
-// fp32), rounded to TF32 by adding half its last TF32 bit. Three instructions; cvt.rna.tf32.f32
-// took five (its check for infinities among them), and a hi of its own a register an operand.
+// x is split into two TF32 values, hi + lo = x to 21 of its 24 bits: hi is x itself, whose low 13
+// bits the tensor cores ignore (they read its sign, exponent and top 10 significand bits: x
+// truncated to TF32), and lo, returned here, is the rest, x - hi (exact in fp32), rounded to TF32
+// by adding half its last TF32 bit. Three instructions; cvt.rna.tf32.f32 took five (its check for
+// infinities among them), and a masked hi would take a register an operand.
 // An infinite x gives a NaN lo; the input transform's differences already turn a tile that holds
 // an infinity into NaNs.
 __device__ __forceinline__ unsigned tf32_lo(float x)
@@ -297,8 +298,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     __shared__ unsigned long long full[{{ stages }}], empty[{{ stages }}], uready[{{ stages * cta_elements }}];
     float *__restrict__ raw = (float *)shared4;       // 2 x [point][task]: this block's share of the tiles as loaded
     float *__restrict__ vs = raw + {{ 2 * raw_floats }}; // {{ stages }} x [c][element][tile]: the cluster's transforms of them
-    float *__restrict__ us = vs + {{ stages * vs_floats }}; // {{ stages }} x [element][c][k]: the weights'
-    const float *__restrict__ u = workspace + {{ u_buffer }}ull; // [e][k / {{ k_block }}][c][{{ k_block }}]
+    float *__restrict__ us = vs + {{ stages * vs_floats }}; // {{ stages }} x [element][c][k]: the weights'{{ " (each 8 c in B fragments' order)" if tensor }}
+    const float *__restrict__ u = workspace + {{ u_buffer }}ull; // [e][k / {{ k_block }}][c][{{ k_block }}]{{ ", the same" if tensor }}
     const unsigned tid = threadIdx.x, warp = tid >> 5, rank = cluster_rank();
     const unsigned tile0 = blockIdx.x / {{ cluster }}u * {{ tile_block }}u, k0 = blockIdx.y * {{ k_block }}u;
     const unsigned e_first = rank * {{ cta_elements }}u; // this block's elements: rows {{ rows }} rank ..
@@ -447,7 +448,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
 #pragma unroll
             for (unsigned s = 0; s < {{ c_block // 8 }}u; ++s) {
                 // the tiles of m-tiles 0 and 1: channel 8 s + t and 8 s + t + 4, each value its own hi
-                // half as loaded (the tensor cores read its top 11 bits)
+                // half as loaded (the tensor cores read only its TF32 bits)
                 unsigned x_hi[2][4], x_lo[2][4];
 #pragma unroll
                 for (int i = 0; i < 2; ++i) {
@@ -507,15 +508,20 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1) __cluster_dims__(
     // The products as [element][k][tile] in shared memory (ms), then M_r A per (k, tile) pair of
     // the block's rows, sent to the pair's owner: block p / {{ per_owner }} of the cluster, at
     // recv[((source rank {{ rows }} + row) {{ m1 }} + column) {{ per_owner }} + p % {{ per_owner }}] of its shared memory.
-    // Output k's tile t lies at ms[(element {{ k_block }} + k) {{ tile_block }} + (t ^ swizzle(k))], swizzle(k) = {{ "16 (k / 2 % 2) (below)" if tensor else "8 (k / 4 % 4)" }}:
+{%- if tensor %}
+    // Output k's tile t lies at ms[(element {{ k_block }} + k) {{ tile_block }} + (t ^ swizzle(k))], swizzle(k) = 16 (k / 2 % 2)
+    // (below); its readers take a row's 32 tiles, permuted, as before.
+{%- else %}
+    // Output k's tile t lies at ms[(element {{ k_block }} + k) {{ tile_block }} + (t ^ swizzle(k))], swizzle(k) = 8 (k / 4 % 4):
     // a quarter warp's float4 stores, rows 4 kq + i of four kq, would otherwise all fall in the
     // same 8 banks (a 4-way conflict); its readers take a row's 32 tiles, permuted, as before.
+{%- endif %}
     float *__restrict__ ms = (float *)shared4, *__restrict__ recv = ms + {{ pairs * cta_elements }};
     if (warp < {{ cta_elements }}u) {
 {%- if tensor %}
         // n-tile j's columns 2 t and 2 t + 1: outputs 8 j + 2 t and + 1, each tiles 16 i + 2 g and + 1
-        // of m-tile i; swizzle(k) = 16 (k / 2 % 2) here, so that a warp's float2 stores, rows 2 t
-        // and 2 t + 1 of four t, fill the 32 banks twice (with 8 (k / 4 % 4), four times 16)
+        // of m-tile i; swizzle(k) = 16 (k / 2 % 2) here, so that a warp's float2 stores, row 2 t + c
+        // of four t, fill the 32 banks twice (with 8 (k / 4 % 4), 16 of them four times)
         const unsigned lane = tid & 31u, g = lane >> 2, t = lane & 3u, swizzle = (t & 1u) << 4;
 #pragma unroll
         for (int j = 0; j < {{ k_block // 8 }}; ++j)
