@@ -53,3 +53,19 @@ static double probe_fma_peak(cudaDeviceProp *p, double *mhz)
     *mhz = clock_khz / 1e3;
     return 2.0 * 128 * p->multiProcessorCount * *mhz * 1e6 / 1e12;
 }
+
+/* TF32 on the tensor cores, as the cluster kernel does it: x's lo half for 3xTF32 (x itself its hi:
+ * the tensor cores read only its TF32 bits), and d += a b by mma.sync m16n8k8, volatile so that
+ * the mma keep their written order. */
+static __device__ __forceinline__ unsigned lo_of(float x)
+{
+    return __float_as_uint(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)) + 0x1000u;
+}
+
+static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}

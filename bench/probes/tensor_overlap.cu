@@ -29,19 +29,6 @@ enum { RAW_FLOATS = 2 * 64 * 32 }; /* a loader warp's two buffers of a lane's 8 
 /* the loaders' room twice over, so that one block fills an SM's shared memory (177 KB) as the kernel's does */
 enum { SHARED_FLOATS = PRODUCT_FLOATS + LOADER_WARPS * 2 * RAW_FLOATS };
 
-static __device__ __forceinline__ unsigned lo_of(float x)
-{
-    return __float_as_uint(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)) + 0x1000u;
-}
-
-static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
-{
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 /* Keeps the compiler from hoisting a value out of the chunk loop, at no instruction's cost. */
 static __device__ __forceinline__ void launder(float &v) { asm volatile("" : "+f"(v)); }
 

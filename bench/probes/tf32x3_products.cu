@@ -19,19 +19,6 @@
 
 enum { TILES = 32, OUTS = 128, CHANNELS = 8, MTILES = OUTS / 16, NTILES = TILES / 8 };
 
-static __device__ __forceinline__ unsigned lo_of(float x)
-{
-    return __float_as_uint(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)) + 0x1000u;
-}
-
-static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
-{
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 /* MODE 1: 1xTF32; 3: 3xTF32, lo made in the loop; 4: 3xTF32, lo loaded. Shared memory per warp: A
  * fragments [m-tile][lane][4] (and their lo after), B pairs [n-tile][lane][2] (and their lo). */
 template <int WARPS, int MODE>
