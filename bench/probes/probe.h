@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <vector>
+
 #define CK(x)                                                                                          \
     do {                                                                                               \
         cudaError_t e_ = (x);                                                                          \
@@ -68,4 +70,23 @@ static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4]
                  "{%0, %1, %2, %3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* n values uniform in [-1, 1) from a linear congruential sequence seeded with `seed`: random data,
+ * never zeros, so that a sum left unwritten or a value read from the wrong place shows. */
+static std::vector<float> probe_random(size_t n, unsigned seed)
+{
+    std::vector<float> x(n);
+    for (auto &v : x)
+        seed = seed * 1664525u + 1013904223u, v = (seed >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    return x;
+}
+
+/* A device copy of x. */
+static float *probe_upload(const std::vector<float> &x)
+{
+    float *d;
+    CK(cudaMalloc(&d, sizeof(float) * x.size()));
+    CK(cudaMemcpy(d, x.data(), sizeof(float) * x.size(), cudaMemcpyHostToDevice));
+    return d;
 }
