@@ -131,11 +131,12 @@ static bool set_word(const cli_option *o, const char *v, const char *const *word
 
 static bool set_gemm(cli_args *a, const cli_option *o, const char *v)
 {
-    static const char *const words[] = {"cublas", "generated", NULL};
+    static const char *const words[] = {"cublas", "generated", "tensor", NULL};
+    static const int kinds[] = {CONVGEN_GEMM_CUBLAS, CONVGEN_GEMM_GENERATED, CONVGEN_GEMM_TENSOR};
     int i;
     if (!set_word(o, v, words, &i))
         return false;
-    a->options.gemm = i == 0 ? CONVGEN_GEMM_CUBLAS : CONVGEN_GEMM_GENERATED;
+    a->options.gemm = kinds[i];
     return true;
 }
 
@@ -268,10 +269,11 @@ static const cli_option options[] = {
      "multiprocessors to size split reductions for, 1 to 65536\n"
      "(default: the GPU's, else 132)"},
     {"--gemm", "KIND", PLAN_VERBS, false, set_gemm, 0,
-     "winograd's, fft's and fft-tiled's products: cublas or generated\n"
-     "(convgen's own batched GEMM); default: winograd, generated for 33 to\n"
-     "64 output channels (3-D: to 127) over 1000 tiles; fft, generated;\n"
-     "fft-tiled, cublas"},
+     "winograd's, fft's and fft-tiled's products: cublas, generated\n"
+     "(convgen's own batched GEMM) or tensor (winograd's fprop and bprop on\n"
+     "sm_90: convgen's GEMM in 3xTF32 on the tensor cores); default: winograd,\n"
+     "generated for 33 to 64 output channels (3-D: to 127) over 1000 tiles;\n"
+     "fft, generated; fft-tiled, cublas"},
     {"--tile", "MxN", PLAN_VERBS, false, set_tuning_sizes, 0,
      "winograd: the output tile m of F(m, r) per dimension; 0 (and the\n"
      "default): chosen (winograd-fused on 3-D layers: 0 or 1 along the\n"

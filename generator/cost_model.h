@@ -29,6 +29,9 @@ typedef struct cg_work {
  * SGEMM and CGEMM about 45 TFLOP/s on full waves (convgen's generated GEMM and FFTs about the
  * same), copies, transposes and transforms 70% of the copy bandwidth (bench/NOTES.md). */
 #define CG_GEMM_EFFICIENCY 0.72
+/* convgen's GEMM on the tensor cores in 3xTF32 (gemm_tc.c), of the FFMA peak: 1.0 on V3's
+ * element GEMMs on an H200 (bench/NOTES.md, "Issue 30, session 60"). */
+#define CG_GEMM_TC_EFFICIENCY 1.0
 #define CG_BANDWIDTH_EFFICIENCY 0.7
 
 /* The product of v's rank entries, in double (the counts of points and bins). */

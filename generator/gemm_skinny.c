@@ -16,6 +16,7 @@
 
 #include <stdio.h>
 
+#include "gemm.h"
 #include "templates.h"
 #include "util.h"
 #include "values.h"
@@ -91,20 +92,9 @@ convgen_status cg_gemm_skinny_kernel(const cg_gemm_step *g, tmpl_value *header, 
     tmpl_set_int(ctx, "vec", vec);
     tmpl_set_int(ctx, "runs", runs);
     tmpl_set_int(ctx, "copies", copies);
-    tmpl_set_int(ctx, "m", g->m);
-    tmpl_set_int(ctx, "n", g->n);
     tmpl_set_int(ctx, "n4", n4);
-    tmpl_set_int(ctx, "k", g->k);
     tmpl_set_bool(ctx, "b_transposed", g->transb == 'T');
-    tmpl_set_int(ctx, "a_offset", g->a_offset / 4);
-    tmpl_set_int(ctx, "b_offset", g->b_offset / 4);
-    tmpl_set_int(ctx, "c_offset", g->c_offset / 4);
-    tmpl_set_int(ctx, "lda", g->lda);
-    tmpl_set_int(ctx, "ldb", g->ldb);
-    tmpl_set_int(ctx, "ldc", g->ldc);
-    tmpl_set_int(ctx, "a_stride", g->a_stride);
-    tmpl_set_int(ctx, "b_stride", g->b_stride);
-    tmpl_set_int(ctx, "c_stride", g->c_stride);
+    cg_gemm_set_real_layout(ctx, g);
     tmpl_value *n4_div = cg_value_magic((uint32_t)n4, sums * n4 - 1), *runs_div = cg_value_magic((uint32_t)runs, stage * runs - 1);
     bool ok = n4_div && runs_div;
     tmpl_map_set(ctx, "n4_div", n4_div);

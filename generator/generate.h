@@ -10,6 +10,7 @@
 #define CG_GENERATE_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "convgen.h"
 #include "fft/fft_problem.h"
@@ -59,6 +60,14 @@ int cg_target_max_cluster(const char *arch);
  * the kernel-set generator set max_cluster from the arch (cg_target_max_cluster), so an sm_80
  * target says 1. */
 static inline bool cg_target_bulk_copies(const cg_target *t) { return !t || t->max_cluster != 1; }
+/* Whether the target is sm_90 itself (an H100's or H200's, also where it does not say): only there
+ * is the warpgroup mma (wgmma), which a kernel that uses it is compiled for as sm_90a; such a
+ * source has the line CG_SM90A_MARKER, by which the runtime knows (jit.c). */
+static inline bool cg_target_wgmma(const cg_target *t)
+{
+    return !t || !t->arch[0] || strcmp(t->arch, "sm_90") == 0 || strcmp(t->arch, "sm_90a") == 0;
+}
+#define CG_SM90A_MARKER "#define CONVGEN_NEEDS_SM90A 1"
 
 /* One emitted kernel: its source and how to launch it. Every convgen kernel takes the same
  * four pointers (in0, in1, out, workspace) in the order of convgen_execute; one that applies a
@@ -115,6 +124,7 @@ typedef struct cg_gemm_step {
      * (stride 1, inc = batch), as the FFT kernels leave their spectra: [image][bin]. Only
      * convgen's GEMM kernel reads that. */
     int64_t inc;
+    bool tensor; /* done by convgen's kernel on the tensor cores (gemm_tc.c), which the cost model rates */
 } cg_gemm_step;
 
 /* Where an operand's element sits in a padded image, per dimension: at base + step * index

@@ -71,21 +71,21 @@ convgen_status cg_fourier_parse(const char *value, int rank, cg_tuning *t)
     return s;
 }
 
-static const char *const gemm_names[] = {"", "cublas", "generated"}; /* CONVGEN_GEMM_* */
+static const char *const gemm_names[] = {"", "cublas", "generated", "tensor"}; /* CONVGEN_GEMM_* */
 
 void cg_gemm_print(const cg_tuning *t, int rank, char *buf, size_t size)
 {
     (void)rank;
-    snprintf(buf, size, "%s", t->gemm > 0 && t->gemm <= CONVGEN_GEMM_GENERATED ? gemm_names[t->gemm] : "");
+    snprintf(buf, size, "%s", t->gemm > 0 && t->gemm <= CONVGEN_GEMM_TENSOR ? gemm_names[t->gemm] : "");
 }
 
 convgen_status cg_gemm_parse(const char *value, int rank, cg_tuning *t)
 {
     (void)rank;
-    for (int g = CONVGEN_GEMM_CUBLAS; g <= CONVGEN_GEMM_GENERATED; ++g)
+    for (int g = CONVGEN_GEMM_CUBLAS; g <= CONVGEN_GEMM_TENSOR; ++g)
         if (strcmp(value, gemm_names[g]) == 0)
             return t->gemm = g, CONVGEN_SUCCESS;
-    return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "'%s' is not cublas or generated", value);
+    return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "'%s' is not cublas, generated or tensor", value);
 }
 
 void cg_variant_print(const cg_planner *pl, const cg_tuning *t, int rank, char *buf, size_t size)

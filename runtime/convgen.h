@@ -176,7 +176,10 @@ typedef struct convgen_plan_options {
     /* WINOGRAD, FFT and FFT_TILED: what sums the products, per transform element (Winograd's
      * SGEMMs) or per frequency bin (the FFT algorithms' CGEMMs): CONVGEN_GEMM_CUBLAS (cuBLAS),
      * CONVGEN_GEMM_GENERATED (convgen's own batched GEMM kernel reading the transforms' layout;
-     * strict fp32 only: with allow_tf32 cuBLAS's; fft-tiled's accgrad always cuBLAS's), or
+     * strict fp32 only: with allow_tf32 cuBLAS's; fft-tiled's accgrad always cuBLAS's),
+     * CONVGEN_GEMM_TENSOR (winograd's fprop and bprop on sm_90 only: convgen's GEMM on the tensor
+     * cores in 3xTF32, fp32's accuracy, where its operands' rows are whole 16 bytes (tiles and
+     * channels multiples of 4), convgen's generated GEMM where not; elsewhere as CHOSEN), or
      * CONVGEN_GEMM_CHOSEN (0): winograd, the generated one for fprop and bprop with 33 to 64
      * output channels (3-D layers: to 127, summing over more than 32) over at least 1000 tiles,
      * where it measured faster (H100, H200), cuBLAS's otherwise; fft, the generated one (it reads the FFT kernels' spectra as they lie, so
@@ -194,7 +197,7 @@ typedef struct convgen_plan_options {
 } convgen_plan_options;
 
 /* convgen_plan_options.gemm */
-enum { CONVGEN_GEMM_CHOSEN = 0, CONVGEN_GEMM_CUBLAS = 1, CONVGEN_GEMM_GENERATED = 2 };
+enum { CONVGEN_GEMM_CHOSEN = 0, CONVGEN_GEMM_CUBLAS = 1, CONVGEN_GEMM_GENERATED = 2, CONVGEN_GEMM_TENSOR = 3 };
 
 /* convgen_plan_options.effort. MEASURE times each algorithm with its default tuning (winograd:
  * both GEMMs); EXHAUSTIVE also every Winograd tile F(m, r) with m + r - 1 <= 8. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cubin.h"
+#include "generate.h"
 #include "kernel_set.h"
 #include "util.h"
 
@@ -110,10 +111,19 @@ static convgen_status nvrtc_fail(nvrtcProgram prog, nvrtcResult r, const char *w
                    nvrtcGetErrorString(r));
 }
 
+/* The architecture a source compiles for: `arch`, or sm_90a where arch is sm_90 and the source
+ * uses sm_90's arch-specific instructions (wgmma), which such a source says by a line of its own,
+ * CG_SM90A_MARKER (generate.h; a word in a comment cannot switch it). sm_90a code runs on sm_90
+ * devices only, which is the arch's. */
+static const char *compile_arch(const char *source, const char *arch)
+{
+    return strcmp(arch, "sm_90") == 0 && strstr(source, "\n" CG_SM90A_MARKER "\n") ? "sm_90a" : arch;
+}
+
 static convgen_status compile(const char *source, const char *name, const char *arch, cache_kernel *out)
 {
     char arch_option[32];
-    snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s", arch);
+    snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s", compile_arch(source, arch));
     const char *options[BASE_OPTIONS + 1] = {arch_option};
     int major = 0, minor = 0;
     nvrtcVersion(&major, &minor);
@@ -175,7 +185,7 @@ cache_key jit_key(const char *source, const char *arch)
     nvrtcVersion(&major, &minor);
     char options[256];
     options_text(major, minor, options, sizeof options);
-    return cache_key_of(source, arch, options, major, minor);
+    return cache_key_of(source, compile_arch(source, arch), options, major, minor);
 }
 
 convgen_status jit_get(const char *source, const char *name, const char *arch, cache_disk *disk,

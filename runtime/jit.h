@@ -11,7 +11,8 @@
 /* Checks that NVRTC can target `arch` ("sm_90"); the error names the field. */
 convgen_status jit_check_arch(const char *arch);
 
-/* The cubin and compile report of kernel `name` in `source` for `arch`. `disk` may be NULL.
+/* The cubin and compile report of kernel `name` in `source` for `arch` (sm_90a where arch is sm_90
+ * and the source needs sm_90a's instructions: jit.c). `disk` may be NULL.
  * On a compile error returns CONVGEN_ERROR_COMPILE with NVRTC's log kept for
  * convgen_last_compile_log(). */
 convgen_status jit_get(const char *source, const char *name, const char *arch, cache_disk *disk,

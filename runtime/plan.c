@@ -219,9 +219,9 @@ convgen_status plan_tuning_of(const convgen_plan_options *o, cg_tuning *t)
                            o->winograd_m[d]);
         t->winograd_m[d] = o->winograd_m[d];
     }
-    if (o->gemm < CONVGEN_GEMM_CHOSEN || o->gemm > CONVGEN_GEMM_GENERATED)
+    if (o->gemm < CONVGEN_GEMM_CHOSEN || o->gemm > CONVGEN_GEMM_TENSOR)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
-                       "options->gemm = %d is not CONVGEN_GEMM_CHOSEN, _CUBLAS or _GENERATED", o->gemm);
+                       "options->gemm = %d is not CONVGEN_GEMM_CHOSEN, _CUBLAS, _GENERATED or _TENSOR", o->gemm);
     t->gemm = o->gemm;
     if (o->effort < CONVGEN_EFFORT_MEASURE || o->effort > CONVGEN_EFFORT_EXHAUSTIVE)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE,

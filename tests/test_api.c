@@ -238,9 +238,9 @@ static void test_plan_options_are_checked(void **state)
     o = (convgen_plan_options){.winograd_m = {2, 13}};
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
                  CONVGEN_ERROR_INVALID_VALUE, "winograd_m[1] = 13 must be in [0, 12]");
-    o = (convgen_plan_options){.gemm = 3}; /* the products' GEMM: CHOSEN, CUBLAS or GENERATED */
+    o = (convgen_plan_options){.gemm = 4}; /* the products' GEMM: CHOSEN, CUBLAS, GENERATED or TENSOR */
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
-                 CONVGEN_ERROR_INVALID_VALUE, "gemm = 3");
+                 CONVGEN_ERROR_INVALID_VALUE, "gemm = 4");
     o = (convgen_plan_options){.winograd_m = {2, 11}}; /* F(11, 3): alpha 13 */
     assert_error(convgen_plan_conv_ex(ctx, &layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &o, &plan),
                  CONVGEN_ERROR_INVALID_VALUE, "winograd_m[1] = 11");

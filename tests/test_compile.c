@@ -14,6 +14,7 @@
 
 #include "cache.h"
 #include "cubin.h"
+#include "generate.h"
 #include "jit.h"
 #include "layer.h"
 #include "planner_cases.h"
@@ -142,6 +143,53 @@ static void test_generated_gemm_compiles_without_local_memory(void **state)
     }
     print_message("%d planners take the generated GEMM\n", planners);
     assert_true(planners >= 2); /* winograd's and fft's products at least */
+    convgen_context_destroy(ctx);
+    free(layers);
+}
+
+/* winograd's products on the tensor cores (gemm=tensor, gemm_tc.c): for fprop and bprop of every
+ * 2-D and 3-D layer of the set winograd plans, the products kernel is the wgmma one where the
+ * kernel takes the GEMM, compiles for sm_90a (the marker line; a plain sm_90 compile stops at its
+ * #error) without local memory; accgrad keeps cuBLAS's. */
+static void test_tensor_gemm_compiles_for_sm_90a_without_local_memory(void **state)
+{
+    (void)state;
+    cg_layer *layers;
+    int count, tensor = 0, other = 0;
+    assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
+    convgen_context *ctx = offline(NULL);
+    for (int i = 0; i < count; ++i)
+        for (int p = 0; p < 3; ++p) {
+            convgen_pass pass = (convgen_pass)p;
+            convgen_plan_options o = {.gemm = CONVGEN_GEMM_TENSOR};
+            convgen_plan *plan;
+            if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, CONVGEN_ALGO_WINOGRAD, &o, &plan) != CONVGEN_SUCCESS)
+                continue; /* strided, kernels past 7 */
+            for (int k = 0; k < convgen_plan_kernel_count(plan); ++k) {
+                convgen_kernel_info info;
+                assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
+                const char *src = convgen_plan_source(plan, k);
+                bool wgmma = strstr(src, "\n" CG_SM90A_MARKER "\n") != NULL;
+                if (!strstr(info.name, "products")) {
+                    assert_false(wgmma);
+                    continue;
+                }
+                if (!wgmma) {
+                    ++other;
+                    continue;
+                }
+                assert_int_not_equal(pass, CONVGEN_ACCGRAD);
+                assert_non_null(strstr(src, "wgmma.mma_async"));
+                ++tensor;
+                if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
+                    fail_msg("%s %s %s: stack %d, spills %d/%d", layers[i].name, convgen_pass_name(pass), info.name,
+                             info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes);
+            }
+            convgen_plan_destroy(plan);
+        }
+    print_message("winograd: %d tensor-core products kernels compiled for sm_90a without local memory, %d others\n",
+                  tensor, other);
+    assert_true(tensor >= 20); /* fprop and bprop of the 3x3 and 5x5 layers, at least */
     convgen_context_destroy(ctx);
     free(layers);
 }
@@ -346,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_second_plan_comes_from_memory_then_disk_after_memory_is_cleared),
         cmocka_unit_test(test_every_layer_compiles_for_sm_90_without_local_memory),
         cmocka_unit_test(test_generated_gemm_compiles_without_local_memory),
+        cmocka_unit_test(test_tensor_gemm_compiles_for_sm_90a_without_local_memory),
     };
     return cmocka_run_group_tests_name("compile", tests, NULL, NULL);
 }

@@ -715,25 +715,48 @@ static void test_fft_programs_apply_the_epilogue_as_they_store_y(void **state)
 
 /* Whether a plan of `algo` runs the generated GEMM (a GEMM kernel step) rather than cuBLAS's
  * (a library step); never both. */
-static bool runs_generated_gemm_of(convgen_algo algo, const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
+/* Whether the products of algo's plan for target t are a generated GEMM kernel (not cuBLAS's);
+ * *tensor, where given: whether that kernel is the tensor cores' (gemm_tc.c, marked sm_90a). */
+static bool runs_gemm_kernel(convgen_algo algo, const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune,
+                             const cg_target *t, bool *tensor)
 {
     cg_problem p;
     cg_generated g;
     assert_int_equal(cg_problem_init(&p, d), CONVGEN_SUCCESS);
-    assert_int_equal(cg_generate_tuned(&p, pass, algo, NULL, &tune, &g), CONVGEN_SUCCESS);
-    bool kernel = false, library = false;
+    assert_int_equal(cg_generate_tuned(&p, pass, algo, t, &tune, &g), CONVGEN_SUCCESS);
+    bool kernel = false, library = false, marked = false;
     for (int s = 0; s < g.step_count; ++s) {
         kernel |= g.steps[s].kind == CG_STEP_KERNEL && g.steps[s].op.kind == CG_OP_GEMM;
         library |= g.steps[s].kind == CG_STEP_GEMM;
     }
+    for (int k = 0; k < g.kernel_count; ++k)
+        marked |= strstr(g.kernels[k].source, "\n" CG_SM90A_MARKER "\n") != NULL;
     cg_generated_free(&g);
     assert_true(kernel != library);
+    assert_true(kernel || !marked);
+    if (tensor)
+        *tensor = marked;
     return kernel;
 }
 
+/* The same for the default target (the H100's), whichever generated kernel. */
+static bool runs_generated_gemm_of(convgen_algo algo, const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
+{
+    return runs_gemm_kernel(algo, d, pass, tune, NULL, NULL);
+}
+
+/* Whether winograd's products on target t run on the tensor cores (gemm_tc.c). */
+static bool runs_tensor_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune, const cg_target *t)
+{
+    bool tensor;
+    runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, d, pass, tune, t, &tensor);
+    return tensor;
+}
+
 /* winograd's: the generated one where asked for, or chosen for 33 to 64 output channels over at
- * least 1000 tiles (fprop and bprop; to 127 for 3-D layers summing over more than 32); cuBLAS's
- * for other layers, for accgrad, with TF32 and where asked for. */
+ * least 1000 tiles (fprop and bprop; to 127 for 3-D layers summing over more than 32); on sm_90
+ * the tensor cores' where asked for, or chosen for 128 outputs and sums or more (fprop and bprop);
+ * cuBLAS's for other layers, for accgrad, with TF32 and where asked for. */
 static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
 {
     return runs_generated_gemm_of(CONVGEN_ALGO_WINOGRAD, d, pass, tune);
@@ -805,12 +828,26 @@ static void test_winograd_chooses_its_gemm(void **state)
     assert_true(runs_generated_gemm(&narrow, CONVGEN_FPROP, chosen));
     assert_true(runs_generated_gemm(&narrow, CONVGEN_BPROP, chosen));
     assert_false(runs_generated_gemm(&narrow, CONVGEN_ACCGRAD, chosen));
-    assert_false(runs_generated_gemm(&wide, CONVGEN_FPROP, chosen));
+    const cg_target sm80 = {.max_cluster = 1, .arch = "sm_80"}, sm90 = {.arch = "sm_90"};
+    assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &wide, CONVGEN_FPROP, chosen, &sm80, NULL));
+    assert_true(runs_tensor_gemm(&wide, CONVGEN_FPROP, chosen, &sm90));
+    assert_true(runs_tensor_gemm(&wide, CONVGEN_BPROP, chosen, NULL)); /* the default target: the H100's */
+    assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &wide, CONVGEN_ACCGRAD, chosen, &sm90, NULL));
+    assert_false(runs_tensor_gemm(&wide, CONVGEN_FPROP, cublas, &sm90));
+    assert_false(runs_tensor_gemm(&wide, CONVGEN_FPROP, generated, &sm90));
+    assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &wide, CONVGEN_FPROP, tf32, &sm90, NULL));
+    assert_false(runs_tensor_gemm(&narrow, CONVGEN_FPROP, chosen, &sm90)); /* 64 outputs: slower there */
+    const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
+    assert_true(runs_tensor_gemm(&narrow, CONVGEN_FPROP, tensor, &sm90));
+    assert_false(runs_tensor_gemm(&narrow, CONVGEN_FPROP, tensor, &sm80)); /* no wgmma: as chosen */
+    assert_true(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &narrow, CONVGEN_FPROP, tensor, &sm80, NULL));
+    assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &narrow, CONVGEN_ACCGRAD, tensor, &sm90, NULL));
     assert_true(runs_generated_gemm(&eighty, CONVGEN_FPROP, chosen));
     assert_true(runs_generated_gemm(&eighty, CONVGEN_BPROP, chosen));
     assert_false(runs_generated_gemm(&eighty, CONVGEN_ACCGRAD, chosen));
     assert_true(runs_generated_gemm(&widest, CONVGEN_FPROP, chosen));
-    assert_false(runs_generated_gemm(&full, CONVGEN_FPROP, chosen));
+    assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &full, CONVGEN_FPROP, chosen, &sm80, NULL));
+    assert_true(runs_tensor_gemm(&full, CONVGEN_FPROP, chosen, &sm90)); /* 128 -> 128 */
     assert_false(runs_generated_gemm(&flat80, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&one_sum, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&one_sum, CONVGEN_BPROP, chosen)); /* 1 output channel */
@@ -825,7 +862,7 @@ static void test_winograd_chooses_its_gemm(void **state)
     assert_true(runs_generated_gemm(&wide, CONVGEN_ACCGRAD, generated));
     /* AUTO's candidates list the default GEMM first, so that it wins a tie of the estimates
      * (the cost model rates the two alike): the generated one for 80 channels, not in accgrad,
-     * cuBLAS's for 256 */
+     * cuBLAS's for 256; then, in fprop and bprop, each tile by the tensor cores' */
     const cg_planner *wino = cg_planner_of(CONVGEN_ALGO_WINOGRAD);
     const struct {
         const convgen_conv_desc *d;
@@ -839,10 +876,16 @@ static void test_winograd_chooses_its_gemm(void **state)
         assert_int_equal(cg_problem_init(&p, order[i].d), CONVGEN_SUCCESS);
         for (int effort = CONVGEN_EFFORT_MEASURE; effort <= CONVGEN_EFFORT_EXHAUSTIVE; ++effort) {
             int n = wino->variants(&p, order[i].pass, effort, &chosen, out, 16);
-            assert_true(n >= 2 && n % 2 == 0);
-            for (int v = 0; v < n; v += 2) { /* each tile by both GEMMs, the default first */
+            /* fprop and bprop: each tile again by the tensor cores' GEMM, after the pairs */
+            int per_tile = order[i].pass == CONVGEN_ACCGRAD ? 2 : 3, pairs = 2 * n / per_tile;
+            assert_true(n >= per_tile && n % per_tile == 0);
+            for (int v = 0; v < pairs; v += 2) { /* each tile by both GEMMs, the default first */
                 assert_int_equal(out[v].gemm, order[i].first);
                 assert_int_equal(out[v + 1].gemm, CONVGEN_GEMM_CUBLAS + CONVGEN_GEMM_GENERATED - order[i].first);
+                if (per_tile == 3) {
+                    assert_int_equal(out[pairs + v / 2].gemm, CONVGEN_GEMM_TENSOR);
+                    assert_memory_equal(out[pairs + v / 2].winograd_m, out[v].winograd_m, sizeof out[v].winograd_m);
+                }
             }
         }
     }

@@ -57,6 +57,7 @@ typedef struct shape {
 
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 67 /* 40 random ones beside the 27 handpicked ones */
+#define WINOGRAD_TENSOR_SHAPES 8
 #define WINOGRAD_FUSED_SHAPES 71 /* 35 handpicked, 18 of them 3-D; 36 random */
 #define WINOGRAD_FUSED_SHIFTED 3 /* the last three handpicked ones again, y 4, 8 and 12 bytes past 16-byte alignment */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
@@ -757,6 +758,31 @@ static void make_tests(shape *s, int count, int handpicked_count, void (*random)
     }
 }
 
+/* winograd's products on the tensor cores (gemm=tensor, generator/gemm_tc.c), shapes whose
+ * fprop and bprop GEMMs it takes (images and channels multiples of 4: the tiles and the rows in
+ * 16-byte runs), each a case of the kernel: sums in whole steps of 16 and not (zeros past the
+ * sum), a partial block of 128 tiles, outputs in blocks of 152 and 176 (300 and 520: two and
+ * three blocks), 5 x 5, no padding, convolution mode, 3-D. On sm_90 each plan must hold the
+ * wgmma kernel; elsewhere gemm=tensor plans as chosen, and they run so. */
+static int handpicked_tensor(shape *s)
+{
+    int n = 0;
+    const char *wgmma = "wgmma.mma_async";
+    s[n++].d = DESC2(4, 16, 24, 28, 28, 3, 3, 1, 1, 1);
+    s[n++].d = DESC2(8, 36, 40, 20, 20, 3, 3, 1, 1, 1);
+    s[n++].d = DESC2(4, 64, 300, 14, 14, 3, 3, 1, 1, 1);
+    s[n++].d = DESC2(4, 8, 520, 9, 9, 3, 3, 1, 1, 1);
+    s[n++].d = DESC2(4, 32, 32, 32, 32, 5, 5, 2, 1, 1);
+    s[n++].d = DESC2(8, 64, 64, 15, 17, 3, 3, 0, 1, 1);
+    s[n].d = DESC2(4, 12, 20, 18, 18, 3, 3, 1, 1, 1), s[n++].d.mode = CONVGEN_CONVOLUTION;
+    s[n++].d = (convgen_conv_desc){.rank = 3, .n = 4, .c = 16, .k = 20, .in = {10, 12, 12}, .kernel = {3, 3, 3},
+                                   .pad_before = {1, 1, 1}, .pad_after = {1, 1, 1}, .stride = {1, 1, 1},
+                                   .dilation = {1, 1, 1}};
+    for (int i = 0; i < n; ++i)
+        s[i].gemm = CONVGEN_GEMM_TENSOR, s[i].form[0] = s[i].form[1] = wgmma;
+    return n;
+}
+
 /* cufft's handpicked shapes of rank lo to hi (fft-fused's tiles are 2-D). */
 static int handpicked_fft_ranks(shape *s, int lo, int hi)
 {
@@ -915,7 +941,7 @@ static void check_auto_drops_wrong_candidates(void **state)
     }
     print_message("auto dropped %d mutated winograd candidates, chose %s of %d that ran\n", dropped,
                   convgen_algo_name(ch.algo), ran);
-    assert_int_equal(dropped, 2); /* cuBLAS's GEMM and the generated one */
+    assert_int_equal(dropped, 3); /* cuBLAS's GEMM, the generated one and the tensor cores' (as chosen off sm_90) */
     assert_true(ran >= 4 && ch.algo != CONVGEN_ALGO_WINOGRAD);
     convgen_plan_destroy(plan);
     convgen_wisdom_forget();
@@ -943,7 +969,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                     known = selected[i] = true;
             if (!known) {
                 fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, direct_window, cufft, fft, fft_tiled, fft_fused, "
-                                "winograd, winograd_fused, winograd_gemm, fft_cublas, fft_tiled_gemm, prepared, accuracy, "
+                                "winograd, winograd_fused, winograd_gemm, winograd_tensor, fft_cublas, fft_tiled_gemm, prepared, accuracy, "
                                 "auto, epilogue, registry)\n",
                         token);
                 return false;
@@ -996,14 +1022,15 @@ static int finish_child(pid_t pid, FILE *log, const char *group)
  * cores. Each child writes to a file of its own, which the parent prints in group order, so
  * the output reads as if the groups had run one after another. Nothing touches CUDA before the
  * fork; each child makes its own context. Where fork fails, the group runs here. */
+#define MAX_GROUPS 24 /* run_groups' processes at most */
 static int run_groups(const test_group *groups, int count, const bool *selected)
 {
-    pid_t pids[16];
-    FILE *logs[16];
+    pid_t pids[MAX_GROUPS];
+    FILE *logs[MAX_GROUPS];
     int failed = 0;
     fflush(stdout);
     fflush(stderr);
-    for (int i = 0; i < count && i < 16; ++i) {
+    for (int i = 0; i < count && i < MAX_GROUPS; ++i) {
         pids[i] = -1;
         if (!selected[i])
             continue;
@@ -1022,7 +1049,7 @@ static int run_groups(const test_group *groups, int count, const bool *selected)
             failed += run_group(&groups[i]);
         }
     }
-    for (int i = 0; i < count && i < 16; ++i)
+    for (int i = 0; i < count && i < MAX_GROUPS; ++i)
         if (pids[i] > 0)
             failed += finish_child(pids[i], logs[i], groups[i].name);
     return failed;
@@ -1044,7 +1071,8 @@ int main(void)
 {
     static struct CMUnitTest direct[DIRECT_SHAPES], window[WINDOW_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES + WINOGRAD_FUSED_SHIFTED],
-        winograd_gemm[WINOGRAD_SHAPES], fft_cublas[CUFFT_SHAPES], tiled_gemm[CUFFT_SHAPES],
+        winograd_gemm[WINOGRAD_SHAPES], winograd_tensor[WINOGRAD_TENSOR_SHAPES], fft_cublas[CUFFT_SHAPES],
+        tiled_gemm[CUFFT_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
         accuracy[WINOGRAD_TILES], autos[AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA],
         epilogue[EPILOGUE_ALGOS * EPILOGUE_PER_ALGO];
@@ -1079,6 +1107,9 @@ int main(void)
     /* the shapes again with the other GEMM: winograd's and fft-tiled's products by convgen's
      * generated GEMM, fft's (generated by default) by cuBLAS's */
     with_gemm(winograd_shapes, winograd_gemm_shapes, WINOGRAD_SHAPES, CONVGEN_GEMM_GENERATED, winograd_gemm);
+    static shape tensor_shapes[WINOGRAD_TENSOR_SHAPES];
+    make_tests(tensor_shapes, WINOGRAD_TENSOR_SHAPES, handpicked_tensor(tensor_shapes), random_winograd_shape,
+               CONVGEN_ALGO_WINOGRAD, 1e-4, winograd_tensor);
     with_gemm(fft_shapes, fft_cublas_shapes, CUFFT_SHAPES, CONVGEN_GEMM_CUBLAS, fft_cublas);
     with_gemm(tiled_shapes, tiled_gemm_shapes, CUFFT_SHAPES, CONVGEN_GEMM_GENERATED, tiled_gemm);
     make_accuracy_tests(accuracy);
@@ -1131,6 +1162,7 @@ int main(void)
                   {"winograd", winograd, WINOGRAD_SHAPES},
                   {"winograd_fused", winograd_fused, WINOGRAD_FUSED_SHAPES + WINOGRAD_FUSED_SHIFTED},
                   {"winograd_gemm", winograd_gemm, WINOGRAD_SHAPES},
+                  {"winograd_tensor", winograd_tensor, WINOGRAD_TENSOR_SHAPES},
                   {"fft_cublas", fft_cublas, CUFFT_SHAPES},
                   {"fft_tiled_gemm", tiled_gemm, CUFFT_SHAPES},
                   {"prepared", prepared, PREPARED_ALGOS * PREPARED_SHAPES},
@@ -1150,6 +1182,6 @@ int main(void)
     const char *filter = getenv("CONVGEN_TEST_FILTER");
     if (filter && *filter)
         cmocka_set_test_filter(filter);
-    _Static_assert(GROUPS <= 16, "run_groups keeps 16 processes");
+    _Static_assert(GROUPS <= MAX_GROUPS, "run_groups keeps MAX_GROUPS processes");
     return run_groups(groups, GROUPS, selected);
 }

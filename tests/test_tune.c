@@ -473,6 +473,9 @@ static void candidate_names(convgen_context *ctx, const convgen_conv_desc *d, co
 
 #define WINOGRAD_TILES_BY_GEMM "winograd m=2x2 gemm=cublas|winograd m=2x2 gemm=generated|winograd m=3x3 gemm=cublas|" \
     "winograd m=3x3 gemm=generated|winograd m=4x4 gemm=cublas|winograd m=4x4 gemm=generated|"
+/* fprop and bprop: each tile again by the tensor cores' GEMM, after the pairs */
+#define WINOGRAD_TILES_TENSOR "winograd m=2x2 gemm=tensor|winograd m=3x3 gemm=tensor|winograd m=4x4 gemm=tensor|" \
+    "winograd m=5x5 gemm=tensor|winograd m=6x6 gemm=tensor|"
 #define FUSED_TILES "winograd-fused m=2x2|winograd-fused m=3x3|winograd-fused m=4x4"
 
 /* The tuner only loops over the registry and each planner's variants: its candidates are the
@@ -501,21 +504,22 @@ static void test_candidates_are_the_planners_variants(void **state)
         {&small, CONVGEN_FPROP, {.effort = EX},
          "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft fourier=16x16 gemm=cublas|"
          "fft fourier=16x16 gemm=generated|fft-tiled|fft-fused|" WINOGRAD_TILES_BY_GEMM "winograd m=5x5 gemm=cublas|"
-         "winograd m=5x5 gemm=generated|winograd m=6x6 gemm=cublas|winograd m=6x6 gemm=generated|" FUSED_TILES
-         "|winograd-fused m=5x5|winograd-fused m=6x6"},
+         "winograd m=5x5 gemm=generated|winograd m=6x6 gemm=cublas|winograd m=6x6 gemm=generated|" WINOGRAD_TILES_TENSOR
+         FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6"},
         {&five, CONVGEN_ACCGRAD, {.effort = EX},
          "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|" WINOGRAD_TILES_BY_GEMM
          FUSED_TILES},
         {&wide, CONVGEN_BPROP, {.effort = EX},
          "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd m=0x2 gemm=cublas|"
-         "winograd m=0x2 gemm=generated|winograd-fused"},
+         "winograd m=0x2 gemm=generated|winograd m=0x2 gemm=tensor|winograd-fused"},
         {&line, CONVGEN_FPROP, {.effort = EX},
          "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd m=2 gemm=cublas|"
          "winograd m=2 gemm=generated|winograd m=3 gemm=cublas|winograd m=3 gemm=generated|winograd m=4 gemm=cublas|"
-         "winograd m=4 gemm=generated|winograd-fused"},
+         "winograd m=4 gemm=generated|winograd m=2 gemm=tensor|winograd m=3 gemm=tensor|winograd m=4 gemm=tensor|"
+         "winograd-fused"},
         {&small, CONVGEN_BPROP, {.effort = ME},
          "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd gemm=cublas|"
-         "winograd gemm=generated|winograd-fused"},
+         "winograd gemm=generated|winograd gemm=tensor|winograd-fused"},
         {&stem, CONVGEN_BPROP, {.effort = EX}, "direct|direct-window|cufft|fft|fft-tiled|fft-fused|winograd|winograd-fused"},
         {&small, CONVGEN_FPROP, {.effort = EX, .gemm = CONVGEN_GEMM_CUBLAS},
          "direct|direct-window|cufft|fft gemm=cublas|fft fourier=16x16 gemm=cublas|fft-tiled gemm=cublas|fft-fused|"
@@ -527,12 +531,12 @@ static void test_candidates_are_the_planners_variants(void **state)
         {&small, CONVGEN_FPROP, {.effort = EX, .winograd_m = {4, 4}},
          "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft fourier=16x16 gemm=cublas|"
          "fft fourier=16x16 gemm=generated|fft-tiled|fft-fused|winograd m=4x4 gemm=cublas|winograd m=4x4 gemm=generated|"
-         "winograd-fused m=4x4"},
+         "winograd m=4x4 gemm=tensor|winograd-fused m=4x4"},
         {&small, CONVGEN_FPROP, {.effort = EX, .fourier_size = {16, 16}},
          "direct|direct-window|cufft fourier=16x16|fft fourier=16x16 gemm=cublas|fft fourier=16x16 gemm=generated|"
          "fft-tiled fourier=16x16|fft-fused fourier=16x16|" WINOGRAD_TILES_BY_GEMM "winograd m=5x5 gemm=cublas|"
-         "winograd m=5x5 gemm=generated|winograd m=6x6 gemm=cublas|winograd m=6x6 gemm=generated|" FUSED_TILES
-         "|winograd-fused m=5x5|winograd-fused m=6x6"},
+         "winograd m=5x5 gemm=generated|winograd m=6x6 gemm=cublas|winograd m=6x6 gemm=generated|" WINOGRAD_TILES_TENSOR
+         FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6"},
     };
     convgen_context *ctx = offline_context();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
@@ -629,7 +633,7 @@ static void test_variant_strings_refuse_what_planners_do_not_write(void **state)
         {CONVGEN_ALGO_WINOGRAD, "m=0x0", "m=0x0: all 0 fixes nothing"},
         {CONVGEN_ALGO_WINOGRAD, "gemm=cublas m=4x4", "is not as winograd writes it (\"m=4x4 gemm=cublas\")"},
         {CONVGEN_ALGO_WINOGRAD, "m=4x4  gemm=cublas", "stray space"},
-        {CONVGEN_ALGO_WINOGRAD, "m=4x4 gemm=chosen", "gemm=chosen: 'chosen' is not cublas or generated"},
+        {CONVGEN_ALGO_WINOGRAD, "m=4x4 gemm=chosen", "gemm=chosen: 'chosen' is not cublas, generated or tensor"},
         {CONVGEN_ALGO_WINOGRAD, "m=04x4", "is not as winograd writes it"},
         {CONVGEN_ALGO_WINOGRAD, "fourier=16x16", "'fourier' is no key of winograd's"},
         {CONVGEN_ALGO_WINOGRAD_FUSED, "m=4x4 gemm=cublas", "'gemm' is no key of winograd-fused's (m)"},

@@ -392,6 +392,133 @@ static void run_ws(const char *name, const Shape &s, float *dc, const std::vecto
     CK(cudaFree(db));
 }
 
+/* gemm_ws on the operands as stored (gemm_wsr): no producer lays them out. The copier warp brings
+ * each step's BK rows of op(A) ([k][m]) and op(B) ([k][n]) by one bulk copy a row (lane r row r)
+ * into raw stages as in gemm_wgmma; the three converter warps turn them into the core matrices,
+ * hi and lo (a transpose: four LDS.32 of a row's neighbours, two STS.128), zeros for k past the
+ * sum. Needs m, n, lda, ldb multiples of 4 (16-byte rows). */
+template <int BN, int BK, int STAGES> struct Wsr {
+    static constexpr int BM = 128, THREADS = 384, AP = BM + 4, BP = BN + 4;
+    static constexpr int RAW = BK * AP + BK * BP, CA = BK * BM, CB = BK * BN;
+    static constexpr int STAGE = RAW + 2 * (CA + CB); // floats: converted A hi, lo, B hi, lo, then raw A, B
+    static constexpr int SHARED = STAGES * STAGE * 4 + 3 * STAGES * 8;
+};
+
+/* Rows (m or n) x BK of a raw stage ([k][row], pitch `pitch`) into the core matrices at dst (hi)
+ * and dst + lo_at (lo), as convert() above; `valid`: the step's rows of k that exist. */
+template <int ROWS, int BK, bool PAIR>
+static __device__ __forceinline__ void convert_rows(const float *raw, int pitch, float *dst, int lo_at, unsigned ct,
+                                                    int valid)
+{
+#pragma unroll 4
+    for (int i = ct; i < BK / 4 * ROWS; i += 96) {
+        const int rho = i % ROWS, q = i / ROWS, s = q / 2, h = q % 2;
+        const int row = PAIR ? (rho & ~15) + 2 * (rho & 7) + (rho >> 3 & 1) : rho;
+        const float *src = raw + 4 * q * pitch + row;
+        float v[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            v[j] = 4 * q + j < valid ? src[j * pitch] : 0.0f;
+        float *d = dst + s * ROWS * 8 + rho / 8 * 64 + h * 32 + rho % 8 * 4;
+        *(float4 *)d = make_float4(v[0], v[1], v[2], v[3]);
+        *(uint4 *)(d + lo_at) = make_uint4(lo_of(v[0]), lo_of(v[1]), lo_of(v[2]), lo_of(v[3]));
+    }
+}
+
+template <int BN, int BK, int STAGES>
+__global__ void __launch_bounds__(384, 1)
+gemm_wsr(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ c, Shape sh)
+{
+    using G = Wsr<BN, BK, STAGES>;
+    extern __shared__ float4 smem4[];
+    float *stages = (float *)smem4;
+    uint64_t *loaded = (uint64_t *)(stages + STAGES * G::STAGE), *ready = loaded + STAGES, *empty = ready + STAGES;
+    const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31u, g = lane >> 2, t = lane & 3u;
+    const unsigned m0 = blockIdx.x * G::BM, n0 = blockIdx.y * BN;
+    const int kts = (sh.k + BK - 1) / BK;
+    a += blockIdx.z * sh.sa + m0;
+    b += blockIdx.z * sh.sb + n0;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s)
+            bar_init(&loaded[s], 1), bar_init(&ready[s], 3), bar_init(&empty[s], 2);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (warp == 0) { // the copier: lane r brings row r of each step, a bulk copy of each operand
+        const unsigned a_bytes = 4u * min(G::BM, sh.m - (int)m0), b_bytes = 4u * min(BN, sh.n - (int)n0);
+        for (int kt = 0; kt < kts; ++kt) {
+            const int s = kt % STAGES, valid = min(BK, sh.k - kt * BK);
+            float *raw = stages + s * G::STAGE + 2 * (G::CA + G::CB);
+            if (kt >= STAGES)
+                bar_wait(&empty[s], (kt / STAGES - 1) & 1);
+            if (lane == 0)
+                bar_expect(&loaded[s], valid * (a_bytes + b_bytes));
+            __syncwarp();
+            if ((int)lane < valid) {
+                const long long k = (long long)kt * BK + lane;
+                bulk(raw + lane * G::AP, a + k * sh.lda, a_bytes, &loaded[s]);
+                bulk(raw + BK * G::AP + lane * G::BP, b + k * sh.ldb, b_bytes, &loaded[s]);
+            }
+        }
+        return;
+    }
+    if (warp < 4) { // the converters
+        const unsigned ct = tid - 32u;
+        for (int kt = 0; kt < kts; ++kt) {
+            const int s = kt % STAGES, valid = min(BK, sh.k - kt * BK);
+            float *st = stages + s * G::STAGE, *raw = st + 2 * (G::CA + G::CB);
+            bar_wait(&loaded[s], (kt / STAGES) & 1);
+            convert_rows<G::BM, BK, true>(raw, G::AP, st, G::CA, ct, valid);
+            convert_rows<BN, BK, false>(raw + BK * G::AP, G::BP, st + 2 * G::CA, G::CB, ct, valid);
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            __syncwarp();
+            if (lane == 0)
+                bar_arrive(&ready[s]);
+        }
+        return;
+    }
+    const unsigned cw = warp - 4, wg = cw >> 2;
+    float acc[BN / 2];
+    for (int kt = 0; kt < kts; ++kt) {
+        const int s = kt % STAGES;
+        const float *st = stages + s * G::STAGE;
+        bar_wait(&ready[s], (kt / STAGES) & 1);
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i)
+            fence_operand(acc[i]);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int q = 0; q < BK / 8; ++q) {
+            const uint64_t ah = descriptor(st + q * G::BM * 8 + wg * 512), al = descriptor(st + G::CA + q * G::BM * 8 + wg * 512);
+            const uint64_t bh = descriptor(st + 2 * G::CA + q * BN * 8), bl = descriptor(st + 2 * G::CA + G::CB + q * BN * 8);
+            wgmma_ss(acc, al, bh, kt | q);
+            wgmma_ss(acc, ah, bl, 1);
+            wgmma_ss(acc, ah, bh, 1);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i)
+            fence_operand(acc[i]);
+        if (kt > 0 && (tid & 127u) == 0)
+            bar_arrive(&empty[(kt - 1) % STAGES]);
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i)
+        fence_operand(acc[i]);
+    store_pairs<BN>(c + blockIdx.z * sh.sc, acc, m0 + 16 * cw + 2 * g, n0, t, sh);
+}
+
+template <int BN, int BK, int STAGES>
+static void run_wsr(const char *name, const Shape &s, const float *da, const float *db, float *dc,
+                    const std::vector<float> &ha, const std::vector<float> &hb, double peak)
+{
+    using G = Wsr<BN, BK, STAGES>;
+    dim3 grid((s.m + G::BM - 1) / G::BM, (s.n + BN - 1) / BN, s.batch);
+    time_report(name, gemm_wsr<BN, BK, STAGES>, grid, G::THREADS, G::SHARED, s, da, db, dc, ha, hb, peak);
+}
+
 int main()
 {
     cudaDeviceProp prop;
@@ -421,6 +548,8 @@ int main()
         report("cuBLAS SGEMM", 0, 0, ms, s, peak, dc, ha, hb);
         if (s.n % 256 == 0) {
             run_ws<256, 16, 4>("ws n256 k16 st4", s, dc, ha, hb, peak);
+            run_wsr<256, 16, 3>("wsr n256 k16 st3 (as stored)", s, da, db, dc, ha, hb, peak);
+            run_wsr<256, 8, 6>("wsr n256 k8 st6 (as stored)", s, da, db, dc, ha, hb, peak);
             run_ws<256, 32, 2>("ws n256 k32 st2", s, dc, ha, hb, peak);
             run_ws<256, 8, 8>("ws n256 k8 st8", s, dc, ha, hb, peak);
             run_ws<256, 16, 4, 1>("ws n256 k16 st4, 1xTF32 (not fp32)", s, dc, ha, hb, peak);
@@ -432,6 +561,7 @@ int main()
         }
         if (s.n % 192 == 0) {
             run_ws<192, 16, 4>("ws n192 k16 st4", s, dc, ha, hb, peak);
+            run_wsr<192, 16, 3>("wsr n192 k16 st3 (as stored)", s, da, db, dc, ha, hb, peak);
             run<192, 16, 4, 3>("n192 k16 st4", s, da, db, dc, ha, hb, peak);
         }
         run_ws<128, 16, 6>("ws n128 k16 st6", s, dc, ha, hb, peak);

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "gemm.h"
+#include "gemm_tc.h"
 #include "generate.h"
 #include "templates.h"
 #include "template/tmpl.h"
@@ -406,14 +407,15 @@ static convgen_status add_gemm_kernel(const wino_spec *s, const cg_gemm_step *g,
         cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
                       (long long)s->batch);
     cg_value_line(h, "%s", "");
-    return cg_gemm_kernel(g, h, k);
+    return s->tensor_gemm ? cg_gemm_tc_kernel(g, s->target, h, k) : cg_gemm_kernel(g, h, k);
 }
 
-/* Appends the products' step: cuBLAS's SGEMM, or convgen's (gemm.c) where the spec chose it
- * (winograd_generate, which checked that the kernel takes it). */
+/* Appends the products' step: cuBLAS's SGEMM, or convgen's (gemm.c, or gemm_tc.c on the tensor
+ * cores) where the spec chose it (winograd_generate, which checked that the kernel takes it). */
 static convgen_status add_gemm(const cg_problem *p, const wino_spec *s, cg_generated *out)
 {
     cg_gemm_step g = gemm_of(s, products_shape(p, s));
+    g.tensor = s->tensor_gemm;
     if (!s->generated_gemm) {
         out->steps[out->step_count++] = (cg_step){.kind = CG_STEP_GEMM, .phase = 1, .gemm = g};
         return CONVGEN_SUCCESS;
@@ -507,10 +509,32 @@ static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg
     return s->pass != CONVGEN_ACCGRAD && outputs > 32 && (outputs <= 64 || wide_volume) && tiles >= 1000;
 }
 
+/* Whether the products go to convgen's GEMM on the tensor cores (gemm_tc.c): for fprop and bprop
+ * (accgrad's sums run along both operands, which the kernel does not read), in strict fp32, on an
+ * sm_90 target; where asked (CONVGEN_GEMM_TENSOR), and chosen where the whole batch's operands
+ * come in 16-byte rows (tiles and channels multiples of 4) and the outputs and the sums are 128 or
+ * more each, where it measured 1.05-1.6x faster than cuBLAS's SGEMM and the generated one (H200:
+ * V3 0.78 -> 0.56 ms, V4, L5, R4, S32; bench/NOTES.md, "Issue 30, session 60"); with 64 outputs
+ * (F2 bprop) or 80 (Z3) it ran slower, the block's columns too few for its copies and transposes.
+ * Where the kernel does not take the step (a sub-batch's tiles, say), convgen's other GEMM does
+ * it in the same layout: never cuBLAS's, whose work area (32 MiB) a workspace limit would then
+ * have to make room for. */
+static bool wants_tensor_gemm(const cg_problem *p, const wino_spec *s, const cg_tuning *tune, const cg_target *t)
+{
+    int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
+    if ((tune && tune->tf32) || s->pass == CONVGEN_ACCGRAD || !cg_target_wgmma(t) ||
+        (gemm != CONVGEN_GEMM_TENSOR && gemm != CONVGEN_GEMM_CHOSEN))
+        return false;
+    if (gemm == CONVGEN_GEMM_TENSOR)
+        return true;
+    int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c, sums = s->pass == CONVGEN_FPROP ? p->c : p->k;
+    int64_t tiles = p->n * s->tiles[0] * s->tiles[1] * s->tiles[2];
+    return outputs >= 128 && sums >= 128 && outputs % 4 == 0 && sums % 4 == 0 && tiles % 4 == 0;
+}
+
 static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                         const cg_tuning *tune, cg_generated *out)
 {
-    (void)t; /* the transforms are one thread per tile whatever the GPU */
     wino_spec s;
     convgen_status st = wino_choose_tiles(p, pass, tune, WINO_MAX_DEFAULT_ALPHA, &s);
     if (st == CONVGEN_SUCCESS)
@@ -518,12 +542,17 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
     if (st != CONVGEN_SUCCESS)
         return st;
     s.algo = "winograd";
-    s.generated_gemm = use_generated_gemm(p, &s, tune);
-    if (s.generated_gemm) { /* past the kernel's 32-bit indices: cuBLAS's, and every header says so */
+    s.target = t;
+    const bool tensor = wants_tensor_gemm(p, &s, tune, t);
+    s.generated_gemm = tensor || use_generated_gemm(p, &s, tune);
+    if (s.generated_gemm) { /* the tensor cores' where asked and taken; else past the generated kernel's
+                               32-bit indices, cuBLAS's, and every header says so */
         cg_gemm_step g = gemm_of(&s, products_shape(p, &s));
-        s.generated_gemm = cg_gemm_kernel_takes(&g);
+        s.tensor_gemm = tensor && cg_gemm_tc_takes(&g, t);
+        s.generated_gemm = s.tensor_gemm || cg_gemm_kernel_takes(&g);
     }
-    snprintf(s.plan[0], sizeof s.plan[0], "one %s SGEMM per", s.generated_gemm ? "generated" : "cuBLAS");
+    snprintf(s.plan[0], sizeof s.plan[0], "one %s SGEMM per", s.tensor_gemm ? "generated tensor-core (3xTF32)"
+                                                              : s.generated_gemm ? "generated" : "cuBLAS");
     snprintf(s.plan[1], sizeof s.plan[1], "transform element (%lld of them) over the %lld tiles of %lld images at once",
              (long long)s.elements, (long long)s.columns, (long long)s.batch);
     out->workspace_bytes = s.workspace;
@@ -579,11 +608,18 @@ int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool 
 /* AUTO's candidates: each tile by both GEMMs, cuBLAS's first (cg_variants_add) unless the default
  * (use_generated_gemm) is convgen's, which then comes first so that it wins a tie of the
  * estimates: the cost model rates the two GEMMs alike, and the default rule is what was
- * measured (n337's 80-channel 3-D layers at effort estimate). */
+ * measured (n337's 80-channel 3-D layers at effort estimate). Then, for fprop and bprop, each
+ * tile again by the tensor cores' GEMM (gemm_tc.c), which the cost model rates on its own; on a
+ * GPU without wgmma such a candidate plans as the chosen GEMM does, and the tie keeps the first. */
 static int winograd_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed,
                              cg_tuning *out, int max)
 {
     int n = wino_variants(p, effort, fixed, true, out, max);
+    if (pass != CONVGEN_ACCGRAD && !fixed->tf32 && !fixed->gemm)
+        for (int i = 0, pairs = n; i < pairs && n < max; i += 2) {
+            out[n] = out[i];
+            out[n++].gemm = CONVGEN_GEMM_TENSOR;
+        }
     wino_spec s;
     if (wino_choose_tiles(p, pass, fixed, WINO_MAX_DEFAULT_ALPHA, &s) != CONVGEN_SUCCESS ||
         !use_generated_gemm(p, &s, NULL))

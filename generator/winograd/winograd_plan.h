@@ -41,6 +41,8 @@ typedef struct wino_spec {
     int64_t workspace;
     int sm_count;          /* the multiprocessors a split was sized for (the header's --sms); 0: none */
     bool generated_gemm;   /* the products by convgen's GEMM (gemm.c) rather than cuBLAS */
+    bool tensor_gemm;      /* ... by its tensor-core form (gemm_tc.c, sm_90), generated_gemm's layout */
+    const cg_target *target; /* what the kernels are for (the tensor-core GEMM's shared memory) */
     unsigned epilogue;     /* fprop: the layer's CG_EPILOGUE_* bits, which the kernel storing y applies */
 } wino_spec;
 

@@ -22,7 +22,7 @@ def _names(fn):
 ALGOS = _names(lib.convgen_algo_name)
 PASSES = _names(lib.convgen_pass_name)
 EFFORTS = ("measure", "estimate", "exhaustive")
-GEMMS = ("chosen", "cublas", "generated")
+GEMMS = ("chosen", "cublas", "generated", "tensor")
 CHOSEN_BY = ("caller", "measurement", "wisdom", "estimate")
 ORIGINS = ("nvrtc", "disk cache", "memory cache", "kernel set")
 
@@ -378,7 +378,7 @@ class Context(_Owned):
 
     def plan_conv(self, layer: Conv, pass_="fprop", algo="auto", **options) -> Plan:
         """A plan for one pass of `layer`: algo one of ALGOS; options workspace_limit, allow_tf32,
-        fourier_size, winograd_m, gemm ("chosen", "cublas", "generated"), effort ("measure",
+        fourier_size, winograd_m, gemm ("chosen", "cublas", "generated", "tensor"), effort ("measure",
         "estimate", "exhaustive"), progress (a callable of done, total)."""
         d = layer.c_desc()
         o, callback = _plan_options(**options)

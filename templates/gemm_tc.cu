@@ -1,0 +1,211 @@
+{#- convgen's batched SGEMM on the tensor cores (generator/gemm_tc.c): C[{{ m }} x {{ n }}] = A B^T column-major per batch
+    entry (op(A) stored [k][m], op(B) stored [k][n]), summing {{ k }}, one entry a blockIdx.z, in 3xTF32 by wgmma
+    (sm_90a). A block of 3 warpgroups makes {{ bm }} rows x {{ bn }} columns of C, the sum in steps of {{ bk }} through
+    {{ stages }} stages: warp 0 copies (the copy engine), warps 1-3 convert, warpgroups 1 and 2 sum. -#}
+{%- include "common.cuh" -%}
+{%- set raw_a = bk * (bm + 4) -%}
+{%- set raw_b = bk * (bn + 4) -%}
+{%- set ca = bk * bm -%}
+{%- set cb = bk * bn -%}
+{%- set stage = 2 * (ca + cb) + raw_a + raw_b -%}
+{%- set steps = (k + bk - 1) // bk -%}
+{{ file_header(header) }}
+{{ sm90a_marker }}
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "this kernel's products are wgmma (sm_90a's): compile it for sm_90a, as the runtime does on sm_90"
+#endif
+
+__device__ __forceinline__ unsigned shared_at(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+// The stages' mbarriers: set up (count arrivals a phase), an arrival, an arrival that also expects
+// `bytes` from bulk copies, and the wait for phase `parity` to complete.
+__device__ __forceinline__ void bar_init(unsigned long long *b, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_at(b)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(unsigned long long *b)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_at(b)) : "memory");
+}
+__device__ __forceinline__ void bar_expect(unsigned long long *b, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_at(b)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bar_wait(unsigned long long *b, unsigned parity)
+{
+    unsigned done;
+    do
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(shared_at(b)), "r"(parity) : "memory");
+    while (!done);
+}
+
+// `bytes` from global to shared memory by the copy engine, counted on the mbarrier b.
+__device__ __forceinline__ void bulk_copy(float *dst, const float *src, unsigned bytes, unsigned long long *b)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+                 "r"(shared_at(dst)), "l"(src), "r"(bytes), "r"(shared_at(b)) : "memory");
+}
+
+// x's lo half for 3xTF32, x - hi rounded to TF32 (hi is x itself: the tensor cores read only its
+// TF32 bits, a truncation), in three instructions.
+__device__ __forceinline__ unsigned tf32_lo(float x)
+{
+    return __float_as_uint(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)) + 0x1000u;
+}
+
+// wgmma's shared-memory descriptor of an operand at p: K-major without swizzle, core matrices of
+// 8 rows x 16 bytes (4 of the sum), the next 4 of the sum 128 bytes on, the next 8 rows 256 on.
+__device__ __forceinline__ unsigned long long descriptor(const float *p)
+{
+    return (unsigned long long)((shared_at(p) & 0x3ffffu) >> 4) | (unsigned long long)(128u >> 4) << 16 |
+           (unsigned long long)(256u >> 4) << 32;
+}
+
+// d (64 x {{ bn }}, a warp's rows 16 w + g and + 8 by columns 8 j + 2 t and + 1 at d[4 j] .. d[4 j + 3])
+// = a b + (add ? d : 0), a (64 x 8) and b (8 x {{ bn }}) TF32 from shared memory by descriptor,
+// asynchronously: d is not to be touched until a wait has seen its group done.
+__device__ __forceinline__ void wgmma(float (&d)[{{ bn // 2 }}], unsigned long long a, unsigned long long b, int add)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %{{ bn // 2 + 2 }}, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n{{ bn }}k8.f32.tf32.tf32 {{ "{" }}{% for i in range(bn // 2) %}{{ ", " if i }}%{{ i }}{% endfor %}}, %{{ bn // 2 }}, %{{ bn // 2 + 1 }}, p, 1, 1;\n}\n"
+                 : {% for i in range(bn // 2) %}{{ ", " if i }}"+f"(d[{{ i }}]){% endfor %}
+                 : "l"(a), "l"(b), "r"(add));
+}
+
+// Keeps the compiler from moving a read or write of x across a wgmma fence or wait.
+__device__ __forceinline__ void fence_operand(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+
+// Rows x {{ bk }} of a raw stage ([k][row], `pitch`) into wgmma's core matrices at dst, hi, and dst + lo_at,
+// lo: per 8 of the sum s, [row / 8][h][row % 8][4] holds the sum's 8 s + 4 h ..; where `pair` (A),
+// row 16 w + g holds m 16 w + 2 g and 16 w + 8 + g holds m 16 w + 2 g + 1, so that a thread's sums
+// of rows g and g + 8 are neighbours in C. `valid`: the step's rows of the sum that exist (zeros past).
+template <unsigned ROWS, bool PAIR>
+__device__ __forceinline__ void convert(const float *raw, unsigned pitch, float *dst, unsigned lo_at, unsigned ct,
+                                        unsigned valid)
+{
+#pragma unroll 4
+    for (unsigned i = ct; i < {{ bk // 4 }}u * ROWS; i += 96u) {
+        const unsigned rho = i % ROWS, q = i / ROWS;
+        const unsigned row = PAIR ? (rho & ~15u) + 2u * (rho & 7u) + (rho >> 3 & 1u) : rho;
+        const float *src = raw + 4u * q * pitch + row;
+        float v[4];
+#pragma unroll
+        for (unsigned j = 0; j < 4u; ++j)
+            v[j] = {{ "4u * q + j < valid ? src[j * pitch] : 0.0f" if k % bk else "src[j * pitch]" }};
+        float *d = dst + q / 2u * ROWS * 8u + rho / 8u * 64u + q % 2u * 32u + rho % 8u * 4u;
+        *(float4 *)d = make_float4(v[0], v[1], v[2], v[3]);
+        *(uint4 *)(d + lo_at) = make_uint4(tf32_lo(v[0]), tf32_lo(v[1]), tf32_lo(v[2]), tf32_lo(v[3]));
+    }
+}
+
+extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
+{{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
+    float *__restrict__ workspace)
+{
+    // {{ stages }} stages of {{ stage }} floats: A's core matrices hi, lo ({{ ca }} each), B's hi, lo ({{ cb }} each),
+    // then the raw rows of A ({{ bk }} x {{ bm + 4 }}) and B ({{ bk }} x {{ bn + 4 }}); then the mbarriers
+    extern __shared__ float4 shared4[];
+    float *const stages = (float *)shared4;
+    unsigned long long *const loaded = (unsigned long long *)(stages + {{ stages * stage }}), *const ready = loaded + {{ stages }},
+                       *const empty = ready + {{ stages }};
+    const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31u;
+    const unsigned m0 = blockIdx.x * {{ bm }}u, n0 = blockIdx.y * {{ bn }}u;
+    if (tid == 0) {
+        for (unsigned s = 0; s < {{ stages }}u; ++s) {
+            bar_init(&loaded[s], 1u); // the copier's arrival, and the bytes
+            bar_init(&ready[s], 3u);  // the converters
+            bar_init(&empty[s], 2u);  // the consumer warpgroups
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (warp == 0) {
+        // The copier: step q's rows of op(A) and op(B), lane r row r, a bulk copy of each, as soon
+        // as the stage is free (its last step's wgmma done)
+        const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)blockIdx.z * {{ a_stride }}ull + m0;
+        const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)blockIdx.z * {{ b_stride }}ull + n0;
+        const unsigned a_bytes = 4u * min({{ bm }}u, {{ m }}u - m0), b_bytes = 4u * min({{ bn }}u, {{ n }}u - n0);
+#pragma unroll 1
+        for (unsigned q = 0; q < {{ steps }}u; ++q) {
+            const unsigned s = q % {{ stages }}u, valid = min({{ bk }}u, {{ k }}u - q * {{ bk }}u);
+            float *const raw = stages + s * {{ stage }}u + {{ 2 * (ca + cb) }}u;
+            if (q >= {{ stages }}u)
+                bar_wait(&empty[s], (q / {{ stages }}u - 1u) & 1u);
+            if (lane == 0u)
+                bar_expect(&loaded[s], valid * (a_bytes + b_bytes));
+            __syncwarp();
+            if (lane < valid) {
+                const size_t row = (size_t)q * {{ bk }}u + lane;
+                bulk_copy(raw + lane * {{ bm + 4 }}u, a + row * {{ lda }}u, a_bytes, &loaded[s]);
+                bulk_copy(raw + {{ raw_a }}u + lane * {{ bn + 4 }}u, b + row * {{ ldb }}u, b_bytes, &loaded[s]);
+            }
+        }
+        return;
+    }
+    if (warp < 4u) {
+        // The converters: step q's raw rows into core matrices, hi and lo
+        const unsigned ct = tid - 32u;
+#pragma unroll 1
+        for (unsigned q = 0; q < {{ steps }}u; ++q) {
+            const unsigned s = q % {{ stages }}u, valid = min({{ bk }}u, {{ k }}u - q * {{ bk }}u);
+            float *const st = stages + s * {{ stage }}u, *const raw = st + {{ 2 * (ca + cb) }}u;
+            bar_wait(&loaded[s], q / {{ stages }}u & 1u);
+            convert<{{ bm }}u, true>(raw, {{ bm + 4 }}u, st, {{ ca }}u, ct, valid);
+            convert<{{ bn }}u, false>(raw + {{ raw_a }}u, {{ bn + 4 }}u, st + {{ 2 * ca }}u, {{ cb }}u, ct, valid);
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // the stores, before the tensor cores' reads
+            __syncwarp();
+            if (lane == 0u)
+                bar_arrive(&ready[s]);
+        }
+        return;
+    }
+    // The consumers: warpgroup wg sums rows 64 wg .. of the block's by {{ bn }} columns. The sums are set by
+    // the first wgmma (not added to: add 0), not by instructions of their own, which would make
+    // ptxas serialize every wgmma. Each step's group is waited for one step later, then its stage
+    // goes back to the copier.
+    const unsigned cw = warp - 4u, wg = cw >> 2, g = lane >> 2, t = lane & 3u;
+    float acc[{{ bn // 2 }}];
+#pragma unroll 1
+    for (unsigned q = 0; q < {{ steps }}u; ++q) {
+        const unsigned s = q % {{ stages }}u;
+        const float *const st = stages + s * {{ stage }}u;
+        bar_wait(&ready[s], q / {{ stages }}u & 1u);
+#pragma unroll
+        for (int i = 0; i < {{ bn // 2 }}; ++i)
+            fence_operand(acc[i]);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (unsigned e = 0; e < {{ bk // 8 }}u; ++e) { // lo hi, hi lo, hi hi: the small terms first
+            const unsigned long long a_hi = descriptor(st + e * {{ bm * 8 }}u + wg * 512u), a_lo = a_hi + ({{ ca * 4 }}u >> 4);
+            const unsigned long long b_hi = descriptor(st + {{ 2 * ca }}u + e * {{ bn * 8 }}u), b_lo = b_hi + ({{ cb * 4 }}u >> 4);
+            wgmma(acc, a_lo, b_hi, q | e);
+            wgmma(acc, a_hi, b_lo, 1);
+            wgmma(acc, a_hi, b_hi, 1);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+#pragma unroll
+        for (int i = 0; i < {{ bn // 2 }}; ++i)
+            fence_operand(acc[i]);
+        if (q > 0u && (tid & 127u) == 0u) // step q - 1's group done
+            bar_arrive(&empty[(q - 1u) % {{ stages }}u]);
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < {{ bn // 2 }}; ++i)
+        fence_operand(acc[i]);
+    // rows g and g + 8 of the warp's 16 are m 2 g and 2 g + 1 (convert's pairing): a float2 a column
+    const unsigned m = m0 + 16u * cw + 2u * g;
+    if (m >= {{ m }}u)
+        return;
+    float *__restrict__ c = workspace + {{ c_offset }}ull + (size_t)blockIdx.z * {{ c_stride }}ull + m;
+#pragma unroll
+    for (int j = 0; j < {{ bn // 8 }}; ++j)
+#pragma unroll
+        for (int cc = 0; cc < 2; ++cc) {
+            const unsigned col = n0 + 8u * j + 2u * t + cc;
+            if (col < {{ n }}u)
+                *(float2 *)(c + (size_t)col * {{ ldc }}u) = make_float2(acc[4 * j + cc], acc[4 * j + cc + 2]);
+        }
+}
