@@ -252,19 +252,3 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
                                     g->c_stride % per == 0 && g->m % per == 0);
     return cg_render_kernel("gemm.cu", ctx, &k->source);
 }
-
-void cg_gemm_set_real_layout(tmpl_value *ctx, const cg_gemm_step *g)
-{
-    tmpl_set_int(ctx, "m", g->m);
-    tmpl_set_int(ctx, "n", g->n);
-    tmpl_set_int(ctx, "k", g->k);
-    tmpl_set_int(ctx, "a_offset", g->a_offset / 4);
-    tmpl_set_int(ctx, "b_offset", g->b_offset / 4);
-    tmpl_set_int(ctx, "c_offset", g->c_offset / 4);
-    tmpl_set_int(ctx, "lda", g->lda);
-    tmpl_set_int(ctx, "ldb", g->ldb);
-    tmpl_set_int(ctx, "ldc", g->ldc);
-    tmpl_set_int(ctx, "a_stride", g->a_stride);
-    tmpl_set_int(ctx, "b_stride", g->b_stride);
-    tmpl_set_int(ctx, "c_stride", g->c_stride);
-}

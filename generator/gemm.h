@@ -20,10 +20,6 @@ bool cg_gemm_kernel_takes(const cg_gemm_step *g);
  * the GEMM's own appended; grid, block and source filled in. */
 convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k);
 
-/* A real GEMM kernel's template values of g: m, n, k, and each operand's offset (floats),
- * leading dimension and stride between batch entries (a_offset, lda, a_stride, ...). */
-void cg_gemm_set_real_layout(tmpl_value *ctx, const cg_gemm_step *g);
-
 /* What g computes, on the CPU (gemm_op.c): C = op(A) op(B) over the workspace ws in double
  * precision, stored in fp32; where `add`, C += that (beta 1). */
 void cg_gemm_evaluate(const cg_gemm_step *g, char *ws, bool add);

@@ -16,7 +16,7 @@
 
 #include <stdio.h>
 
-#include "gemm.h"
+#include "gemm_layout.h"
 #include "templates.h"
 #include "util.h"
 #include "values.h"
