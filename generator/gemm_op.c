@@ -5,22 +5,32 @@
 #include <math.h>
 
 #include "gemm.h"
+#include "gemm_tc.h"
 #include "op_kinds.h"
 
 #define SPLIT_K_DEPTH 512 /* the sum length per split cuBLAS needs before splitting pays */
 
-/* The real GEMM: column-major op(A) op(B) per batch entry, 'T' the transpose. */
+/* Where element (row, l) of op(X) lies for a real GEMM: in the tensor-core GEMM's pieces, or op(X)
+ * 'T' (the operand stored [row][l]) or 'N' ([l][row]) with leading dimension ld. */
+static int64_t real_at(cg_tc_pieces p, char trans, int64_t ld, int64_t k, int64_t row, int64_t l)
+{
+    return p.rows ? cg_tc_at(p, k, row, l) : trans == 'T' ? l + row * ld : row + l * ld;
+}
+
+/* The real GEMM: column-major op(A) op(B) per batch entry. op(B)'s rows are C's columns: B 'T' is
+ * stored [l][j], 'N' [j][l]. */
 static void real_gemm(const cg_gemm_step *g, char *ws, bool add)
 {
     const float *A = (const float *)(ws + g->a_offset), *B = (const float *)(ws + g->b_offset);
     float *C = (float *)(ws + g->c_offset);
+    const char tb = g->transb == 'T' ? 'N' : 'T'; /* op(B)^T's: the j x l operand's */
     for (int64_t b = 0; b < g->batch; ++b)
         for (int64_t i = 0; i < g->m; ++i)
             for (int64_t j = 0; j < g->n; ++j) {
                 double sum = 0;
                 for (int64_t l = 0; l < g->k; ++l)
-                    sum += (double)A[b * g->a_stride + (g->transa == 'T' ? l + i * g->lda : i + l * g->lda)] *
-                           B[b * g->b_stride + (g->transb == 'T' ? j + l * g->ldb : l + j * g->ldb)];
+                    sum += (double)A[b * g->a_stride + real_at(g->a_pieces, g->transa, g->lda, g->k, i, l)] *
+                           B[b * g->b_stride + real_at(g->b_pieces, tb, g->ldb, g->k, j, l)];
                 float *c = &C[b * g->c_stride + i + j * g->ldc];
                 *c = (float)(sum + (add ? *c : 0));
             }

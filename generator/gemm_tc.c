@@ -5,16 +5,16 @@
  * cuBLAS's SGEMM reaches 0.67x (bench/NOTES.md, "Issue 30, session 60").
  *
  * A block of three warpgroups makes 128 rows x bn columns of C (bn <= 256, wgmma's N). Warp 0
- * brings each step of bk of the sum as bk bulk copies of a row of op(A) and of op(B) (the copy
- * engine; one lane a row) into a raw stage; warps 1-3 turn the raw stage into wgmma's K-major
- * core matrices (8 rows x 4 of the sum, 16 bytes a row), hi and lo side by side; warpgroups 1
- * and 2 (64 rows each) run the step's 3 bk / 8 wgmma with both operands from shared memory and
- * hand the stage back once they are done with it. Stages pass by mbarriers (loaded, ready,
- * empty). This is the probe's gemm_wsr (bench/probes/gemm_wgmma.cu); with the operands laid out
- * in core-matrix order by their producers (gemm_ws) the converters' transposes would go, which
- * measured 1.4x faster again. Written here because cuBLAS has no 3xTF32 GEMM (its FP32 emulation
- * on the BF16 tensor cores ran its plain SGEMM on Hopper) and CUTLASS is C++ outside the
- * toolkit. */
+ * brings each step of bk of the sum: an operand in the kernel's pieces (cg_tc_pieces, laid out
+ * so by its producer, the Winograd transforms) as one bulk copy of its piece, one as stored as bk
+ * bulk copies of a row (one lane a row) into a raw stage. Warps 1-3 make a piece's lo halves
+ * beside it, or turn the raw rows into wgmma's K-major core matrices (8 rows x 4 of the sum, 16
+ * bytes a row), hi and lo (a transpose). Warpgroups 1 and 2 (64 rows each) run the step's 3 bk /
+ * 8 wgmma with both operands from shared memory and hand the stage back once they are done with
+ * it. Stages pass by mbarriers (loaded, ready, empty). This is the probe's gemm_ws and gemm_wsr
+ * (bench/probes/gemm_wgmma.cu): V3's products took 0.28 ms in pieces, 0.40 as stored. Written
+ * here because cuBLAS has no 3xTF32 GEMM (its FP32 emulation on the BF16 tensor cores ran its
+ * plain SGEMM on Hopper) and CUTLASS is C++ outside the toolkit. */
 #include "gemm_tc.h"
 
 #include <stdio.h>
@@ -26,36 +26,47 @@
 #include "values.h"
 
 enum {
-    TC_ROWS = 128,    /* rows of C a block: two warpgroups of wgmma's 64 */
-    TC_STEP = 16,     /* the sum's step: two k8 wgmma steps */
-    TC_MAX_N = 256,   /* wgmma's widest N */
+    TC_ROWS = CG_GEMM_TC_ROWS,
+    TC_STEP = CG_GEMM_TC_STEP,
+    TC_MAX_N = 256, /* wgmma's widest N */
     TC_MAX_STAGES = 4,
     TC_THREADS = 384, /* the copier and converters' warpgroup and two consumers */
 };
 
-bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t)
-{
-    return cg_target_wgmma(t) && g->real && g->inc <= 1 && g->transa == 'N' && g->transb == 'T' && !g->accumulate &&
-           g->m >= 1 && g->n >= 1 && g->k >= 1 && g->batch >= 1 && g->batch <= 65535 && g->m % 4 == 0 &&
-           g->n % 4 == 0 && g->lda % 4 == 0 && g->ldb % 4 == 0 && g->ldc % 2 == 0 && g->lda >= g->m &&
-           g->ldb >= g->n && g->ldc >= g->m && g->a_offset % 16 == 0 && g->b_offset % 16 == 0 &&
-           g->c_offset % 8 == 0 && g->a_stride % 4 == 0 && g->b_stride % 4 == 0 && g->c_stride % 2 == 0 &&
-           (g->m + TC_ROWS - 1) / TC_ROWS <= 65535;
-}
-
-/* A block's columns: n in the fewest blocks of at most TC_MAX_N, each a multiple of 8 (wgmma's N). */
-static int block_columns(int64_t n)
+int cg_gemm_tc_columns(int64_t n)
 {
     int64_t blocks = (n + TC_MAX_N - 1) / TC_MAX_N, per = (n + blocks - 1) / blocks;
     return (int)((per + 7) / 8 * 8);
 }
 
-/* The floats of a stage: the raw rows of op(A) and op(B) (pitches 4 past their widths, so that
- * the converters' column reads and the copies' 16-byte rows keep their banks apart and their
- * alignment) and the converted hi and lo of each. */
-static int64_t stage_floats(int bn)
+/* An operand stored [k][rows] in 16-byte rows (ld, offset and stride multiples of 4 floats), or in
+ * the pieces `want` (their offset and stride multiples of 4 floats too). */
+static bool operand_takes(cg_tc_pieces p, cg_tc_pieces want, int64_t rows, int64_t ld, int64_t offset,
+                          int64_t stride)
 {
-    return TC_STEP * (TC_ROWS + 4) + TC_STEP * (bn + 4) + 2 * TC_STEP * (TC_ROWS + bn);
+    if (p.rows)
+        return p.rows == want.rows && p.paired == want.paired && offset % 16 == 0 && stride % 4 == 0;
+    return rows % 4 == 0 && ld % 4 == 0 && ld >= rows && offset % 16 == 0 && stride % 4 == 0;
+}
+
+bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t)
+{
+    if (!cg_target_wgmma(t) || !g->real || g->inc > 1 || g->transa != 'N' || g->transb != 'T' || g->accumulate ||
+        g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1 || g->batch > 65535 || (g->m + TC_ROWS - 1) / TC_ROWS > 65535)
+        return false;
+    const cg_tc_pieces a = {TC_ROWS, true}, b = {cg_gemm_tc_columns(g->n), false};
+    return operand_takes(g->a_pieces, a, g->m, g->lda, g->a_offset, g->a_stride) &&
+           operand_takes(g->b_pieces, b, g->n, g->ldb, g->b_offset, g->b_stride) && g->ldc % 2 == 0 &&
+           g->ldc >= g->m && g->c_offset % 8 == 0 && g->c_stride % 2 == 0;
+}
+
+/* The floats of a stage: the converted hi and lo of op(A) and op(B), then the raw rows of each that
+ * comes as stored (pitches 4 past their widths, so that the converters' column reads and the
+ * copies' 16-byte rows keep their banks apart and their alignment). */
+static int64_t stage_floats(const cg_gemm_step *g, int bn)
+{
+    return 2 * TC_STEP * (TC_ROWS + bn) + (g->a_pieces.rows ? 0 : TC_STEP * (TC_ROWS + 4)) +
+           (g->b_pieces.rows ? 0 : TC_STEP * (bn + 4));
 }
 
 convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl_value *header, cg_kernel *k)
@@ -64,8 +75,8 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the tensor-core GEMM does not take this step (%lld x %lld x %lld, "
                        "ops %c%c, %lld of them): see cg_gemm_tc_takes", (long long)g->m, (long long)g->n,
                        (long long)g->k, g->transa, g->transb, (long long)g->batch);
-    const int bn = block_columns(g->n);
-    const int64_t stage = stage_floats(bn), barriers = 3 * 8 * TC_MAX_STAGES;
+    const int bn = cg_gemm_tc_columns(g->n);
+    const int64_t stage = stage_floats(g, bn), barriers = 3 * 8 * TC_MAX_STAGES;
     int stages = (int)((cg_target_shared_per_block(t) - barriers) / (4 * stage));
     stages = stages > TC_MAX_STAGES ? TC_MAX_STAGES : stages;
     if (stages < 2)
@@ -83,6 +94,8 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
                   "(ldc %lld, %lld apart)", (long long)(g->a_offset / 4), (long long)g->lda, (long long)g->a_stride,
                   (long long)(g->b_offset / 4), (long long)g->ldb, (long long)g->b_stride, (long long)(g->c_offset / 4),
                   (long long)g->ldc, (long long)g->c_stride);
+    cg_value_line(header, "  A %s, B %s", g->a_pieces.rows ? "in the kernel's pieces (its producer laid it out)" :
+                  "as stored (transposed on chip)", g->b_pieces.rows ? "in the kernel's pieces" : "as stored");
     cg_value_line(header, "tiles: %d x %d of C a block, the sum in steps of %d through %d stages (%u bytes); launch: "
                   "grid (%u, %u, %u), block (%u, 1, 1)", TC_ROWS, bn, TC_STEP, stages, k->shared_bytes, k->grid[0],
                   k->grid[1], k->grid[2], k->block[0]);
@@ -97,6 +110,8 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
     tmpl_set_int(ctx, "bn", bn);
     tmpl_set_int(ctx, "bk", TC_STEP);
     tmpl_set_int(ctx, "stages", stages);
+    tmpl_set_bool(ctx, "a_pieces", g->a_pieces.rows > 0);
+    tmpl_set_bool(ctx, "b_pieces", g->b_pieces.rows > 0);
     cg_gemm_set_real_layout(ctx, g);
     return cg_render_kernel("gemm_tc.cu", ctx, &k->source);
 }

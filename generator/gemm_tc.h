@@ -8,10 +8,38 @@
 #include "generate.h"
 #include "template/tmpl.h"
 
+enum {
+    CG_GEMM_TC_ROWS = 128, /* rows of C (op(A)'s) a block: two warpgroups of wgmma's 64 */
+    CG_GEMM_TC_STEP = 16,  /* the sum's step: two k8 wgmma steps */
+};
+
 /* Whether the kernel does g on target t: a real GEMM, an entry a grid slice, op(A) stored [k][m]
  * ('N') and op(B) stored [k][n] ('T') in 16-byte rows (m, n, lda, ldb, the offsets and strides
- * multiples of 4 floats), C in 8-byte pairs, no sum over sub-batches, on an sm_90 target. */
+ * multiples of 4 floats) or in its pieces (a_pieces: CG_GEMM_TC_ROWS rows, paired; b_pieces:
+ * cg_gemm_tc_columns(n), not), C in 8-byte pairs, no sum over sub-batches, on an sm_90 target. */
 bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t);
+
+/* The columns of C (op(B)'s rows) a block makes for n of them: n in the fewest blocks of at most
+ * 256 (wgmma's widest N), a multiple of 8 each. op(B)'s pieces have as many rows. */
+int cg_gemm_tc_columns(int64_t n);
+
+/* The floats an operand of `rows` rows summed over `sums` takes in pieces p: its rows and its sum
+ * rounded up to whole pieces. */
+static inline int64_t cg_tc_floats(cg_tc_pieces p, int64_t rows, int64_t sums)
+{
+    return (rows + p.rows - 1) / p.rows * p.rows * ((sums + CG_GEMM_TC_STEP - 1) / CG_GEMM_TC_STEP * CG_GEMM_TC_STEP);
+}
+
+/* Where (row, sum) of an operand summed over `sums` lies in pieces p: piece (row / p.rows, sum / 16)
+ * of the [row block][step] pieces, in it per 8 of the sum q [q][rho / 8][sum / 4 % 2][rho % 8][sum %
+ * 4], rho the row in the block (paired: row 2 g + h of each 16 at rho 8 h + g). */
+static inline int64_t cg_tc_at(cg_tc_pieces p, int64_t sums, int64_t row, int64_t sum)
+{
+    const int64_t steps = (sums + CG_GEMM_TC_STEP - 1) / CG_GEMM_TC_STEP, r = row % p.rows;
+    const int64_t rho = p.paired ? (r & ~(int64_t)15) + (r & 1) * 8 + (r & 15) / 2 : r;
+    const int64_t piece = row / p.rows * steps + sum / CG_GEMM_TC_STEP, s = sum % CG_GEMM_TC_STEP;
+    return piece * CG_GEMM_TC_STEP * p.rows + s / 8 * 8 * p.rows + rho / 8 * 64 + s / 4 % 2 * 32 + rho % 8 * 4 + s % 4;
+}
 
 /* The kernel of g into k (its name set by the caller), its header the given lines (taken) with
  * the GEMM's own appended; grid, block, shared memory and source filled in. */

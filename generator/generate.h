@@ -109,6 +109,17 @@ typedef struct cg_fft_step {
     int64_t real_offset, spectrum_offset;
 } cg_fft_step;
 
+/* An operand of the tensor-core GEMM (gemm_tc.c) laid out by its producer in the kernel's pieces
+ * rather than as a matrix: `rows` > 0 rows of op(A) (m) or op(B) (n) a block, each block's sum in
+ * steps of CG_GEMM_TC_STEP, each (block, step) one contiguous piece in wgmma's K-major core-matrix
+ * order, so that one bulk copy brings it and nothing transposes it on chip (cg_tc_at, cg_tc_floats
+ * in gemm_tc.h). `paired`: A's order, row 2 g + h of 16 at 8 h + g, so that a lane's sums of rows g
+ * and g + 8 are neighbours in C. rows 0: the operand as the step's ld describes it. */
+typedef struct cg_tc_pieces {
+    int64_t rows;
+    bool paired;
+} cg_tc_pieces;
+
 /* A column-major complex GEMM per bin, C = op(A) op(B), ops 'N' or 'C' (conjugate transpose),
  * `batch` of them `*_stride` complex elements apart; where `real`, a real one (SGEMM, ops 'N'
  * or 'T', strides in floats). */
@@ -125,6 +136,7 @@ typedef struct cg_gemm_step {
      * convgen's GEMM kernel reads that. */
     int64_t inc;
     bool tensor; /* done by convgen's kernel on the tensor cores (gemm_tc.c), which the cost model rates */
+    cg_tc_pieces a_pieces, b_pieces; /* op(A) and op(B) in that kernel's pieces (lda, ldb unused), or not */
 } cg_gemm_step;
 
 /* Where an operand's element sits in a padded image, per dimension: at base + step * index
@@ -237,6 +249,9 @@ typedef struct cg_wino_op {
      * (wino_u_at), so that a lane's float4 of it is one mma operand. */
     int64_t u_rows, u_channels;
     bool u_fragments, flip, planes_transposed;
+    /* BT, G: where pieces.rows > 0, each element's transforms in the tensor-core GEMM's pieces
+     * (cg_tc_pieces) instead, the channel the sum and (outer, tile) the row, the padding zeros. */
+    cg_tc_pieces pieces;
 } cg_wino_op;
 
 typedef struct cg_kernel_op {

@@ -1,10 +1,11 @@
 {#- convgen's batched SGEMM on the tensor cores (generator/gemm_tc.c): C[{{ m }} x {{ n }}] = A B^T column-major per batch
-    entry (op(A) stored [k][m], op(B) stored [k][n]), summing {{ k }}, one entry a blockIdx.z, in 3xTF32 by wgmma
-    (sm_90a). A block of 3 warpgroups makes {{ bm }} rows x {{ bn }} columns of C, the sum in steps of {{ bk }} through
-    {{ stages }} stages: warp 0 copies (the copy engine), warps 1-3 convert, warpgroups 1 and 2 sum. -#}
+    entry (op(A) stored [k][m] or in the kernel's pieces, op(B) stored [k][n] or in pieces), summing {{ k }}, one
+    entry a blockIdx.z, in 3xTF32 by wgmma (sm_90a). A block of 3 warpgroups makes {{ bm }} rows x {{ bn }} columns of
+    C, the sum in steps of {{ bk }} through {{ stages }} stages: warp 0 copies (the copy engine), warps 1-3 convert
+    (an operand as stored into core matrices, hi and lo; one in pieces, its lo halves), warpgroups 1 and 2 sum. -#}
 {%- include "common.cuh" -%}
-{%- set raw_a = bk * (bm + 4) -%}
-{%- set raw_b = bk * (bn + 4) -%}
+{%- set raw_a = 0 if a_pieces else bk * (bm + 4) -%}
+{%- set raw_b = 0 if b_pieces else bk * (bn + 4) -%}
 {%- set ca = bk * bm -%}
 {%- set cb = bk * bn -%}
 {%- set stage = 2 * (ca + cb) + raw_a + raw_b -%}
@@ -73,6 +74,16 @@ __device__ __forceinline__ void wgmma(float (&d)[{{ bn // 2 }}], unsigned long l
                  : "l"(a), "l"(b), "r"(add));
 }
 
+// The lo halves of `floats` in core-matrix order at hi into hi + lo_at, a float4 a thread at a time.
+__device__ __forceinline__ void lo_halves(float *hi, unsigned floats, unsigned lo_at, unsigned ct)
+{
+#pragma unroll 4
+    for (unsigned i = ct; i < floats / 4u; i += 96u) {
+        const float4 v = ((const float4 *)hi)[i];
+        ((uint4 *)(hi + lo_at))[i] = make_uint4(tf32_lo(v.x), tf32_lo(v.y), tf32_lo(v.z), tf32_lo(v.w));
+    }
+}
+
 // Keeps the compiler from moving a read or write of x across a wgmma fence or wait.
 __device__ __forceinline__ void fence_operand(float &x) { asm volatile("" : "+f"(x)::"memory"); }
 
@@ -103,8 +114,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
     float *__restrict__ workspace)
 {
-    // {{ stages }} stages of {{ stage }} floats: A's core matrices hi, lo ({{ ca }} each), B's hi, lo ({{ cb }} each),
-    // then the raw rows of A ({{ bk }} x {{ bm + 4 }}) and B ({{ bk }} x {{ bn + 4 }}); then the mbarriers
+    // {{ stages }} stages of {{ stage }} floats: A's core matrices hi, lo ({{ ca }} each), B's hi, lo ({{ cb }} each){{ ",
+    // then the raw rows of " if not (a_pieces and b_pieces) }}{{ "A (" ~ bk ~ " x " ~ (bm + 4) ~ ")" if not a_pieces }}{{ " and " if not (a_pieces or b_pieces) }}{{ "B (" ~ bk ~ " x " ~ (bn + 4) ~ ")" if not b_pieces }}; then the mbarriers
     extern __shared__ float4 shared4[];
     float *const stages = (float *)shared4;
     unsigned long long *const loaded = (unsigned long long *)(stages + {{ stages * stage }}), *const ready = loaded + {{ stages }},
@@ -121,38 +132,76 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
     }
     __syncthreads();
     if (warp == 0) {
-        // The copier: step q's rows of op(A) and op(B), lane r row r, a bulk copy of each, as soon
-        // as the stage is free (its last step's wgmma done)
+        // The copier: step q of op(A) and op(B) as soon as the stage is free (its last step's wgmma
+        // done), an operand in pieces by one bulk copy of its piece (lane 0), one as stored by a
+        // bulk copy of each of its rows (lane r row r)
+{%- if a_pieces %}
+        const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)blockIdx.z * {{ a_stride }}ull + (size_t)blockIdx.x * {{ steps * ca }}u;
+        const unsigned a_bytes = {{ 4 * ca }}u;
+{%- else %}
         const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)blockIdx.z * {{ a_stride }}ull + m0;
+        const unsigned a_bytes = 4u * min({{ bm }}u, {{ m }}u - m0); // a row's
+{%- endif %}
+{%- if b_pieces %}
+        const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)blockIdx.z * {{ b_stride }}ull + (size_t)blockIdx.y * {{ steps * cb }}u;
+        const unsigned b_bytes = {{ 4 * cb }}u;
+{%- else %}
         const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)blockIdx.z * {{ b_stride }}ull + n0;
-        const unsigned a_bytes = 4u * min({{ bm }}u, {{ m }}u - m0), b_bytes = 4u * min({{ bn }}u, {{ n }}u - n0);
+        const unsigned b_bytes = 4u * min({{ bn }}u, {{ n }}u - n0); // a row's
+{%- endif %}
 #pragma unroll 1
         for (unsigned q = 0; q < {{ steps }}u; ++q) {
-            const unsigned s = q % {{ stages }}u, valid = min({{ bk }}u, {{ k }}u - q * {{ bk }}u);
-            float *const raw = stages + s * {{ stage }}u + {{ 2 * (ca + cb) }}u;
+            const unsigned s = q % {{ stages }}u;
+            float *const st = stages + s * {{ stage }}u;
+{%- if not (a_pieces and b_pieces) %}
+            float *const raw = st + {{ 2 * (ca + cb) }}u;
+            const unsigned valid = min({{ bk }}u, {{ k }}u - q * {{ bk }}u);
+            const size_t row = (size_t)q * {{ bk }}u + lane;
+{%- endif %}
             if (q >= {{ stages }}u)
                 bar_wait(&empty[s], (q / {{ stages }}u - 1u) & 1u);
             if (lane == 0u)
-                bar_expect(&loaded[s], valid * (a_bytes + b_bytes));
+                bar_expect(&loaded[s], {{ "a_bytes" if a_pieces else "valid * a_bytes" }} + {{ "b_bytes" if b_pieces else "valid * b_bytes" }});
             __syncwarp();
-            if (lane < valid) {
-                const size_t row = (size_t)q * {{ bk }}u + lane;
+{%- if a_pieces %}
+            if (lane == 0u)
+                bulk_copy(st, a + (size_t)q * {{ ca }}u, a_bytes, &loaded[s]);
+{%- else %}
+            if (lane < valid)
                 bulk_copy(raw + lane * {{ bm + 4 }}u, a + row * {{ lda }}u, a_bytes, &loaded[s]);
+{%- endif %}
+{%- if b_pieces %}
+            if (lane == 0u)
+                bulk_copy(st + {{ 2 * ca }}u, b + (size_t)q * {{ cb }}u, b_bytes, &loaded[s]);
+{%- else %}
+            if (lane < valid)
                 bulk_copy(raw + {{ raw_a }}u + lane * {{ bn + 4 }}u, b + row * {{ ldb }}u, b_bytes, &loaded[s]);
-            }
+{%- endif %}
         }
         return;
     }
     if (warp < 4u) {
-        // The converters: step q's raw rows into core matrices, hi and lo
+        // The converters: step q's raw rows into core matrices, hi and lo; a piece's lo halves
         const unsigned ct = tid - 32u;
 #pragma unroll 1
         for (unsigned q = 0; q < {{ steps }}u; ++q) {
-            const unsigned s = q % {{ stages }}u, valid = min({{ bk }}u, {{ k }}u - q * {{ bk }}u);
-            float *const st = stages + s * {{ stage }}u, *const raw = st + {{ 2 * (ca + cb) }}u;
+            const unsigned s = q % {{ stages }}u;
+            float *const st = stages + s * {{ stage }}u;
+{%- if not (a_pieces and b_pieces) %}
+            float *const raw = st + {{ 2 * (ca + cb) }}u;
+            const unsigned valid = min({{ bk }}u, {{ k }}u - q * {{ bk }}u);
+{%- endif %}
             bar_wait(&loaded[s], q / {{ stages }}u & 1u);
+{%- if a_pieces %}
+            lo_halves(st, {{ ca }}u, {{ ca }}u, ct);
+{%- else %}
             convert<{{ bm }}u, true>(raw, {{ bm + 4 }}u, st, {{ ca }}u, ct, valid);
+{%- endif %}
+{%- if b_pieces %}
+            lo_halves(st + {{ 2 * ca }}u, {{ cb }}u, {{ cb }}u, ct);
+{%- else %}
             convert<{{ bn }}u, false>(raw + {{ raw_a }}u, {{ bn + 4 }}u, st + {{ 2 * ca }}u, {{ cb }}u, ct, valid);
+{%- endif %}
             asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // the stores, before the tensor cores' reads
             __syncwarp();
             if (lane == 0u)

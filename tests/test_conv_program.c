@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "cost_model.h"
+#include "gemm_tc.h"
 #include "generate.h"
 #include "op_kinds.h"
 #include "planner_cases.h"
@@ -587,6 +588,70 @@ static void test_winograd_generated_gemm_programs_match_the_reference(void **sta
     assert_true(check_generated_gemm(CONVGEN_ALGO_WINOGRAD) > 0);
 }
 
+/* The tensor GEMM's pieces (cg_tc_at) are what its kernel reads: position q 8 R + rho / 8 64 + h 32 +
+ * rho % 8 4 + s of a piece of R rows holds sum 8 q + 4 h + s of the row the converters put at rho
+ * (templates/gemm_tc.cu's convert: A's rows paired), each piece's positions filled once. */
+static void test_tensor_gemm_pieces_are_the_kernels_order(void **state)
+{
+    (void)state;
+    const int64_t rows = 300, sums = 37; /* 3 blocks of 128 and 3 steps of 16, both padded */
+    for (int paired = 0; paired < 2; ++paired) {
+        const cg_tc_pieces p = {128, paired};
+        const int64_t floats = cg_tc_floats(p, rows, sums);
+        assert_int_equal(floats, 3 * 128 * 48);
+        unsigned char *seen = calloc((size_t)floats, 1);
+        assert_non_null(seen);
+        for (int64_t block = 0; block < 3; ++block)
+            for (int64_t step = 0; step < 3; ++step)
+                for (int64_t at = 0; at < 16 * 128; ++at) {
+                    const int64_t q = at / (8 * 128), rho = at % 1024 / 64 * 8 + at % 32 / 4, h = at % 64 / 32;
+                    const int64_t r = paired ? (rho & ~15) + 2 * (rho & 7) + (rho >> 3 & 1) : rho;
+                    const int64_t piece = (block * 3 + step) * 16 * 128, sum = step * 16 + 8 * q + 4 * h + at % 4;
+                    assert_int_equal(cg_tc_at(p, sums, block * 128 + r, sum), piece + at);
+                    ++seen[piece + at];
+                }
+        for (int64_t i = 0; i < floats; ++i)
+            assert_int_equal(seen[i], 1);
+        free(seen);
+    }
+}
+
+/* winograd's fprop and bprop with the tensor-core GEMM (gemm=tensor, the default target sm_90):
+ * its steps read U and V in the kernel's pieces (cg_tc_at), as the transforms write them with the
+ * padding of channels and tiles zeros; a 3-D layer's data tiles (winograd_volume.c's bricks) as
+ * stored. Every program must match the reference (check_algorithm); among them programs with
+ * pieces of both operands and with V as stored. */
+static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
+{
+    (void)state;
+    const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
+    check_algorithm(CONVGEN_ALGO_WINOGRAD, &tensor);
+    int runs[2] = {0, 0}, pieced = 0, stored = 0;
+    for (int i = 0; i < LAYERS; ++i) {
+        convgen_conv_desc d = random_layer(i);
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+        for (int pass = 0; pass < 2; ++pass) {
+            cg_generated g;
+            if (cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tensor, &g) != CONVGEN_SUCCESS)
+                continue;
+            for (int s = 0; s < g.step_count; ++s) {
+                const cg_step *st = &g.steps[s];
+                if (st->kind != CG_STEP_KERNEL || st->op.kind != CG_OP_GEMM || !st->op.gemm.tensor)
+                    continue;
+                ++runs[pass];
+                assert_true(st->op.gemm.b_pieces.rows > 0);
+                pieced += st->op.gemm.a_pieces.rows > 0;
+                stored += st->op.gemm.a_pieces.rows == 0;
+            }
+            cg_generated_free(&g);
+        }
+    }
+    print_message("winograd: tensor GEMM kernels in the programs: fprop %d, bprop %d; V in pieces %d, as stored %d\n",
+                  runs[0], runs[1], pieced, stored);
+    assert_true(runs[0] > 0 && runs[1] > 0 && pieced > 0 && stored > 0);
+}
+
 /* fft-tiled's fprop and bprop with the generated complex GEMM, reading [image][bin] spectra with
  * the bins' GEMMs interleaved (no transposes). Its accgrad in 1-D and 2-D, in parts, keeps
  * cuBLAS's GEMM per shift; in 3-D (tiles along dy, one GEMM) it takes the generated one: the
@@ -755,7 +820,8 @@ static bool runs_tensor_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_t
 
 /* winograd's: the generated one where asked for, or chosen for 33 to 64 output channels over at
  * least 1000 tiles (fprop and bprop; to 127 for 3-D layers summing over more than 32); on sm_90
- * the tensor cores' where asked for, or chosen for 128 outputs and sums or more (fprop and bprop);
+ * the tensor cores' where asked for, or chosen for 64 outputs and sums or more, one of them 128
+ * (fprop and bprop; 128 each where a 3-D layer's tiles are stored as a matrix);
  * cuBLAS's for other layers, for accgrad, with TF32 and where asked for. */
 static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
 {
@@ -836,7 +902,13 @@ static void test_winograd_chooses_its_gemm(void **state)
     assert_false(runs_tensor_gemm(&wide, CONVGEN_FPROP, cublas, &sm90));
     assert_false(runs_tensor_gemm(&wide, CONVGEN_FPROP, generated, &sm90));
     assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &wide, CONVGEN_FPROP, tf32, &sm90, NULL));
-    assert_false(runs_tensor_gemm(&narrow, CONVGEN_FPROP, chosen, &sm90)); /* 64 outputs: slower there */
+    assert_false(runs_tensor_gemm(&narrow, CONVGEN_FPROP, chosen, &sm90)); /* 64 -> 64: not measured faster */
+    convgen_conv_desc f2 = narrow; /* 64 -> 128, 5 x 5 (F2): faster in fprop and bprop with the tiles in pieces */
+    f2.k = 128, f2.kernel[0] = f2.kernel[1] = 5, f2.pad_before[0] = f2.pad_before[1] = 2;
+    f2.pad_after[0] = f2.pad_after[1] = 2;
+    assert_true(runs_tensor_gemm(&f2, CONVGEN_FPROP, chosen, &sm90));
+    assert_true(runs_tensor_gemm(&f2, CONVGEN_BPROP, chosen, &sm90));
+    assert_false(runs_tensor_gemm(&eighty, CONVGEN_FPROP, chosen, &sm90)); /* 3-D bricks, 80 outputs: slower */
     const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
     assert_true(runs_tensor_gemm(&narrow, CONVGEN_FPROP, tensor, &sm90));
     assert_false(runs_tensor_gemm(&narrow, CONVGEN_FPROP, tensor, &sm80)); /* no wgmma: as chosen */
@@ -1468,6 +1540,8 @@ int main(void)
         cmocka_unit_test(test_fft_tiled_3d_matches_the_reference),
         cmocka_unit_test(test_winograd_3d_threads_stay_32_bit),
         cmocka_unit_test(test_winograd_generated_gemm_programs_match_the_reference),
+        cmocka_unit_test(test_tensor_gemm_pieces_are_the_kernels_order),
+        cmocka_unit_test(test_winograd_tensor_gemm_programs_match_the_reference),
         cmocka_unit_test(test_fft_tiled_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_fft_cublas_programs_match_the_reference),
         cmocka_unit_test(test_fft_programs_apply_the_epilogue_as_they_store_y),

@@ -57,7 +57,7 @@ typedef struct shape {
 
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 67 /* 40 random ones beside the 27 handpicked ones */
-#define WINOGRAD_TENSOR_SHAPES 8
+#define WINOGRAD_TENSOR_SHAPES 11
 #define WINOGRAD_FUSED_SHAPES 71 /* 35 handpicked, 18 of them 3-D; 36 random */
 #define WINOGRAD_FUSED_SHIFTED 3 /* the last three handpicked ones again, y 4, 8 and 12 bytes past 16-byte alignment */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
@@ -759,11 +759,13 @@ static void make_tests(shape *s, int count, int handpicked_count, void (*random)
 }
 
 /* winograd's products on the tensor cores (gemm=tensor, generator/gemm_tc.c), shapes whose
- * fprop and bprop GEMMs it takes (images and channels multiples of 4: the tiles and the rows in
- * 16-byte runs), each a case of the kernel: sums in whole steps of 16 and not (zeros past the
- * sum), a partial block of 128 tiles, outputs in blocks of 152 and 176 (300 and 520: two and
- * three blocks), 5 x 5, no padding, convolution mode, 3-D. On sm_90 each plan must hold the
- * wgmma kernel; elsewhere gemm=tensor plans as chosen, and they run so. */
+ * fprop and bprop GEMMs it takes (an even number of tiles: C in 8-byte pairs), each a case of the
+ * kernel and of the transforms that lay out its pieces: channels in whole steps of 16 and not
+ * (13, 21, 36: zeros written past the sum), a partial block of 128 tiles, outputs in blocks of 152
+ * and 176 (300 and 520: two and three blocks), 5 x 5, no padding, convolution mode, and 3-D (the
+ * data's tiles as stored, transposed by the kernel; 10 channels: a sum not in 16-byte runs). On
+ * sm_90 each plan must hold the wgmma kernel; elsewhere gemm=tensor plans as chosen, and they run
+ * so. */
 static int handpicked_tensor(shape *s)
 {
     int n = 0;
@@ -776,6 +778,11 @@ static int handpicked_tensor(shape *s)
     s[n++].d = DESC2(8, 64, 64, 15, 17, 3, 3, 0, 1, 1);
     s[n].d = DESC2(4, 12, 20, 18, 18, 3, 3, 1, 1, 1), s[n++].d.mode = CONVGEN_CONVOLUTION;
     s[n++].d = (convgen_conv_desc){.rank = 3, .n = 4, .c = 16, .k = 20, .in = {10, 12, 12}, .kernel = {3, 3, 3},
+                                   .pad_before = {1, 1, 1}, .pad_after = {1, 1, 1}, .stride = {1, 1, 1},
+                                   .dilation = {1, 1, 1}};
+    s[n++].d = DESC2(2, 13, 21, 19, 19, 3, 3, 1, 1, 1);
+    s[n++].d = DESC2(6, 21, 130, 11, 11, 3, 3, 1, 1, 1);
+    s[n++].d = (convgen_conv_desc){.rank = 3, .n = 4, .c = 10, .k = 12, .in = {9, 9, 9}, .kernel = {3, 3, 3},
                                    .pad_before = {1, 1, 1}, .pad_after = {1, 1, 1}, .stride = {1, 1, 1},
                                    .dilation = {1, 1, 1}};
     for (int i = 0; i < n; ++i)

@@ -134,10 +134,14 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
     int64_t at = 0, bytes;
     for (int b = 0; b < 3 && ok; ++b) {
         s->buffer[b] = at;
-        /* a transform's threads: one per entry of an element's matrix and, in 3-D, per element
-         * (M: output) along depth, 32-bit in the kernels */
+        /* a transform's threads: one per entry of an element's matrix (in pieces, the padding's
+         * too) and, in 3-D, per element (M: output) along depth, 32-bit in the kernels */
         int64_t along_depth = b == WINO_M ? s->tf[0].m : s->tf[0].alpha, threads;
-        ok = cg_mul64(shape[b][0], shape[b][1], &s->matrix[b]) && cg_mul64(s->matrix[b], along_depth, &threads) &&
+        ok = cg_mul64(shape[b][0], shape[b][1], &s->matrix[b]);
+        if (b != WINO_M && s->pieces[b].rows) /* fprop, bprop: the sum over the data's channels */
+            s->matrix[b] = cg_tc_floats(s->pieces[b], b == WINO_V ? T : s->pass == CONVGEN_BPROP ? p->c : p->k,
+                                        s->pass == CONVGEN_BPROP ? p->k : p->c);
+        ok = ok && cg_mul64(s->matrix[b], along_depth, &threads) &&
              threads <= INT32_MAX && cg_mul64(s->matrix[b], s->elements * 4, &bytes) && cg_add64(at, bytes, &at);
         at = wino_align_up(at);
     }
@@ -237,6 +241,29 @@ static bool blocked_context(tmpl_value *ctx, const cg_wino_op *op, int64_t count
            wino_set_div(ctx, "u_rows_div", op->u_rows, channels * op->u_rows - 1);
 }
 
+/* The keys of the transforms laid out in the tensor-core GEMM's pieces (op->pieces; cg_tc_at):
+ * `pieces`, their rows, pairing and steps, the rows that exist (outer x tiles), an element's floats,
+ * the divisions that split a thread's index into (element along the depth, piece, position in
+ * it), and `padded` where some of its threads write the padding's zeros. */
+static bool pieces_context(tmpl_value *ctx, const cg_wino_op *op, int64_t count)
+{
+    tmpl_set_bool(ctx, "pieces", op->pieces.rows > 0);
+    if (!op->pieces.rows)
+        return true;
+    const int64_t rows = op->outer * op->tiles[0] * op->tiles[1] * op->tiles[2],
+                  floats = cg_tc_floats(op->pieces, rows, op->channels), piece = CG_GEMM_TC_STEP * op->pieces.rows,
+                  steps = wino_div_up(op->channels, CG_GEMM_TC_STEP);
+    tmpl_set_int(ctx, "piece_rows", op->pieces.rows);
+    tmpl_set_bool(ctx, "paired", op->pieces.paired);
+    tmpl_set_int(ctx, "piece_floats", piece);
+    tmpl_set_int(ctx, "steps", steps);
+    tmpl_set_int(ctx, "operand_rows", rows);
+    tmpl_set_int(ctx, "e_floats", floats);
+    tmpl_set_bool(ctx, "padded", op->channels % CG_GEMM_TC_STEP != 0 || rows % op->pieces.rows != 0);
+    return wino_set_div(ctx, "e_div", floats, count - 1) && wino_set_div(ctx, "piece_div", piece, floats - 1) &&
+           wino_set_div(ctx, "steps_div", steps, floats / piece - 1);
+}
+
 /* The context of a transform kernel doing op: the plane's dimensions (1 and 2) as the 2-D
  * kernel's 0 and 1, and a volume's depth (dimension 0) where the layer has one. */
 static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
@@ -271,7 +298,9 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
         tmpl_set_str(ctx, "source", operand ? "in1" : "in0");
         tmpl_set_int(ctx, "channels", op->channels);
         tmpl_set_int(ctx, "outer_count", op->outer);
-        tmpl_set_int(ctx, "e_stride", op->u_rows ? wino_u_floats(op, op->channels, op->outer) : planes * tile_count);
+        tmpl_set_int(ctx, "e_stride", op->pieces.rows ? cg_tc_floats(op->pieces, op->outer * tile_count, op->channels)
+                                      : op->u_rows   ? wino_u_floats(op, op->channels, op->outer)
+                                                     : planes * tile_count);
         bool checked = false;
         for (int d = 0; d < CG_WINO_DIMS; ++d) {
             char key[16];
@@ -288,7 +317,7 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
         tmpl_set_bool(ctx, "checked", checked);
         int64_t slabs = count / tile_count; /* (element,) channel and outer */
         *failed |= !wino_set_div(ctx, "tiles_div", tile_count, count - 1) | !wino_set_div(ctx, "outer_div", op->outer, slabs - 1);
-        *failed |= !blocked_context(ctx, op, count);
+        *failed |= !blocked_context(ctx, op, count) | !pieces_context(ctx, op, count);
     } else {
         int64_t columns = op->outer * tile_count;
         tmpl_set_int(ctx, "columns", columns);
@@ -318,9 +347,10 @@ convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int 
     /* one thread per tile and element along the depth (1 for 2-D layers); AT: per tile, or per
      * tile and output plane */
     int64_t along_depth = op->stage != CG_WINO_AT ? s->tf[0].alpha : output_by_plane(s) ? s->tf[0].m : 1;
-    int64_t count = op->u_rows ? along_depth * wino_u_floats(op, op->channels, op->outer) /* the padding's too */
-                               : along_depth * (op->stage == CG_WINO_AT ? op->rows : op->channels) * op->outer *
-                                     op->tiles[0] * op->tiles[1] * op->tiles[2];
+    const int64_t tiles = op->tiles[0] * op->tiles[1] * op->tiles[2];
+    int64_t count = op->pieces.rows ? along_depth * cg_tc_floats(op->pieces, op->outer * tiles, op->channels)
+                    : op->u_rows    ? along_depth * wino_u_floats(op, op->channels, op->outer) /* the padding's too */
+                                    : along_depth * (op->stage == CG_WINO_AT ? op->rows : op->channels) * op->outer * tiles;
     k->grid[0] = (unsigned)wino_div_up(count, THREADS);
     k->block[0] = THREADS;
     bool failed = false;
@@ -376,6 +406,7 @@ static cg_gemm_step gemm_of(const wino_spec *s, gemm_shape g)
                           .a_offset = s->buffer[g.a], .lda = g.lda, .b_offset = s->buffer[g.b], .ldb = g.ldb,
                           .c_offset = s->buffer[WINO_M], .ldc = g.ldc, .batch = s->elements,
                           .a_stride = s->matrix[g.a], .b_stride = s->matrix[g.b], .c_stride = s->matrix[WINO_M],
+                          .a_pieces = s->pieces[g.a], .b_pieces = s->pieces[g.b],
                           .accumulate = s->pass == CONVGEN_ACCGRAD && s->chunks > 1};
 }
 
@@ -447,9 +478,11 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
                         : wino_tiles_op(s, CG_WINO_G, p->k, p->c, s->kernel, one, none, none, WINO_U);
     w.flip = bprop != p->flip;
     w.planes_transposed = swap;
+    w.pieces = s->pieces[WINO_U];
     convgen_status st = wino_add_transform(s, &w, 1, 0, "transform_w",
                                       bprop ? "the transforms of w, flipped" : "the transforms of w", out);
     cg_wino_op data = wino_tiles_op(s, CG_WINO_BT, s->batch, data_ch, data_size, s->tiles, m, bprop ? flipped : s->pad, WINO_V);
+    data.pieces = s->pieces[WINO_V];
     snprintf(part, sizeof part, "transform_%s", names[0]);
     snprintf(what, sizeof what, "the transforms of %s's tiles", names[0]);
     if (st == CONVGEN_SUCCESS)
@@ -509,16 +542,25 @@ static bool use_generated_gemm(const cg_problem *p, const wino_spec *s, const cg
     return s->pass != CONVGEN_ACCGRAD && outputs > 32 && (outputs <= 64 || wide_volume) && tiles >= 1000;
 }
 
+/* Whether the data's tiles go through winograd_volume.c's bricks (a 3-D layer's, several tiles a
+ * volume): then V is stored as a matrix, not in the tensor GEMM's pieces. */
+static bool volume_data(const wino_spec *s)
+{
+    return s->first == 0 && s->tiles[0] * s->tiles[1] * s->tiles[2] > 1;
+}
+
 /* Whether the products go to convgen's GEMM on the tensor cores (gemm_tc.c): for fprop and bprop
  * (accgrad's sums run along both operands, which the kernel does not read), in strict fp32, on an
- * sm_90 target; where asked (CONVGEN_GEMM_TENSOR), and chosen where the whole batch's operands
- * come in 16-byte rows (tiles and channels multiples of 4) and the outputs and the sums are 128 or
- * more each, where it measured 1.05-1.6x faster than cuBLAS's SGEMM and the generated one (H200:
- * V3 0.78 -> 0.56 ms, V4, L5, R4, S32; bench/NOTES.md, "Issue 30, session 60"); with 64 outputs
- * (F2 bprop) or 80 (Z3) it ran slower, the block's columns too few for its copies and transposes.
- * Where the kernel does not take the step (a sub-batch's tiles, say), convgen's other GEMM does
- * it in the same layout: never cuBLAS's, whose work area (32 MiB) a workspace limit would then
- * have to make room for. */
+ * sm_90 target; where asked (CONVGEN_GEMM_TENSOR), and chosen where outputs and sums are 64 or
+ * more each and one of them 128 or more, with the tiles in the kernel's pieces (an even number of
+ * them: C in 8-byte pairs; 64 -> 64 not measured yet), 128
+ * or more where V is stored as a matrix (a 3-D layer's bricks; the tiles and channels multiples of
+ * 4, in 16-byte rows). In pieces it measured 1.05-2.0x faster than cuBLAS's SGEMM and the generated
+ * GEMM (H200: V3 0.78 -> 0.51 ms, V4, L5, R4, S32; F2's 64 outputs 0.55 -> 0.51); read as stored,
+ * 1.05-1.6x with 128 or more, slower with F2's 64 outputs and Z3's 80 (bench/NOTES.md, "Issue
+ * 30, sessions 60 and 61"). Where the kernel does not take the step (a sub-batch's tiles, say),
+ * convgen's other GEMM does it in the same layout: never cuBLAS's, whose work area (32 MiB) a
+ * workspace limit would then have to make room for. */
 static bool wants_tensor_gemm(const cg_problem *p, const wino_spec *s, const cg_tuning *tune, const cg_target *t)
 {
     int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
@@ -529,7 +571,20 @@ static bool wants_tensor_gemm(const cg_problem *p, const wino_spec *s, const cg_
         return true;
     int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c, sums = s->pass == CONVGEN_FPROP ? p->c : p->k;
     int64_t tiles = p->n * s->tiles[0] * s->tiles[1] * s->tiles[2];
-    return outputs >= 128 && sums >= 128 && outputs % 4 == 0 && sums % 4 == 0 && tiles % 4 == 0;
+    if (volume_data(s))
+        return outputs >= 128 && sums >= 128 && outputs % 4 == 0 && sums % 4 == 0 && tiles % 4 == 0;
+    return outputs >= 64 && sums >= 64 && (outputs >= 128 || sums >= 128) && tiles % 2 == 0;
+}
+
+/* The tensor GEMM's operands in its pieces (gemm_tc.h), written so by the transforms: U (op(B),
+ * the outputs its rows) always, V (op(A), the tiles its rows) where winograd.cu's kernel makes the
+ * data's tiles, not winograd_volume.c's bricks (a 3-D layer's). Read as stored, the kernel's three
+ * converter warps transpose every step, which made V3's products 0.40 ms against 0.28 in pieces
+ * (bench/NOTES.md, "Issue 30, session 60"). */
+static void set_pieces(const cg_problem *p, wino_spec *s)
+{
+    s->pieces[WINO_U] = (cg_tc_pieces){cg_gemm_tc_columns(s->pass == CONVGEN_BPROP ? p->c : p->k), false};
+    s->pieces[WINO_V] = volume_data(s) ? (cg_tc_pieces){0, false} : (cg_tc_pieces){CG_GEMM_TC_ROWS, true};
 }
 
 static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
@@ -537,18 +592,28 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
 {
     wino_spec s;
     convgen_status st = wino_choose_tiles(p, pass, tune, WINO_MAX_DEFAULT_ALPHA, &s);
-    if (st == CONVGEN_SUCCESS)
-        st = choose_batch(p, tune, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
     s.algo = "winograd";
     s.target = t;
     const bool tensor = wants_tensor_gemm(p, &s, tune, t);
+    if (tensor) /* before the sub-batches are sized: the pieces' padding is workspace too */
+        set_pieces(p, &s);
+    st = choose_batch(p, tune, &s);
+    if (st != CONVGEN_SUCCESS)
+        return st;
     s.generated_gemm = tensor || use_generated_gemm(p, &s, tune);
     if (s.generated_gemm) { /* the tensor cores' where asked and taken; else past the generated kernel's
                                32-bit indices, cuBLAS's, and every header says so */
         cg_gemm_step g = gemm_of(&s, products_shape(p, &s));
         s.tensor_gemm = tensor && cg_gemm_tc_takes(&g, t);
+        if (!s.tensor_gemm && tensor) { /* the other kernels read U and V as matrices */
+            s.pieces[WINO_U] = s.pieces[WINO_V] = (cg_tc_pieces){0, false};
+            st = choose_batch(p, tune, &s);
+            if (st != CONVGEN_SUCCESS)
+                return st;
+            g = gemm_of(&s, products_shape(p, &s));
+        }
         s.generated_gemm = s.tensor_gemm || cg_gemm_kernel_takes(&g);
     }
     snprintf(s.plan[0], sizeof s.plan[0], "one %s SGEMM per", s.tensor_gemm ? "generated tensor-core (3xTF32)"

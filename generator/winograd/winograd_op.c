@@ -4,7 +4,9 @@
  * GPU. Its work for the cost model, and its description. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "gemm_tc.h"
 #include "op_kinds.h"
 #include "util.h"
 #include "winograd_plan.h"
@@ -87,11 +89,16 @@ static int64_t tile_count(const cg_wino_op *op) { return op->tiles[0] * op->tile
 static int64_t points(const int64_t size[CG_WINO_DIMS]) { return size[0] * size[1] * size[2]; }
 
 /* Every tile of every volume into the workspace as [e][channel][outer][tile] (the weights' single
- * tile blocked where op->u_rows says: wino_u_at). */
+ * tile blocked where op->u_rows says: wino_u_at), or in the tensor-core GEMM's pieces (op->pieces:
+ * cg_tc_at, the padding zeros). */
 static void run_tiles(const cg_wino_op *op, const op_matrices *mx, const float *src, float *buf)
 {
-    int64_t tiles = tile_count(op),
-            e_stride = op->u_rows ? wino_u_floats(op, op->channels, op->outer) : op->channels * op->outer * tiles;
+    int64_t tiles = tile_count(op), columns = op->outer * tiles,
+            e_stride = op->pieces.rows ? cg_tc_floats(op->pieces, columns, op->channels)
+                       : op->u_rows    ? wino_u_floats(op, op->channels, op->outer)
+                                       : op->channels * columns;
+    if (op->pieces.rows)
+        memset(buf, 0, sizeof *buf * (size_t)(e_stride * mx->rows[0] * mx->rows[1] * mx->rows[2]));
     const int *r = mx->rows, *c = mx->cols;
     wino_tile d, v;
     for (int64_t o = 0; o < op->outer; ++o)
@@ -112,7 +119,9 @@ static void run_tiles(const cg_wino_op *op, const op_matrices *mx, const float *
                             d[k][i][j] = inside ? volume[(z * op->size[1] + y) * op->size[2] + x] : 0.0;
                         }
                 transform(mx, d, v);
-                int64_t in_e = op->u_rows ? wino_u_at(op, op->channels, op->outer, ch, o) : (ch * op->outer + o) * tiles + t;
+                int64_t in_e = op->pieces.rows ? cg_tc_at(op->pieces, op->channels, o * tiles + t, ch)
+                               : op->u_rows    ? wino_u_at(op, op->channels, op->outer, ch, o)
+                                               : (ch * op->outer + o) * tiles + t;
                 for (int z = 0; z < r[0]; ++z)
                     for (int y = 0; y < r[1]; ++y)
                         for (int x = 0; x < r[2]; ++x)

@@ -42,6 +42,7 @@ typedef struct wino_spec {
     int sm_count;          /* the multiprocessors a split was sized for (the header's --sms); 0: none */
     bool generated_gemm;   /* the products by convgen's GEMM (gemm.c) rather than cuBLAS */
     bool tensor_gemm;      /* ... by its tensor-core form (gemm_tc.c, sm_90), generated_gemm's layout */
+    cg_tc_pieces pieces[2]; /* U and V in that kernel's pieces, where the tensor GEMM reads them so */
     const cg_target *target; /* what the kernels are for (the tensor-core GEMM's shared memory) */
     unsigned epilogue;     /* fprop: the layer's CG_EPILOGUE_* bits, which the kernel storing y applies */
 } wino_spec;

@@ -53,6 +53,32 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- if padded %}
     const bool real = channel < {{ channels }}u && outer < {{ outer_count }}u; // else the padding: zeros
 {%- endif %}
+{%- elif pieces %}
+    // g = ({{ "e0, " if volume }}the position in the element's pieces): the transforms in the tensor-core GEMM's
+    // pieces of {{ piece_rows }} rows (outer, tile) x 16 channels, [row / {{ piece_rows }}][channel / 16] (one bulk copy
+    // a piece), in each per 8 channels [rho / 8][channel / 4 % 2][rho % 8][channel % 4] (wgmma's K-major core
+    // matrices){{ ", rho the row paired: row 2 g + h of each 16 at 8 h + g" if paired }}; the rows padded to {{ (operand_rows + piece_rows - 1) // piece_rows * piece_rows }}
+    // and the channels to {{ steps * 16 }}{{ " with zeros" if padded }}, so that a warp's stores are 128 contiguous bytes
+{%- if volume %}
+    const unsigned e0 = {{ udiv("g", e_div) }}, at = g - e0 * {{ e_floats }}u;
+{%- else %}
+    const unsigned at = g;
+{%- endif %}
+    const unsigned piece = {{ udiv("at", piece_div) }}, within = at - piece * {{ piece_floats }}u;
+    const unsigned block = {{ udiv("piece", steps_div) }}, step = piece - block * {{ steps }}u;
+    const unsigned half = within >= {{ 8 * piece_rows }}u ? 1u : 0u, x = within - half * {{ 8 * piece_rows }}u;
+    const unsigned rho = (x >> 6) * 8u + (x >> 2 & 7u);
+    const unsigned row = block * {{ piece_rows }}u + {{ "(rho & ~15u) + 2u * (rho & 7u) + (rho >> 3 & 1u)" if paired else "rho" }};
+    const unsigned channel = step * 16u + half * 8u + (x >> 5 & 1u) * 4u + (x & 3u);
+{%- if padded %}
+    const bool real = channel < {{ channels }}u && row < {{ operand_rows }}u; // else the padding: zeros
+{%- endif %}
+{%- if tiles == 1 %}
+    const unsigned outer = row;
+{%- else %}
+    const unsigned outer = {{ udiv("row", tiles_div) }}, tile = row - outer * {{ tiles }}u;
+    const unsigned t0 = {{ udiv("tile", tiles1_div) }}, t1 = tile - t0 * {{ tiles1 }}u;
+{%- endif %}
 {%- elif volume %}
     // g = (e0, channel, outer, tile), the order of the transforms' layout, so that a warp's
     // stores are contiguous and its threads share e0; the tile = (tz, t0, t1)
