@@ -414,8 +414,8 @@ typedef enum { PLAIN, TF32, OTHER_GEMM, TENSOR_GEMM, AUTO } variant;
  * the plan has weights to prepare. Variants: "<algorithm>, tf32", the plan's GEMMs on TF32
  * tensor cores (allow_tf32), against cuDNN's TF32 column; "<algorithm>, generated GEMM",
  * winograd's products by convgen's own GEMM, and "fft, cuBLAS GEMM", fft's by cuBLAS's
- * (options.gemm: each algorithm's other GEMM); "winograd, tensor-core GEMM", winograd's fprop and
- * bprop products in 3xTF32 on the tensor cores (gemm=tensor, sm_90); "auto (<winner>)", algorithm AUTO
+ * (options.gemm: each algorithm's other GEMM); "winograd, tensor-core GEMM", winograd's products in
+ * 3xTF32 on the tensor cores (gemm=tensor, sm_90); "auto (<winner>)", algorithm AUTO
  * (pl NULL), which times the candidates while planning. */
 static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pass, const cg_planner *pl, variant v,
                         bench_buffers *b, const float *reference, const reference_points *rp, const options *o,
@@ -541,7 +541,7 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
             run_convgen(ctx, l, pass, pl, TF32, &b, reference, rp, o, r);
         if (pl->algo == CONVGEN_ALGO_WINOGRAD || pl->algo == CONVGEN_ALGO_FFT)
             run_convgen(ctx, l, pass, pl, OTHER_GEMM, &b, reference, rp, o, r);
-        if (pl->algo == CONVGEN_ALGO_WINOGRAD && pass != CONVGEN_ACCGRAD && strcmp(convgen_context_arch(ctx), "sm_90") == 0)
+        if (pl->algo == CONVGEN_ALGO_WINOGRAD && strcmp(convgen_context_arch(ctx), "sm_90") == 0)
             run_convgen(ctx, l, pass, pl, TENSOR_GEMM, &b, reference, rp, o, r); /* gemm_tc.c: sm_90 only */
     }
     if (bench_algo_listed(o->algos, "auto")) {

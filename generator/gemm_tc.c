@@ -51,13 +51,13 @@ static bool operand_takes(cg_tc_pieces p, cg_tc_pieces want, int64_t rows, int64
 
 bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t)
 {
-    if (!cg_target_wgmma(t) || !g->real || g->inc > 1 || g->transa != 'N' || g->transb != 'T' || g->accumulate ||
+    if (!cg_target_wgmma(t) || !g->real || g->inc > 1 || g->transa != 'N' || g->transb != 'T' ||
         g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1 || g->batch > 65535 || (g->m + TC_ROWS - 1) / TC_ROWS > 65535)
         return false;
     const cg_tc_pieces a = {TC_ROWS, true}, b = {cg_gemm_tc_columns(g->n), false};
     return operand_takes(g->a_pieces, a, g->m, g->lda, g->a_offset, g->a_stride) &&
-           operand_takes(g->b_pieces, b, g->n, g->ldb, g->b_offset, g->b_stride) && g->ldc % 2 == 0 &&
-           g->ldc >= g->m && g->c_offset % 8 == 0 && g->c_stride % 2 == 0;
+           operand_takes(g->b_pieces, b, g->n, g->ldb, g->b_offset, g->b_stride) && g->ldc >= g->m &&
+           g->c_offset % 4 == 0;
 }
 
 /* The floats of a stage: the converted hi and lo of op(A) and op(B), then the raw rows of each that
@@ -94,6 +94,8 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
                   "(ldc %lld, %lld apart)", (long long)(g->a_offset / 4), (long long)g->lda, (long long)g->a_stride,
                   (long long)(g->b_offset / 4), (long long)g->ldb, (long long)g->b_stride, (long long)(g->c_offset / 4),
                   (long long)g->ldc, (long long)g->c_stride);
+    if (g->accumulate)
+        cg_value_line(header, "%s", "  C += the products: the sum over the sub-batches (C zeroed before the first)");
     cg_value_line(header, "  A %s, B %s", g->a_pieces.rows ? "in the kernel's pieces (its producer laid it out)" :
                   "as stored (transposed on chip)", g->b_pieces.rows ? "in the kernel's pieces" : "as stored");
     cg_value_line(header, "tiles: %d x %d of C a block, the sum in steps of %d through %d stages (%u bytes); launch: "
@@ -110,6 +112,8 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
     tmpl_set_int(ctx, "bn", bn);
     tmpl_set_int(ctx, "bk", TC_STEP);
     tmpl_set_int(ctx, "stages", stages);
+    tmpl_set_bool(ctx, "accumulate", g->accumulate);
+    tmpl_set_bool(ctx, "pairs", g->ldc % 2 == 0 && g->c_offset % 8 == 0 && g->c_stride % 2 == 0);
     tmpl_set_bool(ctx, "a_pieces", g->a_pieces.rows > 0);
     tmpl_set_bool(ctx, "b_pieces", g->b_pieces.rows > 0);
     cg_gemm_set_real_layout(ctx, g);

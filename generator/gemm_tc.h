@@ -16,7 +16,7 @@ enum {
 /* Whether the kernel does g on target t: a real GEMM, an entry a grid slice, op(A) stored [k][m]
  * ('N') and op(B) stored [k][n] ('T') in 16-byte rows (m, n, lda, ldb, the offsets and strides
  * multiples of 4 floats) or in its pieces (a_pieces: CG_GEMM_TC_ROWS rows, paired; b_pieces:
- * cg_gemm_tc_columns(n), not), C in 8-byte pairs, no sum over sub-batches, on an sm_90 target. */
+ * cg_gemm_tc_columns(n), not), C added to where g->accumulate, on an sm_90 target. */
 bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t);
 
 /* The columns of C (op(B)'s rows) a block makes for n of them: n in the fewest blocks of at most

@@ -250,8 +250,11 @@ typedef struct cg_wino_op {
     int64_t u_rows, u_channels;
     bool u_fragments, flip, planes_transposed;
     /* BT, G: where pieces.rows > 0, each element's transforms in the tensor-core GEMM's pieces
-     * (cg_tc_pieces) instead, the channel the sum and (outer, tile) the row, the padding zeros. */
+     * (cg_tc_pieces) instead, the channel the sum and (outer, tile) the row (fprop's and bprop's
+     * operands) or, where `channel_rows`, the channel the row and (outer, tile) the sum (accgrad's),
+     * the padding zeros. */
     cg_tc_pieces pieces;
+    bool channel_rows;
 } cg_wino_op;
 
 typedef struct cg_kernel_op {

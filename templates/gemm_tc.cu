@@ -254,7 +254,22 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
 #pragma unroll
         for (int cc = 0; cc < 2; ++cc) {
             const unsigned col = n0 + 8u * j + 2u * t + cc;
-            if (col < {{ n }}u)
-                *(float2 *)(c + (size_t)col * {{ ldc }}u) = make_float2(acc[4 * j + cc], acc[4 * j + cc + 2]);
+            if (col < {{ n }}u) {
+{%- if pairs %}
+                float2 *const to = (float2 *)(c + (size_t)col * {{ ldc }}u);
+{%- if accumulate %}
+                const float2 was = *to; // the earlier sub-batches' sums
+                *to = make_float2(was.x + acc[4 * j + cc], was.y + acc[4 * j + cc + 2]);
+{%- else %}
+                *to = make_float2(acc[4 * j + cc], acc[4 * j + cc + 2]);
+{%- endif %}
+{%- else %}
+                // C's columns are not 8-byte aligned ({{ ldc }} rows): one float at a time
+                float *const to = c + (size_t)col * {{ ldc }}u;
+                to[0] {{ "+" if accumulate }}= acc[4 * j + cc];
+                if (m + 1u < {{ m }}u)
+                    to[1] {{ "+" if accumulate }}= acc[4 * j + cc + 2];
+{%- endif %}
+            }
         }
 }

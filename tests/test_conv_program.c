@@ -616,40 +616,61 @@ static void test_tensor_gemm_pieces_are_the_kernels_order(void **state)
     }
 }
 
-/* winograd's fprop and bprop with the tensor-core GEMM (gemm=tensor, the default target sm_90):
- * its steps read U and V in the kernel's pieces (cg_tc_at), as the transforms write them with the
- * padding of channels and tiles zeros; a 3-D layer's data tiles (winograd_volume.c's bricks) as
- * stored. Every program must match the reference (check_algorithm); among them programs with
- * pieces of both operands and with V as stored. */
+/* winograd with the tensor-core GEMM (gemm=tensor, the default target sm_90): its steps read U
+ * and V in the kernel's pieces (cg_tc_at), as the transforms write them with the padding of
+ * channels and tiles zeros (accgrad's with the channels as the rows, summed over the tiles, and
+ * over sub-batches into C); fprop's and bprop's of a 3-D layer's data tiles (winograd_volume.c's
+ * bricks) as stored. Every program must match the reference (check_algorithm); among them
+ * programs of each pass, with pieces of both operands, with V as stored, and accgrads that add
+ * sub-batches. */
 static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
 {
     (void)state;
     const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
     check_algorithm(CONVGEN_ALGO_WINOGRAD, &tensor);
-    int runs[2] = {0, 0}, pieced = 0, stored = 0;
+    int runs[3] = {0, 0, 0}, pieced = 0, stored = 0, added = 0;
+    double worst = 0;
     for (int i = 0; i < LAYERS; ++i) {
         convgen_conv_desc d = random_layer(i);
         cg_problem p;
         assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
-        for (int pass = 0; pass < 2; ++pass) {
-            cg_generated g;
-            if (cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tensor, &g) != CONVGEN_SUCCESS)
-                continue;
-            for (int s = 0; s < g.step_count; ++s) {
-                const cg_step *st = &g.steps[s];
-                if (st->kind != CG_STEP_KERNEL || st->op.kind != CG_OP_GEMM || !st->op.gemm.tensor)
-                    continue;
-                ++runs[pass];
-                assert_true(st->op.gemm.b_pieces.rows > 0);
-                pieced += st->op.gemm.a_pieces.rows > 0;
-                stored += st->op.gemm.a_pieces.rows == 0;
+        for (int pass = 0; pass < 3; ++pass) {
+            /* whole, then one byte under that: the pieces of smaller sub-batches, where they fit */
+            int64_t whole = 0;
+            for (int run = 0; run < 2; ++run) {
+                cg_tuning tuned = tensor;
+                tuned.workspace_limit = run ? whole - 1 : 0;
+                cg_generated g;
+                if (cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tuned, &g) != CONVGEN_SUCCESS)
+                    break;
+                whole = g.workspace_bytes;
+                bool adds = false;
+                for (int s = 0; s < g.step_count; ++s) {
+                    const cg_step *st = &g.steps[s];
+                    if (st->kind != CG_STEP_KERNEL || st->op.kind != CG_OP_GEMM || !st->op.gemm.tensor)
+                        continue;
+                    runs[pass] += !run;
+                    assert_true(st->op.gemm.b_pieces.rows > 0);
+                    pieced += st->op.gemm.a_pieces.rows > 0;
+                    stored += st->op.gemm.a_pieces.rows == 0;
+                    adds |= st->op.gemm.accumulate;
+                }
+                cg_generated_free(&g);
+                if (adds) { /* its sums into C over the sub-batches against the reference */
+                    int64_t chunks;
+                    double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, whole - 1, &tensor, &chunks);
+                    if (!(e <= ERROR_BOUND))
+                        fail_msg("random layer %d accgrad in %lld sub-batches: relative error %.3e", i, (long long)chunks, e);
+                    worst = e > worst ? e : worst;
+                    ++added;
+                }
             }
-            cg_generated_free(&g);
         }
     }
-    print_message("winograd: tensor GEMM kernels in the programs: fprop %d, bprop %d; V in pieces %d, as stored %d\n",
-                  runs[0], runs[1], pieced, stored);
-    assert_true(runs[0] > 0 && runs[1] > 0 && pieced > 0 && stored > 0);
+    print_message("winograd: tensor GEMM kernels in the programs: fprop %d, bprop %d, accgrad %d (%d adding sub-batches "
+                  "into C, worst relative error %.2e); V in pieces %d, as stored %d\n", runs[0], runs[1], runs[2], added,
+                  worst, pieced, stored);
+    assert_true(runs[0] > 0 && runs[1] > 0 && runs[2] > 0 && added > 0 && pieced > 0 && stored > 0);
 }
 
 /* fft-tiled's fprop and bprop with the generated complex GEMM, reading [image][bin] spectra with
@@ -913,7 +934,8 @@ static void test_winograd_chooses_its_gemm(void **state)
     assert_true(runs_tensor_gemm(&narrow, CONVGEN_FPROP, tensor, &sm90));
     assert_false(runs_tensor_gemm(&narrow, CONVGEN_FPROP, tensor, &sm80)); /* no wgmma: as chosen */
     assert_true(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &narrow, CONVGEN_FPROP, tensor, &sm80, NULL));
-    assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &narrow, CONVGEN_ACCGRAD, tensor, &sm90, NULL));
+    assert_true(runs_tensor_gemm(&narrow, CONVGEN_ACCGRAD, tensor, &sm90)); /* asked: accgrad too */
+    assert_false(runs_tensor_gemm(&wide, CONVGEN_ACCGRAD, chosen, &sm90));
     assert_true(runs_generated_gemm(&eighty, CONVGEN_FPROP, chosen));
     assert_true(runs_generated_gemm(&eighty, CONVGEN_BPROP, chosen));
     assert_false(runs_generated_gemm(&eighty, CONVGEN_ACCGRAD, chosen));
@@ -948,16 +970,14 @@ static void test_winograd_chooses_its_gemm(void **state)
         assert_int_equal(cg_problem_init(&p, order[i].d), CONVGEN_SUCCESS);
         for (int effort = CONVGEN_EFFORT_MEASURE; effort <= CONVGEN_EFFORT_EXHAUSTIVE; ++effort) {
             int n = wino->variants(&p, order[i].pass, effort, &chosen, out, 16);
-            /* fprop and bprop: each tile again by the tensor cores' GEMM, after the pairs */
-            int per_tile = order[i].pass == CONVGEN_ACCGRAD ? 2 : 3, pairs = 2 * n / per_tile;
+            /* each tile again by the tensor cores' GEMM, after the pairs */
+            int per_tile = 3, pairs = 2 * n / per_tile;
             assert_true(n >= per_tile && n % per_tile == 0);
             for (int v = 0; v < pairs; v += 2) { /* each tile by both GEMMs, the default first */
                 assert_int_equal(out[v].gemm, order[i].first);
                 assert_int_equal(out[v + 1].gemm, CONVGEN_GEMM_CUBLAS + CONVGEN_GEMM_GENERATED - order[i].first);
-                if (per_tile == 3) {
-                    assert_int_equal(out[pairs + v / 2].gemm, CONVGEN_GEMM_TENSOR);
-                    assert_memory_equal(out[pairs + v / 2].winograd_m, out[v].winograd_m, sizeof out[v].winograd_m);
-                }
+                assert_int_equal(out[pairs + v / 2].gemm, CONVGEN_GEMM_TENSOR);
+                assert_memory_equal(out[pairs + v / 2].winograd_m, out[v].winograd_m, sizeof out[v].winograd_m);
             }
         }
     }

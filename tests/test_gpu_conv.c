@@ -50,7 +50,7 @@ typedef struct shape {
     int gemm;         /* options.gemm */
     int out_shift;    /* the output this many floats past a 16-byte boundary (cg_verify_shifted) */
     int m;            /* the Winograd tile F(m, r) across the plane (options.winograd_m); 0: chosen */
-    const char *form[2]; /* on sm_90, a text fprop's and bprop's plans' kernels hold: the form the shape tests */
+    const char *form[3]; /* on sm_90, a text each pass's plan's kernels hold: the form the shape tests */
 } shape;
 
 #define PREPARED_SHAPES 8
@@ -480,7 +480,7 @@ static void check_shape(void **state)
     /* the form a shape is here to test: on sm_90 (H100, H200) a failure where the plan is not it;
      * on a later GPU, whose shared memory or multiprocessors may make the planner choose otherwise,
      * a skip that says so */
-    for (int pass = 0; pass < 2 && arch >= 90; ++pass)
+    for (int pass = 0; pass < 3 && arch >= 90; ++pass)
         if (s->form[pass] && !plan_holds(s, (convgen_pass)pass, s->form[pass])) {
             if (arch > 90) {
                 print_message("%s: skipped: on %s its %s plan is not \"%s\", the form it is here to test\n", s->name,
@@ -763,9 +763,10 @@ static void make_tests(shape *s, int count, int handpicked_count, void (*random)
  * kernel and of the transforms that lay out its pieces: channels in whole steps of 16 and not
  * (13, 21, 36: zeros written past the sum), a partial block of 128 tiles, outputs in blocks of 152
  * and 176 (300 and 520: two and three blocks), 5 x 5, no padding, convolution mode, and 3-D (the
- * data's tiles as stored, transposed by the kernel; 10 channels: a sum not in 16-byte runs). On
- * sm_90 each plan must hold the wgmma kernel; elsewhere gemm=tensor plans as chosen, and they run
- * so. */
+ * data's tiles as stored, transposed by the kernel; 10 channels: a sum not in 16-byte runs).
+ * accgrad sums over the tiles, the channels its rows (13 and 21: partial blocks), and over the
+ * sub-batches of the shapes that cut them. On sm_90 each plan must hold the wgmma kernel (3-D
+ * accgrad: cuBLAS's); elsewhere gemm=tensor plans as chosen, and they run so. */
 static int handpicked_tensor(shape *s)
 {
     int n = 0;
@@ -785,8 +786,8 @@ static int handpicked_tensor(shape *s)
     s[n++].d = (convgen_conv_desc){.rank = 3, .n = 4, .c = 10, .k = 12, .in = {9, 9, 9}, .kernel = {3, 3, 3},
                                    .pad_before = {1, 1, 1}, .pad_after = {1, 1, 1}, .stride = {1, 1, 1},
                                    .dilation = {1, 1, 1}};
-    for (int i = 0; i < n; ++i)
-        s[i].gemm = CONVGEN_GEMM_TENSOR, s[i].form[0] = s[i].form[1] = wgmma;
+    for (int i = 0; i < n; ++i) /* accgrad too, but over a 3-D layer's bricks (cuBLAS's) */
+        s[i].gemm = CONVGEN_GEMM_TENSOR, s[i].form[0] = s[i].form[1] = wgmma, s[i].form[2] = s[i].d.rank < 3 ? wgmma : NULL;
     return n;
 }
 

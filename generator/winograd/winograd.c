@@ -138,9 +138,10 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
          * too) and, in 3-D, per element (M: output) along depth, 32-bit in the kernels */
         int64_t along_depth = b == WINO_M ? s->tf[0].m : s->tf[0].alpha, threads;
         ok = cg_mul64(shape[b][0], shape[b][1], &s->matrix[b]);
-        if (b != WINO_M && s->pieces[b].rows) /* fprop, bprop: the sum over the data's channels */
-            s->matrix[b] = cg_tc_floats(s->pieces[b], b == WINO_V ? T : s->pass == CONVGEN_BPROP ? p->c : p->k,
-                                        s->pass == CONVGEN_BPROP ? p->k : p->c);
+        if (b != WINO_M && s->pieces[b].rows) /* the rows and the sum of the tensor GEMM's operand */
+            s->matrix[b] = s->pass == CONVGEN_ACCGRAD ? cg_tc_floats(s->pieces[b], shape[b][0], T)
+                           : cg_tc_floats(s->pieces[b], b == WINO_V ? T : s->pass == CONVGEN_BPROP ? p->c : p->k,
+                                          s->pass == CONVGEN_BPROP ? p->k : p->c);
         ok = ok && cg_mul64(s->matrix[b], along_depth, &threads) &&
              threads <= INT32_MAX && cg_mul64(s->matrix[b], s->elements * 4, &bytes) && cg_add64(at, bytes, &at);
         at = wino_align_up(at);
@@ -242,24 +243,27 @@ static bool blocked_context(tmpl_value *ctx, const cg_wino_op *op, int64_t count
 }
 
 /* The keys of the transforms laid out in the tensor-core GEMM's pieces (op->pieces; cg_tc_at):
- * `pieces`, their rows, pairing and steps, the rows that exist (outer x tiles), an element's floats,
- * the divisions that split a thread's index into (element along the depth, piece, position in
- * it), and `padded` where some of its threads write the padding's zeros. */
+ * `pieces`, their rows, pairing and steps, whether the channels are the rows (`channel_rows`) or
+ * the sum, the (outer, tile) columns that exist, an element's floats, the divisions that split a
+ * thread's index into (element along the depth, piece, position in it), and `padded` where some
+ * of its threads write the padding's zeros. */
 static bool pieces_context(tmpl_value *ctx, const cg_wino_op *op, int64_t count)
 {
     tmpl_set_bool(ctx, "pieces", op->pieces.rows > 0);
     if (!op->pieces.rows)
         return true;
-    const int64_t rows = op->outer * op->tiles[0] * op->tiles[1] * op->tiles[2],
-                  floats = cg_tc_floats(op->pieces, rows, op->channels), piece = CG_GEMM_TC_STEP * op->pieces.rows,
-                  steps = wino_div_up(op->channels, CG_GEMM_TC_STEP);
+    const int64_t columns = op->outer * op->tiles[0] * op->tiles[1] * op->tiles[2],
+                  rows = op->channel_rows ? op->channels : columns, sums = op->channel_rows ? columns : op->channels,
+                  floats = wino_pieces_floats(op), piece = CG_GEMM_TC_STEP * op->pieces.rows,
+                  steps = wino_div_up(sums, CG_GEMM_TC_STEP);
     tmpl_set_int(ctx, "piece_rows", op->pieces.rows);
     tmpl_set_bool(ctx, "paired", op->pieces.paired);
+    tmpl_set_bool(ctx, "channel_rows", op->channel_rows);
     tmpl_set_int(ctx, "piece_floats", piece);
     tmpl_set_int(ctx, "steps", steps);
-    tmpl_set_int(ctx, "operand_rows", rows);
+    tmpl_set_int(ctx, "operand_columns", columns);
     tmpl_set_int(ctx, "e_floats", floats);
-    tmpl_set_bool(ctx, "padded", op->channels % CG_GEMM_TC_STEP != 0 || rows % op->pieces.rows != 0);
+    tmpl_set_bool(ctx, "padded", sums % CG_GEMM_TC_STEP != 0 || rows % op->pieces.rows != 0);
     return wino_set_div(ctx, "e_div", floats, count - 1) && wino_set_div(ctx, "piece_div", piece, floats - 1) &&
            wino_set_div(ctx, "steps_div", steps, floats / piece - 1);
 }
@@ -298,7 +302,7 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
         tmpl_set_str(ctx, "source", operand ? "in1" : "in0");
         tmpl_set_int(ctx, "channels", op->channels);
         tmpl_set_int(ctx, "outer_count", op->outer);
-        tmpl_set_int(ctx, "e_stride", op->pieces.rows ? cg_tc_floats(op->pieces, op->outer * tile_count, op->channels)
+        tmpl_set_int(ctx, "e_stride", op->pieces.rows ? wino_pieces_floats(op)
                                       : op->u_rows   ? wino_u_floats(op, op->channels, op->outer)
                                                      : planes * tile_count);
         bool checked = false;
@@ -348,7 +352,7 @@ convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int 
      * tile and output plane */
     int64_t along_depth = op->stage != CG_WINO_AT ? s->tf[0].alpha : output_by_plane(s) ? s->tf[0].m : 1;
     const int64_t tiles = op->tiles[0] * op->tiles[1] * op->tiles[2];
-    int64_t count = op->pieces.rows ? along_depth * cg_tc_floats(op->pieces, op->outer * tiles, op->channels)
+    int64_t count = op->pieces.rows ? along_depth * wino_pieces_floats(op)
                     : op->u_rows    ? along_depth * wino_u_floats(op, op->channels, op->outer) /* the padding's too */
                                     : along_depth * (op->stage == CG_WINO_AT ? op->rows : op->channels) * op->outer * tiles;
     k->grid[0] = (unsigned)wino_div_up(count, THREADS);
@@ -415,6 +419,9 @@ static cg_gemm_step gemm_of(const wino_spec *s, gemm_shape g)
 static gemm_shape products_shape(const cg_problem *p, const wino_spec *s)
 {
     const int64_t T = s->columns;
+    if (s->pass == CONVGEN_ACCGRAD && s->pieces[WINO_V].rows) /* the same from the tensor GEMM's pieces */
+        return (gemm_shape){.ta = 'N', .tb = 'T', .a = WINO_V, .b = WINO_U, .m = p->c, .n = p->k, .k = T, .lda = p->c,
+                            .ldb = p->k, .ldc = p->c};
     if (s->pass == CONVGEN_ACCGRAD) /* M[e] ([k][c]) = D V^T, summed over the tiles */
         return (gemm_shape){.ta = 'T', .tb = 'N', .a = WINO_V, .b = WINO_U, .m = p->c, .n = p->k, .k = T, .lda = T,
                             .ldb = T, .ldc = p->c};
@@ -438,7 +445,7 @@ static convgen_status add_gemm_kernel(const wino_spec *s, const cg_gemm_step *g,
         cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
                       (long long)s->batch);
     cg_value_line(h, "%s", "");
-    return s->tensor_gemm ? cg_gemm_tc_kernel(g, s->target, h, k) : cg_gemm_kernel(g, h, k);
+    return g->tensor ? cg_gemm_tc_kernel(g, s->target, h, k) : cg_gemm_kernel(g, h, k);
 }
 
 /* Appends the products' step: cuBLAS's SGEMM, or convgen's (gemm.c, or gemm_tc.c on the tensor
@@ -451,9 +458,10 @@ static convgen_status add_gemm(const cg_problem *p, const wino_spec *s, cg_gener
         out->steps[out->step_count++] = (cg_step){.kind = CG_STEP_GEMM, .phase = 1, .gemm = g};
         return CONVGEN_SUCCESS;
     }
-    /* a sum over the sub-batches: C zeroed once before them (the same kernel summing nothing) */
+    /* a sum over the sub-batches: C zeroed once before them (the generated kernel summing nothing) */
     cg_gemm_step zero = g;
-    zero.k = 0, zero.accumulate = false;
+    zero.k = 0, zero.accumulate = false, zero.tensor = false;
+    zero.a_pieces = zero.b_pieces = (cg_tc_pieces){0, false};
     convgen_status st = g.accumulate ? add_gemm_kernel(s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
     return st == CONVGEN_SUCCESS ? add_gemm_kernel(s, &g, 1, "products", out) : st;
 }
@@ -504,9 +512,12 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
 static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, cg_generated *out)
 {
     const int64_t one[] = {1, 1, 1}, none[] = {0, 0, 0}, m[] = {s->m[0], s->m[1], s->m[2]};
+    /* in the tensor GEMM's pieces, each the channels its rows and the tiles the sum */
     cg_wino_op x = wino_tiles_op(s, CG_WINO_BT, s->batch, p->c, s->in, s->tiles, m, s->pad, WINO_V);
+    x.pieces = s->pieces[WINO_V], x.channel_rows = true;
     convgen_status st = wino_add_transform(s, &x, 0, 1, "transform_x", "the transforms of x's tiles", out);
     cg_wino_op dy = wino_tiles_op(s, CG_WINO_G, s->batch, p->k, s->out, s->tiles, m, none, WINO_U);
+    dy.pieces = s->pieces[WINO_U], dy.channel_rows = true;
     if (st == CONVGEN_SUCCESS)
         st = wino_add_transform(s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
     if (st != CONVGEN_SUCCESS)
@@ -549,11 +560,12 @@ static bool volume_data(const wino_spec *s)
     return s->first == 0 && s->tiles[0] * s->tiles[1] * s->tiles[2] > 1;
 }
 
-/* Whether the products go to convgen's GEMM on the tensor cores (gemm_tc.c): for fprop and bprop
- * (accgrad's sums run along both operands, which the kernel does not read), in strict fp32, on an
- * sm_90 target; where asked (CONVGEN_GEMM_TENSOR), and chosen where outputs and sums are 64 or
- * more each and one of them 128 or more, with the tiles in the kernel's pieces (an even number of
- * them: C in 8-byte pairs; 64 -> 64 not measured yet), 128
+/* Whether the products go to convgen's GEMM on the tensor cores (gemm_tc.c), in strict fp32, on an
+ * sm_90 target. accgrad where asked (CONVGEN_GEMM_TENSOR) and both operands come in its pieces
+ * (its sums run along the tiles, which the kernel reads only so); fprop and bprop where asked, and
+ * chosen where outputs and sums are 64 or
+ * more each and one of them 128 or more, with the tiles in the kernel's pieces (64 -> 64, R1 and
+ * V1, measured 1-3% faster: within the noise of a rule), 128
  * or more where V is stored as a matrix (a 3-D layer's bricks; the tiles and channels multiples of
  * 4, in 16-byte rows). In pieces it measured 1.05-2.0x faster than cuBLAS's SGEMM and the generated
  * GEMM (H200: V3 0.78 -> 0.51 ms, V4, L5, R4, S32; F2's 64 outputs 0.55 -> 0.51); read as stored,
@@ -564,23 +576,25 @@ static bool volume_data(const wino_spec *s)
 static bool wants_tensor_gemm(const cg_problem *p, const wino_spec *s, const cg_tuning *tune, const cg_target *t)
 {
     int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
-    if ((tune && tune->tf32) || s->pass == CONVGEN_ACCGRAD || !cg_target_wgmma(t) ||
-        (gemm != CONVGEN_GEMM_TENSOR && gemm != CONVGEN_GEMM_CHOSEN))
+    if ((tune && tune->tf32) || !cg_target_wgmma(t) || (gemm != CONVGEN_GEMM_TENSOR && gemm != CONVGEN_GEMM_CHOSEN))
         return false;
+    if (s->pass == CONVGEN_ACCGRAD) /* asked for, with both operands in pieces */
+        return gemm == CONVGEN_GEMM_TENSOR && !volume_data(s);
     if (gemm == CONVGEN_GEMM_TENSOR)
         return true;
     int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c, sums = s->pass == CONVGEN_FPROP ? p->c : p->k;
     int64_t tiles = p->n * s->tiles[0] * s->tiles[1] * s->tiles[2];
     if (volume_data(s))
         return outputs >= 128 && sums >= 128 && outputs % 4 == 0 && sums % 4 == 0 && tiles % 4 == 0;
-    return outputs >= 64 && sums >= 64 && (outputs >= 128 || sums >= 128) && tiles % 2 == 0;
+    return outputs >= 64 && sums >= 64 && (outputs >= 128 || sums >= 128);
 }
 
 /* The tensor GEMM's operands in its pieces (gemm_tc.h), written so by the transforms: U (op(B),
- * the outputs its rows) always, V (op(A), the tiles its rows) where winograd.cu's kernel makes the
- * data's tiles, not winograd_volume.c's bricks (a 3-D layer's). Read as stored, the kernel's three
- * converter warps transpose every step, which made V3's products 0.40 ms against 0.28 in pieces
- * (bench/NOTES.md, "Issue 30, session 60"). */
+ * the outputs its rows; accgrad's D, dy's output channels) always, V (op(A): the tiles its rows;
+ * accgrad's x's channels) where winograd.cu's kernel makes the data's tiles, not
+ * winograd_volume.c's bricks (a 3-D layer's; wants_tensor_gemm takes no accgrad there). Read as
+ * stored, the kernel's three converter warps transpose every step, which made V3's products 0.40
+ * ms against 0.28 in pieces (bench/NOTES.md, "Issue 30, session 60"). */
 static void set_pieces(const cg_problem *p, wino_spec *s)
 {
     s->pieces[WINO_U] = (cg_tc_pieces){cg_gemm_tc_columns(s->pass == CONVGEN_BPROP ? p->c : p->k), false};
@@ -602,19 +616,24 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
     st = choose_batch(p, tune, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
+    /* convgen's GEMM kernels (generated_gemm: bprop's U in their layout) where asked or chosen:
+     * the tensor cores' where the kernel takes the step and the pieces fit the limit, else the SIMT
+     * one in its place; past its 32-bit indices cuBLAS's, and every header says so */
     s.generated_gemm = tensor || use_generated_gemm(p, &s, tune);
-    if (s.generated_gemm) { /* the tensor cores' where asked and taken; else past the generated kernel's
-                               32-bit indices, cuBLAS's, and every header says so */
+    if (tensor) {
         cg_gemm_step g = gemm_of(&s, products_shape(p, &s));
-        s.tensor_gemm = tensor && cg_gemm_tc_takes(&g, t);
-        if (!s.tensor_gemm && tensor) { /* the other kernels read U and V as matrices */
+        bool fits = !tune || !tune->workspace_limit || s.workspace <= tune->workspace_limit;
+        s.tensor_gemm = fits && cg_gemm_tc_takes(&g, t);
+        if (!s.tensor_gemm) { /* the SIMT kernel reads U and V as matrices */
             s.pieces[WINO_U] = s.pieces[WINO_V] = (cg_tc_pieces){0, false};
             st = choose_batch(p, tune, &s);
             if (st != CONVGEN_SUCCESS)
                 return st;
-            g = gemm_of(&s, products_shape(p, &s));
         }
-        s.generated_gemm = s.tensor_gemm || cg_gemm_kernel_takes(&g);
+    }
+    if (s.generated_gemm && !s.tensor_gemm) {
+        cg_gemm_step g = gemm_of(&s, products_shape(p, &s));
+        s.generated_gemm = cg_gemm_kernel_takes(&g);
     }
     snprintf(s.plan[0], sizeof s.plan[0], "one %s SGEMM per", s.tensor_gemm ? "generated tensor-core (3xTF32)"
                                                               : s.generated_gemm ? "generated" : "cuBLAS");
@@ -673,14 +692,15 @@ int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool 
 /* AUTO's candidates: each tile by both GEMMs, cuBLAS's first (cg_variants_add) unless the default
  * (use_generated_gemm) is convgen's, which then comes first so that it wins a tie of the
  * estimates: the cost model rates the two GEMMs alike, and the default rule is what was
- * measured (n337's 80-channel 3-D layers at effort estimate). Then, for fprop and bprop, each
- * tile again by the tensor cores' GEMM (gemm_tc.c), which the cost model rates on its own; on a
- * GPU without wgmma such a candidate plans as the chosen GEMM does, and the tie keeps the first. */
+ * measured (n337's 80-channel 3-D layers at effort estimate). Then each tile again by the tensor
+ * cores' GEMM (gemm_tc.c), which the cost model rates on its own; on a GPU without wgmma (or for a
+ * 3-D layer's accgrad over bricks) such a candidate plans as the chosen GEMM does, and the tie
+ * keeps the first. */
 static int winograd_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed,
                              cg_tuning *out, int max)
 {
     int n = wino_variants(p, effort, fixed, true, out, max);
-    if (pass != CONVGEN_ACCGRAD && !fixed->tf32 && !fixed->gemm)
+    if (!fixed->tf32 && !fixed->gemm)
         for (int i = 0, pairs = n; i < pairs && n < max; i += 2) {
             out[n] = out[i];
             out[n++].gemm = CONVGEN_GEMM_TENSOR;

@@ -108,8 +108,10 @@ tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_w
         cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,
                       (long long)s->buffer[0], (long long)s->buffer[1], (long long)s->buffer[2]);
     if (!fused && op->pieces.rows)
-        cg_value_line(h, "  these transforms in the tensor-core GEMM's pieces: [e][row / %lld][channel / 16][wgmma's "
-                      "core matrices of %lld rows x 16 channels]", (long long)op->pieces.rows, (long long)op->pieces.rows);
+        cg_value_line(h, "  these transforms in the tensor-core GEMM's pieces: [e][row / %lld][sum / 16][wgmma's core "
+                      "matrices of %lld rows x 16 of the sum], the rows %s, the sum %s", (long long)op->pieces.rows,
+                      (long long)op->pieces.rows, op->channel_rows ? "the channels" : "(image, tile)",
+                      op->channel_rows ? "over (image, tile)" : "over the channels");
     else if (op->u_fragments)
         cg_value_line(h, "workspace: %lld bytes (the weights' transforms, blocked: [e][output / %lld][channel / 8][the "
                       "mma's B fragments of 8 channels x %lld])", (long long)s->workspace, (long long)op->u_rows,

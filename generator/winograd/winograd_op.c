@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm_tc.h"
 #include "op_kinds.h"
 #include "util.h"
 #include "winograd_plan.h"
@@ -94,7 +93,7 @@ static int64_t points(const int64_t size[CG_WINO_DIMS]) { return size[0] * size[
 static void run_tiles(const cg_wino_op *op, const op_matrices *mx, const float *src, float *buf)
 {
     int64_t tiles = tile_count(op), columns = op->outer * tiles,
-            e_stride = op->pieces.rows ? cg_tc_floats(op->pieces, columns, op->channels)
+            e_stride = op->pieces.rows ? wino_pieces_floats(op)
                        : op->u_rows    ? wino_u_floats(op, op->channels, op->outer)
                                        : op->channels * columns;
     if (op->pieces.rows)
@@ -119,7 +118,8 @@ static void run_tiles(const cg_wino_op *op, const op_matrices *mx, const float *
                             d[k][i][j] = inside ? volume[(z * op->size[1] + y) * op->size[2] + x] : 0.0;
                         }
                 transform(mx, d, v);
-                int64_t in_e = op->pieces.rows ? cg_tc_at(op->pieces, op->channels, o * tiles + t, ch)
+                int64_t in_e = op->pieces.rows ? (op->channel_rows ? cg_tc_at(op->pieces, columns, ch, o * tiles + t)
+                                                                   : cg_tc_at(op->pieces, op->channels, o * tiles + t, ch))
                                : op->u_rows    ? wino_u_at(op, op->channels, op->outer, ch, o)
                                                : (ch * op->outer + o) * tiles + t;
                 for (int z = 0; z < r[0]; ++z)

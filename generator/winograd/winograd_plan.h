@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gemm_tc.h"
 #include "generate.h"
 #include "template/tmpl.h"
 #include "winograd_transform.h"
@@ -98,6 +99,15 @@ static inline int64_t wino_u_at(const cg_wino_op *op, int64_t channels, int64_t 
     const int64_t run = r / op->u_rows * wino_u_channels(op, channels);
     return op->u_fragments ? (run + c / 8 * 8) * op->u_rows + wino_u_fragment(r % op->u_rows, c % 8)
                            : (run + c) * op->u_rows + r % op->u_rows;
+}
+
+/* The floats of one element of op's transforms in the tensor GEMM's pieces (op->pieces.rows > 0):
+ * (outer, tile) the rows and the channels the sum, or the other way round (op->channel_rows). */
+static inline int64_t wino_pieces_floats(const cg_wino_op *op)
+{
+    const int64_t columns = op->outer * op->tiles[0] * op->tiles[1] * op->tiles[2];
+    return op->channel_rows ? cg_tc_floats(op->pieces, op->channels, columns)
+                            : cg_tc_floats(op->pieces, columns, op->channels);
 }
 
 /* The matrix of a transform (`matrix` CG_WINO_BT, CG_WINO_G or CG_WINO_AT) of t: its rows, *rows x

@@ -54,11 +54,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const bool real = channel < {{ channels }}u && outer < {{ outer_count }}u; // else the padding: zeros
 {%- endif %}
 {%- elif pieces %}
+{%- set row_names = "channels" if channel_rows else "(outer, tile)s" %}
+{%- set sum_names = "(outer, tile)s" if channel_rows else "channels" %}
     // g = ({{ "e0, " if volume }}the position in the element's pieces): the transforms in the tensor-core GEMM's
-    // pieces of {{ piece_rows }} rows (outer, tile) x 16 channels, [row / {{ piece_rows }}][channel / 16] (one bulk copy
-    // a piece), in each per 8 channels [rho / 8][channel / 4 % 2][rho % 8][channel % 4] (wgmma's K-major core
-    // matrices){{ ", rho the row paired: row 2 g + h of each 16 at 8 h + g" if paired }}; the rows padded to {{ (operand_rows + piece_rows - 1) // piece_rows * piece_rows }}
-    // and the channels to {{ steps * 16 }}{{ " with zeros" if padded }}, so that a warp's stores are 128 contiguous bytes
+    // pieces of {{ piece_rows }} rows ({{ row_names }}) x 16 of the sum ({{ sum_names }}), [row / {{ piece_rows }}][sum / 16]
+    // (one bulk copy a piece), in each per 8 of the sum [rho / 8][sum / 4 % 2][rho % 8][sum % 4] (wgmma's
+    // K-major core matrices){{ ", rho the row paired: row 2 g + h of each 16 at 8 h + g" if paired }}; the sum padded to {{ steps * 16 }}
+    // and the rows to whole pieces{{ " with zeros" if padded }}, so that a warp's stores are 128 contiguous bytes
 {%- if volume %}
     const unsigned e0 = {{ udiv("g", e_div) }}, at = g - e0 * {{ e_floats }}u;
 {%- else %}
@@ -69,14 +71,15 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const unsigned half = within >= {{ 8 * piece_rows }}u ? 1u : 0u, x = within - half * {{ 8 * piece_rows }}u;
     const unsigned rho = (x >> 6) * 8u + (x >> 2 & 7u);
     const unsigned row = block * {{ piece_rows }}u + {{ "(rho & ~15u) + 2u * (rho & 7u) + (rho >> 3 & 1u)" if paired else "rho" }};
-    const unsigned channel = step * 16u + half * 8u + (x >> 5 & 1u) * 4u + (x & 3u);
+    const unsigned sum = step * 16u + half * 8u + (x >> 5 & 1u) * 4u + (x & 3u);
+    const unsigned channel = {{ "row" if channel_rows else "sum" }}, column = {{ "sum" if channel_rows else "row" }};
 {%- if padded %}
-    const bool real = channel < {{ channels }}u && row < {{ operand_rows }}u; // else the padding: zeros
+    const bool real = channel < {{ channels }}u && column < {{ operand_columns }}u; // else the padding: zeros
 {%- endif %}
 {%- if tiles == 1 %}
-    const unsigned outer = row;
+    const unsigned outer = column;
 {%- else %}
-    const unsigned outer = {{ udiv("row", tiles_div) }}, tile = row - outer * {{ tiles }}u;
+    const unsigned outer = {{ udiv("column", tiles_div) }}, tile = column - outer * {{ tiles }}u;
     const unsigned t0 = {{ udiv("tile", tiles1_div) }}, t1 = tile - t0 * {{ tiles1 }}u;
 {%- endif %}
 {%- elif volume %}
