@@ -24,16 +24,19 @@ static void real_gemm(const cg_gemm_step *g, char *ws, bool add)
     const float *A = (const float *)(ws + g->a_offset), *B = (const float *)(ws + g->b_offset);
     float *C = (float *)(ws + g->c_offset);
     const char tb = g->transb == 'T' ? 'N' : 'T'; /* op(B)^T's: the j x l operand's */
-    for (int64_t b = 0; b < g->batch; ++b)
-        for (int64_t i = 0; i < g->m; ++i)
-            for (int64_t j = 0; j < g->n; ++j) {
-                double sum = 0;
-                for (int64_t l = 0; l < g->k; ++l)
-                    sum += (double)A[b * g->a_stride + real_at(g->a_pieces, g->transa, g->lda, g->k, i, l)] *
-                           B[b * g->b_stride + real_at(g->b_pieces, tb, g->ldb, g->k, j, l)];
-                float *c = &C[b * g->c_stride + i + j * g->ldc];
-                *c = (float)(sum + (add ? *c : 0));
-            }
+    const int64_t splits = g->splits > 1 ? g->splits : 1, run = cg_gemm_split_steps(g->k, splits) * CG_GEMM_TC_STEP;
+    for (int64_t s = 0; s < splits; ++s) /* a split sum: run s of the sum into C + s split_stride */
+        for (int64_t b = 0; b < g->batch; ++b)
+            for (int64_t i = 0; i < g->m; ++i)
+                for (int64_t j = 0; j < g->n; ++j) {
+                    double sum = 0;
+                    const int64_t l0 = splits > 1 ? s * run : 0, l1 = splits > 1 && l0 + run < g->k ? l0 + run : g->k;
+                    for (int64_t l = l0; l < l1; ++l)
+                        sum += (double)A[b * g->a_stride + real_at(g->a_pieces, g->transa, g->lda, g->k, i, l)] *
+                               B[b * g->b_stride + real_at(g->b_pieces, tb, g->ldb, g->k, j, l)];
+                    float *c = &C[s * g->split_stride + b * g->c_stride + i + j * g->ldc];
+                    *c = (float)(sum + (add ? *c : 0));
+                }
 }
 
 void cg_gemm_evaluate(const cg_gemm_step *g, char *ws, bool add)
@@ -75,7 +78,8 @@ cg_work cg_gemm_work(const cg_gemm_step *g, int sm_count, bool split_k)
 {
     double mul = g->real ? 2.0 : 8.0, elem = g->real ? 4.0 : 8.0;
     double batch = (double)g->batch, m = (double)g->m, n = (double)g->n, k = (double)g->k;
-    double blocks = ceil(m / 128) * ceil(n / 128) * batch, slots = 2.0 * (sm_count > 0 ? sm_count : 132);
+    double blocks = ceil(m / 128) * ceil(n / 128) * batch * (g->splits > 1 ? (double)g->splits : 1.0),
+           slots = 2.0 * (sm_count > 0 ? sm_count : 132);
     if (split_k && blocks < slots)
         blocks *= fmax(1.0, fmin(ceil(slots / blocks), floor(k / SPLIT_K_DEPTH)));
     return (cg_work){.flops = mul * m * n * k * batch,

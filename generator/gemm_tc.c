@@ -52,7 +52,11 @@ static bool operand_takes(cg_tc_pieces p, cg_tc_pieces want, int64_t rows, int64
 bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t)
 {
     if (!cg_target_wgmma(t) || !g->real || g->inc > 1 || g->transa != 'N' || g->transb != 'T' ||
-        g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1 || g->batch > 65535 || (g->m + TC_ROWS - 1) / TC_ROWS > 65535)
+        g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1 || (g->m + TC_ROWS - 1) / TC_ROWS > 65535)
+        return false;
+    const int64_t splits = g->splits > 1 ? g->splits : 1; /* each run of the sum non-empty */
+    if (g->batch * splits > 65535 || (splits - 1) * cg_gemm_split_steps(g->k, splits) * TC_STEP >= g->k ||
+        (splits > 1 && g->split_stride < g->c_stride * g->batch))
         return false;
     const cg_tc_pieces a = {TC_ROWS, true}, b = {cg_gemm_tc_columns(g->n), false};
     return operand_takes(g->a_pieces, a, g->m, g->lda, g->a_offset, g->a_stride) &&
@@ -84,7 +88,8 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
                        "fewer than two stages of %lld", (long long)cg_target_shared_per_block(t), (long long)(4 * stage));
     k->grid[0] = (unsigned)((g->m + TC_ROWS - 1) / TC_ROWS);
     k->grid[1] = (unsigned)((g->n + bn - 1) / bn);
-    k->grid[2] = (unsigned)g->batch;
+    const int64_t splits = g->splits > 1 ? g->splits : 1;
+    k->grid[2] = (unsigned)(g->batch * splits);
     k->block[0] = TC_THREADS, k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)(4 * stages * stage + 3 * 8 * stages);
     cg_value_line(header, "GEMM: C[%lld x %lld] = A B^T, column-major, sums of %lld, %lld of them (the transform "
@@ -96,6 +101,10 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
                   (long long)g->ldc, (long long)g->c_stride);
     if (g->accumulate)
         cg_value_line(header, "%s", "  C += the products: the sum over the sub-batches (C zeroed before the first)");
+    if (splits > 1)
+        cg_value_line(header, "  the sum cut into %lld runs of %lld steps, run s's products at C + %lld s (for the next "
+                      "step to add): more blocks, and shorter sums in the tensor cores' accumulators", (long long)splits,
+                      (long long)cg_gemm_split_steps(g->k, splits), (long long)g->split_stride);
     cg_value_line(header, "  A %s, B %s", g->a_pieces.rows ? "in the kernel's pieces (its producer laid it out)" :
                   "as stored (transposed on chip)", g->b_pieces.rows ? "in the kernel's pieces" : "as stored");
     cg_value_line(header, "tiles: %d x %d of C a block, the sum in steps of %d through %d stages (%u bytes); launch: "
@@ -113,6 +122,10 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
     tmpl_set_int(ctx, "bk", TC_STEP);
     tmpl_set_int(ctx, "stages", stages);
     tmpl_set_bool(ctx, "accumulate", g->accumulate);
+    tmpl_set_int(ctx, "batch", g->batch);
+    tmpl_set_int(ctx, "splits", splits);
+    tmpl_set_int(ctx, "split_steps", cg_gemm_split_steps(g->k, splits));
+    tmpl_set_int(ctx, "split_stride", g->split_stride);
     tmpl_set_bool(ctx, "pairs", g->ldc % 2 == 0 && g->c_offset % 8 == 0 && g->c_stride % 2 == 0);
     tmpl_set_bool(ctx, "a_pieces", g->a_pieces.rows > 0);
     tmpl_set_bool(ctx, "b_pieces", g->b_pieces.rows > 0);

@@ -23,6 +23,13 @@ bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t);
  * 256 (wgmma's widest N), a multiple of 8 each. op(B)'s pieces have as many rows. */
 int cg_gemm_tc_columns(int64_t n);
 
+/* The steps of CG_GEMM_TC_STEP of each run of a sum of k cut into `splits` (the last run the rest). */
+static inline int64_t cg_gemm_split_steps(int64_t k, int64_t splits)
+{
+    const int64_t steps = (k + CG_GEMM_TC_STEP - 1) / CG_GEMM_TC_STEP;
+    return splits > 1 ? (steps + splits - 1) / splits : steps;
+}
+
 /* The floats an operand of `rows` rows summed over `sums` takes in pieces p: its rows and its sum
  * rounded up to whole pieces. */
 static inline int64_t cg_tc_floats(cg_tc_pieces p, int64_t rows, int64_t sums)

@@ -137,6 +137,10 @@ typedef struct cg_gemm_step {
     int64_t inc;
     bool tensor; /* done by convgen's kernel on the tensor cores (gemm_tc.c), which the cost model rates */
     cg_tc_pieces a_pieces, b_pieces; /* op(A) and op(B) in that kernel's pieces (lda, ldb unused), or not */
+    /* That kernel's split sum: the sum's steps of CG_GEMM_TC_STEP cut into `splits` runs of
+     * cg_gemm_split_steps each, run s's products into C + s split_stride floats, for the step's
+     * consumer to add (the Winograd output transform). 0 or 1: one run. */
+    int64_t splits, split_stride;
 } cg_gemm_step;
 
 /* Where an operand's element sits in a padded image, per dimension: at base + step * index
@@ -227,7 +231,8 @@ typedef struct cg_wino_op {
      * row_stride + channel * outer_stride, reversed where `flip`: into out for one run, else
      * run s's into the workspace at byte buffer + s * 4 * `partial` floats.
      * SUM: the sum of `splits` partial results of `partial` floats each at byte `buffer` into
-     * out. */
+     * out. AT: where splits > 1, each product the sum of `splits` partial products `partial`
+     * floats apart (the tensor GEMM's split sum). */
     int64_t outer, channels, rows, size[CG_WINO_DIMS], tiles[CG_WINO_DIMS], step[CG_WINO_DIMS], offset[CG_WINO_DIMS];
     int64_t buffer, outer_stride, row_stride;
     int64_t out_size[CG_WINO_DIMS], weights;

@@ -122,6 +122,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
                        *const empty = ready + {{ stages }};
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31u;
     const unsigned m0 = blockIdx.x * {{ bm }}u, n0 = blockIdx.y * {{ bn }}u;
+{%- if splits > 1 %}
+    // blockIdx.z = (run of the sum, entry): this block sums the run's steps q0 .. q0 + count - 1
+    const unsigned entry = blockIdx.z % {{ batch }}u, run = blockIdx.z / {{ batch }}u;
+    const unsigned q0 = run * {{ split_steps }}u, count = min({{ split_steps }}u, {{ steps }}u - q0);
+{%- else %}
+    const unsigned entry = blockIdx.z, q0 = 0u, count = {{ steps }}u;
+{%- endif %}
     if (tid == 0) {
         for (unsigned s = 0; s < {{ stages }}u; ++s) {
             bar_init(&loaded[s], 1u); // the copier's arrival, and the bytes
@@ -136,30 +143,30 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
         // done), an operand in pieces by one bulk copy of its piece (lane 0), one as stored by a
         // bulk copy of each of its rows (lane r row r)
 {%- if a_pieces %}
-        const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)blockIdx.z * {{ a_stride }}ull + (size_t)blockIdx.x * {{ steps * ca }}u;
+        const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)entry * {{ a_stride }}ull + (size_t)blockIdx.x * {{ steps * ca }}u;
         const unsigned a_bytes = {{ 4 * ca }}u;
 {%- else %}
-        const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)blockIdx.z * {{ a_stride }}ull + m0;
+        const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)entry * {{ a_stride }}ull + m0;
         const unsigned a_bytes = 4u * min({{ bm }}u, {{ m }}u - m0); // a row's
 {%- endif %}
 {%- if b_pieces %}
-        const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)blockIdx.z * {{ b_stride }}ull + (size_t)blockIdx.y * {{ steps * cb }}u;
+        const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)entry * {{ b_stride }}ull + (size_t)blockIdx.y * {{ steps * cb }}u;
         const unsigned b_bytes = {{ 4 * cb }}u;
 {%- else %}
-        const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)blockIdx.z * {{ b_stride }}ull + n0;
+        const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)entry * {{ b_stride }}ull + n0;
         const unsigned b_bytes = 4u * min({{ bn }}u, {{ n }}u - n0); // a row's
 {%- endif %}
 #pragma unroll 1
-        for (unsigned q = 0; q < {{ steps }}u; ++q) {
-            const unsigned s = q % {{ stages }}u;
+        for (unsigned i = 0; i < count; ++i) {
+            const unsigned q = q0 + i, s = i % {{ stages }}u;
             float *const st = stages + s * {{ stage }}u;
 {%- if not (a_pieces and b_pieces) %}
             float *const raw = st + {{ 2 * (ca + cb) }}u;
             const unsigned valid = min({{ bk }}u, {{ k }}u - q * {{ bk }}u);
             const size_t row = (size_t)q * {{ bk }}u + lane;
 {%- endif %}
-            if (q >= {{ stages }}u)
-                bar_wait(&empty[s], (q / {{ stages }}u - 1u) & 1u);
+            if (i >= {{ stages }}u)
+                bar_wait(&empty[s], (i / {{ stages }}u - 1u) & 1u);
             if (lane == 0u)
                 bar_expect(&loaded[s], {{ "a_bytes" if a_pieces else "valid * a_bytes" }} + {{ "b_bytes" if b_pieces else "valid * b_bytes" }});
             __syncwarp();
@@ -184,14 +191,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
         // The converters: step q's raw rows into core matrices, hi and lo; a piece's lo halves
         const unsigned ct = tid - 32u;
 #pragma unroll 1
-        for (unsigned q = 0; q < {{ steps }}u; ++q) {
-            const unsigned s = q % {{ stages }}u;
+        for (unsigned i = 0; i < count; ++i) {
+            const unsigned s = i % {{ stages }}u;
             float *const st = stages + s * {{ stage }}u;
 {%- if not (a_pieces and b_pieces) %}
             float *const raw = st + {{ 2 * (ca + cb) }}u;
-            const unsigned valid = min({{ bk }}u, {{ k }}u - q * {{ bk }}u);
+            const unsigned valid = min({{ bk }}u, {{ k }}u - (q0 + i) * {{ bk }}u);
 {%- endif %}
-            bar_wait(&loaded[s], q / {{ stages }}u & 1u);
+            bar_wait(&loaded[s], i / {{ stages }}u & 1u);
 {%- if a_pieces %}
             lo_halves(st, {{ ca }}u, {{ ca }}u, ct);
 {%- else %}
@@ -216,10 +223,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
     const unsigned cw = warp - 4u, wg = cw >> 2, g = lane >> 2, t = lane & 3u;
     float acc[{{ bn // 2 }}];
 #pragma unroll 1
-    for (unsigned q = 0; q < {{ steps }}u; ++q) {
-        const unsigned s = q % {{ stages }}u;
+    for (unsigned i = 0; i < count; ++i) {
+        const unsigned s = i % {{ stages }}u;
         const float *const st = stages + s * {{ stage }}u;
-        bar_wait(&ready[s], q / {{ stages }}u & 1u);
+        bar_wait(&ready[s], i / {{ stages }}u & 1u);
 #pragma unroll
         for (int i = 0; i < {{ bn // 2 }}; ++i)
             fence_operand(acc[i]);
@@ -228,7 +235,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
         for (unsigned e = 0; e < {{ bk // 8 }}u; ++e) { // lo hi, hi lo, hi hi: the small terms first
             const unsigned long long a_hi = descriptor(st + e * {{ bm * 8 }}u + wg * 512u), a_lo = a_hi + ({{ ca * 4 }}u >> 4);
             const unsigned long long b_hi = descriptor(st + {{ 2 * ca }}u + e * {{ bn * 8 }}u), b_lo = b_hi + ({{ cb * 4 }}u >> 4);
-            wgmma(acc, a_lo, b_hi, q | e);
+            wgmma(acc, a_lo, b_hi, i | e);
             wgmma(acc, a_hi, b_lo, 1);
             wgmma(acc, a_hi, b_hi, 1);
         }
@@ -237,8 +244,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
 #pragma unroll
         for (int i = 0; i < {{ bn // 2 }}; ++i)
             fence_operand(acc[i]);
-        if (q > 0u && (tid & 127u) == 0u) // step q - 1's group done
-            bar_arrive(&empty[(q - 1u) % {{ stages }}u]);
+        if (i > 0u && (tid & 127u) == 0u) // step i - 1's group done
+            bar_arrive(&empty[(i - 1u) % {{ stages }}u]);
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 #pragma unroll
@@ -248,7 +255,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
     const unsigned m = m0 + 16u * cw + 2u * g;
     if (m >= {{ m }}u)
         return;
-    float *__restrict__ c = workspace + {{ c_offset }}ull + (size_t)blockIdx.z * {{ c_stride }}ull + m;
+    float *__restrict__ c = workspace + {{ c_offset }}ull + (size_t)entry * {{ c_stride }}ull{{ " + (size_t)run * " ~ split_stride ~ "ull" if splits > 1 }} + m;
 #pragma unroll
     for (int j = 0; j < {{ bn // 8 }}; ++j)
 #pragma unroll

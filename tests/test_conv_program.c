@@ -618,8 +618,8 @@ static void test_tensor_gemm_pieces_are_the_kernels_order(void **state)
 
 /* winograd with the tensor-core GEMM (gemm=tensor, the default target sm_90): its steps read U
  * and V in the kernel's pieces (cg_tc_at), as the transforms write them with the padding of
- * channels and tiles zeros (accgrad's with the channels as the rows, summed over the tiles, and
- * over sub-batches into C); fprop's and bprop's of a 3-D layer's data tiles (winograd_volume.c's
+ * channels and tiles zeros (accgrad's with the channels as the rows, summed over the tiles in
+ * runs that the output transform adds, and over sub-batches into C); fprop's and bprop's of a 3-D layer's data tiles (winograd_volume.c's
  * bricks) as stored. Every program must match the reference (check_algorithm); among them
  * programs of each pass, with pieces of both operands, with V as stored, and accgrads that add
  * sub-batches. */
@@ -628,7 +628,7 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
     (void)state;
     const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
     check_algorithm(CONVGEN_ALGO_WINOGRAD, &tensor);
-    int runs[3] = {0, 0, 0}, pieced = 0, stored = 0, added = 0;
+    int runs[3] = {0, 0, 0}, pieced = 0, stored = 0, added = 0, split = 0;
     double worst = 0;
     for (int i = 0; i < LAYERS; ++i) {
         convgen_conv_desc d = random_layer(i);
@@ -654,6 +654,7 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
                     pieced += st->op.gemm.a_pieces.rows > 0;
                     stored += st->op.gemm.a_pieces.rows == 0;
                     adds |= st->op.gemm.accumulate;
+                    split += !run && st->op.gemm.splits > 1;
                 }
                 cg_generated_free(&g);
                 if (adds) { /* its sums into C over the sub-batches against the reference */
@@ -667,10 +668,10 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
             }
         }
     }
-    print_message("winograd: tensor GEMM kernels in the programs: fprop %d, bprop %d, accgrad %d (%d adding sub-batches "
-                  "into C, worst relative error %.2e); V in pieces %d, as stored %d\n", runs[0], runs[1], runs[2], added,
-                  worst, pieced, stored);
-    assert_true(runs[0] > 0 && runs[1] > 0 && runs[2] > 0 && added > 0 && pieced > 0 && stored > 0);
+    print_message("winograd: tensor GEMM kernels in the programs: fprop %d, bprop %d, accgrad %d (%d with the sum split "
+                  "into runs, %d adding sub-batches into C, worst relative error %.2e); V in pieces %d, as stored %d\n",
+                  runs[0], runs[1], runs[2], split, added, worst, pieced, stored);
+    assert_true(runs[0] > 0 && runs[1] > 0 && runs[2] > 0 && split > 0 && added > 0 && pieced > 0 && stored > 0);
 }
 
 /* fft-tiled's fprop and bprop with the generated complex GEMM, reading [image][bin] spectra with

@@ -118,6 +118,27 @@ convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const c
     return CONVGEN_SUCCESS;
 }
 
+/* The runs a tensor-core accgrad's sum over the `columns` tiles is cut into (cg_gemm_step.splits):
+ * at least enough that each run sums at most WINO_TC_RUN tiles, since the tensor cores' fp32 sums
+ * lose accuracy along a long sum (F2's 12544 tiles in one run: relative error 1.33e-4 against its
+ * bound 1.07e-4; V3's 3200, 4.1e-5 of 7.55e-5; H200, bench/NOTES.md "Issue 30, session 61"), and
+ * of up to four times that many, the count whose blocks (one a multiprocessor) fill their waves
+ * best: S32's 64 blocks an SM in 4 runs rather than 3. Each run at least 4 steps of the sum. */
+static int64_t tensor_splits(const cg_problem *p, const wino_spec *s, int64_t columns)
+{
+    const int64_t sms = s->target && s->target->sm_count > 0 ? s->target->sm_count : 132;
+    const int64_t blocks = wino_div_up(p->c, CG_GEMM_TC_ROWS) * wino_div_up(p->k, cg_gemm_tc_columns(p->k)) * s->elements;
+    const int64_t most = wino_div_up(columns, 4 * CG_GEMM_TC_STEP), need = wino_div_up(columns, WINO_TC_RUN);
+    int64_t best = need < most ? need : most;
+    double best_waves = 1e300;
+    for (int64_t splits = best; splits <= 4 * need && splits <= most; ++splits) {
+        double waves = (double)wino_div_up(blocks * splits, sms) / (double)splits; /* per run's length */
+        if (waves < best_waves)
+            best = splits, best_waves = waves;
+    }
+    return best > 1 ? best : 1;
+}
+
 /* The buffers for sub-batches of `batch` images; false where a size passes what the kernels
  * (32-bit thread and plane indices) or cuBLAS (32-bit sizes) take. */
 bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
@@ -131,6 +152,7 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
                                      [CONVGEN_BPROP] = {{p->c, p->k}, {p->k, T}, {p->c, T}},
                                      [CONVGEN_ACCGRAD] = {{p->k, T}, {p->c, T}, {p->k, p->c}}};
     const int64_t (*shape)[2] = shapes[s->pass];
+    s->splits = s->pass == CONVGEN_ACCGRAD && s->pieces[WINO_V].rows ? tensor_splits(p, s, T) : 1;
     int64_t at = 0, bytes;
     for (int b = 0; b < 3 && ok; ++b) {
         s->buffer[b] = at;
@@ -142,8 +164,8 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
             s->matrix[b] = s->pass == CONVGEN_ACCGRAD ? cg_tc_floats(s->pieces[b], shape[b][0], T)
                            : cg_tc_floats(s->pieces[b], b == WINO_V ? T : s->pass == CONVGEN_BPROP ? p->c : p->k,
                                           s->pass == CONVGEN_BPROP ? p->k : p->c);
-        ok = ok && cg_mul64(s->matrix[b], along_depth, &threads) &&
-             threads <= INT32_MAX && cg_mul64(s->matrix[b], s->elements * 4, &bytes) && cg_add64(at, bytes, &at);
+        ok = ok && cg_mul64(s->matrix[b], along_depth, &threads) && threads <= INT32_MAX &&
+             cg_mul64(s->matrix[b], s->elements * 4 * (b == WINO_M ? s->splits : 1), &bytes) && cg_add64(at, bytes, &at);
         at = wino_align_up(at);
     }
     s->workspace = at;
@@ -328,6 +350,8 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
         tmpl_set_int(ctx, "rows", op->rows);
         tmpl_set_int(ctx, "e_stride", op->rows * columns);
         tmpl_set_int(ctx, "outer_stride", op->outer_stride);
+        tmpl_set_int(ctx, "out_splits", op->splits > 1 ? op->splits : 1);
+        tmpl_set_int(ctx, "out_partial", op->partial);
         tmpl_set_int(ctx, "row_stride", op->row_stride);
         *failed |= !wino_set_div(ctx, "columns_div", columns, count - 1) | !wino_set_div(ctx, "tiles_div", tile_count, columns - 1);
     }
@@ -410,7 +434,8 @@ static cg_gemm_step gemm_of(const wino_spec *s, gemm_shape g)
                           .a_offset = s->buffer[g.a], .lda = g.lda, .b_offset = s->buffer[g.b], .ldb = g.ldb,
                           .c_offset = s->buffer[WINO_M], .ldc = g.ldc, .batch = s->elements,
                           .a_stride = s->matrix[g.a], .b_stride = s->matrix[g.b], .c_stride = s->matrix[WINO_M],
-                          .a_pieces = s->pieces[g.a], .b_pieces = s->pieces[g.b],
+                          .a_pieces = s->pieces[g.a], .b_pieces = s->pieces[g.b], .splits = s->splits,
+                          .split_stride = s->matrix[WINO_M] * s->elements,
                           .accumulate = s->pass == CONVGEN_ACCGRAD && s->chunks > 1};
 }
 
@@ -462,6 +487,7 @@ static convgen_status add_gemm(const cg_problem *p, const wino_spec *s, cg_gener
     cg_gemm_step zero = g;
     zero.k = 0, zero.accumulate = false, zero.tensor = false;
     zero.a_pieces = zero.b_pieces = (cg_tc_pieces){0, false};
+    zero.batch *= g.splits > 1 ? g.splits : 1, zero.splits = 1; /* every run's C, split_stride = c_stride batch */
     convgen_status st = g.accumulate ? add_gemm_kernel(s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
     return st == CONVGEN_SUCCESS ? add_gemm_kernel(s, &g, 1, "products", out) : st;
 }
@@ -528,6 +554,7 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
     int64_t taps = s->kernel[0] * s->kernel[1] * s->kernel[2];
     cg_wino_op dw = output_op(s, p->k, p->c, s->kernel, one, taps, p->c * taps);
     dw.flip = p->flip;
+    dw.splits = s->splits, dw.partial = s->matrix[WINO_M] * s->elements; /* the runs' products added */
     return wino_add_transform(s, &dw, 2, 2, "output_dw", "dw from the summed products", out);
 }
 

@@ -107,19 +107,22 @@ tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_w
     if (!fused)
         cg_value_line(h, "workspace: %lld bytes (the transforms at bytes %lld, %lld and %lld)", (long long)s->workspace,
                       (long long)s->buffer[0], (long long)s->buffer[1], (long long)s->buffer[2]);
+    if (!fused && op->splits > 1)
+        cg_value_line(h, "  the products in %lld runs of the sum, %lld floats apart, added here", (long long)op->splits,
+                      (long long)op->partial);
     if (!fused && op->pieces.rows)
         cg_value_line(h, "  these transforms in the tensor-core GEMM's pieces: [e][row / %lld][sum / 16][wgmma's core "
                       "matrices of %lld rows x 16 of the sum], the rows %s, the sum %s", (long long)op->pieces.rows,
                       (long long)op->pieces.rows, op->channel_rows ? "the channels" : "(image, tile)",
                       op->channel_rows ? "over (image, tile)" : "over the channels");
-    else if (op->u_fragments)
+    if (fused && op->u_fragments)
         cg_value_line(h, "workspace: %lld bytes (the weights' transforms, blocked: [e][output / %lld][channel / 8][the "
                       "mma's B fragments of 8 channels x %lld])", (long long)s->workspace, (long long)op->u_rows,
                       (long long)op->u_rows);
-    else if (op->u_rows)
+    else if (fused && op->u_rows)
         cg_value_line(h, "workspace: %lld bytes (the weights' transforms, blocked: [e][output / %lld][channel][%lld])",
                       (long long)s->workspace, (long long)op->u_rows, (long long)op->u_rows);
-    else
+    else if (fused)
         cg_value_line(h, "workspace: %lld bytes (%s)", (long long)s->workspace,
                       s->pass != CONVGEN_ACCGRAD ? "the weights' transforms" : s->workspace ? "the runs' partial dw"
                                                                                            : "none: one run of tiles");

@@ -141,8 +141,13 @@ static void run_output(const cg_wino_op *op, const op_matrices *mx, const float 
                     t0 = t / op->tiles[2] % op->tiles[1], t1 = t % op->tiles[2];
             for (int k = 0; k < c[0]; ++k)
                 for (int i = 0; i < c[1]; ++i)
-                    for (int j = 0; j < c[2]; ++j)
-                        d[k][i][j] = buf[((k * c[1] + i) * c[2] + j) * e_stride + row * columns + col];
+                    for (int j = 0; j < c[2]; ++j) { /* the runs' products added, where the GEMM split its sum */
+                        const float *at = buf + ((k * c[1] + i) * c[2] + j) * e_stride + row * columns + col;
+                        float sum = at[0];
+                        for (int64_t s = 1; s < op->splits; ++s)
+                            sum += at[s * op->partial];
+                        d[k][i][j] = sum;
+                    }
             transform(mx, d, v);
             float *volume = out + o * op->outer_stride + row * op->row_stride;
             for (int k = 0; k < r[0]; ++k)
@@ -162,7 +167,7 @@ static void run_output(const cg_wino_op *op, const op_matrices *mx, const float 
 static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const char *ws)
 {
     cg_wino_op b = *op, a = *op;
-    b.stage = CG_WINO_BT, a.stage = CG_WINO_AT;
+    b.stage = CG_WINO_BT, a.stage = CG_WINO_AT, a.splits = 0; /* M is its own, one run */
     b.u_rows = 0; /* the weights' layout, not V's */
     for (int d = 0; d < CG_WINO_DIMS; ++d)
         a.size[d] = op->out_size[d];
@@ -201,7 +206,7 @@ static bool run_fused_accgrad(const cg_wino_op *op, const float *const in[2], fl
     cg_wino_op b = *op, g = *op, a = *op;
     b.stage = CG_WINO_BT, b.flip = false; /* `flip` reverses dw's planes, not the tiles */
     g.stage = CG_WINO_G, g.flip = false, g.channels = op->rows;
-    a.stage = CG_WINO_AT, a.rows = op->rows, a.outer = op->channels;
+    a.stage = CG_WINO_AT, a.rows = op->rows, a.outer = op->channels, a.splits = 0; /* each run by itself */
     for (int d = 0; d < CG_WINO_DIMS; ++d) {
         g.size[d] = op->out_size[d], g.offset[d] = 0;
         a.tiles[d] = 1, a.size[d] = op->m[d];

@@ -17,6 +17,7 @@ enum {
     WINO_MAX_KERNEL = 7,        /* F(2, 7) has alpha 8; larger kernels are the FFT algorithms' */
     WINO_MAX_DEFAULT_ALPHA = 8, /* the default tiles' bound, for fp32 errors near 1e-6 */
     WINO_MAX_VOLUME_ALPHA = 6,  /* a 3-D layer's: F(4, 3) in each of three dimensions */
+    WINO_TC_RUN = 2048,         /* the most tiles one run of a tensor-core accgrad sums (tensor_splits) */
 };
 
 /* The workspace buffers of the transforms, each [e][rows][columns]: the weights' (accgrad: dy's)
@@ -44,6 +45,7 @@ typedef struct wino_spec {
     bool generated_gemm;   /* the products by convgen's GEMM (gemm.c) rather than cuBLAS */
     bool tensor_gemm;      /* ... by its tensor-core form (gemm_tc.c, sm_90), generated_gemm's layout */
     cg_tc_pieces pieces[2]; /* U and V in that kernel's pieces, where the tensor GEMM reads them so */
+    int64_t splits;         /* accgrad on it: the runs its sum over the tiles is cut into, M one a run */
     const cg_target *target; /* what the kernels are for (the tensor-core GEMM's shared memory) */
     unsigned epilogue;     /* fprop: the layer's CG_EPILOGUE_* bits, which the kernel storing y applies */
 } wino_spec;

@@ -19,6 +19,10 @@
     The transform programs are wino_program()s: sums with the coefficients folded in. -#}
 {%- include "common.cuh" -%}
 {%- include "winograd/winograd.cuh" -%}
+{#- output: the product at src + offset, the sum of the GEMM's runs where it split its sum -#}
+{%- macro product(offset) -%}
+{%- if out_splits > 1 %}({% for r in range(out_splits) %}{{ " + " if r }}src[{{ offset + r * out_partial }}ull]{% endfor %}){% else %}src[{{ offset }}ull]{% endif -%}
+{%- endmacro -%}
 {{ file_header(header) }}
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
@@ -181,7 +185,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         float d[{{ span0 }}][{{ span1 }}];
 {%- for i in range(span0) %}
 {%- for j in range(span1) %}
-        d[{{ i }}][{{ j }}] = src[{{ ((e0 * span0 + i) * span1 + j) * e_stride }}ull];
+        d[{{ i }}][{{ j }}] = {{ product(((e0 * span0 + i) * span1 + j) * e_stride) }};
 {%- endfor %}
 {%- endfor %}
 {{- wino_rows(prog1, span0, span1, outs1, "u", "        ") }}
@@ -217,7 +221,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     case {{ loop.index0 }}u:
 {%- for i in range(span0) %}
 {%- for j in range(span1) %}
-        d[{{ i }}][{{ j }}] = {% for t in row %}{{ wino_scaled(t, loop.first, "src[" ~ ((t.slice * span0 + i) * span1 + j) * e_stride ~ "ull]") }}{% endfor %};
+        d[{{ i }}][{{ j }}] = {% for t in row %}{{ wino_scaled(t, loop.first, product(((t.slice * span0 + i) * span1 + j) * e_stride)) }}{% endfor %};
 {%- endfor %}
 {%- endfor %}
         break;
@@ -232,7 +236,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     float d[{{ span0 }}][{{ span1 }}];
 {%- for i in range(span0) %}
 {%- for j in range(span1) %}
-    d[{{ i }}][{{ j }}] = src[{{ (i * span1 + j) * e_stride }}ull];
+    d[{{ i }}][{{ j }}] = {{ product((i * span1 + j) * e_stride) }};
 {%- endfor %}
 {%- endfor %}
 {%- endif %}
