@@ -272,9 +272,9 @@ static const cli_option options[] = {
      "winograd's, fft's and fft-tiled's products: cublas, generated\n"
      "(convgen's own batched GEMM) or tensor (winograd's fprop and bprop on\n"
      "sm_90: convgen's GEMM in 3xTF32 on the tensor cores); default: winograd,\n"
-     "tensor on sm_90 for 64 outputs and sums or more, one of them 128 (3-D:\n"
-     "128 each), else generated for 33 to 64 output channels (3-D: to 127)\n"
-     "over 1000 tiles;\n"
+     "tensor on sm_90 for 64 outputs and sums or more (3-D: 128) and accgrad\n"
+     "with 32 channels a side, else generated for 33 to 64 output channels\n"
+     "(3-D: to 127) over 1000 tiles;\n"
      "fft, generated; fft-tiled, cublas"},
     {"--tile", "MxN", PLAN_VERBS, false, set_tuning_sizes, 0,
      "winograd: the output tile m of F(m, r) per dimension; 0 (and the\n"

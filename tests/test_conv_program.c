@@ -630,8 +630,11 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
     check_algorithm(CONVGEN_ALGO_WINOGRAD, &tensor);
     int runs[3] = {0, 0, 0}, pieced = 0, stored = 0, added = 0, split = 0;
     double worst = 0;
-    for (int i = 0; i < LAYERS; ++i) {
-        convgen_conv_desc d = random_layer(i);
+    /* and a layer of 512 tiles, whose accgrad cuts its sum into runs (tensor_splits) */
+    const convgen_conv_desc long_sum = {.rank = 2, .n = 8, .c = 5, .k = 6, .in = {48, 48}, .kernel = {3, 3},
+                                        .pad_before = {1, 1}, .pad_after = {1, 1}};
+    for (int i = 0; i <= LAYERS; ++i) {
+        convgen_conv_desc d = i < LAYERS ? random_layer(i) : long_sum;
         cg_problem p;
         assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
         for (int pass = 0; pass < 3; ++pass) {
@@ -644,7 +647,7 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
                 if (cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tuned, &g) != CONVGEN_SUCCESS)
                     break;
                 whole = g.workspace_bytes;
-                bool adds = false;
+                bool adds = false, splits = false;
                 for (int s = 0; s < g.step_count; ++s) {
                     const cg_step *st = &g.steps[s];
                     if (st->kind != CG_STEP_KERNEL || st->op.kind != CG_OP_GEMM || !st->op.gemm.tensor)
@@ -654,14 +657,22 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
                     pieced += st->op.gemm.a_pieces.rows > 0;
                     stored += st->op.gemm.a_pieces.rows == 0;
                     adds |= st->op.gemm.accumulate;
-                    split += !run && st->op.gemm.splits > 1;
+                    splits |= !run && st->op.gemm.splits > 1;
                 }
                 cg_generated_free(&g);
+                if (splits) { /* the runs added by the output transform, against the reference */
+                    int64_t chunks;
+                    double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, 0, &tensor, &chunks);
+                    if (!(e <= ERROR_BOUND))
+                        fail_msg("layer %d accgrad with its sum in runs: relative error %.3e", i, e);
+                    worst = e > worst ? e : worst;
+                    ++split;
+                }
                 if (adds) { /* its sums into C over the sub-batches against the reference */
                     int64_t chunks;
                     double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, whole - 1, &tensor, &chunks);
                     if (!(e <= ERROR_BOUND))
-                        fail_msg("random layer %d accgrad in %lld sub-batches: relative error %.3e", i, (long long)chunks, e);
+                        fail_msg("layer %d accgrad in %lld sub-batches: relative error %.3e", i, (long long)chunks, e);
                     worst = e > worst ? e : worst;
                     ++added;
                 }
@@ -669,7 +680,8 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
         }
     }
     print_message("winograd: tensor GEMM kernels in the programs: fprop %d, bprop %d, accgrad %d (%d with the sum split "
-                  "into runs, %d adding sub-batches into C, worst relative error %.2e); V in pieces %d, as stored %d\n",
+                  "into runs, %d adding sub-batches into C; worst relative error of those %.2e); V in pieces %d, as "
+                  "stored %d\n",
                   runs[0], runs[1], runs[2], split, added, worst, pieced, stored);
     assert_true(runs[0] > 0 && runs[1] > 0 && runs[2] > 0 && split > 0 && added > 0 && pieced > 0 && stored > 0);
 }
@@ -842,8 +854,9 @@ static bool runs_tensor_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_t
 
 /* winograd's: the generated one where asked for, or chosen for 33 to 64 output channels over at
  * least 1000 tiles (fprop and bprop; to 127 for 3-D layers summing over more than 32); on sm_90
- * the tensor cores' where asked for, or chosen for 64 outputs and sums or more, one of them 128
- * (fprop and bprop; 128 each where a 3-D layer's tiles are stored as a matrix);
+ * the tensor cores' where asked for, or chosen for 64 outputs and sums or more (fprop and bprop;
+ * 128 each where a 3-D layer's tiles are stored as a matrix) and for accgrad with 32 channels or
+ * more a side (not over a 3-D layer's bricks);
  * cuBLAS's for other layers, for accgrad, with TF32 and where asked for. */
 static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune)
 {
@@ -913,18 +926,20 @@ static void test_winograd_chooses_its_gemm(void **state)
     one_sum.c = 1; /* fprop sums 1 channel, bprop 80 */
     const cg_tuning chosen = {0}, cublas = {.gemm = CONVGEN_GEMM_CUBLAS}, generated = {.gemm = CONVGEN_GEMM_GENERATED},
                     tf32 = {.gemm = CONVGEN_GEMM_GENERATED, .tf32 = true};
+    const cg_target sm80 = {.max_cluster = 1, .arch = "sm_80"}, sm90 = {.arch = "sm_90"};
     assert_true(runs_generated_gemm(&narrow, CONVGEN_FPROP, chosen));
     assert_true(runs_generated_gemm(&narrow, CONVGEN_BPROP, chosen));
-    assert_false(runs_generated_gemm(&narrow, CONVGEN_ACCGRAD, chosen));
-    const cg_target sm80 = {.max_cluster = 1, .arch = "sm_80"}, sm90 = {.arch = "sm_90"};
+    assert_true(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &narrow, CONVGEN_FPROP, chosen, &sm80, NULL)); /* SIMT */
+    assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &narrow, CONVGEN_ACCGRAD, chosen, &sm80, NULL));
+    assert_true(runs_tensor_gemm(&narrow, CONVGEN_ACCGRAD, chosen, &sm90)); /* 32 channels or more a side */
     assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &wide, CONVGEN_FPROP, chosen, &sm80, NULL));
     assert_true(runs_tensor_gemm(&wide, CONVGEN_FPROP, chosen, &sm90));
     assert_true(runs_tensor_gemm(&wide, CONVGEN_BPROP, chosen, NULL)); /* the default target: the H100's */
-    assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &wide, CONVGEN_ACCGRAD, chosen, &sm90, NULL));
+    assert_true(runs_tensor_gemm(&wide, CONVGEN_ACCGRAD, chosen, &sm90));
     assert_false(runs_tensor_gemm(&wide, CONVGEN_FPROP, cublas, &sm90));
     assert_false(runs_tensor_gemm(&wide, CONVGEN_FPROP, generated, &sm90));
     assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &wide, CONVGEN_FPROP, tf32, &sm90, NULL));
-    assert_false(runs_tensor_gemm(&narrow, CONVGEN_FPROP, chosen, &sm90)); /* 64 -> 64: not measured faster */
+    assert_true(runs_tensor_gemm(&narrow, CONVGEN_FPROP, chosen, &sm90)); /* 64 -> 64: 3% faster */
     convgen_conv_desc f2 = narrow; /* 64 -> 128, 5 x 5 (F2): faster in fprop and bprop with the tiles in pieces */
     f2.k = 128, f2.kernel[0] = f2.kernel[1] = 5, f2.pad_before[0] = f2.pad_before[1] = 2;
     f2.pad_after[0] = f2.pad_after[1] = 2;
@@ -935,18 +950,19 @@ static void test_winograd_chooses_its_gemm(void **state)
     assert_true(runs_tensor_gemm(&narrow, CONVGEN_FPROP, tensor, &sm90));
     assert_false(runs_tensor_gemm(&narrow, CONVGEN_FPROP, tensor, &sm80)); /* no wgmma: as chosen */
     assert_true(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &narrow, CONVGEN_FPROP, tensor, &sm80, NULL));
-    assert_true(runs_tensor_gemm(&narrow, CONVGEN_ACCGRAD, tensor, &sm90)); /* asked: accgrad too */
-    assert_false(runs_tensor_gemm(&wide, CONVGEN_ACCGRAD, chosen, &sm90));
+    assert_true(runs_tensor_gemm(&narrow, CONVGEN_ACCGRAD, tensor, &sm90));
+    assert_false(runs_tensor_gemm(&thin, CONVGEN_FPROP, chosen, &sm90)); /* 32 outputs */
     assert_true(runs_generated_gemm(&eighty, CONVGEN_FPROP, chosen));
     assert_true(runs_generated_gemm(&eighty, CONVGEN_BPROP, chosen));
     assert_false(runs_generated_gemm(&eighty, CONVGEN_ACCGRAD, chosen));
     assert_true(runs_generated_gemm(&widest, CONVGEN_FPROP, chosen));
     assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &full, CONVGEN_FPROP, chosen, &sm80, NULL));
     assert_true(runs_tensor_gemm(&full, CONVGEN_FPROP, chosen, &sm90)); /* 128 -> 128 */
-    assert_false(runs_generated_gemm(&flat80, CONVGEN_FPROP, chosen));
+    assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &flat80, CONVGEN_FPROP, chosen, &sm80, NULL));
+    assert_true(runs_tensor_gemm(&flat80, CONVGEN_FPROP, chosen, &sm90));
     assert_false(runs_generated_gemm(&one_sum, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&one_sum, CONVGEN_BPROP, chosen)); /* 1 output channel */
-    assert_false(runs_generated_gemm(&few, CONVGEN_FPROP, chosen));
+    assert_false(runs_gemm_kernel(CONVGEN_ALGO_WINOGRAD, &few, CONVGEN_FPROP, chosen, &sm80, NULL));
     assert_false(runs_generated_gemm(&thin, CONVGEN_FPROP, chosen));
     assert_false(runs_generated_gemm(&narrow, CONVGEN_FPROP, cublas));
     assert_false(runs_generated_gemm(&narrow, CONVGEN_FPROP, tf32));

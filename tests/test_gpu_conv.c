@@ -774,7 +774,7 @@ static int handpicked_tensor(shape *s)
     s[n++].d = DESC2(4, 16, 24, 28, 28, 3, 3, 1, 1, 1);
     s[n++].d = DESC2(8, 36, 40, 20, 20, 3, 3, 1, 1, 1);
     s[n++].d = DESC2(4, 64, 300, 14, 14, 3, 3, 1, 1, 1);
-    s[n++].d = DESC2(4, 8, 520, 9, 9, 3, 3, 1, 1, 1);
+    s[n++].d = DESC2(8, 8, 520, 9, 9, 3, 3, 1, 1, 1); /* 32 tiles: 16 a sub-batch, whole steps of the sum */
     s[n++].d = DESC2(4, 32, 32, 32, 32, 5, 5, 2, 1, 1);
     s[n++].d = DESC2(8, 64, 64, 15, 17, 3, 3, 0, 1, 1);
     s[n].d = DESC2(4, 12, 20, 18, 18, 3, 3, 1, 1, 1), s[n++].d.mode = CONVGEN_CONVOLUTION;

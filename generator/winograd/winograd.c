@@ -123,12 +123,14 @@ convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const c
  * lose accuracy along a long sum (F2's 12544 tiles in one run: relative error 1.33e-4 against its
  * bound 1.07e-4; V3's 3200, 4.1e-5 of 7.55e-5; H200, bench/NOTES.md "Issue 30, session 61"), and
  * of up to four times that many, the count whose blocks (one a multiprocessor) fill their waves
- * best: S32's 64 blocks an SM in 4 runs rather than 3. Each run at least 4 steps of the sum. */
+ * best: S32's 64 blocks an SM in 2 runs (0.287 -> 0.205 ms). Each run at least WINO_TC_MIN_RUN
+ * tiles: R4's 128 in 2 runs of 64 ran 0.099 ms against 0.076 in one, its blocks' pipelines barely
+ * filled. */
 static int64_t tensor_splits(const cg_problem *p, const wino_spec *s, int64_t columns)
 {
     const int64_t sms = s->target && s->target->sm_count > 0 ? s->target->sm_count : 132;
     const int64_t blocks = wino_div_up(p->c, CG_GEMM_TC_ROWS) * wino_div_up(p->k, cg_gemm_tc_columns(p->k)) * s->elements;
-    const int64_t most = wino_div_up(columns, 4 * CG_GEMM_TC_STEP), need = wino_div_up(columns, WINO_TC_RUN);
+    const int64_t most = columns / WINO_TC_MIN_RUN, need = wino_div_up(columns, WINO_TC_RUN);
     int64_t best = need < most ? need : most;
     double best_waves = 1e300;
     for (int64_t splits = best; splits <= 4 * need && splits <= most; ++splits) {
@@ -588,32 +590,33 @@ static bool volume_data(const wino_spec *s)
 }
 
 /* Whether the products go to convgen's GEMM on the tensor cores (gemm_tc.c), in strict fp32, on an
- * sm_90 target. accgrad where asked (CONVGEN_GEMM_TENSOR) and both operands come in its pieces
- * (its sums run along the tiles, which the kernel reads only so); fprop and bprop where asked, and
- * chosen where outputs and sums are 64 or
- * more each and one of them 128 or more, with the tiles in the kernel's pieces (64 -> 64, R1 and
- * V1, measured 1-3% faster: within the noise of a rule), 128
- * or more where V is stored as a matrix (a 3-D layer's bricks; the tiles and channels multiples of
- * 4, in 16-byte rows). In pieces it measured 1.05-2.0x faster than cuBLAS's SGEMM and the generated
- * GEMM (H200: V3 0.78 -> 0.51 ms, V4, L5, R4, S32; F2's 64 outputs 0.55 -> 0.51); read as stored,
- * 1.05-1.6x with 128 or more, slower with F2's 64 outputs and Z3's 80 (bench/NOTES.md, "Issue
- * 30, sessions 60 and 61"). Where the kernel does not take the step (a sub-batch's tiles, say),
- * convgen's other GEMM does it in the same layout: never cuBLAS's, whose work area (32 MiB) a
- * workspace limit would then have to make room for. */
+ * sm_90 target: where asked (CONVGEN_GEMM_TENSOR), and chosen as measured on the H200
+ * (bench/NOTES.md, "Issue 30, sessions 60 and 61"):
+ * - fprop and bprop with 64 outputs and sums or more, the tiles in the kernel's pieces: 1.03-2.0x
+ *   faster than cuBLAS's SGEMM and the generated GEMM (V3 0.78 -> 0.51 ms; V1 and R1, 64 -> 64,
+ *   3%; F1's 32 sums slower); 128 or more where a 3-D layer's bricks store V as a matrix (the
+ *   tiles and channels multiples of 4, in 16-byte rows), which the kernel transposes: Z3's 80
+ *   ran slower.
+ * - accgrad, whose sums run along the tiles (read only in pieces, so not over 3-D bricks), with 32
+ *   channels or more on each side: 1.05-1.6x faster with its sum split into runs (F1 0.18 ->
+ *   0.17 ms, V1 2.12 -> 1.65, V3 0.72 -> 0.48, S32 0.30 -> 0.21).
+ * Where the kernel does not take the step (a sub-batch's tiles, or pieces past a workspace
+ * limit), convgen's other GEMM does it: never cuBLAS's, whose work area (32 MiB) a workspace limit
+ * would then have to make room for. */
 static bool wants_tensor_gemm(const cg_problem *p, const wino_spec *s, const cg_tuning *tune, const cg_target *t)
 {
     int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
     if ((tune && tune->tf32) || !cg_target_wgmma(t) || (gemm != CONVGEN_GEMM_TENSOR && gemm != CONVGEN_GEMM_CHOSEN))
         return false;
-    if (s->pass == CONVGEN_ACCGRAD) /* asked for, with both operands in pieces */
-        return gemm == CONVGEN_GEMM_TENSOR && !volume_data(s);
+    if (s->pass == CONVGEN_ACCGRAD) /* with both operands in pieces */
+        return !volume_data(s) && (gemm == CONVGEN_GEMM_TENSOR || (p->c >= 32 && p->k >= 32));
     if (gemm == CONVGEN_GEMM_TENSOR)
         return true;
     int64_t outputs = s->pass == CONVGEN_FPROP ? p->k : p->c, sums = s->pass == CONVGEN_FPROP ? p->c : p->k;
     int64_t tiles = p->n * s->tiles[0] * s->tiles[1] * s->tiles[2];
     if (volume_data(s))
         return outputs >= 128 && sums >= 128 && outputs % 4 == 0 && sums % 4 == 0 && tiles % 4 == 0;
-    return outputs >= 64 && sums >= 64 && (outputs >= 128 || sums >= 128);
+    return outputs >= 64 && sums >= 64;
 }
 
 /* The tensor GEMM's operands in its pieces (gemm_tc.h), written so by the transforms: U (op(B),
