@@ -628,7 +628,7 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
     (void)state;
     const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
     check_algorithm(CONVGEN_ALGO_WINOGRAD, &tensor);
-    int runs[3] = {0, 0, 0}, pieced = 0, stored = 0, added = 0, split = 0;
+    int runs[3] = {0, 0, 0}, pieced = 0, stored = 0, added = 0, split[3] = {0, 0, 0};
     double worst = 0;
     /* and a layer of 512 tiles, whose accgrad cuts its sum into runs (tensor_splits) */
     const convgen_conv_desc long_sum = {.rank = 2, .n = 8, .c = 5, .k = 6, .in = {48, 48}, .kernel = {3, 3},
@@ -664,9 +664,10 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
                     int64_t chunks;
                     double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, 0, &tensor, &chunks);
                     if (!(e <= ERROR_BOUND))
-                        fail_msg("layer %d accgrad with its sum in runs: relative error %.3e", i, e);
+                        fail_msg("layer %d %s with its sum in runs: relative error %.3e", i,
+                                 convgen_pass_name((convgen_pass)pass), e);
                     worst = e > worst ? e : worst;
-                    ++split;
+                    ++split[pass];
                 }
                 if (adds) { /* its sums into C over the sub-batches against the reference */
                     int64_t chunks;
@@ -679,11 +680,12 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
             }
         }
     }
-    print_message("winograd: tensor GEMM kernels in the programs: fprop %d, bprop %d, accgrad %d (%d with the sum split "
-                  "into runs, %d adding sub-batches into C; worst relative error of those %.2e); V in pieces %d, as "
-                  "stored %d\n",
-                  runs[0], runs[1], runs[2], split, added, worst, pieced, stored);
-    assert_true(runs[0] > 0 && runs[1] > 0 && runs[2] > 0 && split > 0 && added > 0 && pieced > 0 && stored > 0);
+    print_message("winograd: tensor GEMM kernels in the programs: fprop %d, bprop %d, accgrad %d (with the sum split "
+                  "into runs: %d, %d, %d; %d accgrads adding sub-batches into C; worst relative error of those %.2e); V "
+                  "in pieces %d, as stored %d\n", runs[0], runs[1], runs[2], split[0], split[1], split[2], added, worst,
+                  pieced, stored);
+    assert_true(runs[0] > 0 && runs[1] > 0 && runs[2] > 0 && added > 0 && pieced > 0 && stored > 0);
+    assert_true(split[2] > 0 && split[0] == 0 && split[1] == 0);
 }
 
 /* fft-tiled's fprop and bprop with the generated complex GEMM, reading [image][bin] spectra with

@@ -118,16 +118,19 @@ convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const c
     return CONVGEN_SUCCESS;
 }
 
-/* The runs a tensor-core accgrad's sum over the `columns` tiles is cut into (cg_gemm_step.splits):
- * at least enough that each run sums at most WINO_TC_RUN tiles, since the tensor cores' fp32 sums
- * lose accuracy along a long sum (F2's 12544 tiles in one run: relative error 1.33e-4 against its
- * bound 1.07e-4; V3's 3200, 4.1e-5 of 7.55e-5; H200, bench/NOTES.md "Issue 30, session 61"), and
- * of up to four times that many, the count whose blocks (one a multiprocessor) fill their waves
- * best: S32's 64 blocks an SM in 2 runs (0.287 -> 0.205 ms). Each run at least WINO_TC_MIN_RUN
- * tiles: R4's 128 in 2 runs of 64 ran 0.099 ms against 0.076 in one, its blocks' pipelines barely
- * filled. */
+/* The runs a tensor-core accgrad's sum over the `columns` tiles of a sub-batch is cut into
+ * (cg_gemm_step.splits): at least enough that each run sums at most WINO_TC_RUN tiles, since the
+ * tensor cores' fp32 sums lose accuracy along a long sum (F2's 12544 tiles in one run: relative
+ * error 1.33e-4 against its bound 1.07e-4; V3's 3200, 4.1e-5 of 7.55e-5; H200, bench/NOTES.md
+ * "Issue 30, session 61"), each at least WINO_TC_MIN_RUN tiles (R4's 128 in 2 runs of 64 ran
+ * 0.099 ms against 0.076 in one, its blocks' pipelines barely filled); of up to four times the
+ * least count, the one whose blocks (one a multiprocessor) fill their waves best: S32's 64 blocks
+ * in 2 runs (0.287 -> 0.205 ms). fprop and bprop keep one run: R4's 72 blocks in 3 runs and R3's
+ * 147 in 2 ran 0-2% faster, each run's M written and read again. */
 static int64_t tensor_splits(const cg_problem *p, const wino_spec *s, int64_t columns)
 {
+    if (s->pass != CONVGEN_ACCGRAD)
+        return 1;
     const int64_t sms = s->target && s->target->sm_count > 0 ? s->target->sm_count : 132;
     const int64_t blocks = wino_div_up(p->c, CG_GEMM_TC_ROWS) * wino_div_up(p->k, cg_gemm_tc_columns(p->k)) * s->elements;
     const int64_t most = columns / WINO_TC_MIN_RUN, need = wino_div_up(columns, WINO_TC_RUN);
@@ -154,7 +157,7 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
                                      [CONVGEN_BPROP] = {{p->c, p->k}, {p->k, T}, {p->c, T}},
                                      [CONVGEN_ACCGRAD] = {{p->k, T}, {p->c, T}, {p->k, p->c}}};
     const int64_t (*shape)[2] = shapes[s->pass];
-    s->splits = s->pass == CONVGEN_ACCGRAD && s->pieces[WINO_V].rows ? tensor_splits(p, s, T) : 1;
+    s->splits = s->pieces[WINO_U].rows ? tensor_splits(p, s, T) : 1;
     int64_t at = 0, bytes;
     for (int b = 0; b < 3 && ok; ++b) {
         s->buffer[b] = at;
@@ -530,6 +533,7 @@ static convgen_status forward_program(const cg_problem *p, const wino_spec *s, c
         return st;
     int64_t plane = out_size[0] * out_size[1] * out_size[2]; /* a volume's points */
     cg_wino_op result = output_op(s, out_ch, s->batch, out_size, s->tiles, out_ch * plane, plane);
+    result.splits = s->splits, result.partial = s->matrix[WINO_M] * s->elements; /* the runs' products added */
     snprintf(part, sizeof part, "output_%s", names[2]);
     snprintf(what, sizeof what, "%s from the products' tiles", names[2]);
     return wino_add_transform(s, &result, 2, 1, part, what, out);
