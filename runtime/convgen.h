@@ -177,13 +177,18 @@ typedef struct convgen_plan_options {
      * SGEMMs) or per frequency bin (the FFT algorithms' CGEMMs): CONVGEN_GEMM_CUBLAS (cuBLAS),
      * CONVGEN_GEMM_GENERATED (convgen's own batched GEMM kernel reading the transforms' layout;
      * strict fp32 only: with allow_tf32 cuBLAS's; fft-tiled's accgrad always cuBLAS's),
-     * CONVGEN_GEMM_TENSOR (winograd's fprop and bprop on sm_90 only: convgen's GEMM on the tensor
-     * cores in 3xTF32, fp32's accuracy, where its operands' rows are whole 16 bytes (tiles and
-     * channels multiples of 4), convgen's generated GEMM where not; elsewhere as CHOSEN), or
-     * CONVGEN_GEMM_CHOSEN (0): winograd, the generated one for fprop and bprop with 33 to 64
-     * output channels (3-D layers: to 127, summing over more than 32) over at least 1000 tiles,
-     * where it measured faster (H100, H200), cuBLAS's otherwise; fft, the generated one (it reads the FFT kernels' spectra as they lie, so
-     * the plan has no transposes); fft-tiled, cuBLAS's. AUTO times both for WINOGRAD and FFT. */
+     * CONVGEN_GEMM_TENSOR (winograd's, every pass, on sm_90 only: convgen's GEMM on the tensor
+     * cores in 3xTF32, fp32's accuracy, its operands laid out for it by the transforms; over a
+     * 3-D layer's bricks of tiles fprop's and bprop's where the tiles and channels are multiples of
+     * 4, and not accgrad's; convgen's generated GEMM where it does not take the step or its
+     * operands do not fit the workspace limit; elsewhere as CHOSEN), or CONVGEN_GEMM_CHOSEN (0):
+     * winograd, on sm_90 the tensor cores' for fprop and bprop with 64 outputs and sums or more
+     * (128 over 3-D bricks) and for accgrad with 32 channels or more a side, else the generated
+     * one for fprop and bprop with 33 to 64 output channels (3-D layers: to 127, summing over more
+     * than 32) over at least 1000 tiles, where each measured faster (H100, H200), cuBLAS's
+     * otherwise; fft, the generated one (it reads the FFT kernels' spectra as they lie, so the
+     * plan has no transposes); fft-tiled, cuBLAS's. AUTO times all of them for WINOGRAD (the
+     * tensor cores' where the GPU has them) and both for FFT. */
     int gemm;
     /* AUTO: how the algorithm is chosen, a convgen_effort. MEASURE (0) and EXHAUSTIVE plan the
      * candidates, time them on the device, check each one's output against the first's and keep
