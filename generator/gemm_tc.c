@@ -56,7 +56,7 @@ bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t)
         return false;
     const int64_t splits = g->splits > 1 ? g->splits : 1; /* each run of the sum non-empty */
     if (g->batch * splits > 65535 || (splits - 1) * cg_gemm_split_steps(g->k, splits) * TC_STEP >= g->k ||
-        (splits > 1 && g->split_stride < g->c_stride * g->batch))
+        (splits > 1 && g->split_stride != g->c_stride * g->batch))
         return false;
     const cg_tc_pieces a = {TC_ROWS, true}, b = {cg_gemm_tc_columns(g->n), false};
     return operand_takes(g->a_pieces, a, g->m, g->lda, g->a_offset, g->a_stride) &&
@@ -126,7 +126,9 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
     tmpl_set_int(ctx, "splits", splits);
     tmpl_set_int(ctx, "split_steps", cg_gemm_split_steps(g->k, splits));
     tmpl_set_int(ctx, "split_stride", g->split_stride);
-    tmpl_set_bool(ctx, "pairs", g->ldc % 2 == 0 && g->c_offset % 8 == 0 && g->c_stride % 2 == 0);
+    /* C's rows m and m + 1 as one float2: both inside C and every run's columns 8-byte aligned */
+    tmpl_set_bool(ctx, "pairs", g->m % 2 == 0 && g->ldc % 2 == 0 && g->c_offset % 8 == 0 && g->c_stride % 2 == 0 &&
+                                    (splits == 1 || g->split_stride % 2 == 0));
     tmpl_set_bool(ctx, "a_pieces", g->a_pieces.rows > 0);
     tmpl_set_bool(ctx, "b_pieces", g->b_pieces.rows > 0);
     cg_gemm_set_real_layout(ctx, g);

@@ -138,8 +138,10 @@ typedef struct cg_gemm_step {
     bool tensor; /* done by convgen's kernel on the tensor cores (gemm_tc.c), which the cost model rates */
     cg_tc_pieces a_pieces, b_pieces; /* op(A) and op(B) in that kernel's pieces (lda, ldb unused), or not */
     /* That kernel's split sum: the sum's steps of CG_GEMM_TC_STEP cut into `splits` runs of
-     * cg_gemm_split_steps each, run s's products into C + s split_stride floats, for the step's
-     * consumer to add (the Winograd output transform). 0 or 1: one run. */
+     * cg_gemm_split_steps each (none empty), run s's products into C + s split_stride floats, for
+     * the step's consumer to add (the Winograd output transform); split_stride = c_stride batch,
+     * the runs' C one batch of batch x splits entries (which a zeroing step clears). 0 or 1: one
+     * run. */
     int64_t splits, split_stride;
 } cg_gemm_step;
 

@@ -1,6 +1,6 @@
 {#- convgen's batched SGEMM on the tensor cores (generator/gemm_tc.c): C[{{ m }} x {{ n }}] = A B^T column-major per batch
-    entry (op(A) stored [k][m] or in the kernel's pieces, op(B) stored [k][n] or in pieces), summing {{ k }}, one
-    entry a blockIdx.z, in 3xTF32 by wgmma (sm_90a). A block of 3 warpgroups makes {{ bm }} rows x {{ bn }} columns of
+    entry (op(A) stored [k][m] or in the kernel's pieces, op(B) stored [k][n] or in pieces), summing {{ k }} in
+    {{ splits }} run(s), blockIdx.z = (run, entry), in 3xTF32 by wgmma (sm_90a). A block of 3 warpgroups makes {{ bm }} rows x {{ bn }} columns of
     C, the sum in steps of {{ bk }} through {{ stages }} stages: warp 0 copies (the copy engine), warps 1-3 convert
     (an operand as stored into core matrices, hi and lo; one in pieces, its lo halves), warpgroups 1 and 2 sum. -#}
 {%- include "common.cuh" -%}
@@ -228,8 +228,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
         const float *const st = stages + s * {{ stage }}u;
         bar_wait(&ready[s], i / {{ stages }}u & 1u);
 #pragma unroll
-        for (int i = 0; i < {{ bn // 2 }}; ++i)
-            fence_operand(acc[i]);
+        for (int r = 0; r < {{ bn // 2 }}; ++r)
+            fence_operand(acc[r]);
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
         for (unsigned e = 0; e < {{ bk // 8 }}u; ++e) { // lo hi, hi lo, hi hi: the small terms first
@@ -242,15 +242,15 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
         asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
 #pragma unroll
-        for (int i = 0; i < {{ bn // 2 }}; ++i)
-            fence_operand(acc[i]);
+        for (int r = 0; r < {{ bn // 2 }}; ++r)
+            fence_operand(acc[r]);
         if (i > 0u && (tid & 127u) == 0u) // step i - 1's group done
             bar_arrive(&empty[(i - 1u) % {{ stages }}u]);
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 #pragma unroll
-    for (int i = 0; i < {{ bn // 2 }}; ++i)
-        fence_operand(acc[i]);
+    for (int r = 0; r < {{ bn // 2 }}; ++r)
+        fence_operand(acc[r]);
     // rows g and g + 8 of the warp's 16 are m 2 g and 2 g + 1 (convert's pairing): a float2 a column
     const unsigned m = m0 + 16u * cw + 2u * g;
     if (m >= {{ m }}u)

@@ -133,15 +133,18 @@ static int64_t tensor_splits(const cg_problem *p, const wino_spec *s, int64_t co
         return 1;
     const int64_t sms = s->target && s->target->sm_count > 0 ? s->target->sm_count : 132;
     const int64_t blocks = wino_div_up(p->c, CG_GEMM_TC_ROWS) * wino_div_up(p->k, cg_gemm_tc_columns(p->k)) * s->elements;
+    const int64_t steps = wino_div_up(columns, CG_GEMM_TC_STEP), most_z = 65535 / s->elements; /* grid.z */
     const int64_t most = columns / WINO_TC_MIN_RUN, need = wino_div_up(columns, WINO_TC_RUN);
-    int64_t best = need < most ? need : most;
+    int64_t best = 1;
     double best_waves = 1e300;
-    for (int64_t splits = best; splits <= 4 * need && splits <= most; ++splits) {
+    for (int64_t splits = need < most ? need : most; splits <= 4 * need && splits <= most && splits <= most_z; ++splits) {
+        if (splits < 1 || (splits - 1) * cg_gemm_split_steps(columns, splits) >= steps)
+            continue; /* runs of whole steps with none empty (cg_gemm_tc_takes) */
         double waves = (double)wino_div_up(blocks * splits, sms) / (double)splits; /* per run's length */
         if (waves < best_waves)
             best = splits, best_waves = waves;
     }
-    return best > 1 ? best : 1;
+    return best;
 }
 
 /* The buffers for sub-batches of `batch` images; false where a size passes what the kernels
@@ -648,15 +651,16 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
     if (tensor) /* before the sub-batches are sized: the pieces' padding is workspace too */
         set_pieces(p, &s);
     st = choose_batch(p, tune, &s);
-    if (st != CONVGEN_SUCCESS)
+    if (st != CONVGEN_SUCCESS && !tensor)
         return st;
     /* convgen's GEMM kernels (generated_gemm: bprop's U in their layout) where asked or chosen:
-     * the tensor cores' where the kernel takes the step and the pieces fit the limit, else the SIMT
-     * one in its place; past its 32-bit indices cuBLAS's, and every header says so */
+     * the tensor cores' where the pieces could be sized (their padding within the kernels' 32-bit
+     * indices), fit the limit and the kernel takes the step, else the SIMT one in its place; past
+     * its 32-bit indices cuBLAS's, and every header says so */
     s.generated_gemm = tensor || use_generated_gemm(p, &s, tune);
     if (tensor) {
         cg_gemm_step g = gemm_of(&s, products_shape(p, &s));
-        bool fits = !tune || !tune->workspace_limit || s.workspace <= tune->workspace_limit;
+        bool fits = st == CONVGEN_SUCCESS && (!tune || !tune->workspace_limit || s.workspace <= tune->workspace_limit);
         s.tensor_gemm = fits && cg_gemm_tc_takes(&g, t);
         if (!s.tensor_gemm) { /* the SIMT kernel reads U and V as matrices */
             s.pieces[WINO_U] = s.pieces[WINO_V] = (cg_tc_pieces){0, false};
