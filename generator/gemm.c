@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "gemm.h"
+#include "gemm_layout.h"
 #include "gemm_skinny.h"
 #include "templates.h"
 #include "template/tmpl.h"
@@ -205,12 +206,7 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
                   "stages; launch: grid (%u, %u, %u), block (%u, 1, 1)", bm, bn,
                   group > 1 ? " for each of 4 neighbouring GEMMs" : "", 2 * per, 2 * per, step, k->grid[0],
                   k->grid[1], k->grid[2], k->block[0]);
-    cg_value_line(header, "%s", "");
-    cg_value_line(header, "%s", "Generated: do not edit. Change templates/gemm.cu or generator/gemm.c instead.");
-
-    tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", header);
-    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_value *ctx = cg_gemm_context(header, k, "gemm");
     tmpl_set_bool(ctx, "complex", !g->real);
     tmpl_set_bool(ctx, "conj_a", g->transa == 'C');
     tmpl_set_bool(ctx, "conj_b", g->transb == 'C');

@@ -77,12 +77,7 @@ convgen_status cg_gemm_skinny_kernel(const cg_gemm_step *g, tmpl_value *header, 
     cg_value_line(header, "skinny: op(B) in shared memory; %lld rows of C a block, %d a thread; A in %lld stage(s) of %d "
                   "steps by %d-byte cp.async; launch: grid (%u, 1, %u), block (%u, 1, 1)", (long long)block_rows, rows,
                   (long long)stages, stage, 4 * vec, k->grid[0], k->grid[2], k->block[0]);
-    cg_value_line(header, "%s", "");
-    cg_value_line(header, "%s", "Generated: do not edit. Change templates/gemm_skinny.cu or generator/gemm_skinny.c "
-                  "instead.");
-    tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", header);
-    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_value *ctx = cg_gemm_context(header, k, "gemm_skinny");
     tmpl_set_int(ctx, "threads", SKINNY_THREADS);
     tmpl_set_int(ctx, "rows", rows);
     tmpl_set_int(ctx, "block_rows", block_rows);

@@ -110,11 +110,7 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
     cg_value_line(header, "tiles: %d x %d of C a block, the sum in steps of %d through %d stages (%u bytes); launch: "
                   "grid (%u, %u, %u), block (%u, 1, 1)", TC_ROWS, bn, TC_STEP, stages, k->shared_bytes, k->grid[0],
                   k->grid[1], k->grid[2], k->block[0]);
-    cg_value_line(header, "%s", "");
-    cg_value_line(header, "%s", "Generated: do not edit. Change templates/gemm_tc.cu or generator/gemm_tc.c instead.");
-    tmpl_value *ctx = tmpl_map();
-    tmpl_map_set(ctx, "header", header);
-    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_value *ctx = cg_gemm_context(header, k, "gemm_tc");
     tmpl_set_str(ctx, "sm90a_marker", CG_SM90A_MARKER);
     tmpl_set_int(ctx, "threads", TC_THREADS);
     tmpl_set_int(ctx, "bm", TC_ROWS);
