@@ -17,6 +17,16 @@ static int64_t real_at(cg_tc_pieces p, char trans, int64_t ld, int64_t k, int64_
     return p.rows ? cg_tc_at(p, k, row, l) : trans == 'T' ? l + row * ld : row + l * ld;
 }
 
+/* Element (row, l) of op(X): in pieces with their lo halves, what the tensor cores read of it, the
+ * TF32 hi and lo summed, so that lo halves written wrongly show in the products. */
+static double real_value(const float *X, cg_tc_pieces p, char trans, int64_t ld, int64_t k, int64_t row, int64_t l)
+{
+    const int64_t at = real_at(p, trans, ld, k, row, l);
+    if (!p.lo)
+        return X[at];
+    return (double)cg_tf32_truncated(X[at]) + cg_tf32_truncated(X[at + CG_GEMM_TC_STEP * p.rows]);
+}
+
 /* The real GEMM: column-major op(A) op(B) per batch entry. op(B)'s rows are C's columns: B 'T' is
  * stored [l][j], 'N' [j][l]. */
 static void real_gemm(const cg_gemm_step *g, char *ws, bool add)
@@ -32,8 +42,8 @@ static void real_gemm(const cg_gemm_step *g, char *ws, bool add)
                     double sum = 0;
                     const int64_t l0 = splits > 1 ? s * run : 0, l1 = splits > 1 && l0 + run < g->k ? l0 + run : g->k;
                     for (int64_t l = l0; l < l1; ++l)
-                        sum += (double)A[b * g->a_stride + real_at(g->a_pieces, g->transa, g->lda, g->k, i, l)] *
-                               B[b * g->b_stride + real_at(g->b_pieces, tb, g->ldb, g->k, j, l)];
+                        sum += real_value(A + b * g->a_stride, g->a_pieces, g->transa, g->lda, g->k, i, l) *
+                               real_value(B + b * g->b_stride, g->b_pieces, tb, g->ldb, g->k, j, l);
                     float *c = &C[s * g->split_stride + b * g->c_stride + i + j * g->ldc];
                     *c = (float)(sum + (add ? *c : 0));
                 }

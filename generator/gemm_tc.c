@@ -40,13 +40,14 @@ int cg_gemm_tc_columns(int64_t n)
 }
 
 /* An operand stored [k][rows] in 16-byte rows (ld, offset and stride multiples of 4 floats), or in
- * the pieces `want` (their offset and stride multiples of 4 floats too). */
+ * the pieces `want`, with or without their lo halves (their offset and stride multiples of 4
+ * floats too). */
 static bool operand_takes(cg_tc_pieces p, cg_tc_pieces want, int64_t rows, int64_t ld, int64_t offset,
                           int64_t stride)
 {
     if (p.rows)
         return p.rows == want.rows && p.paired == want.paired && offset % 16 == 0 && stride % 4 == 0;
-    return rows % 4 == 0 && ld % 4 == 0 && ld >= rows && offset % 16 == 0 && stride % 4 == 0;
+    return !p.lo && rows % 4 == 0 && ld % 4 == 0 && ld >= rows && offset % 16 == 0 && stride % 4 == 0;
 }
 
 bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t)
@@ -58,7 +59,7 @@ bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t)
     if (g->batch * splits > 65535 || (splits - 1) * cg_gemm_split_steps(g->k, splits) * TC_STEP >= g->k ||
         (splits > 1 && g->split_stride != g->c_stride * g->batch))
         return false;
-    const cg_tc_pieces a = {TC_ROWS, true}, b = {cg_gemm_tc_columns(g->n), false};
+    const cg_tc_pieces a = {.rows = TC_ROWS, .paired = true}, b = {.rows = cg_gemm_tc_columns(g->n)};
     return operand_takes(g->a_pieces, a, g->m, g->lda, g->a_offset, g->a_stride) &&
            operand_takes(g->b_pieces, b, g->n, g->ldb, g->b_offset, g->b_stride) && g->ldc >= g->m &&
            g->c_offset % 4 == 0;
@@ -105,8 +106,11 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
         cg_value_line(header, "  the sum cut into %lld runs of %lld steps, run s's products at C + %lld s (for the next "
                       "step to add): more blocks, and shorter sums in the tensor cores' accumulators", (long long)splits,
                       (long long)cg_gemm_split_steps(g->k, splits), (long long)g->split_stride);
-    cg_value_line(header, "  A %s, B %s", g->a_pieces.rows ? "in the kernel's pieces (its producer laid it out)" :
-                  "as stored (transposed on chip)", g->b_pieces.rows ? "in the kernel's pieces" : "as stored");
+    cg_value_line(header, "  A %s, B %s", !g->a_pieces.rows ? "as stored (transposed on chip)"
+                  : g->a_pieces.lo ? "in the kernel's pieces with their lo halves (its producer made them)"
+                                   : "in the kernel's pieces (its producer laid it out)",
+                  !g->b_pieces.rows ? "as stored" : g->b_pieces.lo ? "in the kernel's pieces with their lo halves"
+                                                                  : "in the kernel's pieces");
     cg_value_line(header, "tiles: %d x %d of C a block, the sum in steps of %d through %d stages (%u bytes); launch: "
                   "grid (%u, %u, %u), block (%u, 1, 1)", TC_ROWS, bn, TC_STEP, stages, k->shared_bytes, k->grid[0],
                   k->grid[1], k->grid[2], k->block[0]);
@@ -127,6 +131,8 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
                                     (splits == 1 || g->split_stride % 2 == 0));
     tmpl_set_bool(ctx, "a_pieces", g->a_pieces.rows > 0);
     tmpl_set_bool(ctx, "b_pieces", g->b_pieces.rows > 0);
+    tmpl_set_bool(ctx, "a_lo", g->a_pieces.lo);
+    tmpl_set_bool(ctx, "b_lo", g->b_pieces.lo);
     cg_gemm_set_real_layout(ctx, g);
     return cg_render_kernel("gemm_tc.cu", ctx, &k->source);
 }

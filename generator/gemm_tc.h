@@ -4,6 +4,8 @@
 #define CG_GEMM_TC_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "generate.h"
 #include "template/tmpl.h"
@@ -30,22 +32,52 @@ static inline int64_t cg_gemm_split_steps(int64_t k, int64_t splits)
     return splits > 1 ? (steps + splits - 1) / splits : steps;
 }
 
-/* The floats an operand of `rows` rows summed over `sums` takes in pieces p: its rows and its sum
+/* The positions of an operand of `rows` rows summed over `sums` in pieces p: its rows and its sum
  * rounded up to whole pieces. */
-static inline int64_t cg_tc_floats(cg_tc_pieces p, int64_t rows, int64_t sums)
+static inline int64_t cg_tc_positions(cg_tc_pieces p, int64_t rows, int64_t sums)
 {
     return (rows + p.rows - 1) / p.rows * p.rows * ((sums + CG_GEMM_TC_STEP - 1) / CG_GEMM_TC_STEP * CG_GEMM_TC_STEP);
 }
 
+/* The floats it takes: its positions, twice where each piece carries its lo halves. */
+static inline int64_t cg_tc_floats(cg_tc_pieces p, int64_t rows, int64_t sums)
+{
+    return cg_tc_positions(p, rows, sums) * (p.lo ? 2 : 1);
+}
+
 /* Where (row, sum) of an operand summed over `sums` lies in pieces p: piece (row / p.rows, sum / 16)
  * of the [row block][step] pieces, in it per 8 of the sum q [q][rho / 8][sum / 4 % 2][rho % 8][sum %
- * 4], rho the row in the block (paired: row 2 g + h of each 16 at rho 8 h + g). */
+ * 4], rho the row in the block (paired: row 2 g + h of each 16 at rho 8 h + g); where p.lo, its lo
+ * half CG_GEMM_TC_STEP p.rows floats on, after the piece's. */
 static inline int64_t cg_tc_at(cg_tc_pieces p, int64_t sums, int64_t row, int64_t sum)
 {
     const int64_t steps = (sums + CG_GEMM_TC_STEP - 1) / CG_GEMM_TC_STEP, r = row % p.rows;
     const int64_t rho = p.paired ? (r & ~(int64_t)15) + (r & 1) * 8 + (r & 15) / 2 : r;
     const int64_t piece = row / p.rows * steps + sum / CG_GEMM_TC_STEP, s = sum % CG_GEMM_TC_STEP;
-    return piece * CG_GEMM_TC_STEP * p.rows + s / 8 * 8 * p.rows + rho / 8 * 64 + s / 4 % 2 * 32 + rho % 8 * 4 + s % 4;
+    return piece * CG_GEMM_TC_STEP * p.rows * (p.lo ? 2 : 1) + s / 8 * 8 * p.rows + rho / 8 * 64 + s / 4 % 2 * 32 +
+           rho % 8 * 4 + s % 4;
+}
+
+/* x as the tensor cores read a TF32 operand: its low 13 mantissa bits dropped. */
+static inline float cg_tf32_truncated(float x)
+{
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    bits &= 0xffffe000u;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
+/* x's lo half for 3xTF32, as the kernels make it (templates/gemm_tc.cu's tf32_lo): x less its TF32
+ * truncation, with 2^12 added to the bits so that the tensor cores' truncation of it rounds. */
+static inline float cg_tf32_lo(float x)
+{
+    float lo = x - cg_tf32_truncated(x);
+    uint32_t bits;
+    memcpy(&bits, &lo, sizeof bits);
+    bits += 0x1000u;
+    memcpy(&lo, &bits, sizeof lo);
+    return lo;
 }
 
 /* The kernel of g into k (its name set by the caller), its header the given lines (taken) with

@@ -114,10 +114,13 @@ typedef struct cg_fft_step {
  * steps of CG_GEMM_TC_STEP, each (block, step) one contiguous piece in wgmma's K-major core-matrix
  * order, so that one bulk copy brings it and nothing transposes it on chip (cg_tc_at, cg_tc_floats
  * in gemm_tc.h). `paired`: A's order, row 2 g + h of 16 at 8 h + g, so that a lane's sums of rows g
- * and g + 8 are neighbours in C. rows 0: the operand as the step's ld describes it. */
+ * and g + 8 are neighbours in C. `lo`: each piece followed by its lo halves for 3xTF32 (cg_tf32_lo),
+ * made by the producer once rather than by the kernel's converters in every block that reads the
+ * piece. rows 0: the operand as the step's ld describes it. */
 typedef struct cg_tc_pieces {
     int64_t rows;
     bool paired;
+    bool lo;
 } cg_tc_pieces;
 
 /* A column-major complex GEMM per bin, C = op(A) op(B), ops 'N' or 'C' (conjugate transpose),

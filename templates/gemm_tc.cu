@@ -2,7 +2,8 @@
     entry (op(A) stored [k][m] or in the kernel's pieces, op(B) stored [k][n] or in pieces), summing {{ k }} in
     {{ splits }} run(s), blockIdx.z = (run, entry), in 3xTF32 by wgmma (sm_90a). A block of 3 warpgroups makes {{ bm }} rows x {{ bn }} columns of
     C, the sum in steps of {{ bk }} through {{ stages }} stages: warp 0 copies (the copy engine), warps 1-3 convert
-    (an operand as stored into core matrices, hi and lo; one in pieces, its lo halves), warpgroups 1 and 2 sum. -#}
+    (an operand as stored into core matrices, hi and lo; one in pieces, its lo halves, unless its pieces bring
+    them), warpgroups 1 and 2 sum. -#}
 {%- include "common.cuh" -%}
 {%- set raw_a = 0 if a_pieces else bk * (bm + 4) -%}
 {%- set raw_b = 0 if b_pieces else bk * (bn + 4) -%}
@@ -10,6 +11,9 @@
 {%- set cb = bk * bn -%}
 {%- set stage = 2 * (ca + cb) + raw_a + raw_b -%}
 {%- set steps = (k + bk - 1) // bk -%}
+{#- the floats of a piece of op(A), op(B) in global memory: twice the hi halves' where its lo follow -#}
+{%- set pa = ca * (2 if a_lo else 1) -%}
+{%- set pb = cb * (2 if b_lo else 1) -%}
 {{ file_header(header) }}
 {{ sm90a_marker }}
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -141,17 +145,17 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
     if (warp == 0) {
         // The copier: step q of op(A) and op(B) as soon as the stage is free (its last step's wgmma
         // done), an operand in pieces by one bulk copy of its piece (lane 0), one as stored by a
-        // bulk copy of each of its rows (lane r row r)
+        // bulk copy of each of its rows (lane r row r); a piece with its lo halves lands on both halves
 {%- if a_pieces %}
-        const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)entry * {{ a_stride }}ull + (size_t)blockIdx.x * {{ steps * ca }}u;
-        const unsigned a_bytes = {{ 4 * ca }}u;
+        const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)entry * {{ a_stride }}ull + (size_t)blockIdx.x * {{ steps * pa }}u;
+        const unsigned a_bytes = {{ 4 * pa }}u;
 {%- else %}
         const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)entry * {{ a_stride }}ull + m0;
         const unsigned a_bytes = 4u * min({{ bm }}u, {{ m }}u - m0); // a row's
 {%- endif %}
 {%- if b_pieces %}
-        const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)entry * {{ b_stride }}ull + (size_t)blockIdx.y * {{ steps * cb }}u;
-        const unsigned b_bytes = {{ 4 * cb }}u;
+        const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)entry * {{ b_stride }}ull + (size_t)blockIdx.y * {{ steps * pb }}u;
+        const unsigned b_bytes = {{ 4 * pb }}u;
 {%- else %}
         const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)entry * {{ b_stride }}ull + n0;
         const unsigned b_bytes = 4u * min({{ bn }}u, {{ n }}u - n0); // a row's
@@ -172,14 +176,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
             __syncwarp();
 {%- if a_pieces %}
             if (lane == 0u)
-                bulk_copy(st, a + (size_t)q * {{ ca }}u, a_bytes, &loaded[s]);
+                bulk_copy(st, a + (size_t)q * {{ pa }}u, a_bytes, &loaded[s]);
 {%- else %}
             if (lane < valid)
                 bulk_copy(raw + lane * {{ bm + 4 }}u, a + row * {{ lda }}u, a_bytes, &loaded[s]);
 {%- endif %}
 {%- if b_pieces %}
             if (lane == 0u)
-                bulk_copy(st + {{ 2 * ca }}u, b + (size_t)q * {{ cb }}u, b_bytes, &loaded[s]);
+                bulk_copy(st + {{ 2 * ca }}u, b + (size_t)q * {{ pb }}u, b_bytes, &loaded[s]);
 {%- else %}
             if (lane < valid)
                 bulk_copy(raw + {{ raw_a }}u + lane * {{ bn + 4 }}u, b + row * {{ ldb }}u, b_bytes, &loaded[s]);
@@ -199,12 +203,16 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
             const unsigned valid = min({{ bk }}u, {{ k }}u - (q0 + i) * {{ bk }}u);
 {%- endif %}
             bar_wait(&loaded[s], i / {{ stages }}u & 1u);
-{%- if a_pieces %}
+{%- if a_lo %}
+            // A's piece brought its lo halves
+{%- elif a_pieces %}
             lo_halves(st, {{ ca }}u, {{ ca }}u, ct);
 {%- else %}
             convert<{{ bm }}u, true>(raw, {{ bm + 4 }}u, st, {{ ca }}u, ct, valid);
 {%- endif %}
-{%- if b_pieces %}
+{%- if b_lo %}
+            // B's piece brought its lo halves
+{%- elif b_pieces %}
             lo_halves(st + {{ 2 * ca }}u, {{ cb }}u, {{ cb }}u, ct);
 {%- else %}
             convert<{{ bn }}u, false>(raw + {{ raw_a }}u, {{ bn + 4 }}u, st + {{ 2 * ca }}u, {{ cb }}u, ct, valid);

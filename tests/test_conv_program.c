@@ -590,15 +590,19 @@ static void test_winograd_generated_gemm_programs_match_the_reference(void **sta
 
 /* The tensor GEMM's pieces (cg_tc_at) are what its kernel reads: position q 8 R + rho / 8 64 + h 32 +
  * rho % 8 4 + s of a piece of R rows holds sum 8 q + 4 h + s of the row the converters put at rho
- * (templates/gemm_tc.cu's convert: A's rows paired), each piece's positions filled once. */
+ * (templates/gemm_tc.cu's convert: A's rows paired), each piece's positions filled once; with
+ * their lo halves, each piece is followed by as many floats, which its bulk copy brings onto the
+ * stage's lo half. */
 static void test_tensor_gemm_pieces_are_the_kernels_order(void **state)
 {
     (void)state;
     const int64_t rows = 300, sums = 37; /* 3 blocks of 128 and 3 steps of 16, both padded */
-    for (int paired = 0; paired < 2; ++paired) {
-        const cg_tc_pieces p = {128, paired};
-        const int64_t floats = cg_tc_floats(p, rows, sums);
-        assert_int_equal(floats, 3 * 128 * 48);
+    for (int variant = 0; variant < 4; ++variant) {
+        const bool paired = variant & 1, lo = variant & 2;
+        const cg_tc_pieces p = {.rows = 128, .paired = paired, .lo = lo};
+        const int64_t floats = cg_tc_floats(p, rows, sums), piece_floats = 16 * 128 * (lo ? 2 : 1);
+        assert_int_equal(cg_tc_positions(p, rows, sums), 3 * 128 * 48);
+        assert_int_equal(floats, 3 * 128 * 48 * (lo ? 2 : 1));
         unsigned char *seen = calloc((size_t)floats, 1);
         assert_non_null(seen);
         for (int64_t block = 0; block < 3; ++block)
@@ -606,29 +610,37 @@ static void test_tensor_gemm_pieces_are_the_kernels_order(void **state)
                 for (int64_t at = 0; at < 16 * 128; ++at) {
                     const int64_t q = at / (8 * 128), rho = at % 1024 / 64 * 8 + at % 32 / 4, h = at % 64 / 32;
                     const int64_t r = paired ? (rho & ~15) + 2 * (rho & 7) + (rho >> 3 & 1) : rho;
-                    const int64_t piece = (block * 3 + step) * 16 * 128, sum = step * 16 + 8 * q + 4 * h + at % 4;
+                    const int64_t piece = (block * 3 + step) * piece_floats, sum = step * 16 + 8 * q + 4 * h + at % 4;
                     assert_int_equal(cg_tc_at(p, sums, block * 128 + r, sum), piece + at);
                     ++seen[piece + at];
+                    if (lo)
+                        ++seen[piece + 16 * 128 + at];
                 }
         for (int64_t i = 0; i < floats; ++i)
             assert_int_equal(seen[i], 1);
         free(seen);
     }
+    /* the lo half: what 3xTF32 adds back, rounded to TF32 by the 2^12 on its bits (truncated, 2^-22
+     * would be lost; rounded, it carries into 2^-21) */
+    const float x = 1.0f + 0x1.8p-11f + 0x1p-22f, lo = cg_tf32_lo(x);
+    assert_true(cg_tf32_truncated(x) == 1.0f);
+    assert_true(cg_tf32_truncated(lo) == 0x1.8p-11f + 0x1p-21f);
 }
 
 /* winograd with the tensor-core GEMM (gemm=tensor, the default target sm_90): its steps read U
  * and V in the kernel's pieces (cg_tc_at), as the transforms write them with the padding of
  * channels and tiles zeros (accgrad's with the channels as the rows, summed over the tiles in
  * runs that the output transform adds, and over sub-batches into C); fprop's and bprop's of a 3-D layer's data tiles (winograd_volume.c's
- * bricks) as stored. Every program must match the reference (check_algorithm); among them
- * programs of each pass, with pieces of both operands, with V as stored, and accgrads that add
- * sub-batches. */
+ * bricks) as stored; U's pieces of fprop and bprop over 512 tiles or more with their lo halves,
+ * which the CPU's GEMM reads as the tensor cores do (TF32 hi + lo). Every program must match the
+ * reference (check_algorithm); among them programs of each pass, with pieces of both operands,
+ * with V as stored, with U's lo halves, and accgrads that add sub-batches. */
 static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
 {
     (void)state;
     const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
     check_algorithm(CONVGEN_ALGO_WINOGRAD, &tensor);
-    int runs[3] = {0, 0, 0}, pieced = 0, stored = 0, added = 0, split[3] = {0, 0, 0};
+    int runs[3] = {0, 0, 0}, pieced = 0, stored = 0, added = 0, split[3] = {0, 0, 0}, with_lo = 0;
     double worst = 0;
     /* and a layer of 512 tiles, whose accgrad cuts its sum into runs (tensor_splits) */
     const convgen_conv_desc long_sum = {.rank = 2, .n = 8, .c = 5, .k = 6, .in = {48, 48}, .kernel = {3, 3},
@@ -647,7 +659,7 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
                 if (cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tuned, &g) != CONVGEN_SUCCESS)
                     break;
                 whole = g.workspace_bytes;
-                bool adds = false, splits = false;
+                bool adds = false, splits = false, lo = false;
                 for (int s = 0; s < g.step_count; ++s) {
                     const cg_step *st = &g.steps[s];
                     if (st->kind != CG_STEP_KERNEL || st->op.kind != CG_OP_GEMM || !st->op.gemm.tensor)
@@ -655,6 +667,8 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
                     runs[pass] += !run;
                     assert_true(st->op.gemm.b_pieces.rows > 0);
                     pieced += st->op.gemm.a_pieces.rows > 0;
+                    with_lo += st->op.gemm.b_pieces.lo;
+                    lo |= st->op.gemm.b_pieces.lo;
                     stored += st->op.gemm.a_pieces.rows == 0;
                     adds |= st->op.gemm.accumulate;
                     splits |= !run && st->op.gemm.splits > 1;
@@ -669,6 +683,15 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
                     worst = e > worst ? e : worst;
                     ++split[pass];
                 }
+                if (lo) { /* U's lo halves as the transform wrote them, read as the tensor cores do */
+                    int64_t chunks;
+                    double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, tuned.workspace_limit,
+                                             &tensor, &chunks);
+                    if (!(e <= ERROR_BOUND))
+                        fail_msg("layer %d %s with U's lo halves in its pieces: relative error %.3e", i,
+                                 convgen_pass_name((convgen_pass)pass), e);
+                    worst = e > worst ? e : worst;
+                }
                 if (adds) { /* its sums into C over the sub-batches against the reference */
                     int64_t chunks;
                     double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, whole - 1, &tensor, &chunks);
@@ -681,10 +704,10 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
         }
     }
     print_message("winograd: tensor GEMM kernels in the programs: fprop %d, bprop %d, accgrad %d (with the sum split "
-                  "into runs: %d, %d, %d; %d accgrads adding sub-batches into C; worst relative error of those %.2e); V "
-                  "in pieces %d, as stored %d\n", runs[0], runs[1], runs[2], split[0], split[1], split[2], added, worst,
-                  pieced, stored);
-    assert_true(runs[0] > 0 && runs[1] > 0 && runs[2] > 0 && added > 0 && pieced > 0 && stored > 0);
+                  "into runs: %d, %d, %d; %d accgrads adding sub-batches into C; worst relative error of those and of U with lo halves %.2e); V "
+                  "in pieces %d, as stored %d; U's pieces with their lo halves %d\n", runs[0], runs[1], runs[2], split[0],
+                  split[1], split[2], added, worst, pieced, stored, with_lo);
+    assert_true(runs[0] > 0 && runs[1] > 0 && runs[2] > 0 && added > 0 && pieced > 0 && stored > 0 && with_lo > 0);
     assert_true(split[2] > 0 && split[0] == 0 && split[1] == 0);
 }
 

@@ -274,9 +274,9 @@ static bool blocked_context(tmpl_value *ctx, const cg_wino_op *op, int64_t count
 
 /* The keys of the transforms laid out in the tensor-core GEMM's pieces (op->pieces; cg_tc_at):
  * `pieces`, their rows, pairing and steps, whether the channels are the rows (`channel_rows`) or
- * the sum, the (outer, tile) columns that exist, an element's floats, the divisions that split a
- * thread's index into (element along the depth, piece, position in it), and `padded` where some
- * of its threads write the padding's zeros. */
+ * the sum, the (outer, tile) columns that exist, an element's positions (a thread each), the
+ * divisions that split a thread's index into (element along the depth, piece, position in it),
+ * and `padded` where some of its threads write the padding's zeros. */
 static bool pieces_context(tmpl_value *ctx, const cg_wino_op *op, int64_t count)
 {
     tmpl_set_bool(ctx, "pieces", op->pieces.rows > 0);
@@ -284,7 +284,7 @@ static bool pieces_context(tmpl_value *ctx, const cg_wino_op *op, int64_t count)
         return true;
     const int64_t columns = op->outer * op->tiles[0] * op->tiles[1] * op->tiles[2],
                   rows = op->channel_rows ? op->channels : columns, sums = op->channel_rows ? columns : op->channels,
-                  floats = wino_pieces_floats(op), piece = CG_GEMM_TC_STEP * op->pieces.rows,
+                  floats = wino_pieces_positions(op), piece = CG_GEMM_TC_STEP * op->pieces.rows,
                   steps = wino_div_up(sums, CG_GEMM_TC_STEP);
     tmpl_set_int(ctx, "piece_rows", op->pieces.rows);
     tmpl_set_bool(ctx, "paired", op->pieces.paired);
@@ -320,6 +320,7 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
     tmpl_set_int(ctx, "points", op->size[0] * op->size[1] * op->size[2]);
     tmpl_set_bool(ctx, "flip", op->flip);
     tmpl_set_bool(ctx, "planes_transposed", op->planes_transposed);
+    tmpl_set_bool(ctx, "pieces_lo", op->pieces.lo); /* each piece followed by its lo halves (read up front) */
     tmpl_set_int(ctx, "buffer", op->buffer / 4);
     /* "epi": a key named epilogue would be hidden by common.cuh's macro of that name */
     tmpl_map_set(ctx, "epi", cg_value_epilogue(s->epilogue, k->epilogue));
@@ -384,7 +385,7 @@ convgen_status wino_add_transform(const wino_spec *s, const cg_wino_op *op, int 
      * tile and output plane */
     int64_t along_depth = op->stage != CG_WINO_AT ? s->tf[0].alpha : output_by_plane(s) ? s->tf[0].m : 1;
     const int64_t tiles = op->tiles[0] * op->tiles[1] * op->tiles[2];
-    int64_t count = op->pieces.rows ? along_depth * wino_pieces_floats(op)
+    int64_t count = op->pieces.rows ? along_depth * wino_pieces_positions(op)
                     : op->u_rows    ? along_depth * wino_u_floats(op, op->channels, op->outer) /* the padding's too */
                                     : along_depth * (op->stage == CG_WINO_AT ? op->rows : op->channels) * op->outer * tiles;
     k->grid[0] = (unsigned)wino_div_up(count, THREADS);
@@ -494,7 +495,7 @@ static convgen_status add_gemm(const cg_problem *p, const wino_spec *s, cg_gener
     /* a sum over the sub-batches: C zeroed once before them (the generated kernel summing nothing) */
     cg_gemm_step zero = g;
     zero.k = 0, zero.accumulate = false, zero.tensor = false;
-    zero.a_pieces = zero.b_pieces = (cg_tc_pieces){0, false};
+    zero.a_pieces = zero.b_pieces = (cg_tc_pieces){.rows = 0};
     zero.batch *= g.splits > 1 ? g.splits : 1, zero.splits = 1; /* every run's C, split_stride = c_stride batch */
     convgen_status st = g.accumulate ? add_gemm_kernel(s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
     return st == CONVGEN_SUCCESS ? add_gemm_kernel(s, &g, 1, "products", out) : st;
@@ -631,11 +632,17 @@ static bool wants_tensor_gemm(const cg_problem *p, const wino_spec *s, const cg_
  * accgrad's x's channels) where winograd.cu's kernel makes the data's tiles, not
  * winograd_volume.c's bricks (a 3-D layer's; wants_tensor_gemm takes no accgrad there). Read as
  * stored, the kernel's three converter warps transpose every step, which made V3's products 0.40
- * ms against 0.28 in pieces (bench/NOTES.md, "Issue 30, session 60"). */
+ * ms against 0.28 in pieces (bench/NOTES.md, "Issue 30, session 60"). fprop's and bprop's U (the
+ * weights') carries its lo halves, made once by the weights' transform rather than by the
+ * converters of every block that reads a piece: their work bound the products (V3 0.318 -> 0.249
+ * ms, R3 0.049 -> 0.037; even R4, whose U of 38 MB one block row reads once, 0.0718 -> 0.0711 ms
+ * with the transform's writes doubled: "Issue 30, session 62"). accgrad's U is dy's tiles, as
+ * large as the data: twice that through memory would cost more than the converters. */
 static void set_pieces(const cg_problem *p, wino_spec *s)
 {
-    s->pieces[WINO_U] = (cg_tc_pieces){cg_gemm_tc_columns(s->pass == CONVGEN_BPROP ? p->c : p->k), false};
-    s->pieces[WINO_V] = volume_data(s) ? (cg_tc_pieces){0, false} : (cg_tc_pieces){CG_GEMM_TC_ROWS, true};
+    const bool lo = s->pass != CONVGEN_ACCGRAD;
+    s->pieces[WINO_U] = (cg_tc_pieces){.rows = cg_gemm_tc_columns(s->pass == CONVGEN_BPROP ? p->c : p->k), .lo = lo};
+    s->pieces[WINO_V] = volume_data(s) ? (cg_tc_pieces){.rows = 0} : (cg_tc_pieces){.rows = CG_GEMM_TC_ROWS, .paired = true};
 }
 
 static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
@@ -663,7 +670,7 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
         bool fits = st == CONVGEN_SUCCESS && (!tune || !tune->workspace_limit || s.workspace <= tune->workspace_limit);
         s.tensor_gemm = fits && cg_gemm_tc_takes(&g, t);
         if (!s.tensor_gemm) { /* the SIMT kernel reads U and V as matrices */
-            s.pieces[WINO_U] = s.pieces[WINO_V] = (cg_tc_pieces){0, false};
+            s.pieces[WINO_U] = s.pieces[WINO_V] = (cg_tc_pieces){.rows = 0};
             st = choose_batch(p, tune, &s);
             if (st != CONVGEN_SUCCESS)
                 return st;

@@ -89,7 +89,7 @@ static int64_t points(const int64_t size[CG_WINO_DIMS]) { return size[0] * size[
 
 /* Every tile of every volume into the workspace as [e][channel][outer][tile] (the weights' single
  * tile blocked where op->u_rows says: wino_u_at), or in the tensor-core GEMM's pieces (op->pieces:
- * cg_tc_at, the padding zeros). */
+ * cg_tc_at, the padding zeros; where op->pieces.lo, each value's lo half after its piece). */
 static void run_tiles(const cg_wino_op *op, const op_matrices *mx, const float *src, float *buf)
 {
     int64_t tiles = tile_count(op), columns = op->outer * tiles,
@@ -124,8 +124,12 @@ static void run_tiles(const cg_wino_op *op, const op_matrices *mx, const float *
                                                : (ch * op->outer + o) * tiles + t;
                 for (int z = 0; z < r[0]; ++z)
                     for (int y = 0; y < r[1]; ++y)
-                        for (int x = 0; x < r[2]; ++x)
-                            buf[((z * r[1] + y) * r[2] + x) * e_stride + in_e] = (float)v[z][y][x];
+                        for (int x = 0; x < r[2]; ++x) {
+                            float *to = &buf[((z * r[1] + y) * r[2] + x) * e_stride + in_e];
+                            to[0] = (float)v[z][y][x];
+                            if (op->pieces.lo)
+                                to[CG_GEMM_TC_STEP * op->pieces.rows] = cg_tf32_lo(to[0]);
+                        }
             }
 }
 

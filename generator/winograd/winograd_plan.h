@@ -104,13 +104,19 @@ static inline int64_t wino_u_at(const cg_wino_op *op, int64_t channels, int64_t 
                            : (run + c) * op->u_rows + r % op->u_rows;
 }
 
-/* The floats of one element of op's transforms in the tensor GEMM's pieces (op->pieces.rows > 0):
- * (outer, tile) the rows and the channels the sum, or the other way round (op->channel_rows). */
-static inline int64_t wino_pieces_floats(const cg_wino_op *op)
+/* The positions of one element of op's transforms in the tensor GEMM's pieces (op->pieces.rows >
+ * 0): (outer, tile) the rows and the channels the sum, or the other way round (op->channel_rows). */
+static inline int64_t wino_pieces_positions(const cg_wino_op *op)
 {
     const int64_t columns = op->outer * op->tiles[0] * op->tiles[1] * op->tiles[2];
-    return op->channel_rows ? cg_tc_floats(op->pieces, op->channels, columns)
-                            : cg_tc_floats(op->pieces, columns, op->channels);
+    return op->channel_rows ? cg_tc_positions(op->pieces, op->channels, columns)
+                            : cg_tc_positions(op->pieces, columns, op->channels);
+}
+
+/* The floats they take: twice the positions where each piece carries its lo halves. */
+static inline int64_t wino_pieces_floats(const cg_wino_op *op)
+{
+    return wino_pieces_positions(op) * (op->pieces.lo ? 2 : 1);
 }
 
 /* The matrix of a transform (`matrix` CG_WINO_BT, CG_WINO_G or CG_WINO_AT) of t: its rows, *rows x

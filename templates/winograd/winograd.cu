@@ -24,6 +24,15 @@
 {%- if out_splits > 1 %}({% for r in range(out_splits) %}{{ " + " if r }}src[{{ offset + r * out_partial }}ull]{% endfor %}){% else %}src[{{ offset }}ull]{% endif -%}
 {%- endmacro -%}
 {{ file_header(header) }}
+{%- if pieces_lo %}
+
+// x's lo half for the tensor GEMM's 3xTF32 (as its converters would make it: templates/gemm_tc.cu),
+// x less its TF32 truncation, 2^12 added to the bits so that the tensor cores' truncation rounds.
+__device__ __forceinline__ unsigned tf32_lo(float x)
+{
+    return __float_as_uint(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)) + 0x1000u;
+}
+{%- endif %}
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
@@ -62,7 +71,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- set sum_names = "(outer, tile)s" if channel_rows else "channels" %}
     // g = ({{ "e0, " if volume }}the position in the element's pieces): the transforms in the tensor-core GEMM's
     // pieces of {{ piece_rows }} rows ({{ row_names }}) x 16 of the sum ({{ sum_names }}), [row / {{ piece_rows }}][sum / 16]
-    // (one bulk copy a piece), in each per 8 of the sum [rho / 8][sum / 4 % 2][rho % 8][sum % 4] (wgmma's
+    // (one bulk copy a piece{{ " with its lo halves after it" if pieces_lo }}), in each per 8 of the sum [rho / 8][sum / 4 % 2][rho % 8][sum % 4] (wgmma's
     // K-major core matrices){{ ", rho the row paired: row 2 g + h of each 16 at 8 h + g" if paired }}; the sum padded to {{ steps * 16 }}
     // and the rows to whole pieces{{ " with zeros" if padded }}, so that a warp's stores are 128 contiguous bytes
 {%- if volume %}
@@ -249,8 +258,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     // Dimension {{ 1 if volume else 0 }}, column by column: {{ describe0 }}
 {%- endif %}
 {%- if stage == "tiles" %}
+{%- if pieces_lo %}
+    // each piece's hi halves, then its lo halves {{ piece_floats }} floats on
+    float *__restrict__ dst = workspace + {{ buffer }}ull + at + piece * {{ piece_floats }}u{{ (" + (size_t)e0 * " ~ outs0 * outs1 * e_stride ~ "ull") if volume }};
+{{- wino_columns_store(prog0, span0, outs0, outs1, "u", "dst", e_stride, "ull", "    ", piece_floats) }}
+{%- else %}
     float *__restrict__ dst = workspace + {{ buffer }}ull + g{{ (" + (size_t)e0 * " ~ (outs0 * outs1 - 1) * e_stride ~ "ull") if volume }};
 {{- wino_columns_store(prog0, span0, outs0, outs1, "u", "dst", e_stride, "ull", "    ") }}
+{%- endif %}
 {%- else %}
 {%- if not whole %}
 {%- for j in range(outs1) %}

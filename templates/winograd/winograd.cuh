@@ -40,8 +40,9 @@ const float in[{{ rows }}] = { {% for i in range(rows) %}{{ ", " if not loop.fir
 
 {#- Dimension 0 of a 2-D transform column by column: column j of the rows' results `prefix`i[j]
     through prog, result (i, j) of the outs0 x outs1 to dst[(i outs1 + j) stride], the offset a
-    literal with `suffix` ("u", or "ull" past 32 bits). -#}
-{%- macro wino_columns_store(prog, rows, outs0, outs1, prefix, dst, stride, suffix, indent) -%}
+    literal with `suffix` ("u", or "ull" past 32 bits); where `lo` > 0, its lo half for 3xTF32
+    (tf32_lo, the caller's) lo floats on. -#}
+{%- macro wino_columns_store(prog, rows, outs0, outs1, prefix, dst, stride, suffix, indent, lo=0) -%}
 {%- for j in range(outs1) %}
 {{ indent }}{
 {{ indent }}    {{ wino_column_in(rows, prefix, j) }}
@@ -49,6 +50,9 @@ const float in[{{ rows }}] = { {% for i in range(rows) %}{{ ", " if not loop.fir
 {{- wino_program(prog, "v", indent ~ "    ") }}
 {%- for i in range(outs0) %}
 {{ indent }}    {{ dst }}[{{ (i * outs1 + j) * stride }}{{ suffix }}] = v[{{ i }}];
+{%- if lo %}
+{{ indent }}    {{ dst }}[{{ (i * outs1 + j) * stride + lo }}{{ suffix }}] = __uint_as_float(tf32_lo(v[{{ i }}]));
+{%- endif %}
 {%- endfor %}
 {{ indent }}}
 {%- endfor %}
