@@ -4,14 +4,14 @@
  * fp32 (lo lo, below 2^-20 of a product, left out): fp32's accuracy at ~1.5x the FFMA peak where
  * cuBLAS's SGEMM reaches 0.67x (bench/NOTES.md, "Issue 30, session 60").
  *
- * A block of three warpgroups makes 128 rows x bn columns of C (bn <= 256, wgmma's N). Warp 0
- * brings each step of bk of the sum: an operand in the kernel's pieces (cg_tc_pieces, laid out
- * so by its producer, the Winograd transforms) as one bulk copy of its piece, one as stored as bk
- * bulk copies of a row (one lane a row) into a raw stage. Warps 1-3 make a piece's lo halves
- * beside it, or turn the raw rows into wgmma's K-major core matrices (8 rows x 4 of the sum, 16
- * bytes a row), hi and lo (a transpose). Warpgroups 1 and 2 (64 rows each) run the step's 3 bk /
- * 8 wgmma with both operands from shared memory and hand the stage back once they are done with
- * it. Stages pass by mbarriers (loaded, ready, empty). This is the probe's gemm_ws and gemm_wsr
+ * A block makes 128 rows x bn columns of C (bn <= 256, wgmma's N). Its warpgroups 0 and 1 (64
+ * rows each) run each step's 3 bk / 8 wgmma with both operands from shared memory and hand the
+ * stage back once they are done with it. Warp 8 brings each step of bk of the sum: an operand in
+ * the kernel's pieces (cg_tc_pieces, laid out so by its producer, the Winograd transforms) as one
+ * bulk copy of its piece (with its lo halves where the producer made them), one as stored as bk
+ * bulk copies of a row (one lane a row) into a raw stage. The warps after it (converter_warps)
+ * make a piece's lo halves beside it, or turn the raw rows into wgmma's K-major core matrices (8
+ * rows x 4 of the sum, 16 bytes a row), hi and lo (a transpose). Stages pass by mbarriers (loaded, ready, empty). This is the probe's gemm_ws and gemm_wsr
  * (bench/probes/gemm_wgmma.cu): V3's products took 0.28 ms in pieces, 0.40 as stored. Written
  * here because cuBLAS has no 3xTF32 GEMM (its FP32 emulation on the BF16 tensor cores ran its
  * plain SGEMM on Hopper) and CUTLASS is C++ outside the toolkit. */
@@ -29,8 +29,8 @@ enum {
     TC_ROWS = CG_GEMM_TC_ROWS,
     TC_STEP = CG_GEMM_TC_STEP,
     TC_MAX_N = 256, /* wgmma's widest N */
-    TC_MAX_STAGES = 4,
-    TC_THREADS = 384, /* the copier and converters' warpgroup and two consumers */
+    TC_MAX_STAGES = 6,
+    TC_CONSUMER_WARPS = 8, /* two warpgroups of wgmma */
 };
 
 int cg_gemm_tc_columns(int64_t n)
@@ -74,6 +74,19 @@ static int64_t stage_floats(const cg_gemm_step *g, int bn)
            (g->b_pieces.rows ? 0 : TC_STEP * (bn + 4));
 }
 
+/* The stages a block of bn columns pipelines at most: 4 where two blocks share an SM (bn <= 64: 24
+ * KB a stage), 6 at bn 128 (32 KB), which one block has to itself anyway (90 registers); wider,
+ * 227 KB hold 4 at most (bn 256: 48 KB). H200, "Issue 30, session 62": 6 stages of 128 took S32's
+ * products 97.7 -> 94.1 us and V2's 333 -> 323; at 64 they cost the second block (R1 37 -> 53). */
+static int stages_wanted(int bn) { return bn > 64 && bn <= 128 ? TC_MAX_STAGES : 4; }
+
+/* The converter warps (lo halves, transposes): as many as the registers allow. Their pass bounds
+ * the pipeline (skipping B's lo halves took 20-29% off the products); at bn <= 128 (58-90
+ * registers) seven fit beside the consumers (512 threads), which took accgrad's products, both of
+ * whose operands they convert, 17-21% down (V2 336 -> 268 us, S32 96 -> 77) and fprop's 3-9%; at
+ * bn 256 (154 registers) 384 threads are all 64K registers hold. */
+static int converter_warps(int bn) { return bn <= 128 ? 7 : 3; }
+
 convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl_value *header, cg_kernel *k)
 {
     if (!cg_gemm_tc_takes(g, t))
@@ -83,7 +96,8 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
     const int bn = cg_gemm_tc_columns(g->n);
     const int64_t stage = stage_floats(g, bn), barriers = 3 * 8 * TC_MAX_STAGES;
     int stages = (int)((cg_target_shared_per_block(t) - barriers) / (4 * stage));
-    stages = stages > TC_MAX_STAGES ? TC_MAX_STAGES : stages;
+    const int most = stages_wanted(bn), converters = converter_warps(bn);
+    stages = stages > most ? most : stages;
     if (stages < 2)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the tensor-core GEMM: %lld bytes of shared memory a block hold "
                        "fewer than two stages of %lld", (long long)cg_target_shared_per_block(t), (long long)(4 * stage));
@@ -91,7 +105,8 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
     k->grid[1] = (unsigned)((g->n + bn - 1) / bn);
     const int64_t splits = g->splits > 1 ? g->splits : 1;
     k->grid[2] = (unsigned)(g->batch * splits);
-    k->block[0] = TC_THREADS, k->block[1] = k->block[2] = 1;
+    const int threads = 32 * (TC_CONSUMER_WARPS + 1 + converters);
+    k->block[0] = (unsigned)threads, k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)(4 * stages * stage + 3 * 8 * stages);
     cg_value_line(header, "GEMM: C[%lld x %lld] = A B^T, column-major, sums of %lld, %lld of them (the transform "
                   "elements), in 3xTF32 on the tensor cores (wgmma, sm_90a)", (long long)g->m, (long long)g->n,
@@ -116,7 +131,8 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
                   k->grid[1], k->grid[2], k->block[0]);
     tmpl_value *ctx = cg_gemm_context(header, k, "gemm_tc");
     tmpl_set_str(ctx, "sm90a_marker", CG_SM90A_MARKER);
-    tmpl_set_int(ctx, "threads", TC_THREADS);
+    tmpl_set_int(ctx, "threads", threads);
+    tmpl_set_int(ctx, "converters", converters);
     tmpl_set_int(ctx, "bm", TC_ROWS);
     tmpl_set_int(ctx, "bn", bn);
     tmpl_set_int(ctx, "bk", TC_STEP);

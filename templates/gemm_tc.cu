@@ -1,9 +1,9 @@
 {#- convgen's batched SGEMM on the tensor cores (generator/gemm_tc.c): C[{{ m }} x {{ n }}] = A B^T column-major per batch
     entry (op(A) stored [k][m] or in the kernel's pieces, op(B) stored [k][n] or in pieces), summing {{ k }} in
-    {{ splits }} run(s), blockIdx.z = (run, entry), in 3xTF32 by wgmma (sm_90a). A block of 3 warpgroups makes {{ bm }} rows x {{ bn }} columns of
-    C, the sum in steps of {{ bk }} through {{ stages }} stages: warp 0 copies (the copy engine), warps 1-3 convert
-    (an operand as stored into core matrices, hi and lo; one in pieces, its lo halves, unless its pieces bring
-    them), warpgroups 1 and 2 sum. -#}
+    {{ splits }} run(s), blockIdx.z = (run, entry), in 3xTF32 by wgmma (sm_90a). A block of {{ threads }} threads makes {{ bm }} rows x {{ bn }}
+    columns of C, the sum in steps of {{ bk }} through {{ stages }} stages: warpgroups 0 and 1 sum, warp 8 copies (the copy
+    engine), warps 9-{{ 8 + converters }} convert (an operand as stored into core matrices, hi and lo; one in pieces, its lo
+    halves, unless its pieces bring them). -#}
 {%- include "common.cuh" -%}
 {%- set raw_a = 0 if a_pieces else bk * (bm + 4) -%}
 {%- set raw_b = 0 if b_pieces else bk * (bn + 4) -%}
@@ -82,7 +82,7 @@ __device__ __forceinline__ void wgmma(float (&d)[{{ bn // 2 }}], unsigned long l
 __device__ __forceinline__ void lo_halves(float *hi, unsigned floats, unsigned lo_at, unsigned ct)
 {
 #pragma unroll 4
-    for (unsigned i = ct; i < floats / 4u; i += 96u) {
+    for (unsigned i = ct; i < floats / 4u; i += {{ 32 * converters }}u) {
         const float4 v = ((const float4 *)hi)[i];
         ((uint4 *)(hi + lo_at))[i] = make_uint4(tf32_lo(v.x), tf32_lo(v.y), tf32_lo(v.z), tf32_lo(v.w));
     }
@@ -100,7 +100,7 @@ __device__ __forceinline__ void convert(const float *raw, unsigned pitch, float 
                                         unsigned valid)
 {
 #pragma unroll 4
-    for (unsigned i = ct; i < {{ bk // 4 }}u * ROWS; i += 96u) {
+    for (unsigned i = ct; i < {{ bk // 4 }}u * ROWS; i += {{ 32 * converters }}u) {
         const unsigned rho = i % ROWS, q = i / ROWS;
         const unsigned row = PAIR ? (rho & ~15u) + 2u * (rho & 7u) + (rho >> 3 & 1u) : rho;
         const float *src = raw + 4u * q * pitch + row;
@@ -136,13 +136,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
     if (tid == 0) {
         for (unsigned s = 0; s < {{ stages }}u; ++s) {
             bar_init(&loaded[s], 1u); // the copier's arrival, and the bytes
-            bar_init(&ready[s], 3u);  // the converters
+            bar_init(&ready[s], {{ converters }}u);  // the converters
             bar_init(&empty[s], 2u);  // the consumer warpgroups
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();
-    if (warp == 0) {
+    if (warp == 8u) {
         // The copier: step q of op(A) and op(B) as soon as the stage is free (its last step's wgmma
         // done), an operand in pieces by one bulk copy of its piece (lane 0), one as stored by a
         // bulk copy of each of its rows (lane r row r); a piece with its lo halves lands on both halves
@@ -191,9 +191,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
         }
         return;
     }
-    if (warp < 4u) {
+    if (warp > 8u) {
         // The converters: step q's raw rows into core matrices, hi and lo; a piece's lo halves
-        const unsigned ct = tid - 32u;
+        const unsigned ct = tid - 288u;
 #pragma unroll 1
         for (unsigned i = 0; i < count; ++i) {
             const unsigned s = i % {{ stages }}u;
@@ -228,7 +228,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
     // the first wgmma (not added to: add 0), not by instructions of their own, which would make
     // ptxas serialize every wgmma. Each step's group is waited for one step later, then its stage
     // goes back to the copier.
-    const unsigned cw = warp - 4u, wg = cw >> 2, g = lane >> 2, t = lane & 3u;
+    const unsigned cw = warp, wg = cw >> 2, g = lane >> 2, t = lane & 3u;
     float acc[{{ bn // 2 }}];
 #pragma unroll 1
     for (unsigned i = 0; i < count; ++i) {
