@@ -711,6 +711,59 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
     assert_true(split[2] > 0 && split[0] == 0 && split[1] == 0);
 }
 
+/* The tensor GEMM step of g, or NULL. */
+static const cg_gemm_step *tensor_step(const cg_generated *g)
+{
+    for (int s = 0; s < g->step_count; ++s)
+        if (g->steps[s].kind == CG_STEP_KERNEL && g->steps[s].op.kind == CG_OP_GEMM && g->steps[s].op.gemm.tensor)
+            return &g->steps[s].op.gemm;
+    return NULL;
+}
+
+/* U's lo halves double its workspace: under a limit that holds the plan only without them (one
+ * image: no smaller sub-batch to take), the tensor GEMM stays, U without its lo halves (the
+ * converters make them), and the program still matches the reference; under one that holds
+ * neither, the SIMT GEMM takes the products. */
+static void test_winograd_tensor_gemm_drops_u_lo_halves_to_fit(void **state)
+{
+    (void)state;
+    const convgen_conv_desc d = {.rank = 2, .n = 1, .c = 96, .k = 80, .in = {12, 12}, .kernel = {3, 3},
+                                 .pad_before = {1, 1}, .pad_after = {1, 1}};
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
+        cg_tuning tuned = {.gemm = CONVGEN_GEMM_TENSOR};
+        cg_generated g;
+        assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tuned, &g),
+                         CONVGEN_SUCCESS);
+        const cg_gemm_step *step = tensor_step(&g);
+        assert_non_null(step);
+        assert_true(step->b_pieces.lo);
+        const int64_t whole = g.workspace_bytes, u_lo = step->b_stride * 4 / 2 * step->batch;
+        cg_generated_free(&g);
+
+        tuned.workspace_limit = whole - 1;
+        assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tuned, &g),
+                         CONVGEN_SUCCESS);
+        step = tensor_step(&g);
+        assert_non_null(step);
+        assert_false(step->b_pieces.lo);
+        assert_true(g.workspace_bytes <= whole - u_lo + 256);
+        cg_generated_free(&g);
+        int64_t chunks;
+        const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
+        double e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, whole - 1, &tensor, &chunks);
+        if (!(e <= ERROR_BOUND))
+            fail_msg("%s without U's lo halves: relative error %.3e", convgen_pass_name((convgen_pass)pass), e);
+
+        tuned.workspace_limit = whole - u_lo - 4096;
+        assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tuned, &g),
+                         CONVGEN_SUCCESS);
+        assert_null(tensor_step(&g));
+        cg_generated_free(&g);
+    }
+}
+
 /* fft-tiled's fprop and bprop with the generated complex GEMM, reading [image][bin] spectra with
  * the bins' GEMMs interleaved (no transposes). Its accgrad in 1-D and 2-D, in parts, keeps
  * cuBLAS's GEMM per shift; in 3-D (tiles along dy, one GEMM) it takes the generated one: the
@@ -1604,6 +1657,7 @@ int main(void)
         cmocka_unit_test(test_winograd_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_tensor_gemm_pieces_are_the_kernels_order),
         cmocka_unit_test(test_winograd_tensor_gemm_programs_match_the_reference),
+        cmocka_unit_test(test_winograd_tensor_gemm_drops_u_lo_halves_to_fit),
         cmocka_unit_test(test_fft_tiled_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_fft_cublas_programs_match_the_reference),
         cmocka_unit_test(test_fft_programs_apply_the_epilogue_as_they_store_y),

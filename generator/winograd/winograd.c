@@ -645,6 +645,16 @@ static void set_pieces(const cg_problem *p, wino_spec *s)
     s->pieces[WINO_V] = volume_data(s) ? (cg_tc_pieces){.rows = 0} : (cg_tc_pieces){.rows = CG_GEMM_TC_ROWS, .paired = true};
 }
 
+/* Whether the tensor GEMM takes the products as sized (st: choose_batch's status): the pieces
+ * sized within the kernels' 32-bit indices, the workspace within the limit, the step taken. */
+static bool tensor_gemm_fits(const cg_problem *p, const cg_tuning *tune, const cg_target *t, const wino_spec *s,
+                             convgen_status st)
+{
+    cg_gemm_step g = gemm_of(s, products_shape(p, s));
+    bool fits = st == CONVGEN_SUCCESS && (!tune || !tune->workspace_limit || s->workspace <= tune->workspace_limit);
+    return fits && cg_gemm_tc_takes(&g, t);
+}
+
 static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                         const cg_tuning *tune, cg_generated *out)
 {
@@ -666,9 +676,12 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
      * its 32-bit indices cuBLAS's, and every header says so */
     s.generated_gemm = tensor || use_generated_gemm(p, &s, tune);
     if (tensor) {
-        cg_gemm_step g = gemm_of(&s, products_shape(p, &s));
-        bool fits = st == CONVGEN_SUCCESS && (!tune || !tune->workspace_limit || s.workspace <= tune->workspace_limit);
-        s.tensor_gemm = fits && cg_gemm_tc_takes(&g, t);
+        s.tensor_gemm = tensor_gemm_fits(p, tune, t, &s, st);
+        if (!s.tensor_gemm && s.pieces[WINO_U].lo) { /* U's lo halves are workspace too: without them */
+            s.pieces[WINO_U].lo = false;
+            st = choose_batch(p, tune, &s);
+            s.tensor_gemm = tensor_gemm_fits(p, tune, t, &s, st);
+        }
         if (!s.tensor_gemm) { /* the SIMT kernel reads U and V as matrices */
             s.pieces[WINO_U] = s.pieces[WINO_V] = (cg_tc_pieces){.rows = 0};
             st = choose_batch(p, tune, &s);
