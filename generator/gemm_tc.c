@@ -74,11 +74,12 @@ static int64_t stage_floats(const cg_gemm_step *g, int bn)
            (g->b_pieces.rows ? 0 : TC_STEP * (bn + 4));
 }
 
-/* The stages a block of bn columns pipelines at most: 4 where two blocks share an SM (bn <= 64: 24
- * KB a stage), 6 at bn 128 (32 KB), which one block has to itself anyway (90 registers); wider,
- * 227 KB hold 4 at most (bn 256: 48 KB). H200, "Issue 30, session 62": 6 stages of 128 took S32's
- * products 97.7 -> 94.1 us and V2's 333 -> 323; at 64 they cost the second block (R1 37 -> 53). */
-static int stages_wanted(int bn) { return bn > 64 && bn <= 128 ? TC_MAX_STAGES : 4; }
+/* The stages a block of bn columns pipelines at most: 4 where two blocks share an SM (bn <= 72:
+ * 58-62 registers, 64 allocated, and at most 26 KB a stage), 6 from 80 to 128 (32 KB a stage at
+ * 128), where one block has the SM to itself anyway (66-90 registers); wider, 227 KB hold 4 at most
+ * (bn 256: 48 KB). H200, "Issue 30, session 62": 6 stages of 128 took S32's products 97.7 -> 94.1
+ * us and V2's 333 -> 323; at 64 they cost the second block (R1 37 -> 53). */
+static int stages_wanted(int bn) { return bn > 72 && bn <= 128 ? TC_MAX_STAGES : 4; }
 
 /* The converter warps (lo halves, transposes): as many as the registers allow. Their pass bounds
  * the pipeline (skipping B's lo halves took 20-29% off the products); at bn <= 128 (58-90

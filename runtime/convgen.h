@@ -178,7 +178,9 @@ typedef struct convgen_plan_options {
      * CONVGEN_GEMM_GENERATED (convgen's own batched GEMM kernel reading the transforms' layout;
      * strict fp32 only: with allow_tf32 cuBLAS's; fft-tiled's accgrad always cuBLAS's),
      * CONVGEN_GEMM_TENSOR (winograd's, every pass, on sm_90 only: convgen's GEMM on the tensor
-     * cores in 3xTF32, fp32's accuracy, its operands laid out for it by the transforms; over a
+     * cores in 3xTF32, fp32's accuracy, its operands laid out for it by the transforms, fprop's
+     * and bprop's weights with their lo halves, which doubles their transforms' workspace (not
+     * where a workspace limit holds the plan only without them); over a
      * 3-D layer's bricks of tiles fprop's and bprop's where the tiles and channels are multiples of
      * 4, and not accgrad's; convgen's generated GEMM where it does not take the step or its
      * operands do not fit the workspace limit; elsewhere as CHOSEN), or CONVGEN_GEMM_CHOSEN (0):

@@ -631,7 +631,7 @@ static bool wants_tensor_gemm(const cg_problem *p, const wino_spec *s, const cg_
  * the outputs its rows; accgrad's D, dy's output channels) always, V (op(A): the tiles its rows;
  * accgrad's x's channels) where winograd.cu's kernel makes the data's tiles, not
  * winograd_volume.c's bricks (a 3-D layer's; wants_tensor_gemm takes no accgrad there). Read as
- * stored, the kernel's three converter warps transpose every step, which made V3's products 0.40
+ * stored, the kernel's converter warps (three then) transpose every step, which made V3's products 0.40
  * ms against 0.28 in pieces (bench/NOTES.md, "Issue 30, session 60"). fprop's and bprop's U (the
  * weights') carries its lo halves, made once by the weights' transform rather than by the
  * converters of every block that reads a piece: their work bound the products (V3 0.318 -> 0.249

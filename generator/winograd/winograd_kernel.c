@@ -112,8 +112,9 @@ tmpl_value *wino_header_lines(const wino_spec *s, const cg_kernel *k, const cg_w
                       (long long)op->partial);
     if (!fused && op->pieces.rows)
         cg_value_line(h, "  these transforms in the tensor-core GEMM's pieces: [e][row / %lld][sum / 16][wgmma's core "
-                      "matrices of %lld rows x 16 of the sum], the rows %s, the sum %s", (long long)op->pieces.rows,
-                      (long long)op->pieces.rows, op->channel_rows ? "the channels" : "(image, tile)",
+                      "matrices of %lld rows x 16 of the sum]%s, the rows %s, the sum %s", (long long)op->pieces.rows,
+                      (long long)op->pieces.rows, op->pieces.lo ? ", each piece followed by its lo halves (3xTF32)" : "",
+                      op->channel_rows ? "the channels" : op->stage == CG_WINO_G ? "the pass's output channels" : "(image, tile)",
                       op->channel_rows ? "over (image, tile)" : "over the channels");
     if (fused && op->u_fragments)
         cg_value_line(h, "workspace: %lld bytes (the weights' transforms, blocked: [e][output / %lld][channel / 8][the "
