@@ -300,8 +300,8 @@ static cg_work winograd_work(const cg_kernel_op *op, int sm_count)
         alpha *= w->m[d] + w->r[d] - 1, m *= w->m[d];
     cg_work k = {.efficiency = WINOGRAD_FUSED_EFFICIENCY, .bandwidth_efficiency = CG_BANDWIDTH_EFFICIENCY};
     switch (w->stage) {
-    case CG_WINO_BT: case CG_WINO_G: /* planes in, transforms out */
-        k.bytes = 4 * planes * (plane + alpha * tiles);
+    case CG_WINO_BT: case CG_WINO_G: /* planes in, transforms out (with their lo halves: twice) */
+        k.bytes = 4 * planes * (plane + alpha * tiles * (w->pieces.lo ? 2 : 1));
         break;
     case CG_WINO_AT: /* transforms in, outputs out */
         k.bytes = 4 * (double)w->rows * w->outer * tiles * (alpha + m);
