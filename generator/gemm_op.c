@@ -24,7 +24,7 @@ static double real_value(const float *X, cg_tc_pieces p, char trans, int64_t ld,
     const int64_t at = real_at(p, trans, ld, k, row, l);
     if (!p.lo)
         return X[at];
-    return (double)cg_tf32_truncated(X[at]) + cg_tf32_truncated(X[at + CG_GEMM_TC_STEP * p.rows]);
+    return (double)cg_tf32_truncated(X[at]) + cg_tf32_truncated(X[at + cg_tc_lo_offset(p)]);
 }
 
 /* The real GEMM: column-major op(A) op(B) per batch entry. op(B)'s rows are C's columns: B 'T' is

@@ -58,6 +58,10 @@ static inline int64_t cg_tc_at(cg_tc_pieces p, int64_t sums, int64_t row, int64_
            rho % 8 * 4 + s % 4;
 }
 
+/* How far after its hi half (cg_tc_at) a value's lo half lies in pieces p that carry them: one
+ * piece on. */
+static inline int64_t cg_tc_lo_offset(cg_tc_pieces p) { return CG_GEMM_TC_STEP * p.rows; }
+
 /* x as the tensor cores read a TF32 operand: its low 13 mantissa bits dropped. */
 static inline float cg_tf32_truncated(float x)
 {

@@ -159,3 +159,19 @@ __device__ __forceinline__ void cluster_sync()
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 {%- endmacro -%}
+
+{#- The device function tf32_lo(x), for the kernels whose products are 3xTF32 on the tensor cores
+    (gemm_tc.cu, winograd_fused_cluster.cu) and the transforms that make an operand's lo halves for
+    them (winograd.cu); generator/gemm_tc.h's cg_tf32_lo is the same in C. -#}
+{%- macro tf32_lo_function() -%}
+// x is split into two TF32 values, hi + lo = x to 21 of its 24 bits: hi is x itself, whose low 13
+// bits the tensor cores ignore (they read its sign, exponent and top 10 significand bits: x
+// truncated to TF32), and lo, returned here, is the rest, x - hi (exact in fp32), rounded to TF32
+// by adding half its last TF32 bit. Three instructions; cvt.rna.tf32.f32 took five (its check for
+// infinities among them), and a masked hi would take a register an operand. An infinite x gives
+// a NaN lo.
+__device__ __forceinline__ unsigned tf32_lo(float x)
+{
+    return __float_as_uint(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)) + 0x1000u;
+}
+{%- endmacro -%}

@@ -52,12 +52,7 @@ __device__ __forceinline__ void bulk_copy(float *dst, const float *src, unsigned
                  "r"(shared_at(dst)), "l"(src), "r"(bytes), "r"(shared_at(b)) : "memory");
 }
 
-// x's lo half for 3xTF32, x - hi rounded to TF32 (hi is x itself: the tensor cores read only its
-// TF32 bits, a truncation), in three instructions.
-__device__ __forceinline__ unsigned tf32_lo(float x)
-{
-    return __float_as_uint(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)) + 0x1000u;
-}
+{{ tf32_lo_function() }}
 
 // wgmma's shared-memory descriptor of an operand at p: K-major without swizzle, core matrices of
 // 8 rows x 16 bytes (4 of the sum), the next 4 of the sum 128 bytes on, the next 8 rows 256 on.

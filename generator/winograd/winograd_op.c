@@ -128,7 +128,7 @@ static void run_tiles(const cg_wino_op *op, const op_matrices *mx, const float *
                             float *to = &buf[((z * r[1] + y) * r[2] + x) * e_stride + in_e];
                             to[0] = (float)v[z][y][x];
                             if (op->pieces.lo)
-                                to[CG_GEMM_TC_STEP * op->pieces.rows] = cg_tf32_lo(to[0]);
+                                to[cg_tc_lo_offset(op->pieces)] = cg_tf32_lo(to[0]);
                         }
             }
 }

@@ -26,12 +26,7 @@
 {{ file_header(header) }}
 {%- if pieces_lo %}
 
-// x's lo half for the tensor GEMM's 3xTF32 (as its converters would make it: templates/gemm_tc.cu),
-// x less its TF32 truncation, 2^12 added to the bits so that the tensor cores' truncation rounds.
-__device__ __forceinline__ unsigned tf32_lo(float x)
-{
-    return __float_as_uint(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)) + 0x1000u;
-}
+{{ tf32_lo_function() }}
 {%- endif %}
 
 extern "C" __global__ void __launch_bounds__({{ threads }})

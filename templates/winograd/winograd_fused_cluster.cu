@@ -246,17 +246,8 @@ __device__ __forceinline__ void put(unsigned to, float v, unsigned full)
 }
 
 {%- if tensor %}
-// x is split into two TF32 values, hi + lo = x to 21 of its 24 bits: hi is x itself, whose low 13
-// bits the tensor cores ignore (they read its sign, exponent and top 10 significand bits: x
-// truncated to TF32), and lo, returned here, is the rest, x - hi (exact in fp32), rounded to TF32
-// by adding half its last TF32 bit. Three instructions; cvt.rna.tf32.f32 took five (its check for
-// infinities among them), and a masked hi would take a register an operand.
-// An infinite x gives a NaN lo; the input transform's differences already turn a tile that holds
-// an infinity into NaNs.
-__device__ __forceinline__ unsigned tf32_lo(float x)
-{
-    return __float_as_uint(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)) + 0x1000u;
-}
+{{ tf32_lo_function() }}
+// (The input transform's differences already turn a tile that holds an infinity into NaNs.)
 
 // d += a b on the tensor cores, a 16 x 8 of TF32 (rows g, g + 8; columns t, t + 4 of lane
 // 4 g + t) by an 8 x 8 (rows t, t + 4; column g), d's 16 x 8 in fp32 (rows g, g + 8; columns 2 t,
