@@ -82,11 +82,12 @@ static int64_t stage_floats(const cg_gemm_step *g, int bn)
 static int stages_wanted(int bn) { return bn > 72 && bn <= 128 ? TC_MAX_STAGES : 4; }
 
 /* The converter warps (lo halves, transposes): as many as the registers allow. Their pass bounds
- * the pipeline (skipping B's lo halves took 20-29% off the products); at bn <= 128 (58-90
- * registers) seven fit beside the consumers (512 threads), which took accgrad's products, both of
- * whose operands they convert, 17-21% down (V2 336 -> 268 us, S32 96 -> 77) and fprop's 3-9%; at
- * bn 256 (154 registers) 384 threads are all 64K registers hold. */
-static int converter_warps(int bn) { return bn <= 128 ? 7 : 3; }
+ * the pipeline (skipping B's lo halves took 20-29% off the products); at bn <= 192 (58-122
+ * registers) seven fit beside the consumers (512 threads). H200, "Issue 30", sessions 62-63: they
+ * took accgrad's products, both of whose operands they convert, 17-21% down (V2 336 -> 268 us,
+ * S32 96 -> 77, L5 117 -> 97, L5c 41 -> 33) and fprop's 0-9%; at bn 256 (154 registers) 384
+ * threads are all 64K registers hold. */
+static int converter_warps(int bn) { return bn <= 192 ? 7 : 3; }
 
 convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl_value *header, cg_kernel *k)
 {
