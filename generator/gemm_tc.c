@@ -133,6 +133,7 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
                   k->grid[1], k->grid[2], k->block[0]);
     tmpl_value *ctx = cg_gemm_context(header, k, "gemm_tc");
     tmpl_set_str(ctx, "sm90a_marker", CG_SM90A_MARKER);
+    cg_kernel_set_dependent(k, ctx, t, g->dependent);
     tmpl_set_int(ctx, "threads", threads);
     tmpl_set_int(ctx, "converters", converters);
     tmpl_set_int(ctx, "bm", TC_ROWS);

@@ -69,6 +69,8 @@ static inline bool cg_target_wgmma(const cg_target *t)
 }
 #define CG_SM90A_MARKER "#define CONVGEN_NEEDS_SM90A 1"
 
+typedef enum { CG_DEPENDENT_NONE = 0, CG_DEPENDENT_WAITS_FIRST, CG_DEPENDENT_WAITS_LAST } cg_dependent;
+
 /* One emitted kernel: its source and how to launch it. Every convgen kernel takes the same
  * four pointers (in0, in1, out, workspace) in the order of convgen_execute; one that applies a
  * bias takes it fifth. */
@@ -83,7 +85,19 @@ typedef struct cg_kernel {
     /* It writes y and applies the layer's epilogue (bias, ReLU) to what it writes: the last
      * kernel of fprop's program, or of each sub-batch's, for a layer with an epilogue. */
     bool epilogue;
+    /* How it meets the kernel launched before it in the stream (programmatic dependent launch, sm_90):
+     * NONE, it is launched plainly, after the one before has finished; WAITS_FIRST, it waits for that
+     * kernel (griddepcontrol.wait) before anything else, then lets the next launch; WAITS_LAST, it
+     * reads and writes nothing the kernel before touches (a data transform after the weights'), so
+     * it runs beside it, lets the next launch at once, and waits for it only before it ends. Any
+     * wait makes a kernel end after the one before, so the next one's wait covers both. */
+    cg_dependent dependent;
 } cg_kernel;
+
+struct tmpl_value;
+/* A kernel's `dependent` and its template's key `dependent` ("", "first", "last"): NONE where
+ * the target lacks griddepcontrol (before sm_90). */
+void cg_kernel_set_dependent(cg_kernel *k, struct tmpl_value *ctx, const cg_target *t, cg_dependent d);
 
 /* Choices a caller may fix instead of the planner (plan options, the tuner). */
 typedef struct cg_tuning {
@@ -146,6 +160,7 @@ typedef struct cg_gemm_step {
      * the runs' C one batch of batch x splits entries (which a zeroing step clears). 0 or 1: one
      * run. */
     int64_t splits, split_stride;
+    cg_dependent dependent; /* how that kernel meets the kernel launched before it (cg_kernel's) */
 } cg_gemm_step;
 
 /* Where an operand's element sits in a padded image, per dimension: at base + step * index

@@ -70,6 +70,9 @@ static void load_driver(void)
         }
         *(void **)((char *)&driver + symbols[i].offset) = fn;
     }
+    /* cuLaunchKernelEx (programmatic dependent launch) came with CUDA 12.0 drivers: an older one
+     * launches every kernel plainly. */
+    *(void **)&driver.LaunchKernelEx = dlsym(lib, "cuLaunchKernelEx");
     CUresult r = driver.Init(0);
     if (r != CUDA_SUCCESS) {
         const char *msg = NULL;

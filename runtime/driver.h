@@ -48,6 +48,9 @@ typedef struct cg_driver {
     CUresult (*EventSynchronize)(CUevent);
     CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
     CUresult (*EventDestroy)(CUevent);
+    /* Optional (CUDA 12.0 drivers on): NULL where the driver lacks it. Launches a kernel as the
+     * programmatic dependent of the one before it in the stream (plan.c). */
+    CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
 } cg_driver;
 
 /* The loaded driver (loaded and initialized once per process), or NULL with

@@ -463,17 +463,41 @@ static convgen_status check_operands(const convgen_plan *plan, const float *in0,
     return s != CONVGEN_SUCCESS ? s : check_alignment(plan, in0, in1, ws);
 }
 
-static convgen_status launch_kernel(convgen_plan *plan, int i, void **args, convgen_stream stream)
+/* One launch call's kernels in order on one stream. A kernel follows the one launched before it as
+ * its programmatic dependent (cg_kernel.dependent) only where that one is a kernel of this call
+ * that knows it too: it waits (griddepcontrol) before it lets the next launch, so a dependent
+ * never overtakes anything launched before, in this call or earlier. The first kernel of a call,
+ * and every one after a library's step, launches plainly, after all the stream's earlier work. */
+typedef struct launcher {
+    convgen_plan *plan;
+    convgen_stream stream;
+    bool after_dependent; /* the last launch was a kernel of this call with a `dependent` */
+} launcher;
+
+static convgen_status launch_kernel(launcher *l, int i, void **args)
 {
-    const cg_kernel *k = &plan->gen->kernels[i];
-    CUresult r = plan->ctx->drv->LaunchKernel(plan->prog->fn[i], k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
-                                              k->block[2], k->shared_bytes, (CUstream)stream, args, NULL);
-    return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(plan->ctx->drv, r, "cuLaunchKernel");
+    const cg_kernel *k = &l->plan->gen->kernels[i];
+    const cg_driver *drv = l->plan->ctx->drv;
+    const bool dependent = k->dependent != CG_DEPENDENT_NONE && l->after_dependent && drv->LaunchKernelEx &&
+                           l->plan->ctx->max_cluster > 1; /* sm_90 on */
+    l->after_dependent = k->dependent != CG_DEPENDENT_NONE;
+    CUresult r;
+    if (dependent) {
+        CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        const CUlaunchConfig config = {k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
+                                       k->shared_bytes, (CUstream)l->stream, &attr, 1};
+        r = drv->LaunchKernelEx(&config, l->plan->prog->fn[i], args, NULL);
+    } else {
+        r = drv->LaunchKernel(l->plan->prog->fn[i], k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+                              k->block[2], k->shared_bytes, (CUstream)l->stream, args, NULL);
+    }
+    return r == CUDA_SUCCESS ? CONVGEN_SUCCESS : cg_cuda_fail(drv, r, dependent ? "cuLaunchKernelEx" : "cuLaunchKernel");
 }
 
 /* A kernel step's four pointers, from the plan's (args: &in0, &in1, &out, &workspace, &bias),
  * and the bias as it is. */
-static convgen_status launch_step_kernel(convgen_plan *plan, const cg_step *st, void **args, convgen_stream stream)
+static convgen_status launch_step_kernel(launcher *l, const cg_step *st, void **args)
 {
     void *ptr[4], *bound[5];
     bound[4] = args[4];
@@ -485,24 +509,26 @@ static convgen_status launch_step_kernel(convgen_plan *plan, const cg_step *st, 
         ptr[a] = base && arg->base != CG_ARG_SAME ? base + arg->offset : base;
         bound[a] = &ptr[a];
     }
-    return launch_kernel(plan, st->kernel, bound, stream);
+    return launch_kernel(l, st->kernel, bound);
 }
 
 /* The steps of one phase, on the operands of one chunk. */
-static convgen_status run_phase(convgen_plan *plan, int phase, int64_t chunk, const float *in0, const float *in1,
-                                const float *bias, float *out, void *workspace, convgen_stream stream)
+static convgen_status run_phase(launcher *l, int phase, int64_t chunk, const float *in0, const float *in1,
+                                const float *bias, float *out, void *workspace)
 {
-    const cg_generated *g = plan->gen;
+    const cg_generated *g = l->plan->gen;
     void *args[5] = {&in0, &in1, &out, &workspace, &bias};
     convgen_status s = CONVGEN_SUCCESS;
     for (int i = 0; i < g->step_count && s == CONVGEN_SUCCESS; ++i) {
         const cg_step *st = &g->steps[i];
         if (st->phase != phase)
             continue;
-        if (st->kind == CG_STEP_KERNEL)
-            s = launch_step_kernel(plan, st, args, stream);
-        else
-            s = lib_steps_run(plan->lib, g, i, in0, in1, workspace, st->kind == CG_STEP_GEMM && chunk > 0, stream);
+        if (st->kind == CG_STEP_KERNEL) {
+            s = launch_step_kernel(l, st, args);
+        } else {
+            s = lib_steps_run(l->plan->lib, g, i, in0, in1, workspace, st->kind == CG_STEP_GEMM && chunk > 0, l->stream);
+            l->after_dependent = false;
+        }
     }
     return s;
 }
@@ -512,18 +538,17 @@ typedef enum { ALL_PHASES, WEIGHTS_ONLY, AFTER_WEIGHTS } phases;
 
 /* Phase 0, phase 1 on every chunk of the operands, phase 2 (those of `which`). in1 is NULL
  * after prepared weights: no step of phases 1 and 2 reads it then. */
-static convgen_status run_steps(convgen_plan *plan, const float *in0, const float *in1, const float *bias, float *out,
-                                void *workspace, convgen_stream stream, phases which)
+static convgen_status run_steps(launcher *l, const float *in0, const float *in1, const float *bias, float *out,
+                                void *workspace, phases which)
 {
-    const cg_generated *g = plan->gen;
-    convgen_status s =
-        which != AFTER_WEIGHTS ? run_phase(plan, 0, 0, in0, in1, bias, out, workspace, stream) : CONVGEN_SUCCESS;
+    const cg_generated *g = l->plan->gen;
+    convgen_status s = which != AFTER_WEIGHTS ? run_phase(l, 0, 0, in0, in1, bias, out, workspace) : CONVGEN_SUCCESS;
     if (which == WEIGHTS_ONLY)
         return s;
     for (int64_t c = 0; c < g->chunks && s == CONVGEN_SUCCESS; ++c)
-        s = run_phase(plan, 1, c, in0 + c * g->chunk_elems[0], in1 ? in1 + c * g->chunk_elems[1] : NULL, bias,
-                      out + c * g->chunk_elems[2], workspace, stream);
-    return s == CONVGEN_SUCCESS ? run_phase(plan, 2, 0, in0, in1, bias, out, workspace, stream) : s;
+        s = run_phase(l, 1, c, in0 + c * g->chunk_elems[0], in1 ? in1 + c * g->chunk_elems[1] : NULL, bias,
+                      out + c * g->chunk_elems[2], workspace);
+    return s == CONVGEN_SUCCESS ? run_phase(l, 2, 0, in0, in1, bias, out, workspace) : s;
 }
 
 /* Runs the plan's steps (the phases of `which`), or its kernels in order, on `stream`; every
@@ -542,11 +567,12 @@ static convgen_status launch(convgen_plan *plan, const float *in0, const float *
     void *args[5] = {&in0, &in1, &out, &workspace, &bias};
     convgen_status s = CONVGEN_SUCCESS;
     const cg_generated *g = plan->gen;
+    launcher l = {plan, stream, false};
     if (g->step_count == 0)
         for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i)
-            s = launch_kernel(plan, i, args, stream);
+            s = launch_kernel(&l, i, args);
     else
-        s = run_steps(plan, in0, in1, bias, out, workspace, stream, which);
+        s = run_steps(&l, in0, in1, bias, out, workspace, which);
     CUcontext popped;
     drv->CtxPopCurrent(&popped);
     return s;

@@ -67,6 +67,30 @@ __device__ __forceinline__ void copy{{ bytes }}(void *dst, const void *src, bool
 }
 {%- endmacro -%}
 
+{#- dependent_start(dependent), dependent_end(dependent): programmatic dependent launch (sm_90), as
+    cg_kernel.dependent says. "first": wait for the kernel before in the stream (its writes seen),
+    then let the next one launch, whose blocks then take the SMs as this one's finish instead of
+    after its last; "last": the kernel before touches nothing this one does, so let the next launch
+    at once and wait for the one before only at the end, so that this one never ends before it.
+    Where the runtime launches a kernel plainly both are no-ops. -#}
+{%- macro dependent_start(dependent) -%}
+{%- if dependent %}
+#if __CUDA_ARCH__ >= 900 // (a kernel set compiles one source for several architectures)
+{%- if dependent == "first" %}
+    asm volatile("griddepcontrol.wait;" ::: "memory"); // the kernel before has ended, its writes seen
+{%- endif %}
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); // the next may launch
+#endif
+{%- endif %}
+{%- endmacro -%}
+{%- macro dependent_end(dependent) -%}
+{%- if dependent == "last" %}
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory"); // end after the kernel before
+#endif
+{%- endif %}
+{%- endmacro -%}
+
 {#- bulk_copy_function(): bulk_copy alone, for a kernel that keeps its own mbarriers (the Winograd
     cluster kernel's phases); bulk_loads() below has it too. -#}
 {%- macro bulk_copy_function() -%}

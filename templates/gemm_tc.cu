@@ -137,6 +137,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();
+{{- dependent_start(dependent) }}
     if (warp == 8u) {
         // The copier: step q of op(A) and op(B) as soon as the stage is free (its last step's wgmma
         // done), an operand in pieces by one bulk copy of its piece (lane 0), one as stored by a

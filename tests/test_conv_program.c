@@ -764,6 +764,67 @@ static void test_winograd_tensor_gemm_drops_u_lo_halves_to_fit(void **state)
     }
 }
 
+/* The dependent launches (cg_kernel.dependent) the non-fused Winograd program asks for on sm_90,
+ * whole and in sub-batches: fprop's and bprop's kernels each wait for the one before at their
+ * start, but the data transform, which runs beside the weights' and waits at its end; accgrad's
+ * and sm_80's launch plainly, their sources without griddepcontrol. */
+static void check_dependents(const cg_problem *p, convgen_pass pass, const cg_target *t, int64_t limit)
+{
+    const cg_tuning tuned = {.gemm = CONVGEN_GEMM_TENSOR, .workspace_limit = limit};
+    const bool plain = pass == CONVGEN_ACCGRAD || (t && t->max_cluster == 1);
+    cg_generated g;
+    assert_int_equal(cg_generate_tuned(p, pass, CONVGEN_ALGO_WINOGRAD, t, &tuned, &g), CONVGEN_SUCCESS);
+    if (limit && g.chunks < 2)
+        fail_msg("%s under %lld bytes: %lld chunk(s), workspace %lld", convgen_pass_name(pass), (long long)limit,
+                 (long long)g.chunks, (long long)g.workspace_bytes);
+    for (int i = 0; i < g.kernel_count; ++i) {
+        const cg_kernel *k = &g.kernels[i];
+        const bool data = strstr(k->name, pass == CONVGEN_BPROP ? "transform_dy" : "transform_x") != NULL;
+        bool simt = false; /* convgen's SIMT GEMM (gemm.cu), launched plainly */
+        for (int j = 0; j < g.step_count; ++j)
+            simt = simt || (g.steps[j].kind == CG_STEP_KERNEL && g.steps[j].kernel == i &&
+                            g.steps[j].op.kind == CG_OP_GEMM && !g.steps[j].op.gemm.tensor);
+        const cg_dependent want = plain || simt ? CG_DEPENDENT_NONE
+                                  : data        ? CG_DEPENDENT_WAITS_LAST
+                                                : CG_DEPENDENT_WAITS_FIRST;
+        if (k->dependent != want)
+            fail_msg("%s %s: dependent %d, want %d", convgen_pass_name(pass), k->name, k->dependent, want);
+        const char *wait = strstr(k->source, "griddepcontrol.wait"), *let = strstr(k->source, "griddepcontrol.launch_dependents");
+        if (want == CG_DEPENDENT_NONE) {
+            assert_null(strstr(k->source, "griddepcontrol"));
+            continue;
+        }
+        assert_non_null(wait);
+        assert_non_null(let);
+        assert_true(data ? let < wait : wait < let); /* the data's: let the next launch first, wait at the end */
+    }
+    cg_generated_free(&g);
+}
+
+static void test_winograd_dependent_launches(void **state)
+{
+    (void)state;
+    const convgen_conv_desc d = {.rank = 2, .n = 8, .c = 64, .k = 64, .in = {12, 12}, .kernel = {3, 3},
+                                 .pad_before = {1, 1}, .pad_after = {1, 1}};
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    const cg_target sm80 = {.max_cluster = 1, .arch = "sm_80"};
+    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD; ++pass) {
+        check_dependents(&p, (convgen_pass)pass, NULL, 0);
+        check_dependents(&p, (convgen_pass)pass, &sm80, 0);
+        cg_tuning tight = {.gemm = CONVGEN_GEMM_TENSOR};
+        for (int64_t chunks = 1; chunks < 2;) { /* the workspace halved until the batch is cut */
+            cg_generated g;
+            assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tight, &g),
+                             CONVGEN_SUCCESS);
+            chunks = g.chunks;
+            tight.workspace_limit = chunks < 2 ? g.workspace_bytes / 2 : tight.workspace_limit;
+            cg_generated_free(&g);
+        }
+        check_dependents(&p, (convgen_pass)pass, NULL, tight.workspace_limit);
+    }
+}
+
 /* fft-tiled's fprop and bprop with the generated complex GEMM, reading [image][bin] spectra with
  * the bins' GEMMs interleaved (no transposes). Its accgrad in 1-D and 2-D, in parts, keeps
  * cuBLAS's GEMM per shift; in 3-D (tiles along dy, one GEMM) it takes the generated one: the
@@ -1658,6 +1719,7 @@ int main(void)
         cmocka_unit_test(test_tensor_gemm_pieces_are_the_kernels_order),
         cmocka_unit_test(test_winograd_tensor_gemm_programs_match_the_reference),
         cmocka_unit_test(test_winograd_tensor_gemm_drops_u_lo_halves_to_fit),
+        cmocka_unit_test(test_winograd_dependent_launches),
         cmocka_unit_test(test_fft_tiled_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_fft_cublas_programs_match_the_reference),
         cmocka_unit_test(test_fft_programs_apply_the_epilogue_as_they_store_y),

@@ -34,6 +34,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     float *__restrict__ workspace{{ bias_param(epi) }})
 {
     const unsigned g = blockIdx.x * {{ threads }}u + threadIdx.x;
+{{- dependent_start(dependent) }}
 {%- if stage == "tiles" %}
     if (g >= {{ count }}u)
         return;
@@ -314,4 +315,5 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endfor %}
 {%- endfor %}
 {%- endif %}
+{{- dependent_end(dependent) }}
 }
