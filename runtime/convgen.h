@@ -226,7 +226,11 @@ CONVGEN_API convgen_status convgen_plan_workspace_size(const convgen_plan *plan,
  *   BPROP:   in0 = dy, in1 = w,  out = dx
  *   ACCGRAD: in0 = x,  in1 = dy, out = dw
  * `out` is overwritten (not accumulated). Returns CONVGEN_ERROR_NO_DEVICE on an offline
- * context. Errors of the kernels themselves surface on the stream, as with any launch. */
+ * context. Errors of the kernels themselves surface on the stream, as with any launch. The
+ * plan's first kernel starts after all earlier work on the stream, as a plain launch would; on
+ * sm_90 its later kernels may start as programmatic dependents of each other (never of a caller's
+ * kernel). The stream's next work follows the last of them (a kernel the caller launches as a
+ * programmatic dependent waits for it with cudaGridDependencySynchronize, as after any kernel). */
 CONVGEN_API convgen_status convgen_execute(convgen_plan *plan, const float *in0, const float *in1, float *out,
                                void *workspace, size_t workspace_bytes, convgen_stream stream);
 
