@@ -465,22 +465,27 @@ static convgen_status check_operands(const convgen_plan *plan, const float *in0,
 
 /* One launch call's kernels in order on one stream. A kernel follows the one launched before it as
  * its programmatic dependent (cg_kernel.dependent) only where that one is a kernel of this call
- * that knows it too: it waits (griddepcontrol) before it lets the next launch, so a dependent
- * never overtakes anything launched before, in this call or earlier. The first kernel of a call,
- * and every one after a library's step, launches plainly, after all the stream's earlier work. */
+ * that lets it launch knowingly: one that waits first has waited for its own predecessor by then,
+ * so only it may still run; one that waits last (a data transform beside the weights') may run
+ * beside its predecessor still, so the next waits first or launches plainly. Every such kernel
+ * waits somewhere, so none ends before the one launched before it, and a kernel that waits first
+ * has everything before it done. The first kernel of a call, and every one after a library's
+ * step, launches plainly, after all the stream's earlier work. */
 typedef struct launcher {
     convgen_plan *plan;
     convgen_stream stream;
-    bool after_dependent; /* the last launch was a kernel of this call with a `dependent` */
+    cg_dependent before; /* the kernel launched last in this call; NONE: none, or a library's step */
 } launcher;
 
 static convgen_status launch_kernel(launcher *l, int i, void **args)
 {
     const cg_kernel *k = &l->plan->gen->kernels[i];
     const cg_driver *drv = l->plan->ctx->drv;
-    const bool dependent = k->dependent != CG_DEPENDENT_NONE && l->after_dependent && drv->LaunchKernelEx &&
+    const bool knows = l->before != CG_DEPENDENT_NONE && !(l->before == CG_DEPENDENT_WAITS_LAST &&
+                                                            k->dependent == CG_DEPENDENT_WAITS_LAST);
+    const bool dependent = k->dependent != CG_DEPENDENT_NONE && knows && drv->LaunchKernelEx &&
                            l->plan->ctx->max_cluster > 1; /* sm_90 on */
-    l->after_dependent = k->dependent != CG_DEPENDENT_NONE;
+    l->before = k->dependent;
     CUresult r;
     if (dependent) {
         CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
@@ -527,7 +532,7 @@ static convgen_status run_phase(launcher *l, int phase, int64_t chunk, const flo
             s = launch_step_kernel(l, st, args);
         } else {
             s = lib_steps_run(l->plan->lib, g, i, in0, in1, workspace, st->kind == CG_STEP_GEMM && chunk > 0, l->stream);
-            l->after_dependent = false;
+            l->before = CG_DEPENDENT_NONE;
         }
     }
     return s;
@@ -567,7 +572,7 @@ static convgen_status launch(convgen_plan *plan, const float *in0, const float *
     void *args[5] = {&in0, &in1, &out, &workspace, &bias};
     convgen_status s = CONVGEN_SUCCESS;
     const cg_generated *g = plan->gen;
-    launcher l = {plan, stream, false};
+    launcher l = {plan, stream, CG_DEPENDENT_NONE};
     if (g->step_count == 0)
         for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i)
             s = launch_kernel(&l, i, args);

@@ -765,9 +765,10 @@ static void test_winograd_tensor_gemm_drops_u_lo_halves_to_fit(void **state)
 }
 
 /* The dependent launches (cg_kernel.dependent) the non-fused Winograd program asks for on sm_90,
- * whole and in sub-batches: fprop's and bprop's kernels each wait for the one before at their
- * start, but the data transform, which runs beside the weights' and waits at its end; accgrad's
- * and sm_80's launch plainly, their sources without griddepcontrol. */
+ * whole and in sub-batches: fprop's and bprop's transforms and tensor GEMM each wait for the one
+ * before at their start, before any global memory, but the data transform, which runs beside
+ * the weights' and waits at its end, after its stores; the SIMT GEMM's, accgrad's and sm_80's
+ * launch plainly, their sources without griddepcontrol. */
 static void check_dependents(const cg_problem *p, convgen_pass pass, const cg_target *t, int64_t limit)
 {
     const cg_tuning tuned = {.gemm = CONVGEN_GEMM_TENSOR, .workspace_limit = limit};
@@ -797,6 +798,18 @@ static void check_dependents(const cg_problem *p, convgen_pass pass, const cg_ta
         assert_non_null(wait);
         assert_non_null(let);
         assert_true(data ? let < wait : wait < let); /* the data's: let the next launch first, wait at the end */
+        /* no global memory touched before a first wait (the body from its opening brace, after the
+         * parameters), none stored after a last one */
+        const char *body = strstr(strstr(k->source, "__global__"), "\n{");
+        assert_non_null(body);
+        static const char *const global[] = {"in0", "in1", "out[", "out +", "workspace", "__ldg", "bulk_copy("};
+        for (size_t j = 0; !data && j < sizeof global / sizeof global[0]; ++j) {
+            const char *at = strstr(body, global[j]);
+            if (at && at < wait)
+                fail_msg("%s %s: %s before griddepcontrol.wait", convgen_pass_name(pass), k->name, global[j]);
+        }
+        if (data && (strstr(wait, "dst[") || strstr(wait, "workspace")))
+            fail_msg("%s %s: a store after griddepcontrol.wait", convgen_pass_name(pass), k->name);
     }
     cg_generated_free(&g);
 }

@@ -368,20 +368,19 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
 }
 
 
-/* How a kernel of fprop's or bprop's program meets the kernel launched before it (cg_kernel's
- * `dependent`): each waits for it at its start, while the next one launches and takes the SMs as
- * its blocks end; the data transform of the non-fused algorithm, which reads and writes nothing
- * the kernel before does (the weights' transform, or the last sub-batch's output transform),
- * runs beside it and waits only at its end, so that the weights' transform, a fraction of a wave
- * on R2, takes no time of its own. H200, "Issue 30, session 63": fprop and bprop 0.6-10% faster
- * (R2 0.0707 -> 0.0644 ms, R1 0.0988 -> 0.0926); accgrad, launched plainly, mixed (R4 4.7%
- * faster, R1 14% slower: not understood, so not taken). */
+/* How a transform of the non-fused algorithm's fprop or bprop meets the kernel launched before it
+ * (cg_kernel's `dependent`): it waits for it at its start, while the next one launches and takes
+ * the SMs as its blocks end; the data transform, which reads and writes nothing the kernel before
+ * does (the weights' transform, or the last sub-batch's output transform), runs beside it and
+ * waits only at its end, so that the weights' transform, a fraction of a wave on R2, takes no
+ * time of its own. H200, "Issue 30, session 63": fprop and bprop 0.6-10% faster (R2 0.0707 ->
+ * 0.0644 ms, R1 0.0988 -> 0.0926); with accgrad's launched so too, mixed (R4 4.7% faster, R1 14%
+ * slower: not understood), so accgrad's launch plainly, as do winograd-fused's. */
 static cg_dependent launch_dependent(const wino_spec *s, const cg_wino_op *op, int operand)
 {
-    if (s->pass == CONVGEN_ACCGRAD)
+    if (s->pass == CONVGEN_ACCGRAD || strcmp(s->algo, "winograd") != 0)
         return CG_DEPENDENT_NONE;
-    return strcmp(s->algo, "winograd") == 0 && op->stage == CG_WINO_BT && operand == 0 ? CG_DEPENDENT_WAITS_LAST
-                                                                                        : CG_DEPENDENT_WAITS_FIRST;
+    return op->stage == CG_WINO_BT && operand == 0 ? CG_DEPENDENT_WAITS_LAST : CG_DEPENDENT_WAITS_FIRST;
 }
 
 /* Appends a transform kernel step doing op in `phase` on operand in0 or in1 (`operand`; the output
