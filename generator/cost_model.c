@@ -17,10 +17,12 @@
 
 #define CUFFT_BANDWIDTH_EFFICIENCY 0.65
 
-cg_rates cg_rates_for(int sm_count)
+cg_rates cg_rates_for(int sm_count, double peak_bytes_per_s)
 {
     double scale = (sm_count > 0 ? sm_count : 132) / 132.0;
-    return (cg_rates){.flops = 64e12 * scale, .bytes = 3.0e12 * scale, .launch_s = 3e-6};
+    return (cg_rates){.flops = 64e12 * scale,
+                      .bytes = peak_bytes_per_s > 0 ? CG_COPY_OF_PEAK * peak_bytes_per_s : 3.0e12 * scale,
+                      .launch_s = 3e-6};
 }
 
 static double seconds(cg_work w, const cg_rates *r)

@@ -15,8 +15,13 @@ typedef struct cg_rates {
 } cg_rates;
 
 /* An H100 SXM's, as the bench measured them (bench/NOTES.md: 64 TFLOP/s, 3.0 TB/s), scaled to
- * `sm_count` multiprocessors (0: 132). */
-cg_rates cg_rates_for(int sm_count);
+ * `sm_count` multiprocessors (0: 132); the bandwidth from `peak_bytes_per_s` where the device
+ * said it (0: unknown), at CG_COPY_OF_PEAK. */
+cg_rates cg_rates_for(int sm_count, double peak_bytes_per_s);
+
+/* The bench's device-to-device copy against the peak bandwidth: an H100 SXM's 3.0 TB/s of 3.35
+ * (so its estimates are as before), an H200's 4.24 of 4.92 (0.86). */
+#define CG_COPY_OF_PEAK 0.895
 
 /* What a step does, as the model counts it: its FLOPs at `efficiency` of the FMA rate, its bytes
  * read and written at `bandwidth_efficiency` of the bandwidth (kernel headers say the counts).

@@ -34,8 +34,16 @@ static convgen_status open_device(convgen_context *ctx, int ordinal, int sm_coun
         (r = drv->DeviceGetAttribute(&ctx->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, ctx->device)) != CUDA_SUCCESS ||
         (r = drv->DeviceGetName(ctx->device_name, sizeof ctx->device_name, ctx->device)) != CUDA_SUCCESS)
         return cg_cuda_fail(drv, r, "querying the device");
-    if (sm_count > 0) /* the caller plans for part of the GPU */
+    /* The peak bandwidth (double data rate over the bus), for the cost model; a driver that does
+     * not say leaves 0, the model's own (an H100's) */
+    int clock_khz = 0, bus_bits = 0;
+    if (drv->DeviceGetAttribute(&clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, ctx->device) == CUDA_SUCCESS &&
+        drv->DeviceGetAttribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, ctx->device) == CUDA_SUCCESS)
+        ctx->memory_bytes_per_s = 2.0 * 1e3 * clock_khz * (bus_bits / 8);
+    if (sm_count > 0 && ctx->sm_count > 0) { /* the caller plans for part of the GPU */
+        ctx->memory_bytes_per_s *= (double)sm_count / ctx->sm_count;
         ctx->sm_count = sm_count;
+    }
     /* The primary context is the one the CUDA runtime uses, so pointers from cudaMalloc and
      * streams from cudaStreamCreate work with our launches. */
     if ((r = drv->DevicePrimaryCtxRetain(&ctx->primary, ctx->device)) != CUDA_SUCCESS)

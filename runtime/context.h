@@ -29,6 +29,7 @@ struct convgen_context {
     int sm_count;
     int shared_per_block, shared_per_sm; /* bytes: the device's, or the arch's when offline */
     int l2_bytes;                        /* the device's L2; 0 offline (the generator's default) */
+    double memory_bytes_per_s;           /* the device's peak bandwidth, the share of sm_count's; 0 offline */
     char arch[16];
     int max_cluster;         /* blocks per thread-block cluster the plans may use (1: none) */
     char device_name[256];

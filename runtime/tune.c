@@ -125,7 +125,7 @@ static bool fixes_variants(const convgen_plan_options *o)
 static void generate_candidates(tuner *t)
 {
     cg_target target = plan_target_of(t->ctx);
-    cg_rates rates = cg_rates_for(t->ctx->sm_count);
+    cg_rates rates = cg_rates_for(t->ctx->sm_count, t->ctx->memory_bytes_per_s);
     for (int i = 0; i < t->count; ++i) {
         candidate *c = &t->c[i];
         cg_tuning tuning;

@@ -484,7 +484,7 @@ static void test_op_kinds_run_cost_and_describe_every_step(void **state)
         {.rank = 1, .n = 3, .c = 2, .k = 3, .in = {20}, .kernel = {4}, .pad_before = {3}, .pad_after = {1}},
     };
     const cg_tuning tunings[] = {{.gemm = 0}, {.gemm = CONVGEN_GEMM_GENERATED}, {.gemm = CONVGEN_GEMM_CUBLAS}, {.workspace_limit = 1}};
-    const cg_rates rates = cg_rates_for(0);
+    const cg_rates rates = cg_rates_for(0, 0);
     int seen[CG_OP_KINDS] = {0}, programs = 0;
     for (size_t l = 0; l < sizeof layers / sizeof layers[0]; ++l)
         for (int a = 0; a < cg_planner_count(); ++a)

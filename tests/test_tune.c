@@ -806,7 +806,7 @@ static void test_cost_model_prices_kernels_at_their_planners_rate(void **state)
         {CONVGEN_ALGO_DIRECT, CONVGEN_FPROP, 0.2653},
     };
     cg_problem p;
-    cg_rates rates = cg_rates_for(132);
+    cg_rates rates = cg_rates_for(132, 0);
     assert_int_equal(cg_problem_init(&p, &g1), CONVGEN_SUCCESS);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         cg_generated g;
@@ -823,7 +823,7 @@ static double estimate_ms(const convgen_conv_desc *d, convgen_algo algo)
 {
     cg_problem p;
     cg_generated g;
-    cg_rates rates = cg_rates_for(132);
+    cg_rates rates = cg_rates_for(132, 0);
     assert_int_equal(cg_problem_init(&p, d), CONVGEN_SUCCESS);
     assert_int_equal(cg_generate(&p, CONVGEN_FPROP, algo, NULL, &g), CONVGEN_SUCCESS);
     double ms = cg_estimate_ms(&g, &rates);
@@ -851,6 +851,39 @@ static void test_cost_model_counts_whole_blocks_and_bytes(void **state)
         fail_msg("direct: estimated %.4f ms, below its operands at the copy bandwidth, %.4f", direct, floor_ms);
 }
 
+/* With an H200's peak bandwidth (3201 MHz x 2 x 768 bytes, as its driver says), the model ranks
+ * winograd with the tensor GEMM ahead of winograd-fused on R1, S32, V1 and V2, fprop and bprop,
+ * as AUTO measured there (bench/NOTES.md, "Issue 30", sessions 61-63); at the H100's bandwidth
+ * (0: the device did not say) it ranked them the other way. */
+static void test_cost_model_uses_the_devices_bandwidth(void **state)
+{
+    (void)state;
+    const convgen_conv_desc layers[] = {
+        {.rank = 2, .n = 32, .c = 64, .k = 64, .in = {56, 56}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
+        {.rank = 2, .n = 128, .c = 128, .k = 128, .in = {32, 32}, .kernel = {3, 3}},
+        {.rank = 2, .n = 32, .c = 64, .k = 64, .in = {224, 224}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
+        {.rank = 2, .n = 32, .c = 128, .k = 128, .in = {112, 112}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
+    };
+    const cg_rates h200 = cg_rates_for(132, 2.0 * 3201e6 * 768), unknown = cg_rates_for(132, 0);
+    assert_true(h200.bytes > 1.4 * unknown.bytes);
+    const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; ++i)
+        for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
+            cg_problem p;
+            cg_generated wino, fused;
+            assert_int_equal(cg_problem_init(&p, &layers[i]), CONVGEN_SUCCESS);
+            assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, NULL, &tensor, &wino),
+                             CONVGEN_SUCCESS);
+            assert_int_equal(cg_generate(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &fused), CONVGEN_SUCCESS);
+            const double w = cg_estimate_ms(&wino, &h200), f = cg_estimate_ms(&fused, &h200);
+            if (!(w < f))
+                fail_msg("layer %zu %s: winograd gemm=tensor %.4f ms, winograd-fused %.4f at an H200's bandwidth", i,
+                         convgen_pass_name((convgen_pass)pass), w, f);
+            cg_generated_free(&wino);
+            cg_generated_free(&fused);
+        }
+}
+
 /* The H100's measured times of every candidate of the bench set (convgen tune --effort exhaustive,
  * committed with the bench results) against the cost model's estimates now, algorithm by
  * algorithm (each at its best tuning): how often the model's fastest is the measured fastest,
@@ -867,7 +900,7 @@ static void test_cost_model_ranks_as_measured(void **state)
     family fam[MAX_GROUP];
     int count = 0, rows = 0;
     agreement a = {0};
-    cg_rates rates = cg_rates_for(132);
+    cg_rates rates = cg_rates_for(132, 0);
     assert_non_null(fgets(line, sizeof line, f)); /* the header */
     while (fgets(line, sizeof line, f)) {
         char layer[32], pass[16], candidate[96], status[64];
@@ -936,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_plan_cache_evicts_idle_programs),
         cmocka_unit_test(test_cost_model_prices_kernels_at_their_planners_rate),
         cmocka_unit_test(test_cost_model_counts_whole_blocks_and_bytes),
+        cmocka_unit_test(test_cost_model_uses_the_devices_bandwidth),
         cmocka_unit_test(test_cost_model_ranks_as_measured),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
