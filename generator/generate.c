@@ -8,7 +8,6 @@
 #include "fft/fft_kernel.h"
 #include "header.h"
 #include "net/pool.h"
-#include "template/tmpl.h"
 #include "util.h"
 
 convgen_status cg_generate(const cg_problem *p, convgen_pass pass, convgen_algo algo,
@@ -151,12 +150,4 @@ int cg_target_max_cluster(const char *arch)
     if (!arch || sscanf(arch, "sm_%d", &cc) != 1)
         return 0;
     return cc >= 90 ? 8 : 1;
-}
-
-void cg_kernel_set_dependent(cg_kernel *k, tmpl_value *ctx, const cg_target *t, cg_dependent d)
-{
-    /* griddepcontrol came with sm_90, as clusters did (cg_target_bulk_copies says which targets) */
-    k->dependent = cg_target_bulk_copies(t) ? d : CG_DEPENDENT_NONE;
-    static const char *const keys[] = {"", "first", "last"};
-    tmpl_set_str(ctx, "dependent", keys[k->dependent]);
 }

@@ -15,6 +15,7 @@
 #include "convgen.h"
 #include "fft/fft_problem.h"
 #include "problem.h"
+#include "template/tmpl.h"
 
 #define CG_GENERATOR_VERSION CONVGEN_VERSION_STRING
 #define CG_MAX_KERNELS 12
@@ -94,10 +95,16 @@ typedef struct cg_kernel {
     cg_dependent dependent;
 } cg_kernel;
 
-struct tmpl_value;
 /* A kernel's `dependent` and its template's key `dependent` ("", "first", "last"): NONE where
- * the target lacks griddepcontrol (before sm_90). */
-void cg_kernel_set_dependent(cg_kernel *k, struct tmpl_value *ctx, const cg_target *t, cg_dependent d);
+ * the target lacks griddepcontrol, which came with sm_90 as clusters did (cg_target_bulk_copies
+ * says which targets). Inline, so that the planners calling it (winograd.c, gemm_tc.c) take no
+ * link to generate.c, which reaches them through the registry (test_layers' import circles). */
+static inline void cg_kernel_set_dependent(cg_kernel *k, tmpl_value *ctx, const cg_target *t, cg_dependent d)
+{
+    static const char *const keys[] = {"", "first", "last"};
+    k->dependent = cg_target_bulk_copies(t) ? d : CG_DEPENDENT_NONE;
+    tmpl_set_str(ctx, "dependent", keys[k->dependent]);
+}
 
 /* Choices a caller may fix instead of the planner (plan options, the tuner). */
 typedef struct cg_tuning {
