@@ -20,7 +20,8 @@ typedef struct cg_rates {
 cg_rates cg_rates_for(int sm_count, double peak_bytes_per_s);
 
 /* The bench's device-to-device copy against the peak bandwidth: an H100 SXM's 3.0 TB/s of 3.35
- * (so its estimates are as before), an H200's 4.24 of 4.92 (0.86). */
+ * (so its estimates are as before), an H200's 4.24 of 4.92 (0.86;
+ * bench/results/nvidia-h200-2026-12-04-wino-pdl.md, calls 6-8). */
 #define CG_COPY_OF_PEAK 0.895
 
 /* What a step does, as the model counts it: its FLOPs at `efficiency` of the FMA rate, its bytes

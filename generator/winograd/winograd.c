@@ -368,17 +368,22 @@ static tmpl_value *kernel_context(const wino_spec *s, const cg_kernel *k, const 
 }
 
 
-/* How a transform of the non-fused algorithm's fprop or bprop meets the kernel launched before it
- * (cg_kernel's `dependent`): it waits for it at its start, while the next one launches and takes
- * the SMs as its blocks end; the data transform, which reads and writes nothing the kernel before
- * does (the weights' transform, or the last sub-batch's output transform), runs beside it and
- * waits only at its end, so that the weights' transform, a fraction of a wave on R2, takes no
- * time of its own. H200, "Issue 30, session 63": fprop and bprop 0.6-10% faster (R2 0.0707 ->
+/* How a transform or the tensor GEMM of the non-fused algorithm's fprop or bprop meets the kernel
+ * launched before it (cg_kernel's `dependent`): it waits for it at its start, while the next one
+ * launches and takes the SMs as its blocks end; the data transform, which reads and writes nothing
+ * the kernel before does (the weights' transform, or the last sub-batch's output transform), runs
+ * beside it and waits only at its end, so that the weights' transform, a fraction of a wave on R2,
+ * takes no time of its own. H200, "Issue 30, session 63": fprop and bprop 0.6-10% faster (R2 0.0707 ->
  * 0.0644 ms, R1 0.0988 -> 0.0926); with accgrad's launched so too, mixed (R4 4.7% faster, R1 14%
  * slower: not understood), so accgrad's launch plainly, as do winograd-fused's. */
+static bool launched_dependently(const wino_spec *s)
+{
+    return s->pass != CONVGEN_ACCGRAD && strcmp(s->algo, "winograd") == 0;
+}
+
 static cg_dependent launch_dependent(const wino_spec *s, const cg_wino_op *op, int operand)
 {
-    if (s->pass == CONVGEN_ACCGRAD || strcmp(s->algo, "winograd") != 0)
+    if (!launched_dependently(s))
         return CG_DEPENDENT_NONE;
     return op->stage == CG_WINO_BT && operand == 0 ? CG_DEPENDENT_WAITS_LAST : CG_DEPENDENT_WAITS_FIRST;
 }
@@ -504,7 +509,7 @@ static convgen_status add_gemm(const cg_problem *p, const wino_spec *s, cg_gener
 {
     cg_gemm_step g = gemm_of(s, products_shape(p, s));
     g.tensor = s->tensor_gemm;
-    g.dependent = s->pass == CONVGEN_ACCGRAD ? CG_DEPENDENT_NONE : CG_DEPENDENT_WAITS_FIRST; /* launch_dependent */
+    g.dependent = launched_dependently(s) ? CG_DEPENDENT_WAITS_FIRST : CG_DEPENDENT_NONE;
     if (!s->generated_gemm) {
         out->steps[out->step_count++] = (cg_step){.kind = CG_STEP_GEMM, .phase = 1, .gemm = g};
         return CONVGEN_SUCCESS;
