@@ -11,7 +11,10 @@
  * bulk copy of its piece (with its lo halves where the producer made them), one as stored as bk
  * bulk copies of a row (one lane a row) into a raw stage. The warps after it (converter_warps)
  * make a piece's lo halves beside it, or turn the raw rows into wgmma's K-major core matrices (8
- * rows x 4 of the sum, 16 bytes a row), hi and lo (a transpose). Stages pass by mbarriers (loaded, ready, empty). This is the probe's gemm_ws and gemm_wsr
+ * rows x 4 of the sum, 16 bytes a row), hi and lo (a transpose). Stages pass by mbarriers (loaded, ready, empty).
+ * Where the tiles outnumber the blocks the GPU holds at once, the grid is that many blocks, each
+ * taking every grid-th tile, its stages running on from one tile into the next (persistent_grid).
+ * This is the probe's gemm_ws and gemm_wsr
  * (bench/probes/gemm_wgmma.cu): V3's products took 0.28 ms in pieces, 0.40 as stored. Written
  * here because cuBLAS has no 3xTF32 GEMM (its FP32 emulation on the BF16 tensor cores ran its
  * plain SGEMM on Hopper) and CUTLASS is C++ outside the toolkit. */
@@ -53,12 +56,20 @@ static bool operand_takes(cg_tc_pieces p, cg_tc_pieces want, int64_t rows, int64
 bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t)
 {
     if (!cg_target_wgmma(t) || !g->real || g->inc > 1 || g->transa != 'N' || g->transb != 'T' ||
-        g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1 || (g->m + TC_ROWS - 1) / TC_ROWS > 65535)
+        g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1)
         return false;
     const int64_t splits = g->splits > 1 ? g->splits : 1; /* each run of the sum non-empty */
-    if (g->batch * splits > 65535 || (splits - 1) * cg_gemm_split_steps(g->k, splits) * TC_STEP >= g->k ||
+    if ((splits - 1) * cg_gemm_split_steps(g->k, splits) * TC_STEP >= g->k ||
         (splits > 1 && g->split_stride != g->c_stride * g->batch))
         return false;
+    /* the tiles, numbered in 32 bits (the kernel's unsigned arithmetic, a grid's x) */
+    int64_t tiles = (g->m + TC_ROWS - 1) / TC_ROWS;
+    const int64_t factors[] = {(g->n + TC_MAX_N - 1) / TC_MAX_N, g->batch, splits};
+    for (int i = 0; i < 3; ++i)
+        if (factors[i] > INT32_MAX / tiles)
+            return false;
+        else
+            tiles *= factors[i];
     const cg_tc_pieces a = {.rows = TC_ROWS, .paired = true}, b = {.rows = cg_gemm_tc_columns(g->n)};
     return operand_takes(g->a_pieces, a, g->m, g->lda, g->a_offset, g->a_stride) &&
            operand_takes(g->b_pieces, b, g->n, g->ldb, g->b_offset, g->b_stride) && g->ldc >= g->m &&
@@ -89,6 +100,25 @@ static int stages_wanted(int bn) { return bn > 72 && bn <= 128 ? TC_MAX_STAGES :
  * threads are all 64K registers hold. */
 static int converter_warps(int bn) { return bn <= 192 ? 7 : 3; }
 
+/* The blocks an SM holds: as many as its shared memory (1 KB of it reserved a block) and threads
+ * allow; the kernel's launch bounds hold its registers to that. */
+static int blocks_per_sm(const cg_target *t, unsigned shared_bytes, int threads)
+{
+    int64_t by_shared = cg_target_shared_per_sm(t) / (shared_bytes + 1024), by_threads = 2048 / threads;
+    int64_t n = by_shared < by_threads ? by_shared : by_threads;
+    return n < 1 ? 1 : (int)n;
+}
+
+/* The blocks to launch for `tiles` tiles: one a tile where they fit in one wave, else one for each
+ * place on the GPU, each taking every grid-th tile, so that a block's stages run on from one tile
+ * into the next (the copies of the next under this one's last steps and stores) instead of each
+ * block filling its pipeline from empty. */
+static int64_t persistent_grid(int64_t tiles, int per_sm, const cg_target *t)
+{
+    const int64_t places = (int64_t)(t->sm_count > 0 ? t->sm_count : 132) * per_sm;
+    return tiles > places ? places : tiles;
+}
+
 convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl_value *header, cg_kernel *k)
 {
     if (!cg_gemm_tc_takes(g, t))
@@ -103,13 +133,14 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
     if (stages < 2)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the tensor-core GEMM: %lld bytes of shared memory a block hold "
                        "fewer than two stages of %lld", (long long)cg_target_shared_per_block(t), (long long)(4 * stage));
-    k->grid[0] = (unsigned)((g->m + TC_ROWS - 1) / TC_ROWS);
-    k->grid[1] = (unsigned)((g->n + bn - 1) / bn);
-    const int64_t splits = g->splits > 1 ? g->splits : 1;
-    k->grid[2] = (unsigned)(g->batch * splits);
+    const int64_t splits = g->splits > 1 ? g->splits : 1, mblocks = (g->m + TC_ROWS - 1) / TC_ROWS,
+                  nblocks = (g->n + bn - 1) / bn, tiles = mblocks * nblocks * g->batch * splits;
     const int threads = 32 * (TC_CONSUMER_WARPS + 1 + converters);
     k->block[0] = (unsigned)threads, k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)(4 * stages * stage + 3 * 8 * stages);
+    const int per_sm = blocks_per_sm(t, k->shared_bytes, threads);
+    const int64_t grid = persistent_grid(tiles, per_sm, t);
+    k->grid[0] = (unsigned)grid, k->grid[1] = k->grid[2] = 1;
     cg_value_line(header, "GEMM: C[%lld x %lld] = A B^T, column-major, sums of %lld, %lld of them (the transform "
                   "elements), in 3xTF32 on the tensor cores (wgmma, sm_90a)", (long long)g->m, (long long)g->n,
                   (long long)g->k, (long long)g->batch);
@@ -128,13 +159,19 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
                                    : "in the kernel's pieces (its producer laid it out)",
                   !g->b_pieces.rows ? "as stored" : g->b_pieces.lo ? "in the kernel's pieces with their lo halves"
                                                                   : "in the kernel's pieces");
-    cg_value_line(header, "tiles: %d x %d of C a block, the sum in steps of %d through %d stages (%u bytes); launch: "
-                  "grid (%u, %u, %u), block (%u, 1, 1)", TC_ROWS, bn, TC_STEP, stages, k->shared_bytes, k->grid[0],
-                  k->grid[1], k->grid[2], k->block[0]);
+    cg_value_line(header, "tiles: %lld of %d x %d of C (%lld row blocks, %lld column blocks), the sum in steps of %d "
+                  "through %d stages (%u bytes); launch: %lld blocks of %u threads, %d an SM%s", (long long)tiles, TC_ROWS,
+                  bn, (long long)mblocks, (long long)nblocks, TC_STEP, stages, k->shared_bytes, (long long)grid,
+                  k->block[0], per_sm, grid < tiles ? ", each taking every grid-th tile (persistent)" : "");
     tmpl_value *ctx = cg_gemm_context(header, k, "gemm_tc");
     tmpl_set_str(ctx, "sm90a_marker", CG_SM90A_MARKER);
     cg_kernel_set_dependent(k, ctx, t, g->dependent);
     tmpl_set_int(ctx, "threads", threads);
+    tmpl_set_int(ctx, "blocks_per_sm", per_sm);
+    tmpl_set_int(ctx, "mblocks", mblocks);
+    tmpl_set_int(ctx, "nblocks", nblocks);
+    tmpl_set_int(ctx, "tiles", tiles);
+    tmpl_set_int(ctx, "grid", grid);
     tmpl_set_int(ctx, "converters", converters);
     tmpl_set_int(ctx, "bm", TC_ROWS);
     tmpl_set_int(ctx, "bn", bn);

@@ -15,7 +15,7 @@ enum {
     CG_GEMM_TC_STEP = 16,  /* the sum's step: two k8 wgmma steps */
 };
 
-/* Whether the kernel does g on target t: a real GEMM, an entry a grid slice, op(A) stored [k][m]
+/* Whether the kernel does g on target t: a real GEMM, its tiles fewer than 2^31, op(A) stored [k][m]
  * ('N') and op(B) stored [k][n] ('T') in 16-byte rows (m, n, lda, ldb, the offsets and strides
  * multiples of 4 floats) or in its pieces (a_pieces: CG_GEMM_TC_ROWS rows, paired; b_pieces:
  * cg_gemm_tc_columns(n), not), C added to where g->accumulate, on an sm_90 target. */

@@ -1,9 +1,12 @@
 {#- convgen's batched SGEMM on the tensor cores (generator/gemm_tc.c): C[{{ m }} x {{ n }}] = A B^T column-major per batch
     entry (op(A) stored [k][m] or in the kernel's pieces, op(B) stored [k][n] or in pieces), summing {{ k }} in
-    {{ splits }} run(s), blockIdx.z = (run, entry), in 3xTF32 by wgmma (sm_90a). A block of {{ threads }} threads makes {{ bm }} rows x {{ bn }}
-    columns of C, the sum in steps of {{ bk }} through {{ stages }} stages: warpgroups 0 and 1 sum, warp 8 copies (the copy
-    engine), warps 9-{{ 8 + converters }} convert (an operand as stored into core matrices, hi and lo; one in pieces, its lo
-    halves, unless its pieces bring them). -#}
+    {{ splits }} run(s), in 3xTF32 by wgmma (sm_90a). A tile is {{ bm }} rows x {{ bn }} columns of C of one run and entry,
+    {{ tiles }} of them numbered (row block, column block, run, entry), the row block fastest; block b of {{ grid }} makes tiles
+    b, b + {{ grid }}, .. (persistent where {{ grid }} < {{ tiles }}: its stages run on across its tiles, so that the next
+    tile's copies overlap this one's last steps and its stores). A block of {{ threads }} threads sums in steps of
+    {{ bk }} through {{ stages }} stages: warpgroups 0 and 1 sum, warp 8 copies (the copy engine), warps 9-{{ 8 + converters }}
+    convert (an operand as stored into core matrices, hi and lo; one in pieces, its lo halves, unless its pieces bring
+    them). -#}
 {%- include "common.cuh" -%}
 {%- set raw_a = 0 if a_pieces else bk * (bm + 4) -%}
 {%- set raw_b = 0 if b_pieces else bk * (bn + 4) -%}
@@ -86,6 +89,26 @@ __device__ __forceinline__ void lo_halves(float *hi, unsigned floats, unsigned l
 // Keeps the compiler from moving a read or write of x across a wgmma fence or wait.
 __device__ __forceinline__ void fence_operand(float &x) { asm volatile("" : "+f"(x)::"memory"); }
 
+// A tile of C: its row block, column block and entry; q0 and count, the steps of the sum it takes
+// (its run's).
+struct tile {
+    unsigned mb, nb, entry, run, q0, count;
+};
+__device__ __forceinline__ tile tile_at(unsigned t)
+{
+    tile r;
+    r.mb = t % {{ mblocks }}u;
+    r.nb = t / {{ mblocks }}u % {{ nblocks }}u;
+    const unsigned z = t / {{ mblocks * nblocks }}u;
+{%- if splits > 1 %}
+    r.entry = z % {{ batch }}u, r.run = z / {{ batch }}u;
+    r.q0 = r.run * {{ split_steps }}u, r.count = min({{ split_steps }}u, {{ steps }}u - r.q0);
+{%- else %}
+    r.entry = z, r.run = 0u, r.q0 = 0u, r.count = {{ steps }}u;
+{%- endif %}
+    return r;
+}
+
 // Rows x {{ bk }} of a raw stage ([k][row], `pitch`) into wgmma's core matrices at dst, hi, and dst + lo_at,
 // lo: per 8 of the sum s, [row / 8][h][row % 8][4] holds the sum's 8 s + 4 h ..; where `pair` (A),
 // row 16 w + g holds m 16 w + 2 g and 16 w + 8 + g holds m 16 w + 2 g + 1, so that a thread's sums
@@ -109,7 +132,7 @@ __device__ __forceinline__ void convert(const float *raw, unsigned pitch, float 
     }
 }
 
-extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
+extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
     float *__restrict__ workspace)
 {
@@ -120,14 +143,6 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
     unsigned long long *const loaded = (unsigned long long *)(stages + {{ stages * stage }}), *const ready = loaded + {{ stages }},
                        *const empty = ready + {{ stages }};
     const unsigned tid = threadIdx.x, warp = tid >> 5, lane = tid & 31u;
-    const unsigned m0 = blockIdx.x * {{ bm }}u, n0 = blockIdx.y * {{ bn }}u;
-{%- if splits > 1 %}
-    // blockIdx.z = (run of the sum, entry): this block sums the run's steps q0 .. q0 + count - 1
-    const unsigned entry = blockIdx.z % {{ batch }}u, run = blockIdx.z / {{ batch }}u;
-    const unsigned q0 = run * {{ split_steps }}u, count = min({{ split_steps }}u, {{ steps }}u - q0);
-{%- else %}
-    const unsigned entry = blockIdx.z, q0 = 0u, count = {{ steps }}u;
-{%- endif %}
     if (tid == 0) {
         for (unsigned s = 0; s < {{ stages }}u; ++s) {
             bar_init(&loaded[s], 1u); // the copier's arrival, and the bytes
@@ -141,146 +156,168 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, 1)
     if (warp == 8u) {
         // The copier: step q of op(A) and op(B) as soon as the stage is free (its last step's wgmma
         // done), an operand in pieces by one bulk copy of its piece (lane 0), one as stored by a
-        // bulk copy of each of its rows (lane r row r); a piece with its lo halves lands on both halves
+        // bulk copy of each of its rows (lane r row r); a piece with its lo halves lands on both halves.
+        // i counts the block's steps over its tiles, which take the stages in turn.
 {%- if a_pieces %}
-        const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)entry * {{ a_stride }}ull + (size_t)blockIdx.x * {{ steps * pa }}u;
         const unsigned a_bytes = {{ 4 * pa }}u;
-{%- else %}
-        const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)entry * {{ a_stride }}ull + m0;
-        const unsigned a_bytes = 4u * min({{ bm }}u, {{ m }}u - m0); // a row's
 {%- endif %}
 {%- if b_pieces %}
-        const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)entry * {{ b_stride }}ull + (size_t)blockIdx.y * {{ steps * pb }}u;
         const unsigned b_bytes = {{ 4 * pb }}u;
+{%- endif %}
+        unsigned i = 0u;
+#pragma unroll 1
+        for (unsigned at = blockIdx.x; at < {{ tiles }}u; at += {{ grid }}u) {
+            const tile tl = tile_at(at);
+{%- if a_pieces %}
+            const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)tl.entry * {{ a_stride }}ull + (size_t)tl.mb * {{ steps * pa }}u;
 {%- else %}
-        const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)entry * {{ b_stride }}ull + n0;
-        const unsigned b_bytes = 4u * min({{ bn }}u, {{ n }}u - n0); // a row's
+            const float *__restrict__ a = workspace + {{ a_offset }}ull + (size_t)tl.entry * {{ a_stride }}ull + tl.mb * {{ bm }}u;
+            const unsigned a_bytes = 4u * min({{ bm }}u, {{ m }}u - tl.mb * {{ bm }}u); // a row's
+{%- endif %}
+{%- if b_pieces %}
+            const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)tl.entry * {{ b_stride }}ull + (size_t)tl.nb * {{ steps * pb }}u;
+{%- else %}
+            const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)tl.entry * {{ b_stride }}ull + tl.nb * {{ bn }}u;
+            const unsigned b_bytes = 4u * min({{ bn }}u, {{ n }}u - tl.nb * {{ bn }}u); // a row's
 {%- endif %}
 #pragma unroll 1
-        for (unsigned i = 0; i < count; ++i) {
-            const unsigned q = q0 + i, s = i % {{ stages }}u;
-            float *const st = stages + s * {{ stage }}u;
+            for (unsigned j = 0; j < tl.count; ++j, ++i) {
+                const unsigned q = tl.q0 + j, s = i % {{ stages }}u;
+                float *const st = stages + s * {{ stage }}u;
 {%- if not (a_pieces and b_pieces) %}
-            float *const raw = st + {{ 2 * (ca + cb) }}u;
-            const unsigned valid = min({{ bk }}u, {{ k }}u - q * {{ bk }}u);
-            const size_t row = (size_t)q * {{ bk }}u + lane;
+                float *const raw = st + {{ 2 * (ca + cb) }}u;
+                const unsigned valid = min({{ bk }}u, {{ k }}u - q * {{ bk }}u);
+                const size_t row = (size_t)q * {{ bk }}u + lane;
 {%- endif %}
-            if (i >= {{ stages }}u)
-                bar_wait(&empty[s], (i / {{ stages }}u - 1u) & 1u);
-            if (lane == 0u)
-                bar_expect(&loaded[s], {{ "a_bytes" if a_pieces else "valid * a_bytes" }} + {{ "b_bytes" if b_pieces else "valid * b_bytes" }});
-            __syncwarp();
+                if (i >= {{ stages }}u)
+                    bar_wait(&empty[s], (i / {{ stages }}u - 1u) & 1u);
+                if (lane == 0u)
+                    bar_expect(&loaded[s], {{ "a_bytes" if a_pieces else "valid * a_bytes" }} + {{ "b_bytes" if b_pieces else "valid * b_bytes" }});
+                __syncwarp();
 {%- if a_pieces %}
-            if (lane == 0u)
-                bulk_copy(st, a + (size_t)q * {{ pa }}u, a_bytes, &loaded[s]);
+                if (lane == 0u)
+                    bulk_copy(st, a + (size_t)q * {{ pa }}u, a_bytes, &loaded[s]);
 {%- else %}
-            if (lane < valid)
-                bulk_copy(raw + lane * {{ bm + 4 }}u, a + row * {{ lda }}u, a_bytes, &loaded[s]);
+                if (lane < valid)
+                    bulk_copy(raw + lane * {{ bm + 4 }}u, a + row * {{ lda }}u, a_bytes, &loaded[s]);
 {%- endif %}
 {%- if b_pieces %}
-            if (lane == 0u)
-                bulk_copy(st + {{ 2 * ca }}u, b + (size_t)q * {{ pb }}u, b_bytes, &loaded[s]);
+                if (lane == 0u)
+                    bulk_copy(st + {{ 2 * ca }}u, b + (size_t)q * {{ pb }}u, b_bytes, &loaded[s]);
 {%- else %}
-            if (lane < valid)
-                bulk_copy(raw + {{ raw_a }}u + lane * {{ bn + 4 }}u, b + row * {{ ldb }}u, b_bytes, &loaded[s]);
+                if (lane < valid)
+                    bulk_copy(raw + {{ raw_a }}u + lane * {{ bn + 4 }}u, b + row * {{ ldb }}u, b_bytes, &loaded[s]);
 {%- endif %}
+            }
         }
         return;
     }
     if (warp > 8u) {
         // The converters: step q's raw rows into core matrices, hi and lo; a piece's lo halves
         const unsigned ct = tid - 288u;
+        unsigned i = 0u;
 #pragma unroll 1
-        for (unsigned i = 0; i < count; ++i) {
-            const unsigned s = i % {{ stages }}u;
-            float *const st = stages + s * {{ stage }}u;
+        for (unsigned at = blockIdx.x; at < {{ tiles }}u; at += {{ grid }}u) {
+            const tile tl = tile_at(at);
+#pragma unroll 1
+            for (unsigned j = 0; j < tl.count; ++j, ++i) {
+                const unsigned s = i % {{ stages }}u;
+                float *const st = stages + s * {{ stage }}u;
 {%- if not (a_pieces and b_pieces) %}
-            float *const raw = st + {{ 2 * (ca + cb) }}u;
-            const unsigned valid = min({{ bk }}u, {{ k }}u - (q0 + i) * {{ bk }}u);
+                float *const raw = st + {{ 2 * (ca + cb) }}u;
+                const unsigned valid = min({{ bk }}u, {{ k }}u - (tl.q0 + j) * {{ bk }}u);
 {%- endif %}
-            bar_wait(&loaded[s], i / {{ stages }}u & 1u);
+                bar_wait(&loaded[s], i / {{ stages }}u & 1u);
 {%- if a_lo %}
-            // A's piece brought its lo halves
+                // A's piece brought its lo halves
 {%- elif a_pieces %}
-            lo_halves(st, {{ ca }}u, {{ ca }}u, ct);
+                lo_halves(st, {{ ca }}u, {{ ca }}u, ct);
 {%- else %}
-            convert<{{ bm }}u, true>(raw, {{ bm + 4 }}u, st, {{ ca }}u, ct, valid);
+                convert<{{ bm }}u, true>(raw, {{ bm + 4 }}u, st, {{ ca }}u, ct, valid);
 {%- endif %}
 {%- if b_lo %}
-            // B's piece brought its lo halves
+                // B's piece brought its lo halves
 {%- elif b_pieces %}
-            lo_halves(st + {{ 2 * ca }}u, {{ cb }}u, {{ cb }}u, ct);
+                lo_halves(st + {{ 2 * ca }}u, {{ cb }}u, {{ cb }}u, ct);
 {%- else %}
-            convert<{{ bn }}u, false>(raw + {{ raw_a }}u, {{ bn + 4 }}u, st + {{ 2 * ca }}u, {{ cb }}u, ct, valid);
+                convert<{{ bn }}u, false>(raw + {{ raw_a }}u, {{ bn + 4 }}u, st + {{ 2 * ca }}u, {{ cb }}u, ct, valid);
 {%- endif %}
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // the stores, before the tensor cores' reads
-            __syncwarp();
-            if (lane == 0u)
-                bar_arrive(&ready[s]);
-        }
-        return;
-    }
-    // The consumers: warpgroup wg sums rows 64 wg .. of the block's by {{ bn }} columns. The sums are set by
-    // the first wgmma (not added to: add 0), not by instructions of their own, which would make
-    // ptxas serialize every wgmma. Each step's group is waited for one step later, then its stage
-    // goes back to the copier.
-    const unsigned cw = warp, wg = cw >> 2, g = lane >> 2, t = lane & 3u;
-    float acc[{{ bn // 2 }}];
-#pragma unroll 1
-    for (unsigned i = 0; i < count; ++i) {
-        const unsigned s = i % {{ stages }}u;
-        const float *const st = stages + s * {{ stage }}u;
-        bar_wait(&ready[s], i / {{ stages }}u & 1u);
-#pragma unroll
-        for (int r = 0; r < {{ bn // 2 }}; ++r)
-            fence_operand(acc[r]);
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-        for (unsigned e = 0; e < {{ bk // 8 }}u; ++e) { // lo hi, hi lo, hi hi: the small terms first
-            const unsigned long long a_hi = descriptor(st + e * {{ bm * 8 }}u + wg * 512u), a_lo = a_hi + ({{ ca * 4 }}u >> 4);
-            const unsigned long long b_hi = descriptor(st + {{ 2 * ca }}u + e * {{ bn * 8 }}u), b_lo = b_hi + ({{ cb * 4 }}u >> 4);
-            wgmma(acc, a_lo, b_hi, i | e);
-            wgmma(acc, a_hi, b_lo, 1);
-            wgmma(acc, a_hi, b_hi, 1);
-        }
-        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-#pragma unroll
-        for (int r = 0; r < {{ bn // 2 }}; ++r)
-            fence_operand(acc[r]);
-        if (i > 0u && (tid & 127u) == 0u) // step i - 1's group done
-            bar_arrive(&empty[(i - 1u) % {{ stages }}u]);
-    }
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-#pragma unroll
-    for (int r = 0; r < {{ bn // 2 }}; ++r)
-        fence_operand(acc[r]);
-    // rows g and g + 8 of the warp's 16 are m 2 g and 2 g + 1 (convert's pairing): a float2 a column
-    const unsigned m = m0 + 16u * cw + 2u * g;
-    if (m >= {{ m }}u)
-        return;
-    float *__restrict__ c = workspace + {{ c_offset }}ull + (size_t)entry * {{ c_stride }}ull{{ " + (size_t)run * " ~ split_stride ~ "ull" if splits > 1 }} + m;
-#pragma unroll
-    for (int j = 0; j < {{ bn // 8 }}; ++j)
-#pragma unroll
-        for (int cc = 0; cc < 2; ++cc) {
-            const unsigned col = n0 + 8u * j + 2u * t + cc;
-            if (col < {{ n }}u) {
-{%- if pairs %}
-                float2 *const to = (float2 *)(c + (size_t)col * {{ ldc }}u);
-{%- if accumulate %}
-                const float2 was = *to; // the earlier sub-batches' sums
-                *to = make_float2(was.x + acc[4 * j + cc], was.y + acc[4 * j + cc + 2]);
-{%- else %}
-                *to = make_float2(acc[4 * j + cc], acc[4 * j + cc + 2]);
-{%- endif %}
-{%- else %}
-                // C's columns are not 8-byte aligned ({{ ldc }} rows): one float at a time
-                float *const to = c + (size_t)col * {{ ldc }}u;
-                to[0] {{ "+" if accumulate }}= acc[4 * j + cc];
-                if (m + 1u < {{ m }}u)
-                    to[1] {{ "+" if accumulate }}= acc[4 * j + cc + 2];
-{%- endif %}
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // the stores, before the tensor cores' reads
+                __syncwarp();
+                if (lane == 0u)
+                    bar_arrive(&ready[s]);
             }
         }
+        return;
+    }
+    // The consumers: warpgroup wg sums rows 64 wg .. of the tile's by {{ bn }} columns. The sums are set by
+    // the first wgmma of a tile (not added to: add 0), not by instructions of their own, which would
+    // make ptxas serialize every wgmma. Each step's group is waited for one step later, then its
+    // stage goes back to the copier; a tile's last, once its sums are done, before they are stored.
+    const unsigned cw = warp, wg = cw >> 2, g = lane >> 2, t = lane & 3u;
+    float acc[{{ bn // 2 }}];
+    unsigned i = 0u;
+#pragma unroll 1
+    for (unsigned at = blockIdx.x; at < {{ tiles }}u; at += {{ grid }}u) {
+        const tile tl = tile_at(at);
+#pragma unroll 1
+        for (unsigned j = 0; j < tl.count; ++j, ++i) {
+            const unsigned s = i % {{ stages }}u;
+            const float *const st = stages + s * {{ stage }}u;
+            bar_wait(&ready[s], i / {{ stages }}u & 1u);
+#pragma unroll
+            for (int r = 0; r < {{ bn // 2 }}; ++r)
+                fence_operand(acc[r]);
+            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+            for (unsigned e = 0; e < {{ bk // 8 }}u; ++e) { // lo hi, hi lo, hi hi: the small terms first
+                const unsigned long long a_hi = descriptor(st + e * {{ bm * 8 }}u + wg * 512u), a_lo = a_hi + ({{ ca * 4 }}u >> 4);
+                const unsigned long long b_hi = descriptor(st + {{ 2 * ca }}u + e * {{ bn * 8 }}u), b_lo = b_hi + ({{ cb * 4 }}u >> 4);
+                wgmma(acc, a_lo, b_hi, j | e);
+                wgmma(acc, a_hi, b_lo, 1);
+                wgmma(acc, a_hi, b_hi, 1);
+            }
+            asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+            asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+#pragma unroll
+            for (int r = 0; r < {{ bn // 2 }}; ++r)
+                fence_operand(acc[r]);
+            if (j > 0u && (tid & 127u) == 0u) // step i - 1's group done
+                bar_arrive(&empty[(i - 1u) % {{ stages }}u]);
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#pragma unroll
+        for (int r = 0; r < {{ bn // 2 }}; ++r)
+            fence_operand(acc[r]);
+        if ((tid & 127u) == 0u) // the tile's last step done
+            bar_arrive(&empty[(i - 1u) % {{ stages }}u]);
+        // rows g and g + 8 of the warp's 16 are m 2 g and 2 g + 1 (convert's pairing): a float2 a column
+        const unsigned m = tl.mb * {{ bm }}u + 16u * cw + 2u * g, n0 = tl.nb * {{ bn }}u;
+        if (m >= {{ m }}u)
+            continue;
+        float *__restrict__ c = workspace + {{ c_offset }}ull + (size_t)tl.entry * {{ c_stride }}ull{{ " + (size_t)tl.run * " ~ split_stride ~ "ull" if splits > 1 }} + m;
+#pragma unroll
+        for (int j = 0; j < {{ bn // 8 }}; ++j)
+#pragma unroll
+            for (int cc = 0; cc < 2; ++cc) {
+                const unsigned col = n0 + 8u * j + 2u * t + cc;
+                if (col < {{ n }}u) {
+{%- if pairs %}
+                    float2 *const to = (float2 *)(c + (size_t)col * {{ ldc }}u);
+{%- if accumulate %}
+                    const float2 was = *to; // the earlier sub-batches' sums
+                    *to = make_float2(was.x + acc[4 * j + cc], was.y + acc[4 * j + cc + 2]);
+{%- else %}
+                    *to = make_float2(acc[4 * j + cc], acc[4 * j + cc + 2]);
+{%- endif %}
+{%- else %}
+                    // C's columns are not 8-byte aligned ({{ ldc }} rows): one float at a time
+                    float *const to = c + (size_t)col * {{ ldc }}u;
+                    to[0] {{ "+" if accumulate }}= acc[4 * j + cc];
+                    if (m + 1u < {{ m }}u)
+                        to[1] {{ "+" if accumulate }}= acc[4 * j + cc + 2];
+{%- endif %}
+                }
+            }
+    }
 }

@@ -627,6 +627,46 @@ static void test_tensor_gemm_pieces_are_the_kernels_order(void **state)
     assert_true(cg_tf32_truncated(lo) == 0x1.8p-11f + 0x1p-21f);
 }
 
+/* The tensor-core GEMM's grid (gemm_tc.c's persistent_grid): one block a tile where the tiles fit
+ * in one wave of the target's multiprocessors, else one block for each place (a multiprocessor
+ * holds two at 64 columns, one at 128 and 256), each taking every grid-th tile, which the header
+ * says. V3: 1600 tiles of 128 x 256; R1: 1600 of 128 x 64; R4: 72 (one row block, two column
+ * blocks, 36 elements). */
+#define SAME_3X3(n_, c_, k_, hw)                                                                                  \
+    {.rank = 2, .n = n_, .c = c_, .k = k_, .in = {hw, hw}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}}
+static void test_tensor_gemm_grid_persists_past_one_wave(void **state)
+{
+    (void)state;
+    const struct {
+        convgen_conv_desc d;
+        int sms;
+        unsigned grid;
+    } cases[] = {{SAME_3X3(32, 256, 256, 56), 132, 132},
+                 {SAME_3X3(32, 256, 256, 56), 8, 8},
+                 {SAME_3X3(32, 64, 64, 56), 132, 264},
+                 {SAME_3X3(32, 512, 512, 7), 132, 72}};
+    const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &cases[i].d), CONVGEN_SUCCESS);
+        const cg_target t = {.sm_count = cases[i].sms};
+        cg_generated g;
+        assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, &t, &tensor, &g), CONVGEN_SUCCESS);
+        const cg_kernel *products = NULL;
+        for (int k = 0; k < g.kernel_count; ++k)
+            if (strstr(g.kernels[k].name, "products"))
+                products = &g.kernels[k];
+        assert_non_null(products);
+        assert_non_null(strstr(products->source, "wgmma.mma_async"));
+        if (products->grid[0] != cases[i].grid || products->grid[1] != 1 || products->grid[2] != 1)
+            fail_msg("case %zu on %d SMs: grid (%u, %u, %u), expected (%u, 1, 1)", i, cases[i].sms, products->grid[0],
+                     products->grid[1], products->grid[2], cases[i].grid);
+        const bool persistent = strstr(products->source, "each taking every grid-th tile (persistent)") != NULL;
+        assert_int_equal(persistent, cases[i].grid != 72);
+        cg_generated_free(&g);
+    }
+}
+
 /* winograd with the tensor-core GEMM (gemm=tensor, the default target sm_90): its steps read U
  * and V in the kernel's pieces (cg_tc_at), as the transforms write them with the padding of
  * channels and tiles zeros (accgrad's with the channels as the rows, summed over the tiles in
@@ -1730,6 +1770,7 @@ int main(void)
         cmocka_unit_test(test_winograd_3d_threads_stay_32_bit),
         cmocka_unit_test(test_winograd_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_tensor_gemm_pieces_are_the_kernels_order),
+        cmocka_unit_test(test_tensor_gemm_grid_persists_past_one_wave),
         cmocka_unit_test(test_winograd_tensor_gemm_programs_match_the_reference),
         cmocka_unit_test(test_winograd_tensor_gemm_drops_u_lo_halves_to_fit),
         cmocka_unit_test(test_winograd_dependent_launches),

@@ -38,7 +38,8 @@
 #define WINDOW_SHAPES 21 /* direct-window's: the window bprop's handpicked ones, then the sliding kernel's */
 #define CUFFT_SHAPES 57 /* at least 42 random shapes per FFT algorithm beside the handpicked ones */
 
-static convgen_context *ctx;
+static convgen_context *ctx, *few_sms_ctx; /* the second plans for FEW_SMS multiprocessors, made when first needed */
+#define FEW_SMS 2
 static char no_device_reason[512];
 
 typedef struct shape {
@@ -51,6 +52,7 @@ typedef struct shape {
     int out_shift;    /* the output this many floats past a 16-byte boundary (cg_verify_shifted) */
     int m;            /* the Winograd tile F(m, r) across the plane (options.winograd_m); 0: chosen */
     const char *form[3]; /* on sm_90, a text each pass's plan's kernels hold: the form the shape tests */
+    bool few_sms;        /* planned for FEW_SMS multiprocessors (options.sm_count): kernels' grids for a small GPU */
 } shape;
 
 #define PREPARED_SHAPES 8
@@ -408,17 +410,29 @@ static convgen_plan_options shape_options(const shape *s)
     return o;
 }
 
+/* The context a shape's plans are made in: the device's, or one planning for FEW_SMS of its
+ * multiprocessors where the shape asks (NULL, with the reason printed, where that cannot open). */
+static convgen_context *shape_ctx(const shape *s)
+{
+    if (!s->few_sms || !ctx)
+        return ctx;
+    if (!few_sms_ctx && convgen_context_create(&(convgen_context_options){.sm_count = FEW_SMS}, &few_sms_ctx) !=
+                            CONVGEN_SUCCESS)
+        fail_msg("a context for %d multiprocessors: %s", FEW_SMS, convgen_last_error());
+    return few_sms_ctx;
+}
+
 /* A workspace limit one byte below what the plan needs unlimited, so that it sub-batches. */
 static convgen_plan_options tight_options(const shape *s, convgen_pass pass)
 {
     convgen_plan *plan;
     convgen_plan_options o = shape_options(s);
-    if (convgen_plan_conv_ex(ctx, &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
+    if (convgen_plan_conv_ex(shape_ctx(s), &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
         fail_msg("%s %s: %s", s->name, convgen_pass_name(pass), convgen_last_error());
     convgen_plan_workspace_size(plan, &o.workspace_limit);
     convgen_plan_destroy(plan);
     o.workspace_limit -= 1;
-    if (convgen_plan_conv_ex(ctx, &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
+    if (convgen_plan_conv_ex(shape_ctx(s), &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
         fail_msg("%s %s under %zu bytes: %s", s->name, convgen_pass_name(pass), o.workspace_limit, convgen_last_error());
     /* The layer kernels' headers say how the batch is cut; the fft algorithms' FFT kernels,
      * generated as plain batched FFTs, do not. */
@@ -444,7 +458,7 @@ static bool plan_holds(const shape *s, convgen_pass pass, const char *text)
 {
     convgen_plan *plan;
     convgen_plan_options o = shape_options(s);
-    if (convgen_plan_conv_ex(ctx, &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
+    if (convgen_plan_conv_ex(shape_ctx(s), &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
         fail_msg("%s %s: %s", s->name, convgen_pass_name(pass), convgen_last_error());
     bool found = false;
     for (int i = 0; i < convgen_plan_kernel_count(plan); ++i)
@@ -521,7 +535,7 @@ static void check_shape(void **state)
             print_message("sub-batched under %zu bytes of workspace:\n", tight.workspace_limit);
         cg_verify_result r;
         convgen_status st =
-            cg_verify_shifted(ctx, &s->d, (convgen_pass)pass, s->algo, &tight, 7 + (unsigned)pass, 0, s->out_shift, &r);
+            cg_verify_shifted(shape_ctx(s), &s->d, (convgen_pass)pass, s->algo, &tight, 7 + (unsigned)pass, 0, s->out_shift, &r);
         if (st != CONVGEN_SUCCESS)
             fail_msg("%s %s: %s: %s", s->name, convgen_pass_name((convgen_pass)pass), convgen_status_string(st),
                      convgen_last_error());
@@ -632,7 +646,9 @@ static int open_device(void **state)
 static int close_device(void **state)
 {
     (void)state;
+    convgen_context_destroy(few_sms_ctx);
     convgen_context_destroy(ctx);
+    few_sms_ctx = ctx = NULL;
     return 0;
 }
 
@@ -1079,7 +1095,7 @@ int main(void)
 {
     static struct CMUnitTest direct[DIRECT_SHAPES], window[WINDOW_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES + WINOGRAD_FUSED_SHIFTED],
-        winograd_gemm[WINOGRAD_SHAPES], winograd_tensor[WINOGRAD_TENSOR_SHAPES], fft_cublas[CUFFT_SHAPES],
+        winograd_gemm[WINOGRAD_SHAPES], winograd_tensor[2 * WINOGRAD_TENSOR_SHAPES], fft_cublas[CUFFT_SHAPES],
         tiled_gemm[CUFFT_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
         accuracy[WINOGRAD_TILES], autos[AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA],
@@ -1118,6 +1134,20 @@ int main(void)
     static shape tensor_shapes[WINOGRAD_TENSOR_SHAPES];
     make_tests(tensor_shapes, WINOGRAD_TENSOR_SHAPES, handpicked_tensor(tensor_shapes), random_winograd_shape,
                CONVGEN_ALGO_WINOGRAD, 1e-4, winograd_tensor);
+    /* ... and again planned for FEW_SMS multiprocessors: more tiles than blocks, so that each block
+     * of the tensor-core GEMM takes several tiles in turn, its stages running on from one into the
+     * next (gemm_tc.c's persistent grid) */
+    static shape tensor_few[WINOGRAD_TENSOR_SHAPES];
+    for (int i = 0; i < WINOGRAD_TENSOR_SHAPES; ++i) {
+        shape *f = &tensor_few[i];
+        *f = tensor_shapes[i];
+        f->few_sms = true;
+        for (int p = 0; p < 3; ++p)
+            f->form[p] = f->form[p] ? "each taking every grid-th tile (persistent)" : NULL;
+        snprintf(f->name + strlen(f->name), sizeof f->name - strlen(f->name), " on %d SMs", FEW_SMS);
+        winograd_tensor[WINOGRAD_TENSOR_SHAPES + i] =
+            (struct CMUnitTest){.name = f->name, .test_func = check_shape, .initial_state = f};
+    }
     with_gemm(fft_shapes, fft_cublas_shapes, CUFFT_SHAPES, CONVGEN_GEMM_CUBLAS, fft_cublas);
     with_gemm(tiled_shapes, tiled_gemm_shapes, CUFFT_SHAPES, CONVGEN_GEMM_GENERATED, tiled_gemm);
     make_accuracy_tests(accuracy);
@@ -1170,7 +1200,7 @@ int main(void)
                   {"winograd", winograd, WINOGRAD_SHAPES},
                   {"winograd_fused", winograd_fused, WINOGRAD_FUSED_SHAPES + WINOGRAD_FUSED_SHIFTED},
                   {"winograd_gemm", winograd_gemm, WINOGRAD_SHAPES},
-                  {"winograd_tensor", winograd_tensor, WINOGRAD_TENSOR_SHAPES},
+                  {"winograd_tensor", winograd_tensor, 2 * WINOGRAD_TENSOR_SHAPES},
                   {"fft_cublas", fft_cublas, CUFFT_SHAPES},
                   {"fft_tiled_gemm", tiled_gemm, CUFFT_SHAPES},
                   {"prepared", prepared, PREPARED_ALGOS * PREPARED_SHAPES},
