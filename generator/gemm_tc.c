@@ -53,6 +53,20 @@ static bool operand_takes(cg_tc_pieces p, cg_tc_pieces want, int64_t rows, int64
     return !p.lo && rows % 4 == 0 && ld % 4 == 0 && ld >= rows && offset % 16 == 0 && stride % 4 == 0;
 }
 
+/* The tiles of C, bn columns wide, over the row blocks, column blocks, entries and runs of g;
+ * false past INT32_MAX. */
+static bool tile_count(const cg_gemm_step *g, int bn, int64_t *tiles)
+{
+    const int64_t factors[] = {(g->n + bn - 1) / bn, g->batch, g->splits > 1 ? g->splits : 1};
+    *tiles = (g->m + TC_ROWS - 1) / TC_ROWS;
+    for (int i = 0; i < 3; ++i) {
+        if (factors[i] > INT32_MAX / *tiles)
+            return false;
+        *tiles *= factors[i];
+    }
+    return true;
+}
+
 bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t)
 {
     if (!cg_target_wgmma(t) || !g->real || g->inc > 1 || g->transa != 'N' || g->transb != 'T' ||
@@ -62,14 +76,9 @@ bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t)
     if ((splits - 1) * cg_gemm_split_steps(g->k, splits) * TC_STEP >= g->k ||
         (splits > 1 && g->split_stride != g->c_stride * g->batch))
         return false;
-    /* the tiles, numbered in 32 bits (the kernel's unsigned arithmetic, a grid's x) */
-    int64_t tiles = (g->m + TC_ROWS - 1) / TC_ROWS;
-    const int64_t factors[] = {(g->n + TC_MAX_N - 1) / TC_MAX_N, g->batch, splits};
-    for (int i = 0; i < 3; ++i)
-        if (factors[i] > INT32_MAX / tiles)
-            return false;
-        else
-            tiles *= factors[i];
+    int64_t tiles; /* numbered in 32 bits: the kernel's unsigned arithmetic, a grid's x */
+    if (!tile_count(g, cg_gemm_tc_columns(g->n), &tiles))
+        return false;
     const cg_tc_pieces a = {.rows = TC_ROWS, .paired = true}, b = {.rows = cg_gemm_tc_columns(g->n)};
     return operand_takes(g->a_pieces, a, g->m, g->lda, g->a_offset, g->a_stride) &&
            operand_takes(g->b_pieces, b, g->n, g->ldb, g->b_offset, g->b_stride) && g->ldc >= g->m &&
@@ -134,7 +143,9 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the tensor-core GEMM: %lld bytes of shared memory a block hold "
                        "fewer than two stages of %lld", (long long)cg_target_shared_per_block(t), (long long)(4 * stage));
     const int64_t splits = g->splits > 1 ? g->splits : 1, mblocks = (g->m + TC_ROWS - 1) / TC_ROWS,
-                  nblocks = (g->n + bn - 1) / bn, tiles = mblocks * nblocks * g->batch * splits;
+                  nblocks = (g->n + bn - 1) / bn;
+    int64_t tiles;
+    tile_count(g, bn, &tiles); /* within 32 bits: cg_gemm_tc_takes */
     const int threads = 32 * (TC_CONSUMER_WARPS + 1 + converters);
     k->block[0] = (unsigned)threads, k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)(4 * stages * stage + 3 * 8 * stages);

@@ -632,6 +632,7 @@ static void test_tensor_gemm_pieces_are_the_kernels_order(void **state)
  * holds two at 64 columns, one at 128 and 256), each taking every grid-th tile, which the header
  * says. V3: 1600 tiles of 128 x 256; R1: 1600 of 128 x 64; R4: 72 (one row block, two column
  * blocks, 36 elements). */
+/* A 3x3 layer of n images, c -> k channels, hw x hw, padded to keep its size. */
 #define SAME_3X3(n_, c_, k_, hw)                                                                                  \
     {.rank = 2, .n = n_, .c = c_, .k = k_, .in = {hw, hw}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}}
 static void test_tensor_gemm_grid_persists_past_one_wave(void **state)
@@ -767,8 +768,7 @@ static const cg_gemm_step *tensor_step(const cg_generated *g)
 static void test_winograd_tensor_gemm_drops_u_lo_halves_to_fit(void **state)
 {
     (void)state;
-    const convgen_conv_desc d = {.rank = 2, .n = 1, .c = 96, .k = 80, .in = {12, 12}, .kernel = {3, 3},
-                                 .pad_before = {1, 1}, .pad_after = {1, 1}};
+    const convgen_conv_desc d = SAME_3X3(1, 96, 80, 12);
     cg_problem p;
     assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
     for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
@@ -857,8 +857,7 @@ static void check_dependents(const cg_problem *p, convgen_pass pass, const cg_ta
 static void test_winograd_dependent_launches(void **state)
 {
     (void)state;
-    const convgen_conv_desc d = {.rank = 2, .n = 8, .c = 64, .k = 64, .in = {12, 12}, .kernel = {3, 3},
-                                 .pad_before = {1, 1}, .pad_after = {1, 1}};
+    const convgen_conv_desc d = SAME_3X3(8, 64, 64, 12);
     cg_problem p;
     assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
     const cg_target sm80 = {.max_cluster = 1, .arch = "sm_80"};
