@@ -126,18 +126,21 @@ convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const c
  * 0.099 ms against 0.076 in one, its blocks' pipelines barely filled); of up to four times the
  * least count, the one whose blocks (one a multiprocessor) fill their waves best: S32's 64 blocks
  * in 2 runs (0.287 -> 0.205 ms). fprop and bprop keep one run: R4's 72 blocks in 3 runs and R3's
- * 147 in 2 ran 0-2% faster, each run's M written and read again. */
+ * 147 in 2 ran 0-2% faster, each run's M written and read again. At most WINO_TC_MAX_RUNS (the
+ * bench set's most is V1's 33): 0 where the sub-batch needs more, so that it is cut smaller, or
+ * where it cannot be, the products go to the SIMT GEMM (winograd_generate). */
 static int64_t tensor_splits(const cg_problem *p, const wino_spec *s, int64_t columns)
 {
     if (s->pass != CONVGEN_ACCGRAD)
         return 1;
     const int64_t sms = s->target && s->target->sm_count > 0 ? s->target->sm_count : 132;
     const int64_t blocks = wino_div_up(p->c, CG_GEMM_TC_ROWS) * wino_div_up(p->k, cg_gemm_tc_columns(p->k)) * s->elements;
-    const int64_t steps = wino_div_up(columns, CG_GEMM_TC_STEP), most_z = 65535 / s->elements; /* grid.z */
+    const int64_t steps = wino_div_up(columns, CG_GEMM_TC_STEP);
     const int64_t most = columns / WINO_TC_MIN_RUN, need = wino_div_up(columns, WINO_TC_RUN);
-    int64_t best = 1;
+    int64_t best = need > 1 ? 0 : 1;
     double best_waves = 1e300;
-    for (int64_t splits = need < most ? need : most; splits <= 4 * need && splits <= most && splits <= most_z; ++splits) {
+    for (int64_t splits = need < most ? need : most; splits <= 4 * need && splits <= most && splits <= WINO_TC_MAX_RUNS;
+         ++splits) {
         if (splits < 1 || (splits - 1) * cg_gemm_split_steps(columns, splits) >= steps)
             continue; /* runs of whole steps with none empty (cg_gemm_tc_takes) */
         double waves = (double)wino_div_up(blocks * splits, sms) / (double)splits; /* per run's length */
@@ -161,6 +164,7 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
                                      [CONVGEN_ACCGRAD] = {{p->k, T}, {p->c, T}, {p->k, p->c}}};
     const int64_t (*shape)[2] = shapes[s->pass];
     s->splits = s->pieces[WINO_U].rows ? tensor_splits(p, s, T) : 1;
+    ok = ok && s->splits > 0; /* a sum too long for WINO_TC_MAX_RUNS runs: a smaller sub-batch */
     int64_t at = 0, bytes;
     for (int b = 0; b < 3 && ok; ++b) {
         s->buffer[b] = at;
