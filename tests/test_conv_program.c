@@ -668,42 +668,60 @@ static void test_tensor_gemm_grid_persists_past_one_wave(void **state)
     }
 }
 
-/* A tensor-core accgrad cuts its sum over the tiles into runs of at most WINO_TC_RUN tiles (the
- * tensor cores' fp32 sums lose accuracy along longer ones), and at most WINO_TC_MAX_RUNS of them
- * (the output transform adds a tile's runs in straight-line code). A sub-batch whose tiles need
- * more is cut smaller; a single image that still needs more goes to the SIMT GEMM. Before, runs
- * were bounded by grid.z's 65535 / elements, which no longer applies: 16384 x 16384 took one run of
- * 7.5 million tiles, 4096 x 4096 hundreds of runs. */
-static void test_tensor_accgrad_runs_stay_short_and_few(void **state)
+/* The tensor GEMM cuts its sum into runs of at most WINO_TC_RUN (the tensor cores' fp32 sums lose
+ * accuracy along longer ones): accgrad's over the tiles, fprop's and bprop's over the channels; and
+ * into no more runs than the output transform adds in straight-line code (WINO_TC_MAX_SUMMED
+ * loads a thread). An accgrad sub-batch whose tiles need more is cut smaller; a single image that
+ * still needs more goes to the SIMT GEMM. Before, accgrad's runs were bounded by grid.z's 65535 /
+ * elements, which no longer applies: 16384 x 16384 took one run of 7.5 million tiles, 4096 x 4096
+ * hundreds of runs; and fprop summed any number of channels in one run. The layers with 2100
+ * channels run in two, checked against the reference. */
+static void test_tensor_gemm_runs_stay_short_and_few(void **state)
 {
     (void)state;
     const struct {
         convgen_conv_desc d;
+        convgen_pass pass;
         bool tensor;  /* the tensor GEMM takes the products */
         bool batches; /* in sub-batches */
-    } cases[] = {{SAME_3X3(32, 64, 64, 224), true, false}, /* V1: 33 runs */
-                 {SAME_3X3(8, 32, 32, 1024), true, true},
-                 {SAME_3X3(1, 32, 32, 4096), false, false},
-                 {SAME_3X3(1, 32, 32, 16384), false, false}};
+        int runs;     /* 0: any */
+    } cases[] = {{SAME_3X3(32, 64, 64, 224), CONVGEN_ACCGRAD, true, false, 33}, /* V1 */
+                 {SAME_3X3(8, 32, 32, 1024), CONVGEN_ACCGRAD, true, true, 0},
+                 {SAME_3X3(1, 32, 32, 4096), CONVGEN_ACCGRAD, false, false, 0},
+                 {SAME_3X3(1, 32, 32, 16384), CONVGEN_ACCGRAD, false, false, 0},
+                 {SAME_3X3(32, 512, 512, 7), CONVGEN_FPROP, true, false, 1}, /* R4 */
+                 {SAME_3X3(1, 2100, 8, 6), CONVGEN_FPROP, true, false, 2},
+                 {SAME_3X3(1, 8, 2100, 6), CONVGEN_BPROP, true, false, 2},
+                 {SAME_3X3(1, 8, 2100, 6), CONVGEN_FPROP, true, false, 1}};
     const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         cg_problem p;
         assert_int_equal(cg_problem_init(&p, &cases[i].d), CONVGEN_SUCCESS);
         cg_generated g;
-        assert_int_equal(cg_generate_tuned(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD, NULL, &tensor, &g), CONVGEN_SUCCESS);
+        assert_int_equal(cg_generate_tuned(&p, cases[i].pass, CONVGEN_ALGO_WINOGRAD, NULL, &tensor, &g), CONVGEN_SUCCESS);
         const cg_gemm_step *t = NULL;
         for (int s = 0; s < g.step_count; ++s)
             if (g.steps[s].kind == CG_STEP_KERNEL && g.steps[s].op.kind == CG_OP_GEMM)
                 t = &g.steps[s].op.gemm;
         assert_non_null(t);
-        if (t->tensor != cases[i].tensor || (g.chunks > 1) != cases[i].batches)
-            fail_msg("case %zu: tensor GEMM %d, %lld sub-batches", i, t->tensor, (long long)g.chunks);
+        const int64_t elements = t->batch;
         const int64_t splits = t->splits > 1 ? t->splits : 1,
                       run = cg_gemm_split_steps(t->k, splits) * CG_GEMM_TC_STEP;
-        if (t->tensor && (splits > WINO_TC_MAX_RUNS || run > WINO_TC_RUN))
-            fail_msg("case %zu: %lld tiles in %lld runs of %lld", i, (long long)t->k, (long long)splits,
-                     (long long)run);
+        if (t->tensor != cases[i].tensor || (g.chunks > 1) != cases[i].batches ||
+            (cases[i].runs && splits != cases[i].runs))
+            fail_msg("case %zu: tensor GEMM %d, %lld sub-batches, %lld runs", i, t->tensor, (long long)g.chunks,
+                     (long long)splits);
+        if (t->tensor && (splits * elements > WINO_TC_MAX_SUMMED || run > WINO_TC_RUN ||
+                          (splits - 1) * cg_gemm_split_steps(t->k, splits) * CG_GEMM_TC_STEP >= t->k))
+            fail_msg("case %zu: %lld summed in %lld runs of %lld (%lld elements)", i, (long long)t->k,
+                     (long long)splits, (long long)run, (long long)elements);
         cg_generated_free(&g);
+        if (cases[i].d.c * cases[i].d.k * cases[i].d.in[0] < 1000000) { /* the small ones against the reference */
+            int64_t chunks;
+            double e = program_error(&p, cases[i].pass, CONVGEN_ALGO_WINOGRAD, 0, &tensor, &chunks);
+            if (!(e <= ERROR_BOUND))
+                fail_msg("case %zu in %lld runs: relative error %.3e", i, (long long)splits, e);
+        }
     }
 }
 
@@ -1809,7 +1827,7 @@ int main(void)
         cmocka_unit_test(test_winograd_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_tensor_gemm_pieces_are_the_kernels_order),
         cmocka_unit_test(test_tensor_gemm_grid_persists_past_one_wave),
-        cmocka_unit_test(test_tensor_accgrad_runs_stay_short_and_few),
+        cmocka_unit_test(test_tensor_gemm_runs_stay_short_and_few),
         cmocka_unit_test(test_winograd_tensor_gemm_programs_match_the_reference),
         cmocka_unit_test(test_winograd_tensor_gemm_drops_u_lo_halves_to_fit),
         cmocka_unit_test(test_winograd_dependent_launches),

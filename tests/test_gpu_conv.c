@@ -59,7 +59,7 @@ typedef struct shape {
 
 #define PREPARED_ALGOS 6
 #define WINOGRAD_SHAPES 67 /* 40 random ones beside the 27 handpicked ones */
-#define WINOGRAD_TENSOR_SHAPES 11
+#define WINOGRAD_TENSOR_SHAPES 13
 #define WINOGRAD_FUSED_SHAPES 71 /* 35 handpicked, 18 of them 3-D; 36 random */
 #define WINOGRAD_FUSED_SHIFTED 3 /* the last three handpicked ones again, y 4, 8 and 12 bytes past 16-byte alignment */
 #define AUTO_SHAPES 24 /* direct's 20 handpicked ones and 4 random stride-1 ones */
@@ -802,6 +802,10 @@ static int handpicked_tensor(shape *s)
     s[n++].d = (convgen_conv_desc){.rank = 3, .n = 4, .c = 10, .k = 12, .in = {9, 9, 9}, .kernel = {3, 3, 3},
                                    .pad_before = {1, 1, 1}, .pad_after = {1, 1, 1}, .stride = {1, 1, 1},
                                    .dilation = {1, 1, 1}};
+    /* sums past WINO_TC_RUN channels, cut into two runs that the output transform adds: fprop's
+     * over c, then bprop's over k */
+    s[n++].d = DESC2(2, 2100, 24, 10, 10, 3, 3, 1, 1, 1);
+    s[n++].d = DESC2(2, 24, 2100, 10, 10, 3, 3, 1, 1, 1);
     for (int i = 0; i < n; ++i) /* accgrad too, but over a 3-D layer's bricks (cuBLAS's) */
         s[i].gemm = CONVGEN_GEMM_TENSOR, s[i].form[0] = s[i].form[1] = wgmma, s[i].form[2] = s[i].d.rank < 3 ? wgmma : NULL;
     return n;

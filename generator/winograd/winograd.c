@@ -118,28 +118,33 @@ convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const c
     return CONVGEN_SUCCESS;
 }
 
-/* The runs a tensor-core accgrad's sum over the `columns` tiles of a sub-batch is cut into
- * (cg_gemm_step.splits): at least enough that each run sums at most WINO_TC_RUN tiles, since the
- * tensor cores' fp32 sums lose accuracy along a long sum (F2's 12544 tiles in one run: relative
+/* The runs the tensor GEMM's sum is cut into (cg_gemm_step.splits), each run's products into M
+ * for the output transform to add: enough that each run sums at most WINO_TC_RUN, since the tensor
+ * cores' fp32 sums lose accuracy along a long sum (F2's accgrad, 12544 tiles in one run: relative
  * error 1.33e-4 against its bound 1.07e-4; V3's 3200, 4.1e-5 of 7.55e-5; H200, bench/NOTES.md
- * "Issue 30, session 61"), each at least WINO_TC_MIN_RUN tiles (R4's 128 in 2 runs of 64 ran
- * 0.099 ms against 0.076 in one, its blocks' pipelines barely filled); of up to four times the
- * least count, the one whose blocks (one a multiprocessor) fill their waves best: S32's 64 blocks
- * in 2 runs (0.287 -> 0.205 ms). fprop and bprop keep one run: R4's 72 blocks in 3 runs and R3's
- * 147 in 2 ran 0-2% faster, each run's M written and read again. At most WINO_TC_MAX_RUNS (the
- * bench set's most is V1's 33): 0 where the sub-batch needs more, so that it is cut smaller, or
- * where it cannot be, the products go to the SIMT GEMM (winograd_generate). */
+ * "Issue 30, session 61"). fprop and bprop sum the channels, one run up to WINO_TC_RUN of them
+ * (R4's 72 blocks in 3 runs and R3's 147 in 2 ran 0-2% faster than one, each run's M written and
+ * read again: more runs do not pay there). accgrad sums the sub-batch's `columns` tiles in runs of
+ * at least WINO_TC_MIN_RUN tiles (R4's 128 in 2 runs of 64 ran 0.099 ms against 0.076 in one, its
+ * blocks' pipelines barely filled); of up to four times the least count, the one whose blocks (one
+ * a multiprocessor) fill their waves best: S32's 64 blocks in 2 runs (0.287 -> 0.205 ms). The
+ * output transform adds each tile's runs in straight-line code, at most WINO_TC_MAX_SUMMED loads
+ * a thread (the bench set's most: V1's 33 runs of 64 elements): 0 where more are needed, so that
+ * accgrad's sub-batch is cut smaller or, where it cannot be, the SIMT GEMM sums (winograd_generate). */
 static int64_t tensor_splits(const cg_problem *p, const wino_spec *s, int64_t columns)
 {
-    if (s->pass != CONVGEN_ACCGRAD)
-        return 1;
+    const int64_t most_runs = WINO_TC_MAX_SUMMED / s->elements;
+    if (s->pass != CONVGEN_ACCGRAD) {
+        const int64_t need = wino_div_up(s->pass == CONVGEN_FPROP ? p->c : p->k, WINO_TC_RUN);
+        return need <= most_runs ? need : 0;
+    }
     const int64_t sms = s->target && s->target->sm_count > 0 ? s->target->sm_count : 132;
     const int64_t blocks = wino_div_up(p->c, CG_GEMM_TC_ROWS) * wino_div_up(p->k, cg_gemm_tc_columns(p->k)) * s->elements;
     const int64_t steps = wino_div_up(columns, CG_GEMM_TC_STEP);
     const int64_t most = columns / WINO_TC_MIN_RUN, need = wino_div_up(columns, WINO_TC_RUN);
     int64_t best = need > 1 ? 0 : 1;
     double best_waves = 1e300;
-    for (int64_t splits = need < most ? need : most; splits <= 4 * need && splits <= most && splits <= WINO_TC_MAX_RUNS;
+    for (int64_t splits = need < most ? need : most; splits <= 4 * need && splits <= most && splits <= most_runs;
          ++splits) {
         if (splits < 1 || (splits - 1) * cg_gemm_split_steps(columns, splits) >= steps)
             continue; /* runs of whole steps with none empty (cg_gemm_tc_takes) */
@@ -164,7 +169,7 @@ bool wino_size_buffers(const cg_problem *p, int64_t batch, wino_spec *s)
                                      [CONVGEN_ACCGRAD] = {{p->k, T}, {p->c, T}, {p->k, p->c}}};
     const int64_t (*shape)[2] = shapes[s->pass];
     s->splits = s->pieces[WINO_U].rows ? tensor_splits(p, s, T) : 1;
-    ok = ok && s->splits > 0; /* a sum too long for WINO_TC_MAX_RUNS runs: a smaller sub-batch */
+    ok = ok && s->splits > 0; /* a sum too long for WINO_TC_MAX_SUMMED: a smaller sub-batch, or none */
     int64_t at = 0, bytes;
     for (int b = 0; b < 3 && ok; ++b) {
         s->buffer[b] = at;

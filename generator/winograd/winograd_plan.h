@@ -19,7 +19,7 @@ enum {
     WINO_MAX_VOLUME_ALPHA = 6,  /* a 3-D layer's: F(4, 3) in each of three dimensions */
     WINO_TC_RUN = 2048,         /* the most tiles one run of a tensor-core accgrad sums (tensor_splits) */
     WINO_TC_MIN_RUN = 256,      /* the fewest it cuts a run to for more blocks (16 steps of the sum) */
-    WINO_TC_MAX_RUNS = 64,      /* the most runs: the output transform adds a tile's in straight-line code */
+    WINO_TC_MAX_SUMMED = 4096,  /* the most products (elements x runs) the output transform adds a tile */
 };
 
 /* The workspace buffers of the transforms, each [e][rows][columns]: the weights' (accgrad: dy's)
