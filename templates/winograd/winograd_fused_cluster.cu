@@ -73,9 +73,9 @@
 {{ indent }}    inside{{ n }} |= (unsigned)((unsigned)(z + {{ dz }}) < {{ depth }}u) << {{ 8 + dz }};
 {%- endfor %}
 {{ indent }}    // channel cl0's point (0, j) at that slice (read only where the slice is inside)
-{{ indent }}    corner{{ n }} = in0 + ((long long)(at.n * {{ channels }}u + cl0) * {{ depth }} + z) * {{ height * width }}ll + y0 * {{ width }} + x;
+{{ indent }}    corner{{ n }} = in0 + (((long long)at.n * {{ channels }}u + cl0) * {{ depth }} + z) * {{ height * width }}ll + y0 * {{ width }} + x;
 {%- else %}
-{{ indent }}    corner{{ n }} = in0 + (long long)(at.n * {{ channels }}u + cl0) * {{ height * width }}ll + y0 * {{ width }} + x;
+{{ indent }}    corner{{ n }} = in0 + ((long long)at.n * {{ channels }}u + cl0) * {{ height * width }}ll + y0 * {{ width }} + x;
 {%- endif %}
 {{ indent }}}
 {%- endfor %}
