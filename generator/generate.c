@@ -31,6 +31,26 @@ static convgen_status check_epilogue_applied(const cg_generated *g)
                              convgen_algo_name(g->algo));
 }
 
+/* Which kernels of `out`, generated for t's SM count, are the same generated for CG_DEFAULT_SMS
+ * (most are: only split reductions, persistent grids and a few FFT launches size themselves by
+ * it): those are stamped as the default count's, their "emitted by" line naming no --sms, so that
+ * their source, the key of a kernel set, is the one a set built for the default count holds, and
+ * that set serves them on a GPU of any count. A second generation, only off the default count. */
+static void same_at_default_sms(const cg_planner *planner, const cg_problem *p, convgen_pass pass,
+                                const cg_tuning *tune, const cg_generated *out, cg_target *canonical, bool *same)
+{
+    if (canonical->sm_count == CG_DEFAULT_SMS)
+        return;
+    canonical->sm_count = CG_DEFAULT_SMS;
+    cg_generated d = {.algo = out->algo, .pass = pass, .problem = *p};
+    if (planner->generate(p, pass, canonical, tune, &d) == CONVGEN_SUCCESS && d.kernel_count == out->kernel_count)
+        for (int i = 0; i < out->kernel_count; ++i)
+            same[i] = out->kernels[i].source && d.kernels[i].source &&
+                      strcmp(out->kernels[i].name, d.kernels[i].name) == 0 &&
+                      strcmp(out->kernels[i].source, d.kernels[i].source) == 0;
+    cg_generated_free(&d);
+}
+
 convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen_algo algo,
                                  const cg_target *target, const cg_tuning *tune, cg_generated *out)
 {
@@ -47,15 +67,19 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
         return s;
     cg_target t = target ? *target : (cg_target){0}; /* its other zeros are the generator's defaults */
     if (t.sm_count <= 0)
-        t.sm_count = 132;
+        t.sm_count = CG_DEFAULT_SMS;
     out->algo = algo;
     out->pass = pass;
     out->problem = *p;
     s = planner->generate(p, pass, &t, tune, out);
     if (s == CONVGEN_SUCCESS)
         s = check_epilogue_applied(out);
+    cg_target canonical = t;
+    bool same[CG_MAX_KERNELS] = {false};
     if (s == CONVGEN_SUCCESS)
-        s = cg_stamp_headers(out, &t, tune);
+        same_at_default_sms(planner, p, pass, tune, out, &canonical, same);
+    if (s == CONVGEN_SUCCESS)
+        s = cg_stamp_headers(out, &t, &canonical, same, tune);
     if (s != CONVGEN_SUCCESS)
         cg_generated_free(out);
     return s;

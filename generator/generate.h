@@ -20,10 +20,11 @@
 #define CG_GENERATOR_VERSION CONVGEN_VERSION_STRING
 #define CG_MAX_KERNELS 12
 #define CG_KERNEL_NAME_MAX 64
+#define CG_DEFAULT_SMS 132 /* an H100 SXM's (and an H200's) multiprocessors */
 
 /* What the generator may know of the target without a GPU: tuning inputs only. */
 typedef struct cg_target {
-    int sm_count; /* multiprocessors, to size split reductions; 0 means 132 (H100 SXM) */
+    int sm_count; /* multiprocessors, to size split reductions; 0 means CG_DEFAULT_SMS */
     int shared_per_block; /* bytes of shared memory a block may opt in to; 0: the H100's 227 KiB */
     int shared_per_sm;    /* bytes of shared memory per multiprocessor; 0: the H100's 228 KiB */
     int l2_bytes;         /* bytes of L2 cache; 0: the H100's 50 MiB */

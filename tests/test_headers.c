@@ -476,6 +476,51 @@ static void test_fft_plans_emit_again(void **state)
     assert_true(kernels >= (int)(sizeof descs / sizeof descs[0]));
 }
 
+/* A kernel whose source does not depend on the SM count is, on a GPU of another count, the default
+ * count's (its "emitted by" line naming no --sms), so that the build's kernel set, generated for
+ * CG_DEFAULT_SMS, holds it; one that does depend on it (the tensor GEMM's persistent grid, split
+ * reductions) names the count. 114: an H100 PCIe's. */
+static void test_kernels_that_ignore_the_sm_count_are_the_default_counts(void **state)
+{
+    (void)state;
+    const struct {
+        convgen_algo algo;
+        convgen_pass pass;
+        convgen_conv_desc d;
+    } cases[] = {
+        {CONVGEN_ALGO_WINOGRAD, CONVGEN_FPROP, {.rank = 2, .n = 32, .c = 256, .k = 256, .in = {56, 56}, .kernel = {3, 3},
+                                                .pad_before = {1, 1}, .pad_after = {1, 1}}}, /* V3 */
+        {CONVGEN_ALGO_WINOGRAD, CONVGEN_ACCGRAD, {.rank = 2, .n = 32, .c = 256, .k = 256, .in = {56, 56}, .kernel = {3, 3},
+                                                  .pad_before = {1, 1}, .pad_after = {1, 1}}},
+        {CONVGEN_ALGO_DIRECT, CONVGEN_ACCGRAD, {.rank = 2, .n = 128, .c = 64, .k = 64, .in = {64, 64}, .kernel = {9, 9}}},
+        {CONVGEN_ALGO_FFT, CONVGEN_FPROP, {.rank = 2, .n = 128, .c = 128, .k = 128, .in = {16, 16}, .kernel = {7, 7}}},
+        {CONVGEN_ALGO_WINOGRAD_FUSED, CONVGEN_FPROP, {.rank = 2, .n = 32, .c = 32, .k = 32, .in = {27, 27}, .kernel = {3, 3}}}};
+    const cg_target other = {.sm_count = 114}, plain = {.sm_count = CG_DEFAULT_SMS};
+    int same = 0, named = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cg_problem p;
+        assert_int_equal(cg_problem_init(&p, &cases[i].d), CONVGEN_SUCCESS);
+        cg_generated g, d;
+        assert_int_equal(cg_generate(&p, cases[i].pass, cases[i].algo, &other, &g), CONVGEN_SUCCESS);
+        assert_int_equal(cg_generate(&p, cases[i].pass, cases[i].algo, &plain, &d), CONVGEN_SUCCESS);
+        assert_int_equal(g.kernel_count, d.kernel_count);
+        for (int k = 0; k < g.kernel_count; ++k) {
+            if (!g.kernels[k].source)
+                continue;
+            const bool identical = strcmp(g.kernels[k].source, d.kernels[k].source) == 0,
+                       names = strstr(g.kernels[k].source, " --sms 114 ") != NULL;
+            if (identical == names)
+                fail_msg("case %zu kernel %d (%s): %s the default count's, and %s --sms 114", i, k, g.kernels[k].name,
+                         identical ? "is" : "is not", names ? "names" : "does not name");
+            same += identical, named += names;
+        }
+        cg_generated_free(&g);
+        cg_generated_free(&d);
+    }
+    print_message("at 114 SMs: %d kernels the default count's, %d naming the count\n", same, named);
+    assert_true(same > 0 && named > 0);
+}
+
 int main(void)
 {
     /* <builddir>/tests/test_headers -> <builddir>/convgen */
@@ -489,6 +534,7 @@ int main(void)
     strcat(convgen_bin, "/convgen");
     unsetenv("CONVGEN_TEMPLATE_DIR");
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernels_that_ignore_the_sm_count_are_the_default_counts),
         cmocka_unit_test(test_every_kernel_of_the_set_says_what_it_is_and_emits_again),
         cmocka_unit_test(test_every_planner_kernel_of_the_layer_set_emits_again),
         cmocka_unit_test(test_sizes_fixed_along_later_dimensions_emit_again),
