@@ -31,24 +31,45 @@ static convgen_status check_epilogue_applied(const cg_generated *g)
                              convgen_algo_name(g->algo));
 }
 
-/* Which kernels of `out`, generated for t's SM count, are the same generated for CG_DEFAULT_SMS
- * (most are: only split reductions, persistent grids and a few FFT launches size themselves by
- * it): those are stamped as the default count's, their "emitted by" line naming no --sms, so that
- * their source, the key of a kernel set, is the one a set built for the default count holds, and
- * that set serves them on a GPU of any count. A second generation, only off the default count. */
-static void same_at_default_sms(const cg_planner *planner, const cg_problem *p, convgen_pass pass,
-                                const cg_tuning *tune, const cg_generated *out, cg_target *canonical, bool *same)
+/* Most kernels are the same generated for any SM count (only split reductions, persistent grids
+ * and a few FFT launches size themselves by it). Off CG_DEFAULT_SMS, those of `out` are taken as
+ * generated for the default count, their headers stamped so: their "emitted by" line names no
+ * --sms, and their source, a kernel set's key, is the one a set built for the default count holds,
+ * so that the set serves them on a GPU of any count. The runtime launches `out`'s grids either way
+ * (the same source). Here: the program at the default count into d (stamped) and which of `out`'s
+ * kernels, not stamped yet, it has the same. */
+static void generate_at_default_sms(const cg_planner *planner, const cg_problem *p, convgen_pass pass,
+                                    const cg_target *t, const cg_tuning *tune, const cg_generated *out,
+                                    cg_generated *d, bool *same)
 {
-    if (canonical->sm_count == CG_DEFAULT_SMS)
+    if (t->sm_count == CG_DEFAULT_SMS)
         return;
-    canonical->sm_count = CG_DEFAULT_SMS;
-    cg_generated d = {.algo = out->algo, .pass = pass, .problem = *p};
-    if (planner->generate(p, pass, canonical, tune, &d) == CONVGEN_SUCCESS && d.kernel_count == out->kernel_count)
-        for (int i = 0; i < out->kernel_count; ++i)
-            same[i] = out->kernels[i].source && d.kernels[i].source &&
-                      strcmp(out->kernels[i].name, d.kernels[i].name) == 0 &&
-                      strcmp(out->kernels[i].source, d.kernels[i].source) == 0;
-    cg_generated_free(&d);
+    cg_target plain = *t;
+    plain.sm_count = CG_DEFAULT_SMS;
+    char error[1024]; /* a failure at the default count is not the caller's */
+    snprintf(error, sizeof error, "%s", convgen_last_error());
+    *d = (cg_generated){.algo = out->algo, .pass = pass, .problem = *p};
+    if (planner->generate(p, pass, &plain, tune, d) == CONVGEN_SUCCESS && d->kernel_count == out->kernel_count &&
+        check_epilogue_applied(d) == CONVGEN_SUCCESS)
+        for (int i = 0; i < d->kernel_count; ++i)
+            same[i] = d->kernels[i].source && out->kernels[i].source &&
+                      strcmp(d->kernels[i].name, out->kernels[i].name) == 0 &&
+                      strcmp(d->kernels[i].source, out->kernels[i].source) == 0;
+    if (cg_stamp_headers(d, &plain, tune) != CONVGEN_SUCCESS)
+        memset(same, 0, sizeof(bool) * CG_MAX_KERNELS);
+    cg_restore_error(error);
+}
+
+/* `out`'s kernels that d has the same take d's stamped sources; d is freed. */
+static void take_default_count_kernels(cg_generated *out, cg_generated *d, const bool *same)
+{
+    for (int i = 0; i < out->kernel_count; ++i)
+        if (same[i]) {
+            char *mine = out->kernels[i].source;
+            out->kernels[i].source = d->kernels[i].source;
+            d->kernels[i].source = mine;
+        }
+    cg_generated_free(d);
 }
 
 convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen_algo algo,
@@ -74,12 +95,13 @@ convgen_status cg_generate_tuned(const cg_problem *p, convgen_pass pass, convgen
     s = planner->generate(p, pass, &t, tune, out);
     if (s == CONVGEN_SUCCESS)
         s = check_epilogue_applied(out);
-    cg_target canonical = t;
+    cg_generated plain = {0};
     bool same[CG_MAX_KERNELS] = {false};
     if (s == CONVGEN_SUCCESS)
-        same_at_default_sms(planner, p, pass, tune, out, &canonical, same);
+        generate_at_default_sms(planner, p, pass, &t, tune, out, &plain, same);
     if (s == CONVGEN_SUCCESS)
-        s = cg_stamp_headers(out, &t, &canonical, same, tune);
+        s = cg_stamp_headers(out, &t, tune);
+    take_default_count_kernels(out, &plain, same);
     if (s != CONVGEN_SUCCESS)
         cg_generated_free(out);
     return s;

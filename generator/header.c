@@ -147,15 +147,14 @@ convgen_status cg_stamp_fft_headers(cg_generated *g, const cg_fft_problem *p)
     return s;
 }
 
-convgen_status cg_stamp_headers(cg_generated *g, const cg_target *t, const cg_target *canonical,
-                                const bool *canonical_kernel, const cg_tuning *tune)
+convgen_status cg_stamp_headers(cg_generated *g, const cg_target *t, const cg_tuning *tune)
 {
     convgen_status s = CONVGEN_SUCCESS;
     for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i) {
         if (!g->kernels[i].source)
             continue;
         cg_buf b = {0};
-        identity_lines(g, i, canonical_kernel && canonical_kernel[i] ? canonical : t, tune, &b);
+        identity_lines(g, i, t, tune, &b);
         s = b.oom ? cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory writing kernel %d's header", i)
                   : insert_lines(&g->kernels[i], b.data);
         cg_buf_free(&b);

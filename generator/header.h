@@ -16,9 +16,7 @@ void cg_emit_command(const cg_problem *p, convgen_pass pass, convgen_algo algo, 
 void cg_fft_emit_command(const cg_fft_problem *p, int kernel, char *buf, size_t size);
 convgen_status cg_stamp_fft_headers(cg_generated *g, const cg_fft_problem *p);
 
-/* Adds the identity lines after the title line of each kernel's header comment: for target t, or
- * for `canonical` (t at another SM count) where canonical_kernel[i] says kernel i is the same there. */
-convgen_status cg_stamp_headers(cg_generated *g, const cg_target *t, const cg_target *canonical,
-                                const bool *canonical_kernel, const cg_tuning *tune);
+/* Adds the identity lines after the title line of each kernel's header comment. */
+convgen_status cg_stamp_headers(cg_generated *g, const cg_target *t, const cg_tuning *tune);
 
 #endif

@@ -32,6 +32,8 @@ convgen_status cg_fail(convgen_status status, const char *fmt, ...)
 
 const char *convgen_last_error(void) { return last_error; }
 
+void cg_restore_error(const char *message) { snprintf(last_error, sizeof last_error, "%s", message); }
+
 void cg_set_compile_log(const char *log)
 {
     pthread_once(&compile_log_once, make_compile_log_key);

@@ -14,6 +14,8 @@
  * Messages name the field and the value: "kernel[0] = 0 must be >= 1". */
 convgen_status cg_fail(convgen_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Puts back a message convgen_last_error() held, after work whose failure is not the caller's. */
+void cg_restore_error(const char *message);
 /* Records NVRTC's log for convgen_last_compile_log() on this thread. */
 void cg_set_compile_log(const char *log);
 

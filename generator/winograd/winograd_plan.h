@@ -17,7 +17,7 @@ enum {
     WINO_MAX_KERNEL = 7,        /* F(2, 7) has alpha 8; larger kernels are the FFT algorithms' */
     WINO_MAX_DEFAULT_ALPHA = 8, /* the default tiles' bound, for fp32 errors near 1e-6 */
     WINO_MAX_VOLUME_ALPHA = 6,  /* a 3-D layer's: F(4, 3) in each of three dimensions */
-    WINO_TC_RUN = 2048,         /* the most tiles one run of a tensor-core accgrad sums (tensor_splits) */
+    WINO_TC_RUN = 2048,         /* the most one run of the tensor GEMM sums: accgrad's tiles, fprop's channels */
     WINO_TC_MIN_RUN = 256,      /* the fewest it cuts a run to for more blocks (16 steps of the sum) */
     WINO_TC_MAX_SUMMED = 4096,  /* the most products (elements x runs) the output transform adds a tile */
 };
