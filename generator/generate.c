@@ -49,13 +49,13 @@ static void generate_at_default_sms(const cg_planner *planner, const cg_problem 
     char error[1024]; /* a failure at the default count is not the caller's */
     snprintf(error, sizeof error, "%s", convgen_last_error());
     *d = (cg_generated){.algo = out->algo, .pass = pass, .problem = *p};
-    if (planner->generate(p, pass, &plain, tune, d) == CONVGEN_SUCCESS && d->kernel_count == out->kernel_count &&
-        check_epilogue_applied(d) == CONVGEN_SUCCESS)
-        for (int i = 0; i < d->kernel_count; ++i)
-            same[i] = d->kernels[i].source && out->kernels[i].source &&
-                      strcmp(d->kernels[i].name, out->kernels[i].name) == 0 &&
-                      strcmp(d->kernels[i].source, out->kernels[i].source) == 0;
-    if (cg_stamp_headers(d, &plain, tune) != CONVGEN_SUCCESS)
+    bool ok = planner->generate(p, pass, &plain, tune, d) == CONVGEN_SUCCESS && d->kernel_count == out->kernel_count &&
+              check_epilogue_applied(d) == CONVGEN_SUCCESS;
+    for (int i = 0; ok && i < d->kernel_count; ++i)
+        same[i] = d->kernels[i].source && out->kernels[i].source &&
+                  strcmp(d->kernels[i].name, out->kernels[i].name) == 0 &&
+                  strcmp(d->kernels[i].source, out->kernels[i].source) == 0;
+    if (ok && cg_stamp_headers(d, &plain, tune) != CONVGEN_SUCCESS)
         memset(same, 0, sizeof(bool) * CG_MAX_KERNELS);
     cg_restore_error(error);
 }
