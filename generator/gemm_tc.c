@@ -124,7 +124,7 @@ static int blocks_per_sm(const cg_target *t, unsigned shared_bytes, int threads)
  * block filling its pipeline from empty. */
 static int64_t persistent_grid(int64_t tiles, int per_sm, const cg_target *t)
 {
-    const int64_t places = (int64_t)(t->sm_count > 0 ? t->sm_count : CG_DEFAULT_SMS) * per_sm;
+    const int64_t places = (int64_t)t->sm_count * per_sm; /* set: cg_generate_tuned */
     return tiles > places ? places : tiles;
 }
 

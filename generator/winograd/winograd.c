@@ -138,7 +138,7 @@ static int64_t tensor_splits(const cg_problem *p, const wino_spec *s, int64_t co
         const int64_t need = wino_div_up(s->pass == CONVGEN_FPROP ? p->c : p->k, WINO_TC_RUN);
         return need <= most_runs ? need : 0;
     }
-    const int64_t sms = s->target && s->target->sm_count > 0 ? s->target->sm_count : CG_DEFAULT_SMS;
+    const int64_t sms = s->target->sm_count; /* set: cg_generate_tuned */
     const int64_t blocks = wino_div_up(p->c, CG_GEMM_TC_ROWS) * wino_div_up(p->k, cg_gemm_tc_columns(p->k)) * s->elements;
     const int64_t steps = wino_div_up(columns, CG_GEMM_TC_STEP);
     const int64_t most = columns / WINO_TC_MIN_RUN, need = wino_div_up(columns, WINO_TC_RUN);
