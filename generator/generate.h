@@ -475,6 +475,20 @@ int64_t cg_fft_basis(const cg_problem *p, convgen_pass pass);
 convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, const float *bias,
                                    float *out);
 
+/* A kernel step's kernel run as itself, its CUDA rather than its op (tests/kernel_cpu: on the
+ * CPU), on the operands the step binds and the bias. */
+typedef struct cg_kernel_runner {
+    convgen_status (*run)(void *user, const cg_kernel *k, const float *in0, const float *in1, float *out, void *ws,
+                          const float *bias);
+    void *user;
+} cg_kernel_runner;
+
+/* cg_program_evaluate with every kernel run by `runner`: the kernels apply the layer's epilogue
+ * themselves, and a program of kernels only (direct) runs them in order on the four operands,
+ * as the runtime launches it. */
+convgen_status cg_program_run(const cg_generated *g, const float *in0, const float *in1, const float *bias, float *out,
+                              const cg_kernel_runner *runner);
+
 /* Whether the program's weights can be prepared once for many executions: it has steps before
  * the chunks (phase 0: the weights' transforms) and none after them reads in1 (the weights), so
  * convgen_execute_prepared can run phases 1 and 2 on a workspace that phase 0 filled. */

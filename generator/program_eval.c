@@ -96,8 +96,22 @@ static void run_epilogue(const cg_generated *g, const float *bias, const cg_op_b
         m->out[i] = (float)ref_epilogue(p, bias, i, m->out[i]);
 }
 
+/* Kernel step i by `runner`, on the buffers its bindings give. */
+static convgen_status run_kernel_itself(const cg_generated *g, int i, const cg_op_buffers *m, const float *bias,
+                                        const cg_kernel_runner *runner)
+{
+    const cg_step *st = &g->steps[i];
+    cg_op_buffers b = bind(st, m);
+    convgen_status s = runner->run(runner->user, &g->kernels[st->kernel], b.in[0], b.in[1], b.out, b.ws, bias);
+    if (s == CONVGEN_SUCCESS)
+        return s;
+    char why[1024];
+    snprintf(why, sizeof why, "%s", convgen_last_error());
+    return cg_fail(s, "step %d: %s", i, why);
+}
+
 static convgen_status run_phase(const cg_generated *g, int phase, bool later_chunk, const float *bias,
-                                cg_op_buffers *m)
+                                cg_op_buffers *m, const cg_kernel_runner *runner)
 {
     for (int i = 0; i < g->step_count; ++i) {
         const cg_step *st = &g->steps[i];
@@ -108,9 +122,13 @@ static convgen_status run_phase(const cg_generated *g, int phase, bool later_chu
             return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a DFT on the CPU");
         else if (st->kind == CG_STEP_GEMM)
             cg_gemm_evaluate(&st->gemm, m->ws, st->gemm.accumulate && later_chunk);
-        else if (st->kind == CG_STEP_KERNEL && (s = run_kernel(g, i, m)) != CONVGEN_SUCCESS)
+        else if (st->kind == CG_STEP_KERNEL && runner)
+            s = run_kernel_itself(g, i, m, bias, runner);
+        else if (st->kind == CG_STEP_KERNEL)
+            s = run_kernel(g, i, m);
+        if (s != CONVGEN_SUCCESS)
             return s;
-        if (st->kind == CG_STEP_KERNEL && g->kernels[st->kernel].epilogue)
+        if (st->kind == CG_STEP_KERNEL && g->kernels[st->kernel].epilogue && !runner)
             run_epilogue(g, bias, m);
     }
     return CONVGEN_SUCCESS;
@@ -119,16 +137,16 @@ static convgen_status run_phase(const cg_generated *g, int phase, bool later_chu
 /* Phases 1 (per chunk) and 2 on a workspace that phase 0 has filled. in1 may be NULL where no
  * step of those phases reads it. */
 static convgen_status run_chunks(const cg_generated *g, const float *in0, const float *in1, const float *bias,
-                                 float *out, char *ws)
+                                 float *out, char *ws, const cg_kernel_runner *runner)
 {
     convgen_status s = CONVGEN_SUCCESS;
     for (int64_t c = 0; c < g->chunks && s == CONVGEN_SUCCESS; ++c) {
         cg_op_buffers chunk = {.in = {in0 + c * g->chunk_elems[0], in1 ? in1 + c * g->chunk_elems[1] : NULL},
                          .out = out + c * g->chunk_elems[2], .ws = ws};
-        s = run_phase(g, 1, c > 0, bias, &chunk);
+        s = run_phase(g, 1, c > 0, bias, &chunk, runner);
     }
     cg_op_buffers m = {.in = {in0, in1}, .out = out, .ws = ws};
-    return s == CONVGEN_SUCCESS ? run_phase(g, 2, false, bias, &m) : s;
+    return s == CONVGEN_SUCCESS ? run_phase(g, 2, false, bias, &m, runner) : s;
 }
 
 /* A workspace poisoned with NaN, so that a buffer read before it is written shows. */
@@ -142,19 +160,28 @@ static char *poisoned_workspace(const cg_generated *g)
     return ws;
 }
 
-convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, const float *bias,
-                                   float *out)
+convgen_status cg_program_run(const cg_generated *g, const float *in0, const float *in1, const float *bias, float *out,
+                              const cg_kernel_runner *runner)
 {
-    if (g->step_count == 0)
+    if (g->step_count == 0 && !runner)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the plan has no step program");
     cg_op_buffers m = {.in = {in0, in1}, .out = out, .ws = poisoned_workspace(g)};
     if (!m.ws)
         return CONVGEN_ERROR_OUT_OF_MEMORY;
-    convgen_status s = run_phase(g, 0, false, bias, &m);
-    if (s == CONVGEN_SUCCESS)
-        s = run_chunks(g, in0, in1, bias, out, m.ws);
+    convgen_status s = CONVGEN_SUCCESS;
+    if (g->step_count == 0) /* kernels only: each on the four operands, in order */
+        for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i)
+            s = runner->run(runner->user, &g->kernels[i], in0, in1, out, m.ws, bias);
+    else if ((s = run_phase(g, 0, false, bias, &m, runner)) == CONVGEN_SUCCESS)
+        s = run_chunks(g, in0, in1, bias, out, m.ws, runner);
     free(m.ws);
     return s;
+}
+
+convgen_status cg_program_evaluate(const cg_generated *g, const float *in0, const float *in1, const float *bias,
+                                   float *out)
+{
+    return cg_program_run(g, in0, in1, bias, out, NULL);
 }
 
 convgen_status cg_program_evaluate_prepared(const cg_generated *g, const float *w, const float *bias, int count,
@@ -166,9 +193,9 @@ convgen_status cg_program_evaluate_prepared(const cg_generated *g, const float *
     cg_op_buffers m = {.in = {NULL, w}, .out = NULL, .ws = poisoned_workspace(g)};
     if (!m.ws)
         return CONVGEN_ERROR_OUT_OF_MEMORY;
-    convgen_status s = run_phase(g, 0, false, bias, &m);
+    convgen_status s = run_phase(g, 0, false, bias, &m, NULL);
     for (int i = 0; i < count && s == CONVGEN_SUCCESS; ++i)
-        s = run_chunks(g, in0s[i], NULL, bias, outs[i], m.ws);
+        s = run_chunks(g, in0s[i], NULL, bias, outs[i], m.ws, NULL);
     free(m.ws);
     return s;
 }

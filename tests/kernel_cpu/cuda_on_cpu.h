@@ -1,0 +1,164 @@
+/* CUDA on the CPU, for tests: included before an emitted kernel's source (rewritten by
+ * kernel_cpu.c: its __shared__ arrays and asm statements made into the calls below), so that the
+ * host's C++ compiler builds the kernel into a shared object whose one function is the kernel,
+ * run once per GPU thread by kernel_cpu.c's fibers. It covers what the templates use, no more:
+ * the vector types, __ldg and friends, barriers and shuffles (the runner's), shared memory (an
+ * arena poisoned with NaN before every block), and cp.async copies (landed at the wait that covers
+ * them, the latest moment a GPU may). Nothing here is timed: it checks what the kernels compute.
+ *
+ * Why by hand: no packaged tool runs CUDA C++ on a CPU (hipCPU and CuPBoP are not in Debian), and
+ * the emitted kernels need only this small subset. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_cpu_thread.h"
+
+/* Set by the runner (dlsym) before the kernel runs: the fiber's thread, and the runner's calls. */
+extern "C" {
+kcpu_thread *kcpu_self;
+const kcpu_api *kcpu_calls;
+}
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __restrict__ __restrict
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+#define __cluster_dims__(...)
+
+#define threadIdx (kcpu_self->thread_idx)
+#define blockIdx (kcpu_self->block_idx)
+#define blockDim (kcpu_self->block_dim)
+#define gridDim (kcpu_self->grid_dim)
+
+typedef kcpu_uint3 uint3;
+struct __attribute__((aligned(8))) float2 { float x, y; };
+struct __attribute__((aligned(16))) float4 { float x, y, z, w; };
+struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
+static inline float2 make_float2(float x, float y) { return float2{x, y}; }
+static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+
+template <class T> static inline T __ldg(const T *p) { return *p; }
+template <class T> static inline void __stcs(T *p, T v) { *p = v; }
+
+static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
+static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
+
+/* CUDA's integer min and max: mixed signedness compares as unsigned, as C's conversions do. */
+static inline int min(int a, int b) { return a < b ? a : b; }
+static inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
+static inline unsigned min(int a, unsigned b) { return min((unsigned)a, b); }
+static inline unsigned min(unsigned a, int b) { return min(a, (unsigned)b); }
+static inline long long min(long long a, long long b) { return a < b ? a : b; }
+static inline unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+static inline int max(int a, int b) { return a > b ? a : b; }
+static inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
+static inline unsigned max(int a, unsigned b) { return max((unsigned)a, b); }
+static inline unsigned max(unsigned a, int b) { return max(a, (unsigned)b); }
+static inline long long max(long long a, long long b) { return a > b ? a : b; }
+static inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+
+/* sin(pi x) and cos(pi x), rounded once from double (CUDA's are within 1-2 ulp). */
+static inline void sincospif(float x, float *s, float *c)
+{
+    *s = (float)sin(M_PI * (double)x);
+    *c = (float)cos(M_PI * (double)x);
+}
+
+static inline void __syncthreads(void) { kcpu_calls->syncthreads(); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu) { kcpu_calls->syncwarp(mask); }
+
+template <class T> static inline T __shfl_sync(unsigned mask, T v, int from, int width = 32)
+{
+    static_assert(sizeof(T) <= 8, "__shfl_sync of more than 8 bytes");
+    uint64_t bits = 0;
+    memcpy(&bits, &v, sizeof v);
+    unsigned lane = kcpu_self->lane, w = (unsigned)width;
+    bits = kcpu_calls->exchange(mask, bits, (lane & ~(w - 1u)) + ((unsigned)from & (w - 1u)));
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/* ---- shared memory: one arena, the dynamic part first, then the kernel's __shared__ arrays
+ * (placed at their first use: kernel_cpu.c makes each a static reference into the arena). Every
+ * block starts with all of it NaN (0xFF bytes), so a read of what the block never wrote shows. */
+enum { KCPU_DYNAMIC_BYTES = 256 << 10, KCPU_ARENA_BYTES = 4 << 20 };
+static __attribute__((aligned(128))) char kcpu_arena[KCPU_ARENA_BYTES];
+static size_t kcpu_arena_used = KCPU_DYNAMIC_BYTES;
+
+static inline void *kcpu_dynamic_shared(void) { return kcpu_arena; }
+
+static inline void *kcpu_static_shared(size_t bytes)
+{
+    size_t at = (kcpu_arena_used + 127) & ~(size_t)127;
+    if (at + bytes > KCPU_ARENA_BYTES) {
+        kcpu_calls->fail("the kernel's __shared__ arrays pass the CPU arena's 4 MiB");
+        return kcpu_arena;
+    }
+    kcpu_arena_used = at + bytes;
+    return kcpu_arena + at;
+}
+
+extern "C" void kcpu_block_start(void) { memset(kcpu_arena, 0xFF, kcpu_arena_used); }
+
+/* All of it NaN from the start: the arrays placed later, at their first use, too. */
+__attribute__((constructor)) static void kcpu_poison_arena(void) { memset(kcpu_arena, 0xFF, sizeof kcpu_arena); }
+
+static inline size_t __cvta_generic_to_shared(const void *p)
+{
+    const char *c = (const char *)p;
+    if (c < kcpu_arena || c >= kcpu_arena + KCPU_ARENA_BYTES)
+        kcpu_calls->fail("__cvta_generic_to_shared of an address outside shared memory");
+    return (size_t)(c - kcpu_arena);
+}
+
+/* ---- cp.async: issued copies wait in the thread's list until a wait covers their group ---- */
+static inline void kcpu_copy_async(unsigned to, const void *from, unsigned bytes, unsigned from_bytes)
+{
+    kcpu_thread *t = kcpu_self;
+    if (to + (size_t)bytes > KCPU_ARENA_BYTES || (to & (bytes - 1u)) || ((uintptr_t)from & (bytes - 1u)))
+        kcpu_calls->fail("cp.async: a destination outside shared memory, or an address not aligned to its size");
+    if (t->copy_count == t->copy_cap) {
+        t->copy_cap = t->copy_cap ? 2 * t->copy_cap : 64;
+        t->copies = (kcpu_copy *)realloc(t->copies, t->copy_cap * sizeof *t->copies);
+        if (!t->copies) {
+            kcpu_calls->fail("out of memory for cp.async copies");
+            return;
+        }
+    }
+    t->copies[t->copy_count++] = kcpu_copy{kcpu_arena + to, (const char *)from, bytes,
+                                           from_bytes < bytes ? from_bytes : bytes, t->committed};
+}
+
+static inline void kcpu_commit(void) { ++kcpu_self->committed; }
+
+/* cp.async.wait_group n: every committed group but the n newest has landed. */
+static inline void kcpu_wait(unsigned n)
+{
+    kcpu_thread *t = kcpu_self;
+    unsigned kept = 0;
+    for (unsigned i = 0; i < t->copy_count; ++i) {
+        kcpu_copy c = t->copies[i];
+        if (c.group + n < t->committed) {
+            memcpy(c.to, c.from, c.from_bytes);
+            memset(c.to + c.from_bytes, 0, c.bytes - c.from_bytes);
+        } else {
+            t->copies[kept++] = c;
+        }
+    }
+    t->copy_count = kept;
+}
+
+/* An asm statement the CPU cannot run: fails when it is reached (code under `#if
+ * __CUDA_ARCH__ >= 900` never is). */
+static inline void kcpu_unsupported(const char *ptx) { kcpu_calls->fail(ptx); }

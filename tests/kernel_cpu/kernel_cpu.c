@@ -1,0 +1,417 @@
+/* The CPU runner of emitted kernels (kernel_cpu.h): compiles a kernel's rewritten source into a
+ * shared object, then runs its grid block by block, every GPU thread of a block a fiber
+ * (ucontext) on one OS thread. A fiber runs until it must wait for others (a barrier, a shuffle)
+ * and yields; the scheduler resumes the fibers in turn. Since only one block runs at a time, a
+ * block's shared memory is the shim's arena, poisoned before each block. A sweep over the block
+ * in which no fiber moved is a deadlock (a barrier some threads never reach, a shuffle a lane
+ * never joins): the block's run fails, saying so. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "kernel_cpu.h"
+#include "kernel_cpu_thread.h"
+#include "util.h"
+
+enum { MAX_THREADS = 1024, STACK_BYTES = 256 << 10, MAX_SYNCS = 8 };
+
+typedef struct module {
+    uint64_t hash;
+    void *handle;
+    void (*kernel)(const float *, const float *, float *, void *, const float *);
+    void (*block_start)(void);
+    kcpu_thread **self;
+} module;
+
+/* A warp-wide sync in progress: the lanes of `mask` arrive with a value each; once all have,
+ * each takes what it asked for and leaves; the last to leave frees it. */
+typedef struct warp_sync {
+    bool used, complete;
+    unsigned mask, arrived, left;
+    uint64_t value[32];
+} warp_sync;
+
+typedef struct fiber {
+    ucontext_t context;
+    kcpu_thread thread;
+    bool done;
+    /* what it waits for, so that the scheduler resumes it only once that has come: the barrier's
+     * generation to pass, or a warp sync to complete */
+    const unsigned *barrier;
+    unsigned generation;
+    const warp_sync *sync;
+} fiber;
+
+struct kcpu_runner {
+    char *cxx, *shim_dir, *work_dir;
+    module *modules;
+    int module_count;
+    /* the running block */
+    fiber *fibers;
+    char *stacks;
+    unsigned threads, live, current;
+    ucontext_t scheduler;
+    unsigned barrier_arrived, barrier_generation;
+    warp_sync syncs[MAX_THREADS / 32][MAX_SYNCS];
+    uint64_t events; /* arrivals, releases, exits: a sweep that adds none is a deadlock */
+    char failure[256];
+};
+
+static kcpu_runner *running; /* the runner whose block is on the fibers (one at a time) */
+
+/* ---- what the shim calls ---- */
+
+static void yield(void)
+{
+    fiber *f = &running->fibers[running->current];
+    swapcontext(&f->context, &running->scheduler);
+}
+
+static void fail(const char *what)
+{
+    const kcpu_thread *t = &running->fibers[running->current].thread;
+    if (!running->failure[0])
+        snprintf(running->failure, sizeof running->failure, "thread (%u, %u, %u) of block (%u, %u, %u): %s",
+                 t->thread_idx.x, t->thread_idx.y, t->thread_idx.z, t->block_idx.x, t->block_idx.y, t->block_idx.z, what);
+    for (;;) /* the scheduler stops the block; this fiber is never resumed */
+        yield();
+}
+
+static void release_barrier_if_full(kcpu_runner *r)
+{
+    if (r->barrier_arrived > 0 && r->barrier_arrived == r->live) {
+        r->barrier_arrived = 0;
+        ++r->barrier_generation;
+        ++r->events;
+    }
+}
+
+static void syncthreads(void)
+{
+    kcpu_runner *r = running;
+    unsigned generation = r->barrier_generation;
+    ++r->barrier_arrived;
+    ++r->events;
+    release_barrier_if_full(r);
+    fiber *f = &r->fibers[r->current];
+    f->barrier = &r->barrier_generation, f->generation = generation;
+    while (r->barrier_generation == generation)
+        yield();
+    f->barrier = NULL;
+}
+
+static warp_sync *join_sync(unsigned warp, unsigned mask)
+{
+    warp_sync *free_slot = NULL;
+    for (int i = 0; i < MAX_SYNCS; ++i) {
+        warp_sync *s = &running->syncs[warp][i];
+        if (s->used && !s->complete && s->mask == mask)
+            return s;
+        if (!s->used && !free_slot)
+            free_slot = s;
+    }
+    if (!free_slot)
+        fail("more than 8 warp syncs of one warp in flight");
+    *free_slot = (warp_sync){.used = true, .mask = mask};
+    return free_slot;
+}
+
+static uint64_t exchange(unsigned mask, uint64_t value, unsigned from)
+{
+    kcpu_thread *t = &running->fibers[running->current].thread;
+    if (!(mask >> t->lane & 1u))
+        fail("a shuffle or __syncwarp by a lane outside its mask");
+    warp_sync *s = join_sync(t->warp, mask);
+    s->value[t->lane] = value;
+    s->arrived |= 1u << t->lane;
+    ++running->events;
+    if (s->arrived == mask)
+        s->complete = true;
+    fiber *f = &running->fibers[running->current];
+    f->sync = s;
+    while (!s->complete)
+        yield();
+    f->sync = NULL;
+    if (from >= 32 || !(s->arrived >> from & 1u))
+        fail("a shuffle from a lane outside its mask");
+    uint64_t v = s->value[from];
+    s->left |= 1u << t->lane;
+    if (s->left == s->arrived)
+        s->used = false;
+    ++running->events;
+    return v;
+}
+
+static void syncwarp(unsigned mask) { exchange(mask, 0, running->fibers[running->current].thread.lane); }
+
+static const kcpu_api calls = {syncthreads, syncwarp, exchange, fail};
+
+/* ---- modules ---- */
+
+static convgen_status run_command(const char *command, const char *log_path, const char *what)
+{
+    if (system(command) == 0)
+        return CONVGEN_SUCCESS;
+    size_t size = 0;
+    char *log = cg_read_file(log_path, 1 << 14, &size);
+    convgen_status s = cg_fail(CONVGEN_ERROR_COMPILE, "kernel_cpu: %s failed: %.3000s", what, log ? log : "(no log)");
+    free(log);
+    return s;
+}
+
+convgen_status kcpu_create(const char *cxx, const char *shim_dir, kcpu_runner **out)
+{
+    *out = NULL;
+    kcpu_runner *r = calloc(1, sizeof *r);
+    char dir[] = "/tmp/convgen-kcpu-XXXXXX";
+    if (!r || !mkdtemp(dir)) {
+        free(r);
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "kernel_cpu: no memory or no temporary folder");
+    }
+    r->cxx = cg_strdup(cxx), r->shim_dir = cg_strdup(shim_dir), r->work_dir = cg_strdup(dir);
+    r->fibers = calloc(MAX_THREADS, sizeof *r->fibers);
+    r->stacks = mmap(NULL, (size_t)MAX_THREADS * STACK_BYTES, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (!r->cxx || !r->shim_dir || !r->work_dir || !r->fibers || r->stacks == MAP_FAILED) {
+        r->stacks = r->stacks == MAP_FAILED ? NULL : r->stacks;
+        kcpu_destroy(r);
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "kernel_cpu: out of memory for the fibers");
+    }
+    char command[1024], log[512];
+    snprintf(log, sizeof log, "%s/probe.log", dir);
+    snprintf(command, sizeof command, "%s --version > '%s' 2>&1", cxx, log);
+    convgen_status s = run_command(command, log, "the C++ compiler");
+    if (s != CONVGEN_SUCCESS) {
+        kcpu_destroy(r);
+        return s;
+    }
+    *out = r;
+    return CONVGEN_SUCCESS;
+}
+
+void kcpu_destroy(kcpu_runner *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->module_count; ++i)
+        dlclose(r->modules[i].handle);
+    free(r->modules);
+    if (r->work_dir) {
+        char command[600];
+        snprintf(command, sizeof command, "rm -rf '%s'", r->work_dir);
+        if (system(command) != 0)
+            cg_warn("kernel_cpu: could not remove %s", r->work_dir);
+    }
+    if (r->stacks)
+        munmap(r->stacks, (size_t)MAX_THREADS * STACK_BYTES);
+    free(r->fibers), free(r->cxx), free(r->shim_dir), free(r->work_dir), free(r);
+}
+
+static uint64_t hash_of(const cg_kernel *k)
+{
+    return XXH64(k->source, strlen(k->source), 0) ^ XXH64(k->name, strlen(k->name), 1);
+}
+
+static module *cached(kcpu_runner *r, uint64_t hash)
+{
+    for (int i = 0; i < r->module_count; ++i)
+        if (r->modules[i].hash == hash)
+            return &r->modules[i];
+    return NULL;
+}
+
+static void lib_path(const kcpu_runner *r, uint64_t hash, const char *ext, char *path, size_t size)
+{
+    snprintf(path, size, "%s/%016llx.%s", r->work_dir, (unsigned long long)hash, ext);
+}
+
+/* Writes and compiles kernel k's rewritten source into the work folder's HASH.so. */
+static convgen_status compile_kernel(const kcpu_runner *r, const cg_kernel *k, uint64_t hash)
+{
+    char *source = kcpu_rewrite(k->source);
+    if (!source)
+        return CONVGEN_ERROR_NOT_SUPPORTED;
+    char src[600], lib[600], log[600], command[2400];
+    lib_path(r, hash, "cpp", src, sizeof src), lib_path(r, hash, "so", lib, sizeof lib);
+    lib_path(r, hash, "log", log, sizeof log);
+    FILE *f = fopen(src, "w");
+    bool written = f && fputs(source, f) >= 0;
+    written = f && fclose(f) == 0 && written;
+    free(source);
+    if (!written)
+        return cg_fail(CONVGEN_ERROR_IO, "kernel_cpu: cannot write %s", src);
+    /* -O1: the unrolled kernels compile in a fraction of a second, and run at native speed
+     * between barriers */
+    snprintf(command, sizeof command, "%s -std=c++17 -O1 -w -fPIC -shared -I'%s' -include cuda_on_cpu.h -o '%s' '%s' > '%s' 2>&1",
+             r->cxx, r->shim_dir, lib, src, log);
+    return run_command(command, log, k->name);
+}
+
+/* Loads HASH.so as the next module; its kernel is k's. */
+static convgen_status load_module(kcpu_runner *r, const cg_kernel *k, uint64_t hash)
+{
+    module m = {.hash = hash}, *grown = realloc(r->modules, sizeof *grown * (size_t)(r->module_count + 1));
+    if (!grown)
+        return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "kernel_cpu: out of memory");
+    r->modules = grown;
+    char lib[600];
+    lib_path(r, hash, "so", lib, sizeof lib);
+    m.handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!m.handle)
+        return cg_fail(CONVGEN_ERROR_COMPILE, "kernel_cpu: dlopen %s: %s", lib, dlerror());
+    *(void **)&m.kernel = dlsym(m.handle, k->name);
+    *(void **)&m.block_start = dlsym(m.handle, "kcpu_block_start");
+    m.self = dlsym(m.handle, "kcpu_self");
+    const kcpu_api **table = dlsym(m.handle, "kcpu_calls");
+    if (!m.kernel || !m.block_start || !m.self || !table) {
+        dlclose(m.handle);
+        return cg_fail(CONVGEN_ERROR_COMPILE, "kernel_cpu: %s has no function %s", lib, k->name);
+    }
+    *table = &calls;
+    r->modules[r->module_count++] = m;
+    return CONVGEN_SUCCESS;
+}
+
+typedef struct compile_job {
+    const kcpu_runner *r;
+    const cg_kernel *kernels;
+    convgen_status *status;
+    char (*message)[1024];
+} compile_job;
+
+static void compile_one(void *user, int i)
+{
+    compile_job *j = user;
+    j->status[i] = cached((kcpu_runner *)j->r, hash_of(&j->kernels[i])) ? CONVGEN_SUCCESS
+                                                                         : compile_kernel(j->r, &j->kernels[i], hash_of(&j->kernels[i]));
+    if (j->status[i] != CONVGEN_SUCCESS)
+        snprintf(j->message[i], sizeof j->message[i], "%s", convgen_last_error());
+}
+
+convgen_status kcpu_prepare(kcpu_runner *r, const cg_kernel *kernels, int count)
+{
+    convgen_status *status = calloc((size_t)count + 1, sizeof *status);
+    char (*message)[1024] = calloc((size_t)count + 1, sizeof *message);
+    convgen_status s = status && message ? CONVGEN_SUCCESS : cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "kernel_cpu: out of memory");
+    if (s == CONVGEN_SUCCESS) /* the compiler runs are independent: as many at once as there are cores */
+        cg_parallel_for(count, compile_one, &(compile_job){r, kernels, status, message});
+    for (int i = 0; i < count && s == CONVGEN_SUCCESS; ++i) {
+        uint64_t hash = hash_of(&kernels[i]);
+        if (status[i] != CONVGEN_SUCCESS)
+            s = cg_fail(status[i], "%s", message[i]);
+        else if (!cached(r, hash))
+            s = load_module(r, &kernels[i], hash);
+    }
+    free(status), free(message);
+    return s;
+}
+
+static convgen_status module_of(kcpu_runner *r, const cg_kernel *k, module **out)
+{
+    convgen_status s = kcpu_prepare(r, k, 1);
+    *out = s == CONVGEN_SUCCESS ? cached(r, hash_of(k)) : NULL;
+    return s;
+}
+
+/* ---- blocks ---- */
+
+static struct {
+    module *m;
+    const float *in0, *in1, *bias;
+    float *out;
+    void *ws;
+} launch_args;
+
+static void fiber_main(void)
+{
+    kcpu_runner *r = running;
+    launch_args.m->kernel(launch_args.in0, launch_args.in1, launch_args.out, launch_args.ws, launch_args.bias);
+    fiber *f = &r->fibers[r->current];
+    f->done = true;
+    --r->live;
+    ++r->events;
+    release_barrier_if_full(r);
+    /* returns to the scheduler through uc_link */
+}
+
+static void start_fiber(kcpu_runner *r, const cg_kernel *k, unsigned i, kcpu_uint3 block)
+{
+    fiber *f = &r->fibers[i];
+    free(f->thread.copies);
+    f->thread = (kcpu_thread){
+        .thread_idx = {i % k->block[0], i / k->block[0] % k->block[1], i / (k->block[0] * k->block[1])},
+        .block_idx = block,
+        .block_dim = {k->block[0], k->block[1], k->block[2]},
+        .grid_dim = {k->grid[0], k->grid[1], k->grid[2]},
+        .lane = i % 32,
+        .warp = i / 32,
+    };
+    f->done = false;
+    f->barrier = NULL, f->sync = NULL;
+    getcontext(&f->context);
+    f->context.uc_stack.ss_sp = r->stacks + (size_t)i * STACK_BYTES;
+    f->context.uc_stack.ss_size = STACK_BYTES;
+    f->context.uc_link = &r->scheduler;
+    makecontext(&f->context, fiber_main, 0);
+}
+
+/* Runs one block to its end; false where it failed or deadlocked (r->failure says why). */
+static bool run_block(kcpu_runner *r, const cg_kernel *k, module *m, kcpu_uint3 block)
+{
+    r->threads = r->live = k->block[0] * k->block[1] * k->block[2];
+    r->barrier_arrived = 0;
+    memset(r->syncs, 0, sizeof r->syncs);
+    m->block_start();
+    for (unsigned i = 0; i < r->threads; ++i)
+        start_fiber(r, k, i, block);
+    while (r->live > 0 && !r->failure[0]) {
+        uint64_t before = r->events;
+        for (unsigned i = 0; i < r->threads && !r->failure[0]; ++i) {
+            const fiber *f = &r->fibers[i];
+            if (f->done || (f->barrier && *f->barrier == f->generation) || (f->sync && !f->sync->complete))
+                continue;
+            r->current = i;
+            *m->self = &r->fibers[i].thread;
+            swapcontext(&r->scheduler, &r->fibers[i].context);
+        }
+        if (r->live > 0 && r->events == before && !r->failure[0])
+            snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u): deadlock: %u of %u threads wait at a barrier "
+                     "or a shuffle that the others never reach", block.x, block.y, block.z, r->live, r->threads);
+    }
+    return !r->failure[0];
+}
+
+convgen_status kcpu_launch(kcpu_runner *r, const cg_kernel *k, const float *in0, const float *in1, float *out,
+                           void *ws, const float *bias)
+{
+    unsigned threads = k->block[0] * k->block[1] * k->block[2];
+    if (threads == 0 || threads > MAX_THREADS)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel_cpu: %s: %u threads a block", k->name, threads);
+    if (k->shared_bytes > 256u << 10)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "kernel_cpu: %s: %u bytes of dynamic shared memory", k->name,
+                       k->shared_bytes);
+    module *m = NULL;
+    convgen_status s = module_of(r, k, &m);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    /* a kernel without a bias declares four parameters; the fifth, in a register, goes unread,
+     * as cuLaunchKernel's does (plan.c) */
+    launch_args.m = m, launch_args.in0 = in0, launch_args.in1 = in1, launch_args.out = out, launch_args.ws = ws;
+    launch_args.bias = bias;
+    running = r;
+    r->failure[0] = 0;
+    bool ok = true;
+    for (unsigned z = 0; ok && z < k->grid[2]; ++z)
+        for (unsigned y = 0; ok && y < k->grid[1]; ++y)
+            for (unsigned x = 0; ok && x < k->grid[0]; ++x)
+                ok = run_block(r, k, m, (kcpu_uint3){x, y, z});
+    running = NULL;
+    return ok ? CONVGEN_SUCCESS : cg_fail(CONVGEN_ERROR_CUDA, "kernel_cpu: %s: %s", k->name, r->failure);
+}

@@ -1,0 +1,346 @@
+/* An emitted kernel's source made fit for the host's C++ compiler (kernel_cpu.h): what macros in
+ * cuda_on_cpu.h cannot reach. Each __shared__ array becomes a static reference into the shim's
+ * arena (one block runs at a time, so a function's static is the block's), the dynamic one the
+ * arena's start, and each asm statement the shim's call for its PTX: cp.async copies, commits
+ * and waits, and ignore-src predicates; griddepcontrol is nothing on a CPU, which runs a grid
+ * after the one before it. Any other PTX becomes a call that fails when it is reached, naming it.
+ * Comments, strings and everything else pass through as they are. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_cpu.h"
+#include "util.h"
+
+enum { MAX_OPERANDS = 160 /* wgmma's 128 sums and its descriptors */, MAX_PREDICATES = 4 };
+
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+static const char *skip_space(const char *p)
+{
+    while (isspace((unsigned char)*p))
+        ++p;
+    return p;
+}
+
+/* Past the string or character literal that starts at p. */
+static const char *skip_literal(const char *p)
+{
+    char quote = *p++;
+    while (*p && *p != quote)
+        p += *p == '\\' && p[1] ? 2 : 1;
+    return *p ? p + 1 : p;
+}
+
+/* The ')' or ']' that closes the bracket at p, or NULL. */
+static const char *closing(const char *p)
+{
+    int depth = 0;
+    for (; *p; ++p) {
+        if (*p == '"' || *p == '\'') {
+            p = skip_literal(p) - 1;
+            continue;
+        }
+        depth += *p == '(' || *p == '[' ? 1 : *p == ')' || *p == ']' ? -1 : 0;
+        if (depth == 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* The next top-level `sep` in [p, end), or end. */
+static const char *next_top(const char *p, const char *end, char sep)
+{
+    while (p < end && *p != sep) {
+        if (*p == '"' || *p == '\'')
+            p = skip_literal(p);
+        else if (*p == '(' || *p == '[')
+            p = closing(p) + 1;
+        else
+            ++p;
+    }
+    return p;
+}
+
+static char *copy_trimmed(const char *p, const char *end)
+{
+    p = skip_space(p);
+    while (end > p && isspace((unsigned char)end[-1]))
+        --end;
+    char *s = malloc((size_t)(end - p) + 1);
+    if (s) {
+        memcpy(s, p, (size_t)(end - p));
+        s[end - p] = 0;
+    }
+    return s;
+}
+
+/* ---- asm statements ---- */
+
+typedef struct asm_stmt {
+    char ptx[1024]; /* the template's string literals joined, escapes decoded */
+    char *operand[MAX_OPERANDS];
+    int operands;
+    char pred_name[MAX_PREDICATES][16], pred_test[MAX_PREDICATES][256];
+    int preds;
+} asm_stmt;
+
+/* Appends the string literals of [p, end) to a->ptx, their escapes decoded. */
+static bool join_literals(asm_stmt *a, const char *p, const char *end)
+{
+    size_t n = 0;
+    for (p = skip_space(p); p < end; p = skip_space(p)) {
+        if (*p != '"')
+            return false;
+        for (++p; p < end && *p != '"'; ++p) {
+            char c = *p;
+            if (c == '\\' && p + 1 < end)
+                c = *++p == 'n' ? '\n' : *p == 't' ? '\t' : *p;
+            if (n + 1 < sizeof a->ptx)
+                a->ptx[n++] = c;
+        }
+        ++p;
+    }
+    a->ptx[n] = 0;
+    return true;
+}
+
+/* The operands of one colon-separated section: `"constraint"(expression)`, comma-separated. */
+static bool take_operands(asm_stmt *a, const char *p, const char *end)
+{
+    for (p = skip_space(p); p < end; p = skip_space(p + 1)) {
+        const char *stop = next_top(p, end, ',');
+        if (*p != '"')
+            return false;
+        const char *open = strchr(skip_literal(p), '('), *close = open ? closing(open) : NULL;
+        if (!close || close > stop || a->operands == MAX_OPERANDS)
+            return false;
+        a->operand[a->operands++] = copy_trimmed(open + 1, close);
+        p = stop;
+        if (p >= end)
+            break;
+    }
+    return true;
+}
+
+/* %N's expression, or NULL. */
+static const char *operand_of(const asm_stmt *a, const char *s)
+{
+    int i;
+    return sscanf(s, " %%%d", &i) == 1 && i >= 0 && i < a->operands ? a->operand[i] : NULL;
+}
+
+static const char *predicate_of(const asm_stmt *a, const char *name)
+{
+    for (int i = 0; i < a->preds; ++i)
+        if (strcmp(a->pred_name[i], name) == 0)
+            return a->pred_test[i];
+    return NULL;
+}
+
+/* One PTX instruction (no ';', no braces) as C++ for the shim; false: not one the CPU runs. */
+static bool translate(asm_stmt *a, const char *ins, cg_buf *out)
+{
+    char name[16], src[64], dst[64], size_arg[64], space[8];
+    unsigned bytes, n;
+    if (!*ins || strncmp(ins, "griddepcontrol.", 15) == 0)
+        return true;
+    if (sscanf(ins, ".reg .pred %15s", name) == 1 && a->preds < MAX_PREDICATES) {
+        snprintf(a->pred_name[a->preds], sizeof a->pred_name[0], "%s", name);
+        snprintf(a->pred_test[a->preds++], sizeof a->pred_test[0], "0");
+        return true;
+    }
+    if (sscanf(ins, "setp.eq.u32 %15[^,], %63[^,], 0", name, src) == 2 && operand_of(a, src))
+        for (int i = 0; i < a->preds; ++i)
+            if (strcmp(a->pred_name[i], name) == 0) {
+                snprintf(a->pred_test[i], sizeof a->pred_test[0], "((%s) == 0)", operand_of(a, src));
+                return true;
+            }
+    if (strcmp(ins, "cp.async.commit_group") == 0) {
+        cg_buf_puts(out, " kcpu_commit();");
+        return true;
+    }
+    if (sscanf(ins, "cp.async.wait_group %u", &n) == 1) {
+        cg_buf_printf(out, " kcpu_wait(%u);", n);
+        return true;
+    }
+    if (strcmp(ins, "cp.async.wait_all") == 0) {
+        cg_buf_puts(out, " kcpu_commit(); kcpu_wait(0);");
+        return true;
+    }
+    int fields = sscanf(ins, "cp.async.%7[cag].shared.global [%63[^]]], [%63[^]]], %u, %63s", space, dst, src,
+                        &bytes, size_arg);
+    if (fields >= 4 && operand_of(a, dst) && operand_of(a, src)) {
+        const char *pred = fields == 5 ? predicate_of(a, size_arg) : NULL, *size = fields == 5 ? operand_of(a, size_arg) : NULL;
+        if (fields == 5 && !pred && !size)
+            return false;
+        cg_buf_printf(out, " kcpu_copy_async((unsigned)(%s), (const void *)(%s), %uu, ", operand_of(a, dst),
+                      operand_of(a, src), bytes);
+        if (pred) /* the ignore-src predicate: zeros, nothing read */
+            cg_buf_printf(out, "(%s) ? 0u : %uu);", pred, bytes);
+        else if (size)
+            cg_buf_printf(out, "(unsigned)(%s));", size);
+        else
+            cg_buf_printf(out, "%uu);", bytes);
+        return true;
+    }
+    return false;
+}
+
+/* The asm statement whose parenthesis opens at p (its ';' at or after *end) as C++. */
+static bool rewrite_asm(const char *open, const char **end, cg_buf *out)
+{
+    const char *close = closing(open), *semi = close ? skip_space(close + 1) : NULL;
+    if (!close || *semi != ';')
+        return false;
+    asm_stmt a = {.operands = 0};
+    const char *part = open + 1, *stop = next_top(part, close, ':');
+    bool ok = join_literals(&a, part, stop);
+    for (int section = 1; ok && stop < close && section <= 3; ++section) {
+        part = stop + 1;
+        stop = next_top(part, close, ':');
+        if (section < 3) /* outputs, then inputs: %0 .. in that order; clobbers matter not */
+            ok = take_operands(&a, part, stop);
+    }
+    cg_buf_puts(out, "{");
+    for (char *ins = strtok(ok ? a.ptx : (char[]){""}, ";"); ok && ins; ins = strtok(NULL, ";")) {
+        char *s = ins;
+        for (char *c = s; *c; ++c)
+            if (*c == '{' || *c == '}' || *c == '\n' || *c == '\t')
+                *c = ' ';
+        char *t = copy_trimmed(s, s + strlen(s));
+        if (t && !translate(&a, t, out)) {
+            cg_buf_puts(out, " kcpu_unsupported(\"asm: ");
+            for (const char *c = t; *c; ++c)
+                cg_buf_printf(out, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+            cg_buf_puts(out, "\");");
+        }
+        free(t);
+    }
+    cg_buf_puts(out, " }");
+    for (int i = 0; i < a.operands; ++i)
+        free(a.operand[i]);
+    *end = semi + 1;
+    return ok;
+}
+
+/* ---- __shared__ declarations ---- */
+
+/* `extern __shared__ [__align__(N)] T name[];` from p (after `__shared__`) to its ';'. */
+static bool rewrite_dynamic(const char *p, const char **end, cg_buf *out)
+{
+    const char *semi = strchr(p, ';');
+    char *decl = semi ? copy_trimmed(p, semi) : NULL;
+    if (!decl)
+        return false;
+    char *s = decl;
+    if (strncmp(s, "__align__(", 10) == 0)
+        s = strchr(s, ')') + 1;
+    char *bracket = strstr(s, "[]"), *name = bracket;
+    while (name && name > s && ident_char(name[-1]))
+        --name;
+    bool ok = bracket && name > s;
+    if (ok) {
+        char *type = copy_trimmed(s, name);
+        cg_buf_printf(out, "%s *const %.*s = (%s *)kcpu_dynamic_shared();", type, (int)(bracket - name), name, type);
+        free(type);
+    }
+    free(decl);
+    *end = semi + 1;
+    return ok;
+}
+
+/* One declarator of a __shared__ declaration: `name[dims]` after `type`. */
+static void shared_declarator(const char *type, const char *p, const char *stop, cg_buf *out)
+{
+    const char *name = skip_space(p), *dims = name;
+    while (dims < stop && ident_char(*dims))
+        ++dims;
+    char *array = copy_trimmed(dims, stop);
+    cg_buf_printf(out, "typedef %s kcpu_shared_%.*s_t%s; ", type, (int)(dims - name), name, array ? array : "");
+    cg_buf_printf(out, "static kcpu_shared_%.*s_t &%.*s = *(kcpu_shared_%.*s_t *)kcpu_static_shared(sizeof(kcpu_shared_%.*s_t));",
+                  (int)(dims - name), name, (int)(dims - name), name, (int)(dims - name), name, (int)(dims - name), name);
+    free(array);
+}
+
+/* `__shared__ [__align__(N)] T a[..], b[..];` from p (after `__shared__`) to its ';'. */
+static bool rewrite_static(const char *p, const char **end, cg_buf *out)
+{
+    const char *semi = next_top(p, p + strlen(p), ';');
+    if (!*semi)
+        return false;
+    p = skip_space(p);
+    if (strncmp(p, "__align__(", 10) == 0) /* the arena aligns every array to 128 bytes */
+        p = skip_space(closing(p + 9) + 1);
+    const char *first = next_top(p, semi, ','), *name = memchr(p, '[', (size_t)(first - p));
+    if (!name)
+        name = first;
+    while (name > p && isspace((unsigned char)name[-1]))
+        --name;
+    while (name > p && ident_char(name[-1]))
+        --name;
+    if (name == p)
+        return false;
+    char *type = copy_trimmed(p, name);
+    for (const char *d = name; d < semi; d = next_top(d, semi, ',') + 1)
+        shared_declarator(type, d, next_top(d, semi, ','), out);
+    free(type);
+    *end = semi + 1;
+    return true;
+}
+
+/* ---- the source ---- */
+
+/* Copies a comment or literal at p whole; returns past it, or p where none starts there. */
+static const char *pass_through(const char *p, cg_buf *out)
+{
+    const char *end = p;
+    if (p[0] == '/' && p[1] == '/')
+        end = p + strcspn(p, "\n");
+    else if (p[0] == '/' && p[1] == '*')
+        end = strstr(p + 2, "*/") ? strstr(p + 2, "*/") + 2 : p + strlen(p);
+    else if (*p == '"' || *p == '\'')
+        end = skip_literal(p);
+    cg_buf_append(out, p, (size_t)(end - p));
+    return end;
+}
+
+char *kcpu_rewrite(const char *source)
+{
+    cg_buf out = {0};
+    const char *p = source;
+    bool ok = true;
+    while (ok && *p) {
+        const char *q = pass_through(p, &out);
+        if (q != p) {
+            p = q;
+            continue;
+        }
+        if (!ident_char(*p) || (p > source && ident_char(p[-1]))) {
+            cg_buf_append(&out, p++, 1);
+            continue;
+        }
+        size_t len = 0;
+        while (ident_char(p[len]))
+            ++len;
+        const char *after = skip_space(p + len);
+        if (len == 3 && strncmp(p, "asm", 3) == 0) {
+            if (strncmp(after, "volatile", 8) == 0)
+                after = skip_space(after + 8);
+            ok = *after == '(' && rewrite_asm(after, &p, &out);
+        } else if (len == 6 && strncmp(p, "extern", 6) == 0 && strncmp(after, "__shared__", 10) == 0) {
+            ok = rewrite_dynamic(after + 10, &p, &out);
+        } else if (len == 10 && strncmp(p, "__shared__", 10) == 0) {
+            ok = rewrite_static(p + 10, &p, &out);
+        } else {
+            cg_buf_append(&out, p, len);
+            p += len;
+        }
+    }
+    if (ok)
+        return cg_buf_take(&out);
+    cg_buf_free(&out);
+    cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "kernel_cpu: cannot read the declaration or asm statement at '%.60s'", p);
+    return NULL;
+}

@@ -1,0 +1,338 @@
+/* The emitted kernels' CUDA run on the CPU (tests/kernel_cpu): every planner's program for small
+ * layers of every pass, its kernels compiled by the host's C++ compiler and run thread by thread,
+ * against the float64 reference, outputs poisoned with NaN, random operands (never zero). Where
+ * test_conv_program checks what a planner decided by each kernel's op, this checks the kernels'
+ * own code, in CI, where no GPU is; test_gpu_conv checks the same programs on the device. The
+ * targets: an A100's (sm_80: no clusters, bulk copies or tensor-core GEMMs, whose asm the CPU
+ * cannot run) and the H100's, whose kernels of that asm are listed as not run, with the PTX that
+ * stopped them. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "generate.h"
+#include "kernel_cpu/kernel_cpu.h"
+#include "reference.h"
+#include "util.h"
+
+#ifndef CONVGEN_TEST_CXX
+#define CONVGEN_TEST_CXX "c++"
+#endif
+
+#define ERROR_BOUND 1e-5 /* fp32 kernels against float64, as test_conv_program's */
+
+static kcpu_runner *runner;
+static char why_not[512];
+static uint64_t rng_state = 20261205u;
+
+static void fill(float *v, int64_t n) { cg_fill_random(v, n, &rng_state); }
+
+static convgen_status run_on_cpu(void *user, const cg_kernel *k, const float *in0, const float *in1, float *out,
+                                 void *ws, const float *bias)
+{
+    return kcpu_launch(user, k, in0, in1, out, ws, bias);
+}
+
+/* Runs the algorithm's program for (d, pass) on target t (NULL: the H100's) with the kernels on the
+ * CPU; returns its relative error against float64, REFUSED where the planner refuses the layer, or
+ * NOT_RUN with the reason in why (PTX the CPU cannot run). */
+#define REFUSED (-1.0)
+#define NOT_RUN (-2.0)
+static double cpu_error(const convgen_conv_desc *d, convgen_pass pass, convgen_algo algo, const cg_target *t,
+                        const cg_tuning *tuning, char *why, size_t why_size)
+{
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, d), CONVGEN_SUCCESS);
+    cg_generated g;
+    cg_tuning tune = tuning ? *tuning : (cg_tuning){0};
+    if (cg_generate_tuned(&p, pass, algo, t, &tune, &g) != CONVGEN_SUCCESS)
+        return REFUSED;
+    int64_t elems[3];
+    cg_problem_operand_elems(&p, pass, elems);
+    float *in0 = malloc(4 * (size_t)elems[0]), *in1 = malloc(4 * (size_t)elems[1]), *out = malloc(4 * (size_t)elems[2]);
+    float *bias = malloc(4 * (size_t)p.k);
+    assert_true(in0 && in1 && out && bias);
+    fill(in0, elems[0]), fill(in1, elems[1]), fill(bias, p.k);
+    memset(out, 0xFF, 4 * (size_t)elems[2]); /* NaN: an output never written fails */
+    const cg_kernel_runner r = {run_on_cpu, runner};
+    const float *b = p.epilogue & CG_EPILOGUE_BIAS ? bias : NULL;
+    if (kcpu_prepare(runner, g.kernels, g.kernel_count) != CONVGEN_SUCCESS)
+        fail_msg("%s %s: %s", convgen_algo_name(algo), convgen_pass_name(pass), convgen_last_error());
+    convgen_status s = cg_program_run(&g, in0, in1, b, out, &r);
+    double e = NOT_RUN;
+    if (s == CONVGEN_SUCCESS)
+        e = ref_compare(&p, pass, in0, in1, b, out, elems[2], elems[2], &rng_state, &(double){0});
+    else if (strstr(convgen_last_error(), ": asm: "))
+        snprintf(why, why_size, "%s", strstr(convgen_last_error(), "kernel_cpu: "));
+    else
+        fail_msg("%s %s: %s", convgen_algo_name(algo), convgen_pass_name(pass), convgen_last_error());
+    cg_generated_free(&g);
+    free(in0), free(in1), free(out), free(bias);
+    return e;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (kcpu_create(CONVGEN_TEST_CXX, CONVGEN_SOURCE_DIR "/tests/kernel_cpu", &runner) != CONVGEN_SUCCESS)
+        snprintf(why_not, sizeof why_not, "%s", convgen_last_error());
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    kcpu_destroy(runner);
+    return 0;
+}
+
+static void skip_without_compiler(void)
+{
+    if (!runner) {
+        printf("SKIPPED: no C++ compiler to build kernels for the CPU: %s\n", why_not);
+        skip();
+    }
+}
+
+static cg_target a100(void)
+{
+    cg_target t = {.sm_count = 108};
+    assert_true(cg_target_shared_limits("sm_80", &t.shared_per_block, &t.shared_per_sm));
+    t.max_cluster = cg_target_max_cluster("sm_80");
+    snprintf(t.arch, sizeof t.arch, "sm_80");
+    return t;
+}
+
+/* Small layers that reach every planner's paths: 3x3 and 5x5 with pads, uneven sizes and
+ * uneven pads, rank 1 and 3, stride 2 (direct's), dilation 2, 1x1, few channels (direct-window),
+ * and 40 channels, which fill several of the fused kernels' chunks and blocks. */
+static const convgen_conv_desc layers[] = {
+    {.rank = 2, .n = 2, .c = 8, .k = 8, .in = {10, 10}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
+    {.rank = 2, .n = 1, .c = 3, .k = 5, .in = {9, 11}, .kernel = {5, 5}, .pad_before = {2, 1}, .pad_after = {0, 2},
+     .mode = CONVGEN_CROSS_CORRELATION},
+    {.rank = 3, .n = 1, .c = 2, .k = 3, .in = {5, 6, 7}, .kernel = {3, 3, 3}, .pad_before = {1, 1, 1},
+     .pad_after = {1, 1, 1}},
+    {.rank = 1, .n = 2, .c = 3, .k = 2, .in = {20}, .kernel = {4}, .pad_before = {1}, .pad_after = {2}},
+    {.rank = 2, .n = 2, .c = 4, .k = 6, .in = {12, 12}, .kernel = {3, 3}, .stride = {2, 2}},
+    {.rank = 2, .n = 1, .c = 5, .k = 3, .in = {13, 12}, .kernel = {3, 2}, .dilation = {2, 1}, .pad_before = {2, 0}},
+    {.rank = 2, .n = 3, .c = 6, .k = 7, .in = {6, 5}, .kernel = {1, 1}},
+    {.rank = 2, .n = 1, .c = 40, .k = 36, .in = {14, 15}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}},
+};
+enum { LAYERS = sizeof layers / sizeof layers[0], PASSES = 3 };
+
+/* Every planner's program of every layer and pass on target t (NULL: the H100's): each one the
+ * CPU runs is within the bound. Programs that reach PTX the CPU cannot run (sm_90's tensor-core
+ * GEMM, clusters, bulk copies) are counted and named; *ran says how many ran. */
+static void every_planner(const cg_target *t, const int *which, int count, int *ran, int *not_run)
+{
+    *ran = *not_run = 0;
+    for (int i = 0; i < count; ++i)
+        for (int a = 0; a <= CONVGEN_ALGO_DIRECT_WINDOW; ++a)
+            for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD && a != CONVGEN_ALGO_AUTO; ++pass) {
+                const char *algo = convgen_algo_name((convgen_algo)a), *pass_name = convgen_pass_name((convgen_pass)pass);
+                char why[600] = "";
+                double e = cpu_error(&layers[which[i]], (convgen_pass)pass, (convgen_algo)a, t, NULL, why, sizeof why);
+                if (e == REFUSED)
+                    continue;
+                if (e == NOT_RUN) {
+                    printf("not run on the CPU: layer %d %s %s: %s\n", which[i], algo, pass_name, why);
+                    ++*not_run;
+                    continue;
+                }
+                if (!(e < ERROR_BOUND))
+                    fail_msg("layer %d %s %s: relative error %.3g", which[i], algo, pass_name, e);
+                ++*ran;
+            }
+}
+
+static void test_every_planner_on_an_a100(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    cg_target t = a100();
+    int ran, not_run, all[LAYERS];
+    for (int l = 0; l < LAYERS; ++l)
+        all[l] = l;
+    every_planner(&t, all, LAYERS, &ran, &not_run);
+    printf("sm_80: %d programs ran on the CPU within %.0e, %d not run\n", ran, ERROR_BOUND, not_run);
+    assert_int_equal(not_run, 0); /* nothing of sm_90's */
+    assert_true(ran >= 120);
+}
+
+static void test_every_planner_on_an_h100(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    /* the layers whose sm_90 programs differ from sm_80's beyond the header: 3x3 2-D and 3-D
+     * (winograd's, fft's), and 40 channels */
+    const int which[] = {0, 2, 7};
+    int ran, not_run;
+    every_planner(NULL, which, 3, &ran, &not_run);
+    printf("sm_90: %d programs ran on the CPU within %.0e, %d not run (their PTX above)\n", ran, ERROR_BOUND, not_run);
+    assert_true(ran >= 50);
+}
+
+/* fprop's epilogue (bias and ReLU) as each algorithm's last kernel applies it. */
+static void test_epilogue(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    cg_target t = a100();
+    convgen_conv_desc d = layers[0];
+    d.epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU;
+    int ran = 0;
+    for (int a = 0; a <= CONVGEN_ALGO_DIRECT_WINDOW; ++a) {
+        char why[600] = "";
+        double e = a == CONVGEN_ALGO_AUTO ? REFUSED : cpu_error(&d, CONVGEN_FPROP, (convgen_algo)a, &t, NULL, why, sizeof why);
+        if (e == REFUSED)
+            continue;
+        if (!(e >= 0 && e < ERROR_BOUND))
+            fail_msg("%s: %.3g %s", convgen_algo_name((convgen_algo)a), e, why);
+        ++ran;
+    }
+    assert_true(ran >= 6);
+}
+
+/* winograd's tiles F(2), F(4), F(6) and its generated GEMM; winograd-fused's F(2) and F(4), each
+ * pass; the sub-batches a workspace limit forces. */
+static void test_winograd_tiles_and_sub_batches(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    cg_target t = a100();
+    for (int m = 2; m <= 6; m += 2)
+        for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD; ++pass)
+            for (int a = CONVGEN_ALGO_WINOGRAD; a <= CONVGEN_ALGO_WINOGRAD_FUSED; ++a) {
+                cg_tuning tune = {.winograd_m = {m, m}, .gemm = a == CONVGEN_ALGO_WINOGRAD ? CONVGEN_GEMM_GENERATED : 0};
+                char why[600] = "";
+                double e = cpu_error(&layers[7], (convgen_pass)pass, (convgen_algo)a, &t, &tune, why, sizeof why);
+                if (e == REFUSED && a == CONVGEN_ALGO_WINOGRAD_FUSED && m == 6)
+                    continue; /* alpha 8: the cluster kernel's, sm_90 */
+                if (!(e >= 0 && e < ERROR_BOUND))
+                    fail_msg("%s m=%d %s: %.3g %s", convgen_algo_name((convgen_algo)a), m,
+                             convgen_pass_name((convgen_pass)pass), e, why);
+            }
+    convgen_conv_desc d = layers[0];
+    d.n = 5;
+    for (int a = 0; a <= CONVGEN_ALGO_DIRECT_WINDOW; ++a)
+        for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD && a != CONVGEN_ALGO_AUTO; ++pass) {
+            cg_tuning tune = {.workspace_limit = 1}; /* the least: sub-batches of one image where they split */
+            char why[600] = "";
+            double e = cpu_error(&d, (convgen_pass)pass, (convgen_algo)a, &t, &tune, why, sizeof why);
+            if (e != REFUSED && !(e >= 0 && e < ERROR_BOUND))
+                fail_msg("%s %s in sub-batches: %.3g %s", convgen_algo_name((convgen_algo)a),
+                         convgen_pass_name((convgen_pass)pass), e, why);
+        }
+}
+
+/* ---- the runner itself: each check below must catch what it is for ---- */
+
+/* A one-kernel program of `source` (kernel `name`, `threads` threads, one block) run on in/out. */
+static convgen_status run_source(const char *source, unsigned threads, unsigned dynamic_shared, const float *in,
+                                 float *out)
+{
+    cg_kernel k = {.source = (char *)source, .grid = {1, 1, 1}, .block = {threads, 1, 1}, .shared_bytes = dynamic_shared};
+    snprintf(k.name, sizeof k.name, "probe");
+    return kcpu_launch(runner, &k, in, NULL, out, NULL, NULL);
+}
+
+/* Each thread writes its shared slot and reads its neighbour's: right with the barrier between,
+ * NaN (the poison) without it, since a fiber runs until it waits. */
+static void test_runner_catches_a_missing_barrier(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    const char *with = "extern \"C\" __global__ void probe(const float *in, const float *u, float *out, void *ws)\n"
+                       "{\n    __shared__ float s[64];\n    s[threadIdx.x] = in[threadIdx.x];\n    __syncthreads();\n"
+                       "    out[threadIdx.x] = s[(threadIdx.x + 1) % 64u];\n}\n";
+    char without[512];
+    snprintf(without, sizeof without, "%s", with);
+    char *barrier = strstr(without, "__syncthreads();");
+    memcpy(barrier, "                ", 16);
+    float in[64], out[64];
+    fill(in, 64);
+    assert_int_equal(run_source(with, 64, 0, in, out), CONVGEN_SUCCESS);
+    for (int i = 0; i < 64; ++i)
+        assert_true(out[i] == in[(i + 1) % 64]);
+    assert_int_equal(run_source(without, 64, 0, in, out), CONVGEN_SUCCESS);
+    assert_true(isnan(out[0]));
+}
+
+/* A warp sync that one lane never reaches (it has left) is a deadlock, reported, not a hang. */
+static void test_runner_reports_a_deadlock(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    const char *source = "extern \"C\" __global__ void probe(const float *in, const float *u, float *out, void *ws)\n"
+                         "{\n    if (threadIdx.x != 5u)\n        __syncwarp();\n"
+                         "    out[threadIdx.x] = in[threadIdx.x];\n}\n";
+    float in[64], out[64];
+    fill(in, 64);
+    assert_int_not_equal(run_source(source, 64, 0, in, out), CONVGEN_SUCCESS);
+    assert_non_null(strstr(convgen_last_error(), "deadlock"));
+}
+
+/* A cp.async copy lands at the wait that covers it: read before it, shared memory is still the
+ * poison; a source size under the copy's gives zeros past it. */
+static void test_runner_lands_copies_at_their_wait(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    const char *source =
+        "extern \"C\" __global__ void probe(const float *in, const float *u, float *out, void *ws)\n{\n"
+        "    extern __shared__ __align__(16) float s[];\n"
+        "    const unsigned to = (unsigned)__cvta_generic_to_shared(s + 4 * threadIdx.x);\n"
+        "    asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" ::\"r\"(to), \"l\"(in + 4 * threadIdx.x), "
+        "\"r\"(threadIdx.x == 1u ? 8 : 16));\n"
+        "    asm volatile(\"cp.async.commit_group;\\n\" ::);\n"
+        "    out[threadIdx.x] = s[4 * threadIdx.x];\n"
+        "    asm volatile(\"cp.async.wait_group 0;\\n\" ::);\n"
+        "    for (int i = 0; i < 4; ++i)\n        out[8 + 4 * threadIdx.x + i] = s[4 * threadIdx.x + i];\n}\n";
+    float in[8], out[16];
+    fill(in, 8);
+    assert_int_equal(run_source(source, 2, 32, in, out), CONVGEN_SUCCESS);
+    assert_true(isnan(out[0]) && isnan(out[1]));
+    for (int i = 0; i < 4; ++i)
+        assert_true(out[8 + i] == in[i]);
+    assert_true(out[12] == in[4] && out[13] == in[5] && out[14] == 0.0f && out[15] == 0.0f);
+}
+
+/* PTX the CPU cannot run fails where it is reached, naming it. */
+static void test_runner_names_ptx_it_cannot_run(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    const char *source = "extern \"C\" __global__ void probe(const float *in, const float *u, float *out, void *ws)\n{\n"
+                         "    unsigned r;\n    asm(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(r));\n"
+                         "    out[threadIdx.x] = in[threadIdx.x] + r;\n}\n";
+    float in[32], out[32];
+    fill(in, 32);
+    assert_int_not_equal(run_source(source, 32, 0, in, out), CONVGEN_SUCCESS);
+    assert_non_null(strstr(convgen_last_error(), "cluster_ctarank"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_runner_catches_a_missing_barrier),
+        cmocka_unit_test(test_runner_reports_a_deadlock),
+        cmocka_unit_test(test_runner_lands_copies_at_their_wait),
+        cmocka_unit_test(test_runner_names_ptx_it_cannot_run),
+        cmocka_unit_test(test_epilogue),
+        cmocka_unit_test(test_winograd_tiles_and_sub_batches),
+        cmocka_unit_test(test_every_planner_on_an_a100),
+        cmocka_unit_test(test_every_planner_on_an_h100),
+    };
+    const char *filter = getenv("CONVGEN_TEST_FILTER"); /* e.g. "*a100*" */
+    if (filter)
+        cmocka_set_test_filter(filter);
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
