@@ -14,11 +14,15 @@
 #include <string.h>
 
 #include "context.h"
+#include "kernel_cpu/kernel_cpu.h"
+#include "net/pool.h"
 #include "net/pool_problem.h"
 
 #define GUARD 256 /* poisoned floats past the last output */
 
 static convgen_context *gpu, *offline;
+static kcpu_runner *cpu; /* the kernels' CUDA on the CPU (tests/kernel_cpu); NULL: no C++ compiler */
+static char no_cpu[512];
 
 static int setup(void **state)
 {
@@ -30,6 +34,8 @@ static int setup(void **state)
         printf("pooling GPU tests SKIPPED: %s\n", convgen_last_error());
         gpu = NULL;
     }
+    if (kcpu_create("c++", CONVGEN_SOURCE_DIR "/tests/kernel_cpu", &cpu) != CONVGEN_SUCCESS)
+        snprintf(no_cpu, sizeof no_cpu, "%s", convgen_last_error());
     return 0;
 }
 
@@ -38,6 +44,7 @@ static int teardown(void **state)
     (void)state;
     convgen_context_destroy(gpu);
     convgen_context_destroy(offline);
+    kcpu_destroy(cpu);
     return 0;
 }
 
@@ -216,16 +223,9 @@ static float reference(const cg_pool_problem *p, const float *x, int64_t f, int6
     return (float)m;
 }
 
-static void run_shape(const convgen_pool_desc *d, int64_t *checked)
+/* Runs the layer's plan on the GPU: x (in_n floats) in, y (out_n floats and GUARD more) out. */
+static void execute_on_gpu(const convgen_pool_desc *d, const float *x, size_t in_n, float *y, size_t out_n)
 {
-    cg_pool_problem p;
-    assert_int_equal(cg_pool_problem_init(&p, d), CONVGEN_SUCCESS);
-    bool interleave = p.mode == CONVGEN_POOL_INTERLEAVE;
-    size_t in_n = (size_t)(p.n * p.c * p.in_volume * (interleave ? p.fragments : 1)),
-           out_n = (size_t)(p.volumes * p.out_volume);
-    float *x = malloc(in_n * sizeof *x), *y = malloc((out_n + GUARD) * sizeof *y);
-    for (size_t i = 0; i < in_n; ++i)
-        x[i] = uniform();
     convgen_plan *plan;
     if (convgen_plan_pool(gpu, d, &plan) != CONVGEN_SUCCESS)
         fail_msg("%s", convgen_last_error());
@@ -244,6 +244,46 @@ static void run_shape(const convgen_pool_desc *d, int64_t *checked)
     drv->MemFree(dx);
     drv->MemFree(dy);
     drv->CtxPopCurrent(&popped);
+    convgen_plan_destroy(plan);
+}
+
+static convgen_status run_on_cpu(void *user, const cg_kernel *k, const float *in0, const float *in1, float *out,
+                                 void *ws, const float *bias)
+{
+    return kcpu_launch(user, k, in0, in1, out, ws, bias);
+}
+
+/* The same with the generated kernels run on the CPU, in order, as the runtime launches them. */
+static void execute_on_cpu(const convgen_pool_desc *d, const float *x, size_t in_n, float *y, size_t out_n)
+{
+    (void)in_n;
+    cg_pool_problem p;
+    cg_generated g;
+    assert_int_equal(cg_pool_problem_init(&p, d), CONVGEN_SUCCESS);
+    if (cg_generate_pool(&p, NULL, &g) != CONVGEN_SUCCESS)
+        fail_msg("%s", convgen_last_error());
+    memset(y, 0xFF, (out_n + GUARD) * sizeof(float));
+    const cg_kernel_runner r = {run_on_cpu, cpu};
+    if (cg_program_run(&g, x, NULL, NULL, y, &r) != CONVGEN_SUCCESS)
+        fail_msg("on the CPU: %s", convgen_last_error());
+    cg_generated_free(&g);
+}
+
+typedef void (*executor)(const convgen_pool_desc *d, const float *x, size_t in_n, float *y, size_t out_n);
+
+/* Runs one shape by `execute` and checks every output against its window's maximum, and that
+ * nothing past the output was written. */
+static void run_shape(const convgen_pool_desc *d, executor execute, int64_t *checked)
+{
+    cg_pool_problem p;
+    assert_int_equal(cg_pool_problem_init(&p, d), CONVGEN_SUCCESS);
+    bool interleave = p.mode == CONVGEN_POOL_INTERLEAVE;
+    size_t in_n = (size_t)(p.n * p.c * p.in_volume * (interleave ? p.fragments : 1)),
+           out_n = (size_t)(p.volumes * p.out_volume);
+    float *x = malloc(in_n * sizeof *x), *y = malloc((out_n + GUARD) * sizeof *y);
+    for (size_t i = 0; i < in_n; ++i)
+        x[i] = uniform();
+    execute(d, x, in_n, y, out_n);
     char what[256];
     cg_pool_problem_describe(&p, what, sizeof what);
     int64_t entries = p.n * p.c, e = 0;
@@ -266,7 +306,6 @@ static void run_shape(const convgen_pool_desc *d, int64_t *checked)
             fail_msg("%s: y[%zu], past the output, was written", what, i);
     }
     *checked += e;
-    convgen_plan_destroy(plan);
     free(x);
     free(y);
 }
@@ -278,8 +317,22 @@ static void test_every_output_is_its_window_maximum_on_the_gpu(void **state)
         skip();
     int64_t checked = 0;
     for (int i = 0; i < SHAPES; ++i)
-        run_shape(&shapes[i], &checked);
+        run_shape(&shapes[i], execute_on_gpu, &checked);
     print_message("%d shapes, %lld outputs, each equal to its window's maximum\n", SHAPES, (long long)checked);
+}
+
+/* The same kernels' CUDA run on the CPU, where CI has no GPU. */
+static void test_every_output_is_its_window_maximum_on_the_cpu(void **state)
+{
+    (void)state;
+    if (!cpu) {
+        printf("SKIPPED: no C++ compiler to build kernels for the CPU: %s\n", no_cpu);
+        skip();
+    }
+    int64_t checked = 0;
+    for (int i = 0; i < SHAPES; ++i)
+        run_shape(&shapes[i], execute_on_cpu, &checked);
+    print_message("%d shapes, %lld outputs on the CPU, each equal to its window's maximum\n", SHAPES, (long long)checked);
 }
 
 int main(void)
@@ -290,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_kernels_compile_without_local_memory),
         cmocka_unit_test(test_kinds_are_kept_apart),
         cmocka_unit_test(test_every_output_is_its_window_maximum_on_the_gpu),
+        cmocka_unit_test(test_every_output_is_its_window_maximum_on_the_cpu),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
