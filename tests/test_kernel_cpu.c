@@ -233,6 +233,50 @@ static void test_winograd_tiles_and_sub_batches(void **state)
         }
 }
 
+/* Random small layers (seeded): kernels 1 to 7 (3-D: 1 to 3), pads past the kernel, dilation 2,
+ * either mode, ranks 1 to 3, batches and channels 1 to 5, every planner and pass on an A100. */
+static convgen_conv_desc random_layer(uint64_t *state)
+{
+    int rank = 1 + (int)(cg_next_random(state) % 3);
+    convgen_conv_desc d = {.rank = rank, .n = 1 + (int64_t)(cg_next_random(state) % 3),
+                           .c = 1 + (int64_t)(cg_next_random(state) % 5), .k = 1 + (int64_t)(cg_next_random(state) % 5)};
+    for (int r = 0; r < rank; ++r) {
+        d.kernel[r] = 1 + (int64_t)(cg_next_random(state) % (rank == 3 ? 3 : 7));
+        d.dilation[r] = cg_next_random(state) % 4 == 0 ? 2 : 1;
+        d.pad_before[r] = (int64_t)(cg_next_random(state) % (uint64_t)(d.kernel[r] + 1));
+        d.pad_after[r] = (int64_t)(cg_next_random(state) % (uint64_t)d.kernel[r]);
+        d.in[r] = (d.kernel[r] - 1) * d.dilation[r] + 1 + (int64_t)(cg_next_random(state) % (rank == 3 ? 4 : 10));
+    }
+    d.mode = cg_next_random(state) % 4 == 0 ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION;
+    return d;
+}
+
+static void test_random_layers(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    cg_target t = a100();
+    uint64_t seed = 20261205u;
+    int ran = 0;
+    for (int l = 0; l < 10; ++l) {
+        convgen_conv_desc d = random_layer(&seed);
+        for (int a = 0; a <= CONVGEN_ALGO_DIRECT_WINDOW; ++a)
+            for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD && a != CONVGEN_ALGO_AUTO; ++pass) {
+                char why[600] = "";
+                double e = cpu_error(&d, (convgen_pass)pass, (convgen_algo)a, &t, NULL, why, sizeof why);
+                if (e == REFUSED)
+                    continue;
+                if (!(e >= 0 && e < ERROR_BOUND))
+                    fail_msg("random layer %d (rank %d, kernel %lld, in %lld) %s %s: %.3g %s", l, d.rank,
+                             (long long)d.kernel[0], (long long)d.in[0], convgen_algo_name((convgen_algo)a),
+                             convgen_pass_name((convgen_pass)pass), e, why);
+                ++ran;
+            }
+    }
+    printf("10 random layers: %d programs ran on the CPU within %.0e\n", ran, ERROR_BOUND);
+    assert_true(ran >= 100);
+}
+
 /* ---- the runner itself: each check below must catch what it is for ---- */
 
 /* A one-kernel program of `source` (kernel `name`, `threads` threads, one block) run on in/out. */
@@ -330,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_winograd_tiles_and_sub_batches),
         cmocka_unit_test(test_every_planner_on_an_a100),
         cmocka_unit_test(test_every_planner_on_an_h100),
+        cmocka_unit_test(test_random_layers),
     };
     const char *filter = getenv("CONVGEN_TEST_FILTER"); /* e.g. "*a100*" */
     if (filter)
