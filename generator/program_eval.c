@@ -154,7 +154,7 @@ static char *poisoned_workspace(const cg_generated *g)
 {
     char *ws = malloc((size_t)g->workspace_bytes + 16);
     if (ws)
-        memset(ws, 0xFF, (size_t)g->workspace_bytes);
+        memset(ws, 0xFF, (size_t)g->workspace_bytes + 16);
     else
         cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for a %lld-byte workspace", (long long)g->workspace_bytes);
     return ws;

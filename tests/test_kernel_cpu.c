@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/mman.h>
 
 #include "generate.h"
 #include "kernel_cpu/kernel_cpu.h"
@@ -34,6 +35,24 @@ static char why_not[512];
 static uint64_t rng_state = 20261205u;
 
 static void fill(float *v, int64_t n) { cg_fill_random(v, n, &rng_state); }
+
+/* n floats that end against an inaccessible page (16-byte aligned start: up to 3 floats of
+ * slack), so that a kernel's read or write past an operand faults rather than passing on
+ * whatever the heap holds there. */
+static float *guarded(int64_t n)
+{
+    size_t page = 4096, bytes = ((size_t)n * 4 + 15) & ~(size_t)15, span = (bytes + page - 1) / page * page + page;
+    char *base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(base != MAP_FAILED);
+    assert_int_equal(mprotect(base + span - page, page, PROT_NONE), 0);
+    return (float *)(base + span - page - bytes);
+}
+
+static void unguard(float *v, int64_t n)
+{
+    size_t page = 4096, bytes = ((size_t)n * 4 + 15) & ~(size_t)15, span = (bytes + page - 1) / page * page + page;
+    munmap((char *)v + bytes + page - span, span);
+}
 
 static convgen_status run_on_cpu(void *user, const cg_kernel *k, const float *in0, const float *in1, float *out,
                                  void *ws, const float *bias)
@@ -57,9 +76,7 @@ static double cpu_error(const convgen_conv_desc *d, convgen_pass pass, convgen_a
         return REFUSED;
     int64_t elems[3];
     cg_problem_operand_elems(&p, pass, elems);
-    float *in0 = malloc(4 * (size_t)elems[0]), *in1 = malloc(4 * (size_t)elems[1]), *out = malloc(4 * (size_t)elems[2]);
-    float *bias = malloc(4 * (size_t)p.k);
-    assert_true(in0 && in1 && out && bias);
+    float *in0 = guarded(elems[0]), *in1 = guarded(elems[1]), *out = guarded(elems[2]), *bias = guarded(p.k);
     fill(in0, elems[0]), fill(in1, elems[1]), fill(bias, p.k);
     memset(out, 0xFF, 4 * (size_t)elems[2]); /* NaN: an output never written fails */
     const cg_kernel_runner r = {run_on_cpu, runner};
@@ -75,7 +92,7 @@ static double cpu_error(const convgen_conv_desc *d, convgen_pass pass, convgen_a
     else
         fail_msg("%s %s: %s", convgen_algo_name(algo), convgen_pass_name(pass), convgen_last_error());
     cg_generated_free(&g);
-    free(in0), free(in1), free(out), free(bias);
+    unguard(in0, elems[0]), unguard(in1, elems[1]), unguard(out, elems[2]), unguard(bias, p.k);
     return e;
 }
 
@@ -135,11 +152,12 @@ static void every_planner(const cg_target *t, const int *which, int count, int *
 {
     *ran = *not_run = 0;
     for (int i = 0; i < count; ++i)
-        for (int a = 0; a <= CONVGEN_ALGO_DIRECT_WINDOW; ++a)
-            for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD && a != CONVGEN_ALGO_AUTO; ++pass) {
-                const char *algo = convgen_algo_name((convgen_algo)a), *pass_name = convgen_pass_name((convgen_pass)pass);
+        for (int planner = 0; planner < cg_planner_count(); ++planner)
+            for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD; ++pass) {
+                const convgen_algo a = cg_planner_at(planner)->algo;
+                const char *algo = convgen_algo_name(a), *pass_name = convgen_pass_name((convgen_pass)pass);
                 char why[600] = "";
-                double e = cpu_error(&layers[which[i]], (convgen_pass)pass, (convgen_algo)a, t, NULL, why, sizeof why);
+                double e = cpu_error(&layers[which[i]], (convgen_pass)pass, a, t, NULL, why, sizeof why);
                 if (e == REFUSED)
                     continue;
                 if (e == NOT_RUN) {
@@ -178,6 +196,7 @@ static void test_every_planner_on_an_h100(void **state)
     every_planner(NULL, which, 3, &ran, &not_run);
     printf("sm_90: %d programs ran on the CPU within %.0e, %d not run (their PTX above)\n", ran, ERROR_BOUND, not_run);
     assert_true(ran >= 50);
+    assert_int_equal(not_run, 1); /* layer 7's winograd accgrad: the tensor GEMM's mbarriers */
 }
 
 /* fprop's epilogue (bias and ReLU) as each algorithm's last kernel applies it. */
@@ -189,13 +208,14 @@ static void test_epilogue(void **state)
     convgen_conv_desc d = layers[0];
     d.epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU;
     int ran = 0;
-    for (int a = 0; a <= CONVGEN_ALGO_DIRECT_WINDOW; ++a) {
+    for (int planner = 0; planner < cg_planner_count(); ++planner) {
+        const convgen_algo a = cg_planner_at(planner)->algo;
         char why[600] = "";
-        double e = a == CONVGEN_ALGO_AUTO ? REFUSED : cpu_error(&d, CONVGEN_FPROP, (convgen_algo)a, &t, NULL, why, sizeof why);
+        double e = cpu_error(&d, CONVGEN_FPROP, a, &t, NULL, why, sizeof why);
         if (e == REFUSED)
             continue;
         if (!(e >= 0 && e < ERROR_BOUND))
-            fail_msg("%s: %.3g %s", convgen_algo_name((convgen_algo)a), e, why);
+            fail_msg("%s: %.3g %s", convgen_algo_name(a), e, why);
         ++ran;
     }
     assert_true(ran >= 6);
@@ -222,13 +242,14 @@ static void test_winograd_tiles_and_sub_batches(void **state)
             }
     convgen_conv_desc d = layers[0];
     d.n = 5;
-    for (int a = 0; a <= CONVGEN_ALGO_DIRECT_WINDOW; ++a)
-        for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD && a != CONVGEN_ALGO_AUTO; ++pass) {
+    for (int planner = 0; planner < cg_planner_count(); ++planner)
+        for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD; ++pass) {
+            const convgen_algo a = cg_planner_at(planner)->algo;
             cg_tuning tune = {.workspace_limit = 1}; /* the least: sub-batches of one image where they split */
             char why[600] = "";
-            double e = cpu_error(&d, (convgen_pass)pass, (convgen_algo)a, &t, &tune, why, sizeof why);
+            double e = cpu_error(&d, (convgen_pass)pass, a, &t, &tune, why, sizeof why);
             if (e != REFUSED && !(e >= 0 && e < ERROR_BOUND))
-                fail_msg("%s %s in sub-batches: %.3g %s", convgen_algo_name((convgen_algo)a),
+                fail_msg("%s %s in sub-batches: %.3g %s", convgen_algo_name(a),
                          convgen_pass_name((convgen_pass)pass), e, why);
         }
 }
@@ -260,15 +281,16 @@ static void test_random_layers(void **state)
     int ran = 0;
     for (int l = 0; l < 10; ++l) {
         convgen_conv_desc d = random_layer(&seed);
-        for (int a = 0; a <= CONVGEN_ALGO_DIRECT_WINDOW; ++a)
-            for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD && a != CONVGEN_ALGO_AUTO; ++pass) {
+        for (int planner = 0; planner < cg_planner_count(); ++planner)
+            for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD; ++pass) {
+                const convgen_algo a = cg_planner_at(planner)->algo;
                 char why[600] = "";
-                double e = cpu_error(&d, (convgen_pass)pass, (convgen_algo)a, &t, NULL, why, sizeof why);
+                double e = cpu_error(&d, (convgen_pass)pass, a, &t, NULL, why, sizeof why);
                 if (e == REFUSED)
                     continue;
                 if (!(e >= 0 && e < ERROR_BOUND))
                     fail_msg("random layer %d (rank %d, kernel %lld, in %lld) %s %s: %.3g %s", l, d.rank,
-                             (long long)d.kernel[0], (long long)d.in[0], convgen_algo_name((convgen_algo)a),
+                             (long long)d.kernel[0], (long long)d.in[0], convgen_algo_name(a),
                              convgen_pass_name((convgen_pass)pass), e, why);
                 ++ran;
             }
@@ -288,8 +310,10 @@ static convgen_status run_source(const char *source, unsigned threads, unsigned 
     return kcpu_launch(runner, &k, in, NULL, out, NULL, NULL);
 }
 
-/* Each thread writes its shared slot and reads its neighbour's: right with the barrier between,
- * NaN (the poison) without it, since a fiber runs until it waits. */
+/* Each thread writes its shared slot and reads its neighbour's: right with the barrier between;
+ * without it, NaN (the poison) in each order where the reader runs before the writer: the last
+ * thread in order, the first reversed. And a missing barrier after a write by the first warp
+ * only, which the in-order run cannot see, shows reversed. */
 static void test_runner_catches_a_missing_barrier(void **state)
 {
     (void)state;
@@ -301,13 +325,41 @@ static void test_runner_catches_a_missing_barrier(void **state)
     snprintf(without, sizeof without, "%s", with);
     char *barrier = strstr(without, "__syncthreads();");
     memcpy(barrier, "                ", 16);
+    const char *first_warp = "extern \"C\" __global__ void probe(const float *in, const float *u, float *out, void *ws)\n"
+                             "{\n    __shared__ float s[32];\n    if (threadIdx.x < 32u)\n        s[threadIdx.x] = in[threadIdx.x];\n"
+                             "    out[threadIdx.x] = s[threadIdx.x % 32u];\n}\n";
     float in[64], out[64];
     fill(in, 64);
-    assert_int_equal(run_source(with, 64, 0, in, out), CONVGEN_SUCCESS);
-    for (int i = 0; i < 64; ++i)
-        assert_true(out[i] == in[(i + 1) % 64]);
-    assert_int_equal(run_source(without, 64, 0, in, out), CONVGEN_SUCCESS);
-    assert_true(isnan(out[0]));
+    for (int order = KCPU_IN_ORDER; order <= KCPU_REVERSED; ++order) {
+        kcpu_set_schedule(runner, (kcpu_schedule)order);
+        assert_int_equal(run_source(with, 64, 0, in, out), CONVGEN_SUCCESS);
+        for (int i = 0; i < 64; ++i)
+            assert_true(out[i] == in[(i + 1) % 64]);
+        assert_int_equal(run_source(without, 64, 0, in, out), CONVGEN_SUCCESS);
+        assert_true(isnan(out[order == KCPU_IN_ORDER ? 0 : 63])); /* the reader that ran before its writer */
+    }
+    kcpu_set_schedule(runner, KCPU_IN_ORDER);
+    assert_int_equal(run_source(first_warp, 64, 0, in, out), CONVGEN_SUCCESS);
+    assert_false(isnan(out[63])); /* what the in-order run cannot see */
+    kcpu_set_schedule(runner, KCPU_REVERSED);
+    assert_int_equal(run_source(first_warp, 64, 0, in, out), CONVGEN_SUCCESS);
+    assert_true(isnan(out[63]));
+    kcpu_set_schedule(runner, KCPU_ALTERNATE);
+}
+
+/* A write past the launch's dynamic shared memory fails the block. */
+static void test_runner_bounds_dynamic_shared_memory(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    const char *source = "extern \"C\" __global__ void probe(const float *in, const float *u, float *out, void *ws)\n"
+                         "{\n    extern __shared__ float s[];\n    s[threadIdx.x] = in[threadIdx.x];\n    __syncthreads();\n"
+                         "    out[threadIdx.x] = s[threadIdx.x];\n}\n";
+    float in[32], out[32];
+    fill(in, 32);
+    assert_int_equal(run_source(source, 32, 128, in, out), CONVGEN_SUCCESS);
+    assert_int_not_equal(run_source(source, 32, 64, in, out), CONVGEN_SUCCESS);
+    assert_non_null(strstr(convgen_last_error(), "past its 64 dynamic bytes"));
 }
 
 /* A warp sync that one lane never reaches (it has left) is a deadlock, reported, not a hang. */
@@ -324,8 +376,8 @@ static void test_runner_reports_a_deadlock(void **state)
     assert_non_null(strstr(convgen_last_error(), "deadlock"));
 }
 
-/* A cp.async copy lands at the wait that covers it: read before it, shared memory is still the
- * poison; a source size under the copy's gives zeros past it. */
+/* A cp.async copy lands at the wait that covers it in order (read before it, shared memory is
+ * still the poison), at its issue reversed; a source size under the copy's gives zeros past it. */
 static void test_runner_lands_copies_at_their_wait(void **state)
 {
     (void)state;
@@ -342,11 +394,18 @@ static void test_runner_lands_copies_at_their_wait(void **state)
         "    for (int i = 0; i < 4; ++i)\n        out[8 + 4 * threadIdx.x + i] = s[4 * threadIdx.x + i];\n}\n";
     float in[8], out[16];
     fill(in, 8);
-    assert_int_equal(run_source(source, 2, 32, in, out), CONVGEN_SUCCESS);
-    assert_true(isnan(out[0]) && isnan(out[1]));
-    for (int i = 0; i < 4; ++i)
-        assert_true(out[8 + i] == in[i]);
-    assert_true(out[12] == in[4] && out[13] == in[5] && out[14] == 0.0f && out[15] == 0.0f);
+    for (int order = KCPU_IN_ORDER; order <= KCPU_REVERSED; ++order) {
+        kcpu_set_schedule(runner, (kcpu_schedule)order);
+        assert_int_equal(run_source(source, 2, 32, in, out), CONVGEN_SUCCESS);
+        if (order == KCPU_IN_ORDER) /* landed at the wait */
+            assert_true(isnan(out[0]) && isnan(out[1]));
+        else /* landed at issue */
+            assert_true(out[0] == in[0] && out[1] == in[4]);
+        for (int i = 0; i < 4; ++i)
+            assert_true(out[8 + i] == in[i]);
+        assert_true(out[12] == in[4] && out[13] == in[5] && out[14] == 0.0f && out[15] == 0.0f);
+    }
+    kcpu_set_schedule(runner, KCPU_ALTERNATE);
 }
 
 /* PTX the CPU cannot run fails where it is reached, naming it. */
@@ -367,6 +426,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runner_catches_a_missing_barrier),
+        cmocka_unit_test(test_runner_bounds_dynamic_shared_memory),
         cmocka_unit_test(test_runner_reports_a_deadlock),
         cmocka_unit_test(test_runner_lands_copies_at_their_wait),
         cmocka_unit_test(test_runner_names_ptx_it_cannot_run),

@@ -89,30 +89,18 @@ template <class T> static inline T __shfl_sync(unsigned mask, T v, int from, int
     return v;
 }
 
-/* ---- shared memory: one arena, the dynamic part first, then the kernel's __shared__ arrays
- * (placed at their first use: kernel_cpu.c makes each a static reference into the arena). Every
- * block starts with all of it NaN (0xFF bytes), so a read of what the block never wrote shows. */
-enum { KCPU_DYNAMIC_BYTES = 256 << 10, KCPU_ARENA_BYTES = 4 << 20 };
-static __attribute__((aligned(128))) char kcpu_arena[KCPU_ARENA_BYTES];
-static size_t kcpu_arena_used = KCPU_DYNAMIC_BYTES;
+/* ---- shared memory: the runner's arena (kcpu_arena, set with kcpu_calls), the dynamic part
+ * first, then each kernel's __shared__ arrays, placed at their first use (kernel_cpu.c makes each
+ * a static reference into the arena; none is at namespace scope, which would run before the
+ * runner sets the arena). The runner poisons what a block uses (0xFF bytes: NaN) before it
+ * starts, so a read of what the block never wrote shows. */
+extern "C" {
+char *kcpu_arena;
+}
+enum { KCPU_ARENA_BYTES = 64 << 20 };
 
 static inline void *kcpu_dynamic_shared(void) { return kcpu_arena; }
-
-static inline void *kcpu_static_shared(size_t bytes)
-{
-    size_t at = (kcpu_arena_used + 127) & ~(size_t)127;
-    if (at + bytes > KCPU_ARENA_BYTES) {
-        kcpu_calls->fail("the kernel's __shared__ arrays pass the CPU arena's 4 MiB");
-        return kcpu_arena;
-    }
-    kcpu_arena_used = at + bytes;
-    return kcpu_arena + at;
-}
-
-extern "C" void kcpu_block_start(void) { memset(kcpu_arena, 0xFF, kcpu_arena_used); }
-
-/* All of it NaN from the start: the arrays placed later, at their first use, too. */
-__attribute__((constructor)) static void kcpu_poison_arena(void) { memset(kcpu_arena, 0xFF, sizeof kcpu_arena); }
+static inline void *kcpu_static_shared(size_t bytes) { return kcpu_calls->static_shared(bytes); }
 
 static inline size_t __cvta_generic_to_shared(const void *p)
 {
@@ -122,22 +110,34 @@ static inline size_t __cvta_generic_to_shared(const void *p)
     return (size_t)(c - kcpu_arena);
 }
 
-/* ---- cp.async: issued copies wait in the thread's list until a wait covers their group ---- */
+/* ---- cp.async: issued copies wait in the thread's list until a wait covers their group (or,
+ * in a reversed run, land at once: a write over what others still read then shows) ---- */
+static inline void kcpu_land(kcpu_copy c)
+{
+    memcpy(c.to, c.from, c.from_bytes);
+    memset(c.to + c.from_bytes, 0, c.bytes - c.from_bytes);
+}
+
 static inline void kcpu_copy_async(unsigned to, const void *from, unsigned bytes, unsigned from_bytes)
 {
     kcpu_thread *t = kcpu_self;
-    if (to + (size_t)bytes > KCPU_ARENA_BYTES || (to & (bytes - 1u)) || ((uintptr_t)from & (bytes - 1u)))
+    if ((size_t)to + bytes > KCPU_ARENA_BYTES || (to & (bytes - 1u)) || ((uintptr_t)from & (bytes - 1u)))
         kcpu_calls->fail("cp.async: a destination outside shared memory, or an address not aligned to its size");
+    kcpu_copy c = {kcpu_arena + to, (const char *)from, bytes, from_bytes < bytes ? from_bytes : bytes, t->committed};
+    if (t->copies_land_at_issue) {
+        kcpu_land(c);
+        return;
+    }
     if (t->copy_count == t->copy_cap) {
-        t->copy_cap = t->copy_cap ? 2 * t->copy_cap : 64;
-        t->copies = (kcpu_copy *)realloc(t->copies, t->copy_cap * sizeof *t->copies);
-        if (!t->copies) {
+        unsigned cap = t->copy_cap ? 2 * t->copy_cap : 64;
+        kcpu_copy *grown = (kcpu_copy *)realloc(t->copies, cap * sizeof *grown);
+        if (!grown) {
             kcpu_calls->fail("out of memory for cp.async copies");
             return;
         }
+        t->copies = grown, t->copy_cap = cap;
     }
-    t->copies[t->copy_count++] = kcpu_copy{kcpu_arena + to, (const char *)from, bytes,
-                                           from_bytes < bytes ? from_bytes : bytes, t->committed};
+    t->copies[t->copy_count++] = c;
 }
 
 static inline void kcpu_commit(void) { ++kcpu_self->committed; }
@@ -150,8 +150,7 @@ static inline void kcpu_wait(unsigned n)
     for (unsigned i = 0; i < t->copy_count; ++i) {
         kcpu_copy c = t->copies[i];
         if (c.group + n < t->committed) {
-            memcpy(c.to, c.from, c.from_bytes);
-            memset(c.to + c.from_bytes, 0, c.bytes - c.from_bytes);
+            kcpu_land(c);
         } else {
             t->copies[kept++] = c;
         }

@@ -20,18 +20,24 @@
 #include "kernel_cpu_thread.h"
 #include "util.h"
 
-enum { MAX_THREADS = 1024, STACK_BYTES = 256 << 10, MAX_SYNCS = 8 };
+enum { MAX_THREADS = 1024, STACK_BYTES = 256 << 10, MAX_SYNCS = 8,
+       DYNAMIC_BYTES = 256 << 10,   /* the arena's first part: a launch's dynamic shared memory */
+       ARENA_BYTES = 64 << 20,      /* then every kernel's __shared__ arrays (cuda_on_cpu.h) */
+       WATCHDOG_S = 300,            /* a kernel that loops without yielding ends the process */
+       POISONED_STACK = 8 << 10 };/* the top of each fiber stack poisoned before it runs */
 
 typedef struct module {
     uint64_t hash;
     void *handle;
     void (*kernel)(const float *, const float *, float *, void *, const float *);
-    void (*block_start)(void);
     kcpu_thread **self;
+    size_t statics_from, statics_to; /* its __shared__ arrays' part of the arena, once placed */
 } module;
 
 /* A warp-wide sync in progress: the lanes of `mask` arrive with a value each; once all have,
- * each takes what it asked for and leaves; the last to leave frees it. */
+ * each takes what it asked for and leaves; the last to leave frees it. Stricter than CUDA, which
+ * leaves lanes that have exited out of the count: a mask naming one is reported as a deadlock
+ * (no emitted kernel syncs a warp after some of its lanes return). */
 typedef struct warp_sync {
     bool used, complete;
     unsigned mask, arrived, left;
@@ -53,6 +59,12 @@ struct kcpu_runner {
     char *cxx, *shim_dir, *work_dir;
     module *modules;
     int module_count;
+    char *arena;         /* shared memory, ARENA_BYTES */
+    size_t arena_used;   /* DYNAMIC_BYTES, then the __shared__ arrays placed so far */
+    module *module;      /* the running kernel's */
+    kcpu_schedule schedule;
+    unsigned launches;
+    bool reversed;       /* this launch's order: blocks and threads last first, copies landing at issue */
     /* the running block */
     fiber *fibers;
     char *stacks;
@@ -64,7 +76,9 @@ struct kcpu_runner {
     char failure[256];
 };
 
-static kcpu_runner *running; /* the runner whose block is on the fibers (one at a time) */
+/* The runner whose block is on the fibers (one at a time), and its launch's parameters: globals,
+ * since makecontext passes a fiber's entry only ints, not pointers, portably. */
+static kcpu_runner *running;
 
 /* ---- what the shim calls ---- */
 
@@ -151,7 +165,22 @@ static uint64_t exchange(unsigned mask, uint64_t value, unsigned from)
 
 static void syncwarp(unsigned mask) { exchange(mask, 0, running->fibers[running->current].thread.lane); }
 
-static const kcpu_api calls = {syncthreads, syncwarp, exchange, fail};
+/* Places a __shared__ array of the running kernel (its first block, at its first use). */
+static void *static_shared(size_t bytes)
+{
+    kcpu_runner *r = running;
+    size_t at = (r->arena_used + 127) & ~(size_t)127;
+    if (at + bytes > ARENA_BYTES)
+        fail("the kernels' __shared__ arrays pass the CPU arena's 64 MiB");
+    memset(r->arena + at, 0xFF, bytes);
+    module *m = r->module;
+    m->statics_from = m->statics_to > m->statics_from ? m->statics_from : at;
+    m->statics_to = at + bytes;
+    r->arena_used = at + bytes;
+    return r->arena + at;
+}
+
+static const kcpu_api calls = {syncthreads, syncwarp, exchange, fail, static_shared};
 
 /* ---- modules ---- */
 
@@ -179,8 +208,13 @@ convgen_status kcpu_create(const char *cxx, const char *shim_dir, kcpu_runner **
     r->fibers = calloc(MAX_THREADS, sizeof *r->fibers);
     r->stacks = mmap(NULL, (size_t)MAX_THREADS * STACK_BYTES, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (!r->cxx || !r->shim_dir || !r->work_dir || !r->fibers || r->stacks == MAP_FAILED) {
+    r->arena = mmap(NULL, ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    r->arena_used = DYNAMIC_BYTES;
+    for (int i = 0; r->stacks != MAP_FAILED && i < MAX_THREADS; ++i) /* a guard page under each stack */
+        mprotect(r->stacks + (size_t)i * STACK_BYTES, 4096, PROT_NONE);
+    if (!r->cxx || !r->shim_dir || !r->work_dir || !r->fibers || r->stacks == MAP_FAILED || r->arena == MAP_FAILED) {
         r->stacks = r->stacks == MAP_FAILED ? NULL : r->stacks;
+        r->arena = r->arena == MAP_FAILED ? NULL : r->arena;
         kcpu_destroy(r);
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "kernel_cpu: out of memory for the fibers");
     }
@@ -211,6 +245,10 @@ void kcpu_destroy(kcpu_runner *r)
     }
     if (r->stacks)
         munmap(r->stacks, (size_t)MAX_THREADS * STACK_BYTES);
+    if (r->arena)
+        munmap(r->arena, ARENA_BYTES);
+    for (int i = 0; r->fibers && i < MAX_THREADS; ++i)
+        free(r->fibers[i].thread.copies);
     free(r->fibers), free(r->cxx), free(r->shim_dir), free(r->work_dir), free(r);
 }
 
@@ -249,7 +287,7 @@ static convgen_status compile_kernel(const kcpu_runner *r, const cg_kernel *k, u
         return cg_fail(CONVGEN_ERROR_IO, "kernel_cpu: cannot write %s", src);
     /* -O1: the unrolled kernels compile in a fraction of a second, and run at native speed
      * between barriers */
-    snprintf(command, sizeof command, "%s -std=c++17 -O1 -w -fPIC -shared -I'%s' -include cuda_on_cpu.h -o '%s' '%s' > '%s' 2>&1",
+    snprintf(command, sizeof command, "%s -std=c++17 -O1 -w -fPIC -fno-threadsafe-statics -shared -I'%s' -include cuda_on_cpu.h -o '%s' '%s' > '%s' 2>&1",
              r->cxx, r->shim_dir, lib, src, log);
     return run_command(command, log, k->name);
 }
@@ -267,14 +305,14 @@ static convgen_status load_module(kcpu_runner *r, const cg_kernel *k, uint64_t h
     if (!m.handle)
         return cg_fail(CONVGEN_ERROR_COMPILE, "kernel_cpu: dlopen %s: %s", lib, dlerror());
     *(void **)&m.kernel = dlsym(m.handle, k->name);
-    *(void **)&m.block_start = dlsym(m.handle, "kcpu_block_start");
     m.self = dlsym(m.handle, "kcpu_self");
     const kcpu_api **table = dlsym(m.handle, "kcpu_calls");
-    if (!m.kernel || !m.block_start || !m.self || !table) {
+    char **arena = dlsym(m.handle, "kcpu_arena");
+    if (!m.kernel || !m.self || !table || !arena) {
         dlclose(m.handle);
         return cg_fail(CONVGEN_ERROR_COMPILE, "kernel_cpu: %s has no function %s", lib, k->name);
     }
-    *table = &calls;
+    *table = &calls, *arena = r->arena;
     r->modules[r->module_count++] = m;
     return CONVGEN_SUCCESS;
 }
@@ -286,11 +324,15 @@ typedef struct compile_job {
     char (*message)[1024];
 } compile_job;
 
+/* Compiles kernel i unless it is compiled or an earlier one of the batch is the same. */
 static void compile_one(void *user, int i)
 {
     compile_job *j = user;
-    j->status[i] = cached((kcpu_runner *)j->r, hash_of(&j->kernels[i])) ? CONVGEN_SUCCESS
-                                                                         : compile_kernel(j->r, &j->kernels[i], hash_of(&j->kernels[i]));
+    uint64_t hash = hash_of(&j->kernels[i]);
+    bool done = cached((kcpu_runner *)j->r, hash);
+    for (int e = 0; e < i && !done; ++e)
+        done = hash_of(&j->kernels[e]) == hash;
+    j->status[i] = done ? CONVGEN_SUCCESS : compile_kernel(j->r, &j->kernels[i], hash);
     if (j->status[i] != CONVGEN_SUCCESS)
         snprintf(j->message[i], sizeof j->message[i], "%s", convgen_last_error());
 }
@@ -352,14 +394,35 @@ static void start_fiber(kcpu_runner *r, const cg_kernel *k, unsigned i, kcpu_uin
         .grid_dim = {k->grid[0], k->grid[1], k->grid[2]},
         .lane = i % 32,
         .warp = i / 32,
+        .copies_land_at_issue = r->reversed,
     };
     f->done = false;
     f->barrier = NULL, f->sync = NULL;
+    /* the stack's top NaN: a local read before it is written shows (frames are under 1 KiB) */
+    memset(r->stacks + (size_t)(i + 1) * STACK_BYTES - POISONED_STACK, 0xFF, POISONED_STACK);
     getcontext(&f->context);
     f->context.uc_stack.ss_sp = r->stacks + (size_t)i * STACK_BYTES;
     f->context.uc_stack.ss_size = STACK_BYTES;
     f->context.uc_link = &r->scheduler;
     makecontext(&f->context, fiber_main, 0);
+}
+
+/* Poisons the block's shared memory: the dynamic part and the kernel's __shared__ arrays. */
+static void poison_shared(kcpu_runner *r, const module *m)
+{
+    memset(r->arena, 0xFF, DYNAMIC_BYTES);
+    if (m->statics_to > m->statics_from)
+        memset(r->arena + m->statics_from, 0xFF, m->statics_to - m->statics_from);
+}
+
+/* Whether the block left the dynamic shared memory past its `bytes` untouched (a write past the
+ * launch's size is out of bounds on the GPU). */
+static bool within_dynamic(const kcpu_runner *r, unsigned bytes)
+{
+    for (size_t i = bytes; i < DYNAMIC_BYTES; ++i)
+        if ((unsigned char)r->arena[i] != 0xFF)
+            return false;
+    return true;
 }
 
 /* Runs one block to its end; false where it failed or deadlocked (r->failure says why). */
@@ -368,12 +431,13 @@ static bool run_block(kcpu_runner *r, const cg_kernel *k, module *m, kcpu_uint3 
     r->threads = r->live = k->block[0] * k->block[1] * k->block[2];
     r->barrier_arrived = 0;
     memset(r->syncs, 0, sizeof r->syncs);
-    m->block_start();
+    poison_shared(r, m);
     for (unsigned i = 0; i < r->threads; ++i)
         start_fiber(r, k, i, block);
     while (r->live > 0 && !r->failure[0]) {
         uint64_t before = r->events;
-        for (unsigned i = 0; i < r->threads && !r->failure[0]; ++i) {
+        for (unsigned n = 0; n < r->threads && !r->failure[0]; ++n) {
+            unsigned i = r->reversed ? r->threads - 1 - n : n;
             const fiber *f = &r->fibers[i];
             if (f->done || (f->barrier && *f->barrier == f->generation) || (f->sync && !f->sync->complete))
                 continue;
@@ -385,8 +449,13 @@ static bool run_block(kcpu_runner *r, const cg_kernel *k, module *m, kcpu_uint3 
             snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u): deadlock: %u of %u threads wait at a barrier "
                      "or a shuffle that the others never reach", block.x, block.y, block.z, r->live, r->threads);
     }
+    if (!r->failure[0] && !within_dynamic(r, k->shared_bytes))
+        snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u) wrote shared memory past its %u dynamic bytes",
+                 block.x, block.y, block.z, k->shared_bytes);
     return !r->failure[0];
 }
+
+void kcpu_set_schedule(kcpu_runner *r, kcpu_schedule s) { r->schedule = s; }
 
 convgen_status kcpu_launch(kcpu_runner *r, const cg_kernel *k, const float *in0, const float *in1, float *out,
                            void *ws, const float *bias)
@@ -394,7 +463,7 @@ convgen_status kcpu_launch(kcpu_runner *r, const cg_kernel *k, const float *in0,
     unsigned threads = k->block[0] * k->block[1] * k->block[2];
     if (threads == 0 || threads > MAX_THREADS)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel_cpu: %s: %u threads a block", k->name, threads);
-    if (k->shared_bytes > 256u << 10)
+    if (k->shared_bytes > DYNAMIC_BYTES)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "kernel_cpu: %s: %u bytes of dynamic shared memory", k->name,
                        k->shared_bytes);
     module *m = NULL;
@@ -406,12 +475,16 @@ convgen_status kcpu_launch(kcpu_runner *r, const cg_kernel *k, const float *in0,
     launch_args.m = m, launch_args.in0 = in0, launch_args.in1 = in1, launch_args.out = out, launch_args.ws = ws;
     launch_args.bias = bias;
     running = r;
+    r->module = m;
     r->failure[0] = 0;
+    r->reversed = r->schedule == KCPU_REVERSED || (r->schedule == KCPU_ALTERNATE && r->launches++ % 2);
     bool ok = true;
-    for (unsigned z = 0; ok && z < k->grid[2]; ++z)
-        for (unsigned y = 0; ok && y < k->grid[1]; ++y)
-            for (unsigned x = 0; ok && x < k->grid[0]; ++x)
-                ok = run_block(r, k, m, (kcpu_uint3){x, y, z});
+    alarm(WATCHDOG_S);
+    for (unsigned n = 0, blocks = k->grid[0] * k->grid[1] * k->grid[2]; ok && n < blocks; ++n) {
+        unsigned b = r->reversed ? blocks - 1 - n : n;
+        ok = run_block(r, k, m, (kcpu_uint3){b % k->grid[0], b / k->grid[0] % k->grid[1], b / (k->grid[0] * k->grid[1])});
+    }
+    alarm(0);
     running = NULL;
     return ok ? CONVGEN_SUCCESS : cg_fail(CONVGEN_ERROR_CUDA, "kernel_cpu: %s: %s", k->name, r->failure);
 }

@@ -15,10 +15,19 @@
 
 typedef struct kcpu_runner kcpu_runner;
 
+/* The order a launch runs in. The CPU runs one ordering of what a GPU runs in parallel; two
+ * opposite ones expose what either hides: IN_ORDER runs blocks and threads first to last, each
+ * as far as it can before the next, with cp.async copies landing at the wait that covers them
+ * (a read before its barrier or its wait sees the poison); REVERSED runs them last to first with
+ * copies landing at issue (a write over what other threads still read shows). ALTERNATE, the
+ * default, takes them in turn, launch by launch. */
+typedef enum { KCPU_ALTERNATE, KCPU_IN_ORDER, KCPU_REVERSED } kcpu_schedule;
+
 /* A runner whose kernels include `shim_dir`/cuda_on_cpu.h and compile with `cxx` (a C++17
  * compiler command); fails with the reason where the compiler does not run. */
 convgen_status kcpu_create(const char *cxx, const char *shim_dir, kcpu_runner **out);
 void kcpu_destroy(kcpu_runner *r);
+void kcpu_set_schedule(kcpu_runner *r, kcpu_schedule s);
 
 /* Compiles those of the `count` kernels not yet compiled, as many at once as there are cores
  * (kcpu_launch compiles a kernel it has not seen, alone). */

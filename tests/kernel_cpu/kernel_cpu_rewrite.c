@@ -97,8 +97,9 @@ static bool join_literals(asm_stmt *a, const char *p, const char *end)
             char c = *p;
             if (c == '\\' && p + 1 < end)
                 c = *++p == 'n' ? '\n' : *p == 't' ? '\t' : *p;
-            if (n + 1 < sizeof a->ptx)
-                a->ptx[n++] = c;
+            if (n + 1 == sizeof a->ptx)
+                return false; /* longer than any template's */
+            a->ptx[n++] = c;
         }
         ++p;
     }
@@ -124,12 +125,15 @@ static bool take_operands(asm_stmt *a, const char *p, const char *end)
     return true;
 }
 
-/* %N's expression, or NULL. */
+/* %N's expression, or NULL where s is anything but %N. */
 static const char *operand_of(const asm_stmt *a, const char *s)
 {
-    int i;
-    return sscanf(s, " %%%d", &i) == 1 && i >= 0 && i < a->operands ? a->operand[i] : NULL;
+    int i, used = 0;
+    return sscanf(s, " %%%d%n", &i, &used) == 1 && s[used] == 0 && i >= 0 && i < a->operands ? a->operand[i] : NULL;
 }
+
+/* Whether sscanf's %n (`used`) reached the instruction's end: nothing of it left unread. */
+static bool whole(const char *ins, int used) { return used > 0 && ins[used] == 0; }
 
 static const char *predicate_of(const asm_stmt *a, const char *name)
 {
@@ -144,14 +148,16 @@ static bool translate(asm_stmt *a, const char *ins, cg_buf *out)
 {
     char name[16], src[64], dst[64], size_arg[64], space[8];
     unsigned bytes, n;
+    int used = 0;
     if (!*ins || strncmp(ins, "griddepcontrol.", 15) == 0)
         return true;
-    if (sscanf(ins, ".reg .pred %15s", name) == 1 && a->preds < MAX_PREDICATES) {
+    if (sscanf(ins, ".reg .pred %15s%n", name, &used) == 1 && whole(ins, used) && a->preds < MAX_PREDICATES) {
         snprintf(a->pred_name[a->preds], sizeof a->pred_name[0], "%s", name);
         snprintf(a->pred_test[a->preds++], sizeof a->pred_test[0], "0");
         return true;
     }
-    if (sscanf(ins, "setp.eq.u32 %15[^,], %63[^,], 0", name, src) == 2 && operand_of(a, src))
+    used = 0;
+    if (sscanf(ins, "setp.eq.u32 %15[^,], %63[^,], 0%n", name, src, &used) == 2 && whole(ins, used) && operand_of(a, src))
         for (int i = 0; i < a->preds; ++i)
             if (strcmp(a->pred_name[i], name) == 0) {
                 snprintf(a->pred_test[i], sizeof a->pred_test[0], "((%s) == 0)", operand_of(a, src));
@@ -161,7 +167,8 @@ static bool translate(asm_stmt *a, const char *ins, cg_buf *out)
         cg_buf_puts(out, " kcpu_commit();");
         return true;
     }
-    if (sscanf(ins, "cp.async.wait_group %u", &n) == 1) {
+    used = 0;
+    if (sscanf(ins, "cp.async.wait_group %u%n", &n, &used) == 1 && whole(ins, used)) {
         cg_buf_printf(out, " kcpu_wait(%u);", n);
         return true;
     }
@@ -169,9 +176,10 @@ static bool translate(asm_stmt *a, const char *ins, cg_buf *out)
         cg_buf_puts(out, " kcpu_commit(); kcpu_wait(0);");
         return true;
     }
-    int fields = sscanf(ins, "cp.async.%7[cag].shared.global [%63[^]]], [%63[^]]], %u, %63s", space, dst, src,
-                        &bytes, size_arg);
-    if (fields >= 4 && operand_of(a, dst) && operand_of(a, src)) {
+    int fields = sscanf(ins, "cp.async.%7[cag].shared.global [%63[^]]], [%63[^]]], %u%n, %63s%n", space, dst, src,
+                        &bytes, &used, size_arg, &used);
+    if (fields >= 4 && whole(ins, used) && (!strcmp(space, "ca") || !strcmp(space, "cg")) && operand_of(a, dst) &&
+        operand_of(a, src)) {
         const char *pred = fields == 5 ? predicate_of(a, size_arg) : NULL, *size = fields == 5 ? operand_of(a, size_arg) : NULL;
         if (fields == 5 && !pred && !size)
             return false;

@@ -4,6 +4,8 @@
 #ifndef KCPU_THREAD_H
 #define KCPU_THREAD_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -26,6 +28,7 @@ typedef struct kcpu_copy {
 typedef struct kcpu_thread {
     kcpu_uint3 thread_idx, block_idx, block_dim, grid_dim;
     unsigned lane, warp; /* of the linear thread index in the block */
+    bool copies_land_at_issue; /* the earliest moment (a reversed run), not the wait's */
     kcpu_copy *copies;   /* this thread's copies in flight, in issue order */
     unsigned copy_count, copy_cap, committed;
 } kcpu_thread;
@@ -39,6 +42,8 @@ typedef struct kcpu_api {
     /* Every lane of `mask` gives `value`; returns lane `from`'s (a lane of the warp). */
     uint64_t (*exchange)(unsigned mask, uint64_t value, unsigned from);
     void (*fail)(const char *what);
+    /* A __shared__ array's place in the runner's arena (kcpu_arena), poisoned before each block. */
+    void *(*static_shared)(size_t bytes);
 } kcpu_api;
 
 #ifdef __cplusplus
