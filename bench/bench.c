@@ -408,15 +408,17 @@ static void run_prepared(convgen_state *c, const float *reference, const referen
 }
 
 /* A row's plan options beside the algorithm's defaults. */
-typedef enum { PLAIN, TF32, OTHER_GEMM, TENSOR_GEMM, AUTO } variant;
+typedef enum { PLAIN, TF32, OTHER_GEMM, TENSOR_GEMM, WEIGHTS_INSIDE, AUTO } variant;
 
 /* Plans, times and checks one algorithm; appends its row, and a row on prepared weights where
  * the plan has weights to prepare. Variants: "<algorithm>, tf32", the plan's GEMMs on TF32
  * tensor cores (allow_tf32), against cuDNN's TF32 column; "<algorithm>, generated GEMM",
  * winograd's products by convgen's own GEMM, and "fft, cuBLAS GEMM", fft's by cuBLAS's
  * (options.gemm: each algorithm's other GEMM); "winograd, tensor-core GEMM", winograd's products in
- * 3xTF32 on the tensor cores (gemm=tensor, sm_90); "auto (<winner>)", algorithm AUTO
- * (pl NULL), which times the candidates while planning. */
+ * 3xTF32 on the tensor cores (gemm=tensor, sm_90); "winograd-fused, weights inside", its fprop
+ * and bprop with the weights' transforms made inside the fused kernel (weights=inside: one launch,
+ * nothing to prepare); "auto (<winner>)", algorithm AUTO (pl NULL), which times the candidates
+ * while planning. */
 static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pass, const cg_planner *pl, variant v,
                         bench_buffers *b, const float *reference, const reference_points *rp, const options *o,
                         bench_report *r)
@@ -434,12 +436,14 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
     snprintf(row.algo, sizeof row.algo, "%s%s%s%s", pl ? pl->name : "auto", tiled ? ", m " : "", tiled ? o->tile : "",
              tf32                             ? ", tf32"
              : v == TENSOR_GEMM               ? ", tensor-core GEMM"
+             : v == WEIGHTS_INSIDE            ? ", weights inside"
              : v != OTHER_GEMM                ? ""
              : other == CONVGEN_GEMM_CUBLAS   ? ", cuBLAS GEMM"
                                               : ", generated GEMM");
     convgen_state c = {.b = b};
     convgen_plan_options opt = {.allow_tf32 = tf32,
-                                .gemm = v == OTHER_GEMM ? other : v == TENSOR_GEMM ? CONVGEN_GEMM_TENSOR : 0};
+                                .gemm = v == OTHER_GEMM ? other : v == TENSOR_GEMM ? CONVGEN_GEMM_TENSOR : 0,
+                                .weights = v == WEIGHTS_INSIDE ? CONVGEN_WEIGHTS_INSIDE : 0};
     memcpy(opt.winograd_m, tile.winograd_m, sizeof opt.winograd_m);
     convgen_status s = convgen_plan_conv_ex(ctx, &l->desc, pass, pl ? pl->algo : CONVGEN_ALGO_AUTO, &opt, &c.plan);
     size_t ws = 0;
@@ -543,6 +547,8 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
             run_convgen(ctx, l, pass, pl, OTHER_GEMM, &b, reference, rp, o, r);
         if (pl->algo == CONVGEN_ALGO_WINOGRAD && strcmp(convgen_context_arch(ctx), "sm_90") == 0)
             run_convgen(ctx, l, pass, pl, TENSOR_GEMM, &b, reference, rp, o, r); /* gemm_tc.c: sm_90 only */
+        if (pl->algo == CONVGEN_ALGO_WINOGRAD_FUSED && pass != CONVGEN_ACCGRAD) /* refused where the cluster kernel runs */
+            run_convgen(ctx, l, pass, pl, WEIGHTS_INSIDE, &b, reference, rp, o, r);
     }
     if (bench_algo_listed(o->algos, "auto")) {
         run_convgen(ctx, l, pass, NULL, AUTO, &b, reference, rp, o, r);

@@ -140,6 +140,17 @@ static bool set_gemm(cli_args *a, const cli_option *o, const char *v)
     return true;
 }
 
+static bool set_weights(cli_args *a, const cli_option *o, const char *v)
+{
+    static const char *const words[] = {"before", "inside", NULL};
+    static const convgen_weights where[] = {CONVGEN_WEIGHTS_BEFORE, CONVGEN_WEIGHTS_INSIDE};
+    int i;
+    if (!set_word(o, v, words, &i))
+        return false;
+    a->options.weights = where[i];
+    return true;
+}
+
 static bool set_effort(cli_args *a, const cli_option *o, const char *v)
 {
     static const char *const words[] = {"measure", "estimate", "exhaustive", NULL};
@@ -276,6 +287,11 @@ static const cli_option options[] = {
      "with 32 channels a side, else generated for 33 to 64 output channels\n"
      "(3-D: to 127) over 1000 tiles;\n"
      "fft, generated; fft-tiled, cublas"},
+    {"--weights", "WHERE", PLAN_VERBS, false, set_weights, 0,
+     "winograd-fused's weights' transforms, fprop and bprop: before (a\n"
+     "kernel of their own, what convgen_prepare_weights runs once; the\n"
+     "default) or inside (the fused kernel's blocks make them: one launch,\n"
+     "nothing to prepare; not on sm_90's cluster kernel)"},
     {"--tile", "MxN", PLAN_VERBS, false, set_tuning_sizes, 0,
      "winograd: the output tile m of F(m, r) per dimension; 0 (and the\n"
      "default): chosen (winograd-fused on 3-D layers: 0 or 1 along the\n"

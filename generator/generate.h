@@ -112,6 +112,7 @@ typedef struct cg_tuning {
     int64_t fourier_size[CONVGEN_MAX_RANK]; /* FFT algorithms: the transform size; 0: chosen */
     int winograd_m[CONVGEN_MAX_RANK];       /* winograd: the tile F(m, r) per dimension; 0: chosen */
     int gemm;                               /* winograd: CONVGEN_GEMM_*; 0: chosen */
+    int weights;                            /* winograd-fused: CONVGEN_WEIGHTS_*; 0: chosen */
     bool tf32;                              /* library GEMMs may use TF32 tensor cores */
     int64_t workspace_limit;                /* bytes; 0: none. Planners may sub-batch to stay under */
 } cg_tuning;
@@ -271,6 +272,13 @@ typedef struct cg_wino_op {
      * counted as they are. */
     int64_t row_block;
     double channel_scale;
+    /* FUSED: the tiles one block takes (for the cost model); where `weights_inside`, the kernel
+     * makes the weights' transforms itself, each block those of its chunks, from in1 as the
+     * weights' G op reads it (w's planes [rows][channels], or [channels][rows] where
+     * `weights_transposed`, each r[0] x r[1] x r[2], reversed where `weights_flip`), and reads
+     * nothing at `weights`. */
+    int64_t tile_block;
+    bool weights_inside, weights_flip, weights_transposed;
     /* FUSED: the blocks of the cluster that shares a tile's elements (sm_90); 0: one block */
     int cluster;
     /* G of the weights (one tile a volume) and FUSED: where u_rows > 0, the weights' transforms lie
@@ -354,13 +362,16 @@ typedef struct cg_knob {
 
 /* The values of the cg_tuning fields that planners' knobs fix (variant.c), for their knob
  * lists: the Winograd tile m per dimension ("6x6", each 0 to 12, 0 along a kernel extent of 1),
- * the Fourier size per dimension ("128x128"), the GEMM ("cublas" or "generated"). */
+ * the Fourier size per dimension ("128x128"), the GEMM ("cublas", "generated" or "tensor"), where
+ * the weights' transforms are made ("before" or "inside"). */
 void cg_tile_print(const cg_tuning *t, int rank, char *buf, size_t size);
 convgen_status cg_tile_parse(const char *value, int rank, cg_tuning *t);
 void cg_fourier_print(const cg_tuning *t, int rank, char *buf, size_t size);
 convgen_status cg_fourier_parse(const char *value, int rank, cg_tuning *t);
 void cg_gemm_print(const cg_tuning *t, int rank, char *buf, size_t size);
 convgen_status cg_gemm_parse(const char *value, int rank, cg_tuning *t);
+void cg_weights_print(const cg_tuning *t, int rank, char *buf, size_t size);
+convgen_status cg_weights_parse(const char *value, int rank, cg_tuning *t);
 
 /* cg_planner.flags */
 enum {

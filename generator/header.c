@@ -31,7 +31,8 @@ void cg_emit_command(const cg_problem *p, convgen_pass pass, convgen_algo algo, 
     static const struct {
         const char *option;
         void (*print)(const cg_tuning *t, int rank, char *buf, size_t size);
-    } knobs[] = {{"--fourier", cg_fourier_print}, {"--tile", cg_tile_print}, {"--gemm", cg_gemm_print}};
+    } knobs[] = {{"--fourier", cg_fourier_print}, {"--tile", cg_tile_print}, {"--gemm", cg_gemm_print},
+                 {"--weights", cg_weights_print}};
     for (size_t i = 0; tune && i < sizeof knobs / sizeof knobs[0]; ++i) {
         knobs[i].print(tune, p->rank, dims, sizeof dims);
         if (dims[0])

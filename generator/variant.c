@@ -71,21 +71,51 @@ convgen_status cg_fourier_parse(const char *value, int rank, cg_tuning *t)
     return s;
 }
 
+/* An enum field's value as a word: names[0] is "" (chosen, left out), names[1 ..] the values. */
+static void word_print(int value, const char *const *names, int count, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", value > 0 && value < count ? names[value] : "");
+}
+
+/* The value of `word` among names[1 ..]; else INVALID_VALUE naming the words (`choices`). */
+static convgen_status word_parse(const char *word, const char *const *names, int count, const char *choices,
+                                 int *value)
+{
+    for (int i = 1; i < count; ++i)
+        if (strcmp(word, names[i]) == 0)
+            return *value = i, CONVGEN_SUCCESS;
+    return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "'%s' is not %s", word, choices);
+}
+
 static const char *const gemm_names[] = {"", "cublas", "generated", "tensor"}; /* CONVGEN_GEMM_* */
+static const char *const weights_names[] = {"", "before", "inside"};         /* CONVGEN_WEIGHTS_* */
+enum {
+    GEMM_NAMES = sizeof gemm_names / sizeof gemm_names[0],
+    WEIGHTS_NAMES = sizeof weights_names / sizeof weights_names[0]
+};
 
 void cg_gemm_print(const cg_tuning *t, int rank, char *buf, size_t size)
 {
     (void)rank;
-    snprintf(buf, size, "%s", t->gemm > 0 && t->gemm <= CONVGEN_GEMM_TENSOR ? gemm_names[t->gemm] : "");
+    word_print(t->gemm, gemm_names, GEMM_NAMES, buf, size);
 }
 
 convgen_status cg_gemm_parse(const char *value, int rank, cg_tuning *t)
 {
     (void)rank;
-    for (int g = CONVGEN_GEMM_CUBLAS; g <= CONVGEN_GEMM_TENSOR; ++g)
-        if (strcmp(value, gemm_names[g]) == 0)
-            return t->gemm = g, CONVGEN_SUCCESS;
-    return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "'%s' is not cublas, generated or tensor", value);
+    return word_parse(value, gemm_names, GEMM_NAMES, "cublas, generated or tensor", &t->gemm);
+}
+
+void cg_weights_print(const cg_tuning *t, int rank, char *buf, size_t size)
+{
+    (void)rank;
+    word_print(t->weights, weights_names, WEIGHTS_NAMES, buf, size);
+}
+
+convgen_status cg_weights_parse(const char *value, int rank, cg_tuning *t)
+{
+    (void)rank;
+    return word_parse(value, weights_names, WEIGHTS_NAMES, "before or inside", &t->weights);
 }
 
 void cg_variant_print(const cg_planner *pl, const cg_tuning *t, int rank, char *buf, size_t size)

@@ -201,7 +201,20 @@ typedef struct convgen_plan_options {
     /* AUTO: called after each candidate is tried (done of total), e.g. for a progress bar. */
     void (*progress)(int done, int total, void *user);
     void *progress_user;
+    /* WINOGRAD_FUSED, fprop and bprop: where the weights' transforms G w G^T are made, a
+     * convgen_weights. BEFORE: by a kernel of their own before the fused kernel, into the
+     * workspace, which is what convgen_prepare_weights runs once per update of w. INSIDE: by the
+     * fused kernel itself, each block those of the channels it sums, from w: one launch and no
+     * workspace, for small layers where a launch is a good share of the time; each block repeats
+     * the work, so large layers lose, and nothing is left to prepare. Not on the cluster kernel
+     * (sm_90, 64 channels or more a side), which fails with INSIDE. CHOSEN (0): BEFORE. AUTO times
+     * both where INSIDE applies, so an AUTO plan may have no weights to prepare: a caller that
+     * prepares weights sets BEFORE (or asks convgen_plan_prepares_weights). */
+    int weights;
 } convgen_plan_options;
+
+/* convgen_plan_options.weights */
+typedef enum { CONVGEN_WEIGHTS_CHOSEN = 0, CONVGEN_WEIGHTS_BEFORE = 1, CONVGEN_WEIGHTS_INSIDE = 2 } convgen_weights;
 
 /* convgen_plan_options.gemm */
 enum { CONVGEN_GEMM_CHOSEN = 0, CONVGEN_GEMM_CUBLAS = 1, CONVGEN_GEMM_GENERATED = 2, CONVGEN_GEMM_TENSOR = 3 };

@@ -223,6 +223,10 @@ convgen_status plan_tuning_of(const convgen_plan_options *o, cg_tuning *t)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
                        "options->gemm = %d is not CONVGEN_GEMM_CHOSEN, _CUBLAS, _GENERATED or _TENSOR", o->gemm);
     t->gemm = o->gemm;
+    if (o->weights < CONVGEN_WEIGHTS_CHOSEN || o->weights > CONVGEN_WEIGHTS_INSIDE)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
+                       "options->weights = %d is not CONVGEN_WEIGHTS_CHOSEN, _BEFORE or _INSIDE", o->weights);
+    t->weights = o->weights;
     if (o->effort < CONVGEN_EFFORT_MEASURE || o->effort > CONVGEN_EFFORT_EXHAUSTIVE)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE,
                        "options->effort = %d is not CONVGEN_EFFORT_MEASURE, _ESTIMATE or _EXHAUSTIVE", o->effort);
@@ -236,6 +240,7 @@ void plan_options_take_knobs(convgen_plan_options *o, const cg_tuning *t)
     memcpy(o->fourier_size, t->fourier_size, sizeof o->fourier_size);
     memcpy(o->winograd_m, t->winograd_m, sizeof o->winograd_m);
     o->gemm = t->gemm;
+    o->weights = t->weights;
 }
 
 cg_target plan_target_of(const convgen_context *ctx)

@@ -41,8 +41,8 @@ void plan_key_of(plan_key *k, const cg_spec *spec, const cg_target *target)
     cg_key_put_dims(k, t->fourier_size, CONVGEN_MAX_RANK);
     for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
         cg_key_put_i64(k, t->winograd_m[d]);
-    const int64_t tail[3] = {t->gemm, t->tf32, t->workspace_limit};
-    cg_key_put_dims(k, tail, 3);
+    const int64_t tail[4] = {t->gemm, t->weights, t->tf32, t->workspace_limit};
+    cg_key_put_dims(k, tail, 4);
     put_target(k, target);
     put_template_dir(k);
 }

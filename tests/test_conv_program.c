@@ -1250,7 +1250,8 @@ static void test_winograd_chooses_its_gemm(void **state)
     }
 }
 
-/* winograd-fused: fprop and bprop (the weights' transforms, then the fused kernel's op) and
+/* winograd-fused: fprop and bprop (the weights' transforms, then the fused kernel's op; and the
+ * fused op alone, making them from w: weights=inside) and
  * accgrad (the fused op, and the sum of its runs where it splits the tiles), each by the ops'
  * definitions, on random layers of their own (rank 2, kernels 2 to 5; channels and tiles past
  * one block's 8, 16 and 32), the last 2-D ones with enough tiles for accgrad to split them;
@@ -1259,8 +1260,9 @@ static void test_winograd_fused_programs_match_the_reference(void **state)
 {
     (void)state;
     rng_state = 20261124u; /* its own layers, whatever the tests before it drew */
-    double worst[3] = {0, 0, 0};
+    double worst[3] = {0, 0, 0}, worst_inside = 0;
     int layers = 0, split = 0, volumes = 0;
+    const cg_tuning inside = {.weights = CONVGEN_WEIGHTS_INSIDE};
     for (int i = 0; i < 42; ++i) {
         bool large = i >= 24 && i < 30, volume = i >= 30;
         convgen_conv_desc d = {.rank = volume ? 3 : 2, .n = pick(1, large ? 6 : 4), .c = pick(1, large ? 20 : 12),
@@ -1283,6 +1285,13 @@ static void test_winograd_fused_programs_match_the_reference(void **state)
                 fail_msg("winograd-fused, layer %d (n %lld c %lld k %lld) %s: relative error %.3e", i, (long long)d.n,
                          (long long)d.c, (long long)d.k, convgen_pass_name((convgen_pass)pass), e);
             worst[pass] = e > worst[pass] ? e : worst[pass];
+            if (pass == CONVGEN_ACCGRAD)
+                continue;
+            e = program_error(&p, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, 0, &inside, &chunks);
+            if (!(e <= ERROR_BOUND))
+                fail_msg("winograd-fused weights=inside, layer %d (n %lld c %lld k %lld) %s: relative error %.3e", i,
+                         (long long)d.n, (long long)d.c, (long long)d.k, convgen_pass_name((convgen_pass)pass), e);
+            worst_inside = e > worst_inside ? e : worst_inside;
         }
         cg_generated g;
         assert_int_equal(cg_generate(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &g), CONVGEN_SUCCESS);
@@ -1290,7 +1299,8 @@ static void test_winograd_fused_programs_match_the_reference(void **state)
         cg_generated_free(&g);
     }
     print_message("winograd-fused: %d layers (%d 3-D): worst relative error fprop %.2e, bprop %.2e, accgrad %.2e (%d "
-                  "accgrad programs with split tiles)\n", layers, volumes, worst[0], worst[1], worst[2], split);
+                  "accgrad programs with split tiles); the weights' transforms inside, fprop and bprop %.2e\n", layers,
+                  volumes, worst[0], worst[1], worst[2], split, worst_inside);
     assert_true(split >= 3);
 }
 
@@ -1570,14 +1580,16 @@ static void test_winograd_fused_3d_reach_and_tiles(void **state)
     const cg_planner *fused = cg_planner_of(CONVGEN_ALGO_WINOGRAD_FUSED);
     cg_tuning none = {0}, out[16];
     int n = fused->variants(&p, CONVGEN_FPROP, CONVGEN_EFFORT_EXHAUSTIVE, &none, out, 16);
-    assert_int_equal(n, 3);
+    assert_int_equal(n, 6); /* each tile with the weights' transforms before the kernel, then inside it */
     for (int i = 0; i < n; ++i) {
         assert_int_equal(out[i].winograd_m[0], 0);
-        assert_int_equal(out[i].winograd_m[1], 2 + i);
-        assert_int_equal(out[i].winograd_m[2], 2 + i);
+        assert_int_equal(out[i].winograd_m[1], 2 + i % 3);
+        assert_int_equal(out[i].winograd_m[2], 2 + i % 3);
+        assert_int_equal(out[i].weights, i < 3 ? 0 : CONVGEN_WEIGHTS_INSIDE);
         assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &out[i], &g), CONVGEN_SUCCESS);
         cg_generated_free(&g);
     }
+    assert_int_equal(fused->variants(&p, CONVGEN_ACCGRAD, CONVGEN_EFFORT_EXHAUSTIVE, &none, out, 16), 3);
     cg_tuning cube = {.winograd_m = {2, 2, 2}};
     assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, NULL, &cube, &g),
                      CONVGEN_ERROR_INVALID_VALUE);

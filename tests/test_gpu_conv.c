@@ -8,7 +8,8 @@
  * Without a GPU every test skips and says why. CONVGEN_TEST_GROUPS="fft fft-tiled" runs only
  * the groups named (direct, direct_window or direct-window, cufft, fft, fft_tiled or fft-tiled, fft_fused or fft-fused,
  * winograd: 67 shapes, stride 1 and kernels up to 7, rank 1 to 3; winograd_fused (or winograd-fused): 59,
- * kernels 2 to 5 across the plane, ranks 2 and 3; winograd_gemm, fft_tiled_gemm: those algorithms' shapes with the generated
+ * kernels 2 to 5 across the plane, ranks 2 and 3; winograd_fused_inside: those the one-block kernel takes again, with the
+ * weights' transforms made inside it (fprop, bprop); winograd_gemm, fft_tiled_gemm: those algorithms' shapes with the generated
  * GEMM, fft_cublas: fft's with cuBLAS's (options.gemm; fft's default is the generated one);
  * prepared: each FFT and Winograd algorithm's first 8 shapes on weights
  * prepared once; accuracy: Winograd's error per tile; auto: algorithm AUTO on direct's
@@ -53,6 +54,7 @@ typedef struct shape {
     int m;            /* the Winograd tile F(m, r) across the plane (options.winograd_m); 0: chosen */
     const char *form[3]; /* on sm_90, a text each pass's plan's kernels hold: the form the shape tests */
     bool few_sms;        /* planned for FEW_SMS multiprocessors (options.sm_count): kernels' grids for a small GPU */
+    int weights;         /* options.weights: winograd-fused's weights' transforms before its kernel or inside it */
 } shape;
 
 #define PREPARED_SHAPES 8
@@ -404,7 +406,7 @@ static void name_shape(shape *s)
 /* The shape's plan options: its GEMM and its tile across the plane. */
 static convgen_plan_options shape_options(const shape *s)
 {
-    convgen_plan_options o = {.gemm = s->gemm};
+    convgen_plan_options o = {.gemm = s->gemm, .weights = s->weights};
     for (int d = s->d.rank - 2; s->m && d < s->d.rank; ++d)
         o.winograd_m[d] = s->m;
     return o;
@@ -422,26 +424,33 @@ static convgen_context *shape_ctx(const shape *s)
     return few_sms_ctx;
 }
 
-/* A workspace limit one byte below what the plan needs unlimited, so that it sub-batches. */
+/* A workspace limit one byte below what the plan needs unlimited, so that it sub-batches; where
+ * the planner fits that limit another way (a form of less workspace: a tensor-core accgrad's fewer
+ * runs of tiles), half of it, and so on, up to four times. */
 static convgen_plan_options tight_options(const shape *s, convgen_pass pass)
 {
     convgen_plan *plan;
     convgen_plan_options o = shape_options(s);
     if (convgen_plan_conv_ex(shape_ctx(s), &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
         fail_msg("%s %s: %s", s->name, convgen_pass_name(pass), convgen_last_error());
-    convgen_plan_workspace_size(plan, &o.workspace_limit);
+    size_t need;
+    convgen_plan_workspace_size(plan, &need);
     convgen_plan_destroy(plan);
-    o.workspace_limit -= 1;
-    if (convgen_plan_conv_ex(shape_ctx(s), &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
-        fail_msg("%s %s under %zu bytes: %s", s->name, convgen_pass_name(pass), o.workspace_limit, convgen_last_error());
-    /* The layer kernels' headers say how the batch is cut; the fft algorithms' FFT kernels,
-     * generated as plain batched FFTs, do not. */
     bool cut = false;
-    for (int i = 0; i < convgen_plan_kernel_count(plan); ++i)
-        cut = cut || strstr(convgen_plan_source(plan, i), "sub-batches:");
+    for (int tries = 0; !cut && tries < 4; ++tries) {
+        o.workspace_limit = tries == 0 ? need - 1 : o.workspace_limit / 2;
+        if (convgen_plan_conv_ex(shape_ctx(s), &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
+            fail_msg("%s %s under %zu bytes: %s", s->name, convgen_pass_name(pass), o.workspace_limit,
+                     convgen_last_error());
+        /* The layer kernels' headers say how the batch is cut; the fft algorithms' FFT kernels,
+         * generated as plain batched FFTs, do not. */
+        for (int i = 0; i < convgen_plan_kernel_count(plan); ++i)
+            cut = cut || strstr(convgen_plan_source(plan, i), "sub-batches:");
+        convgen_plan_destroy(plan);
+    }
     if (!cut)
-        fail_msg("%s %s: no sub-batches under the limit", s->name, convgen_pass_name(pass));
-    convgen_plan_destroy(plan);
+        fail_msg("%s %s: no sub-batches under %zu bytes (%zu unlimited)", s->name, convgen_pass_name(pass),
+                 o.workspace_limit, need);
     return o;
 }
 
@@ -520,6 +529,10 @@ static void check_shape(void **state)
         if (s->algo == CONVGEN_ALGO_WINOGRAD_FUSED && s->m + s->d.kernel[s->d.rank - 1] - 1 > 6 && pass == CONVGEN_ACCGRAD) {
             print_message("accgrad: winograd-fused's accgrad takes tiles of up to 6 x 6 (8 x 8 are fprop's and bprop's, "
                           "on the cluster kernel)\n");
+            continue;
+        }
+        if (s->weights == CONVGEN_WEIGHTS_INSIDE && pass == CONVGEN_ACCGRAD) {
+            print_message("accgrad: its second operand is dy: no weights to transform inside\n");
             continue;
         }
         if (s->algo == CONVGEN_ALGO_DIRECT_WINDOW && pass == CONVGEN_ACCGRAD) {
@@ -997,7 +1010,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                     known = selected[i] = true;
             if (!known) {
                 fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, direct_window, cufft, fft, fft_tiled, fft_fused, "
-                                "winograd, winograd_fused, winograd_gemm, winograd_tensor, fft_cublas, fft_tiled_gemm, prepared, accuracy, "
+                                "winograd, winograd_fused, winograd_fused_inside, winograd_gemm, winograd_tensor, fft_cublas, fft_tiled_gemm, prepared, accuracy, "
                                 "auto, epilogue, registry)\n",
                         token);
                 return false;
@@ -1083,6 +1096,25 @@ static int run_groups(const test_group *groups, int count, const bool *selected)
     return failed;
 }
 
+/* winograd-fused's shapes again with the weights' transforms made inside its one-block kernel
+ * (options.weights): those that kernel takes on any GPU, fewer than CLUSTER_MIN_CHANNELS (64)
+ * channels on one side or the other and the tile chosen (sm_90's cluster kernel, which refuses
+ * it, takes the others). Returns how many. */
+static int with_weights_inside(const shape *from, int count, shape *to, struct CMUnitTest *tests)
+{
+    int n = 0;
+    for (int i = 0; i < count; ++i) {
+        if (from[i].m || (from[i].d.c >= 64 && from[i].d.k >= 64))
+            continue;
+        to[n] = from[i];
+        to[n].weights = CONVGEN_WEIGHTS_INSIDE;
+        snprintf(to[n].name, sizeof to[n].name, "weights inside: %.140s", from[i].name);
+        tests[n] = (struct CMUnitTest){.name = to[n].name, .test_func = check_shape, .initial_state = &to[n]};
+        ++n;
+    }
+    return n;
+}
+
 /* The shapes `from` again as `to`, their products by `gemm` (options.gemm). */
 static void with_gemm(const shape *from, shape *to, int count, int gemm, struct CMUnitTest *tests)
 {
@@ -1099,6 +1131,7 @@ int main(void)
 {
     static struct CMUnitTest direct[DIRECT_SHAPES], window[WINDOW_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES + WINOGRAD_FUSED_SHIFTED],
+        fused_inside[WINOGRAD_FUSED_SHAPES],
         winograd_gemm[WINOGRAD_SHAPES], winograd_tensor[2 * WINOGRAD_TENSOR_SHAPES], fft_cublas[CUFFT_SHAPES],
         tiled_gemm[CUFFT_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
@@ -1132,6 +1165,8 @@ int main(void)
         winograd_fused[WINOGRAD_FUSED_SHAPES + i] =
             (struct CMUnitTest){.name = shifted[i].name, .test_func = check_shape, .initial_state = &shifted[i]};
     }
+    static shape inside_shapes[WINOGRAD_FUSED_SHAPES];
+    const int inside_count = with_weights_inside(winograd_fused_shapes, WINOGRAD_FUSED_SHAPES, inside_shapes, fused_inside);
     /* the shapes again with the other GEMM: winograd's and fft-tiled's products by convgen's
      * generated GEMM, fft's (generated by default) by cuBLAS's */
     with_gemm(winograd_shapes, winograd_gemm_shapes, WINOGRAD_SHAPES, CONVGEN_GEMM_GENERATED, winograd_gemm);
@@ -1203,6 +1238,7 @@ int main(void)
                   {"fft_fused", fused, CUFFT_SHAPES},
                   {"winograd", winograd, WINOGRAD_SHAPES},
                   {"winograd_fused", winograd_fused, WINOGRAD_FUSED_SHAPES + WINOGRAD_FUSED_SHIFTED},
+                  {"winograd_fused_inside", fused_inside, (size_t)inside_count},
                   {"winograd_gemm", winograd_gemm, WINOGRAD_SHAPES},
                   {"winograd_tensor", winograd_tensor, 2 * WINOGRAD_TENSOR_SHAPES},
                   {"fft_cublas", fft_cublas, CUFFT_SHAPES},

@@ -254,6 +254,61 @@ static void test_winograd_tiles_and_sub_batches(void **state)
         }
 }
 
+/* winograd-fused with the weights' transforms made inside its kernel (weights=inside): fprop and
+ * bprop, F(2) and F(4), both modes (the weights flipped or not, each pass), 2-D and 3-D, uneven
+ * pads and a 5 x 5 kernel, and 40 x 36 channels (several chunks and blocks of outputs), on both
+ * targets (the one-block kernel: too few channels for sm_90's cluster kernel). One kernel, no
+ * workspace, nothing to prepare; accgrad refuses it. */
+static void test_winograd_fused_weights_inside(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    const cg_target a = a100();
+    const cg_target *targets[] = {&a, NULL};
+    const int which[] = {0, 1, 2, 7};
+    int ran = 0;
+    for (int ti = 0; ti < 2; ++ti)
+        for (int i = 0; i < 4; ++i)
+            for (int mode = 0; mode < 2; ++mode)
+                for (int m = 2; m <= 4; m += 2)
+                    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
+                        if (ti == 1 && (m == 2 || mode == 1))
+                            continue; /* sm_90 emits the same one-block kernel: one of each layer suffices */
+                        convgen_conv_desc d = layers[which[i]];
+                        d.mode = mode ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION;
+                        cg_tuning tune = {.weights = CONVGEN_WEIGHTS_INSIDE};
+                        for (int r = d.rank - 2; r < d.rank; ++r)
+                            tune.winograd_m[r] = d.kernel[r] == 5 && m == 4 ? 2 : m; /* 5 x 5: alpha 6 at most */
+                        char why[600] = "";
+                        double e = cpu_error(&d, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, targets[ti], &tune,
+                                             why, sizeof why);
+                        if (!(e >= 0 && e < ERROR_BOUND))
+                            fail_msg("layer %d mode %d m=%d %s (%s): %.3g %s %s", which[i], mode, m,
+                                     convgen_pass_name((convgen_pass)pass), ti ? "sm_90" : "sm_80", e, why,
+                                     e == REFUSED ? convgen_last_error() : "");
+                        ++ran;
+                    }
+    printf("winograd-fused, weights inside: %d programs within %.0e\n", ran, ERROR_BOUND);
+
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &layers[7]), CONVGEN_SUCCESS);
+    cg_generated g;
+    cg_tuning inside = {.weights = CONVGEN_WEIGHTS_INSIDE};
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, &a, &inside, &g), CONVGEN_SUCCESS);
+    assert_int_equal(g.kernel_count, 1);
+    assert_int_equal(g.workspace_bytes, 0);
+    assert_false(cg_program_prepares_weights(&g));
+    cg_generated_free(&g);
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, &a, &(cg_tuning){0}, &g),
+                     CONVGEN_SUCCESS);
+    assert_int_equal(g.kernel_count, 2); /* the weights' kernel, then the fused one */
+    assert_true(cg_program_prepares_weights(&g));
+    cg_generated_free(&g);
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, &a, &inside, &g),
+                     CONVGEN_ERROR_NOT_SUPPORTED);
+    assert_non_null(strstr(convgen_last_error(), "weights=inside"));
+}
+
 /* Random small layers (seeded): kernels 1 to 7 (3-D: 1 to 3), pads past the kernel, dilation 2,
  * either mode, ranks 1 to 3, batches and channels 1 to 5, every planner and pass on an A100. */
 static convgen_conv_desc random_layer(uint64_t *state)
@@ -432,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_runner_names_ptx_it_cannot_run),
         cmocka_unit_test(test_epilogue),
         cmocka_unit_test(test_winograd_tiles_and_sub_batches),
+        cmocka_unit_test(test_winograd_fused_weights_inside),
         cmocka_unit_test(test_every_planner_on_an_a100),
         cmocka_unit_test(test_every_planner_on_an_h100),
         cmocka_unit_test(test_random_layers),

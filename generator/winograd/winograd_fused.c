@@ -5,7 +5,8 @@
  * fprop and bprop: on sm_90, where it pays (cluster_blocks), a cluster of blocks shares each tile's
  * transform elements by rows, with warps that only load and transform beside warps that only
  * multiply (cluster_kernel, templates/winograd/winograd_fused_cluster.cu). Otherwise:
- * one kernel per block of FUSED_TILES tiles x FUSED_OUTPUTS output channels,
+ * one kernel per block of FUSED_TILES tiles x FUSED_OUTPUTS output channels (FUSED_FEW_OUTPUTS where
+ * the pass has no more),
  * looping over the data's channels in chunks of FUSED_CHANNELS: the chunk's raw tiles and the
  * weights' transforms (made once, phase 0, as in winograd) arrive in shared memory by cp.async
  * while the previous chunk's products run, the tiles are transformed there, and each thread
@@ -48,7 +49,8 @@
 
 enum { CLUSTER_TILES = 32, CLUSTER_MIN_CHANNELS = 64 };
 enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEMENTS = 36,
-       FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 168 registers hold the 64 sums */ };
+       FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 168 registers hold the 64 sums */,
+       FUSED_FEW_OUTPUTS = 16 /* the outputs a block where the pass has no more: 4 threads an element */ };
 enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
        ACCGRAD_MIN_RUN = 8 * ACCGRAD_TILES, /* the fewest tiles a split's run sums */
        SUM_THREADS = 256 };
@@ -283,21 +285,38 @@ static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const
     return ctx;
 }
 
+/* The one-block kernel's blocking for `rows` output channels: FUSED_TILES tiles x FUSED_OUTPUTS
+ * outputs a block, or FUSED_FEW_OUTPUTS where the pass has no more (a block of 32 would idle half
+ * its threads: on an H200 S57, 16 outputs, ran 31% faster so at F(4x4, 3x3), fprop 18.4 us against
+ * 26.7; with 64 or 32 outputs 16 a block ran no faster: bench/NOTES.md, "Issue 30, session 67"). */
+static fused_blocking one_block_blocking(int64_t rows)
+{
+    return (fused_blocking){FUSED_TILES, rows <= FUSED_FEW_OUTPUTS ? FUSED_FEW_OUTPUTS : FUSED_OUTPUTS, FUSED_CHANNELS};
+}
+
+/* A weights' plane slice: the r x r taps of one depth tap. */
+static int64_t plane_taps(const wino_spec *s) { return (int64_t)s->tf[1].r * s->tf[2].r; }
+
 /* The one-block kernel: FUSED_TILES tiles x FUSED_OUTPUTS output channels a block, all the tile's
- * transform elements, 8 threads an element (any target). */
+ * transform elements, 8 threads an element (any target). Where the weights' transforms are made
+ * inside (f->weights_inside), each chunk's weights arrive as loaded and are transformed beside the
+ * tiles, into one buffer: both are made between the same two barriers. */
 static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op *f, const char *name,
                                    cg_generated *out)
 {
-    const fused_blocking b = {FUSED_TILES, FUSED_OUTPUTS, FUSED_CHANNELS};
-    f->row_block = b.outputs;
+    const fused_blocking b = one_block_blocking(f->rows);
+    const int per_element = (b.outputs / 8) * (b.tiles / 8); /* threads an element, 8 x 8 sums each */
+    f->row_block = b.outputs, f->tile_block = b.tiles;
     cg_kernel *k = add_kernel(f, 1, name, out);
     k->epilogue = s->epilogue != 0; /* the one kernel that writes y, all of it */
     k->grid[0] = (unsigned)wino_div_up(s->columns, b.tiles);
     k->grid[1] = (unsigned)wino_div_up(f->rows, b.outputs);
-    k->block[0] = (unsigned)(8 * plane_elements(s));
-    /* the larger of one chunk's tiles as loaded and transformed beside two buffers of weights'
-     * transforms, and the products */
-    int64_t chunk = 4 * b.channels * (plane_elements(s) * (b.tiles + 2 * b.outputs) +
+    k->block[0] = (unsigned)(per_element * plane_elements(s));
+    /* the larger of one chunk's tiles as loaded and transformed beside the weights' transforms
+     * (two buffers of them, or one and the weights as loaded), and the products */
+    int64_t weights = f->weights_inside ? plane_elements(s) * b.outputs + plane_taps(s) * b.outputs
+                                        : 2 * plane_elements(s) * b.outputs,
+            chunk = 4 * b.channels * (plane_elements(s) * b.tiles + weights +
                                       b.tiles * plane_elements(s) /* the raw tiles */),
             products = 4 * plane_elements(s) * b.tiles * b.outputs;
     k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
@@ -306,7 +325,14 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
         return st;
     bool failed = false;
     tmpl_value *ctx = forward_context(s, k, f, b, &failed);
-    tmpl_set_int(ctx, "k_shift", 2); /* log2(FUSED_OUTPUTS / 8) */
+    tmpl_set_int(ctx, "per_element", per_element);
+    tmpl_set_int(ctx, "e_shift", per_element == 8 ? 3 : 2);
+    tmpl_set_int(ctx, "k_shift", b.outputs == 32 ? 2 : 1); /* log2(outputs / 8) */
+    tmpl_set_bool(ctx, "inside", f->weights_inside);
+    tmpl_set_bool(ctx, "weights_flip", f->weights_flip);
+    tmpl_set_bool(ctx, "weights_transposed", f->weights_transposed);
+    tmpl_set_int(ctx, "taps", plane_taps(s));
+    tmpl_set_int(ctx, "pairs", b.channels * b.outputs);
     return render(ctx, failed, "winograd/winograd_fused.cu", k);
 }
 
@@ -459,9 +485,17 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
 
 /* The headers' plan: how the products are summed, by the cluster kernel (`cluster` blocks) or the
  * one-block kernel (0). */
-static void forward_plan(wino_spec *s, const cg_target *t, int64_t out_ch, int cluster)
+static void forward_plan(wino_spec *s, const cg_target *t, int64_t out_ch, int cluster, bool inside)
 {
     snprintf(s->plan[0], sizeof s->plan[0], "in one kernel (G w G^T made");
+    if (inside) {
+        snprintf(s->plan[1], sizeof s->plan[1],
+                 "inside it, each block its chunks'): blocks of %d tiles x %d output channels, the channels in "
+                 "chunks of %d%s, %lld transform elements, %lld tiles", FUSED_TILES, one_block_blocking(out_ch).outputs,
+                 FUSED_CHANNELS,
+                 s->first == 0 ? " per depth tap" : "", (long long)plane_elements(s), (long long)s->columns);
+        return;
+    }
     const cluster_shape sh = cluster_shape_of(s, t, out_ch);
     if (cluster)
         snprintf(s->plan[1], sizeof s->plan[1],
@@ -473,14 +507,16 @@ static void forward_plan(wino_spec *s, const cg_target *t, int64_t out_ch, int c
     else
         snprintf(s->plan[1], sizeof s->plan[1],
                  "once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d%s, %lld "
-                 "transform elements, %lld tiles", FUSED_TILES, FUSED_OUTPUTS, FUSED_CHANNELS,
+                 "transform elements, %lld tiles", FUSED_TILES, one_block_blocking(out_ch).outputs, FUSED_CHANNELS,
                  s->first == 0 ? " per depth tap" : "", (long long)plane_elements(s), (long long)s->columns);
 }
 
 /* fprop, y = AT [sum over c of U V] A, and bprop, fprop of dy with w flipped at pad r - 1 - pad
  * and the sum over k: the weights' transforms once (phase 0, [e][channel summed][output]), then
- * the fused kernel, on a cluster where the target has them. */
-static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const cg_target *t, cg_generated *out)
+ * the fused kernel, on a cluster where the target has them; or, with `inside`, the one-block
+ * kernel alone, making them itself. */
+static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const cg_target *t, bool inside,
+                                       cg_generated *out)
 {
     bool bprop = s->pass == CONVGEN_BPROP;
     const int64_t data_ch = bprop ? p->k : p->c, out_ch = bprop ? p->c : p->k;
@@ -493,7 +529,11 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
                        "least %d data and output channels, clusters that fill the GPU, its shared memory and 32-bit "
                        "indices of the weights' transforms", s->m[1], s->m[2], (long long)s->kernel[1],
                        (long long)s->kernel[2], (long long)plane_elements(s), FUSED_MAX_ELEMENTS, CLUSTER_MIN_CHANNELS);
-    forward_plan(s, t, out_ch, cluster);
+    if (inside && cluster)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: weights=inside: this layer takes the cluster "
+                       "kernel (sm_90, %lld data and %lld output channels), which reads the weights' transforms made "
+                       "before it", (long long)data_ch, (long long)out_ch);
+    forward_plan(s, t, out_ch, cluster, inside);
     if (wino_div_up(out_ch, FUSED_OUTPUTS) > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: %s = %lld needs more than 65535 blocks of %d",
                        bprop ? "c" : "k", (long long)out_ch, FUSED_OUTPUTS);
@@ -510,11 +550,13 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
         w.u_rows = sh.outputs, w.u_channels = cluster_channels(s, sh);
         w.u_fragments = cluster_tensor(s, sh); /* a lane's float4 one mma operand */
     }
-    s->workspace = wino_align_up(weights_bytes(s, t, data_ch, out_ch, cluster != 0));
+    s->workspace = inside ? 0 : wino_align_up(weights_bytes(s, t, data_ch, out_ch, cluster != 0));
     out->workspace_bytes = s->workspace;
     out->chunks = 1;
-    convgen_status st = wino_add_transform(s, &w, 1, 0, "transform_w",
-                                           bprop ? "the transforms of w, flipped, summed over k" : "the transforms of w", out);
+    convgen_status st = inside ? CONVGEN_SUCCESS
+                               : wino_add_transform(s, &w, 1, 0, "transform_w",
+                                                    bprop ? "the transforms of w, flipped, summed over k"
+                                                          : "the transforms of w", out);
     if (st != CONVGEN_SUCCESS)
         return st;
 
@@ -524,6 +566,7 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
     f.rows = out_ch, f.weights = s->buffer[WINO_U], f.outer_stride = out_ch * volume, f.row_stride = volume;
     f.u_rows = w.u_rows, f.u_channels = w.u_channels, f.u_fragments = w.u_fragments;
     f.out_size[0] = out_size[0], f.out_size[1] = out_size[1], f.out_size[2] = out_size[2];
+    f.weights_inside = inside, f.weights_flip = w.flip, f.weights_transposed = w.planes_transposed;
     char name[64];
     snprintf(name, sizeof name, "convgen_winograd_fused_%s", convgen_pass_name(s->pass));
     return cluster ? cluster_kernel(s, t, &f, cluster, name, out) : block_kernel(s, t, &f, name, out);
@@ -736,22 +779,41 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: this layer's planes or tiles pass the kernels' "
                                                     "32-bit indices");
     s.algo = "winograd-fused";
-    return pass == CONVGEN_ACCGRAD ? accgrad_generate(p, &s, t, out) : forward_generate(p, &s, t, out);
+    const bool inside = tune && tune->weights == CONVGEN_WEIGHTS_INSIDE;
+    if (inside && pass == CONVGEN_ACCGRAD)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: weights=inside: fprop and bprop only (accgrad's "
+                       "second operand is dy, not the weights)");
+    return pass == CONVGEN_ACCGRAD ? accgrad_generate(p, &s, t, out) : forward_generate(p, &s, t, inside, out);
 }
 
 /* Its tiles as winograd's (the GEMM is its own kernel's); a 3-D layer's across its plane only, at
  * EXHAUSTIVE every m from 2 with m + r - 1 <= FUSED_MAX_ALPHA for the plane's larger kernel extent
- * r, the depth left to fused_generate (one slice deep). */
+ * r, the depth left to fused_generate (one slice deep). fprop and bprop: each tile of the one-block
+ * kernel (or the chosen one) again with the weights' transforms made inside (where the caller left
+ * that open), after those made before, so that a tie keeps what can be prepared. */
 static int fused_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
                           int max)
 {
-    (void)pass;
-    return p->rank == 3 ? wino_tile_variants(p, effort, fixed, false, 1, FUSED_MAX_ALPHA, out, max)
-                        : wino_variants(p, effort, fixed, false, out, max);
+    int n = p->rank == 3 ? wino_tile_variants(p, effort, fixed, false, 1, FUSED_MAX_ALPHA, out, max)
+                         : wino_variants(p, effort, fixed, false, out, max);
+    if (pass == CONVGEN_ACCGRAD || fixed->weights)
+        return n;
+    const int plane = p->rank - 2;
+    for (int i = 0, before = n; i < before && n < max; ++i) {
+        bool one_block = true; /* a tile past alpha FUSED_MAX_ALPHA is the cluster kernel's, which refuses it */
+        for (int d = plane; d < p->rank; ++d)
+            one_block &= out[i].winograd_m[d] + p->kernel[d] - 1 <= FUSED_MAX_ALPHA;
+        if (one_block) {
+            out[n] = out[i];
+            out[n++].weights = CONVGEN_WEIGHTS_INSIDE;
+        }
+    }
+    return n;
 }
 
 static const cg_knob fused_knobs[] = {
     {"m", cg_tile_print, cg_tile_parse},
+    {"weights", cg_weights_print, cg_weights_parse},
     {NULL, NULL, NULL},
 };
 

@@ -43,9 +43,11 @@ void wino_describe_matrix(const wino_transform *t, cg_wino_stage matrix, char *b
 
 int wino_op_matrices(const cg_wino_op *op, const cg_wino_stage **matrices)
 {
-    static const cg_wino_stage forward[] = {CG_WINO_BT, CG_WINO_AT}, accgrad[] = {CG_WINO_BT, CG_WINO_G, CG_WINO_AT};
-    *matrices = op->stage == CG_WINO_FUSED ? forward : op->stage == CG_WINO_FUSED_ACCGRAD ? accgrad : &op->stage;
-    return op->stage == CG_WINO_FUSED ? 2 : op->stage == CG_WINO_FUSED_ACCGRAD ? 3 : op->stage == CG_WINO_SUM ? 0 : 1;
+    static const cg_wino_stage forward[] = {CG_WINO_BT, CG_WINO_AT}, three[] = {CG_WINO_BT, CG_WINO_G, CG_WINO_AT};
+    if (op->stage == CG_WINO_FUSED_ACCGRAD || (op->stage == CG_WINO_FUSED && op->weights_inside))
+        return *matrices = three, 3;
+    *matrices = op->stage == CG_WINO_FUSED ? forward : &op->stage;
+    return op->stage == CG_WINO_FUSED ? 2 : op->stage == CG_WINO_SUM ? 0 : 1;
 }
 
 /* One line per row of a matrix, for the header: "  [ 1 0 -21/4 ... ]". */

@@ -166,9 +166,28 @@ static void run_output(const cg_wino_op *op, const op_matrices *mx, const float 
         }
 }
 
+/* The weights' transforms U [e][channel][row] that a fused op with weights_inside makes from in1:
+ * those of its weights' G op (winograd_fused.c's transform_w), into a buffer of their own. */
+static float *weights_inside(const cg_wino_op *op, const float *in1)
+{
+    cg_wino_op g = *op;
+    g.stage = CG_WINO_G, g.operand = 1, g.outer = op->rows, g.u_rows = 0, g.pieces = (cg_tc_pieces){0};
+    g.flip = op->weights_flip, g.planes_transposed = op->weights_transposed;
+    for (int d = 0; d < CG_WINO_DIMS; ++d)
+        g.size[d] = op->r[d], g.tiles[d] = 1, g.step[d] = 0, g.offset[d] = 0;
+    op_matrices mg;
+    if (!matrices_of(&g, CG_WINO_G, &mg))
+        return NULL;
+    float *u = malloc(sizeof *u * (size_t)(mg.rows[0] * mg.rows[1] * mg.rows[2] * op->channels * op->rows));
+    if (u)
+        run_tiles(&g, &mg, in1, u);
+    return u;
+}
+
 /* The fused op: its tiles (BT) into V [e][c][tile], the products with the weights' transforms
- * per element in double, M [e][row][tile], then its outputs (AT), through buffers of its own. */
-static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const char *ws)
+ * (at `weights` in the workspace, or made from in1) per element in double, M [e][row][tile], then
+ * its outputs (AT), through buffers of its own. */
+static bool run_fused(const cg_wino_op *op, const float *const in[2], float *out, const char *ws)
 {
     cg_wino_op b = *op, a = *op;
     b.stage = CG_WINO_BT, a.stage = CG_WINO_AT, a.splits = 0; /* M is its own, one run */
@@ -181,12 +200,14 @@ static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const 
     int64_t e_count = (int64_t)mb.rows[0] * mb.rows[1] * mb.rows[2], columns = op->outer * tile_count(op);
     float *v = malloc(sizeof *v * (size_t)(e_count * op->channels * columns));
     float *m = malloc(sizeof *m * (size_t)(e_count * op->rows * columns));
-    if (!v || !m) {
-        free(v), free(m);
+    float *made = op->weights_inside ? weights_inside(op, in[1]) : NULL;
+    if (!v || !m || (op->weights_inside && !made)) {
+        free(v), free(m), free(made);
         return false;
     }
-    run_tiles(&b, &mb, in0, v);
-    const float *u = (const float *)(ws + op->weights); /* [e][channel][row], or blocked (wino_u_at) */
+    run_tiles(&b, &mb, in[0], v);
+    /* [e][channel][row], or blocked (wino_u_at) */
+    const float *u = made ? made : (const float *)(ws + op->weights);
     int64_t u_floats = wino_u_floats(op, op->channels, op->rows);
     for (int64_t e = 0; e < e_count; ++e)
         for (int64_t r = 0; r < op->rows; ++r)
@@ -198,7 +219,7 @@ static bool run_fused(const cg_wino_op *op, const float *in0, float *out, const 
                 m[(e * op->rows + r) * columns + t] = (float)sum;
             }
     run_output(&a, &ma, m, out);
-    free(v), free(m);
+    free(v), free(m), free(made);
     return true;
 }
 
@@ -258,7 +279,7 @@ static void run_sum(const cg_wino_op *op, float *out, const char *ws)
 static bool run_op(const cg_wino_op *op, const cg_op_buffers *b)
 {
     if (op->stage == CG_WINO_FUSED)
-        return run_fused(op, b->in[0], b->out, b->ws);
+        return run_fused(op, b->in, b->out, b->ws);
     if (op->stage == CG_WINO_FUSED_ACCGRAD)
         return run_fused_accgrad(op, b->in, b->out, b->ws);
     if (op->stage == CG_WINO_SUM) {
@@ -314,6 +335,14 @@ static cg_work winograd_work(const cg_kernel_op *op, int sm_count)
             k.efficiency = WINOGRAD_FUSED_CLUSTER_EFFICIENCY;
         k.flops = 2 * alpha * tiles * planes * round_up(w->rows, w->row_block);
         k.bytes = 4 * (planes * plane + (double)w->rows * w->outer * outputs + alpha * w->channels * w->rows);
+        if (w->weights_inside) { /* w read in place of U; each block of tiles transforms its chunks' w */
+            double taps = (double)w->r[0] * w->r[1] * w->r[2], a1 = (double)(w->m[1] + w->r[1] - 1),
+                   a2 = (double)(w->m[2] + w->r[2] - 1),
+                   filter_flops = 2 * w->r[0] * (a2 * w->r[2] * w->r[1] + a1 * a2 * w->r[1]), /* rows, columns */
+                blocks = w->tile_block > 0 ? round_up(w->outer * tile_count(w), w->tile_block) / w->tile_block : 1;
+            k.bytes -= 4 * (alpha - taps) * w->channels * w->rows;
+            k.flops += blocks * w->channels * round_up(w->rows, w->row_block) * filter_flops;
+        }
         break;
     case CG_WINO_FUSED_ACCGRAD: /* both operands' tiles in, products summed over the images' tiles */
         k.efficiency = WINOGRAD_FUSED_ACCGRAD_EFFICIENCY;

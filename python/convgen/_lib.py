@@ -52,7 +52,7 @@ class ContextOptionsC(ctypes.Structure):
 class PlanOptionsC(ctypes.Structure):
     _fields_ = [("workspace_limit", ctypes.c_size_t), ("allow_tf32", ctypes.c_int), ("fourier_size", Int64x3),
                 ("winograd_m", IntX3), ("gemm", ctypes.c_int), ("effort", ctypes.c_int),
-                ("progress", ProgressFn), ("progress_user", ctypes.c_void_p)]
+                ("progress", ProgressFn), ("progress_user", ctypes.c_void_p), ("weights", ctypes.c_int)]
 
 
 class KernelInfoC(ctypes.Structure):

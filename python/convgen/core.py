@@ -23,6 +23,7 @@ ALGOS = _names(lib.convgen_algo_name)
 PASSES = _names(lib.convgen_pass_name)
 EFFORTS = ("measure", "estimate", "exhaustive")
 GEMMS = ("chosen", "cublas", "generated", "tensor")
+WEIGHTS = ("chosen", "before", "inside")
 CHOSEN_BY = ("caller", "measurement", "wisdom", "estimate")
 ORIGINS = ("nvrtc", "disk cache", "memory cache", "kernel set")
 
@@ -148,13 +149,15 @@ class Choice:
 def _options_dict(o):
     return {"workspace_limit": o.workspace_limit, "allow_tf32": bool(o.allow_tf32),
             "fourier_size": tuple(o.fourier_size), "winograd_m": tuple(o.winograd_m), "gemm": GEMMS[o.gemm]
-            if 0 <= o.gemm < len(GEMMS) else o.gemm, "effort": EFFORTS[o.effort] if 0 <= o.effort < 3 else o.effort}
+            if 0 <= o.gemm < len(GEMMS) else o.gemm, "effort": EFFORTS[o.effort] if 0 <= o.effort < 3 else o.effort,
+            "weights": WEIGHTS[o.weights] if 0 <= o.weights < len(WEIGHTS) else o.weights}
 
 
 def _plan_options(workspace_limit=0, allow_tf32=False, fourier_size=(0, 0, 0), winograd_m=(0, 0, 0),
-                  gemm="chosen", effort="measure", progress=None):
+                  gemm="chosen", effort="measure", progress=None, weights="chosen"):
     o = _lib.PlanOptionsC(workspace_limit=int(workspace_limit), allow_tf32=int(bool(allow_tf32)),
-                          gemm=_index(gemm, GEMMS, "gemm"), effort=_index(effort, EFFORTS, "effort"))
+                          gemm=_index(gemm, GEMMS, "gemm"), effort=_index(effort, EFFORTS, "effort"),
+                          weights=_index(weights, WEIGHTS, "weights"))
     fs, wm = tuple(fourier_size), tuple(winograd_m)
     o.fourier_size[:] = fs + (0,) * (_lib.MAX_RANK - len(fs))
     o.winograd_m[:] = wm + (0,) * (_lib.MAX_RANK - len(wm))
@@ -379,7 +382,8 @@ class Context(_Owned):
     def plan_conv(self, layer: Conv, pass_="fprop", algo="auto", **options) -> Plan:
         """A plan for one pass of `layer`: algo one of ALGOS; options workspace_limit, allow_tf32,
         fourier_size, winograd_m, gemm ("chosen", "cublas", "generated", "tensor"), effort ("measure",
-        "estimate", "exhaustive"), progress (a callable of done, total)."""
+        "estimate", "exhaustive"), progress (a callable of done, total), weights ("chosen", "before",
+        "inside": winograd-fused's weights' transforms by a kernel before, or inside, the fused one)."""
         d = layer.c_desc()
         o, callback = _plan_options(**options)
         handle = ctypes.c_void_p()

@@ -126,6 +126,13 @@ def test_options_reach_the_planner(ctx):
     with pytest.raises(convgen.Error) as e:
         ctx.plan_conv(LAYERS[0], "fprop", "fft", workspace_limit=16)
     assert e.value.status_name == "WORKSPACE_LIMIT"
+    with ctx.plan_conv(LAYERS[0], "fprop", "winograd-fused", weights="inside") as plan:
+        assert len(plan.kernels) == 1 and not plan.prepares_weights  # the weights' transforms in the fused kernel
+    with ctx.plan_conv(LAYERS[0], "fprop", "winograd-fused", weights="before") as plan:
+        assert len(plan.kernels) == 2 and plan.prepares_weights
+    with pytest.raises(ValueError) as e:
+        ctx.plan_conv(LAYERS[0], "fprop", "winograd-fused", weights="beside")
+    assert "weights" in str(e.value)
 
 
 def test_bias_and_relu_epilogue(ctx):

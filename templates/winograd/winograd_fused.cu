@@ -1,7 +1,8 @@
 {#- The fused Winograd fprop and bprop (generator/winograd/winograd_fused.c): one block per {{ tile_block }} tiles of
     {{ data }} x {{ k_block }} output channels, nothing transformed ever written to global memory. Per chunk of
     {{ c_block }} of {{ data }}'s channels: the chunk's {{ tasks }} tiles and the weights' transforms U (made once by
-    the weights' kernel) arrive in shared memory by cp.async, loaded while the previous chunk's
+    the weights' kernel; or, `inside`, the chunk's weights w as they are, transformed here (G) beside
+    the tiles) arrive in shared memory by cp.async, loaded while the previous chunk's
     products ran (U into one of two buffers); the tiles are transformed (BT) beside them; and each
     thread multiplies for one transform element an 8 x 8 block of (output channel, tile). After the
     last chunk the products go through shared memory and AT into the output, fprop's y with the
@@ -49,7 +50,7 @@
     outputs; then the group's commit. -#}
 {%- macro fetch_weights(c0, dz, us, indent) -%}
 {{ indent }}#pragma unroll 1 // the copies are asynchronous: a loop issues them as fast, without the registers
-{{ indent }}for (unsigned r = 0; r < {{ k_block * c_block // (8 * vec) }}u; ++r) {
+{{ indent }}for (unsigned r = 0; r < {{ k_block * c_block // (per_element * vec) }}u; ++r) {
 {{ indent }}    const unsigned i = tid + r * {{ threads }}u, kv = i % {{ k_block // vec }}u, ce = i / {{ k_block // vec }}u;
 {{ indent }}    const unsigned cl = ce / {{ elements }}u, el = ce - cl * {{ elements }}u, c = {{ c0 }} + cl, k = k0 + kv * {{ vec }}u;
 {{ indent }}    const bool inside = c < {{ channels }}u && k < {{ outputs }}u;
@@ -62,6 +63,57 @@
 {{ indent }}asm volatile("cp.async.commit_group;\n" ::);
 {%- endmacro -%}
 
+{#- The chunk's weights as they are (`inside`), from channel `c0` (of depth tap `dz`, 3-D layers), into
+    wraw[(channel, output) pair][tap] by cp.async, 4 bytes each (zero-filled past the channels and
+    outputs); copy i's pair runs along w's planes, so that neighbouring threads read neighbouring
+    floats: along the channels of w's [k][c] planes, or along the outputs where they are read as
+    [c][k] (weights_transposed, bprop). -#}
+{%- macro fetch_raw_weights(c0, dz, indent) -%}
+{{ indent }}#pragma unroll 1
+{{ indent }}for (unsigned r = 0; r < {{ (pairs * taps + threads - 1) // threads }}u; ++r) {
+{{ indent }}    const unsigned i = tid + r * {{ threads }}u, pair = i / {{ taps }}u, tap = i - pair * {{ taps }}u;
+{%- if weights_transposed %}
+{{ indent }}    const unsigned cl = pair / {{ k_block }}u, kl = pair - cl * {{ k_block }}u;
+{%- else %}
+{{ indent }}    const unsigned kl = pair / {{ c_block }}u, cl = pair - kl * {{ c_block }}u;
+{%- endif %}
+{{ indent }}    const unsigned c = {{ c0 }} + cl, k = k0 + kl;
+{%- set ragged = (pairs * taps) % threads != 0 %}
+{{ indent }}    const bool inside = {{ "i < " ~ pairs * taps ~ "u && " if ragged }}c < {{ channels }}u && k < {{ outputs }}u;
+{%- if weights_transposed %}
+{{ indent }}    const size_t plane = (size_t)c * {{ outputs }}u + k;
+{%- else %}
+{{ indent }}    const size_t plane = (size_t)k * {{ channels }}u + c;
+{%- endif %}
+{%- if volume %}
+{{ indent }}    const unsigned slice = {{ (depth_taps - 1) ~ "u - " if weights_flip }}{{ dz }}; // the depth tap's slice of w{{ " (reversed: a flipped kernel)" if weights_flip }}
+{{ indent }}    const float *__restrict__ src = in1 + (plane * {{ depth_taps }}u + slice) * {{ taps }}u + tap;
+{%- else %}
+{{ indent }}    const float *__restrict__ src = in1 + plane * {{ taps }}u + tap;
+{%- endif %}
+{%- if ragged %}
+{{ indent }}    if (i < {{ pairs * taps }}u) // past the chunk's copies: none
+{%- endif %}
+{{ indent }}    {{ "    " if ragged }}copy4(wraw + (cl * {{ k_block }}u + kl) * {{ taps }}u + tap, inside ? src : in1, inside);
+{{ indent }}}
+{%- endmacro -%}
+
+{#- The chunk's weights' transforms (`inside`): each (channel, output) pair's w from wraw through
+    G along dimension 1, then dimension 0, into us[c][e][k]. -#}
+{%- macro transform_weights(indent) -%}
+{{ indent }}for (unsigned p = tid; p < {{ pairs }}u; p += {{ threads }}u) {
+{{ indent }}    const float *__restrict__ wp = wraw + p * {{ taps }}u; // pair p's w
+{{ indent }}    float d[{{ r0 }}][{{ r1 }}]; // {{ "w's plane reversed (a flipped kernel)" if weights_flip else "w's plane" }}
+{%- for i in range(r0) %}
+{%- for j in range(r1) %}
+{{ indent }}    d[{{ i }}][{{ j }}] = wp[{{ ((r0 - 1 - i) * r1 + r1 - 1 - j) if weights_flip else (i * r1 + j) }}u];
+{%- endfor %}
+{%- endfor %}
+{{ indent }}    float *__restrict__ dst = us + (p / {{ k_block }}u) * {{ elements * k_block }}u + p % {{ k_block }}u;
+{{- wino_2d_store(g1, g0, r0, r1, alpha1, alpha0, "dst", k_block, indent ~ "    ") }}
+{{ indent }}}
+{%- endmacro -%}
+
 {{ wino_fused_helpers() }}
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
@@ -70,17 +122,26 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {
     extern __shared__ float4 shared4[];
     float *__restrict__ vs = (float *)shared4;                                 // [c][e][tile]: the data's transforms
+{%- if inside %}
+    float *__restrict__ us = vs + {{ c_block * elements * tile_block }};             // [c][e][k]: the weights', made here
+    float *__restrict__ wraw = us + {{ c_block * elements * k_block }};          // [c][k][tap]: the weights as loaded
+{%- else %}
     float *__restrict__ us0 = vs + {{ c_block * elements * tile_block }};            // [c][e][k]: the weights', two buffers
     float *__restrict__ us1 = us0 + {{ c_block * elements * k_block }};
     const float *__restrict__ u = workspace + {{ u_buffer }}ull;    // [e][c][k]
+{%- endif %}
     const unsigned tid = threadIdx.x;
     const unsigned tile0 = blockIdx.x * {{ tile_block }}u, k0 = blockIdx.y * {{ k_block }}u;
     // This thread's products: element e, output channels k0 + 8 kq .., tiles tile0 + 8 tq ..
-    const unsigned e = tid >> 3, kq = tid & {{ k_block // 8 - 1 }}u, tq = (tid >> {{ k_shift }}) & {{ tile_block // 8 - 1 }}u;
+    const unsigned e = tid >> {{ e_shift }}, kq = tid & {{ k_block // 8 - 1 }}u, tq = (tid >> {{ k_shift }}) & {{ tile_block // 8 - 1 }}u;
 {{ acc_8x8("    ") }}
-
+{% if inside %}
+    float *__restrict__ raw = wraw + {{ pairs * taps }};                        // [point][task]: the tiles as loaded
+{{ fetch_raw_weights("0u", "0u", "    ") }}
+{%- else %}
     float *__restrict__ raw = us1 + {{ c_block * elements * k_block }};       // [point][task]: the tiles as loaded
 {{ fetch_weights("0u", "0u", "us0", "    ") }}
+{%- endif %}
 {{ fetch_tiles("0u", "0u", "    ") }}
     asm volatile("cp.async.commit_group;\n" ::);
 {%- if volume %}
@@ -90,7 +151,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     for (unsigned c0 = 0; c0 < {{ channels }}u; c0 += {{ c_block }}u) {
         const bool odd = (c0 / {{ c_block }}u) & 1u;
 {%- endif %}
+{%- if not inside %}
         float *__restrict__ us = odd ? us1 : us0;
+{%- endif %}
         asm volatile("cp.async.wait_group 0;\n" ::); // this chunk's tiles and weights
         __syncthreads();
         // The chunk's tiles: BT d B, dimension 1 row by row, then dimension 0 column by column.
@@ -99,16 +162,28 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
             float *__restrict__ dst = vs + (p / {{ tile_block }}u) * {{ elements * tile_block }}u + p % {{ tile_block }}u;
 {{- wino_2d_store(bt1, bt0, alpha0, alpha1, alpha1, alpha0, "dst", tile_block, "            ") }}
         }
+{%- if inside %}
+        // The chunk's weights: G g GT, dimension 1 row by row, then dimension 0 column by column.
+{{ transform_weights("        ") }}
+{%- endif %}
         __syncthreads();
         // The next chunk's tiles and weights (the other buffer), in flight during this chunk's
         // products (after the last chunk: zeros, nothing loaded).
 {%- if volume %}
         const chunk_at next = chunk(q + 1u);
 {{ fetch_tiles("next.c0", "next.dz", "        ") }}
+{%- if inside %}
+{{ fetch_raw_weights("next.c0", "next.dz", "        ") }}
+{%- else %}
 {{ fetch_weights("next.c0", "next.dz", "odd ? us0 : us1", "        ") }}
+{%- endif %}
 {%- else %}
 {{ fetch_tiles("c0 + " ~ c_block ~ "u", "", "        ") }}
+{%- if inside %}
+{{ fetch_raw_weights("c0 + " ~ c_block ~ "u", "", "        ") }}
+{%- else %}
 {{ fetch_weights("c0 + " ~ c_block ~ "u", "", "odd ? us0 : us1", "        ") }}
+{%- endif %}
 {%- endif %}
         asm volatile("cp.async.commit_group;\n" ::);
 #pragma unroll
