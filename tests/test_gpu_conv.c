@@ -426,7 +426,7 @@ static convgen_context *shape_ctx(const shape *s)
 
 /* A workspace limit one byte below what the plan needs unlimited, so that it sub-batches; where
  * the planner fits that limit another way (a form of less workspace: a tensor-core accgrad's fewer
- * runs of tiles), half of it, and so on, up to four times. */
+ * runs of tiles), 90%, 80% .. 50% of that need, until the plan sub-batches (or no plan fits). */
 static convgen_plan_options tight_options(const shape *s, convgen_pass pass)
 {
     convgen_plan *plan;
@@ -437,11 +437,12 @@ static convgen_plan_options tight_options(const shape *s, convgen_pass pass)
     convgen_plan_workspace_size(plan, &need);
     convgen_plan_destroy(plan);
     bool cut = false;
-    for (int tries = 0; !cut && tries < 4; ++tries) {
-        o.workspace_limit = tries == 0 ? need - 1 : o.workspace_limit / 2;
-        if (convgen_plan_conv_ex(shape_ctx(s), &s->d, pass, s->algo, &o, &plan) != CONVGEN_SUCCESS)
-            fail_msg("%s %s under %zu bytes: %s", s->name, convgen_pass_name(pass), o.workspace_limit,
-                     convgen_last_error());
+    for (int tenths = 10; !cut && tenths >= 5; --tenths) {
+        o.workspace_limit = tenths == 10 ? need - 1 : need / 10 * (size_t)tenths;
+        convgen_status st = convgen_plan_conv_ex(shape_ctx(s), &s->d, pass, s->algo, &o, &plan);
+        if (st != CONVGEN_SUCCESS)
+            fail_msg("%s %s under %zu bytes (%zu unlimited): %s", s->name, convgen_pass_name(pass), o.workspace_limit,
+                     need, convgen_last_error());
         /* The layer kernels' headers say how the batch is cut; the fft algorithms' FFT kernels,
          * generated as plain batched FFTs, do not. */
         for (int i = 0; i < convgen_plan_kernel_count(plan); ++i)
