@@ -29,13 +29,13 @@ static void print_candidates(const convgen_plan *plan, int rank)
 {
     convgen_choice ch;
     convgen_plan_choice(plan, &ch);
-    printf("  %-32s %10s %10s %10s %12s  %s\n", "candidate", "estimate", "measured", "vs first", "workspace", "");
+    printf("  %-40s %10s %10s %10s %12s  %s\n", "candidate", "estimate", "measured", "vs first", "workspace", "");
     for (int i = 0; i < ch.candidate_count; ++i) {
         convgen_candidate c;
         convgen_plan_candidate(plan, i, &c);
         char name[96];
         tune_describe(c.algo, &c.options, rank, name, sizeof name);
-        printf("%c %-32s", i == ch.winner ? '*' : ' ', name);
+        printf("%c %-40s", i == ch.winner ? '*' : ' ', name);
         print_ms(c.estimate_ms);
         print_ms(c.ms);
         if (c.difference >= 0)

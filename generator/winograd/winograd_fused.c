@@ -786,16 +786,39 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
     return pass == CONVGEN_ACCGRAD ? accgrad_generate(p, &s, t, out) : forward_generate(p, &s, t, inside, out);
 }
 
+/* Whether a 2-D fprop's or bprop's tile of the fewest transform elements leaves the GPU idle: its
+ * one-block kernel's blocks fewer than an H100's or H200's multiprocessors (the variants know no
+ * target). There F(2x2, r), at more blocks of less work each, ran faster on an H200 (S27 fprop 19.8
+ * us against 24.8 at F(4x4, 3x3)'s 98 blocks, bprop 19.4 against 24.7, S13 29.1 / 28.1 against
+ * 35.8 / 33.4 at 72 blocks; S16 at 128 blocks: fprop 30.8 against 35.3, bprop 38.8 against 35.9):
+ * AUTO times it too at effort measure (bench/NOTES.md, "Issue 30, session 67"). */
+static bool idle_at_chosen_tile(const cg_problem *p, convgen_pass pass, const cg_tuning *fixed)
+{
+    wino_spec s;
+    if (p->rank != 2 || pass == CONVGEN_ACCGRAD || fixed->winograd_m[0] || fixed->winograd_m[1] ||
+        wino_choose_tiles(p, pass, fixed, FUSED_MAX_ALPHA, &s) != CONVGEN_SUCCESS || !fused_sizes(p, &s) ||
+        (s.m[1] <= 2 && s.m[2] <= 2))
+        return false;
+    const int64_t out_ch = pass == CONVGEN_BPROP ? p->c : p->k;
+    return wino_div_up(s.columns, FUSED_TILES) * wino_div_up(out_ch, one_block_blocking(out_ch).outputs) < CG_DEFAULT_SMS;
+}
+
 /* Its tiles as winograd's (the GEMM is its own kernel's); a 3-D layer's across its plane only, at
  * EXHAUSTIVE every m from 2 with m + r - 1 <= FUSED_MAX_ALPHA for the plane's larger kernel extent
- * r, the depth left to fused_generate (one slice deep). fprop and bprop: each tile of the one-block
- * kernel (or the chosen one) again with the weights' transforms made inside (where the caller left
+ * r, the depth left to fused_generate (one slice deep); at effort measure, F(2x2, r) beside the
+ * chosen tile where that leaves the GPU idle (idle_at_chosen_tile). fprop and bprop: each tile of
+ * the one-block kernel (or the chosen one) again with the weights' transforms made inside (where the caller left
  * that open), after those made before, so that a tie keeps what can be prepared. */
 static int fused_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
                           int max)
 {
     int n = p->rank == 3 ? wino_tile_variants(p, effort, fixed, false, 1, FUSED_MAX_ALPHA, out, max)
                          : wino_variants(p, effort, fixed, false, out, max);
+    if (effort != CONVGEN_EFFORT_EXHAUSTIVE && n == 1 && n < max && idle_at_chosen_tile(p, pass, fixed)) {
+        out[n] = out[0];
+        out[n].winograd_m[0] = out[n].winograd_m[1] = 2;
+        ++n;
+    }
     if (pass == CONVGEN_ACCGRAD || fixed->weights)
         return n;
     const int plane = p->rank - 2;
