@@ -109,6 +109,29 @@ static int stages_wanted(int bn) { return bn > 72 && bn <= 128 ? TC_MAX_STAGES :
  * threads are all 64K registers hold. */
 static int converter_warps(int bn) { return bn <= 192 ? 7 : 3; }
 
+/* The columns of a tile: cg_gemm_tc_columns's (n in the fewest blocks of at most 256), or half
+ * that where the GPU then takes its tiles in fewer rounds by more than narrow tiles cost: a tile
+ * half as wide takes 7-8% more than half the time (H200: V4, R4 fprop, whose rounds stay the
+ * same, 1.07-1.08x slower), so halving pays where half-width rounds x 0.5 x NARROW_COST < full-
+ * width rounds, which is where the full width's last round is at most about half full and the
+ * rounds are few. H200, bench/NOTES.md "Issue 30, session 64": R3 fprop/bprop (147 tiles on 132
+ * SMs) 7% faster, V5 (294) 2.5%, R4 accgrad (288) 5%; V4 (896), R4 fprop (72), R3 accgrad (98),
+ * V5 accgrad (392) 3-8% slower, and kept whole by the rule. As this rule chose, in one call (session
+ * 67): R3 fprop/bprop 8% / 7% faster, B2 14%, R4 accgrad 4%, V5 fprop/bprop 2%; the rows it keeps
+ * whole within 1%. Only where both widths hold one block an SM (80 columns or more) and the half is
+ * whole core matrices (a multiple of 8). */
+#define NARROW_COST 1.15
+static int tile_columns(const cg_gemm_step *g, const cg_target *t)
+{
+    const int full = cg_gemm_tc_columns(g->n), half = full / 2;
+    if (full % 16 != 0 || half < 80 || (g->n + half - 1) / half != 2 * ((g->n + full - 1) / full))
+        return full; /* (each piece of B, full wide, two tiles' columns) */
+    const int64_t places = t->sm_count > 0 ? t->sm_count : 132, splits = g->splits > 1 ? g->splits : 1;
+    const int64_t tiles = (g->m + TC_ROWS - 1) / TC_ROWS * ((g->n + full - 1) / full) * g->batch * splits;
+    const int64_t rounds_full = (tiles + places - 1) / places, rounds_half = (2 * tiles + places - 1) / places;
+    return 0.5 * NARROW_COST * (double)rounds_half < (double)rounds_full ? half : full;
+}
+
 /* The blocks an SM holds: as many as its shared memory (1 KB of it reserved a block) and threads
  * allow; the kernel's launch bounds hold its registers to that. */
 static int blocks_per_sm(const cg_target *t, unsigned shared_bytes, int threads)
@@ -134,7 +157,7 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the tensor-core GEMM does not take this step (%lld x %lld x %lld, "
                        "ops %c%c, %lld of them): see cg_gemm_tc_takes", (long long)g->m, (long long)g->n,
                        (long long)g->k, g->transa, g->transb, (long long)g->batch);
-    const int bn = cg_gemm_tc_columns(g->n);
+    const int bn = tile_columns(g, t), b_rows = g->b_pieces.rows ? g->b_pieces.rows : bn;
     const int64_t stage = stage_floats(g, bn), barriers = 3 * 8 * TC_MAX_STAGES;
     int stages = (int)((cg_target_shared_per_block(t) - barriers) / (4 * stage));
     const int most = stages_wanted(bn), converters = converter_warps(bn);
@@ -170,10 +193,11 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
                                    : "in the kernel's pieces (its producer laid it out)",
                   !g->b_pieces.rows ? "as stored" : g->b_pieces.lo ? "in the kernel's pieces with their lo halves"
                                                                   : "in the kernel's pieces");
-    cg_value_line(header, "tiles: %lld of %d x %d of C (%lld row blocks, %lld column blocks), the sum in steps of %d "
+    cg_value_line(header, "tiles: %lld of %d x %d of C (%lld row blocks, %lld column blocks%s), the sum in steps of %d "
                   "through %d stages (%u bytes); launch: %lld blocks of %u threads, %d an SM%s", (long long)tiles, TC_ROWS,
-                  bn, (long long)mblocks, (long long)nblocks, TC_STEP, stages, k->shared_bytes, (long long)grid,
-                  k->block[0], per_sm, grid < tiles ? ", each taking every grid-th tile (persistent)" : "");
+                  bn, (long long)mblocks, (long long)nblocks, b_rows != bn ? ", half a piece of B's each: fewer rounds" : "",
+                  TC_STEP, stages, k->shared_bytes, (long long)grid, k->block[0], per_sm,
+                  grid < tiles ? ", each taking every grid-th tile (persistent)" : "");
     tmpl_value *ctx = cg_gemm_context(header, k, "gemm_tc");
     tmpl_set_str(ctx, "sm90a_marker", CG_SM90A_MARKER);
     cg_kernel_set_dependent(k, ctx, t, g->dependent);
@@ -186,6 +210,7 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
     tmpl_set_int(ctx, "converters", converters);
     tmpl_set_int(ctx, "bm", TC_ROWS);
     tmpl_set_int(ctx, "bn", bn);
+    tmpl_set_int(ctx, "b_rows", b_rows);
     tmpl_set_int(ctx, "bk", TC_STEP);
     tmpl_set_int(ctx, "stages", stages);
     tmpl_set_bool(ctx, "accumulate", g->accumulate);

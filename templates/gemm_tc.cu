@@ -16,7 +16,9 @@
 {%- set steps = (k + bk - 1) // bk -%}
 {#- the floats of a piece of op(A), op(B) in global memory: twice the hi halves' where its lo follow -#}
 {%- set pa = ca * (2 if a_lo else 1) -%}
-{%- set pb = cb * (2 if b_lo else 1) -%}
+{%- set pb = bk * b_rows * (2 if b_lo else 1) -%}
+{#- where B's pieces are twice a tile's width (halved: the tile is half of a piece's rows), the floats of the tile's share -#}
+{%- set share_b = cb * (2 if b_lo else 1) -%}
 {{ file_header(header) }}
 {{ sm90a_marker }}
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -162,7 +164,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
         const unsigned a_bytes = {{ 4 * pa }}u;
 {%- endif %}
 {%- if b_pieces %}
-        const unsigned b_bytes = {{ 4 * pb }}u;
+        const unsigned b_bytes = {{ 4 * share_b }}u;
 {%- endif %}
         unsigned i = 0u;
 #pragma unroll 1
@@ -175,7 +177,12 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
             const unsigned a_bytes = 4u * min({{ bm }}u, {{ m }}u - tl.mb * {{ bm }}u); // a row's
 {%- endif %}
 {%- if b_pieces %}
+{%- if b_rows == bn %}
             const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)tl.entry * {{ b_stride }}ull + (size_t)tl.nb * {{ steps * pb }}u;
+{%- else %}
+            // the tile's half of its pieces' rows: in each 8 of the sum, the first or last {{ 8 * bn }} floats
+            const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)tl.entry * {{ b_stride }}ull + (size_t)(tl.nb >> 1) * {{ steps * pb }}u + (tl.nb & 1u) * {{ 8 * bn }}u;
+{%- endif %}
 {%- else %}
             const float *__restrict__ b = workspace + {{ b_offset }}ull + (size_t)tl.entry * {{ b_stride }}ull + tl.nb * {{ bn }}u;
             const unsigned b_bytes = 4u * min({{ bn }}u, {{ n }}u - tl.nb * {{ bn }}u); // a row's
@@ -201,9 +208,17 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
                 if (lane < valid)
                     bulk_copy(raw + lane * {{ bm + 4 }}u, a + row * {{ lda }}u, a_bytes, &loaded[s]);
 {%- endif %}
-{%- if b_pieces %}
+{%- if b_pieces and b_rows == bn %}
                 if (lane == 0u)
                     bulk_copy(st + {{ 2 * ca }}u, b + (size_t)q * {{ pb }}u, b_bytes, &loaded[s]);
+{%- elif b_pieces %}
+                if (lane == 0u) { // the tile's half of each 8 of the sum, hi{{ " and lo" if b_lo }}
+{%- for h in range(2 if b_lo else 1) %}
+{%- for e in range(bk // 8) %}
+                    bulk_copy(st + {{ 2 * ca + h * cb + e * 8 * bn }}u, b + (size_t)q * {{ pb }}u + {{ h * bk * b_rows + e * 8 * b_rows }}u, {{ 32 * bn }}u, &loaded[s]);
+{%- endfor %}
+{%- endfor %}
+                }
 {%- else %}
                 if (lane < valid)
                     bulk_copy(raw + {{ raw_a }}u + lane * {{ bn + 4 }}u, b + row * {{ ldb }}u, b_bytes, &loaded[s]);

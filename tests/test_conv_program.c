@@ -631,21 +631,26 @@ static void test_tensor_gemm_pieces_are_the_kernels_order(void **state)
  * in one wave of the target's multiprocessors, else one block for each place (a multiprocessor
  * holds two at 64 columns, one at 128 and 256), each taking every grid-th tile, which the header
  * says. V3: 1600 tiles of 128 x 256; R1: 1600 of 128 x 64; R4: 72 (one row block, two column
- * blocks, 36 elements). */
+ * blocks, 36 elements). And the tiles' width (tile_columns): R3's 147 tiles of 256 columns on 132
+ * multiprocessors take two rounds, the second nearly empty, so its tiles are halved (294 of 128,
+ * three rounds of half the work); V4's 896 are not (7 rounds against 14). */
 /* A 3x3 layer of n images, c -> k channels, hw x hw, padded to keep its size. */
 #define SAME_3X3(n_, c_, k_, hw)                                                                                  \
     {.rank = 2, .n = n_, .c = c_, .k = k_, .in = {hw, hw}, .kernel = {3, 3}, .pad_before = {1, 1}, .pad_after = {1, 1}}
-static void test_tensor_gemm_grid_persists_past_one_wave(void **state)
+static void test_tensor_gemm_grid_and_tile_width(void **state)
 {
     (void)state;
     const struct {
         convgen_conv_desc d;
         int sms;
         unsigned grid;
-    } cases[] = {{SAME_3X3(32, 256, 256, 56), 132, 132},
-                 {SAME_3X3(32, 256, 256, 56), 8, 8},
-                 {SAME_3X3(32, 64, 64, 56), 132, 264},
-                 {SAME_3X3(32, 512, 512, 7), 132, 72}};
+        const char *tiles; /* the header's count and width of the tiles */
+    } cases[] = {{SAME_3X3(32, 256, 256, 56), 132, 132, "tiles: 1600 of 128 x 256 of C (25 row blocks, 1 column blocks)"},
+                 {SAME_3X3(32, 256, 256, 56), 8, 8, "tiles: 1600 of 128 x 256 of C (25 row blocks, 1 column blocks)"},
+                 {SAME_3X3(32, 64, 64, 56), 132, 264, "tiles: 1600 of 128 x 64 of C"},
+                 {SAME_3X3(32, 512, 512, 7), 132, 72, "tiles: 72 of 128 x 256 of C (1 row blocks, 2 column blocks)"},
+                 {SAME_3X3(32, 256, 256, 14), 132, 132, "tiles: 294 of 128 x 128 of C (3 row blocks, 2 column blocks, half"},
+                 {SAME_3X3(32, 512, 512, 28), 132, 132, "tiles: 896 of 128 x 256 of C (7 row blocks, 2 column blocks)"}};
     const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         cg_problem p;
@@ -662,6 +667,8 @@ static void test_tensor_gemm_grid_persists_past_one_wave(void **state)
         if (products->grid[0] != cases[i].grid || products->grid[1] != 1 || products->grid[2] != 1)
             fail_msg("case %zu on %d SMs: grid (%u, %u, %u), expected (%u, 1, 1)", i, cases[i].sms, products->grid[0],
                      products->grid[1], products->grid[2], cases[i].grid);
+        if (!strstr(products->source, cases[i].tiles))
+            fail_msg("case %zu on %d SMs: the products' header does not say \"%s\"", i, cases[i].sms, cases[i].tiles);
         const bool persistent = strstr(products->source, "each taking every grid-th tile (persistent)") != NULL;
         assert_int_equal(persistent, cases[i].grid != 72);
         cg_generated_free(&g);
@@ -1840,7 +1847,7 @@ int main(void)
         cmocka_unit_test(test_winograd_3d_threads_stay_32_bit),
         cmocka_unit_test(test_winograd_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_tensor_gemm_pieces_are_the_kernels_order),
-        cmocka_unit_test(test_tensor_gemm_grid_persists_past_one_wave),
+        cmocka_unit_test(test_tensor_gemm_grid_and_tile_width),
         cmocka_unit_test(test_tensor_gemm_runs_stay_short_and_few),
         cmocka_unit_test(test_winograd_tensor_gemm_programs_match_the_reference),
         cmocka_unit_test(test_winograd_tensor_gemm_drops_u_lo_halves_to_fit),
