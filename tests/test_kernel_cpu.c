@@ -54,12 +54,6 @@ static void unguard(float *v, int64_t n)
     munmap((char *)v + bytes + page - span, span);
 }
 
-static convgen_status run_on_cpu(void *user, const cg_kernel *k, const float *in0, const float *in1, float *out,
-                                 void *ws, const float *bias)
-{
-    return kcpu_launch(user, k, in0, in1, out, ws, bias);
-}
-
 /* Runs the algorithm's program for (d, pass) on target t (NULL: the H100's) with the kernels on the
  * CPU; returns its relative error against float64, REFUSED where the planner refuses the layer, or
  * NOT_RUN with the reason in why (PTX the CPU cannot run). */
@@ -79,7 +73,7 @@ static double cpu_error(const convgen_conv_desc *d, convgen_pass pass, convgen_a
     float *in0 = guarded(elems[0]), *in1 = guarded(elems[1]), *out = guarded(elems[2]), *bias = guarded(p.k);
     fill(in0, elems[0]), fill(in1, elems[1]), fill(bias, p.k);
     memset(out, 0xFF, 4 * (size_t)elems[2]); /* NaN: an output never written fails */
-    const cg_kernel_runner r = {run_on_cpu, runner};
+    const cg_kernel_runner r = kcpu_program_runner(runner);
     const float *b = p.epilogue & CG_EPILOGUE_BIAS ? bias : NULL;
     if (kcpu_prepare(runner, g.kernels, g.kernel_count) != CONVGEN_SUCCESS)
         fail_msg("%s %s: %s", convgen_algo_name(algo), convgen_pass_name(pass), convgen_last_error());

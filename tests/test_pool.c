@@ -247,12 +247,6 @@ static void execute_on_gpu(const convgen_pool_desc *d, const float *x, size_t in
     convgen_plan_destroy(plan);
 }
 
-static convgen_status run_on_cpu(void *user, const cg_kernel *k, const float *in0, const float *in1, float *out,
-                                 void *ws, const float *bias)
-{
-    return kcpu_launch(user, k, in0, in1, out, ws, bias);
-}
-
 /* The same with the generated kernels run on the CPU, in order, as the runtime launches them. */
 static void execute_on_cpu(const convgen_pool_desc *d, const float *x, size_t in_n, float *y, size_t out_n)
 {
@@ -263,7 +257,7 @@ static void execute_on_cpu(const convgen_pool_desc *d, const float *x, size_t in
     if (cg_generate_pool(&p, NULL, &g) != CONVGEN_SUCCESS)
         fail_msg("%s", convgen_last_error());
     memset(y, 0xFF, (out_n + GUARD) * sizeof(float));
-    const cg_kernel_runner r = {run_on_cpu, cpu};
+    const cg_kernel_runner r = kcpu_program_runner(cpu);
     if (cg_program_run(&g, x, NULL, NULL, y, &r) != CONVGEN_SUCCESS)
         fail_msg("on the CPU: %s", convgen_last_error());
     cg_generated_free(&g);

@@ -488,3 +488,11 @@ convgen_status kcpu_launch(kcpu_runner *r, const cg_kernel *k, const float *in0,
     running = NULL;
     return ok ? CONVGEN_SUCCESS : cg_fail(CONVGEN_ERROR_CUDA, "kernel_cpu: %s: %s", k->name, r->failure);
 }
+
+static convgen_status launch_for_program(void *r, const cg_kernel *k, const float *in0, const float *in1, float *out,
+                                         void *ws, const float *bias)
+{
+    return kcpu_launch(r, k, in0, in1, out, ws, bias);
+}
+
+cg_kernel_runner kcpu_program_runner(kcpu_runner *r) { return (cg_kernel_runner){launch_for_program, r}; }

@@ -38,6 +38,9 @@ convgen_status kcpu_prepare(kcpu_runner *r, const cg_kernel *kernels, int count)
 convgen_status kcpu_launch(kcpu_runner *r, const cg_kernel *k, const float *in0, const float *in1, float *out,
                            void *ws, const float *bias);
 
+/* r as cg_program_run's kernel runner: each kernel of a program launched by kcpu_launch. */
+cg_kernel_runner kcpu_program_runner(kcpu_runner *r);
+
 /* The source as the C++ compiler gets it (after cuda_on_cpu.h): __shared__ arrays made arena
  * references, asm statements made calls. The caller frees it; NULL with the reason on failure. */
 char *kcpu_rewrite(const char *source);
