@@ -47,7 +47,7 @@ int cli_emit(int argc, char **argv)
         return cli_usage(&emit_verb, a.help ? stdout : stderr);
     if (a.algo == CONVGEN_ALGO_AUTO) {
         fprintf(stderr, "convgen: emit: --algo auto chooses on a GPU or from wisdom: 'convgen explain' says what it "
-                        "chose; emit that with its --algo, --tile and --gemm\n");
+                        "chose; emit that with its --algo, --tile, --gemm and --weights\n");
         return 2;
     }
     cg_tuning tuning;

@@ -209,7 +209,9 @@ typedef struct convgen_plan_options {
      * the work, so large layers lose, and nothing is left to prepare. Not on the cluster kernel
      * (sm_90, 64 channels or more a side), which fails with INSIDE. CHOSEN (0): BEFORE. AUTO times
      * both where INSIDE applies, so an AUTO plan may have no weights to prepare: a caller that
-     * prepares weights sets BEFORE (or asks convgen_plan_prepares_weights). */
+     * prepares weights sets BEFORE, and AUTO then takes wisdom's choice where it has weights to
+     * prepare and otherwise chooses among the candidates that have (or asks
+     * convgen_plan_prepares_weights). */
     int weights;
 } convgen_plan_options;
 

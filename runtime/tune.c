@@ -106,13 +106,16 @@ static void list_candidates(tuner *t)
 }
 
 /* Whether the caller's options fix a knob of some planner: then wisdom's key does not say all
- * that was asked. */
+ * that was asked. weights=before does not count: it only rules out wisdom's choices with the
+ * weights' transforms inside (take_variant), as a caller who prepares its weights asks. */
 static bool fixes_variants(const convgen_plan_options *o)
 {
     cg_tuning fixed;
     char variant[CG_VARIANT_MAX];
     if (plan_tuning_of(o, &fixed) != CONVGEN_SUCCESS)
         return true;
+    if (fixed.weights == CONVGEN_WEIGHTS_BEFORE)
+        fixed.weights = 0;
     for (int i = 0; i < cg_planner_count(); ++i) {
         cg_variant_print(cg_planner_at(i), &fixed, CONVGEN_MAX_RANK, variant, sizeof variant);
         if (variant[0])
@@ -527,8 +530,14 @@ static convgen_status take_variant(convgen_plan_options *o, const wisdom_entry *
     cg_tuning tuning = {0};
     convgen_status s = pl ? cg_variant_parse(pl, e->variant, e->key.layer.rank, &tuning)
                           : cg_fail(CONVGEN_ERROR_INVALID_VALUE, "algo = %d is not a known algorithm", (int)e->algo);
+    const int weights = o->weights;
+    if (s == CONVGEN_SUCCESS && weights == CONVGEN_WEIGHTS_BEFORE && tuning.weights == CONVGEN_WEIGHTS_INSIDE)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "wisdom's choice makes the weights' transforms inside its kernel; "
+                       "options->weights = CONVGEN_WEIGHTS_BEFORE asks for weights to prepare");
     if (s == CONVGEN_SUCCESS)
         plan_options_take_knobs(o, &tuning);
+    if (weights == CONVGEN_WEIGHTS_BEFORE)
+        o->weights = weights; /* the caller's, kept */
     return s;
 }
 
@@ -544,6 +553,10 @@ static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune
     }
     convgen_plan_options o = t->base;
     convgen_status s = take_variant(&o, &e);
+    if (s == CONVGEN_ERROR_NOT_SUPPORTED) { /* weights=before against wisdom's weights=inside */
+        cg_debug("auto: %s: tuning among the candidates with weights to prepare", convgen_last_error());
+        return s;
+    }
     if (s == CONVGEN_SUCCESS)
         s = plan_conv_algo(t->ctx, t->desc, t->pass, e.algo, &o, out);
     if (s != CONVGEN_SUCCESS) {
@@ -617,7 +630,8 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
         free_generated(t);
         if (s == CONVGEN_SUCCESS)
             s = report_of(t, winner, timed ? CONVGEN_CHOSEN_BY_MEASUREMENT : CONVGEN_CHOSEN_BY_ESTIMATE, report);
-        if (s == CONVGEN_SUCCESS && t->uses_wisdom && !t->unsure)
+        /* a winner among the candidates with weights to prepare is not the layer's answer */
+        if (s == CONVGEN_SUCCESS && t->uses_wisdom && !t->unsure && t->base.weights != CONVGEN_WEIGHTS_BEFORE)
             remember(t, &t->c[winner], timed);
         if (s != CONVGEN_SUCCESS) {
             convgen_plan_destroy(*out);

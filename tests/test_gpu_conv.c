@@ -68,7 +68,7 @@ typedef struct shape {
 #define AUTO_CHOICES 4
 #define AUTO_EXTRA 1 /* check_auto_drops_wrong_candidates */
 #define EPILOGUE_PER_ALGO 8
-#define EPILOGUE_ALGOS 9 /* every algorithm and auto */
+#define EPILOGUE_ALGOS 10 /* every algorithm, winograd-fused with its weights inside, and auto */
 
 static shape direct_shapes[DIRECT_SHAPES], window_shapes[WINDOW_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
     tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], winograd_shapes[WINOGRAD_SHAPES],
@@ -436,6 +436,8 @@ static convgen_plan_options tight_options(const shape *s, convgen_pass pass)
     size_t need;
     convgen_plan_workspace_size(plan, &need);
     convgen_plan_destroy(plan);
+    if (need < 16)
+        fail_msg("%s %s: %zu bytes of workspace: nothing a limit could cut", s->name, convgen_pass_name(pass), need);
     bool cut = false;
     for (int tenths = 10; !cut && tenths >= 5; --tenths) {
         o.workspace_limit = tenths == 10 ? need - 1 : need / 10 * (size_t)tenths;
@@ -725,7 +727,8 @@ static void check_epilogue(void **state)
     if (!ctx)
         skip();
     for (int run = 0; run < (s->sub_batched ? 2 : 1); ++run) {
-        convgen_plan_options o = run ? tight_options(s, CONVGEN_FPROP) : (convgen_plan_options){.gemm = s->gemm};
+        convgen_plan_options o =
+            run ? tight_options(s, CONVGEN_FPROP) : (convgen_plan_options){.gemm = s->gemm, .weights = s->weights};
         cg_verify_result r;
         convgen_status st = cg_verify(ctx, &s->d, CONVGEN_FPROP, s->algo, &o, 13, 0, &r);
         if (st != CONVGEN_SUCCESS)
@@ -1100,19 +1103,27 @@ static int run_groups(const test_group *groups, int count, const bool *selected)
 /* winograd-fused's shapes again with the weights' transforms made inside its one-block kernel
  * (options.weights): those that kernel takes on any GPU, fewer than CLUSTER_MIN_CHANNELS (64)
  * channels on one side or the other and the tile chosen (sm_90's cluster kernel, which refuses
- * it, takes the others). Returns how many. */
-static int with_weights_inside(const shape *from, int count, shape *to, struct CMUnitTest *tests)
+ * it, takes the others); then up to INSIDE_AT_F2 of the 2-D ones with kernels up to 3 x 3 again
+ * at F(2x2, r), the tile AUTO also times for small grids. Returns how many (at most `most`). */
+#define INSIDE_AT_F2 10
+static int with_weights_inside(const shape *from, int count, shape *to, struct CMUnitTest *tests, int most)
 {
-    int n = 0;
-    for (int i = 0; i < count; ++i) {
-        if (from[i].m || (from[i].d.c >= 64 && from[i].d.k >= 64))
-            continue;
-        to[n] = from[i];
-        to[n].weights = CONVGEN_WEIGHTS_INSIDE;
-        snprintf(to[n].name, sizeof to[n].name, "weights inside: %.140s", from[i].name);
-        tests[n] = (struct CMUnitTest){.name = to[n].name, .test_func = check_shape, .initial_state = &to[n]};
-        ++n;
-    }
+    int n = 0, f2 = 0;
+    for (int pass = 0; pass < 2; ++pass)
+        for (int i = 0; i < count && n < most; ++i) {
+            const convgen_conv_desc *d = &from[i].d;
+            if (from[i].m || (d->c >= 64 && d->k >= 64))
+                continue;
+            if (pass == 1 && (d->rank != 2 || d->kernel[0] > 3 || d->kernel[1] > 3 || f2++ == INSIDE_AT_F2))
+                continue;
+            to[n] = from[i];
+            to[n].weights = CONVGEN_WEIGHTS_INSIDE;
+            to[n].m = pass == 1 ? 2 : 0;
+            name_shape(&to[n]);
+            snprintf(to[n].name + strlen(to[n].name), sizeof to[n].name - strlen(to[n].name), ", weights inside");
+            tests[n] = (struct CMUnitTest){.name = to[n].name, .test_func = check_shape, .initial_state = &to[n]};
+            ++n;
+        }
     return n;
 }
 
@@ -1132,7 +1143,7 @@ int main(void)
 {
     static struct CMUnitTest direct[DIRECT_SHAPES], window[WINDOW_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES + WINOGRAD_FUSED_SHIFTED],
-        fused_inside[WINOGRAD_FUSED_SHAPES],
+        fused_inside[WINOGRAD_FUSED_SHAPES + INSIDE_AT_F2],
         winograd_gemm[WINOGRAD_SHAPES], winograd_tensor[2 * WINOGRAD_TENSOR_SHAPES], fft_cublas[CUFFT_SHAPES],
         tiled_gemm[CUFFT_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
@@ -1166,8 +1177,9 @@ int main(void)
         winograd_fused[WINOGRAD_FUSED_SHAPES + i] =
             (struct CMUnitTest){.name = shifted[i].name, .test_func = check_shape, .initial_state = &shifted[i]};
     }
-    static shape inside_shapes[WINOGRAD_FUSED_SHAPES];
-    const int inside_count = with_weights_inside(winograd_fused_shapes, WINOGRAD_FUSED_SHAPES, inside_shapes, fused_inside);
+    static shape inside_shapes[WINOGRAD_FUSED_SHAPES + INSIDE_AT_F2];
+    const int inside_count = with_weights_inside(winograd_fused_shapes, WINOGRAD_FUSED_SHAPES, inside_shapes, fused_inside,
+                                                 WINOGRAD_FUSED_SHAPES + INSIDE_AT_F2);
     /* the shapes again with the other GEMM: winograd's and fft-tiled's products by convgen's
      * generated GEMM, fft's (generated by default) by cuBLAS's */
     with_gemm(winograd_shapes, winograd_gemm_shapes, WINOGRAD_SHAPES, CONVGEN_GEMM_GENERATED, winograd_gemm);
@@ -1219,9 +1231,10 @@ int main(void)
         }
     const shape *const epilogue_groups[EPILOGUE_ALGOS] = {direct_shapes, window_shapes, cufft_shapes, fft_shapes,
                                                           tiled_shapes, fused_shapes, winograd_shapes,
-                                                          winograd_fused_shapes, auto_shapes};
+                                                          winograd_fused_shapes, inside_shapes, auto_shapes};
     const int epilogue_counts[EPILOGUE_ALGOS] = {DIRECT_SHAPES, WINDOW_SHAPES, CUFFT_SHAPES, CUFFT_SHAPES, CUFFT_SHAPES,
-                                                 CUFFT_SHAPES, WINOGRAD_SHAPES, WINOGRAD_FUSED_SHAPES, AUTO_SHAPES};
+                                                 CUFFT_SHAPES, WINOGRAD_SHAPES, WINOGRAD_FUSED_SHAPES, inside_count,
+                                                 AUTO_SHAPES};
     make_epilogue_tests(epilogue_groups, epilogue_counts, EPILOGUE_ALGOS, epilogue_shapes, epilogue);
     static struct CMUnitTest registry[REGISTRY_MAX];
     int planners = cg_planner_count() < REGISTRY_MAX ? cg_planner_count() : REGISTRY_MAX;

@@ -282,7 +282,15 @@ static void test_winograd_fused_weights_inside(void **state)
                                      e == REFUSED ? convgen_last_error() : "");
                         ++ran;
                     }
-    printf("winograd-fused, weights inside: %d programs within %.0e\n", ran, ERROR_BOUND);
+    convgen_conv_desc biased = layers[7];
+    biased.epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU; /* fprop's store, after the inside form's sums */
+    char why[600] = "";
+    double e = cpu_error(&biased, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, targets[0],
+                         &(cg_tuning){.weights = CONVGEN_WEIGHTS_INSIDE}, why, sizeof why);
+    if (!(e >= 0 && e < ERROR_BOUND))
+        fail_msg("layer 7 with bias and ReLU, weights inside: %.3g %s", e, why);
+    printf("winograd-fused, weights inside: %d programs within %.0e, and fprop with bias and ReLU\n", ran + 1,
+           ERROR_BOUND);
 
     cg_problem p;
     assert_int_equal(cg_problem_init(&p, &layers[7]), CONVGEN_SUCCESS);

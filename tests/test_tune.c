@@ -96,6 +96,56 @@ static void test_env_wisdom_plans_without_timing(void **state)
     remove(path);
 }
 
+/* A caller that prepares its weights (options.weights = BEFORE) still takes wisdom's choice where
+ * that choice has weights to prepare, and never one whose weights' transforms are inside its
+ * kernel: then AUTO chooses among the candidates with weights to prepare, and keeps that out of
+ * wisdom (it is not the layer's answer). Unfixed, wisdom's inside choice is taken. */
+static void test_weights_before_takes_wisdom_it_can_prepare(void **state)
+{
+    (void)state;
+    convgen_wisdom_forget();
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &small_layer), CONVGEN_SUCCESS);
+    wisdom_entry inside = entry("Some GPU", &p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, CONVGEN_EFFORT_MEASURE);
+    snprintf(inside.variant, sizeof inside.variant, "weights=inside");
+    wisdom_entry fft = entry("Some GPU", &p, CONVGEN_BPROP, CONVGEN_ALGO_FFT_TILED, CONVGEN_EFFORT_MEASURE);
+    assert_int_equal(wisdom_add(&inside), CONVGEN_SUCCESS);
+    assert_int_equal(wisdom_add(&fft), CONVGEN_SUCCESS);
+    convgen_context *ctx = offline_context();
+    const convgen_plan_options before = {.weights = CONVGEN_WEIGHTS_BEFORE};
+    convgen_plan *plan;
+    convgen_choice ch;
+    assert_int_equal(convgen_plan_conv_ex(ctx, &small_layer, CONVGEN_BPROP, CONVGEN_ALGO_AUTO, &before, &plan),
+                     CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM); /* fft-tiled has weights to prepare */
+    assert_int_equal(ch.algo, CONVGEN_ALGO_FFT_TILED);
+    convgen_plan_destroy(plan);
+    assert_int_equal(convgen_plan_conv_ex(ctx, &small_layer, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &before, &plan),
+                     CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE);
+    for (int i = 0; i < ch.candidate_count; ++i) {
+        convgen_candidate c;
+        assert_int_equal(convgen_plan_candidate(plan, i, &c), CONVGEN_SUCCESS);
+        assert_int_not_equal(c.options.weights, CONVGEN_WEIGHTS_INSIDE);
+    }
+    assert_true(ch.algo == CONVGEN_ALGO_DIRECT || convgen_plan_prepares_weights(plan));
+    convgen_plan_destroy(plan);
+    wisdom_entry got;
+    wisdom_key key = inside.key;
+    assert_true(wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_string_equal(got.variant, "weights=inside"); /* not replaced by the narrower choice */
+    assert_int_equal(convgen_plan_conv(ctx, &small_layer, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &plan), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM);
+    assert_int_equal(ch.options.weights, CONVGEN_WEIGHTS_INSIDE);
+    assert_false(convgen_plan_prepares_weights(plan));
+    convgen_plan_destroy(plan);
+    convgen_context_destroy(ctx);
+    convgen_wisdom_forget();
+}
+
 static void test_round_trip(void **state)
 {
     (void)state;
@@ -961,6 +1011,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_env_wisdom_plans_without_timing),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_weights_before_takes_wisdom_it_can_prepare),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_damaged_and_foreign),
         cmocka_unit_test(test_atomic_export),

@@ -32,8 +32,8 @@
  * depth tap) pairs, dw's planes in its [k][c][depth][h][w] order. As in 2-D, nothing transformed
  * crosses DRAM but the weights' transforms.
  *
- * The one-block kernels: 8 threads per element, up to 36 elements (alpha up to 6: F(4,3), F(2,5)),
- * up to 288 threads.
+ * The one-block kernels: 8 threads per element (4 in fprop's and bprop's blocks of 16 outputs), up
+ * to 36 elements (alpha up to 6: F(4,3), F(2,5)), up to 288 threads.
  * Nine warps leave a thread 168 registers (a quarter of the register file per scheduler, three
  * warps on one of them), enough for the 64 sums; at 512 threads (alpha 8) the 128 registers a
  * thread may have spill them. */
@@ -814,7 +814,7 @@ static int fused_variants(const cg_problem *p, convgen_pass pass, int effort, co
 {
     int n = p->rank == 3 ? wino_tile_variants(p, effort, fixed, false, 1, FUSED_MAX_ALPHA, out, max)
                          : wino_variants(p, effort, fixed, false, out, max);
-    if (effort != CONVGEN_EFFORT_EXHAUSTIVE && n == 1 && n < max && idle_at_chosen_tile(p, pass, fixed)) {
+    if (effort == CONVGEN_EFFORT_MEASURE && n == 1 && n < max && idle_at_chosen_tile(p, pass, fixed)) {
         out[n] = out[0];
         out[n].winograd_m[0] = out[n].winograd_m[1] = 2;
         ++n;
