@@ -404,6 +404,16 @@ static void test_runner_catches_a_missing_barrier(void **state)
     kcpu_set_schedule(runner, KCPU_ALTERNATE);
 }
 
+/* Runs `source` on 32 or 64 threads of random input and asserts that it fails, its error naming
+ * `what`. */
+static void assert_run_fails_naming(const char *source, unsigned threads, unsigned dynamic_shared, const char *what)
+{
+    float in[64], out[64];
+    fill(in, threads);
+    assert_int_not_equal(run_source(source, threads, dynamic_shared, in, out), CONVGEN_SUCCESS);
+    assert_non_null(strstr(convgen_last_error(), what));
+}
+
 /* A write past the launch's dynamic shared memory fails the block. */
 static void test_runner_bounds_dynamic_shared_memory(void **state)
 {
@@ -415,8 +425,7 @@ static void test_runner_bounds_dynamic_shared_memory(void **state)
     float in[32], out[32];
     fill(in, 32);
     assert_int_equal(run_source(source, 32, 128, in, out), CONVGEN_SUCCESS);
-    assert_int_not_equal(run_source(source, 32, 64, in, out), CONVGEN_SUCCESS);
-    assert_non_null(strstr(convgen_last_error(), "past its 64 dynamic bytes"));
+    assert_run_fails_naming(source, 32, 64, "past its 64 dynamic bytes");
 }
 
 /* A warp sync that one lane never reaches (it has left) is a deadlock, reported, not a hang. */
@@ -427,10 +436,7 @@ static void test_runner_reports_a_deadlock(void **state)
     const char *source = "extern \"C\" __global__ void probe(const float *in, const float *u, float *out, void *ws)\n"
                          "{\n    if (threadIdx.x != 5u)\n        __syncwarp();\n"
                          "    out[threadIdx.x] = in[threadIdx.x];\n}\n";
-    float in[64], out[64];
-    fill(in, 64);
-    assert_int_not_equal(run_source(source, 64, 0, in, out), CONVGEN_SUCCESS);
-    assert_non_null(strstr(convgen_last_error(), "deadlock"));
+    assert_run_fails_naming(source, 64, 0, "deadlock");
 }
 
 /* A cp.async copy lands at the wait that covers it in order (read before it, shared memory is
@@ -473,10 +479,7 @@ static void test_runner_names_ptx_it_cannot_run(void **state)
     const char *source = "extern \"C\" __global__ void probe(const float *in, const float *u, float *out, void *ws)\n{\n"
                          "    unsigned r;\n    asm(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(r));\n"
                          "    out[threadIdx.x] = in[threadIdx.x] + r;\n}\n";
-    float in[32], out[32];
-    fill(in, 32);
-    assert_int_not_equal(run_source(source, 32, 0, in, out), CONVGEN_SUCCESS);
-    assert_non_null(strstr(convgen_last_error(), "cluster_ctarank"));
+    assert_run_fails_naming(source, 32, 0, "cluster_ctarank");
 }
 
 int main(void)

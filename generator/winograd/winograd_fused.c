@@ -488,14 +488,6 @@ static convgen_status cluster_kernel(wino_spec *s, const cg_target *t, cg_wino_o
 static void forward_plan(wino_spec *s, const cg_target *t, int64_t out_ch, int cluster, bool inside)
 {
     snprintf(s->plan[0], sizeof s->plan[0], "in one kernel (G w G^T made");
-    if (inside) {
-        snprintf(s->plan[1], sizeof s->plan[1],
-                 "inside it, each block its chunks'): blocks of %d tiles x %d output channels, the channels in "
-                 "chunks of %d%s, %lld transform elements, %lld tiles", FUSED_TILES, one_block_blocking(out_ch).outputs,
-                 FUSED_CHANNELS,
-                 s->first == 0 ? " per depth tap" : "", (long long)plane_elements(s), (long long)s->columns);
-        return;
-    }
     const cluster_shape sh = cluster_shape_of(s, t, out_ch);
     if (cluster)
         snprintf(s->plan[1], sizeof s->plan[1],
@@ -506,9 +498,10 @@ static void forward_plan(wino_spec *s, const cg_target *t, int64_t out_ch, int c
                  cluster_tensor(s, sh) ? "; the products in 3xTF32 on the tensor cores" : "");
     else
         snprintf(s->plan[1], sizeof s->plan[1],
-                 "once before it): blocks of %d tiles x %d output channels, the channels in chunks of %d%s, %lld "
-                 "transform elements, %lld tiles", FUSED_TILES, one_block_blocking(out_ch).outputs, FUSED_CHANNELS,
-                 s->first == 0 ? " per depth tap" : "", (long long)plane_elements(s), (long long)s->columns);
+                 "%s): blocks of %d tiles x %d output channels, the channels in chunks of %d%s, %lld transform "
+                 "elements, %lld tiles", inside ? "inside it, each block its chunks'" : "once before it", FUSED_TILES,
+                 one_block_blocking(out_ch).outputs, FUSED_CHANNELS, s->first == 0 ? " per depth tap" : "",
+                 (long long)plane_elements(s), (long long)s->columns);
 }
 
 /* fprop, y = AT [sum over c of U V] A, and bprop, fprop of dy with w flipped at pad r - 1 - pad
