@@ -390,6 +390,11 @@ static void test_arguments(void **state)
     assert_int_equal(convgen_plan_conv_ex(ctx, &small_layer, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &o, &plan),
                      CONVGEN_ERROR_INVALID_VALUE);
     assert_null(plan);
+    o = (convgen_plan_options){.weights = 3};
+    assert_int_equal(convgen_plan_conv_ex(ctx, &small_layer, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, &o, &plan),
+                     CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "options->weights = 3"));
+    assert_null(plan);
     assert_int_equal(convgen_plan_conv(NULL, &small_layer, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &plan),
                      CONVGEN_ERROR_INVALID_VALUE);
     assert_int_equal(convgen_wisdom_import(NULL), CONVGEN_ERROR_INVALID_VALUE);
