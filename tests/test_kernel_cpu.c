@@ -311,6 +311,53 @@ static void test_winograd_fused_weights_inside(void **state)
     assert_non_null(strstr(convgen_last_error(), "weights=inside"));
 }
 
+/* The fused accgrad's kernel (winograd-fused's grid z, its runs of tiles) on the A100's target,
+ * and the split's runs as asked: `runs` runs (1: no sum kernel, no workspace). */
+static void check_accgrad_runs(const convgen_conv_desc *d, int m, int64_t limit, unsigned runs)
+{
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, d), CONVGEN_SUCCESS);
+    const cg_target a = a100();
+    cg_tuning tune = {.workspace_limit = limit};
+    tune.winograd_m[d->rank - 2] = tune.winograd_m[d->rank - 1] = m;
+    cg_generated g;
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, &a, &tune, &g), CONVGEN_SUCCESS);
+    assert_int_equal(g.kernels[0].grid[2], runs);
+    assert_int_equal(g.kernel_count, runs > 1 ? 2 : 1);
+    assert_true(runs > 1 ? g.workspace_bytes > 0 && (!limit || g.workspace_bytes <= limit) : g.workspace_bytes == 0);
+    cg_generated_free(&g);
+    char why[600] = "";
+    double e = cpu_error(d, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, &a, &tune, why, sizeof why);
+    if (!(e >= 0 && e < ERROR_BOUND))
+        fail_msg("rank %d m=%d mode %d in %u run%s: %.3g %s", d->rank, m, (int)d->mode, runs, runs > 1 ? "s" : "", e,
+                 why);
+}
+
+/* winograd-fused's accgrad over runs of several chunks, whose raw tiles alternate between two
+ * stages: the tiles split into runs (the last one short, its last chunk partial), one run of an
+ * odd number of chunks where the workspace limit allows no partial dw, F(3, 4) and F(3, 2), both
+ * modes, 2-D and 3-D. */
+static void test_winograd_fused_accgrad_runs(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    /* F(3, 4): 5 x 4 tiles an image, 60 in all; 2 x 2 blocks of (k, c), one an SM of 108: runs of
+     * 24, 24 and 12 */
+    convgen_conv_desc d = {.rank = 2, .n = 3, .c = 20, .k = 36, .in = {17, 15}, .kernel = {3, 3},
+                           .pad_before = {1, 1}, .pad_after = {1, 1}};
+    for (int mode = 0; mode < 2; ++mode) {
+        d.mode = mode ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION;
+        check_accgrad_runs(&d, 4, 0, 3);
+        check_accgrad_runs(&d, 4, 1, 1); /* 60 tiles: 8 chunks, the last one partial */
+        check_accgrad_runs(&d, 2, 0, 9); /* 9 x 8 tiles an image, 216; three blocks an SM: 9 runs of 24 */
+    }
+    /* 3-D: (channel, depth tap) pairs, 6 slices of 2 x 3 tiles, 72 in all: 3 runs of 24 */
+    convgen_conv_desc v = {.rank = 3, .n = 2, .c = 3, .k = 5, .in = {6, 7, 10}, .kernel = {3, 3, 3},
+                           .pad_before = {1, 1, 1}, .pad_after = {1, 1, 1}, .mode = CONVGEN_CONVOLUTION};
+    check_accgrad_runs(&v, 4, 0, 3);
+    check_accgrad_runs(&v, 4, 1, 1);
+}
+
 /* Random small layers (seeded): kernels 1 to 7 (3-D: 1 to 3), pads past the kernel, dilation 2,
  * either mode, ranks 1 to 3, batches and channels 1 to 5, every planner and pass on an A100. */
 static convgen_conv_desc random_layer(uint64_t *state)
@@ -493,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_epilogue),
         cmocka_unit_test(test_winograd_tiles_and_sub_batches),
         cmocka_unit_test(test_winograd_fused_weights_inside),
+        cmocka_unit_test(test_winograd_fused_accgrad_runs),
         cmocka_unit_test(test_every_planner_on_an_a100),
         cmocka_unit_test(test_every_planner_on_an_h100),
         cmocka_unit_test(test_random_layers),

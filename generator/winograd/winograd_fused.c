@@ -18,12 +18,12 @@
  *
  * accgrad: F(r, m) as in winograd, one kernel per block of ACCGRAD_OUTPUTS output channels x
  * ACCGRAD_CHANNELS input channels of dw, looping over the batch's tiles in chunks of
- * ACCGRAD_TILES: the chunk's tiles of x and of dy arrive by cp.async during the previous chunk's
- * products, go through BT and G in shared memory, and each thread accumulates one element's
- * 8 x 8 block of (k, c) products; at the end AT gives
+ * ACCGRAD_TILES: the chunk's tiles of x and of dy arrive by cp.async in one of two stages while the
+ * previous chunk's transforms and products run, go through BT and G in shared memory, and each
+ * thread accumulates one element's 8 x 8 block of (k, c) products; at the end AT gives
  * the r x r taps. Where those blocks are too few to fill the GPU, the tiles are split into runs
- * (blockIdx.z) whose partial dw go to the workspace and a second kernel sums them in a fixed
- * order, so the result does not depend on scheduling.
+ * (blockIdx.z, choose_splits) whose partial dw go to the workspace and a second kernel sums them
+ * in a fixed order, so the result does not depend on scheduling.
  *
  * A 3-D layer runs the same kernels over its planes' 2-D tiles, with its depth taps summed
  * directly, as more channels: F(1, r0) along the depth (F(r0, 1) for accgrad), whose transforms
@@ -52,7 +52,10 @@ enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEME
        FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 168 registers hold the 64 sums */,
        FUSED_FEW_OUTPUTS = 16 /* the outputs a block where the pass has no more: 4 threads an element */ };
 enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
-       ACCGRAD_MIN_RUN = 8 * ACCGRAD_TILES, /* the fewest tiles a split's run sums */
+       ACCGRAD_STAGES = 2, /* the raw tiles' buffers: one chunk's in flight while another's are used */
+       ACCGRAD_MIN_RUN = 2 * ACCGRAD_TILES, /* the fewest tiles a split's run sums: both stages used */
+       ACCGRAD_MAX_ROUNDS = 4, /* the most rounds of blocks choose_splits considers */
+       ACCGRAD_REGISTERS = 168, /* a thread's, NVRTC's report at alpha 4 to 6: the 64 sums, their operands */
        SUM_THREADS = 256 };
 
 /* How the cluster kernel splits a tile of alpha x alpha transform elements: `rows` of its rows a
@@ -567,17 +570,46 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
 
 /* ---- accgrad ---- */
 
-/* How many runs the tiles split into: enough blocks for two per multiprocessor, each run but
- * the last ACCGRAD_MIN_RUN tiles or more and a whole number of chunks. */
-static void choose_splits(const wino_spec *s, int64_t blocks, int sm_count, int64_t *splits, int64_t *run)
+/* How many of the accgrad kernel's blocks a multiprocessor holds at once: by its threads'
+ * registers (ACCGRAD_REGISTERS each, allotted a warp at a time from 64 K), its shared memory (the
+ * driver's 1 KiB a block besides) and its threads. At alpha 6 (288 threads) one, at alpha 4 three. */
+static int64_t accgrad_resident(const cg_target *t, int64_t threads, int64_t shared)
 {
-    int64_t want = wino_div_up(2ll * sm_count, blocks);
+    const int64_t warps = wino_div_up(threads, 32);
+    int64_t n = 65536 / (ACCGRAD_REGISTERS * 32) / warps, by_shared = cg_target_shared_per_sm(t) / (shared + 1024);
+    if (by_shared < n)
+        n = by_shared;
+    if (2048 / threads < n)
+        n = 2048 / threads;
+    return n > 1 ? n : 1;
+}
+
+/* How many runs the tiles split into. A block takes about as long as its run's chunks and one
+ * more (its first chunk's loads, which nothing hides, and the end's AT and stores; H200: S13, S16
+ * and S27 at 8-9 chunks a block ran 31-33 us whatever their 44 to 128 blocks), and the GPU holds
+ * `slots` blocks at once; so the split of the fewest rounds x (chunks + 1) wins, the fewer runs on
+ * a tie (less partial dw to write and add). Each run but the last is a whole number of chunks,
+ * ACCGRAD_MIN_RUN tiles or more, and all runs' partial dw (run_bytes each) fit the workspace
+ * limit (one run needs none). */
+static void choose_splits(const wino_spec *s, int64_t blocks, int64_t slots, int64_t run_bytes, int64_t limit,
+                          int64_t *splits, int64_t *run)
+{
     int64_t most = s->columns / ACCGRAD_MIN_RUN;
-    int64_t n = want < most ? want : most;
-    if (n < 1)
-        n = 1;
-    *run = wino_div_up(wino_div_up(s->columns, n), ACCGRAD_TILES) * ACCGRAD_TILES;
-    *splits = wino_div_up(s->columns, *run);
+    if (limit > 0 && limit / run_bytes < most)
+        most = limit / run_bytes; /* under 2: one run */
+    if (wino_div_up(ACCGRAD_MAX_ROUNDS * slots, blocks) < most)
+        most = wino_div_up(ACCGRAD_MAX_ROUNDS * slots, blocks);
+    if (most > 65535)
+        most = 65535; /* grid.z */
+    *splits = 1, *run = s->columns;
+    int64_t best = wino_div_up(blocks, slots) * (wino_div_up(s->columns, ACCGRAD_TILES) + 1);
+    for (int64_t n = 2; n <= most; ++n) {
+        const int64_t chunks = wino_div_up(wino_div_up(s->columns, n), ACCGRAD_TILES),
+                      runs = wino_div_up(s->columns, chunks * ACCGRAD_TILES),
+                      cost = wino_div_up(blocks * runs, slots) * (chunks + 1);
+        if (cost < best)
+            best = cost, *splits = runs, *run = chunks * ACCGRAD_TILES;
+    }
 }
 
 /* accgrad's channels: x's channels, each with its depth taps (one for a 2-D layer), so that dw's
@@ -598,6 +630,8 @@ static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, cons
     tmpl_set_int(ctx, "t_block", ACCGRAD_TILES);
     tmpl_set_int(ctx, "x_tasks", ACCGRAD_TILES * ACCGRAD_CHANNELS);
     tmpl_set_int(ctx, "dy_tasks", ACCGRAD_TILES * ACCGRAD_OUTPUTS);
+    tmpl_set_int(ctx, "raw_stage", ACCGRAD_TILES * (plane_elements(s) * ACCGRAD_CHANNELS +
+                                                    s->tf[1].r * s->tf[2].r * ACCGRAD_OUTPUTS));
     tmpl_set_bool(ctx, "flip", op->flip);
     tmpl_set_int(ctx, "splits", op->splits);
     tmpl_set_int(ctx, "run", op->split_columns);
@@ -620,25 +654,40 @@ static tmpl_value *sum_context(const wino_spec *s, const cg_kernel *k, const cg_
     return ctx;
 }
 
+/* The accgrad kernel's shared memory: the larger of one chunk's tiles transformed plus both
+ * stages of raw tiles, and the products (one float of padding per element). */
+static int64_t accgrad_shared_bytes(const wino_spec *s)
+{
+    const int64_t chunk = 4 * ACCGRAD_TILES * (plane_elements(s) * (ACCGRAD_OUTPUTS + ACCGRAD_CHANNELS) +
+                                               ACCGRAD_STAGES * (plane_elements(s) * ACCGRAD_CHANNELS +
+                                                                 s->tf[1].r * s->tf[2].r * ACCGRAD_OUTPUTS)),
+                  products = 4 * plane_elements(s) * (ACCGRAD_OUTPUTS * ACCGRAD_CHANNELS + 1);
+    return chunk > products ? chunk : products;
+}
+
 /* dw = AT [sum over the tiles of D V] A of F(r, m): the fused kernel over blocks of (k, c) and
  * runs of tiles, then, for more than one run, the sum of the runs' results. */
-static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const cg_target *t, cg_generated *out)
+static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const cg_target *t, const cg_tuning *tune,
+                                       cg_generated *out)
 {
-    const int64_t m[] = {1, s->m[1], s->m[2]}, taps = s->kernel[0] * s->kernel[1] * s->kernel[2];
+    const int64_t m[] = {1, s->m[1], s->m[2]}, taps = s->kernel[0] * s->kernel[1] * s->kernel[2],
+                  threads = 8 * plane_elements(s), shared = accgrad_shared_bytes(s);
     int64_t blocks = wino_div_up(p->k, ACCGRAD_OUTPUTS) * wino_div_up(accgrad_channels(p, s), ACCGRAD_CHANNELS), splits,
             run, partial;
-    choose_splits(s, blocks, t->sm_count, &splits, &run);
-    if (!cg_mul64(p->k * p->c, taps, &partial) || !cg_mul64(partial, 4 * (splits > 1 ? splits : 0), &s->workspace) ||
-        partial > INT32_MAX)
+    if (!cg_mul64(p->k * p->c, taps, &partial) || partial > INT32_MAX)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: k x c x taps = %lld x %lld x %lld passes the "
                        "kernels' 32-bit indices", (long long)p->k, (long long)p->c, (long long)taps);
+    const int64_t resident = accgrad_resident(t, threads, shared);
+    choose_splits(s, blocks, resident * target_sms(t), 4 * partial, tune ? tune->workspace_limit : 0, &splits, &run);
+    s->workspace = 4 * partial * (splits > 1 ? splits : 0); /* at most the limit, or 4 x 65535 x partial */
     s->sm_count = t->sm_count;
     snprintf(s->plan[0], sizeof s->plan[0], "in one kernel over the tiles:");
     snprintf(s->plan[1], sizeof s->plan[1],
              "blocks of %d output x %d input channels%s, the tiles in chunks of %d, %lld transform elements, %lld "
-             "tiles in %lld run%s of %lld (sized for %d multiprocessors)", ACCGRAD_OUTPUTS, ACCGRAD_CHANNELS,
-             s->first == 0 ? " (channel, depth tap)" : "", ACCGRAD_TILES, (long long)plane_elements(s),
-             (long long)s->columns, (long long)splits, splits > 1 ? "s" : "", (long long)run, t->sm_count);
+             "tiles in %lld run%s of %lld (sized for %d multiprocessors, %lld block%s each)", ACCGRAD_OUTPUTS,
+             ACCGRAD_CHANNELS, s->first == 0 ? " (channel, depth tap)" : "", ACCGRAD_TILES,
+             (long long)plane_elements(s), (long long)s->columns, (long long)splits, splits > 1 ? "s" : "",
+             (long long)run, target_sms(t), (long long)resident, resident > 1 ? "s" : "");
     out->workspace_bytes = s->workspace;
     out->chunks = 1;
 
@@ -655,14 +704,8 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
     k->grid[0] = (unsigned)wino_div_up(accgrad_channels(p, s), ACCGRAD_CHANNELS);
     k->grid[1] = (unsigned)wino_div_up(p->k, ACCGRAD_OUTPUTS);
     k->grid[2] = (unsigned)splits;
-    k->block[0] = (unsigned)(8 * plane_elements(s));
-    /* the larger of one chunk's tiles transformed and as loaded, and the products (one float of
-     * padding per element) */
-    int64_t chunk = 4 * ACCGRAD_TILES * (plane_elements(s) * (ACCGRAD_OUTPUTS + ACCGRAD_CHANNELS) +
-                                         plane_elements(s) * ACCGRAD_CHANNELS +
-                                         s->tf[1].r * s->tf[2].r * ACCGRAD_OUTPUTS),
-            products = 4 * plane_elements(s) * (ACCGRAD_OUTPUTS * ACCGRAD_CHANNELS + 1);
-    k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
+    k->block[0] = (unsigned)threads;
+    k->shared_bytes = (unsigned)shared;
     if (k->grid[1] > 65535 || k->grid[2] > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: k = %lld needs more than 65535 blocks of %d",
                        (long long)p->k, ACCGRAD_OUTPUTS);
@@ -776,7 +819,7 @@ static convgen_status fused_generate(const cg_problem *p, convgen_pass pass, con
     if (inside && pass == CONVGEN_ACCGRAD)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: weights=inside: fprop and bprop only (accgrad's "
                        "second operand is dy, not the weights)");
-    return pass == CONVGEN_ACCGRAD ? accgrad_generate(p, &s, t, out) : forward_generate(p, &s, t, inside, out);
+    return pass == CONVGEN_ACCGRAD ? accgrad_generate(p, &s, t, tune, out) : forward_generate(p, &s, t, inside, out);
 }
 
 /* Whether a 2-D fprop's or bprop's tile of the fewest transform elements leaves the GPU idle: its

@@ -2,8 +2,8 @@
     AT [ sum over the batch's tiles of (G dy G^T) . (BT x B) ] A, dy's {{ r0 }} x {{ r1 }} tiles as the filters and
     the {{ m0 }} x {{ m1 }} taps as F(m, r)'s outputs.
     One block per {{ k_block }} output x {{ c_block }} input channels{{ " and run of " ~ run ~ " tiles" if splits > 1 }}; per chunk of
-    {{ t_block }} tiles, x's and dy's tiles ({{ x_tasks + dy_tasks }} of them) arrive in shared memory by cp.async, loaded
-    while the previous chunk's products ran, go through BT and G as [e][channel][tile], and each
+    {{ t_block }} tiles, x's and dy's tiles ({{ x_tasks + dy_tasks }} of them) arrive in shared memory by cp.async, in one of
+    two stages while the previous chunk's transforms and products run, go through BT and G as [e][channel][tile], and each
     thread sums one element's 8 x 8 block of (k, c) products over the chunk. After the last chunk
     the sums go through shared memory and AT into dw{{ " (or the run's partial dw)" if splits > 1 }}.
     A 3-D layer's tiles are one slice deep and its channels (x's channel, depth tap) pairs, {{ depth_taps }} to
@@ -15,8 +15,8 @@
 
 {#- The raw tiles of the chunk from column `col0` into shared memory by cp.async: task p < {{ x_tasks }} is x's
     channel p / {{ t_block }} at column col0 + p % {{ t_block }}, the next {{ dy_tasks }} dy's the same way; point q of x's
-    task p at xr[q {{ x_tasks }} + p], of dy's task t at dr[q {{ dy_tasks }} + t] (zeros outside the planes and the run). -#}
-{%- macro fetch_tiles(col0, indent) -%}
+    task p at xd[q {{ x_tasks }} + p], of dy's task t at dd[q {{ dy_tasks }} + t] (zeros outside the planes and the run). -#}
+{%- macro fetch_tiles(col0, xd, dd, indent) -%}
 {{ indent }}for (unsigned p = tid; p < {{ x_tasks + dy_tasks }}u; p += {{ threads }}u) {
 {{ indent }}    const unsigned col = {{ col0 }} + p % {{ t_block }}u;
 {{ indent }}    const tile_at at = locate(col); // past the run, a tile that goes unused (here is false)
@@ -34,7 +34,7 @@
 {%- else %}
 {{ indent }}        const float *__restrict__ src = in0 + ((size_t)at.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
 {%- endif %}
-{{ wino_fetch_tile("xr + p", x_tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
+{{ wino_fetch_tile(xd ~ " + p", x_tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
 {{ indent }}    } else {
 {{ indent }}        const unsigned q = p - {{ x_tasks }}u, k = k0 + q / {{ t_block }}u;
 {{ indent }}        const bool here = col < end && k < {{ outputs }}u;
@@ -44,10 +44,51 @@
 {%- else %}
 {{ indent }}        const float *__restrict__ src = in1 + ((size_t)at.n * {{ outputs }}u + (here ? k : 0u)) * {{ out_height * out_width }}u;
 {%- endif %}
-{{ wino_fetch_tile("dr + q", dy_tasks, "src", "y0", "x0", r0, r1, out_height, out_width, indent ~ "        ") }}
+{{ wino_fetch_tile(dd ~ " + q", dy_tasks, "src", "y0", "x0", r0, r1, out_height, out_width, indent ~ "        ") }}
 {{ indent }}    }
 {{ indent }}}
 {{ indent }}asm volatile("cp.async.commit_group;\n" ::);
+{%- endmacro -%}
+
+{#- The chunk's raw tiles (x's at xs, dy's at ds_) through BT and G into vs and ds. -#}
+{%- macro transform_chunk(xs, ds_) -%}
+        // The chunk's tiles through BT (x's) and G (dy's): dimension 1 row by row, then
+        // dimension 0 column by column.
+        for (unsigned p = tid; p < {{ x_tasks + dy_tasks }}u; p += {{ threads }}u) {
+            if (p < {{ x_tasks }}u) {
+{{ wino_read_tile("(" ~ xs ~ " + p)", x_tasks, alpha0, alpha1, "                ") }}
+                float *__restrict__ dst = vs + (p / {{ t_block }}u) * {{ t_block }}u + p % {{ t_block }}u;
+{{- wino_2d_store(bt1, bt0, alpha0, alpha1, alpha1, alpha0, "dst", c_block * t_block, "                ") }}
+            } else {
+                const unsigned q = p - {{ x_tasks }}u;
+{{ wino_read_tile("(" ~ ds_ ~ " + q)", dy_tasks, r0, r1, "                ") }}
+                float *__restrict__ dst = ds + (q / {{ t_block }}u) * {{ t_block }}u + q % {{ t_block }}u;
+{{- wino_2d_store(g1, g0, r0, r1, alpha1, alpha0, "dst", k_block * t_block, "                ") }}
+            }
+        }
+{%- endmacro -%}
+
+{#- The chunk's products: each thread's 8 x 8 sums of its element over the chunk's tiles. -#}
+{%- macro products() -%}
+        // The chunk's products, four tiles per float4.
+#pragma unroll
+        for (unsigned q = 0; q < {{ t_block // 4 }}u; ++q) {
+            float4 a[8], b[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                a[i] = *(const float4 *)(ds + (e * {{ k_block }}u + kq + 4u * i) * {{ t_block }}u + 4u * q);
+                b[i] = *(const float4 *)(vs + (e * {{ c_block }}u + cq + 2u * i) * {{ t_block }}u + 4u * q);
+            }
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    acc[i][j] = fmaf(a[i].x, b[j].x, acc[i][j]);
+                    acc[i][j] = fmaf(a[i].y, b[j].y, acc[i][j]);
+                    acc[i][j] = fmaf(a[i].z, b[j].z, acc[i][j]);
+                    acc[i][j] = fmaf(a[i].w, b[j].w, acc[i][j]);
+                }
+        }
 {%- endmacro -%}
 
 {{ wino_locate() }}
@@ -73,50 +114,20 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const unsigned e = tid >> 3, kq = tid & 3u, cq = (tid >> 2) & 1u;
 {{ acc_8x8("    ") }}
 
-    float *__restrict__ xr = ds + {{ elements * k_block * t_block }};   // [point][task]: x's tiles as loaded
-    float *__restrict__ dr = xr + {{ alpha0 * alpha1 * x_tasks }};      // and dy's
-{{ fetch_tiles("first", "    ") }}
-    for (unsigned col0 = first; col0 < end; col0 += {{ t_block }}u) {
+    // Two stages of the tiles as loaded, [point][task], x's then dy's: stage s at xr and dr + s {{ raw_stage }}.
+    float *__restrict__ xr = ds + {{ elements * k_block * t_block }};
+    float *__restrict__ dr = xr + {{ alpha0 * alpha1 * x_tasks }};
+{{ fetch_tiles("first", "xr", "dr", "    ") }}
+    for (unsigned col0 = first, stage = 0; col0 < end; col0 += {{ t_block }}u, stage ^= 1u) {
         asm volatile("cp.async.wait_group 0;\n" ::); // this chunk's tiles
+        __syncthreads(); // seen by all, and the chunk before's products done with vs and ds
+        const float *__restrict__ cx = xr + stage * {{ raw_stage }}u, *__restrict__ cd = dr + stage * {{ raw_stage }}u;
+        // The next chunk's tiles into the other stage, in flight during this chunk's transforms and
+        // products (past the run: zeros, nothing loaded).
+{{ fetch_tiles("col0 + " ~ t_block ~ "u", "(xr + (stage ^ 1u) * " ~ raw_stage ~ "u)", "(dr + (stage ^ 1u) * " ~ raw_stage ~ "u)", "        ") }}
+        {{ transform_chunk("cx", "cd") }}
         __syncthreads();
-        // The chunk's tiles through BT (x's) and G (dy's): dimension 1 row by row, then
-        // dimension 0 column by column.
-        for (unsigned p = tid; p < {{ x_tasks + dy_tasks }}u; p += {{ threads }}u) {
-            if (p < {{ x_tasks }}u) {
-{{ wino_read_tile("(xr + p)", x_tasks, alpha0, alpha1, "                ") }}
-                float *__restrict__ dst = vs + (p / {{ t_block }}u) * {{ t_block }}u + p % {{ t_block }}u;
-{{- wino_2d_store(bt1, bt0, alpha0, alpha1, alpha1, alpha0, "dst", c_block * t_block, "                ") }}
-            } else {
-                const unsigned q = p - {{ x_tasks }}u;
-{{ wino_read_tile("(dr + q)", dy_tasks, r0, r1, "                ") }}
-                float *__restrict__ dst = ds + (q / {{ t_block }}u) * {{ t_block }}u + q % {{ t_block }}u;
-{{- wino_2d_store(g1, g0, r0, r1, alpha1, alpha0, "dst", k_block * t_block, "                ") }}
-            }
-        }
-        __syncthreads();
-        // The next chunk's tiles, in flight during this chunk's products (past the run: zeros,
-        // nothing loaded).
-{{ fetch_tiles("col0 + " ~ t_block ~ "u", "        ") }}
-        // The chunk's products, four tiles per float4.
-#pragma unroll
-        for (unsigned q = 0; q < {{ t_block // 4 }}u; ++q) {
-            float4 a[8], b[8];
-#pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                a[i] = *(const float4 *)(ds + (e * {{ k_block }}u + kq + 4u * i) * {{ t_block }}u + 4u * q);
-                b[i] = *(const float4 *)(vs + (e * {{ c_block }}u + cq + 2u * i) * {{ t_block }}u + 4u * q);
-            }
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-#pragma unroll
-                for (int j = 0; j < 8; ++j) {
-                    acc[i][j] = fmaf(a[i].x, b[j].x, acc[i][j]);
-                    acc[i][j] = fmaf(a[i].y, b[j].y, acc[i][j]);
-                    acc[i][j] = fmaf(a[i].z, b[j].z, acc[i][j]);
-                    acc[i][j] = fmaf(a[i].w, b[j].w, acc[i][j]);
-                }
-        }
-        __syncthreads();
+        {{ products() }}
     }
 
     asm volatile("cp.async.wait_all;\n" ::); // the zeros past the run
