@@ -8,8 +8,9 @@
  * one kernel per block of FUSED_TILES tiles x FUSED_OUTPUTS output channels (FUSED_FEW_OUTPUTS where
  * the pass has no more),
  * looping over the data's channels in chunks of FUSED_CHANNELS: the chunk's raw tiles and the
- * weights' transforms (made once, phase 0, as in winograd) arrive in shared memory by cp.async
- * while the previous chunk's products run, the tiles are transformed there, and each thread
+ * weights' transforms (made once, phase 0, as in winograd) arrive in shared memory by cp.async, in
+ * one of two buffers, while the previous chunk's transforms and products run, the tiles are
+ * transformed there, and each thread
  * accumulates one element's 8 x 8 block of products in registers; at the end the products go
  * through shared memory and AT into the output (fprop's y with the layer's epilogue, bias and
  * ReLU, applied there, after the sums have left the registers). bprop is
@@ -315,12 +316,13 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
     k->grid[0] = (unsigned)wino_div_up(s->columns, b.tiles);
     k->grid[1] = (unsigned)wino_div_up(f->rows, b.outputs);
     k->block[0] = (unsigned)(per_element * plane_elements(s));
-    /* the larger of one chunk's tiles as loaded and transformed beside the weights' transforms
-     * (two buffers of them, or one and the weights as loaded), and the products */
-    int64_t weights = f->weights_inside ? plane_elements(s) * b.outputs + plane_taps(s) * b.outputs
+    /* the larger of one chunk's tiles transformed beside the weights' transforms (two buffers of
+     * them, or one and two of the weights as loaded) and two buffers of the tiles as loaded, and
+     * the products */
+    int64_t weights = f->weights_inside ? plane_elements(s) * b.outputs + 2 * plane_taps(s) * b.outputs
                                         : 2 * plane_elements(s) * b.outputs,
             chunk = 4 * b.channels * (plane_elements(s) * b.tiles + weights +
-                                      b.tiles * plane_elements(s) /* the raw tiles */),
+                                      2 * b.tiles * plane_elements(s) /* the raw tiles */),
             products = 4 * plane_elements(s) * b.tiles * b.outputs;
     k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
     convgen_status st = check_shared(t, k);

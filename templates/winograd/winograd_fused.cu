@@ -2,8 +2,8 @@
     {{ data }} x {{ k_block }} output channels, nothing transformed ever written to global memory. Per chunk of
     {{ c_block }} of {{ data }}'s channels: the chunk's {{ tasks }} tiles and the weights' transforms U (made once by
     the weights' kernel; or, `inside`, the chunk's weights w as they are, transformed here (G) beside
-    the tiles) arrive in shared memory by cp.async, loaded while the previous chunk's
-    products ran (U into one of two buffers); the tiles are transformed (BT) beside them; and each
+    the tiles) arrive in shared memory by cp.async, into one of two buffers, loaded while the
+    previous chunk's transforms and products run; the tiles are transformed (BT) beside them; and each
     thread multiplies for one transform element an 8 x 8 block of (output channel, tile). After the
     last chunk the products go through shared memory and AT into the output, fprop's y with the
     layer's epilogue (the bias of output channel kk, then ReLU) as it is stored.
@@ -17,7 +17,7 @@
 {#- The raw tiles of the chunk from channel `c0` (of depth tap `dz`, 3-D layers) into shared memory
     by cp.async, task p = tid + i {{ threads }} of the {{ tasks }} (channel p / {{ tile_block }}, tile p % {{ tile_block }}), point q of task
     p at raw[q {{ tasks }} + p] (zeros outside the plane or volume and past the channels). -#}
-{%- macro fetch_tiles(c0, dz, indent) -%}
+{%- macro fetch_tiles(c0, dz, raw, indent) -%}
 {%- for r in range((tasks + threads - 1) // threads) %}
 {{ indent }}{
 {{ indent }}    const unsigned p = tid + {{ r * threads }}u, c = {{ c0 }} + p / {{ tile_block }}u;
@@ -39,7 +39,7 @@
 {%- else %}
 {{ indent }}        const float *__restrict__ src = in0 + ((size_t)mine.n * {{ channels }}u + (here ? c : 0u)) * {{ height * width }}u;
 {%- endif %}
-{{ wino_fetch_tile("raw + p", tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
+{{ wino_fetch_tile("(" ~ raw ~ ") + p", tasks, "src", "y0", "x0", alpha0, alpha1, height, width, indent ~ "        ") }}
 {{ indent }}    }
 {{ indent }}}
 {%- endfor %}
@@ -68,7 +68,7 @@
     outputs); copy i's pair runs along w's planes, so that neighbouring threads read neighbouring
     floats: along the channels of w's [k][c] planes, or along the outputs where they are read as
     [c][k] (weights_transposed, bprop). -#}
-{%- macro fetch_raw_weights(c0, dz, indent) -%}
+{%- macro fetch_raw_weights(c0, dz, wraw, indent) -%}
 {{ indent }}#pragma unroll 1
 {{ indent }}for (unsigned r = 0; r < {{ (pairs * taps + threads - 1) // threads }}u; ++r) {
 {{ indent }}    const unsigned i = tid + r * {{ threads }}u, pair = i / {{ taps }}u, tap = i - pair * {{ taps }}u;
@@ -94,15 +94,15 @@
 {%- if ragged %}
 {{ indent }}    if (i < {{ pairs * taps }}u) // past the chunk's copies: none
 {%- endif %}
-{{ indent }}    {{ "    " if ragged }}copy4(wraw + (cl * {{ k_block }}u + kl) * {{ taps }}u + tap, inside ? src : in1, inside);
+{{ indent }}    {{ "    " if ragged }}copy4(({{ wraw }}) + (cl * {{ k_block }}u + kl) * {{ taps }}u + tap, inside ? src : in1, inside);
 {{ indent }}}
 {%- endmacro -%}
 
 {#- The chunk's weights' transforms (`inside`): each (channel, output) pair's w from wraw through
     G along dimension 1, then dimension 0, into us[c][e][k]. -#}
-{%- macro transform_weights(indent) -%}
+{%- macro transform_weights(wraw, indent) -%}
 {{ indent }}for (unsigned p = tid; p < {{ pairs }}u; p += {{ threads }}u) {
-{{ indent }}    const float *__restrict__ wp = wraw + p * {{ taps }}u; // pair p's w
+{{ indent }}    const float *__restrict__ wp = {{ wraw }} + p * {{ taps }}u; // pair p's w
 {{ indent }}    float d[{{ r0 }}][{{ r1 }}]; // {{ "w's plane reversed (a flipped kernel)" if weights_flip else "w's plane" }}
 {%- for i in range(r0) %}
 {%- for j in range(r1) %}
@@ -124,25 +124,27 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     float *__restrict__ vs = (float *)shared4;                                 // [c][e][tile]: the data's transforms
 {%- if inside %}
     float *__restrict__ us = vs + {{ c_block * elements * tile_block }};             // [c][e][k]: the weights', made here
-    float *__restrict__ wraw = us + {{ c_block * elements * k_block }};          // [c][k][tap]: the weights as loaded
+    float *__restrict__ wraw0 = us + {{ c_block * elements * k_block }};         // [c][k][tap]: the weights as loaded, two buffers
+    float *__restrict__ wraw1 = wraw0 + {{ pairs * taps }};
+    float *__restrict__ raw0 = wraw1 + {{ pairs * taps }};                       // [point][task]: the tiles as loaded, two buffers
 {%- else %}
     float *__restrict__ us0 = vs + {{ c_block * elements * tile_block }};            // [c][e][k]: the weights', two buffers
     float *__restrict__ us1 = us0 + {{ c_block * elements * k_block }};
     const float *__restrict__ u = workspace + {{ u_buffer }}ull;    // [e][c][k]
+    float *__restrict__ raw0 = us1 + {{ c_block * elements * k_block }};      // [point][task]: the tiles as loaded, two buffers
 {%- endif %}
+    float *__restrict__ raw1 = raw0 + {{ tasks * alpha0 * alpha1 }};
     const unsigned tid = threadIdx.x;
     const unsigned tile0 = blockIdx.x * {{ tile_block }}u, k0 = blockIdx.y * {{ k_block }}u;
     // This thread's products: element e, output channels k0 + 8 kq .., tiles tile0 + 8 tq ..
     const unsigned e = tid >> {{ e_shift }}, kq = tid & {{ k_block // 8 - 1 }}u, tq = (tid >> {{ k_shift }}) & {{ tile_block // 8 - 1 }}u;
 {{ acc_8x8("    ") }}
 {% if inside %}
-    float *__restrict__ raw = wraw + {{ pairs * taps }};                        // [point][task]: the tiles as loaded
-{{ fetch_raw_weights("0u", "0u", "    ") }}
+{{ fetch_raw_weights("0u", "0u", "wraw0", "    ") }}
 {%- else %}
-    float *__restrict__ raw = us1 + {{ c_block * elements * k_block }};       // [point][task]: the tiles as loaded
 {{ fetch_weights("0u", "0u", "us0", "    ") }}
 {%- endif %}
-{{ fetch_tiles("0u", "0u", "    ") }}
+{{ fetch_tiles("0u", "0u", "raw0", "    ") }}
     asm volatile("cp.async.commit_group;\n" ::);
 {%- if volume %}
     for (unsigned q = 0; q < {{ chunks }}u; ++q) {
@@ -155,8 +157,29 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         float *__restrict__ us = odd ? us1 : us0;
 {%- endif %}
         asm volatile("cp.async.wait_group 0;\n" ::); // this chunk's tiles and weights
-        __syncthreads();
+        __syncthreads(); // seen by all, and the chunk before's products done with vs and us
+        // The next chunk's tiles and weights into the other buffers, in flight during this chunk's
+        // transforms and products (after the last chunk: zeros, nothing loaded).
+{%- set other_raw = "odd ? raw0 : raw1" %}
+{%- if volume %}
+        const chunk_at next = chunk(q + 1u);
+{{ fetch_tiles("next.c0", "next.dz", other_raw, "        ") }}
+{%- if inside %}
+{{ fetch_raw_weights("next.c0", "next.dz", "odd ? wraw0 : wraw1", "        ") }}
+{%- else %}
+{{ fetch_weights("next.c0", "next.dz", "odd ? us0 : us1", "        ") }}
+{%- endif %}
+{%- else %}
+{{ fetch_tiles("c0 + " ~ c_block ~ "u", "", other_raw, "        ") }}
+{%- if inside %}
+{{ fetch_raw_weights("c0 + " ~ c_block ~ "u", "", "odd ? wraw0 : wraw1", "        ") }}
+{%- else %}
+{{ fetch_weights("c0 + " ~ c_block ~ "u", "", "odd ? us0 : us1", "        ") }}
+{%- endif %}
+{%- endif %}
+        asm volatile("cp.async.commit_group;\n" ::);
         // The chunk's tiles: BT d B, dimension 1 row by row, then dimension 0 column by column.
+        const float *__restrict__ raw = odd ? raw1 : raw0;
         for (unsigned p = tid; p < {{ tasks }}u; p += {{ threads }}u) {
 {{ wino_read_tile("(raw + p)", tasks, alpha0, alpha1, "            ") }}
             float *__restrict__ dst = vs + (p / {{ tile_block }}u) * {{ elements * tile_block }}u + p % {{ tile_block }}u;
@@ -164,28 +187,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         }
 {%- if inside %}
         // The chunk's weights: G g GT, dimension 1 row by row, then dimension 0 column by column.
-{{ transform_weights("        ") }}
+{{ transform_weights("(odd ? wraw1 : wraw0)", "        ") }}
 {%- endif %}
         __syncthreads();
-        // The next chunk's tiles and weights (the other buffer), in flight during this chunk's
-        // products (after the last chunk: zeros, nothing loaded).
-{%- if volume %}
-        const chunk_at next = chunk(q + 1u);
-{{ fetch_tiles("next.c0", "next.dz", "        ") }}
-{%- if inside %}
-{{ fetch_raw_weights("next.c0", "next.dz", "        ") }}
-{%- else %}
-{{ fetch_weights("next.c0", "next.dz", "odd ? us0 : us1", "        ") }}
-{%- endif %}
-{%- else %}
-{{ fetch_tiles("c0 + " ~ c_block ~ "u", "", "        ") }}
-{%- if inside %}
-{{ fetch_raw_weights("c0 + " ~ c_block ~ "u", "", "        ") }}
-{%- else %}
-{{ fetch_weights("c0 + " ~ c_block ~ "u", "", "odd ? us0 : us1", "        ") }}
-{%- endif %}
-{%- endif %}
-        asm volatile("cp.async.commit_group;\n" ::);
 #pragma unroll
         for (unsigned c = 0; c < {{ c_block }}u; ++c) {
             const float4 *__restrict__ a4 = (const float4 *)(us + (c * {{ elements }}u + e) * {{ k_block }}u + kq * 8u);
@@ -193,7 +197,6 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
             const float4 a_lo = a4[0], a_hi = a4[1], b_lo = b4[0], b_hi = b4[1];
 {{ fma_8x8("a_lo", "a_hi", "b_lo", "b_hi", "            ") }}
         }
-        __syncthreads();
     }
     asm volatile("cp.async.wait_all;\n" ::); // the zeros after the last chunk
     __syncthreads();
