@@ -2,7 +2,8 @@
  * (cg_planner.variants: its tiles, Fourier bases, GEMMs at the effort asked), or the planner
  * alone, with a row saying why, where it does not apply. Each is
  * generated offline first, which says whether it applies and what the cost model thinks of it;
- * then, unless wisdom knows the answer or there is nothing to time on:
+ * then, unless wisdom knows the answer (its choice one the caller's fixed knobs allow:
+ * take_variant) or there is nothing to time on:
  *   1. every candidate's kernels are compiled at once, on every core (the caches keep them);
  *   2. each candidate is planned and run once on the same random inputs, its output poisoned
  *      first and compared with the first candidate's (direct, where it applies: the plainest),
@@ -11,7 +12,8 @@
  *      several after warm-up runs, each run queued behind a spin kernel so the host's launch
  *      latency stays out, the inputs rotating among copies so that a small layer's data is not
  *      in L2 when it comes round again; the fastest is kept.
- * The winner goes into wisdom ($CONVGEN_WISDOM too). */
+ * The winner goes into wisdom ($CONVGEN_WISDOM too), unless the caller fixed a knob: then it is
+ * the fastest of what was allowed, not the layer's answer. */
 #include "tune.h"
 
 #include <math.h>
@@ -56,7 +58,7 @@ typedef struct tuner {
     int effort;
     candidate *c; /* MAX_CANDIDATES of them, allocated when wisdom does not know the answer */
     int count, done;
-    bool uses_wisdom;  /* the caller fixed no tuning: wisdom's key says all that was asked */
+    bool fixes;        /* the caller fixed some tuning: the winner is not the layer's answer */
     bool unsure;       /* a candidate dropped out for a reason that may pass (memory, CUDA): no wisdom */
 } tuner;
 
@@ -105,17 +107,14 @@ static void list_candidates(tuner *t)
     }
 }
 
-/* Whether the caller's options fix a knob of some planner: then wisdom's key does not say all
- * that was asked. weights=before does not count: it only rules out wisdom's choices with the
- * weights' transforms inside (take_variant), as a caller who prepares its weights asks. */
+/* Whether the caller's options fix a knob of some planner: then AUTO's winner is the fastest of
+ * the candidates the caller allows, not the layer's answer, and wisdom does not take it. */
 static bool fixes_variants(const convgen_plan_options *o)
 {
     cg_tuning fixed;
     char variant[CG_VARIANT_MAX];
     if (plan_tuning_of(o, &fixed) != CONVGEN_SUCCESS)
         return true;
-    if (fixed.weights == CONVGEN_WEIGHTS_BEFORE)
-        fixed.weights = 0;
     for (int i = 0; i < cg_planner_count(); ++i) {
         cg_variant_print(cg_planner_at(i), &fixed, CONVGEN_MAX_RANK, variant, sizeof variant);
         if (variant[0])
@@ -522,23 +521,53 @@ static wisdom_key key_of(const tuner *t, bool any_gpu)
     return k;
 }
 
-/* The knobs a wisdom entry's variant fixes, read by its planner, into plan options: those it
- * does not give are left to the planner. */
+/* The first knob the caller fixed (`asked`) that wisdom's choice (`chosen`) has otherwise, or
+ * NULL. A choice that names no weights has them BEFORE, its planner's default. */
+static const char *knob_differing(const cg_tuning *asked, const cg_tuning *chosen)
+{
+    for (int d = 0; d < CONVGEN_MAX_RANK; ++d) {
+        if (asked->fourier_size[d] && asked->fourier_size[d] != chosen->fourier_size[d])
+            return "fourier_size";
+        if (asked->winograd_m[d] && asked->winograd_m[d] != chosen->winograd_m[d])
+            return "winograd_m";
+    }
+    if (asked->gemm && asked->gemm != chosen->gemm)
+        return "gemm";
+    if (asked->weights && asked->weights != (chosen->weights ? chosen->weights : CONVGEN_WEIGHTS_BEFORE))
+        return "weights";
+    return NULL;
+}
+
+/* Takes a wisdom entry's choice into plan options o where the caller's options allow it: each knob
+ * the caller fixed that the entry's planner reads (o printed as that planner's variant and read
+ * back) has the same value in the entry's variant. Such a choice is also the fastest of the
+ * candidates the caller allows, which were among those it won over. The knobs the variant does
+ * not give are left to the planner; the caller's weights (BEFORE) are kept. NOT_SUPPORTED, naming
+ * the knob, where the caller asked for another. */
 static convgen_status take_variant(convgen_plan_options *o, const wisdom_entry *e)
 {
     const cg_planner *pl = cg_planner_of(e->algo);
-    cg_tuning tuning = {0};
-    convgen_status s = pl ? cg_variant_parse(pl, e->variant, e->key.layer.rank, &tuning)
+    const int rank = e->key.layer.rank;
+    cg_tuning chosen = {0}, fixed, asked = {0};
+    char variant[CG_VARIANT_MAX];
+    convgen_status s = pl ? cg_variant_parse(pl, e->variant, rank, &chosen)
                           : cg_fail(CONVGEN_ERROR_INVALID_VALUE, "algo = %d is not a known algorithm", (int)e->algo);
-    const int weights = o->weights;
-    if (s == CONVGEN_SUCCESS && weights == CONVGEN_WEIGHTS_BEFORE && tuning.weights == CONVGEN_WEIGHTS_INSIDE)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "wisdom's choice makes the weights' transforms inside its kernel; "
-                       "options->weights = CONVGEN_WEIGHTS_BEFORE asks for weights to prepare");
     if (s == CONVGEN_SUCCESS)
-        plan_options_take_knobs(o, &tuning);
+        s = plan_tuning_of(o, &fixed);
+    if (s != CONVGEN_SUCCESS)
+        return s;
+    cg_variant_print(pl, &fixed, rank, variant, sizeof variant);
+    if ((s = cg_variant_parse(pl, variant, rank, &asked)) != CONVGEN_SUCCESS)
+        return s;
+    const char *knob = knob_differing(&asked, &chosen);
+    if (knob)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "wisdom's choice, %s \"%s\", has another options->%s than the "
+                       "caller's \"%s\"", convgen_algo_name(e->algo), e->variant, knob, variant);
+    const int weights = o->weights;
+    plan_options_take_knobs(o, &chosen);
     if (weights == CONVGEN_WEIGHTS_BEFORE)
         o->weights = weights; /* the caller's, kept */
-    return s;
+    return CONVGEN_SUCCESS;
 }
 
 static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune_report *report)
@@ -553,8 +582,8 @@ static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune
     }
     convgen_plan_options o = t->base;
     convgen_status s = take_variant(&o, &e);
-    if (s == CONVGEN_ERROR_NOT_SUPPORTED) { /* weights=before against wisdom's weights=inside */
-        cg_debug("auto: %s: tuning among the candidates with weights to prepare", convgen_last_error());
+    if (s == CONVGEN_ERROR_NOT_SUPPORTED) { /* the caller fixed a knob otherwise */
+        cg_debug("auto: %s: tuning among the candidates the caller allows", convgen_last_error());
         return s;
     }
     if (s == CONVGEN_SUCCESS)
@@ -615,9 +644,9 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
         s = cg_epilogue_check(&t->problem, pass);
     if (s == CONVGEN_SUCCESS) {
         wisdom_load_env();
-        t->uses_wisdom = !fixes_variants(&t->base);
+        t->fixes = fixes_variants(&t->base);
         bool timed = !ctx->offline && t->effort != CONVGEN_EFFORT_ESTIMATE;
-        if (t->uses_wisdom && from_wisdom(t, timed ? t->effort : CONVGEN_EFFORT_ESTIMATE, out, report) == CONVGEN_SUCCESS)
+        if (from_wisdom(t, timed ? t->effort : CONVGEN_EFFORT_ESTIMATE, out, report) == CONVGEN_SUCCESS)
             return CONVGEN_SUCCESS; /* nothing allocated: a tuned shape plans in microseconds */
         if (!(t->c = calloc(MAX_CANDIDATES, sizeof *t->c)))
             return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the tuner's candidates");
@@ -630,8 +659,8 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
         free_generated(t);
         if (s == CONVGEN_SUCCESS)
             s = report_of(t, winner, timed ? CONVGEN_CHOSEN_BY_MEASUREMENT : CONVGEN_CHOSEN_BY_ESTIMATE, report);
-        /* a winner among the candidates with weights to prepare is not the layer's answer */
-        if (s == CONVGEN_SUCCESS && t->uses_wisdom && !t->unsure && t->base.weights != CONVGEN_WEIGHTS_BEFORE)
+        /* a winner among the candidates a caller's fixed knobs allow is not the layer's answer */
+        if (s == CONVGEN_SUCCESS && !t->fixes && !t->unsure)
             remember(t, &t->c[winner], timed);
         if (s != CONVGEN_SUCCESS) {
             convgen_plan_destroy(*out);

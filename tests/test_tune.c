@@ -146,6 +146,77 @@ static void test_weights_before_takes_wisdom_it_can_prepare(void **state)
     convgen_wisdom_forget();
 }
 
+/* AUTO with options `o` on small_layer's pass: what was chosen, and how. */
+static convgen_choice auto_choice(convgen_context *ctx, convgen_pass pass, const convgen_plan_options *o)
+{
+    convgen_plan *plan;
+    convgen_choice ch;
+    assert_int_equal(convgen_plan_conv_ex(ctx, &small_layer, pass, CONVGEN_ALGO_AUTO, o, &plan), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
+    for (int i = 0; i < ch.candidate_count; ++i) { /* tuned: every candidate as the caller fixed it */
+        convgen_candidate c;
+        assert_int_equal(convgen_plan_candidate(plan, i, &c), CONVGEN_SUCCESS);
+        if (o->gemm && c.algo == CONVGEN_ALGO_WINOGRAD)
+            assert_int_equal(c.options.gemm, o->gemm);
+        if (o->winograd_m[0] && (c.algo == CONVGEN_ALGO_WINOGRAD || c.algo == CONVGEN_ALGO_WINOGRAD_FUSED))
+            assert_int_equal(c.options.winograd_m[0], o->winograd_m[0]);
+    }
+    convgen_plan_destroy(plan);
+    return ch;
+}
+
+/* A caller who fixes a knob gets wisdom's choice where that has the knob as asked, or its
+ * algorithm does not read it (it is then also the fastest of what the caller allows); otherwise
+ * AUTO chooses among the candidates the knob allows, and keeps that out of wisdom. */
+static void test_fixed_knobs_take_wisdom_that_allows_them(void **state)
+{
+    (void)state;
+    convgen_wisdom_forget();
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &small_layer), CONVGEN_SUCCESS);
+    wisdom_entry wino = entry("Some GPU", &p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, CONVGEN_EFFORT_MEASURE);
+    snprintf(wino.variant, sizeof wino.variant, "m=4x4 gemm=generated");
+    wisdom_entry fft = entry("Some GPU", &p, CONVGEN_BPROP, CONVGEN_ALGO_FFT_TILED, CONVGEN_EFFORT_MEASURE);
+    wisdom_entry inside = entry("Some GPU", &p, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, CONVGEN_EFFORT_MEASURE);
+    snprintf(inside.variant, sizeof inside.variant, "m=2x2");
+    assert_int_equal(wisdom_add(&wino), CONVGEN_SUCCESS);
+    assert_int_equal(wisdom_add(&fft), CONVGEN_SUCCESS);
+    assert_int_equal(wisdom_add(&inside), CONVGEN_SUCCESS);
+    convgen_context *ctx = offline_context();
+
+    convgen_choice ch = auto_choice(ctx, CONVGEN_FPROP, &(convgen_plan_options){.gemm = CONVGEN_GEMM_GENERATED});
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM); /* the GEMM asked */
+    assert_int_equal(ch.algo, CONVGEN_ALGO_WINOGRAD);
+    assert_int_equal(ch.options.winograd_m[0], 4);
+    assert_int_equal(ch.options.gemm, CONVGEN_GEMM_GENERATED);
+    ch = auto_choice(ctx, CONVGEN_FPROP, &(convgen_plan_options){.gemm = CONVGEN_GEMM_CUBLAS});
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE); /* another GEMM: tuned */
+    ch = auto_choice(ctx, CONVGEN_FPROP, &(convgen_plan_options){.winograd_m = {2, 2}});
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE); /* another tile */
+    ch = auto_choice(ctx, CONVGEN_BPROP, &(convgen_plan_options){.winograd_m = {2, 2}});
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM); /* fft-tiled does not read the tile */
+    assert_int_equal(ch.algo, CONVGEN_ALGO_FFT_TILED);
+    /* it reads the GEMM: wisdom's left it to the planner, which the caller did not */
+    ch = auto_choice(ctx, CONVGEN_BPROP, &(convgen_plan_options){.gemm = CONVGEN_GEMM_CUBLAS});
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE);
+    ch = auto_choice(ctx, CONVGEN_ACCGRAD, &(convgen_plan_options){.winograd_m = {2, 2}});
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM);
+    assert_int_equal(ch.algo, CONVGEN_ALGO_WINOGRAD_FUSED);
+    ch = auto_choice(ctx, CONVGEN_ACCGRAD, &(convgen_plan_options){.winograd_m = {4, 4}});
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE);
+
+    wisdom_entry got; /* the narrower winners did not replace wisdom's */
+    wisdom_key key = wino.key;
+    assert_true(wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_string_equal(got.variant, "m=4x4 gemm=generated");
+    key = inside.key;
+    assert_true(wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_int_equal(got.algo, CONVGEN_ALGO_WINOGRAD_FUSED);
+    assert_string_equal(got.variant, "m=2x2");
+    convgen_context_destroy(ctx);
+    convgen_wisdom_forget();
+}
+
 static void test_round_trip(void **state)
 {
     (void)state;
@@ -1017,6 +1088,7 @@ int main(void)
         cmocka_unit_test(test_env_wisdom_plans_without_timing),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_weights_before_takes_wisdom_it_can_prepare),
+        cmocka_unit_test(test_fixed_knobs_take_wisdom_that_allows_them),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_damaged_and_foreign),
         cmocka_unit_test(test_atomic_export),
