@@ -60,6 +60,17 @@ static convgen_context *offline_context(void)
 static const convgen_conv_desc small_layer = {.rank = 2, .n = 2, .c = 8, .k = 8, .in = {12, 12}, .kernel = {3, 3},
                                               .pad_before = {1, 1}, .pad_after = {1, 1}};
 
+/* A measured wisdom entry of small_layer's pass on "Some GPU", added: its algorithm and variant. */
+static wisdom_entry add_small_entry(convgen_pass pass, convgen_algo algo, const char *variant)
+{
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &small_layer), CONVGEN_SUCCESS);
+    wisdom_entry e = entry("Some GPU", &p, pass, algo, CONVGEN_EFFORT_MEASURE);
+    snprintf(e.variant, sizeof e.variant, "%s", variant);
+    assert_int_equal(wisdom_add(&e), CONVGEN_SUCCESS);
+    return e;
+}
+
 /* First: $CONVGEN_WISDOM is read once per process, at the first AUTO plan. An offline context
  * takes an entry of any GPU of its architecture. */
 static void test_env_wisdom_plans_without_timing(void **state)
@@ -104,13 +115,8 @@ static void test_weights_before_takes_wisdom_it_can_prepare(void **state)
 {
     (void)state;
     convgen_wisdom_forget();
-    cg_problem p;
-    assert_int_equal(cg_problem_init(&p, &small_layer), CONVGEN_SUCCESS);
-    wisdom_entry inside = entry("Some GPU", &p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, CONVGEN_EFFORT_MEASURE);
-    snprintf(inside.variant, sizeof inside.variant, "weights=inside");
-    wisdom_entry fft = entry("Some GPU", &p, CONVGEN_BPROP, CONVGEN_ALGO_FFT_TILED, CONVGEN_EFFORT_MEASURE);
-    assert_int_equal(wisdom_add(&inside), CONVGEN_SUCCESS);
-    assert_int_equal(wisdom_add(&fft), CONVGEN_SUCCESS);
+    const wisdom_entry inside = add_small_entry(CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, "weights=inside");
+    add_small_entry(CONVGEN_BPROP, CONVGEN_ALGO_FFT_TILED, "");
     convgen_context *ctx = offline_context();
     const convgen_plan_options before = {.weights = CONVGEN_WEIGHTS_BEFORE};
     convgen_plan *plan;
@@ -172,16 +178,9 @@ static void test_fixed_knobs_take_wisdom_that_allows_them(void **state)
 {
     (void)state;
     convgen_wisdom_forget();
-    cg_problem p;
-    assert_int_equal(cg_problem_init(&p, &small_layer), CONVGEN_SUCCESS);
-    wisdom_entry wino = entry("Some GPU", &p, CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, CONVGEN_EFFORT_MEASURE);
-    snprintf(wino.variant, sizeof wino.variant, "m=4x4 gemm=generated");
-    wisdom_entry fft = entry("Some GPU", &p, CONVGEN_BPROP, CONVGEN_ALGO_FFT_TILED, CONVGEN_EFFORT_MEASURE);
-    wisdom_entry inside = entry("Some GPU", &p, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, CONVGEN_EFFORT_MEASURE);
-    snprintf(inside.variant, sizeof inside.variant, "m=2x2");
-    assert_int_equal(wisdom_add(&wino), CONVGEN_SUCCESS);
-    assert_int_equal(wisdom_add(&fft), CONVGEN_SUCCESS);
-    assert_int_equal(wisdom_add(&inside), CONVGEN_SUCCESS);
+    const wisdom_entry wino = add_small_entry(CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, "m=4x4 gemm=generated");
+    add_small_entry(CONVGEN_BPROP, CONVGEN_ALGO_FFT_TILED, "");
+    const wisdom_entry fused = add_small_entry(CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, "m=2x2");
     convgen_context *ctx = offline_context();
 
     convgen_choice ch = auto_choice(ctx, CONVGEN_FPROP, &(convgen_plan_options){.gemm = CONVGEN_GEMM_GENERATED});
@@ -209,7 +208,7 @@ static void test_fixed_knobs_take_wisdom_that_allows_them(void **state)
     wisdom_key key = wino.key;
     assert_true(wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &got));
     assert_string_equal(got.variant, "m=4x4 gemm=generated");
-    key = inside.key;
+    key = fused.key;
     assert_true(wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &got));
     assert_int_equal(got.algo, CONVGEN_ALGO_WINOGRAD_FUSED);
     assert_string_equal(got.variant, "m=2x2");
