@@ -13,11 +13,19 @@
 {%- include "winograd/winograd.cuh" -%}
 {{ file_header(header) }}
 
+{#- The loop over the chunk's {{ x_tasks + dy_tasks }} tasks (x's tiles, then dy's), round r's task of a thread
+    r {{ threads }} + tid, or, in odd rounds, r {{ threads }} + {{ threads - 1 }} - tid: a thread whose first task is an x tile (the
+    costlier: more points, BT) takes its second one last, if at all. The loads and transforms of a
+    chunk run between the same two barriers, so the busiest thread's share is what they cost. -#}
+{%- macro each_task() -%}
+for (unsigned r = 0, p = tid; p < {{ x_tasks + dy_tasks }}u; ++r, p = r * {{ threads }}u + ((r & 1u) ? {{ threads - 1 }}u - tid : tid))
+{%- endmacro -%}
+
 {#- The raw tiles of the chunk from column `col0` into shared memory by cp.async: task p < {{ x_tasks }} is x's
     channel p / {{ t_block }} at column col0 + p % {{ t_block }}, the next {{ dy_tasks }} dy's the same way; point q of x's
     task p at xd[q {{ x_tasks }} + p], of dy's task t at dd[q {{ dy_tasks }} + t] (zeros outside the planes and the run). -#}
 {%- macro fetch_tiles(col0, xd, dd, indent) -%}
-{{ indent }}for (unsigned p = tid; p < {{ x_tasks + dy_tasks }}u; p += {{ threads }}u) {
+{{ indent }}{{ each_task() }} {
 {{ indent }}    const unsigned col = {{ col0 }} + p % {{ t_block }}u;
 {{ indent }}    const tile_at at = locate(col); // past the run, a tile that goes unused (here is false)
 {{ indent }}    if (p < {{ x_tasks }}u) {
@@ -54,7 +62,7 @@
 {%- macro transform_chunk(xs, ds_) -%}
         // The chunk's tiles through BT (x's) and G (dy's): dimension 1 row by row, then
         // dimension 0 column by column.
-        for (unsigned p = tid; p < {{ x_tasks + dy_tasks }}u; p += {{ threads }}u) {
+        {{ each_task() }} {
             if (p < {{ x_tasks }}u) {
 {{ wino_read_tile("(" ~ xs ~ " + p)", x_tasks, alpha0, alpha1, "                ") }}
                 float *__restrict__ dst = vs + (p / {{ t_block }}u) * {{ t_block }}u + p % {{ t_block }}u;
