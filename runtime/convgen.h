@@ -159,7 +159,8 @@ CONVGEN_API void convgen_plan_destroy(convgen_plan *plan);
 
 /* What a caller may fix instead of the planner. Zero-initialized options are the defaults. */
 typedef struct convgen_plan_options {
-    /* Bytes of workspace the plan may need; 0: no limit. A plan needing more fails with
+    /* Bytes of workspace the plan may need; 0: no limit. Planners that can need less do (sub-
+     * batches; winograd-fused accgrad, fewer runs of tiles); a plan needing more fails with
      * CONVGEN_ERROR_WORKSPACE_LIMIT and says how much it needs. */
     size_t workspace_limit;
     /* CUFFT, FFT, FFT_TILED and WINOGRAD: the GEMMs (cuBLAS) may use TF32 tensor cores
@@ -211,7 +212,8 @@ typedef struct convgen_plan_options {
      * both where INSIDE applies, so an AUTO plan may have no weights to prepare: a caller that
      * prepares weights sets BEFORE, and AUTO then takes wisdom's choice where it has weights to
      * prepare and otherwise chooses among the candidates that have (or asks
-     * convgen_plan_prepares_weights). */
+     * convgen_plan_prepares_weights), as for any knob a caller fixes (README, "Choosing the
+     * algorithm"). */
     int weights;
 } convgen_plan_options;
 

@@ -2,8 +2,8 @@
  * (cg_planner.variants: its tiles, Fourier bases, GEMMs at the effort asked), or the planner
  * alone, with a row saying why, where it does not apply. Each is
  * generated offline first, which says whether it applies and what the cost model thinks of it;
- * then, unless wisdom knows the answer (its choice one the caller's fixed knobs allow:
- * take_variant) or there is nothing to time on:
+ * then, unless wisdom knows the answer (for a caller who fixed knobs: a choice they allow, made
+ * among every candidate they allow: wisdom_choice) or there is nothing to time on:
  *   1. every candidate's kernels are compiled at once, on every core (the caches keep them);
  *   2. each candidate is planned and run once on the same random inputs, its output poisoned
  *      first and compared with the first candidate's (direct, where it applies: the plainest),
@@ -540,10 +540,9 @@ static const char *knob_differing(const cg_tuning *asked, const cg_tuning *chose
 
 /* Takes a wisdom entry's choice into plan options o where the caller's options allow it: each knob
  * the caller fixed that the entry's planner reads (o printed as that planner's variant and read
- * back) has the same value in the entry's variant. Such a choice is also the fastest of the
- * candidates the caller allows, which were among those it won over. The knobs the variant does
- * not give are left to the planner; the caller's weights (BEFORE) are kept. NOT_SUPPORTED, naming
- * the knob, where the caller asked for another. */
+ * back) has the same value in the entry's variant. The knobs the variant does not give are left
+ * to the planner; the caller's weights (BEFORE) are kept. NOT_SUPPORTED, naming the knob, where
+ * the caller asked for another. */
 static convgen_status take_variant(convgen_plan_options *o, const wisdom_entry *e)
 {
     const cg_planner *pl = cg_planner_of(e->algo);
@@ -570,26 +569,76 @@ static convgen_status take_variant(convgen_plan_options *o, const wisdom_entry *
     return CONVGEN_SUCCESS;
 }
 
-static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune_report *report)
+/* A variant as its planner prints it, the weights' default (BEFORE) as unnamed. */
+static void print_variant(const cg_planner *pl, cg_tuning v, int rank, char *buf, size_t size)
 {
-    wisdom_entry e;
+    if (v.weights == CONVGEN_WEIGHTS_BEFORE)
+        v.weights = 0;
+    cg_variant_print(pl, &v, rank, buf, size);
+}
+
+/* Whether every candidate the caller's fixed knobs allow was a candidate of a tuning at `effort`
+ * with nothing fixed, the set wisdom's choice won in: each applicable planner's variants, as
+ * printed. Where one was not (a tile or GEMM that tuning would not have timed), wisdom's choice
+ * says nothing of it. */
+static bool allowed_were_candidates(const tuner *t, int effort)
+{
+    cg_tuning fixed, none = {0}, allowed[MAX_CANDIDATES], all[MAX_CANDIDATES];
+    if (plan_tuning_of(&t->base, &fixed) != CONVGEN_SUCCESS)
+        return false;
+    for (int i = 0; i < cg_planner_count(); ++i) {
+        const cg_planner *p = cg_planner_at(i);
+        if (!p->variants || p->applicable(&t->problem, t->pass) != CONVGEN_SUCCESS)
+            continue;
+        int na = p->variants(&t->problem, t->pass, effort, &fixed, allowed, MAX_CANDIDATES),
+            nall = p->variants(&t->problem, t->pass, effort, &none, all, MAX_CANDIDATES);
+        for (int a = 0; a < na; ++a) {
+            char want[CG_VARIANT_MAX], have[CG_VARIANT_MAX];
+            bool found = false;
+            print_variant(p, allowed[a], t->problem.rank, want, sizeof want);
+            for (int b = 0; b < nall && !found; ++b) {
+                print_variant(p, all[b], t->problem.rank, have, sizeof have);
+                found = strcmp(want, have) == 0;
+            }
+            if (!found)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Wisdom's choice for the layer where it answers what the caller asked: its knobs as the caller
+ * fixed them (take_variant), and every candidate those allow among the ones it won over. */
+static convgen_status wisdom_choice(const tuner *t, int effort, wisdom_entry *e, convgen_plan_options *o)
+{
     wisdom_key key = key_of(t, t->ctx->offline);
-    if (!wisdom_lookup(&key, effort, &e)) {
+    if (!wisdom_lookup(&key, effort, e)) {
         char layer[256];
         cg_problem_describe(&t->problem, layer, sizeof layer);
         cg_debug("auto: no wisdom for %s %s on \"%s\" %s: tuning", convgen_pass_name(t->pass), layer, key.gpu, key.arch);
         return CONVGEN_ERROR_NOT_SUPPORTED;
     }
-    convgen_plan_options o = t->base;
-    convgen_status s = take_variant(&o, &e);
-    if (s == CONVGEN_ERROR_NOT_SUPPORTED) { /* the caller fixed a knob otherwise */
+    *o = t->base;
+    convgen_status s = take_variant(o, e);
+    if (s == CONVGEN_SUCCESS && t->fixes && !allowed_were_candidates(t, e->effort))
+        s = cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the caller's fixed knobs allow candidates that wisdom's choice, %s "
+                    "\"%s\", was not measured against", convgen_algo_name(e->algo), e->variant);
+    if (s == CONVGEN_ERROR_NOT_SUPPORTED)
         cg_debug("auto: %s: tuning among the candidates the caller allows", convgen_last_error());
+    return s;
+}
+
+static convgen_status from_wisdom(tuner *t, int effort, convgen_plan **out, tune_report *report)
+{
+    wisdom_entry e;
+    convgen_plan_options o;
+    convgen_status s = wisdom_choice(t, effort, &e, &o);
+    if (s == CONVGEN_ERROR_NOT_SUPPORTED) /* no entry, or not one for what the caller fixed */
         return s;
-    }
     if (s == CONVGEN_SUCCESS)
         s = plan_conv_algo(t->ctx, t->desc, t->pass, e.algo, &o, out);
     if (s != CONVGEN_SUCCESS) {
-        cg_warn("auto: wisdom chose %s, which failed to plan (%s): tuning again", convgen_algo_name(e.algo),
+        cg_warn("auto: wisdom's choice, %s, failed (%s): tuning again", convgen_algo_name(e.algo),
                 convgen_last_error());
         return s;
     }
@@ -688,12 +737,12 @@ convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, 
         return s;
     wisdom_load_env();
     wisdom_entry e;
-    wisdom_key key = key_of(t, ctx->offline);
-    *chosen = t->base;
-    if (wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &e) && take_variant(chosen, &e) == CONVGEN_SUCCESS) {
+    t->fixes = fixes_variants(&t->base);
+    if (wisdom_choice(t, CONVGEN_EFFORT_MEASURE, &e, chosen) == CONVGEN_SUCCESS) {
         *algo = e.algo, *by = CONVGEN_CHOSEN_BY_WISDOM;
         return CONVGEN_SUCCESS;
     }
+    *chosen = t->base;
     if (!(t->c = calloc(MAX_CANDIDATES, sizeof *t->c)))
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "out of memory for the tuner's candidates");
     list_candidates(t);

@@ -60,12 +60,12 @@ static convgen_context *offline_context(void)
 static const convgen_conv_desc small_layer = {.rank = 2, .n = 2, .c = 8, .k = 8, .in = {12, 12}, .kernel = {3, 3},
                                               .pad_before = {1, 1}, .pad_after = {1, 1}};
 
-/* A measured wisdom entry of small_layer's pass on "Some GPU", added: its algorithm and variant. */
-static wisdom_entry add_small_entry(convgen_pass pass, convgen_algo algo, const char *variant)
+/* A wisdom entry of small_layer's pass on "Some GPU" at `effort`, added: its algorithm and variant. */
+static wisdom_entry add_small_entry(convgen_pass pass, convgen_algo algo, const char *variant, int effort)
 {
     cg_problem p;
     assert_int_equal(cg_problem_init(&p, &small_layer), CONVGEN_SUCCESS);
-    wisdom_entry e = entry("Some GPU", &p, pass, algo, CONVGEN_EFFORT_MEASURE);
+    wisdom_entry e = entry("Some GPU", &p, pass, algo, effort);
     snprintf(e.variant, sizeof e.variant, "%s", variant);
     assert_int_equal(wisdom_add(&e), CONVGEN_SUCCESS);
     return e;
@@ -115,8 +115,9 @@ static void test_weights_before_takes_wisdom_it_can_prepare(void **state)
 {
     (void)state;
     convgen_wisdom_forget();
-    const wisdom_entry inside = add_small_entry(CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, "weights=inside");
-    add_small_entry(CONVGEN_BPROP, CONVGEN_ALGO_FFT_TILED, "");
+    const wisdom_entry inside = add_small_entry(CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, "weights=inside",
+                                                 CONVGEN_EFFORT_MEASURE);
+    add_small_entry(CONVGEN_BPROP, CONVGEN_ALGO_FFT_TILED, "", CONVGEN_EFFORT_MEASURE);
     convgen_context *ctx = offline_context();
     const convgen_plan_options before = {.weights = CONVGEN_WEIGHTS_BEFORE};
     convgen_plan *plan;
@@ -152,12 +153,13 @@ static void test_weights_before_takes_wisdom_it_can_prepare(void **state)
     convgen_wisdom_forget();
 }
 
-/* AUTO with options `o` on small_layer's pass: what was chosen, and how. */
-static convgen_choice auto_choice(convgen_context *ctx, convgen_pass pass, const convgen_plan_options *o)
+/* AUTO with options `o` on layer d's pass: what was chosen, and how. */
+static convgen_choice auto_choice(convgen_context *ctx, const convgen_conv_desc *d, convgen_pass pass,
+                                  const convgen_plan_options *o)
 {
     convgen_plan *plan;
     convgen_choice ch;
-    assert_int_equal(convgen_plan_conv_ex(ctx, &small_layer, pass, CONVGEN_ALGO_AUTO, o, &plan), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_conv_ex(ctx, d, pass, CONVGEN_ALGO_AUTO, o, &plan), CONVGEN_SUCCESS);
     assert_int_equal(convgen_plan_choice(plan, &ch), CONVGEN_SUCCESS);
     for (int i = 0; i < ch.candidate_count; ++i) { /* tuned: every candidate as the caller fixed it */
         convgen_candidate c;
@@ -172,46 +174,50 @@ static convgen_choice auto_choice(convgen_context *ctx, convgen_pass pass, const
 }
 
 /* A caller who fixes a knob gets wisdom's choice where that has the knob as asked, or its
- * algorithm does not read it (it is then also the fastest of what the caller allows); otherwise
- * AUTO chooses among the candidates the knob allows, and keeps that out of wisdom. */
+ * algorithm does not read it, and every candidate the knob allows was among those it won over
+ * (it is then also the fastest of those); otherwise AUTO chooses among the candidates the knob
+ * allows, and keeps that narrower winner out of wisdom. */
 static void test_fixed_knobs_take_wisdom_that_allows_them(void **state)
 {
     (void)state;
     convgen_wisdom_forget();
-    const wisdom_entry wino = add_small_entry(CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD, "m=4x4 gemm=generated");
-    add_small_entry(CONVGEN_BPROP, CONVGEN_ALGO_FFT_TILED, "");
-    const wisdom_entry fused = add_small_entry(CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, "m=2x2");
+    add_small_entry(CONVGEN_FPROP, CONVGEN_ALGO_WINOGRAD_FUSED, "m=4x4 weights=inside", CONVGEN_EFFORT_MEASURE);
+    add_small_entry(CONVGEN_BPROP, CONVGEN_ALGO_FFT_TILED, "", CONVGEN_EFFORT_MEASURE);
+    add_small_entry(CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD, "m=2x2 gemm=generated", CONVGEN_EFFORT_EXHAUSTIVE);
     convgen_context *ctx = offline_context();
+    const convgen_plan_options inside = {.weights = CONVGEN_WEIGHTS_INSIDE}, m2 = {.winograd_m = {2, 2}},
+                               m2_measure = {.winograd_m = {2, 2}, .effort = CONVGEN_EFFORT_MEASURE},
+                               cublas = {.gemm = CONVGEN_GEMM_CUBLAS, .effort = CONVGEN_EFFORT_EXHAUSTIVE},
+                               m2_exhaustive = {.winograd_m = {2, 2}, .effort = CONVGEN_EFFORT_EXHAUSTIVE};
 
-    convgen_choice ch = auto_choice(ctx, CONVGEN_FPROP, &(convgen_plan_options){.gemm = CONVGEN_GEMM_GENERATED});
-    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM); /* the GEMM asked */
-    assert_int_equal(ch.algo, CONVGEN_ALGO_WINOGRAD);
-    assert_int_equal(ch.options.winograd_m[0], 4);
-    assert_int_equal(ch.options.gemm, CONVGEN_GEMM_GENERATED);
-    ch = auto_choice(ctx, CONVGEN_FPROP, &(convgen_plan_options){.gemm = CONVGEN_GEMM_CUBLAS});
-    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE); /* another GEMM: tuned */
-    ch = auto_choice(ctx, CONVGEN_FPROP, &(convgen_plan_options){.winograd_m = {2, 2}});
-    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE); /* another tile */
-    ch = auto_choice(ctx, CONVGEN_BPROP, &(convgen_plan_options){.winograd_m = {2, 2}});
-    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM); /* fft-tiled does not read the tile */
-    assert_int_equal(ch.algo, CONVGEN_ALGO_FFT_TILED);
-    /* it reads the GEMM: wisdom's left it to the planner, which the caller did not */
-    ch = auto_choice(ctx, CONVGEN_BPROP, &(convgen_plan_options){.gemm = CONVGEN_GEMM_CUBLAS});
-    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE);
-    ch = auto_choice(ctx, CONVGEN_ACCGRAD, &(convgen_plan_options){.winograd_m = {2, 2}});
-    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM);
+    convgen_choice ch = auto_choice(ctx, &small_layer, CONVGEN_FPROP, &inside);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM); /* the weights as asked */
     assert_int_equal(ch.algo, CONVGEN_ALGO_WINOGRAD_FUSED);
-    ch = auto_choice(ctx, CONVGEN_ACCGRAD, &(convgen_plan_options){.winograd_m = {4, 4}});
-    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE);
+    assert_int_equal(ch.options.weights, CONVGEN_WEIGHTS_INSIDE);
+    ch = auto_choice(ctx, &small_layer, CONVGEN_BPROP, &inside);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM); /* fft-tiled does not read them */
+    assert_int_equal(ch.algo, CONVGEN_ALGO_FFT_TILED);
+    ch = auto_choice(ctx, &small_layer, CONVGEN_FPROP, &m2);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE); /* another tile */
+    ch = auto_choice(ctx, &small_layer, CONVGEN_BPROP, &m2_measure);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE); /* winograd at F(2x2): not timed at measure */
+    ch = auto_choice(ctx, &small_layer, CONVGEN_ACCGRAD, &m2_exhaustive);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM); /* exhaustive timed every tile */
+    assert_int_equal(ch.algo, CONVGEN_ALGO_WINOGRAD);
+    assert_int_equal(ch.options.gemm, CONVGEN_GEMM_GENERATED);
+    ch = auto_choice(ctx, &small_layer, CONVGEN_ACCGRAD, &cublas);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE); /* another GEMM */
 
-    wisdom_entry got; /* the narrower winners did not replace wisdom's */
-    wisdom_key key = wino.key;
-    assert_true(wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &got));
-    assert_string_equal(got.variant, "m=4x4 gemm=generated");
-    key = fused.key;
-    assert_true(wisdom_lookup(&key, CONVGEN_EFFORT_MEASURE, &got));
-    assert_int_equal(got.algo, CONVGEN_ALGO_WINOGRAD_FUSED);
-    assert_string_equal(got.variant, "m=2x2");
+    /* a narrower winner is not kept: where no entry is, a fixed knob's tuning leaves none */
+    convgen_conv_desc other = small_layer;
+    other.n = 3;
+    ch = auto_choice(ctx, &other, CONVGEN_FPROP, &inside);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE);
+    ch = auto_choice(ctx, &other, CONVGEN_FPROP, &(convgen_plan_options){0});
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_ESTIMATE);
+    assert_true(ch.candidate_count > 0); /* ranked again, not taken from a provisional entry */
+    ch = auto_choice(ctx, &other, CONVGEN_FPROP, &(convgen_plan_options){0});
+    assert_int_equal(ch.candidate_count, 0); /* the unfixed winner was kept */
     convgen_context_destroy(ctx);
     convgen_wisdom_forget();
 }
