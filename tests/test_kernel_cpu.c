@@ -311,51 +311,64 @@ static void test_winograd_fused_weights_inside(void **state)
     assert_non_null(strstr(convgen_last_error(), "weights=inside"));
 }
 
-/* The fused accgrad's kernel (winograd-fused's grid z, its runs of tiles) on the A100's target,
- * and the split's runs as asked: `runs` runs (1: no sum kernel, no workspace). */
-static void check_accgrad_runs(const convgen_conv_desc *d, int m, int64_t limit, unsigned runs)
+/* An sm_86's target (99 KiB of shared memory a block): accgrad's raw tiles in one buffer. */
+static cg_target ampere_86(void)
+{
+    cg_target t = {.sm_count = 84};
+    assert_true(cg_target_shared_limits("sm_86", &t.shared_per_block, &t.shared_per_sm));
+    t.max_cluster = 1;
+    snprintf(t.arch, sizeof t.arch, "sm_86");
+    return t;
+}
+
+/* The fused accgrad's kernel (winograd-fused's grid z, its runs of tiles) on target a, and the
+ * split's runs as asked: `runs` runs (1: no sum kernel, no workspace). */
+static void check_accgrad_runs(const convgen_conv_desc *d, int m, int64_t limit, unsigned runs, const cg_target *a)
 {
     cg_problem p;
     assert_int_equal(cg_problem_init(&p, d), CONVGEN_SUCCESS);
-    const cg_target a = a100();
     cg_tuning tune = {.workspace_limit = limit};
     tune.winograd_m[d->rank - 2] = tune.winograd_m[d->rank - 1] = m;
     cg_generated g;
-    assert_int_equal(cg_generate_tuned(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, &a, &tune, &g), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, a, &tune, &g), CONVGEN_SUCCESS);
     assert_int_equal(g.kernels[0].grid[2], runs);
     assert_int_equal(g.kernel_count, runs > 1 ? 2 : 1);
     assert_true(runs > 1 ? g.workspace_bytes > 0 && (!limit || g.workspace_bytes <= limit) : g.workspace_bytes == 0);
     cg_generated_free(&g);
     char why[600] = "";
-    double e = cpu_error(d, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, &a, &tune, why, sizeof why);
+    double e = cpu_error(d, CONVGEN_ACCGRAD, CONVGEN_ALGO_WINOGRAD_FUSED, a, &tune, why, sizeof why);
     if (!(e >= 0 && e < ERROR_BOUND))
-        fail_msg("rank %d m=%d mode %d in %u run%s: %.3g %s", d->rank, m, (int)d->mode, runs, runs > 1 ? "s" : "", e,
-                 why);
+        fail_msg("rank %d m=%d mode %d in %u run%s (%s): %.3g %s", d->rank, m, (int)d->mode, runs,
+                 runs > 1 ? "s" : "", a->arch, e, why);
 }
 
 /* winograd-fused's accgrad over runs of several chunks, whose raw tiles alternate between two
- * stages: the tiles split into runs (the last one short, its last chunk partial), one run of an
- * odd number of chunks where the workspace limit allows no partial dw, F(3, 4) and F(3, 2), both
- * modes, 2-D and 3-D. */
+ * stages (one on an sm_86, whose blocks have no room for two): the tiles split into runs (the
+ * last one short, its last chunk partial), one run of several chunks where the workspace limit
+ * allows no partial dw, F(3, 4) and F(3, 2), both modes, 2-D and 3-D. */
 static void test_winograd_fused_accgrad_runs(void **state)
 {
     (void)state;
     skip_without_compiler();
+    const cg_target a = a100(), b = ampere_86();
     /* F(3, 4): 5 x 4 tiles an image, 60 in all; 2 x 2 blocks of (k, c), one an SM of 108: runs of
-     * 24, 24 and 12 */
+     * 16, 16, 16 and 12 (two chunks each, the last one partial) */
     convgen_conv_desc d = {.rank = 2, .n = 3, .c = 20, .k = 36, .in = {17, 15}, .kernel = {3, 3},
                            .pad_before = {1, 1}, .pad_after = {1, 1}};
     for (int mode = 0; mode < 2; ++mode) {
         d.mode = mode ? CONVGEN_CONVOLUTION : CONVGEN_CROSS_CORRELATION;
-        check_accgrad_runs(&d, 4, 0, 3);
-        check_accgrad_runs(&d, 4, 1, 1); /* 60 tiles: 8 chunks, the last one partial */
-        check_accgrad_runs(&d, 2, 0, 9); /* 9 x 8 tiles an image, 216; three blocks an SM: 9 runs of 24 */
+        check_accgrad_runs(&d, 4, 0, 4, &a);
+        check_accgrad_runs(&d, 4, 1, 1, &a); /* 60 tiles: 8 chunks, the last one partial */
+        check_accgrad_runs(&d, 2, 0, 14, &a); /* 9 x 8 tiles an image, 216; 3 blocks an SM: 13 runs of 16, one of 8 */
     }
-    /* 3-D: (channel, depth tap) pairs, 6 slices of 2 x 3 tiles, 72 in all: 3 runs of 24 */
+    check_accgrad_runs(&d, 4, 0, 4, &b); /* 84 SMs: the same runs, one stage */
+    check_accgrad_runs(&d, 4, 1, 1, &b);
+    /* 3-D: (channel, depth tap) pairs, 6 slices of 2 x 3 tiles, 72 in all: 4 runs of 16, one of 8 */
     convgen_conv_desc v = {.rank = 3, .n = 2, .c = 3, .k = 5, .in = {6, 7, 10}, .kernel = {3, 3, 3},
                            .pad_before = {1, 1, 1}, .pad_after = {1, 1, 1}, .mode = CONVGEN_CONVOLUTION};
-    check_accgrad_runs(&v, 4, 0, 3);
-    check_accgrad_runs(&v, 4, 1, 1);
+    check_accgrad_runs(&v, 4, 0, 5, &a);
+    check_accgrad_runs(&v, 4, 1, 1, &a); /* 9 chunks */
+    check_accgrad_runs(&v, 4, 1, 1, &b);
 }
 
 /* Random small layers (seeded): kernels 1 to 7 (3-D: 1 to 3), pads past the kernel, dilation 2,

@@ -53,11 +53,13 @@ enum { FUSED_TILES = 16, FUSED_OUTPUTS = 32, FUSED_CHANNELS = 8, FUSED_MAX_ELEME
        FUSED_MAX_ALPHA = 6 /* 8 threads per element: 288 threads, whose 168 registers hold the 64 sums */,
        FUSED_FEW_OUTPUTS = 16 /* the outputs a block where the pass has no more: 4 threads an element */ };
 enum { ACCGRAD_OUTPUTS = 32, ACCGRAD_CHANNELS = 16, ACCGRAD_TILES = 8,
-       ACCGRAD_STAGES = 2, /* the raw tiles' buffers: one chunk's in flight while another's are used */
        ACCGRAD_MIN_RUN = 2 * ACCGRAD_TILES, /* the fewest tiles a split's run sums: both stages used */
        ACCGRAD_MAX_ROUNDS = 4, /* the most rounds of blocks choose_splits considers */
        ACCGRAD_REGISTERS = 168, /* a thread's, NVRTC's report at alpha 4 to 6: the 64 sums, their operands */
        SUM_THREADS = 256 };
+/* The fewest registers a thread of the one-block kernels takes (NVRTC, sm_80 and sm_90: fprop and
+ * bprop 119-145, accgrad 154-168): where registers allow the most blocks an SM. */
+enum { FUSED_FEWEST_REGISTERS = 119 };
 
 /* How the cluster kernel splits a tile of alpha x alpha transform elements: `rows` of its rows a
  * block, one product warp an element summing 32 tiles x `outputs` of them (8 tiles x outputs / 8
@@ -254,6 +256,36 @@ static convgen_status render(tmpl_value *ctx, bool failed, const char *template,
     return cg_render_kernel(template, ctx, &k->source);
 }
 
+/* How many blocks of `threads` threads at `registers` registers each and `shared` bytes a
+ * multiprocessor holds at once: by registers (64 K, allotted to a warp in units of 256), by its
+ * shared memory (with the driver's reserve a block) and by threads (2048). At least one. */
+static int64_t blocks_per_sm(const cg_target *t, int64_t threads, int64_t shared, int registers)
+{
+    const int64_t warps = wino_div_up(threads, 32), per_warp = wino_div_up(32 * registers, 256) * 256;
+    int64_t n = 65536 / per_warp / warps,
+            by_shared = cg_target_shared_per_sm(t) / (shared + CG_SHARED_RESERVED_PER_BLOCK);
+    if (by_shared < n)
+        n = by_shared;
+    if (2048 / threads < n)
+        n = 2048 / threads;
+    return n > 1 ? n : 1;
+}
+
+/* How many buffers of raw tiles (and raw weights) a one-block kernel has, `one` or `two` bytes of
+ * shared memory with one or two: two, so that the next chunk's loads fly during this chunk's
+ * transforms and products, where they fit the target's block and cost no block an SM at the
+ * fewest registers the kernels take (where registers would allow the most). On an sm_86 (99 KiB
+ * a block) alpha 6's do not fit; an A100's alpha-4 blocks of 32 outputs would go from three an SM
+ * to two. */
+static int raw_buffers(const cg_target *t, int64_t threads, int64_t one, int64_t two)
+{
+    return two <= cg_target_shared_per_block(t) &&
+                   blocks_per_sm(t, threads, two, FUSED_FEWEST_REGISTERS) >=
+                       blocks_per_sm(t, threads, one, FUSED_FEWEST_REGISTERS)
+               ? 2
+               : 1;
+}
+
 /* ---- fprop and bprop ---- */
 
 /* The floats a cp.async of the weights' transforms carries: 16 bytes where a row of U
@@ -317,14 +349,17 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
     k->grid[1] = (unsigned)wino_div_up(f->rows, b.outputs);
     k->block[0] = (unsigned)(per_element * plane_elements(s));
     /* the larger of one chunk's tiles transformed beside the weights' transforms (two buffers of
-     * them, or one and two of the weights as loaded) and two buffers of the tiles as loaded, and
-     * the products */
-    int64_t weights = f->weights_inside ? plane_elements(s) * b.outputs + 2 * plane_taps(s) * b.outputs
-                                        : 2 * plane_elements(s) * b.outputs,
-            chunk = 4 * b.channels * (plane_elements(s) * b.tiles + weights +
-                                      2 * b.tiles * plane_elements(s) /* the raw tiles */),
-            products = 4 * plane_elements(s) * b.tiles * b.outputs;
-    k->shared_bytes = (unsigned)(chunk > products ? chunk : products);
+     * them, or one and the weights as loaded) with the raw tiles' buffers, and the products */
+    const int64_t products = 4 * plane_elements(s) * b.tiles * b.outputs;
+    int64_t bytes[2];
+    for (int n = 1; n <= 2; ++n) {
+        int64_t weights = f->weights_inside ? plane_elements(s) * b.outputs + n * plane_taps(s) * b.outputs
+                                            : 2 * plane_elements(s) * b.outputs,
+                chunk = 4 * b.channels * (plane_elements(s) * b.tiles + weights + n * b.tiles * plane_elements(s));
+        bytes[n - 1] = chunk > products ? chunk : products;
+    }
+    const int buffers = raw_buffers(t, k->block[0], bytes[0], bytes[1]);
+    k->shared_bytes = (unsigned)bytes[buffers - 1];
     convgen_status st = check_shared(t, k);
     if (st != CONVGEN_SUCCESS)
         return st;
@@ -338,6 +373,7 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
     tmpl_set_bool(ctx, "weights_transposed", f->weights_transposed);
     tmpl_set_int(ctx, "taps", plane_taps(s));
     tmpl_set_int(ctx, "pairs", b.channels * b.outputs);
+    tmpl_set_int(ctx, "stages", buffers);
     return render(ctx, failed, "winograd/winograd_fused.cu", k);
 }
 
@@ -572,31 +608,18 @@ static convgen_status forward_generate(const cg_problem *p, wino_spec *s, const 
 
 /* ---- accgrad ---- */
 
-/* How many of the accgrad kernel's blocks a multiprocessor holds at once: by its threads'
- * registers (ACCGRAD_REGISTERS each, allotted a warp at a time from 64 K), its shared memory (the
- * driver's 1 KiB a block besides) and its threads. At alpha 6 (288 threads) one, at alpha 4 three. */
-static int64_t accgrad_resident(const cg_target *t, int64_t threads, int64_t shared)
-{
-    const int64_t warps = wino_div_up(threads, 32);
-    int64_t n = 65536 / (ACCGRAD_REGISTERS * 32) / warps, by_shared = cg_target_shared_per_sm(t) / (shared + 1024);
-    if (by_shared < n)
-        n = by_shared;
-    if (2048 / threads < n)
-        n = 2048 / threads;
-    return n > 1 ? n : 1;
-}
-
 /* How many runs the tiles split into. A block takes about as long as its run's chunks and one
  * more (its first chunk's loads, which nothing hides, and the end's AT and stores; H200: S13, S16
  * and S27 at 8-9 chunks a block ran 31-33 us whatever their 44 to 128 blocks), and the GPU holds
  * `slots` blocks at once; so the split of the fewest rounds x (chunks + 1) wins, the fewer runs on
  * a tie (less partial dw to write and add). Each run but the last is a whole number of chunks,
  * ACCGRAD_MIN_RUN tiles or more, and all runs' partial dw (run_bytes each) fit the workspace
- * limit (one run needs none). */
+ * limit (one run needs none). The model's "+ 1" and the one block an SM at alpha 6 are from
+ * session 68's ncu (bench/NOTES.md, "Issue 30, session 68"); its choices are not yet timed. */
 static void choose_splits(const wino_spec *s, int64_t blocks, int64_t slots, int64_t run_bytes, int64_t limit,
                           int64_t *splits, int64_t *run)
 {
-    int64_t most = s->columns / ACCGRAD_MIN_RUN;
+    int64_t most = wino_div_up(s->columns, ACCGRAD_MIN_RUN); /* the last run may be shorter */
     if (limit > 0 && limit / run_bytes < most)
         most = limit / run_bytes; /* under 2: one run */
     if (wino_div_up(ACCGRAD_MAX_ROUNDS * slots, blocks) < most)
@@ -619,7 +642,7 @@ static void choose_splits(const wino_spec *s, int64_t blocks, int64_t slots, int
 static int64_t accgrad_channels(const cg_problem *p, const wino_spec *s) { return p->c * s->kernel[0]; }
 
 static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
-                                   bool *failed)
+                                   int stages, bool *failed)
 {
     tmpl_value *ctx = common_context(s, k, op, op->splits > 1 ? "the fused kernel: x's and dy's tiles, the "
                                                                    "products, a run's partial dw"
@@ -632,6 +655,7 @@ static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, cons
     tmpl_set_int(ctx, "t_block", ACCGRAD_TILES);
     tmpl_set_int(ctx, "x_tasks", ACCGRAD_TILES * ACCGRAD_CHANNELS);
     tmpl_set_int(ctx, "dy_tasks", ACCGRAD_TILES * ACCGRAD_OUTPUTS);
+    tmpl_set_int(ctx, "stages", stages);
     tmpl_set_int(ctx, "raw_stage", ACCGRAD_TILES * (plane_elements(s) * ACCGRAD_CHANNELS +
                                                     s->tf[1].r * s->tf[2].r * ACCGRAD_OUTPUTS));
     tmpl_set_bool(ctx, "flip", op->flip);
@@ -656,13 +680,13 @@ static tmpl_value *sum_context(const wino_spec *s, const cg_kernel *k, const cg_
     return ctx;
 }
 
-/* The accgrad kernel's shared memory: the larger of one chunk's tiles transformed plus both
- * stages of raw tiles, and the products (one float of padding per element). */
-static int64_t accgrad_shared_bytes(const wino_spec *s)
+/* The accgrad kernel's shared memory with `stages` buffers of raw tiles: the larger of one chunk's
+ * tiles transformed plus those buffers, and the products (one float of padding per element). */
+static int64_t accgrad_shared_bytes(const wino_spec *s, int stages)
 {
     const int64_t chunk = 4 * ACCGRAD_TILES * (plane_elements(s) * (ACCGRAD_OUTPUTS + ACCGRAD_CHANNELS) +
-                                               ACCGRAD_STAGES * (plane_elements(s) * ACCGRAD_CHANNELS +
-                                                                 s->tf[1].r * s->tf[2].r * ACCGRAD_OUTPUTS)),
+                                               stages * (plane_elements(s) * ACCGRAD_CHANNELS +
+                                                         s->tf[1].r * s->tf[2].r * ACCGRAD_OUTPUTS)),
                   products = 4 * plane_elements(s) * (ACCGRAD_OUTPUTS * ACCGRAD_CHANNELS + 1);
     return chunk > products ? chunk : products;
 }
@@ -673,23 +697,26 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
                                        cg_generated *out)
 {
     const int64_t m[] = {1, s->m[1], s->m[2]}, taps = s->kernel[0] * s->kernel[1] * s->kernel[2],
-                  threads = 8 * plane_elements(s), shared = accgrad_shared_bytes(s);
+                  threads = 8 * plane_elements(s);
+    const int stages = raw_buffers(t, threads, accgrad_shared_bytes(s, 1), accgrad_shared_bytes(s, 2));
+    const int64_t shared = accgrad_shared_bytes(s, stages);
     int64_t blocks = wino_div_up(p->k, ACCGRAD_OUTPUTS) * wino_div_up(accgrad_channels(p, s), ACCGRAD_CHANNELS), splits,
             run, partial;
     if (!cg_mul64(p->k * p->c, taps, &partial) || partial > INT32_MAX)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "winograd-fused: k x c x taps = %lld x %lld x %lld passes the "
                        "kernels' 32-bit indices", (long long)p->k, (long long)p->c, (long long)taps);
-    const int64_t resident = accgrad_resident(t, threads, shared);
+    const int64_t resident = blocks_per_sm(t, threads, shared, ACCGRAD_REGISTERS);
     choose_splits(s, blocks, resident * target_sms(t), 4 * partial, tune ? tune->workspace_limit : 0, &splits, &run);
     s->workspace = 4 * partial * (splits > 1 ? splits : 0); /* at most the limit, or 4 x 65535 x partial */
     s->sm_count = t->sm_count;
     snprintf(s->plan[0], sizeof s->plan[0], "in one kernel over the tiles:");
     snprintf(s->plan[1], sizeof s->plan[1],
              "blocks of %d output x %d input channels%s, the tiles in chunks of %d, %lld transform elements, %lld "
-             "tiles in %lld run%s of %lld (sized for %d multiprocessors, %lld block%s each)", ACCGRAD_OUTPUTS,
-             ACCGRAD_CHANNELS, s->first == 0 ? " (channel, depth tap)" : "", ACCGRAD_TILES,
+             "tiles in %lld run%s of %lld (sized for %d multiprocessors, %lld block%s each), %s buffer%s of raw tiles",
+             ACCGRAD_OUTPUTS, ACCGRAD_CHANNELS, s->first == 0 ? " (channel, depth tap)" : "", ACCGRAD_TILES,
              (long long)plane_elements(s), (long long)s->columns, (long long)splits, splits > 1 ? "s" : "",
-             (long long)run, target_sms(t), (long long)resident, resident > 1 ? "s" : "");
+             (long long)run, target_sms(t), (long long)resident, resident > 1 ? "s" : "", stages > 1 ? "two" : "one",
+             stages > 1 ? "s" : "");
     out->workspace_bytes = s->workspace;
     out->chunks = 1;
 
@@ -718,7 +745,7 @@ static convgen_status accgrad_generate(const cg_problem *p, wino_spec *s, const 
     if (st != CONVGEN_SUCCESS)
         return st;
     bool failed = false;
-    st = render(accgrad_context(p, s, k, &f, &failed), failed, "winograd/winograd_fused_accgrad.cu", k);
+    st = render(accgrad_context(p, s, k, &f, stages, &failed), failed, "winograd/winograd_fused_accgrad.cu", k);
     if (st != CONVGEN_SUCCESS || splits == 1)
         return st;
 

@@ -3,7 +3,9 @@
     {{ c_block }} of {{ data }}'s channels: the chunk's {{ tasks }} tiles and the weights' transforms U (made once by
     the weights' kernel; or, `inside`, the chunk's weights w as they are, transformed here (G) beside
     the tiles) arrive in shared memory by cp.async, into one of two buffers, loaded while the
-    previous chunk's transforms and products run; the tiles are transformed (BT) beside them; and each
+    previous chunk's transforms and products run (one buffer of raw tiles and weights where two
+    would not fit or would cost a block an SM: loaded while its products run, U still in two); the
+    tiles are transformed (BT) beside them; and each
     thread multiplies for one transform element an 8 x 8 block of (output channel, tile). After the
     last chunk the products go through shared memory and AT into the output, fprop's y with the
     layer's epilogue (the bias of output channel kk, then ReLU) as it is stored.
@@ -114,6 +116,28 @@
 {{ indent }}}
 {%- endmacro -%}
 
+{#- The next chunk's tiles into `raw` and its weights (raw, `inside`, into `wraw`; else U into the
+    buffer the chunk does not use), then the group's commit. -#}
+{%- macro fetch_next(raw, wraw) -%}
+{%- if volume %}
+        const chunk_at next = chunk(q + 1u);
+{{ fetch_tiles("next.c0", "next.dz", raw, "        ") }}
+{%- if inside %}
+{{ fetch_raw_weights("next.c0", "next.dz", wraw, "        ") }}
+{%- else %}
+{{ fetch_weights("next.c0", "next.dz", "odd ? us0 : us1", "        ") }}
+{%- endif %}
+{%- else %}
+{{ fetch_tiles("c0 + " ~ c_block ~ "u", "", raw, "        ") }}
+{%- if inside %}
+{{ fetch_raw_weights("c0 + " ~ c_block ~ "u", "", wraw, "        ") }}
+{%- else %}
+{{ fetch_weights("c0 + " ~ c_block ~ "u", "", "odd ? us0 : us1", "        ") }}
+{%- endif %}
+{%- endif %}
+        asm volatile("cp.async.commit_group;\n" ::);
+{%- endmacro -%}
+
 {{ wino_fused_helpers() }}
 
 extern "C" __global__ void __launch_bounds__({{ threads }})
@@ -122,18 +146,23 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {
     extern __shared__ float4 shared4[];
     float *__restrict__ vs = (float *)shared4;                                 // [c][e][tile]: the data's transforms
+{%- set two = stages == 2 %}
 {%- if inside %}
     float *__restrict__ us = vs + {{ c_block * elements * tile_block }};             // [c][e][k]: the weights', made here
-    float *__restrict__ wraw0 = us + {{ c_block * elements * k_block }};         // [c][k][tap]: the weights as loaded, two buffers
+    float *__restrict__ wraw0 = us + {{ c_block * elements * k_block }};         // [c][k][tap]: the weights as loaded{{ ", two buffers" if two }}
+{%- if two %}
     float *__restrict__ wraw1 = wraw0 + {{ pairs * taps }};
-    float *__restrict__ raw0 = wraw1 + {{ pairs * taps }};                       // [point][task]: the tiles as loaded, two buffers
+{%- endif %}
+    float *__restrict__ raw0 = wraw0 + {{ stages * pairs * taps }};                       // [point][task]: the tiles as loaded{{ ", two buffers" if two }}
 {%- else %}
     float *__restrict__ us0 = vs + {{ c_block * elements * tile_block }};            // [c][e][k]: the weights', two buffers
     float *__restrict__ us1 = us0 + {{ c_block * elements * k_block }};
     const float *__restrict__ u = workspace + {{ u_buffer }}ull;    // [e][c][k]
-    float *__restrict__ raw0 = us1 + {{ c_block * elements * k_block }};      // [point][task]: the tiles as loaded, two buffers
+    float *__restrict__ raw0 = us1 + {{ c_block * elements * k_block }};      // [point][task]: the tiles as loaded{{ ", two buffers" if two }}
 {%- endif %}
+{%- if two %}
     float *__restrict__ raw1 = raw0 + {{ tasks * alpha0 * alpha1 }};
+{%- endif %}
     const unsigned tid = threadIdx.x;
     const unsigned tile0 = blockIdx.x * {{ tile_block }}u, k0 = blockIdx.y * {{ k_block }}u;
     // This thread's products: element e, output channels k0 + 8 kq .., tiles tile0 + 8 tq ..
@@ -158,28 +187,13 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {%- endif %}
         asm volatile("cp.async.wait_group 0;\n" ::); // this chunk's tiles and weights
         __syncthreads(); // seen by all, and the chunk before's products done with vs and us
+{%- if two %}
         // The next chunk's tiles and weights into the other buffers, in flight during this chunk's
         // transforms and products (after the last chunk: zeros, nothing loaded).
-{%- set other_raw = "odd ? raw0 : raw1" %}
-{%- if volume %}
-        const chunk_at next = chunk(q + 1u);
-{{ fetch_tiles("next.c0", "next.dz", other_raw, "        ") }}
-{%- if inside %}
-{{ fetch_raw_weights("next.c0", "next.dz", "odd ? wraw0 : wraw1", "        ") }}
-{%- else %}
-{{ fetch_weights("next.c0", "next.dz", "odd ? us0 : us1", "        ") }}
+{{ fetch_next("odd ? raw0 : raw1", "odd ? wraw0 : wraw1") }}
 {%- endif %}
-{%- else %}
-{{ fetch_tiles("c0 + " ~ c_block ~ "u", "", other_raw, "        ") }}
-{%- if inside %}
-{{ fetch_raw_weights("c0 + " ~ c_block ~ "u", "", "odd ? wraw0 : wraw1", "        ") }}
-{%- else %}
-{{ fetch_weights("c0 + " ~ c_block ~ "u", "", "odd ? us0 : us1", "        ") }}
-{%- endif %}
-{%- endif %}
-        asm volatile("cp.async.commit_group;\n" ::);
         // The chunk's tiles: BT d B, dimension 1 row by row, then dimension 0 column by column.
-        const float *__restrict__ raw = odd ? raw1 : raw0;
+        const float *__restrict__ raw = {{ "odd ? raw1 : raw0" if two else "raw0" }};
         for (unsigned p = tid; p < {{ tasks }}u; p += {{ threads }}u) {
 {{ wino_read_tile("(raw + p)", tasks, alpha0, alpha1, "            ") }}
             float *__restrict__ dst = vs + (p / {{ tile_block }}u) * {{ elements * tile_block }}u + p % {{ tile_block }}u;
@@ -187,9 +201,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         }
 {%- if inside %}
         // The chunk's weights: G g GT, dimension 1 row by row, then dimension 0 column by column.
-{{ transform_weights("(odd ? wraw1 : wraw0)", "        ") }}
+{{ transform_weights("(odd ? wraw1 : wraw0)" if two else "wraw0", "        ") }}
 {%- endif %}
         __syncthreads();
+{%- if not two %}
+        // The next chunk's tiles and weights (U: the other buffer), in flight during this chunk's
+        // products (after the last chunk: zeros, nothing loaded).
+{{ fetch_next("raw0", "wraw0") }}
+{%- endif %}
 #pragma unroll
         for (unsigned c = 0; c < {{ c_block }}u; ++c) {
             const float4 *__restrict__ a4 = (const float4 *)(us + (c * {{ elements }}u + e) * {{ k_block }}u + kq * 8u);

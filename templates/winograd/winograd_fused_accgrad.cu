@@ -3,7 +3,8 @@
     the {{ m0 }} x {{ m1 }} taps as F(m, r)'s outputs.
     One block per {{ k_block }} output x {{ c_block }} input channels{{ " and run of " ~ run ~ " tiles" if splits > 1 }}; per chunk of
     {{ t_block }} tiles, x's and dy's tiles ({{ x_tasks + dy_tasks }} of them) arrive in shared memory by cp.async, in one of
-    two stages while the previous chunk's transforms and products run, go through BT and G as [e][channel][tile], and each
+    two stages while the previous chunk's transforms and products run (one stage where two do not fit: while its
+    products run), go through BT and G as [e][channel][tile], and each
     thread sums one element's 8 x 8 block of (k, c) products over the chunk. After the last chunk
     the sums go through shared memory and AT into dw{{ " (or the run's partial dw)" if splits > 1 }}.
     A 3-D layer's tiles are one slice deep and its channels (x's channel, depth tap) pairs, {{ depth_taps }} to
@@ -122,10 +123,15 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     const unsigned e = tid >> 3, kq = tid & 3u, cq = (tid >> 2) & 1u;
 {{ acc_8x8("    ") }}
 
+{%- if stages == 2 %}
     // Two stages of the tiles as loaded, [point][task], x's then dy's: stage s at xr and dr + s {{ raw_stage }}.
+{%- else %}
+    // The tiles as loaded, [point][task], x's then dy's.
+{%- endif %}
     float *__restrict__ xr = ds + {{ elements * k_block * t_block }};
     float *__restrict__ dr = xr + {{ alpha0 * alpha1 * x_tasks }};
 {{ fetch_tiles("first", "xr", "dr", "    ") }}
+{%- if stages == 2 %}
     for (unsigned col0 = first, stage = 0; col0 < end; col0 += {{ t_block }}u, stage ^= 1u) {
         asm volatile("cp.async.wait_group 0;\n" ::); // this chunk's tiles
         __syncthreads(); // seen by all, and the chunk before's products done with vs and ds
@@ -137,6 +143,18 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
         __syncthreads();
         {{ products() }}
     }
+{%- else %}
+    for (unsigned col0 = first; col0 < end; col0 += {{ t_block }}u) {
+        asm volatile("cp.async.wait_group 0;\n" ::); // this chunk's tiles
+        __syncthreads(); // seen by all, and the chunk before's products done with vs and ds
+        {{ transform_chunk("xr", "dr") }}
+        __syncthreads();
+        // The next chunk's tiles, in flight during this chunk's products (past the run: zeros,
+        // nothing loaded).
+{{ fetch_tiles("col0 + " ~ t_block ~ "u", "xr", "dr", "        ") }}
+        {{ products() }}
+    }
+{%- endif %}
 
     asm volatile("cp.async.wait_all;\n" ::); // the zeros past the run
     __syncthreads();
