@@ -54,6 +54,10 @@ static void unguard(float *v, int64_t n)
     munmap((char *)v + bytes + page - span, span);
 }
 
+/* Floats by which cpu_error places in1 past a 16-byte boundary (0: aligned), for the kernels'
+ * paths for a caller's operand that is only 4-byte aligned. */
+static int in1_shift;
+
 /* Runs the algorithm's program for (d, pass) on target t (NULL: the H100's) with the kernels on the
  * CPU; returns its relative error against float64, REFUSED where the planner refuses the layer, or
  * NOT_RUN with the reason in why (PTX the CPU cannot run). */
@@ -70,7 +74,8 @@ static double cpu_error(const convgen_conv_desc *d, convgen_pass pass, convgen_a
         return REFUSED;
     int64_t elems[3];
     cg_problem_operand_elems(&p, pass, elems);
-    float *in0 = guarded(elems[0]), *in1 = guarded(elems[1]), *out = guarded(elems[2]), *bias = guarded(p.k);
+    float *in0 = guarded(elems[0]), *in1 = guarded(elems[1] + in1_shift) + in1_shift, *out = guarded(elems[2]),
+          *bias = guarded(p.k);
     fill(in0, elems[0]), fill(in1, elems[1]), fill(bias, p.k);
     memset(out, 0xFF, 4 * (size_t)elems[2]); /* NaN: an output never written fails */
     const cg_kernel_runner r = kcpu_program_runner(runner);
@@ -86,7 +91,7 @@ static double cpu_error(const convgen_conv_desc *d, convgen_pass pass, convgen_a
     else
         fail_msg("%s %s: %s", convgen_algo_name(algo), convgen_pass_name(pass), convgen_last_error());
     cg_generated_free(&g);
-    unguard(in0, elems[0]), unguard(in1, elems[1]), unguard(out, elems[2]), unguard(bias, p.k);
+    unguard(in0, elems[0]), unguard(in1 - in1_shift, elems[1] + in1_shift), unguard(out, elems[2]), unguard(bias, p.k);
     return e;
 }
 
@@ -282,6 +287,19 @@ static void test_winograd_fused_weights_inside(void **state)
                                      e == REFUSED ? convgen_last_error() : "");
                         ++ran;
                     }
+    /* bprop copies w's lines 16 bytes at a time where w is 16-byte aligned: w 4 bytes past that */
+    in1_shift = 1;
+    for (int i = 0; i < 2; ++i)
+        for (int m = 2; m <= 4; m += 2) {
+            const convgen_conv_desc *d = &layers[i ? 7 : 0];
+            cg_tuning tune = {.weights = CONVGEN_WEIGHTS_INSIDE, .winograd_m = {m, m}};
+            char why[600] = "";
+            double e = cpu_error(d, CONVGEN_BPROP, CONVGEN_ALGO_WINOGRAD_FUSED, targets[0], &tune, why, sizeof why);
+            if (!(e >= 0 && e < ERROR_BOUND))
+                fail_msg("layer %d m=%d bprop, w 4-byte aligned: %.3g %s", i ? 7 : 0, m, e, why);
+            ++ran;
+        }
+    in1_shift = 0;
     convgen_conv_desc biased = layers[7];
     biased.epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU; /* fprop's store, after the inside form's sums */
     char why[600] = "";

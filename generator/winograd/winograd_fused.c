@@ -318,6 +318,7 @@ static tmpl_value *forward_context(const wino_spec *s, const cg_kernel *k, const
     tmpl_map_set(ctx, "epi", cg_value_epilogue(s->epilogue, k->epilogue));
     tmpl_set_int(ctx, "tasks", b.tiles * b.channels); /* the chunk's tiles: (channel, tile) pairs */
     tmpl_set_int(ctx, "vec", weights_vec(f));
+    tmpl_set_int(ctx, "w_vec", 1); /* the raw weights' (block_kernel's, inside) */
     return ctx;
 }
 
@@ -332,6 +333,17 @@ static fused_blocking one_block_blocking(int64_t rows)
 
 /* A weights' plane slice: the r x r taps of one depth tap. */
 static int64_t plane_taps(const wino_spec *s) { return (int64_t)s->tf[1].r * s->tf[2].r; }
+
+/* The floats a cp.async of the raw weights carries (weights inside, one-block kernel): 16 bytes
+ * in a 2-D bprop, whose chunk reads w as lines, each data channel's block of outputs' taps
+ * (w[k][c0 ..][taps], contiguous), where every line starts 16-byte aligned (c x taps a multiple
+ * of 4; the kernel checks w's own alignment, else copies 4 bytes). fprop's lines run along the
+ * channels, which the weights' transform reads across: in their layout its reads would conflict
+ * four ways in shared memory, so fprop copies 4 bytes. */
+static int raw_weights_vec(const wino_spec *s, const cg_wino_op *f)
+{
+    return f->weights_inside && f->weights_transposed && s->first != 0 && (f->rows * plane_taps(s)) % 4 == 0 ? 4 : 1;
+}
 
 /* The one-block kernel: FUSED_TILES tiles x FUSED_OUTPUTS output channels a block, all the tile's
  * transform elements, 8 threads an element (any target). Where the weights' transforms are made
@@ -374,6 +386,7 @@ static convgen_status block_kernel(wino_spec *s, const cg_target *t, cg_wino_op 
     tmpl_set_int(ctx, "taps", plane_taps(s));
     tmpl_set_int(ctx, "pairs", b.channels * b.outputs);
     tmpl_set_int(ctx, "stages", buffers);
+    tmpl_set_int(ctx, "w_vec", raw_weights_vec(s, f));
     return render(ctx, failed, "winograd/winograd_fused.cu", k);
 }
 

@@ -152,9 +152,9 @@ __device__ __forceinline__ chunk_at chunk(unsigned q)
 {%- endif %}
 
 {{ copy_async(4) }}
-{%- if vec > 1 %}
+{%- if vec > 1 or w_vec > 1 %}
 
-{{ copy_async(vec * 4) }}
+{{ copy_async(16) }}
 {%- endif %}
 {%- endmacro -%}
 

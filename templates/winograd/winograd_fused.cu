@@ -69,8 +69,30 @@
     wraw[(channel, output) pair][tap] by cp.async, 4 bytes each (zero-filled past the channels and
     outputs); copy i's pair runs along w's planes, so that neighbouring threads read neighbouring
     floats: along the channels of w's [k][c] planes, or along the outputs where they are read as
-    [c][k] (weights_transposed, bprop). -#}
+    [c][k] (weights_transposed, bprop). There each data channel's line of k_block outputs' taps
+    lies as it does in w, so a 2-D bprop copies it 16 bytes at a time where w is 16-byte aligned
+    (w_vec 4). -#}
 {%- macro fetch_raw_weights(c0, dz, wraw, indent) -%}
+{%- if w_vec == 4 %}
+{%- set line = k_block * taps -%}
+{{ indent }}if ((reinterpret_cast<size_t>(in1) & 15u) == 0u) { // w 16-byte aligned: each line of it by 16-byte copies
+{{ indent }}    #pragma unroll 1
+{{ indent }}    for (unsigned i = tid; i < {{ c_block * line // 4 }}u; i += {{ threads }}u) {
+{{ indent }}        const unsigned cl = i / {{ line // 4 }}u, q = i - cl * {{ line // 4 }}u, c = {{ c0 }} + cl; // line cl, its float4 q
+{{ indent }}        const unsigned valid = c < {{ channels }}u ? min({{ outputs }}u - k0, {{ k_block }}u) * {{ taps }}u : 0u; // its floats of w
+{{ indent }}        const float *__restrict__ src = in1 + ((size_t)c * {{ outputs }}u + k0) * {{ taps }}u + 4u * q;
+{{ indent }}        copy16(({{ wraw }}) + 4u * i, 4u * q < valid ? src : in1, 4u * q < valid);
+{{ indent }}    }
+{{ indent }}} else {
+{{ fetch_raw_weights_by_float(c0, dz, wraw, indent ~ "    ") }}
+{{ indent }}}
+{%- else -%}
+{{ fetch_raw_weights_by_float(c0, dz, wraw, indent) }}
+{%- endif %}
+{%- endmacro -%}
+
+{#- fetch_raw_weights' copies of 4 bytes, copy i one float of w. -#}
+{%- macro fetch_raw_weights_by_float(c0, dz, wraw, indent) -%}
 {{ indent }}#pragma unroll 1
 {{ indent }}for (unsigned r = 0; r < {{ (pairs * taps + threads - 1) // threads }}u; ++r) {
 {{ indent }}    const unsigned i = tid + r * {{ threads }}u, pair = i / {{ taps }}u, tap = i - pair * {{ taps }}u;
