@@ -335,9 +335,10 @@ static fused_blocking one_block_blocking(int64_t rows)
 static int64_t plane_taps(const wino_spec *s) { return (int64_t)s->tf[1].r * s->tf[2].r; }
 
 /* The floats a cp.async of the raw weights carries (weights inside, one-block kernel): 16 bytes
- * in a 2-D bprop, whose chunk reads w as lines, each data channel's block of outputs' taps
- * (w[k][c0 ..][taps], contiguous), where every line starts 16-byte aligned (c x taps a multiple
- * of 4; the kernel checks w's own alignment, else copies 4 bytes). fprop's lines run along the
+ * in a 2-D bprop, whose chunk reads w as lines, each data channel's block of outputs' taps (the
+ * layer's w[k][c][taps] at one k, c from the block's first output: contiguous), where every line
+ * starts 16-byte aligned (c x taps a multiple of 4; the kernel checks w's own alignment, else
+ * copies 4 bytes). fprop's lines run along the
  * channels, which the weights' transform reads across: in their layout its reads would conflict
  * four ways in shared memory, so fprop copies 4 bytes. */
 static int raw_weights_vec(const wino_spec *s, const cg_wino_op *f)
@@ -654,6 +655,12 @@ static void choose_splits(const wino_spec *s, int64_t blocks, int64_t slots, int
  * planes of an output channel are the sums' in order. */
 static int64_t accgrad_channels(const cg_problem *p, const wino_spec *s) { return p->c * s->kernel[0]; }
 
+/* One stage of the accgrad kernel's raw tiles, in floats: a chunk's x tiles and dy tiles as loaded. */
+static int64_t accgrad_raw_stage(const wino_spec *s)
+{
+    return ACCGRAD_TILES * (plane_elements(s) * ACCGRAD_CHANNELS + s->tf[1].r * s->tf[2].r * ACCGRAD_OUTPUTS);
+}
+
 static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, const cg_kernel *k, const cg_wino_op *op,
                                    int stages, bool *failed)
 {
@@ -669,8 +676,7 @@ static tmpl_value *accgrad_context(const cg_problem *p, const wino_spec *s, cons
     tmpl_set_int(ctx, "x_tasks", ACCGRAD_TILES * ACCGRAD_CHANNELS);
     tmpl_set_int(ctx, "dy_tasks", ACCGRAD_TILES * ACCGRAD_OUTPUTS);
     tmpl_set_int(ctx, "stages", stages);
-    tmpl_set_int(ctx, "raw_stage", ACCGRAD_TILES * (plane_elements(s) * ACCGRAD_CHANNELS +
-                                                    s->tf[1].r * s->tf[2].r * ACCGRAD_OUTPUTS));
+    tmpl_set_int(ctx, "raw_stage", accgrad_raw_stage(s));
     tmpl_set_bool(ctx, "flip", op->flip);
     tmpl_set_int(ctx, "splits", op->splits);
     tmpl_set_int(ctx, "run", op->split_columns);
@@ -697,9 +703,8 @@ static tmpl_value *sum_context(const wino_spec *s, const cg_kernel *k, const cg_
  * tiles transformed plus those buffers, and the products (one float of padding per element). */
 static int64_t accgrad_shared_bytes(const wino_spec *s, int stages)
 {
-    const int64_t chunk = 4 * ACCGRAD_TILES * (plane_elements(s) * (ACCGRAD_OUTPUTS + ACCGRAD_CHANNELS) +
-                                               stages * (plane_elements(s) * ACCGRAD_CHANNELS +
-                                                         s->tf[1].r * s->tf[2].r * ACCGRAD_OUTPUTS)),
+    const int64_t chunk = 4 * (ACCGRAD_TILES * plane_elements(s) * (ACCGRAD_OUTPUTS + ACCGRAD_CHANNELS) +
+                               stages * accgrad_raw_stage(s)),
                   products = 4 * plane_elements(s) * (ACCGRAD_OUTPUTS * ACCGRAD_CHANNELS + 1);
     return chunk > products ? chunk : products;
 }
