@@ -3,9 +3,9 @@
  * against the float64 reference, outputs poisoned with NaN, random operands (never zero). Where
  * test_conv_program checks what a planner decided by each kernel's op, this checks the kernels'
  * own code, in CI, where no GPU is; test_gpu_conv checks the same programs on the device. The
- * targets: an A100's (sm_80: no clusters, bulk copies or tensor-core GEMMs, whose asm the CPU
- * cannot run) and the H100's, whose kernels of that asm are listed as not run, with the PTX that
- * stopped them. */
+ * targets: an A100's (sm_80) and the H100's (sm_90: its tensor-core GEMM, mbarriers and bulk
+ * copies run too; a kernel of clusters, whose asm the CPU cannot run, would be listed as not run,
+ * with the PTX that stopped it). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,6 +58,10 @@ static void unguard(float *v, int64_t n)
  * paths for a caller's operand that is only 4-byte aligned. */
 static int in1_shift;
 
+/* Where set, text that one of the program's kernels must have (cpu_error fails it otherwise): the
+ * form a test means to run, so that a planner's change of mind cannot pass it unrun. */
+static const char *required_text;
+
 /* Runs the algorithm's program for (d, pass) on target t (NULL: the H100's) with the kernels on the
  * CPU; returns its relative error against float64, REFUSED where the planner refuses the layer, or
  * NOT_RUN with the reason in why (PTX the CPU cannot run). */
@@ -72,6 +76,12 @@ static double cpu_error(const convgen_conv_desc *d, convgen_pass pass, convgen_a
     cg_tuning tune = tuning ? *tuning : (cg_tuning){0};
     if (cg_generate_tuned(&p, pass, algo, t, &tune, &g) != CONVGEN_SUCCESS)
         return REFUSED;
+    bool has_required = !required_text;
+    for (int i = 0; i < g.kernel_count && !has_required; ++i)
+        has_required = strstr(g.kernels[i].source, required_text) != NULL;
+    if (!has_required)
+        fail_msg("%s %s: no kernel of the program has '%s'", convgen_algo_name(algo), convgen_pass_name(pass),
+                 required_text);
     int64_t elems[3];
     cg_problem_operand_elems(&p, pass, elems);
     float *in0 = guarded(elems[0]), *in1 = guarded(elems[1] + in1_shift) + in1_shift, *out = guarded(elems[2]),
@@ -145,8 +155,8 @@ static const convgen_conv_desc layers[] = {
 enum { LAYERS = sizeof layers / sizeof layers[0], PASSES = 3 };
 
 /* Every planner's program of every layer and pass on target t (NULL: the H100's): each one the
- * CPU runs is within the bound. Programs that reach PTX the CPU cannot run (sm_90's tensor-core
- * GEMM, clusters, bulk copies) are counted and named; *ran says how many ran. */
+ * CPU runs is within the bound. Programs that reach PTX the CPU cannot run (sm_90's clusters) are
+ * counted and named; *ran says how many ran. */
 static void every_planner(const cg_target *t, const int *which, int count, int *ran, int *not_run)
 {
     *ran = *not_run = 0;
@@ -180,7 +190,7 @@ static void test_every_planner_on_an_a100(void **state)
         all[l] = l;
     every_planner(&t, all, LAYERS, &ran, &not_run);
     printf("sm_80: %d programs ran on the CPU within %.0e, %d not run\n", ran, ERROR_BOUND, not_run);
-    assert_int_equal(not_run, 0); /* nothing of sm_90's */
+    assert_int_equal(not_run, 0);
     assert_true(ran >= 120);
 }
 
@@ -195,7 +205,67 @@ static void test_every_planner_on_an_h100(void **state)
     every_planner(NULL, which, 3, &ran, &not_run);
     printf("sm_90: %d programs ran on the CPU within %.0e, %d not run (their PTX above)\n", ran, ERROR_BOUND, not_run);
     assert_true(ran >= 50);
-    assert_int_equal(not_run, 1); /* layer 7's winograd accgrad: the tensor GEMM's mbarriers */
+    assert_int_equal(not_run, 0); /* layer 7's winograd accgrad among them: the tensor GEMM */
+}
+
+static int no_required_text(void **state)
+{
+    (void)state;
+    required_text = NULL;
+    if (runner)
+        kcpu_set_schedule(runner, KCPU_ALTERNATE);
+    return 0;
+}
+
+/* winograd's products by the tensor-core GEMM (gemm_tc.cu: mbarriers, bulk copies, wgmma in
+ * 3xTF32), every pass, on test_gpu_conv's winograd_tensor shapes: the transforms' pieces with and
+ * without their lo halves, operands as stored (accgrad's), sums not a whole number of steps, bn
+ * of 24 to 256 and half tiles (520 and 300 outputs), sub-batches, 3-D, convolution mode, sums
+ * past a run (2100 channels: two runs the output transform adds); planned for 132 SMs and again
+ * (but those of 2100 channels) for 2, where each block takes several tiles in turn (persistent);
+ * each program in both of the runner's orders. accgrad of a 3-D layer is cuBLAS's, not run here. */
+static void test_winograd_tensor_gemm(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+#define D2(n_, c_, k_, h_, w_, r_, pad_) \
+    {.rank = 2, .n = n_, .c = c_, .k = k_, .in = {h_, w_}, .kernel = {r_, r_}, .pad_before = {pad_, pad_}, \
+     .pad_after = {pad_, pad_}}
+    convgen_conv_desc shapes[] = {
+        D2(4, 16, 24, 28, 28, 3, 1), D2(8, 36, 40, 20, 20, 3, 1), D2(4, 64, 300, 14, 14, 3, 1),
+        D2(8, 8, 520, 9, 9, 3, 1), D2(4, 32, 32, 32, 32, 5, 2), D2(8, 64, 64, 15, 17, 3, 0),
+        D2(4, 12, 20, 18, 18, 3, 1), D2(2, 13, 21, 19, 19, 3, 1), D2(6, 21, 130, 11, 11, 3, 1),
+        D2(2, 2100, 24, 10, 10, 3, 1), D2(2, 24, 2100, 10, 10, 3, 1),
+        {.rank = 3, .n = 4, .c = 16, .k = 20, .in = {10, 12, 12}, .kernel = {3, 3, 3}, .pad_before = {1, 1, 1},
+         .pad_after = {1, 1, 1}},
+        {.rank = 3, .n = 4, .c = 10, .k = 12, .in = {9, 9, 9}, .kernel = {3, 3, 3}, .pad_before = {1, 1, 1},
+         .pad_after = {1, 1, 1}},
+    };
+#undef D2
+    shapes[6].mode = CONVGEN_CONVOLUTION;
+    const cg_target few = {.sm_count = 2};
+    const cg_tuning tune = {.gemm = CONVGEN_GEMM_TENSOR};
+    int ran = 0;
+    for (int ti = 0; ti < 2; ++ti)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+            for (int pass = CONVGEN_FPROP; pass <= (shapes[i].rank < 3 ? CONVGEN_ACCGRAD : CONVGEN_BPROP); ++pass)
+                for (int order = KCPU_IN_ORDER; order <= KCPU_REVERSED; ++order) {
+                    if (ti == 1 && (shapes[i].c > 2048 || shapes[i].k > 2048))
+                        continue; /* the runs of 2100 channels once (a third of the test's time) */
+                    /* each order catches its own races (kernel_cpu_sm90.h): both, whatever the
+                       program's launch count */
+                    kcpu_set_schedule(runner, (kcpu_schedule)order);
+                    required_text = ti ? "(persistent)" : "wgmma.mma_async";
+                    char why[600] = "";
+                    double e = cpu_error(&shapes[i], (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD, ti ? &few : NULL, &tune,
+                                         why, sizeof why);
+                    if (!(e >= 0 && e < ERROR_BOUND))
+                        fail_msg("shape %zu %s%s, %s: %.3g %s %s", i, convgen_pass_name((convgen_pass)pass),
+                                 ti ? " on 2 SMs" : "", order == KCPU_IN_ORDER ? "in order" : "reversed", e, why,
+                                 e == REFUSED ? convgen_last_error() : "");
+                    ++ran;
+                }
+    printf("winograd's tensor-core GEMM: %d runs within %.0e (each program in both orders)\n", ran, ERROR_BOUND);
 }
 
 /* fprop's epilogue (bias and ReLU) as each algorithm's last kernel applies it. */
@@ -563,6 +633,53 @@ static void test_runner_lands_copies_at_their_wait(void **state)
     kcpu_set_schedule(runner, KCPU_ALTERNATE);
 }
 
+/* sm_90's bulk copy counted on an mbarrier (common.cuh's bulk_loads): thread 0 sets the mbarrier
+ * up, expects 64 bytes and copies them; every thread reads its float before the wait and after.
+ * In order the copy lands only when a wait needs it (a read before the first wait sees the poison);
+ * after the wait, each order has the data. A wait on an mbarrier never set up, and copies of more bytes
+ * than it expects, fail, naming what. */
+static void test_runner_runs_bulk_copies_on_mbarriers(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    char source[2048];
+    const char *format =
+        "extern \"C\" __global__ void probe(const float *in, const float *u, float *out, void *ws)\n{\n"
+        "    extern __shared__ __align__(16) float s[];\n"
+        "    unsigned long long *bar = (unsigned long long *)(s + 16);\n"
+        "    const unsigned b = (unsigned)__cvta_generic_to_shared(bar);\n"
+        "    if (threadIdx.x == 0u) {\n%s"
+        "        asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\\n\" ::\"r\"(b), \"r\"(64u) : \"memory\");\n"
+        "        asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\\n\" ::"
+        "\"r\"((unsigned)__cvta_generic_to_shared(s)), \"l\"(in), \"r\"(%uu), \"r\"(b) : \"memory\");\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "    out[threadIdx.x] = s[threadIdx.x];\n"
+        "    unsigned done = 0;\n"
+        "    while (!done)\n"
+        "        asm volatile(\"{\\n .reg .pred p;\\n mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], 0;\\n selp.u32 %%0, 1, 0, p;\\n}\\n\""
+        " : \"=r\"(done) : \"r\"(b) : \"memory\");\n"
+        "    out[16 + threadIdx.x] = s[threadIdx.x];\n}\n";
+    const char *init = "        asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\\n\" ::\"r\"(b) : \"memory\");\n"
+                       "        asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");\n";
+    float in[64], out[64];
+    fill(in, 64);
+    for (int order = KCPU_IN_ORDER; order <= KCPU_REVERSED; ++order) {
+        kcpu_set_schedule(runner, (kcpu_schedule)order);
+        snprintf(source, sizeof source, format, init, 64u);
+        assert_int_equal(run_source(source, 16, 256, in, out), CONVGEN_SUCCESS);
+        for (int i = 0; i < 16; ++i)
+            assert_true(out[16 + i] == in[i]);
+        if (order == KCPU_IN_ORDER) /* the last thread at the barrier runs on first: its read came before any wait */
+            assert_true(isnan(out[15]));
+        snprintf(source, sizeof source, format, "", 64u);
+        assert_run_fails_naming(source, 16, 256, "never set up");
+        snprintf(source, sizeof source, format, init, 80u);
+        assert_run_fails_naming(source, 16, 256, "more bytes than");
+    }
+    kcpu_set_schedule(runner, KCPU_ALTERNATE);
+}
+
 /* PTX the CPU cannot run fails where it is reached, naming it. */
 static void test_runner_names_ptx_it_cannot_run(void **state)
 {
@@ -581,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_runner_bounds_dynamic_shared_memory),
         cmocka_unit_test(test_runner_reports_a_deadlock),
         cmocka_unit_test(test_runner_lands_copies_at_their_wait),
+        cmocka_unit_test(test_runner_runs_bulk_copies_on_mbarriers),
         cmocka_unit_test(test_runner_names_ptx_it_cannot_run),
         cmocka_unit_test(test_epilogue),
         cmocka_unit_test(test_winograd_tiles_and_sub_batches),
@@ -589,6 +707,7 @@ int main(void)
         cmocka_unit_test(test_winograd_fused_accgrad_runs),
         cmocka_unit_test(test_every_planner_on_an_a100),
         cmocka_unit_test(test_every_planner_on_an_h100),
+        cmocka_unit_test_teardown(test_winograd_tensor_gemm, no_required_text),
         cmocka_unit_test(test_random_layers),
     };
     const char *filter = getenv("CONVGEN_TEST_FILTER"); /* e.g. "*a100*" */

@@ -3,8 +3,8 @@
  * host's C++ compiler builds the kernel into a shared object whose one function is the kernel,
  * run once per GPU thread by kernel_cpu.c's fibers. It covers what the templates use, no more:
  * the vector types, __ldg and friends, barriers and shuffles (the runner's), shared memory (an
- * arena poisoned with NaN before every block), and cp.async copies (landed at the wait that covers
- * them, the latest moment a GPU may). Nothing here is timed: it checks what the kernels compute.
+ * arena poisoned with NaN before every block), cp.async copies (landed at the wait that covers
+ * them, the latest moment a GPU may), and sm_90's mbarriers, bulk copies and wgmma (the runner's). Nothing here is timed: it checks what the kernels compute.
  *
  * Why by hand: no packaged tool runs CUDA C++ on a CPU (hipCPU and CuPBoP are not in Debian), and
  * the emitted kernels need only this small subset. */
@@ -97,7 +97,6 @@ template <class T> static inline T __shfl_sync(unsigned mask, T v, int from, int
 extern "C" {
 char *kcpu_arena;
 }
-enum { KCPU_ARENA_BYTES = 64 << 20 };
 
 static inline void *kcpu_dynamic_shared(void) { return kcpu_arena; }
 static inline void *kcpu_static_shared(size_t bytes) { return kcpu_calls->static_shared(bytes); }
@@ -157,6 +156,24 @@ static inline void kcpu_wait(unsigned n)
     }
     t->copy_count = kept;
 }
+
+/* ---- sm_90's mbarriers, bulk copies and wgmma: the runner's (kernel_cpu_sm90.h). The fences
+ * around them (fence.proxy.async, fence.mbarrier_init, wgmma.fence) are nothing here: the CPU's
+ * one memory is coherent, and the runner orders what the fences order on a GPU. ---- */
+static inline void kcpu_mbar_init(unsigned at, unsigned count) { kcpu_calls->mbar_init(at, count); }
+static inline void kcpu_mbar_arrive(unsigned at, unsigned tx_bytes) { kcpu_calls->mbar_arrive(at, tx_bytes); }
+static inline bool kcpu_mbar_try_wait(unsigned at, unsigned parity) { return kcpu_calls->mbar_try_wait(at, parity); }
+static inline void kcpu_bulk_copy(unsigned to, const void *from, unsigned bytes, unsigned bar)
+{
+    kcpu_calls->bulk_copy(to, from, bytes, bar);
+}
+static inline void kcpu_wgmma(unsigned n, unsigned long long a, unsigned long long b, bool scale_d, int scale_a,
+                              int scale_b, float *const *d)
+{
+    kcpu_calls->wgmma(n, a, b, scale_d, scale_a, scale_b, d);
+}
+static inline void kcpu_wgmma_commit(void) { kcpu_calls->wgmma_commit(); }
+static inline void kcpu_wgmma_wait(unsigned newest) { kcpu_calls->wgmma_wait(newest); }
 
 /* An asm statement the CPU cannot run: fails when it is reached (code under `#if
  * __CUDA_ARCH__ >= 900` never is). */

@@ -1,7 +1,8 @@
 /* The CPU runner of emitted kernels (kernel_cpu.h): compiles a kernel's rewritten source into a
  * shared object, then runs its grid block by block, every GPU thread of a block a fiber
- * (ucontext) on one OS thread. A fiber runs until it must wait for others (a barrier, a shuffle)
- * and yields; the scheduler resumes the fibers in turn. Since only one block runs at a time, a
+ * (ucontext) on one OS thread. A fiber runs until it must wait for others (a barrier, a shuffle,
+ * an mbarrier or wgmma group: kernel_cpu_sm90.c) and yields; the scheduler resumes the fibers in
+ * turn, a sweep at a time. Since only one block runs at a time, a
  * block's shared memory is the shim's arena, poisoned before each block. A sweep over the block
  * in which no fiber moved is a deadlock (a barrier some threads never reach, a shuffle a lane
  * never joins): the block's run fails, saying so. */
@@ -17,12 +18,13 @@
 #include <xxhash.h>
 
 #include "kernel_cpu.h"
+#include "kernel_cpu_sm90.h"
 #include "kernel_cpu_thread.h"
 #include "util.h"
 
 enum { MAX_THREADS = 1024, STACK_BYTES = 256 << 10, MAX_SYNCS = 8,
-       DYNAMIC_BYTES = 256 << 10,   /* the arena's first part: a launch's dynamic shared memory */
-       ARENA_BYTES = 64 << 20,      /* then every kernel's __shared__ arrays (cuda_on_cpu.h) */
+       DYNAMIC_BYTES = KCPU_DYNAMIC_BYTES, /* the arena's first part: a launch's dynamic shared memory */
+       ARENA_BYTES = KCPU_ARENA_BYTES,     /* then every kernel's __shared__ arrays (cuda_on_cpu.h) */
        WATCHDOG_S = 300,            /* a kernel that loops without yielding ends the process */
        POISONED_STACK = 8 << 10 };/* the top of each fiber stack poisoned before it runs */
 
@@ -73,6 +75,7 @@ struct kcpu_runner {
     unsigned barrier_arrived, barrier_generation;
     warp_sync syncs[MAX_THREADS / 32][MAX_SYNCS];
     uint64_t events; /* arrivals, releases, exits: a sweep that adds none is a deadlock */
+    uint64_t sweeps; /* over the running block's fibers */
     char failure[256];
 };
 
@@ -180,7 +183,13 @@ static void *static_shared(size_t bytes)
     return r->arena + at;
 }
 
-static const kcpu_api calls = {syncthreads, syncwarp, exchange, fail, static_shared};
+static kcpu_thread *self(void) { return &running->fibers[running->current].thread; }
+static void progress(void) { ++running->events; }
+static uint64_t sweeps(void) { return running->sweeps; }
+
+static const kcpu_api calls = {syncthreads, syncwarp, exchange, fail, static_shared,
+                               kcpu_sm90_mbar_init, kcpu_sm90_mbar_arrive, kcpu_sm90_mbar_try_wait,
+                               kcpu_sm90_bulk_copy, kcpu_sm90_wgmma, kcpu_sm90_wgmma_commit, kcpu_sm90_wgmma_wait};
 
 /* ---- modules ---- */
 
@@ -432,10 +441,13 @@ static bool run_block(kcpu_runner *r, const cg_kernel *k, module *m, kcpu_uint3 
     r->barrier_arrived = 0;
     memset(r->syncs, 0, sizeof r->syncs);
     poison_shared(r, m);
+    const kcpu_sm90_host sm90 = {r->arena, k->shared_bytes, r->reversed, self, yield, progress, sweeps, fail};
+    kcpu_sm90_begin_block(&sm90);
     for (unsigned i = 0; i < r->threads; ++i)
         start_fiber(r, k, i, block);
     while (r->live > 0 && !r->failure[0]) {
         uint64_t before = r->events;
+        ++r->sweeps;
         for (unsigned n = 0; n < r->threads && !r->failure[0]; ++n) {
             unsigned i = r->reversed ? r->threads - 1 - n : n;
             const fiber *f = &r->fibers[i];
@@ -449,6 +461,9 @@ static bool run_block(kcpu_runner *r, const cg_kernel *k, module *m, kcpu_uint3 
             snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u): deadlock: %u of %u threads wait at a barrier "
                      "or a shuffle that the others never reach", block.x, block.y, block.z, r->live, r->threads);
     }
+    const char *in_flight = kcpu_sm90_end_block();
+    if (!r->failure[0] && in_flight)
+        snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u): %s", block.x, block.y, block.z, in_flight);
     if (!r->failure[0] && !within_dynamic(r, k->shared_bytes))
         snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u) wrote shared memory past its %u dynamic bytes",
                  block.x, block.y, block.z, k->shared_bytes);

@@ -3,8 +3,9 @@
  * runs its grid one block at a time, each GPU thread a fiber that yields at barriers and shuffles.
  * What it checks is what the kernel computes (indexing, transforms, sums, barriers placed so that
  * no read sees an unlanded copy or unwritten shared memory), not how fast: the GPU tests still
- * time and check the kernels on the device. Kernels whose asm the CPU cannot run (tensor cores,
- * clusters, bulk copies: sm_90's) fail when that asm is reached, naming it. */
+ * time and check the kernels on the device. sm_90's mbarriers, bulk copies and wgmma run too
+ * (kernel_cpu_sm90.h); kernels whose asm the CPU cannot run (clusters) fail when that asm is
+ * reached, naming it. */
 #ifndef KCPU_H
 #define KCPU_H
 
@@ -19,7 +20,8 @@ typedef struct kcpu_runner kcpu_runner;
  * opposite ones expose what either hides: IN_ORDER runs blocks and threads first to last, each
  * as far as it can before the next, with cp.async copies landing at the wait that covers them
  * (a read before its barrier or its wait sees the poison); REVERSED runs them last to first with
- * copies landing at issue (a write over what other threads still read shows). ALTERNATE, the
+ * copies landing at issue (a write over what other threads still read shows). sm_90's bulk copies
+ * and wgmma take each order's side too (kernel_cpu_sm90.h). ALTERNATE, the
  * default, takes them in turn, launch by launch. */
 typedef enum { KCPU_ALTERNATE, KCPU_IN_ORDER, KCPU_REVERSED } kcpu_schedule;
 

@@ -2,9 +2,11 @@
  * cuda_on_cpu.h cannot reach. Each __shared__ array becomes a static reference into the shim's
  * arena (one block runs at a time, so a function's static is the block's), the dynamic one the
  * arena's start, and each asm statement the shim's call for its PTX: cp.async copies, commits
- * and waits, and ignore-src predicates; griddepcontrol is nothing on a CPU, which runs a grid
- * after the one before it. Any other PTX becomes a call that fails when it is reached, naming it.
- * Comments, strings and everything else pass through as they are. */
+ * and waits, and ignore-src predicates; sm_90's mbarriers, bulk copies and wgmma (with the
+ * predicates and selects around them); griddepcontrol and the async proxy's fences are nothing on
+ * a CPU, which runs a grid after the one before it in one coherent memory. Any other PTX becomes
+ * a call that fails when it is reached, naming it. Comments, strings and everything else pass
+ * through as they are. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +81,7 @@ static char *copy_trimmed(const char *p, const char *end)
 /* ---- asm statements ---- */
 
 typedef struct asm_stmt {
-    char ptx[1024]; /* the template's string literals joined, escapes decoded */
+    char ptx[2048]; /* the template's string literals joined, escapes decoded (wgmma's run to ~900) */
     char *operand[MAX_OPERANDS];
     int operands;
     char pred_name[MAX_PREDICATES][16], pred_test[MAX_PREDICATES][256];
@@ -132,6 +134,14 @@ static const char *operand_of(const asm_stmt *a, const char *s)
     return sscanf(s, " %%%d%n", &i, &used) == 1 && s[used] == 0 && i >= 0 && i < a->operands ? a->operand[i] : NULL;
 }
 
+/* %N's expression, or s itself where it is an integer literal; NULL otherwise. */
+static const char *value_of(const asm_stmt *a, const char *s)
+{
+    long v;
+    int used = 0;
+    return operand_of(a, s) ? operand_of(a, s) : sscanf(s, " %ld%n", &v, &used) == 1 && s[used] == 0 ? s : NULL;
+}
+
 /* Whether sscanf's %n (`used`) reached the instruction's end: nothing of it left unread. */
 static bool whole(const char *ins, int used) { return used > 0 && ins[used] == 0; }
 
@@ -141,6 +151,127 @@ static const char *predicate_of(const asm_stmt *a, const char *name)
         if (strcmp(a->pred_name[i], name) == 0)
             return a->pred_test[i];
     return NULL;
+}
+
+/* Makes the declared predicate `name` stand for the C++ test `test`; false where none is declared. */
+static bool set_predicate(asm_stmt *a, const char *name, const char *test)
+{
+    for (int i = 0; i < a->preds; ++i)
+        if (strcmp(a->pred_name[i], name) == 0) {
+            snprintf(a->pred_test[i], sizeof a->pred_test[0], "%s", test);
+            return true;
+        }
+    return false;
+}
+
+/* The comma-separated fields of s (braces already blanked) into field[], trimmed, at most `most`;
+ * their count, or -1 past `most`. The caller frees them. */
+static int split_fields(const char *s, char **field, int most)
+{
+    int count = 0;
+    for (const char *p = s;; ++p) {
+        const char *comma = strchr(p, ',');
+        const char *end = comma ? comma : p + strlen(p);
+        if (count == most)
+            return -1;
+        field[count++] = copy_trimmed(p, end);
+        if (!comma)
+            return count;
+        p = comma;
+    }
+}
+
+/* wgmma.mma_async m64nNk8 of TF32 into fp32: `{d ..}, a-desc, b-desc, scale-d, imm-scale-a,
+ * imm-scale-b` as one call with the sums' addresses. */
+static bool translate_wgmma(const asm_stmt *a, const char *ins, cg_buf *out)
+{
+    unsigned n;
+    int used = 0;
+    if (sscanf(ins, "wgmma.mma_async.sync.aligned.m64n%uk8.f32.tf32.tf32 %n", &n, &used) != 1 || used == 0 || n < 8 ||
+        n > 256 || n % 8)
+        return false;
+    char *field[MAX_OPERANDS + 8];
+    const int count = split_fields(ins + used, field, MAX_OPERANDS + 8), sums = (int)n / 2;
+    bool ok = count == sums + 5;
+    for (int i = 0; ok && i < sums + 2; ++i)
+        ok = operand_of(a, field[i]) != NULL;
+    const char *scale_d = ok ? predicate_of(a, field[sums + 2]) : NULL;
+    scale_d = scale_d ? scale_d : ok ? value_of(a, field[sums + 2]) : NULL;
+    ok = ok && scale_d && (!strcmp(field[sums + 3], "1") || !strcmp(field[sums + 3], "-1")) &&
+         (!strcmp(field[sums + 4], "1") || !strcmp(field[sums + 4], "-1"));
+    if (ok) {
+        cg_buf_puts(out, " { float *const kcpu_d[] = {");
+        for (int i = 0; i < sums; ++i)
+            cg_buf_printf(out, "%s&(%s)", i ? ", " : "", operand_of(a, field[i]));
+        cg_buf_printf(out, "}; kcpu_wgmma(%uu, (unsigned long long)(%s), (unsigned long long)(%s), (%s) != 0, %s, %s, kcpu_d); }",
+                      n, operand_of(a, field[sums]), operand_of(a, field[sums + 1]), scale_d, field[sums + 3],
+                      field[sums + 4]);
+    }
+    for (int i = 0; i < count; ++i)
+        free(field[i]);
+    return ok;
+}
+
+/* sm_90's mbarriers, bulk copies and wgmma groups; their fences are nothing on the CPU. */
+static bool translate_sm90(asm_stmt *a, const char *ins, cg_buf *out)
+{
+    char name[16], bar[64], count[64], src[64], dst[64], size[64], value[2][64];
+    int used = 0;
+    if (!strcmp(ins, "fence.proxy.async.shared::cta") || !strcmp(ins, "fence.mbarrier_init.release.cluster") ||
+        !strcmp(ins, "wgmma.fence.sync.aligned"))
+        return true;
+    if (!strcmp(ins, "wgmma.commit_group.sync.aligned")) {
+        cg_buf_puts(out, " kcpu_wgmma_commit();");
+        return true;
+    }
+    unsigned newest;
+    if (sscanf(ins, "wgmma.wait_group.sync.aligned %u%n", &newest, &used) == 1 && whole(ins, used)) {
+        cg_buf_printf(out, " kcpu_wgmma_wait(%uu);", newest);
+        return true;
+    }
+    used = 0;
+    if (sscanf(ins, "mbarrier.init.shared::cta.b64 [%63[^]]], %63s%n", bar, count, &used) == 2 && whole(ins, used) &&
+        operand_of(a, bar) && value_of(a, count)) {
+        cg_buf_printf(out, " kcpu_mbar_init((unsigned)(%s), (unsigned)(%s));", operand_of(a, bar), value_of(a, count));
+        return true;
+    }
+    used = 0;
+    if (sscanf(ins, "mbarrier.arrive.shared::cta.b64 _, [%63[^]]]%n", bar, &used) == 1 && whole(ins, used) &&
+        operand_of(a, bar)) {
+        cg_buf_printf(out, " kcpu_mbar_arrive((unsigned)(%s), 0u);", operand_of(a, bar));
+        return true;
+    }
+    used = 0;
+    if (sscanf(ins, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%63[^]]], %63s%n", bar, size, &used) == 2 &&
+        whole(ins, used) && operand_of(a, bar) && value_of(a, size)) {
+        cg_buf_printf(out, " kcpu_mbar_arrive((unsigned)(%s), (unsigned)(%s));", operand_of(a, bar), value_of(a, size));
+        return true;
+    }
+    used = 0;
+    if (sscanf(ins, "mbarrier.try_wait.parity.shared::cta.b64 %15[^,], [%63[^]]], %63s%n", name, bar, value[0], &used) == 3 &&
+        whole(ins, used) && operand_of(a, bar) && value_of(a, value[0])) {
+        char test[64];
+        snprintf(test, sizeof test, "kcpu_done_%s", name);
+        cg_buf_printf(out, " bool %s = kcpu_mbar_try_wait((unsigned)(%s), (unsigned)(%s));", test, operand_of(a, bar),
+                      value_of(a, value[0]));
+        return set_predicate(a, name, test);
+    }
+    used = 0;
+    if (sscanf(ins, "selp.u32 %63[^,], %63[^,], %63[^,], %15s%n", dst, value[0], value[1], name, &used) == 4 &&
+        whole(ins, used) && operand_of(a, dst) && value_of(a, value[0]) && value_of(a, value[1]) && predicate_of(a, name)) {
+        cg_buf_printf(out, " (%s) = (%s) ? (unsigned)(%s) : (unsigned)(%s);", operand_of(a, dst), predicate_of(a, name),
+                      value_of(a, value[0]), value_of(a, value[1]));
+        return true;
+    }
+    used = 0;
+    if (sscanf(ins, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%63[^]]], [%63[^]]], %63[^,], [%63[^]]]%n",
+               dst, src, size, bar, &used) == 4 && whole(ins, used) && operand_of(a, dst) && operand_of(a, src) &&
+        value_of(a, size) && operand_of(a, bar)) {
+        cg_buf_printf(out, " kcpu_bulk_copy((unsigned)(%s), (const void *)(%s), (unsigned)(%s), (unsigned)(%s));",
+                      operand_of(a, dst), operand_of(a, src), value_of(a, size), operand_of(a, bar));
+        return true;
+    }
+    return translate_wgmma(a, ins, out);
 }
 
 /* One PTX instruction (no ';', no braces) as C++ for the shim; false: not one the CPU runs. */
@@ -157,12 +288,15 @@ static bool translate(asm_stmt *a, const char *ins, cg_buf *out)
         return true;
     }
     used = 0;
-    if (sscanf(ins, "setp.eq.u32 %15[^,], %63[^,], 0%n", name, src, &used) == 2 && whole(ins, used) && operand_of(a, src))
-        for (int i = 0; i < a->preds; ++i)
-            if (strcmp(a->pred_name[i], name) == 0) {
-                snprintf(a->pred_test[i], sizeof a->pred_test[0], "((%s) == 0)", operand_of(a, src));
-                return true;
-            }
+    char compare[4], type[4];
+    if (sscanf(ins, "setp.%3[enq].%3[ub32] %15[^,], %63[^,], 0%n", compare, type, name, src, &used) == 4 &&
+        whole(ins, used) && operand_of(a, src) && (!strcmp(compare, "eq") || !strcmp(compare, "ne")) &&
+        (!strcmp(type, "u32") || !strcmp(type, "b32"))) {
+        char test[256];
+        snprintf(test, sizeof test, "((%s) %s 0)", operand_of(a, src), compare[0] == 'e' ? "==" : "!=");
+        if (set_predicate(a, name, test))
+            return true;
+    }
     if (strcmp(ins, "cp.async.commit_group") == 0) {
         cg_buf_puts(out, " kcpu_commit();");
         return true;
@@ -193,7 +327,7 @@ static bool translate(asm_stmt *a, const char *ins, cg_buf *out)
             cg_buf_printf(out, "%uu);", bytes);
         return true;
     }
-    return false;
+    return translate_sm90(a, ins, out);
 }
 
 /* The asm statement whose parenthesis opens at p (its ';' at or after *end) as C++. */

@@ -1,0 +1,350 @@
+/* sm_90's mbarriers, bulk copies and wgmma on the CPU (kernel_cpu_sm90.h). One block runs at a
+ * time, so their state is this file's, reset before each block.
+ *
+ * An mbarrier's 8 bytes of shared memory hold a mark and its index in `bars`, where its state is
+ * (the GPU's encoding is its own): so a wait on one never set up, or set up and then overwritten
+ * by the kernel's data, fails, naming it.
+ *
+ * wgmma's operands are read as sm_90 does with a descriptor of no swizzle: an operand of R rows
+ * (A's M, B's N) by 8 of the sum in core matrices of 8 rows x 16 bytes (4 TF32 of the sum a row),
+ * the next 4 of the sum LBO bytes on, the next 8 rows SBO bytes on; each value truncated to TF32 as
+ * the tensor cores read it (their low 13 bits ignored), so a 3xTF32 kernel that left out a lo half
+ * is off by ~1e-3 here too. Thread s of the warpgroup holds rows 16 (s / 32) + (s % 32) / 4 and
+ * 8 on, columns 8 j + 2 (s % 4) and 1 on: d[4 j + 2 h + c] is row + 8 h, column + c. */
+#include "kernel_cpu_sm90.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MARK = 0x6d626172u /* "mbar" */, MAX_WARPGROUPS = 1024 / 128, WARPGROUP = 128, MAX_COUNT = (1 << 20) - 1 };
+
+typedef struct mbar {
+    unsigned at, count, pending, phase;
+    int64_t tx; /* bytes expected and not yet landed, this phase */
+} mbar;
+
+typedef struct bulk {
+    unsigned to, bytes, bar;
+    const char *from;
+} bulk;
+
+/* One wgmma of a warpgroup: its (group, seq) in each thread's issue order, its operands, and the
+ * sums' addresses of the threads that have issued it. */
+typedef struct wg_op {
+    unsigned group, seq, n, arrived;
+    uint64_t due; /* reversed: the sweep after the one in which a wait first found it issued */
+    uint64_t a, b;
+    bool scale_d;
+    int scale_a, scale_b;
+    float **d; /* WARPGROUP x n / 2 */
+} wg_op;
+
+static const kcpu_sm90_host *host;
+static mbar *bars;
+static unsigned bar_count, bar_cap;
+static bulk *bulks; /* in flight (in order: landed when their mbarrier's phase can complete) */
+static unsigned bulk_count, bulk_cap;
+static wg_op **ops[MAX_WARPGROUPS]; /* each warpgroup's issued and not yet run, in issue order */
+static unsigned op_count[MAX_WARPGROUPS], op_cap[MAX_WARPGROUPS];
+
+static void failf(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void failf(const char *format, ...)
+{
+    char what[200];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(what, sizeof what, format, args);
+    va_end(args);
+    host->fail(what);
+}
+
+/* Room for one more of `size` bytes in *list; fails the block where memory is out. */
+static void *grow(void *list, unsigned count, unsigned *cap, size_t size)
+{
+    if (count < *cap)
+        return list;
+    unsigned more = *cap ? 2 * *cap : 16;
+    void *grown = realloc(list, more * size);
+    if (!grown)
+        host->fail("out of memory for sm_90's operations in flight");
+    *cap = more;
+    return grown;
+}
+
+void kcpu_sm90_begin_block(const kcpu_sm90_host *h)
+{
+    host = h;
+    bar_count = bulk_count = 0;
+    for (int w = 0; w < MAX_WARPGROUPS; ++w) {
+        for (unsigned i = 0; i < op_count[w]; ++i)
+            free(ops[w][i]->d), free(ops[w][i]);
+        op_count[w] = 0;
+    }
+}
+
+const char *kcpu_sm90_end_block(void)
+{
+    if (bulk_count)
+        return "the block ended with bulk copies in flight";
+    for (int w = 0; w < MAX_WARPGROUPS; ++w)
+        if (op_count[w])
+            return "the block ended with wgmma groups that no wait_group covered";
+    return NULL;
+}
+
+/* ---- mbarriers ---- */
+
+static uint32_t *word_at(unsigned at)
+{
+    if (at % 8 || (uint64_t)at + 8 > (uint64_t)KCPU_ARENA_BYTES)
+        failf("an mbarrier at shared byte %u: not 8-byte aligned or outside shared memory", at);
+    return (uint32_t *)(host->arena + at);
+}
+
+static mbar *bar_at(unsigned at)
+{
+    const uint32_t *w = word_at(at);
+    if (w[0] != MARK || w[1] >= bar_count || bars[w[1]].at != at)
+        failf("the mbarrier at shared byte %u was never set up, or the kernel wrote over it", at);
+    return &bars[w[1]];
+}
+
+static void land(const bulk *c)
+{
+    memcpy(host->arena + c->to, c->from, c->bytes);
+}
+
+/* Completes b's phase where nothing it waits for is left: in a late launch, its copies land first
+ * (the latest moment a GPU may land them). */
+static void settle(mbar *b)
+{
+    if (b->pending)
+        return;
+    if (b->tx < 0) /* (copies landed at issue) */
+        failf("bulk copies bring more bytes than the mbarrier at shared byte %u expects (%u more)", b->at,
+              (unsigned)-b->tx);
+    if (b->tx > 0 && !host->reversed) {
+        const unsigned index = (unsigned)(b - bars);
+        int64_t issued = 0;
+        for (unsigned i = 0; i < bulk_count; ++i)
+            issued += bulks[i].bar == index ? bulks[i].bytes : 0;
+        if (issued > b->tx)
+            failf("bulk copies bring more bytes than the mbarrier at shared byte %u expects (%u more)", b->at,
+                  (unsigned)(issued - b->tx));
+        if (issued < b->tx)
+            return; /* more copies to come */
+        unsigned kept = 0;
+        for (unsigned i = 0; i < bulk_count; ++i)
+            if (bulks[i].bar == index)
+                land(&bulks[i]);
+            else
+                bulks[kept++] = bulks[i];
+        bulk_count = kept;
+        b->tx = 0;
+    }
+    if (b->tx == 0) {
+        b->phase ^= 1u;
+        b->pending = b->count;
+        host->progress();
+    }
+}
+
+void kcpu_sm90_mbar_init(unsigned at, unsigned count)
+{
+    if (count < 1 || count > MAX_COUNT)
+        failf("mbarrier.init at shared byte %u with a count of %u", at, count);
+    uint32_t *w = word_at(at);
+    unsigned index = bar_count;
+    if (w[0] == MARK && w[1] < bar_count && bars[w[1]].at == at)
+        index = w[1]; /* set up again */
+    for (unsigned i = 0; i < bulk_count; ++i)
+        if (bulks[i].bar == index)
+            failf("mbarrier.init at shared byte %u while bulk copies count on it", at);
+    if (index == bar_count) {
+        bars = grow(bars, bar_count, &bar_cap, sizeof *bars);
+        ++bar_count;
+    }
+    bars[index] = (mbar){.at = at, .count = count, .pending = count};
+    w[0] = MARK, w[1] = index;
+    host->progress();
+}
+
+void kcpu_sm90_mbar_arrive(unsigned at, unsigned tx_bytes)
+{
+    mbar *b = bar_at(at);
+    if (b->pending == 0)
+        failf("an arrival on the mbarrier at shared byte %u past its count of %u", at, b->count);
+    b->tx += tx_bytes;
+    --b->pending;
+    host->progress();
+    settle(b);
+}
+
+bool kcpu_sm90_mbar_try_wait(unsigned at, unsigned parity)
+{
+    mbar *b = bar_at(at);
+    settle(b);
+    if ((b->phase & 1u) != (parity & 1u))
+        return true;
+    host->spin();
+    return false;
+}
+
+void kcpu_sm90_bulk_copy(unsigned to, const void *from, unsigned bytes, unsigned bar)
+{
+    if (bytes == 0 || bytes % 16 || to % 16 || (uintptr_t)from % 16)
+        failf("a bulk copy of %u bytes to shared byte %u: sizes and addresses are multiples of 16", bytes, to);
+    if ((to < KCPU_DYNAMIC_BYTES && (uint64_t)to + bytes > host->dynamic_bytes) ||
+        (uint64_t)to + bytes > (uint64_t)KCPU_ARENA_BYTES)
+        failf("a bulk copy of %u bytes to shared byte %u: past the block's shared memory", bytes, to);
+    mbar *b = bar_at(bar);
+    const bulk c = {to, bytes, (unsigned)(b - bars), (const char *)from};
+    host->progress();
+    if (host->reversed) {
+        land(&c);
+        b->tx -= bytes;
+        settle(b);
+        return;
+    }
+    bulks = grow(bulks, bulk_count, &bulk_cap, sizeof *bulks);
+    bulks[bulk_count++] = c;
+}
+
+/* ---- wgmma ---- */
+
+/* Element (row, k) of an operand by descriptor, truncated to TF32, scaled. */
+typedef struct operand {
+    unsigned start, lbo, sbo;
+    int scale;
+} operand;
+
+static operand decode(uint64_t desc, unsigned rows, int scale)
+{
+    operand o = {(unsigned)(desc & 0x3fff) << 4, (unsigned)(desc >> 16 & 0x3fff) << 4, (unsigned)(desc >> 32 & 0x3fff) << 4,
+                 scale};
+    if (desc >> 62 || (desc >> 49 & 7))
+        failf("wgmma: a swizzled operand or one with a base offset (descriptor bits %u, %u): not emulated",
+              (unsigned)(desc >> 62), (unsigned)(desc >> 49 & 7));
+    const uint64_t last = o.start + (uint64_t)(rows / 8 - 1) * o.sbo + o.lbo + 7 * 16 + 3 * 4 + 4;
+    if (last > host->dynamic_bytes)
+        failf("wgmma: an operand at shared byte %u reads past the launch's %u bytes of dynamic shared memory",
+              o.start, host->dynamic_bytes);
+    return o;
+}
+
+static float element(const operand *o, unsigned row, unsigned k)
+{
+    uint32_t bits;
+    memcpy(&bits, host->arena + o->start + row / 8 * o->sbo + k / 4 * o->lbo + row % 8 * 16 + k % 4 * 4, 4);
+    bits &= 0xffffe000u;
+    float v;
+    memcpy(&v, &bits, 4);
+    return o->scale * v;
+}
+
+static void run_op(const wg_op *op)
+{
+    const operand a = decode(op->a, 64, op->scale_a), b = decode(op->b, op->n, op->scale_b);
+    for (unsigned s = 0; s < WARPGROUP; ++s) {
+        float *const *d = op->d + s * (op->n / 2);
+        const unsigned row0 = 16 * (s / 32) + s % 32 / 4, col0 = 2 * (s % 4);
+        for (unsigned j = 0; j < op->n / 8; ++j)
+            for (unsigned h = 0; h < 2; ++h)
+                for (unsigned c = 0; c < 2; ++c) {
+                    const unsigned row = row0 + 8 * h, col = 8 * j + col0 + c;
+                    float sum = 0.0f;
+                    for (unsigned k = 0; k < 8; ++k)
+                        sum = fmaf(element(&a, row, k), element(&b, col, k), sum);
+                    float *to = d[4 * j + 2 * h + c];
+                    *to = op->scale_d ? *to + sum : sum;
+                }
+    }
+    host->progress();
+}
+
+static unsigned warpgroup_of(const kcpu_thread *t, unsigned *slot)
+{
+    const unsigned tid = 32 * t->warp + t->lane;
+    *slot = tid % WARPGROUP;
+    return tid / WARPGROUP;
+}
+
+static void drop_first(unsigned wg)
+{
+    free(ops[wg][0]->d), free(ops[wg][0]);
+    memmove(ops[wg], ops[wg] + 1, (op_count[wg] - 1) * sizeof *ops[wg]);
+    --op_count[wg];
+}
+
+/* In order: the warpgroup's oldest wgmma run as soon as every thread has issued them. */
+static void run_complete(unsigned wg)
+{
+    while (op_count[wg] && ops[wg][0]->arrived == WARPGROUP) {
+        run_op(ops[wg][0]);
+        drop_first(wg);
+    }
+}
+
+void kcpu_sm90_wgmma(unsigned n, uint64_t a, uint64_t b, bool scale_d, int scale_a, int scale_b, float *const *d)
+{
+    kcpu_thread *t = host->self();
+    unsigned slot, wg = warpgroup_of(t, &slot);
+    if (n < 8 || n > 256 || n % 8)
+        failf("wgmma m64n%uk8: N is 8 to 256 in steps of 8", n);
+    wg_op *op = NULL;
+    for (unsigned i = 0; i < op_count[wg] && !op; ++i)
+        if (ops[wg][i]->group == t->wgmma_committed && ops[wg][i]->seq == t->wgmma_issued)
+            op = ops[wg][i];
+    if (!op) {
+        ops[wg] = grow(ops[wg], op_count[wg], &op_cap[wg], sizeof *ops[wg]);
+        op = calloc(1, sizeof *op);
+        float **sums = op ? calloc((size_t)WARPGROUP * (n / 2), sizeof *sums) : NULL;
+        if (!sums)
+            host->fail("out of memory for a wgmma in flight");
+        *op = (wg_op){t->wgmma_committed, t->wgmma_issued, n, 0, UINT64_MAX, a, b, scale_d, scale_a, scale_b, sums};
+        ops[wg][op_count[wg]++] = op;
+    } else if (op->n != n || op->a != a || op->b != b || op->scale_d != scale_d || op->scale_a != scale_a ||
+               op->scale_b != scale_b) {
+        failf("wgmma %u of group %u: the warpgroup's threads give it different operands", op->seq, op->group);
+    }
+    if (op->d[slot * (n / 2)])
+        failf("wgmma %u of group %u issued twice by one thread", op->seq, op->group);
+    memcpy(op->d + slot * (n / 2), d, (n / 2) * sizeof *d);
+    ++op->arrived;
+    ++t->wgmma_issued;
+    host->progress();
+    if (!host->reversed)
+        run_complete(wg);
+}
+
+void kcpu_sm90_wgmma_commit(void)
+{
+    kcpu_thread *t = host->self();
+    ++t->wgmma_committed;
+    t->wgmma_issued = 0;
+    host->progress();
+}
+
+void kcpu_sm90_wgmma_wait(unsigned newest)
+{
+    kcpu_thread *t = host->self();
+    unsigned slot, wg = warpgroup_of(t, &slot);
+    /* the oldest first: a group's sums build on the group's before */
+    while (op_count[wg] && ops[wg][0]->group + newest < t->wgmma_committed) {
+        wg_op *op = ops[wg][0];
+        if (op->arrived == WARPGROUP && host->reversed && op->due == UINT64_MAX) {
+            op->due = host->sweeps() + 1;
+            host->progress(); /* the sweep is not a deadlock: the next one runs it */
+        }
+        if (op->arrived < WARPGROUP || (host->reversed && host->sweeps() < op->due)) {
+            host->spin(); /* until the warpgroup's other threads have issued it; reversed, until every
+                             fiber has moved once more (a copy over its operands lands first) */
+            continue;
+        }
+        run_op(op);
+        drop_first(wg);
+    }
+}
