@@ -4,7 +4,8 @@
  * run once per GPU thread by kernel_cpu.c's fibers. It covers what the templates use, no more:
  * the vector types, __ldg and friends, barriers and shuffles (the runner's), shared memory (an
  * arena poisoned with NaN before every block), cp.async copies (landed at the wait that covers
- * them, the latest moment a GPU may), and sm_90's mbarriers, bulk copies and wgmma (the runner's). Nothing here is timed: it checks what the kernels compute.
+ * them, the latest moment a GPU may), and sm_90's mbarriers, bulk copies, wgmma, clusters and
+ * mma.sync (the runner's). Nothing here is timed: it checks what the kernels compute.
  *
  * Why by hand: no packaged tool runs CUDA C++ on a CPU (hipCPU and CuPBoP are not in Debian), and
  * the emitted kernels need only this small subset. */
@@ -89,24 +90,21 @@ template <class T> static inline T __shfl_sync(unsigned mask, T v, int from, int
     return v;
 }
 
-/* ---- shared memory: the runner's arena (kcpu_arena, set with kcpu_calls), the dynamic part
- * first, then each kernel's __shared__ arrays, placed at their first use (kernel_cpu.c makes each
- * a static reference into the arena; none is at namespace scope, which would run before the
- * runner sets the arena). The runner poisons what a block uses (0xFF bytes: NaN) before it
- * starts, so a read of what the block never wrote shows. */
-extern "C" {
-char *kcpu_arena;
-}
-
-static inline void *kcpu_dynamic_shared(void) { return kcpu_arena; }
-static inline void *kcpu_static_shared(size_t bytes) { return kcpu_calls->static_shared(bytes); }
+/* ---- shared memory: each block's arena (kcpu_self->arena; the blocks of a cluster run at once,
+ * each with its own), the dynamic part first, then each kernel's __shared__ arrays, each at an
+ * offset placed at its first use (kcpu_rewrite makes each a static offset and a reference into
+ * the running thread's arena; none is at namespace scope, which would run before the runner is
+ * set). The runner poisons what a block uses (0xFF bytes: NaN) before it starts, so a read of
+ * what the block never wrote shows. */
+static inline void *kcpu_dynamic_shared(void) { return kcpu_self->arena; }
+static inline size_t kcpu_static_shared(size_t bytes) { return kcpu_calls->static_shared(bytes); }
 
 static inline size_t __cvta_generic_to_shared(const void *p)
 {
-    const char *c = (const char *)p;
-    if (c < kcpu_arena || c >= kcpu_arena + KCPU_ARENA_BYTES)
-        kcpu_calls->fail("__cvta_generic_to_shared of an address outside shared memory");
-    return (size_t)(c - kcpu_arena);
+    const char *c = (const char *)p, *arena = kcpu_self->arena;
+    if (c < arena || c >= arena + KCPU_ARENA_BYTES)
+        kcpu_calls->fail("__cvta_generic_to_shared of an address outside the block's shared memory");
+    return (size_t)(c - arena);
 }
 
 /* ---- cp.async: issued copies wait in the thread's list until a wait covers their group (or,
@@ -122,7 +120,7 @@ static inline void kcpu_copy_async(unsigned to, const void *from, unsigned bytes
     kcpu_thread *t = kcpu_self;
     if ((size_t)to + bytes > KCPU_ARENA_BYTES || (to & (bytes - 1u)) || ((uintptr_t)from & (bytes - 1u)))
         kcpu_calls->fail("cp.async: a destination outside shared memory, or an address not aligned to its size");
-    kcpu_copy c = {kcpu_arena + to, (const char *)from, bytes, from_bytes < bytes ? from_bytes : bytes, t->committed};
+    kcpu_copy c = {t->arena + to, (const char *)from, bytes, from_bytes < bytes ? from_bytes : bytes, t->committed};
     if (t->copies_land_at_issue) {
         kcpu_land(c);
         return;
@@ -174,6 +172,59 @@ static inline void kcpu_wgmma(unsigned n, unsigned long long a, unsigned long lo
 }
 static inline void kcpu_wgmma_commit(void) { kcpu_calls->wgmma_commit(); }
 static inline void kcpu_wgmma_wait(unsigned newest) { kcpu_calls->wgmma_wait(newest); }
+static inline void kcpu_st_async(unsigned to, float v, unsigned bar) { kcpu_calls->st_async(to, __float_as_uint(v), bar); }
+
+/* ---- sm_90's clusters: the blocks of one run at once (kernel_cpu.c), along x ---- */
+static inline unsigned kcpu_cluster_rank(void) { return kcpu_self->rank; }
+static inline unsigned kcpu_cluster_id_x(void) { return kcpu_self->block_idx.x / kcpu_self->cluster_size; }
+static inline void kcpu_cluster_sync(void) { kcpu_calls->cluster_sync(); }
+static inline void kcpu_named_barrier(unsigned id, unsigned count) { kcpu_calls->named_barrier(id, count); }
+
+/* mapa: a generic address of this block's shared memory as block rank's */
+template <class T> static inline T kcpu_mapa(T p, unsigned rank)
+{
+    const char *c = (const char *)p;
+    if (rank >= kcpu_self->cluster_size)
+        kcpu_calls->fail("mapa: a rank outside the cluster");
+    return (T)(kcpu_calls->arena_of(rank) + __cvta_generic_to_shared(c));
+}
+
+/* mapa.shared::cluster: a shared::cta address of this block as block rank's shared::cluster one */
+static inline unsigned kcpu_mapa_cluster(unsigned at, unsigned rank)
+{
+    if (rank >= kcpu_self->cluster_size || at >= KCPU_ARENA_BYTES)
+        kcpu_calls->fail("mapa.shared::cluster: a rank outside the cluster, or an address outside shared memory");
+    return (rank + 1u) << KCPU_RANK_SHIFT | at;
+}
+
+/* mma.sync m16n8k8 .f32.tf32.tf32.f32 (d = a b + c) by the warp: lane 4 g + t holds a's rows g and
+ * g + 8 at columns t and t + 4 (a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4)), b's
+ * rows t and t + 4 at column g, c's and d's rows g and g + 8 at columns 2 t and 2 t + 1 (c0 (g,
+ * 2 t), c1 (g, 2 t + 1), c2 (g + 8, 2 t), c3 (g + 8, 2 t + 1)); a and b truncated to TF32, as the
+ * tensor cores read them. */
+static inline float kcpu_tf32(uint32_t bits) { return __uint_as_float(bits & 0xffffe000u); }
+static inline void kcpu_mma_tf32(float &d0, float &d1, float &d2, float &d3, uint32_t a0, uint32_t a1, uint32_t a2,
+                                 uint32_t a3, uint32_t b0, uint32_t b1, float c0, float c1, float c2, float c3)
+{
+    struct operands {
+        uint32_t a[4], b[2];
+    } mine = {{a0, a1, a2, a3}, {b0, b1}}, all[32];
+    kcpu_calls->warp_gather(0xffffffffu, &mine, sizeof mine, all);
+    const unsigned g = kcpu_self->lane >> 2, t = kcpu_self->lane & 3u;
+    const float c[4] = {c0, c1, c2, c3};
+    float d[4];
+    for (unsigned i = 0; i < 4; ++i) {
+        const unsigned row = g, col = 2u * t + (i & 1u), half = i >> 1; /* row + 8 half */
+        float sum = 0.0f;
+        for (unsigned k = 0; k < 8; ++k) {
+            const float a = kcpu_tf32(all[4u * row + k % 4u].a[2u * (k / 4u) + half]);
+            const float b = kcpu_tf32(all[4u * col + k % 4u].b[k / 4u]);
+            sum = fmaf(a, b, sum);
+        }
+        d[i] = c[i] + sum;
+    }
+    d0 = d[0], d1 = d[1], d2 = d[2], d3 = d[3];
+}
 
 /* An asm statement the CPU cannot run: fails when it is reached (code under `#if
  * __CUDA_ARCH__ >= 900` never is). */

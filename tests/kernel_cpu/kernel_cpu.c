@@ -1,11 +1,11 @@
 /* The CPU runner of emitted kernels (kernel_cpu.h): compiles a kernel's rewritten source into a
- * shared object, then runs its grid block by block, every GPU thread of a block a fiber
- * (ucontext) on one OS thread. A fiber runs until it must wait for others (a barrier, a shuffle,
- * an mbarrier or wgmma group: kernel_cpu_sm90.c) and yields; the scheduler resumes the fibers in
- * turn, a sweep at a time. Since only one block runs at a time, a
- * block's shared memory is the shim's arena, poisoned before each block. A sweep over the block
- * in which no fiber moved is a deadlock (a barrier some threads never reach, a shuffle a lane
- * never joins): the block's run fails, saying so. */
+ * shared object, then runs its grid block by block (a cluster's blocks at once: sm_90's
+ * __cluster_dims__), every GPU thread a fiber (ucontext) on one OS thread. A fiber runs until it
+ * must wait for others (a barrier, a shuffle, an mbarrier or wgmma group: kernel_cpu_sm90.c) and
+ * yields; the scheduler resumes the fibers in turn, a sweep at a time. Each block of the running
+ * cluster has an arena of shared memory, poisoned before it starts. A sweep in which no fiber
+ * moved is a deadlock (a barrier some threads never reach, a shuffle a lane never joins): the
+ * block's run fails, saying so. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +22,8 @@
 #include "kernel_cpu_thread.h"
 #include "util.h"
 
-enum { MAX_THREADS = 1024, STACK_BYTES = 256 << 10, MAX_SYNCS = 8,
+enum { MAX_THREADS = 1024, MAX_FIBERS = MAX_THREADS * KCPU_MAX_CLUSTER, STACK_BYTES = 256 << 10, MAX_SYNCS = 8,
+       NAMED_BARRIERS = 16,
        DYNAMIC_BYTES = KCPU_DYNAMIC_BYTES, /* the arena's first part: a launch's dynamic shared memory */
        ARENA_BYTES = KCPU_ARENA_BYTES,     /* then every kernel's __shared__ arrays (cuda_on_cpu.h) */
        WATCHDOG_S = 300,            /* a kernel that loops without yielding ends the process */
@@ -34,6 +35,7 @@ typedef struct module {
     void (*kernel)(const float *, const float *, float *, void *, const float *);
     kcpu_thread **self;
     size_t statics_from, statics_to; /* its __shared__ arrays' part of the arena, once placed */
+    unsigned cluster;                /* blocks a cluster (its __cluster_dims__ x; 1 without) */
 } module;
 
 /* A warp-wide sync in progress: the lanes of `mask` arrive with a value each; once all have,
@@ -44,38 +46,47 @@ typedef struct warp_sync {
     bool used, complete;
     unsigned mask, arrived, left;
     uint64_t value[32];
+    unsigned char data[32][64]; /* warp_gather's */
 } warp_sync;
 
 typedef struct fiber {
     ucontext_t context;
     kcpu_thread thread;
     bool done;
-    /* what it waits for, so that the scheduler resumes it only once that has come: the barrier's
+    /* what it waits for, so that the scheduler resumes it only once that has come: a barrier's
      * generation to pass, or a warp sync to complete */
     const unsigned *barrier;
     unsigned generation;
     const warp_sync *sync;
 } fiber;
 
+/* A running block: its shared memory, threads not yet ended, barriers and warp syncs. */
+typedef struct block_state {
+    char *arena; /* ARENA_BYTES */
+    unsigned live, barrier_arrived, barrier_generation;
+    unsigned named_arrived[NAMED_BARRIERS], named_generation[NAMED_BARRIERS];
+    warp_sync syncs[MAX_THREADS / 32][MAX_SYNCS];
+} block_state;
+
 struct kcpu_runner {
     char *cxx, *shim_dir, *work_dir;
     module *modules;
     int module_count;
-    char *arena;         /* shared memory, ARENA_BYTES */
-    size_t arena_used;   /* DYNAMIC_BYTES, then the __shared__ arrays placed so far */
+    size_t arena_used;   /* DYNAMIC_BYTES, then the __shared__ arrays placed so far (in every arena) */
     module *module;      /* the running kernel's */
     kcpu_schedule schedule;
     unsigned launches;
     bool reversed;       /* this launch's order: blocks and threads last first, copies landing at issue */
-    /* the running block */
+    /* the running cluster (one block without clusters): fiber i is thread i % threads of block
+     * i / threads */
     fiber *fibers;
     char *stacks;
-    unsigned threads, live, current;
+    block_state blocks[KCPU_MAX_CLUSTER];
+    unsigned cluster, threads, fiber_count, live, current, shared_bytes;
+    unsigned cluster_arrived, cluster_generation; /* barrier.cluster's */
     ucontext_t scheduler;
-    unsigned barrier_arrived, barrier_generation;
-    warp_sync syncs[MAX_THREADS / 32][MAX_SYNCS];
     uint64_t events; /* arrivals, releases, exits: a sweep that adds none is a deadlock */
-    uint64_t sweeps; /* over the running block's fibers */
+    uint64_t sweeps; /* over the running cluster's fibers */
     char failure[256];
 };
 
@@ -101,34 +112,70 @@ static void fail(const char *what)
         yield();
 }
 
-static void release_barrier_if_full(kcpu_runner *r)
+static block_state *my_block(void) { return &running->blocks[running->fibers[running->current].thread.rank]; }
+
+/* Releases a barrier whose `arrived` reached `expected` (0: none yet). */
+static void release_if_full(unsigned *arrived, unsigned *generation, unsigned expected)
 {
-    if (r->barrier_arrived > 0 && r->barrier_arrived == r->live) {
-        r->barrier_arrived = 0;
-        ++r->barrier_generation;
-        ++r->events;
+    if (*arrived > 0 && *arrived >= expected) {
+        *arrived = 0;
+        ++*generation;
+        ++running->events;
     }
+}
+
+/* The barriers whose count is the threads still running, after one of block b's ended. */
+static void release_barriers_if_full(kcpu_runner *r, block_state *b)
+{
+    release_if_full(&b->barrier_arrived, &b->barrier_generation, b->live);
+    release_if_full(&r->cluster_arrived, &r->cluster_generation, r->live);
+}
+
+/* Arrives on the barrier (arrived, generation) and waits for it to pass `expected` arrivals. */
+static void arrive_and_wait(unsigned *arrived, unsigned *generation, unsigned expected)
+{
+    kcpu_runner *r = running;
+    unsigned was = *generation;
+    ++*arrived;
+    ++r->events;
+    release_if_full(arrived, generation, expected);
+    fiber *f = &r->fibers[r->current];
+    f->barrier = generation, f->generation = was;
+    while (*generation == was)
+        yield();
+    f->barrier = NULL;
 }
 
 static void syncthreads(void)
 {
+    block_state *b = my_block();
+    arrive_and_wait(&b->barrier_arrived, &b->barrier_generation, b->live);
+}
+
+static void named_barrier(unsigned id, unsigned count)
+{
+    block_state *b = my_block();
+    if (id >= NAMED_BARRIERS || count == 0 || count % 32 || count > running->threads)
+        fail("bar.sync: a barrier past 15, or a count not a whole number of the block's warps");
+    if (id == 0 && count != running->threads) /* barrier 0 is __syncthreads' */
+        fail("bar.sync 0 with fewer than the block's threads");
+    if (id == 0)
+        syncthreads();
+    else
+        arrive_and_wait(&b->named_arrived[id], &b->named_generation[id], count);
+}
+
+static void cluster_sync(void)
+{
     kcpu_runner *r = running;
-    unsigned generation = r->barrier_generation;
-    ++r->barrier_arrived;
-    ++r->events;
-    release_barrier_if_full(r);
-    fiber *f = &r->fibers[r->current];
-    f->barrier = &r->barrier_generation, f->generation = generation;
-    while (r->barrier_generation == generation)
-        yield();
-    f->barrier = NULL;
+    arrive_and_wait(&r->cluster_arrived, &r->cluster_generation, r->live);
 }
 
 static warp_sync *join_sync(unsigned warp, unsigned mask)
 {
     warp_sync *free_slot = NULL;
     for (int i = 0; i < MAX_SYNCS; ++i) {
-        warp_sync *s = &running->syncs[warp][i];
+        warp_sync *s = &my_block()->syncs[warp][i];
         if (s->used && !s->complete && s->mask == mask)
             return s;
         if (!s->used && !free_slot)
@@ -136,17 +183,23 @@ static warp_sync *join_sync(unsigned warp, unsigned mask)
     }
     if (!free_slot)
         fail("more than 8 warp syncs of one warp in flight");
-    *free_slot = (warp_sync){.used = true, .mask = mask};
+    /* (its values and data are read only for lanes that arrive, which write them first) */
+    free_slot->used = true, free_slot->complete = false;
+    free_slot->mask = mask, free_slot->arrived = free_slot->left = 0;
     return free_slot;
 }
 
-static uint64_t exchange(unsigned mask, uint64_t value, unsigned from)
+/* Joins the warp's sync of `mask` with value (and `bytes` of data) and waits for every lane of
+ * it; the caller reads what it needs from the sync, then leaves it. */
+static warp_sync *arrive_at_sync(unsigned mask, uint64_t value, const void *data, unsigned bytes)
 {
     kcpu_thread *t = &running->fibers[running->current].thread;
     if (!(mask >> t->lane & 1u))
         fail("a shuffle or __syncwarp by a lane outside its mask");
     warp_sync *s = join_sync(t->warp, mask);
     s->value[t->lane] = value;
+    if (bytes)
+        memcpy(s->data[t->lane], data, bytes);
     s->arrived |= 1u << t->lane;
     ++running->events;
     if (s->arrived == mask)
@@ -156,40 +209,74 @@ static uint64_t exchange(unsigned mask, uint64_t value, unsigned from)
     while (!s->complete)
         yield();
     f->sync = NULL;
-    if (from >= 32 || !(s->arrived >> from & 1u))
-        fail("a shuffle from a lane outside its mask");
-    uint64_t v = s->value[from];
-    s->left |= 1u << t->lane;
+    return s;
+}
+
+static void leave_sync(warp_sync *s)
+{
+    s->left |= 1u << running->fibers[running->current].thread.lane;
     if (s->left == s->arrived)
         s->used = false;
     ++running->events;
+}
+
+static uint64_t exchange(unsigned mask, uint64_t value, unsigned from)
+{
+    warp_sync *s = arrive_at_sync(mask, value, NULL, 0);
+    if (from >= 32 || !(s->arrived >> from & 1u))
+        fail("a shuffle from a lane outside its mask");
+    uint64_t v = s->value[from];
+    leave_sync(s);
     return v;
+}
+
+static void warp_gather(unsigned mask, const void *mine, unsigned bytes, void *all)
+{
+    if (bytes > 64)
+        fail("warp_gather of more than 64 bytes a lane");
+    warp_sync *s = arrive_at_sync(mask, 0, mine, bytes);
+    for (unsigned l = 0; l < 32; ++l)
+        if (s->arrived >> l & 1u)
+            memcpy((char *)all + l * bytes, s->data[l], bytes);
+        else
+            memset((char *)all + l * bytes, 0, bytes);
+    leave_sync(s);
 }
 
 static void syncwarp(unsigned mask) { exchange(mask, 0, running->fibers[running->current].thread.lane); }
 
-/* Places a __shared__ array of the running kernel (its first block, at its first use). */
-static void *static_shared(size_t bytes)
+/* Places a __shared__ array of the running kernel (its first block, at its first use): its
+ * offset in every block's arena. */
+static size_t static_shared(size_t bytes)
 {
     kcpu_runner *r = running;
     size_t at = (r->arena_used + 127) & ~(size_t)127;
     if (at + bytes > ARENA_BYTES)
         fail("the kernels' __shared__ arrays pass the CPU arena's 64 MiB");
-    memset(r->arena + at, 0xFF, bytes);
+    for (int b = 0; b < KCPU_MAX_CLUSTER; ++b)
+        memset(r->blocks[b].arena + at, 0xFF, bytes);
     module *m = r->module;
     m->statics_from = m->statics_to > m->statics_from ? m->statics_from : at;
     m->statics_to = at + bytes;
     r->arena_used = at + bytes;
-    return r->arena + at;
+    return at;
 }
 
 static kcpu_thread *self(void) { return &running->fibers[running->current].thread; }
 static void progress(void) { ++running->events; }
 static uint64_t sweeps(void) { return running->sweeps; }
 
-static const kcpu_api calls = {syncthreads, syncwarp, exchange, fail, static_shared,
-                               kcpu_sm90_mbar_init, kcpu_sm90_mbar_arrive, kcpu_sm90_mbar_try_wait,
-                               kcpu_sm90_bulk_copy, kcpu_sm90_wgmma, kcpu_sm90_wgmma_commit, kcpu_sm90_wgmma_wait};
+static char *arena_of(unsigned rank)
+{
+    if (rank >= running->cluster)
+        fail("a block rank outside the cluster");
+    return running->blocks[rank].arena;
+}
+
+static const kcpu_api calls = {syncthreads, syncwarp, exchange, fail, static_shared, named_barrier, cluster_sync,
+                               warp_gather, arena_of, kcpu_sm90_mbar_init, kcpu_sm90_mbar_arrive,
+                               kcpu_sm90_mbar_try_wait, kcpu_sm90_bulk_copy, kcpu_sm90_wgmma, kcpu_sm90_wgmma_commit,
+                               kcpu_sm90_wgmma_wait, kcpu_sm90_st_async};
 
 /* ---- modules ---- */
 
@@ -214,16 +301,21 @@ convgen_status kcpu_create(const char *cxx, const char *shim_dir, kcpu_runner **
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "kernel_cpu: no memory or no temporary folder");
     }
     r->cxx = cg_strdup(cxx), r->shim_dir = cg_strdup(shim_dir), r->work_dir = cg_strdup(dir);
-    r->fibers = calloc(MAX_THREADS, sizeof *r->fibers);
-    r->stacks = mmap(NULL, (size_t)MAX_THREADS * STACK_BYTES, PROT_READ | PROT_WRITE,
+    r->fibers = calloc(MAX_FIBERS, sizeof *r->fibers);
+    /* address space only: what a launch touches (NORESERVE) */
+    r->stacks = mmap(NULL, (size_t)MAX_FIBERS * STACK_BYTES, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    r->arena = mmap(NULL, ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    r->stacks = r->stacks == MAP_FAILED ? NULL : r->stacks;
+    bool arenas = true;
+    for (int b = 0; b < KCPU_MAX_CLUSTER; ++b) {
+        char *a = mmap(NULL, ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        r->blocks[b].arena = a == MAP_FAILED ? NULL : a;
+        arenas = arenas && r->blocks[b].arena;
+    }
     r->arena_used = DYNAMIC_BYTES;
-    for (int i = 0; r->stacks != MAP_FAILED && i < MAX_THREADS; ++i) /* a guard page under each stack */
+    for (int i = 0; r->stacks && i < MAX_FIBERS; ++i) /* a guard page under each stack */
         mprotect(r->stacks + (size_t)i * STACK_BYTES, 4096, PROT_NONE);
-    if (!r->cxx || !r->shim_dir || !r->work_dir || !r->fibers || r->stacks == MAP_FAILED || r->arena == MAP_FAILED) {
-        r->stacks = r->stacks == MAP_FAILED ? NULL : r->stacks;
-        r->arena = r->arena == MAP_FAILED ? NULL : r->arena;
+    if (!r->cxx || !r->shim_dir || !r->work_dir || !r->fibers || !r->stacks || !arenas) {
         kcpu_destroy(r);
         return cg_fail(CONVGEN_ERROR_OUT_OF_MEMORY, "kernel_cpu: out of memory for the fibers");
     }
@@ -253,10 +345,11 @@ void kcpu_destroy(kcpu_runner *r)
             cg_warn("kernel_cpu: could not remove %s", r->work_dir);
     }
     if (r->stacks)
-        munmap(r->stacks, (size_t)MAX_THREADS * STACK_BYTES);
-    if (r->arena)
-        munmap(r->arena, ARENA_BYTES);
-    for (int i = 0; r->fibers && i < MAX_THREADS; ++i)
+        munmap(r->stacks, (size_t)MAX_FIBERS * STACK_BYTES);
+    for (int b = 0; b < KCPU_MAX_CLUSTER; ++b)
+        if (r->blocks[b].arena)
+            munmap(r->blocks[b].arena, ARENA_BYTES);
+    for (int i = 0; r->fibers && i < MAX_FIBERS; ++i)
         free(r->fibers[i].thread.copies);
     free(r->fibers), free(r->cxx), free(r->shim_dir), free(r->work_dir), free(r);
 }
@@ -316,12 +409,21 @@ static convgen_status load_module(kcpu_runner *r, const cg_kernel *k, uint64_t h
     *(void **)&m.kernel = dlsym(m.handle, k->name);
     m.self = dlsym(m.handle, "kcpu_self");
     const kcpu_api **table = dlsym(m.handle, "kcpu_calls");
-    char **arena = dlsym(m.handle, "kcpu_arena");
-    if (!m.kernel || !m.self || !table || !arena) {
+    if (!m.kernel || !m.self || !table) {
         dlclose(m.handle);
         return cg_fail(CONVGEN_ERROR_COMPILE, "kernel_cpu: %s has no function %s", lib, k->name);
     }
-    *table = &calls, *arena = r->arena;
+    *table = &calls;
+    /* __cluster_dims__(x, 1, 1): its clusters lie along x, as the templates' do */
+    const char *dims = strstr(k->source, "__cluster_dims__(");
+    unsigned x = 1, y = 1, z = 1;
+    if (dims && (sscanf(dims, "__cluster_dims__(%u, %u, %u)", &x, &y, &z) != 3 || x < 1 || x > KCPU_MAX_CLUSTER ||
+                 y != 1 || z != 1)) {
+        dlclose(m.handle);
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "kernel_cpu: %s: clusters other than 1 to %d blocks along x",
+                       k->name, KCPU_MAX_CLUSTER);
+    }
+    m.cluster = x;
     r->modules[r->module_count++] = m;
     return CONVGEN_SUCCESS;
 }
@@ -380,29 +482,70 @@ static struct {
     void *ws;
 } launch_args;
 
+/* Whether the block left the dynamic shared memory past its `bytes` untouched (a write past the
+ * launch's size is out of bounds on the GPU). */
+static bool within_dynamic(const block_state *b, unsigned bytes)
+{
+    for (size_t i = bytes; i < DYNAMIC_BYTES; ++i)
+        if ((unsigned char)b->arena[i] != 0xFF)
+            return false;
+    return true;
+}
+
+/* Poisons block b's shared memory: the dynamic part and the kernel's __shared__ arrays. */
+static void poison_shared(const module *m, block_state *b)
+{
+    memset(b->arena, 0xFF, DYNAMIC_BYTES);
+    if (m->statics_to > m->statics_from)
+        memset(b->arena + m->statics_from, 0xFF, m->statics_to - m->statics_from);
+}
+
+/* Block `rank` has ended: it left nothing past its dynamic shared memory; in a cluster, its shared
+ * memory is the poison again, so that a peer reading it after it ended (which the GPU leaves
+ * undefined) sees NaN. */
+static void end_block(kcpu_runner *r, unsigned rank)
+{
+    block_state *b = &r->blocks[rank];
+    const kcpu_thread *t = &r->fibers[r->current].thread;
+    if (!within_dynamic(b, r->shared_bytes) && !r->failure[0])
+        snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u) wrote shared memory past its %u dynamic bytes",
+                 t->block_idx.x, t->block_idx.y, t->block_idx.z, r->shared_bytes);
+    if (r->cluster > 1)
+        poison_shared(r->module, b);
+}
+
 static void fiber_main(void)
 {
     kcpu_runner *r = running;
     launch_args.m->kernel(launch_args.in0, launch_args.in1, launch_args.out, launch_args.ws, launch_args.bias);
     fiber *f = &r->fibers[r->current];
+    block_state *b = &r->blocks[f->thread.rank];
     f->done = true;
+    --b->live;
     --r->live;
     ++r->events;
-    release_barrier_if_full(r);
+    release_barriers_if_full(r, b);
+    if (b->live == 0)
+        end_block(r, f->thread.rank);
     /* returns to the scheduler through uc_link */
 }
 
-static void start_fiber(kcpu_runner *r, const cg_kernel *k, unsigned i, kcpu_uint3 block)
+/* Fiber i of the cluster whose first block is `first`: thread i % threads of block i / threads. */
+static void start_fiber(kcpu_runner *r, const cg_kernel *k, unsigned i, kcpu_uint3 first)
 {
     fiber *f = &r->fibers[i];
+    const unsigned rank = i / r->threads, t = i % r->threads;
     free(f->thread.copies);
     f->thread = (kcpu_thread){
-        .thread_idx = {i % k->block[0], i / k->block[0] % k->block[1], i / (k->block[0] * k->block[1])},
-        .block_idx = block,
+        .thread_idx = {t % k->block[0], t / k->block[0] % k->block[1], t / (k->block[0] * k->block[1])},
+        .block_idx = {first.x + rank, first.y, first.z},
         .block_dim = {k->block[0], k->block[1], k->block[2]},
         .grid_dim = {k->grid[0], k->grid[1], k->grid[2]},
-        .lane = i % 32,
-        .warp = i / 32,
+        .lane = t % 32,
+        .warp = t / 32,
+        .arena = r->blocks[rank].arena,
+        .rank = rank,
+        .cluster_size = r->cluster,
         .copies_land_at_issue = r->reversed,
     };
     f->done = false;
@@ -416,40 +559,38 @@ static void start_fiber(kcpu_runner *r, const cg_kernel *k, unsigned i, kcpu_uin
     makecontext(&f->context, fiber_main, 0);
 }
 
-/* Poisons the block's shared memory: the dynamic part and the kernel's __shared__ arrays. */
-static void poison_shared(kcpu_runner *r, const module *m)
+/* Sets block b of the cluster up: its shared memory poisoned (the dynamic part and the kernel's
+ * __shared__ arrays), its barriers and warp syncs clear. */
+static void start_block(kcpu_runner *r, const module *m, block_state *b)
 {
-    memset(r->arena, 0xFF, DYNAMIC_BYTES);
-    if (m->statics_to > m->statics_from)
-        memset(r->arena + m->statics_from, 0xFF, m->statics_to - m->statics_from);
+    poison_shared(m, b);
+    b->live = r->threads;
+    b->barrier_arrived = b->barrier_generation = 0;
+    memset(b->named_arrived, 0, sizeof b->named_arrived);
+    for (unsigned w = 0; w < MAX_THREADS / 32; ++w)
+        for (unsigned i = 0; i < MAX_SYNCS; ++i)
+            b->syncs[w][i].used = false;
 }
 
-/* Whether the block left the dynamic shared memory past its `bytes` untouched (a write past the
- * launch's size is out of bounds on the GPU). */
-static bool within_dynamic(const kcpu_runner *r, unsigned bytes)
+/* Runs one cluster of r->cluster blocks (one block without clusters), the first at `first`, to
+ * its end; false where it failed or deadlocked (r->failure says why). */
+static bool run_cluster(kcpu_runner *r, const cg_kernel *k, module *m, kcpu_uint3 first)
 {
-    for (size_t i = bytes; i < DYNAMIC_BYTES; ++i)
-        if ((unsigned char)r->arena[i] != 0xFF)
-            return false;
-    return true;
-}
-
-/* Runs one block to its end; false where it failed or deadlocked (r->failure says why). */
-static bool run_block(kcpu_runner *r, const cg_kernel *k, module *m, kcpu_uint3 block)
-{
-    r->threads = r->live = k->block[0] * k->block[1] * k->block[2];
-    r->barrier_arrived = 0;
-    memset(r->syncs, 0, sizeof r->syncs);
-    poison_shared(r, m);
-    const kcpu_sm90_host sm90 = {r->arena, k->shared_bytes, r->reversed, self, yield, progress, sweeps, fail};
+    r->threads = k->block[0] * k->block[1] * k->block[2];
+    r->shared_bytes = k->shared_bytes;
+    r->fiber_count = r->live = r->cluster * r->threads;
+    r->cluster_arrived = 0;
+    for (unsigned b = 0; b < r->cluster; ++b)
+        start_block(r, m, &r->blocks[b]);
+    const kcpu_sm90_host sm90 = {arena_of, k->shared_bytes, r->reversed, self, yield, progress, sweeps, fail};
     kcpu_sm90_begin_block(&sm90);
-    for (unsigned i = 0; i < r->threads; ++i)
-        start_fiber(r, k, i, block);
+    for (unsigned i = 0; i < r->fiber_count; ++i)
+        start_fiber(r, k, i, first);
     while (r->live > 0 && !r->failure[0]) {
         uint64_t before = r->events;
         ++r->sweeps;
-        for (unsigned n = 0; n < r->threads && !r->failure[0]; ++n) {
-            unsigned i = r->reversed ? r->threads - 1 - n : n;
+        for (unsigned n = 0; n < r->fiber_count && !r->failure[0]; ++n) {
+            unsigned i = r->reversed ? r->fiber_count - 1 - n : n;
             const fiber *f = &r->fibers[i];
             if (f->done || (f->barrier && *f->barrier == f->generation) || (f->sync && !f->sync->complete))
                 continue;
@@ -458,15 +599,13 @@ static bool run_block(kcpu_runner *r, const cg_kernel *k, module *m, kcpu_uint3 
             swapcontext(&r->scheduler, &r->fibers[i].context);
         }
         if (r->live > 0 && r->events == before && !r->failure[0])
-            snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u): deadlock: %u of %u threads wait at a barrier "
-                     "or a shuffle that the others never reach", block.x, block.y, block.z, r->live, r->threads);
+            snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u)%s: deadlock: %u of %u threads wait at a barrier "
+                     "or a shuffle that the others never reach", first.x, first.y, first.z,
+                     r->cluster > 1 ? " and its cluster" : "", r->live, r->fiber_count);
     }
     const char *in_flight = kcpu_sm90_end_block();
     if (!r->failure[0] && in_flight)
-        snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u): %s", block.x, block.y, block.z, in_flight);
-    if (!r->failure[0] && !within_dynamic(r, k->shared_bytes))
-        snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u) wrote shared memory past its %u dynamic bytes",
-                 block.x, block.y, block.z, k->shared_bytes);
+        snprintf(r->failure, sizeof r->failure, "block (%u, %u, %u): %s", first.x, first.y, first.z, in_flight);
     return !r->failure[0];
 }
 
@@ -485,6 +624,9 @@ convgen_status kcpu_launch(kcpu_runner *r, const cg_kernel *k, const float *in0,
     convgen_status s = module_of(r, k, &m);
     if (s != CONVGEN_SUCCESS)
         return s;
+    if (k->grid[0] % m->cluster)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "kernel_cpu: %s: a grid of %u blocks along x in clusters of %u",
+                       k->name, k->grid[0], m->cluster);
     /* a kernel without a bias declares four parameters; the fifth, in a register, goes unread,
      * as cuLaunchKernel's does (plan.c) */
     launch_args.m = m, launch_args.in0 = in0, launch_args.in1 = in1, launch_args.out = out, launch_args.ws = ws;
@@ -494,10 +636,11 @@ convgen_status kcpu_launch(kcpu_runner *r, const cg_kernel *k, const float *in0,
     r->failure[0] = 0;
     r->reversed = r->schedule == KCPU_REVERSED || (r->schedule == KCPU_ALTERNATE && r->launches++ % 2);
     bool ok = true;
+    r->cluster = m->cluster;
     alarm(WATCHDOG_S);
-    for (unsigned n = 0, blocks = k->grid[0] * k->grid[1] * k->grid[2]; ok && n < blocks; ++n) {
-        unsigned b = r->reversed ? blocks - 1 - n : n;
-        ok = run_block(r, k, m, (kcpu_uint3){b % k->grid[0], b / k->grid[0] % k->grid[1], b / (k->grid[0] * k->grid[1])});
+    for (unsigned n = 0, clusters = k->grid[0] * k->grid[1] * k->grid[2] / r->cluster; ok && n < clusters; ++n) {
+        unsigned c = r->reversed ? clusters - 1 - n : n, b = c * r->cluster;
+        ok = run_cluster(r, k, m, (kcpu_uint3){b % k->grid[0], b / k->grid[0] % k->grid[1], b / (k->grid[0] * k->grid[1])});
     }
     alarm(0);
     running = NULL;

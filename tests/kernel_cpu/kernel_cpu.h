@@ -3,9 +3,9 @@
  * runs its grid one block at a time, each GPU thread a fiber that yields at barriers and shuffles.
  * What it checks is what the kernel computes (indexing, transforms, sums, barriers placed so that
  * no read sees an unlanded copy or unwritten shared memory), not how fast: the GPU tests still
- * time and check the kernels on the device. sm_90's mbarriers, bulk copies and wgmma run too
- * (kernel_cpu_sm90.h); kernels whose asm the CPU cannot run (clusters) fail when that asm is
- * reached, naming it. */
+ * time and check the kernels on the device. sm_90's mbarriers, bulk copies, wgmma, mma.sync and
+ * clusters run too (kernel_cpu_sm90.h; a cluster's blocks at once); asm the CPU cannot run fails
+ * when it is reached, naming it. */
 #ifndef KCPU_H
 #define KCPU_H
 

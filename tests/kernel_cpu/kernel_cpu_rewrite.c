@@ -1,12 +1,13 @@
 /* An emitted kernel's source made fit for the host's C++ compiler (kernel_cpu.h): what macros in
- * cuda_on_cpu.h cannot reach. Each __shared__ array becomes a static reference into the shim's
- * arena (one block runs at a time, so a function's static is the block's), the dynamic one the
- * arena's start, and each asm statement the shim's call for its PTX: cp.async copies, commits
- * and waits, and ignore-src predicates; sm_90's mbarriers, bulk copies and wgmma (with the
- * predicates and selects around them); griddepcontrol and the async proxy's fences are nothing on
- * a CPU, which runs a grid after the one before it in one coherent memory. Any other PTX becomes
- * a call that fails when it is reached, naming it. Comments, strings and everything else pass
- * through as they are. */
+ * cuda_on_cpu.h cannot reach. Each __shared__ array becomes a static offset, placed at its first
+ * use, and a reference at that offset into the running thread's block's arena (a cluster's blocks
+ * run at once, each with its own), the dynamic one the arena's start; each asm statement becomes
+ * the shim's call for its PTX: cp.async copies, commits and waits, and ignore-src predicates;
+ * sm_90's mbarriers, bulk copies, wgmma, mma.sync and clusters (rank, mapa, the cluster barrier,
+ * st.async), with the predicates and selects around them; named barriers. griddepcontrol and the
+ * async proxy's fences are nothing on a CPU, which runs a grid after the one before it in one
+ * coherent memory. Any other PTX becomes a call that fails when it is reached, naming it.
+ * Comments, strings and everything else pass through as they are. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,7 @@ typedef struct asm_stmt {
     int operands;
     char pred_name[MAX_PREDICATES][16], pred_test[MAX_PREDICATES][256];
     int preds;
+    bool cluster_arrived; /* barrier.cluster.arrive, whose wait must follow in the statement */
 } asm_stmt;
 
 /* Appends the string literals of [p, end) to a->ptx, their escapes decoded. */
@@ -212,6 +214,84 @@ static bool translate_wgmma(const asm_stmt *a, const char *ins, cg_buf *out)
     return ok;
 }
 
+static bool shared_space(const char *s) { return !strcmp(s, "shared::cta") || !strcmp(s, "shared::cluster"); }
+
+/* mma.sync m16n8k8 of TF32 into fp32: `{d0..d3}, {a0..a3}, {b0, b1}, {c0..c3}` as one call. */
+static bool translate_mma(const asm_stmt *a, const char *ins, cg_buf *out)
+{
+    const char *name = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 ";
+    if (strncmp(ins, name, strlen(name)) != 0)
+        return false;
+    char *field[16];
+    const int count = split_fields(ins + strlen(name), field, 16);
+    bool ok = count == 14;
+    for (int i = 0; ok && i < 14; ++i)
+        ok = operand_of(a, field[i]) != NULL;
+    if (ok) {
+        cg_buf_puts(out, " kcpu_mma_tf32(");
+        for (int i = 0; i < 14; ++i)
+            cg_buf_printf(out, "%s%s", i ? ", " : "", operand_of(a, field[i]));
+        cg_buf_puts(out, ");");
+    }
+    for (int i = 0; i < count; ++i)
+        free(field[i]);
+    return ok;
+}
+
+/* sm_90's clusters: the rank and id, mapa, the cluster's barrier, st.async, named barriers. */
+static bool translate_cluster(asm_stmt *a, const char *ins, cg_buf *out)
+{
+    char dst[64], src[64], rank[64], bar[64], value[64], offset[64];
+    int used = 0;
+    unsigned id, count;
+    if (sscanf(ins, "mov.u32 %63[^,], %%%%cluster_ctarank%n", dst, &used) == 1 && whole(ins, used) && operand_of(a, dst)) {
+        cg_buf_printf(out, " (%s) = kcpu_cluster_rank();", operand_of(a, dst));
+        return true;
+    }
+    used = 0;
+    if (sscanf(ins, "mov.u32 %63[^,], %%%%clusterid.x%n", dst, &used) == 1 && whole(ins, used) && operand_of(a, dst)) {
+        cg_buf_printf(out, " (%s) = kcpu_cluster_id_x();", operand_of(a, dst));
+        return true;
+    }
+    used = 0;
+    if (sscanf(ins, "mapa.u64 %63[^,], %63[^,], %63s%n", dst, src, rank, &used) == 3 && whole(ins, used) &&
+        operand_of(a, dst) && operand_of(a, src) && value_of(a, rank)) {
+        cg_buf_printf(out, " (%s) = (decltype(%s))kcpu_mapa((const void *)(%s), (unsigned)(%s));", operand_of(a, dst),
+                      operand_of(a, dst), operand_of(a, src), value_of(a, rank));
+        return true;
+    }
+    used = 0;
+    if (sscanf(ins, "mapa.shared::cluster.u32 %63[^,], %63[^,], %63s%n", dst, src, rank, &used) == 3 &&
+        whole(ins, used) && operand_of(a, dst) && operand_of(a, src) && value_of(a, rank)) {
+        cg_buf_printf(out, " (%s) = kcpu_mapa_cluster((unsigned)(%s), (unsigned)(%s));", operand_of(a, dst),
+                      operand_of(a, src), value_of(a, rank));
+        return true;
+    }
+    /* the arrival and the wait straight after it, the whole barrier (common.cuh's cluster_sync);
+       a split one, work between them, is not run */
+    if (!strcmp(ins, "barrier.cluster.arrive.release.aligned") && !a->cluster_arrived)
+        return a->cluster_arrived = true;
+    if (!strcmp(ins, "barrier.cluster.wait.acquire.aligned") && a->cluster_arrived) {
+        a->cluster_arrived = false;
+        cg_buf_puts(out, " kcpu_cluster_sync();");
+        return true;
+    }
+    used = 0;
+    if (sscanf(ins, "bar.sync %u, %u%n", &id, &count, &used) == 2 && whole(ins, used) && id < 16) {
+        cg_buf_printf(out, " kcpu_named_barrier(%uu, %uu);", id, count);
+        return true;
+    }
+    used = 0;
+    if (sscanf(ins, "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%63[^+]+%63[^]]], %63[^,], [%63[^]]]%n",
+               dst, offset, value, bar, &used) == 4 && whole(ins, used) && operand_of(a, dst) && value_of(a, offset) &&
+        operand_of(a, value) && operand_of(a, bar)) {
+        cg_buf_printf(out, " kcpu_st_async((unsigned)(%s) + (unsigned)(%s), (%s), (unsigned)(%s));", operand_of(a, dst),
+                      value_of(a, offset), operand_of(a, value), operand_of(a, bar));
+        return true;
+    }
+    return translate_mma(a, ins, out);
+}
+
 /* sm_90's mbarriers, bulk copies and wgmma groups; their fences are nothing on the CPU. */
 static bool translate_sm90(asm_stmt *a, const char *ins, cg_buf *out)
 {
@@ -235,15 +315,16 @@ static bool translate_sm90(asm_stmt *a, const char *ins, cg_buf *out)
         cg_buf_printf(out, " kcpu_mbar_init((unsigned)(%s), (unsigned)(%s));", operand_of(a, bar), value_of(a, count));
         return true;
     }
+    char space[16]; /* shared::cta or shared::cluster: the runner reads either address */
     used = 0;
-    if (sscanf(ins, "mbarrier.arrive.shared::cta.b64 _, [%63[^]]]%n", bar, &used) == 1 && whole(ins, used) &&
-        operand_of(a, bar)) {
+    if (sscanf(ins, "mbarrier.arrive.%15[^.].b64 _, [%63[^]]]%n", space, bar, &used) == 2 && whole(ins, used) &&
+        shared_space(space) && operand_of(a, bar)) {
         cg_buf_printf(out, " kcpu_mbar_arrive((unsigned)(%s), 0u);", operand_of(a, bar));
         return true;
     }
     used = 0;
-    if (sscanf(ins, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%63[^]]], %63s%n", bar, size, &used) == 2 &&
-        whole(ins, used) && operand_of(a, bar) && value_of(a, size)) {
+    if (sscanf(ins, "mbarrier.arrive.expect_tx.%15[^.].b64 _, [%63[^]]], %63s%n", space, bar, size, &used) == 3 &&
+        whole(ins, used) && shared_space(space) && operand_of(a, bar) && value_of(a, size)) {
         cg_buf_printf(out, " kcpu_mbar_arrive((unsigned)(%s), (unsigned)(%s));", operand_of(a, bar), value_of(a, size));
         return true;
     }
@@ -271,7 +352,7 @@ static bool translate_sm90(asm_stmt *a, const char *ins, cg_buf *out)
                       operand_of(a, dst), operand_of(a, src), value_of(a, size), operand_of(a, bar));
         return true;
     }
-    return translate_wgmma(a, ins, out);
+    return translate_wgmma(a, ins, out) || translate_cluster(a, ins, out);
 }
 
 /* One PTX instruction (no ';', no braces) as C++ for the shim; false: not one the CPU runs. */
@@ -360,6 +441,8 @@ static bool rewrite_asm(const char *open, const char **end, cg_buf *out)
         }
         free(t);
     }
+    if (a.cluster_arrived)
+        cg_buf_puts(out, " kcpu_unsupported(\"asm: barrier.cluster.arrive without its wait in the statement\");");
     cg_buf_puts(out, " }");
     for (int i = 0; i < a.operands; ++i)
         free(a.operand[i]);
@@ -400,9 +483,12 @@ static void shared_declarator(const char *type, const char *p, const char *stop,
     while (dims < stop && ident_char(*dims))
         ++dims;
     char *array = copy_trimmed(dims, stop);
-    cg_buf_printf(out, "typedef %s kcpu_shared_%.*s_t%s; ", type, (int)(dims - name), name, array ? array : "");
-    cg_buf_printf(out, "static kcpu_shared_%.*s_t &%.*s = *(kcpu_shared_%.*s_t *)kcpu_static_shared(sizeof(kcpu_shared_%.*s_t));",
-                  (int)(dims - name), name, (int)(dims - name), name, (int)(dims - name), name, (int)(dims - name), name);
+    const int len = (int)(dims - name);
+    cg_buf_printf(out, "typedef %s kcpu_shared_%.*s_t%s; ", type, len, name, array ? array : "");
+    cg_buf_printf(out, "static const size_t kcpu_at_%.*s = kcpu_static_shared(sizeof(kcpu_shared_%.*s_t)); ", len, name,
+                  len, name);
+    cg_buf_printf(out, "kcpu_shared_%.*s_t &%.*s = *(kcpu_shared_%.*s_t *)(kcpu_self->arena + kcpu_at_%.*s);", len, name,
+                  len, name, len, name, len, name);
     free(array);
 }
 

@@ -1,9 +1,10 @@
-/* sm_90's mbarriers, bulk copies and wgmma on the CPU (kernel_cpu_sm90.h). One block runs at a
- * time, so their state is this file's, reset before each block.
+/* sm_90's mbarriers, bulk copies, st.async and wgmma on the CPU (kernel_cpu_sm90.h). One block,
+ * or one cluster of blocks, runs at a time, so their state is this file's, reset before each.
  *
  * An mbarrier's 8 bytes of shared memory hold a mark and its index in `bars`, where its state is
  * (the GPU's encoding is its own): so a wait on one never set up, or set up and then overwritten
- * by the kernel's data, fails, naming it.
+ * by the kernel's data, fails, naming it. Addresses are shared::cta (the thread's own block) or
+ * shared::cluster (kernel_cpu_thread.h: a rank above the arena's bytes).
  *
  * wgmma's operands are read as sm_90 does with a descriptor of no swizzle: an operand of R rows
  * (A's M, B's N) by 8 of the sum in core matrices of 8 rows x 16 bytes (4 TF32 of the sum a row),
@@ -19,21 +20,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MARK = 0x6d626172u /* "mbar" */, MAX_WARPGROUPS = 1024 / 128, WARPGROUP = 128, MAX_COUNT = (1 << 20) - 1 };
+enum { MARK = 0x6d626172u /* "mbar" */, WARPGROUP = 128, MAX_WARPGROUPS = KCPU_MAX_CLUSTER * 1024 / WARPGROUP,
+       MAX_COUNT = (1 << 20) - 1 };
 
 typedef struct mbar {
-    unsigned at, count, pending, phase;
+    char *word;   /* in its block's arena */
+    char *arena;
+    unsigned at;  /* its address as the kernel gave it, for messages */
+    unsigned count, pending, phase;
     int64_t tx; /* bytes expected and not yet landed, this phase */
 } mbar;
 
+/* A bulk copy (from global memory) or an st.async (4 bytes, `bits`) not yet landed. */
 typedef struct bulk {
-    unsigned to, bytes, bar;
-    const char *from;
+    char *to;
+    const char *from; /* NULL: st.async's bits */
+    unsigned bytes, bar;
+    uint32_t bits;
 } bulk;
 
 /* One wgmma of a warpgroup: its (group, seq) in each thread's issue order, its operands, and the
  * sums' addresses of the threads that have issued it. */
 typedef struct wg_op {
+    char *arena; /* its block's shared memory, where its operands lie */
     unsigned group, seq, n, arrived;
     uint64_t due; /* reversed: the sweep after the one in which a wait first found it issued */
     uint64_t a, b;
@@ -47,7 +56,7 @@ static mbar *bars;
 static unsigned bar_count, bar_cap;
 static bulk *bulks; /* in flight (in order: landed when their mbarrier's phase can complete) */
 static unsigned bulk_count, bulk_cap;
-static wg_op **ops[MAX_WARPGROUPS]; /* each warpgroup's issued and not yet run, in issue order */
+static wg_op **ops[MAX_WARPGROUPS]; /* each warpgroup's (block rank, warpgroup) issued and not yet run, in issue order */
 static unsigned op_count[MAX_WARPGROUPS], op_cap[MAX_WARPGROUPS];
 
 static void failf(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -88,51 +97,71 @@ void kcpu_sm90_begin_block(const kcpu_sm90_host *h)
 const char *kcpu_sm90_end_block(void)
 {
     if (bulk_count)
-        return "the block ended with bulk copies in flight";
+        return "the block ended with bulk copies or st.async in flight";
     for (int w = 0; w < MAX_WARPGROUPS; ++w)
         if (op_count[w])
             return "the block ended with wgmma groups that no wait_group covered";
     return NULL;
 }
 
+/* The `bytes` of shared memory at a shared::cta or shared::cluster address, in their block's
+ * arena (*arena); *offset, their place in it. */
+static char *shared_at(unsigned addr, unsigned bytes, unsigned *offset, char **arena)
+{
+    const kcpu_thread *t = host->self();
+    const unsigned rank = addr >> KCPU_RANK_SHIFT, at = addr & ((1u << KCPU_RANK_SHIFT) - 1u);
+    if (rank > t->cluster_size || (uint64_t)at + bytes > (uint64_t)KCPU_ARENA_BYTES)
+        failf("shared address %#x: outside the cluster's shared memory", addr);
+    *offset = at;
+    *arena = rank ? host->arena_of(rank - 1u) : t->arena;
+    return *arena + at;
+}
+
 /* ---- mbarriers ---- */
 
-static uint32_t *word_at(unsigned at)
+static uint32_t *word_at(unsigned at, char **arena)
 {
-    if (at % 8 || (uint64_t)at + 8 > (uint64_t)KCPU_ARENA_BYTES)
-        failf("an mbarrier at shared byte %u: not 8-byte aligned or outside shared memory", at);
-    return (uint32_t *)(host->arena + at);
+    unsigned offset;
+    char *p = shared_at(at, 8, &offset, arena);
+    if (offset % 8)
+        failf("an mbarrier at shared address %#x: not 8-byte aligned", at);
+    return (uint32_t *)p;
 }
 
 static mbar *bar_at(unsigned at)
 {
-    const uint32_t *w = word_at(at);
-    if (w[0] != MARK || w[1] >= bar_count || bars[w[1]].at != at)
-        failf("the mbarrier at shared byte %u was never set up, or the kernel wrote over it", at);
+    char *arena;
+    const uint32_t *w = word_at(at, &arena);
+    if (w[0] != MARK || w[1] >= bar_count || bars[w[1]].word != (const char *)w)
+        failf("the mbarrier at shared address %#x was never set up, or the kernel wrote over it", at);
     return &bars[w[1]];
 }
 
 static void land(const bulk *c)
 {
-    memcpy(host->arena + c->to, c->from, c->bytes);
+    if (c->from)
+        memcpy(c->to, c->from, c->bytes);
+    else
+        memcpy(c->to, &c->bits, 4);
 }
 
-/* Completes b's phase where nothing it waits for is left: in a late launch, its copies land first
- * (the latest moment a GPU may land them). */
-static void settle(mbar *b)
+/* Completes b's phase where nothing it waits for is left. In order, its copies land only for a
+ * wait (`waiting`), the latest moment a GPU may land them: an arrival after the copies were issued
+ * leaves them in flight, so that a read with no wait before it sees the poison. */
+static void settle(mbar *b, bool waiting)
 {
     if (b->pending)
         return;
     if (b->tx < 0) /* (copies landed at issue) */
-        failf("bulk copies bring more bytes than the mbarrier at shared byte %u expects (%u more)", b->at,
+        failf("bulk copies bring more bytes than the mbarrier at shared address %#x expects (%u more)", b->at,
               (unsigned)-b->tx);
-    if (b->tx > 0 && !host->reversed) {
+    if (b->tx > 0 && !host->reversed && waiting) {
         const unsigned index = (unsigned)(b - bars);
         int64_t issued = 0;
         for (unsigned i = 0; i < bulk_count; ++i)
             issued += bulks[i].bar == index ? bulks[i].bytes : 0;
         if (issued > b->tx)
-            failf("bulk copies bring more bytes than the mbarrier at shared byte %u expects (%u more)", b->at,
+            failf("bulk copies bring more bytes than the mbarrier at shared address %#x expects (%u more)", b->at,
                   (unsigned)(issued - b->tx));
         if (issued < b->tx)
             return; /* more copies to come */
@@ -155,19 +184,20 @@ static void settle(mbar *b)
 void kcpu_sm90_mbar_init(unsigned at, unsigned count)
 {
     if (count < 1 || count > MAX_COUNT)
-        failf("mbarrier.init at shared byte %u with a count of %u", at, count);
-    uint32_t *w = word_at(at);
+        failf("mbarrier.init at shared address %#x with a count of %u", at, count);
+    char *arena;
+    uint32_t *w = word_at(at, &arena);
     unsigned index = bar_count;
-    if (w[0] == MARK && w[1] < bar_count && bars[w[1]].at == at)
+    if (w[0] == MARK && w[1] < bar_count && bars[w[1]].word == (const char *)w)
         index = w[1]; /* set up again */
     for (unsigned i = 0; i < bulk_count; ++i)
         if (bulks[i].bar == index)
-            failf("mbarrier.init at shared byte %u while bulk copies count on it", at);
+            failf("mbarrier.init at shared address %#x while bulk copies count on it", at);
     if (index == bar_count) {
         bars = grow(bars, bar_count, &bar_cap, sizeof *bars);
         ++bar_count;
     }
-    bars[index] = (mbar){.at = at, .count = count, .pending = count};
+    bars[index] = (mbar){.word = (char *)w, .arena = arena, .at = at, .count = count, .pending = count};
     w[0] = MARK, w[1] = index;
     host->progress();
 }
@@ -176,78 +206,96 @@ void kcpu_sm90_mbar_arrive(unsigned at, unsigned tx_bytes)
 {
     mbar *b = bar_at(at);
     if (b->pending == 0)
-        failf("an arrival on the mbarrier at shared byte %u past its count of %u", at, b->count);
+        failf("an arrival on the mbarrier at shared address %#x past its count of %u", at, b->count);
     b->tx += tx_bytes;
     --b->pending;
     host->progress();
-    settle(b);
+    settle(b, false);
 }
 
 bool kcpu_sm90_mbar_try_wait(unsigned at, unsigned parity)
 {
     mbar *b = bar_at(at);
-    settle(b);
+    settle(b, true);
     if ((b->phase & 1u) != (parity & 1u))
         return true;
     host->spin();
     return false;
 }
 
-void kcpu_sm90_bulk_copy(unsigned to, const void *from, unsigned bytes, unsigned bar)
+/* A bulk copy or an st.async into `arena` issued: landed now (reversed) or when a wait on its
+ * mbarrier needs it. */
+static void issue(bulk c, const char *arena, unsigned bar)
 {
-    if (bytes == 0 || bytes % 16 || to % 16 || (uintptr_t)from % 16)
-        failf("a bulk copy of %u bytes to shared byte %u: sizes and addresses are multiples of 16", bytes, to);
-    if ((to < KCPU_DYNAMIC_BYTES && (uint64_t)to + bytes > host->dynamic_bytes) ||
-        (uint64_t)to + bytes > (uint64_t)KCPU_ARENA_BYTES)
-        failf("a bulk copy of %u bytes to shared byte %u: past the block's shared memory", bytes, to);
     mbar *b = bar_at(bar);
-    const bulk c = {to, bytes, (unsigned)(b - bars), (const char *)from};
+    if (b->arena != arena)
+        failf("a bulk copy or st.async to shared address %#x counted on the mbarrier at %#x, of another block",
+              (unsigned)(c.to - arena), bar);
+    c.bar = (unsigned)(b - bars);
     host->progress();
     if (host->reversed) {
         land(&c);
-        b->tx -= bytes;
-        settle(b);
+        b->tx -= c.bytes;
+        settle(b, false);
         return;
     }
     bulks = grow(bulks, bulk_count, &bulk_cap, sizeof *bulks);
     bulks[bulk_count++] = c;
 }
 
+void kcpu_sm90_bulk_copy(unsigned to, const void *from, unsigned bytes, unsigned bar)
+{
+    unsigned offset;
+    char *arena;
+    char *p = shared_at(to, bytes, &offset, &arena);
+    if (bytes == 0 || bytes % 16 || offset % 16 || (uintptr_t)from % 16)
+        failf("a bulk copy of %u bytes to shared address %#x: sizes and addresses are multiples of 16", bytes, to);
+    if (offset < KCPU_DYNAMIC_BYTES && (uint64_t)offset + bytes > host->dynamic_bytes)
+        failf("a bulk copy of %u bytes to shared address %#x: past the block's dynamic shared memory", bytes, to);
+    issue((bulk){p, (const char *)from, bytes, 0, 0}, arena, bar);
+}
+
+void kcpu_sm90_st_async(unsigned to, uint32_t bits, unsigned bar)
+{
+    unsigned offset;
+    char *arena;
+    char *p = shared_at(to, 4, &offset, &arena);
+    if (offset % 4 || (offset < KCPU_DYNAMIC_BYTES && offset + 4 > host->dynamic_bytes))
+        failf("st.async to shared address %#x: not 4-byte aligned, or past the block's dynamic shared memory", to);
+    issue((bulk){p, NULL, 4, 0, bits}, arena, bar);
+}
+
 /* ---- wgmma ---- */
 
-/* Element (row, k) of an operand by descriptor, truncated to TF32, scaled. */
-typedef struct operand {
-    unsigned start, lbo, sbo;
-    int scale;
-} operand;
-
-static operand decode(uint64_t desc, unsigned rows, int scale)
+/* The `rows` x 8 operand at `desc` in `arena` into v[row][k], each value truncated to TF32 (as the
+ * tensor cores read it) and scaled. */
+static void decode(const char *arena, uint64_t desc, unsigned rows, int scale, float v[][8])
 {
-    operand o = {(unsigned)(desc & 0x3fff) << 4, (unsigned)(desc >> 16 & 0x3fff) << 4, (unsigned)(desc >> 32 & 0x3fff) << 4,
-                 scale};
+    const unsigned start = (unsigned)(desc & 0x3fff) << 4, lbo = (unsigned)(desc >> 16 & 0x3fff) << 4,
+                   sbo = (unsigned)(desc >> 32 & 0x3fff) << 4;
     if (desc >> 62 || (desc >> 49 & 7))
         failf("wgmma: a swizzled operand or one with a base offset (descriptor bits %u, %u): not emulated",
               (unsigned)(desc >> 62), (unsigned)(desc >> 49 & 7));
-    const uint64_t last = o.start + (uint64_t)(rows / 8 - 1) * o.sbo + o.lbo + 7 * 16 + 3 * 4 + 4;
+    const uint64_t last = start + (uint64_t)(rows / 8 - 1) * sbo + lbo + 7 * 16 + 3 * 4 + 4;
     if (last > host->dynamic_bytes)
-        failf("wgmma: an operand at shared byte %u reads past the launch's %u bytes of dynamic shared memory",
-              o.start, host->dynamic_bytes);
-    return o;
-}
-
-static float element(const operand *o, unsigned row, unsigned k)
-{
-    uint32_t bits;
-    memcpy(&bits, host->arena + o->start + row / 8 * o->sbo + k / 4 * o->lbo + row % 8 * 16 + k % 4 * 4, 4);
-    bits &= 0xffffe000u;
-    float v;
-    memcpy(&v, &bits, 4);
-    return o->scale * v;
+        failf("wgmma: an operand at shared byte %u reads past the launch's %u bytes of dynamic shared memory", start,
+              host->dynamic_bytes);
+    for (unsigned row = 0; row < rows; ++row)
+        for (unsigned k = 0; k < 8; ++k) {
+            uint32_t bits;
+            memcpy(&bits, arena + start + row / 8 * sbo + k / 4 * lbo + row % 8 * 16 + k % 4 * 4, 4);
+            bits &= 0xffffe000u;
+            float x;
+            memcpy(&x, &bits, 4);
+            v[row][k] = (float)scale * x;
+        }
 }
 
 static void run_op(const wg_op *op)
 {
-    const operand a = decode(op->a, 64, op->scale_a), b = decode(op->b, op->n, op->scale_b);
+    float a[64][8], b[256][8];
+    decode(op->arena, op->a, 64, op->scale_a, a);
+    decode(op->arena, op->b, op->n, op->scale_b, b);
     for (unsigned s = 0; s < WARPGROUP; ++s) {
         float *const *d = op->d + s * (op->n / 2);
         const unsigned row0 = 16 * (s / 32) + s % 32 / 4, col0 = 2 * (s % 4);
@@ -257,7 +305,7 @@ static void run_op(const wg_op *op)
                     const unsigned row = row0 + 8 * h, col = 8 * j + col0 + c;
                     float sum = 0.0f;
                     for (unsigned k = 0; k < 8; ++k)
-                        sum = fmaf(element(&a, row, k), element(&b, col, k), sum);
+                        sum = fmaf(a[row][k], b[col][k], sum);
                     float *to = d[4 * j + 2 * h + c];
                     *to = op->scale_d ? *to + sum : sum;
                 }
@@ -269,7 +317,7 @@ static unsigned warpgroup_of(const kcpu_thread *t, unsigned *slot)
 {
     const unsigned tid = 32 * t->warp + t->lane;
     *slot = tid % WARPGROUP;
-    return tid / WARPGROUP;
+    return t->rank * (1024 / WARPGROUP) + tid / WARPGROUP;
 }
 
 static void drop_first(unsigned wg)
@@ -304,7 +352,8 @@ void kcpu_sm90_wgmma(unsigned n, uint64_t a, uint64_t b, bool scale_d, int scale
         float **sums = op ? calloc((size_t)WARPGROUP * (n / 2), sizeof *sums) : NULL;
         if (!sums)
             host->fail("out of memory for a wgmma in flight");
-        *op = (wg_op){t->wgmma_committed, t->wgmma_issued, n, 0, UINT64_MAX, a, b, scale_d, scale_a, scale_b, sums};
+        *op = (wg_op){t->arena, t->wgmma_committed, t->wgmma_issued, n, 0, UINT64_MAX, a, b, scale_d, scale_a, scale_b,
+                      sums};
         ops[wg][op_count[wg]++] = op;
     } else if (op->n != n || op->a != a || op->b != b || op->scale_d != scale_d || op->scale_a != scale_a ||
                op->scale_b != scale_b) {

@@ -13,9 +13,11 @@
 extern "C" {
 #endif
 
-/* Shared memory: an arena whose first part is a launch's dynamic shared memory, then every
- * kernel's __shared__ arrays. */
-enum { KCPU_ARENA_BYTES = 64 << 20, KCPU_DYNAMIC_BYTES = 256 << 10 };
+/* Shared memory: each block of a cluster has an arena whose first part is a launch's dynamic
+ * shared memory, then every kernel's __shared__ arrays. A shared::cta address is a byte of the
+ * thread's own block's arena; a shared::cluster address (mapa's) is (rank + 1) << KCPU_RANK_SHIFT
+ * plus the byte in block `rank`'s arena, or a shared::cta address (the thread's own block). */
+enum { KCPU_ARENA_BYTES = 64 << 20, KCPU_DYNAMIC_BYTES = 256 << 10, KCPU_MAX_CLUSTER = 8, KCPU_RANK_SHIFT = 27 };
 
 typedef struct kcpu_uint3 {
     unsigned x, y, z;
@@ -33,6 +35,8 @@ typedef struct kcpu_copy {
 typedef struct kcpu_thread {
     kcpu_uint3 thread_idx, block_idx, block_dim, grid_dim;
     unsigned lane, warp; /* of the linear thread index in the block */
+    char *arena;         /* its block's shared memory */
+    unsigned rank, cluster_size; /* its block's in the cluster (clusters lie along x) */
     bool copies_land_at_issue; /* the earliest moment (a reversed run), not the wait's */
     kcpu_copy *copies;   /* this thread's copies in flight, in issue order */
     unsigned copy_count, copy_cap, committed;
@@ -48,8 +52,17 @@ typedef struct kcpu_api {
     /* Every lane of `mask` gives `value`; returns lane `from`'s (a lane of the warp). */
     uint64_t (*exchange)(unsigned mask, uint64_t value, unsigned from);
     void (*fail)(const char *what);
-    /* A __shared__ array's place in the runner's arena (kcpu_arena), poisoned before each block. */
-    void *(*static_shared)(size_t bytes);
+    /* A __shared__ array's place in every block's arena (a byte offset), poisoned before each block. */
+    size_t (*static_shared)(size_t bytes);
+    /* bar.sync id, count: `count` threads of the block arrive, then all go on */
+    void (*named_barrier)(unsigned id, unsigned count);
+    /* barrier.cluster.arrive and .wait: every thread of the cluster */
+    void (*cluster_sync)(void);
+    /* Every lane of `mask` gives `bytes` (at most 64) at mine; each gets all 32 lanes' at all
+     * (lane l's at all + l * bytes; lanes outside the mask: zeros): mma.sync's operands. */
+    void (*warp_gather)(unsigned mask, const void *mine, unsigned bytes, void *all);
+    /* block `rank`'s arena (mapa) */
+    char *(*arena_of)(unsigned rank);
     /* sm_90's mbarriers, bulk copies and wgmma (kernel_cpu_sm90.h): addresses are shared bytes */
     void (*mbar_init)(unsigned at, unsigned count);
     void (*mbar_arrive)(unsigned at, unsigned tx_bytes);
@@ -58,6 +71,8 @@ typedef struct kcpu_api {
     void (*wgmma)(unsigned n, uint64_t a, uint64_t b, bool scale_d, int scale_a, int scale_b, float *const *d);
     void (*wgmma_commit)(void);
     void (*wgmma_wait)(unsigned newest);
+    /* st.async of 4 bytes to a shared::cluster address, counted on the mbarrier at `bar` */
+    void (*st_async)(unsigned to, uint32_t bits, unsigned bar);
 } kcpu_api;
 
 #ifdef __cplusplus
