@@ -427,7 +427,12 @@ static bool rewrite_asm(const char *open, const char **end, cg_buf *out)
             ok = take_operands(&a, part, stop);
     }
     cg_buf_puts(out, "{");
-    for (char *ins = strtok(ok ? a.ptx : (char[]){""}, ";"); ok && ins; ins = strtok(NULL, ";")) {
+    /* strtok_r: kcpu_prepare rewrites a program's kernels on several threads at once, and
+       strtok's one hidden position, shared by them, mangled an instruction now and then (a 3-D
+       fft's cp.async: the flaky non-finite outputs of sessions 66-69) */
+    char *position = NULL;
+    for (char *ins = strtok_r(ok ? a.ptx : (char[]){""}, ";", &position); ok && ins;
+         ins = strtok_r(NULL, ";", &position)) {
         char *s = ins;
         for (char *c = s; *c; ++c)
             if (*c == '{' || *c == '}' || *c == '\n' || *c == '\t')
