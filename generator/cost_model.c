@@ -48,7 +48,7 @@ static cg_work cufft_work(const cg_fft_step *f)
 static double kernels_seconds(const cg_generated *g, const cg_rates *r)
 {
     const cg_planner *pl = cg_planner_of(g->algo);
-    double efficiency = pl && pl->fma_efficiency ? pl->fma_efficiency(&g->problem, g->pass) : 1;
+    double efficiency = pl && pl->fma_efficiency ? pl->fma_efficiency(g) : 1;
     int64_t elems[3];
     cg_problem_operand_elems(&g->problem, g->pass, elems);
     double bytes = 4.0 * ((double)elems[0] + (double)elems[1] + (double)elems[2]);

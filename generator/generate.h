@@ -395,10 +395,10 @@ typedef struct cg_planner {
      * into out; returns how many. NULL: `fixed` alone. */
     int (*variants)(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
                     int max);
-    /* Programs of kernels without steps (direct's): the share of the GPU's FMA rate its kernels
-     * reach on this layer and pass, at which the cost model charges the pass's FLOPs. NULL where
-     * the program's steps say their work. */
-    double (*fma_efficiency)(const cg_problem *p, convgen_pass pass);
+    /* Programs of kernels without steps (direct's): the share of the GPU's FMA rate the kernels
+     * of program g (its layer and pass, and which form it took) reach, at which the cost model
+     * charges the pass's FLOPs. NULL where the program's steps say their work. */
+    double (*fma_efficiency)(const cg_generated *g);
     /* A name that wisdom of format 1 gave this planner's choice, before the planner had its own
      * (direct-window's was "direct", which chose it silently): read back from such a file, that
      * name means this planner wherever it applies in those passes (a mask of 1 << pass; its

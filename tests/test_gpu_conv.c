@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "convgen.h"
+#include "direct/direct_tc.h"
 #include "generate.h"
 #include "planner_cases.h"
 #include "verify.h"
@@ -479,6 +480,18 @@ static bool plan_holds(const shape *s, convgen_pass pass, const char *text)
     return found;
 }
 
+/* Whether direct's tensor-core form takes the shape's pass (fprop, stride-1 bprop, up to 32 taps);
+ * where not, it says why (the refusal the CPU test checks). */
+static bool direct_tensor_takes(const shape *s, convgen_pass pass)
+{
+    cg_problem p;
+    direct_tc_spec spec;
+    if (cg_problem_init(&p, &s->d) == CONVGEN_SUCCESS && cg_direct_tc_spec(&p, pass, NULL, &spec) == CONVGEN_SUCCESS)
+        return true;
+    print_message("%s: not the tensor-core form's: %s\n", convgen_pass_name(pass), convgen_last_error());
+    return false;
+}
+
 static void check_shape(void **state)
 {
     const shape *s = *state;
@@ -538,6 +551,8 @@ static void check_shape(void **state)
             print_message("accgrad: its second operand is dy: no weights to transform inside\n");
             continue;
         }
+        if (s->algo == CONVGEN_ALGO_DIRECT && s->gemm == CONVGEN_GEMM_TENSOR && !direct_tensor_takes(s, (convgen_pass)pass))
+            continue;
         if (s->algo == CONVGEN_ALGO_DIRECT_WINDOW && pass == CONVGEN_ACCGRAD) {
             print_message("accgrad: direct-window has none (direct's GEMM is its accgrad)\n");
             continue;
@@ -1013,7 +1028,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                 if (strcmp(token, names[i]) == 0)
                     known = selected[i] = true;
             if (!known) {
-                fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, direct_window, cufft, fft, fft_tiled, fft_fused, "
+                fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, direct_tensor, direct_window, cufft, fft, fft_tiled, fft_fused, "
                                 "winograd, winograd_fused, winograd_fused_inside, winograd_gemm, winograd_tensor, fft_cublas, fft_tiled_gemm, prepared, accuracy, "
                                 "auto, epilogue, registry)\n",
                         token);
@@ -1141,7 +1156,7 @@ static void with_gemm(const shape *from, shape *to, int count, int gemm, struct 
 
 int main(void)
 {
-    static struct CMUnitTest direct[DIRECT_SHAPES], window[WINDOW_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
+    static struct CMUnitTest direct[DIRECT_SHAPES], direct_tensor[DIRECT_SHAPES], window[WINDOW_SHAPES], cufft[CUFFT_SHAPES], fft[CUFFT_SHAPES], tiled[CUFFT_SHAPES],
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES + WINOGRAD_FUSED_SHIFTED],
         fused_inside[WINOGRAD_FUSED_SHAPES + INSIDE_AT_F2],
         winograd_gemm[WINOGRAD_SHAPES], winograd_tensor[2 * WINOGRAD_TENSOR_SHAPES], fft_cublas[CUFFT_SHAPES],
@@ -1200,6 +1215,22 @@ int main(void)
         winograd_tensor[WINOGRAD_TENSOR_SHAPES + i] =
             (struct CMUnitTest){.name = f->name, .test_func = check_shape, .initial_state = f};
     }
+    /* direct's shapes again by its tensor-core form (fprop and stride-1 bprop: mma.sync in 3xTF32) */
+    static shape direct_tc_shapes[DIRECT_SHAPES];
+    for (int i = 0; i < DIRECT_SHAPES; ++i) {
+        shape *t = &direct_tc_shapes[i];
+        *t = direct_shapes[i];
+        t->gemm = CONVGEN_GEMM_TENSOR;
+        for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
+            cg_problem p;
+            direct_tc_spec spec;
+            bool takes = cg_problem_init(&p, &t->d) == CONVGEN_SUCCESS &&
+                         cg_direct_tc_spec(&p, (convgen_pass)pass, NULL, &spec) == CONVGEN_SUCCESS;
+            t->form[pass] = takes ? "mma.sync" : NULL;
+        }
+        snprintf(t->name, sizeof t->name, "tensor-core GEMM: %.140s", direct_shapes[i].name);
+        direct_tensor[i] = (struct CMUnitTest){.name = t->name, .test_func = check_shape, .initial_state = t};
+    }
     with_gemm(fft_shapes, fft_cublas_shapes, CUFFT_SHAPES, CONVGEN_GEMM_CUBLAS, fft_cublas);
     with_gemm(tiled_shapes, tiled_gemm_shapes, CUFFT_SHAPES, CONVGEN_GEMM_GENERATED, tiled_gemm);
     make_accuracy_tests(accuracy);
@@ -1245,6 +1276,7 @@ int main(void)
         registry[a] = (struct CMUnitTest){.name = cg_planner_at(a)->name, .test_func = check_registry,
                                           .initial_state = (void *)cg_planner_at(a)};
     const test_group groups[] = {{"direct", direct, DIRECT_SHAPES},
+                  {"direct_tensor", direct_tensor, DIRECT_SHAPES},
                   {"direct_window", window, WINDOW_SHAPES},
                   {"cufft", cufft, CUFFT_SHAPES},
                   {"fft", fft, CUFFT_SHAPES},

@@ -299,6 +299,61 @@ static void test_winograd_tensor_gemm(void **state)
     printf("winograd's tensor-core GEMM: %d runs within %.0e (each program in both orders)\n", ran, ERROR_BOUND);
 }
 
+/* direct's implicit GEMM on the tensor cores (gemm=tensor: mma.sync in 3xTF32), fprop and bprop
+ * of every small layer it takes (taps 1 to 27, rank 1 to 3, pads uneven, dilation, fprop's
+ * stride, channels not a whole chunk), of 72 columns (two column tiles, the second partial) in
+ * convolution mode, and fprop with bias and ReLU on an A100; planned for 132 SMs (64-row tiles)
+ * and for 2 (128 rows), each in both of the runner's orders. What it refuses, it names. */
+static void test_direct_tensor(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    const cg_target few = {.sm_count = 2};
+    const cg_tuning tune = {.gemm = CONVGEN_GEMM_TENSOR};
+    convgen_conv_desc shapes[LAYERS + 1];
+    memcpy(shapes, layers, sizeof layers);
+    shapes[LAYERS] = (convgen_conv_desc){.rank = 2, .n = 3, .c = 20, .k = 72, .in = {9, 11}, .kernel = {3, 3},
+                                         .pad_before = {1, 1}, .pad_after = {1, 1}, .mode = CONVGEN_CONVOLUTION};
+    int ran = 0, refused = 0;
+    for (int ti = 0; ti < 2; ++ti)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+            for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
+                cg_problem p;
+                cg_generated g;
+                assert_int_equal(cg_problem_init(&p, &shapes[i]), CONVGEN_SUCCESS);
+                if (pass == CONVGEN_BPROP && p.stride[0] > 1) {
+                    assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_DIRECT, NULL, &tune, &g),
+                                     CONVGEN_ERROR_NOT_SUPPORTED);
+                    assert_non_null(strstr(convgen_last_error(), "bprop of stride 2"));
+                    ++refused;
+                    continue;
+                }
+                char what[64];
+                snprintf(what, sizeof what, "direct tensor, shape %zu%s", i, ti ? " on 2 SMs" : "");
+                ran += check_both_orders(&shapes[i], (convgen_pass)pass, CONVGEN_ALGO_DIRECT, ti ? &few : NULL, &tune,
+                                         "mma.sync", what);
+            }
+    cg_target a = a100();
+    convgen_conv_desc d = layers[0];
+    d.epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU;
+    ran += check_both_orders(&d, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &a, &tune, "fmaxf(", "direct tensor, epilogue");
+    /* accgrad, and 49 taps, are refused by name */
+    const convgen_conv_desc wide = {.rank = 2, .n = 1, .c = 4, .k = 4, .in = {9, 9}, .kernel = {7, 7}};
+    const struct { const convgen_conv_desc *d; convgen_pass pass; const char *why; } refusals[] = {
+        {&layers[0], CONVGEN_ACCGRAD, "fprop and bprop only"}, {&wide, CONVGEN_FPROP, "49 taps"}};
+    for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; ++i) {
+        cg_problem p;
+        cg_generated g;
+        assert_int_equal(cg_problem_init(&p, refusals[i].d), CONVGEN_SUCCESS);
+        assert_int_equal(cg_generate_tuned(&p, refusals[i].pass, CONVGEN_ALGO_DIRECT, NULL, &tune, &g),
+                         CONVGEN_ERROR_NOT_SUPPORTED);
+        assert_non_null(strstr(convgen_last_error(), refusals[i].why));
+        ++refused;
+    }
+    printf("direct's tensor-core GEMM: %d runs within %.0e (each program in both orders), %d refusals named\n", ran,
+           ERROR_BOUND, refused);
+}
+
 /* fprop's epilogue (bias and ReLU) as each algorithm's last kernel applies it. */
 static void test_epilogue(void **state)
 {
@@ -839,6 +894,7 @@ int main(void)
         cmocka_unit_test(test_runner_runs_bulk_copies_on_mbarriers),
         cmocka_unit_test(test_runner_runs_a_cluster),
         cmocka_unit_test(test_runner_names_ptx_it_cannot_run),
+        cmocka_unit_test_teardown(test_direct_tensor, no_required_text),
         cmocka_unit_test(test_epilogue),
         cmocka_unit_test(test_winograd_tiles_and_sub_batches),
         cmocka_unit_test(test_winograd_fused_weights_inside),

@@ -636,7 +636,7 @@ static void test_candidates_are_the_planners_variants(void **state)
         const char *want;
     } cases[] = {
         {&small, CONVGEN_FPROP, {.effort = EX},
-         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft fourier=16x16 gemm=cublas|"
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft fourier=16x16 gemm=cublas|"
          "fft fourier=16x16 gemm=generated|fft-tiled|fft-fused|" WINOGRAD_TILES_BY_GEMM "winograd m=5x5 gemm=cublas|"
          "winograd m=5x5 gemm=generated|winograd m=6x6 gemm=cublas|winograd m=6x6 gemm=generated|" WINOGRAD_TILES_TENSOR
          FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6" FUSED_INSIDE},
@@ -644,15 +644,15 @@ static void test_candidates_are_the_planners_variants(void **state)
          "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|" WINOGRAD_TILES_BY_GEMM
          WINOGRAD_TILES_TENSOR_TO_4 FUSED_TILES},
         {&wide, CONVGEN_BPROP, {.effort = EX},
-         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd m=0x2 gemm=cublas|"
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd m=0x2 gemm=cublas|"
          "winograd m=0x2 gemm=generated|winograd m=0x2 gemm=tensor|winograd-fused"},
         {&line, CONVGEN_FPROP, {.effort = EX},
-         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd m=2 gemm=cublas|"
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd m=2 gemm=cublas|"
          "winograd m=2 gemm=generated|winograd m=3 gemm=cublas|winograd m=3 gemm=generated|winograd m=4 gemm=cublas|"
          "winograd m=4 gemm=generated|winograd m=2 gemm=tensor|winograd m=3 gemm=tensor|winograd m=4 gemm=tensor|"
          "winograd-fused"},
         {&small, CONVGEN_BPROP, {.effort = ME},
-         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd gemm=cublas|"
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd gemm=cublas|"
          "winograd gemm=generated|winograd gemm=tensor|winograd-fused|winograd-fused m=2x2|"
          "winograd-fused weights=inside|winograd-fused m=2x2 weights=inside"}, /* 2 blocks: F(2x2, 3x3) too */
         {&stem, CONVGEN_BPROP, {.effort = EX}, "direct|direct-window|cufft|fft|fft-tiled|fft-fused|winograd|winograd-fused"},
@@ -661,15 +661,15 @@ static void test_candidates_are_the_planners_variants(void **state)
          "winograd m=2x2 gemm=cublas|winograd m=3x3 gemm=cublas|winograd m=4x4 gemm=cublas|winograd m=5x5 gemm=cublas|"
          "winograd m=6x6 gemm=cublas|" FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6" FUSED_INSIDE},
         {&small, CONVGEN_FPROP, {.effort = EX, .allow_tf32 = 1},
-         "direct|direct-window|cufft|fft|fft fourier=16x16|fft-tiled|fft-fused|winograd m=2x2|winograd m=3x3|"
+         "direct|direct gemm=tensor|direct-window|cufft|fft|fft fourier=16x16|fft-tiled|fft-fused|winograd m=2x2|winograd m=3x3|"
          "winograd m=4x4|winograd m=5x5|winograd m=6x6|" FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6"
          FUSED_INSIDE},
         {&small, CONVGEN_FPROP, {.effort = EX, .winograd_m = {4, 4}},
-         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft fourier=16x16 gemm=cublas|"
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft fourier=16x16 gemm=cublas|"
          "fft fourier=16x16 gemm=generated|fft-tiled|fft-fused|winograd m=4x4 gemm=cublas|winograd m=4x4 gemm=generated|"
          "winograd m=4x4 gemm=tensor|winograd-fused m=4x4|winograd-fused m=4x4 weights=inside"},
         {&small, CONVGEN_FPROP, {.effort = EX, .fourier_size = {16, 16}},
-         "direct|direct-window|cufft fourier=16x16|fft fourier=16x16 gemm=cublas|fft fourier=16x16 gemm=generated|"
+         "direct|direct gemm=tensor|direct-window|cufft fourier=16x16|fft fourier=16x16 gemm=cublas|fft fourier=16x16 gemm=generated|"
          "fft-tiled fourier=16x16|fft-fused fourier=16x16|" WINOGRAD_TILES_BY_GEMM "winograd m=5x5 gemm=cublas|"
          "winograd m=5x5 gemm=generated|winograd m=6x6 gemm=cublas|winograd m=6x6 gemm=generated|" WINOGRAD_TILES_TENSOR
          FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6" FUSED_INSIDE},
@@ -773,7 +773,7 @@ static void test_variant_strings_refuse_what_planners_do_not_write(void **state)
         {CONVGEN_ALGO_WINOGRAD, "m=04x4", "is not as winograd writes it"},
         {CONVGEN_ALGO_WINOGRAD, "fourier=16x16", "'fourier' is no key of winograd's"},
         {CONVGEN_ALGO_WINOGRAD_FUSED, "m=4x4 gemm=cublas", "'gemm' is no key of winograd-fused's (m, weights)"},
-        {CONVGEN_ALGO_DIRECT, "gemm=cublas", "'gemm' is no key of direct's (none)"},
+        {CONVGEN_ALGO_DIRECT, "m=4x4", "'m' is no key of direct's (gemm)"},
         {CONVGEN_ALGO_DIRECT_WINDOW, "x", "'x' is no key of direct-window's (none)"},
         {CONVGEN_ALGO_FFT, "fourier=16x-1", "fourier=16x-1: not 2 sizes"},
         {CONVGEN_ALGO_CUFFT, "fourier=16x16 gemm=cublas", "'gemm' is no key of cufft's (fourier)"},
@@ -791,6 +791,7 @@ static void test_variant_strings_refuse_what_planners_do_not_write(void **state)
     assert_int_equal(t.fourier_size[0], 64);
     assert_int_equal(t.fourier_size[1], 64);
     assert_int_equal(t.gemm, CONVGEN_GEMM_CUBLAS);
+    t = (cg_tuning){.gemm = 0};
     assert_int_equal(cg_variant_parse(cg_planner_of(CONVGEN_ALGO_DIRECT), "", 2, &t), CONVGEN_SUCCESS);
 }
 

@@ -374,7 +374,7 @@ static void test_a_bad_entry_refuses_the_whole_file(void **state)
         {2, KEY_C8_BPROP " algo=winograd variant=\"m=6x6 tile=3\" ms=1",
          "line 4 is not a wisdom entry of format 2: winograd: variant \"m=6x6 tile=3\": 'tile' is no key of winograd's"},
         {2, KEY_C8_BPROP " algo=winograd variant=\"gemm=cublas m=6x6\" ms=1", "is not as winograd writes it"},
-        {2, KEY_C8_BPROP " algo=direct variant=\"m=6x6\" ms=1", "'m' is no key of direct's (none)"},
+        {2, KEY_C8_BPROP " algo=direct variant=\"m=6x6\" ms=1", "'m' is no key of direct's (gemm)"},
         {2, KEY_C8_BPROP " algo=winograd variant=m=6x6 gemm=cublas ms=1", "of format 2"}, /* unquoted: 21 fields */
         {2, KEY_C8_BPROP " algo=winograd ms=1 tf32=0", "of format 2"},
     };

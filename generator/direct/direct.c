@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "direct_tc.h"
 #include "generate.h"
 #include "values.h"
 #include "templates.h"
@@ -456,7 +457,11 @@ static convgen_status reduce_context(const cg_problem *p, convgen_pass pass, con
 static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, const cg_target *t,
                                       const cg_tuning *tune, cg_generated *out)
 {
-    (void)tune; /* nothing to fix yet */
+    int form = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
+    if (form == CONVGEN_GEMM_TENSOR)
+        return cg_direct_tc_generate(p, pass, t, out);
+    if (form == CONVGEN_GEMM_CUBLAS)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: gemm=cublas: its GEMM is implicit, generated or tensor");
     direct_spec s;
     choose_spec(p, pass, t, &s);
     cg_kernel *gemm = &out->kernels[0];
@@ -486,18 +491,51 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
 
 /* The kernels reach 20-36 TFLOP/s of the H100's 64 on wide layers (bench/NOTES.md), less where
  * the implicit GEMM is narrow: under 64 output channels (fprop), input channels (bprop), or
- * output channels or filter taps c x prod(kernel) (accgrad) leave lanes idle. */
-static double direct_fma_efficiency(const cg_problem *p, convgen_pass pass)
+ * output channels or filter taps c x prod(kernel) (accgrad) leave lanes idle. The tensor form
+ * (direct_tc.c) is rated at DIRECT_TC_EFFICIENCY of the FMA rate where its columns fill the
+ * block's two warps of 16 or more, an estimate before the bench measured it. */
+#define DIRECT_TC_EFFICIENCY 0.9
+static double direct_fma_efficiency(const cg_generated *g)
 {
+    const cg_problem *p = &g->problem;
+    convgen_pass pass = g->pass;
     double taps = (double)p->c * (double)cg_problem_kernel_pixels(p);
     double width = pass == CONVGEN_FPROP ? (double)p->k : pass == CONVGEN_BPROP ? (double)p->c : fmin((double)p->k, taps);
+    if (g->kernel_count > 0 && strncmp(g->kernels[0].name, "convgen_direct_tc_", 18) == 0)
+        return DIRECT_TC_EFFICIENCY * fmin(1.0, width / 32.0);
     return DIRECT_EFFICIENCY * fmin(1.0, width / 64.0);
 }
+
+/* AUTO's candidates: the FMA kernel, and the tensor cores' where that form takes the layer and
+ * pass (a target without TF32 mma refuses it when generated). A GEMM the caller fixed for the
+ * other planners (cuBLAS's, or the tensor cores' where this form does not apply) leaves direct's
+ * own: its FMA kernel. */
+static int direct_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
+                           int max)
+{
+    (void)effort;
+    direct_tc_spec s;
+    bool tensor = cg_direct_tc_spec(p, pass, NULL, &s) == CONVGEN_SUCCESS;
+    if (max < 1)
+        return 0;
+    out[0] = *fixed;
+    if (fixed->gemm == CONVGEN_GEMM_CUBLAS || (fixed->gemm == CONVGEN_GEMM_TENSOR && !tensor))
+        out[0].gemm = CONVGEN_GEMM_CHOSEN;
+    if (fixed->gemm || !tensor || max < 2)
+        return 1;
+    out[1] = *fixed;
+    out[1].gemm = CONVGEN_GEMM_TENSOR;
+    return 2;
+}
+
+static const cg_knob direct_knobs[] = {{"gemm", cg_gemm_print, cg_gemm_parse}, {NULL, NULL, NULL}};
 
 const cg_planner cg_direct_planner = {
     .algo = CONVGEN_ALGO_DIRECT,
     .name = "direct",
     .applicable = direct_applicable,
     .generate = direct_generate,
+    .knobs = direct_knobs,
+    .variants = direct_variants,
     .fma_efficiency = direct_fma_efficiency,
 };

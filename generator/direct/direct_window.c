@@ -447,10 +447,9 @@ static convgen_status window_generate(const cg_problem *p, convgen_pass pass, co
 
 /* Measured: the window bprop at about 30% of the FMA rate (G1 bprop 0.37 ms, L1 bprop 3.5 ms on
  * the H100), the sliding fprop at 41-52% (Z1 33.6, L1 27.8, G1 26.2 TFLOP/s on the H200). */
-static double window_fma_efficiency(const cg_problem *p, convgen_pass pass)
+static double window_fma_efficiency(const cg_generated *g)
 {
-    (void)p;
-    return pass == CONVGEN_FPROP ? 0.45 : 0.3;
+    return g->pass == CONVGEN_FPROP ? 0.45 : 0.3;
 }
 
 const cg_planner cg_direct_window_planner = {

@@ -1,0 +1,269 @@
+/* direct's implicit GEMM on the tensor cores (gemm=tensor): fprop and stride-1 bprop as
+ * out[rows][cols] = A[rows][red] * B[red][cols], the products by mma.sync m16n8k8 in 3xTF32 (each
+ * operand split into a TF32 hi and lo, three products summed in fp32: fp32's accuracy, as
+ * winograd's tensor GEMM; bench/NOTES.md "Issue 30, session 57").
+ *
+ * Both passes are one gather: out pixel q of image n reads the source tensor src (x for fprop,
+ * dy for bprop) at pos(q) + tap offset, per dimension, over src's channels:
+ *   fprop  rows = (n, o)  src = x   cols = k  pos = o*stride - pad          B = w[k][c][tap]
+ *   bprop  rows = (n, i)  src = dy  cols = c  pos = i + pad - (r-1)*dil     B = w[k][c][tap]
+ * The reduction runs over (src channel, tap) with the taps in w's own order, so that B is read
+ * as stored; the flip of bprop (and of fprop in convolution mode) is in A's tap offsets, which
+ * are constants. Per thread, its row's coordinates and which taps fall inside src (a bit mask)
+ * are worked out once; each load is then a constant offset from the row's base and a bit of the
+ * mask, by cp.async with zero fill. The reduction runs in chunks of CC channels x every tap (a
+ * multiple of 8: whole mma K steps), two stages of A and B in shared memory: the next chunk's
+ * copies fly while this one's products run. */
+#include "direct_tc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "templates.h"
+#include "util.h"
+#include "values.h"
+
+enum { THREADS = 128, WARPS = THREADS / 32, STAGES = 2, MAX_TAPS = 32 };
+
+/* The target runs mma.sync's TF32 (sm_80 on), also where it does not say (the H100's). */
+static bool target_has_mma(const cg_target *t)
+{
+    int sm = 0;
+    return !t || !t->arch[0] || (sscanf(t->arch, "sm_%d", &sm) == 1 && sm >= 80);
+}
+
+/* The pass as a gather over src (above) into tc->... */
+static void gather_view(const cg_problem *p, convgen_pass pass, direct_tc_spec *s)
+{
+    bool bprop = pass == CONVGEN_BPROP;
+    s->rank = p->rank;
+    s->bprop = bprop;
+    s->src_c = bprop ? p->k : p->c;
+    s->cols = bprop ? p->c : p->k;
+    s->taps = (int)cg_problem_kernel_pixels(p);
+    s->row_pixels = bprop ? cg_problem_in_pixels(p) : cg_problem_out_pixels(p);
+    s->src_pixels = bprop ? cg_problem_out_pixels(p) : cg_problem_in_pixels(p);
+    s->rows = p->n * s->row_pixels;
+    for (int d = 0; d < p->rank; ++d) {
+        s->row_dims[d] = bprop ? p->in[d] : p->out[d];
+        s->src_dims[d] = bprop ? p->out[d] : p->in[d];
+        s->step[d] = bprop ? 1 : p->stride[d];
+        s->origin[d] = bprop ? (p->kernel[d] - 1) * p->dilation[d] - p->pad_before[d] : p->pad_before[d];
+    }
+    /* A's taps run backwards where w's tap g meets src at (r - 1 - g) * dil: bprop of a
+     * cross-correlation, fprop of a convolution. */
+    s->flip_a = bprop != p->flip;
+    /* B = w[k][c][tap]: consecutive taps adjacent; the next column (k for fprop, c for bprop) and
+     * the next src channel (c for fprop, k for bprop) these far apart. */
+    s->b_col_stride = bprop ? s->taps : p->c * s->taps;
+    s->b_chan_stride = bprop ? p->c * s->taps : s->taps;
+}
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* Floats of a stage: A [chunk_red][a_stride] and B [bn][b_stride]. */
+static int64_t stage_floats(const direct_tc_spec *s)
+{
+    return (int64_t)s->chunk_red * s->a_stride + (int64_t)s->bn * s->b_stride;
+}
+
+/* Blocks of the tile (bm, bn). */
+static int64_t tile_count(const direct_tc_spec *s, int bm, int bn)
+{
+    return (s->rows + bm - 1) / bm * ((s->cols + bn - 1) / bn);
+}
+
+/* The block tile: the largest that still gives every SM a block, of 128 or 64 rows by 64, 32 or 16
+ * columns (the mma's n of 8 in whole warps; no wider than the layer's columns need), else the
+ * smallest (the small layers this form is for have a few hundred tiles of 64 rows); 64 rows where
+ * 128 do not fit the shared memory. */
+static void choose_tiles(direct_tc_spec *s, const cg_target *t)
+{
+    int64_t sms = t && t->sm_count > 0 ? t->sm_count : 132;
+    int widest = s->cols <= 16 ? 16 : s->cols <= 32 ? 32 : 64;
+    s->cc = 8 * (s->taps >= 8 ? 1 : 8 / s->taps); /* whole K steps of 8, at least 8 of them a chunk */
+    s->chunk_red = s->cc * s->taps;
+    s->chunks = (int)((s->src_c + s->cc - 1) / s->cc);
+    /* A's rows 8 mod 16 floats apart and B's columns 4 mod 8: the fragments' 32 reads in 32 banks. */
+    s->b_stride = (int)round_up(s->chunk_red - 4, 8) + 4;
+    bool found = false;
+    for (int bm = 128; bm >= 64 && !found; bm -= 64)
+        for (int bn = widest; bn >= 16 && !found; bn /= 2) {
+            s->bm = bm, s->bn = bn, s->a_stride = bm + 8;
+            found = tile_count(s, bm, bn) >= sms &&
+                    (bm == 64 || STAGES * stage_floats(s) * 4 <= cg_target_shared_per_block(t));
+        }
+    s->warps_n = s->bn >= 32 ? 2 : 1;
+    s->warps_m = WARPS / s->warps_n;
+    s->a_parts = THREADS / s->bm;
+    s->b_parts = THREADS / s->bn;
+    s->shared_bytes = STAGES * stage_floats(s) * 4;
+    /* blocks an SM by the shared memory: the launch bounds say it, without which ptxas held the
+       kernel to 80 registers and spilled (S13 fprop) */
+    int64_t per_sm = cg_target_shared_per_sm(t) / (s->shared_bytes + CG_SHARED_RESERVED_PER_BLOCK);
+    s->min_blocks = (int)(per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm);
+}
+
+convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const cg_target *t, direct_tc_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    if (pass == CONVGEN_ACCGRAD)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: fprop and bprop only (accgrad: gemm=generated)");
+    if (!target_has_mma(t))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: the target %s has no TF32 mma.sync (sm_80 on)",
+                       t->arch);
+    for (int d = 0; pass == CONVGEN_BPROP && d < p->rank; ++d)
+        if (p->stride[d] > 1)
+            return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: bprop of stride %lld (stride 1 only)",
+                           (long long)p->stride[d]);
+    if (cg_problem_kernel_pixels(p) > MAX_TAPS)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: %lld taps (a row's mask holds %d)",
+                       (long long)cg_problem_kernel_pixels(p), MAX_TAPS);
+    gather_view(p, pass, s);
+    if (s->rows >= INT32_MAX - 128)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: %lld GEMM rows (below 2^31)", (long long)s->rows);
+    if ((s->cols + 63) / 64 > 65535)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: %lld columns need more than 65535 column tiles",
+                       (long long)s->cols);
+    choose_tiles(s, t);
+    if (s->shared_bytes > cg_target_shared_per_block(t))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
+                       "direct gemm=tensor: a chunk of %d taps x %d channels needs %lld bytes of shared memory a block",
+                       s->taps, s->cc, (long long)s->shared_bytes);
+    return CONVGEN_SUCCESS;
+}
+
+/* ---- the template context ---- */
+
+/* Each tap: its bit, its offset in src's flat pixels, and per dimension its offset in positions. */
+static tmpl_value *tap_list(const cg_problem *p, const direct_tc_spec *s)
+{
+    tmpl_value *list = tmpl_list();
+    for (int f = 0; f < s->taps; ++f) {
+        tmpl_value *v = tmpl_map(), *dims = tmpl_list();
+        int64_t rest = f, flat = 0, src_stride = 1;
+        int64_t off[CONVGEN_MAX_RANK];
+        for (int d = p->rank - 1; d >= 0; --d) { /* w's taps row-major: the last dimension fastest */
+            int64_t g = rest % p->kernel[d];
+            rest /= p->kernel[d];
+            off[d] = (s->flip_a ? p->kernel[d] - 1 - g : g) * p->dilation[d];
+            flat += off[d] * src_stride;
+            src_stride *= s->src_dims[d];
+        }
+        for (int d = 0; d < p->rank; ++d) {
+            tmpl_value *o = tmpl_map();
+            tmpl_set_int(o, "i", d);
+            tmpl_set_int(o, "off", off[d]);
+            tmpl_set_int(o, "size", s->src_dims[d]);
+            tmpl_list_push(dims, o);
+        }
+        tmpl_set_int(v, "i", f);
+        tmpl_set_int(v, "bit", 1ll << f);
+        tmpl_set_int(v, "flat", flat);
+        tmpl_map_set(v, "dims", dims);
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+/* Per spatial dimension of the rows: its index name, the step and origin of pos, src's stride. */
+static tmpl_value *dim_list(const cg_problem *p, const direct_tc_spec *s)
+{
+    tmpl_value *list = tmpl_list();
+    int64_t src_stride = 1;
+    for (int d = p->rank - 1; d >= 0; --d) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "i", d);
+        tmpl_set_int(v, "step", s->step[d]);
+        tmpl_set_int(v, "origin", s->origin[d]);
+        tmpl_set_int(v, "src_stride", src_stride);
+        src_stride *= s->src_dims[d];
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const direct_tc_spec *s, const cg_kernel *k)
+{
+    tmpl_value *h = tmpl_list();
+    cg_value_line(h, "convgen %s: direct convolution (implicit GEMM) on the tensor cores, %s", CG_GENERATOR_VERSION,
+                  convgen_pass_name(pass));
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "GEMM: out[%lld rows][%lld cols] = A[rows][%lld] * B[%lld][cols], A gathered from %s, B = w as stored",
+                  (long long)s->rows, (long long)s->cols, (long long)(s->src_c * s->taps),
+                  (long long)(s->src_c * s->taps), s->bprop ? "dy" : "x");
+    cg_value_line(h, "products: mma.sync m16n8k8 in 3xTF32 (a hi and lo TF32 half of each operand, lo*hi + hi*lo + hi*hi "
+                  "in fp32)");
+    cg_value_line(h, "FLOPs: %.6g (2*n*c*k*prod(kernel)*prod(out))", cg_problem_flops(p));
+    cg_value_line(h, "tiles: block %d x %d, warps %d x %d of %d x %d; the sum in %d chunks of %d channels x %d taps, "
+                  "%d stages", s->bm, s->bn, s->warps_m, s->warps_n, s->bm / s->warps_m, s->bn / s->warps_n, s->chunks,
+                  s->cc, s->taps, STAGES);
+    cg_value_line(h, "launch: grid (%u, %u, 1), block (%u, 1, 1), %u bytes of dynamic shared memory", k->grid[0],
+                  k->grid[1], k->block[0], k->shared_bytes);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_tc.cu or generator/direct/direct_tc.c "
+                  "instead.");
+    return h;
+}
+
+static void set_ints(tmpl_value *ctx, const direct_tc_spec *s)
+{
+    const struct { const char *key; int64_t v; } ints[] = {
+        {"threads", THREADS}, {"min_blocks", s->min_blocks}, {"rows", s->rows}, {"cols", s->cols}, {"src_c", s->src_c},
+        {"src_pixels", s->src_pixels}, {"row_pixels", s->row_pixels}, {"taps", s->taps}, {"cc", s->cc},
+        {"chunk_red", s->chunk_red}, {"chunks", s->chunks}, {"bm", s->bm}, {"bn", s->bn},
+        {"bm_log2", cg_log2_up(s->bm)}, {"a_stride", s->a_stride}, {"b_stride", s->b_stride},
+        {"a_floats", (int64_t)s->chunk_red * s->a_stride}, {"stage_floats", stage_floats(s)},
+        {"a_parts", s->a_parts}, {"a_channels", s->cc / s->a_parts}, {"b_parts", s->b_parts},
+        {"b_channels", s->cc / s->b_parts}, {"b_col_stride", s->b_col_stride}, {"b_chan_stride", s->b_chan_stride},
+        {"warps_m", s->warps_m}, {"wm", s->bm / s->warps_m}, {"wn", s->bn / s->warps_n},
+        {"m_frags", s->bm / s->warps_m / 16}, {"n_frags", s->bn / s->warps_n / 8}, {"ksteps", s->chunk_red / 8},
+        {"channel_guard", s->src_c % s->cc != 0},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
+        tmpl_set_int(ctx, ints[i].key, ints[i].v);
+}
+
+static const char *const q_names[] = {"q0", "q1", "q2"};
+
+convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, cg_generated *out)
+{
+    direct_tc_spec s;
+    convgen_status st = cg_direct_tc_spec(p, pass, t, &s);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    cg_kernel *k = &out->kernels[0];
+    snprintf(k->name, sizeof k->name, "convgen_direct_tc_%s", convgen_pass_name(pass));
+    k->grid[0] = (unsigned)((s.rows + s.bm - 1) / s.bm);
+    k->grid[1] = (unsigned)((s.cols + s.bn - 1) / s.bn);
+    k->grid[2] = 1;
+    k->block[0] = THREADS;
+    k->block[1] = k->block[2] = 1;
+    k->shared_bytes = (unsigned)s.shared_bytes;
+    k->epilogue = p->epilogue != 0;
+    out->kernel_count = 1;
+
+    static const char *const operands[2][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}};
+    const char *const *ops = operands[s.bprop];
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", header_lines(p, pass, &s, k));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_str(ctx, "in0", ops[0]);
+    tmpl_set_str(ctx, "in1", ops[1]);
+    tmpl_set_str(ctx, "out", ops[2]);
+    set_ints(ctx, &s);
+    tmpl_map_set(ctx, "dims", dim_list(p, &s));
+    tmpl_map_set(ctx, "taps_list", tap_list(p, &s));
+    tmpl_map_set(ctx, "epi", cg_value_epilogue(p->epilogue, true));
+    int64_t rows_max = round_up(s.rows, s.bm) - 1;
+    tmpl_value *digits = cg_value_digits("row", rows_max, p->rank, s.row_dims, q_names, "n");
+    tmpl_value *out_digits = cg_value_digits("r", rows_max, 1, &s.row_pixels, (const char *const[]){"pix"}, "n");
+    tmpl_map_set(ctx, "row_digits", digits);
+    tmpl_map_set(ctx, "out_digits", out_digits);
+    if (!digits || !out_digits) {
+        tmpl_unref(ctx);
+        return CONVGEN_ERROR_INTERNAL;
+    }
+    st = cg_render_kernel("direct/direct_tc.cu", ctx, &k->source);
+    return st;
+}

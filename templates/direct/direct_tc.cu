@@ -1,0 +1,185 @@
+{#- direct's implicit GEMM on the tensor cores: out[rows][cols] = A[rows][red] * B[red][cols], A the
+    gather of {{ in0 }} at each row's pixel and tap, B the weights as stored, the products by
+    mma.sync m16n8k8 in 3xTF32. generator/direct/direct_tc.c chooses the tiles and works out every
+    constant; this template only lays them out. -#}
+{%- include "common.cuh" -%}
+{{ file_header(header) }}
+
+{{ copy_async(4, true) }}
+
+{{ tf32_lo_function() }}
+
+// d += a b on the tensor cores, a 16 x 8 of TF32 (rows g, g + 8; columns t, t + 4 of lane
+// 4 g + t) by an 8 x 8 (rows t, t + 4; column g), d's 16 x 8 in fp32 (rows g, g + 8; columns 2 t,
+// 2 t + 1). Volatile, so that the mma keep the order written.
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{ "{" }}%0, %1, %2, %3}, {{ "{" }}%4, %5, %6, %7}, {{ "{" }}%8, %9}, {{ "{" }}%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// Where the GEMM's element (r, col) lands: {{ out }}[n][col][pixel] for row r = (n, pixel).
+__device__ __forceinline__ unsigned long long out_index(unsigned r, unsigned col)
+{
+{{- decompose(out_digits, "    ") }}
+    return ((unsigned long long)n * {{ cols }}u + col) * {{ row_pixels }}u + pix;
+}
+
+// One chunk's copies into a stage: A's {{ a_channels }} channels x {{ taps }} taps of this thread's row
+// (`a` its first place in the stage, `src` its row's base at the chunk's first channel of its
+// share, `mask` its taps inside {{ in0 }}), and B's {{ b_channels }} channels x {{ taps }} taps of this thread's column
+// (`b`, `wsrc` likewise; `b_ok` its column inside the GEMM). `left`: src channels from this
+// thread's first on (a guard only where the chunks overrun them).
+__device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned mask, int a_left,
+                                           float *b, const float *wsrc, bool b_ok, int b_left)
+{
+#pragma unroll
+    for (int i = 0; i < {{ a_channels }}; ++i) {
+{%- if channel_guard %}
+        const bool here = i < a_left;
+{%- else %}
+        const bool here = true;
+{%- endif %}
+{%- for f in taps_list %}
+        copy4(a + (i * {{ taps }} + {{ f.i }}) * {{ a_stride }}, src + i * {{ src_pixels }} + {{ f.flat }}, here && (mask >> {{ f.i }} & 1u));
+{%- endfor %}
+    }
+#pragma unroll
+    for (int i = 0; i < {{ b_channels }}; ++i) {
+{%- if channel_guard %}
+        const bool here = b_ok && i * {{ b_parts }} < b_left;
+{%- else %}
+        const bool here = b_ok;
+{%- endif %}
+#pragma unroll
+        for (int f = 0; f < {{ taps }}; ++f)
+            copy4(b + i * {{ b_parts * taps }} + f, wsrc + i * {{ b_parts * b_chan_stride }} + f, here);
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
+{{ kernel_name }}(const float *__restrict__ {{ in0 }}, const float *__restrict__ {{ in1 }},
+    float *__restrict__ {{ out }}, float *__restrict__ workspace{{ bias_param(epi) }})
+{
+    // {{ 2 }} stages, each A [{{ chunk_red }} (channel, tap)][{{ a_stride }}: {{ bm }} rows] then B [{{ bn }} columns][{{ b_stride }}: {{ chunk_red }} (channel, tap)]
+    extern __shared__ float4 shared4[];
+    float *const stages = (float *)shared4;
+    const unsigned tid = threadIdx.x;
+    const unsigned row0 = blockIdx.x * {{ bm }}u, col0 = blockIdx.y * {{ bn }}u;
+
+    // A's loads: this thread's row of the tile and its share of each chunk's channels.
+    const unsigned a_row = tid & {{ bm - 1 }}u, a_part = tid >> {{ bm_log2 }};
+    const unsigned row = row0 + a_row;
+{{- decompose(row_digits, "    ") }}
+{%- for d in dims %}
+    const int pos{{ d.i }} = (int)({{ times("q" ~ d.i, d.step) }}){{ " - " ~ d.origin if d.origin > 0 }}{{ " + " ~ (0 - d.origin) if d.origin < 0 }};
+{%- endfor %}
+    // The taps of this row inside {{ in0 }} (none past the GEMM's rows).
+    unsigned mask = 0u;
+    if (row < {{ rows }}u) {
+{%- for f in taps_list %}
+        mask |= ({% for e in f.dims %}(unsigned)(pos{{ e.i }} + {{ e.off }}) < {{ e.size }}u{{ " && " if not loop.last }}{% endfor %}) ? {{ f.bit }}u : 0u;
+{%- endfor %}
+    }
+    const long long a_base = ((long long)n * {{ src_c }} + a_part * {{ a_channels }}) * {{ src_pixels }}{% for d in dims %} + (long long)pos{{ d.i }}{{ " * " ~ d.src_stride if d.src_stride != 1 }}{% endfor %};
+    float *const a_at = stages + a_part * {{ a_channels * taps * a_stride }} + a_row;
+
+    // B's loads: this thread's column and its share of each chunk's channels, every {{ b_parts }}th.
+    const unsigned b_col = tid / {{ b_parts }}u, b_part = tid % {{ b_parts }}u;
+    const bool b_ok = col0 + b_col < {{ cols }}u;
+    const unsigned long long b_base = (unsigned long long)(b_ok ? col0 + b_col : 0u) * {{ b_col_stride }}u + b_part * {{ b_chan_stride }}u;
+    float *const b_at = stages + {{ a_floats }} + b_col * {{ b_stride }} + b_part * {{ taps }};
+
+    // The mma's view: warp (wm, wn) of {{ warps_m }} x {{ threads // 32 // warps_m }} owns rows wm * {{ wm }} .. and columns wn * {{ wn }} ..; lane 4 g + t.
+    const unsigned lane = tid & 31u, warp = tid >> 5, g = lane >> 2, t = lane & 3u;
+    const unsigned wm = warp % {{ warps_m }}u, wn = warp / {{ warps_m }}u;
+    float acc[{{ m_frags }}][{{ n_frags }}][4];
+#pragma unroll
+    for (int i = 0; i < {{ m_frags }}; ++i)
+#pragma unroll
+        for (int j = 0; j < {{ n_frags }}; ++j)
+            acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+
+    load_chunk(a_at, {{ in0 }} + a_base, mask, {{ src_c }} - (int)(a_part * {{ a_channels }}),
+               b_at, {{ in1 }} + b_base, b_ok, {{ src_c }} - (int)b_part);
+    for (unsigned chunk = 0; chunk < {{ chunks }}u; ++chunk) {
+        // The next chunk's copies into the other stage, then this one's awaited.
+        if (chunk + 1u < {{ chunks }}u) {
+            const unsigned next = (chunk + 1u) & 1u, c0 = (chunk + 1u) * {{ cc }}u;
+            load_chunk(a_at + next * {{ stage_floats }}, {{ in0 }} + (a_base + (long long)c0 * {{ src_pixels }}), mask,
+                       {{ src_c }} - (int)(c0 + a_part * {{ a_channels }}),
+                       b_at + next * {{ stage_floats }}, {{ in1 }} + (b_base + (unsigned long long)c0 * {{ b_chan_stride }}u), b_ok,
+                       {{ src_c }} - (int)(c0 + b_part));
+            asm volatile("cp.async.wait_group 1;\n" ::);
+        } else {
+            asm volatile("cp.async.wait_group 0;\n" ::);
+        }
+        __syncthreads();
+        const float *const as = stages + (chunk & 1u) * {{ stage_floats }} + t * {{ a_stride }} + wm * {{ wm }}u + g;
+        const float *const bs = stages + (chunk & 1u) * {{ stage_floats }} + {{ a_floats }} + (wn * {{ wn }}u + g) * {{ b_stride }} + t;
+#pragma unroll
+        for (int ks = 0; ks < {{ ksteps }}; ++ks) {
+            unsigned a_hi[{{ m_frags }}][4], a_lo[{{ m_frags }}][4], b_hi[{{ n_frags }}][2], b_lo[{{ n_frags }}][2];
+#pragma unroll
+            for (int i = 0; i < {{ m_frags }}; ++i)
+#pragma unroll
+                for (int h = 0; h < 4; ++h) {
+                    // a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4)
+                    const float v = as[(ks * 8 + (h >> 1) * 4) * {{ a_stride }} + i * 16 + (h & 1) * 8];
+                    a_hi[i][h] = __float_as_uint(v);
+                    a_lo[i][h] = tf32_lo(v);
+                }
+#pragma unroll
+            for (int j = 0; j < {{ n_frags }}; ++j)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    // b0 (t, g), b1 (t + 4, g)
+                    const float v = bs[j * 8 * {{ b_stride }} + ks * 8 + h * 4];
+                    b_hi[j][h] = __float_as_uint(v);
+                    b_lo[j][h] = tf32_lo(v);
+                }
+            // The small terms first, each pass over every tile, so no mma waits on the one before.
+#pragma unroll
+            for (int i = 0; i < {{ m_frags }}; ++i)
+#pragma unroll
+                for (int j = 0; j < {{ n_frags }}; ++j)
+                    mma_tf32(acc[i][j], a_lo[i], b_hi[j]);
+#pragma unroll
+            for (int i = 0; i < {{ m_frags }}; ++i)
+#pragma unroll
+                for (int j = 0; j < {{ n_frags }}; ++j)
+                    mma_tf32(acc[i][j], a_hi[i], b_lo[j]);
+#pragma unroll
+            for (int i = 0; i < {{ m_frags }}; ++i)
+#pragma unroll
+                for (int j = 0; j < {{ n_frags }}; ++j)
+                    mma_tf32(acc[i][j], a_hi[i], b_hi[j]);
+        }
+        // Every warp is done with this stage before the next chunk's copies refill it.
+        __syncthreads();
+    }
+
+    // d0 (g, 2 t), d1 (g, 2 t + 1), d2 (g + 8, 2 t), d3 (g + 8, 2 t + 1) of each 16 x 8.
+#pragma unroll
+    for (int j = 0; j < {{ n_frags }}; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const unsigned col = col0 + wn * {{ wn }}u + j * 8 + 2 * t + h;
+            if (col >= {{ cols }}u)
+                continue;
+{%- if epi.bias %}
+            const float b = __ldg(bias + col);
+{%- endif %}
+#pragma unroll
+            for (int i = 0; i < {{ m_frags }}; ++i)
+#pragma unroll
+                for (int v = 0; v < 2; ++v) {
+                    const unsigned r = row0 + wm * {{ wm }}u + i * 16 + v * 8 + g;
+                    if (r < {{ rows }}u)
+                        {{ out }}[out_index(r, col)] = {{ epilogue_loaded(epi, "acc[i][j][2 * v + h]", "b") }};
+                }
+        }
+    }
+}
