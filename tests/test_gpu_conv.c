@@ -480,7 +480,8 @@ static bool plan_holds(const shape *s, convgen_pass pass, const char *text)
     return found;
 }
 
-/* Whether direct's tensor-core form takes the shape's pass (fprop, stride-1 bprop, up to 32 taps);
+/* Whether direct's tensor-core form takes the shape's pass (fprop, stride-1 bprop, up to 32 taps;
+ * accgrad up to 9);
  * where not, it says why (the refusal the CPU test checks). */
 static bool direct_tensor_takes(const shape *s, convgen_pass pass)
 {
@@ -1215,13 +1216,14 @@ int main(void)
         winograd_tensor[WINOGRAD_TENSOR_SHAPES + i] =
             (struct CMUnitTest){.name = f->name, .test_func = check_shape, .initial_state = f};
     }
-    /* direct's shapes again by its tensor-core form (fprop and stride-1 bprop: mma.sync in 3xTF32) */
+    /* direct's shapes again by its tensor-core form (fprop, stride-1 bprop, accgrad of up to 9 taps:
+     * mma.sync in 3xTF32) */
     static shape direct_tc_shapes[DIRECT_SHAPES];
     for (int i = 0; i < DIRECT_SHAPES; ++i) {
         shape *t = &direct_tc_shapes[i];
         *t = direct_shapes[i];
         t->gemm = CONVGEN_GEMM_TENSOR;
-        for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
+        for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD; ++pass) {
             cg_problem p;
             direct_tc_spec spec;
             bool takes = cg_problem_init(&p, &t->d) == CONVGEN_SUCCESS &&

@@ -554,8 +554,8 @@ static void test_offline_estimate(void **state)
             assert_true(applicable >= 8);
             assert_true(winograd_tiles >= 8);
             assert_int_equal(fft_bases, 2);
-        } else { /* stride 2: only direct applies */
-            assert_int_equal(applicable, 1);
+        } else { /* stride 2: only direct applies, its FMA kernel and its tensor cores' form */
+            assert_int_equal(applicable, 2);
             assert_int_equal(ch.algo, CONVGEN_ALGO_DIRECT);
         }
         convgen_plan_destroy(plan);

@@ -459,7 +459,7 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
 {
     int form = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
     if (form == CONVGEN_GEMM_TENSOR)
-        return cg_direct_tc_generate(p, pass, t, out);
+        return cg_direct_tc_generate(p, pass, t, tune, out);
     if (form == CONVGEN_GEMM_CUBLAS)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: gemm=cublas: its GEMM is implicit, generated or tensor");
     direct_spec s;

@@ -107,8 +107,10 @@ static void choose_tiles(direct_tc_spec *s, const cg_target *t)
 convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const cg_target *t, direct_tc_spec *s)
 {
     memset(s, 0, sizeof *s);
-    if (pass == CONVGEN_ACCGRAD)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: fprop and bprop only (accgrad: gemm=generated)");
+    if (pass == CONVGEN_ACCGRAD) {
+        direct_tc_accgrad_spec a;
+        return cg_direct_tc_accgrad_spec(p, t, 0, &a);
+    }
     if (!target_has_mma(t))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: the target %s has no TF32 mma.sync (sm_80 on)",
                        t->arch);
@@ -134,6 +136,7 @@ convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const c
 }
 
 /* ---- the template context ---- */
+
 
 /* Each tap: its bit, its offset in src's flat pixels, and per dimension its offset in positions. */
 static tmpl_value *tap_list(const cg_problem *p, const direct_tc_spec *s)
@@ -226,8 +229,13 @@ static void set_ints(tmpl_value *ctx, const direct_tc_spec *s)
 
 static const char *const q_names[] = {"q0", "q1", "q2"};
 
-convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, cg_generated *out)
+static convgen_status acc_generate(const cg_problem *p, const cg_target *t, const cg_tuning *tune, cg_generated *out);
+
+convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, const cg_tuning *tune,
+                                     cg_generated *out)
 {
+    if (pass == CONVGEN_ACCGRAD)
+        return acc_generate(p, t, tune, out);
     direct_tc_spec s;
     convgen_status st = cg_direct_tc_spec(p, pass, t, &s);
     if (st != CONVGEN_SUCCESS)
@@ -266,4 +274,174 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
     }
     st = cg_render_kernel("direct/direct_tc.cu", ctx, &k->source);
     return st;
+}
+
+/* ---- accgrad ---- */
+
+enum { ACC_CHUNK = 32, ACC_MAX_TAPS = 9 };
+#define ACC_MAX_WORKSPACE (256ll << 20) /* the splits' slices, as direct's split reductions */
+
+/* The splits of accgrad's sum: enough blocks for two a multiprocessor, each at least 4 chunks, the
+ * slices within the workspace limit (none: one split, dw written directly). */
+static void choose_splits(direct_tc_accgrad_spec *s, int64_t tiles, int64_t sms, int64_t workspace_limit)
+{
+    int64_t splits = tiles >= 2 * sms ? 1 : (2 * sms + tiles - 1) / tiles;
+    if (splits > s->chunks / 4)
+        splits = s->chunks / 4;
+    int64_t limit = workspace_limit > 0 && workspace_limit < ACC_MAX_WORKSPACE ? workspace_limit : ACC_MAX_WORKSPACE;
+    while (splits > 1 && splits * s->out_elems * 4 > limit)
+        --splits;
+    if (splits < 1)
+        splits = 1;
+    s->chunks_per_split = (s->chunks + splits - 1) / splits;
+    s->splits = (s->chunks + s->chunks_per_split - 1) / s->chunks_per_split; /* no empty split */
+}
+
+convgen_status cg_direct_tc_accgrad_spec(const cg_problem *p, const cg_target *t, int64_t workspace_limit,
+                                         direct_tc_accgrad_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!target_has_mma(t))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: the target %s has no TF32 mma.sync (sm_80 on)",
+                       t->arch);
+    s->taps = (int)cg_problem_kernel_pixels(p);
+    if (s->taps > ACC_MAX_TAPS)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: accgrad of %d taps (up to %d: a block's "
+                       "columns are its channels' every tap)", s->taps, ACC_MAX_TAPS);
+    s->rank = p->rank;
+    s->flip = p->flip;
+    s->k = p->k, s->c = p->c;
+    s->out_pixels = cg_problem_out_pixels(p), s->in_pixels = cg_problem_in_pixels(p);
+    s->red = p->n * s->out_pixels;
+    if (s->red >= INT32_MAX - ACC_CHUNK || p->k * p->c * s->taps >= INT32_MAX)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: accgrad's sum or dw past 2^31");
+    for (int d = 0; d < p->rank; ++d)
+        s->out_dims[d] = p->out[d], s->in_dims[d] = p->in[d];
+    s->bm = p->k <= 32 ? 32 : 64;
+    s->cb = 8 * (s->taps >= 8 ? 1 : 8 / s->taps); /* columns a multiple of 8: whole n of the mma */
+    s->bn = s->cb * s->taps;
+    s->warps_m = s->bm / 32;
+    s->warps_k = WARPS / s->warps_m;
+    s->stride = ACC_CHUNK + 4; /* 4 mod 8: the fragments' reads in 32 banks */
+    s->out_elems = p->k * p->c * s->taps;
+    s->chunks = (s->red + ACC_CHUNK - 1) / ACC_CHUNK;
+    int64_t tiles = ((p->k + s->bm - 1) / s->bm) * ((p->c + s->cb - 1) / s->cb);
+    choose_splits(s, tiles, t && t->sm_count > 0 ? t->sm_count : 132, workspace_limit);
+    int64_t stages = (int64_t)STAGES * (s->bm + s->bn) * s->stride, sums = (int64_t)s->warps_k * s->bm * s->bn;
+    s->shared_bytes = 4 * (stages > sums ? stages : sums);
+    if (s->shared_bytes > cg_target_shared_per_block(t))
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: accgrad needs %lld bytes of shared memory a block",
+                       (long long)s->shared_bytes);
+    return CONVGEN_SUCCESS;
+}
+
+/* Per spatial dimension of accgrad's pixels: stride and pad of x's position, x's stride. */
+static tmpl_value *acc_dim_list(const cg_problem *p)
+{
+    tmpl_value *list = tmpl_list();
+    int64_t x_stride = 1;
+    for (int d = p->rank - 1; d >= 0; --d) {
+        tmpl_value *v = tmpl_map();
+        tmpl_set_int(v, "i", d);
+        tmpl_set_int(v, "step", p->stride[d]);
+        tmpl_set_int(v, "origin", p->pad_before[d]);
+        tmpl_set_int(v, "src_stride", x_stride);
+        x_stride *= p->in[d];
+        tmpl_list_push(list, v);
+    }
+    return list;
+}
+
+static tmpl_value *acc_header(const cg_problem *p, const direct_tc_accgrad_spec *s, const cg_kernel *k)
+{
+    tmpl_value *h = tmpl_list();
+    cg_value_line(h, "convgen %s: direct convolution (implicit GEMM) on the tensor cores, accgrad", CG_GENERATOR_VERSION);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "GEMM: dw[%lld k][%lld (c, tap)] = dy[k][%lld (n, pixel)] * x gathered[(n, pixel)][(c, tap)]",
+                  (long long)s->k, (long long)(s->c * s->taps), (long long)s->red);
+    cg_value_line(h, "products: mma.sync m16n8k8 in 3xTF32 (a hi and lo TF32 half of each operand, lo*hi + hi*lo + hi*hi "
+                  "in fp32)");
+    cg_value_line(h, "FLOPs: %.6g (2*n*c*k*prod(kernel)*prod(out))", cg_problem_flops(p));
+    cg_value_line(h, "tiles: block %d outputs x %d channels x %d taps; warps %d x %d (rows x the chunk's K steps); the sum "
+                  "in %lld chunks of %d pixels, %lld splits of %lld", s->bm, s->cb, s->taps, s->warps_m, s->warps_k,
+                  (long long)s->chunks, ACC_CHUNK, (long long)s->splits, (long long)s->chunks_per_split);
+    cg_value_line(h, "launch: grid (%u, %u, %u), block (%u, 1, 1), %u bytes of dynamic shared memory", k->grid[0],
+                  k->grid[1], k->grid[2], k->block[0], k->shared_bytes);
+    cg_value_line(h, "workspace: %lld bytes", (long long)(s->splits > 1 ? s->splits * s->out_elems * 4 : 0));
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_tc_accgrad.cu or generator/direct/direct_tc.c "
+                  "instead.");
+    return h;
+}
+
+static convgen_status acc_generate(const cg_problem *p, const cg_target *t, const cg_tuning *tune, cg_generated *out)
+{
+    direct_tc_accgrad_spec s;
+    convgen_status st = cg_direct_tc_accgrad_spec(p, t, tune ? tune->workspace_limit : 0, &s);
+    if (st != CONVGEN_SUCCESS)
+        return st;
+    cg_kernel *k = &out->kernels[0];
+    snprintf(k->name, sizeof k->name, "convgen_direct_tc_accgrad");
+    k->grid[0] = (unsigned)((s.c + s.cb - 1) / s.cb);
+    k->grid[1] = (unsigned)((s.k + s.bm - 1) / s.bm);
+    k->grid[2] = (unsigned)s.splits;
+    k->block[0] = THREADS;
+    k->block[1] = k->block[2] = 1;
+    k->shared_bytes = (unsigned)s.shared_bytes;
+    out->kernel_count = 1;
+    tmpl_value *ctx = tmpl_map();
+    tmpl_map_set(ctx, "header", acc_header(p, &s, k));
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    const struct { const char *key; int64_t v; } ints[] = {
+        {"threads", THREADS}, {"k", s.k}, {"c", s.c}, {"taps", s.taps}, {"red", s.red},
+        {"out_pixels", s.out_pixels}, {"in_pixels", s.in_pixels}, {"bm", s.bm}, {"cb", s.cb}, {"bn", s.bn},
+        {"warps_k", s.warps_k}, {"stride", s.stride}, {"chunk", ACC_CHUNK}, {"chunks", s.chunks},
+        {"chunks_per_split", s.chunks_per_split}, {"splits", s.splits}, {"out_elems", s.out_elems},
+        {"stage_floats", (int64_t)(s.bm + s.bn) * s.stride}, {"n_frags", s.bn / 8},
+        {"ksteps_per_warp", ACC_CHUNK / 8 / s.warps_k},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
+        tmpl_set_int(ctx, ints[i].key, ints[i].v);
+    direct_tc_spec view = {.src_dims = {0}};
+    for (int d = 0; d < p->rank; ++d)
+        view.src_dims[d] = p->in[d];
+    view.taps = s.taps, view.flip_a = p->flip;
+    tmpl_map_set(ctx, "taps_list", tap_list(p, &view));
+    tmpl_map_set(ctx, "dims", acc_dim_list(p));
+    tmpl_value *red_digits = cg_value_digits("red", s.chunks * ACC_CHUNK - 1, 1, &s.out_pixels, (const char *const[]){"o"}, "n");
+    tmpl_value *o_digits = cg_value_digits("o", s.out_pixels - 1, p->rank, s.out_dims, q_names, "o_rest");
+    tmpl_value *col_div = cg_value_magic((uint32_t)s.bn, (int64_t)s.bm * s.bn - 1);
+    tmpl_map_set(ctx, "red_digits", red_digits);
+    tmpl_map_set(ctx, "o_digits", o_digits);
+    tmpl_map_set(ctx, "col_div", col_div);
+    if (!red_digits || !o_digits || !col_div) {
+        tmpl_unref(ctx);
+        return CONVGEN_ERROR_INTERNAL;
+    }
+    st = cg_render_kernel("direct/direct_tc_accgrad.cu", ctx, &k->source);
+    if (st != CONVGEN_SUCCESS || s.splits == 1)
+        return st;
+
+    cg_kernel *sum = &out->kernels[1];
+    snprintf(sum->name, sizeof sum->name, "convgen_direct_tc_accgrad_sum_splits");
+    sum->grid[0] = (unsigned)((s.out_elems + THREADS - 1) / THREADS);
+    sum->grid[1] = sum->grid[2] = 1;
+    sum->block[0] = THREADS;
+    sum->block[1] = sum->block[2] = 1;
+    out->kernel_count = 2;
+    out->workspace_bytes = s.splits * s.out_elems * 4;
+    tmpl_value *c2 = tmpl_map(), *h = tmpl_list();
+    cg_value_line(h, "convgen %s: direct convolution on the tensor cores, accgrad: the sum of its %lld splits' slices",
+                  CG_GENERATOR_VERSION, (long long)s.splits);
+    cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1)", sum->grid[0], sum->block[0]);
+    cg_value_line(h, "Generated: do not edit. Change templates/split_reduce.cu or generator/direct/direct_tc.c instead.");
+    tmpl_map_set(c2, "header", h);
+    tmpl_set_str(c2, "kernel_name", sum->name);
+    tmpl_set_str(c2, "out", "dw");
+    tmpl_set_str(c2, "index_type", "unsigned");
+    tmpl_set_int(c2, "threads", THREADS);
+    tmpl_set_int(c2, "splits", s.splits);
+    tmpl_set_int(c2, "out_elems", s.out_elems);
+    tmpl_map_set(c2, "epi", cg_value_epilogue(0, true));
+    return cg_render_kernel("split_reduce.cu", c2, &sum->source);
 }

@@ -1,5 +1,6 @@
 /* direct's implicit GEMM on the tensor cores (gemm=tensor, direct_tc.c): fprop and stride-1
- * bprop, the products by mma.sync in 3xTF32, one kernel. */
+ * bprop in one kernel, accgrad of up to 9 taps in one and the sum of its splits, the products
+ * by mma.sync in 3xTF32. */
 #ifndef CG_DIRECT_TC_H
 #define CG_DIRECT_TC_H
 
@@ -22,12 +23,32 @@ typedef struct direct_tc_spec {
     int min_blocks;                                           /* blocks an SM holds (the launch bounds) */
 } direct_tc_spec;
 
+/* accgrad's: dw[k][(c, tap)] = sum over (n, o) of dy[n][k][o] x[n][c][o * stride - pad + tap],
+ * in blocks of bm outputs by cb channels x every tap, the sum in chunks of 32 pixels split over
+ * `splits` blocks (each writing a slice of the workspace that a second kernel adds). */
+typedef struct direct_tc_accgrad_spec {
+    int rank;
+    bool flip;                                     /* x's taps in reverse of dw's (convolution) */
+    int64_t k, c, out_pixels, in_pixels, red;      /* red: n x out_pixels */
+    int64_t out_dims[CONVGEN_MAX_RANK], in_dims[CONVGEN_MAX_RANK];
+    int taps, bm, cb, bn, warps_m, warps_k, stride; /* bn = cb x taps; stride: floats between rows of A and B */
+    int64_t chunks, chunks_per_split, splits, out_elems;
+    int64_t shared_bytes;
+} direct_tc_accgrad_spec;
+
+/* The plan of accgrad on t (workspace_limit: the caller's, 0 none); NOT_SUPPORTED naming why
+ * where this form does not take the layer (more than 9 taps, a target before sm_80). */
+convgen_status cg_direct_tc_accgrad_spec(const cg_problem *p, const cg_target *t, int64_t workspace_limit,
+                                         direct_tc_accgrad_spec *s);
+
 /* The plan of (p, pass) on t; CONVGEN_ERROR_NOT_SUPPORTED naming why where this form does not
  * apply (accgrad, a strided bprop, over 32 taps, a target before sm_80, a chunk past the shared
  * memory). */
 convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const cg_target *t, direct_tc_spec *s);
 
-/* The one kernel of (p, pass) into out (kernel_count 1, no workspace). */
-convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, cg_generated *out);
+/* The kernels of (p, pass) into out: fprop's and bprop's one; accgrad's, and the sum of its
+ * splits where it has more than one (their workspace within tune's limit). */
+convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, const cg_tuning *tune,
+                                     cg_generated *out);
 
 #endif
