@@ -343,9 +343,12 @@ static void test_direct_tensor(void **state)
     convgen_conv_desc d = layers[0];
     d.epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU;
     ran += check_both_orders(&d, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &a, &tune, "fmaxf(", "direct tensor, epilogue");
-    /* accgrad in one split, its workspace limited to nothing */
+    /* accgrad in one split, its workspace limited to nothing: 25 chunks, their sums joined by fp32
+     * adds every 8 (the second accumulator) */
     const cg_tuning no_workspace = {.gemm = CONVGEN_GEMM_TENSOR, .workspace_limit = 1};
-    ran += check_both_orders(&layers[7], CONVGEN_ACCGRAD, CONVGEN_ALGO_DIRECT, NULL, &no_workspace, "1 splits of",
+    const convgen_conv_desc long_sum = {.rank = 2, .n = 2, .c = 8, .k = 8, .in = {20, 20}, .kernel = {3, 3},
+                                        .pad_before = {1, 1}, .pad_after = {1, 1}};
+    ran += check_both_orders(&long_sum, CONVGEN_ACCGRAD, CONVGEN_ALGO_DIRECT, NULL, &no_workspace, "recent[i][j]",
                              "direct tensor, accgrad without workspace");
     /* 49 taps are refused by name */
     const convgen_conv_desc wide = {.rank = 2, .n = 1, .c = 4, .k = 4, .in = {9, 9}, .kernel = {7, 7}};

@@ -492,9 +492,10 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
 /* The kernels reach 20-36 TFLOP/s of the H100's 64 on wide layers (bench/NOTES.md), less where
  * the implicit GEMM is narrow: under 64 output channels (fprop), input channels (bprop), or
  * output channels or filter taps c x prod(kernel) (accgrad) leave lanes idle. The tensor form
- * (direct_tc.c) is rated at DIRECT_TC_EFFICIENCY of the FMA rate where its columns fill the
- * block's two warps of 16 or more, an estimate before the bench measured it. */
-#define DIRECT_TC_EFFICIENCY 0.9
+ * (direct_tc.c) as measured on the H200 (bench/NOTES.md, session 70): fprop and bprop 29-55% of
+ * the FMA rate (S27, S57 to R1), accgrad 46-78% (S27 to R1), less under 32 columns. */
+#define DIRECT_TC_EFFICIENCY 0.4
+#define DIRECT_TC_ACCGRAD_EFFICIENCY 0.6
 static double direct_fma_efficiency(const cg_generated *g)
 {
     const cg_problem *p = &g->problem;
@@ -502,7 +503,7 @@ static double direct_fma_efficiency(const cg_generated *g)
     double taps = (double)p->c * (double)cg_problem_kernel_pixels(p);
     double width = pass == CONVGEN_FPROP ? (double)p->k : pass == CONVGEN_BPROP ? (double)p->c : fmin((double)p->k, taps);
     if (g->kernel_count > 0 && strncmp(g->kernels[0].name, "convgen_direct_tc_", 18) == 0)
-        return DIRECT_TC_EFFICIENCY * fmin(1.0, width / 32.0);
+        return (pass == CONVGEN_ACCGRAD ? DIRECT_TC_ACCGRAD_EFFICIENCY : DIRECT_TC_EFFICIENCY) * fmin(1.0, width / 32.0);
     return DIRECT_EFFICIENCY * fmin(1.0, width / 64.0);
 }
 

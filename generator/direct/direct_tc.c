@@ -278,7 +278,10 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
 
 /* ---- accgrad ---- */
 
-enum { ACC_CHUNK = 32, ACC_MAX_TAPS = 9 };
+/* ACC_FLUSH: chunks a warp's mma sums run before an fp32 add takes them, in splits of more (the
+ * tensor cores' truncating accumulation, over R1's 3,000 pixels a split, left 1.1e-5 against the
+ * FMA kernel's 7.7e-7). */
+enum { ACC_CHUNK = 32, ACC_MAX_TAPS = 9, ACC_FLUSH = 8 };
 #define ACC_MAX_WORKSPACE (256ll << 20) /* the splits' slices, as direct's split reductions */
 
 /* The splits of accgrad's sum: enough blocks for two a multiprocessor, each at least 4 chunks, the
@@ -293,6 +296,11 @@ static void choose_splits(direct_tc_accgrad_spec *s, int64_t tiles, int64_t sms,
         --splits;
     if (splits < 1)
         splits = 1;
+    /* Splits of at most ACC_FLUSH chunks where that takes at most four rounds: their sums need no
+     * second accumulator (its registers cost S13's and S27's kernels a block an SM). */
+    int64_t short_splits = (s->chunks + ACC_FLUSH - 1) / ACC_FLUSH;
+    if (short_splits > splits && short_splits * tiles <= 8 * sms && short_splits * s->out_elems * 4 <= limit)
+        splits = short_splits;
     s->chunks_per_split = (s->chunks + splits - 1) / splits;
     s->splits = (s->chunks + s->chunks_per_split - 1) / s->chunks_per_split; /* no empty split */
 }
@@ -398,7 +406,7 @@ static convgen_status acc_generate(const cg_problem *p, const cg_target *t, cons
         {"warps_k", s.warps_k}, {"stride", s.stride}, {"chunk", ACC_CHUNK}, {"chunks", s.chunks},
         {"chunks_per_split", s.chunks_per_split}, {"splits", s.splits}, {"out_elems", s.out_elems},
         {"stage_floats", (int64_t)(s.bm + s.bn) * s.stride}, {"n_frags", s.bn / 8},
-        {"ksteps_per_warp", ACC_CHUNK / 8 / s.warps_k},
+        {"ksteps_per_warp", ACC_CHUNK / 8 / s.warps_k}, {"flush", s.chunks_per_split > ACC_FLUSH ? ACC_FLUSH : 0},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
         tmpl_set_int(ctx, ints[i].key, ints[i].v);

@@ -71,12 +71,28 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     // The mma's view: warp (wm, wk) owns outputs wm * 32 .. and K steps wk, wk + {{ warps_k }}, .. of each chunk.
     const unsigned lane = tid & 31u, warp = tid >> 5, g = lane >> 2, t = lane & 3u;
     const unsigned wm = warp / {{ warps_k }}u, wk = warp % {{ warps_k }}u;
+{%- if flush %}
+    // recent: the sums of the last few chunks, which join acc by an fp32 add every {{ flush }} chunks: the
+    // tensor cores truncate as they accumulate, which over a long sum drifts.
+    float acc[2][{{ n_frags }}][4], recent[2][{{ n_frags }}][4];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < {{ n_frags }}; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                acc[i][j][e] = recent[i][j][e] = 0.0f;
+{%- else %}
+    // A split of {{ chunks_per_split }} chunks or fewer: short enough a sum for the tensor cores' accumulation.
     float acc[2][{{ n_frags }}][4];
 #pragma unroll
     for (int i = 0; i < 2; ++i)
 #pragma unroll
         for (int j = 0; j < {{ n_frags }}; ++j)
-            acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                acc[i][j][e] = 0.0f;
+{%- endif %}
 
     load_chunk(a_at, b_at, x, dy, chunk_begin, r, part, c0, k0);
     for (unsigned chunk = chunk_begin; chunk < chunk_end; ++chunk) {
@@ -117,18 +133,31 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
             for (int i = 0; i < 2; ++i)
 #pragma unroll
                 for (int j = 0; j < {{ n_frags }}; ++j)
-                    mma_tf32(acc[i][j], a_lo[i], b_hi[j]);
+                    mma_tf32({{ "recent" if flush else "acc" }}[i][j], a_lo[i], b_hi[j]);
 #pragma unroll
             for (int i = 0; i < 2; ++i)
 #pragma unroll
                 for (int j = 0; j < {{ n_frags }}; ++j)
-                    mma_tf32(acc[i][j], a_hi[i], b_lo[j]);
+                    mma_tf32({{ "recent" if flush else "acc" }}[i][j], a_hi[i], b_lo[j]);
 #pragma unroll
             for (int i = 0; i < 2; ++i)
 #pragma unroll
                 for (int j = 0; j < {{ n_frags }}; ++j)
-                    mma_tf32(acc[i][j], a_hi[i], b_hi[j]);
+                    mma_tf32({{ "recent" if flush else "acc" }}[i][j], a_hi[i], b_hi[j]);
         }
+{%- if flush %}
+        if ((chunk - chunk_begin) % {{ flush }}u == {{ flush - 1 }}u || chunk + 1u == chunk_end) {
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+#pragma unroll
+                for (int j = 0; j < {{ n_frags }}; ++j)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        acc[i][j][e] += recent[i][j][e];
+                        recent[i][j][e] = 0.0f;
+                    }
+        }
+{%- endif %}
         // Every warp is done with this stage before the next chunk's copies refill it.
         __syncthreads();
     }
