@@ -8,6 +8,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ unused0, const float *__restrict__ unused1,
     float *__restrict__ {{ out }}, const float *__restrict__ workspace{{ bias_param(epi) }})
 {
+{{- dependent_start(dependent|default("")) }}
     const {{ index_type }} i = ({{ index_type }})blockIdx.x * {{ threads }}u + threadIdx.x;
     if (i >= {{ out_elems }}u)
         return;

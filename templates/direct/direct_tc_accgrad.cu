@@ -59,6 +59,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {
     // 2 stages, each A [{{ bm }} outputs][{{ stride }}: {{ chunk }} pixels] then B [{{ bn }} (channel, tap)][{{ stride }}];
     // after the sum, the warps' partial tiles [{{ warps_k }}][{{ bm }}][{{ bn }}] in the same memory.
+{{- dependent_start(dependent) }}
     extern __shared__ float4 shared4[];
     float *const smem = (float *)shared4;
     const unsigned tid = threadIdx.x, r = tid & 31u, part = tid >> 5;
