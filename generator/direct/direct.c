@@ -492,10 +492,11 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
 /* The kernels reach 20-36 TFLOP/s of the H100's 64 on wide layers (bench/NOTES.md), less where
  * the implicit GEMM is narrow: under 64 output channels (fprop), input channels (bprop), or
  * output channels or filter taps c x prod(kernel) (accgrad) leave lanes idle. The tensor form
- * (direct_tc.c) as measured on the H200 (bench/NOTES.md, session 70): fprop and bprop 29-55% of
- * the FMA rate (S27, S57 to R1), accgrad 46-78% (S27 to R1), less under 32 columns. */
-#define DIRECT_TC_EFFICIENCY 0.4
-#define DIRECT_TC_ACCGRAD_EFFICIENCY 0.6
+ * (direct_tc.c) as measured on the H200 (bench/NOTES.md, session 70), its launches apart: fprop and
+ * bprop 26-42% of the FMA rate on the S layers (65% on R1, where Winograd wins anyway), accgrad
+ * 46-63% (78% on R1), half that at 16 output channels. */
+#define DIRECT_TC_EFFICIENCY 0.3
+#define DIRECT_TC_ACCGRAD_EFFICIENCY 0.55
 static double direct_fma_efficiency(const cg_generated *g)
 {
     const cg_problem *p = &g->problem;
@@ -503,7 +504,7 @@ static double direct_fma_efficiency(const cg_generated *g)
     double taps = (double)p->c * (double)cg_problem_kernel_pixels(p);
     double width = pass == CONVGEN_FPROP ? (double)p->k : pass == CONVGEN_BPROP ? (double)p->c : fmin((double)p->k, taps);
     if (g->kernel_count > 0 && strncmp(g->kernels[0].name, "convgen_direct_tc_", 18) == 0)
-        return (pass == CONVGEN_ACCGRAD ? DIRECT_TC_ACCGRAD_EFFICIENCY : DIRECT_TC_EFFICIENCY) * fmin(1.0, width / 32.0);
+        return pass == CONVGEN_ACCGRAD ? DIRECT_TC_ACCGRAD_EFFICIENCY * fmin(1.0, width / 32.0) : DIRECT_TC_EFFICIENCY;
     return DIRECT_EFFICIENCY * fmin(1.0, width / 64.0);
 }
 
