@@ -23,9 +23,7 @@
 #include "util.h"
 #include "values.h"
 
-/* THREADS: accgrad's block; fprop's and bprop's have FP_THREADS, eight warps over the same tile,
- * where four left their kernels latency-bound (one or two warps a scheduler: session 70). */
-enum { THREADS = 128, WARPS = THREADS / 32, FP_THREADS = 256, FP_WARPS = FP_THREADS / 32, STAGES = 2, MAX_TAPS = 32 };
+enum { THREADS = 128, WARPS = THREADS / 32, STAGES = 2, MAX_TAPS = 32 };
 
 /* The target runs mma.sync's TF32 (sm_80 on), also where it does not say (the H100's). */
 static bool target_has_mma(const cg_target *t)
@@ -95,16 +93,15 @@ static void choose_tiles(direct_tc_spec *s, const cg_target *t)
             found = tile_count(s, bm, bn) >= sms &&
                     (bm == 64 || STAGES * stage_floats(s) * 4 <= cg_target_shared_per_block(t));
         }
-    s->warps_n = 2; /* warps of 8 to 32 columns, 4 x 2 of them */
-    s->warps_m = FP_WARPS / s->warps_n;
-    s->a_parts = FP_THREADS / s->bm;
-    /* B's loaders: each column's channels shared by b_parts threads, at most a chunk's channels */
-    s->b_parts = FP_THREADS / s->bn < s->cc ? FP_THREADS / s->bn : s->cc;
+    s->warps_n = s->bn >= 32 ? 2 : 1;
+    s->warps_m = WARPS / s->warps_n;
+    s->a_parts = THREADS / s->bm;
+    s->b_parts = THREADS / s->bn;
     s->shared_bytes = STAGES * stage_floats(s) * 4;
-    /* blocks an SM by the shared memory, at most 2 (128 registers a thread): the launch bounds say
-       it, without which ptxas held a kernel to 80 registers and spilled (S13 fprop) */
+    /* blocks an SM by the shared memory: the launch bounds say it, without which ptxas held the
+       kernel to 80 registers and spilled (S13 fprop) */
     int64_t per_sm = cg_target_shared_per_sm(t) / (s->shared_bytes + CG_SHARED_RESERVED_PER_BLOCK);
-    s->min_blocks = (int)(per_sm < 1 ? 1 : per_sm > 2 ? 2 : per_sm);
+    s->min_blocks = (int)(per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm);
 }
 
 convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const cg_target *t, direct_tc_spec *s)
@@ -215,14 +212,13 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const di
 static void set_ints(tmpl_value *ctx, const direct_tc_spec *s)
 {
     const struct { const char *key; int64_t v; } ints[] = {
-        {"threads", FP_THREADS}, {"min_blocks", s->min_blocks}, {"rows", s->rows}, {"cols", s->cols}, {"src_c", s->src_c},
+        {"threads", THREADS}, {"min_blocks", s->min_blocks}, {"rows", s->rows}, {"cols", s->cols}, {"src_c", s->src_c},
         {"src_pixels", s->src_pixels}, {"row_pixels", s->row_pixels}, {"taps", s->taps}, {"cc", s->cc},
         {"chunk_red", s->chunk_red}, {"chunks", s->chunks}, {"bm", s->bm}, {"bn", s->bn},
         {"bm_log2", cg_log2_up(s->bm)}, {"a_stride", s->a_stride}, {"b_stride", s->b_stride},
         {"a_floats", (int64_t)s->chunk_red * s->a_stride}, {"stage_floats", stage_floats(s)},
         {"a_parts", s->a_parts}, {"a_channels", s->cc / s->a_parts}, {"b_parts", s->b_parts},
         {"b_channels", s->cc / s->b_parts}, {"b_col_stride", s->b_col_stride}, {"b_chan_stride", s->b_chan_stride},
-        {"b_loaders", (int64_t)s->bn * s->b_parts},
         {"warps_m", s->warps_m}, {"wm", s->bm / s->warps_m}, {"wn", s->bn / s->warps_n},
         {"m_frags", s->bm / s->warps_m / 16}, {"n_frags", s->bn / s->warps_n / 8}, {"ksteps", s->chunk_red / 8},
         {"channel_guard", s->src_c % s->cc != 0},
@@ -249,7 +245,7 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
     k->grid[0] = (unsigned)((s.rows + s.bm - 1) / s.bm);
     k->grid[1] = (unsigned)((s.cols + s.bn - 1) / s.bn);
     k->grid[2] = 1;
-    k->block[0] = FP_THREADS;
+    k->block[0] = THREADS;
     k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)s.shared_bytes;
     k->epilogue = p->epilogue != 0;

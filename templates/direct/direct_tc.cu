@@ -32,7 +32,7 @@ __device__ __forceinline__ unsigned long long out_index(unsigned r, unsigned col
 // (`b`, `wsrc` likewise; `b_ok` its column inside the GEMM). `left`: src channels from this
 // thread's first on (a guard only where the chunks overrun them).
 __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned mask, int a_left,
-                                           float *b, const float *wsrc, bool b_loader, bool b_ok, int b_left)
+                                           float *b, const float *wsrc, bool b_ok, int b_left)
 {
 #pragma unroll
     for (int i = 0; i < {{ a_channels }}; ++i) {
@@ -46,7 +46,7 @@ __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned 
 {%- endfor %}
     }
 #pragma unroll
-    for (int i = 0; i < {{ b_channels }} && b_loader; ++i) {
+    for (int i = 0; i < {{ b_channels }}; ++i) {
 {%- if channel_guard %}
         const bool here = b_ok && i * {{ b_parts }} < b_left;
 {%- else %}
@@ -86,10 +86,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     const long long a_base = ((long long)n * {{ src_c }} + a_part * {{ a_channels }}) * {{ src_pixels }}{% for d in dims %} + (long long)pos{{ d.i }}{{ " * " ~ d.src_stride if d.src_stride != 1 }}{% endfor %};
     float *const a_at = stages + a_part * {{ a_channels * taps * a_stride }} + a_row;
 
-    // B's loads: this thread's column and its share of each chunk's channels, every {{ b_parts }}th
-    // (threads {{ b_loaders }} on load none).
+    // B's loads: this thread's column and its share of each chunk's channels, every {{ b_parts }}th.
     const unsigned b_col = tid / {{ b_parts }}u, b_part = tid % {{ b_parts }}u;
-    const bool b_loader = tid < {{ b_loaders }}u;
     const bool b_ok = col0 + b_col < {{ cols }}u;
     const unsigned long long b_base = (unsigned long long)(b_ok ? col0 + b_col : 0u) * {{ b_col_stride }}u + b_part * {{ b_chan_stride }}u;
     float *const b_at = stages + {{ a_floats }} + b_col * {{ b_stride }} + b_part * {{ taps }};
@@ -105,14 +103,14 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
 
     load_chunk(a_at, {{ in0 }} + a_base, mask, {{ src_c }} - (int)(a_part * {{ a_channels }}),
-               b_at, {{ in1 }} + b_base, b_loader, b_ok, {{ src_c }} - (int)b_part);
+               b_at, {{ in1 }} + b_base, b_ok, {{ src_c }} - (int)b_part);
     for (unsigned chunk = 0; chunk < {{ chunks }}u; ++chunk) {
         // The next chunk's copies into the other stage, then this one's awaited.
         if (chunk + 1u < {{ chunks }}u) {
             const unsigned next = (chunk + 1u) & 1u, c0 = (chunk + 1u) * {{ cc }}u;
             load_chunk(a_at + next * {{ stage_floats }}, {{ in0 }} + (a_base + (long long)c0 * {{ src_pixels }}), mask,
                        {{ src_c }} - (int)(c0 + a_part * {{ a_channels }}),
-                       b_at + next * {{ stage_floats }}, {{ in1 }} + (b_base + (unsigned long long)c0 * {{ b_chan_stride }}u), b_loader, b_ok,
+                       b_at + next * {{ stage_floats }}, {{ in1 }} + (b_base + (unsigned long long)c0 * {{ b_chan_stride }}u), b_ok,
                        {{ src_c }} - (int)(c0 + b_part));
             asm volatile("cp.async.wait_group 1;\n" ::);
         } else {
