@@ -286,9 +286,9 @@ static const cli_option options[] = {
      "tensor on sm_90 for 64 outputs and sums or more (3-D: 128) and accgrad\n"
      "with 32 channels a side, else generated for 33 to 64 output channels\n"
      "(3-D: to 127) over 1000 tiles;\n"
-     "fft, generated; fft-tiled, cublas; direct: generated (its FMA kernel,\n"
-     "the default) or tensor (fprop and stride-1 bprop of up to 32 taps\n"
-     "by mma.sync in 3xTF32, sm_80 on)"},
+     "fft, generated; fft-tiled, cublas; direct: tensor (fprop and stride-1\n"
+     "bprop of up to 32 taps, accgrad of up to 9, by mma.sync in 3xTF32,\n"
+     "sm_80 on), else its FMA kernel"},
     {"--weights", "WHERE", PLAN_VERBS, false, set_weights, 0,
      "winograd-fused's weights' transforms, fprop and bprop: before (a\n"
      "kernel of their own, what convgen_prepare_weights runs once; the\n"

@@ -370,6 +370,11 @@ void cg_fourier_print(const cg_tuning *t, int rank, char *buf, size_t size);
 convgen_status cg_fourier_parse(const char *value, int rank, cg_tuning *t);
 void cg_gemm_print(const cg_tuning *t, int rank, char *buf, size_t size);
 convgen_status cg_gemm_parse(const char *value, int rank, cg_tuning *t);
+/* The same field for a planner whose one other form is the tensor cores' (direct): "tensor", or
+ * nothing for any other value, which that planner takes as its default; so a caller's GEMM fixed
+ * for the other planners leaves such a planner's variant strings, and its wisdom, as they are. */
+void cg_tensor_print(const cg_tuning *t, int rank, char *buf, size_t size);
+convgen_status cg_tensor_parse(const char *value, int rank, cg_tuning *t);
 void cg_weights_print(const cg_tuning *t, int rank, char *buf, size_t size);
 convgen_status cg_weights_parse(const char *value, int rank, cg_tuning *t);
 

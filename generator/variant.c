@@ -106,6 +106,21 @@ convgen_status cg_gemm_parse(const char *value, int rank, cg_tuning *t)
     return word_parse(value, gemm_names, GEMM_NAMES, "cublas, generated or tensor", &t->gemm);
 }
 
+void cg_tensor_print(const cg_tuning *t, int rank, char *buf, size_t size)
+{
+    (void)rank;
+    snprintf(buf, size, "%s", t->gemm == CONVGEN_GEMM_TENSOR ? "tensor" : "");
+}
+
+convgen_status cg_tensor_parse(const char *value, int rank, cg_tuning *t)
+{
+    (void)rank;
+    if (strcmp(value, "tensor") != 0)
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "'%s' is not tensor (the other form is the default: no key)", value);
+    t->gemm = CONVGEN_GEMM_TENSOR;
+    return CONVGEN_SUCCESS;
+}
+
 void cg_weights_print(const cg_tuning *t, int rank, char *buf, size_t size)
 {
     (void)rank;

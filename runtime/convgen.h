@@ -174,9 +174,10 @@ typedef struct convgen_plan_options {
      * transform elements for the layer among m + r - 1 <= 8 (e.g. F(6,3) for 28 or 56 outputs;
      * rank 3: m + r - 1 <= 6, e.g. F(4,3)). */
     int winograd_m[CONVGEN_MAX_RANK];
-    /* DIRECT: CONVGEN_GEMM_TENSOR runs fprop, and bprop of stride 1, of up to 32 taps as one
-     * implicit GEMM on the tensor cores (sm_80 on; mma.sync in 3xTF32, fp32's accuracy); CHOSEN
-     * and GENERATED, its FMA kernel (any layer, every pass); CUBLAS is refused. AUTO times both.
+    /* DIRECT: CONVGEN_GEMM_TENSOR runs fprop, and bprop of stride 1, of up to 32 taps, and
+     * accgrad of up to 9, as an implicit GEMM on the tensor cores (sm_80 on; mma.sync in 3xTF32,
+     * fp32's accuracy; where a chunk of taps overruns the GPU's shared memory, refused); any other
+     * value, its FMA kernel (any layer, every pass). AUTO times both.
      * WINOGRAD, FFT and FFT_TILED: what sums the products, per transform element (Winograd's
      * SGEMMs) or per frequency bin (the FFT algorithms' CGEMMs): CONVGEN_GEMM_CUBLAS (cuBLAS),
      * CONVGEN_GEMM_GENERATED (convgen's own batched GEMM kernel reading the transforms' layout;

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <sys/mman.h>
 
+#include "direct/direct_tc.h"
 #include "generate.h"
 #include "kernel_cpu/kernel_cpu.h"
 #include "reference.h"
@@ -363,6 +364,30 @@ static void test_direct_tensor(void **state)
         assert_non_null(strstr(convgen_last_error(), refusals[i].why));
         ++refused;
     }
+    /* 27 taps and 64 outputs (ZNNi's 3-D layers): a narrower tile where the widest overruns the
+     * shared memory, not a refusal; on an A100, 25 taps too (F2) */
+    const convgen_conv_desc deep = {.rank = 3, .n = 1, .c = 64, .k = 64, .in = {18, 18, 18}, .kernel = {3, 3, 3},
+                                    .pad_before = {1, 1, 1}, .pad_after = {1, 1, 1}},
+                            f2 = {.rank = 2, .n = 64, .c = 64, .k = 128, .in = {56, 56}, .kernel = {5, 5},
+                                  .pad_before = {2, 2}, .pad_after = {2, 2}};
+    const struct { const convgen_conv_desc *d; const cg_target *t; } fits[] = {{&deep, NULL}, {&f2, &a}};
+    for (size_t i = 0; i < sizeof fits / sizeof fits[0]; ++i)
+        for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
+            cg_problem p;
+            direct_tc_spec spec;
+            assert_int_equal(cg_problem_init(&p, fits[i].d), CONVGEN_SUCCESS);
+            if (cg_direct_tc_spec(&p, (convgen_pass)pass, fits[i].t, &spec) != CONVGEN_SUCCESS)
+                fail_msg("fit %zu %s: %s", i, convgen_pass_name((convgen_pass)pass), convgen_last_error());
+            assert_true(spec.shared_bytes <= cg_target_shared_per_block(fits[i].t));
+        }
+    /* a chunk's channels 36 M floats apart: their offsets in 64 bits */
+    const convgen_conv_desc huge = {.rank = 2, .n = 1, .c = 64, .k = 64, .in = {6002, 6002}, .kernel = {1, 1}};
+    cg_problem hp;
+    cg_generated hg;
+    assert_int_equal(cg_problem_init(&hp, &huge), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_tuned(&hp, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL, &tune, &hg), CONVGEN_SUCCESS);
+    assert_non_null(strstr(hg.kernels[0].source, "(long long)i * 36024004"));
+    cg_generated_free(&hg);
     printf("direct's tensor-core GEMM: %d runs within %.0e (each program in both orders), %d refusals named\n", ran,
            ERROR_BOUND, refused);
 }

@@ -660,6 +660,9 @@ static void test_candidates_are_the_planners_variants(void **state)
          "direct|direct-window|cufft|fft gemm=cublas|fft fourier=16x16 gemm=cublas|fft-tiled gemm=cublas|fft-fused|"
          "winograd m=2x2 gemm=cublas|winograd m=3x3 gemm=cublas|winograd m=4x4 gemm=cublas|winograd m=5x5 gemm=cublas|"
          "winograd m=6x6 gemm=cublas|" FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6" FUSED_INSIDE},
+        {&stem, CONVGEN_BPROP, {.effort = EX, .gemm = CONVGEN_GEMM_GENERATED}, /* direct's "": its default */
+         "direct|direct-window|cufft|fft gemm=generated|fft-tiled gemm=generated|fft-fused|winograd gemm=generated|"
+         "winograd-fused"},
         {&small, CONVGEN_FPROP, {.effort = EX, .allow_tf32 = 1},
          "direct|direct gemm=tensor|direct-window|cufft|fft|fft fourier=16x16|fft-tiled|fft-fused|winograd m=2x2|winograd m=3x3|"
          "winograd m=4x4|winograd m=5x5|winograd m=6x6|" FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6"
@@ -774,6 +777,7 @@ static void test_variant_strings_refuse_what_planners_do_not_write(void **state)
         {CONVGEN_ALGO_WINOGRAD, "fourier=16x16", "'fourier' is no key of winograd's"},
         {CONVGEN_ALGO_WINOGRAD_FUSED, "m=4x4 gemm=cublas", "'gemm' is no key of winograd-fused's (m, weights)"},
         {CONVGEN_ALGO_DIRECT, "m=4x4", "'m' is no key of direct's (gemm)"},
+        {CONVGEN_ALGO_DIRECT, "gemm=generated", "'generated' is not tensor"}, /* its default: no key */
         {CONVGEN_ALGO_DIRECT_WINDOW, "x", "'x' is no key of direct-window's (none)"},
         {CONVGEN_ALGO_FFT, "fourier=16x-1", "fourier=16x-1: not 2 sizes"},
         {CONVGEN_ALGO_CUFFT, "fourier=16x16 gemm=cublas", "'gemm' is no key of cufft's (fourier)"},

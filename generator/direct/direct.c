@@ -458,10 +458,8 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
                                       const cg_tuning *tune, cg_generated *out)
 {
     int form = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
-    if (form == CONVGEN_GEMM_TENSOR)
+    if (form == CONVGEN_GEMM_TENSOR) /* else its FMA kernel: cuBLAS's GEMM is the other planners' */
         return cg_direct_tc_generate(p, pass, t, tune, out);
-    if (form == CONVGEN_GEMM_CUBLAS)
-        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct: gemm=cublas: its GEMM is implicit, generated or tensor");
     direct_spec s;
     choose_spec(p, pass, t, &s);
     cg_kernel *gemm = &out->kernels[0];
@@ -509,9 +507,10 @@ static double direct_fma_efficiency(const cg_generated *g)
 }
 
 /* AUTO's candidates: the FMA kernel, and the tensor cores' where that form takes the layer and
- * pass (a target without TF32 mma refuses it when generated). A GEMM the caller fixed for the
- * other planners (cuBLAS's, or the tensor cores' where this form does not apply) leaves direct's
- * own: its FMA kernel. */
+ * pass (judged for the H100's shared memory; a target without TF32 mma, or with less shared
+ * memory than a chunk needs, refuses it when generated, and AUTO drops the candidate). A GEMM the
+ * caller fixed for the other planners (cuBLAS's, generated, or the tensor cores' where this form
+ * does not apply) leaves direct's own: its FMA kernel. */
 static int direct_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
                            int max)
 {
@@ -521,7 +520,7 @@ static int direct_variants(const cg_problem *p, convgen_pass pass, int effort, c
     if (max < 1)
         return 0;
     out[0] = *fixed;
-    if (fixed->gemm == CONVGEN_GEMM_CUBLAS || (fixed->gemm == CONVGEN_GEMM_TENSOR && !tensor))
+    if (fixed->gemm != CONVGEN_GEMM_TENSOR || !tensor) /* its FMA kernel, whose variant string is "" */
         out[0].gemm = CONVGEN_GEMM_CHOSEN;
     if (fixed->gemm || !tensor || max < 2)
         return 1;
@@ -530,7 +529,7 @@ static int direct_variants(const cg_problem *p, convgen_pass pass, int effort, c
     return 2;
 }
 
-static const cg_knob direct_knobs[] = {{"gemm", cg_gemm_print, cg_gemm_parse}, {NULL, NULL, NULL}};
+static const cg_knob direct_knobs[] = {{"gemm", cg_tensor_print, cg_tensor_parse}, {NULL, NULL, NULL}};
 
 const cg_planner cg_direct_planner = {
     .algo = CONVGEN_ALGO_DIRECT,

@@ -73,10 +73,11 @@ static int64_t tile_count(const direct_tc_spec *s, int bm, int bn)
     return (s->rows + bm - 1) / bm * ((s->cols + bn - 1) / bn);
 }
 
-/* The block tile: the largest that still gives every SM a block, of 128 or 64 rows by 64, 32 or 16
- * columns (the mma's n of 8 in whole warps; no wider than the layer's columns need), else the
- * smallest (the small layers this form is for have a few hundred tiles of 64 rows); 64 rows where
- * 128 do not fit the shared memory. */
+/* The block tile: the largest that still gives every SM a block and fits the shared memory, of 128
+ * or 64 rows by 64, 32 or 16 columns (the mma's n of 8 in whole warps; no wider than the layer's
+ * columns need), else the smallest that fits (the small layers this form is for have a few
+ * hundred tiles of 64 rows); none where not even 64 x 16 fits (a chunk of many taps on a GPU of
+ * little shared memory: the spec refuses it). */
 static void choose_tiles(direct_tc_spec *s, const cg_target *t)
 {
     int64_t sms = t && t->sm_count > 0 ? t->sm_count : 132;
@@ -86,13 +87,18 @@ static void choose_tiles(direct_tc_spec *s, const cg_target *t)
     s->chunks = (int)((s->src_c + s->cc - 1) / s->cc);
     /* A's rows 8 mod 16 floats apart and B's columns 4 mod 8: the fragments' 32 reads in 32 banks. */
     s->b_stride = (int)round_up(s->chunk_red - 4, 8) + 4;
+    int fit_bm = 0, fit_bn = 0; /* the smallest tile that fits, where none fills the GPU */
     bool found = false;
     for (int bm = 128; bm >= 64 && !found; bm -= 64)
         for (int bn = widest; bn >= 16 && !found; bn /= 2) {
             s->bm = bm, s->bn = bn, s->a_stride = bm + 8;
-            found = tile_count(s, bm, bn) >= sms &&
-                    (bm == 64 || STAGES * stage_floats(s) * 4 <= cg_target_shared_per_block(t));
+            bool fits = STAGES * stage_floats(s) * 4 <= cg_target_shared_per_block(t);
+            if (fits)
+                fit_bm = bm, fit_bn = bn;
+            found = fits && tile_count(s, bm, bn) >= sms;
         }
+    if (!found && fit_bm)
+        s->bm = fit_bm, s->bn = fit_bn, s->a_stride = fit_bm + 8;
     s->warps_n = s->bn >= 32 ? 2 : 1;
     s->warps_m = WARPS / s->warps_n;
     s->a_parts = THREADS / s->bm;
@@ -323,6 +329,9 @@ convgen_status cg_direct_tc_accgrad_spec(const cg_problem *p, const cg_target *t
     s->red = p->n * s->out_pixels;
     if (s->red >= INT32_MAX - ACC_CHUNK || p->k * p->c * s->taps >= INT32_MAX)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: accgrad's sum or dw past 2^31");
+    if ((p->k + 63) / 64 > 65535)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: accgrad of %lld outputs needs more than 65535 "
+                       "blocks of 64 on grid.y", (long long)p->k);
     for (int d = 0; d < p->rank; ++d)
         s->out_dims[d] = p->out[d], s->in_dims[d] = p->in[d];
     s->bm = p->k <= 32 ? 32 : 64;

@@ -30,7 +30,8 @@ __device__ __forceinline__ unsigned long long out_index(unsigned r, unsigned col
 // (`a` its first place in the stage, `src` its row's base at the chunk's first channel of its
 // share, `mask` its taps inside {{ in0 }}), and B's {{ b_channels }} channels x {{ taps }} taps of this thread's column
 // (`b`, `wsrc` likewise; `b_ok` its column inside the GEMM). `left`: src channels from this
-// thread's first on (a guard only where the chunks overrun them).
+// thread's first on (a guard only where the chunks overrun them). Offsets in 64 bits: a chunk's
+// channels may lie 2^31 floats apart in a large image.
 __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned mask, int a_left,
                                            float *b, const float *wsrc, bool b_ok, int b_left)
 {
@@ -42,7 +43,7 @@ __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned 
         const bool here = true;
 {%- endif %}
 {%- for f in taps_list %}
-        copy4(a + (i * {{ taps }} + {{ f.i }}) * {{ a_stride }}, src + i * {{ src_pixels }} + {{ f.flat }}, here && (mask >> {{ f.i }} & 1u));
+        copy4(a + (i * {{ taps }} + {{ f.i }}) * {{ a_stride }}, src + (long long)i * {{ src_pixels }} + {{ f.flat }}, here && (mask >> {{ f.i }} & 1u));
 {%- endfor %}
     }
 #pragma unroll
@@ -54,7 +55,7 @@ __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned 
 {%- endif %}
 #pragma unroll
         for (int f = 0; f < {{ taps }}; ++f)
-            copy4(b + i * {{ b_parts * taps }} + f, wsrc + i * {{ b_parts * b_chan_stride }} + f, here);
+            copy4(b + i * {{ b_parts * taps }} + f, wsrc + (long long)i * {{ b_parts * b_chan_stride }} + f, here);
     }
     asm volatile("cp.async.commit_group;\n" ::);
 }

@@ -21,7 +21,8 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], 
 // One chunk's copies into a stage: this thread's pixel of the sum (lane r of the chunk's {{ chunk }}),
 // dy at it for the block's outputs part, part + 4, .. (A: `a` its place for output `part`), and x
 // at each tap of it for the block's channels part, part + 4, .. (B: `b` likewise); zeros past the
-// sum, the outputs, the channels and x's edges.
+// sum, the outputs, the channels and x's edges. Offsets in 64 bits: planes of a large image lie
+// 2^31 floats apart within a block's channels.
 __device__ __forceinline__ void load_chunk(float *a, float *b, const float *__restrict__ x, const float *__restrict__ dy,
                                            unsigned chunk, unsigned r, unsigned part, unsigned c0, unsigned k0)
 {
@@ -41,13 +42,13 @@ __device__ __forceinline__ void load_chunk(float *a, float *b, const float *__re
     const float *const a_src = dy + ((unsigned long long)n * {{ k }}u + k0 + part) * {{ out_pixels }}u + o;
 #pragma unroll
     for (int i = 0; i < {{ bm // 4 }}; ++i)
-        copy4(a + 4 * i * {{ stride }}, a_src + 4 * i * {{ out_pixels }}, here && k0 + part + 4 * i < {{ k }}u);
+        copy4(a + 4 * i * {{ stride }}, a_src + 4ll * i * {{ out_pixels }}, here && k0 + part + 4 * i < {{ k }}u);
     const float *const x_src = x + ((long long)n * {{ c }} + c0 + part) * {{ in_pixels }}{% for d in dims %} + (long long)pos{{ d.i }}{{ " * " ~ d.src_stride if d.src_stride != 1 }}{% endfor %};
 #pragma unroll
     for (int i = 0; i < {{ cb // 4 }}; ++i) {
         const bool channel = c0 + part + 4 * i < {{ c }}u;
 {%- for f in taps_list %}
-        copy4(b + (4 * i * {{ taps }} + {{ f.i }}) * {{ stride }}, x_src + 4 * i * {{ in_pixels }} + {{ f.flat }}, channel && (mask >> {{ f.i }} & 1u));
+        copy4(b + (4 * i * {{ taps }} + {{ f.i }}) * {{ stride }}, x_src + 4ll * i * {{ in_pixels }} + {{ f.flat }}, channel && (mask >> {{ f.i }} & 1u));
 {%- endfor %}
     }
     asm volatile("cp.async.commit_group;\n" ::);
