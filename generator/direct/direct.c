@@ -476,10 +476,7 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
 
     cg_kernel *sum = &out->kernels[1];
     snprintf(sum->name, sizeof sum->name, "convgen_direct_%s_sum_splits", convgen_pass_name(pass));
-    sum->grid[0] = (unsigned)((s.out_elems + THREADS - 1) / THREADS);
-    sum->grid[1] = sum->grid[2] = 1;
-    sum->block[0] = THREADS;
-    sum->block[1] = sum->block[2] = 1;
+    cg_direct_sum_launch(sum, s.out_elems, THREADS);
     out->kernel_count = 2;
     out->workspace_bytes = s.splits * s.out_elems * 4;
     gemm->epilogue = false, sum->epilogue = p->epilogue != 0;

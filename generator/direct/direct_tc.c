@@ -352,23 +352,6 @@ convgen_status cg_direct_tc_accgrad_spec(const cg_problem *p, const cg_target *t
     return CONVGEN_SUCCESS;
 }
 
-/* Per spatial dimension of accgrad's pixels: stride and pad of x's position, x's stride. */
-static tmpl_value *acc_dim_list(const cg_problem *p)
-{
-    tmpl_value *list = tmpl_list();
-    int64_t x_stride = 1;
-    for (int d = p->rank - 1; d >= 0; --d) {
-        tmpl_value *v = tmpl_map();
-        tmpl_set_int(v, "i", d);
-        tmpl_set_int(v, "step", p->stride[d]);
-        tmpl_set_int(v, "origin", p->pad_before[d]);
-        tmpl_set_int(v, "src_stride", x_stride);
-        x_stride *= p->in[d];
-        tmpl_list_push(list, v);
-    }
-    return list;
-}
-
 static tmpl_value *acc_header(const cg_problem *p, const direct_tc_accgrad_spec *s, const cg_kernel *k)
 {
     tmpl_value *h = tmpl_list();
@@ -422,12 +405,10 @@ static convgen_status acc_generate(const cg_problem *p, const cg_target *t, cons
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
         tmpl_set_int(ctx, ints[i].key, ints[i].v);
-    direct_tc_spec view = {.src_dims = {0}};
-    for (int d = 0; d < p->rank; ++d)
-        view.src_dims[d] = p->in[d];
-    view.taps = s.taps, view.flip_a = p->flip;
+    direct_tc_spec view = {.rank = 0}; /* accgrad gathers x as fprop does */
+    gather_view(p, CONVGEN_FPROP, &view);
     tmpl_map_set(ctx, "taps_list", tap_list(p, &view));
-    tmpl_map_set(ctx, "dims", acc_dim_list(p));
+    tmpl_map_set(ctx, "dims", dim_list(p, &view));
     tmpl_value *red_digits = cg_value_digits("red", s.chunks * ACC_CHUNK - 1, 1, &s.out_pixels, (const char *const[]){"o"}, "n");
     tmpl_value *o_digits = cg_value_digits("o", s.out_pixels - 1, p->rank, s.out_dims, q_names, "o_rest");
     tmpl_value *col_div = cg_value_magic((uint32_t)s.bn, (int64_t)s.bm * s.bn - 1);
@@ -444,10 +425,7 @@ static convgen_status acc_generate(const cg_problem *p, const cg_target *t, cons
 
     cg_kernel *sum = &out->kernels[1];
     snprintf(sum->name, sizeof sum->name, "convgen_direct_tc_accgrad_sum_splits");
-    sum->grid[0] = (unsigned)((s.out_elems + THREADS - 1) / THREADS);
-    sum->grid[1] = sum->grid[2] = 1;
-    sum->block[0] = THREADS;
-    sum->block[1] = sum->block[2] = 1;
+    cg_direct_sum_launch(sum, s.out_elems, THREADS);
     out->kernel_count = 2;
     out->workspace_bytes = s.splits * s.out_elems * 4;
     tmpl_value *c2 = tmpl_map(), *h = tmpl_list();

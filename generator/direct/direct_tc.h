@@ -51,4 +51,14 @@ convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const c
 convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, const cg_tuning *tune,
                                      cg_generated *out);
 
+/* The launch of a split reduction's sum (templates/split_reduce.cu): a thread an output element,
+ * blocks of `threads`; direct's FMA kernel and its tensor form both end so. */
+static inline void cg_direct_sum_launch(cg_kernel *sum, int64_t out_elems, unsigned threads)
+{
+    sum->grid[0] = (unsigned)((out_elems + threads - 1) / threads);
+    sum->grid[1] = sum->grid[2] = 1;
+    sum->block[0] = threads;
+    sum->block[1] = sum->block[2] = 1;
+}
+
 #endif

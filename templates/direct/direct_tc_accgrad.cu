@@ -8,15 +8,7 @@
 
 {{ tf32_lo_function() }}
 
-// d += a b on the tensor cores, a 16 x 8 of TF32 (rows g, g + 8; columns t, t + 4 of lane
-// 4 g + t) by an 8 x 8 (rows t, t + 4; column g), d's 16 x 8 in fp32 (rows g, g + 8; columns 2 t,
-// 2 t + 1). Volatile, so that the mma keep the order written.
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
-{
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{ "{" }}%0, %1, %2, %3}, {{ "{" }}%4, %5, %6, %7}, {{ "{" }}%8, %9}, {{ "{" }}%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+{{ mma_tf32_function() }}
 
 // One chunk's copies into a stage: this thread's pixel of the sum (lane r of the chunk's {{ chunk }}),
 // dy at it for the block's outputs part, part + 4, .. (A: `a` its place for output `part`), and x
@@ -73,28 +65,21 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
     // The mma's view: warp (wm, wk) owns outputs wm * 32 .. and K steps wk, wk + {{ warps_k }}, .. of each chunk.
     const unsigned lane = tid & 31u, warp = tid >> 5, g = lane >> 2, t = lane & 3u;
     const unsigned wm = warp / {{ warps_k }}u, wk = warp % {{ warps_k }}u;
+    float acc[2][{{ n_frags }}][4];
 {%- if flush %}
     // recent: the sums of the last few chunks, which join acc by an fp32 add every {{ flush }} chunks: the
     // tensor cores truncate as they accumulate, which over a long sum drifts.
-    float acc[2][{{ n_frags }}][4], recent[2][{{ n_frags }}][4];
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < {{ n_frags }}; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                acc[i][j][e] = recent[i][j][e] = 0.0f;
+    float recent[2][{{ n_frags }}][4];
 {%- else %}
     // A split of {{ chunks_per_split }} chunks or fewer: short enough a sum for the tensor cores' accumulation.
-    float acc[2][{{ n_frags }}][4];
+{%- endif %}
 #pragma unroll
     for (int i = 0; i < 2; ++i)
 #pragma unroll
         for (int j = 0; j < {{ n_frags }}; ++j)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-                acc[i][j][e] = 0.0f;
-{%- endif %}
+                acc[i][j][e] = {{ "recent[i][j][e] = " if flush }}0.0f;
 
     load_chunk(a_at, b_at, x, dy, chunk_begin, r, part, c0, k0);
     for (unsigned chunk = chunk_begin; chunk < chunk_end; ++chunk) {

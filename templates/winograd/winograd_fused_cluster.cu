@@ -249,16 +249,7 @@ __device__ __forceinline__ void put(unsigned to, float v, unsigned full)
 {{ tf32_lo_function() }}
 // (The input transform's differences already turn a tile that holds an infinity into NaNs.)
 
-// d += a b on the tensor cores, a 16 x 8 of TF32 (rows g, g + 8; columns t, t + 4 of lane
-// 4 g + t) by an 8 x 8 (rows t, t + 4; column g), d's 16 x 8 in fp32 (rows g, g + 8; columns 2 t,
-// 2 t + 1). Volatile, so that the mma keep the order written: the compiler put each sum's three
-// back to back, every one waiting for the last.
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
-{
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{ "{" }}%0, %1, %2, %3}, {{ "{" }}%4, %5, %6, %7}, {{ "{" }}%8, %9}, {{ "{" }}%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+{{ mma_tf32_function() }}
 {%- endif %}
 
 // The arrival of a product warp's lane 0 on its own uready[s], expecting the bytes of the bulk
