@@ -13,7 +13,8 @@
  *
  * bprop is fprop of dy with the kernel flipped (w') and the channels swapped, at pad r - 1 - pad.
  * accgrad is Nervana's "update": F(r, m), dy's m x m tiles as the filters and x's alpha x alpha
- * tiles as the data, summed over the tiles by the GEMM (and over the sub-batches). fprop and
+ * tiles as the data, summed over the tiles by the GEMM (and over the sub-batches); on the tensor
+ * GEMM, M[e] is [c][k] where fewer channels of x than of dy (accgrad_dy_rows). fprop and
  * bprop transform the weights once (phase 0), so they can be prepared once per update.
  *
  * The transforms are straight-line code derived exactly by the generator
@@ -139,7 +140,8 @@ static int64_t tensor_splits(const cg_problem *p, const wino_spec *s, int64_t co
         return need <= most_runs ? need : 0;
     }
     const int64_t sms = s->target->sm_count; /* set: cg_generate_tuned */
-    const int64_t blocks = wino_div_up(p->c, CG_GEMM_TC_ROWS) * wino_div_up(p->k, cg_gemm_tc_columns(p->k)) * s->elements;
+    const int64_t rows = s->dy_rows ? p->k : p->c, cols = s->dy_rows ? p->c : p->k;
+    const int64_t blocks = wino_div_up(rows, CG_GEMM_TC_ROWS) * wino_div_up(cols, cg_gemm_tc_columns(cols)) * s->elements;
     const int64_t steps = wino_div_up(columns, CG_GEMM_TC_STEP);
     const int64_t most = columns / WINO_TC_MIN_RUN, need = wino_div_up(columns, WINO_TC_RUN);
     int64_t best = need > 1 ? 0 : 1;
@@ -483,6 +485,9 @@ static cg_gemm_step gemm_of(const wino_spec *s, gemm_shape g)
 static gemm_shape products_shape(const cg_problem *p, const wino_spec *s)
 {
     const int64_t T = s->columns;
+    if (s->pass == CONVGEN_ACCGRAD && s->dy_rows) /* M[e] ([c][k]) = V D^T, from the tensor GEMM's pieces */
+        return (gemm_shape){.ta = 'N', .tb = 'T', .a = WINO_U, .b = WINO_V, .m = p->k, .n = p->c, .k = T, .lda = p->k,
+                            .ldb = p->c, .ldc = p->k};
     if (s->pass == CONVGEN_ACCGRAD && s->pieces[WINO_V].rows) /* the same from the tensor GEMM's pieces */
         return (gemm_shape){.ta = 'N', .tb = 'T', .a = WINO_V, .b = WINO_U, .m = p->c, .n = p->k, .k = T, .lda = p->c,
                             .ldb = p->k, .ldc = p->c};
@@ -589,11 +594,12 @@ static convgen_status accgrad_program(const cg_problem *p, const wino_spec *s, c
         st = wino_add_transform(s, &dy, 1, 1, "transform_dy", "the transforms of dy's tiles (the filters)", out);
     if (st != CONVGEN_SUCCESS)
         return st;
-    st = add_gemm(p, s, out); /* M[e] ([k][c]) = D V^T, summed over the tiles */
+    st = add_gemm(p, s, out); /* M[e] ([k][c], or [c][k] where dy_rows) = D V^T, summed over the tiles */
     if (st != CONVGEN_SUCCESS)
         return st;
     int64_t taps = s->kernel[0] * s->kernel[1] * s->kernel[2];
-    cg_wino_op dw = output_op(s, p->k, p->c, s->kernel, one, taps, p->c * taps);
+    cg_wino_op dw = s->dy_rows ? output_op(s, p->c, p->k, s->kernel, one, p->c * taps, taps)
+                               : output_op(s, p->k, p->c, s->kernel, one, taps, p->c * taps);
     dw.flip = p->flip;
     dw.splits = s->splits, dw.partial = s->matrix[WINO_M] * s->elements; /* the runs' products added */
     return wino_add_transform(s, &dw, 2, 2, "output_dw", "dw from the summed products", out);
@@ -658,6 +664,20 @@ static bool wants_tensor_gemm(const cg_problem *p, const wino_spec *s, const cg_
     return outputs >= 64 && sums >= 64;
 }
 
+/* Whether accgrad's tensor GEMM takes dy's tiles as op(A), its k output channels the rows of C,
+ * and x's as op(B), rather than x's c channels the rows: where that pads C's tiles less. The
+ * kernel makes C in blocks of CG_GEMM_TC_ROWS rows (two warpgroups of wgmma's 64) and columns in
+ * multiples of 8, so the side of fewer channels wastes less as the columns: F1 (32 -> 64) does
+ * 128 x 32 a tile for its 64 x 32 rather than 128 x 64 for 32 x 64, half the products, and its
+ * x's pieces are 32 rows rather than 128 (three quarters of them zeros, written by x's transform
+ * and read by the products). Ties keep x's channels the rows. */
+static bool accgrad_dy_rows(const cg_problem *p)
+{
+    const int64_t x_rows = wino_div_up(p->c, CG_GEMM_TC_ROWS) * CG_GEMM_TC_ROWS * cg_gemm_tc_columns(p->k);
+    const int64_t dy_rows = wino_div_up(p->k, CG_GEMM_TC_ROWS) * CG_GEMM_TC_ROWS * cg_gemm_tc_columns(p->c);
+    return dy_rows < x_rows;
+}
+
 /* The tensor GEMM's operands in its pieces (gemm_tc.h), written so by the transforms: U (op(B),
  * the outputs its rows; accgrad's D, dy's output channels) always, V (op(A): the tiles its rows;
  * accgrad's x's channels) where winograd.cu's kernel makes the data's tiles, not
@@ -674,6 +694,11 @@ static void set_pieces(const cg_problem *p, wino_spec *s)
     const bool lo = s->pass != CONVGEN_ACCGRAD;
     s->pieces[WINO_U] = (cg_tc_pieces){.rows = cg_gemm_tc_columns(s->pass == CONVGEN_BPROP ? p->c : p->k), .lo = lo};
     s->pieces[WINO_V] = volume_data(s) ? (cg_tc_pieces){.rows = 0} : (cg_tc_pieces){.rows = CG_GEMM_TC_ROWS, .paired = true};
+    s->dy_rows = s->pass == CONVGEN_ACCGRAD && accgrad_dy_rows(p);
+    if (s->dy_rows) {
+        s->pieces[WINO_U] = (cg_tc_pieces){.rows = CG_GEMM_TC_ROWS, .paired = true};
+        s->pieces[WINO_V] = (cg_tc_pieces){.rows = cg_gemm_tc_columns(p->c)};
+    }
 }
 
 /* Whether the tensor GEMM takes the products as sized (st: choose_batch's status): the pieces
@@ -715,6 +740,7 @@ static convgen_status winograd_generate(const cg_problem *p, convgen_pass pass, 
         }
         if (!s.tensor_gemm) { /* the SIMT kernel reads U and V as matrices */
             s.pieces[WINO_U] = s.pieces[WINO_V] = (cg_tc_pieces){.rows = 0};
+            s.dy_rows = false;
             st = choose_batch(p, tune, &s);
             if (st != CONVGEN_SUCCESS)
                 return st;

@@ -47,6 +47,7 @@ typedef struct wino_spec {
     bool generated_gemm;   /* the products by convgen's GEMM (gemm.c) rather than cuBLAS */
     bool tensor_gemm;      /* ... by its tensor-core form (gemm_tc.c, sm_90), generated_gemm's layout */
     cg_tc_pieces pieces[2]; /* U and V in that kernel's pieces, where the tensor GEMM reads them so */
+    bool dy_rows;           /* accgrad on it: dy's tiles op(A) (k its rows), x's op(B) (set_pieces) */
     int64_t splits;         /* on it: the runs its sum is cut into, M one a run (tensor_splits) */
     const cg_target *target; /* what the kernels are for (the tensor-core GEMM's shared memory) */
     unsigned epilogue;     /* fprop: the layer's CG_EPILOGUE_* bits, which the kernel storing y applies */
