@@ -670,7 +670,8 @@ static bool wants_tensor_gemm(const cg_problem *p, const wino_spec *s, const cg_
  * multiples of 8, so the side of fewer channels wastes less as the columns: F1 (32 -> 64) does
  * 128 x 32 a tile for its 64 x 32 rather than 128 x 64 for 32 x 64, half the products, and its
  * x's pieces are 32 rows rather than 128 (three quarters of them zeros, written by x's transform
- * and read by the products). Ties keep x's channels the rows. */
+ * and read by the products). Ties keep x's channels the rows. H100, bench/NOTES.md "Issue 30,
+ * session 71": F1 accgrad 0.185 -> 0.168 ms, F2 0.699 -> 0.554 (its 64 -> 128 turned too). */
 static bool accgrad_dy_rows(const cg_problem *p)
 {
     const int64_t x_rows = wino_div_up(p->c, CG_GEMM_TC_ROWS) * CG_GEMM_TC_ROWS * cg_gemm_tc_columns(p->k);
