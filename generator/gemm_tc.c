@@ -151,27 +151,51 @@ static int64_t persistent_grid(int64_t tiles, int per_sm, const cg_target *t)
     return tiles > places ? places : tiles;
 }
 
+/* The kernel's launch for g: its tile's columns, the stages of the pipeline (0: not even two fit
+ * the shared memory), its threads and shared bytes. */
+typedef struct tc_launch {
+    int bn, stages, converters, threads;
+    unsigned shared_bytes;
+} tc_launch;
+
+static tc_launch launch_of(const cg_gemm_step *g, const cg_target *t)
+{
+    tc_launch l = {.bn = tile_columns(g, t)};
+    const int64_t stage = stage_floats(g, l.bn), barriers = 3 * 8 * TC_MAX_STAGES;
+    int stages = (int)((cg_target_shared_per_block(t) - barriers) / (4 * stage));
+    const int most = stages_wanted(l.bn);
+    l.stages = stages > most ? most : stages < 2 ? 0 : stages;
+    l.converters = converter_warps(l.bn);
+    l.threads = 32 * (TC_CONSUMER_WARPS + 1 + l.converters);
+    l.shared_bytes = (unsigned)(4 * l.stages * stage + 3 * 8 * l.stages);
+    return l;
+}
+
+int cg_gemm_tc_blocks_per_sm(const cg_gemm_step *g, const cg_target *t)
+{
+    const tc_launch l = launch_of(g, t);
+    return l.stages ? blocks_per_sm(t, l.shared_bytes, l.threads) : 0;
+}
+
 convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl_value *header, cg_kernel *k)
 {
     if (!cg_gemm_tc_takes(g, t))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the tensor-core GEMM does not take this step (%lld x %lld x %lld, "
                        "ops %c%c, %lld of them): see cg_gemm_tc_takes", (long long)g->m, (long long)g->n,
                        (long long)g->k, g->transa, g->transb, (long long)g->batch);
-    const int bn = tile_columns(g, t), b_rows = g->b_pieces.rows ? g->b_pieces.rows : bn;
-    const int64_t stage = stage_floats(g, bn), barriers = 3 * 8 * TC_MAX_STAGES;
-    int stages = (int)((cg_target_shared_per_block(t) - barriers) / (4 * stage));
-    const int most = stages_wanted(bn), converters = converter_warps(bn);
-    stages = stages > most ? most : stages;
-    if (stages < 2)
+    const tc_launch l = launch_of(g, t);
+    const int bn = l.bn, b_rows = g->b_pieces.rows ? g->b_pieces.rows : bn, stages = l.stages, converters = l.converters;
+    if (!stages)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the tensor-core GEMM: %lld bytes of shared memory a block hold "
-                       "fewer than two stages of %lld", (long long)cg_target_shared_per_block(t), (long long)(4 * stage));
+                       "fewer than two stages of %lld", (long long)cg_target_shared_per_block(t),
+                       (long long)(4 * stage_floats(g, bn)));
     const int64_t splits = g->splits > 1 ? g->splits : 1, mblocks = (g->m + TC_ROWS - 1) / TC_ROWS,
                   nblocks = (g->n + bn - 1) / bn;
     int64_t tiles;
     tile_count(g, bn, &tiles); /* within 32 bits: cg_gemm_tc_takes */
-    const int threads = 32 * (TC_CONSUMER_WARPS + 1 + converters);
+    const int threads = l.threads;
     k->block[0] = (unsigned)threads, k->block[1] = k->block[2] = 1;
-    k->shared_bytes = (unsigned)(4 * stages * stage + 3 * 8 * stages);
+    k->shared_bytes = l.shared_bytes;
     const int per_sm = blocks_per_sm(t, k->shared_bytes, threads);
     const int64_t grid = persistent_grid(tiles, per_sm, t);
     k->grid[0] = (unsigned)grid, k->grid[1] = k->grid[2] = 1;

@@ -127,8 +127,8 @@ convgen_status wino_choose_tiles(const cg_problem *p, convgen_pass pass, const c
  * (R4's 72 blocks in 3 runs and R3's 147 in 2 ran 0-2% faster than one, each run's M written and
  * read again: more runs do not pay there). accgrad sums the sub-batch's `columns` tiles in runs of
  * at least WINO_TC_MIN_RUN tiles (R4's 128 in 2 runs of 64 ran 0.099 ms against 0.076 in one, its
- * blocks' pipelines barely filled); of up to four times the least count, the one whose blocks (one
- * a multiprocessor) fill their waves best: S32's 64 blocks in 2 runs (0.287 -> 0.205 ms). The
+ * blocks' pipelines barely filled); of up to four times the least count, the one whose blocks (as
+ * many a multiprocessor as it holds) fill their waves best: S32's 64 blocks in 2 runs (0.287 -> 0.205 ms). The
  * output transform adds each tile's runs in straight-line code, at most WINO_TC_MAX_SUMMED loads
  * a thread (the bench set's most: V1's 33 runs of 64 elements): 0 where more are needed, so that
  * accgrad's sub-batch is cut smaller or, where it cannot be, the SIMT GEMM sums (winograd_generate). */
@@ -139,9 +139,16 @@ static int64_t tensor_splits(const cg_problem *p, const wino_spec *s, int64_t co
         const int64_t need = wino_div_up(s->pass == CONVGEN_FPROP ? p->c : p->k, WINO_TC_RUN);
         return need <= most_runs ? need : 0;
     }
-    const int64_t sms = s->target->sm_count; /* set: cg_generate_tuned */
     const int64_t rows = s->dy_rows ? p->k : p->c, cols = s->dy_rows ? p->c : p->k;
     const int64_t blocks = wino_div_up(rows, CG_GEMM_TC_ROWS) * wino_div_up(cols, cg_gemm_tc_columns(cols)) * s->elements;
+    /* the blocks the GPU holds at once (sm_count set: cg_generate_tuned), two an SM where the tile
+     * is narrow: H100, "Issue 30, session 71": F1 (32 columns) 2 -> 4 runs, 0.167 -> 0.159 ms; R1
+     * (64) 2 -> 4, 0.167 -> 0.162; S16, S64, V1 within 0.5% */
+    const cg_gemm_step g = {.m = rows, .n = cols, .batch = s->elements,
+                            .a_pieces = s->pieces[s->dy_rows ? WINO_U : WINO_V],
+                            .b_pieces = s->pieces[s->dy_rows ? WINO_V : WINO_U]};
+    const int per_sm = cg_gemm_tc_blocks_per_sm(&g, s->target);
+    const int64_t sms = (int64_t)s->target->sm_count * (per_sm > 1 ? per_sm : 1);
     const int64_t steps = wino_div_up(columns, CG_GEMM_TC_STEP);
     const int64_t most = columns / WINO_TC_MIN_RUN, need = wino_div_up(columns, WINO_TC_RUN);
     int64_t best = need > 1 ? 0 : 1;
