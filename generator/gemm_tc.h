@@ -25,9 +25,9 @@ bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t);
  * 256 (wgmma's widest N), a multiple of 8 each. op(B)'s pieces have as many rows. */
 int cg_gemm_tc_columns(int64_t n);
 
-/* The blocks of g's kernel an SM holds at once, by their shared memory and threads (two where a
- * tile is at most 72 columns wide, else one, on an H100 or H200); 0 where not even two stages of
- * its pipeline fit a block's shared memory. */
+/* The blocks of g's kernel an SM holds at once, by their shared memory and threads (on an H100
+ * or H200: three at 8 or 16 columns a tile, two up to 72, else one); 0 where not even two stages
+ * of its pipeline fit a block's shared memory. */
 int cg_gemm_tc_blocks_per_sm(const cg_gemm_step *g, const cg_target *t);
 
 /* The steps of CG_GEMM_TC_STEP of each run of a sum of k cut into `splits` (the last run the rest). */

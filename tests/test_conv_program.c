@@ -749,11 +749,15 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
     check_algorithm(CONVGEN_ALGO_WINOGRAD, &tensor);
     int runs[3] = {0, 0, 0}, pieced = 0, stored = 0, added = 0, split[3] = {0, 0, 0}, with_lo = 0;
     double worst = 0;
-    /* and a layer of 512 tiles, whose accgrad cuts its sum into runs (tensor_splits) */
+    /* and layers of 512 tiles, whose accgrad cuts its sum into runs (tensor_splits): the second with
+     * dy's channels as C's rows (accgrad_dy_rows: x has 5 channels, dy 20) */
     const convgen_conv_desc long_sum = {.rank = 2, .n = 8, .c = 5, .k = 6, .in = {48, 48}, .kernel = {3, 3},
                                         .pad_before = {1, 1}, .pad_after = {1, 1}};
-    for (int i = 0; i <= LAYERS; ++i) {
-        convgen_conv_desc d = i < LAYERS ? random_layer(i) : long_sum;
+    convgen_conv_desc long_sum_turned = long_sum;
+    long_sum_turned.k = 20;
+    int turned = 0;
+    for (int i = 0; i <= LAYERS + 1; ++i) {
+        convgen_conv_desc d = i < LAYERS ? random_layer(i) : i == LAYERS ? long_sum : long_sum_turned;
         cg_problem p;
         assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
         for (int pass = 0; pass < 3; ++pass) {
@@ -779,6 +783,7 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
                     stored += st->op.gemm.a_pieces.rows == 0;
                     adds |= st->op.gemm.accumulate;
                     splits |= !run && st->op.gemm.splits > 1;
+                    turned += pass == CONVGEN_ACCGRAD && p.c != p.k && st->op.gemm.m == p.k && st->op.gemm.ldc == p.k;
                 }
                 cg_generated_free(&g);
                 if (splits) { /* the runs added by the output transform, against the reference */
@@ -812,9 +817,11 @@ static void test_winograd_tensor_gemm_programs_match_the_reference(void **state)
     }
     print_message("winograd: tensor GEMM kernels in the programs: fprop %d, bprop %d, accgrad %d (with the sum split "
                   "into runs: %d, %d, %d; %d accgrads adding sub-batches into C; worst relative error of those and of U with lo halves %.2e); V "
-                  "in pieces %d, as stored %d; U's pieces with their lo halves %d\n", runs[0], runs[1], runs[2], split[0],
-                  split[1], split[2], added, worst, pieced, stored, with_lo);
+                  "in pieces %d, as stored %d; U's pieces with their lo halves %d; accgrads with dy's channels as the rows "
+                  "%d\n", runs[0], runs[1], runs[2], split[0], split[1], split[2], added, worst, pieced, stored, with_lo,
+                  turned);
     assert_true(runs[0] > 0 && runs[1] > 0 && runs[2] > 0 && added > 0 && pieced > 0 && stored > 0 && with_lo > 0);
+    assert_true(turned >= 2); /* the turned layer's, whole and in sub-batches */
     assert_true(split[2] > 0 && split[0] == 0 && split[1] == 0);
 }
 

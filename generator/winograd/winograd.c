@@ -14,7 +14,8 @@
  * bprop is fprop of dy with the kernel flipped (w') and the channels swapped, at pad r - 1 - pad.
  * accgrad is Nervana's "update": F(r, m), dy's m x m tiles as the filters and x's alpha x alpha
  * tiles as the data, summed over the tiles by the GEMM (and over the sub-batches); on the tensor
- * GEMM, M[e] is [c][k] where fewer channels of x than of dy (accgrad_dy_rows). fprop and
+ * GEMM, M[e] is [c][k] where x has fewer channels than dy and that pads C's tiles less
+ * (accgrad_dy_rows). fprop and
  * bprop transform the weights once (phase 0), so they can be prepared once per update.
  *
  * The transforms are straight-line code derived exactly by the generator
@@ -495,7 +496,7 @@ static gemm_shape products_shape(const cg_problem *p, const wino_spec *s)
     if (s->pass == CONVGEN_ACCGRAD && s->dy_rows) /* M[e] ([c][k]) = V D^T, from the tensor GEMM's pieces */
         return (gemm_shape){.ta = 'N', .tb = 'T', .a = WINO_U, .b = WINO_V, .m = p->k, .n = p->c, .k = T, .lda = p->k,
                             .ldb = p->c, .ldc = p->k};
-    if (s->pass == CONVGEN_ACCGRAD && s->pieces[WINO_V].rows) /* the same from the tensor GEMM's pieces */
+    if (s->pass == CONVGEN_ACCGRAD && s->pieces[WINO_V].rows) /* M[e] ([k][c]) = D V^T, from the tensor GEMM's pieces */
         return (gemm_shape){.ta = 'N', .tb = 'T', .a = WINO_V, .b = WINO_U, .m = p->c, .n = p->k, .k = T, .lda = p->c,
                             .ldb = p->k, .ldc = p->c};
     if (s->pass == CONVGEN_ACCGRAD) /* M[e] ([k][c]) = D V^T, summed over the tiles */
@@ -672,7 +673,8 @@ static bool wants_tensor_gemm(const cg_problem *p, const wino_spec *s, const cg_
 }
 
 /* Whether accgrad's tensor GEMM takes dy's tiles as op(A), its k output channels the rows of C,
- * and x's as op(B), rather than x's c channels the rows: where that pads C's tiles less. The
+ * and x's as op(B), rather than x's c channels the rows: where x has fewer channels and that pads
+ * C's tiles less (where x has more, the turn would make fewer and wider tiles: not measured). The
  * kernel makes C in blocks of CG_GEMM_TC_ROWS rows (two warpgroups of wgmma's 64) and columns in
  * multiples of 8, so the side of fewer channels wastes less as the columns: F1 (32 -> 64) does
  * 128 x 32 a tile for its 64 x 32 rather than 128 x 64 for 32 x 64, half the products, and its
@@ -683,12 +685,13 @@ static bool accgrad_dy_rows(const cg_problem *p)
 {
     const int64_t x_rows = wino_div_up(p->c, CG_GEMM_TC_ROWS) * CG_GEMM_TC_ROWS * cg_gemm_tc_columns(p->k);
     const int64_t dy_rows = wino_div_up(p->k, CG_GEMM_TC_ROWS) * CG_GEMM_TC_ROWS * cg_gemm_tc_columns(p->c);
-    return dy_rows < x_rows;
+    return p->c < p->k && dy_rows < x_rows;
 }
 
 /* The tensor GEMM's operands in its pieces (gemm_tc.h), written so by the transforms: U (op(B),
  * the outputs its rows; accgrad's D, dy's output channels) always, V (op(A): the tiles its rows;
- * accgrad's x's channels) where winograd.cu's kernel makes the data's tiles, not
+ * accgrad's x's channels) where winograd.cu's kernel makes the data's tiles (accgrad where
+ * accgrad_dy_rows: the other way round, U op(A) in paired 128-row pieces, V op(B)), not
  * winograd_volume.c's bricks (a 3-D layer's; wants_tensor_gemm takes no accgrad there). Read as
  * stored, the kernel's converter warps (three then) transpose every step, which made V3's products 0.40
  * ms against 0.28 in pieces (bench/NOTES.md, "Issue 30, session 60"). fprop's and bprop's U (the
