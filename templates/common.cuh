@@ -214,3 +214,33 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], 
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 {%- endmacro -%}
+
+{#- mma_tf32 and mma3_tf32(d, a_hi, a_lo, b_hi, b_lo): a K step of 3xTF32 over a block of M x N
+    fragments, for direct's tensor-core kernels (direct/direct_tc*.cu). -#}
+{%- macro mma3_tf32_function() -%}
+{{ mma_tf32_function() }}
+
+// d += a b in 3xTF32 over M x N fragments (a M of 16 x 8, b N of 8 x 8, each split hi + lo): lo hi,
+// hi lo, then hi hi, the small terms first, each pass over every fragment so that no mma waits on
+// the one before.
+template <int M, int N>
+__device__ __forceinline__ void mma3_tf32(float (&d)[M][N][4], const unsigned (&a_hi)[M][4], const unsigned (&a_lo)[M][4],
+                                          const unsigned (&b_hi)[N][2], const unsigned (&b_lo)[N][2])
+{
+#pragma unroll
+    for (int i = 0; i < M; ++i)
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+            mma_tf32(d[i][j], a_lo[i], b_hi[j]);
+#pragma unroll
+    for (int i = 0; i < M; ++i)
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+            mma_tf32(d[i][j], a_hi[i], b_lo[j]);
+#pragma unroll
+    for (int i = 0; i < M; ++i)
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+            mma_tf32(d[i][j], a_hi[i], b_hi[j]);
+}
+{%- endmacro -%}

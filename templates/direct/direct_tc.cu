@@ -9,7 +9,7 @@
 
 {{ tf32_lo_function() }}
 
-{{ mma_tf32_function() }}
+{{ mma3_tf32_function() }}
 
 // Where the GEMM's element (r, col) lands: {{ out }}[n][col][pixel] for row r = (n, pixel).
 __device__ __forceinline__ unsigned long long out_index(unsigned r, unsigned col)
@@ -141,22 +141,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
                     b_hi[j][h] = __float_as_uint(v);
                     b_lo[j][h] = tf32_lo(v);
                 }
-            // The small terms first, each pass over every tile, so no mma waits on the one before.
-#pragma unroll
-            for (int i = 0; i < {{ m_frags }}; ++i)
-#pragma unroll
-                for (int j = 0; j < {{ n_frags }}; ++j)
-                    mma_tf32(part[i][j], a_lo[i], b_hi[j]);
-#pragma unroll
-            for (int i = 0; i < {{ m_frags }}; ++i)
-#pragma unroll
-                for (int j = 0; j < {{ n_frags }}; ++j)
-                    mma_tf32(part[i][j], a_hi[i], b_lo[j]);
-#pragma unroll
-            for (int i = 0; i < {{ m_frags }}; ++i)
-#pragma unroll
-                for (int j = 0; j < {{ n_frags }}; ++j)
-                    mma_tf32(part[i][j], a_hi[i], b_hi[j]);
+            mma3_tf32(part, a_hi, a_lo, b_hi, b_lo);
         }
 #pragma unroll
         for (int i = 0; i < {{ m_frags }}; ++i)

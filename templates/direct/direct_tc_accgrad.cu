@@ -8,7 +8,7 @@
 
 {{ tf32_lo_function() }}
 
-{{ mma_tf32_function() }}
+{{ mma3_tf32_function() }}
 
 // One chunk's copies into a stage: this thread's pixel of the sum (lane r of the chunk's {{ chunk }}),
 // dy at it for the block's outputs part, part + 4, .. (A: `a` its place for output `part`), and x
@@ -116,21 +116,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
                     b_hi[j][h] = __float_as_uint(v);
                     b_lo[j][h] = tf32_lo(v);
                 }
-#pragma unroll
-            for (int i = 0; i < 2; ++i)
-#pragma unroll
-                for (int j = 0; j < {{ n_frags }}; ++j)
-                    mma_tf32({{ "recent" if flush else "acc" }}[i][j], a_lo[i], b_hi[j]);
-#pragma unroll
-            for (int i = 0; i < 2; ++i)
-#pragma unroll
-                for (int j = 0; j < {{ n_frags }}; ++j)
-                    mma_tf32({{ "recent" if flush else "acc" }}[i][j], a_hi[i], b_lo[j]);
-#pragma unroll
-            for (int i = 0; i < 2; ++i)
-#pragma unroll
-                for (int j = 0; j < {{ n_frags }}; ++j)
-                    mma_tf32({{ "recent" if flush else "acc" }}[i][j], a_hi[i], b_hi[j]);
+            mma3_tf32({{ "recent" if flush else "acc" }}, a_hi, a_lo, b_hi, b_lo);
         }
 {%- if flush %}
         if ((chunk - chunk_begin) % {{ flush }}u == {{ flush - 1 }}u || chunk + 1u == chunk_end) {
