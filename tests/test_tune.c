@@ -653,7 +653,7 @@ static void test_candidates_are_the_planners_variants(void **state)
          "winograd-fused"},
         {&small, CONVGEN_BPROP, {.effort = ME},
          "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd gemm=cublas|"
-         "winograd gemm=generated|winograd gemm=tensor|winograd-fused|winograd-fused m=2x2|"
+         "winograd gemm=generated|" WINOGRAD_TILES_TENSOR "winograd-fused|winograd-fused m=2x2|"
          "winograd-fused weights=inside|winograd-fused m=2x2 weights=inside"}, /* 2 blocks: F(2x2, 3x3) too */
         {&stem, CONVGEN_BPROP, {.effort = EX}, "direct|direct-window|cufft|fft|fft-tiled|fft-fused|winograd|winograd-fused"},
         {&small, CONVGEN_FPROP, {.effort = EX, .gemm = CONVGEN_GEMM_CUBLAS},

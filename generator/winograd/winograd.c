@@ -818,19 +818,23 @@ int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool 
 /* AUTO's candidates: each tile by both GEMMs, cuBLAS's first (cg_variants_add) unless the default
  * (use_generated_gemm) is convgen's, which then comes first so that it wins a tie of the
  * estimates: the cost model rates the two GEMMs alike, and the default rule is what was
- * measured (n337's 80-channel 3-D layers at effort estimate). Then each tile again by the tensor
- * cores' GEMM (gemm_tc.c), which the cost model rates on its own; on a GPU without wgmma (or for a
- * 3-D layer's accgrad over bricks) such a candidate plans as the chosen GEMM does, and the tie
+ * measured (n337's 80-channel 3-D layers at effort estimate). Then the tensor cores' GEMM
+ * (gemm_tc.c), which the cost model rates on its own, at every tile whatever the effort (the
+ * estimate chooses among them, and at effort measure tune.c times only the tiles it rates near
+ * the best: its best tile was within 1.18x of the measured best on every layer-pass of the H100's
+ * bench set, where the default tile rule lost up to 1.42x, R4); on a GPU without wgmma (or for
+ * a 3-D layer's accgrad over bricks) such a candidate plans as the chosen GEMM does, and the tie
  * keeps the first. */
 static int winograd_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed,
                              cg_tuning *out, int max)
 {
     int n = wino_variants(p, effort, fixed, true, out, max);
-    if (!fixed->tf32 && !fixed->gemm)
-        for (int i = 0, pairs = n; i < pairs && n < max; i += 2) {
-            out[n] = out[i];
-            out[n++].gemm = CONVGEN_GEMM_TENSOR;
-        }
+    if (!fixed->tf32 && !fixed->gemm) {
+        int first = n;
+        n += wino_variants(p, CONVGEN_EFFORT_EXHAUSTIVE, fixed, false, out + n, max - n);
+        for (int i = first; i < n; ++i)
+            out[i].gemm = CONVGEN_GEMM_TENSOR;
+    }
     wino_spec s;
     if (wino_choose_tiles(p, pass, fixed, WINO_MAX_DEFAULT_ALPHA, &s) != CONVGEN_SUCCESS ||
         !use_generated_gemm(p, &s, NULL))
