@@ -1237,7 +1237,8 @@ static void test_winograd_chooses_its_gemm(void **state)
     assert_true(runs_generated_gemm(&wide, CONVGEN_ACCGRAD, generated));
     /* AUTO's candidates list the default GEMM first, so that it wins a tie of the estimates
      * (the cost model rates the two alike): the generated one for 80 channels, not in accgrad,
-     * cuBLAS's for 256; then, in fprop and bprop, each tile by the tensor cores' */
+     * cuBLAS's for 256; by both at the default tile (effort measure) or at every tile
+     * (exhaustive); then the tensor cores' GEMM at every tile, whatever the effort */
     const cg_planner *wino = cg_planner_of(CONVGEN_ALGO_WINOGRAD);
     const struct {
         const convgen_conv_desc *d;
@@ -1247,18 +1248,23 @@ static void test_winograd_chooses_its_gemm(void **state)
                  {&eighty, CONVGEN_ACCGRAD, CONVGEN_GEMM_CUBLAS}, {&wide, CONVGEN_FPROP, CONVGEN_GEMM_CUBLAS}};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; ++i) {
         cg_problem p;
-        cg_tuning out[16];
+        cg_tuning all[16], out[16];
         assert_int_equal(cg_problem_init(&p, order[i].d), CONVGEN_SUCCESS);
+        const int tiles = wino->variants(&p, order[i].pass, CONVGEN_EFFORT_EXHAUSTIVE, &chosen, all, 16) / 3;
+        assert_true(tiles >= 2);
         for (int effort = CONVGEN_EFFORT_MEASURE; effort <= CONVGEN_EFFORT_EXHAUSTIVE; ++effort) {
             int n = wino->variants(&p, order[i].pass, effort, &chosen, out, 16);
-            /* each tile again by the tensor cores' GEMM, after the pairs */
-            int per_tile = 3, pairs = 2 * n / per_tile;
-            assert_true(n >= per_tile && n % per_tile == 0);
+            const int pairs = effort == CONVGEN_EFFORT_EXHAUSTIVE ? 2 * tiles : 2;
+            assert_int_equal(n, pairs + tiles);
             for (int v = 0; v < pairs; v += 2) { /* each tile by both GEMMs, the default first */
                 assert_int_equal(out[v].gemm, order[i].first);
                 assert_int_equal(out[v + 1].gemm, CONVGEN_GEMM_CUBLAS + CONVGEN_GEMM_GENERATED - order[i].first);
-                assert_int_equal(out[pairs + v / 2].gemm, CONVGEN_GEMM_TENSOR);
-                assert_memory_equal(out[pairs + v / 2].winograd_m, out[v].winograd_m, sizeof out[v].winograd_m);
+                assert_true(effort == CONVGEN_EFFORT_EXHAUSTIVE || out[v].winograd_m[0] == 0); /* the default tile */
+            }
+            for (int t = 0; t < tiles; ++t) { /* then the tensor GEMM, tile by tile */
+                assert_int_equal(out[pairs + t].gemm, CONVGEN_GEMM_TENSOR);
+                assert_memory_equal(out[pairs + t].winograd_m, all[2 * t].winograd_m, sizeof out[0].winograd_m);
+                assert_true(out[pairs + t].winograd_m[0] >= 2);
             }
         }
     }
