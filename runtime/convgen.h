@@ -351,9 +351,12 @@ CONVGEN_API convgen_status convgen_plan_candidate(const convgen_plan *plan, int 
 /* AUTO's choices, kept per (GPU name, architecture, convgen version, layer, pass, workspace
  * limit, TF32) in the process and in text files like FFTW's wisdom: one line a choice, ending
  * with a line that counts them and checksums the file. Each choice is an algorithm and its
- * planner's variant string ("m=6x6 gemm=cublas"). Files of format 1 (knobs as fields, the oldest
- * read) and 2 (variants, written) are read. A file that is damaged, truncated or not convgen
- * wisdom of such a format is reported and ignored as a whole; entries of other GPUs,
+ * planner's variant string ("m=6x6 gemm=cublas") and, from format 4 on, a hash of the candidates
+ * it was measured among: a choice made among other candidates than this convgen lists for the
+ * layer (before a planner gained one that might beat it) is stale, no answer, and dropped when
+ * the layer is tuned again. Formats 1 (knobs as fields, the oldest read) to 4 are read; a file
+ * is written in the oldest that holds its entries. A file that is damaged, truncated or not
+ * convgen wisdom of such a format is reported and ignored as a whole; entries of other GPUs,
  * architectures or versions are kept (to merge and export) but never used here.
  *
  * $CONVGEN_WISDOM names a file read at the first AUTO plan of the process and rewritten
@@ -364,7 +367,8 @@ CONVGEN_API convgen_status convgen_wisdom_import_string(const char *text);
 CONVGEN_API convgen_status convgen_wisdom_export(const char *path);      /* atomically: temp file, rename */
 CONVGEN_API convgen_status convgen_wisdom_export_string(char **text);    /* malloc'ed */
 CONVGEN_API void convgen_wisdom_forget(void);                           /* drops the process's wisdom */
-CONVGEN_API int convgen_wisdom_count(void);                             /* entries held */
+CONVGEN_API int convgen_wisdom_count(void); /* entries held (not a stale one: measured among other
+                                               candidates than this convgen lists) */
 
 /* ---- kernel sets -------------------------------------------------------------------------- */
 

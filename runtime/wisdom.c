@@ -27,10 +27,19 @@
  *       volume=1625x1625x1625 memory=4294967296 host_memory=33554432000 mode=auto effort=measure
  *       fragment=65x25x28 chose=host s=57.3
  *
- * A file is written in format 2 unless it holds such lines, so that a convgen of format 2 still
- * reads the layers' wisdom it wrote. */
+ * Format 4 adds to each layer's entry what it was measured among: candidates=XXH64 of the
+ * (algorithm, variant) list AUTO had for it at its effort (tune_candidates_hash; 0: not known). An
+ * entry whose list this convgen makes otherwise is stale: it was measured before a planner gained
+ * the candidate that might beat it (the H100's shipped wisdom kept choices of before winograd's
+ * tensor-core GEMM, 1.09-25x slower, until it was retuned by hand: bench/NOTES.md, "Issue 30,
+ * sessions 71-72"). A stale entry is no answer to a lookup, yields to any entry of its key and is
+ * not written back, so the layer is tuned again.
+ *
+ * A file is written in the oldest format that holds its entries (2; 3 with networks' lines; 4 with
+ * any entry's candidates known), so that an older convgen still reads what it can. */
 #include "wisdom.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -45,6 +54,7 @@
 #include "generate.h"
 #include "kernel_set.h"
 #include "layer.h"
+#include "tune.h"
 #include "util.h"
 
 #define XXH_INLINE_ALL
@@ -53,7 +63,8 @@
 #define MAGIC "convgen-wisdom " /* and the format's number */
 #define OLDEST_FORMAT 1          /* the knobs as fields: fourier=, m=, gemm= */
 #define LAYERS_FORMAT 2          /* algo= and the planner's variant="..." */
-#define CURRENT_FORMAT 3         /* and the networks' patches: net="..." */
+#define NETS_FORMAT 3            /* and the networks' patches: net="..." */
+#define CURRENT_FORMAT 4         /* and each layer's candidates=... */
 #define MAX_FILE_BYTES (64u << 20)
 
 /* Entries in the order they came, and an index of them by key: open addressing with linear
@@ -192,12 +203,22 @@ static void set_free(wisdom_set *s)
 
 /* Adds an entry or replaces the one of its key: a measured one over a provisional one, and
  * either over one of its kind tuned with no more effort. */
+/* Whether e was measured among other candidates than this convgen lists for its layer. */
+static bool stale(const wisdom_entry *e)
+{
+    return e->candidates && e->candidates != tune_candidates_hash(&e->key.layer, e->key.pass, e->effort, e->key.tf32,
+                                                                  e->key.workspace_limit);
+}
+
 static convgen_status set_add(wisdom_set *s, const wisdom_entry *e)
 {
     int i = set_find(s, &e->key, (wisdom_query){.exact_gpu = true, .effort = CONVGEN_EFFORT_ESTIMATE});
     if (i >= 0) {
-        bool same_class = e->provisional == s->v[i].provisional;
-        if (same_class ? effort_rank(e->effort) >= effort_rank(s->v[i].effort) : s->v[i].provisional)
+        /* a stale entry yields to any other and replaces none (a file's, merged back after the
+           layer was tuned again, would otherwise undo that) */
+        bool same_class = e->provisional == s->v[i].provisional, held_stale = stale(&s->v[i]);
+        if (held_stale || (!stale(e) && (same_class ? effort_rank(e->effort) >= effort_rank(s->v[i].effort)
+                                                    : s->v[i].provisional)))
             s->v[i] = *e;
         return CONVGEN_SUCCESS;
     }
@@ -282,10 +303,14 @@ bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out)
 {
     pthread_mutex_lock(&lock);
     int i = set_find(&held, key, (wisdom_query){.effort = effort});
-    if (i >= 0)
+    bool found = i >= 0 && !stale(&held.v[i]);
+    if (found)
         *out = held.v[i];
+    else if (i >= 0)
+        cg_debug("wisdom: the entry for this layer and pass (%s \"%s\") was measured among other candidates than this "
+                 "convgen lists: stale, tuning again", convgen_algo_name(held.v[i].algo), held.v[i].variant);
     pthread_mutex_unlock(&lock);
-    return i >= 0;
+    return found;
 }
 
 convgen_status wisdom_add(const wisdom_entry *e)
@@ -305,7 +330,7 @@ static void put_dims64(cg_buf *b, const char *name, const int64_t *v, int rank)
     cg_buf_printf(b, " %s=%s", name, text);
 }
 
-static void put_entry(cg_buf *b, const wisdom_entry *e)
+static void put_entry(cg_buf *b, const wisdom_entry *e, int format)
 {
     const cg_problem *p = &e->key.layer;
     cg_buf_printf(b, "gpu=\"%s\" arch=%s version=%s pass=%s n=%" PRId64 " c=%" PRId64 " k=%" PRId64, e->key.gpu,
@@ -316,9 +341,12 @@ static void put_entry(cg_buf *b, const wisdom_entry *e)
     put_dims64(b, "pad_after", p->pad_after, p->rank);
     put_dims64(b, "stride", p->stride, p->rank);
     put_dims64(b, "dilation", p->dilation, p->rank);
-    cg_buf_printf(b, " mode=%s limit=%" PRIu64 " tf32=%d effort=%s algo=%s variant=\"%s\" ms=%.6g\n",
+    cg_buf_printf(b, " mode=%s limit=%" PRIu64 " tf32=%d effort=%s algo=%s variant=\"%s\" ms=%.6g",
                   p->flip ? "convolution" : "correlation", e->key.workspace_limit, e->key.tf32,
                   effort_names[e->effort], convgen_algo_name(e->algo), e->variant, e->ms);
+    if (format >= CURRENT_FORMAT)
+        cg_buf_printf(b, " candidates=%016" PRIx64, e->candidates);
+    cg_buf_puts(b, "\n");
 }
 
 static void put_net_entry(cg_buf *b, const wisdom_net_entry *e)
@@ -337,13 +365,17 @@ static void put_net_entry(cg_buf *b, const wisdom_net_entry *e)
 static char *set_text(const wisdom_set *s)
 {
     cg_buf b = {0};
-    cg_buf_printf(&b, MAGIC "%d\n", s->net_count ? CURRENT_FORMAT : LAYERS_FORMAT);
+    int format = s->net_count ? NETS_FORMAT : LAYERS_FORMAT;
+    for (int i = 0; i < s->count; ++i)
+        if (!s->v[i].provisional && s->v[i].candidates && !stale(&s->v[i]))
+            format = CURRENT_FORMAT;
+    cg_buf_printf(&b, MAGIC "%d\n", format);
     cg_buf_puts(&b, "# convgen's tuned choices: one line a layer and pass, measured where gpu, arch and version\n"
                       "# say (convgen_wisdom_export). The last line checksums the file: edited, it is ignored.\n");
     int entries = 0;
     for (int i = 0; i < s->count; ++i)
-        if (!s->v[i].provisional)
-            put_entry(&b, &s->v[i]), ++entries;
+        if (!s->v[i].provisional && !stale(&s->v[i]))
+            put_entry(&b, &s->v[i], format), ++entries;
     for (int i = 0; i < s->net_count; ++i)
         put_net_entry(&b, &s->nets[i]), ++entries;
     uint64_t sum = XXH64(b.data, b.len, 0);
@@ -420,6 +452,19 @@ static bool parse_u64(const char *text, uint64_t *out)
     errno = 0;
     unsigned long long x = text && *text >= '0' && *text <= '9' ? strtoull(text, &end, 10) : 0;
     if (!text || !*text || *text < '0' || *text > '9' || *end || errno)
+        return false;
+    *out = x;
+    return true;
+}
+
+static bool parse_u64_hex(const char *text, uint64_t *out)
+{
+    if (!text || !isxdigit((unsigned char)text[0]))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(text, &end, 16);
+    if (*end || errno)
         return false;
     *out = x;
     return true;
@@ -542,12 +587,16 @@ static bool parse_net_entry(char *line, wisdom_net_entry *e)
     return !*end && isfinite(e->seconds) && e->seconds >= 0;
 }
 
-/* An entry of format `format`: every field once (22 in format 1, 20 in format 2). */
+/* An entry of format `format`: every field once (22 in format 1, 20 in formats 2 and 3, 21 in 4:
+ * candidates=, 16 hex digits). */
 static bool parse_entry(char *line, int format, wisdom_entry *e, char *why, size_t size)
 {
     fields f;
     memset(e, 0, sizeof *e);
-    if (!split_fields(line, &f) || f.count != (format == 1 ? 22 : 20))
+    if (!split_fields(line, &f) || f.count != (format == 1 ? 22 : format >= CURRENT_FORMAT ? 21 : 20))
+        return false;
+    const char *candidates = field(&f, "candidates");
+    if (format >= CURRENT_FORMAT && (!candidates || strlen(candidates) != 16 || !parse_u64_hex(candidates, &e->candidates)))
         return false;
     uint64_t limit;
     int64_t tf32;
@@ -626,7 +675,7 @@ static convgen_status parse_text(const char *text, const char *origin, wisdom_se
         wisdom_entry e;
         wisdom_net_entry ne;
         char why[400] = "";
-        if (format >= 3 && strncmp(line, "net=", 4) == 0) {
+        if (format >= NETS_FORMAT && strncmp(line, "net=", 4) == 0) {
             if (!parse_net_entry(line, &ne))
                 s = cg_fail(CONVGEN_ERROR_INVALID_VALUE, "%s line %d is not a network's wisdom entry: ignored", origin,
                             line_no);
@@ -768,7 +817,9 @@ void convgen_wisdom_forget(void)
 int convgen_wisdom_count(void)
 {
     pthread_mutex_lock(&lock);
-    int n = held.count + held.net_count;
+    int n = held.net_count;
+    for (int i = 0; i < held.count; ++i)
+        n += !stale(&held.v[i]);
     pthread_mutex_unlock(&lock);
     return n;
 }

@@ -29,6 +29,8 @@ typedef struct wisdom_entry {
     convgen_algo algo;
     char variant[CG_VARIANT_MAX]; /* the knobs it fixes: "m=6x6 gemm=cublas", "" for none (cg_variant_print) */
     double ms;              /* its median time then */
+    uint64_t candidates;    /* what it won among (tune_candidates_hash at its effort); 0: not known
+                               (a file of format 3 or older): trusted as it is */
     bool provisional;       /* the kernel set's, or the cost model's (effort estimate): yields to
                                any other entry and is never exported */
 } wisdom_entry;
@@ -36,7 +38,8 @@ typedef struct wisdom_entry {
 /* A device's name as a key holds it: the file quotes it, so a quote or newline becomes '_'. */
 void wisdom_gpu_name(char *dst, size_t size, const char *name);
 
-/* The entry for `key` tuned at `effort` or more (EXHAUSTIVE > MEASURE), if any. */
+/* The entry for `key` tuned at `effort` or more (EXHAUSTIVE > MEASURE), if any, and not stale: one
+ * whose candidates this convgen lists otherwise is as good as none (and yields to any other). */
 bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out);
 
 /* Adds an entry, replacing one of the same key tuned at no more effort. */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,84 @@ static convgen_choice auto_choice(convgen_context *ctx, const convgen_conv_desc 
     }
     convgen_plan_destroy(plan);
     return ch;
+}
+
+/* A choice measured among other candidates than this convgen lists for its layer (an older
+ * convgen's: its candidates hash differs) is stale: AUTO plans as if there were none, and the
+ * layer's new choice replaces it; one whose hash matches, or is not known (0: an older file's),
+ * is taken. The hash is of the list at the entry's effort. */
+static void test_stale_wisdom_is_tuned_again(void **state)
+{
+    (void)state;
+    convgen_wisdom_forget();
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &small_layer), CONVGEN_SUCCESS);
+    const uint64_t measure = tune_candidates_hash(&p, CONVGEN_FPROP, CONVGEN_EFFORT_MEASURE, false, 0),
+                   exhaustive = tune_candidates_hash(&p, CONVGEN_FPROP, CONVGEN_EFFORT_EXHAUSTIVE, false, 0);
+    assert_true(measure && exhaustive && measure != exhaustive);
+    assert_int_not_equal(measure, tune_candidates_hash(&p, CONVGEN_FPROP, CONVGEN_EFFORT_MEASURE, true, 0));
+    convgen_context *ctx = offline_context();
+    const convgen_plan_options none = {0};
+    const struct {
+        uint64_t candidates;
+        int effort;
+        convgen_chosen_by want;
+    } cases[] = {
+        {0, CONVGEN_EFFORT_MEASURE, CONVGEN_CHOSEN_BY_WISDOM},                  /* not known: trusted */
+        {measure, CONVGEN_EFFORT_MEASURE, CONVGEN_CHOSEN_BY_WISDOM},            /* this convgen's */
+        {exhaustive, CONVGEN_EFFORT_EXHAUSTIVE, CONVGEN_CHOSEN_BY_WISDOM},
+        {exhaustive, CONVGEN_EFFORT_MEASURE, CONVGEN_CHOSEN_BY_ESTIMATE},       /* another effort's list */
+        {measure ^ 1, CONVGEN_EFFORT_MEASURE, CONVGEN_CHOSEN_BY_ESTIMATE},      /* another convgen's */
+        {measure ^ 1, CONVGEN_EFFORT_EXHAUSTIVE, CONVGEN_CHOSEN_BY_ESTIMATE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        convgen_wisdom_forget();
+        wisdom_entry e = entry("Some GPU", &p, CONVGEN_FPROP, CONVGEN_ALGO_FFT_TILED, cases[i].effort);
+        e.candidates = cases[i].candidates;
+        assert_int_equal(wisdom_add(&e), CONVGEN_SUCCESS);
+        assert_int_equal(convgen_wisdom_count(), cases[i].want == CONVGEN_CHOSEN_BY_WISDOM);
+        convgen_choice ch = auto_choice(ctx, &small_layer, CONVGEN_FPROP, &none);
+        if (ch.chosen_by != cases[i].want)
+            fail_msg("case %zu: chosen by %d, want %d", i, (int)ch.chosen_by, (int)cases[i].want);
+        if (cases[i].want != CONVGEN_CHOSEN_BY_WISDOM)
+            continue;
+        assert_int_equal(ch.algo, CONVGEN_ALGO_FFT_TILED);
+        /* a stale entry of its key, merged in later (a file's), replaces none */
+        wisdom_entry old = e;
+        old.effort = CONVGEN_EFFORT_EXHAUSTIVE, old.candidates = exhaustive ^ 1, old.algo = CONVGEN_ALGO_DIRECT;
+        assert_int_equal(wisdom_add(&old), CONVGEN_SUCCESS);
+        ch = auto_choice(ctx, &small_layer, CONVGEN_FPROP, &none);
+        assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM);
+        assert_int_equal(ch.algo, CONVGEN_ALGO_FFT_TILED);
+    }
+    /* a stale entry yields to a new one of less effort, and is not written */
+    convgen_wisdom_forget();
+    wisdom_entry e = entry("Some GPU", &p, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, CONVGEN_EFFORT_EXHAUSTIVE);
+    e.candidates = exhaustive ^ 1;
+    assert_int_equal(wisdom_add(&e), CONVGEN_SUCCESS);
+    char *text;
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    assert_null(strstr(text, "pass=fprop"));
+    assert_int_equal(strncmp(text, "convgen-wisdom 2\n", 17), 0); /* no entry whose candidates are known */
+    free(text);
+    wisdom_entry fresh = entry("Some GPU", &p, CONVGEN_FPROP, CONVGEN_ALGO_FFT_TILED, CONVGEN_EFFORT_MEASURE), got;
+    fresh.candidates = measure;
+    assert_int_equal(wisdom_add(&fresh), CONVGEN_SUCCESS);
+    assert_true(wisdom_lookup(&fresh.key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_int_equal(got.algo, CONVGEN_ALGO_FFT_TILED);
+    assert_int_equal(got.candidates, measure);
+    assert_int_equal(convgen_wisdom_export_string(&text), CONVGEN_SUCCESS);
+    char want[64];
+    snprintf(want, sizeof want, " candidates=%016" PRIx64 "\n", measure);
+    assert_int_equal(strncmp(text, "convgen-wisdom 4\n", 17), 0);
+    assert_non_null(strstr(text, want));
+    convgen_wisdom_forget();
+    assert_int_equal(convgen_wisdom_import_string(text), CONVGEN_SUCCESS); /* and reads back */
+    assert_true(wisdom_lookup(&fresh.key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_int_equal(got.candidates, measure);
+    free(text);
+    convgen_context_destroy(ctx);
+    convgen_wisdom_forget();
 }
 
 /* A caller who fixes a knob gets wisdom's choice where that has the knob as asked, or its
@@ -402,8 +481,8 @@ static void test_damaged_and_foreign(void **state)
     expect_refused(bad, "checksum");
     expect_refused("hello world\n", "is not convgen wisdom");
     strcpy(bad, good);
-    bad[15] = '4'; /* "convgen-wisdom 4": a later format */
-    expect_refused(bad, "a later format than this convgen reads (1 to 3)");
+    bad[15] = '5'; /* "convgen-wisdom 5": a later format */
+    expect_refused(bad, "a later format than this convgen reads (1 to 4)");
     strcpy(bad, good);
     bad[15] = '0'; /* "convgen-wisdom 0": none */
     expect_refused(bad, "is not convgen wisdom");
@@ -1099,6 +1178,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_weights_before_takes_wisdom_it_can_prepare),
         cmocka_unit_test(test_fixed_knobs_take_wisdom_that_allows_them),
+        cmocka_unit_test(test_stale_wisdom_is_tuned_again),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_damaged_and_foreign),
         cmocka_unit_test(test_atomic_export),

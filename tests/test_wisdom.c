@@ -1,8 +1,8 @@
 /* Wisdom's reader at scale and against files that never end (runtime/wisdom.c): 50,000 entries
  * import and are each found by key; /dev/zero and a FIFO are refused at once, never read; a
  * layer (compared through its problem kind) finds only its own wisdom. The format's round trip,
- * merging and damage are test_tune's; the formats (1, the oldest read, and 2, written) and their
- * entries' variants are here. */
+ * merging, damage and stale entries are test_tune's; the formats (1, the oldest read, to 4) and
+ * their entries' variants are here. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -323,8 +323,10 @@ static void test_shipped_wisdom_reads(void **state)
     (void)state;
     static const char *const files[] = {CONVGEN_SOURCE_DIR "/bench/wisdom/nvidia-h100-80gb-hbm3.wisdom",
                                         CONVGEN_SOURCE_DIR "/bench/wisdom/none.wisdom"};
-    const int entries[] = {111, 0}; /* 111: 84 of the 2-D layers and 27 of the nine 3-D ones */
-    const char *const headers[] = {"convgen-wisdom 2\n", "convgen-wisdom 1\n"};
+    /* 111: 84 of the 2-D layers (their candidates known, none stale: as this convgen lists
+       them) and 27 of the nine 3-D ones (not known: tuned before format 4) */
+    const int entries[] = {111, 0};
+    const char *const headers[] = {"convgen-wisdom 4\n", "convgen-wisdom 1\n"};
     for (int i = 0; i < 2; ++i) {
         convgen_wisdom_forget();
         FILE *f = fopen(files[i], "r");
@@ -350,6 +352,7 @@ static void test_shipped_wisdom_reads(void **state)
         assert_true(wisdom_lookup(&k, CONVGEN_EFFORT_EXHAUSTIVE, &e));
         assert_int_equal(e.algo, want[pass]);
         assert_string_equal(e.variant, "");
+        assert_true(e.candidates != 0);
     }
     convgen_wisdom_forget();
 }
@@ -361,6 +364,7 @@ static void test_a_bad_entry_refuses_the_whole_file(void **state)
     (void)state;
     const char *good1 = KEY_C8_FPROP " algo=winograd fourier=0x0 m=6x6 gemm=cublas ms=1";
     const char *good2 = KEY_C8_FPROP " algo=winograd variant=\"m=6x6 gemm=cublas\" ms=1";
+    const char *good4 = KEY_C8_FPROP " algo=winograd variant=\"m=6x6 gemm=cublas\" ms=1 candidates=0000000000000000";
     const struct { int format; const char *second, *why; } cases[] = {
         {1, KEY_C8_BPROP " algo=winograd fourier=0x0 m=13x13 gemm=cublas ms=1", "line 4 is not a wisdom entry of format 1"},
         {1, KEY_C8_BPROP " algo=winograd fourier=0x0 m=6x6 gemm=fast ms=1", "line 4 is not a wisdom entry of format 1"},
@@ -377,10 +381,15 @@ static void test_a_bad_entry_refuses_the_whole_file(void **state)
         {2, KEY_C8_BPROP " algo=direct variant=\"m=6x6\" ms=1", "'m' is no key of direct's (gemm)"},
         {2, KEY_C8_BPROP " algo=winograd variant=m=6x6 gemm=cublas ms=1", "of format 2"}, /* unquoted: 21 fields */
         {2, KEY_C8_BPROP " algo=winograd ms=1 tf32=0", "of format 2"},
+        {2, KEY_C8_BPROP " algo=winograd variant=\"m=6x6\" ms=1 candidates=0000000000000000", "of format 2"}, /* 4's */
+        {4, KEY_C8_BPROP " algo=winograd variant=\"m=6x6\" ms=1", "of format 4"}, /* no candidates */
+        {4, KEY_C8_BPROP " algo=winograd variant=\"m=6x6\" ms=1 candidates=12345", "of format 4"}, /* 16 digits */
+        {4, KEY_C8_BPROP " algo=winograd variant=\"m=6x6\" ms=1 candidates=-123456789abcdef", "of format 4"},
+        {4, KEY_C8_BPROP " algo=winograd variant=\"m=6x6\" ms=1 candidates=0123456789abcdeg", "of format 4"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-        const char *lines[3] = {cases[i].format == 1 ? good1 : good2, cases[i].second,
-                                cases[i].format == 1 ? good1 : good2};
+        const char *good = cases[i].format == 1 ? good1 : cases[i].format == 4 ? good4 : good2;
+        const char *lines[3] = {good, cases[i].second, good};
         convgen_wisdom_forget();
         convgen_status s = convgen_wisdom_import_string(sealed_text(cases[i].format, lines, 3));
         if (s != CONVGEN_ERROR_INVALID_VALUE || !strstr(convgen_last_error(), cases[i].why))
@@ -392,8 +401,8 @@ static void test_a_bad_entry_refuses_the_whole_file(void **state)
     }
     const char *lines[1] = {good2};
     convgen_wisdom_forget();
-    assert_int_equal(convgen_wisdom_import_string(sealed_text(4, lines, 1)), CONVGEN_ERROR_INVALID_VALUE);
-    assert_non_null(strstr(convgen_last_error(), "a later format than this convgen reads (1 to 3)"));
+    assert_int_equal(convgen_wisdom_import_string(sealed_text(5, lines, 1)), CONVGEN_ERROR_INVALID_VALUE);
+    assert_non_null(strstr(convgen_last_error(), "a later format than this convgen reads (1 to 4)"));
     assert_int_equal(convgen_wisdom_import_string(sealed_text(0, lines, 1)), CONVGEN_ERROR_INVALID_VALUE);
     assert_non_null(strstr(convgen_last_error(), "is not convgen wisdom"));
     assert_int_equal(convgen_wisdom_count(), 0);

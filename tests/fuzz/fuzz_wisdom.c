@@ -67,8 +67,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int count = convgen_wisdom_count();
         char *out = NULL, *again = NULL;
         if (convgen_wisdom_export_string(&out) != CONVGEN_SUCCESS ||
-            strncmp(out, strstr(out, "\nnet=") ? "convgen-wisdom 3\n" : "convgen-wisdom 2\n", 17) != 0)
-            abort(); /* format 3 exactly where a network's patch is held */
+            strncmp(out, strstr(out, " candidates=") ? "convgen-wisdom 4\n"
+                         : strstr(out, "\nnet=")    ? "convgen-wisdom 3\n"
+                                                     : "convgen-wisdom 2\n", 17) != 0)
+            abort(); /* the oldest format that holds the entries: 4 with candidates, 3 with a network's patch */
         convgen_wisdom_forget();
         if (convgen_wisdom_import_string(out) != CONVGEN_SUCCESS || convgen_wisdom_count() != count) {
             fprintf(stderr, "round trip: %d entries imported, %d after export and import: %s\n", count,
