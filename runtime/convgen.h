@@ -352,9 +352,10 @@ CONVGEN_API convgen_status convgen_plan_candidate(const convgen_plan *plan, int 
  * limit, TF32) in the process and in text files like FFTW's wisdom: one line a choice, ending
  * with a line that counts them and checksums the file. Each choice is an algorithm and its
  * planner's variant string ("m=6x6 gemm=cublas") and, from format 4 on, a hash of the candidates
- * it was measured among: a choice made among other candidates than this convgen lists for the
- * layer (before a planner gained one that might beat it) is stale, no answer, and dropped when
- * the layer is tuned again. Formats 1 (knobs as fields, the oldest read) to 4 are read; a file
+ * it was measured among: a choice of this version made among other candidates than this
+ * convgen lists for the layer (before a planner gained one that might beat it) is stale: no
+ * answer (AUTO tunes the layer again), not counted, not exported, replaced by any entry of its
+ * key. Formats 1 (knobs as fields, the oldest read) to 4 are read; a file
  * is written in the oldest that holds its entries. A file that is damaged, truncated or not
  * convgen wisdom of such a format is reported and ignored as a whole; entries of other GPUs,
  * architectures or versions are kept (to merge and export) but never used here.

@@ -39,7 +39,6 @@
  * any entry's candidates known), so that an older convgen still reads what it can. */
 #include "wisdom.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -201,14 +200,18 @@ static void set_free(wisdom_set *s)
     *s = (wisdom_set){0};
 }
 
-/* Adds an entry or replaces the one of its key: a measured one over a provisional one, and
- * either over one of its kind tuned with no more effort. */
-/* Whether e was measured among other candidates than this convgen lists for its layer. */
+/* Whether e, of this convgen's version, was measured among other candidates than this convgen
+ * lists for its layer (another version's entry is kept as it is, to merge and export). */
 static bool stale(const wisdom_entry *e)
 {
-    return e->candidates && e->candidates != tune_candidates_hash(&e->key.layer, e->key.pass, e->effort, e->key.tf32,
-                                                                  e->key.workspace_limit);
+    return e->candidates && strcmp(e->key.version, CONVGEN_VERSION_STRING) == 0 &&
+           e->candidates != tune_candidates_hash(&e->key.layer, e->key.pass, e->effort, e->key.tf32,
+                                                 e->key.workspace_limit);
 }
+
+/* Adds an entry or replaces the one of its key: a measured one over a provisional one, and
+ * either over one of its kind tuned with no more effort; a stale one yields to any and replaces
+ * none. */
 
 static convgen_status set_add(wisdom_set *s, const wisdom_entry *e)
 {
@@ -304,12 +307,13 @@ bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out)
     pthread_mutex_lock(&lock);
     int i = set_find(&held, key, (wisdom_query){.effort = effort});
     bool found = i >= 0 && !stale(&held.v[i]);
+    wisdom_entry old = i >= 0 ? held.v[i] : (wisdom_entry){0};
     if (found)
-        *out = held.v[i];
-    else if (i >= 0)
-        cg_debug("wisdom: the entry for this layer and pass (%s \"%s\") was measured among other candidates than this "
-                 "convgen lists: stale, tuning again", convgen_algo_name(held.v[i].algo), held.v[i].variant);
+        *out = old;
     pthread_mutex_unlock(&lock);
+    if (i >= 0 && !found) /* outside the lock: a log callback may call into wisdom */
+        cg_debug("wisdom: the entry for this layer and pass (%s \"%s\") was measured among other candidates than this "
+                 "convgen lists: stale, tuning again", convgen_algo_name(old.algo), old.variant);
     return found;
 }
 
@@ -360,8 +364,8 @@ static void put_net_entry(cg_buf *b, const wisdom_net_entry *e)
     cg_buf_printf(b, " chose=%s s=%.6g\n", mode_names[e->mode], e->seconds);
 }
 
-/* The text of the set's entries, the provisional ones (the kernel set's, the cost model's) left
- * out; in format 2 where it holds no network's. */
+/* The text of the set's entries, the provisional ones (the kernel set's, the cost model's) and
+ * the stale ones left out; in the oldest format that holds them (header comment). */
 static char *set_text(const wisdom_set *s)
 {
     cg_buf b = {0};
@@ -459,7 +463,7 @@ static bool parse_u64(const char *text, uint64_t *out)
 
 static bool parse_u64_hex(const char *text, uint64_t *out)
 {
-    if (!text || !isxdigit((unsigned char)text[0]))
+    if (!text || !text[0] || text[strspn(text, "0123456789abcdefABCDEF")]) /* no sign, no 0x */
         return false;
     char *end;
     errno = 0;
@@ -826,11 +830,12 @@ int convgen_wisdom_count(void)
 
 /* ---- $CONVGEN_WISDOM ---- */
 
-/* Whether `held` has a measured (not provisional) entry of exactly this key tuned with at least `effort`
- * (the caller holds the lock). */
+/* Whether `held` has a measured (not provisional), not stale entry of exactly this key tuned with
+ * at least `effort` (the caller holds the lock). */
 static bool held_has(const wisdom_key *key, int effort)
 {
-    return set_find(&held, key, (wisdom_query){.exact_gpu = true, .measured_only = true, .effort = effort}) >= 0;
+    int i = set_find(&held, key, (wisdom_query){.exact_gpu = true, .measured_only = true, .effort = effort});
+    return i >= 0 && !stale(&held.v[i]); /* a stale one yields to the file's (another process's retune) */
 }
 
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;

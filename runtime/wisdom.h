@@ -42,7 +42,8 @@ void wisdom_gpu_name(char *dst, size_t size, const char *name);
  * whose candidates this convgen lists otherwise is as good as none (and yields to any other). */
 bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out);
 
-/* Adds an entry, replacing one of the same key tuned at no more effort. */
+/* Adds an entry, replacing one of the same key tuned at no more effort, or a stale one (which
+ * replaces none). */
 convgen_status wisdom_add(const wisdom_entry *e);
 
 /* A network's patch, measured (convgen_net_create at effort measure or exhaustive): where, for

@@ -247,6 +247,23 @@ static void test_stale_wisdom_is_tuned_again(void **state)
     assert_int_equal(convgen_wisdom_import_string(text), CONVGEN_SUCCESS); /* and reads back */
     assert_true(wisdom_lookup(&fresh.key, CONVGEN_EFFORT_MEASURE, &got));
     assert_int_equal(got.candidates, measure);
+    /* $CONVGEN_WISDOM written by another process that tuned the layer again: this one, still
+     * holding the stale entry, merges the file's fresh one in when it saves, never drops it */
+    char path[320];
+    path_in_tmp(path, sizeof path, "stale.wisdom");
+    assert_int_equal(convgen_wisdom_export(path), CONVGEN_SUCCESS);
+    convgen_wisdom_forget();
+    assert_int_equal(wisdom_add(&e), CONVGEN_SUCCESS); /* the stale one */
+    setenv("CONVGEN_WISDOM", path, 1);
+    wisdom_save_env();
+    unsetenv("CONVGEN_WISDOM");
+    assert_true(wisdom_lookup(&fresh.key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_int_equal(got.candidates, measure);
+    convgen_wisdom_forget();
+    assert_int_equal(convgen_wisdom_import(path), CONVGEN_SUCCESS);
+    assert_true(wisdom_lookup(&fresh.key, CONVGEN_EFFORT_MEASURE, &got));
+    assert_int_equal(got.algo, CONVGEN_ALGO_FFT_TILED);
+    remove(path);
     free(text);
     convgen_context_destroy(ctx);
     convgen_wisdom_forget();

@@ -324,7 +324,10 @@ static void test_shipped_wisdom_reads(void **state)
     static const char *const files[] = {CONVGEN_SOURCE_DIR "/bench/wisdom/nvidia-h100-80gb-hbm3.wisdom",
                                         CONVGEN_SOURCE_DIR "/bench/wisdom/none.wisdom"};
     /* 111: 84 of the 2-D layers (their candidates known, none stale: as this convgen lists
-       them) and 27 of the nine 3-D ones (not known: tuned before format 4) */
+       them) and 27 of the nine 3-D ones (not known: tuned before format 4). A change to a 2-D
+       layer's candidates makes its entries stale, and this fails until they are tuned again
+       (convgen tune --set ... --effort exhaustive on an H100): the shipped choices would no
+       longer answer, and every program would measure those layers at its first plan. */
     const int entries[] = {111, 0};
     const char *const headers[] = {"convgen-wisdom 4\n", "convgen-wisdom 1\n"};
     for (int i = 0; i < 2; ++i) {
@@ -386,6 +389,7 @@ static void test_a_bad_entry_refuses_the_whole_file(void **state)
         {4, KEY_C8_BPROP " algo=winograd variant=\"m=6x6\" ms=1 candidates=12345", "of format 4"}, /* 16 digits */
         {4, KEY_C8_BPROP " algo=winograd variant=\"m=6x6\" ms=1 candidates=-123456789abcdef", "of format 4"},
         {4, KEY_C8_BPROP " algo=winograd variant=\"m=6x6\" ms=1 candidates=0123456789abcdeg", "of format 4"},
+        {4, KEY_C8_BPROP " algo=winograd variant=\"m=6x6\" ms=1 candidates=0x23456789abcdef", "of format 4"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         const char *good = cases[i].format == 1 ? good1 : cases[i].format == 4 ? good4 : good2;
