@@ -441,6 +441,20 @@ convgen_status cg_variant_parse(const cg_planner *pl, const char *text, int rank
  * cuBLAS's then the generated one: the planners' variants lists. Returns the new count. */
 int cg_variants_add(cg_tuning *out, int n, int max, const cg_tuning *t, bool by_gemm);
 
+/* AUTO's candidates for a layer and pass at `effort` (registry.c): every planner's variants where it
+ * applies, the planner alone (with `fixed`) where it does not or where fixed is NULL (the caller's
+ * options invalid: each candidate then says why); at most max, each an algorithm and its tuning.
+ * Returns their count. */
+enum { CG_MAX_CANDIDATES = 48 };
+int cg_candidates_list(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, convgen_algo *algos,
+                       cg_tuning *tunings, int max);
+
+/* XXH64 of that list with nothing fixed but TF32 and the workspace limit: each algorithm and its
+ * variant string, in order; never 0. Wisdom keeps it beside a measured choice, so that a choice
+ * made among other candidates than this convgen lists (an older convgen's, before a planner
+ * gained the variant that would beat it) is tuned again rather than trusted (runtime/wisdom.c). */
+uint64_t cg_candidates_hash(const cg_problem *p, convgen_pass pass, int effort, bool tf32, uint64_t workspace_limit);
+
 /* Generates the kernels of a validated problem. `target` and `tune` may be NULL (defaults). */
 convgen_status cg_generate(const cg_problem *p, convgen_pass pass, convgen_algo algo,
                            const cg_target *target, cg_generated *out);

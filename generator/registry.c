@@ -7,6 +7,9 @@
 
 #include "generate.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 /* The planners, one module each. A new algorithm adds one line here. */
 extern const cg_planner cg_direct_planner, cg_direct_window_planner, cg_cufft_planner, cg_fft_planner,
     cg_fft_tiled_planner, cg_fft_fused_planner, cg_winograd_planner, cg_winograd_fused_planner;
@@ -61,3 +64,40 @@ const char *convgen_algo_name(convgen_algo algo)
     return p ? p->name : "unknown";
 }
 
+int cg_candidates_list(const cg_problem *problem, convgen_pass pass, int effort, const cg_tuning *fixed,
+                       convgen_algo *algos, cg_tuning *tunings, int max)
+{
+    int count = 0;
+    for (int i = 0; i < cg_planner_count() && count < max; ++i) {
+        const cg_planner *p = cg_planner_at(i);
+        int n = 1;
+        tunings[count] = fixed ? *fixed : (cg_tuning){0};
+        if (fixed && p->variants && p->applicable(problem, pass) == CONVGEN_SUCCESS)
+            n = p->variants(problem, pass, effort, fixed, tunings + count, max - count);
+        for (int v = 0; v < n; ++v)
+            algos[count++] = p->algo;
+    }
+    return count;
+}
+
+uint64_t cg_candidates_hash(const cg_problem *p, convgen_pass pass, int effort, bool tf32, uint64_t workspace_limit)
+{
+    const cg_tuning given = {.tf32 = tf32,
+                             .workspace_limit = workspace_limit > INT64_MAX ? INT64_MAX : (int64_t)workspace_limit};
+    cg_tuning tunings[CG_MAX_CANDIDATES];
+    convgen_algo algos[CG_MAX_CANDIDATES];
+    const int n = cg_candidates_list(p, pass, effort, &given, algos, tunings, CG_MAX_CANDIDATES);
+    XXH64_state_t state;
+    XXH64_reset(&state, 0);
+    for (int i = 0; i < n; ++i) {
+        char variant[CG_VARIANT_MAX];
+        const char *name = convgen_algo_name(algos[i]);
+        cg_variant_print(cg_planner_of(algos[i]), &tunings[i], p->rank, variant, sizeof variant);
+        XXH64_update(&state, name, strlen(name));
+        XXH64_update(&state, " ", 1);
+        XXH64_update(&state, variant, strlen(variant));
+        XXH64_update(&state, "\n", 1);
+    }
+    const uint64_t h = XXH64_digest(&state);
+    return h ? h : 1; /* 0 says "not known" in wisdom */
+}

@@ -31,10 +31,7 @@
 #include "util.h"
 #include "wisdom.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-#define MAX_CANDIDATES 48
+#define MAX_CANDIDATES CG_MAX_CANDIDATES
 /* Strict fp32: the bench's bound against float64. A candidate whose fp32 sums drift past it is
  * dropped (U1's 3-D Winograd accgrad, 65536 tiles summed per element: 1.7e-4). */
 #define STRICT_TOLERANCE 1e-4
@@ -93,54 +90,15 @@ static void add(tuner *t, convgen_algo algo, const cg_tuning *tuning)
     c->pub.estimate_ms = c->pub.ms = c->pub.difference = -1;
 }
 
-/* Every planner's variants where it applies; where it does not, the planner alone (its row
- * says why): up to max candidates, each an algorithm and its tuning; fixed NULL where the caller's
- * options are not valid (each candidate then says why). */
-static int listed(const cg_problem *problem, convgen_pass pass, int effort, const cg_tuning *fixed,
-                  convgen_algo *algos, cg_tuning *tunings, int max)
-{
-    int count = 0;
-    for (int i = 0; i < cg_planner_count() && count < max; ++i) {
-        const cg_planner *p = cg_planner_at(i);
-        int n = 1;
-        tunings[count] = fixed ? *fixed : (cg_tuning){0};
-        if (fixed && p->variants && p->applicable(problem, pass) == CONVGEN_SUCCESS)
-            n = p->variants(problem, pass, effort, fixed, tunings + count, max - count);
-        for (int v = 0; v < n; ++v)
-            algos[count++] = p->algo;
-    }
-    return count;
-}
-
 static void list_candidates(tuner *t)
 {
     cg_tuning fixed, tunings[MAX_CANDIDATES];
     convgen_algo algos[MAX_CANDIDATES];
     bool valid = plan_tuning_of(&t->base, &fixed) == CONVGEN_SUCCESS;
-    int n = listed(&t->problem, t->pass, t->effort, valid ? &fixed : NULL, algos, tunings, MAX_CANDIDATES);
+    /* an invalid tuning: each planner alone, each candidate saying why */
+    int n = cg_candidates_list(&t->problem, t->pass, t->effort, valid ? &fixed : NULL, algos, tunings, MAX_CANDIDATES);
     for (int i = 0; i < n; ++i)
         add(t, algos[i], &tunings[i]);
-}
-
-uint64_t tune_candidates_hash(const cg_problem *layer, convgen_pass pass, int effort, bool tf32,
-                              uint64_t workspace_limit)
-{
-    cg_tuning given = {.tf32 = tf32, .workspace_limit = workspace_limit > INT64_MAX ? INT64_MAX : (int64_t)workspace_limit},
-              tunings[MAX_CANDIDATES];
-    convgen_algo algos[MAX_CANDIDATES];
-    int n = listed(layer, pass, effort, &given, algos, tunings, MAX_CANDIDATES);
-    XXH64_state_t state;
-    XXH64_reset(&state, 0);
-    for (int i = 0; i < n; ++i) {
-        char variant[CG_VARIANT_MAX];
-        cg_variant_print(cg_planner_of(algos[i]), &tunings[i], layer->rank, variant, sizeof variant);
-        XXH64_update(&state, convgen_algo_name(algos[i]), strlen(convgen_algo_name(algos[i])));
-        XXH64_update(&state, " ", 1);
-        XXH64_update(&state, variant, strlen(variant));
-        XXH64_update(&state, "\n", 1);
-    }
-    uint64_t h = XXH64_digest(&state);
-    return h ? h : 1; /* 0 says "not known" in wisdom */
 }
 
 /* Whether the caller's options fix a knob of some planner: then AUTO's winner is the fastest of
@@ -747,7 +705,7 @@ static void remember(tuner *t, const candidate *c, bool measured)
         return;
     cg_variant_print(cg_planner_of(c->pub.algo), &tuning, t->problem.rank, e.variant, sizeof e.variant);
     if (measured) /* what it won among, so that a later convgen with other candidates tunes again */
-        e.candidates = tune_candidates_hash(&e.key.layer, e.key.pass, e.effort, e.key.tf32, e.key.workspace_limit);
+        e.candidates = cg_candidates_hash(&e.key.layer, e.key.pass, e.effort, e.key.tf32, e.key.workspace_limit);
     if (wisdom_add(&e) == CONVGEN_SUCCESS && measured)
         wisdom_save_env();
 }

@@ -5,12 +5,8 @@
 #ifndef CG_TUNE_H
 #define CG_TUNE_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "convgen.h"
 #include "generate.h"
-#include "problem.h"
 
 /* What AUTO chose and the candidates it weighed (malloc'ed; NULL when there were none). */
 typedef struct tune_report {
@@ -28,14 +24,6 @@ convgen_status tune_auto(convgen_context *ctx, const convgen_conv_desc *desc, co
 convgen_status tune_choose(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
                            const convgen_plan_options *options, convgen_algo *algo, convgen_plan_options *chosen,
                            convgen_chosen_by *by);
-
-/* XXH64 of the candidates AUTO lists for a layer (as wisdom keys it) and pass at `effort` with
- * nothing fixed but TF32 and the workspace limit: each algorithm and its variant string, in the
- * tuner's order; never 0. Wisdom keeps it beside a measured choice, so that a choice made among
- * other candidates than this convgen lists (an older convgen's, before a planner gained the
- * variant that would beat it) is tuned again rather than trusted (wisdom.c). */
-uint64_t tune_candidates_hash(const cg_problem *layer, convgen_pass pass, int effort, bool tf32,
-                              uint64_t workspace_limit);
 
 /* "winograd m=4x4 gemm=generated", "fft fourier=64x64 gemm=cublas": the algorithm and its
  * planner's variant string of the options (cg_variant_print), for people (convgen tune and

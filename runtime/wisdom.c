@@ -28,7 +28,7 @@
  *       fragment=65x25x28 chose=host s=57.3
  *
  * Format 4 adds to each layer's entry what it was measured among: candidates=XXH64 of the
- * (algorithm, variant) list AUTO had for it at its effort (tune_candidates_hash; 0: not known). An
+ * (algorithm, variant) list AUTO had for it at its effort (cg_candidates_hash, 0: not known). An
  * entry whose list this convgen makes otherwise is stale: it was measured before a planner gained
  * the candidate that might beat it (the H100's shipped wisdom kept choices of before winograd's
  * tensor-core GEMM, 1.09-25x slower, until it was retuned by hand: bench/NOTES.md, "Issue 30,
@@ -53,7 +53,6 @@
 #include "generate.h"
 #include "kernel_set.h"
 #include "layer.h"
-#include "tune.h"
 #include "util.h"
 
 #define XXH_INLINE_ALL
@@ -204,9 +203,9 @@ static void set_free(wisdom_set *s)
  * lists for its layer (another version's entry is kept as it is, to merge and export). */
 static bool stale(const wisdom_entry *e)
 {
-    return e->candidates && strcmp(e->key.version, CONVGEN_VERSION_STRING) == 0 &&
-           e->candidates != tune_candidates_hash(&e->key.layer, e->key.pass, e->effort, e->key.tf32,
-                                                 e->key.workspace_limit);
+    const wisdom_key *k = &e->key;
+    return e->candidates && strcmp(k->version, CONVGEN_VERSION_STRING) == 0 &&
+           e->candidates != cg_candidates_hash(&k->layer, k->pass, e->effort, k->tf32, k->workspace_limit);
 }
 
 /* Adds an entry or replaces the one of its key: a measured one over a provisional one, and

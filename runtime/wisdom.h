@@ -29,7 +29,7 @@ typedef struct wisdom_entry {
     convgen_algo algo;
     char variant[CG_VARIANT_MAX]; /* the knobs it fixes: "m=6x6 gemm=cublas", "" for none (cg_variant_print) */
     double ms;              /* its median time then */
-    uint64_t candidates;    /* what it won among (tune_candidates_hash at its effort); 0: not known
+    uint64_t candidates;    /* what it won among (cg_candidates_hash at its effort); 0: not known
                                (a file of format 3 or older): trusted as it is */
     bool provisional;       /* the kernel set's, or the cost model's (effort estimate): yields to
                                any other entry and is never exported */

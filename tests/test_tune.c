@@ -184,10 +184,10 @@ static void test_stale_wisdom_is_tuned_again(void **state)
     convgen_wisdom_forget();
     cg_problem p;
     assert_int_equal(cg_problem_init(&p, &small_layer), CONVGEN_SUCCESS);
-    const uint64_t measure = tune_candidates_hash(&p, CONVGEN_FPROP, CONVGEN_EFFORT_MEASURE, false, 0),
-                   exhaustive = tune_candidates_hash(&p, CONVGEN_FPROP, CONVGEN_EFFORT_EXHAUSTIVE, false, 0);
+    const uint64_t measure = cg_candidates_hash(&p, CONVGEN_FPROP, CONVGEN_EFFORT_MEASURE, false, 0),
+                   exhaustive = cg_candidates_hash(&p, CONVGEN_FPROP, CONVGEN_EFFORT_EXHAUSTIVE, false, 0);
     assert_true(measure && exhaustive && measure != exhaustive);
-    assert_int_not_equal(measure, tune_candidates_hash(&p, CONVGEN_FPROP, CONVGEN_EFFORT_MEASURE, true, 0));
+    assert_int_not_equal(measure, cg_candidates_hash(&p, CONVGEN_FPROP, CONVGEN_EFFORT_MEASURE, true, 0));
     convgen_context *ctx = offline_context();
     const convgen_plan_options none = {0};
     const struct {
