@@ -435,7 +435,7 @@ static void prune(tuner *t)
  * only in their tile (each named), those it rates more than TILE_FACTOR times slower than the
  * best of them are not timed. On the H100's bench set (28 2-D layers, every pass, every tile
  * timed) the measured best tile of the tensor-core GEMM lay within 1.18x of the best estimate on
- * all 69 layer-passes it plans. */
+ * all 69 layer-passes it plans (bench/results/nvidia-h100-80gb-hbm3-2026-12-05-tune.csv). */
 #define TILE_FACTOR 1.2
 
 static bool has_tile(const cg_tuning *t)

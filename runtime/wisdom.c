@@ -210,14 +210,11 @@ static bool stale(const wisdom_entry *e)
 
 /* Adds an entry or replaces the one of its key: a measured one over a provisional one, and
  * either over one of its kind tuned with no more effort; a stale one yields to any and replaces
- * none. */
-
+ * none (a file's, merged back after the layer was tuned again, would otherwise undo that). */
 static convgen_status set_add(wisdom_set *s, const wisdom_entry *e)
 {
     int i = set_find(s, &e->key, (wisdom_query){.exact_gpu = true, .effort = CONVGEN_EFFORT_ESTIMATE});
     if (i >= 0) {
-        /* a stale entry yields to any other and replaces none (a file's, merged back after the
-           layer was tuned again, would otherwise undo that) */
         bool same_class = e->provisional == s->v[i].provisional, held_stale = stale(&s->v[i]);
         if (held_stale || (!stale(e) && (same_class ? effort_rank(e->effort) >= effort_rank(s->v[i].effort)
                                                     : s->v[i].provisional)))
@@ -368,17 +365,23 @@ static void put_net_entry(cg_buf *b, const wisdom_net_entry *e)
 static char *set_text(const wisdom_set *s)
 {
     cg_buf b = {0};
+    bool *written = calloc((size_t)s->count + 1, sizeof *written); /* each entry's staleness worked out once */
+    if (!written)
+        return NULL;
     int format = s->net_count ? NETS_FORMAT : LAYERS_FORMAT;
-    for (int i = 0; i < s->count; ++i)
-        if (!s->v[i].provisional && s->v[i].candidates && !stale(&s->v[i]))
+    for (int i = 0; i < s->count; ++i) {
+        written[i] = !s->v[i].provisional && !stale(&s->v[i]);
+        if (written[i] && s->v[i].candidates)
             format = CURRENT_FORMAT;
+    }
     cg_buf_printf(&b, MAGIC "%d\n", format);
     cg_buf_puts(&b, "# convgen's tuned choices: one line a layer and pass, measured where gpu, arch and version\n"
                       "# say (convgen_wisdom_export). The last line checksums the file: edited, it is ignored.\n");
     int entries = 0;
     for (int i = 0; i < s->count; ++i)
-        if (!s->v[i].provisional && !stale(&s->v[i]))
+        if (written[i])
             put_entry(&b, &s->v[i], format), ++entries;
+    free(written);
     for (int i = 0; i < s->net_count; ++i)
         put_net_entry(&b, &s->nets[i]), ++entries;
     uint64_t sum = XXH64(b.data, b.len, 0);
@@ -460,16 +463,12 @@ static bool parse_u64(const char *text, uint64_t *out)
     return true;
 }
 
-static bool parse_u64_hex(const char *text, uint64_t *out)
+/* A candidates hash as put_entry writes it: exactly 16 hex digits (no sign, no 0x). */
+static bool parse_hash(const char *text, uint64_t *out)
 {
-    if (!text || !text[0] || text[strspn(text, "0123456789abcdefABCDEF")]) /* no sign, no 0x */
+    if (!text || strlen(text) != 16 || text[strspn(text, "0123456789abcdefABCDEF")])
         return false;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(text, &end, 16);
-    if (*end || errno)
-        return false;
-    *out = x;
+    *out = strtoull(text, NULL, 16);
     return true;
 }
 
@@ -598,8 +597,7 @@ static bool parse_entry(char *line, int format, wisdom_entry *e, char *why, size
     memset(e, 0, sizeof *e);
     if (!split_fields(line, &f) || f.count != (format == 1 ? 22 : format >= CURRENT_FORMAT ? 21 : 20))
         return false;
-    const char *candidates = field(&f, "candidates");
-    if (format >= CURRENT_FORMAT && (!candidates || strlen(candidates) != 16 || !parse_u64_hex(candidates, &e->candidates)))
+    if (format >= CURRENT_FORMAT && !parse_hash(field(&f, "candidates"), &e->candidates))
         return false;
     uint64_t limit;
     int64_t tf32;

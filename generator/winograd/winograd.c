@@ -821,8 +821,9 @@ int wino_variants(const cg_problem *p, int effort, const cg_tuning *fixed, bool 
  * measured (n337's 80-channel 3-D layers at effort estimate). Then the tensor cores' GEMM
  * (gemm_tc.c), which the cost model rates on its own, at every tile whatever the effort (the
  * estimate chooses among them, and at effort measure tune.c times only the tiles it rates near
- * the best: its best tile was within 1.18x of the measured best on every layer-pass of the H100's
- * bench set, where the default tile rule lost up to 1.42x, R4); on a GPU without wgmma (or for
+ * the best: the measured best tile lay within 1.18x of the best estimate on every layer-pass of
+ * the H100's bench set, where the default tile rule lost up to 1.42x, R4; bench/results/nvidia-
+ * h100-80gb-hbm3-2026-12-05-tune.csv); on a GPU without wgmma (or for
  * a 3-D layer's accgrad over bricks) such a candidate plans as the chosen GEMM does, and the tie
  * keeps the first. */
 static int winograd_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed,
