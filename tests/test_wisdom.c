@@ -314,8 +314,8 @@ static void test_format_1_reads_as_algorithm_and_variant(void **state)
     convgen_wisdom_forget();
 }
 
-/* The shipped wisdom (bench/wisdom/) reads whole: the H100's in format 2 since the 3-D layers were
- * tuned into it (convgen tune rewrites the file it merges into), none.wisdom still in format 1.
+/* The shipped wisdom (bench/wisdom/) reads whole: the H100's in format 4 (every entry carries its
+ * candidates' hash), none.wisdom still in format 1.
  * G1's bprop, measured as direct in format 1, reads as direct-window, which is the kernel that
  * entry planned then. */
 static void test_shipped_wisdom_reads(void **state)
@@ -323,11 +323,11 @@ static void test_shipped_wisdom_reads(void **state)
     (void)state;
     static const char *const files[] = {CONVGEN_SOURCE_DIR "/bench/wisdom/nvidia-h100-80gb-hbm3.wisdom",
                                         CONVGEN_SOURCE_DIR "/bench/wisdom/none.wisdom"};
-    /* 111: 84 of the 2-D layers (their candidates known, none stale: as this convgen lists
-       them) and 27 of the nine 3-D ones (not known: tuned before format 4). A change to a 2-D
-       layer's candidates makes its entries stale, and this fails until they are tuned again
-       (convgen tune --set ... --effort exhaustive on an H100): the shipped choices would no
-       longer answer, and every program would measure those layers at its first plan. */
+    /* 111: 84 of the 2-D layers and 27 of the nine 3-D ones, every one's candidates known and
+       none stale (as this convgen lists them). A change to a layer's candidates makes its
+       entries stale, and this fails until they are tuned again (convgen tune --set ...
+       --effort exhaustive on an H100): the shipped choices would no longer answer, and every
+       program would measure those layers at its first plan. */
     const int entries[] = {111, 0};
     const char *const headers[] = {"convgen-wisdom 4\n", "convgen-wisdom 1\n"};
     for (int i = 0; i < 2; ++i) {
