@@ -32,8 +32,9 @@
  * entry whose list this convgen makes otherwise is stale: it was measured before a planner gained
  * the candidate that might beat it (the H100's shipped wisdom kept choices of before winograd's
  * tensor-core GEMM, 1.09-25x slower, until it was retuned by hand: bench/NOTES.md, "Issue 30,
- * sessions 71-72"). A stale entry is no answer to a lookup, yields to any entry of its key and is
- * not written back, so the layer is tuned again.
+ * sessions 71-72"). A stale entry is no answer to a lookup (one for any GPU takes another GPU's
+ * fresh entry past it), yields to any entry of its key and is not written back, so the layer is
+ * tuned again.
  *
  * A file is written in the oldest format that holds its entries (2; 3 with networks' lines; 4 with
  * any entry's candidates known), so that an older convgen still reads what it can. */
@@ -136,8 +137,11 @@ static uint64_t key_hash(const wisdom_key *k)
 typedef struct wisdom_query {
     bool exact_gpu;     /* the GPU's name too, "" only matching "" (else "" in the key means any) */
     bool measured_only; /* no provisional entry */
+    bool fresh_only;    /* no stale entry: an any-GPU lookup passes one GPU's for another's fresh one */
     int effort;         /* tuned with at least this effort */
 } wisdom_query;
+
+static bool stale(const wisdom_entry *e);
 
 /* The position of the earliest entry of `key` that answers `q`, or -1: the earliest, as the
  * linear search this index replaced found it. */
@@ -152,7 +156,8 @@ static int set_find(const wisdom_set *s, const wisdom_key *key, wisdom_query q)
         int at = s->slots[i].index;
         const wisdom_entry *e = &s->v[at];
         if (s->slots[i].hash == h && (best < 0 || at < best) && (!q.exact_gpu || strcmp(e->key.gpu, key->gpu) == 0) &&
-            same_key(&e->key, key) && !(q.measured_only && e->provisional) && effort_rank(e->effort) >= effort_rank(q.effort))
+            same_key(&e->key, key) && !(q.measured_only && e->provisional) && effort_rank(e->effort) >= effort_rank(q.effort) &&
+            !(q.fresh_only && stale(e)))
             best = at;
     }
     return best;
@@ -301,11 +306,13 @@ convgen_status wisdom_net_add(const wisdom_net_entry *e)
 bool wisdom_lookup(const wisdom_key *key, int effort, wisdom_entry *out)
 {
     pthread_mutex_lock(&lock);
-    int i = set_find(&held, key, (wisdom_query){.effort = effort});
-    bool found = i >= 0 && !stale(&held.v[i]);
-    wisdom_entry old = i >= 0 ? held.v[i] : (wisdom_entry){0};
+    int i = set_find(&held, key, (wisdom_query){.effort = effort, .fresh_only = true});
+    bool found = i >= 0;
     if (found)
-        *out = old;
+        *out = held.v[i];
+    else /* for the log: a stale one passed over */
+        i = set_find(&held, key, (wisdom_query){.effort = effort});
+    wisdom_entry old = i >= 0 ? held.v[i] : (wisdom_entry){0};
     pthread_mutex_unlock(&lock);
     if (i >= 0 && !found) /* outside the lock: a log callback may call into wisdom */
         cg_debug("wisdom: the entry for this layer and pass (%s \"%s\") was measured among other candidates than this "

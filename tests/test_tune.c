@@ -265,6 +265,23 @@ static void test_stale_wisdom_is_tuned_again(void **state)
     assert_int_equal(got.algo, CONVGEN_ALGO_FFT_TILED);
     remove(path);
     free(text);
+    /* offline, any GPU's entry answers: one GPU's stale entry, come first, does not hide another
+       GPU's fresh one */
+    convgen_wisdom_forget();
+    wisdom_entry other = entry("Another GPU", &p, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, CONVGEN_EFFORT_MEASURE);
+    other.candidates = measure ^ 1;
+    fresh = entry("Some GPU", &p, CONVGEN_FPROP, CONVGEN_ALGO_FFT_TILED, CONVGEN_EFFORT_MEASURE);
+    fresh.candidates = measure;
+    assert_int_equal(wisdom_add(&other), CONVGEN_SUCCESS);
+    assert_int_equal(wisdom_add(&fresh), CONVGEN_SUCCESS);
+    convgen_choice ch = auto_choice(ctx, &small_layer, CONVGEN_FPROP, &none);
+    assert_int_equal(ch.chosen_by, CONVGEN_CHOSEN_BY_WISDOM);
+    assert_int_equal(ch.algo, CONVGEN_ALGO_FFT_TILED);
+    wisdom_key any = fresh.key;
+    any.gpu[0] = '\0';
+    assert_true(wisdom_lookup(&any, CONVGEN_EFFORT_MEASURE, &got));
+    assert_string_equal(got.key.gpu, "Some GPU");
+    assert_false(wisdom_lookup(&other.key, CONVGEN_EFFORT_MEASURE, &got)); /* its own GPU's: stale, none */
     convgen_context_destroy(ctx);
     convgen_wisdom_forget();
 }
