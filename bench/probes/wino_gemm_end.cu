@@ -525,6 +525,7 @@ static void run_shape(const char *name, unsigned tiles, unsigned c, unsigned k, 
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); // each line out as it is made: a run cut short keeps what it printed
     cudaDeviceProp prop;
     double mhz;
     const double peak = probe_fma_peak(&prop, &mhz);
@@ -535,11 +536,11 @@ int main(int argc, char **argv)
         return 0;
     }
     // the bench layers this is for: tiles of F(6x6, 3x3) (F(4x4, 5x5) for F2), channels, outputs
+    run_shape("V1", 32 * 38 * 38, 64, 64, 6);
+    run_shape("F2", 64 * 14 * 14, 64, 128, 4);
     run_shape("R1", 32 * 10 * 10, 64, 64, 6);
     run_shape("S64", 64 * 11 * 11, 64, 64, 6);
-    run_shape("F2", 64 * 14 * 14, 64, 128, 4);
     run_shape("V2", 32 * 19 * 19, 128, 128, 6);
-    run_shape("V1", 32 * 38 * 38, 64, 64, 6);
     run_shape("V3", 32 * 10 * 10, 256, 256, 6);
     return 0;
 }
