@@ -64,29 +64,38 @@ static __device__ __forceinline__ void bar_expect(uint64_t *b, unsigned bytes)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(b)), "r"(bytes) : "memory");
 }
+// A wait that never ends traps (a protocol fault fails the launch rather than hanging the run).
+#define SPIN_LIMIT (1u << 22)
 static __device__ __forceinline__ void bar_wait(uint64_t *b, unsigned parity)
 {
-    unsigned done;
-    do
+    unsigned done, spins = 0;
+    do {
         asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
                      : "=r"(done) : "r"(smem(b)), "r"(parity) : "memory");
-    while (!done);
+        if (++spins == SPIN_LIMIT)
+            __trap();
+    } while (!done);
 }
 // The wait for a phase that arrivals from other blocks of the cluster complete (their writes seen).
 static __device__ __forceinline__ void bar_wait_cluster(uint64_t *b, unsigned parity)
 {
-    unsigned done;
-    do
+    unsigned done, spins = 0;
+    do {
         asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
                      : "=r"(done) : "r"(smem(b)), "r"(parity) : "memory");
-    while (!done);
+        if (++spins == SPIN_LIMIT)
+            __trap();
+    } while (!done);
 }
 // An arrival on the mbarrier at b's place in block `cta` of the cluster, releasing this block's writes.
+// An arrival on the mbarrier at b's place in block `cta` of the cluster; relaxed: the caller's one
+// fence.acq_rel.cluster before its arrivals orders what they announce (a release arrival is a
+// GPU-wide barrier of its own on sm_90, eight of them in a row on the cluster's critical path).
 static __device__ __forceinline__ void bar_arrive_remote(uint64_t *b, unsigned cta)
 {
     unsigned remote;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem(b)), "r"(cta));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 // p's place in block `cta` of the cluster
 static __device__ __forceinline__ unsigned remote_at(const void *p, unsigned cta)
@@ -142,10 +151,13 @@ static __device__ __forceinline__ void wgmma_set(float (&d)[16], uint64_t a, uin
 static __device__ __forceinline__ void fence_operand(float &x) { asm volatile("" : "+f"(x)::"memory"); }
 static __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;" ::: "memory"); }
 
-// Z_i[q][tile][output] as received: source block i, the receiving block's tile (0-7), any output
+// Z_i[q][tile][output] as received: source block i, the receiving block's tile (0-7), any output,
+// its column swizzled by the tile so that a warp's sends (tiles g = 0..7 by outputs 2 t) fall in
+// distinct banks two wavefronts a warp (unswizzled all 8 tiles hit the same two banks); the
+// receiver's reads, one tile a warp, stay conflict-free
 static __device__ __forceinline__ unsigned z_at(unsigned i, unsigned q, unsigned tile, unsigned out, int m)
 {
-    return ((i * m + q) * ROW + tile) * BN + out;
+    return ((i * m + q) * ROW + tile) * BN + (out ^ ((tile & 3u) << 3));
 }
 
 // U's step in a stage: element el's hi and lo, interleaved as loaded ([el][hi, lo]) or, where the
@@ -308,7 +320,7 @@ wino_gemm_end(const float *__restrict__ vp, const float *__restrict__ up, float 
             // what this one sent it for the last item
             if (done > 0u)
                 bar_wait_cluster(rfree, (done - 1u) & 1u);
-            const unsigned zbase = smem(zs), rbar = smem(rfull);
+            const unsigned zbase = smem(zs);
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const unsigned tile = 16u * w + g + 8u * h, to = tile / ROW; // 2 w + h
@@ -326,11 +338,12 @@ wino_gemm_end(const float *__restrict__ vp, const float *__restrict__ up, float 
                     }
             }
             bar_wait_cluster(rfull, done & 1u); // all 8 blocks' Z of this block's tiles
-            // Y of 2 of the block's 8 tiles x 64 outputs a thread, a column q at a time
-#pragma unroll 1
-            for (unsigned h = 0; h < 2u; ++h) {
+            // Y of 2 of the block's 8 tiles x 64 outputs a thread, a column q at a time; the buffer
+            // freed for the next item's Z before the stores
+            float yv[2][M * M];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
                 const unsigned out = tid & 63u, tl = (tid >> 6) + 4u * h;
-                float yv[M * M];
 #pragma unroll
                 for (int qq = 0; qq < M; ++qq) {
                     float z[ROW];
@@ -343,22 +356,27 @@ wino_gemm_end(const float *__restrict__ vp, const float *__restrict__ up, float 
 #pragma unroll
                         for (int c = 0; c < ROW; ++c)
                             v += AT[p][c] * z[c];
-                        yv[p * M + qq] = v;
+                        yv[h][p * M + qq] = v;
                     }
-                }
-                const unsigned gt = tb * BM + ROW * r + tl, k = nb * BN + out;
-                if (gt < P.tiles) {
-                    float4 *const dst = (float4 *)(y + ((size_t)gt * P.outputs + k) * (M * M));
-#pragma unroll
-                    for (int x = 0; x < M * M / 4; ++x)
-                        dst[x] = make_float4(yv[4 * x], yv[4 * x + 1], yv[4 * x + 2], yv[4 * x + 3]);
                 }
             }
             consumers_sync();
             if (tid == 0u) { // this block's Z read: the next item's may land, from every block
                 bar_expect(rfull, RECEIVED);
+                asm volatile("fence.acq_rel.cluster;" ::: "memory");
                 for (unsigned c = 0; c < ROW; ++c)
                     bar_arrive_remote(rfree, c);
+            }
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const unsigned out = tid & 63u, tl = (tid >> 6) + 4u * h;
+                const unsigned gt = tb * BM + ROW * r + tl, k = nb * BN + out;
+                if (gt < P.tiles) {
+                    float4 *const dst = (float4 *)(y + ((size_t)gt * P.outputs + k) * (M * M));
+#pragma unroll
+                    for (int x = 0; x < M * M / 4; ++x)
+                        dst[x] = make_float4(yv[h][4 * x], yv[h][4 * x + 1], yv[h][4 * x + 2], yv[h][4 * x + 3]);
+                }
             }
         }
         if (END && done > 0u) // no block leaves while another may still send to it or arrive on it
@@ -403,6 +421,7 @@ static bool check(void (*kernel)(const float *, const float *, float *, Problem)
     const size_t ny = (size_t)P.outputs * P.tiles * M * M;
     CK(cudaMemset(y, 0xff, ny * 4)); // NaN: what the kernel leaves unwritten shows
     kernel<<<ROW * clusters, THREADS, SHARED>>>(vp, u, y, P);
+    CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     std::vector<float> hy(ny);
     CK(cudaMemcpy(hy.data(), y, ny * 4, cudaMemcpyDeviceToHost));
@@ -493,6 +512,10 @@ template <int M> static void run(const char *name, unsigned tiles, unsigned chan
         cfg.blockDim = dim3(THREADS), cfg.dynamicSmemBytes = SHARED, cfg.gridDim = dim3(ROW * P.items);
         int fit = 0;
         CK(cudaOccupancyMaxActiveClusters(&fit, v.kernel, &cfg));
+        if (fit < 1) {
+            printf("  %s: no cluster of %d blocks of %zu bytes fits\n", v.what, ROW, SHARED);
+            continue;
+        }
         const unsigned clusters = fit < (int)P.items ? (unsigned)fit : P.items;
         double worst = 0;
         P.prefetch = v.prefetch;
@@ -513,8 +536,8 @@ template <int M> static void run(const char *name, unsigned tiles, unsigned chan
 
 static void run_shape(const char *name, unsigned tiles, unsigned c, unsigned k, int m)
 {
-    if (c % 8 || k % BN || (m != 6 && m != 4)) {
-        printf("%s: channels a multiple of 8, outputs of 64, m 4 or 6\n", name);
+    if (!tiles || !c || !k || c % 8 || k % BN || (m != 6 && m != 4)) {
+        printf("%s: tiles from 1, channels a multiple of 8, outputs of 64 (neither 0), m 4 or 6\n", name);
         return;
     }
     if (m == 6)
