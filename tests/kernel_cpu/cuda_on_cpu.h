@@ -26,6 +26,7 @@ const kcpu_api *kcpu_calls;
 #define __global__
 #define __device__
 #define __host__
+#define __constant__
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
 #define __restrict__ __restrict
@@ -225,6 +226,9 @@ static inline void kcpu_mma_tf32(float &d0, float &d1, float &d2, float &d3, uin
     }
     d0 = d[0], d1 = d[1], d2 = d[2], d3 = d[3];
 }
+
+/* __trap(): the launch fails, as on a GPU. */
+static inline void __trap(void) { kcpu_calls->fail("__trap()"); }
 
 /* An asm statement the CPU cannot run: fails when it is reached (code under `#if
  * __CUDA_ARCH__ >= 900` never is). */

@@ -3,9 +3,10 @@
  * use, and a reference at that offset into the running thread's block's arena (a cluster's blocks
  * run at once, each with its own), the dynamic one the arena's start; each asm statement becomes
  * the shim's call for its PTX: cp.async copies, commits and waits, and ignore-src predicates;
- * sm_90's mbarriers, bulk copies, wgmma, mma.sync and clusters (rank, mapa, the cluster barrier,
- * st.async), with the predicates and selects around them; named barriers. griddepcontrol and the
- * async proxy's fences are nothing on a CPU, which runs a grid after the one before it in one
+ * sm_90's mbarriers (their cluster-scope arrivals and waits too), bulk copies, wgmma, mma.sync and
+ * clusters (rank, mapa, the cluster barrier, st.async of one float or two), with the predicates and
+ * selects around them; named barriers. griddepcontrol, the async proxy's and the cluster's fences
+ * and the L2 prefetch are nothing on a CPU, which runs a grid after the one before it in one
  * coherent memory. Any other PTX becomes a call that fails when it is reached, naming it.
  * Comments, strings and everything else pass through as they are. */
 #include <ctype.h>
@@ -289,6 +290,17 @@ static bool translate_cluster(asm_stmt *a, const char *ins, cg_buf *out)
                       value_of(a, offset), operand_of(a, value), operand_of(a, bar));
         return true;
     }
+    used = 0;
+    char second[64];
+    /* (the braces of {b, c} blanked by now, as in every instruction: rewrite_asm) */
+    if (sscanf(ins, "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%63[^]]], %63[^, ] , %63[^, ] , [%63[^]]]%n",
+               dst, value, second, bar, &used) == 4 && whole(ins, used) && operand_of(a, dst) && operand_of(a, value) &&
+        operand_of(a, second) && operand_of(a, bar)) {
+        cg_buf_printf(out, " kcpu_st_async((unsigned)(%s), (%s), (unsigned)(%s)); kcpu_st_async((unsigned)(%s) + 4u, (%s), "
+                      "(unsigned)(%s));", operand_of(a, dst), operand_of(a, value), operand_of(a, bar), operand_of(a, dst),
+                      operand_of(a, second), operand_of(a, bar));
+        return true;
+    }
     return translate_mma(a, ins, out);
 }
 
@@ -298,8 +310,12 @@ static bool translate_sm90(asm_stmt *a, const char *ins, cg_buf *out)
     char name[16], bar[64], count[64], src[64], dst[64], size[64], value[2][64];
     int used = 0;
     if (!strcmp(ins, "fence.proxy.async.shared::cta") || !strcmp(ins, "fence.mbarrier_init.release.cluster") ||
-        !strcmp(ins, "wgmma.fence.sync.aligned"))
+        !strcmp(ins, "fence.acq_rel.cluster") || !strcmp(ins, "wgmma.fence.sync.aligned"))
         return true;
+    used = 0;
+    if (sscanf(ins, "cp.async.bulk.prefetch.L2.global [%63[^]]], %63s%n", src, size, &used) == 2 && whole(ins, used) &&
+        operand_of(a, src) && value_of(a, size))
+        return true; /* a hint to the L2: nothing on the CPU */
     if (!strcmp(ins, "wgmma.commit_group.sync.aligned")) {
         cg_buf_puts(out, " kcpu_wgmma_commit();");
         return true;
@@ -323,14 +339,26 @@ static bool translate_sm90(asm_stmt *a, const char *ins, cg_buf *out)
         return true;
     }
     used = 0;
+    char sem[16];
+    if (sscanf(ins, "mbarrier.arrive.%15[^.].cluster.%15[^.].b64 _, [%63[^]]]%n", sem, space, bar, &used) == 3 &&
+        whole(ins, used) && (!strcmp(sem, "release") || !strcmp(sem, "relaxed")) && shared_space(space) &&
+        operand_of(a, bar)) {
+        cg_buf_printf(out, " kcpu_mbar_arrive((unsigned)(%s), 0u);", operand_of(a, bar));
+        return true;
+    }
+    used = 0;
     if (sscanf(ins, "mbarrier.arrive.expect_tx.%15[^.].b64 _, [%63[^]]], %63s%n", space, bar, size, &used) == 3 &&
         whole(ins, used) && shared_space(space) && operand_of(a, bar) && value_of(a, size)) {
         cg_buf_printf(out, " kcpu_mbar_arrive((unsigned)(%s), (unsigned)(%s));", operand_of(a, bar), value_of(a, size));
         return true;
     }
     used = 0;
-    if (sscanf(ins, "mbarrier.try_wait.parity.shared::cta.b64 %15[^,], [%63[^]]], %63s%n", name, bar, value[0], &used) == 3 &&
-        whole(ins, used) && operand_of(a, bar) && value_of(a, value[0])) {
+    const char *const waits[] = {"mbarrier.try_wait.parity.shared::cta.b64 %15[^,], [%63[^]]], %63s%n",
+                                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %15[^,], [%63[^]]], %63s%n"};
+    bool waits_on = false;
+    for (int w = 0; w < 2 && !waits_on; ++w, used = 0)
+        waits_on = sscanf(ins, waits[w], name, bar, value[0], &used) == 3 && whole(ins, used);
+    if (waits_on && operand_of(a, bar) && value_of(a, value[0])) {
         char test[64];
         snprintf(test, sizeof test, "kcpu_done_%s", name);
         cg_buf_printf(out, " bool %s = kcpu_mbar_try_wait((unsigned)(%s), (unsigned)(%s));", test, operand_of(a, bar),
