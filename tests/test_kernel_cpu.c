@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 
 #include "direct/direct_tc.h"
+#include "gemm_tc.h"
 #include "generate.h"
 #include "kernel_cpu/kernel_cpu.h"
 #include "reference.h"
@@ -913,36 +914,43 @@ static void test_runner_runs_a_cluster(void **state)
 
 /* bench/probes/wino_gemm_end.cuh's kernel (issue 30's products with the output transform on their
  * sums: clusters of 8 blocks, wgmma m64n32k8 in 3xTF32, each block's row transform sent by st.async
- * into the block of its tiles, cluster-scope mbarriers both ways), run here before a GPU runs it:
- * 3 work items of 64 tiles (the last 2 tiles short) x 64 outputs over 16 channels on one
- * persistent cluster, so that every mbarrier goes through both of its phases, U's lo halves made
- * in the block, the L2 prefetch asked for. Every output against float64, in both orders. */
-static void test_fused_end_probe(void **state)
+ * into the block of its tiles, cluster-scope mbarriers both ways), run here before a GPU runs it,
+ * on one persistent cluster so that every mbarrier goes through both of its phases: F(6, 3) over
+ * 3 items of 64 tiles (the last 2 tiles short) x 64 outputs, U's lo halves made in the block and
+ * the L2 prefetch asked for; F(4, 5) over 2 x 2 items (128 outputs), U's lo halves loaded. Every
+ * output against float64, in both orders. */
+static void run_fused_end_probe(int m, int outputs, bool lo_made)
 {
-    (void)state;
-    skip_without_compiler();
-    enum { TILES = 130, C = 16, K = 64, M = 6, BLOCKS = 3, PIECE = 512 };
+    enum { TILES = 130, C = 16, BLOCKS = 3, PIECE = 512 };
     FILE *f = fopen(CONVGEN_SOURCE_DIR "/bench/probes/wino_gemm_end.cuh", "rb");
     assert_non_null(f);
     static char source[1 << 16];
     size_t n = fread(source, 1, sizeof source - 1024, f);
     fclose(f);
     assert_true(n > 0 && n < sizeof source - 1024);
+    const int nblocks = outputs / 64;
     snprintf(source + n, sizeof source - n,
-             "\nstatic const Problem kcpu_problem = {%uu, %uu, %uu, %uu, 1u, %uu, 4u};\n"
+             "\nstatic const Problem kcpu_problem = {%uu, %uu, %uu, %uu, %uu, %uu, %uu};\n"
              "extern \"C\" __global__ void probe(const float *in0, const float *in1, float *out, void *ws, const float *bias)\n"
-             "{\n    wino_gemm_end<%d, 1, 1>(in0, in1, out, kcpu_problem);\n}\n",
-             TILES, K, C / 8, BLOCKS, BLOCKS, M);
-    /* V's pieces [tile block][step][element][64 x 8], U's hi halves [step][element][64 x 8], both
-     * K-major core matrices: row r, channel c at (r / 8) 64 + (c / 4) 32 + (r % 8) 4 + c % 4 */
-    const int64_t nv = (int64_t)BLOCKS * (C / 8) * 64 * PIECE, nu = (int64_t)(C / 8) * 64 * PIECE,
-                  ny = (int64_t)TILES * K * M * M;
-    float *v = guarded(nv), *u = guarded(nu), *y = guarded(ny);
+             "{\n    wino_gemm_end<%d, 1, %d>(in0, in1, out, kcpu_problem);\n}\n",
+             TILES, outputs, C / 8, BLOCKS, nblocks, BLOCKS * nblocks, lo_made ? 4 : 0, m, lo_made);
+    /* V's pieces [tile block][step][element][64 x 8]; U's [output block][step][element][64 x 8],
+     * its hi halves alone or each piece's hi then lo; both K-major core matrices: row r, channel c
+     * at (r / 8) 64 + (c / 4) 32 + (r % 8) 4 + c % 4 */
+    const int64_t nv = (int64_t)BLOCKS * (C / 8) * 64 * PIECE, nu = (int64_t)nblocks * (C / 8) * 64 * PIECE,
+                  u_floats = lo_made ? nu : 2 * nu, ny = (int64_t)TILES * outputs * m * m;
+    float *v = guarded(nv), *u = guarded(u_floats), *y = guarded(ny);
     fill(v, nv);
-    fill(u, nu);
-    static const float at[6][8] = {{1, 1, 1, 1, 1, 1, 1, 0},           {0, 1, -1, 2, -2, 0.5f, -0.5f, 0},
-                                   {0, 1, 1, 4, 4, 0.25f, 0.25f, 0},   {0, 1, -1, 8, -8, 0.125f, -0.125f, 0},
-                                   {0, 1, 1, 16, 16, 0.0625f, 0.0625f, 0}, {0, 1, -1, 32, -32, 0.03125f, -0.03125f, 1}};
+    fill(u, u_floats);
+    for (int64_t piece = 0; !lo_made && piece < nu / PIECE; ++piece)
+        for (int i = 0; i < PIECE; ++i)
+            u[(2 * piece + 1) * PIECE + i] = cg_tf32_lo(u[2 * piece * PIECE + i]);
+    static const float at6[6][8] = {{1, 1, 1, 1, 1, 1, 1, 0},           {0, 1, -1, 2, -2, 0.5f, -0.5f, 0},
+                                    {0, 1, 1, 4, 4, 0.25f, 0.25f, 0},   {0, 1, -1, 8, -8, 0.125f, -0.125f, 0},
+                                    {0, 1, 1, 16, 16, 0.0625f, 0.0625f, 0}, {0, 1, -1, 32, -32, 0.03125f, -0.03125f, 1}};
+    static const float at4[4][8] = {{1, 1, 1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0.5f, -0.5f, 0},
+                                    {0, 1, 1, 4, 4, 0.25f, 0.25f, 0}, {0, 1, -1, 8, -8, 0.125f, -0.125f, 1}};
+    const float(*at)[8] = m == 6 ? at6 : at4;
     cg_kernel k = {.source = source, .grid = {8, 1, 1}, .block = {384, 1, 1}, .shared_bytes = 229440};
     snprintf(k.name, sizeof k.name, "probe");
     for (int order = KCPU_IN_ORDER; order <= KCPU_REVERSED; ++order) {
@@ -953,40 +961,49 @@ static void test_fused_end_probe(void **state)
             fail_msg("%s", convgen_last_error());
         double worst = 0;
         for (int tile = 0; tile < TILES; ++tile)
-            for (int out = 0; out < K; ++out) {
+            for (int out = 0; out < outputs; ++out) {
                 double mm[8][8], mag[8][8];
-                const int r = tile % 64, b = tile / 64;
+                const int r = tile % 64, b = tile / 64, o = out % 64, nb = out / 64;
                 for (int e = 0; e < 64; ++e) {
                     double sum = 0, size = 0;
                     for (int c = 0; c < C; ++c) {
-                        const int64_t at_v = (((int64_t)b * (C / 8) + c / 8) * 64 + e) * PIECE, at_u = ((int64_t)(c / 8) * 64 + e) * PIECE;
+                        const int64_t at_v = (((int64_t)b * (C / 8) + c / 8) * 64 + e) * PIECE,
+                                      at_u = (((int64_t)nb * (C / 8) + c / 8) * 64 + e) * PIECE * (lo_made ? 1 : 2);
                         const double p = (double)v[at_v + (r / 8) * 64 + (c % 8 / 4) * 32 + (r % 8) * 4 + c % 4] *
-                                         u[at_u + (out / 8) * 64 + (c % 8 / 4) * 32 + (out % 8) * 4 + c % 4];
+                                         u[at_u + (o / 8) * 64 + (c % 8 / 4) * 32 + (o % 8) * 4 + c % 4];
                         sum += p, size += fabs(p);
                     }
                     mm[e / 8][e % 8] = sum, mag[e / 8][e % 8] = size;
                 }
-                for (int p = 0; p < M; ++p)
-                    for (int q = 0; q < M; ++q) {
+                for (int p = 0; p < m; ++p)
+                    for (int q = 0; q < m; ++q) {
                         double want = 0, scale = 0;
                         for (int i = 0; i < 8; ++i)
                             for (int j = 0; j < 8; ++j)
                                 want += at[p][i] * mm[i][j] * at[q][j], scale += fabs(at[p][i] * at[q][j]) * mag[i][j];
-                        const float got = y[((int64_t)tile * K + out) * M * M + p * M + q];
+                        const float got = y[((int64_t)tile * outputs + out) * m * m + p * m + q];
                         if (!(fabs(got - want) <= 1e-5 * scale))
-                            fail_msg("order %d: tile %d output %d point (%d, %d): %g, want %g (scale %g)", order, tile, out,
-                                     p, q, got, want, scale);
+                            fail_msg("F(%d) order %d: tile %d output %d point (%d, %d): %g, want %g (scale %g)", m, order,
+                                     tile, out, p, q, got, want, scale);
                         if (fabs(got - want) / scale > worst)
                             worst = fabs(got - want) / scale;
                     }
             }
-        printf("the fused end's probe, order %d: %d outputs within %.1e of the sum of |terms|\n", order,
-               TILES * K * M * M, worst);
+        printf("the fused end's probe, F(%d) (U's lo %s), order %d: %lld outputs within %.1e of the sum of |terms|\n", m,
+               lo_made ? "made" : "loaded", order, (long long)ny, worst);
     }
     kcpu_set_schedule(runner, KCPU_ALTERNATE);
     unguard(v, nv);
-    unguard(u, nu);
+    unguard(u, u_floats);
     unguard(y, ny);
+}
+
+static void test_fused_end_probe(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    run_fused_end_probe(6, 64, true);
+    run_fused_end_probe(4, 128, false);
 }
 
 /* PTX the CPU cannot run fails where it is reached, naming it. */
