@@ -537,15 +537,17 @@ static void test_winograd_fused_bprop_weights_misaligned(void **state)
     skip_without_compiler();
     const cg_target a = a100();
     in1_shift = 1; /* back to 0 by the test's teardown, however it ends */
-    for (int i = 0; i < 2; ++i)
-        for (int m = 2; m <= 4; m += 2) {
-            cg_tuning tune = {.weights = CONVGEN_WEIGHTS_INSIDE, .winograd_m = {m, m}};
-            char why[600] = "";
-            double e = cpu_error(&layers[i ? 7 : 0], CONVGEN_BPROP, CONVGEN_ALGO_WINOGRAD_FUSED, &a, &tune, why,
-                                 sizeof why);
-            if (!(e >= 0 && e < ERROR_BOUND))
-                fail_msg("layer %d m=%d bprop, w 4-byte aligned: %.3g %s", i ? 7 : 0, m, e, why);
-        }
+    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass)
+        for (int i = 0; i < 2; ++i)
+            for (int m = 2; m <= 4; m += 2) {
+                cg_tuning tune = {.weights = CONVGEN_WEIGHTS_INSIDE, .winograd_m = {m, m}};
+                char why[600] = "";
+                double e = cpu_error(&layers[i ? 7 : 0], (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, &a, &tune, why,
+                                     sizeof why);
+                if (!(e >= 0 && e < ERROR_BOUND))
+                    fail_msg("layer %d m=%d %s, w 4-byte aligned: %.3g %s", i ? 7 : 0, m,
+                             convgen_pass_name((convgen_pass)pass), e, why);
+            }
 }
 
 /* The fused accgrad's kernel (winograd-fused's grid z, its runs of tiles) on target a, and the

@@ -334,16 +334,21 @@ static fused_blocking one_block_blocking(int64_t rows)
 /* A weights' plane slice: the r x r taps of one depth tap. */
 static int64_t plane_taps(const wino_spec *s) { return (int64_t)s->tf[1].r * s->tf[2].r; }
 
-/* The floats a cp.async of the raw weights carries (weights inside, one-block kernel): 16 bytes
- * in a 2-D bprop, whose chunk reads w as lines, each data channel's block of outputs' taps (the
- * layer's w[k][c][taps] at one k, c from the block's first output: contiguous), where every line
- * starts 16-byte aligned (c x taps a multiple of 4; the kernel checks w's own alignment, else
- * copies 4 bytes). fprop's lines run along the
- * channels, which the weights' transform reads across: in their layout its reads would conflict
- * four ways in shared memory, so fprop copies 4 bytes. */
+/* The floats a cp.async of the raw weights carries (weights inside, one-block kernel, 2-D): 16 bytes
+ * where the chunk's weights lie in w as lines that start 16-byte aligned (the kernel checks w's own
+ * alignment, else copies 4 bytes). bprop reads w as [c][k]: a line is each data channel's block of
+ * outputs' taps, aligned where outputs x taps is a multiple of 4. fprop's line is each output's run
+ * of the chunk's channels, aligned where channels x taps is; the weights' transform then reads its
+ * pairs across those lines (4-way bank conflicts on its 9 loads a pair), which costs less than the
+ * 4-byte copies did: 18 a thread a chunk on S27, each with its own pair and tap division, against
+ * 4.5 (the copies' issue a third of a chunk's 512 FMAs a thread; S27 fprop's fused kernel took 21.2
+ * us against bprop's 16.5 on an H100, bench/NOTES.md "Issue 30, session 73": not yet measured so). */
 static int raw_weights_vec(const wino_spec *s, const cg_wino_op *f)
 {
-    return f->weights_inside && f->weights_transposed && s->first != 0 && (f->rows * plane_taps(s)) % 4 == 0 ? 4 : 1;
+    /* fprop's lines: each output's run of the chunk's channels, w[k][c0 ..][taps], 16-byte aligned
+       where c x taps is a multiple of 4 (the chunk's channels, 8, make c0 x taps one) */
+    const int64_t line_stride = f->weights_transposed ? f->rows : f->channels;
+    return f->weights_inside && s->first != 0 && (line_stride * plane_taps(s)) % 4 == 0 ? 4 : 1;
 }
 
 /* The one-block kernel: FUSED_TILES tiles x FUSED_OUTPUTS output channels a block, all the tile's

@@ -71,9 +71,10 @@
     floats: along the channels of w's [k][c] planes, or along the outputs where they are read as
     [c][k] (weights_transposed, bprop). There each data channel's line of k_block outputs' taps
     lies as it does in w, so a 2-D bprop copies it 16 bytes at a time where w is 16-byte aligned
-    (w_vec 4). -#}
+    (w_vec 4); a 2-D fprop so copies each output's line of c_block channels' taps, into
+    wraw[output][channel][tap] (w_vec 4; its 4-byte copies then land there too). -#}
 {%- macro fetch_raw_weights(c0, dz, wraw, indent) -%}
-{%- if w_vec == 4 %}
+{%- if w_vec == 4 and weights_transposed %}
 {%- set line = k_block * taps -%}
 {{ indent }}if ((reinterpret_cast<size_t>(in1) & 15u) == 0u) { // w 16-byte aligned: each line of it by 16-byte copies
 {{ indent }}    #pragma unroll 1
@@ -81,6 +82,20 @@
 {{ indent }}        const unsigned cl = i / {{ line // 4 }}u, q = i - cl * {{ line // 4 }}u, c = {{ c0 }} + cl; // line cl, its float4 q
 {{ indent }}        const unsigned valid = c < {{ channels }}u ? min({{ outputs }}u - k0, {{ k_block }}u) * {{ taps }}u : 0u; // its floats of w
 {{ indent }}        const float *__restrict__ src = in1 + ((size_t)c * {{ outputs }}u + k0) * {{ taps }}u + 4u * q;
+{{ indent }}        copy16(({{ wraw }}) + 4u * i, 4u * q < valid ? src : in1, 4u * q < valid);
+{{ indent }}    }
+{{ indent }}} else {
+{{ fetch_raw_weights_by_float(c0, dz, wraw, indent ~ "    ") }}
+{{ indent }}}
+{%- elif w_vec == 4 %}
+{%- set line = c_block * taps -%}
+{{ indent }}if ((reinterpret_cast<size_t>(in1) & 15u) == 0u) { // w 16-byte aligned: each output's line by 16-byte copies
+{{ indent }}    #pragma unroll 1
+{{ indent }}    for (unsigned i = tid; i < {{ k_block * line // 4 }}u; i += {{ threads }}u) {
+{{ indent }}        const unsigned kl = i / {{ line // 4 }}u, q = i - kl * {{ line // 4 }}u, k = k0 + kl; // line kl, its float4 q
+{{ indent }}        const unsigned first = {{ c0 }}; // the chunk's first channel (past them all after the last chunk)
+{{ indent }}        const unsigned valid = k < {{ outputs }}u && first < {{ channels }}u ? min({{ channels }}u - first, {{ c_block }}u) * {{ taps }}u : 0u; // its floats of w
+{{ indent }}        const float *__restrict__ src = in1 + ((size_t)k * {{ channels }}u + first) * {{ taps }}u + 4u * q;
 {{ indent }}        copy16(({{ wraw }}) + 4u * i, 4u * q < valid ? src : in1, 4u * q < valid);
 {{ indent }}    }
 {{ indent }}} else {
@@ -118,15 +133,19 @@
 {%- if ragged %}
 {{ indent }}    if (i < {{ pairs * taps }}u) // past the chunk's copies: none
 {%- endif %}
-{{ indent }}    {{ "    " if ragged }}copy4(({{ wraw }}) + (cl * {{ k_block }}u + kl) * {{ taps }}u + tap, inside ? src : in1, inside);
+{{ indent }}    {{ "    " if ragged }}copy4(({{ wraw }}) + {{ "(kl * " ~ c_block ~ "u + cl)" if w_vec == 4 and not weights_transposed else "(cl * " ~ k_block ~ "u + kl)" }} * {{ taps }}u + tap, inside ? src : in1, inside);
 {{ indent }}}
 {%- endmacro -%}
 
-{#- The chunk's weights' transforms (`inside`): each (channel, output) pair's w from wraw through
-    G along dimension 1, then dimension 0, into us[c][e][k]. -#}
+{#- The chunk's weights' transforms (`inside`): each (channel, output) pair's w from wraw (fprop's
+    lines: across them) through G along dimension 1, then dimension 0, into us[c][e][k]. -#}
 {%- macro transform_weights(wraw, indent) -%}
 {{ indent }}for (unsigned p = tid; p < {{ pairs }}u; p += {{ threads }}u) {
+{%- if w_vec == 4 and not weights_transposed %}
+{{ indent }}    const float *__restrict__ wp = {{ wraw }} + ((p % {{ k_block }}u) * {{ c_block }}u + p / {{ k_block }}u) * {{ taps }}u; // pair p's w, in its output's line
+{%- else %}
 {{ indent }}    const float *__restrict__ wp = {{ wraw }} + p * {{ taps }}u; // pair p's w
+{%- endif %}
 {{ indent }}    float d[{{ r0 }}][{{ r1 }}]; // {{ "w's plane reversed (a flipped kernel)" if weights_flip else "w's plane" }}
 {%- for i in range(r0) %}
 {%- for j in range(r1) %}
