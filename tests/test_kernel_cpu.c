@@ -489,6 +489,15 @@ static void test_winograd_fused_weights_inside(void **state)
                          &(cg_tuning){.weights = CONVGEN_WEIGHTS_INSIDE}, why, sizeof why);
     if (!(e >= 0 && e < ERROR_BOUND))
         fail_msg("layer 7 with bias and ReLU, weights inside: %.3g %s", e, why);
+    /* fprop's 16-byte lines of w with a short last chunk: 12 channels, chunks of 8 and 4 */
+    convgen_conv_desc short_chunk = layers[7];
+    short_chunk.c = 12;
+    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
+        e = cpu_error(&short_chunk, (convgen_pass)pass, CONVGEN_ALGO_WINOGRAD_FUSED, targets[0],
+                      &(cg_tuning){.weights = CONVGEN_WEIGHTS_INSIDE}, why, sizeof why);
+        if (!(e >= 0 && e < ERROR_BOUND))
+            fail_msg("12 channels, %s, weights inside: %.3g %s", convgen_pass_name((convgen_pass)pass), e, why);
+    }
     printf("winograd-fused, weights inside: %d programs within %.0e, and fprop with bias and ReLU\n", ran + 1,
            ERROR_BOUND);
 
