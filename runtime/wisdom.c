@@ -141,7 +141,14 @@ typedef struct wisdom_query {
     int effort;         /* tuned with at least this effort */
 } wisdom_query;
 
-static bool stale(const wisdom_entry *e);
+/* Whether e, of this convgen's version, was measured among other candidates than this convgen
+ * lists for its layer (another version's entry is kept as it is, to merge and export). */
+static bool stale(const wisdom_entry *e)
+{
+    const wisdom_key *k = &e->key;
+    return e->candidates && strcmp(k->version, CONVGEN_VERSION_STRING) == 0 &&
+           e->candidates != cg_candidates_hash(&k->layer, k->pass, e->effort, k->tf32, k->workspace_limit);
+}
 
 /* The position of the earliest entry of `key` that answers `q`, or -1: the earliest, as the
  * linear search this index replaced found it. */
@@ -202,15 +209,6 @@ static void set_free(wisdom_set *s)
     free(s->slots);
     free(s->nets);
     *s = (wisdom_set){0};
-}
-
-/* Whether e, of this convgen's version, was measured among other candidates than this convgen
- * lists for its layer (another version's entry is kept as it is, to merge and export). */
-static bool stale(const wisdom_entry *e)
-{
-    const wisdom_key *k = &e->key;
-    return e->candidates && strcmp(k->version, CONVGEN_VERSION_STRING) == 0 &&
-           e->candidates != cg_candidates_hash(&k->layer, k->pass, e->effort, k->tf32, k->workspace_limit);
 }
 
 /* Adds an entry or replaces the one of its key: a measured one over a provisional one, and
