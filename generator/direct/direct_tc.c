@@ -192,6 +192,12 @@ static tmpl_value *dim_list(const cg_problem *p, const direct_tc_spec *s)
     return list;
 }
 
+/* fprop's B by 16-byte copies of each column's line (where w is 16-byte aligned, which the kernel
+ * checks): a column's chunk is chunk_red floats together in w[k][c][tap], starting 16-byte aligned
+ * where c x taps is a multiple of 4. bprop's column (c) has its chunk's taps in runs of `taps` floats
+ * a channel apart, so it keeps 4-byte copies. */
+static bool b_lines(const direct_tc_spec *s) { return !s->bprop && s->src_c * s->taps % 4 == 0; }
+
 static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const direct_tc_spec *s, const cg_kernel *k)
 {
     tmpl_value *h = tmpl_list();
@@ -207,6 +213,9 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const di
     cg_value_line(h, "tiles: block %d x %d, warps %d x %d of %d x %d; the sum in %d chunks of %d channels x %d taps, "
                   "%d stages", s->bm, s->bn, s->warps_m, s->warps_n, s->bm / s->warps_m, s->bn / s->warps_n, s->chunks,
                   s->cc, s->taps, STAGES);
+    cg_value_line(h, "copies: A gathered 4 bytes a copy (zeros past the edges); B %s", b_lines(s)
+                  ? "by 16-byte copies of each column's line of w where w is 16-byte aligned, else 4 bytes a copy"
+                  : "4 bytes a copy (a column's taps lie in runs of the kernel's size)");
     cg_value_line(h, "launch: grid (%u, %u, 1), block (%u, 1, 1), %u bytes of dynamic shared memory", k->grid[0],
                   k->grid[1], k->block[0], k->shared_bytes);
     cg_value_line(h, "%s", "");
@@ -227,7 +236,7 @@ static void set_ints(tmpl_value *ctx, const direct_tc_spec *s)
         {"b_channels", s->cc / s->b_parts}, {"b_col_stride", s->b_col_stride}, {"b_chan_stride", s->b_chan_stride},
         {"warps_m", s->warps_m}, {"wm", s->bm / s->warps_m}, {"wn", s->bn / s->warps_n},
         {"m_frags", s->bm / s->warps_m / 16}, {"n_frags", s->bn / s->warps_n / 8}, {"ksteps", s->chunk_red / 8},
-        {"channel_guard", s->src_c % s->cc != 0},
+        {"channel_guard", s->src_c % s->cc != 0}, {"b_lines", b_lines(s)},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
         tmpl_set_int(ctx, ints[i].key, ints[i].v);

@@ -6,6 +6,10 @@
 {{ file_header(header) }}
 
 {{ copy_async(4, true) }}
+{%- if b_lines %}
+
+{{ copy_async(16, true) }}
+{%- endif %}
 
 {{ tf32_lo_function() }}
 
@@ -18,6 +22,29 @@ __device__ __forceinline__ unsigned long long out_index(unsigned r, unsigned col
     return ((unsigned long long)n * {{ cols }}u + col) * {{ row_pixels }}u + pix;
 }
 
+{%- if b_lines %}
+{%- set l4 = chunk_red // 4 %}
+
+// B's chunk where w is 16-byte aligned: each column's line of w, its {{ chunk_red }} floats of the chunk's channels'
+// taps lying together in w[k][c][tap], by 16-byte copies ({{ (bn * l4 + threads - 1) // threads }} a thread, where 4-byte
+// copies took {{ b_channels * taps }}, each its own 32-byte sector); zeros past the columns and the channels. `bst`:
+// the stage's B, `w0`: the tile's first column's line, `valid`: the chunk's floats of a line, `cols_here`: the
+// tile's columns inside the GEMM.
+__device__ __forceinline__ void load_b_lines(float *bst, const float *w0, unsigned valid, unsigned cols_here, unsigned tid)
+{
+#pragma unroll
+    for (unsigned j = 0; j < {{ (bn * l4 + threads - 1) // threads }}u; ++j) {
+        const unsigned i = tid + j * {{ threads }}u, col = i / {{ l4 }}u, q = i - col * {{ l4 }}u;
+{%- if (bn * l4) % threads %}
+        if (i >= {{ bn * l4 }}u)
+            break;
+{%- endif %}
+        const bool here = col < cols_here && 4u * q < valid;
+        copy16(bst + col * {{ b_stride }}u + 4u * q, here ? w0 + (unsigned long long)col * {{ b_col_stride }}u + 4u * q : w0, here);
+    }
+}
+{%- endif %}
+
 // One chunk's copies into a stage: A's {{ a_channels }} channels x {{ taps }} taps of this thread's row
 // (`a` its first place in the stage, `src` its row's base at the chunk's first channel of its
 // share, `mask` its taps inside {{ in0 }}), and B's {{ b_channels }} channels x {{ taps }} taps of this thread's column
@@ -25,7 +52,9 @@ __device__ __forceinline__ unsigned long long out_index(unsigned r, unsigned col
 // thread's first on (a guard only where the chunks overrun them). Offsets in 64 bits: a chunk's
 // channels may lie 2^31 floats apart in a large image.
 __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned mask, int a_left,
-                                           float *b, const float *wsrc, bool b_ok, int b_left)
+                                           float *b, const float *wsrc, bool b_ok, int b_left{% if b_lines %},
+                                           bool lines, float *bst, const float *w0, unsigned valid, unsigned cols_here,
+                                           unsigned tid{% endif %})
 {
 #pragma unroll
     for (int i = 0; i < {{ a_channels }}; ++i) {
@@ -38,19 +67,36 @@ __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned 
         copy4(a + (i * {{ taps }} + {{ f.i }}) * {{ a_stride }}, src + (long long)i * {{ src_pixels }} + {{ f.flat }}, here && (mask >> {{ f.i }} & 1u));
 {%- endfor %}
     }
-#pragma unroll
-    for (int i = 0; i < {{ b_channels }}; ++i) {
-{%- if channel_guard %}
-        const bool here = b_ok && i * {{ b_parts }} < b_left;
+{%- if b_lines %}
+    if (lines) {
+        load_b_lines(bst, w0, valid, cols_here, tid);
+    } else {
 {%- else %}
-        const bool here = b_ok;
+    {
 {%- endif %}
 #pragma unroll
-        for (int f = 0; f < {{ taps }}; ++f)
-            copy4(b + i * {{ b_parts * taps }} + f, wsrc + (long long)i * {{ b_parts * b_chan_stride }} + f, here);
+        for (int i = 0; i < {{ b_channels }}; ++i) {
+{%- if channel_guard %}
+            const bool here = b_ok && i * {{ b_parts }} < b_left;
+{%- else %}
+            const bool here = b_ok;
+{%- endif %}
+#pragma unroll
+            for (int f = 0; f < {{ taps }}; ++f)
+                copy4(b + i * {{ b_parts * taps }} + f, wsrc + (long long)i * {{ b_parts * b_chan_stride }} + f, here);
+        }
     }
     asm volatile("cp.async.commit_group;\n" ::);
 }
+
+{#- load_chunk's arguments for load_b_lines: the chunk from channel c0 into stage st. -#}
+{%- macro b_lines_args(c0, st) -%}
+{%- if b_lines -%}
+,
+                       lines, stages + {{ st }} * {{ stage_floats }} + {{ a_floats }}, w_tile + {{ c0 }} * {{ taps }}u,
+                       min({{ src_c }}u - {{ c0 }}, {{ cc }}u) * {{ taps }}u, {{ cols }}u - col0, tid
+{%- endif -%}
+{%- endmacro %}
 
 extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{ kernel_name }}(const float *__restrict__ {{ in0 }}, const float *__restrict__ {{ in1 }},
@@ -84,6 +130,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     const bool b_ok = col0 + b_col < {{ cols }}u;
     const unsigned long long b_base = (unsigned long long)(b_ok ? col0 + b_col : 0u) * {{ b_col_stride }}u + b_part * {{ b_chan_stride }}u;
     float *const b_at = stages + {{ a_floats }} + b_col * {{ b_stride }} + b_part * {{ taps }};
+{%- if b_lines %}
+    // Or, where w is 16-byte aligned, B by each column's line (load_b_lines).
+    const bool lines = (reinterpret_cast<size_t>({{ in1 }}) & 15u) == 0u;
+    const float *const w_tile = {{ in1 }} + (unsigned long long)col0 * {{ b_col_stride }}u;
+{%- endif %}
 
     // The mma's view: warp (wm, wn) of {{ warps_m }} x {{ threads // 32 // warps_m }} owns rows wm * {{ wm }} .. and columns wn * {{ wn }} ..; lane 4 g + t.
     const unsigned lane = tid & 31u, warp = tid >> 5, g = lane >> 2, t = lane & 3u;
@@ -96,7 +147,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
 
     load_chunk(a_at, {{ in0 }} + a_base, mask, {{ src_c }} - (int)(a_part * {{ a_channels }}),
-               b_at, {{ in1 }} + b_base, b_ok, {{ src_c }} - (int)b_part);
+               b_at, {{ in1 }} + b_base, b_ok, {{ src_c }} - (int)b_part{{ b_lines_args("0u", "0u") }});
     for (unsigned chunk = 0; chunk < {{ chunks }}u; ++chunk) {
         // The next chunk's copies into the other stage, then this one's awaited.
         if (chunk + 1u < {{ chunks }}u) {
@@ -104,7 +155,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
             load_chunk(a_at + next * {{ stage_floats }}, {{ in0 }} + (a_base + (long long)c0 * {{ src_pixels }}), mask,
                        {{ src_c }} - (int)(c0 + a_part * {{ a_channels }}),
                        b_at + next * {{ stage_floats }}, {{ in1 }} + (b_base + (unsigned long long)c0 * {{ b_chan_stride }}u), b_ok,
-                       {{ src_c }} - (int)(c0 + b_part));
+                       {{ src_c }} - (int)(c0 + b_part){{ b_lines_args("c0", "next") }});
             asm volatile("cp.async.wait_group 1;\n" ::);
         } else {
             asm volatile("cp.async.wait_group 0;\n" ::);
