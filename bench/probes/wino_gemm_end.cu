@@ -23,7 +23,9 @@
  * into shared memory, two stages deep, wait on the L2 rather than DRAM.
  *
  * The first form (339641f: the exchange pulled by ld.shared::cluster, warpgroups splitting the
- * elements, m64n64k8, U's lo loaded) ran 1.8-3.1x slower than today's two kernels (NOTES).
+ * elements, m64n64k8, U's lo loaded) ran 1.8-3.1x slower than today's two kernels (NOTES). This
+ * second form ran 1.3-3.1x slower on an H100 (session 74: V1 1.383 ms against 0.950, F2 0.511
+ * against 0.393), so the generator has no fused end; NOTES, "Issue 30, session 74", says why.
  *
  * The kernel is in wino_gemm_end.cuh, which tests/test_kernel_cpu.c also runs on the CPU.
  *
