@@ -352,6 +352,14 @@ static void test_direct_tensor(void **state)
                                         .pad_before = {1, 1}, .pad_after = {1, 1}};
     ran += check_both_orders(&long_sum, CONVGEN_ACCGRAD, CONVGEN_ALGO_DIRECT, NULL, &no_workspace, "recent[i][j]",
                              "direct tensor, accgrad without workspace");
+    /* 64 x 64 tiles, the fewest copies an output where 128-row tiles leave SMs idle (4 of them here:
+     * 128 x 64 makes 3 tiles, 64 x 64 makes 5), fprop and bprop */
+    const cg_target four = {.sm_count = 4};
+    const convgen_conv_desc wide_cols = {.rank = 2, .n = 2, .c = 64, .k = 64, .in = {12, 12}, .kernel = {3, 3},
+                                         .pad_before = {1, 1}, .pad_after = {1, 1}};
+    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass)
+        ran += check_both_orders(&wide_cols, (convgen_pass)pass, CONVGEN_ALGO_DIRECT, &four, &tune, "block 64 x 64",
+                                 "direct tensor, 64 x 64 tiles");
     /* 49 taps are refused by name */
     const convgen_conv_desc wide = {.rank = 2, .n = 1, .c = 4, .k = 4, .in = {9, 9}, .kernel = {7, 7}};
     const struct { const convgen_conv_desc *d; convgen_pass pass; const char *why; } refusals[] = {

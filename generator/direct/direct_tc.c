@@ -73,11 +73,28 @@ static int64_t tile_count(const direct_tc_spec *s, int bm, int bn)
     return (s->rows + bm - 1) / bm * ((s->cols + bn - 1) / bn);
 }
 
-/* The block tile: the largest that still gives every SM a block and fits the shared memory, of 128
- * or 64 rows by 64, 32 or 16 columns (the mma's n of 8 in whole warps; no wider than the layer's
- * columns need), else the smallest that fits (the small layers this form is for have a few
- * hundred tiles of 64 rows); none where not even 64 x 16 fits (a chunk of many taps on a GPU of
- * little shared memory: the spec refuses it). */
+/* fprop's B by 16-byte copies of each column's line (where w is 16-byte aligned, which the kernel
+ * checks): a column's chunk is chunk_red floats together in w[k][c][tap], starting 16-byte aligned
+ * where c x taps is a multiple of 4. bprop's column (c) has its chunk's taps in runs of `taps` floats
+ * a channel apart, so it keeps 4-byte copies. */
+static bool b_lines(const direct_tc_spec *s) { return !s->bprop && s->src_c * s->taps % 4 == 0; }
+
+/* A chunk's copies a thread makes for each of the tile's outputs, x threads: A's gather, a copy a
+ * float of its bm rows, and B's, a copy a float or (b_lines) a 16-byte copy of 4. The copies' issue
+ * is what holds these kernels (bench/NOTES.md, "Issue 30, session 74": a copy a thread a chunk
+ * fewer, ~1% of S16's and S27's fprop). */
+static double copies_per_output(const direct_tc_spec *s, int bm, int bn)
+{
+    return (bm + (b_lines(s) ? bn / 4.0 : bn)) / ((double)bm * bn);
+}
+
+/* The block tile, of 128 or 64 rows by 64, 32 or 16 columns (the mma's n of 8 in whole warps; no
+ * wider than the layer's columns need): of those that give every SM a block and fit the shared
+ * memory, the one of the fewest copies an output (then the larger), so that A's gather, a copy a
+ * row and tap, is spread over more columns (S13 fprop: 64 x 32, 40.5 copies a thread a chunk,
+ * where 128 x 16 made 74); else the smallest that fits (the small layers this form is for have a
+ * few hundred tiles of 64 rows); none where not even 64 x 16 fits (a chunk of many taps on a GPU
+ * of little shared memory: the spec refuses it). */
 static void choose_tiles(direct_tc_spec *s, const cg_target *t)
 {
     int64_t sms = t && t->sm_count > 0 ? t->sm_count : 132;
@@ -87,17 +104,21 @@ static void choose_tiles(direct_tc_spec *s, const cg_target *t)
     s->chunks = (int)((s->src_c + s->cc - 1) / s->cc);
     /* A's rows 8 mod 16 floats apart and B's columns 4 mod 8: the fragments' 32 reads in 32 banks. */
     s->b_stride = (int)round_up(s->chunk_red - 4, 8) + 4;
-    int fit_bm = 0, fit_bn = 0; /* the smallest tile that fits, where none fills the GPU */
-    bool found = false;
-    for (int bm = 128; bm >= 64 && !found; bm -= 64)
-        for (int bn = widest; bn >= 16 && !found; bn /= 2) {
+    int fit_bm = 0, fit_bn = 0;   /* the smallest tile that fits, where none fills the GPU */
+    int best_bm = 0, best_bn = 0; /* the fewest copies an output of those that do */
+    for (int bm = 128; bm >= 64; bm -= 64)
+        for (int bn = widest; bn >= 16; bn /= 2) {
             s->bm = bm, s->bn = bn, s->a_stride = bm + 8;
-            bool fits = STAGES * stage_floats(s) * 4 <= cg_target_shared_per_block(t);
-            if (fits)
-                fit_bm = bm, fit_bn = bn;
-            found = fits && tile_count(s, bm, bn) >= sms;
+            if (STAGES * stage_floats(s) * 4 > cg_target_shared_per_block(t))
+                continue;
+            fit_bm = bm, fit_bn = bn;
+            if (tile_count(s, bm, bn) >= sms &&
+                (!best_bm || copies_per_output(s, bm, bn) < copies_per_output(s, best_bm, best_bn)))
+                best_bm = bm, best_bn = bn;
         }
-    if (!found && fit_bm)
+    if (best_bm)
+        fit_bm = best_bm, fit_bn = best_bn;
+    if (fit_bm)
         s->bm = fit_bm, s->bn = fit_bn, s->a_stride = fit_bm + 8;
     s->warps_n = s->bn >= 32 ? 2 : 1;
     s->warps_m = WARPS / s->warps_n;
@@ -191,12 +212,6 @@ static tmpl_value *dim_list(const cg_problem *p, const direct_tc_spec *s)
     }
     return list;
 }
-
-/* fprop's B by 16-byte copies of each column's line (where w is 16-byte aligned, which the kernel
- * checks): a column's chunk is chunk_red floats together in w[k][c][tap], starting 16-byte aligned
- * where c x taps is a multiple of 4. bprop's column (c) has its chunk's taps in runs of `taps` floats
- * a channel apart, so it keeps 4-byte copies. */
-static bool b_lines(const direct_tc_spec *s) { return !s->bprop && s->src_c * s->taps % 4 == 0; }
 
 static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const direct_tc_spec *s, const cg_kernel *k)
 {
