@@ -74,28 +74,29 @@
     (w_vec 4); a 2-D fprop so copies each output's line of c_block channels' taps, into
     wraw[output][channel][tap] (w_vec 4; its 4-byte copies then land there too). -#}
 {%- macro fetch_raw_weights(c0, dz, wraw, indent) -%}
-{%- if w_vec == 4 and weights_transposed %}
+{%- if w_vec == 4 %}
+{#- the lines: bprop's one a data channel (c0 + l) of k_block outputs' taps, fprop's one an output
+    (k0 + l) of c_block channels' taps from the chunk's first (past them all after the last chunk) -#}
+{%- if weights_transposed %}
+{%- set lines = c_block -%}
 {%- set line = k_block * taps -%}
-{{ indent }}if ((reinterpret_cast<size_t>(in1) & 15u) == 0u) { // w 16-byte aligned: each line of it by 16-byte copies
-{{ indent }}    #pragma unroll 1
-{{ indent }}    for (unsigned i = tid; i < {{ c_block * line // 4 }}u; i += {{ threads }}u) {
-{{ indent }}        const unsigned cl = i / {{ line // 4 }}u, q = i - cl * {{ line // 4 }}u, c = {{ c0 }} + cl; // line cl, its float4 q
-{{ indent }}        const unsigned valid = c < {{ channels }}u ? min({{ outputs }}u - k0, {{ k_block }}u) * {{ taps }}u : 0u; // its floats of w
-{{ indent }}        const float *__restrict__ src = in1 + ((size_t)c * {{ outputs }}u + k0) * {{ taps }}u + 4u * q;
-{{ indent }}        copy16(({{ wraw }}) + 4u * i, 4u * q < valid ? src : in1, 4u * q < valid);
-{{ indent }}    }
-{{ indent }}} else {
-{{ fetch_raw_weights_by_float(c0, dz, wraw, indent ~ "    ") }}
-{{ indent }}}
-{%- elif w_vec == 4 %}
+{%- set inside = "first + l < " ~ channels ~ "u" -%}
+{%- set floats = "min(" ~ outputs ~ "u - k0, " ~ k_block ~ "u)" -%}
+{%- set base = "((size_t)(first + l) * " ~ outputs ~ "u + k0) * " ~ taps ~ "u" -%}
+{%- else %}
+{%- set lines = k_block -%}
 {%- set line = c_block * taps -%}
-{{ indent }}if ((reinterpret_cast<size_t>(in1) & 15u) == 0u) { // w 16-byte aligned: each output's line by 16-byte copies
+{%- set inside = "k0 + l < " ~ outputs ~ "u && first < " ~ channels ~ "u" -%}
+{%- set floats = "min(" ~ channels ~ "u - first, " ~ c_block ~ "u)" -%}
+{%- set base = "((size_t)(k0 + l) * " ~ channels ~ "u + first) * " ~ taps ~ "u" -%}
+{%- endif -%}
+{{ indent }}if ((reinterpret_cast<size_t>(in1) & 15u) == 0u) { // w 16-byte aligned: each line of it by 16-byte copies
+{{ indent }}    const unsigned first = {{ c0 }}; // the chunk's first channel (past them all after the last chunk)
 {{ indent }}    #pragma unroll 1
-{{ indent }}    for (unsigned i = tid; i < {{ k_block * line // 4 }}u; i += {{ threads }}u) {
-{{ indent }}        const unsigned kl = i / {{ line // 4 }}u, q = i - kl * {{ line // 4 }}u, k = k0 + kl; // line kl, its float4 q
-{{ indent }}        const unsigned first = {{ c0 }}; // the chunk's first channel (past them all after the last chunk)
-{{ indent }}        const unsigned valid = k < {{ outputs }}u && first < {{ channels }}u ? min({{ channels }}u - first, {{ c_block }}u) * {{ taps }}u : 0u; // its floats of w
-{{ indent }}        const float *__restrict__ src = in1 + ((size_t)k * {{ channels }}u + first) * {{ taps }}u + 4u * q;
+{{ indent }}    for (unsigned i = tid; i < {{ lines * line // 4 }}u; i += {{ threads }}u) {
+{{ indent }}        const unsigned l = i / {{ line // 4 }}u, q = i - l * {{ line // 4 }}u; // line l, its float4 q
+{{ indent }}        const unsigned valid = {{ inside }} ? {{ floats }} * {{ taps }}u : 0u; // its floats of w
+{{ indent }}        const float *__restrict__ src = in1 + {{ base }} + 4u * q;
 {{ indent }}        copy16(({{ wraw }}) + 4u * i, 4u * q < valid ? src : in1, 4u * q < valid);
 {{ indent }}    }
 {{ indent }}} else {
