@@ -962,7 +962,10 @@ static void check_auto_choice(void **state)
 
 /* A candidate whose output is wrong is dropped and reported: winograd's output template
  * mutated (each output x 1.01, through CONVGEN_TEMPLATE_DIR), AUTO plans a 3x3 layer, and every
- * winograd candidate must fail its check against the first candidate while the others run. */
+ * winograd candidate must fail its check against the first candidate while the others run. The
+ * layer has 64 channels a side, so that the cost model rates every winograd candidate within
+ * 2.5x of the fastest (effort MEASURE times them all; at 16 channels winograd-fused's estimate
+ * fell to a quarter of winograd's and one tile went untimed, so the mutant was never run). */
 static void check_auto_drops_wrong_candidates(void **state)
 {
     (void)state;
@@ -977,7 +980,7 @@ static void check_auto_drops_wrong_candidates(void **state)
     assert_int_equal(system(cmd), 0);
     setenv("CONVGEN_TEMPLATE_DIR", dir, 1);
     convgen_wisdom_forget();
-    const convgen_conv_desc d = DESC2(4, 16, 16, 20, 20, 3, 3, 1, 1, 1);
+    const convgen_conv_desc d = DESC2(8, 64, 64, 20, 20, 3, 3, 1, 1, 1);
     convgen_plan *plan;
     convgen_status st = convgen_plan_conv(ctx, &d, CONVGEN_FPROP, CONVGEN_ALGO_AUTO, &plan);
     unsetenv("CONVGEN_TEMPLATE_DIR");
@@ -1002,7 +1005,7 @@ static void check_auto_drops_wrong_candidates(void **state)
     }
     print_message("auto dropped %d mutated winograd candidates, chose %s of %d that ran\n", dropped,
                   convgen_algo_name(ch.algo), ran);
-    assert_int_equal(dropped, 3); /* cuBLAS's GEMM, the generated one and the tensor cores' (as chosen off sm_90) */
+    assert_true(dropped >= 3); /* cuBLAS's GEMM, the generated one and the tensor cores' (on sm_90 a tile each) */
     assert_true(ran >= 4 && ch.algo != CONVGEN_ALGO_WINOGRAD);
     convgen_plan_destroy(plan);
     convgen_wisdom_forget();

@@ -352,14 +352,16 @@ static void test_direct_tensor(void **state)
                                         .pad_before = {1, 1}, .pad_after = {1, 1}};
     ran += check_both_orders(&long_sum, CONVGEN_ACCGRAD, CONVGEN_ALGO_DIRECT, NULL, &no_workspace, "recent[i][j]",
                              "direct tensor, accgrad without workspace");
-    /* 64 x 64 tiles, the fewest copies an output where 128-row tiles leave SMs idle (4 of them here:
-     * 128 x 64 makes 3 tiles, 64 x 64 makes 5), fprop and bprop */
+    /* the fewest copies an output where 128 x 64 tiles leave SMs idle (4 of them here: 128 x 64
+     * makes 3 tiles): fprop's 64 x 64 (B by lines, a quarter of a copy a float), bprop's 128 x 32
+     * (B a copy a float, A's patch of 128 rows a copy a float of its 16 lines) */
     const cg_target four = {.sm_count = 4};
     const convgen_conv_desc wide_cols = {.rank = 2, .n = 2, .c = 64, .k = 64, .in = {12, 12}, .kernel = {3, 3},
                                          .pad_before = {1, 1}, .pad_after = {1, 1}};
-    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass)
-        ran += check_both_orders(&wide_cols, (convgen_pass)pass, CONVGEN_ALGO_DIRECT, &four, &tune, "block 64 x 64",
-                                 "direct tensor, 64 x 64 tiles");
+    ran += check_both_orders(&wide_cols, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &four, &tune, "block 64 x 64",
+                             "direct tensor, 64 x 64 tiles");
+    ran += check_both_orders(&wide_cols, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, &four, &tune, "block 128 x 32",
+                             "direct tensor, 128 x 32 tiles");
     /* 49 taps are refused by name */
     const convgen_conv_desc wide = {.rank = 2, .n = 1, .c = 4, .k = 4, .in = {9, 9}, .kernel = {7, 7}};
     const struct { const convgen_conv_desc *d; convgen_pass pass; const char *why; } refusals[] = {
@@ -399,6 +401,51 @@ static void test_direct_tensor(void **state)
     cg_generated_free(&hg);
     printf("direct's tensor-core GEMM: %d runs within %.0e (each program in both orders), %d refusals named\n", ran,
            ERROR_BOUND, refused);
+}
+
+/* direct's tensor form with A from a patch of src in shared memory (each chunk's lines of the tile
+ * copied once, the sum tap-major), fprop and bprop, on 132 SMs (64-row tiles) and on 2 (128
+ * rows): tiles across 2 to 4 small images, pads uneven, channels not a whole chunk, stride 2,
+ * dilation 2, rank 1 (its images the lines), convolution mode, a 2 x 2 kernel (16 channels a
+ * chunk), a 1 x 3 one, and tiles inside one image; each program in both of the runner's orders,
+ * each must copy the patch (load_patch). The gather's tiles are test_direct_tensor's too. */
+static void test_direct_tensor_patch(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    const cg_tuning tune = {.gemm = CONVGEN_GEMM_TENSOR};
+    const cg_target few = {.sm_count = 2};
+#define D2(n_, c_, k_, h_, w_, r_, s_) \
+    {.rank = 2, .n = n_, .c = c_, .k = k_, .in = {h_, w_}, .kernel = {r_, s_}}
+    convgen_conv_desc shapes[] = {
+        D2(3, 8, 16, 7, 9, 3, 3),   D2(2, 20, 24, 15, 13, 3, 3), D2(2, 8, 8, 17, 19, 3, 3),
+        D2(2, 8, 8, 14, 14, 3, 3),  D2(2, 8, 8, 12, 12, 3, 3),   D2(2, 16, 8, 11, 11, 2, 2),
+        D2(2, 8, 8, 9, 20, 1, 3),   D2(2, 16, 64, 20, 20, 3, 3),
+        {.rank = 1, .n = 4, .c = 16, .k = 8, .in = {50}, .kernel = {3}, .pad_before = {1}, .pad_after = {1}},
+    };
+#undef D2
+    shapes[0].pad_before[0] = shapes[0].pad_before[1] = shapes[0].pad_after[0] = shapes[0].pad_after[1] = 1;
+    shapes[1].pad_before[0] = 2, shapes[1].pad_after[0] = 1, shapes[1].pad_after[1] = 2;
+    shapes[2].pad_before[0] = shapes[2].pad_before[1] = shapes[2].pad_after[0] = shapes[2].pad_after[1] = 1;
+    shapes[2].stride[0] = shapes[2].stride[1] = 2;
+    shapes[3].pad_before[0] = shapes[3].pad_before[1] = shapes[3].pad_after[0] = shapes[3].pad_after[1] = 2;
+    shapes[3].dilation[0] = shapes[3].dilation[1] = 2;
+    shapes[4].pad_before[0] = shapes[4].pad_before[1] = shapes[4].pad_after[0] = shapes[4].pad_after[1] = 1;
+    shapes[4].mode = CONVGEN_CONVOLUTION;
+    shapes[6].pad_before[1] = shapes[6].pad_after[1] = 1;
+    int ran = 0;
+    for (int ti = 0; ti < 2; ++ti)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+            for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
+                if (pass == CONVGEN_BPROP && shapes[i].stride[0] > 1)
+                    continue; /* bprop of stride 2 is refused (test_direct_tensor) */
+                char what[64];
+                snprintf(what, sizeof what, "direct tensor, patch, shape %zu%s", i, ti ? " on 2 SMs" : "");
+                ran += check_both_orders(&shapes[i], (convgen_pass)pass, CONVGEN_ALGO_DIRECT, ti ? &few : NULL, &tune,
+                                         "load_patch(", what);
+            }
+    printf("direct's tensor form, A from a patch: %d runs within %.0e (each program in both orders)\n", ran,
+           ERROR_BOUND);
 }
 
 /* direct's tensor fprop copies B as each column's line of w, 16 bytes at a time, where w is 16-byte
@@ -1071,6 +1118,7 @@ int main(void)
         cmocka_unit_test(test_fused_end_probe),
         cmocka_unit_test_teardown(test_direct_tensor, no_required_text),
         cmocka_unit_test_teardown(test_direct_tensor_weights_misaligned, aligned_in1),
+        cmocka_unit_test_teardown(test_direct_tensor_patch, no_required_text),
         cmocka_unit_test(test_epilogue),
         cmocka_unit_test(test_winograd_tiles_and_sub_batches),
         cmocka_unit_test(test_winograd_fused_weights_inside),

@@ -61,10 +61,109 @@ static void gather_view(const cg_problem *p, convgen_pass pass, direct_tc_spec *
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-/* Floats of a stage: A [chunk_red][a_stride] and B [bn][b_stride]. */
-static int64_t stage_floats(const direct_tc_spec *s)
+/* Floats of a stage's A: the gather's [chunk_red][a_stride], or the patch's [cc][patch_floats]. */
+static int64_t a_floats(const direct_tc_spec *s)
 {
-    return (int64_t)s->chunk_red * s->a_stride + (int64_t)s->bn * s->b_stride;
+    return s->patch ? (int64_t)s->cc * s->patch_floats : (int64_t)s->chunk_red * s->a_stride;
+}
+
+/* Floats of a stage: A, then B [bn][b_stride]. */
+static int64_t stage_floats(const direct_tc_spec *s) { return a_floats(s) + (int64_t)s->bn * s->b_stride; }
+
+/* ---- A from a patch of src ---- */
+
+/* MAX_PATCH_PLACES: a thread's places in a channel of the patch (each copied for every channel of
+ * the chunk), each an offset register and a bit of a mask; MAX_PATCH_PERIOD: the tile starts tried
+ * for the lines a tile reaches (a row tile's start repeats, image to image, after row_pixels /
+ * gcd(row_pixels, bm) tiles). */
+enum { MAX_PATCH_PLACES = 8, MAX_PATCH_PERIOD = 1 << 16 };
+
+/* Kernels of up to 9 taps: with 25 (5 x 5) a chunk's 25 K steps took NVRTC 13.0 to 255 registers
+ * and spills beside the patch's offsets (F2 fprop, on every tile), where the gather's have none. */
+enum { MAX_PATCH_TAPS = 9 };
+
+static int64_t gcd(int64_t a, int64_t b) { return b ? gcd(b, a % b) : a; }
+
+/* The most of a warp's 32 lanes (4 of stride t_step, times 8 of stride g_step) whose floats lie in
+ * one shared-memory bank: the fragments' reads take that many passes. */
+static int bank_ways(int64_t t_step, int64_t g_step)
+{
+    int count[32] = {0}, most = 0;
+    for (int64_t t = 0; t < 4; ++t)
+        for (int64_t g = 0; g < 8; ++g) {
+            int bank = (int)((t * t_step + g * g_step) % 32);
+            most = ++count[bank] > most ? count[bank] : most;
+        }
+    return most;
+}
+
+/* The smallest stride from `least`, a multiple of `align`, whose reads meet the fewest in a bank:
+ * the stride of the lanes t (t_varies) or g, the other lanes `other` apart. */
+static int64_t fewest_ways(int64_t least, int64_t align, bool t_varies, int64_t other)
+{
+    int64_t best = round_up(least, align);
+    int best_ways = 33;
+    for (int64_t v = best; v < best + 32 * align; v += align) {
+        int ways = t_varies ? bank_ways(v, other) : bank_ways(other, v);
+        if (ways < best_ways)
+            best = v, best_ways = ways;
+    }
+    return best;
+}
+
+/* src's extent along d that the rows' taps reach, padding included: its padded extent. */
+static int64_t reach(const cg_problem *p, const direct_tc_spec *s, int d)
+{
+    return (s->row_dims[d] - 1) * s->step[d] + (p->kernel[d] - 1) * p->dilation[d] + 1;
+}
+
+/* Row r's first line in the flat (image, padded row) space of src: rank 2's lines are its rows,
+ * rank 1's its images. */
+static int64_t line_of(const direct_tc_spec *s, int64_t r)
+{
+    int64_t n = r / s->row_pixels, rest = r % s->row_pixels;
+    return s->rank == 2 ? n * s->image_lines + rest / s->row_dims[1] * s->step[0] : n;
+}
+
+/* The most lines a tile of bm rows reaches, over every tile start (they repeat image to image);
+ * 0 where there are too many to try. */
+static int64_t patch_span(const cg_problem *p, const direct_tc_spec *s, int bm)
+{
+    int64_t period = s->row_pixels / gcd(s->row_pixels, bm), blocks = (s->rows + bm - 1) / bm;
+    if (period > MAX_PATCH_PERIOD)
+        return 0;
+    int64_t tap_lines = s->rank == 2 ? (p->kernel[0] - 1) * p->dilation[0] + 1 : 1, most = 0;
+    for (int64_t b = 0; b < blocks && b < period; ++b) {
+        int64_t r0 = b * bm, last = r0 + bm - 1 < s->rows ? r0 + bm - 1 : s->rows - 1;
+        int64_t lines = line_of(s, last) - line_of(s, r0) + tap_lines;
+        most = lines > most ? lines : most;
+    }
+    return most;
+}
+
+/* The patch of a tile of bm rows (rank 1 and 2): its lines, its floats a channel (the mma's reads
+ * of A, lane t a channel on and lane g a row on, in the fewest passes), a thread's places; false
+ * where it does not apply (rank 3, over 9 taps, too many tile starts, places, or offsets past 32
+ * bits). A thread
+ * copies the same places of every channel: an offset a place, not a copy (the first form, an offset
+ * a copy, spilled S16's registers). */
+static bool plan_patch(const cg_problem *p, direct_tc_spec *s, int bm)
+{
+    if (s->rank > 2 || s->taps > MAX_PATCH_TAPS)
+        return false;
+    s->line_len = reach(p, s, s->rank - 1);
+    s->image_lines = s->rank == 2 ? reach(p, s, 0) : 1;
+    s->patch_lines = patch_span(p, s, bm);
+    if (!s->patch_lines)
+        return false;
+    s->patch_floats = fewest_ways(s->patch_lines * s->line_len, 1, true, s->step[s->rank - 1]);
+    int64_t places = (s->patch_lines * s->line_len + THREADS - 1) / THREADS;
+    s->patch_places = (int)(places <= MAX_PATCH_PLACES ? places : MAX_PATCH_PLACES + 1);
+    /* A tile's copies are 32-bit offsets from its first image's chunk, over the images it
+       reaches; lines are counted in 32 bits. */
+    int64_t images = (bm - 1) / s->row_pixels + 2;
+    return places <= MAX_PATCH_PLACES && images * s->src_c * s->src_pixels < INT32_MAX &&
+           (p->n + 2) * s->image_lines + s->patch_floats < INT32_MAX;
 }
 
 /* Blocks of the tile (bm, bn). */
@@ -79,13 +178,51 @@ static int64_t tile_count(const direct_tc_spec *s, int bm, int bn)
  * a channel apart, so it keeps 4-byte copies. */
 static bool b_lines(const direct_tc_spec *s) { return !s->bprop && s->src_c * s->taps % 4 == 0; }
 
-/* A chunk's copies a thread makes for each of the tile's outputs, x threads: A's gather, a copy a
- * float of its bm rows, and B's, a copy a float or (b_lines) a 16-byte copy of 4. The copies' issue
- * is what holds these kernels (bench/NOTES.md, "Issue 30, session 74": a copy a thread a chunk
- * fewer, ~1% of S16's and S27's fprop). */
-static double copies_per_output(const direct_tc_spec *s, int bm, int bn)
+/* The warps of a tile: 2 x 2 where it has 32 columns or more, else 4 x 1. */
+static void set_warps(direct_tc_spec *s)
 {
-    return (bm + (b_lines(s) ? bn / 4.0 : bn)) / ((double)bm * bn);
+    s->warps_n = s->bn >= 32 ? 2 : 1;
+    s->warps_m = WARPS / s->warps_n;
+}
+
+/* A thread's registers, roughly: a warp's sums twice (the chunk's and the whole), a K step's A and
+ * B fragments (hi and lo), the patch's offsets and row places (the gather's mask and base), B's
+ * lines' pointer and bounds, a few for a chunk's taps, and 80 for addresses, indices and the
+ * copies in flight. Calibrated on the bench set's 2-D layers by NVRTC 13.0's reports: the patch
+ * spilled where this passed 196 (S27 fprop's 128 x 32 tile: 205; F2 fprop's 64 x 64: 197; none
+ * of 196 or less did) or where it allowed 4 blocks an SM (128 registers: B1, S57). */
+static int64_t registers_likely(const direct_tc_spec *s)
+{
+    int64_t m = s->bm / s->warps_m / 16, n = s->bn / s->warps_n / 8;
+    return 2 * 4 * m * n + 8 * m + 4 * n + (s->patch ? s->patch_places + 2 * m : 4) + (b_lines(s) ? 8 : 0) +
+           s->taps / 4 + 80;
+}
+
+enum { PATCH_MAX_REGISTERS = 196 };
+
+/* The tile (bm, bn): A from the patch where that copies fewer floats than the gather (a float a
+ * row and tap), and B's stride: its columns 4 mod 8 floats apart for the gather's reads (lane t a
+ * float on, g a column), for the patch's tap-major reads (t a channel on: `taps` floats) whichever
+ * meets the fewest in a bank (16-byte aligned for B's lines). */
+static void set_tile(const cg_problem *p, direct_tc_spec *s, int bm, int bn)
+{
+    s->bm = bm, s->bn = bn, s->a_stride = bm + 8;
+    set_warps(s);
+    s->patch = plan_patch(p, s, bm) && s->patch_lines * s->line_len < (int64_t)s->taps * bm;
+    s->patch = s->patch && registers_likely(s) <= PATCH_MAX_REGISTERS;
+    s->b_stride = (int)(s->patch ? fewest_ways(s->chunk_red, b_lines(s) ? 4 : 1, false, s->taps)
+                                 : round_up(s->chunk_red - 4, 8) + 4);
+}
+
+/* A chunk's copies for each of the tile's outputs: A's, a float of its patch's lines or of its
+ * gather, and B's, a copy a float or (b_lines) a 16-byte copy of 4. The copies' issue is what holds these
+ * kernels (bench/NOTES.md, "Issue 30, session 74": a copy a thread a chunk fewer, ~1% of S16's and
+ * S27's fprop). */
+static double copies_per_output(const direct_tc_spec *s)
+{
+    double b = (double)s->chunk_red * s->bn / (b_lines(s) ? 4.0 : 1.0);
+    double a = s->patch ? (double)s->cc * s->patch_lines * s->line_len : (double)s->chunk_red * s->bm;
+    return (a + b) / ((double)s->bm * s->bn);
 }
 
 /* The block tile, of 128 or 64 rows by 64, 32 or 16 columns (the mma's n of 8 in whole warps; no
@@ -95,39 +232,37 @@ static double copies_per_output(const direct_tc_spec *s, int bm, int bn)
  * where 128 x 16 made 74); else the smallest that fits (the small layers this form is for have a
  * few hundred tiles of 64 rows); none where not even 64 x 16 fits (a chunk of many taps on a GPU
  * of little shared memory: the spec refuses it). */
-static void choose_tiles(direct_tc_spec *s, const cg_target *t)
+static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target *t)
 {
     int64_t sms = t && t->sm_count > 0 ? t->sm_count : 132;
     int widest = s->cols <= 16 ? 16 : s->cols <= 32 ? 32 : 64;
     s->cc = 8 * (s->taps >= 8 ? 1 : 8 / s->taps); /* whole K steps of 8, at least 8 of them a chunk */
     s->chunk_red = s->cc * s->taps;
     s->chunks = (int)((s->src_c + s->cc - 1) / s->cc);
-    /* A's rows 8 mod 16 floats apart and B's columns 4 mod 8: the fragments' 32 reads in 32 banks. */
-    s->b_stride = (int)round_up(s->chunk_red - 4, 8) + 4;
     int fit_bm = 0, fit_bn = 0;   /* the smallest tile that fits, where none fills the GPU */
     int best_bm = 0, best_bn = 0; /* the fewest copies an output of those that do */
+    double best_copies = 0;
     for (int bm = 128; bm >= 64; bm -= 64)
         for (int bn = widest; bn >= 16; bn /= 2) {
-            s->bm = bm, s->bn = bn, s->a_stride = bm + 8;
+            set_tile(p, s, bm, bn);
             if (STAGES * stage_floats(s) * 4 > cg_target_shared_per_block(t))
                 continue;
             fit_bm = bm, fit_bn = bn;
-            if (tile_count(s, bm, bn) >= sms &&
-                (!best_bm || copies_per_output(s, bm, bn) < copies_per_output(s, best_bm, best_bn)))
-                best_bm = bm, best_bn = bn;
+            if (tile_count(s, bm, bn) >= sms && (!best_bm || copies_per_output(s) < best_copies))
+                best_bm = bm, best_bn = bn, best_copies = copies_per_output(s);
         }
     if (best_bm)
         fit_bm = best_bm, fit_bn = best_bn;
-    if (fit_bm)
-        s->bm = fit_bm, s->bn = fit_bn, s->a_stride = fit_bm + 8;
-    s->warps_n = s->bn >= 32 ? 2 : 1;
-    s->warps_m = WARPS / s->warps_n;
+    set_tile(p, s, fit_bm ? fit_bm : 64, fit_bn ? fit_bn : 16);
     s->a_parts = THREADS / s->bm;
     s->b_parts = THREADS / s->bn;
     s->shared_bytes = STAGES * stage_floats(s) * 4;
-    /* blocks an SM by the shared memory: the launch bounds say it, without which ptxas held the
-       kernel to 80 registers and spilled (S13 fprop) */
+    /* blocks an SM by the shared memory, and by the registers a thread is likely to need: the
+       launch bounds say it, without which ptxas held the kernel to 80 registers and spilled (S13
+       fprop), and with 4 blocks a patch's tile (whose shared memory allows 6) spilled at 128 */
     int64_t per_sm = cg_target_shared_per_sm(t) / (s->shared_bytes + CG_SHARED_RESERVED_PER_BLOCK);
+    int64_t by_regs = 65536 / (THREADS * round_up(registers_likely(s) + 8, 8));
+    per_sm = per_sm < by_regs ? per_sm : by_regs;
     s->min_blocks = (int)(per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm);
 }
 
@@ -154,7 +289,7 @@ convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const c
     if ((s->cols + 63) / 64 > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: %lld columns need more than 65535 column tiles",
                        (long long)s->cols);
-    choose_tiles(s, t);
+    choose_tiles(p, s, t);
     if (s->shared_bytes > cg_target_shared_per_block(t))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
                        "direct gemm=tensor: a chunk of %d taps x %d channels needs %lld bytes of shared memory a block",
@@ -219,7 +354,8 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const di
     cg_value_line(h, "convgen %s: direct convolution (implicit GEMM) on the tensor cores, %s", CG_GENERATOR_VERSION,
                   convgen_pass_name(pass));
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "GEMM: out[%lld rows][%lld cols] = A[rows][%lld] * B[%lld][cols], A gathered from %s, B = w as stored",
+    cg_value_line(h, "GEMM: out[%lld rows][%lld cols] = A[rows][%lld] * B[%lld][cols], A from %s at each row's taps, "
+                  "B = w as stored",
                   (long long)s->rows, (long long)s->cols, (long long)(s->src_c * s->taps),
                   (long long)(s->src_c * s->taps), s->bprop ? "dy" : "x");
     cg_value_line(h, "products: mma.sync m16n8k8 in 3xTF32 (a hi and lo TF32 half of each operand, lo*hi + hi*lo + hi*hi "
@@ -228,7 +364,13 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const di
     cg_value_line(h, "tiles: block %d x %d, warps %d x %d of %d x %d; the sum in %d chunks of %d channels x %d taps, "
                   "%d stages", s->bm, s->bn, s->warps_m, s->warps_n, s->bm / s->warps_m, s->bn / s->warps_n, s->chunks,
                   s->cc, s->taps, STAGES);
-    cg_value_line(h, "copies: A gathered 4 bytes a copy (zeros past the edges); B %s", b_lines(s)
+    if (s->patch)
+        cg_value_line(h, "A: from a patch of %s in shared memory, the %lld lines of %lld floats (padding included) "
+                      "that a tile's rows reach, copied once a chunk (%d copies a thread, where the gather took %d); "
+                      "the chunk's sum tap-major", s->bprop ? "dy" : "x", (long long)s->patch_lines,
+                      (long long)s->line_len, s->cc * s->patch_places, s->chunk_red * s->bm / THREADS);
+    cg_value_line(h, "copies: A %s 4 bytes a copy (zeros past the edges); B %s", s->patch ? "copied" : "gathered",
+                  b_lines(s)
                   ? "by 16-byte copies of each column's line of w where w is 16-byte aligned, else 4 bytes a copy"
                   : "4 bytes a copy (a column's taps lie in runs of the kernel's size)");
     cg_value_line(h, "launch: grid (%u, %u, 1), block (%u, 1, 1), %u bytes of dynamic shared memory", k->grid[0],
@@ -246,18 +388,49 @@ static void set_ints(tmpl_value *ctx, const direct_tc_spec *s)
         {"src_pixels", s->src_pixels}, {"row_pixels", s->row_pixels}, {"taps", s->taps}, {"cc", s->cc},
         {"chunk_red", s->chunk_red}, {"chunks", s->chunks}, {"bm", s->bm}, {"bn", s->bn},
         {"bm_log2", cg_log2_up(s->bm)}, {"a_stride", s->a_stride}, {"b_stride", s->b_stride},
-        {"a_floats", (int64_t)s->chunk_red * s->a_stride}, {"stage_floats", stage_floats(s)},
+        {"a_floats", a_floats(s)}, {"stage_floats", stage_floats(s)},
         {"a_parts", s->a_parts}, {"a_channels", s->cc / s->a_parts}, {"b_parts", s->b_parts},
         {"b_channels", s->cc / s->b_parts}, {"b_col_stride", s->b_col_stride}, {"b_chan_stride", s->b_chan_stride},
         {"warps_m", s->warps_m}, {"wm", s->bm / s->warps_m}, {"wn", s->bn / s->warps_n},
         {"m_frags", s->bm / s->warps_m / 16}, {"n_frags", s->bn / s->warps_n / 8}, {"ksteps", s->chunk_red / 8},
-        {"channel_guard", s->src_c % s->cc != 0}, {"b_lines", b_lines(s)},
+        {"channel_guard", s->src_c % s->cc != 0}, {"b_lines", b_lines(s)}, {"patch", s->patch},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
         tmpl_set_int(ctx, ints[i].key, ints[i].v);
 }
 
 static const char *const q_names[] = {"q0", "q1", "q2"};
+
+/* The patch's constants: its geometry, src's sizes and origin, the taps' steps in the patch (a
+ * kernel row: dilation x line_len floats), the divisions of the copies' and rows' places. Rank 1
+ * is rank 2 of one row (its images the lines). */
+static bool set_patch(tmpl_value *ctx, const cg_problem *p, const direct_tc_spec *s)
+{
+    int y = 0, x = s->rank - 1; /* the dimensions of lines and columns; rank 1 has no y */
+    bool two = s->rank == 2;
+    int64_t kh = two ? p->kernel[y] : 1, src_h = two ? s->src_dims[y] : 1;
+    const struct { const char *key; int64_t v; } ints[] = {
+        {"patch_floats", s->patch_floats}, {"line_len", s->line_len}, {"image_lines", s->image_lines},
+        {"patch_lines", s->patch_lines}, {"patch_places", s->patch_places}, {"images", p->n},
+        {"patch_used", s->patch_lines * s->line_len},
+        {"src_h", src_h}, {"src_w", s->src_dims[x]}, {"origin_y", two ? s->origin[y] : 0},
+        {"origin_x", s->origin[x]}, {"step_y", two ? s->step[y] : 0}, {"step_x", s->step[x]},
+        {"kh", kh}, {"kw", p->kernel[x]}, {"tap_line", (two ? p->dilation[y] : 0) * s->line_len},
+        {"tap_col", p->dilation[x]}, {"flip_a", s->flip_a}, {"kq", s->cc / 8},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
+        tmpl_set_int(ctx, ints[i].key, ints[i].v);
+    int64_t places_max = (int64_t)s->patch_places * THREADS, line_max = (p->n + 2) * s->image_lines + s->patch_floats;
+    const int64_t *sizes = s->row_dims; /* rank 2: (y, x); rank 1: x */
+    tmpl_value *by_line = cg_value_magic((uint32_t)s->line_len, places_max),
+               *by_image = cg_value_magic((uint32_t)s->image_lines, line_max),
+               *digits = cg_value_digits("r", round_up(s->rows, s->bm) - 1, s->rank, sizes,
+                                         two ? (const char *const[]){"ry", "rx"} : (const char *const[]){"rx"}, "rn");
+    tmpl_map_set(ctx, "by_line", by_line);
+    tmpl_map_set(ctx, "by_image", by_image);
+    tmpl_map_set(ctx, "patch_row_digits", digits);
+    return by_line && by_image && digits;
+}
 
 static convgen_status acc_generate(const cg_problem *p, const cg_target *t, const cg_tuning *tune, cg_generated *out);
 
@@ -298,7 +471,7 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
     tmpl_value *out_digits = cg_value_digits("r", rows_max, 1, &s.row_pixels, (const char *const[]){"pix"}, "n");
     tmpl_map_set(ctx, "row_digits", digits);
     tmpl_map_set(ctx, "out_digits", out_digits);
-    if (!digits || !out_digits) {
+    if (!digits || !out_digits || (s.patch && !set_patch(ctx, p, &s))) {
         tmpl_unref(ctx);
         return CONVGEN_ERROR_INTERNAL;
     }

@@ -19,6 +19,14 @@ typedef struct direct_tc_spec {
     int bm, bn, warps_m, warps_n;                             /* the block tile and its warps */
     int a_stride, b_stride;                                   /* floats between A's reduction rows, B's columns */
     int a_parts, b_parts;                                     /* threads sharing a row of A's loads, a column of B's */
+    /* A from a patch of src (rank 1 and 2, where it copies fewer floats than the gather): src's
+     * lines (image, padded row) that a tile's rows reach, each of line_len floats (padding
+     * included, zeros), in `patch_floats` a channel (patch_lines whole lines and then some, for
+     * the fragments' reads in 32 banks); the chunk's sum tap-major, so that a lane's A element is
+     * its row's place in the patch plus a constant. */
+    bool patch;
+    int64_t line_len, image_lines, patch_lines, patch_floats;
+    int patch_places;                                         /* a thread's places of each channel of the patch */
     int64_t shared_bytes;
     int min_blocks;                                           /* blocks an SM holds (the launch bounds) */
 } direct_tc_spec;

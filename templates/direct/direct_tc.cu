@@ -21,6 +21,38 @@ __device__ __forceinline__ unsigned long long out_index(unsigned r, unsigned col
 {{- decompose(out_digits, "    ") }}
     return ((unsigned long long)n * {{ cols }}u + col) * {{ row_pixels }}u + pix;
 }
+{%- if patch %}
+
+// A's patch. {{ in0 }}'s lines, (image, row) with the padding's rows and columns, lie in one flat
+// space of {{ image_lines }} lines an image, {{ line_len }} floats a line. Row r of the GEMM reads from its first line on
+// (returned) and its column `col` there; tap (i, j) is i x {{ tap_line }} + j x {{ tap_col }} floats further.
+__device__ __forceinline__ unsigned line_of(unsigned r, unsigned &col)
+{
+{{- decompose(patch_row_digits, "    ") }}
+    col = {{ times("rx", step_x) }};
+    return rn * {{ image_lines }}u{% if step_y %} + {{ times("ry", step_y) }}{% endif %};
+}
+
+// A's chunk: the patch's {{ cc }} channels of {{ patch_floats }} floats, of which the tile's {{ patch_lines }} lines are the first
+// {{ patch_used }}. Thread tid copies places tid + j x {{ threads }} (j < {{ patch_places }}) of every channel, from `src` (the
+// tile's first image at the chunk's first channel) plus off[j] and the channel's offset, or zeros
+// where bit j of `inside` is clear (padding, past the images){% if channel_guard %} or the channel is `left` or more{% endif %}.
+__device__ __forceinline__ void load_patch(float *a, const float *src, const unsigned (&off)[{{ patch_places }}],
+                                           unsigned inside, int left, unsigned tid)
+{
+#pragma unroll
+    for (int j = 0; j < {{ patch_places }}; ++j) {
+{%- if patch_used % threads %}
+        if (j == {{ patch_places - 1 }} && tid >= {{ patch_used % threads }}u)
+            break;
+{%- endif %}
+        const bool in = inside >> j & 1u;
+#pragma unroll
+        for (int ch = 0; ch < {{ cc }}; ++ch)
+            copy4(a + ch * {{ patch_floats }} + tid + j * {{ threads }}, src + (long long)ch * {{ src_pixels }} + off[j], in{{ " && ch < left" if channel_guard }});
+    }
+}
+{%- endif %}
 
 {%- if b_lines %}
 {%- set l4 = chunk_red // 4 %}
@@ -45,6 +77,14 @@ __device__ __forceinline__ void load_b_lines(float *bst, const float *w0, unsign
 }
 {%- endif %}
 
+{%- if patch %}
+// One chunk's copies into a stage: A's patch (load_patch: `a` the stage's, `src`, `off`, `inside`,
+// `a_left` its channels from the chunk's first on), and B's {{ b_channels }} channels x {{ taps }} taps of this
+// thread's column (`b` its first place in the stage, `wsrc` its column's base at the chunk's first
+// channel of its share, `b_ok` its column inside the GEMM, `b_left` the channels from its first on).
+__device__ __forceinline__ void load_chunk(float *a, const float *src, const unsigned (&off)[{{ patch_places }}],
+                                           unsigned inside, int a_left,
+{%- else %}
 // One chunk's copies into a stage: A's {{ a_channels }} channels x {{ taps }} taps of this thread's row
 // (`a` its first place in the stage, `src` its row's base at the chunk's first channel of its
 // share, `mask` its taps inside {{ in0 }}), and B's {{ b_channels }} channels x {{ taps }} taps of this thread's column
@@ -52,10 +92,14 @@ __device__ __forceinline__ void load_b_lines(float *bst, const float *w0, unsign
 // thread's first on (a guard only where the chunks overrun them). Offsets in 64 bits: a chunk's
 // channels may lie 2^31 floats apart in a large image.
 __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned mask, int a_left,
+{%- endif %}
                                            float *b, const float *wsrc, bool b_ok, int b_left{% if b_lines %},
-                                           bool lines, float *bst, const float *w0, unsigned valid, unsigned cols_here,
-                                           unsigned tid{% endif %})
+                                           bool lines, float *bst, const float *w0, unsigned valid,
+                                           unsigned cols_here{% endif %}, unsigned tid)
 {
+{%- if patch %}
+    load_patch(a, src, off, inside, a_left, tid);
+{%- else %}
 #pragma unroll
     for (int i = 0; i < {{ a_channels }}; ++i) {
 {%- if channel_guard %}
@@ -67,6 +111,7 @@ __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned 
         copy4(a + (i * {{ taps }} + {{ f.i }}) * {{ a_stride }}, src + (long long)i * {{ src_pixels }} + {{ f.flat }}, here && (mask >> {{ f.i }} & 1u));
 {%- endfor %}
     }
+{%- endif %}
 {%- if b_lines %}
     if (lines) {
         load_b_lines(bst, w0, valid, cols_here, tid);
@@ -94,7 +139,19 @@ __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned 
 {%- if b_lines -%}
 ,
                        lines, stages + {{ st }} * {{ stage_floats }} + {{ a_floats }}, w_tile + {{ c0 }} * {{ taps }}u,
-                       min({{ src_c }}u - {{ c0 }}, {{ cc }}u) * {{ taps }}u, {{ cols }}u - col0, tid
+                       min({{ src_c }}u - {{ c0 }}, {{ cc }}u) * {{ taps }}u, {{ cols }}u - col0
+{%- endif -%}
+{%- endmacro %}
+
+{#- load_chunk's arguments for A: the chunk from channel c0 into stage st (an expression of the
+    stage's offset, or "" for the first). -#}
+{%- macro a_args(c0, st) -%}
+{%- if patch -%}
+stages{{ " + " ~ st ~ " * " ~ stage_floats if st }}, {{ in0 }} + (a_base{{ " + (long long)" ~ c0 ~ " * " ~ src_pixels if c0 }}), off, inside,
+               {{ src_c }} - (int){{ c0 if c0 else "0" }}
+{%- else -%}
+a_at{{ " + " ~ st ~ " * " ~ stage_floats if st }}, {{ in0 }} + (a_base{{ " + (long long)" ~ c0 ~ " * " ~ src_pixels if c0 }}), mask,
+               {{ src_c }} - (int)({{ c0 ~ " + " if c0 }}a_part * {{ a_channels }})
 {%- endif -%}
 {%- endmacro %}
 
@@ -102,12 +159,34 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {{ kernel_name }}(const float *__restrict__ {{ in0 }}, const float *__restrict__ {{ in1 }},
     float *__restrict__ {{ out }}, float *__restrict__ workspace{{ bias_param(epi) }})
 {
-    // {{ 2 }} stages, each A [{{ chunk_red }} (channel, tap)][{{ a_stride }}: {{ bm }} rows] then B [{{ bn }} columns][{{ b_stride }}: {{ chunk_red }} (channel, tap)]
+{%- if patch %}
+    // 2 stages, each A [{{ cc }} channels][{{ patch_floats }}: the patch's lines] then B [{{ bn }} columns][{{ b_stride }}: {{ chunk_red }} (channel, tap)]
+{%- else %}
+    // 2 stages, each A [{{ chunk_red }} (channel, tap)][{{ a_stride }}: {{ bm }} rows] then B [{{ bn }} columns][{{ b_stride }}: {{ chunk_red }} (channel, tap)]
+{%- endif %}
     extern __shared__ float4 shared4[];
     float *const stages = (float *)shared4;
     const unsigned tid = threadIdx.x;
     const unsigned row0 = blockIdx.x * {{ bm }}u, col0 = blockIdx.y * {{ bn }}u;
 
+{%- if patch %}
+    // A's patch: the lines from the tile's first row's on; this thread's places in them, their
+    // offsets in {{ in0 }} from the tile's first image, and which lie inside it (not padding, not past the images).
+    unsigned first_col;
+    const unsigned first_line = line_of(row0, first_col);
+    const unsigned first_image = {{ udiv("first_line", by_image) }};
+    unsigned off[{{ patch_places }}], inside = 0u;
+#pragma unroll
+    for (int j = 0; j < {{ patch_places }}; ++j) {
+        const unsigned q = tid + j * {{ threads }}u, l = {{ udiv("q", by_line) }}, px = q - l * {{ line_len }}u;
+        const unsigned line = first_line + l, image = {{ udiv("line", by_image) }}, py = line - image * {{ image_lines }}u;
+        const int y = (int)py - ({{ origin_y }}), x = (int)px - ({{ origin_x }});
+        const bool in = image < {{ images }}u && (unsigned)y < {{ src_h }}u && (unsigned)x < {{ src_w }}u;
+        off[j] = in ? (image - first_image) * {{ src_c * src_pixels }}u + (unsigned)y * {{ src_w }}u + (unsigned)x : 0u;
+        inside |= in ? 1u << j : 0u;
+    }
+    const long long a_base = (long long)first_image * {{ src_c }} * {{ src_pixels }};
+{%- else %}
     // A's loads: this thread's row of the tile and its share of each chunk's channels.
     const unsigned a_row = tid & {{ bm - 1 }}u, a_part = tid >> {{ bm_log2 }};
     const unsigned row = row0 + a_row;
@@ -124,6 +203,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     }
     const long long a_base = ((long long)n * {{ src_c }} + a_part * {{ a_channels }}) * {{ src_pixels }}{% for d in dims %} + (long long)pos{{ d.i }}{{ " * " ~ d.src_stride if d.src_stride != 1 }}{% endfor %};
     float *const a_at = stages + a_part * {{ a_channels * taps * a_stride }} + a_row;
+{%- endif %}
 
     // B's loads: this thread's column and its share of each chunk's channels, every {{ b_parts }}th.
     const unsigned b_col = tid / {{ b_parts }}u, b_part = tid % {{ b_parts }}u;
@@ -139,6 +219,19 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     // The mma's view: warp (wm, wn) of {{ warps_m }} x {{ threads // 32 // warps_m }} owns rows wm * {{ wm }} .. and columns wn * {{ wn }} ..; lane 4 g + t.
     const unsigned lane = tid & 31u, warp = tid >> 5, g = lane >> 2, t = lane & 3u;
     const unsigned wm = warp % {{ warps_m }}u, wn = warp / {{ warps_m }}u;
+{%- if patch %}
+    // The rows the lane reads of A, g and g + 8 of each 16: their places in the patch (0 past the GEMM's rows).
+    unsigned a_place[{{ m_frags }}][2];
+#pragma unroll
+    for (int i = 0; i < {{ m_frags }}; ++i)
+#pragma unroll
+        for (int v = 0; v < 2; ++v) {
+            const unsigned r = row0 + wm * {{ wm }}u + i * 16 + v * 8 + g;
+            unsigned col;
+            const unsigned line = line_of(r, col);
+            a_place[i][v] = r < {{ rows }}u ? (line - first_line) * {{ line_len }}u + col : 0u;
+        }
+{%- endif %}
     float acc[{{ m_frags }}][{{ n_frags }}][4];
 #pragma unroll
     for (int i = 0; i < {{ m_frags }}; ++i)
@@ -146,16 +239,15 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         for (int j = 0; j < {{ n_frags }}; ++j)
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
 
-    load_chunk(a_at, {{ in0 }} + a_base, mask, {{ src_c }} - (int)(a_part * {{ a_channels }}),
-               b_at, {{ in1 }} + b_base, b_ok, {{ src_c }} - (int)b_part{{ b_lines_args("0u", "0u") }});
+    load_chunk({{ a_args("", "") }},
+               b_at, {{ in1 }} + b_base, b_ok, {{ src_c }} - (int)b_part{{ b_lines_args("0u", "0u") }}, tid);
     for (unsigned chunk = 0; chunk < {{ chunks }}u; ++chunk) {
         // The next chunk's copies into the other stage, then this one's awaited.
         if (chunk + 1u < {{ chunks }}u) {
             const unsigned next = (chunk + 1u) & 1u, c0 = (chunk + 1u) * {{ cc }}u;
-            load_chunk(a_at + next * {{ stage_floats }}, {{ in0 }} + (a_base + (long long)c0 * {{ src_pixels }}), mask,
-                       {{ src_c }} - (int)(c0 + a_part * {{ a_channels }}),
+            load_chunk({{ a_args("c0", "next") }},
                        b_at + next * {{ stage_floats }}, {{ in1 }} + (b_base + (unsigned long long)c0 * {{ b_chan_stride }}u), b_ok,
-                       {{ src_c }} - (int)(c0 + b_part){{ b_lines_args("c0", "next") }});
+                       {{ src_c }} - (int)(c0 + b_part){{ b_lines_args("c0", "next") }}, tid);
             asm volatile("cp.async.wait_group 1;\n" ::);
         } else {
             asm volatile("cp.async.wait_group 0;\n" ::);
@@ -169,17 +261,32 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 #pragma unroll
             for (int j = 0; j < {{ n_frags }}; ++j)
                 part[i][j][0] = part[i][j][1] = part[i][j][2] = part[i][j][3] = 0.0f;
+{%- if patch %}
+        // The chunk's sum tap-major: K step ks is tap f of channels 8 cq .. 8 cq + 7, lane t's channel
+        // 8 cq + t (and + 4), at its row's place in the patch plus the tap's offset; B's in w's order.
+        const float *const as = stages + (chunk & 1u) * {{ stage_floats }} + t * {{ patch_floats }};
+        const float *const bs = stages + (chunk & 1u) * {{ stage_floats }} + {{ a_floats }} + (wn * {{ wn }}u + g) * {{ b_stride }} + t * {{ taps }};
+{%- else %}
         const float *const as = stages + (chunk & 1u) * {{ stage_floats }} + t * {{ a_stride }} + wm * {{ wm }}u + g;
         const float *const bs = stages + (chunk & 1u) * {{ stage_floats }} + {{ a_floats }} + (wn * {{ wn }}u + g) * {{ b_stride }} + t;
+{%- endif %}
 #pragma unroll
         for (int ks = 0; ks < {{ ksteps }}; ++ks) {
+{%- if patch %}
+            const int f = ks / {{ kq }}, cq = ks % {{ kq }}, fy = f / {{ kw }}, fx = f % {{ kw }};
+            const int tap = {% if flip_a %}({{ kh - 1 }} - fy){% else %}fy{% endif %} * {{ tap_line }} + {% if flip_a %}({{ kw - 1 }} - fx){% else %}fx{% endif %} * {{ tap_col }};
+{%- endif %}
             unsigned a_hi[{{ m_frags }}][4], a_lo[{{ m_frags }}][4], b_hi[{{ n_frags }}][2], b_lo[{{ n_frags }}][2];
 #pragma unroll
             for (int i = 0; i < {{ m_frags }}; ++i)
 #pragma unroll
                 for (int h = 0; h < 4; ++h) {
                     // a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4)
+{%- if patch %}
+                    const float v = as[a_place[i][h & 1] + (cq * 8 + (h >> 1) * 4) * {{ patch_floats }} + tap];
+{%- else %}
                     const float v = as[(ks * 8 + (h >> 1) * 4) * {{ a_stride }} + i * 16 + (h & 1) * 8];
+{%- endif %}
                     a_hi[i][h] = __float_as_uint(v);
                     a_lo[i][h] = tf32_lo(v);
                 }
@@ -188,7 +295,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     // b0 (t, g), b1 (t + 4, g)
+{%- if patch %}
+                    const float v = bs[j * 8 * {{ b_stride }} + (cq * 8 + h * 4) * {{ taps }} + f];
+{%- else %}
                     const float v = bs[j * 8 * {{ b_stride }} + ks * 8 + h * 4];
+{%- endif %}
                     b_hi[j][h] = __float_as_uint(v);
                     b_lo[j][h] = tf32_lo(v);
                 }
