@@ -264,7 +264,16 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {%- if patch %}
         // The chunk's sum tap-major: K step ks is tap f of channels 8 cq .. 8 cq + 7, lane t's channel
         // 8 cq + t (and + 4), at its row's place in the patch plus the tap's offset; B's in w's order.
+        // Each row's first float as a pointer, so that a tap's and channel's offset is a constant
+        // of the load (an index sum scaled after the add took two instructions a load and a
+        // register a row and tap: S16's 248 registers).
         const float *const as = stages + (chunk & 1u) * {{ stage_floats }} + t * {{ patch_floats }};
+        const float *a_row[{{ m_frags }}][2];
+#pragma unroll
+        for (int i = 0; i < {{ m_frags }}; ++i)
+#pragma unroll
+            for (int v = 0; v < 2; ++v)
+                a_row[i][v] = as + a_place[i][v];
         const float *const bs = stages + (chunk & 1u) * {{ stage_floats }} + {{ a_floats }} + (wn * {{ wn }}u + g) * {{ b_stride }} + t * {{ taps }};
 {%- else %}
         const float *const as = stages + (chunk & 1u) * {{ stage_floats }} + t * {{ a_stride }} + wm * {{ wm }}u + g;
@@ -283,7 +292,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
                 for (int h = 0; h < 4; ++h) {
                     // a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4)
 {%- if patch %}
-                    const float v = as[a_place[i][h & 1] + (cq * 8 + (h >> 1) * 4) * {{ patch_floats }} + tap];
+                    const float v = a_row[i][h & 1][(cq * 8 + (h >> 1) * 4) * {{ patch_floats }} + tap];
 {%- else %}
                     const float v = as[(ks * 8 + (h >> 1) * 4) * {{ a_stride }} + i * 16 + (h & 1) * 8];
 {%- endif %}
