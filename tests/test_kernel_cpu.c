@@ -407,7 +407,8 @@ static void test_direct_tensor(void **state)
  * copied once, the sum tap-major), fprop and bprop, on 132 SMs (64-row tiles) and on 2 (128
  * rows): tiles across 2 to 4 small images, pads uneven, channels not a whole chunk, stride 2,
  * dilation 2, rank 1 (its images the lines), convolution mode, a 2 x 2 kernel (16 channels a
- * chunk), a 1 x 3 one, and tiles inside one image; each program in both of the runner's orders,
+ * chunk), a 1 x 3 one, tiles inside one image, and pads past the kernel's reach (bprop's origin
+ * negative); each program in both of the runner's orders,
  * each must copy the patch (load_patch). The gather's tiles are test_direct_tensor's too. */
 static void test_direct_tensor_patch(void **state)
 {
@@ -420,7 +421,7 @@ static void test_direct_tensor_patch(void **state)
     convgen_conv_desc shapes[] = {
         D2(3, 8, 16, 7, 9, 3, 3),   D2(2, 20, 24, 15, 13, 3, 3), D2(2, 8, 8, 17, 19, 3, 3),
         D2(2, 8, 8, 14, 14, 3, 3),  D2(2, 8, 8, 12, 12, 3, 3),   D2(2, 16, 8, 11, 11, 2, 2),
-        D2(2, 8, 8, 9, 20, 1, 3),   D2(2, 16, 64, 20, 20, 3, 3),
+        D2(2, 8, 8, 9, 20, 1, 3),   D2(2, 16, 64, 20, 20, 3, 3), D2(2, 8, 8, 10, 10, 3, 3),
         {.rank = 1, .n = 4, .c = 16, .k = 8, .in = {50}, .kernel = {3}, .pad_before = {1}, .pad_after = {1}},
     };
 #undef D2
@@ -433,6 +434,8 @@ static void test_direct_tensor_patch(void **state)
     shapes[4].pad_before[0] = shapes[4].pad_before[1] = shapes[4].pad_after[0] = shapes[4].pad_after[1] = 1;
     shapes[4].mode = CONVGEN_CONVOLUTION;
     shapes[6].pad_before[1] = shapes[6].pad_after[1] = 1;
+    /* pads past the kernel's reach: bprop's origin (r - 1) dil - pad is negative */
+    shapes[8].pad_before[0] = shapes[8].pad_before[1] = shapes[8].pad_after[0] = shapes[8].pad_after[1] = 3;
     int ran = 0;
     for (int ti = 0; ti < 2; ++ti)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)

@@ -3,17 +3,21 @@
  * operand split into a TF32 hi and lo, three products summed in fp32: fp32's accuracy, as
  * winograd's tensor GEMM; bench/NOTES.md "Issue 30, session 57").
  *
- * Both passes are one gather: out pixel q of image n reads the source tensor src (x for fprop,
- * dy for bprop) at pos(q) + tap offset, per dimension, over src's channels:
+ * Both passes read the source tensor src (x for fprop, dy for bprop) alike: out pixel q of image
+ * n reads src at pos(q) + tap offset, per dimension, over src's channels:
  *   fprop  rows = (n, o)  src = x   cols = k  pos = o*stride - pad          B = w[k][c][tap]
  *   bprop  rows = (n, i)  src = dy  cols = c  pos = i + pad - (r-1)*dil     B = w[k][c][tap]
- * The reduction runs over (src channel, tap) with the taps in w's own order, so that B is read
- * as stored; the flip of bprop (and of fprop in convolution mode) is in A's tap offsets, which
- * are constants. Per thread, its row's coordinates and which taps fall inside src (a bit mask)
- * are worked out once; each load is then a constant offset from the row's base and a bit of the
- * mask, by cp.async with zero fill. The reduction runs in chunks of CC channels x every tap (a
- * multiple of 8: whole mma K steps), two stages of A and B in shared memory: the next chunk's
- * copies fly while this one's products run. */
+ * B is read as stored; the flip of bprop (and of fprop in convolution mode) is in A's tap offsets,
+ * which are constants. The reduction runs in chunks of CC channels x every tap (a multiple of 8:
+ * whole mma K steps), two stages of A and B in shared memory: the next chunk's copies fly while
+ * this one's products run. A comes one of two ways, per tile:
+ * - the gather: a float a row and tap, the chunk's sum over (src channel, tap) in w's order. Per
+ *   thread, its row's coordinates and which taps fall inside src (a bit mask) are worked out once;
+ *   each load is then a constant offset from the row's base and a bit of the mask, by cp.async
+ *   with zero fill;
+ * - the patch (rank 1 and 2, up to 9 taps, where it copies fewer floats): the lines of src the
+ *   tile's rows reach, copied once a chunk with the padding's zeros, the chunk's sum tap-major, so
+ *   that a lane's A element is its row's place in the patch plus a constant. */
 #include "direct_tc.h"
 
 #include <stdio.h>
@@ -101,9 +105,9 @@ static int bank_ways(int64_t t_step, int64_t g_step)
  * the stride of the lanes t (t_varies) or g, the other lanes `other` apart. */
 static int64_t fewest_ways(int64_t least, int64_t align, bool t_varies, int64_t other)
 {
-    int64_t best = round_up(least, align);
+    int64_t first = round_up(least, align), best = first;
     int best_ways = 33;
-    for (int64_t v = best; v < best + 32 * align; v += align) {
+    for (int64_t v = first; v < first + 32 * align; v += align) { /* every residue mod 32 */
         int ways = t_varies ? bank_ways(v, other) : bank_ways(other, v);
         if (ways < best_ways)
             best = v, best_ways = ways;
@@ -163,7 +167,7 @@ static bool plan_patch(const cg_problem *p, direct_tc_spec *s, int bm)
        reaches; lines are counted in 32 bits. */
     int64_t images = (bm - 1) / s->row_pixels + 2;
     return places <= MAX_PATCH_PLACES && images * s->src_c * s->src_pixels < INT32_MAX &&
-           (p->n + 2) * s->image_lines + s->patch_floats < INT32_MAX;
+           (p->n + 2) * s->image_lines + places * THREADS < INT32_MAX;
 }
 
 /* Blocks of the tile (bm, bn). */
@@ -420,7 +424,8 @@ static bool set_patch(tmpl_value *ctx, const cg_problem *p, const direct_tc_spec
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
         tmpl_set_int(ctx, ints[i].key, ints[i].v);
-    int64_t places_max = (int64_t)s->patch_places * THREADS, line_max = (p->n + 2) * s->image_lines + s->patch_floats;
+    /* every place a thread computes, those past the patch's lines (never copied) too */
+    int64_t places_max = (int64_t)s->patch_places * THREADS, line_max = (p->n + 2) * s->image_lines + places_max;
     const int64_t *sizes = s->row_dims; /* rank 2: (y, x); rank 1: x */
     tmpl_value *by_line = cg_value_magic((uint32_t)s->line_len, places_max),
                *by_image = cg_value_magic((uint32_t)s->image_lines, line_max),

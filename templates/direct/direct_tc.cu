@@ -1,7 +1,8 @@
-{#- direct's implicit GEMM on the tensor cores: out[rows][cols] = A[rows][red] * B[red][cols], A the
-    gather of {{ in0 }} at each row's pixel and tap, B the weights as stored, the products by
-    mma.sync m16n8k8 in 3xTF32. generator/direct/direct_tc.c chooses the tiles and works out every
-    constant; this template only lays them out. -#}
+{#- direct's implicit GEMM on the tensor cores: out[rows][cols] = A[rows][red] * B[red][cols], A
+    {{ in0 }} at each row's pixel and tap (gathered, or read from a patch of its lines in shared
+    memory), B the weights as stored, the products by mma.sync m16n8k8 in 3xTF32.
+    generator/direct/direct_tc.c chooses the tiles and works out every constant; this template only
+    lays them out. -#}
 {%- include "common.cuh" -%}
 {{ file_header(header) }}
 
@@ -25,7 +26,8 @@ __device__ __forceinline__ unsigned long long out_index(unsigned r, unsigned col
 
 // A's patch. {{ in0 }}'s lines, (image, row) with the padding's rows and columns, lie in one flat
 // space of {{ image_lines }} lines an image, {{ line_len }} floats a line. Row r of the GEMM reads from its first line on
-// (returned) and its column `col` there; tap (i, j) is i x {{ tap_line }} + j x {{ tap_col }} floats further.
+// (returned) and its column `col` there; src's tap (i, j) (w's, flipped where A's taps run backwards) is
+// i x {{ tap_line }} + j x {{ tap_col }} floats further.
 __device__ __forceinline__ unsigned line_of(unsigned r, unsigned &col)
 {
 {{- decompose(patch_row_digits, "    ") }}
