@@ -147,6 +147,61 @@ static void test_generated_gemm_compiles_without_local_memory(void **state)
     free(layers);
 }
 
+/* A visit of each_tensor_kernel: kernel k of the plan of `layer` and `pass`; `tally` the test's. */
+typedef void (*kernel_visit)(const cg_layer *layer, convgen_pass pass, const convgen_plan *plan, int k,
+                             const convgen_kernel_info *info, int *tally);
+
+/* Every kernel of algo's plans with gemm=tensor, on every layer and pass of the set it plans. */
+static void each_tensor_kernel(convgen_algo algo, kernel_visit visit, int *tally)
+{
+    cg_layer *layers;
+    int count;
+    assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
+    convgen_context *ctx = offline(NULL);
+    for (int i = 0; i < count; ++i)
+        for (int p = 0; p < 3; ++p) {
+            convgen_plan_options o = {.gemm = CONVGEN_GEMM_TENSOR};
+            convgen_plan *plan;
+            if (convgen_plan_conv_ex(ctx, &layers[i].desc, (convgen_pass)p, algo, &o, &plan) != CONVGEN_SUCCESS)
+                continue; /* what the algorithm does not take (stride, kernel size, shared memory) */
+            for (int k = 0; k < convgen_plan_kernel_count(plan); ++k) {
+                convgen_kernel_info info;
+                assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
+                visit(&layers[i], (convgen_pass)p, plan, k, &info, tally);
+            }
+            convgen_plan_destroy(plan);
+        }
+    convgen_context_destroy(ctx);
+    free(layers);
+}
+
+static void fail_on_local_memory(const cg_layer *layer, convgen_pass pass, const convgen_kernel_info *info)
+{
+    if (info->stack_bytes || info->spill_store_bytes || info->spill_load_bytes)
+        fail_msg("%s %s %s: %d registers, stack %d, spills %d/%d", layer->name, convgen_pass_name(pass), info->name,
+                 info->registers, info->stack_bytes, info->spill_store_bytes, info->spill_load_bytes);
+}
+
+/* tally: wgmma products kernels, accgrad's of them, other products kernels */
+static void visit_winograd(const cg_layer *layer, convgen_pass pass, const convgen_plan *plan, int k,
+                           const convgen_kernel_info *info, int *tally)
+{
+    const char *src = convgen_plan_source(plan, k);
+    bool wgmma = strstr(src, "\n" CG_SM90A_MARKER "\n") != NULL;
+    if (!strstr(info->name, "products")) {
+        assert_false(wgmma);
+        return;
+    }
+    if (!wgmma) {
+        ++tally[2];
+        return;
+    }
+    assert_non_null(strstr(src, "wgmma.mma_async"));
+    ++tally[0];
+    tally[1] += pass == CONVGEN_ACCGRAD;
+    fail_on_local_memory(layer, pass, info);
+}
+
 /* winograd's products on the tensor cores (gemm=tensor, gemm_tc.c): for every pass of every 2-D
  * and 3-D layer of the set winograd plans, the products kernel is the wgmma one where the kernel
  * takes the GEMM, compiles for sm_90a (the marker line; a plain sm_90 compile stops at its #error)
@@ -155,44 +210,20 @@ static void test_generated_gemm_compiles_without_local_memory(void **state)
 static void test_tensor_gemm_compiles_for_sm_90a_without_local_memory(void **state)
 {
     (void)state;
-    cg_layer *layers;
-    int count, tensor = 0, other = 0, accgrad = 0;
-    assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
-    convgen_context *ctx = offline(NULL);
-    for (int i = 0; i < count; ++i)
-        for (int p = 0; p < 3; ++p) {
-            convgen_pass pass = (convgen_pass)p;
-            convgen_plan_options o = {.gemm = CONVGEN_GEMM_TENSOR};
-            convgen_plan *plan;
-            if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, CONVGEN_ALGO_WINOGRAD, &o, &plan) != CONVGEN_SUCCESS)
-                continue; /* strided, kernels past 7 */
-            for (int k = 0; k < convgen_plan_kernel_count(plan); ++k) {
-                convgen_kernel_info info;
-                assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
-                const char *src = convgen_plan_source(plan, k);
-                bool wgmma = strstr(src, "\n" CG_SM90A_MARKER "\n") != NULL;
-                if (!strstr(info.name, "products")) {
-                    assert_false(wgmma);
-                    continue;
-                }
-                if (!wgmma) {
-                    ++other;
-                    continue;
-                }
-                assert_non_null(strstr(src, "wgmma.mma_async"));
-                ++tensor;
-                accgrad += pass == CONVGEN_ACCGRAD;
-                if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
-                    fail_msg("%s %s %s: stack %d, spills %d/%d", layers[i].name, convgen_pass_name(pass), info.name,
-                             info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes);
-            }
-            convgen_plan_destroy(plan);
-        }
+    int tally[3] = {0};
+    each_tensor_kernel(CONVGEN_ALGO_WINOGRAD, visit_winograd, tally);
     print_message("winograd: %d tensor-core products kernels compiled for sm_90a without local memory (%d of them "
-                  "accgrad's), %d others\n", tensor, accgrad, other);
-    assert_true(tensor >= 30 && accgrad >= 10); /* every pass of the 3x3 and 5x5 layers, at least */
-    convgen_context_destroy(ctx);
-    free(layers);
+                  "accgrad's), %d others\n", tally[0], tally[1], tally[2]);
+    assert_true(tally[0] >= 30 && tally[1] >= 10); /* every pass of the 3x3 and 5x5 layers, at least */
+}
+
+/* tally: kernels, those reading A from a patch */
+static void visit_direct(const cg_layer *layer, convgen_pass pass, const convgen_plan *plan, int k,
+                         const convgen_kernel_info *info, int *tally)
+{
+    ++tally[0];
+    tally[1] += strstr(convgen_plan_source(plan, k), "load_patch(") != NULL;
+    fail_on_local_memory(layer, pass, info);
 }
 
 /* direct's tensor form (gemm=tensor, direct_tc.c) on every layer and pass of the set it plans:
@@ -203,33 +234,11 @@ static void test_tensor_gemm_compiles_for_sm_90a_without_local_memory(void **sta
 static void test_direct_tensor_compiles_without_local_memory(void **state)
 {
     (void)state;
-    cg_layer *layers;
-    int count, kernels = 0, patches = 0;
-    assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
-    convgen_context *ctx = offline(NULL);
-    for (int i = 0; i < count; ++i)
-        for (int p = 0; p < 3; ++p) {
-            convgen_pass pass = (convgen_pass)p;
-            convgen_plan_options o = {.gemm = CONVGEN_GEMM_TENSOR};
-            convgen_plan *plan;
-            if (convgen_plan_conv_ex(ctx, &layers[i].desc, pass, CONVGEN_ALGO_DIRECT, &o, &plan) != CONVGEN_SUCCESS)
-                continue; /* strided bprop, over 32 taps (accgrad's 9), a chunk past the shared memory */
-            for (int k = 0; k < convgen_plan_kernel_count(plan); ++k, ++kernels) {
-                convgen_kernel_info info;
-                assert_int_equal(convgen_plan_kernel_info(plan, k, &info), CONVGEN_SUCCESS);
-                patches += strstr(convgen_plan_source(plan, k), "load_patch(") != NULL;
-                if (info.stack_bytes || info.spill_store_bytes || info.spill_load_bytes)
-                    fail_msg("%s %s %s: %d registers, stack %d, spills %d/%d", layers[i].name, convgen_pass_name(pass),
-                             info.name, info.registers, info.stack_bytes, info.spill_store_bytes,
-                             info.spill_load_bytes);
-            }
-            convgen_plan_destroy(plan);
-        }
+    int tally[2] = {0};
+    each_tensor_kernel(CONVGEN_ALGO_DIRECT, visit_direct, tally);
     print_message("direct tensor: %d kernels compiled without local memory, %d of them reading A from a patch\n",
-                  kernels, patches);
-    assert_true(kernels >= 60 && patches >= 30); /* the 2-D 3x3 layers' fprop and bprop read patches */
-    convgen_context_destroy(ctx);
-    free(layers);
+                  tally[0], tally[1]);
+    assert_true(tally[0] >= 60 && tally[1] >= 30); /* the 2-D 3x3 layers' fprop and bprop read patches */
 }
 
 static const convgen_conv_desc small = {.rank = 2, .n = 2, .c = 3, .k = 5, .in = {11, 13}, .kernel = {3, 3}};
