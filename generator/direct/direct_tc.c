@@ -145,29 +145,39 @@ static int64_t patch_span(const cg_problem *p, const direct_tc_spec *s, int bm)
     return most;
 }
 
-/* The patch of a tile of bm rows (rank 1 and 2): its lines, its floats a channel (the mma's reads
- * of A, lane t a channel on and lane g a row on, in the fewest passes), a thread's places; false
- * where it does not apply (rank 3, over 9 taps, too many tile starts, places, or offsets past 32
+/* The patch of a tile of bm rows reaching `lines` lines (patch_geometry's): its floats a channel
+ * (the mma's reads of A, lane t a channel on and lane g a row on, in the fewest passes), a
+ * thread's places; false where it does not apply (no lines, too many places, or offsets past 32
  * bits). A thread
  * copies the same places of every channel: an offset a place, not a copy (the first form, an offset
  * a copy, spilled S16's registers). */
-static bool plan_patch(const cg_problem *p, direct_tc_spec *s, int bm)
+static bool plan_patch(const cg_problem *p, direct_tc_spec *s, int bm, int64_t lines)
 {
-    if (s->rank > 2 || s->taps > MAX_PATCH_TAPS)
+    if (!lines)
         return false;
-    s->line_len = reach(p, s, s->rank - 1);
-    s->image_lines = s->rank == 2 ? reach(p, s, 0) : 1;
-    s->patch_lines = patch_span(p, s, bm);
-    if (!s->patch_lines)
-        return false;
-    s->patch_floats = fewest_ways(s->patch_lines * s->line_len, 1, true, s->step[s->rank - 1]);
-    int64_t places = (s->patch_lines * s->line_len + THREADS - 1) / THREADS;
-    s->patch_places = (int)(places <= MAX_PATCH_PLACES ? places : MAX_PATCH_PLACES + 1);
+    s->patch_lines = lines;
+    s->patch_floats = fewest_ways(lines * s->line_len, 1, true, s->step[s->rank - 1]);
+    int64_t places = (lines * s->line_len + THREADS - 1) / THREADS;
+    s->patch_places = (int)places;
     /* A tile's copies are 32-bit offsets from its first image's chunk, over the images it
        reaches; lines are counted in 32 bits. */
     int64_t images = (bm - 1) / s->row_pixels + 2;
     return places <= MAX_PATCH_PLACES && images * s->src_c * s->src_pixels < INT32_MAX &&
            (p->n + 2) * s->image_lines + places * THREADS < INT32_MAX;
+}
+
+/* src's padded line length and lines an image, and the most lines a tile of 128 and of 64 rows
+ * reaches (lines[bm / 64 - 1]; 0 where no patch applies: rank 3, over 9 taps, too many tile
+ * starts), once for choose_tiles' six tiles. */
+static void patch_geometry(const cg_problem *p, direct_tc_spec *s, int64_t lines[2])
+{
+    lines[0] = lines[1] = 0;
+    if (s->rank > 2 || s->taps > MAX_PATCH_TAPS)
+        return;
+    s->line_len = reach(p, s, s->rank - 1);
+    s->image_lines = s->rank == 2 ? reach(p, s, 0) : 1;
+    for (int i = 0; i < 2; ++i)
+        lines[i] = patch_span(p, s, 64 * (i + 1));
 }
 
 /* Blocks of the tile (bm, bn). */
@@ -208,11 +218,11 @@ enum { PATCH_MAX_REGISTERS = 196 };
  * row and tap), and B's stride: its columns 4 mod 8 floats apart for the gather's reads (lane t a
  * float on, g a column), for the patch's tap-major reads (t a channel on: `taps` floats) whichever
  * meets the fewest in a bank (16-byte aligned for B's lines). */
-static void set_tile(const cg_problem *p, direct_tc_spec *s, int bm, int bn)
+static void set_tile(const cg_problem *p, direct_tc_spec *s, int bm, int bn, const int64_t lines[2])
 {
     s->bm = bm, s->bn = bn, s->a_stride = bm + 8;
     set_warps(s);
-    s->patch = plan_patch(p, s, bm) && s->patch_lines * s->line_len < (int64_t)s->taps * bm;
+    s->patch = plan_patch(p, s, bm, lines[bm / 64 - 1]) && s->patch_lines * s->line_len < (int64_t)s->taps * bm;
     s->patch = s->patch && registers_likely(s) <= PATCH_MAX_REGISTERS;
     s->b_stride = (int)(s->patch ? fewest_ways(s->chunk_red, b_lines(s) ? 4 : 1, false, s->taps)
                                  : round_up(s->chunk_red - 4, 8) + 4);
@@ -243,12 +253,14 @@ static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target
     s->cc = 8 * (s->taps >= 8 ? 1 : 8 / s->taps); /* whole K steps of 8, at least 8 of them a chunk */
     s->chunk_red = s->cc * s->taps;
     s->chunks = (int)((s->src_c + s->cc - 1) / s->cc);
+    int64_t lines[2];
+    patch_geometry(p, s, lines);
     int fit_bm = 0, fit_bn = 0;   /* the smallest tile that fits, where none fills the GPU */
     int best_bm = 0, best_bn = 0; /* the fewest copies an output of those that do */
     double best_copies = 0;
     for (int bm = 128; bm >= 64; bm -= 64)
         for (int bn = widest; bn >= 16; bn /= 2) {
-            set_tile(p, s, bm, bn);
+            set_tile(p, s, bm, bn, lines);
             if (STAGES * stage_floats(s) * 4 > cg_target_shared_per_block(t))
                 continue;
             fit_bm = bm, fit_bn = bn;
@@ -257,7 +269,7 @@ static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target
         }
     if (best_bm)
         fit_bm = best_bm, fit_bn = best_bn;
-    set_tile(p, s, fit_bm ? fit_bm : 64, fit_bn ? fit_bn : 16);
+    set_tile(p, s, fit_bm ? fit_bm : 64, fit_bn ? fit_bn : 16, lines);
     s->a_parts = THREADS / s->bm;
     s->b_parts = THREADS / s->bn;
     s->shared_bytes = STAGES * stage_floats(s) * 4;
