@@ -352,16 +352,23 @@ static void test_direct_tensor(void **state)
                                         .pad_before = {1, 1}, .pad_after = {1, 1}};
     ran += check_both_orders(&long_sum, CONVGEN_ACCGRAD, CONVGEN_ALGO_DIRECT, NULL, &no_workspace, "recent[i][j]",
                              "direct tensor, accgrad without workspace");
-    /* the fewest copies an output where 128 x 64 tiles leave SMs idle (4 of them here: 128 x 64
-     * makes 3 tiles): fprop's 64 x 64 (B by lines, a quarter of a copy a float), bprop's 128 x 32
-     * (B a copy a float, A's patch of 128 rows a copy a float of its 16 lines) */
-    const cg_target four = {.sm_count = 4};
+    /* the tile of the least time on the busiest SM (choose_tiles): on 4 SMs, 64 x 16 (20 tiles, 5 on
+     * the busiest, where 128 x 64 makes 3, one alone on each of 3 SMs); on 1 SM, 64 x 64 (5 tiles,
+     * where 128 x 64's 3 cover 384 rows for 288); 128 x 64, A from its patch, where 128 rows waste
+     * none (16 x 16: 512 rows) */
+    const cg_target four = {.sm_count = 4}, one = {.sm_count = 1};
     const convgen_conv_desc wide_cols = {.rank = 2, .n = 2, .c = 64, .k = 64, .in = {12, 12}, .kernel = {3, 3},
                                          .pad_before = {1, 1}, .pad_after = {1, 1}};
-    ran += check_both_orders(&wide_cols, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &four, &tune, "block 64 x 64",
+    const convgen_conv_desc whole_rows = {.rank = 2, .n = 2, .c = 64, .k = 64, .in = {16, 16}, .kernel = {3, 3},
+                                          .pad_before = {1, 1}, .pad_after = {1, 1}};
+    ran += check_both_orders(&wide_cols, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &four, &tune, "block 64 x 16",
+                             "direct tensor, 64 x 16 tiles");
+    ran += check_both_orders(&wide_cols, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, &one, &tune, "block 64 x 64",
                              "direct tensor, 64 x 64 tiles");
-    ran += check_both_orders(&wide_cols, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, &four, &tune, "block 128 x 32",
-                             "direct tensor, 128 x 32 tiles");
+    ran += check_both_orders(&whole_rows, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &one, &tune, "block 128 x 64",
+                             "direct tensor, 128 x 64 tiles");
+    ran += check_both_orders(&whole_rows, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, &one, &tune, "block 128 x 64",
+                             "direct tensor, 128 x 64 tiles");
     /* 49 taps are refused by name */
     const convgen_conv_desc wide = {.rank = 2, .n = 1, .c = 4, .k = 4, .in = {9, 9}, .kernel = {7, 7}};
     const struct { const convgen_conv_desc *d; convgen_pass pass; const char *why; } refusals[] = {
@@ -468,7 +475,7 @@ static void test_direct_tensor_weights_misaligned(void **state)
         for (size_t i = 0; i < sizeof ds / sizeof ds[0]; ++i) {
             char what[64];
             snprintf(what, sizeof what, "direct tensor, B by lines, layer %zu, w %s", i, shift ? "4-byte aligned" : "aligned");
-            ran += check_both_orders(ds[i], CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL, &tune, "load_b_lines(bst", what);
+            ran += check_both_orders(ds[i], CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL, &tune, "load_b_lines(line_dst", what);
         }
     }
     printf("direct's tensor fprop, B by 16-byte lines or 4-byte copies: %d runs within %.0e\n", ran, ERROR_BOUND);

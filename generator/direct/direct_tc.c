@@ -192,6 +192,13 @@ static int64_t tile_count(const direct_tc_spec *s, int bm, int bn)
  * a channel apart, so it keeps 4-byte copies. */
 static bool b_lines(const direct_tc_spec *s) { return !s->bprop && s->src_c * s->taps % 4 == 0; }
 
+/* B's lines by whole columns a pass, so that a pass's copy is the first's plus a constant: a line's
+ * 16-byte pieces (chunk_red / 4, 10 to 64: a chunk is 40 to 256 floats), the columns a pass takes
+ * (as many whole lines as the threads cover) and the passes over the tile's columns. */
+static int line_pieces(const direct_tc_spec *s) { return s->chunk_red / 4; }
+static int line_cols(const direct_tc_spec *s) { return THREADS / line_pieces(s); }
+static int line_passes(const direct_tc_spec *s) { return (s->bn + line_cols(s) - 1) / line_cols(s); }
+
 /* The warps of a tile: 2 x 2 where it has 32 columns or more, else 4 x 1. */
 static void set_warps(direct_tc_spec *s)
 {
@@ -200,19 +207,19 @@ static void set_warps(direct_tc_spec *s)
 }
 
 /* A thread's registers, roughly: a warp's sums twice (the chunk's and the whole), a K step's A and
- * B fragments (hi and lo), the patch's offsets and row places (the gather's mask and base), B's
- * lines' pointer and bounds, a few for a chunk's taps, and 80 for addresses, indices and the
- * copies in flight. Calibrated on the bench set's 2-D layers by NVRTC 13.0's reports: the patch
- * spilled where this passed 196 (S27 fprop's 128 x 32 tile: 205; F2 fprop's 64 x 64: 197; none
- * of 196 or less did) or where it allowed 4 blocks an SM (128 registers: B1, S57). */
+ * B fragments (hi and lo), the patch's offsets and row places (the gather's mask and base), a few
+ * for a chunk's taps, and 40 for addresses, indices and the copies in flight. Calibrated on the
+ * bench set's 2-D layers by NVRTC 13.0's reports (bench/NOTES.md, "Issue 30, session 76"): within
+ * 10 of them on every direct tensor pass but B1 bprop's (98 for 82, at one block an SM). It sets
+ * the launch bounds' blocks an SM, and where a tile may take A from a patch: up to 240 (the
+ * 128 x 64 tiles' 228-234, 223-241 reported, none spilled at 255; the check is test_compile's). */
 static int64_t registers_likely(const direct_tc_spec *s)
 {
     int64_t m = s->bm / s->warps_m / 16, n = s->bn / s->warps_n / 8;
-    return 2 * 4 * m * n + 8 * m + 4 * n + (s->patch ? s->patch_places + 2 * m : 4) + (b_lines(s) ? 8 : 0) +
-           s->taps / 4 + 80;
+    return 2 * 4 * m * n + 8 * m + 4 * n + (s->patch ? s->patch_places + 2 * m : 4) + s->taps / 4 + 40;
 }
 
-enum { PATCH_MAX_REGISTERS = 196 };
+enum { PATCH_MAX_REGISTERS = 240, MAX_REGISTERS = 248 };
 
 /* The tile (bm, bn): A from the patch where that copies fewer floats than the gather (a float a
  * row and tap), and B's stride: its columns 4 mod 8 floats apart for the gather's reads (lane t a
@@ -228,24 +235,44 @@ static void set_tile(const cg_problem *p, direct_tc_spec *s, int bm, int bn, con
                                  : round_up(s->chunk_red - 4, 8) + 4);
 }
 
-/* A chunk's copies for each of the tile's outputs: A's, a float of its patch's lines or of its
- * gather, and B's, a copy a float or (b_lines) a 16-byte copy of 4. The copies' issue is what holds these
- * kernels (bench/NOTES.md, "Issue 30, session 74": a copy a thread a chunk fewer, ~1% of S16's and
- * S27's fprop). */
-static double copies_per_output(const direct_tc_spec *s)
+/* A thread's copies a chunk: A's, a float of its patch's lines or of its gather, and B's, a copy a
+ * float or (b_lines) a 16-byte copy a pass. */
+static double copies_per_thread(const direct_tc_spec *s)
 {
-    double b = (double)s->chunk_red * s->bn / (b_lines(s) ? 4.0 : 1.0);
+    double b = b_lines(s) ? (double)line_passes(s) * THREADS : (double)s->chunk_red * s->bn;
     double a = s->patch ? (double)s->cc * s->patch_lines * s->line_len : (double)s->chunk_red * s->bm;
-    return (a + b) / ((double)s->bm * s->bn);
+    return (a + b) / THREADS;
+}
+
+/* A warp's issue a K step of 8, in instructions: A's 4 m fragment loads and TF32 splits (1 + 3
+ * instructions each), B's 2 n, the 3 m n mma.sync of its m x n products in 3xTF32 with what the
+ * tensor pipe holds each beyond its issue (13.2 a product in all, fitted to R4 fprop's six tiles
+ * at 8,192 outputs an SM each, H100: bench/NOTES.md, "Issue 30, session 76"), and the thread's
+ * copies, about 4 instructions each with their addresses and predicates. */
+static double warp_step_cost(const direct_tc_spec *s)
+{
+    int m = s->bm / s->warps_m / 16, n = s->bn / s->warps_n / 8;
+    return 16.0 * m + 8.0 * n + 13.2 * m * n + 4.0 * copies_per_thread(s) / (s->chunk_red / 8);
+}
+
+/* The time of the busiest SM, in warp K steps' issue: its blocks (the tiles over the SMs, rounded
+ * up: a small layer's last blocks leave most SMs idle) x a warp's K step; a tenth more where it
+ * runs one block alone, a warp a scheduler with nothing to hide its loads' and mma's latency
+ * (S16 fprop's 98 tiles of 128 x 64: 26.4 us, where 392 of 64 x 32, three a busiest SM, took 24.6). */
+static double tile_time(const direct_tc_spec *s, int64_t sms)
+{
+    int64_t tiles = tile_count(s, s->bm, s->bn);
+    return (double)((tiles + sms - 1) / sms) * warp_step_cost(s) * (tiles <= sms ? 1.1 : 1.0);
 }
 
 /* The block tile, of 128 or 64 rows by 64, 32 or 16 columns (the mma's n of 8 in whole warps; no
- * wider than the layer's columns need): of those that give every SM a block and fit the shared
- * memory, the one of the fewest copies an output (then the larger), so that A's gather, a copy a
- * row and tap, is spread over more columns (S13 fprop: 64 x 32, 40.5 copies a thread a chunk,
- * where 128 x 16 made 74); else the smallest that fits (the small layers this form is for have a
- * few hundred tiles of 64 rows); none where not even 64 x 16 fits (a chunk of many taps on a GPU
- * of little shared memory: the spec refuses it). */
+ * wider than the layer's columns need): of those that fit the shared memory and likely the
+ * registers, the one of the least time on the busiest SM (tile_time; then the larger). Larger
+ * warp tiles issue fewer loads and splits a product (64 x 32: 3.0 instructions a mma, 16 x 16:
+ * 6.3), but a small layer's few large tiles leave SMs idle: S16 fprop's 196 tiles of 64 x 64 put
+ * two on 64 SMs, its 392 of 64 x 32 three on 128, a quarter less on the busiest (H100: 28.2 ->
+ * 24.6 us). None where not even 64 x 16 fits (a chunk of many taps on a GPU of little shared
+ * memory: the spec refuses it). */
 static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target *t)
 {
     int64_t sms = t && t->sm_count > 0 ? t->sm_count : 132;
@@ -255,21 +282,17 @@ static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target
     s->chunks = (int)((s->src_c + s->cc - 1) / s->cc);
     int64_t lines[2];
     patch_geometry(p, s, lines);
-    int fit_bm = 0, fit_bn = 0;   /* the smallest tile that fits, where none fills the GPU */
-    int best_bm = 0, best_bn = 0; /* the fewest copies an output of those that do */
-    double best_copies = 0;
+    int best_bm = 0, best_bn = 0;
+    double best_time = 0;
     for (int bm = 128; bm >= 64; bm -= 64)
         for (int bn = widest; bn >= 16; bn /= 2) {
             set_tile(p, s, bm, bn, lines);
-            if (STAGES * stage_floats(s) * 4 > cg_target_shared_per_block(t))
+            if (STAGES * stage_floats(s) * 4 > cg_target_shared_per_block(t) || registers_likely(s) > MAX_REGISTERS)
                 continue;
-            fit_bm = bm, fit_bn = bn;
-            if (tile_count(s, bm, bn) >= sms && (!best_bm || copies_per_output(s) < best_copies))
-                best_bm = bm, best_bn = bn, best_copies = copies_per_output(s);
+            if (!best_bm || tile_time(s, sms) < best_time)
+                best_bm = bm, best_bn = bn, best_time = tile_time(s, sms);
         }
-    if (best_bm)
-        fit_bm = best_bm, fit_bn = best_bn;
-    set_tile(p, s, fit_bm ? fit_bm : 64, fit_bn ? fit_bn : 16, lines);
+    set_tile(p, s, best_bm ? best_bm : 64, best_bn ? best_bn : 16, lines);
     s->a_parts = THREADS / s->bm;
     s->b_parts = THREADS / s->bn;
     s->shared_bytes = STAGES * stage_floats(s) * 4;
@@ -391,6 +414,8 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const di
                   : "4 bytes a copy (a column's taps lie in runs of the kernel's size)");
     cg_value_line(h, "launch: grid (%u, %u, 1), block (%u, 1, 1), %u bytes of dynamic shared memory", k->grid[0],
                   k->grid[1], k->block[0], k->shared_bytes);
+    cg_value_line(h, "launch bounds: %d blocks an SM, by the shared memory and ~%lld registers a thread (estimated)",
+                  s->min_blocks, (long long)registers_likely(s));
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_tc.cu or generator/direct/direct_tc.c "
                   "instead.");
@@ -410,6 +435,7 @@ static void set_ints(tmpl_value *ctx, const direct_tc_spec *s)
         {"warps_m", s->warps_m}, {"wm", s->bm / s->warps_m}, {"wn", s->bn / s->warps_n},
         {"m_frags", s->bm / s->warps_m / 16}, {"n_frags", s->bn / s->warps_n / 8}, {"ksteps", s->chunk_red / 8},
         {"channel_guard", s->src_c % s->cc != 0}, {"b_lines", b_lines(s)}, {"patch", s->patch},
+        {"line_pieces", line_pieces(s)}, {"line_cols", line_cols(s)}, {"line_passes", line_passes(s)},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
         tmpl_set_int(ctx, ints[i].key, ints[i].v);

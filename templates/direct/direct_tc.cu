@@ -57,25 +57,23 @@ __device__ __forceinline__ void load_patch(float *a, const float *src, const uns
 {%- endif %}
 
 {%- if b_lines %}
-{%- set l4 = chunk_red // 4 %}
 
 // B's chunk where w is 16-byte aligned: each column's line of w, its {{ chunk_red }} floats of the chunk's channels'
-// taps lying together in w[k][c][tap], by 16-byte copies ({{ (bn * l4 + threads - 1) // threads }} a thread, where 4-byte
-// copies took {{ b_channels * taps }}, each its own 32-byte sector); zeros past the columns and the channels. `bst`:
-// the stage's B, `w0`: the tile's first column's line, `valid`: the chunk's floats of a line, `cols_here`: the
-// tile's columns inside the GEMM.
-__device__ __forceinline__ void load_b_lines(float *bst, const float *w0, unsigned valid, unsigned cols_here, unsigned tid)
+// taps lying together in w[k][c][tap], by 16-byte copies: thread tid takes piece q = tid % {{ line_pieces }} of column
+// tid / {{ line_pieces }} and of every {{ line_cols }}th column on ({{ line_cols }} columns a pass, {{ line_passes }} passes; {{ threads - line_cols * line_pieces }} threads idle), so
+// that a pass's copy is the first's plus a constant, where 4-byte copies took {{ b_channels * taps }}, each its own
+// 32-byte sector. `dst`: this thread's first piece in the stage; `line`: its first column's line in w
+// at the chunk's first channel; `q`: its piece; `valid`: the chunk's floats of a line (a piece past
+// them is zeros, its source the line's start, inside w); `room`: its columns inside the tile and the
+// GEMM, counted from its first.
+__device__ __forceinline__ void load_b_lines(float *dst, const float *line, unsigned q, unsigned valid, int room)
 {
+    const bool in = 4u * q < valid;
+    const float *const src = line + (in ? 4u * q : 0u);
 #pragma unroll
-    for (unsigned j = 0; j < {{ (bn * l4 + threads - 1) // threads }}u; ++j) {
-        const unsigned i = tid + j * {{ threads }}u, col = i / {{ l4 }}u, q = i - col * {{ l4 }}u;
-{%- if (bn * l4) % threads %}
-        if (i >= {{ bn * l4 }}u)
-            break;
-{%- endif %}
-        const bool here = col < cols_here && 4u * q < valid;
-        copy16(bst + col * {{ b_stride }}u + 4u * q, here ? w0 + (unsigned long long)col * {{ b_col_stride }}u + 4u * q : w0, here);
-    }
+    for (int j = 0; j < {{ line_passes }}; ++j)
+        if (j * {{ line_cols }} < room)
+            copy16(dst + j * {{ line_cols * b_stride }}, src + (long long)j * {{ line_cols * b_col_stride }}, in);
 }
 {%- endif %}
 
@@ -96,8 +94,8 @@ __device__ __forceinline__ void load_chunk(float *a, const float *src, const uns
 __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned mask, int a_left,
 {%- endif %}
                                            float *b, const float *wsrc, bool b_ok, int b_left{% if b_lines %},
-                                           bool lines, float *bst, const float *w0, unsigned valid,
-                                           unsigned cols_here{% endif %}, unsigned tid)
+                                           bool lines, float *line_dst, const float *line, unsigned line_q,
+                                           unsigned valid, int line_room{% endif %}, unsigned tid)
 {
 {%- if patch %}
     load_patch(a, src, off, inside, a_left, tid);
@@ -116,7 +114,7 @@ __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned 
 {%- endif %}
 {%- if b_lines %}
     if (lines) {
-        load_b_lines(bst, w0, valid, cols_here, tid);
+        load_b_lines(line_dst, line, line_q, valid, line_room);
     } else {
 {%- else %}
     {
@@ -140,8 +138,8 @@ __device__ __forceinline__ void load_chunk(float *a, const float *src, unsigned 
 {%- macro b_lines_args(c0, st) -%}
 {%- if b_lines -%}
 ,
-                       lines, stages + {{ st }} * {{ stage_floats }} + {{ a_floats }}, w_tile + {{ c0 }} * {{ taps }}u,
-                       min({{ src_c }}u - {{ c0 }}, {{ cc }}u) * {{ taps }}u, {{ cols }}u - col0
+                       lines, line_at + {{ st }} * {{ stage_floats }}, line_w + {{ c0 }} * {{ taps }}u, line_q,
+                       {{ "min(" ~ src_c ~ "u - " ~ c0 ~ ", " ~ cc ~ "u) * " ~ taps ~ "u" if channel_guard else chunk_red ~ "u" }}, line_room
 {%- endif -%}
 {%- endmacro %}
 
@@ -213,9 +211,16 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     const unsigned long long b_base = (unsigned long long)(b_ok ? col0 + b_col : 0u) * {{ b_col_stride }}u + b_part * {{ b_chan_stride }}u;
     float *const b_at = stages + {{ a_floats }} + b_col * {{ b_stride }} + b_part * {{ taps }};
 {%- if b_lines %}
-    // Or, where w is 16-byte aligned, B by each column's line (load_b_lines).
+    // Or, where w is 16-byte aligned, B by each column's line (load_b_lines): this thread's piece
+    // line_q of column line_col of the tile and of every {{ line_cols }}th on, its first piece in stage 0
+    // and its first column's line in w (the tile's first column's, where that lies past the GEMM or
+    // the thread is idle), and how many of its columns lie inside the tile and the GEMM (none where it
+    // is idle).
     const bool lines = (reinterpret_cast<size_t>({{ in1 }}) & 15u) == 0u;
-    const float *const w_tile = {{ in1 }} + (unsigned long long)col0 * {{ b_col_stride }}u;
+    const unsigned line_col = tid / {{ line_pieces }}u, line_q = tid - line_col * {{ line_pieces }}u;
+    const int line_room = line_col < {{ line_cols }}u ? (int)min({{ cols }}u - col0, {{ bn }}u) - (int)line_col : 0;
+    float *const line_at = stages + {{ a_floats }} + line_col * {{ b_stride }} + 4u * line_q;
+    const float *const line_w = {{ in1 }} + (unsigned long long)(line_room > 0 ? col0 + line_col : col0) * {{ b_col_stride }}u;
 {%- endif %}
 
     // The mma's view: warp (wm, wn) of {{ warps_m }} x {{ threads // 32 // warps_m }} owns rows wm * {{ wm }} .. and columns wn * {{ wn }} ..; lane 4 g + t.
