@@ -303,10 +303,10 @@ static void test_winograd_tensor_gemm(void **state)
 
 /* direct's implicit GEMM on the tensor cores (gemm=tensor: mma.sync in 3xTF32), every pass of
  * every small layer it takes (taps 1 to 27, accgrad's to 9; rank 1 to 3, pads uneven, dilation,
- * stride but in bprop, channels not a whole chunk), of 72 columns (two column tiles, the second
- * partial) in convolution mode, fprop with bias and ReLU on an A100, accgrad in one split (no
- * workspace); planned for 132 SMs (64-row tiles, accgrad's sum in many splits) and for 2 (128
- * rows, few splits), each in both of the runner's orders. What it refuses, it names. */
+ * stride but in bprop, channels not a whole chunk), of 72 columns (column tiles of 16, the last
+ * half outside the GEMM) in convolution mode, fprop with bias and ReLU on an A100, accgrad in one
+ * split (no workspace); planned for 132 SMs (accgrad's sum in many splits) and for 2 (few), each
+ * in both of the runner's orders; three tiles the rule picks, named. What it refuses, it names. */
 static void test_direct_tensor(void **state)
 {
     (void)state;
@@ -352,10 +352,10 @@ static void test_direct_tensor(void **state)
                                         .pad_before = {1, 1}, .pad_after = {1, 1}};
     ran += check_both_orders(&long_sum, CONVGEN_ACCGRAD, CONVGEN_ALGO_DIRECT, NULL, &no_workspace, "recent[i][j]",
                              "direct tensor, accgrad without workspace");
-    /* the tile of the least time on the busiest SM (choose_tiles): on 4 SMs, 64 x 16 (20 tiles, 5 on
-     * the busiest, where 128 x 64 makes 3, one alone on each of 3 SMs); on 1 SM, 64 x 64 (5 tiles,
-     * where 128 x 64's 3 cover 384 rows for 288); 128 x 64, A from its patch, where 128 rows waste
-     * none (16 x 16: 512 rows) */
+    /* the tile of the least time on the busiest SM (choose_tiles' tile_time): fprop on 4 SMs, 64 x 16
+     * (20 tiles, 5 on the busiest: 318 against 64 x 32's 321, and 128 x 64's 350, 3 tiles each
+     * alone on an SM); bprop on 1 SM, 64 x 64 (5 tiles, where 128 x 64's 3 cover 384 rows for 288);
+     * fprop and bprop on 1 SM, 128 x 64 where 128 rows waste none (16 x 16: 512 rows) */
     const cg_target four = {.sm_count = 4}, one = {.sm_count = 1};
     const convgen_conv_desc wide_cols = {.rank = 2, .n = 2, .c = 64, .k = 64, .in = {12, 12}, .kernel = {3, 3},
                                          .pad_before = {1, 1}, .pad_after = {1, 1}};

@@ -211,15 +211,16 @@ static void set_warps(direct_tc_spec *s)
  * for a chunk's taps, and 40 for addresses, indices and the copies in flight. Calibrated on the
  * bench set's 2-D layers by NVRTC 13.0's reports (bench/NOTES.md, "Issue 30, session 76"): within
  * 10 of them on every direct tensor pass but B1 bprop's (98 for 82, at one block an SM). It sets
- * the launch bounds' blocks an SM, and where a tile may take A from a patch: up to 240 (the
- * 128 x 64 tiles' 228-234, 223-241 reported, none spilled at 255; the check is test_compile's). */
+ * the launch bounds' blocks an SM (with 16 to spare), and where a tile may take A from a patch: up
+ * to 240, a guard that no tile of today's template reaches (the most is 234: 128 x 64, 8 places
+ * and 9 taps; the 128 x 64 tiles' reports 223-241, none spilled at 255; test_compile's check). */
 static int64_t registers_likely(const direct_tc_spec *s)
 {
     int64_t m = s->bm / s->warps_m / 16, n = s->bn / s->warps_n / 8;
     return 2 * 4 * m * n + 8 * m + 4 * n + (s->patch ? s->patch_places + 2 * m : 4) + s->taps / 4 + 40;
 }
 
-enum { PATCH_MAX_REGISTERS = 240, MAX_REGISTERS = 248 };
+enum { PATCH_MAX_REGISTERS = 240 };
 
 /* The tile (bm, bn): A from the patch where that copies fewer floats than the gather (a float a
  * row and tap), and B's stride: its columns 4 mod 8 floats apart for the gather's reads (lane t a
@@ -255,19 +256,34 @@ static double warp_step_cost(const direct_tc_spec *s)
     return 16.0 * m + 8.0 * n + 13.2 * m * n + 4.0 * copies_per_thread(s) / (s->chunk_red / 8);
 }
 
+/* Blocks an SM holds, by the shared memory and by the registers a thread likely needs (16 to
+ * spare over the estimate), at most 4: the launch bounds say it, without which ptxas held the
+ * kernel to 80 registers and spilled (S13 fprop), and with 4 blocks a patch's tile (whose shared
+ * memory allows 6) spilled at 128. */
+static int blocks_per_sm(const direct_tc_spec *s, const cg_target *t)
+{
+    int64_t shared = (int64_t)STAGES * stage_floats(s) * 4;
+    int64_t per_sm = cg_target_shared_per_sm(t) / (shared + CG_SHARED_RESERVED_PER_BLOCK);
+    int64_t by_regs = 65536 / (THREADS * round_up(registers_likely(s) + 16, 8));
+    per_sm = per_sm < by_regs ? per_sm : by_regs;
+    return (int)(per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm);
+}
+
 /* The time of the busiest SM, in warp K steps' issue: its blocks (the tiles over the SMs, rounded
- * up: a small layer's last blocks leave most SMs idle) x a warp's K step; a tenth more where it
- * runs one block alone, a warp a scheduler with nothing to hide its loads' and mma's latency
- * (S16 fprop's 98 tiles of 128 x 64: 26.4 us, where 392 of 64 x 32, three a busiest SM, took 24.6). */
-static double tile_time(const direct_tc_spec *s, int64_t sms)
+ * up: a small layer's last blocks leave most SMs idle) x a warp's K step; a tenth more where its
+ * blocks run alone (no more tiles than SMs, or room for one block an SM), a warp a scheduler with
+ * nothing to hide its loads' and mma's latency (S16 fprop's 98 tiles of 128 x 64: 26.4 us, where
+ * 392 of 64 x 32, three a busiest SM, took 24.6). */
+static double tile_time(const direct_tc_spec *s, const cg_target *t, int64_t sms)
 {
     int64_t tiles = tile_count(s, s->bm, s->bn);
-    return (double)((tiles + sms - 1) / sms) * warp_step_cost(s) * (tiles <= sms ? 1.1 : 1.0);
+    bool alone = tiles <= sms || blocks_per_sm(s, t) == 1;
+    return (double)((tiles + sms - 1) / sms) * warp_step_cost(s) * (alone ? 1.1 : 1.0);
 }
 
 /* The block tile, of 128 or 64 rows by 64, 32 or 16 columns (the mma's n of 8 in whole warps; no
- * wider than the layer's columns need): of those that fit the shared memory and likely the
- * registers, the one of the least time on the busiest SM (tile_time; then the larger). Larger
+ * wider than the layer's columns need): of those that fit the shared memory, the one of the least
+ * time on the busiest SM (tile_time; of equal times, the first tried: more rows, then columns). Larger
  * warp tiles issue fewer loads and splits a product (64 x 32: 3.0 instructions a mma, 16 x 16:
  * 6.3), but a small layer's few large tiles leave SMs idle: S16 fprop's 196 tiles of 64 x 64 put
  * two on 64 SMs, its 392 of 64 x 32 three on 128, a quarter less on the busiest (H100: 28.2 ->
@@ -287,22 +303,16 @@ static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target
     for (int bm = 128; bm >= 64; bm -= 64)
         for (int bn = widest; bn >= 16; bn /= 2) {
             set_tile(p, s, bm, bn, lines);
-            if (STAGES * stage_floats(s) * 4 > cg_target_shared_per_block(t) || registers_likely(s) > MAX_REGISTERS)
+            if (STAGES * stage_floats(s) * 4 > cg_target_shared_per_block(t))
                 continue;
-            if (!best_bm || tile_time(s, sms) < best_time)
-                best_bm = bm, best_bn = bn, best_time = tile_time(s, sms);
+            if (!best_bm || tile_time(s, t, sms) < best_time)
+                best_bm = bm, best_bn = bn, best_time = tile_time(s, t, sms);
         }
     set_tile(p, s, best_bm ? best_bm : 64, best_bn ? best_bn : 16, lines);
     s->a_parts = THREADS / s->bm;
     s->b_parts = THREADS / s->bn;
     s->shared_bytes = STAGES * stage_floats(s) * 4;
-    /* blocks an SM by the shared memory, and by the registers a thread is likely to need: the
-       launch bounds say it, without which ptxas held the kernel to 80 registers and spilled (S13
-       fprop), and with 4 blocks a patch's tile (whose shared memory allows 6) spilled at 128 */
-    int64_t per_sm = cg_target_shared_per_sm(t) / (s->shared_bytes + CG_SHARED_RESERVED_PER_BLOCK);
-    int64_t by_regs = 65536 / (THREADS * round_up(registers_likely(s) + 8, 8));
-    per_sm = per_sm < by_regs ? per_sm : by_regs;
-    s->min_blocks = (int)(per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm);
+    s->min_blocks = blocks_per_sm(s, t);
 }
 
 convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const cg_target *t, direct_tc_spec *s)
@@ -333,6 +343,9 @@ convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const c
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
                        "direct gemm=tensor: a chunk of %d taps x %d channels needs %lld bytes of shared memory a block",
                        s->taps, s->cc, (long long)s->shared_bytes);
+    if ((s->cols + s->bn - 1) / s->bn > 65535)
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: %lld columns need more than 65535 column "
+                       "tiles of %d", (long long)s->cols, s->bn);
     return CONVGEN_SUCCESS;
 }
 

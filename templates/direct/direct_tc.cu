@@ -64,8 +64,8 @@ __device__ __forceinline__ void load_patch(float *a, const float *src, const uns
 // that a pass's copy is the first's plus a constant, where 4-byte copies took {{ b_channels * taps }}, each its own
 // 32-byte sector. `dst`: this thread's first piece in the stage; `line`: its first column's line in w
 // at the chunk's first channel; `q`: its piece; `valid`: the chunk's floats of a line (a piece past
-// them is zeros, its source the line's start, inside w); `room`: its columns inside the tile and the
-// GEMM, counted from its first.
+// them is zeros, its source the line's start, inside w); `room`: the columns from its first to the
+// end of the tile or the GEMM (pass j copies where j x {{ line_cols }} < room).
 __device__ __forceinline__ void load_b_lines(float *dst, const float *line, unsigned q, unsigned valid, int room)
 {
     const bool in = 4u * q < valid;
