@@ -74,6 +74,9 @@ static int64_t a_floats(const direct_tc_spec *s)
 /* Floats of a stage: A, then B [bn][b_stride]. */
 static int64_t stage_floats(const direct_tc_spec *s) { return a_floats(s) + (int64_t)s->bn * s->b_stride; }
 
+/* A block's shared memory: its stages. */
+static int64_t block_shared_bytes(const direct_tc_spec *s) { return STAGES * stage_floats(s) * 4; }
+
 /* ---- A from a patch of src ---- */
 
 /* MAX_PATCH_PLACES: a thread's places in a channel of the patch (each copied for every channel of
@@ -199,6 +202,10 @@ static int line_pieces(const direct_tc_spec *s) { return s->chunk_red / 4; }
 static int line_cols(const direct_tc_spec *s) { return THREADS / line_pieces(s); }
 static int line_passes(const direct_tc_spec *s) { return (s->bn + line_cols(s) - 1) / line_cols(s); }
 
+/* A warp's 16 x 8 products: its tile's m of 16 rows by n of 8 columns. */
+static int m_frags(const direct_tc_spec *s) { return s->bm / s->warps_m / 16; }
+static int n_frags(const direct_tc_spec *s) { return s->bn / s->warps_n / 8; }
+
 /* The warps of a tile: 2 x 2 where it has 32 columns or more, else 4 x 1. */
 static void set_warps(direct_tc_spec *s)
 {
@@ -216,7 +223,7 @@ static void set_warps(direct_tc_spec *s)
  * and 9 taps; the 128 x 64 tiles' reports 223-241, none spilled at 255; test_compile's check). */
 static int64_t registers_likely(const direct_tc_spec *s)
 {
-    int64_t m = s->bm / s->warps_m / 16, n = s->bn / s->warps_n / 8;
+    int64_t m = m_frags(s), n = n_frags(s);
     return 2 * 4 * m * n + 8 * m + 4 * n + (s->patch ? s->patch_places + 2 * m : 4) + s->taps / 4 + 40;
 }
 
@@ -252,7 +259,7 @@ static double copies_per_thread(const direct_tc_spec *s)
  * copies, about 4 instructions each with their addresses and predicates. */
 static double warp_step_cost(const direct_tc_spec *s)
 {
-    int m = s->bm / s->warps_m / 16, n = s->bn / s->warps_n / 8;
+    int m = m_frags(s), n = n_frags(s);
     return 16.0 * m + 8.0 * n + 13.2 * m * n + 4.0 * copies_per_thread(s) / (s->chunk_red / 8);
 }
 
@@ -262,8 +269,7 @@ static double warp_step_cost(const direct_tc_spec *s)
  * memory allows 6) spilled at 128. */
 static int blocks_per_sm(const direct_tc_spec *s, const cg_target *t)
 {
-    int64_t shared = (int64_t)STAGES * stage_floats(s) * 4;
-    int64_t per_sm = cg_target_shared_per_sm(t) / (shared + CG_SHARED_RESERVED_PER_BLOCK);
+    int64_t per_sm = cg_target_shared_per_sm(t) / (block_shared_bytes(s) + CG_SHARED_RESERVED_PER_BLOCK);
     int64_t by_regs = 65536 / (THREADS * round_up(registers_likely(s) + 16, 8));
     per_sm = per_sm < by_regs ? per_sm : by_regs;
     return (int)(per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm);
@@ -303,7 +309,7 @@ static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target
     for (int bm = 128; bm >= 64; bm -= 64)
         for (int bn = widest; bn >= 16; bn /= 2) {
             set_tile(p, s, bm, bn, lines);
-            if (STAGES * stage_floats(s) * 4 > cg_target_shared_per_block(t))
+            if (block_shared_bytes(s) > cg_target_shared_per_block(t))
                 continue;
             if (!best_bm || tile_time(s, t, sms) < best_time)
                 best_bm = bm, best_bn = bn, best_time = tile_time(s, t, sms);
@@ -311,7 +317,7 @@ static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target
     set_tile(p, s, best_bm ? best_bm : 64, best_bn ? best_bn : 16, lines);
     s->a_parts = THREADS / s->bm;
     s->b_parts = THREADS / s->bn;
-    s->shared_bytes = STAGES * stage_floats(s) * 4;
+    s->shared_bytes = block_shared_bytes(s);
     s->min_blocks = blocks_per_sm(s, t);
 }
 
@@ -446,7 +452,7 @@ static void set_ints(tmpl_value *ctx, const direct_tc_spec *s)
         {"a_parts", s->a_parts}, {"a_channels", s->cc / s->a_parts}, {"b_parts", s->b_parts},
         {"b_channels", s->cc / s->b_parts}, {"b_col_stride", s->b_col_stride}, {"b_chan_stride", s->b_chan_stride},
         {"warps_m", s->warps_m}, {"wm", s->bm / s->warps_m}, {"wn", s->bn / s->warps_n},
-        {"m_frags", s->bm / s->warps_m / 16}, {"n_frags", s->bn / s->warps_n / 8}, {"ksteps", s->chunk_red / 8},
+        {"m_frags", m_frags(s)}, {"n_frags", n_frags(s)}, {"ksteps", s->chunk_red / 8},
         {"channel_guard", s->src_c % s->cc != 0}, {"b_lines", b_lines(s)}, {"patch", s->patch},
         {"line_pieces", line_pieces(s)}, {"line_cols", line_cols(s)}, {"line_passes", line_passes(s)},
     };
