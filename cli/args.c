@@ -288,7 +288,8 @@ static const cli_option options[] = {
      "(3-D: to 127) over 1000 tiles;\n"
      "fft, generated; fft-tiled, cublas; direct: tensor (fprop and stride-1\n"
      "bprop of up to 32 taps, accgrad of up to 9, by mma.sync in 3xTF32,\n"
-     "sm_80 on), else its FMA kernel"},
+     "sm_80 on; on sm_90 fprop and bprop of rank 1-2 and up to 9 taps by\n"
+     "wgmma, w's pieces made by a kernel before), else its FMA kernel"},
     {"--weights", "WHERE", PLAN_VERBS, false, set_weights, 0,
      "winograd-fused's weights' transforms, fprop and bprop: before (a\n"
      "kernel of their own, what convgen_prepare_weights runs once; the\n"

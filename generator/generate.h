@@ -84,6 +84,9 @@ typedef struct cg_kernel {
     /* What a kernel of a program of kernels only (direct) computes, for its header; NULL: the
      * first is an implicit GEMM, a second the sum of its split reduction's partial results. */
     const char *what;
+    /* It only lays the weights out in the workspace for the kernel after it (direct's wgmma form),
+     * which then computes the pass: its header counts the floats it writes, not the pass's FLOPs. */
+    bool weights_only;
     /* It writes y and applies the layer's epilogue (bias, ReLU) to what it writes: the last
      * kernel of fprop's program, or of each sub-batch's, for a layer with an epilogue. */
     bool epilogue;

@@ -74,11 +74,13 @@ static void identity_lines(const cg_generated *g, int i, const cg_target *t, con
         cg_buf_printf(b, " * pass: %s, kernel %d of %d, step %d of %d: %s\n", convgen_pass_name(g->pass), i + 1,
                       g->kernel_count, step + 1, g->step_count, what);
     } else {
-        /* a program of kernels only (direct): the first computes the pass, a second sums its splits */
+        /* a program of kernels only (direct): the first computes the pass (after one that lays the
+           weights out, if any), a second sums its splits */
+        const int computes = g->kernel_count > 1 && g->kernels[0].weights_only ? 1 : 0;
         what = g->kernels[i].what ? g->kernels[i].what
-               : i == 0           ? "implicit GEMM"
+               : i == computes    ? "implicit GEMM"
                                   : "sum of the split reduction's partial results";
-        flops = i == 0 ? cg_problem_flops(&g->problem) : (double)g->workspace_bytes / 4;
+        flops = i == computes ? cg_problem_flops(&g->problem) : (double)g->workspace_bytes / 4;
         cg_buf_printf(b, " * pass: %s, kernel %d of %d: %s\n", convgen_pass_name(g->pass), i + 1, g->kernel_count, what);
     }
     cg_buf_printf(b, " * FLOPs: %.4g", flops);

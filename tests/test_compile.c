@@ -19,15 +19,17 @@
 #include "layer.h"
 #include "planner_cases.h"
 
-static convgen_context *offline(const char *cache_dir)
+static convgen_context *offline_for(const char *arch, const char *cache_dir)
 {
-    convgen_context_options o = {.offline = 1, .arch = "sm_90", .cache_dir = cache_dir, .disk_cache = cache_dir ? 0 : -1};
+    convgen_context_options o = {.offline = 1, .arch = arch, .cache_dir = cache_dir, .disk_cache = cache_dir ? 0 : -1};
     convgen_context *ctx = NULL;
     convgen_status s = convgen_context_create(&o, &ctx);
     if (s != CONVGEN_SUCCESS)
         fail_msg("offline context: %s", convgen_last_error());
     return ctx;
 }
+
+static convgen_context *offline(const char *cache_dir) { return offline_for("sm_90", cache_dir); }
 
 /* Every registered planner on every layer and pass of the set: each case it takes compiles
  * without local memory; each one it refuses must be a refusal tests/planner_cases.c expects. */
@@ -151,13 +153,13 @@ static void test_generated_gemm_compiles_without_local_memory(void **state)
 typedef void (*kernel_visit)(const cg_layer *layer, convgen_pass pass, const convgen_plan *plan, int k,
                              const convgen_kernel_info *info, int *tally);
 
-/* Every kernel of algo's plans with gemm=tensor, on every layer and pass of the set it plans. */
-static void each_tensor_kernel(convgen_algo algo, kernel_visit visit, int *tally)
+/* Every kernel of algo's plans with gemm=tensor for arch, on every layer and pass of the set it plans. */
+static void each_tensor_kernel(convgen_algo algo, const char *arch, kernel_visit visit, int *tally)
 {
     cg_layer *layers;
     int count;
     assert_int_equal(cg_layer_read_file(CONVGEN_SOURCE_DIR "/bench/layers.txt", &layers, &count), CONVGEN_SUCCESS);
-    convgen_context *ctx = offline(NULL);
+    convgen_context *ctx = offline_for(arch, NULL);
     for (int i = 0; i < count; ++i)
         for (int p = 0; p < 3; ++p) {
             convgen_plan_options o = {.gemm = CONVGEN_GEMM_TENSOR};
@@ -211,34 +213,40 @@ static void test_tensor_gemm_compiles_for_sm_90a_without_local_memory(void **sta
 {
     (void)state;
     int tally[3] = {0};
-    each_tensor_kernel(CONVGEN_ALGO_WINOGRAD, visit_winograd, tally);
+    each_tensor_kernel(CONVGEN_ALGO_WINOGRAD, "sm_90", visit_winograd, tally);
     print_message("winograd: %d tensor-core products kernels compiled for sm_90a without local memory (%d of them "
                   "accgrad's), %d others\n", tally[0], tally[1], tally[2]);
     assert_true(tally[0] >= 30 && tally[1] >= 10); /* every pass of the 3x3 and 5x5 layers, at least */
 }
 
-/* tally: kernels, those reading A from a patch */
+/* tally: kernels, those reading A from a patch, those by wgmma (and their pieces' kernels) */
 static void visit_direct(const cg_layer *layer, convgen_pass pass, const convgen_plan *plan, int k,
                          const convgen_kernel_info *info, int *tally)
 {
+    const char *src = convgen_plan_source(plan, k);
     ++tally[0];
-    tally[1] += strstr(convgen_plan_source(plan, k), "load_patch(") != NULL;
+    tally[1] += strstr(src, "load_patch(") != NULL;
+    tally[2] += strstr(src, "\n" CG_SM90A_MARKER "\n") != NULL && strstr(src, "wgmma.mma_async") != NULL;
     fail_on_local_memory(layer, pass, info);
 }
 
-/* direct's tensor form (gemm=tensor, direct_tc.c) on every layer and pass of the set it plans:
- * each kernel compiles without local memory. Its blocks an SM and whether A comes from a patch
- * rest on an estimate of a thread's registers (registers_likely), which NVRTC's allocation can
- * outgrow: this is where a spill it lets through shows, beyond the shipped picks the kernel set
- * compiles. */
+/* direct's tensor form (gemm=tensor, direct_tc.c) on every layer and pass of the set it plans,
+ * for sm_90 (wgmma where A comes from a patch, compiled for sm_90a) and for sm_80 (mma.sync): each
+ * kernel compiles without local memory. Its blocks an SM and whether A comes from a patch rest on
+ * an estimate of a thread's registers (registers_likely), which NVRTC's allocation can outgrow:
+ * this is where a spill it lets through shows, beyond the shipped picks the kernel set compiles. */
 static void test_direct_tensor_compiles_without_local_memory(void **state)
 {
     (void)state;
-    int tally[2] = {0};
-    each_tensor_kernel(CONVGEN_ALGO_DIRECT, visit_direct, tally);
-    print_message("direct tensor: %d kernels compiled without local memory, %d of them reading A from a patch\n",
-                  tally[0], tally[1]);
-    assert_true(tally[0] >= 60 && tally[1] >= 30); /* the 2-D 3x3 layers' fprop and bprop read patches */
+    int sm90[3] = {0}, sm80[3] = {0};
+    each_tensor_kernel(CONVGEN_ALGO_DIRECT, "sm_90", visit_direct, sm90);
+    each_tensor_kernel(CONVGEN_ALGO_DIRECT, "sm_80", visit_direct, sm80);
+    print_message("direct tensor: sm_90, %d kernels compiled without local memory, %d of them reading A from a "
+                  "patch, %d by wgmma; sm_80, %d kernels, %d from a patch\n", sm90[0], sm90[1], sm90[2], sm80[0],
+                  sm80[1]);
+    /* the 2-D 3x3 layers' fprop and bprop read patches, on sm_90 by wgmma */
+    assert_true(sm90[0] >= 60 && sm90[1] >= 30 && sm90[2] >= 30);
+    assert_true(sm80[0] >= 60 && sm80[1] >= 30 && sm80[2] == 0);
 }
 
 static const convgen_conv_desc small = {.rank = 2, .n = 2, .c = 3, .k = 5, .in = {11, 13}, .kernel = {3, 3}};

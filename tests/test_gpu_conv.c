@@ -1220,7 +1220,7 @@ int main(void)
             (struct CMUnitTest){.name = f->name, .test_func = check_shape, .initial_state = f};
     }
     /* direct's shapes again by its tensor-core form (fprop, stride-1 bprop, accgrad of up to 9 taps:
-     * mma.sync in 3xTF32) */
+     * mma.sync in 3xTF32; on sm_90 fprop and bprop by wgmma where A comes from a patch) */
     static shape direct_tc_shapes[DIRECT_SHAPES];
     for (int i = 0; i < DIRECT_SHAPES; ++i) {
         shape *t = &direct_tc_shapes[i];
@@ -1231,7 +1231,7 @@ int main(void)
             direct_tc_spec spec;
             bool takes = cg_problem_init(&p, &t->d) == CONVGEN_SUCCESS &&
                          cg_direct_tc_spec(&p, (convgen_pass)pass, NULL, &spec) == CONVGEN_SUCCESS;
-            t->form[pass] = takes ? "mma.sync" : NULL;
+            t->form[pass] = !takes ? NULL : spec.wgmma ? "wgmma.mma_async" : "mma.sync";
         }
         snprintf(t->name, sizeof t->name, "tensor-core GEMM: %.140s", direct_shapes[i].name);
         direct_tensor[i] = (struct CMUnitTest){.name = t->name, .test_func = check_shape, .initial_state = t};

@@ -130,14 +130,17 @@ static void skip_without_compiler(void)
     }
 }
 
-static cg_target a100(void)
+/* An sm_80 GPU of `sms` SMs (an A100's shared memory): mma.sync's, no wgmma. */
+static cg_target sm80(int sms)
 {
-    cg_target t = {.sm_count = 108};
+    cg_target t = {.sm_count = sms};
     assert_true(cg_target_shared_limits("sm_80", &t.shared_per_block, &t.shared_per_sm));
     t.max_cluster = cg_target_max_cluster("sm_80");
     snprintf(t.arch, sizeof t.arch, "sm_80");
     return t;
 }
+
+static cg_target a100(void) { return sm80(108); }
 
 /* Small layers that reach every planner's paths: 3x3 and 5x5 with pads, uneven sizes and
  * uneven pads, rank 1 and 3, stride 2 (direct's), dilation 2, 1x1, few channels (direct-window),
@@ -301,17 +304,18 @@ static void test_winograd_tensor_gemm(void **state)
     printf("winograd's tensor-core GEMM: %d runs within %.0e (each program in both orders)\n", ran, ERROR_BOUND);
 }
 
-/* direct's implicit GEMM on the tensor cores (gemm=tensor: mma.sync in 3xTF32), every pass of
- * every small layer it takes (taps 1 to 27, accgrad's to 9; rank 1 to 3, pads uneven, dilation,
- * stride but in bprop, channels not a whole chunk), of 72 columns (column tiles of 16, the last
- * half outside the GEMM) in convolution mode, fprop with bias and ReLU on an A100, accgrad in one
- * split (no workspace); planned for 132 SMs (accgrad's sum in many splits) and for 2 (few), each
- * in both of the runner's orders; three tiles the rule picks, named. What it refuses, it names. */
+/* direct's implicit GEMM on the tensor cores (gemm=tensor: mma.sync in 3xTF32, an sm_80 GPU's form),
+ * every pass of every small layer it takes (taps 1 to 27, accgrad's to 9; rank 1 to 3, pads
+ * uneven, dilation, stride but in bprop, channels not a whole chunk), of 72 columns (column tiles
+ * of 16, the last half outside the GEMM) in convolution mode, fprop with bias and ReLU, accgrad in
+ * one split (no workspace); planned for 108 SMs (accgrad's sum in many splits) and for 2 (few),
+ * each in both of the runner's orders; three tiles the rule picks, named. What it refuses, it
+ * names. sm_90's form (wgmma) is test_direct_wgmma's. */
 static void test_direct_tensor(void **state)
 {
     (void)state;
     skip_without_compiler();
-    const cg_target few = {.sm_count = 2};
+    const cg_target many = a100(), few = sm80(2);
     const cg_tuning tune = {.gemm = CONVGEN_GEMM_TENSOR};
     convgen_conv_desc shapes[LAYERS + 1];
     memcpy(shapes, layers, sizeof layers);
@@ -338,7 +342,7 @@ static void test_direct_tensor(void **state)
                 }
                 char what[64];
                 snprintf(what, sizeof what, "direct tensor, shape %zu%s", i, ti ? " on 2 SMs" : "");
-                ran += check_both_orders(&shapes[i], (convgen_pass)pass, CONVGEN_ALGO_DIRECT, ti ? &few : NULL, &tune,
+                ran += check_both_orders(&shapes[i], (convgen_pass)pass, CONVGEN_ALGO_DIRECT, ti ? &few : &many, &tune,
                                          "mma.sync", what);
             }
     cg_target a = a100();
@@ -350,13 +354,13 @@ static void test_direct_tensor(void **state)
     const cg_tuning no_workspace = {.gemm = CONVGEN_GEMM_TENSOR, .workspace_limit = 1};
     const convgen_conv_desc long_sum = {.rank = 2, .n = 2, .c = 8, .k = 8, .in = {20, 20}, .kernel = {3, 3},
                                         .pad_before = {1, 1}, .pad_after = {1, 1}};
-    ran += check_both_orders(&long_sum, CONVGEN_ACCGRAD, CONVGEN_ALGO_DIRECT, NULL, &no_workspace, "recent[i][j]",
+    ran += check_both_orders(&long_sum, CONVGEN_ACCGRAD, CONVGEN_ALGO_DIRECT, &many, &no_workspace, "recent[i][j]",
                              "direct tensor, accgrad without workspace");
     /* the tile of the least time on the busiest SM (choose_tiles' tile_time): fprop on 4 SMs, 64 x 16
      * (20 tiles, 5 on the busiest: 318 against 64 x 32's 321, and 128 x 64's 350, 3 tiles each
      * alone on an SM); bprop on 1 SM, 64 x 64 (5 tiles, where 128 x 64's 3 cover 384 rows for 288);
      * fprop and bprop on 1 SM, 128 x 64 where 128 rows waste none (16 x 16: 512 rows) */
-    const cg_target four = {.sm_count = 4}, one = {.sm_count = 1};
+    const cg_target four = sm80(4), one = sm80(1);
     const convgen_conv_desc wide_cols = {.rank = 2, .n = 2, .c = 64, .k = 64, .in = {12, 12}, .kernel = {3, 3},
                                          .pad_before = {1, 1}, .pad_after = {1, 1}};
     const convgen_conv_desc whole_rows = {.rank = 2, .n = 2, .c = 64, .k = 64, .in = {16, 16}, .kernel = {3, 3},
@@ -403,26 +407,29 @@ static void test_direct_tensor(void **state)
     cg_problem hp;
     cg_generated hg;
     assert_int_equal(cg_problem_init(&hp, &huge), CONVGEN_SUCCESS);
-    assert_int_equal(cg_generate_tuned(&hp, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL, &tune, &hg), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_tuned(&hp, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &many, &tune, &hg), CONVGEN_SUCCESS);
     assert_non_null(strstr(hg.kernels[0].source, "(long long)i * 36024004"));
     cg_generated_free(&hg);
     printf("direct's tensor-core GEMM: %d runs within %.0e (each program in both orders), %d refusals named\n", ran,
            ERROR_BOUND, refused);
 }
 
-/* direct's tensor form with A from a patch of src in shared memory (each chunk's lines of the tile
- * copied once, the sum tap-major), fprop and bprop, on 132 SMs (64-row tiles) and on 2 (128
- * rows): tiles across 2 to 4 small images, pads uneven, channels not a whole chunk, stride 2,
- * dilation 2, rank 1 (its images the lines), convolution mode, a 2 x 2 kernel (16 channels a
- * chunk), a 1 x 3 one, tiles inside one image, and pads past the kernel's reach (bprop's origin
- * negative); each program in both of the runner's orders,
- * each must copy the patch (load_patch). The gather's tiles are test_direct_tensor's too. */
+/* direct's tensor forms with A from a patch of src in shared memory (each chunk's lines of the
+ * tile copied once, the sum tap-major), fprop and bprop: tiles across 2 to 4 small images, pads
+ * uneven, channels not a whole chunk, stride 2, dilation 2, rank 1 (its images the lines),
+ * convolution mode, a 2 x 2 kernel (16 channels a chunk), a 1 x 3 one, tiles inside one image, and
+ * pads past the kernel's reach (bprop's origin negative); wgmma's fprop with bias and ReLU too. Each on an sm_80 GPU (mma.sync: 108 SMs,
+ * 64-row tiles, and 2, 128 rows), where it must copy the patch (load_patch), and on sm_90 (wgmma,
+ * B's pieces made by the kernel before: 132 SMs and 2), where the products must be wgmma's; each
+ * program in both of the runner's orders. The gather's tiles are test_direct_tensor's. */
 static void test_direct_tensor_patch(void **state)
 {
     (void)state;
     skip_without_compiler();
     const cg_tuning tune = {.gemm = CONVGEN_GEMM_TENSOR};
-    const cg_target few = {.sm_count = 2};
+    const cg_target many80 = a100(), few80 = sm80(2), few90 = {.sm_count = 2};
+    const cg_target *targets[] = {&many80, &few80, NULL, &few90};
+    const char *const names[] = {"", " on 2 SMs", ", wgmma", ", wgmma on 2 SMs"};
 #define D2(n_, c_, k_, h_, w_, r_, s_) \
     {.rank = 2, .n = n_, .c = c_, .k = k_, .in = {h_, w_}, .kernel = {r_, s_}}
     convgen_conv_desc shapes[] = {
@@ -444,16 +451,21 @@ static void test_direct_tensor_patch(void **state)
     /* pads past the kernel's reach: bprop's origin (r - 1) dil - pad is negative */
     shapes[8].pad_before[0] = shapes[8].pad_before[1] = shapes[8].pad_after[0] = shapes[8].pad_after[1] = 3;
     int ran = 0;
-    for (int ti = 0; ti < 2; ++ti)
+    for (int ti = 0; ti < 4; ++ti)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
             for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
                 if (pass == CONVGEN_BPROP && shapes[i].stride[0] > 1)
                     continue; /* bprop of stride 2 is refused (test_direct_tensor) */
                 char what[64];
-                snprintf(what, sizeof what, "direct tensor, patch, shape %zu%s", i, ti ? " on 2 SMs" : "");
-                ran += check_both_orders(&shapes[i], (convgen_pass)pass, CONVGEN_ALGO_DIRECT, ti ? &few : NULL, &tune,
-                                         "load_patch(", what);
+                snprintf(what, sizeof what, "direct tensor, patch, shape %zu%s", i, names[ti]);
+                ran += check_both_orders(&shapes[i], (convgen_pass)pass, CONVGEN_ALGO_DIRECT, targets[ti], &tune,
+                                         ti < 2 ? "load_patch(" : "wgmma.mma_async", what);
             }
+    /* wgmma's fprop with bias and ReLU as it stores y (sm_90, the default target) */
+    convgen_conv_desc biased = shapes[1];
+    biased.epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU;
+    ran += check_both_orders(&biased, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL, &tune, "fmaxf(",
+                             "direct tensor, patch, wgmma, epilogue");
     printf("direct's tensor form, A from a patch: %d runs within %.0e (each program in both orders)\n", ran,
            ERROR_BOUND);
 }
@@ -466,6 +478,7 @@ static void test_direct_tensor_weights_misaligned(void **state)
     (void)state;
     skip_without_compiler();
     const cg_tuning tune = {.gemm = CONVGEN_GEMM_TENSOR};
+    const cg_target a = a100(); /* mma.sync's form: sm_90's reads B's pieces (test_direct_tensor_patch) */
     const convgen_conv_desc short_chunk = {.rank = 2, .n = 3, .c = 20, .k = 72, .in = {9, 11}, .kernel = {3, 3},
                                            .pad_before = {1, 1}, .pad_after = {1, 1}};
     const convgen_conv_desc *ds[] = {&layers[0], &layers[7], &short_chunk};
@@ -475,7 +488,7 @@ static void test_direct_tensor_weights_misaligned(void **state)
         for (size_t i = 0; i < sizeof ds / sizeof ds[0]; ++i) {
             char what[64];
             snprintf(what, sizeof what, "direct tensor, B by lines, layer %zu, w %s", i, shift ? "4-byte aligned" : "aligned");
-            ran += check_both_orders(ds[i], CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL, &tune, "load_b_lines(line_dst", what);
+            ran += check_both_orders(ds[i], CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &a, &tune, "load_b_lines(line_dst", what);
         }
     }
     printf("direct's tensor fprop, B by 16-byte lines or 4-byte copies: %d runs within %.0e\n", ran, ERROR_BOUND);

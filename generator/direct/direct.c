@@ -492,12 +492,17 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
  * 46-63% (78% on R1), half that at 16 output channels. */
 #define DIRECT_TC_EFFICIENCY 0.3
 #define DIRECT_TC_ACCGRAD_EFFICIENCY 0.55
+/* sm_90's wgmma form (B's pieces made first): 0.94x the FMA rate on R4, 0.87x on R1 (H100, bench/NOTES.md,
+ * session 77) */
+#define DIRECT_WGMMA_EFFICIENCY 0.8
 static double direct_fma_efficiency(const cg_generated *g)
 {
     const cg_problem *p = &g->problem;
     convgen_pass pass = g->pass;
     double taps = (double)p->c * (double)cg_problem_kernel_pixels(p);
     double width = pass == CONVGEN_FPROP ? (double)p->k : pass == CONVGEN_BPROP ? (double)p->c : fmin((double)p->k, taps);
+    if (g->kernel_count > 1 && g->kernels[0].weights_only)
+        return DIRECT_WGMMA_EFFICIENCY;
     if (g->kernel_count > 0 && strncmp(g->kernels[0].name, "convgen_direct_tc_", 18) == 0)
         return pass == CONVGEN_ACCGRAD ? DIRECT_TC_ACCGRAD_EFFICIENCY * fmin(1.0, width / 32.0) : DIRECT_TC_EFFICIENCY;
     return DIRECT_EFFICIENCY * fmin(1.0, width / 64.0);

@@ -1,7 +1,11 @@
 /* direct's implicit GEMM on the tensor cores (gemm=tensor): fprop and stride-1 bprop as
  * out[rows][cols] = A[rows][red] * B[red][cols], the products by mma.sync m16n8k8 in 3xTF32 (each
  * operand split into a TF32 hi and lo, three products summed in fp32: fp32's accuracy, as
- * winograd's tensor GEMM; bench/NOTES.md "Issue 30, session 57").
+ * winograd's tensor GEMM; bench/NOTES.md "Issue 30, session 57"). On sm_90, where A comes from a
+ * patch (below), by wgmma instead (direct_wgmma.cu): a warpgroup's A from registers as mma.sync's,
+ * B from shared memory in wgmma's core matrices, hi and lo, which a first kernel lays out from w
+ * into the workspace (direct_wgmma_pieces.cu), so that a block copies them 16 bytes at a time and
+ * rearranges nothing (bench/NOTES.md, "Issue 30, session 77": R4 fprop 161 -> 107 us, H100).
  *
  * Both passes read the source tensor src (x for fprop, dy for bprop) alike: out pixel q of image
  * n reads src at pos(q) + tap offset, per dimension, over src's channels:
@@ -20,6 +24,7 @@
  *   that a lane's A element is its row's place in the patch plus a constant. */
 #include "direct_tc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -65,14 +70,19 @@ static void gather_view(const cg_problem *p, convgen_pass pass, direct_tc_spec *
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-/* Floats of a stage's A: the gather's [chunk_red][a_stride], or the patch's [cc][patch_floats]. */
+/* Floats of a stage's A: the gather's [chunk_red][a_stride], or the patch's [cc][patch_floats]
+ * (wgmma's to a multiple of 4: B's pieces after it are 16-byte copies and core matrices). */
 static int64_t a_floats(const direct_tc_spec *s)
 {
-    return s->patch ? (int64_t)s->cc * s->patch_floats : (int64_t)s->chunk_red * s->a_stride;
+    int64_t a = s->patch ? (int64_t)s->cc * s->patch_floats : (int64_t)s->chunk_red * s->a_stride;
+    return s->wgmma ? round_up(a, 4) : a;
 }
 
-/* Floats of a stage: A, then B [bn][b_stride]. */
-static int64_t stage_floats(const direct_tc_spec *s) { return a_floats(s) + (int64_t)s->bn * s->b_stride; }
+/* Floats of a stage: A, then B [bn][b_stride] (wgmma: B's pieces). */
+static int64_t stage_floats(const direct_tc_spec *s)
+{
+    return a_floats(s) + (s->wgmma ? s->b_piece_floats : (int64_t)s->bn * s->b_stride);
+}
 
 /* A block's shared memory: its stages. */
 static int64_t block_shared_bytes(const direct_tc_spec *s) { return STAGES * stage_floats(s) * 4; }
@@ -160,13 +170,13 @@ static bool plan_patch(const cg_problem *p, direct_tc_spec *s, int bm, int64_t l
         return false;
     s->patch_lines = lines;
     s->patch_floats = fewest_ways(lines * s->line_len, 1, true, s->step[s->rank - 1]);
-    int64_t places = (lines * s->line_len + THREADS - 1) / THREADS;
+    int64_t places = (lines * s->line_len + s->threads - 1) / s->threads;
     s->patch_places = (int)places;
     /* A tile's copies are 32-bit offsets from its first image's chunk, over the images it
        reaches; lines are counted in 32 bits. */
     int64_t images = (bm - 1) / s->row_pixels + 2;
     return places <= MAX_PATCH_PLACES && images * s->src_c * s->src_pixels < INT32_MAX &&
-           (p->n + 2) * s->image_lines + places * THREADS < INT32_MAX;
+           (p->n + 2) * s->image_lines + places * s->threads < INT32_MAX;
 }
 
 /* src's padded line length and lines an image, and the most lines a tile of 128 and of 64 rows
@@ -223,6 +233,8 @@ static void set_warps(direct_tc_spec *s)
  * and 9 taps; the 128 x 64 tiles' reports 223-241, none spilled at 255; test_compile's check). */
 static int64_t registers_likely(const direct_tc_spec *s)
 {
+    if (s->wgmma) /* the chunk's sums and the whole (bn / 2 each), A's halves twice, the rows' places, its taps */
+        return s->bn + 16 + s->patch_places + 4 + s->chunk_red / 12 + 34;
     int64_t m = m_frags(s), n = n_frags(s);
     return 2 * 4 * m * n + 8 * m + 4 * n + (s->patch ? s->patch_places + 2 * m : 4) + s->taps / 4 + 40;
 }
@@ -264,13 +276,14 @@ static double warp_step_cost(const direct_tc_spec *s)
 }
 
 /* Blocks an SM holds, by the shared memory and by the registers a thread likely needs (16 to
- * spare over the estimate), at most 4: the launch bounds say it, without which ptxas held the
- * kernel to 80 registers and spilled (S13 fprop), and with 4 blocks a patch's tile (whose shared
- * memory allows 6) spilled at 128. */
+ * spare over the estimate; none for wgmma's, whose estimate NVRTC 13.0's reports meet or undercut
+ * by up to 25 on every layer of the set), at most 4: the launch bounds say it, without which ptxas
+ * held the kernel to 80 registers and spilled (S13 fprop), and with 4 blocks a patch's tile (whose
+ * shared memory allows 6) spilled at 128. */
 static int blocks_per_sm(const direct_tc_spec *s, const cg_target *t)
 {
     int64_t per_sm = cg_target_shared_per_sm(t) / (block_shared_bytes(s) + CG_SHARED_RESERVED_PER_BLOCK);
-    int64_t by_regs = 65536 / (THREADS * round_up(registers_likely(s) + 16, 8));
+    int64_t by_regs = 65536 / (s->threads * round_up(registers_likely(s) + (s->wgmma ? 0 : 16), 8));
     per_sm = per_sm < by_regs ? per_sm : by_regs;
     return (int)(per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm);
 }
@@ -287,6 +300,100 @@ static double tile_time(const direct_tc_spec *s, const cg_target *t, int64_t sms
     return (double)((tiles + sms - 1) / sms) * warp_step_cost(s) * (alone ? 1.1 : 1.0);
 }
 
+/* ---- sm_90: the products by wgmma ---- */
+
+/* What an H100's SM does a cycle in these kernels, fitted to R4 and R1 (bench/NOTES.md, "Issue 30,
+ * session 77"): 710 TF32 products (of its tensor cores' 1,024: wgmma m64nNk8 issues in N / 2
+ * cycles) or 16.7 bytes of copies from the L2 cache, whichever is slower a chunk; and ~770 cycles a
+ * chunk where the tensor cores wait (its last group drained, two barriers, the next chunk's first
+ * A loads), which a second block on the SM hides, as it hides a block's first chunk of copies. */
+#define WGMMA_PRODUCTS_PER_CYCLE 710.0
+#define WGMMA_L2_BYTES_PER_CYCLE 16.7
+#define WGMMA_CHUNK_WAIT 770.0
+
+/* A chunk's copies (B's pieces and A's patch) and its work, the slower of them and its products. */
+static double wgmma_copy_cycles(const direct_tc_spec *s)
+{
+    return 4.0 * ((double)s->b_piece_floats + (double)s->cc * s->patch_lines * s->line_len) / WGMMA_L2_BYTES_PER_CYCLE;
+}
+static double wgmma_work_cycles(const direct_tc_spec *s)
+{
+    double products = 3.0 * s->bm * s->bn * s->chunk_red / WGMMA_PRODUCTS_PER_CYCLE;
+    return fmax(products, wgmma_copy_cycles(s));
+}
+
+/* The busiest SM's time, in cycles: its blocks (the tiles over the SMs, rounded up) each chunk's
+ * work, the chunks' waits once per `resident` blocks (blocks_per_sm, no more than it holds), and
+ * each block's first copies where a block runs alone (S64 fprop, 16 blocks an SM: chunks of 16
+ * channels, one block an SM, 245 us by this and 237.5 measured; of 8, two, 201 and 201.8). */
+static double wgmma_sm_cycles(const direct_tc_spec *s, const cg_target *t, int64_t sms)
+{
+    int64_t blocks = (tile_count(s, s->bm, s->bn) + sms - 1) / sms, resident = blocks_per_sm(s, t);
+    resident = resident < blocks ? resident : blocks;
+    return (double)blocks * s->chunks * wgmma_work_cycles(s) +
+           (double)((blocks + resident - 1) / resident) * s->chunks * WGMMA_CHUNK_WAIT +
+           (double)(resident == 1 ? blocks : 1) * wgmma_copy_cycles(s);
+}
+
+/* The chunk of cc channels x every tap. */
+static void set_chunk(direct_tc_spec *s, int cc)
+{
+    s->cc = cc;
+    s->chunk_red = cc * s->taps;
+    s->chunks = (int)((s->src_c + cc - 1) / cc);
+}
+
+/* The wgmma tile (bm, bn) and chunk of cc channels: a warpgroup a 64-row slice, A from the patch
+ * (its only form here); false where the patch does not apply or the block overruns the shared
+ * memory or registers. */
+static bool set_wgmma_tile(const cg_problem *p, direct_tc_spec *s, const cg_target *t, int bm, int bn, int cc,
+                           const int64_t lines[2])
+{
+    set_chunk(s, cc);
+    s->wgmma = true, s->bm = bm, s->bn = bn, s->threads = 2 * bm;
+    s->warps_m = bm / 16, s->warps_n = 1;
+    s->b_piece_floats = 2ll * s->chunk_red * bn;
+    s->patch = plan_patch(p, s, bm, lines[bm / 64 - 1]);
+    return s->patch && block_shared_bytes(s) <= cg_target_shared_per_block(t) &&
+           registers_likely(s) <= PATCH_MAX_REGISTERS;
+}
+
+/* On sm_90, where A can come from a patch: the tile of 128 or 64 rows (two warpgroups or one) by
+ * 128, 64 or 32 columns (no wider than the layer's columns need; 16 only where they are that few:
+ * wgmma m64n16k8 issues too little a K step for the A loads and splits it waits on, S27 fprop
+ * 16.8 us at 128 x 16 against 15.0 at 128 x 32, H100), and the chunk of `cc` or twice as many
+ * channels (half the chunks' waits, twice the shared memory), of the least time on the busiest SM
+ * (wgmma_sm_cycles; of equal times, the first tried). False where none applies (then mma.sync's
+ * form, cc as it was). B's pieces are indexed in 32 bits. */
+static bool choose_wgmma_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target *t, const int64_t lines[2])
+{
+    const int cc = s->cc;
+    if (!cg_target_wgmma(t) || !lines[0])
+        return false;
+    int64_t sms = t && t->sm_count > 0 ? t->sm_count : 132;
+    int widest = s->cols <= 16 ? 16 : s->cols <= 32 ? 32 : s->cols <= 64 ? 64 : 128, best_bm = 0, best_bn = 0, best_cc = 0;
+    double best_time = 0;
+    for (int bm = 128; bm >= 64; bm -= 64)
+        for (int bn = widest; bn >= (widest == 16 ? 16 : 32); bn /= 2)
+            for (int c = 2 * cc; c >= cc; c -= cc) {
+                if (!set_wgmma_tile(p, s, t, bm, bn, c, lines))
+                    continue;
+                double time = wgmma_sm_cycles(s, t, sms);
+                if (!best_bm || time < best_time)
+                    best_bm = bm, best_bn = bn, best_cc = c, best_time = time;
+            }
+    if (!best_bm || !set_wgmma_tile(p, s, t, best_bm, best_bn, best_cc, lines) ||
+        (s->cols + best_bn - 1) / best_bn * s->chunks * s->b_piece_floats / 2 >= INT32_MAX) {
+        s->wgmma = false;
+        set_chunk(s, cc);
+        return false;
+    }
+    s->a_parts = s->b_parts = 1;
+    s->shared_bytes = block_shared_bytes(s);
+    s->min_blocks = blocks_per_sm(s, t);
+    return true;
+}
+
 /* The block tile, of 128 or 64 rows by 64, 32 or 16 columns (the mma's n of 8 in whole warps; no
  * wider than the layer's columns need): of those that fit the shared memory, the one of the least
  * time on the busiest SM (tile_time; of equal times, the first tried: more rows, then columns). Larger
@@ -299,11 +406,12 @@ static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target
 {
     int64_t sms = t && t->sm_count > 0 ? t->sm_count : 132;
     int widest = s->cols <= 16 ? 16 : s->cols <= 32 ? 32 : 64;
-    s->cc = 8 * (s->taps >= 8 ? 1 : 8 / s->taps); /* whole K steps of 8, at least 8 of them a chunk */
-    s->chunk_red = s->cc * s->taps;
-    s->chunks = (int)((s->src_c + s->cc - 1) / s->cc);
+    set_chunk(s, 8 * (s->taps >= 8 ? 1 : 8 / s->taps)); /* whole K steps of 8, at least 8 of them a chunk */
     int64_t lines[2];
     patch_geometry(p, s, lines);
+    if (choose_wgmma_tiles(p, s, t, lines))
+        return;
+    s->threads = THREADS;
     int best_bm = 0, best_bn = 0;
     double best_time = 0;
     for (int bm = 128; bm >= 64; bm -= 64)
@@ -416,19 +524,29 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const di
                   "B = w as stored",
                   (long long)s->rows, (long long)s->cols, (long long)(s->src_c * s->taps),
                   (long long)(s->src_c * s->taps), s->bprop ? "dy" : "x");
-    cg_value_line(h, "products: mma.sync m16n8k8 in 3xTF32 (a hi and lo TF32 half of each operand, lo*hi + hi*lo + hi*hi "
-                  "in fp32)");
+    if (s->wgmma)
+        cg_value_line(h, "products: wgmma m64n%dk8 in 3xTF32 (a hi and lo TF32 half of each operand, lo*hi + hi*lo + "
+                      "hi*hi in fp32), A from registers, B's pieces (hi and lo in wgmma's core matrices) made by the "
+                      "kernel before into the workspace", s->bn);
+    else
+        cg_value_line(h, "products: mma.sync m16n8k8 in 3xTF32 (a hi and lo TF32 half of each operand, lo*hi + hi*lo + "
+                      "hi*hi in fp32)");
     cg_value_line(h, "FLOPs: %.6g (2*n*c*k*prod(kernel)*prod(out))", cg_problem_flops(p));
-    cg_value_line(h, "tiles: block %d x %d, warps %d x %d of %d x %d; the sum in %d chunks of %d channels x %d taps, "
-                  "%d stages", s->bm, s->bn, s->warps_m, s->warps_n, s->bm / s->warps_m, s->bn / s->warps_n, s->chunks,
-                  s->cc, s->taps, STAGES);
+    if (s->wgmma)
+        cg_value_line(h, "tiles: block %d x %d, %d warpgroups of 64 x %d; the sum in %d chunks of %d channels x %d "
+                      "taps, %d stages", s->bm, s->bn, s->bm / 64, s->bn, s->chunks, s->cc, s->taps, STAGES);
+    else
+        cg_value_line(h, "tiles: block %d x %d, warps %d x %d of %d x %d; the sum in %d chunks of %d channels x %d "
+                      "taps, %d stages", s->bm, s->bn, s->warps_m, s->warps_n, s->bm / s->warps_m, s->bn / s->warps_n,
+                      s->chunks, s->cc, s->taps, STAGES);
     if (s->patch)
         cg_value_line(h, "A: from a patch of %s in shared memory, the %lld lines of %lld floats (padding included) "
                       "that a tile's rows reach, copied once a chunk (%d copies a thread, where the gather took %d); "
                       "the chunk's sum tap-major", s->bprop ? "dy" : "x", (long long)s->patch_lines,
-                      (long long)s->line_len, s->cc * s->patch_places, s->chunk_red * s->bm / THREADS);
+                      (long long)s->line_len, s->cc * s->patch_places, s->chunk_red * s->bm / s->threads);
     cg_value_line(h, "copies: A %s 4 bytes a copy (zeros past the edges); B %s", s->patch ? "copied" : "gathered",
-                  b_lines(s)
+                  s->wgmma ? "its pieces, 16 bytes a copy"
+                  : b_lines(s)
                   ? "by 16-byte copies of each column's line of w where w is 16-byte aligned, else 4 bytes a copy"
                   : "4 bytes a copy (a column's taps lie in runs of the kernel's size)");
     cg_value_line(h, "launch: grid (%u, %u, 1), block (%u, 1, 1), %u bytes of dynamic shared memory", k->grid[0],
@@ -436,15 +554,15 @@ static tmpl_value *header_lines(const cg_problem *p, convgen_pass pass, const di
     cg_value_line(h, "launch bounds: %d blocks an SM, by the shared memory and ~%lld registers a thread (estimated)",
                   s->min_blocks, (long long)registers_likely(s));
     cg_value_line(h, "%s", "");
-    cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_tc.cu or generator/direct/direct_tc.c "
-                  "instead.");
+    cg_value_line(h, "Generated: do not edit. Change templates/direct/%s or generator/direct/direct_tc.c instead.",
+                  s->wgmma ? "direct_wgmma.cu" : "direct_tc.cu");
     return h;
 }
 
 static void set_ints(tmpl_value *ctx, const direct_tc_spec *s)
 {
     const struct { const char *key; int64_t v; } ints[] = {
-        {"threads", THREADS}, {"min_blocks", s->min_blocks}, {"rows", s->rows}, {"cols", s->cols}, {"src_c", s->src_c},
+        {"threads", s->threads}, {"min_blocks", s->min_blocks}, {"rows", s->rows}, {"cols", s->cols}, {"src_c", s->src_c},
         {"src_pixels", s->src_pixels}, {"row_pixels", s->row_pixels}, {"taps", s->taps}, {"cc", s->cc},
         {"chunk_red", s->chunk_red}, {"chunks", s->chunks}, {"bm", s->bm}, {"bn", s->bn},
         {"bm_log2", cg_log2_up(s->bm)}, {"a_stride", s->a_stride}, {"b_stride", s->b_stride},
@@ -455,6 +573,7 @@ static void set_ints(tmpl_value *ctx, const direct_tc_spec *s)
         {"m_frags", m_frags(s)}, {"n_frags", n_frags(s)}, {"ksteps", s->chunk_red / 8},
         {"channel_guard", s->src_c % s->cc != 0}, {"b_lines", b_lines(s)}, {"patch", s->patch},
         {"line_pieces", line_pieces(s)}, {"line_cols", line_cols(s)}, {"line_passes", line_passes(s)},
+        {"b_piece_floats", s->b_piece_floats}, {"b_copies", (s->b_piece_floats / 4 + s->threads - 1) / s->threads},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
         tmpl_set_int(ctx, ints[i].key, ints[i].v);
@@ -482,7 +601,7 @@ static bool set_patch(tmpl_value *ctx, const cg_problem *p, const direct_tc_spec
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
         tmpl_set_int(ctx, ints[i].key, ints[i].v);
     /* every place a thread computes, those past the patch's lines (never copied) too */
-    int64_t places_max = (int64_t)s->patch_places * THREADS, line_max = (p->n + 2) * s->image_lines + places_max;
+    int64_t places_max = (int64_t)s->patch_places * s->threads, line_max = (p->n + 2) * s->image_lines + places_max;
     const int64_t *sizes = s->row_dims; /* rank 2: (y, x); rank 1: x */
     tmpl_value *by_line = cg_value_magic((uint32_t)s->line_len, places_max),
                *by_image = cg_value_magic((uint32_t)s->image_lines, line_max),
@@ -496,6 +615,48 @@ static bool set_patch(tmpl_value *ctx, const cg_problem *p, const direct_tc_spec
 
 static convgen_status acc_generate(const cg_problem *p, const cg_target *t, const cg_tuning *tune, cg_generated *out);
 
+/* wgmma's first kernel: B's pieces from w into the workspace (direct_wgmma_pieces.cu), a thread a
+ * float of their hi halves. */
+static convgen_status pieces_generate(convgen_pass pass, const direct_tc_spec *s, const char *const *ops,
+                                      cg_generated *out)
+{
+    enum { PIECE_THREADS = 256 };
+    const int64_t col_tiles = (s->cols + s->bn - 1) / s->bn, hi_floats = col_tiles * s->chunks * s->b_piece_floats / 2;
+    cg_kernel *k = &out->kernels[out->kernel_count++];
+    snprintf(k->name, sizeof k->name, "convgen_direct_tc_%s_pieces", convgen_pass_name(pass));
+    k->what = "B's pieces: w in wgmma's core matrices, hi and lo, a column tile's chunk together";
+    k->weights_only = true;
+    k->grid[0] = (unsigned)((hi_floats + PIECE_THREADS - 1) / PIECE_THREADS);
+    k->grid[1] = k->grid[2] = 1;
+    k->block[0] = PIECE_THREADS;
+    k->block[1] = k->block[2] = 1;
+    out->workspace_bytes = 2 * hi_floats * 4;
+    tmpl_value *ctx = tmpl_map(), *h = tmpl_list();
+    cg_value_line(h, "convgen %s: direct convolution on the tensor cores, %s: B's pieces for the wgmma kernel",
+                  CG_GENERATOR_VERSION, convgen_pass_name(pass));
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "workspace: [%lld column tiles][%d chunks][%d K steps][hi, lo][%d x 2 core matrices of 8 columns "
+                  "x 4 of the sum], %lld bytes", (long long)col_tiles, s->chunks, s->chunk_red / 8, s->bn / 8,
+                  (long long)out->workspace_bytes);
+    cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1)", k->grid[0], k->block[0]);
+    cg_value_line(h, "%s", "");
+    cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_wgmma_pieces.cu or "
+                  "generator/direct/direct_tc.c instead.");
+    tmpl_map_set(ctx, "header", h);
+    tmpl_set_str(ctx, "kernel_name", k->name);
+    tmpl_set_str(ctx, "in0", ops[0]);
+    tmpl_set_str(ctx, "in1", ops[1]);
+    tmpl_set_str(ctx, "out", ops[2]);
+    const struct { const char *key; int64_t v; } ints[] = {
+        {"threads", PIECE_THREADS}, {"hi_floats", hi_floats}, {"bn", s->bn}, {"cc", s->cc}, {"kq", s->cc / 8},
+        {"ksteps", s->chunk_red / 8}, {"chunks", s->chunks}, {"cols", s->cols}, {"src_c", s->src_c},
+        {"b_col_stride", s->b_col_stride}, {"b_chan_stride", s->b_chan_stride},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
+        tmpl_set_int(ctx, ints[i].key, ints[i].v);
+    return cg_render_kernel("direct/direct_wgmma_pieces.cu", ctx, &k->source);
+}
+
 convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, const cg_target *t, const cg_tuning *tune,
                                      cg_generated *out)
 {
@@ -505,20 +666,30 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
     convgen_status st = cg_direct_tc_spec(p, pass, t, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
-    cg_kernel *k = &out->kernels[0];
+    static const char *const operands[2][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}};
+    const char *const *ops = operands[s.bprop];
+    out->kernel_count = 0;
+    if (s.wgmma) {
+        st = pieces_generate(pass, &s, ops, out);
+        if (st != CONVGEN_SUCCESS)
+            return st;
+    }
+    cg_kernel *k = &out->kernels[out->kernel_count++];
     snprintf(k->name, sizeof k->name, "convgen_direct_tc_%s", convgen_pass_name(pass));
     k->grid[0] = (unsigned)((s.rows + s.bm - 1) / s.bm);
     k->grid[1] = (unsigned)((s.cols + s.bn - 1) / s.bn);
     k->grid[2] = 1;
-    k->block[0] = THREADS;
+    k->block[0] = (unsigned)s.threads;
     k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)s.shared_bytes;
     k->epilogue = p->epilogue != 0;
-    out->kernel_count = 1;
 
-    static const char *const operands[2][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}};
-    const char *const *ops = operands[s.bprop];
     tmpl_value *ctx = tmpl_map();
+    if (s.wgmma) { /* it waits for the pieces (sm_90's programmatic dependent launch: its launch hidden) */
+        k->what = "the implicit GEMM";
+        tmpl_set_str(ctx, "sm90a_marker", CG_SM90A_MARKER);
+    }
+    cg_kernel_set_dependent(k, ctx, t, s.wgmma ? CG_DEPENDENT_WAITS_FIRST : CG_DEPENDENT_NONE);
     tmpl_map_set(ctx, "header", header_lines(p, pass, &s, k));
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "in0", ops[0]);
@@ -537,8 +708,7 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
         tmpl_unref(ctx);
         return CONVGEN_ERROR_INTERNAL;
     }
-    st = cg_render_kernel("direct/direct_tc.cu", ctx, &k->source);
-    return st;
+    return cg_render_kernel(s.wgmma ? "direct/direct_wgmma.cu" : "direct/direct_tc.cu", ctx, &k->source);
 }
 
 /* ---- accgrad ---- */

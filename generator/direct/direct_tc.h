@@ -1,6 +1,7 @@
 /* direct's implicit GEMM on the tensor cores (gemm=tensor, direct_tc.c): fprop and stride-1
- * bprop in one kernel, accgrad of up to 9 taps in one and the sum of its splits, the products
- * by mma.sync in 3xTF32. */
+ * bprop in one kernel (on sm_90, where A comes from a patch, a kernel making B's pieces and one
+ * by wgmma), accgrad of up to 9 taps in one and the sum of its splits, the products by mma.sync
+ * (or wgmma) in 3xTF32. */
 #ifndef CG_DIRECT_TC_H
 #define CG_DIRECT_TC_H
 
@@ -27,6 +28,12 @@ typedef struct direct_tc_spec {
     bool patch;
     int64_t line_len, image_lines, patch_lines, patch_floats;
     int patch_places;                                         /* a thread's places of each channel of the patch */
+    /* sm_90: the products by wgmma (direct_wgmma.cu), A from the patch in registers, B's pieces
+     * (b_piece_floats a chunk: hi and lo in wgmma's core matrices) made by a kernel before it into
+     * the workspace; a warpgroup a 64-row slice of the tile, all bn columns. */
+    bool wgmma;
+    int64_t b_piece_floats;
+    int threads;                                              /* a block's */
     int64_t shared_bytes;
     int min_blocks;                                           /* blocks an SM holds (the launch bounds) */
 } direct_tc_spec;

@@ -166,10 +166,10 @@ static inline void kcpu_bulk_copy(unsigned to, const void *from, unsigned bytes,
 {
     kcpu_calls->bulk_copy(to, from, bytes, bar);
 }
-static inline void kcpu_wgmma(unsigned n, unsigned long long a, unsigned long long b, bool scale_d, int scale_a,
-                              int scale_b, float *const *d)
+static inline void kcpu_wgmma(unsigned n, unsigned long long a, const unsigned *const *a_regs, unsigned long long b,
+                              bool scale_d, int scale_a, int scale_b, float *const *d)
 {
-    kcpu_calls->wgmma(n, a, b, scale_d, scale_a, scale_b, d);
+    kcpu_calls->wgmma(n, a, a_regs, b, scale_d, scale_a, scale_b, d);
 }
 static inline void kcpu_wgmma_commit(void) { kcpu_calls->wgmma_commit(); }
 static inline void kcpu_wgmma_wait(unsigned newest) { kcpu_calls->wgmma_wait(newest); }

@@ -185,7 +185,8 @@ static int split_fields(const char *s, char **field, int most)
 }
 
 /* wgmma.mma_async m64nNk8 of TF32 into fp32: `{d ..}, a-desc, b-desc, scale-d, imm-scale-a,
- * imm-scale-b` as one call with the sums' addresses. */
+ * imm-scale-b` as one call with the sums' addresses; `{d ..}, {a0, a1, a2, a3}, b-desc, ..` (A
+ * from registers) with the registers' addresses too. */
 static bool translate_wgmma(const asm_stmt *a, const char *ins, cg_buf *out)
 {
     unsigned n;
@@ -195,20 +196,28 @@ static bool translate_wgmma(const asm_stmt *a, const char *ins, cg_buf *out)
         return false;
     char *field[MAX_OPERANDS + 8];
     const int count = split_fields(ins + used, field, MAX_OPERANDS + 8), sums = (int)n / 2;
-    bool ok = count == sums + 5;
-    for (int i = 0; ok && i < sums + 2; ++i)
+    const int regs = count == sums + 8 ? 4 : 0, b = sums + (regs ? regs : 1); /* A's registers or descriptor */
+    bool ok = count == sums + 5 || regs;
+    for (int i = 0; ok && i < b + 1; ++i)
         ok = operand_of(a, field[i]) != NULL;
-    const char *scale_d = ok ? predicate_of(a, field[sums + 2]) : NULL;
-    scale_d = scale_d ? scale_d : ok ? value_of(a, field[sums + 2]) : NULL;
-    ok = ok && scale_d && (!strcmp(field[sums + 3], "1") || !strcmp(field[sums + 3], "-1")) &&
-         (!strcmp(field[sums + 4], "1") || !strcmp(field[sums + 4], "-1"));
+    const char *scale_d = ok ? predicate_of(a, field[b + 1]) : NULL;
+    scale_d = scale_d ? scale_d : ok ? value_of(a, field[b + 1]) : NULL;
+    ok = ok && scale_d && (!strcmp(field[b + 2], "1") || !strcmp(field[b + 2], "-1")) &&
+         (!strcmp(field[b + 3], "1") || !strcmp(field[b + 3], "-1"));
     if (ok) {
         cg_buf_puts(out, " { float *const kcpu_d[] = {");
         for (int i = 0; i < sums; ++i)
             cg_buf_printf(out, "%s&(%s)", i ? ", " : "", operand_of(a, field[i]));
-        cg_buf_printf(out, "}; kcpu_wgmma(%uu, (unsigned long long)(%s), (unsigned long long)(%s), (%s) != 0, %s, %s, kcpu_d); }",
-                      n, operand_of(a, field[sums]), operand_of(a, field[sums + 1]), scale_d, field[sums + 3],
-                      field[sums + 4]);
+        cg_buf_puts(out, "};");
+        if (regs) {
+            cg_buf_puts(out, " const unsigned *const kcpu_a[] = {");
+            for (int i = 0; i < regs; ++i)
+                cg_buf_printf(out, "%s&(%s)", i ? ", " : "", operand_of(a, field[sums + i]));
+            cg_buf_puts(out, "};");
+        }
+        cg_buf_printf(out, " kcpu_wgmma(%uu, (unsigned long long)(%s), %s, (unsigned long long)(%s), (%s) != 0, %s, %s, "
+                      "kcpu_d); }", n, regs ? "0" : operand_of(a, field[sums]), regs ? "kcpu_a" : "NULL",
+                      operand_of(a, field[b]), scale_d, field[b + 2], field[b + 3]);
     }
     for (int i = 0; i < count; ++i)
         free(field[i]);

@@ -46,9 +46,10 @@ typedef struct wg_op {
     unsigned group, seq, n, arrived;
     uint64_t due; /* reversed: the sweep after the one in which a wait first found it issued */
     uint64_t a, b;
-    bool scale_d;
+    bool scale_d, a_in_registers;
     int scale_a, scale_b;
-    float **d; /* WARPGROUP x n / 2 */
+    float **d;                /* WARPGROUP x n / 2 */
+    const unsigned **a_regs;  /* WARPGROUP x 4, where a_in_registers */
 } wg_op;
 
 static const kcpu_sm90_host *host;
@@ -291,10 +292,27 @@ static void decode(const char *arena, uint64_t desc, unsigned rows, int scale, f
         }
 }
 
+/* A from the warpgroup's registers (kcpu_sm90_wgmma), truncated to TF32 and scaled. */
+static void gather_a(const wg_op *op, float a[][8])
+{
+    for (unsigned s = 0; s < WARPGROUP; ++s) {
+        const unsigned row = 16 * (s / 32) + s % 32 / 4, col = s % 4;
+        for (unsigned h = 0; h < 4; ++h) {
+            uint32_t bits = *op->a_regs[4 * s + h] & 0xffffe000u;
+            float x;
+            memcpy(&x, &bits, 4);
+            a[row + 8 * (h & 1)][col + 4 * (h >> 1)] = (float)op->scale_a * x;
+        }
+    }
+}
+
 static void run_op(const wg_op *op)
 {
     float a[64][8], b[256][8];
-    decode(op->arena, op->a, 64, op->scale_a, a);
+    if (op->a_in_registers)
+        gather_a(op, a);
+    else
+        decode(op->arena, op->a, 64, op->scale_a, a);
     decode(op->arena, op->b, op->n, op->scale_b, b);
     for (unsigned s = 0; s < WARPGROUP; ++s) {
         float *const *d = op->d + s * (op->n / 2);
@@ -322,7 +340,7 @@ static unsigned warpgroup_of(const kcpu_thread *t, unsigned *slot)
 
 static void drop_first(unsigned wg)
 {
-    free(ops[wg][0]->d), free(ops[wg][0]);
+    free(ops[wg][0]->d), free(ops[wg][0]->a_regs), free(ops[wg][0]);
     memmove(ops[wg], ops[wg] + 1, (op_count[wg] - 1) * sizeof *ops[wg]);
     --op_count[wg];
 }
@@ -336,7 +354,8 @@ static void run_complete(unsigned wg)
     }
 }
 
-void kcpu_sm90_wgmma(unsigned n, uint64_t a, uint64_t b, bool scale_d, int scale_a, int scale_b, float *const *d)
+void kcpu_sm90_wgmma(unsigned n, uint64_t a, const unsigned *const *a_regs, uint64_t b, bool scale_d, int scale_a,
+                     int scale_b, float *const *d)
 {
     kcpu_thread *t = host->self();
     unsigned slot, wg = warpgroup_of(t, &slot);
@@ -350,18 +369,21 @@ void kcpu_sm90_wgmma(unsigned n, uint64_t a, uint64_t b, bool scale_d, int scale
         ops[wg] = grow(ops[wg], op_count[wg], &op_cap[wg], sizeof *ops[wg]);
         op = calloc(1, sizeof *op);
         float **sums = op ? calloc((size_t)WARPGROUP * (n / 2), sizeof *sums) : NULL;
-        if (!sums)
+        const unsigned **regs = a_regs ? calloc((size_t)WARPGROUP * 4, sizeof *regs) : NULL;
+        if (!sums || (a_regs && !regs))
             host->fail("out of memory for a wgmma in flight");
-        *op = (wg_op){t->arena, t->wgmma_committed, t->wgmma_issued, n, 0, UINT64_MAX, a, b, scale_d, scale_a, scale_b,
-                      sums};
+        *op = (wg_op){t->arena, t->wgmma_committed, t->wgmma_issued, n, 0, UINT64_MAX, a_regs ? 0 : a, b, scale_d,
+                      a_regs != NULL, scale_a, scale_b, sums, regs};
         ops[wg][op_count[wg]++] = op;
-    } else if (op->n != n || op->a != a || op->b != b || op->scale_d != scale_d || op->scale_a != scale_a ||
-               op->scale_b != scale_b) {
+    } else if (op->n != n || op->a_in_registers != (a_regs != NULL) || (!a_regs && op->a != a) || op->b != b ||
+               op->scale_d != scale_d || op->scale_a != scale_a || op->scale_b != scale_b) {
         failf("wgmma %u of group %u: the warpgroup's threads give it different operands", op->seq, op->group);
     }
     if (op->d[slot * (n / 2)])
         failf("wgmma %u of group %u issued twice by one thread", op->seq, op->group);
     memcpy(op->d + slot * (n / 2), d, (n / 2) * sizeof *d);
+    if (a_regs)
+        memcpy(op->a_regs + slot * 4, a_regs, 4 * sizeof *a_regs);
     ++op->arrived;
     ++t->wgmma_issued;
     host->progress();

@@ -56,8 +56,12 @@ void kcpu_sm90_st_async(unsigned to, uint32_t bits, unsigned bar);
 
 /* wgmma.mma_async m64nNk8 .f32.tf32.tf32 by one thread of its warpgroup: d, the thread's N / 2
  * sums (pointers: they are read and written when the group runs); a and b, the operands'
- * descriptors (K-major, no swizzle); d = a b + (scale_d ? d : 0), a and b times scale_a, scale_b. */
-void kcpu_sm90_wgmma(unsigned n, uint64_t a, uint64_t b, bool scale_d, int scale_a, int scale_b, float *const *d);
+ * descriptors (K-major, no swizzle), or where a_regs is not NULL, A from registers: the thread's
+ * four (pointers, read when the group runs, so that a kernel that writes them before the wait
+ * shows), rows 16 w + g and + 8 by columns t and t + 4 of warp w's lane 4 g + t, as mma.sync's
+ * m16n8k8; d = a b + (scale_d ? d : 0), a and b times scale_a, scale_b. */
+void kcpu_sm90_wgmma(unsigned n, uint64_t a, const unsigned *const *a_regs, uint64_t b, bool scale_d, int scale_a,
+                     int scale_b, float *const *d);
 void kcpu_sm90_wgmma_commit(void);
 /* wgmma.wait_group: every group of the thread's warpgroup but the `newest` latest has run. */
 void kcpu_sm90_wgmma_wait(unsigned newest);

@@ -68,7 +68,8 @@ typedef struct kcpu_api {
     void (*mbar_arrive)(unsigned at, unsigned tx_bytes);
     bool (*mbar_try_wait)(unsigned at, unsigned parity);
     void (*bulk_copy)(unsigned to, const void *from, unsigned bytes, unsigned bar);
-    void (*wgmma)(unsigned n, uint64_t a, uint64_t b, bool scale_d, int scale_a, int scale_b, float *const *d);
+    void (*wgmma)(unsigned n, uint64_t a, const unsigned *const *a_regs, uint64_t b, bool scale_d, int scale_a,
+                  int scale_b, float *const *d);
     void (*wgmma_commit)(void);
     void (*wgmma_wait)(unsigned newest);
     /* st.async of 4 bytes to a shared::cluster address, counted on the mbarrier at `bar` */
