@@ -82,7 +82,8 @@ typedef struct cg_kernel {
     unsigned grid[3], block[3];
     unsigned shared_bytes; /* dynamic shared memory per block (0 for most kernels) */
     /* What a kernel of a program of kernels only (direct) computes, for its header; NULL: the
-     * first is an implicit GEMM, a second the sum of its split reduction's partial results. */
+     * first is an implicit GEMM (the second, after one that is weights_only), a later one the sum
+     * of its split reduction's partial results. */
     const char *what;
     /* It only lays the weights out in the workspace for the kernel after it (direct's wgmma form),
      * which then computes the pass: its header counts the floats it writes, not the pass's FLOPs. */

@@ -487,7 +487,7 @@ static bool direct_tensor_takes(const shape *s, convgen_pass pass)
 {
     cg_problem p;
     direct_tc_spec spec;
-    if (cg_problem_init(&p, &s->d) == CONVGEN_SUCCESS && cg_direct_tc_spec(&p, pass, NULL, &spec) == CONVGEN_SUCCESS)
+    if (cg_problem_init(&p, &s->d) == CONVGEN_SUCCESS && cg_direct_tc_spec(&p, pass, NULL, 0, &spec) == CONVGEN_SUCCESS)
         return true;
     print_message("%s: not the tensor-core form's: %s\n", convgen_pass_name(pass), convgen_last_error());
     return false;
@@ -1230,8 +1230,8 @@ int main(void)
             cg_problem p;
             direct_tc_spec spec;
             bool takes = cg_problem_init(&p, &t->d) == CONVGEN_SUCCESS &&
-                         cg_direct_tc_spec(&p, (convgen_pass)pass, NULL, &spec) == CONVGEN_SUCCESS;
-            t->form[pass] = !takes ? NULL : spec.wgmma ? "wgmma.mma_async" : "mma.sync";
+                         cg_direct_tc_spec(&p, (convgen_pass)pass, NULL, 0, &spec) == CONVGEN_SUCCESS;
+            t->form[pass] = !takes ? NULL : spec.wgmma ? "wgmma.mma_async" : "mma.sync.aligned";
         }
         snprintf(t->name, sizeof t->name, "tensor-core GEMM: %.140s", direct_shapes[i].name);
         direct_tensor[i] = (struct CMUnitTest){.name = t->name, .test_func = check_shape, .initial_state = t};

@@ -310,7 +310,7 @@ static void test_winograd_tensor_gemm(void **state)
  * of 16, the last half outside the GEMM) in convolution mode, fprop with bias and ReLU, accgrad in
  * one split (no workspace); planned for 108 SMs (accgrad's sum in many splits) and for 2 (few),
  * each in both of the runner's orders; three tiles the rule picks, named. What it refuses, it
- * names. sm_90's form (wgmma) is test_direct_wgmma's. */
+ * names. sm_90's form (wgmma) is test_direct_tensor_patch's. */
 static void test_direct_tensor(void **state)
 {
     (void)state;
@@ -343,7 +343,7 @@ static void test_direct_tensor(void **state)
                 char what[64];
                 snprintf(what, sizeof what, "direct tensor, shape %zu%s", i, ti ? " on 2 SMs" : "");
                 ran += check_both_orders(&shapes[i], (convgen_pass)pass, CONVGEN_ALGO_DIRECT, ti ? &few : &many, &tune,
-                                         "mma.sync", what);
+                                         "mma.sync.aligned", what);
             }
     cg_target a = a100();
     convgen_conv_desc d = layers[0];
@@ -398,7 +398,7 @@ static void test_direct_tensor(void **state)
             cg_problem p;
             direct_tc_spec spec;
             assert_int_equal(cg_problem_init(&p, fits[i].d), CONVGEN_SUCCESS);
-            if (cg_direct_tc_spec(&p, (convgen_pass)pass, fits[i].t, &spec) != CONVGEN_SUCCESS)
+            if (cg_direct_tc_spec(&p, (convgen_pass)pass, fits[i].t, 0, &spec) != CONVGEN_SUCCESS)
                 fail_msg("fit %zu %s: %s", i, convgen_pass_name((convgen_pass)pass), convgen_last_error());
             assert_true(spec.shared_bytes <= cg_target_shared_per_block(fits[i].t));
         }
@@ -466,6 +466,11 @@ static void test_direct_tensor_patch(void **state)
     biased.epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU;
     ran += check_both_orders(&biased, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL, &tune, "fmaxf(",
                              "direct tensor, patch, wgmma, epilogue");
+    /* a workspace limit below wgmma's pieces: mma.sync's form on sm_90, which needs none (its
+       instruction: wgmma's source names mma.sync in a comment) */
+    const cg_tuning small_workspace = {.gemm = CONVGEN_GEMM_TENSOR, .workspace_limit = 1024};
+    ran += check_both_orders(&shapes[7], CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, NULL, &small_workspace, "mma.sync.aligned",
+                             "direct tensor, patch, sm_90 within a workspace limit");
     printf("direct's tensor form, A from a patch: %d runs within %.0e (each program in both orders)\n", ran,
            ERROR_BOUND);
 }

@@ -518,7 +518,7 @@ static int direct_variants(const cg_problem *p, convgen_pass pass, int effort, c
 {
     (void)effort;
     direct_tc_spec s;
-    bool tensor = cg_direct_tc_spec(p, pass, NULL, &s) == CONVGEN_SUCCESS;
+    bool tensor = cg_direct_tc_spec(p, pass, NULL, fixed->workspace_limit, &s) == CONVGEN_SUCCESS;
     if (max < 1)
         return 0;
     out[0] = *fixed;

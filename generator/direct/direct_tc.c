@@ -359,14 +359,22 @@ static bool set_wgmma_tile(const cg_problem *p, direct_tc_spec *s, const cg_targ
            registers_likely(s) <= PATCH_MAX_REGISTERS;
 }
 
+/* The workspace of B's pieces: every column tile's chunks. */
+static int64_t wgmma_workspace_bytes(const direct_tc_spec *s)
+{
+    return (s->cols + s->bn - 1) / s->bn * s->chunks * s->b_piece_floats * 4;
+}
+
 /* On sm_90, where A can come from a patch: the tile of 128 or 64 rows (two warpgroups or one) by
  * 128, 64 or 32 columns (no wider than the layer's columns need; 16 only where they are that few:
  * wgmma m64n16k8 issues too little a K step for the A loads and splits it waits on, S27 fprop
  * 16.8 us at 128 x 16 against 15.0 at 128 x 32, H100), and the chunk of `cc` or twice as many
  * channels (half the chunks' waits, twice the shared memory), of the least time on the busiest SM
- * (wgmma_sm_cycles; of equal times, the first tried). False where none applies (then mma.sync's
- * form, cc as it was). B's pieces are indexed in 32 bits. */
-static bool choose_wgmma_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target *t, const int64_t lines[2])
+ * (wgmma_sm_cycles; of equal times, the first tried), its pieces' workspace within the caller's
+ * limit (0: none). False where none applies (then mma.sync's form, which needs no workspace, cc as
+ * it was). B's pieces are indexed in 32 bits. */
+static bool choose_wgmma_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target *t, const int64_t lines[2],
+                               int64_t workspace_limit)
 {
     const int cc = s->cc;
     if (!cg_target_wgmma(t) || !lines[0])
@@ -377,7 +385,8 @@ static bool choose_wgmma_tiles(const cg_problem *p, direct_tc_spec *s, const cg_
     for (int bm = 128; bm >= 64; bm -= 64)
         for (int bn = widest; bn >= (widest == 16 ? 16 : 32); bn /= 2)
             for (int c = 2 * cc; c >= cc; c -= cc) {
-                if (!set_wgmma_tile(p, s, t, bm, bn, c, lines))
+                if (!set_wgmma_tile(p, s, t, bm, bn, c, lines) ||
+                    (workspace_limit > 0 && wgmma_workspace_bytes(s) > workspace_limit))
                     continue;
                 double time = wgmma_sm_cycles(s, t, sms);
                 if (!best_bm || time < best_time)
@@ -385,7 +394,7 @@ static bool choose_wgmma_tiles(const cg_problem *p, direct_tc_spec *s, const cg_
             }
     if (!best_bm || !set_wgmma_tile(p, s, t, best_bm, best_bn, best_cc, lines) ||
         (s->cols + best_bn - 1) / best_bn * s->chunks * s->b_piece_floats / 2 >= INT32_MAX) {
-        s->wgmma = false;
+        s->wgmma = false, s->b_piece_floats = 0;
         set_chunk(s, cc);
         return false;
     }
@@ -403,14 +412,14 @@ static bool choose_wgmma_tiles(const cg_problem *p, direct_tc_spec *s, const cg_
  * two on 64 SMs, its 392 of 64 x 32 three on 128, a quarter less on the busiest (H100: 28.2 ->
  * 24.6 us). None where not even 64 x 16 fits (a chunk of many taps on a GPU of little shared
  * memory: the spec refuses it). */
-static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target *t)
+static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target *t, int64_t workspace_limit)
 {
     int64_t sms = t && t->sm_count > 0 ? t->sm_count : 132;
     int widest = s->cols <= 16 ? 16 : s->cols <= 32 ? 32 : 64;
     set_chunk(s, 8 * (s->taps >= 8 ? 1 : 8 / s->taps)); /* whole K steps of 8, at least 8 of them a chunk */
     int64_t lines[2];
     patch_geometry(p, s, lines);
-    if (choose_wgmma_tiles(p, s, t, lines))
+    if (choose_wgmma_tiles(p, s, t, lines, workspace_limit))
         return;
     s->threads = THREADS;
     int best_bm = 0, best_bn = 0;
@@ -430,7 +439,8 @@ static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target
     s->min_blocks = blocks_per_sm(s, t);
 }
 
-convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const cg_target *t, direct_tc_spec *s)
+convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const cg_target *t, int64_t workspace_limit,
+                                 direct_tc_spec *s)
 {
     memset(s, 0, sizeof *s);
     if (pass == CONVGEN_ACCGRAD) {
@@ -453,7 +463,7 @@ convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const c
     if ((s->cols + 63) / 64 > 65535)
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: %lld columns need more than 65535 column tiles",
                        (long long)s->cols);
-    choose_tiles(p, s, t);
+    choose_tiles(p, s, t, workspace_limit);
     if (s->shared_bytes > cg_target_shared_per_block(t))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED,
                        "direct gemm=tensor: a chunk of %d taps x %d channels needs %lld bytes of shared memory a block",
@@ -631,7 +641,7 @@ static convgen_status pieces_generate(convgen_pass pass, const direct_tc_spec *s
     k->grid[1] = k->grid[2] = 1;
     k->block[0] = PIECE_THREADS;
     k->block[1] = k->block[2] = 1;
-    out->workspace_bytes = 2 * hi_floats * 4;
+    out->workspace_bytes = wgmma_workspace_bytes(s);
     tmpl_value *ctx = tmpl_map(), *h = tmpl_list();
     cg_value_line(h, "convgen %s: direct convolution on the tensor cores, %s: B's pieces for the wgmma kernel",
                   CG_GENERATOR_VERSION, convgen_pass_name(pass));
@@ -664,7 +674,7 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
     if (pass == CONVGEN_ACCGRAD)
         return acc_generate(p, t, tune, out);
     direct_tc_spec s;
-    convgen_status st = cg_direct_tc_spec(p, pass, t, &s);
+    convgen_status st = cg_direct_tc_spec(p, pass, t, tune ? tune->workspace_limit : 0, &s);
     if (st != CONVGEN_SUCCESS)
         return st;
     static const char *const operands[2][3] = {{"x", "w", "y"}, {"dy", "w", "dx"}};

@@ -20,7 +20,8 @@ typedef struct direct_tc_spec {
     int bm, bn, warps_m, warps_n;                             /* the block tile and its warps */
     int a_stride, b_stride;                                   /* floats between A's reduction rows, B's columns */
     int a_parts, b_parts;                                     /* threads sharing a row of A's loads, a column of B's */
-    /* A from a patch of src (rank 1 and 2, where it copies fewer floats than the gather): src's
+    /* A from a patch of src (rank 1 and 2, where it copies fewer floats than the gather; always in
+     * the wgmma form, which has no gather): src's
      * lines (image, padded row) that a tile's rows reach, each of line_len floats (padding
      * included, zeros), in `patch_floats` a channel (patch_lines whole lines and then some, for
      * the fragments' reads in 32 banks); the chunk's sum tap-major, so that a lane's A element is
@@ -56,10 +57,12 @@ typedef struct direct_tc_accgrad_spec {
 convgen_status cg_direct_tc_accgrad_spec(const cg_problem *p, const cg_target *t, int64_t workspace_limit,
                                          direct_tc_accgrad_spec *s);
 
-/* The plan of (p, pass) on t; CONVGEN_ERROR_NOT_SUPPORTED naming why where this form does not
- * apply (accgrad, a strided bprop, over 32 taps, a target before sm_80, a chunk past the shared
- * memory). */
-convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const cg_target *t, direct_tc_spec *s);
+/* The plan of (p, pass) on t (workspace_limit: the caller's, 0 none; the wgmma form's pieces must
+ * fit it, else mma.sync's form, which needs none); CONVGEN_ERROR_NOT_SUPPORTED naming why where
+ * this form does not apply (accgrad, a strided bprop, over 32 taps, a target before sm_80, a chunk
+ * past the shared memory). */
+convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const cg_target *t, int64_t workspace_limit,
+                                 direct_tc_spec *s);
 
 /* The kernels of (p, pass) into out: fprop's and bprop's one; accgrad's, and the sum of its
  * splits where it has more than one (their workspace within tune's limit). */

@@ -97,7 +97,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     float acc[{{ bn // 2 }}], part[{{ bn // 2 }}];
 #pragma unroll
     for (int i = 0; i < {{ bn // 2 }}; ++i)
-        acc[i] = 0.0f;
+        acc[i] = 0.0f; // part needs no zeros: each chunk's first wgmma sets it (add 0), never reading it
 
     load_chunk(stages, {{ in0 }} + a_base, off, inside, {{ src_c }}, stages + {{ a_floats }}, pieces, tid);
     for (unsigned chunk = 0; chunk < {{ chunks }}u; ++chunk) {
