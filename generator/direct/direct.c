@@ -492,8 +492,10 @@ static convgen_status direct_generate(const cg_problem *p, convgen_pass pass, co
  * 46-63% (78% on R1), half that at 16 output channels. */
 #define DIRECT_TC_EFFICIENCY 0.3
 #define DIRECT_TC_ACCGRAD_EFFICIENCY 0.55
-/* sm_90's wgmma form (B's pieces made first): 0.94x the FMA rate on R4, 0.87x on R1 (H100, bench/NOTES.md,
- * session 77) */
+/* sm_90's wgmma form (B's pieces made first), as a share of the FMA peak (H100, bench/NOTES.md,
+ * session 77): R1 1.39, V1 1.23, R4 1.08, S16 0.74, S13 0.56; 0.8 rates the small layers, where
+ * the algorithms are closest, without pruning the large ones (candidates rated far slower than
+ * the fastest are not timed) */
 #define DIRECT_WGMMA_EFFICIENCY 0.8
 static double direct_fma_efficiency(const cg_generated *g)
 {
