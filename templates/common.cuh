@@ -244,3 +244,25 @@ __device__ __forceinline__ void mma3_tf32(float (&d)[M][N][4], const unsigned (&
             mma_tf32(d[i][j], a_hi[i], b_hi[j]);
 }
 {%- endmacro -%}
+
+{#- wgmma's helpers, for the kernels whose products are wgmma (gemm_tc.cu, direct/direct_wgmma.cu):
+    shared_at (a generic pointer's shared-memory address), descriptor (an operand's in shared memory)
+    and fence_operand (a sum kept in place across a wgmma fence or wait). -#}
+{%- macro shared_at_function() -%}
+__device__ __forceinline__ unsigned shared_at(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+{%- endmacro -%}
+
+{%- macro descriptor_function() -%}
+// wgmma's shared-memory descriptor of an operand at p: K-major without swizzle, core matrices of
+// 8 rows x 16 bytes (4 of the sum), the next 4 of the sum 128 bytes on, the next 8 rows 256 on.
+__device__ __forceinline__ unsigned long long descriptor(const float *p)
+{
+    return (unsigned long long)((shared_at(p) & 0x3ffffu) >> 4) | (unsigned long long)(128u >> 4) << 16 |
+           (unsigned long long)(256u >> 4) << 32;
+}
+{%- endmacro -%}
+
+{%- macro fence_operand_function() -%}
+// Keeps the compiler from moving a read or write of x across a wgmma fence or wait.
+__device__ __forceinline__ void fence_operand(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+{%- endmacro -%}

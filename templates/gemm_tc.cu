@@ -25,7 +25,7 @@
 #error "this kernel's products are wgmma (sm_90a's): compile it for sm_90a, as the runtime does on sm_90"
 #endif
 
-__device__ __forceinline__ unsigned shared_at(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+{{ shared_at_function() }}
 
 // The stages' mbarriers: set up (count arrivals a phase), an arrival, an arrival that also expects
 // `bytes` from bulk copies, and the wait for phase `parity` to complete.
@@ -59,13 +59,7 @@ __device__ __forceinline__ void bulk_copy(float *dst, const float *src, unsigned
 
 {{ tf32_lo_function() }}
 
-// wgmma's shared-memory descriptor of an operand at p: K-major without swizzle, core matrices of
-// 8 rows x 16 bytes (4 of the sum), the next 4 of the sum 128 bytes on, the next 8 rows 256 on.
-__device__ __forceinline__ unsigned long long descriptor(const float *p)
-{
-    return (unsigned long long)((shared_at(p) & 0x3ffffu) >> 4) | (unsigned long long)(128u >> 4) << 16 |
-           (unsigned long long)(256u >> 4) << 32;
-}
+{{ descriptor_function() }}
 
 // d (64 x {{ bn }}, a warp's rows 16 w + g and + 8 by columns 8 j + 2 t and + 1 at d[4 j] .. d[4 j + 3])
 // = a b + (add ? d : 0), a (64 x 8) and b (8 x {{ bn }}) TF32 from shared memory by descriptor,
@@ -88,8 +82,7 @@ __device__ __forceinline__ void lo_halves(float *hi, unsigned floats, unsigned l
     }
 }
 
-// Keeps the compiler from moving a read or write of x across a wgmma fence or wait.
-__device__ __forceinline__ void fence_operand(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+{{ fence_operand_function() }}
 
 // A tile of C: its row block, column block and entry; q0 and count, the steps of the sum it takes
 // (its run's).

@@ -696,10 +696,9 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
     k->epilogue = p->epilogue != 0;
 
     tmpl_value *ctx = tmpl_map();
-    if (s.wgmma) { /* it waits for the pieces (sm_90's programmatic dependent launch: its launch hidden) */
-        k->what = "the implicit GEMM";
+    if (s.wgmma)
         tmpl_set_str(ctx, "sm90a_marker", CG_SM90A_MARKER);
-    }
+    /* wgmma's waits for the pieces (sm_90's programmatic dependent launch: its launch hidden) */
     cg_kernel_set_dependent(k, ctx, t, s.wgmma ? CG_DEPENDENT_WAITS_FIRST : CG_DEPENDENT_NONE);
     tmpl_map_set(ctx, "header", header_lines(p, pass, &s, k));
     tmpl_set_str(ctx, "kernel_name", k->name);

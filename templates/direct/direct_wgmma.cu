@@ -17,15 +17,9 @@
 
 {{ tf32_lo_function() }}
 
-__device__ __forceinline__ unsigned shared_at(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+{{ shared_at_function() }}
 
-// wgmma's shared-memory descriptor of B at p: K-major without swizzle, core matrices of 8 columns
-// x 16 bytes (4 of the sum), the next 4 of the sum 128 bytes on, the next 8 columns 256 on.
-__device__ __forceinline__ unsigned long long descriptor(const float *p)
-{
-    return (unsigned long long)((shared_at(p) & 0x3ffffu) >> 4) | (unsigned long long)(128u >> 4) << 16 |
-           (unsigned long long)(256u >> 4) << 32;
-}
+{{ descriptor_function() }}
 
 // d (64 x {{ bn }}: warp w's rows 16 w + g and + 8 by columns 8 j + 2 t and + 1 at d[4 j] .. d[4 j + 3])
 // = a b + (add ? d : 0), a the warpgroup's 64 x 8 of TF32 in registers (warp w's rows 16 w + g and
@@ -39,8 +33,7 @@ __device__ __forceinline__ void wgmma(float (&d)[{{ bn // 2 }}], const unsigned 
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(add));
 }
 
-// Keeps the compiler from moving a read or write of x across a wgmma fence or wait.
-__device__ __forceinline__ void fence_operand(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+{{ fence_operand_function() }}
 
 // Where the GEMM's element (r, col) lands: {{ out }}[n][col][pixel] for row r = (n, pixel).
 __device__ __forceinline__ unsigned long long out_index(unsigned r, unsigned col)
