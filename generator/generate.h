@@ -86,7 +86,9 @@ typedef struct cg_kernel {
      * of its split reduction's partial results. */
     const char *what;
     /* It only lays the weights out in the workspace for the kernel after it (direct's wgmma form),
-     * which then computes the pass: its header counts the floats it writes, not the pass's FLOPs. */
+     * which then computes the pass from there, never reading in1: its header counts the floats it
+     * writes, not the pass's FLOPs, and convgen_prepare_weights runs it alone (as a program's phase
+     * 0), convgen_execute_prepared the kernels after it. Only a program's first kernel may be. */
     bool weights_only;
     /* It writes y and applies the layer's epilogue (bias, ReLU) to what it writes: the last
      * kernel of fprop's program, or of each sub-batch's, for a layer with an epilogue. */
@@ -525,7 +527,9 @@ convgen_status cg_program_run(const cg_generated *g, const float *in0, const flo
 
 /* Whether the program's weights can be prepared once for many executions: it has steps before
  * the chunks (phase 0: the weights' transforms) and none after them reads in1 (the weights), so
- * convgen_execute_prepared can run phases 1 and 2 on a workspace that phase 0 filled. */
+ * convgen_execute_prepared can run phases 1 and 2 on a workspace that phase 0 filled. A program of
+ * kernels only (direct) can where its first is weights_only: the kernels after it read the
+ * workspace that one wrote, never in1. */
 bool cg_program_prepares_weights(const cg_generated *g);
 
 /* cg_program_evaluate's prepared path: phase 0 once with the weights w (in1), then phases 1 and

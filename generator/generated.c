@@ -30,6 +30,8 @@ static bool reads_weights(const cg_step *st)
 
 bool cg_program_prepares_weights(const cg_generated *g)
 {
+    if (g->step_count == 0) /* kernels only (direct): a first that lays w out, the rest never read it */
+        return g->kernel_count > 1 && g->kernels[0].weights_only;
     bool before = false;
     for (int i = 0; i < g->step_count; ++i) {
         if (g->steps[i].phase == 0)

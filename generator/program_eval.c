@@ -190,6 +190,8 @@ convgen_status cg_program_evaluate_prepared(const cg_generated *g, const float *
     if (!cg_program_prepares_weights(g))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the %s %s program has no weights to prepare",
                        convgen_algo_name(g->algo), convgen_pass_name(g->pass));
+    if (g->step_count == 0) /* kernels only: their sources say what they compute, not their ops */
+        return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the plan has no step program");
     cg_op_buffers m = {.in = {NULL, w}, .out = NULL, .ws = poisoned_workspace(g)};
     if (!m.ws)
         return CONVGEN_ERROR_OUT_OF_MEMORY;

@@ -561,6 +561,18 @@ static convgen_status run_steps(launcher *l, const float *in0, const float *in1,
     return s == CONVGEN_SUCCESS ? run_phase(l, 2, 0, in0, in1, bias, out, workspace) : s;
 }
 
+/* A program of kernels only (direct): each in order, of those `which` runs (a first that only lays
+ * the weights out is its weights' phase, cg_kernel.weights_only). */
+static convgen_status run_kernels(launcher *l, void **args, phases which)
+{
+    const cg_generated *g = l->plan->gen;
+    convgen_status s = CONVGEN_SUCCESS;
+    for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i)
+        if (which == ALL_PHASES || (which == WEIGHTS_ONLY) == g->kernels[i].weights_only)
+            s = launch_kernel(l, i, args);
+    return s;
+}
+
 /* Runs the plan's steps (the phases of `which`), or its kernels in order, on `stream`; every
  * kernel gets the same four pointers and the bias (cuLaunchKernel reads only the parameters a
  * kernel declares: those that add no bias take four). */
@@ -579,8 +591,7 @@ static convgen_status launch(convgen_plan *plan, const float *in0, const float *
     const cg_generated *g = plan->gen;
     launcher l = {plan, stream, CG_DEPENDENT_NONE};
     if (g->step_count == 0)
-        for (int i = 0; i < g->kernel_count && s == CONVGEN_SUCCESS; ++i)
-            s = launch_kernel(&l, i, args);
+        s = run_kernels(&l, args, which);
     else
         s = run_steps(&l, in0, in1, bias, out, workspace, which);
     CUcontext popped;

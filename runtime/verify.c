@@ -220,13 +220,14 @@ static convgen_status prepared_on_device(convgen_context *ctx, convgen_plan *pla
 }
 
 convgen_status cg_verify_prepared(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
-                                  convgen_algo algo, unsigned seed, cg_verify_result *result)
+                                  convgen_algo algo, const convgen_plan_options *options, unsigned seed,
+                                  cg_verify_result *result)
 {
     cg_problem p;
     convgen_plan *plan;
     int64_t elems[3];
     size_t ws;
-    convgen_status s = begin_check(ctx, desc, pass, algo, NULL, result, &p, &plan, elems, &ws);
+    convgen_status s = begin_check(ctx, desc, pass, algo, options, result, &p, &plan, elems, &ws);
     if (s != CONVGEN_SUCCESS)
         return s;
     float *w = malloc((size_t)elems[1] * sizeof(float)), *bias = malloc((size_t)p.k * sizeof(float)), *xs[2], *outs[2];

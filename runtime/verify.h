@@ -46,8 +46,10 @@ convgen_status cg_verify_shifted(convgen_context *ctx, const convgen_conv_desc *
 
 /* The weights prepared once (convgen_prepare_weights), their device copy then poisoned, and two
  * random inputs run on them (convgen_execute_prepared), each against the reference with the
- * same weights: the result is the worse run's (unwritten: both runs' together). */
+ * same weights: the result is the worse run's (unwritten: both runs' together). options: the
+ * plan's (NULL: defaults). */
 convgen_status cg_verify_prepared(convgen_context *ctx, const convgen_conv_desc *desc, convgen_pass pass,
-                                  convgen_algo algo, unsigned seed, cg_verify_result *result);
+                                  convgen_algo algo, const convgen_plan_options *options, unsigned seed,
+                                  cg_verify_result *result);
 
 #endif

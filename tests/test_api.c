@@ -182,6 +182,17 @@ static void test_prepared_weights_are_checked(void **state)
     assert_error(convgen_execute_prepared(fused, p, NULL, aligned, ws, NULL), CONVGEN_ERROR_INVALID_VALUE, "out is NULL");
     assert_error(convgen_prepare_weights(fused, p, aligned, ws, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
     assert_error(convgen_execute_prepared(fused, p, p, aligned, ws, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
+    /* direct's tensor form on sm_90 lays w out first (wgmma's pieces): weights to prepare */
+    convgen_plan *wgmma;
+    const convgen_conv_desc d3 = {.rank = 2, .n = 2, .c = 16, .k = 16, .in = {12, 12}, .kernel = {3, 3}};
+    const convgen_plan_options tensor = {.gemm = CONVGEN_GEMM_TENSOR};
+    assert_int_equal(convgen_plan_conv_ex(ctx, &d3, CONVGEN_BPROP, CONVGEN_ALGO_DIRECT, &tensor, &wgmma), CONVGEN_SUCCESS);
+    assert_int_equal(convgen_plan_prepares_weights(wgmma), 1);
+    convgen_plan_workspace_size(wgmma, &ws);
+    assert_true(ws > 0);
+    assert_error(convgen_prepare_weights(wgmma, p, aligned, ws, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
+    assert_error(convgen_execute_prepared(wgmma, p, p, aligned, ws, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
+    convgen_plan_destroy(wgmma);
     convgen_plan_destroy(direct);
     convgen_plan_destroy(accgrad);
     convgen_plan_destroy(fused);

@@ -12,7 +12,8 @@
  * weights' transforms made inside it (fprop, bprop); winograd_gemm, fft_tiled_gemm: those algorithms' shapes with the generated
  * GEMM, fft_cublas: fft's with cuBLAS's (options.gemm; fft's default is the generated one);
  * prepared: each FFT and Winograd algorithm's first 8 shapes on weights
- * prepared once; accuracy: Winograd's error per tile; auto: algorithm AUTO on direct's
+ * prepared once (direct_tensor, direct's shapes on the tensor cores, runs its wgmma plans on
+ * prepared weights too); accuracy: Winograd's error per tile; auto: algorithm AUTO on direct's
  * handpicked shapes and random stride-1 ones, and what it chose; registry: every registered
  * planner on direct's handpicked edge cases, the ones it refuses by tests/planner_cases.c, so
  * that a new planner runs on the GPU from the day it is registered; epilogue: fprop with a bias
@@ -493,6 +494,34 @@ static bool direct_tensor_takes(const shape *s, convgen_pass pass)
     return false;
 }
 
+/* Direct's tensor form on weights prepared once where its plan has them (the wgmma form's pieces,
+ * sm_90: fprop and bprop wherever A comes from a patch; there it must have them). */
+static void check_direct_prepared(const shape *s, convgen_pass pass, const convgen_plan_options *o)
+{
+    convgen_plan *plan;
+    if (convgen_plan_conv_ex(shape_ctx(s), &s->d, pass, s->algo, o, &plan) != CONVGEN_SUCCESS)
+        fail_msg("%s %s: %s", s->name, convgen_pass_name(pass), convgen_last_error());
+    bool wgmma = false, prepares = convgen_plan_prepares_weights(plan);
+    for (int i = 0; i < convgen_plan_kernel_count(plan); ++i)
+        wgmma = wgmma || strstr(convgen_plan_source(plan, i), "wgmma.mma_async");
+    convgen_plan_destroy(plan);
+    if (wgmma != prepares)
+        fail_msg("%s %s: the plan %s wgmma but %s weights to prepare", s->name, convgen_pass_name(pass),
+                 wgmma ? "runs" : "does not run", prepares ? "has" : "has no");
+    if (!prepares)
+        return;
+    cg_verify_result r;
+    convgen_status st = cg_verify_prepared(shape_ctx(s), &s->d, pass, s->algo, o, 13 + (unsigned)pass, &r);
+    if (st != CONVGEN_SUCCESS)
+        fail_msg("%s %s prepared: %s: %s", s->name, convgen_pass_name(pass), convgen_status_string(st),
+                 convgen_last_error());
+    print_message("%-8s prepared weights: rel %.2e unwritten %lld\n", convgen_pass_name(pass), r.rel_error,
+                  (long long)r.unwritten);
+    if (r.unwritten || !(r.rel_error <= s->bound))
+        fail_msg("%s %s prepared: relative error %.3e (bound %.0e), %lld elements never written", s->name,
+                 convgen_pass_name(pass), r.rel_error, s->bound, (long long)r.unwritten);
+}
+
 static void check_shape(void **state)
 {
     const shape *s = *state;
@@ -580,6 +609,8 @@ static void check_shape(void **state)
         if (!(r.rel_error <= s->bound))
             fail_msg("%s %s: relative error %.3e > %.0e", s->name, convgen_pass_name((convgen_pass)pass), r.rel_error,
                      s->bound);
+        if (s->algo == CONVGEN_ALGO_DIRECT && s->gemm == CONVGEN_GEMM_TENSOR && run < 3)
+            check_direct_prepared(s, (convgen_pass)pass, &tight);
     }
 }
 
@@ -592,7 +623,7 @@ static void check_prepared(void **state)
         skip();
     for (int pass = 0; pass < 2; ++pass) {
         cg_verify_result r;
-        convgen_status st = cg_verify_prepared(ctx, &s->d, (convgen_pass)pass, s->algo, 11 + (unsigned)pass, &r);
+        convgen_status st = cg_verify_prepared(ctx, &s->d, (convgen_pass)pass, s->algo, NULL, 11 + (unsigned)pass, &r);
         if (st != CONVGEN_SUCCESS)
             fail_msg("%s %s %s: %s: %s", convgen_algo_name(s->algo), s->name, convgen_pass_name((convgen_pass)pass),
                      convgen_status_string(st), convgen_last_error());
@@ -762,7 +793,7 @@ static void check_epilogue(void **state)
     bool prepares = convgen_plan_prepares_weights(plan);
     convgen_plan_destroy(plan);
     cg_verify_result r;
-    if (prepares && cg_verify_prepared(ctx, &s->d, CONVGEN_FPROP, s->algo, 17, &r) != CONVGEN_SUCCESS)
+    if (prepares && cg_verify_prepared(ctx, &s->d, CONVGEN_FPROP, s->algo, NULL, 17, &r) != CONVGEN_SUCCESS)
         fail_msg("%s prepared: %s", s->name, convgen_last_error());
     if (prepares)
         print_message("prepared weights: rel %.2e unwritten %lld\n", r.rel_error, (long long)r.unwritten);

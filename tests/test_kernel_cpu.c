@@ -475,6 +475,81 @@ static void test_direct_tensor_patch(void **state)
            ERROR_BOUND);
 }
 
+/* One prepared run of direct's wgmma program for (d, pass): its first kernel (the weights' pieces)
+ * once on w, w then poisoned (NaN), and the kernels after it on two random inputs, each output
+ * poisoned before and compared with float64 on the original w: the worse error. */
+static double direct_prepared_error(const convgen_conv_desc *d, convgen_pass pass)
+{
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, d), CONVGEN_SUCCESS);
+    cg_generated g;
+    cg_tuning tune = {.gemm = CONVGEN_GEMM_TENSOR};
+    assert_int_equal(cg_generate_tuned(&p, pass, CONVGEN_ALGO_DIRECT, NULL, &tune, &g), CONVGEN_SUCCESS);
+    assert_true(cg_program_prepares_weights(&g));
+    assert_true(g.kernels[0].weights_only && strstr(g.kernels[1].source, "wgmma.mma_async"));
+    assert_int_equal(kcpu_prepare(runner, g.kernels, g.kernel_count), CONVGEN_SUCCESS);
+    int64_t elems[3];
+    cg_problem_operand_elems(&p, pass, elems);
+    float *w = guarded(elems[1]), *x = guarded(elems[0]), *out = guarded(elems[2]), *bias = guarded(p.k),
+          *poisoned = guarded(elems[1]);
+    char *ws = malloc((size_t)g.workspace_bytes);
+    assert_non_null(ws);
+    memset(ws, 0xFF, (size_t)g.workspace_bytes);
+    memset(poisoned, 0xFF, 4 * (size_t)elems[1]);
+    fill(w, elems[1]), fill(bias, p.k);
+    const float *b = p.epilogue & CG_EPILOGUE_BIAS ? bias : NULL;
+    const cg_kernel_runner r = kcpu_program_runner(runner);
+    if (r.run(r.user, &g.kernels[0], NULL, w, NULL, ws, b) != CONVGEN_SUCCESS)
+        fail_msg("pieces: %s", convgen_last_error());
+    double worst = 0;
+    for (int run = 0; run < 2; ++run) {
+        fill(x, elems[0]);
+        memset(out, 0xFF, 4 * (size_t)elems[2]);
+        for (int i = 1; i < g.kernel_count; ++i)
+            if (r.run(r.user, &g.kernels[i], x, poisoned, out, ws, b) != CONVGEN_SUCCESS)
+                fail_msg("kernel %d: %s", i, convgen_last_error());
+        double e = ref_compare(&p, pass, x, w, b, out, elems[2], elems[2], &rng_state, &(double){0});
+        worst = e > worst || e != e ? e : worst;
+    }
+    free(ws);
+    cg_generated_free(&g);
+    unguard(w, elems[1]), unguard(x, elems[0]), unguard(out, elems[2]), unguard(bias, p.k),
+        unguard(poisoned, elems[1]);
+    return worst;
+}
+
+/* direct's wgmma form (sm_90) prepares its weights: B's pieces made once by its first kernel and
+ * read by the GEMM from the workspace, never from w (poisoned after), on two inputs each: fprop
+ * with bias and ReLU, bprop, a channel tail (20 channels) and a partial column tile. mma.sync's form
+ * (sm_80), one kernel, has nothing to prepare. */
+static void test_direct_tensor_prepared(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    convgen_conv_desc d = {.rank = 2, .n = 2, .c = 20, .k = 24, .in = {15, 13}, .kernel = {3, 3},
+                           .pad_before = {1, 1}, .pad_after = {1, 1}};
+    int ran = 0;
+    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
+        d.epilogue = pass == CONVGEN_FPROP ? CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU : 0;
+        double e = direct_prepared_error(&d, (convgen_pass)pass);
+        printf("direct tensor, wgmma, prepared %s: %.2e\n", convgen_pass_name((convgen_pass)pass), e);
+        if (!(e < ERROR_BOUND))
+            fail_msg("direct tensor, wgmma, prepared %s: relative error %.3e", convgen_pass_name((convgen_pass)pass), e);
+        ++ran;
+    }
+    d.epilogue = 0;
+    cg_problem p;
+    cg_generated g;
+    const cg_target a = a100();
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_tuned(&p, CONVGEN_FPROP, CONVGEN_ALGO_DIRECT, &a, &(cg_tuning){.gemm = CONVGEN_GEMM_TENSOR},
+                                       &g),
+                     CONVGEN_SUCCESS);
+    assert_false(cg_program_prepares_weights(&g));
+    cg_generated_free(&g);
+    printf("direct's wgmma form on prepared weights: %d runs within %.0e\n", ran, ERROR_BOUND);
+}
+
 /* direct's tensor fprop copies B as each column's line of w, 16 bytes at a time, where w is 16-byte
  * aligned and c x taps a multiple of 4 (layers 0 and 7; c 20: a last chunk of 4 channels, a partial
  * column tile), else 4 bytes a copy: each layer with w aligned and with w 4 bytes past it. */
@@ -1147,6 +1222,7 @@ int main(void)
         cmocka_unit_test_teardown(test_direct_tensor, no_required_text),
         cmocka_unit_test_teardown(test_direct_tensor_weights_misaligned, aligned_in1),
         cmocka_unit_test_teardown(test_direct_tensor_patch, no_required_text),
+        cmocka_unit_test(test_direct_tensor_prepared),
         cmocka_unit_test(test_epilogue),
         cmocka_unit_test(test_winograd_tiles_and_sub_batches),
         cmocka_unit_test(test_winograd_fused_weights_inside),
