@@ -411,7 +411,8 @@ static void run_prepared(convgen_state *c, const float *reference, const referen
 typedef enum { PLAIN, TF32, OTHER_GEMM, TENSOR_GEMM, WEIGHTS_INSIDE, AUTO } variant;
 
 /* Plans, times and checks one algorithm; appends its row, and a row on prepared weights where
- * the plan has weights to prepare. Variants: "<algorithm>, tf32", the plan's GEMMs on TF32
+ * the plan has weights to prepare (its own GEMM's or the tensor cores': direct's wgmma form has
+ * them). Variants: "<algorithm>, tf32", the plan's GEMMs on TF32
  * tensor cores (allow_tf32), against cuDNN's TF32 column; "<algorithm>, generated GEMM",
  * winograd's products by convgen's own GEMM, and "fft, cuBLAS GEMM", fft's by cuBLAS's
  * (options.gemm: each algorithm's other GEMM); "winograd, tensor-core GEMM", winograd's products in
@@ -468,7 +469,7 @@ static void run_convgen(convgen_context *ctx, const cg_layer *l, convgen_pass pa
         snprintf(row.note, sizeof row.note, "%s", convgen_last_error());
     if (s != CONVGEN_ERROR_NOT_SUPPORTED)
         bench_report_add(r, &row);
-    if (s == CONVGEN_SUCCESS && v == PLAIN && convgen_plan_prepares_weights(c.plan))
+    if (s == CONVGEN_SUCCESS && (v == PLAIN || v == TENSOR_GEMM) && convgen_plan_prepares_weights(c.plan))
         run_prepared(&c, reference, rp, o, row, r);
     cudaFree(b->workspace);
     b->workspace = NULL;

@@ -420,8 +420,8 @@ static void test_direct_tensor(void **state)
  * convolution mode, a 2 x 2 kernel (16 channels a chunk), a 1 x 3 one, tiles inside one image, and
  * pads past the kernel's reach (bprop's origin negative); wgmma's fprop with bias and ReLU too. Each on an sm_80 GPU (mma.sync: 108 SMs,
  * 64-row tiles, and 2, 128 rows), where it must copy the patch (load_patch), and on sm_90 (wgmma,
- * B's pieces made by the kernel before: 132 SMs and 2), where the products must be wgmma's; each
- * program in both of the runner's orders. The gather's tiles are test_direct_tensor's. */
+ * B's pieces made by the kernel before: 132 SMs and 2), where the products must be wgmma's, and
+ * tiles of 256 rows on sm_90; each program in both of the runner's orders. The gather's tiles are test_direct_tensor's. */
 static void test_direct_tensor_patch(void **state)
 {
     (void)state;
@@ -461,6 +461,13 @@ static void test_direct_tensor_patch(void **state)
                 ran += check_both_orders(&shapes[i], (convgen_pass)pass, CONVGEN_ALGO_DIRECT, targets[ti], &tune,
                                          ti < 2 ? "load_patch(" : "wgmma.mma_async", what);
             }
+    /* tiles of 256 rows (four warpgroups, 512 threads), fprop and bprop: 64 channels a side, one
+       image of 30 x 30 on 2 SMs */
+    const convgen_conv_desc tall = {.rank = 2, .n = 1, .c = 64, .k = 64, .in = {30, 30}, .kernel = {3, 3},
+                                    .pad_before = {1, 1}, .pad_after = {1, 1}};
+    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass)
+        ran += check_both_orders(&tall, (convgen_pass)pass, CONVGEN_ALGO_DIRECT, &few90, &tune, "4 warpgroups of 64 x 64",
+                                 "direct tensor, patch, wgmma, 256 x 64 on 2 SMs");
     /* wgmma's fprop with bias and ReLU as it stores y (sm_90, the default target) */
     convgen_conv_desc biased = shapes[1];
     biased.epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU;

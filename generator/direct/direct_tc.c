@@ -179,17 +179,21 @@ static bool plan_patch(const cg_problem *p, direct_tc_spec *s, int bm, int64_t l
            (p->n + 2) * s->image_lines + places * s->threads < INT32_MAX;
 }
 
-/* src's padded line length and lines an image, and the most lines a tile of 128 and of 64 rows
- * reaches (lines[bm / 64 - 1]; 0 where no patch applies: rank 3, over 9 taps, too many tile
- * starts), once for choose_tiles' six tiles. */
-static void patch_geometry(const cg_problem *p, direct_tc_spec *s, int64_t lines[2])
+/* The tiles' heights a patch is planned for: 64 to 256 rows (wgmma's four warpgroups). */
+enum { PATCH_HEIGHTS = 4 };
+
+/* src's padded line length and lines an image, and the most lines a tile of 64, 128, 192 and 256
+ * rows reaches (lines[bm / 64 - 1]; 0 where no patch applies: rank 3, over 9 taps, too many tile
+ * starts), once for choose_tiles' tiles. */
+static void patch_geometry(const cg_problem *p, direct_tc_spec *s, int64_t lines[PATCH_HEIGHTS])
 {
-    lines[0] = lines[1] = 0;
+    for (int i = 0; i < PATCH_HEIGHTS; ++i)
+        lines[i] = 0;
     if (s->rank > 2 || s->taps > MAX_PATCH_TAPS)
         return;
     s->line_len = reach(p, s, s->rank - 1);
     s->image_lines = s->rank == 2 ? reach(p, s, 0) : 1;
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < PATCH_HEIGHTS; ++i)
         lines[i] = patch_span(p, s, 64 * (i + 1));
 }
 
@@ -245,7 +249,7 @@ enum { PATCH_MAX_REGISTERS = 240 };
  * row and tap), and B's stride: its columns 4 mod 8 floats apart for the gather's reads (lane t a
  * float on, g a column), for the patch's tap-major reads (t a channel on: `taps` floats) whichever
  * meets the fewest in a bank (16-byte aligned for B's lines). */
-static void set_tile(const cg_problem *p, direct_tc_spec *s, int bm, int bn, const int64_t lines[2])
+static void set_tile(const cg_problem *p, direct_tc_spec *s, int bm, int bn, const int64_t lines[PATCH_HEIGHTS])
 {
     s->bm = bm, s->bn = bn, s->a_stride = bm + 8;
     set_warps(s);
@@ -348,7 +352,7 @@ static void set_chunk(direct_tc_spec *s, int cc)
  * (its only form here); false where the patch does not apply or the block overruns the shared
  * memory or registers. */
 static bool set_wgmma_tile(const cg_problem *p, direct_tc_spec *s, const cg_target *t, int bm, int bn, int cc,
-                           const int64_t lines[2])
+                           const int64_t lines[PATCH_HEIGHTS])
 {
     set_chunk(s, cc);
     s->wgmma = true, s->bm = bm, s->bn = bn, s->threads = 2 * bm;
@@ -356,7 +360,7 @@ static bool set_wgmma_tile(const cg_problem *p, direct_tc_spec *s, const cg_targ
     s->b_piece_floats = 2ll * s->chunk_red * bn;
     s->patch = plan_patch(p, s, bm, lines[bm / 64 - 1]);
     return s->patch && block_shared_bytes(s) <= cg_target_shared_per_block(t) &&
-           registers_likely(s) <= PATCH_MAX_REGISTERS;
+           registers_likely(s) <= PATCH_MAX_REGISTERS && registers_likely(s) <= 65536 / s->threads;
 }
 
 /* The workspace of B's pieces: every column tile's chunks. */
@@ -365,15 +369,15 @@ static int64_t wgmma_workspace_bytes(const direct_tc_spec *s)
     return (s->cols + s->bn - 1) / s->bn * s->chunks * s->b_piece_floats * 4;
 }
 
-/* On sm_90, where A can come from a patch: the tile of 128 or 64 rows (two warpgroups or one) by
- * 128, 64 or 32 columns (no wider than the layer's columns need; 16 only where they are that few:
- * wgmma m64n16k8 issues too little a K step for the A loads and splits it waits on, S27 fprop
- * 16.8 us at 128 x 16 against 15.0 at 128 x 32, H100), and the chunk of `cc` or twice as many
+/* On sm_90, where A can come from a patch: the tile of 256, 128 or 64 rows (four warpgroups, two or
+ * one) by 128, 64 or 32 columns (no wider than the layer's columns need; 16 only where they are that
+ * few: wgmma m64n16k8 issues too little a K step for the A loads and splits it waits on, S27 fprop
+ * 16.8 us at 128 x 16 against 15.0 at 128 x 32, H100; 256 rows only by 64 columns, below), and the chunk of `cc` or twice as many
  * channels (half the chunks' waits, twice the shared memory), of the least time on the busiest SM
  * (wgmma_sm_cycles; of equal times, the first tried), its pieces' workspace within the caller's
  * limit (0: none). False where none applies (then mma.sync's form, which needs no workspace, cc as
  * it was). B's pieces are indexed in 32 bits. */
-static bool choose_wgmma_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target *t, const int64_t lines[2],
+static bool choose_wgmma_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target *t, const int64_t lines[PATCH_HEIGHTS],
                                int64_t workspace_limit)
 {
     const int cc = s->cc;
@@ -382,9 +386,14 @@ static bool choose_wgmma_tiles(const cg_problem *p, direct_tc_spec *s, const cg_
     int64_t sms = t && t->sm_count > 0 ? t->sm_count : 132;
     int widest = s->cols <= 16 ? 16 : s->cols <= 32 ? 32 : s->cols <= 64 ? 64 : 128, best_bm = 0, best_bn = 0, best_cc = 0;
     double best_time = 0;
-    for (int bm = 128; bm >= 64; bm -= 64)
+    for (int bm = 256; bm >= 64; bm /= 2)
         for (int bn = widest; bn >= (widest == 16 ? 16 : 32); bn /= 2)
             for (int c = 2 * cc; c >= cc; c -= cc) {
+                /* 256 x 32 lost to 128-row tiles on every layer timed, 12-35% slower than the model
+                   says (R4 126.5 us against 105.2 at 128 x 64, S16 20.9 against 18.7; H100, session
+                   78), where 256 x 64 ran as it says (V1 1,224 us, model 1,211; R1 78.1, 74.8) */
+                if (bm == 256 && bn != 64)
+                    continue;
                 if (!set_wgmma_tile(p, s, t, bm, bn, c, lines) ||
                     (workspace_limit > 0 && wgmma_workspace_bytes(s) > workspace_limit))
                     continue;
@@ -417,7 +426,7 @@ static void choose_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target
     int64_t sms = t && t->sm_count > 0 ? t->sm_count : 132;
     int widest = s->cols <= 16 ? 16 : s->cols <= 32 ? 32 : 64;
     set_chunk(s, 8 * (s->taps >= 8 ? 1 : 8 / s->taps)); /* whole K steps of 8, at least 8 of them a chunk */
-    int64_t lines[2];
+    int64_t lines[PATCH_HEIGHTS];
     patch_geometry(p, s, lines);
     if (choose_wgmma_tiles(p, s, t, lines, workspace_limit))
         return;
@@ -650,6 +659,8 @@ static convgen_status pieces_generate(convgen_pass pass, const direct_tc_spec *s
                   "x 4 of the sum], %lld bytes", (long long)col_tiles, s->chunks, s->chunk_red / 8, s->bn / 8,
                   (long long)out->workspace_bytes);
     cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1)", k->grid[0], k->block[0]);
+    cg_value_line(h, "convgen_execute runs it before the GEMM every time; convgen_prepare_weights runs it alone, once");
+    cg_value_line(h, "per update of w, and convgen_execute_prepared only the GEMM, which never reads w.");
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_wgmma_pieces.cu or "
                   "generator/direct/direct_tc.c instead.");
