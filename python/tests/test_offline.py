@@ -130,6 +130,8 @@ def test_options_reach_the_planner(ctx):
         assert len(plan.kernels) == 1 and not plan.prepares_weights  # the weights' transforms in the fused kernel
     with ctx.plan_conv(LAYERS[0], "fprop", "winograd-fused", weights="before") as plan:
         assert len(plan.kernels) == 2 and plan.prepares_weights
+    with ctx.plan_conv(LAYERS[0], "bprop", "direct", gemm="tensor") as plan:
+        assert len(plan.kernels) == 2 and plan.prepares_weights  # sm_90's wgmma form lays w out first
     with pytest.raises(ValueError) as e:
         ctx.plan_conv(LAYERS[0], "fprop", "winograd-fused", weights="beside")
     assert "weights" in str(e.value)
