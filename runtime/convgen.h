@@ -263,7 +263,8 @@ CONVGEN_API convgen_status convgen_execute_bias(convgen_plan *plan, const float 
 
 /* Weights transformed once per update instead of once per execution (the FFT and Winograd
  * algorithms' fprop and bprop, whose first steps transform w into the workspace, and direct's
- * tensor-core form on sm_90, whose first kernel lays w out there for its wgmma products):
+ * tensor-core form on sm_90 where its products are wgmma's (rank 1 and 2, up to 9 taps, the
+ * pieces within any workspace limit), whose first kernel lays w out there for them):
  *
  *   convgen_prepare_weights(p, w, ws, ws_bytes, stream);          // after each change of w
  *   convgen_execute_prepared(p, x, y, ws, ws_bytes, stream);      // as often as needed
@@ -272,7 +273,8 @@ CONVGEN_API convgen_status convgen_execute_bias(convgen_plan *plan, const float 
  * convgen_execute_prepared runs the rest on in0 with those spectra and never reads w, so the
  * workspace must be the one prepared, not used for anything else in between, and prepared
  * again after w changes. convgen_plan_prepares_weights says whether a plan has weights to
- * prepare (0 for direct's other forms and for accgrad, whose second operand is not the weights);
+ * prepare (0 for direct's other forms and for accgrad, whose second operand is not the weights;
+ * ask it rather than assume);
  * the two calls refuse a plan that has none. */
 CONVGEN_API int convgen_plan_prepares_weights(const convgen_plan *plan);
 CONVGEN_API convgen_status convgen_prepare_weights(convgen_plan *plan, const float *w, void *workspace,

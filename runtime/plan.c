@@ -434,6 +434,9 @@ static convgen_status check_alignment(const convgen_plan *plan, const void *in0,
     if (g->step_count && plan->workspace_bytes && (uintptr_t)ws % 256 != 0)
         return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace = %p must be 256-byte aligned for the %s plan's %s", ws,
                        convgen_algo_name(g->algo), library ? "cuFFT and cuBLAS calls" : "kernels' copies of it");
+    if (cg_program_prepares_weights(g) && g->step_count == 0 && (uintptr_t)ws % 16 != 0) /* direct's wgmma pieces */
+        return cg_fail(CONVGEN_ERROR_INVALID_VALUE, "workspace = %p must be 16-byte aligned for the %s plan's 16-byte "
+                       "copies of the weights' pieces", ws, convgen_algo_name(g->algo));
     for (int i = 0; i < g->step_count; ++i) {
         int r = g->steps[i].kind == CG_STEP_FFT ? g->steps[i].fft.real_operand : -1;
         const void *ptr = r == 1 ? in1 : in0;

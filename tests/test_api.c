@@ -190,6 +190,11 @@ static void test_prepared_weights_are_checked(void **state)
     assert_int_equal(convgen_plan_prepares_weights(wgmma), 1);
     convgen_plan_workspace_size(wgmma, &ws);
     assert_true(ws > 0);
+    void *misaligned = (void *)(uintptr_t)0x10008; /* its pieces are copied 16 bytes at a time */
+    assert_error(convgen_prepare_weights(wgmma, p, misaligned, ws, NULL), CONVGEN_ERROR_INVALID_VALUE, "16-byte aligned");
+    assert_error(convgen_execute_prepared(wgmma, p, p, misaligned, ws, NULL), CONVGEN_ERROR_INVALID_VALUE,
+                 "16-byte aligned");
+    assert_error(convgen_execute(wgmma, p, p, p, misaligned, ws, NULL), CONVGEN_ERROR_INVALID_VALUE, "16-byte aligned");
     assert_error(convgen_prepare_weights(wgmma, p, aligned, ws, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
     assert_error(convgen_execute_prepared(wgmma, p, p, aligned, ws, NULL), CONVGEN_ERROR_NO_DEVICE, "offline");
     convgen_plan_destroy(wgmma);

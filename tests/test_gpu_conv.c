@@ -520,6 +520,19 @@ static void check_direct_prepared(const shape *s, convgen_pass pass, const convg
     if (r.unwritten || !(r.rel_error <= s->bound))
         fail_msg("%s %s prepared: relative error %.3e (bound %.0e), %lld elements never written", s->name,
                  convgen_pass_name(pass), r.rel_error, s->bound, (long long)r.unwritten);
+    if (pass != CONVGEN_FPROP || s->d.epilogue)
+        return;
+    /* fprop with bias and ReLU through convgen_execute_prepared_bias */
+    convgen_conv_desc biased = s->d;
+    biased.epilogue = CONVGEN_EPILOGUE_BIAS | CONVGEN_EPILOGUE_RELU;
+    st = cg_verify_prepared(shape_ctx(s), &biased, pass, s->algo, o, 15, &r);
+    if (st != CONVGEN_SUCCESS)
+        fail_msg("%s fprop prepared, bias and ReLU: %s: %s", s->name, convgen_status_string(st), convgen_last_error());
+    print_message("fprop    prepared weights, bias and ReLU: rel %.2e unwritten %lld\n", r.rel_error,
+                  (long long)r.unwritten);
+    if (r.unwritten || !(r.rel_error <= s->bound))
+        fail_msg("%s fprop prepared, bias and ReLU: relative error %.3e (bound %.0e), %lld elements never written",
+                 s->name, r.rel_error, s->bound, (long long)r.unwritten);
 }
 
 static void check_shape(void **state)

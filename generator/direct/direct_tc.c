@@ -709,7 +709,9 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
     tmpl_value *ctx = tmpl_map();
     if (s.wgmma)
         tmpl_set_str(ctx, "sm90a_marker", CG_SM90A_MARKER);
-    /* wgmma's waits for the pieces (sm_90's programmatic dependent launch: its launch hidden) */
+    /* wgmma's waits for the pieces first. The pieces kernel lets nothing launch early (its dependent
+       is NONE), so the runtime launches this one plainly after it: the wait is a no-op until the
+       pieces kernel lets it launch (bench/NOTES.md, session 78, "Next") */
     cg_kernel_set_dependent(k, ctx, t, s.wgmma ? CG_DEPENDENT_WAITS_FIRST : CG_DEPENDENT_NONE);
     tmpl_map_set(ctx, "header", header_lines(p, pass, &s, k));
     tmpl_set_str(ctx, "kernel_name", k->name);
