@@ -496,14 +496,13 @@ static bool direct_tensor_takes(const shape *s, convgen_pass pass)
 
 /* Direct's tensor form on weights prepared once where its plan has them (the wgmma form's pieces,
  * sm_90: fprop and bprop wherever A comes from a patch; there it must have them). */
-static void check_direct_prepared(const shape *s, convgen_pass pass, const convgen_plan_options *o)
+static void check_direct_prepared(const shape *s, convgen_pass pass)
 {
     convgen_plan *plan;
+    const convgen_plan_options options = shape_options(s), *o = &options;
     if (convgen_plan_conv_ex(shape_ctx(s), &s->d, pass, s->algo, o, &plan) != CONVGEN_SUCCESS)
         fail_msg("%s %s: %s", s->name, convgen_pass_name(pass), convgen_last_error());
-    bool wgmma = false, prepares = convgen_plan_prepares_weights(plan);
-    for (int i = 0; i < convgen_plan_kernel_count(plan); ++i)
-        wgmma = wgmma || strstr(convgen_plan_source(plan, i), "wgmma.mma_async");
+    const bool prepares = convgen_plan_prepares_weights(plan), wgmma = plan_holds(s, pass, "wgmma.mma_async");
     convgen_plan_destroy(plan);
     if (wgmma != prepares)
         fail_msg("%s %s: the plan %s wgmma but %s weights to prepare", s->name, convgen_pass_name(pass),
@@ -623,7 +622,7 @@ static void check_shape(void **state)
             fail_msg("%s %s: relative error %.3e > %.0e", s->name, convgen_pass_name((convgen_pass)pass), r.rel_error,
                      s->bound);
         if (s->algo == CONVGEN_ALGO_DIRECT && s->gemm == CONVGEN_GEMM_TENSOR && run < 3)
-            check_direct_prepared(s, (convgen_pass)pass, &tight);
+            check_direct_prepared(s, (convgen_pass)pass);
     }
 }
 

@@ -359,8 +359,8 @@ static bool set_wgmma_tile(const cg_problem *p, direct_tc_spec *s, const cg_targ
     s->warps_m = bm / 16, s->warps_n = 1;
     s->b_piece_floats = 2ll * s->chunk_red * bn;
     s->patch = plan_patch(p, s, bm, lines[bm / 64 - 1]);
-    return s->patch && block_shared_bytes(s) <= cg_target_shared_per_block(t) &&
-           registers_likely(s) <= PATCH_MAX_REGISTERS && registers_likely(s) <= 65536 / s->threads;
+    const int64_t registers = 65536 / s->threads < PATCH_MAX_REGISTERS ? 65536 / s->threads : PATCH_MAX_REGISTERS;
+    return s->patch && block_shared_bytes(s) <= cg_target_shared_per_block(t) && registers_likely(s) <= registers;
 }
 
 /* The workspace of B's pieces: every column tile's chunks. */
@@ -372,13 +372,13 @@ static int64_t wgmma_workspace_bytes(const direct_tc_spec *s)
 /* On sm_90, where A can come from a patch: the tile of 256, 128 or 64 rows (four warpgroups, two or
  * one) by 128, 64 or 32 columns (no wider than the layer's columns need; 16 only where they are that
  * few: wgmma m64n16k8 issues too little a K step for the A loads and splits it waits on, S27 fprop
- * 16.8 us at 128 x 16 against 15.0 at 128 x 32, H100; 256 rows only by 64 columns, below), and the chunk of `cc` or twice as many
- * channels (half the chunks' waits, twice the shared memory), of the least time on the busiest SM
- * (wgmma_sm_cycles; of equal times, the first tried), its pieces' workspace within the caller's
- * limit (0: none). False where none applies (then mma.sync's form, which needs no workspace, cc as
- * it was). B's pieces are indexed in 32 bits. */
-static bool choose_wgmma_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target *t, const int64_t lines[PATCH_HEIGHTS],
-                               int64_t workspace_limit)
+ * 16.8 us at 128 x 16 against 15.0 at 128 x 32, H100; 256 rows only by 64 columns, below), and the
+ * chunk of `cc` or twice as many channels (half the chunks' waits, twice the shared memory), of the
+ * least time on the busiest SM (wgmma_sm_cycles; of equal times, the first tried), its pieces'
+ * workspace within the caller's limit (0: none). False where none applies (then mma.sync's form,
+ * which needs no workspace, cc as it was). B's pieces are indexed in 32 bits. */
+static bool choose_wgmma_tiles(const cg_problem *p, direct_tc_spec *s, const cg_target *t,
+                               const int64_t lines[PATCH_HEIGHTS], int64_t workspace_limit)
 {
     const int cc = s->cc;
     if (!cg_target_wgmma(t) || !lines[0])
@@ -659,7 +659,8 @@ static convgen_status pieces_generate(convgen_pass pass, const direct_tc_spec *s
                   "x 4 of the sum], %lld bytes", (long long)col_tiles, s->chunks, s->chunk_red / 8, s->bn / 8,
                   (long long)out->workspace_bytes);
     cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1)", k->grid[0], k->block[0]);
-    cg_value_line(h, "convgen_execute runs it before the GEMM every time; convgen_prepare_weights runs it alone, once");
+    cg_value_line(h, "convgen_execute runs it before the GEMM every time; convgen_prepare_weights runs it alone, "
+                  "once");
     cg_value_line(h, "per update of w, and convgen_execute_prepared only the GEMM, which never reads w.");
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_wgmma_pieces.cu or "
