@@ -950,6 +950,50 @@ static void test_winograd_dependent_launches(void **state)
     }
 }
 
+/* Direct's wgmma form on sm_90, fprop and bprop: the pieces kernel waits first (a no-op: a call's
+ * first kernel launches plainly) and lets the GEMM launch at once; the GEMM waits for it before it
+ * touches the workspace, where the pieces land. On sm_80 (mma.sync, one kernel) nothing waits. */
+static void test_direct_tensor_dependent_launches(void **state)
+{
+    (void)state;
+    const convgen_conv_desc d = SAME_3X3(8, 64, 64, 12);
+    cg_problem p;
+    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
+    const cg_target sm80 = {.max_cluster = 1, .arch = "sm_80"};
+    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
+        cg_generated g;
+        assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_DIRECT, NULL, &tensor, &g),
+                         CONVGEN_SUCCESS);
+        assert_int_equal(g.kernel_count, 2);
+        assert_true(g.kernels[0].weights_only);
+        for (int i = 0; i < 2; ++i) {
+            const cg_kernel *k = &g.kernels[i];
+            assert_int_equal(k->dependent, CG_DEPENDENT_WAITS_FIRST);
+            const char *body = strstr(strstr(k->source, "__global__"), "\n{");
+            const char *wait = strstr(k->source, "griddepcontrol.wait"),
+                       *let = strstr(k->source, "griddepcontrol.launch_dependents");
+            assert_non_null(body);
+            assert_non_null(wait);
+            assert_non_null(let);
+            assert_true(body < wait && wait < let);
+            const char *ws = strstr(body, "workspace +");
+            if (ws && ws < wait && i == 0)
+                fail_msg("%s: the workspace written before griddepcontrol.wait", k->name);
+            const char *copy = strstr(body, "load_chunk(");
+            if (i == 1 && (!copy || copy < wait))
+                fail_msg("%s: a copy before griddepcontrol.wait", k->name);
+        }
+        cg_generated_free(&g);
+        assert_int_equal(cg_generate_tuned(&p, (convgen_pass)pass, CONVGEN_ALGO_DIRECT, &sm80, &tensor, &g),
+                         CONVGEN_SUCCESS);
+        assert_int_equal(g.kernel_count, 1);
+        assert_int_equal(g.kernels[0].dependent, CG_DEPENDENT_NONE);
+        assert_null(strstr(g.kernels[0].source, "griddepcontrol"));
+        cg_generated_free(&g);
+    }
+}
+
 /* fft-tiled's fprop and bprop with the generated complex GEMM, reading [image][bin] spectra with
  * the bins' GEMMs interleaved (no transposes). Its accgrad in 1-D and 2-D, in parts, keeps
  * cuBLAS's GEMM per shift; in 3-D (tiles along dy, one GEMM) it takes the generated one: the
@@ -1865,6 +1909,7 @@ int main(void)
         cmocka_unit_test(test_winograd_tensor_gemm_programs_match_the_reference),
         cmocka_unit_test(test_winograd_tensor_gemm_drops_u_lo_halves_to_fit),
         cmocka_unit_test(test_winograd_dependent_launches),
+        cmocka_unit_test(test_direct_tensor_dependent_launches),
         cmocka_unit_test(test_fft_tiled_generated_gemm_programs_match_the_reference),
         cmocka_unit_test(test_fft_cublas_programs_match_the_reference),
         cmocka_unit_test(test_fft_programs_apply_the_epilogue_as_they_store_y),

@@ -637,8 +637,8 @@ static convgen_status acc_generate(const cg_problem *p, const cg_target *t, cons
 
 /* wgmma's first kernel: B's pieces from w into the workspace (direct_wgmma_pieces.cu), a thread a
  * float of their hi halves. */
-static convgen_status pieces_generate(convgen_pass pass, const direct_tc_spec *s, const char *const *ops,
-                                      cg_generated *out)
+static convgen_status pieces_generate(convgen_pass pass, const direct_tc_spec *s, const cg_target *t,
+                                      const char *const *ops, cg_generated *out)
 {
     enum { PIECE_THREADS = 256 };
     const int64_t col_tiles = (s->cols + s->bn - 1) / s->bn, hi_floats = col_tiles * s->chunks * s->b_piece_floats / 2;
@@ -666,6 +666,9 @@ static convgen_status pieces_generate(convgen_pass pass, const direct_tc_spec *s
     cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_wgmma_pieces.cu or "
                   "generator/direct/direct_tc.c instead.");
     tmpl_map_set(ctx, "header", h);
+    /* It waits first (a no-op: it is always a call's first kernel, launched plainly) so that it may
+       let the GEMM launch at once, whose blocks then find their patch's places while it ends. */
+    cg_kernel_set_dependent(k, ctx, t, CG_DEPENDENT_WAITS_FIRST);
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "in0", ops[0]);
     tmpl_set_str(ctx, "in1", ops[1]);
@@ -693,7 +696,7 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
     const char *const *ops = operands[s.bprop];
     out->kernel_count = 0;
     if (s.wgmma) {
-        st = pieces_generate(pass, &s, ops, out);
+        st = pieces_generate(pass, &s, t, ops, out);
         if (st != CONVGEN_SUCCESS)
             return st;
     }
@@ -710,9 +713,9 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
     tmpl_value *ctx = tmpl_map();
     if (s.wgmma)
         tmpl_set_str(ctx, "sm90a_marker", CG_SM90A_MARKER);
-    /* wgmma's waits for the pieces first. The pieces kernel lets nothing launch early (its dependent
-       is NONE), so the runtime launches this one plainly after it: the wait is a no-op until the
-       pieces kernel lets it launch (bench/NOTES.md, session 78, "Next") */
+    /* wgmma's waits for the pieces first: the pieces kernel lets it launch at once, so that its
+       blocks set up their patch while the pieces end, and it waits before its first copy. Where it
+       runs alone (convgen_execute_prepared) it is launched plainly and the wait is a no-op. */
     cg_kernel_set_dependent(k, ctx, t, s.wgmma ? CG_DEPENDENT_WAITS_FIRST : CG_DEPENDENT_NONE);
     tmpl_map_set(ctx, "header", header_lines(p, pass, &s, k));
     tmpl_set_str(ctx, "kernel_name", k->name);

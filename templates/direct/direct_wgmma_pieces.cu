@@ -15,6 +15,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }})
 {{ kernel_name }}(const float *__restrict__ {{ in0 }}, const float *__restrict__ {{ in1 }},
     float *__restrict__ {{ out }}, float *__restrict__ workspace)
 {
+{{- dependent_start(dependent) }}
     const unsigned i = blockIdx.x * {{ threads }}u + threadIdx.x;
     if (i >= {{ hi_floats }}u)
         return;
