@@ -659,9 +659,11 @@ static convgen_status pieces_generate(convgen_pass pass, const direct_tc_spec *s
                   "x 4 of the sum], %lld bytes", (long long)col_tiles, s->chunks, s->chunk_red / 8, s->bn / 8,
                   (long long)out->workspace_bytes);
     cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1)", k->grid[0], k->block[0]);
-    cg_value_line(h, "convgen_execute runs it before the GEMM every time; convgen_prepare_weights runs it alone, "
-                  "once");
-    cg_value_line(h, "per update of w, and convgen_execute_prepared only the GEMM, which never reads w.");
+    cg_value_line(h, "convgen_execute runs it before the GEMM every time (on sm_90 the GEMM may launch at once: "
+                  "its");
+    cg_value_line(h, "blocks wait for this kernel's end before they copy); convgen_prepare_weights runs it alone, "
+                  "once per update");
+    cg_value_line(h, "of w, and convgen_execute_prepared only the GEMM, which never reads w.");
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_wgmma_pieces.cu or "
                   "generator/direct/direct_tc.c instead.");
