@@ -950,15 +950,15 @@ static void test_winograd_dependent_launches(void **state)
     }
 }
 
-/* Direct's wgmma form on sm_90, fprop and bprop: the pieces kernel waits first (a no-op: a call's
- * first kernel launches plainly) and lets the GEMM launch at once; the GEMM waits for it before it
- * touches the workspace, where the pieces land. On sm_80 (mma.sync, one kernel) nothing waits. */
-static void test_direct_tensor_dependent_launches(void **state)
+/* Direct's wgmma form on sm_90, fprop and bprop: where its GEMM holds an SM alone (launch bounds of
+ * one block), the pieces kernel waits first (a no-op: a call's first kernel launches plainly) and
+ * lets the GEMM launch at once; where GEMM blocks share an SM it lets nothing launch early. The GEMM
+ * waits for it before any copy from the workspace, where the pieces land. On sm_80 (mma.sync, one
+ * kernel) nothing waits. Layers of both kinds: S16 (one block an SM) and S13 (two). */
+static void check_direct_tensor_dependents(const convgen_conv_desc *d, int want_alone, int *alone)
 {
-    (void)state;
-    const convgen_conv_desc d = SAME_3X3(8, 64, 64, 12);
     cg_problem p;
-    assert_int_equal(cg_problem_init(&p, &d), CONVGEN_SUCCESS);
+    assert_int_equal(cg_problem_init(&p, d), CONVGEN_SUCCESS);
     const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
     const cg_target sm80 = {.max_cluster = 1, .arch = "sm_80"};
     for (int pass = CONVGEN_FPROP; pass <= CONVGEN_BPROP; ++pass) {
@@ -967,18 +967,34 @@ static void test_direct_tensor_dependent_launches(void **state)
                          CONVGEN_SUCCESS);
         assert_int_equal(g.kernel_count, 2);
         assert_true(g.kernels[0].weights_only);
+        int threads = 0, per_sm = 0;
+        const char *bounds = strstr(g.kernels[1].source, "__launch_bounds__(");
+        assert_non_null(bounds);
+        assert_int_equal(sscanf(bounds, "__launch_bounds__(%d, %d)", &threads, &per_sm), 2);
+        *alone += per_sm == 1;
+        if (pass == CONVGEN_FPROP && (per_sm == 1) != want_alone)
+            fail_msg("%s: %d GEMM blocks an SM, the test wants %s", convgen_pass_name(pass), per_sm,
+                     want_alone ? "one" : "several");
+        const cg_dependent want[2] = {per_sm == 1 ? CG_DEPENDENT_WAITS_FIRST : CG_DEPENDENT_NONE,
+                                      CG_DEPENDENT_WAITS_FIRST};
         for (int i = 0; i < 2; ++i) {
             const cg_kernel *k = &g.kernels[i];
-            assert_int_equal(k->dependent, CG_DEPENDENT_WAITS_FIRST);
+            if (k->dependent != want[i])
+                fail_msg("%s %s (%d GEMM blocks an SM): dependent %d, want %d", convgen_pass_name(pass), k->name,
+                         per_sm, k->dependent, want[i]);
             const char *body = strstr(strstr(k->source, "__global__"), "\n{");
             const char *wait = strstr(k->source, "griddepcontrol.wait"),
                        *let = strstr(k->source, "griddepcontrol.launch_dependents");
             assert_non_null(body);
+            if (want[i] == CG_DEPENDENT_NONE) {
+                assert_null(strstr(k->source, "griddepcontrol"));
+                continue;
+            }
             assert_non_null(wait);
             assert_non_null(let);
             assert_true(body < wait && wait < let);
             const char *ws = strstr(body, "workspace +");
-            if (ws && ws < wait && i == 0)
+            if (i == 0 && ws && ws < wait)
                 fail_msg("%s: the workspace written before griddepcontrol.wait", k->name);
             const char *copy = strstr(body, "load_chunk(");
             if (i == 1 && (!copy || copy < wait))
@@ -992,6 +1008,18 @@ static void test_direct_tensor_dependent_launches(void **state)
         assert_null(strstr(g.kernels[0].source, "griddepcontrol"));
         cg_generated_free(&g);
     }
+}
+
+static void test_direct_tensor_dependent_launches(void **state)
+{
+    (void)state;
+    /* S16 and S13 of bench/layers.txt (unpadded) */
+    const convgen_conv_desc alone = {.rank = 2, .n = 64, .c = 64, .k = 64, .in = {16, 16}, .kernel = {3, 3}},
+                            shared = {.rank = 2, .n = 64, .c = 64, .k = 64, .in = {13, 13}, .kernel = {3, 3}};
+    int alone_count = 0;
+    check_direct_tensor_dependents(&alone, 1, &alone_count);
+    check_direct_tensor_dependents(&shared, 0, &alone_count);
+    assert_true(alone_count >= 1 && alone_count < 4); /* both kinds met */
 }
 
 /* fft-tiled's fprop and bprop with the generated complex GEMM, reading [image][bin] spectra with

@@ -659,18 +659,21 @@ static convgen_status pieces_generate(convgen_pass pass, const direct_tc_spec *s
                   "x 4 of the sum], %lld bytes", (long long)col_tiles, s->chunks, s->chunk_red / 8, s->bn / 8,
                   (long long)out->workspace_bytes);
     cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1)", k->grid[0], k->block[0]);
-    cg_value_line(h, "convgen_execute runs it before the GEMM every time (on sm_90 the GEMM may launch at once: "
-                  "its");
-    cg_value_line(h, "blocks wait for this kernel's end before they copy); convgen_prepare_weights runs it alone, "
-                  "once per update");
-    cg_value_line(h, "of w, and convgen_execute_prepared only the GEMM, which never reads w.");
+    cg_value_line(h, "convgen_execute runs it before the GEMM every time%s; convgen_prepare_weights runs it alone, "
+                  "once", s->min_blocks == 1 ? " (the GEMM may launch at once, one block an SM: its blocks wait for "
+                  "this\n * kernel's end before they copy)" : "");
+    cg_value_line(h, "per update of w, and convgen_execute_prepared only the GEMM, which never reads w.");
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_wgmma_pieces.cu or "
                   "generator/direct/direct_tc.c instead.");
     tmpl_map_set(ctx, "header", h);
-    /* It waits first (a no-op: it is always a call's first kernel, launched plainly) so that it may
-       let the GEMM launch at once, whose blocks then find their patch's places while it ends. */
-    cg_kernel_set_dependent(k, ctx, t, CG_DEPENDENT_WAITS_FIRST);
+    /* Where the GEMM holds an SM alone, it waits first (a no-op: it is always a call's first kernel,
+       launched plainly) so that it may let the GEMM launch at once, whose blocks then find their
+       patch's places while it ends: H100, S16 fprop 19.1 -> 18.2 us, S13 bprop 18.9 -> 18.1, R1
+       fprop 78.5 -> 77.4. Where two or three GEMM blocks share an SM, those launched early took
+       places beside the pieces' blocks unevenly: S13 fprop (122 blocks, 2 an SM) 16.2 -> 20.4 us,
+       S57 (379, 3) 12.4 -> 12.8, though S27 (157, 2) 15.1 -> 13.9 (bench/NOTES.md, session 79). */
+    cg_kernel_set_dependent(k, ctx, t, s->min_blocks == 1 ? CG_DEPENDENT_WAITS_FIRST : CG_DEPENDENT_NONE);
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "in0", ops[0]);
     tmpl_set_str(ctx, "in1", ops[1]);
@@ -715,9 +718,10 @@ convgen_status cg_direct_tc_generate(const cg_problem *p, convgen_pass pass, con
     tmpl_value *ctx = tmpl_map();
     if (s.wgmma)
         tmpl_set_str(ctx, "sm90a_marker", CG_SM90A_MARKER);
-    /* wgmma's waits for the pieces first: the pieces kernel lets it launch at once, so that its
-       blocks set up their patch while the pieces end, and it waits before its first copy. Where it
-       runs alone (convgen_execute_prepared) it is launched plainly and the wait is a no-op. */
+    /* wgmma's waits for the pieces first: where the pieces kernel lets it launch at once (one GEMM
+       block an SM), its blocks set up their patch while the pieces end, and it waits before its
+       first copy. Launched plainly (after a pieces kernel that lets nothing launch early, or alone
+       in convgen_execute_prepared) the wait is a no-op. */
     cg_kernel_set_dependent(k, ctx, t, s.wgmma ? CG_DEPENDENT_WAITS_FIRST : CG_DEPENDENT_NONE);
     tmpl_map_set(ctx, "header", header_lines(p, pass, &s, k));
     tmpl_set_str(ctx, "kernel_name", k->name);
