@@ -659,10 +659,12 @@ static convgen_status pieces_generate(convgen_pass pass, const direct_tc_spec *s
                   "x 4 of the sum], %lld bytes", (long long)col_tiles, s->chunks, s->chunk_red / 8, s->bn / 8,
                   (long long)out->workspace_bytes);
     cg_value_line(h, "launch: grid (%u, 1, 1), block (%u, 1, 1)", k->grid[0], k->block[0]);
-    cg_value_line(h, "convgen_execute runs it before the GEMM every time%s; convgen_prepare_weights runs it alone, "
-                  "once", s->min_blocks == 1 ? " (the GEMM may launch at once, one block an SM: its blocks wait for "
-                  "this\n * kernel's end before they copy)" : "");
+    cg_value_line(h, "convgen_execute runs it before the GEMM every time; convgen_prepare_weights runs it alone, "
+                  "once");
     cg_value_line(h, "per update of w, and convgen_execute_prepared only the GEMM, which never reads w.");
+    if (s->min_blocks == 1)
+        cg_value_line(h, "%s", "On sm_90 the GEMM (one block an SM) may launch as soon as this kernel starts: its "
+                      "blocks wait for this one's end before they copy.");
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_wgmma_pieces.cu or "
                   "generator/direct/direct_tc.c instead.");
