@@ -662,20 +662,21 @@ static convgen_status pieces_generate(convgen_pass pass, const direct_tc_spec *s
     cg_value_line(h, "convgen_execute runs it before the GEMM every time; convgen_prepare_weights runs it alone, "
                   "once");
     cg_value_line(h, "per update of w, and convgen_execute_prepared only the GEMM, which never reads w.");
-    if (s->min_blocks == 1)
+    /* Where the GEMM holds an SM alone, this kernel waits first (a no-op: it is always a call's first
+       kernel, launched plainly) so that it may let the GEMM launch at once, whose blocks then find
+       their patch's places while it ends: H100, S16 fprop 19.1 -> 18.2 us, S13 bprop 18.9 -> 18.1,
+       R1 fprop 78.5 -> 77.4. Where two or three GEMM blocks share an SM, those launched early took
+       places beside the pieces' blocks unevenly: S13 fprop (122 blocks, 2 an SM) 16.2 -> 20.4 us,
+       S57 (379, 3) 12.4 -> 12.8, though S27 (157, 2) 15.1 -> 13.9 (bench/NOTES.md, session 79). */
+    const bool gemm_early = s->min_blocks == 1;
+    if (gemm_early)
         cg_value_line(h, "%s", "On sm_90 the GEMM (one block an SM) may launch as soon as this kernel starts: its "
                       "blocks wait for this one's end before they copy.");
     cg_value_line(h, "%s", "");
     cg_value_line(h, "Generated: do not edit. Change templates/direct/direct_wgmma_pieces.cu or "
                   "generator/direct/direct_tc.c instead.");
     tmpl_map_set(ctx, "header", h);
-    /* Where the GEMM holds an SM alone, it waits first (a no-op: it is always a call's first kernel,
-       launched plainly) so that it may let the GEMM launch at once, whose blocks then find their
-       patch's places while it ends: H100, S16 fprop 19.1 -> 18.2 us, S13 bprop 18.9 -> 18.1, R1
-       fprop 78.5 -> 77.4. Where two or three GEMM blocks share an SM, those launched early took
-       places beside the pieces' blocks unevenly: S13 fprop (122 blocks, 2 an SM) 16.2 -> 20.4 us,
-       S57 (379, 3) 12.4 -> 12.8, though S27 (157, 2) 15.1 -> 13.9 (bench/NOTES.md, session 79). */
-    cg_kernel_set_dependent(k, ctx, t, s->min_blocks == 1 ? CG_DEPENDENT_WAITS_FIRST : CG_DEPENDENT_NONE);
+    cg_kernel_set_dependent(k, ctx, t, gemm_early ? CG_DEPENDENT_WAITS_FIRST : CG_DEPENDENT_NONE);
     tmpl_set_str(ctx, "kernel_name", k->name);
     tmpl_set_str(ctx, "in0", ops[0]);
     tmpl_set_str(ctx, "in1", ops[1]);
