@@ -416,8 +416,9 @@ typedef enum { PLAIN, TF32, OTHER_GEMM, TENSOR_GEMM, WEIGHTS_INSIDE, AUTO } vari
  * tensor cores (allow_tf32), against cuDNN's TF32 column; "<algorithm>, generated GEMM",
  * winograd's products by convgen's own GEMM, and "fft, cuBLAS GEMM", fft's by cuBLAS's
  * (options.gemm: each algorithm's other GEMM); "winograd, tensor-core GEMM", winograd's products in
- * 3xTF32 on the tensor cores (gemm=tensor, sm_90), and "direct, tensor-core GEMM", direct's implicit
- * GEMM there (fprop, stride-1 bprop, accgrad of up to 9 taps); "winograd-fused, weights inside", its fprop
+ * 3xTF32 on the tensor cores (gemm=tensor, sm_90), "fft, tensor-core GEMM", fft's complex GEMM there
+ * (mma.sync, sm_80 on), and "direct, tensor-core GEMM", direct's implicit GEMM there (fprop,
+ * stride-1 bprop, accgrad of up to 9 taps); "winograd-fused, weights inside", its fprop
  * and bprop with the weights' transforms made inside the fused kernel (weights=inside: one launch,
  * nothing to prepare); "auto (<winner>)", algorithm AUTO (pl NULL), which times the candidates
  * while planning. */
@@ -549,7 +550,7 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
             run_convgen(ctx, l, pass, pl, OTHER_GEMM, &b, reference, rp, o, r);
         if (pl->algo == CONVGEN_ALGO_WINOGRAD && strcmp(convgen_context_arch(ctx), "sm_90") == 0)
             run_convgen(ctx, l, pass, pl, TENSOR_GEMM, &b, reference, rp, o, r); /* gemm_tc.c: sm_90 only */
-        if (pl->algo == CONVGEN_ALGO_DIRECT) /* direct_tc.c: mma.sync, sm_80 on */
+        if (pl->algo == CONVGEN_ALGO_DIRECT || pl->algo == CONVGEN_ALGO_FFT) /* direct_tc.c, gemm_complex_tc.c: mma.sync, sm_80 on */
             run_convgen(ctx, l, pass, pl, TENSOR_GEMM, &b, reference, rp, o, r);
         if (pl->algo == CONVGEN_ALGO_WINOGRAD_FUSED && pass != CONVGEN_ACCGRAD) /* refused where the cluster kernel runs */
             run_convgen(ctx, l, pass, pl, WEIGHTS_INSIDE, &b, reference, rp, o, r);

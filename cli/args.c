@@ -282,7 +282,8 @@ static const cli_option options[] = {
     {"--gemm", "KIND", PLAN_VERBS, false, set_gemm, 0,
      "winograd's, fft's and fft-tiled's products: cublas, generated\n"
      "(convgen's own batched GEMM) or tensor (winograd's, every pass, on\n"
-     "sm_90: convgen's GEMM in 3xTF32 on the tensor cores); default: winograd,\n"
+     "sm_90: convgen's GEMM in 3xTF32 on the tensor cores; fft's, sm_80 on:\n"
+     "its generated GEMM by mma.sync in 3xTF32); default: winograd,\n"
      "tensor on sm_90 for 64 outputs and sums or more (3-D: 128) and accgrad\n"
      "with 32 channels a side, else generated for 33 to 64 output channels\n"
      "(3-D: to 127) over 1000 tiles;\n"

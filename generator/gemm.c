@@ -24,10 +24,7 @@
 #include "util.h"
 #include "values.h"
 
-enum {
-    STEP = 8, /* the sum's step, the tiles' depth */
-    GROUP = 4 /* interleaved batch entries a block: 4 complex values are a 32-byte sector */
-};
+enum { STEP = CG_GEMM_STEP, GROUP = CG_GEMM_GROUP };
 
 /* The batch entries interleaved: [row][column][entry], read GROUP entries a block. */
 static bool interleaved(const cg_gemm_step *g)
@@ -50,6 +47,11 @@ static int block_side(const cg_gemm_step *g, int64_t extent)
 {
     if (g->real)
         return extent >= 128 ? 128 : 64;
+    return cg_gemm_complex_side(extent);
+}
+
+int cg_gemm_complex_side(int64_t extent)
+{
     int side = 4;
     while (side < 32 && side < extent)
         side *= 2;
@@ -111,8 +113,8 @@ bool cg_gemm_kernel_takes(const cg_gemm_step *g)
  * sum. 16-byte copies (`per` elements) where the runs keep 16-byte alignment; one element a copy
  * where the batch entries interleave (then GROUP neighbouring entries are the contiguous run).
  * Returns the bytes of one copy. */
-static int operand(tmpl_value *ctx, const cg_gemm_step *g, const char *name, bool outer, int per, int64_t offset,
-                   int64_t ld, int64_t stride, int64_t extent)
+int cg_gemm_operand(tmpl_value *ctx, const cg_gemm_step *g, const char *name, bool outer, int per, int64_t offset,
+                    int64_t ld, int64_t stride, int64_t extent)
 {
     char key[32];
     int elem_bytes = 16 / per;
@@ -139,8 +141,8 @@ static int operand(tmpl_value *ctx, const cg_gemm_step *g, const char *name, boo
  * copies whose count depends on the thread, its remainder and branches, was 29% of the issued
  * instructions beside the FMAs. Where ds does not divide the step, the last copy is skipped by
  * the threads whose row would pass it. */
-static void fast_copies(tmpl_value *ctx, const char *name, int group, bool outer, int vec, int rows, int step,
-                        int threads)
+void cg_gemm_fast_copies(tmpl_value *ctx, const char *name, int group, bool outer, int vec, int rows, int step,
+                         int threads)
 {
     char key[32];
     int row_copies = group > 1 ? group * rows : rows / vec, ds = threads / row_copies;
@@ -153,7 +155,18 @@ static void fast_copies(tmpl_value *ctx, const char *name, int group, bool outer
     tmpl_set_int(ctx, key, fast ? (step + ds - 1) / ds : 0);
 }
 
-static const char *op_text(char op)
+void cg_gemm_sum_lines(tmpl_value *header, const cg_gemm_step *g)
+{
+    if (interleaved(g))
+        cg_value_line(header, "  the %lld GEMMs interleaved, element by element: neighbours along a leading dimension "
+                      "%lld apart", (long long)g->batch, (long long)g->inc);
+    if (g->k == 0)
+        cg_value_line(header, "%s", "  a sum of nothing: C zeroed, before sub-batches that add to it");
+    else if (g->accumulate)
+        cg_value_line(header, "%s", "  added to C, which a kernel before the first sub-batch zeroed");
+}
+
+const char *cg_gemm_op_text(char op)
 {
     return op == 'T' ? "^T" : op == 'C' ? "^H" : "";
 }
@@ -166,6 +179,8 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "the generated GEMM does not take this step (%lld x %lld x %lld, "
                        "%lld of them, inc %lld): see cg_gemm_kernel_takes", (long long)g->m, (long long)g->n,
                        (long long)g->k, (long long)g->batch, (long long)g->inc);
+    if (!g->real && g->tensor)
+        return cg_gemm_complex_tc_kernel(g, header, k);
     int per = g->real ? 4 : 2; /* elements in a float4 */
     int group = interleaved(g) ? GROUP : 1;
     int bm, bn;
@@ -190,18 +205,12 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
     int elem = 16 / per;
     cg_value_line(header, "%s: C[%lld x %lld] = op(A) op(B), column-major, op(A) = A%s, op(B) = B%s, sums of %lld, "
                   "%lld of them (%s)", g->real ? "GEMM" : "complex GEMM", (long long)g->m, (long long)g->n,
-                  op_text(g->transa), op_text(g->transb), (long long)g->k, (long long)g->batch, kind);
+                  cg_gemm_op_text(g->transa), cg_gemm_op_text(g->transb), (long long)g->k, (long long)g->batch, kind);
     cg_value_line(header, "  A at %s %lld (lda %lld, %lld apart), B at %lld (ldb %lld, %lld apart), C at %lld "
                   "(ldc %lld, %lld apart)", g->real ? "float" : "float2", (long long)(g->a_offset / elem),
                   (long long)g->lda, (long long)g->a_stride, (long long)(g->b_offset / elem), (long long)g->ldb,
                   (long long)g->b_stride, (long long)(g->c_offset / elem), (long long)g->ldc, (long long)g->c_stride);
-    if (interleaved(g))
-        cg_value_line(header, "  the %lld GEMMs interleaved, element by element: neighbours along a leading dimension "
-                      "%lld apart", (long long)g->batch, (long long)g->inc);
-    if (g->k == 0)
-        cg_value_line(header, "%s", "  a sum of nothing: C zeroed, before sub-batches that add to it");
-    else if (g->accumulate)
-        cg_value_line(header, "%s", "  added to C, which a kernel before the first sub-batch zeroed");
+    cg_gemm_sum_lines(header, g);
     cg_value_line(header, "tiles: %d x %d of C a block%s, %d x %d a thread, the sum in steps of %d through two cp.async "
                   "stages; launch: grid (%u, %u, %u), block (%u, 1, 1)", bm, bn,
                   group > 1 ? " for each of 4 neighbouring GEMMs" : "", 2 * per, 2 * per, step, k->grid[0],
@@ -226,14 +235,15 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kern
     tmpl_set_int(ctx, "bm", bm);
     tmpl_set_int(ctx, "bn", bn);
     tmpl_set_int(ctx, "step", step);
+    tmpl_set_int(ctx, "row_pad", 0);
     tmpl_set_int(ctx, "m", g->m);
     tmpl_set_int(ctx, "n", g->n);
     tmpl_set_int(ctx, "k", g->k);
     bool a_outer = g->transa == 'N', b_outer = g->transb != 'N';
-    int a_copy = operand(ctx, g, "a", a_outer, per, g->a_offset, g->lda, g->a_stride, g->m);
-    int b_copy = operand(ctx, g, "b", b_outer, per, g->b_offset, g->ldb, g->b_stride, g->n);
-    fast_copies(ctx, "a", group, a_outer, a_copy / elem, bm, step, (int)k->block[0]); /* elements a copy */
-    fast_copies(ctx, "b", group, b_outer, b_copy / elem, bn, step, (int)k->block[0]);
+    int a_copy = cg_gemm_operand(ctx, g, "a", a_outer, per, g->a_offset, g->lda, g->a_stride, g->m);
+    int b_copy = cg_gemm_operand(ctx, g, "b", b_outer, per, g->b_offset, g->ldb, g->b_stride, g->n);
+    cg_gemm_fast_copies(ctx, "a", group, a_outer, a_copy / elem, bm, step, (int)k->block[0]); /* elements a copy */
+    cg_gemm_fast_copies(ctx, "b", group, b_outer, b_copy / elem, bn, step, (int)k->block[0]);
     /* the copy functions the loads use, smaller first: one element (transposed loads), 16 bytes (runs) */
     tmpl_value *sizes = tmpl_list();
     tmpl_list_push(sizes, tmpl_int(a_copy < b_copy ? a_copy : b_copy));

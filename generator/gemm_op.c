@@ -93,7 +93,8 @@ cg_work cg_gemm_work(const cg_gemm_step *g, int sm_count, bool split_k)
     if (split_k && blocks < slots)
         blocks *= fmax(1.0, fmin(ceil(slots / blocks), floor(k / SPLIT_K_DEPTH)));
     return (cg_work){.flops = mul * m * n * k * batch,
-                     .efficiency = (g->tensor ? CG_GEMM_TC_EFFICIENCY : CG_GEMM_EFFICIENCY) * wave_efficiency(blocks, sm_count),
+                     .efficiency = (!g->tensor ? CG_GEMM_EFFICIENCY : g->real ? CG_GEMM_TC_EFFICIENCY : CG_GEMM_COMPLEX_TC_EFFICIENCY) *
+                                   wave_efficiency(blocks, sm_count),
                      .bytes = (m * k * (g->a_pieces.lo ? 2 : 1) + k * n * (g->b_pieces.lo ? 2 : 1) +
                                m * n * (g->accumulate ? 2 : 1)) * batch * elem,
                      .bandwidth_efficiency = CG_BANDWIDTH_EFFICIENCY};

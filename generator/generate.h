@@ -57,6 +57,8 @@ bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm);
 /* The largest portable thread-block cluster of an architecture: 8 from sm_90, else 1 (none);
  * 0 (the generator's default) for a name it cannot read. */
 int cg_target_max_cluster(const char *arch);
+/* Whether the target runs mma.sync's TF32 (sm_80 on), also where it does not say (the H100's). */
+bool cg_target_mma_tf32(const cg_target *t);
 /* Whether the target has sm_90's bulk copies (cp.async.bulk, the TMA unit): they came with
  * thread-block clusters, so a target of clusters has them (0, unset: the H100's). Contexts and
  * the kernel-set generator set max_cluster from the arch (cg_target_max_cluster), so an sm_80

@@ -188,14 +188,17 @@ typedef struct convgen_plan_options {
      * where a workspace limit holds the plan only without them); over a
      * 3-D layer's bricks of tiles fprop's and bprop's where the tiles and channels are multiples of
      * 4, and not accgrad's; convgen's generated GEMM where it does not take the step or its
-     * operands do not fit the workspace limit; elsewhere as CHOSEN), or CONVGEN_GEMM_CHOSEN (0):
+     * operands do not fit the workspace limit; elsewhere as CHOSEN; fft's: its generated GEMM on
+     * the tensor cores, mma.sync in 3xTF32 on sm_80 on, elsewhere the generated one), or
+     * CONVGEN_GEMM_CHOSEN (0):
      * winograd, on sm_90 the tensor cores' for fprop and bprop with 64 outputs and sums or more
      * (128 over 3-D bricks) and for accgrad with 32 channels or more a side, else the generated
      * one for fprop and bprop with 33 to 64 output channels (3-D layers: to 127, summing over more
      * than 32) over at least 1000 tiles, where each measured faster (H100, H200), cuBLAS's
      * otherwise; fft, the generated one (it reads the FFT kernels' spectra as they lie, so the
      * plan has no transposes); fft-tiled, cuBLAS's. AUTO times all of them for WINOGRAD (the
-     * tensor cores' where the GPU has them) and both for FFT. */
+     * tensor cores' where the GPU has them) and cuBLAS's and the generated one for FFT (not yet
+     * the tensor cores': bench/NOTES.md, "Issue 30, session 81"). */
     int gemm;
     /* AUTO: how the algorithm is chosen, a convgen_effort. MEASURE (0) and EXHAUSTIVE plan the
      * candidates, time them on the device, check each one's output against the first's and keep

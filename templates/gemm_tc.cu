@@ -72,13 +72,29 @@ __device__ __forceinline__ void wgmma(float (&d)[{{ bn // 2 }}], unsigned long l
                  : "l"(a), "l"(b), "r"(add));
 }
 
-// The lo halves of `floats` in core-matrix order at hi into hi + lo_at, a float4 a thread at a time.
-__device__ __forceinline__ void lo_halves(float *hi, unsigned floats, unsigned lo_at, unsigned ct)
+// The lo halves of a step's hi halves in core-matrix order, FA floats at a (lo FA on) and FB at b
+// (lo FB on), a float4 a thread at a time. Every float4 the thread takes is read before any lo is
+// written: the compiler may not move a read above a store that could alias it, so a loop of
+// read-convert-write would wait out one trip through shared memory a float4 (under the tensor
+// cores' operand reads, the converters' whole time, which the consumers then waited on).
+template <unsigned FA, unsigned FB>
+__device__ __forceinline__ void lo_halves(float *a, float *b, unsigned ct)
 {
-#pragma unroll 4
-    for (unsigned i = ct; i < floats / 4u; i += {{ 32 * converters }}u) {
-        const float4 v = ((const float4 *)hi)[i];
-        ((uint4 *)(hi + lo_at))[i] = make_uint4(tf32_lo(v.x), tf32_lo(v.y), tf32_lo(v.z), tf32_lo(v.w));
+    constexpr unsigned na = FA / 4u, count = (FA + FB) / 4u, each = (count + {{ 32 * converters - 1 }}u) / {{ 32 * converters }}u;
+    float4 v[each];
+#pragma unroll
+    for (unsigned n = 0; n < each; ++n) {
+        const unsigned i = ct + n * {{ 32 * converters }}u;
+        if (i < count)
+            v[n] = i < na ? ((const float4 *)a)[i] : ((const float4 *)b)[i - na];
+    }
+#pragma unroll
+    for (unsigned n = 0; n < each; ++n) {
+        const unsigned i = ct + n * {{ 32 * converters }}u;
+        if (i < count) {
+            uint4 *const lo = i < na ? (uint4 *)(a + FA) + i : (uint4 *)(b + FB) + (i - na);
+            *lo = make_uint4(tf32_lo(v[n].x), tf32_lo(v[n].y), tf32_lo(v[n].z), tf32_lo(v[n].w));
+        }
     }
 }
 
@@ -112,18 +128,28 @@ template <unsigned ROWS, bool PAIR>
 __device__ __forceinline__ void convert(const float *raw, unsigned pitch, float *dst, unsigned lo_at, unsigned ct,
                                         unsigned valid)
 {
-#pragma unroll 4
-    for (unsigned i = ct; i < {{ bk // 4 }}u * ROWS; i += {{ 32 * converters }}u) {
+    // every value this thread takes read first, as in lo_halves
+    constexpr unsigned count = {{ bk // 4 }}u * ROWS, each = (count + {{ 32 * converters - 1 }}u) / {{ 32 * converters }}u;
+    float v[each][4];
+#pragma unroll
+    for (unsigned n = 0; n < each; ++n) {
+        const unsigned i = ct + n * {{ 32 * converters }}u;
         const unsigned rho = i % ROWS, q = i / ROWS;
         const unsigned row = PAIR ? (rho & ~15u) + 2u * (rho & 7u) + (rho >> 3 & 1u) : rho;
         const float *src = raw + 4u * q * pitch + row;
-        float v[4];
 #pragma unroll
         for (unsigned j = 0; j < 4u; ++j)
-            v[j] = {{ "4u * q + j < valid ? src[j * pitch] : 0.0f" if k % bk else "src[j * pitch]" }};
+            v[n][j] = i < count && {{ "4u * q + j < valid" if k % bk else "true" }} ? src[j * pitch] : 0.0f;
+    }
+#pragma unroll
+    for (unsigned n = 0; n < each; ++n) {
+        const unsigned i = ct + n * {{ 32 * converters }}u;
+        const unsigned rho = i % ROWS, q = i / ROWS;
         float *d = dst + q / 2u * ROWS * 8u + rho / 8u * 64u + q % 2u * 32u + rho % 8u * 4u;
-        *(float4 *)d = make_float4(v[0], v[1], v[2], v[3]);
-        *(uint4 *)(d + lo_at) = make_uint4(tf32_lo(v[0]), tf32_lo(v[1]), tf32_lo(v[2]), tf32_lo(v[3]));
+        if (i < count) {
+            *(float4 *)d = make_float4(v[n][0], v[n][1], v[n][2], v[n][3]);
+            *(uint4 *)(d + lo_at) = make_uint4(tf32_lo(v[n][0]), tf32_lo(v[n][1]), tf32_lo(v[n][2]), tf32_lo(v[n][3]));
+        }
     }
 }
 
@@ -236,19 +262,23 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
                 const unsigned valid = min({{ bk }}u, {{ k }}u - (tl.q0 + j) * {{ bk }}u);
 {%- endif %}
                 bar_wait(&loaded[s], i / {{ stages }}u & 1u);
+{%- if a_pieces and not a_lo and b_pieces and not b_lo %}
+                lo_halves<{{ ca }}u, {{ cb }}u>(st, st + {{ 2 * ca }}u, ct); // both operands' at once
+{%- else %}
 {%- if a_lo %}
                 // A's piece brought its lo halves
 {%- elif a_pieces %}
-                lo_halves(st, {{ ca }}u, {{ ca }}u, ct);
+                lo_halves<{{ ca }}u, 0u>(st, st, ct);
 {%- else %}
                 convert<{{ bm }}u, true>(raw, {{ bm + 4 }}u, st, {{ ca }}u, ct, valid);
 {%- endif %}
 {%- if b_lo %}
                 // B's piece brought its lo halves
 {%- elif b_pieces %}
-                lo_halves(st + {{ 2 * ca }}u, {{ cb }}u, {{ cb }}u, ct);
+                lo_halves<{{ cb }}u, 0u>(st + {{ 2 * ca }}u, st + {{ 2 * ca }}u, ct);
 {%- else %}
                 convert<{{ bn }}u, false>(raw + {{ raw_a }}u, {{ bn + 4 }}u, st + {{ 2 * ca }}u, {{ cb }}u, ct, valid);
+{%- endif %}
 {%- endif %}
                 asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // the stores, before the tensor cores' reads
                 __syncwarp();

@@ -10,7 +10,8 @@
  * winograd: 67 shapes, stride 1 and kernels up to 7, rank 1 to 3; winograd_fused (or winograd-fused): 59,
  * kernels 2 to 5 across the plane, ranks 2 and 3; winograd_fused_inside: those the one-block kernel takes again, with the
  * weights' transforms made inside it (fprop, bprop); winograd_gemm, fft_tiled_gemm: those algorithms' shapes with the generated
- * GEMM, fft_cublas: fft's with cuBLAS's (options.gemm; fft's default is the generated one);
+ * GEMM, fft_cublas: fft's with cuBLAS's (options.gemm; fft's default is the generated one), fft_tensor: fft's
+ * with its generated GEMM on the tensor cores (gemm=tensor);
  * prepared: each FFT and Winograd algorithm's first 8 shapes on weights
  * prepared once (direct_tensor, direct's shapes on the tensor cores, runs its wgmma plans on
  * prepared weights too); accuracy: Winograd's error per tile; auto: algorithm AUTO on direct's
@@ -75,6 +76,7 @@ typedef struct shape {
 static shape direct_shapes[DIRECT_SHAPES], window_shapes[WINDOW_SHAPES], cufft_shapes[CUFFT_SHAPES], fft_shapes[CUFFT_SHAPES],
     tiled_shapes[CUFFT_SHAPES], fused_shapes[CUFFT_SHAPES], winograd_shapes[WINOGRAD_SHAPES],
     winograd_fused_shapes[WINOGRAD_FUSED_SHAPES], winograd_gemm_shapes[WINOGRAD_SHAPES], fft_cublas_shapes[CUFFT_SHAPES],
+    fft_tensor_shapes[CUFFT_SHAPES],
     tiled_gemm_shapes[CUFFT_SHAPES], auto_shapes[AUTO_SHAPES],
     prepared_shapes[PREPARED_ALGOS * PREPARED_SHAPES], epilogue_shapes[EPILOGUE_ALGOS * EPILOGUE_PER_ALGO];
 
@@ -1076,7 +1078,7 @@ static bool select_groups(const char *const *names, int count, bool *selected)
                     known = selected[i] = true;
             if (!known) {
                 fprintf(stderr, "CONVGEN_TEST_GROUPS: '%s' is no group (direct, direct_tensor, direct_window, cufft, fft, fft_tiled, fft_fused, "
-                                "winograd, winograd_fused, winograd_fused_inside, winograd_gemm, winograd_tensor, fft_cublas, fft_tiled_gemm, prepared, accuracy, "
+                                "winograd, winograd_fused, winograd_fused_inside, winograd_gemm, winograd_tensor, fft_cublas, fft_tensor, fft_tiled_gemm, prepared, accuracy, "
                                 "auto, epilogue, registry)\n",
                         token);
                 return false;
@@ -1196,7 +1198,8 @@ static void with_gemm(const shape *from, shape *to, int count, int gemm, struct 
         to[i] = from[i];
         to[i].gemm = gemm;
         snprintf(to[i].name, sizeof to[i].name, "%s GEMM: %.140s",
-                 gemm == CONVGEN_GEMM_GENERATED ? "generated" : "cuBLAS", from[i].name);
+                 gemm == CONVGEN_GEMM_GENERATED ? "generated" : gemm == CONVGEN_GEMM_TENSOR ? "tensor-core" : "cuBLAS",
+                 from[i].name);
         tests[i] = (struct CMUnitTest){.name = to[i].name, .test_func = check_shape, .initial_state = &to[i]};
     }
 }
@@ -1207,7 +1210,7 @@ int main(void)
         fused[CUFFT_SHAPES], winograd[WINOGRAD_SHAPES], winograd_fused[WINOGRAD_FUSED_SHAPES + WINOGRAD_FUSED_SHIFTED],
         fused_inside[WINOGRAD_FUSED_SHAPES + INSIDE_AT_F2],
         winograd_gemm[WINOGRAD_SHAPES], winograd_tensor[2 * WINOGRAD_TENSOR_SHAPES], fft_cublas[CUFFT_SHAPES],
-        tiled_gemm[CUFFT_SHAPES],
+        fft_tensor[CUFFT_SHAPES], tiled_gemm[CUFFT_SHAPES],
         prepared[PREPARED_ALGOS * PREPARED_SHAPES],
         accuracy[WINOGRAD_TILES], autos[AUTO_SHAPES + AUTO_CHOICES + AUTO_EXTRA],
         epilogue[EPILOGUE_ALGOS * EPILOGUE_PER_ALGO];
@@ -1280,6 +1283,8 @@ int main(void)
         direct_tensor[i] = (struct CMUnitTest){.name = t->name, .test_func = check_shape, .initial_state = t};
     }
     with_gemm(fft_shapes, fft_cublas_shapes, CUFFT_SHAPES, CONVGEN_GEMM_CUBLAS, fft_cublas);
+    /* fft's shapes again with its complex GEMM on the tensor cores (gemm_complex_tc.cu: mma.sync in 3xTF32) */
+    with_gemm(fft_shapes, fft_tensor_shapes, CUFFT_SHAPES, CONVGEN_GEMM_TENSOR, fft_tensor);
     with_gemm(tiled_shapes, tiled_gemm_shapes, CUFFT_SHAPES, CONVGEN_GEMM_GENERATED, tiled_gemm);
     make_accuracy_tests(accuracy);
     make_tests(auto_shapes, AUTO_SHAPES, handpicked(auto_shapes), random_winograd_shape, CONVGEN_ALGO_AUTO, 1e-4, autos);
@@ -1336,6 +1341,7 @@ int main(void)
                   {"winograd_gemm", winograd_gemm, WINOGRAD_SHAPES},
                   {"winograd_tensor", winograd_tensor, 2 * WINOGRAD_TENSOR_SHAPES},
                   {"fft_cublas", fft_cublas, CUFFT_SHAPES},
+                  {"fft_tensor", fft_tensor, CUFFT_SHAPES},
                   {"fft_tiled_gemm", tiled_gemm, CUFFT_SHAPES},
                   {"prepared", prepared, PREPARED_ALGOS * PREPARED_SHAPES},
                   {"accuracy", accuracy, WINOGRAD_TILES},

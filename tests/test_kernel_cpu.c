@@ -243,6 +243,11 @@ static int no_required_text(void **state)
     return 0;
 }
 
+/* A 2-D layer of n images, c and k channels, h x w, an r x r kernel, padded by pad each side. */
+#define LAYER2(n_, c_, k_, h_, w_, r_, pad_) \
+    {.rank = 2, .n = n_, .c = c_, .k = k_, .in = {h_, w_}, .kernel = {r_, r_}, .pad_before = {pad_, pad_}, \
+     .pad_after = {pad_, pad_}}
+
 /* The program for (d, pass, algo) on target t with `tune`, which must have the text `required`,
  * within the bound in each of the runner's orders: each catches its own races (kernel_cpu_sm90.h),
  * whatever the program's launch count. `what` names it in a failure. Returns the runs, 2. */
@@ -273,20 +278,16 @@ static void test_winograd_tensor_gemm(void **state)
 {
     (void)state;
     skip_without_compiler();
-#define D2(n_, c_, k_, h_, w_, r_, pad_) \
-    {.rank = 2, .n = n_, .c = c_, .k = k_, .in = {h_, w_}, .kernel = {r_, r_}, .pad_before = {pad_, pad_}, \
-     .pad_after = {pad_, pad_}}
     convgen_conv_desc shapes[] = {
-        D2(4, 16, 24, 28, 28, 3, 1), D2(8, 36, 40, 20, 20, 3, 1), D2(4, 64, 300, 14, 14, 3, 1),
-        D2(8, 8, 520, 9, 9, 3, 1), D2(4, 32, 32, 32, 32, 5, 2), D2(8, 64, 64, 15, 17, 3, 0),
-        D2(4, 12, 20, 18, 18, 3, 1), D2(2, 13, 21, 19, 19, 3, 1), D2(6, 21, 130, 11, 11, 3, 1),
-        D2(2, 2100, 24, 10, 10, 3, 1), D2(2, 24, 2100, 10, 10, 3, 1), D2(2, 256, 256, 7, 7, 3, 1),
+        LAYER2(4, 16, 24, 28, 28, 3, 1), LAYER2(8, 36, 40, 20, 20, 3, 1), LAYER2(4, 64, 300, 14, 14, 3, 1),
+        LAYER2(8, 8, 520, 9, 9, 3, 1), LAYER2(4, 32, 32, 32, 32, 5, 2), LAYER2(8, 64, 64, 15, 17, 3, 0),
+        LAYER2(4, 12, 20, 18, 18, 3, 1), LAYER2(2, 13, 21, 19, 19, 3, 1), LAYER2(6, 21, 130, 11, 11, 3, 1),
+        LAYER2(2, 2100, 24, 10, 10, 3, 1), LAYER2(2, 24, 2100, 10, 10, 3, 1), LAYER2(2, 256, 256, 7, 7, 3, 1),
         {.rank = 3, .n = 4, .c = 16, .k = 20, .in = {10, 12, 12}, .kernel = {3, 3, 3}, .pad_before = {1, 1, 1},
          .pad_after = {1, 1, 1}},
         {.rank = 3, .n = 4, .c = 10, .k = 12, .in = {9, 9, 9}, .kernel = {3, 3, 3}, .pad_before = {1, 1, 1},
          .pad_after = {1, 1, 1}},
     };
-#undef D2
     shapes[6].mode = CONVGEN_CONVOLUTION;
     const cg_target few = {.sm_count = 2};
     const cg_tuning tune = {.gemm = CONVGEN_GEMM_TENSOR};
@@ -302,6 +303,38 @@ static void test_winograd_tensor_gemm(void **state)
                                          ti ? "(persistent)" : "wgmma.mma_async", what);
             }
     printf("winograd's tensor-core GEMM: %d runs within %.0e (each program in both orders)\n", ran, ERROR_BOUND);
+}
+
+/* fft's products by the complex GEMM on the tensor cores (gemm=tensor: gemm_complex_tc.cu, mma.sync
+ * in 3xTF32), every pass: rows below 16 (blocks of 16) and past 32 (two row blocks, the last part
+ * outside), columns of 4 to 32 and past, sums below a mma's 4 (3 channels), between steps and over
+ * many, bins not a multiple of the block's 4, rank 1 to 3, convolution mode; on the H100's target
+ * and an A100's, each program in both of the runner's orders. */
+static void test_fft_tensor_gemm(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    convgen_conv_desc shapes[] = {
+        LAYER2(4, 16, 24, 20, 20, 5, 2), LAYER2(2, 3, 5, 12, 12, 3, 1), LAYER2(8, 40, 36, 16, 16, 7, 0),
+        LAYER2(33, 20, 70, 9, 11, 3, 1), LAYER2(3, 9, 2, 13, 10, 4, 1),
+        {.rank = 3, .n = 3, .c = 6, .k = 10, .in = {8, 8, 8}, .kernel = {3, 3, 3}, .pad_before = {1, 1, 1},
+         .pad_after = {1, 1, 1}},
+        {.rank = 1, .n = 5, .c = 7, .k = 18, .in = {40}, .kernel = {6}, .pad_before = {2}, .pad_after = {3}},
+    };
+    shapes[4].mode = CONVGEN_CONVOLUTION;
+    const cg_target sm80 = a100();
+    const cg_tuning tune = {.gemm = CONVGEN_GEMM_TENSOR};
+    int ran = 0;
+    for (int ti = 0; ti < 2; ++ti)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+            for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD; ++pass) {
+                char what[64];
+                snprintf(what, sizeof what, "shape %zu%s", i, ti ? " on sm_80" : "");
+                ran += check_both_orders(&shapes[i], (convgen_pass)pass, CONVGEN_ALGO_FFT, ti ? &sm80 : NULL, &tune,
+                                         "mma.sync.aligned.m16n8k8", what);
+            }
+    printf("fft's complex GEMM on the tensor cores: %d runs within %.0e (each program in both orders)\n", ran,
+           ERROR_BOUND);
 }
 
 /* direct's implicit GEMM on the tensor cores (gemm=tensor: mma.sync in 3xTF32, an sm_80 GPU's form),
@@ -1238,6 +1271,7 @@ int main(void)
         cmocka_unit_test(test_every_planner_on_an_a100),
         cmocka_unit_test(test_every_planner_on_an_h100),
         cmocka_unit_test_teardown(test_winograd_tensor_gemm, no_required_text),
+        cmocka_unit_test_teardown(test_fft_tensor_gemm, no_required_text),
         cmocka_unit_test_teardown(test_winograd_fused_cluster_kernel, no_required_text),
         cmocka_unit_test_teardown(test_fft_cluster_kernels, no_required_text),
         cmocka_unit_test(test_random_layers),

@@ -34,13 +34,6 @@
 
 enum { THREADS = 128, WARPS = THREADS / 32, STAGES = 2, MAX_TAPS = 32 };
 
-/* The target runs mma.sync's TF32 (sm_80 on), also where it does not say (the H100's). */
-static bool target_has_mma(const cg_target *t)
-{
-    int sm = 0;
-    return !t || !t->arch[0] || (sscanf(t->arch, "sm_%d", &sm) == 1 && sm >= 80);
-}
-
 /* The pass as a gather over src (above) into tc->... */
 static void gather_view(const cg_problem *p, convgen_pass pass, direct_tc_spec *s)
 {
@@ -456,7 +449,7 @@ convgen_status cg_direct_tc_spec(const cg_problem *p, convgen_pass pass, const c
         direct_tc_accgrad_spec a;
         return cg_direct_tc_accgrad_spec(p, t, 0, &a);
     }
-    if (!target_has_mma(t))
+    if (!cg_target_mma_tf32(t))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: the target %s has no TF32 mma.sync (sm_80 on)",
                        t->arch);
     for (int d = 0; pass == CONVGEN_BPROP && d < p->rank; ++d)
@@ -780,7 +773,7 @@ convgen_status cg_direct_tc_accgrad_spec(const cg_problem *p, const cg_target *t
                                          direct_tc_accgrad_spec *s)
 {
     memset(s, 0, sizeof *s);
-    if (!target_has_mma(t))
+    if (!cg_target_mma_tf32(t))
         return cg_fail(CONVGEN_ERROR_NOT_SUPPORTED, "direct gemm=tensor: the target %s has no TF32 mma.sync (sm_80 on)",
                        t->arch);
     s->taps = (int)cg_problem_kernel_pixels(p);

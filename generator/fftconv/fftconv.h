@@ -47,6 +47,7 @@ typedef struct lib_spec {
     bool parts;                     /* fft-tiled's accgrad: convolution in parts */
     bool fused;                     /* fft-fused: one kernel per tile after the weights' R2C */
     bool generated_gemm;            /* the products by convgen's complex GEMM kernel, not cuBLAS */
+    bool tensor_gemm;               /* that kernel's tensor-core form (gemm_complex_tc.cu) */
     int64_t tiles;                  /* tiled: tiles per image, the product of the dimensions' */
     /* Padded images per image of S, K and O: overlap-save tiles (S, O); parts' blocks (S, K)
      * and shifts (O); 1 where untiled. */
