@@ -27,26 +27,6 @@ void cg_gemm_evaluate(const cg_gemm_step *g, char *ws, bool add);
  * `split_k` (cuBLAS), a sum long enough split to fill more. */
 cg_work cg_gemm_work(const cg_gemm_step *g, int sm_count, bool split_k);
 
-/* ---- what the complex GEMM's two kernels share (gemm.c, gemm_complex_tc.c) ---- */
-enum {
-    CG_GEMM_STEP = 8, /* the sum's step, the tiles' depth */
-    CG_GEMM_GROUP = 4 /* interleaved batch entries a block: 4 complex values are a 32-byte sector */
-};
-/* A complex block's side for a matrix side of `extent`: the power of two from 4 to 32 that covers it. */
-int cg_gemm_complex_side(int64_t extent);
-/* An operand's load values (`name`_outer, _vec, _offset, _ld, _stride): outer where its stored runs
- * go along the block's rows; `per` elements a 16-byte copy. Returns the bytes of one copy. */
-int cg_gemm_operand(tmpl_value *ctx, const cg_gemm_step *g, const char *name, bool outer, int per, int64_t offset,
-                    int64_t ld, int64_t stride, int64_t extent);
-/* Whether (and how) a thread's copies of an operand's step sit at constant offsets from its
- * first (`name`_fast, _ds, _copies). */
-void cg_gemm_fast_copies(tmpl_value *ctx, const char *name, int group, bool outer, int vec, int rows, int step,
-                         int threads);
-/* The header lines of how g's batch and sum run: interleaved entries, C zeroed (k = 0) or added to. */
-void cg_gemm_sum_lines(tmpl_value *header, const cg_gemm_step *g);
-/* "^T", "^H" or "" for op 'T', 'C' or 'N', as the headers write op(A) and op(B). */
-const char *cg_gemm_op_text(char op);
-
 /* The complex GEMM g (interleaved, g->tensor) on the tensor cores (gemm_complex_tc.c) into k. */
 convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k);
 

@@ -190,12 +190,6 @@ bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm)
     return false;
 }
 
-bool cg_target_mma_tf32(const cg_target *t)
-{
-    int cc = 0;
-    return !t || !t->arch[0] || (sscanf(t->arch, "sm_%d", &cc) == 1 && cc >= 80);
-}
-
 int cg_target_max_cluster(const char *arch)
 {
     int cc = 0;

@@ -57,8 +57,19 @@ bool cg_target_shared_limits(const char *arch, int *per_block, int *per_sm);
 /* The largest portable thread-block cluster of an architecture: 8 from sm_90, else 1 (none);
  * 0 (the generator's default) for a name it cannot read. */
 int cg_target_max_cluster(const char *arch);
-/* Whether the target runs mma.sync's TF32 (sm_80 on), also where it does not say (the H100's). */
-bool cg_target_mma_tf32(const cg_target *t);
+/* Whether the target runs mma.sync's TF32 (sm_80 on), also where it does not say (the H100's).
+ * Here, not in generate.c, so that the planners that ask need no link back to it. */
+static inline bool cg_target_mma_tf32(const cg_target *t)
+{
+    if (!t || !t->arch[0])
+        return true;
+    if (strncmp(t->arch, "sm_", 3) != 0)
+        return false;
+    int cc = 0;
+    for (const char *c = t->arch + 3; *c >= '0' && *c <= '9' && cc < 1000; ++c)
+        cc = 10 * cc + (*c - '0');
+    return cc >= 80;
+}
 /* Whether the target has sm_90's bulk copies (cp.async.bulk, the TMA unit): they came with
  * thread-block clusters, so a target of clusters has them (0, unset: the H100's). Contexts and
  * the kernel-set generator set max_cluster from the arch (cg_target_max_cluster), so an sm_80
