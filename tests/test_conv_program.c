@@ -1196,8 +1196,28 @@ static bool runs_generated_gemm(const convgen_conv_desc *d, convgen_pass pass, c
     return runs_generated_gemm_of(CONVGEN_ALGO_WINOGRAD, d, pass, tune);
 }
 
+/* Whether the products of algo's plan for target t are a generated GEMM kernel on the tensor
+ * cores (gemm_complex_tc.c: the step's `tensor`, the source's mma.sync). */
+static bool runs_complex_tensor_gemm(convgen_algo algo, const convgen_conv_desc *d, convgen_pass pass, cg_tuning tune,
+                                     const cg_target *t)
+{
+    cg_problem p;
+    cg_generated g;
+    assert_int_equal(cg_problem_init(&p, d), CONVGEN_SUCCESS);
+    assert_int_equal(cg_generate_tuned(&p, pass, algo, t, &tune, &g), CONVGEN_SUCCESS);
+    bool tensor = false;
+    for (int s = 0; s < g.step_count; ++s)
+        if (g.steps[s].kind == CG_STEP_KERNEL && g.steps[s].op.kind == CG_OP_GEMM && g.steps[s].op.gemm.tensor) {
+            tensor = true;
+            assert_non_null(strstr(g.kernels[g.steps[s].kernel].source, "mma.sync.aligned.m16n8k8"));
+        }
+    cg_generated_free(&g);
+    return tensor;
+}
+
 /* fft's products: the generated GEMM by default in every pass, cuBLAS's where asked for and with
- * TF32; fft-tiled's: cuBLAS's unless asked, and always in accgrad's parts. */
+ * TF32, the generated one on the tensor cores where asked for on sm_80 on (the FMA one before);
+ * fft-tiled's: cuBLAS's unless asked for the generated one, and always in accgrad's parts. */
 static void test_fft_chooses_its_gemm(void **state)
 {
     (void)state;
@@ -1211,6 +1231,14 @@ static void test_fft_chooses_its_gemm(void **state)
         assert_false(runs_generated_gemm_of(CONVGEN_ALGO_FFT_TILED, &l4, (convgen_pass)pass, chosen));
         assert_true(runs_generated_gemm_of(CONVGEN_ALGO_FFT_TILED, &l4, (convgen_pass)pass, generated) ==
                     (pass != CONVGEN_ACCGRAD));
+        const cg_tuning tensor = {.gemm = CONVGEN_GEMM_TENSOR};
+        const cg_target sm80 = {.arch = "sm_80"}, sm75 = {.arch = "sm_75"};
+        assert_true(runs_complex_tensor_gemm(CONVGEN_ALGO_FFT, &l4, (convgen_pass)pass, tensor, NULL));
+        assert_true(runs_complex_tensor_gemm(CONVGEN_ALGO_FFT, &l4, (convgen_pass)pass, tensor, &sm80));
+        assert_false(runs_complex_tensor_gemm(CONVGEN_ALGO_FFT, &l4, (convgen_pass)pass, tensor, &sm75));
+        assert_true(runs_generated_gemm_of(CONVGEN_ALGO_FFT, &l4, (convgen_pass)pass, tensor));
+        assert_false(runs_complex_tensor_gemm(CONVGEN_ALGO_FFT, &l4, (convgen_pass)pass, chosen, NULL));
+        assert_false(runs_generated_gemm_of(CONVGEN_ALGO_FFT_TILED, &l4, (convgen_pass)pass, tensor));
     }
 }
 

@@ -698,14 +698,15 @@ static convgen_status inverse_steps(const cg_problem *p, convgen_pass pass, cons
  * generated one for fft, which measured faster than cuBLAS and its transposes on 22 of 27
  * layer-passes on the H100 (L1 fprop 1.77 -> 1.10 ms) and at most 7% slower on the rest (L4,
  * whose 144 bins leave small transposes; bench/NOTES.md); cuBLAS's for fft-tiled (unmeasured).
- * TENSOR: that kernel's tensor-core form (3xTF32 by mma.sync) where the target has mma.sync's
- * TF32 (sm_80 on), else its FMA form. */
+ * TENSOR: fft's, that kernel's tensor-core form (3xTF32 by mma.sync) where the target has
+ * mma.sync's TF32 (sm_80 on), else its FMA form; fft-tiled's, cuBLAS's as before (its tiles'
+ * products on the tensor cores are not tested on a GPU yet). */
 static bool wants_generated_gemm(const cg_tuning *tune, const lib_spec *s)
 {
     int gemm = tune ? tune->gemm : CONVGEN_GEMM_CHOSEN;
     if (!s->generated || s->parts || (tune && tune->tf32) || gemm == CONVGEN_GEMM_CUBLAS)
         return false;
-    return gemm == CONVGEN_GEMM_GENERATED || gemm == CONVGEN_GEMM_TENSOR || !s->tiled;
+    return gemm == CONVGEN_GEMM_GENERATED || !s->tiled;
 }
 
 /* A step of `phase` running convgen's GEMM kernel for g, convgen_<algo>_<pass>_<part>. */
@@ -781,7 +782,7 @@ convgen_status fc_program(const cg_problem *p, convgen_pass pass, const cg_targe
                           lib_spec *s, cg_generated *out)
 {
     s->generated_gemm = wants_generated_gemm(tune, s);
-    s->tensor_gemm = s->generated_gemm && tune && tune->gemm == CONVGEN_GEMM_TENSOR && cg_target_mma_tf32(t);
+    s->tensor_gemm = s->generated_gemm && !s->tiled && tune && tune->gemm == CONVGEN_GEMM_TENSOR && cg_target_mma_tf32(t);
     convgen_status st = choose_batch(p, pass, tune, s);
     cg_step products = st == CONVGEN_SUCCESS && s->generated_gemm ? fc_gemm_step(p, pass, s) : (cg_step){0};
     if (st == CONVGEN_SUCCESS && s->generated_gemm && !cg_gemm_kernel_takes(&products.gemm)) {
