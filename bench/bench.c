@@ -407,6 +407,14 @@ static void run_prepared(convgen_state *c, const float *reference, const referen
     bench_report_add(r, &row);
 }
 
+/* Whether the context's GPU runs mma.sync's TF32 (sm_80 on): where it does not, fft's gemm=tensor
+ * plans its FMA GEMM, which a "tensor-core GEMM" row would misname. */
+static bool has_mma_tf32(convgen_context *ctx)
+{
+    int cc = 0;
+    return sscanf(convgen_context_arch(ctx), "sm_%d", &cc) == 1 && cc >= 80;
+}
+
 /* A row's plan options beside the algorithm's defaults. */
 typedef enum { PLAIN, TF32, OTHER_GEMM, TENSOR_GEMM, WEIGHTS_INSIDE, AUTO } variant;
 
@@ -550,7 +558,9 @@ static void bench_layer_pass(convgen_context *ctx, bench_cudnn *dnn, const cg_la
             run_convgen(ctx, l, pass, pl, OTHER_GEMM, &b, reference, rp, o, r);
         if (pl->algo == CONVGEN_ALGO_WINOGRAD && strcmp(convgen_context_arch(ctx), "sm_90") == 0)
             run_convgen(ctx, l, pass, pl, TENSOR_GEMM, &b, reference, rp, o, r); /* gemm_tc.c: sm_90 only */
-        if (pl->algo == CONVGEN_ALGO_DIRECT || pl->algo == CONVGEN_ALGO_FFT) /* direct_tc.c, gemm_complex_tc.c: mma.sync, sm_80 on */
+        if (pl->algo == CONVGEN_ALGO_DIRECT) /* direct_tc.c: mma.sync, sm_80 on (refused before) */
+            run_convgen(ctx, l, pass, pl, TENSOR_GEMM, &b, reference, rp, o, r);
+        if (pl->algo == CONVGEN_ALGO_FFT && has_mma_tf32(ctx)) /* gemm_complex_tc.c (before sm_80 fft's FMA GEMM) */
             run_convgen(ctx, l, pass, pl, TENSOR_GEMM, &b, reference, rp, o, r);
         if (pl->algo == CONVGEN_ALGO_WINOGRAD_FUSED && pass != CONVGEN_ACCGRAD) /* refused where the cluster kernel runs */
             run_convgen(ctx, l, pass, pl, WEIGHTS_INSIDE, &b, reference, rp, o, r);
