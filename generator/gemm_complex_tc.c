@@ -55,6 +55,9 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *head
     tmpl_set_int(ctx, "nt", nt);
     tmpl_set_int(ctx, "step", step);
     tmpl_set_int(ctx, "row_pad", ROW_PAD);
+    tmpl_set_int(ctx, "a_pitch", a_pitch);
+    tmpl_set_int(ctx, "b_pitch", b_pitch);
+    tmpl_set_int(ctx, "c_pitch", c_pitch);
     tmpl_set_int(ctx, "m", g->m);
     tmpl_set_int(ctx, "n", g->n);
     tmpl_set_int(ctx, "k", g->k);

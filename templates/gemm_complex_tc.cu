@@ -15,9 +15,6 @@
 {%- include "gemm_fetch.cuh" -%}
 {%- set elem = "float2" -%}
 {%- set esize = 8 -%}
-{%- set a_pitch = step * (bm + row_pad) + 4 -%}
-{%- set b_pitch = step * (bn + row_pad) + 4 -%}
-{%- set c_pitch = bn * (bm + 4) + 4 -%}
 {{ file_header(header) }}
 
 {{ copy_async(8, sized=true) }}
