@@ -3,9 +3,9 @@
  * tiles and cp.async loads as the FMA kernel's (gemm.c), the products by mma.sync m16n8k8 in
  * 3xTF32 (fp32's accuracy) on the real GEMM that the complex one is: the sum's real and imaginary
  * parts side by side, and two real columns a complex one, (Br, -Bi) and (Bi, Br). A block takes
- * 16 or 32 rows by up to 32 columns of each of CG_GEMM_GROUP bins, a warp a bin's rows by up to 16
- * columns (nt n-tiles of 4 complex columns); shared memory is two stages of the tiles, or C's
- * staging where that is larger (C goes out a 32-byte sector of neighbouring bins at a time). Why
+ * 16 or 32 rows by up to 32 columns of each of CG_GEMM_GROUP bins, a warp a bin's whole tile (nt
+ * n-tiles of 4 complex columns, up to 8: each A value's hi/lo split serves 8 mma); shared memory
+ * is two stages of the tiles, or C's staging where that is larger (C goes out a 32-byte sector of neighbouring bins at a time). Why
  * mma.sync and not wgmma: the spectra lie bin-innermost, so each bin's operands reach shared memory
  * as rows of the block's bins, not in wgmma's core matrices; mma.sync reads its fragments from any
  * layout (bench/NOTES.md, "Issue 30, session 79", has the wgmma form that needs the FFT kernels to
@@ -18,7 +18,7 @@
 convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k)
 {
     enum { ROW_PAD = 4 }; /* a step's rows 4 float2 further round the banks than their length */
-    int bm = g->m > 16 ? 32 : 16, bn = cg_gemm_complex_side(g->n), nt = bn / 4 < 4 ? bn / 4 : 4;
+    int bm = g->m > 16 ? 32 : 16, bn = cg_gemm_complex_side(g->n), nt = bn / 4 < 8 ? bn / 4 : 8;
     int warps = CG_GEMM_GROUP * (bn / (4 * nt));
     int step = g->k > 4 ? CG_GEMM_STEP : 4; /* a multiple of mma's 4 complex of the sum */
     int64_t a_pitch = step * (bm + ROW_PAD) + 4, b_pitch = step * (bn + ROW_PAD) + 4, c_pitch = bn * (bm + 4) + 4;
@@ -47,7 +47,7 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *head
     tmpl_set_int(ctx, "inc", g->inc);
     tmpl_set_int(ctx, "batch", g->batch);
     tmpl_set_int(ctx, "threads", k->block[0]);
-    tmpl_set_int(ctx, "min_blocks", k->block[0] >= 256 ? 2 : 4);
+    tmpl_set_int(ctx, "min_blocks", k->block[0] >= 256 ? 2 : 3);
     tmpl_set_int(ctx, "shared_bytes", k->shared_bytes);
     tmpl_set_int(ctx, "bm", bm);
     tmpl_set_int(ctx, "bn", bn);

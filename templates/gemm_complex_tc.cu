@@ -7,8 +7,9 @@
     is the complex one: along the sum, lane t's 8 values are the real parts of complex k = t and
     then its imaginary parts (k8 = 4 complex); along C's columns, column 2 j the real part of complex
     column j and 2 j + 1 its imaginary part, so that op(B)'s real fragment holds (Br, -Bi) in the real
-    column and (Bi, Br) in the imaginary one: 4 M N K real products, the complex cost, and a lane's
-    sums d[0], d[1] are one complex output. Warp w sums bin w % {{ group }}'s rows 0..{{ bm - 1 }} by {{ 4 * nt }} complex columns
+    column and (Bi, Br) in the imaginary one (op(A)'s conjugate negates the rows of its imaginary
+    parts there, not its own values): 4 M N K real products, the complex cost, and a lane's sums
+    d[0], d[1] are one complex output. Warp w sums bin w % {{ group }}'s rows 0..{{ bm - 1 }} by {{ 4 * nt }} complex columns
     from {{ 4 * nt }} (w / {{ group }}). C goes out through shared memory, so that {{ group }} lanes store one
     32-byte sector of neighbouring bins, as the other kernels of the program read it. -#}
 {%- include "common.cuh" -%}
@@ -81,15 +82,19 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
                 const float2 p = at[(s + t) * {{ bm + row_pad }}u + 16u * i + g], q = at[(s + t) * {{ bm + row_pad }}u + 16u * i + g + 8u];
                 split(p.x, a_hi[i][0], a_lo[i][0]);
                 split(q.x, a_hi[i][1], a_lo[i][1]);
-                split({{ "-" if conj_a }}p.y, a_hi[i][2], a_lo[i][2]);
-                split({{ "-" if conj_a }}q.y, a_hi[i][3], a_lo[i][3]);
+                split(p.y, a_hi[i][2], a_lo[i][2]);
+                split(q.y, a_hi[i][3], a_lo[i][3]);
             }
 #pragma unroll
             for (int j = 0; j < {{ nt }}; ++j) {
                 const float2 v = bt[(s + t) * {{ bn + row_pad }}u + c0 + 4u * j + (g >> 1)];
                 const float bi = {{ "-" if conj_b }}v.y;
                 split(imaginary ? bi : v.x, b_hi[j][0], b_lo[j][0]); // times a's real parts
+{%- if conj_a %}
+                split(imaginary ? -v.x : bi, b_hi[j][1], b_lo[j][1]); // times a's imaginary parts, which op(A) negates
+{%- else %}
                 split(imaginary ? v.x : -bi, b_hi[j][1], b_lo[j][1]); // times a's imaginary parts
+{%- endif %}
             }
             mma3_tf32<{{ mt }}, {{ nt }}>(d, a_hi, a_lo, b_hi, b_lo);
         }
