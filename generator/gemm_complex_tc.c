@@ -1,11 +1,12 @@
 /* convgen's complex GEMM on the tensor cores (templates/gemm_complex_tc.cu): the FFT algorithms'
  * products per frequency bin where the plan asks for gemm=tensor, the same interleaved spectra,
  * tiles and cp.async loads as the FMA kernel's (gemm.c), the products by mma.sync m16n8k8 in
- * 3xTF32 (fp32's accuracy) on the real GEMM that the complex one is: the sum's real and imaginary
- * parts side by side, and two real columns a complex one, (Br, -Bi) and (Bi, Br). A block takes
- * 16 or 32 rows by up to 32 columns of each of CG_GEMM_GROUP bins, a warp a bin's whole tile (nt
- * n-tiles of 4 complex columns, up to 8: each A value's hi/lo split serves 8 mma); shared memory
- * is two stages of the tiles, or C's staging where that is larger (C goes out a 32-byte sector of neighbouring bins at a time). Why
+ * 3xTF32 (fp32's accuracy) on the real GEMM that the complex one is, transposed (C^T, so that a
+ * complex value's two parts, one float2 read, are neighbouring fragment registers): the sum's real
+ * and imaginary parts side by side, C's real and imaginary parts rows g and g + 8 of a fragment,
+ * op(B)'s value (br, bi, -bi, br) there. A block takes 16 or 32 rows by 8 to 32 columns of each of
+ * CG_GEMM_GROUP bins, a warp a bin's whole tile; shared memory is two stages of the tiles, or C's
+ * staging where that is larger (C goes out a 32-byte sector of neighbouring bins at a time). Why
  * mma.sync and not wgmma: the spectra lie bin-innermost, so each bin's operands reach shared memory
  * as rows of the block's bins, not in wgmma's core matrices; mma.sync reads its fragments from any
  * layout (bench/NOTES.md, "Issue 30, session 79", has the wgmma form that needs the FFT kernels to
@@ -18,15 +19,18 @@
 convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k)
 {
     enum { ROW_PAD = 4 }; /* a step's rows 4 float2 further round the banks than their length */
-    int bm = g->m > 16 ? 32 : 16, bn = cg_gemm_complex_side(g->n), nt = bn / 4 < 8 ? bn / 4 : 8;
-    int warps = CG_GEMM_GROUP * (bn / (4 * nt));
+    /* a fragment spans 8 complex columns of C (its 16 rows) by 8 rows (its 8 columns) */
+    int bm = g->m > 16 ? 32 : 16, side = cg_gemm_complex_side(g->n), bn = side > 8 ? side : 8;
     int step = g->k > 4 ? CG_GEMM_STEP : 4; /* a multiple of mma's 4 complex of the sum */
-    int64_t a_pitch = step * (bm + ROW_PAD) + 4, b_pitch = step * (bn + ROW_PAD) + 4, c_pitch = bn * (bm + 4) + 4;
+    /* C's staging: a column bm + 8 float2, so that a quarter warp's 16-byte stores (2 columns by 4
+     * row pairs) meet each bank once; a bin 4 more than its columns, for the reads that store C */
+    int64_t a_pitch = step * (bm + ROW_PAD) + 4, b_pitch = step * (bn + ROW_PAD) + 4, c_col = bm + 8;
+    int64_t c_pitch = bn * c_col + 4;
     int64_t stages = 2 * CG_GEMM_GROUP * (a_pitch + b_pitch), staging = CG_GEMM_GROUP * c_pitch;
     k->grid[0] = (unsigned)((g->m + bm - 1) / bm);
     k->grid[1] = (unsigned)((g->n + bn - 1) / bn);
     k->grid[2] = (unsigned)((g->batch + CG_GEMM_GROUP - 1) / CG_GEMM_GROUP);
-    k->block[0] = (unsigned)(32 * warps);
+    k->block[0] = (unsigned)(32 * CG_GEMM_GROUP);
     k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)((stages > staging ? stages : staging) * 8);
     cg_value_line(header, "complex GEMM: C[%lld x %lld] = op(A) op(B), column-major, op(A) = A%s, op(B) = B%s, sums of "
@@ -39,7 +43,7 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *head
     cg_gemm_sum_lines(header, g);
     cg_value_line(header, "tiles: %d x %d of C a block for each of %d neighbouring GEMMs, a warp %d x %d of one, the "
                   "sum in steps of %d through two cp.async stages; launch: grid (%u, %u, %u), block (%u, 1, 1)", bm, bn,
-                  CG_GEMM_GROUP, bm, 4 * nt, step, k->grid[0], k->grid[1], k->grid[2], k->block[0]);
+                  CG_GEMM_GROUP, bm, bn, step, k->grid[0], k->grid[1], k->grid[2], k->block[0]);
     tmpl_value *ctx = cg_gemm_context(header, k, "gemm_complex_tc");
     tmpl_set_bool(ctx, "conj_a", g->transa == 'C');
     tmpl_set_bool(ctx, "conj_b", g->transb == 'C');
@@ -47,16 +51,17 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *head
     tmpl_set_int(ctx, "inc", g->inc);
     tmpl_set_int(ctx, "batch", g->batch);
     tmpl_set_int(ctx, "threads", k->block[0]);
-    tmpl_set_int(ctx, "min_blocks", k->block[0] >= 256 ? 2 : 3);
+    tmpl_set_int(ctx, "min_blocks", 3);
     tmpl_set_int(ctx, "shared_bytes", k->shared_bytes);
     tmpl_set_int(ctx, "bm", bm);
     tmpl_set_int(ctx, "bn", bn);
-    tmpl_set_int(ctx, "mt", bm / 16);
-    tmpl_set_int(ctx, "nt", nt);
+    tmpl_set_int(ctx, "ct", bn / 8);
+    tmpl_set_int(ctx, "rt", bm / 8);
     tmpl_set_int(ctx, "step", step);
     tmpl_set_int(ctx, "row_pad", ROW_PAD);
     tmpl_set_int(ctx, "a_pitch", a_pitch);
     tmpl_set_int(ctx, "b_pitch", b_pitch);
+    tmpl_set_int(ctx, "c_col", c_col);
     tmpl_set_int(ctx, "c_pitch", c_pitch);
     tmpl_set_int(ctx, "m", g->m);
     tmpl_set_int(ctx, "n", g->n);

@@ -5,7 +5,9 @@
     over the banks). -#}
 {#- The step from k0 of operand `x` where a thread's copies sit at constant offsets from its first
     (setup_fast): one pointer add and a copy each, `ds` step rows apart (where ds does not divide
-    the step, the last copy only for the threads whose row is inside it). Interleaved, into
+    the step, the last copy only for the threads whose row is inside it). A copy outside the
+    operand reads nothing (copy8's zeros), so its address goes unchecked: a constant offset from
+    src, with no select of a safe pointer among the copy's instructions. Interleaved, into
     tile[entry][step][row], a float2 a copy; else (stored [sum][row]) into tile[step][row], `vec`
     elements a copy. -#}
 {%- macro fetch_fast(x, tile, rows, outer, vec, ld, ds, copies, indent) -%}
@@ -25,9 +27,9 @@
 {{ indent }}        const bool inside = {{ x }}_ok && k0 < {{ k }}u; // whole steps: the one past the sum is zeros
 {%- endif %}
 {%- if group > 1 %}
-{{ indent }}        copy8(&{{ tile }}[{{ x }}_entry][s * {{ rows + row_pad }}u + {{ x }}_r], inside ? src + i * {{ ds * sk }}u : {{ x }}, inside);
+{{ indent }}        copy8(&{{ tile }}[{{ x }}_entry][s * {{ rows + row_pad }}u + {{ x }}_r], src + i * {{ ds * sk }}u, inside);
 {%- else %}
-{{ indent }}        copy{{ vec * esize }}(&{{ tile }}[s][{{ x }}_r], inside ? src + i * {{ ds * sk }}u : {{ x }}, inside);
+{{ indent }}        copy{{ vec * esize }}(&{{ tile }}[s][{{ x }}_r], src + i * {{ ds * sk }}u, inside);
 {%- endif %}
 {{ indent }}    }
 {{ indent }}}
