@@ -37,6 +37,10 @@ __device__ __forceinline__ void split(float x, unsigned &hi, unsigned &lo)
 // (C's real part) and g + 8 (its imaginary part) by the sum's real (t) and imaginary (t + 4)
 // parts, each hi and lo. The one sign the complex product needs goes into the register the
 // conjugates leave it in{{ "; op(B)'s conjugate also negates C's imaginary part, at its store" if conj_b }}.
+// One part appears twice: its second register has bit 0 set, which the tensor cores never read
+// (a TF32 operand is its top 19 bits). With the same value in two registers of a quad, ptxas
+// rebuilt the quad by four moves before most of the mma that read it (134 moves a step of L3's
+// products); as four values it builds each quad once.
 __device__ __forceinline__ void b_fragment(float2 v, unsigned (&hi)[4], unsigned (&lo)[4])
 {
     const unsigned sign = 0x80000000u;
@@ -45,15 +49,15 @@ __device__ __forceinline__ void b_fragment(float2 v, unsigned (&hi)[4], unsigned
     lo[0] = tf32_lo(v.x);
     lo[1] = tf32_lo(v.y);
 {%- if conj_a != conj_b %}
-    hi[2] = hi[1]; // a[0..3] = br, bi, bi, -br
+    hi[2] = hi[1] | 1u; // a[0..3] = br, bi, bi, -br
     hi[3] = hi[0] ^ sign;
-    lo[2] = lo[1];
+    lo[2] = lo[1] | 1u;
     lo[3] = lo[0] ^ sign;
 {%- else %}
     hi[2] = hi[1] ^ sign; // a[0..3] = br, bi, -bi, br
-    hi[3] = hi[0];
+    hi[3] = hi[0] | 1u;
     lo[2] = lo[1] ^ sign;
-    lo[3] = lo[0];
+    lo[3] = lo[0] | 1u;
 {%- endif %}
 }
 
