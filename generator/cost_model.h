@@ -39,9 +39,10 @@ typedef struct cg_work {
  * element GEMMs on an H200 (bench/NOTES.md, "Issue 30, session 60"). */
 #define CG_GEMM_TC_EFFICIENCY 1.0
 /* convgen's complex GEMM on the tensor cores (gemm_complex_tc.cu: mma.sync in 3xTF32), of the FFMA
- * peak: mma.sync's 3xTF32 products alone ran at 1.20-1.38x it (bench/NOTES.md, "Issue 30, session
- * 57"); taken at 0.9 with the kernel's loads and splits until the bench measures it. */
-#define CG_GEMM_COMPLEX_TC_EFFICIENCY 0.9
+ * peak: fitted to the H100's exhaustive tune of the 2-D set (bench/NOTES.md, "Issue 30, session
+ * 83"), where the passes with it against those with the FMA GEMM put it at 0.87-1.06 (L3 0.96, L4
+ * 0.99, S32 0.96, R4 1.06, V3 0.87). */
+#define CG_GEMM_COMPLEX_TC_EFFICIENCY 0.95
 #define CG_BANDWIDTH_EFFICIENCY 0.7
 
 /* The product of v's rank entries, in double (the counts of points and bins). */

@@ -663,10 +663,10 @@ static void test_offline_estimate(void **state)
             }
         }
         if (l == 0) { /* stride 1, 3x3: every family, and exhaustive lists Winograd's tiles and
-                       * fft on the next power-of-two basis with both GEMMs */
+                       * fft on the next power-of-two basis with its three GEMMs */
             assert_true(applicable >= 8);
             assert_true(winograd_tiles >= 8);
-            assert_int_equal(fft_bases, 2);
+            assert_int_equal(fft_bases, 3);
         } else { /* stride 2: only direct applies, its FMA kernel and its tensor cores' form */
             assert_int_equal(applicable, 2);
             assert_int_equal(ch.algo, CONVGEN_ALGO_DIRECT);
@@ -749,23 +749,23 @@ static void test_candidates_are_the_planners_variants(void **state)
         const char *want;
     } cases[] = {
         {&small, CONVGEN_FPROP, {.effort = EX},
-         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft fourier=16x16 gemm=cublas|"
-         "fft fourier=16x16 gemm=generated|fft-tiled|fft-fused|" WINOGRAD_TILES_BY_GEMM "winograd m=5x5 gemm=cublas|"
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft fourier=16x16 gemm=cublas|"
+         "fft fourier=16x16 gemm=generated|fft fourier=16x16 gemm=tensor|fft-tiled|fft-fused|" WINOGRAD_TILES_BY_GEMM "winograd m=5x5 gemm=cublas|"
          "winograd m=5x5 gemm=generated|winograd m=6x6 gemm=cublas|winograd m=6x6 gemm=generated|" WINOGRAD_TILES_TENSOR
          FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6" FUSED_INSIDE},
         {&five, CONVGEN_ACCGRAD, {.effort = EX},
-         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|" WINOGRAD_TILES_BY_GEMM
+         "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft-tiled|fft-fused|" WINOGRAD_TILES_BY_GEMM
          WINOGRAD_TILES_TENSOR_TO_4 FUSED_TILES},
         {&wide, CONVGEN_BPROP, {.effort = EX},
-         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd m=0x2 gemm=cublas|"
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft-tiled|fft-fused|winograd m=0x2 gemm=cublas|"
          "winograd m=0x2 gemm=generated|winograd m=0x2 gemm=tensor|winograd-fused"},
         {&line, CONVGEN_FPROP, {.effort = EX},
-         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd m=2 gemm=cublas|"
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft-tiled|fft-fused|winograd m=2 gemm=cublas|"
          "winograd m=2 gemm=generated|winograd m=3 gemm=cublas|winograd m=3 gemm=generated|winograd m=4 gemm=cublas|"
          "winograd m=4 gemm=generated|winograd m=2 gemm=tensor|winograd m=3 gemm=tensor|winograd m=4 gemm=tensor|"
          "winograd-fused"},
         {&small, CONVGEN_BPROP, {.effort = ME},
-         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft-tiled|fft-fused|winograd gemm=cublas|"
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft-tiled|fft-fused|winograd gemm=cublas|"
          "winograd gemm=generated|" WINOGRAD_TILES_TENSOR "winograd-fused|winograd-fused m=2x2|"
          "winograd-fused weights=inside|winograd-fused m=2x2 weights=inside"}, /* 2 blocks: F(2x2, 3x3) too */
         {&stem, CONVGEN_BPROP, {.effort = EX}, "direct|direct-window|cufft|fft|fft-tiled|fft-fused|winograd|winograd-fused"},
@@ -781,11 +781,11 @@ static void test_candidates_are_the_planners_variants(void **state)
          "winograd m=4x4|winograd m=5x5|winograd m=6x6|" FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6"
          FUSED_INSIDE},
         {&small, CONVGEN_FPROP, {.effort = EX, .winograd_m = {4, 4}},
-         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft fourier=16x16 gemm=cublas|"
-         "fft fourier=16x16 gemm=generated|fft-tiled|fft-fused|winograd m=4x4 gemm=cublas|winograd m=4x4 gemm=generated|"
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft fourier=16x16 gemm=cublas|"
+         "fft fourier=16x16 gemm=generated|fft fourier=16x16 gemm=tensor|fft-tiled|fft-fused|winograd m=4x4 gemm=cublas|winograd m=4x4 gemm=generated|"
          "winograd m=4x4 gemm=tensor|winograd-fused m=4x4|winograd-fused m=4x4 weights=inside"},
         {&small, CONVGEN_FPROP, {.effort = EX, .fourier_size = {16, 16}},
-         "direct|direct gemm=tensor|direct-window|cufft fourier=16x16|fft fourier=16x16 gemm=cublas|fft fourier=16x16 gemm=generated|"
+         "direct|direct gemm=tensor|direct-window|cufft fourier=16x16|fft fourier=16x16 gemm=cublas|fft fourier=16x16 gemm=generated|fft fourier=16x16 gemm=tensor|"
          "fft-tiled fourier=16x16|fft-fused fourier=16x16|" WINOGRAD_TILES_BY_GEMM "winograd m=5x5 gemm=cublas|"
          "winograd m=5x5 gemm=generated|winograd m=6x6 gemm=cublas|winograd m=6x6 gemm=generated|" WINOGRAD_TILES_TENSOR
          FUSED_TILES "|winograd-fused m=5x5|winograd-fused m=6x6" FUSED_INSIDE},

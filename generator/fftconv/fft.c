@@ -52,15 +52,30 @@ static convgen_status fft_generate(const cg_problem *p, convgen_pass pass, const
     return st == CONVGEN_SUCCESS ? fc_program(p, pass, t, tune, &s, out) : st;
 }
 
+/* A basis's candidates: by each GEMM unless the caller fixed the GEMM or TF32, cuBLAS's, the
+ * generated FMA kernel and, for 1-D and 2-D layers, the generated one on the tensor cores in
+ * 3xTF32 (fp32's accuracy; before sm_80 that plan takes the FMA kernel, gemm_complex_tc.c). Not
+ * yet for 3-D layers: their shipped wisdom was tuned without it, and its candidate added would
+ * make those entries stale (bench/NOTES.md, "Issue 30, session 82"). */
+static int fft_basis_variants(const cg_problem *p, cg_tuning *out, int n, int max, const cg_tuning *t, bool by_gemm)
+{
+    n = cg_variants_add(out, n, max, t, by_gemm);
+    if (by_gemm && p->rank <= 2 && n < max) {
+        out[n] = *t;
+        out[n++].gemm = CONVGEN_GEMM_TENSOR;
+    }
+    return n;
+}
+
 /* AUTO's candidates of fft: its own basis and, at EXHAUSTIVE unless the caller fixed one, the
  * next power of two where that is at most half as large again (radix-4 transforms can outrun
- * the smaller 3- and 5-smooth one: F2's 64 against 60 points); each by both GEMMs unless the
- * caller fixed the GEMM or TF32. */
+ * the smaller 3- and 5-smooth one: F2's 64 against 60 points); each by the three GEMMs
+ * (fft_basis_variants). */
 static int fft_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
                         int max)
 {
-    bool both_gemms = !fixed->tf32 && !fixed->gemm, basis_fixed = false;
-    int n = cg_variants_add(out, 0, max, fixed, both_gemms);
+    bool by_gemm = !fixed->tf32 && !fixed->gemm, basis_fixed = false;
+    int n = fft_basis_variants(p, out, 0, max, fixed, by_gemm);
     for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
         basis_fixed |= fixed->fourier_size[d] != 0;
     if (effort != CONVGEN_EFFORT_EXHAUSTIVE || basis_fixed)
@@ -73,7 +88,7 @@ static int fft_variants(const cg_problem *p, convgen_pass pass, int effort, cons
     cg_tuning t = *fixed;
     for (int d = 0; d < p->rank; ++d)
         t.fourier_size[d] = pow2;
-    return cg_variants_add(out, n, max, &t, both_gemms);
+    return fft_basis_variants(p, out, n, max, &t, by_gemm);
 }
 
 static const cg_knob fft_knobs[] = {
