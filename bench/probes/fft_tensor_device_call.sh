@@ -1,53 +1,77 @@
 #!/bin/sh
-# Session 82's device call for fft's complex tensor GEMM, adaptive to the device time left (LIMIT
-# seconds; GROUPS1: the GPU test groups, default fft_tensor). Run from the repository root with
-# carry [this script, devrun82b.patch, .deps], where devrun82b.patch is the kernel's change since
-# 3521dc0, made here by
+# The device call for fft's complex tensor GEMM (sessions 82-83) and the tensor GEMM's staggered
+# warpgroups (session 83), adaptive to the device time left (LIMIT seconds; GROUPS1: the GPU test
+# groups, default fft_tensor). Run from the repository root with carry [the patches, .deps], where
+# the patches (PATCHES, default devrun82b.patch) are the changes under test, made here by e.g.
 #   git diff 3521dc0 -- generator/gemm_complex_tc.c templates/gemm_complex_tc.cu templates/gemm_fetch.cuh > devrun82b.patch
-# and, for the retune, bench/probes/fft_tensor_candidate.patch applied to the tree (patch -p1).
-# What it runs: the GPU groups; on an H100 with time for it, the 2-D layers of the bench set
-# retuned at effort exhaustive into a copy of the shipped wisdom (tune checks every candidate's
-# output against the first's); then, as time allows, an A/B of the fft passes against the tree
-# before the transposition (devrun82b.patch reversed) and ncu of L3 fprop's products.
+#   cp bench/probes/gemm_tc_stagger.patch devrun83s.patch && patch -p1 < devrun83s.patch  (session 83's stagger)
+# (bench/probes/fft_tensor_candidate.patch, applied for session 83's retune, is in the tree since 100c0ea.)
+# What it runs: the GPU groups (each bounded: a hang ends the group, not the call); on an H100
+# with time for it, the 2-D layers of the bench set retuned at effort exhaustive into a copy of
+# the shipped wisdom (tune checks every candidate's output against the first's); then, as time
+# allows, A/Bs against the tree without the patches (all reversed): fft's passes (L3 first), ncu
+# of L3 fprop's products, winograd's tensor GEMM on R4 and S32 (WINO_AB=1) with ncu of R4
+# accgrad's products.
 set -u
 T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
 LIMIT=${LIMIT:-560}
+PATCHES=${PATCHES:-devrun82b.patch}
 R=$OUT/r; mkdir -p $R
 dnn=$(python3 -c 'import nvidia.cudnn; print(list(nvidia.cudnn.__path__)[0])')
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv > $R/gpu.txt; cat $R/gpu.txt
 rm -rf /tmp/base && mkdir -p /tmp/base && cp -r . /tmp/base/ && rm -rf /tmp/base/build
-(cd /tmp/base && patch -R -p1 < devrun82b.patch > $R/patch.txt 2>&1 && SKIP_TESTS=1 SKIP_BENCH=1 sh bench/device-run.sh $R/base-dr > $R/base-build.txt 2>&1) &
+(cd /tmp/base && for p in $PATCHES; do patch -R -p1 < $p >> $R/patch.txt 2>&1 || exit 1; done &&
+ SKIP_TESTS=1 SKIP_BENCH=1 sh bench/device-run.sh $R/base-dr > $R/base-build.txt 2>&1) &
 SKIP_TESTS=1 SKIP_BENCH=1 sh bench/device-run.sh $R/dr > $R/new-build.txt 2>&1 || { tail -30 $R/new-build.txt; exit 1; }
 export LD_LIBRARY_PATH=/tmp/convgen-deps/usr/lib/x86_64-linux-gnu:$dnn/lib
 export CONVGEN_CACHE_DIR=/tmp/cg-cache
 ninja -j16 build/tests/test_gpu_conv > $R/tb.txt 2>&1 || { tail $R/tb.txt; exit 1; }
 echo "built at $(el) s"
-CONVGEN_TEST_GROUPS="${GROUPS1:-fft_tensor}" build/tests/test_gpu_conv > $R/test1.txt 2>&1; echo "test ${GROUPS1:-fft_tensor} rc $? at $(el) s"
-grep -E "^\[  (PASSED|FAILED)|FAILED TEST" $R/test1.txt | head -5
+CONVGEN_TEST_GROUPS="${GROUPS1:-fft_tensor}" timeout ${TEST_LIMIT:-200} build/tests/test_gpu_conv > $R/test1.txt 2>&1
+echo "test ${GROUPS1:-fft_tensor} rc $? at $(el) s"
+grep -E "^\[  (PASSED|FAILED)|FAILED TEST|runs within" $R/test1.txt | head -8
+for l in ${CHECKS:-}; do # "LAYER:pass:algo options" (timeout: a hang ends the check)
+  set -- $(echo $l | tr ':' ' ')
+  timeout 60 ./build/convgen check --pass $2 $(echo $3 | tr ',' ' ') $1 > $R/check-$1-$2.txt 2>&1; echo "check $l rc $?"
+  grep -iE "error|within|max" $R/check-$1-$2.txt | head -3
+done
 left=$(( LIMIT - $(el) ))
-if grep -q "H100" $R/gpu.txt && [ $left -ge 220 ]; then
+if grep -q "H100" $R/gpu.txt && [ $left -ge 220 ] && [ -z "${NO_TUNE:-}" ]; then
   grep -vE '^\S+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+x[0-9]+x[0-9]+ ' bench/layers.txt > $R/layers2d.txt
   cp bench/wisdom/nvidia-h100-80gb-hbm3.wisdom $R/new.wisdom # the 2-D entries replaced, the 3-D kept
-  timeout $left ./build/convgen tune --set $R/layers2d.txt --pass all --effort exhaustive --wisdom $R/new.wisdom --csv $R/tune.csv > $R/tune.txt 2>&1
-  echo "tune rc $? at $(el) s (limit $left s)"; tail -1 $R/new.wisdom; cp $R/new.wisdom $R/tune.csv $OUT/
+  timeout $(( left - 100 )) ./build/convgen tune --set $R/layers2d.txt --pass all --effort exhaustive --wisdom $R/new.wisdom --csv $R/tune.csv > $R/tune.txt 2>&1
+  echo "tune rc $? at $(el) s (limit $(( left - 100 )) s)"; tail -1 $R/new.wisdom; cp $R/new.wisdom $R/tune.csv $OUT/
   grep -i -c "differ\|mismatch\|error" $R/tune.txt
 fi
 wait
-ab() {
+ab() { # layer [bench options]
+  l=$1; shift
   for t in new base; do
     d=.; [ $t = base ] && d=/tmp/base
-    $d/build/convgen-bench --no-cudnn --algo fft --runs 30 $1 > $R/bench-$t-$1.txt 2>&1
-    grep "| convgen |" $R/bench-$t-$1.txt | grep -v "w once" | awk -F'|' -v t=$t '{printf "%s %s %s %-28s %s %s\n", t, $2, $3, $5, $6, $11}'
+    timeout 90 $d/build/convgen-bench --no-cudnn --runs 30 "$@" $l > $R/bench-$t-$l.txt 2>&1
+    grep "| convgen |" $R/bench-$t-$l.txt | grep -v "w once" | awk -F'|' -v t=$t '{printf "%s %s %s %-34s %s %s\n", t, $2, $3, $5, $6, $11}'
   done
 }
-[ $(( LIMIT - $(el) )) -ge 40 ] && ab L3
-for t in new base; do
-  [ $(( LIMIT - $(el) )) -ge 20 ] || break
-  d=.; [ $t = base ] && d=/tmp/base
-  ncu -k regex:products --launch-count 1 --section SpeedOfLight --section LaunchStats --section ComputeWorkloadAnalysis --section InstructionStats -o $R/ncu-$t $d/build/convgen check --algo fft --gemm tensor --pass fprop L3 > $R/ncu-$t.txt 2>&1
-  ncu -i $R/ncu-$t.ncu-rep --page details --csv > $R/ncu-$t.csv 2>&1
-  grep -E '"Duration"|Registers Per|Issue Slots Busy|"Executed Ipc Active"|"Executed Instructions"' $R/ncu-$t.csv | cut -d, -f10-13 | sed "s/^/$t /"
+prof() { # name kernel-regex convgen-check-arguments...
+  n=$1 k=$2; shift 2
+  for t in new base; do
+    [ $(( LIMIT - $(el) )) -ge 20 ] || break
+    d=.; [ $t = base ] && d=/tmp/base
+    timeout 60 ncu -k regex:$k --launch-count 1 --section SpeedOfLight --section LaunchStats --section ComputeWorkloadAnalysis --section InstructionStats -o $R/ncu-$n-$t $d/build/convgen check "$@" > $R/ncu-$n-$t.txt 2>&1
+    ncu -i $R/ncu-$n-$t.ncu-rep --page details --csv > $R/ncu-$n-$t.csv 2>&1
+    grep -E '"Duration"|Registers Per|Issue Slots Busy|"Executed Ipc Active"|"Executed Instructions"' $R/ncu-$n-$t.csv | cut -d, -f10-13 | sed "s/^/$n $t /"
+  done
+}
+[ $(( LIMIT - $(el) )) -ge 40 ] && ab L3 --algo fft
+prof L3f products --algo fft --gemm tensor --pass fprop L3
+if [ -n "${WINO_AB:-}" ]; then
+  [ $(( LIMIT - $(el) )) -ge 40 ] && ab R4 --algo winograd --tile 4x4
+  prof R4a products --algo winograd --gemm tensor --tile 4x4 --pass accgrad R4
+  [ $(( LIMIT - $(el) )) -ge 40 ] && ab S32 --algo winograd --tile 6x6
+fi
+for l in L4 F2 V3; do
+  [ $(( LIMIT - $(el) )) -ge 35 ] || break
+  if [ $l = V3 ]; then [ -n "${WINO_AB:-}" ] && ab V3 --algo winograd; else ab $l --algo fft; fi
 done
-for l in L4 F2 F1 L2; do [ $(( LIMIT - $(el) )) -ge 35 ] && ab $l; done
 echo "done at $(el) s"
 cd $R && tar czf $OUT/r.tgz --exclude='*.ncu-rep' . && cd / && rm -rf $R
