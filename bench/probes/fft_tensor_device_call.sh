@@ -11,7 +11,7 @@
 # the shipped wisdom (tune checks every candidate's output against the first's); then, as time
 # allows, A/Bs against the tree without the patches (all reversed): fft's passes (L3 first), ncu
 # of L3 fprop's products, winograd's tensor GEMM on R4 and S32 (WINO_AB=1) with ncu of R4
-# accgrad's products.
+# accgrad's products. AB_LAYERS: the layers after L3 (default L4 F2 V3).
 set -u
 T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
 LIMIT=${LIMIT:-560}
@@ -69,7 +69,7 @@ if [ -n "${WINO_AB:-}" ]; then
   prof R4a products --algo winograd --gemm tensor --tile 4x4 --pass accgrad R4
   [ $(( LIMIT - $(el) )) -ge 40 ] && ab S32 --algo winograd --tile 6x6
 fi
-for l in L4 F2 V3; do
+for l in ${AB_LAYERS:-L4 F2 V3}; do
   [ $(( LIMIT - $(el) )) -ge 35 ] || break
   if [ $l = V3 ]; then [ -n "${WINO_AB:-}" ] && ab V3 --algo winograd; else ab $l --algo fft; fi
 done
