@@ -100,7 +100,7 @@ bool cg_gemm_kernel_takes(const cg_gemm_step *g)
            span(&one, b_rows, b_cols, g->ldb, g->b_stride) < most && span(&one, g->m, g->n, g->ldc, g->c_stride) < most;
 }
 
-convgen_status cg_gemm_kernel(const cg_gemm_step *g, const cg_target *t, tmpl_value *header, cg_kernel *k)
+convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k)
 {
     if (cg_gemm_skinny_takes(g))
         return cg_gemm_skinny_kernel(g, header, k);
@@ -109,7 +109,7 @@ convgen_status cg_gemm_kernel(const cg_gemm_step *g, const cg_target *t, tmpl_va
                        "%lld of them, inc %lld): see cg_gemm_kernel_takes", (long long)g->m, (long long)g->n,
                        (long long)g->k, (long long)g->batch, (long long)g->inc);
     if (!g->real && g->tensor)
-        return cg_gemm_complex_tc_kernel(g, t, header, k);
+        return cg_gemm_complex_tc_kernel(g, header, k);
     int per = g->real ? 4 : 2; /* elements in a float4 */
     int group = interleaved(g) ? GROUP : 1;
     int bm, bn;

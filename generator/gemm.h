@@ -16,9 +16,9 @@
  * step of the same kernel with k = 0 (C = 0) before them. */
 bool cg_gemm_kernel_takes(const cg_gemm_step *g);
 
-/* The kernel of g for target t (NULL: the H100) into k (its name set by the caller), its header
- * the given lines (taken) with the GEMM's own appended; grid, block and source filled in. */
-convgen_status cg_gemm_kernel(const cg_gemm_step *g, const cg_target *t, tmpl_value *header, cg_kernel *k);
+/* The kernel of g into k (its name set by the caller), its header the given lines (taken) with
+ * the GEMM's own appended; grid, block and source filled in. */
+convgen_status cg_gemm_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k);
 
 /* What g computes, on the CPU (gemm_op.c): C = op(A) op(B) over the workspace ws in double
  * precision, stored in fp32; where `add`, C += that (beta 1). */
@@ -27,8 +27,7 @@ void cg_gemm_evaluate(const cg_gemm_step *g, char *ws, bool add);
  * `split_k` (cuBLAS), a sum long enough split to fill more. */
 cg_work cg_gemm_work(const cg_gemm_step *g, int sm_count, bool split_k);
 
-/* The complex GEMM g (interleaved, g->tensor) on the tensor cores (gemm_complex_tc.c) for target
- * t (NULL: the H100) into k. */
-convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl_value *header, cg_kernel *k);
+/* The complex GEMM g (interleaved, g->tensor) on the tensor cores (gemm_complex_tc.c) into k. */
+convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k);
 
 #endif

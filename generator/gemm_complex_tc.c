@@ -4,9 +4,9 @@
  * 3xTF32 (fp32's accuracy) on the real GEMM that the complex one is, transposed (C^T, so that a
  * complex value's two parts, one float2 read, are neighbouring fragment registers): the sum's real
  * and imaginary parts side by side, C's real and imaginary parts rows g and g + 8 of a fragment,
- * op(B)'s value (br, bi, -bi, br) there. A block takes 16, 32 or (sm_90) 64 rows by 8 to 32
- * columns of each of CG_GEMM_GROUP bins, a warp 16 or 32 rows of a bin's tile; shared memory is
- * two stages of the tiles, or C's staging where that is larger (C goes out a 32-byte sector of neighbouring bins at a time). Why
+ * op(B)'s value (br, bi, -bi, br) there. A block takes 16 or 32 rows by 8 to 32 columns of each of
+ * CG_GEMM_GROUP bins, a warp a bin's whole tile; shared memory is two stages of the tiles, or C's
+ * staging where that is larger (C goes out a 32-byte sector of neighbouring bins at a time). Why
  * mma.sync and not wgmma: the spectra lie bin-innermost, so each bin's operands reach shared memory
  * as rows of the block's bins, not in wgmma's core matrices; mma.sync reads its fragments from any
  * layout (bench/NOTES.md, "Issue 30, session 79", has the wgmma form that needs the FFT kernels to
@@ -16,18 +16,11 @@
 #include "templates.h"
 #include "values.h"
 
-convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl_value *header, cg_kernel *k)
+convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *header, cg_kernel *k)
 {
     enum { ROW_PAD = 4 }; /* a step's rows 4 float2 further round the banks than their length */
     /* a fragment spans 8 complex columns of C (its 16 rows) by 8 rows (its 8 columns) */
-    /* a warp takes wm rows of one bin, a block bm: on sm_90, two warps a bin past 32 rows, so that
-     * each column of op(B) read from L2 serves 64 rows (the kernel's L2 reads a product -25%: the
-     * products are L2-bound there, bench/NOTES.md). Not on other targets: at two blocks of 256 an
-     * SM (128 registers a thread) sm_80's ptxas spills it (R2 accgrad, 40 bytes), and it is
-     * measured only on sm_90. */
-    bool two_warps = g->m > 32 && cg_target_wgmma(t);
-    int bm = two_warps ? 64 : g->m > 16 ? 32 : 16, wm = bm > 32 ? 32 : bm, halves = bm / wm;
-    int side = cg_gemm_complex_side(g->n), bn = side > 8 ? side : 8;
+    int bm = g->m > 16 ? 32 : 16, side = cg_gemm_complex_side(g->n), bn = side > 8 ? side : 8;
     int step = g->k > 4 ? CG_GEMM_STEP : 4; /* a multiple of mma's 4 complex of the sum */
     /* C's staging: a column bm + 8 float2, so that a quarter warp's 16-byte stores (2 columns by 4
      * row pairs) meet each bank once; a bin 4 more than its columns, for the reads that store C */
@@ -37,7 +30,7 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, const cg_target 
     k->grid[0] = (unsigned)((g->m + bm - 1) / bm);
     k->grid[1] = (unsigned)((g->n + bn - 1) / bn);
     k->grid[2] = (unsigned)((g->batch + CG_GEMM_GROUP - 1) / CG_GEMM_GROUP);
-    k->block[0] = (unsigned)(32 * CG_GEMM_GROUP * halves);
+    k->block[0] = (unsigned)(32 * CG_GEMM_GROUP);
     k->block[1] = k->block[2] = 1;
     k->shared_bytes = (unsigned)((stages > staging ? stages : staging) * 8);
     cg_value_line(header, "complex GEMM: C[%lld x %lld] = op(A) op(B), column-major, op(A) = A%s, op(B) = B%s, sums of "
@@ -50,7 +43,7 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, const cg_target 
     cg_gemm_sum_lines(header, g);
     cg_value_line(header, "tiles: %d x %d of C a block for each of %d neighbouring GEMMs, a warp %d x %d of one, the "
                   "sum in steps of %d through two cp.async stages; launch: grid (%u, %u, %u), block (%u, 1, 1)", bm, bn,
-                  CG_GEMM_GROUP, wm, bn, step, k->grid[0], k->grid[1], k->grid[2], k->block[0]);
+                  CG_GEMM_GROUP, bm, bn, step, k->grid[0], k->grid[1], k->grid[2], k->block[0]);
     tmpl_value *ctx = cg_gemm_context(header, k, "gemm_complex_tc");
     tmpl_set_bool(ctx, "conj_a", g->transa == 'C');
     tmpl_set_bool(ctx, "conj_b", g->transb == 'C');
@@ -58,15 +51,14 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, const cg_target 
     tmpl_set_int(ctx, "inc", g->inc);
     tmpl_set_int(ctx, "batch", g->batch);
     tmpl_set_int(ctx, "threads", k->block[0]);
-    /* three blocks of 128 an SM: what an A100's 164 KB of shared memory holds (and 170 registers
-     * a thread; where the registers allow, an H100 runs four); two of 256 (128 registers) */
-    tmpl_set_int(ctx, "min_blocks", halves > 1 ? 2 : 3);
-    tmpl_set_int(ctx, "wm", wm);
+    /* three blocks an SM: what an A100's 164 KB of shared memory holds (and 170 registers a
+     * thread); where the registers allow, an H100 runs four */
+    tmpl_set_int(ctx, "min_blocks", 3);
     tmpl_set_int(ctx, "shared_bytes", k->shared_bytes);
     tmpl_set_int(ctx, "bm", bm);
     tmpl_set_int(ctx, "bn", bn);
     tmpl_set_int(ctx, "ct", bn / 8);
-    tmpl_set_int(ctx, "rt", wm / 8);
+    tmpl_set_int(ctx, "rt", bm / 8);
     tmpl_set_int(ctx, "step", step);
     tmpl_set_int(ctx, "row_pad", ROW_PAD);
     tmpl_set_int(ctx, "a_pitch", a_pitch);

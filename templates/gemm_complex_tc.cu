@@ -11,9 +11,9 @@
     its first (8 of C's columns, row g the real part of column g and row g + 8 its imaginary
     part: lane (g, t) holds (br, bi, -bi, br), the sum's real parts then its imaginary ones). A
     lane's sums d[0], d[2] are the real and imaginary parts of one complex output, d[1], d[3] those
-    of the next row's. Warp w takes {{ wm }} rows, from {{ wm }} (w / {{ group }}), of bin w % {{ group }}'s
-    {{ bm }} x {{ bn }} tile. C goes out through shared memory, so that {{ group }} lanes store one 32-byte
-    sector of neighbouring bins, as the other kernels of the program read it. -#}
+    of the next row's. Warp w takes bin w's whole {{ bm }} x {{ bn }} tile. C goes out through shared memory,
+    so that {{ group }} lanes store one 32-byte sector of neighbouring bins, as the other kernels of the
+    program read it. -#}
 {%- include "common.cuh" -%}
 {%- include "gemm_fetch.cuh" -%}
 {%- set elem = "float2" -%}
@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     extern __shared__ __align__(16) float2 tiles[];
     float2 (*const as)[{{ group }}][{{ a_pitch }}] = reinterpret_cast<float2 (*)[{{ group }}][{{ a_pitch }}]>(tiles);
     float2 (*const bs)[{{ group }}][{{ b_pitch }}] = reinterpret_cast<float2 (*)[{{ group }}][{{ b_pitch }}]>(tiles + {{ 2 * group * a_pitch }});
-    const unsigned tid = threadIdx.x, w = tid >> 5, e = w % {{ group }}u, h = w / {{ group }}u, lane = tid & 31u, g = lane >> 2, t = lane & 3u;
+    const unsigned tid = threadIdx.x, e = tid >> 5, lane = tid & 31u, g = lane >> 2, t = lane & 3u;
     const unsigned m0 = blockIdx.x * {{ bm }}u, n0 = blockIdx.y * {{ bn }}u, entry0 = blockIdx.z * {{ group }}u;
     const float2 *__restrict__ a = (const float2 *)workspace + {{ a_offset }}ull;
     const float2 *__restrict__ b = (const float2 *)workspace + {{ b_offset }}ull;
@@ -100,7 +100,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         asm volatile("cp.async.commit_group;\n" ::);
         asm volatile("cp.async.wait_group 1;\n" ::); // this step's
         __syncthreads();
-        const float2 *const at = as[stage][e] + {{ wm }}u * h, *const bt = bs[stage][e]; // the warp's rows of its bin
+        const float2 *const at = as[stage][e], *const bt = bs[stage][e];
 #pragma unroll
         for (unsigned s = 0; s < {{ step }}u; s += 4u) { // complex k = s + t: real parts, then imaginary
             unsigned b_hi[{{ ct }}][4], b_lo[{{ ct }}][4], a_hi[{{ rt }}][2], a_lo[{{ rt }}][2];
@@ -127,7 +127,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
     for (int i = 0; i < {{ ct }}; ++i)
 #pragma unroll
         for (int j = 0; j < {{ rt }}; ++j)
-            *reinterpret_cast<float4 *>(&staged[e * {{ c_pitch }}u + (8u * i + g) * {{ c_col }}u + {{ wm }}u * h + 8u * j + 2u * t]) =
+            *reinterpret_cast<float4 *>(&staged[e * {{ c_pitch }}u + (8u * i + g) * {{ c_col }}u + 8u * j + 2u * t]) =
                 make_float4(d[i][j][0], {{ "-" if conj_b }}d[i][j][2], d[i][j][1], {{ "-" if conj_b }}d[i][j][3]);
     __syncthreads();
     // {{ group }} lanes a row's {{ group }} bins (one 32-byte sector), then the rows, then the columns

@@ -710,7 +710,7 @@ static bool wants_generated_gemm(const cg_tuning *tune, const lib_spec *s)
 }
 
 /* A step of `phase` running convgen's GEMM kernel for g, convgen_<algo>_<pass>_<part>. */
-static convgen_status add_gemm_kernel(convgen_pass pass, const cg_target *t, const lib_spec *s,
+static convgen_status add_gemm_kernel(convgen_pass pass, const lib_spec *s,
                                       const cg_gemm_step *g, int phase, const char *part, cg_generated *out)
 {
     cg_step *st = fc_add_step(out, CG_STEP_KERNEL, phase);
@@ -725,14 +725,13 @@ static convgen_status add_gemm_kernel(convgen_pass pass, const cg_target *t, con
         cg_value_line(h, "sub-batches: %lld chunks of %lld images (the workspace limit)", (long long)s->chunks,
                       (long long)s->batch);
     cg_value_line(h, "%s", "");
-    return cg_gemm_kernel(g, t, h, k);
+    return cg_gemm_kernel(g, h, k);
 }
 
 /* The products per bin (phase 1): cuBLAS's strided-batched CGEMM, or convgen's kernel. A sum
  * over sub-batches (accgrad) adds into C in every chunk after a kernel that zeroes it (the same
  * GEMM summing nothing) in phase 0; cuBLAS's instead overwrites in the first chunk. */
-static convgen_status products_steps(const cg_problem *p, convgen_pass pass, const cg_target *t, const lib_spec *s,
-                                     cg_generated *out)
+static convgen_status products_steps(const cg_problem *p, convgen_pass pass, const lib_spec *s, cg_generated *out)
 {
     cg_step step = fc_gemm_step(p, pass, s);
     if (!s->generated_gemm) {
@@ -743,8 +742,8 @@ static convgen_status products_steps(const cg_problem *p, convgen_pass pass, con
     g.accumulate = g.accumulate && s->chunks > 1;
     g.tensor = s->tensor_gemm;
     zero.k = 0, zero.accumulate = false, zero.tensor = false;
-    convgen_status st = g.accumulate ? add_gemm_kernel(pass, t, s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
-    return st == CONVGEN_SUCCESS ? add_gemm_kernel(pass, t, s, &g, 1, "products", out) : st;
+    convgen_status st = g.accumulate ? add_gemm_kernel(pass, s, &zero, 0, "zero_products", out) : CONVGEN_SUCCESS;
+    return st == CONVGEN_SUCCESS ? add_gemm_kernel(pass, s, &g, 1, "products", out) : st;
 }
 
 /* The chunks slice the batch: x, y, dy and dx advance by a chunk's images, w and dw do not. */
@@ -807,7 +806,7 @@ convgen_status fc_program(const cg_problem *p, convgen_pass pass, const cg_targe
     if (s->parts)
         fc_parts_gemm_steps(p, s, out);
     else
-        st = products_steps(p, pass, t, s, out);
+        st = products_steps(p, pass, s, out);
     if (st != CONVGEN_SUCCESS)
         return st;
     st = inverse_steps(p, pass, t, s, weights_once ? 1 : 2, out);

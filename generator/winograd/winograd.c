@@ -522,7 +522,7 @@ static convgen_status add_gemm_kernel(const wino_spec *s, const cg_gemm_step *g,
         cg_value_line(h, "sub-batches: %lld of %lld images (the workspace limit)", (long long)s->chunks,
                       (long long)s->batch);
     cg_value_line(h, "%s", "");
-    return g->tensor ? cg_gemm_tc_kernel(g, s->target, h, k) : cg_gemm_kernel(g, s->target, h, k);
+    return g->tensor ? cg_gemm_tc_kernel(g, s->target, h, k) : cg_gemm_kernel(g, h, k);
 }
 
 /* Appends the products' step: cuBLAS's SGEMM, or convgen's (gemm.c, or gemm_tc.c on the tensor
