@@ -4,9 +4,10 @@
     {{ tiles }} of them numbered (row block, column block, run, entry), the row block fastest; block b of {{ grid }} makes tiles
     b, b + {{ grid }}, .. (persistent where {{ grid }} < {{ tiles }}: its stages run on across its tiles, so that the next
     tile's copies overlap this one's last steps and its stores). A block of {{ threads }} threads sums in steps of
-    {{ bk }} through {{ stages }} stages: warpgroups 0 and 1 sum, warp 8 copies (the copy engine), warps 9-{{ 8 + converters }}
-    convert (an operand as stored into core matrices, hi and lo; one in pieces, its lo halves, unless its pieces bring
-    them). -#}
+    {{ bk }} through {{ stages }} stages: warpgroups 0 and 1 sum ({{ "op(A) from registers: each thread reads its fragments' hi
+    halves and makes their lo halves" if a_regs else "both operands from shared memory" }}), warp 8 copies (the copy engine){% if converters %}, warps
+    9-{{ 8 + converters }} convert (an operand as stored into core matrices, hi{{ " (op(A)) or hi" if a_regs }} and lo; one in pieces, its lo halves,
+    unless its pieces bring them{{ " or op(A)'s are made in registers" if a_regs }}){% endif %}. -#}
 {%- include "common.cuh" -%}
 {%- set raw_a = 0 if a_pieces else bk * (bm + 4) -%}
 {%- set raw_b = 0 if b_pieces else bk * (bn + 4) -%}
@@ -61,6 +62,19 @@ __device__ __forceinline__ void bulk_copy(float *dst, const float *src, unsigned
 
 {{ descriptor_function() }}
 
+{%- if a_regs %}
+// d (64 x {{ bn }}, a warp's rows 16 w + g and + 8 by columns 8 j + 2 t and + 1 at d[4 j] .. d[4 j + 3])
+// = a b + (add ? d : 0), a the warpgroup's 64 x 8 of TF32 in registers (warp w's rows 16 w + g and
+// + 8, columns t and t + 4, as mma.sync's m16n8k8) and b (8 x {{ bn }}) TF32 from shared memory by
+// descriptor; asynchronous: neither d nor a is to be touched until a wait has seen its group done.
+__device__ __forceinline__ void wgmma(float (&d)[{{ bn // 2 }}], const unsigned (&a)[4], unsigned long long b, int add)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %{{ bn // 2 + 5 }}, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n{{ bn }}k8.f32.tf32.tf32 {{ "{" }}{% for i in range(bn // 2) %}{{ ", " if i }}%{{ i }}{% endfor %}}, {{ "{" }}%{{ bn // 2 }}, %{{ bn // 2 + 1 }}, %{{ bn // 2 + 2 }}, %{{ bn // 2 + 3 }}}, %{{ bn // 2 + 4 }}, p, 1, 1;\n}\n"
+                 : {% for i in range(bn // 2) %}{{ ", " if i }}"+f"(d[{{ i }}]){% endfor %}
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(add));
+}
+{%- else %}
 // d (64 x {{ bn }}, a warp's rows 16 w + g and + 8 by columns 8 j + 2 t and + 1 at d[4 j] .. d[4 j + 3])
 // = a b + (add ? d : 0), a (64 x 8) and b (8 x {{ bn }}) TF32 from shared memory by descriptor,
 // asynchronously: d is not to be touched until a wait has seen its group done.
@@ -71,6 +85,30 @@ __device__ __forceinline__ void wgmma(float (&d)[{{ bn // 2 }}], unsigned long l
                  : {% for i in range(bn // 2) %}{{ ", " if i }}"+f"(d[{{ i }}]){% endfor %}
                  : "l"(a), "l"(b), "r"(add));
 }
+{%- endif %}
+
+{{ fence_operand_function() }}
+
+// A tile of C: its row block, column block and entry; q0 and count, the steps of the sum it takes
+// (its run's).
+struct tile {
+    unsigned mb, nb, entry, run, q0, count;
+};
+__device__ __forceinline__ tile tile_at(unsigned t)
+{
+    tile r;
+    r.mb = t % {{ mblocks }}u;
+    r.nb = t / {{ mblocks }}u % {{ nblocks }}u;
+    const unsigned z = t / {{ mblocks * nblocks }}u;
+{%- if splits > 1 %}
+    r.entry = z % {{ batch }}u, r.run = z / {{ batch }}u;
+    r.q0 = r.run * {{ split_steps }}u, r.count = min({{ split_steps }}u, {{ steps }}u - r.q0);
+{%- else %}
+    r.entry = z, r.run = 0u, r.q0 = 0u, r.count = {{ steps }}u;
+{%- endif %}
+    return r;
+}
+{%- if converters %}
 
 // The lo halves of a step's hi halves in core-matrix order, FA floats at a (lo FA on) and FB at b
 // (lo FB on), a float4 a thread at a time. Every float4 the thread takes is read before any lo is
@@ -98,33 +136,12 @@ __device__ __forceinline__ void lo_halves(float *a, float *b, unsigned ct)
     }
 }
 
-{{ fence_operand_function() }}
-
-// A tile of C: its row block, column block and entry; q0 and count, the steps of the sum it takes
-// (its run's).
-struct tile {
-    unsigned mb, nb, entry, run, q0, count;
-};
-__device__ __forceinline__ tile tile_at(unsigned t)
-{
-    tile r;
-    r.mb = t % {{ mblocks }}u;
-    r.nb = t / {{ mblocks }}u % {{ nblocks }}u;
-    const unsigned z = t / {{ mblocks * nblocks }}u;
-{%- if splits > 1 %}
-    r.entry = z % {{ batch }}u, r.run = z / {{ batch }}u;
-    r.q0 = r.run * {{ split_steps }}u, r.count = min({{ split_steps }}u, {{ steps }}u - r.q0);
-{%- else %}
-    r.entry = z, r.run = 0u, r.q0 = 0u, r.count = {{ steps }}u;
-{%- endif %}
-    return r;
-}
-
-// Rows x {{ bk }} of a raw stage ([k][row], `pitch`) into wgmma's core matrices at dst, hi, and dst + lo_at,
-// lo: per 8 of the sum s, [row / 8][h][row % 8][4] holds the sum's 8 s + 4 h ..; where `pair` (A),
-// row 16 w + g holds m 16 w + 2 g and 16 w + 8 + g holds m 16 w + 2 g + 1, so that a thread's sums
-// of rows g and g + 8 are neighbours in C. `valid`: the step's rows of the sum that exist (zeros past).
-template <unsigned ROWS, bool PAIR>
+// Rows x {{ bk }} of a raw stage ([k][row], `pitch`) into wgmma's core matrices at dst, hi, and where `LO`
+// at dst + lo_at, lo: per 8 of the sum s, [row / 8][h][row % 8][4] holds the sum's 8 s + 4 h ..; where
+// `PAIR` (A), row 16 w + g holds m 16 w + 2 g and 16 w + 8 + g holds m 16 w + 2 g + 1, so that a
+// thread's sums of rows g and g + 8 are neighbours in C. `valid`: the step's rows of the sum that
+// exist (zeros past).
+template <unsigned ROWS, bool PAIR, bool LO>
 __device__ __forceinline__ void convert(const float *raw, unsigned pitch, float *dst, unsigned lo_at, unsigned ct,
                                         unsigned valid)
 {
@@ -148,10 +165,12 @@ __device__ __forceinline__ void convert(const float *raw, unsigned pitch, float 
         float *d = dst + q / 2u * ROWS * 8u + rho / 8u * 64u + q % 2u * 32u + rho % 8u * 4u;
         if (i < count) {
             *(float4 *)d = make_float4(v[n][0], v[n][1], v[n][2], v[n][3]);
-            *(uint4 *)(d + lo_at) = make_uint4(tf32_lo(v[n][0]), tf32_lo(v[n][1]), tf32_lo(v[n][2]), tf32_lo(v[n][3]));
+            if (LO)
+                *(uint4 *)(d + lo_at) = make_uint4(tf32_lo(v[n][0]), tf32_lo(v[n][1]), tf32_lo(v[n][2]), tf32_lo(v[n][3]));
         }
     }
 }
+{%- endif %}
 
 extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
@@ -167,7 +186,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
     if (tid == 0) {
         for (unsigned s = 0; s < {{ stages }}u; ++s) {
             bar_init(&loaded[s], 1u); // the copier's arrival, and the bytes
+{%- if converters %}
             bar_init(&ready[s], {{ converters }}u);  // the converters
+{%- endif %}
             bar_init(&empty[s], 2u);  // the consumer warpgroups
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -180,7 +201,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
         // bulk copy of each of its rows (lane r row r); a piece with its lo halves lands on both halves.
         // i counts the block's steps over its tiles, which take the stages in turn.
 {%- if a_pieces %}
+{%- if a_regs %}
+        const unsigned a_bytes = {{ 4 * ca }}u; // the hi halves{{ " (the consumers make the lo halves that follow them)" if a_lo }}
+{%- else %}
         const unsigned a_bytes = {{ 4 * pa }}u;
+{%- endif %}
 {%- endif %}
 {%- if b_pieces %}
         const unsigned b_bytes = {{ 4 * share_b }}u;
@@ -246,8 +271,9 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
         }
         return;
     }
+{%- if converters %}
     if (warp > 8u) {
-        // The converters: step q's raw rows into core matrices, hi and lo; a piece's lo halves
+        // The converters: step q's raw rows into core matrices (A's hi halves, B's hi and lo); B's piece's lo halves
         const unsigned ct = tid - 288u;
         unsigned i = 0u;
 #pragma unroll 1
@@ -262,22 +288,24 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
                 const unsigned valid = min({{ bk }}u, {{ k }}u - (tl.q0 + j) * {{ bk }}u);
 {%- endif %}
                 bar_wait(&loaded[s], i / {{ stages }}u & 1u);
-{%- if a_pieces and not a_lo and b_pieces and not b_lo %}
+{%- if not a_regs and a_pieces and not a_lo and b_pieces and not b_lo %}
                 lo_halves<{{ ca }}u, {{ cb }}u>(st, st + {{ 2 * ca }}u, ct); // both operands' at once
 {%- else %}
-{%- if a_lo %}
+{%- if a_regs and a_pieces %}
+                // A's lo halves are made in the consumers' registers
+{%- elif a_lo %}
                 // A's piece brought its lo halves
 {%- elif a_pieces %}
                 lo_halves<{{ ca }}u, 0u>(st, st, ct);
 {%- else %}
-                convert<{{ bm }}u, true>(raw, {{ bm + 4 }}u, st, {{ ca }}u, ct, valid);
+                convert<{{ bm }}u, true, {{ "false" if a_regs else "true" }}>(raw, {{ bm + 4 }}u, st, {{ ca }}u, ct, valid);
 {%- endif %}
 {%- if b_lo %}
                 // B's piece brought its lo halves
 {%- elif b_pieces %}
                 lo_halves<{{ cb }}u, 0u>(st + {{ 2 * ca }}u, st + {{ 2 * ca }}u, ct);
 {%- else %}
-                convert<{{ bn }}u, false>(raw + {{ raw_a }}u, {{ bn + 4 }}u, st + {{ 2 * ca }}u, {{ cb }}u, ct, valid);
+                convert<{{ bn }}u, false, true>(raw + {{ raw_a }}u, {{ bn + 4 }}u, st + {{ 2 * ca }}u, {{ cb }}u, ct, valid);
 {%- endif %}
 {%- endif %}
                 asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // the stores, before the tensor cores' reads
@@ -288,12 +316,26 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
         }
         return;
     }
+{%- endif %}
     // The consumers: warpgroup wg sums rows 64 wg .. of the tile's by {{ bn }} columns. The sums are set by
     // the first wgmma of a tile (not added to: add 0), not by instructions of their own, which would
-    // make ptxas serialize every wgmma. Each step's group is waited for one step later, then its
+    // make ptxas serialize every wgmma.
+{%- if a_regs %} A's fragments come from the stage's hi halves into registers,
+    // where each thread makes their lo halves: the tensor cores then read only B from shared memory,
+    // which was their bound with both (bench/NOTES.md, "Issue 30, session 85"). Each 8 of the sum is
+    // a group, {{ "waited for one group later; so A's registers alternate between two sets, each
+    // written again only once its group is done" if a_wait else "waited for at once (two groups in flight
+    // would take more registers than the " ~ threads ~ " threads leave, and ptxas would then wait after every wgmma)" }}. A step's stage goes back to the copier once its
+    // groups are done (a step later); a tile's last, once its sums are done, before they are stored.
+    static_assert({{ bk // 8 }} % 2 == 0, "A's two sets of registers alternate within a step");
+{%- else %} Each step's group is waited for one step later, then its
     // stage goes back to the copier; a tile's last, once its sums are done, before they are stored.
+{%- endif %}
     const unsigned cw = warp, wg = cw >> 2, g = lane >> 2, t = lane & 3u;
     float acc[{{ bn // 2 }}];
+{%- if a_regs %}
+    unsigned a_hi[{{ bk // 8 }}][4], a_lo[{{ bk // 8 }}][4];
+{%- endif %}
     unsigned i = 0u;
 #pragma unroll 1
     for (unsigned at = blockIdx.x; at < {{ tiles }}u; at += {{ grid }}u) {
@@ -302,7 +344,32 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
         for (unsigned j = 0; j < tl.count; ++j, ++i) {
             const unsigned s = i % {{ stages }}u;
             const float *const st = stages + s * {{ stage }}u;
-            bar_wait(&ready[s], i / {{ stages }}u & 1u);
+            bar_wait(&{{ "ready" if converters else "loaded" }}[s], i / {{ stages }}u & 1u);
+{%- if a_regs %}
+            // this thread's A: in each 8 of the sum's core matrices, (g, t), (g + 8, t), (g, t + 4) and
+            // (g + 8, t + 4) of its warp's 16 rows, 64, 32 and 96 floats apart: a warp's read is 32
+            // neighbouring floats
+            const float *const as = st + wg * 512u + (cw & 3u) * 128u + lane;
+#pragma unroll
+            for (int r = 0; r < {{ bn // 2 }}; ++r)
+                fence_operand(acc[r]);
+#pragma unroll
+            for (unsigned e = 0; e < {{ bk // 8 }}u; ++e) { // lo hi, hi lo, hi hi: the small terms first
+#pragma unroll
+                for (unsigned h = 0; h < 4u; ++h) {
+                    const float v = as[e * {{ bm * 8 }}u + (h & 1u) * 64u + (h >> 1) * 32u];
+                    a_hi[e][h] = __float_as_uint(v);
+                    a_lo[e][h] = tf32_lo(v);
+                }
+                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+                const unsigned long long b_hi = descriptor(st + {{ 2 * ca }}u + e * {{ bn * 8 }}u), b_lo = b_hi + ({{ cb * 4 }}u >> 4);
+                wgmma(acc, a_lo[e], b_hi, j | e);
+                wgmma(acc, a_hi[e], b_lo, 1);
+                wgmma(acc, a_hi[e], b_hi, 1);
+                asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+                asm volatile("wgmma.wait_group.sync.aligned {{ a_wait }};" ::: "memory");
+            }
+{%- else %}
 #pragma unroll
             for (int r = 0; r < {{ bn // 2 }}; ++r)
                 fence_operand(acc[r]);
@@ -317,10 +384,11 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
             }
             asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
             asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+{%- endif %}
 #pragma unroll
             for (int r = 0; r < {{ bn // 2 }}; ++r)
                 fence_operand(acc[r]);
-            if (j > 0u && (tid & 127u) == 0u) // step i - 1's group done
+            if (j > 0u && (tid & 127u) == 0u) // step i - 1's groups done
                 bar_arrive(&empty[(i - 1u) % {{ stages }}u]);
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
