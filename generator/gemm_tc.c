@@ -6,14 +6,15 @@
  *
  * A block makes 128 rows x bn columns of C (bn <= 256, wgmma's N). Its warpgroups 0 and 1 (64
  * rows each) run each step's 3 bk / 8 wgmma, B from shared memory and A from registers (each
- * thread reads its fragments' hi halves and makes their lo halves) or from shared memory too
- * (a_in_registers), and hand the stage back once they are done with it. Warp 8 brings each step of
- * bk of the sum: an operand in the kernel's pieces (cg_tc_pieces, laid out so by its producer, the
- * Winograd transforms) as one bulk copy of its piece (with its lo halves where the producer made
- * them), one as stored as bk bulk copies of a row (one lane a row) into a raw stage. The warps after it (converter_warps)
- * make a piece's lo halves beside it, or turn the raw rows into wgmma's K-major core matrices (8
- * rows x 4 of the sum, 16 bytes a row), hi and lo (a transpose; A's lo not where it goes through
- * registers). Stages pass by mbarriers (loaded, ready, empty).
+ * thread reads its fragments' hi halves and makes their lo halves: the tensor cores' reads of
+ * both operands from shared memory were its bound, bench/NOTES.md "Issue 30, session 85"), and
+ * hand the stage back once they are done with it. Warp 8 brings each step of bk of the sum: an
+ * operand in the kernel's pieces (cg_tc_pieces, laid out so by its producer, the Winograd
+ * transforms) as one bulk copy of its piece (with its lo halves where the producer made them),
+ * one as stored as bk bulk copies of a row (one lane a row) into a raw stage. The warps after it
+ * (converter_warps) make B's piece's lo halves beside it, or turn the raw rows into wgmma's
+ * K-major core matrices (8 rows x 4 of the sum, 16 bytes a row), hi and lo (a transpose; A's hi
+ * only). Stages pass by mbarriers (loaded, ready, empty).
  * Where the tiles outnumber the blocks the GPU holds at once, the grid is that many blocks, each
  * taking every grid-th tile, its stages running on from one tile into the next (persistent_grid).
  * This is the probe's gemm_ws and gemm_wsr
@@ -87,9 +88,12 @@ bool cg_gemm_tc_takes(const cg_gemm_step *g, const cg_target *t)
            g->c_offset % 4 == 0;
 }
 
-/* The floats of a stage: the converted hi and lo of op(A) and op(B), then the raw rows of each that
- * comes as stored (pitches 4 past their widths, so that the converters' column reads and the
- * copies' 16-byte rows keep their banks apart and their alignment). */
+/* The floats of a stage: the converted hi of op(A) and room for its lo, the converted hi and lo of
+ * op(B), then the raw rows of each that comes as stored (pitches 4 past their widths, so that the
+ * converters' column reads and the copies' 16-byte rows keep their banks apart and their
+ * alignment). A's lo room is unused since its lo halves are made in registers; it stays so that the
+ * stages and the blocks an SM are those timed (without it, tiles of 72 columns or fewer would take
+ * three blocks an SM at 56 registers a thread, and spill). */
 static int64_t stage_floats(const cg_gemm_step *g, int bn)
 {
     return 2 * TC_STEP * (TC_ROWS + bn) + (g->a_pieces.rows ? 0 : TC_STEP * (TC_ROWS + 4)) +
@@ -103,35 +107,17 @@ static int64_t stage_floats(const cg_gemm_step *g, int bn)
  * us and V2's 333 -> 323; at 64 they cost the second block (R1 37 -> 53). */
 static int stages_wanted(int bn) { return bn > 72 && bn <= 128 ? TC_MAX_STAGES : 4; }
 
-/* Whether the consumers take op(A) from registers (each thread reads its fragments' hi halves and
- * makes their lo halves) rather than by descriptor from shared memory, whose bandwidth bounded the
- * kernel: its wgmma read A's hi halves twice and lo once a step, the converters wrote A's lo halves
- * (L1/TEX throughput 79-83% on R4 accgrad's and S32 fprop's products). H100, bench/NOTES.md "Issue
- * 30, session 85": R4 accgrad's products 45.0 -> 40.7 us, V3 accgrad's 356.7 -> 253.6 us (the
- * tensor cores 58% -> 84% busy), the accgrad passes of V3, V4, V5 and R3 12-17% faster, fprop and
- * bprop of 128-192 columns 0.5-1.5%. Not at 256 columns where B comes with its lo halves (fprop,
- * bprop): there the tensor cores were 74% busy already, and the consumers' registers (168 at most
- * for 288-384 threads) leave no room for two groups of A in flight; with two, ptxas waited after
- * every wgmma and the passes ran 3-4% slower (V3, V4, V5, R4). (One group at a time there, as
- * accgrad's 256 columns run it, is not timed on fprop.) */
-static bool a_in_registers(const cg_gemm_step *g, int bn)
-{
-    return bn <= 192 || !(g->b_pieces.rows && g->b_pieces.lo);
-}
-
-/* The converter warps (B's lo halves, transposes of an operand as stored; A's lo halves where it
- * comes by descriptor): none where there is nothing to convert (A in pieces from registers, B in
- * pieces with their lo halves), else as many as the registers allow. Their pass bounds the pipeline
- * (skipping B's lo halves took 20-29% off the products); from 80 to 128 columns (one block an SM,
+/* The converter warps (B's lo halves, transposes of an operand as stored): none where there is
+ * nothing to convert (A in pieces, B in pieces with their lo halves), else as many as the registers
+ * allow. Their pass bounded the pipeline: they took accgrad's products, both of whose operands they
+ * converted then, 17-21% down (H200, "Issue 30", sessions 62-63: V2 336 -> 268 us, S32 96 -> 77, L5
+ * 117 -> 97, L5c 41 -> 33); A's lo halves made in registers instead took the accgrad passes of V3,
+ * V4, V5 and R3 12-17% further down (H100, session 85). From 80 to 128 columns (one block an SM,
  * the consumers' sums and A's two sets of 8 registers within 128) seven fit beside the consumers
- * (512 threads). H200, "Issue 30", sessions 62-63: they took accgrad's products, both of whose
- * operands they converted then, 17-21% down (V2 336 -> 268 us, S32 96 -> 77, L5 117 -> 97, L5c 41
- * -> 33) and fprop's 0-9%. Wider (96-128 sums a thread), or where two blocks share an SM (bn <= 72,
+ * (512 threads); wider (96-128 sums a thread), or where two blocks share an SM (bn <= 72,
  * stages_wanted), 384 threads a block are what the registers hold. */
-static int converter_warps(const cg_gemm_step *g, int bn, bool a_regs)
+static int converter_warps(const cg_gemm_step *g, int bn)
 {
-    if (!a_regs)
-        return bn <= 192 ? 7 : 3;
     if (g->a_pieces.rows && g->b_pieces.lo)
         return 0;
     return bn > 72 && bn <= 128 ? 7 : 3;
@@ -183,7 +169,6 @@ static int64_t persistent_grid(int64_t tiles, int per_sm, const cg_target *t)
  * the shared memory), its threads and shared bytes. */
 typedef struct tc_launch {
     int bn, stages, converters, threads;
-    bool a_regs; /* a_in_registers */
     unsigned shared_bytes;
 } tc_launch;
 
@@ -194,8 +179,7 @@ static tc_launch launch_of(const cg_gemm_step *g, const cg_target *t)
     int stages = (int)((cg_target_shared_per_block(t) - barriers) / (4 * stage));
     const int most = stages_wanted(l.bn);
     l.stages = stages > most ? most : stages < 2 ? 0 : stages;
-    l.a_regs = a_in_registers(g, l.bn);
-    l.converters = converter_warps(g, l.bn, l.a_regs);
+    l.converters = converter_warps(g, l.bn);
     l.threads = 32 * (TC_CONSUMER_WARPS + 1 + l.converters);
     l.shared_bytes = (unsigned)(4 * l.stages * stage + 3 * 8 * l.stages);
     return l;
@@ -262,9 +246,10 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
     tmpl_set_int(ctx, "tiles", tiles);
     tmpl_set_int(ctx, "grid", grid);
     tmpl_set_int(ctx, "converters", converters);
-    tmpl_set_bool(ctx, "a_regs", l.a_regs);
-    /* two groups of A's registers in flight where the consumers' registers hold them: at 256
-     * columns (128 sums a thread) ptxas would otherwise wait after every wgmma */
+    /* Two groups of A's registers in flight where the consumers' registers hold them: at 256
+     * columns (128 sums a thread, 168 registers at most for 288-384 threads) ptxas would wait after
+     * every wgmma, which took V3's, V4's, V5's and R4's fprop and bprop 3-4% down; one group at a
+     * time there runs within 1% of A read by descriptor from shared memory (H100, session 85). */
     tmpl_set_int(ctx, "a_wait", bn <= 192 ? 1 : 0);
     tmpl_set_int(ctx, "bm", TC_ROWS);
     tmpl_set_int(ctx, "bn", bn);

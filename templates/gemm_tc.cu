@@ -4,10 +4,10 @@
     {{ tiles }} of them numbered (row block, column block, run, entry), the row block fastest; block b of {{ grid }} makes tiles
     b, b + {{ grid }}, .. (persistent where {{ grid }} < {{ tiles }}: its stages run on across its tiles, so that the next
     tile's copies overlap this one's last steps and its stores). A block of {{ threads }} threads sums in steps of
-    {{ bk }} through {{ stages }} stages: warpgroups 0 and 1 sum ({{ "op(A) from registers: each thread reads its fragments' hi
-    halves and makes their lo halves" if a_regs else "both operands from shared memory" }}), warp 8 copies (the copy engine){% if converters %}, warps
-    9-{{ 8 + converters }} convert (an operand as stored into core matrices, hi{{ " (op(A)) or hi" if a_regs }} and lo; one in pieces, its lo halves,
-    unless its pieces bring them{{ " or op(A)'s are made in registers" if a_regs }}){% endif %}. -#}
+    {{ bk }} through {{ stages }} stages: warpgroups 0 and 1 sum (op(A) from registers: each thread reads its fragments' hi
+    halves and makes their lo halves; op(B) from shared memory), warp 8 copies (the copy engine){% if converters %}, warps
+    9-{{ 8 + converters }} convert (an operand as stored into core matrices, op(A) hi, op(B) hi and lo; op(B) in pieces,
+    its lo halves, unless its pieces bring them){% endif %}. -#}
 {%- include "common.cuh" -%}
 {%- set raw_a = 0 if a_pieces else bk * (bm + 4) -%}
 {%- set raw_b = 0 if b_pieces else bk * (bn + 4) -%}
@@ -62,7 +62,6 @@ __device__ __forceinline__ void bulk_copy(float *dst, const float *src, unsigned
 
 {{ descriptor_function() }}
 
-{%- if a_regs %}
 // d (64 x {{ bn }}, a warp's rows 16 w + g and + 8 by columns 8 j + 2 t and + 1 at d[4 j] .. d[4 j + 3])
 // = a b + (add ? d : 0), a the warpgroup's 64 x 8 of TF32 in registers (warp w's rows 16 w + g and
 // + 8, columns t and t + 4, as mma.sync's m16n8k8) and b (8 x {{ bn }}) TF32 from shared memory by
@@ -74,18 +73,6 @@ __device__ __forceinline__ void wgmma(float (&d)[{{ bn // 2 }}], const unsigned 
                  : {% for i in range(bn // 2) %}{{ ", " if i }}"+f"(d[{{ i }}]){% endfor %}
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(add));
 }
-{%- else %}
-// d (64 x {{ bn }}, a warp's rows 16 w + g and + 8 by columns 8 j + 2 t and + 1 at d[4 j] .. d[4 j + 3])
-// = a b + (add ? d : 0), a (64 x 8) and b (8 x {{ bn }}) TF32 from shared memory by descriptor,
-// asynchronously: d is not to be touched until a wait has seen its group done.
-__device__ __forceinline__ void wgmma(float (&d)[{{ bn // 2 }}], unsigned long long a, unsigned long long b, int add)
-{
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %{{ bn // 2 + 2 }}, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n{{ bn }}k8.f32.tf32.tf32 {{ "{" }}{% for i in range(bn // 2) %}{{ ", " if i }}%{{ i }}{% endfor %}}, %{{ bn // 2 }}, %{{ bn // 2 + 1 }}, p, 1, 1;\n}\n"
-                 : {% for i in range(bn // 2) %}{{ ", " if i }}"+f"(d[{{ i }}]){% endfor %}
-                 : "l"(a), "l"(b), "r"(add));
-}
-{%- endif %}
 
 {{ fence_operand_function() }}
 
@@ -110,29 +97,27 @@ __device__ __forceinline__ tile tile_at(unsigned t)
 }
 {%- if converters %}
 
-// The lo halves of a step's hi halves in core-matrix order, FA floats at a (lo FA on) and FB at b
-// (lo FB on), a float4 a thread at a time. Every float4 the thread takes is read before any lo is
-// written: the compiler may not move a read above a store that could alias it, so a loop of
-// read-convert-write would wait out one trip through shared memory a float4 (under the tensor
-// cores' operand reads, the converters' whole time, which the consumers then waited on).
-template <unsigned FA, unsigned FB>
-__device__ __forceinline__ void lo_halves(float *a, float *b, unsigned ct)
+// The lo halves of a step's F hi halves in core-matrix order at p (lo F on), a float4 a thread at a
+// time. Every float4 the thread takes is read before any lo is written: the compiler may not move a
+// read above a store that could alias it, so a loop of read-convert-write would wait out one trip
+// through shared memory a float4 (under the tensor cores' operand reads, the converters' whole
+// time, which the consumers then waited on).
+template <unsigned F>
+__device__ __forceinline__ void lo_halves(float *p, unsigned ct)
 {
-    constexpr unsigned na = FA / 4u, count = (FA + FB) / 4u, each = (count + {{ 32 * converters - 1 }}u) / {{ 32 * converters }}u;
+    constexpr unsigned count = F / 4u, each = (count + {{ 32 * converters - 1 }}u) / {{ 32 * converters }}u;
     float4 v[each];
 #pragma unroll
     for (unsigned n = 0; n < each; ++n) {
         const unsigned i = ct + n * {{ 32 * converters }}u;
         if (i < count)
-            v[n] = i < na ? ((const float4 *)a)[i] : ((const float4 *)b)[i - na];
+            v[n] = ((const float4 *)p)[i];
     }
 #pragma unroll
     for (unsigned n = 0; n < each; ++n) {
         const unsigned i = ct + n * {{ 32 * converters }}u;
-        if (i < count) {
-            uint4 *const lo = i < na ? (uint4 *)(a + FA) + i : (uint4 *)(b + FB) + (i - na);
-            *lo = make_uint4(tf32_lo(v[n].x), tf32_lo(v[n].y), tf32_lo(v[n].z), tf32_lo(v[n].w));
-        }
+        if (i < count)
+            ((uint4 *)(p + F))[i] = make_uint4(tf32_lo(v[n].x), tf32_lo(v[n].y), tf32_lo(v[n].z), tf32_lo(v[n].w));
     }
 }
 
@@ -176,7 +161,8 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
 {{ kernel_name }}(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out,
     float *__restrict__ workspace)
 {
-    // {{ stages }} stages of {{ stage }} floats: A's core matrices hi, lo ({{ ca }} each), B's hi, lo ({{ cb }} each){{ ",
+    // {{ stages }} stages of {{ stage }} floats: A's core matrices hi ({{ ca }}, then as many unused: its lo halves are made in
+    // registers), B's hi, lo ({{ cb }} each){{ ",
     // then the raw rows of " if not (a_pieces and b_pieces) }}{{ "A (" ~ bk ~ " x " ~ (bm + 4) ~ ")" if not a_pieces }}{{ " and " if not (a_pieces or b_pieces) }}{{ "B (" ~ bk ~ " x " ~ (bn + 4) ~ ")" if not b_pieces }}; then the mbarriers
     extern __shared__ float4 shared4[];
     float *const stages = (float *)shared4;
@@ -201,11 +187,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
         // bulk copy of each of its rows (lane r row r); a piece with its lo halves lands on both halves.
         // i counts the block's steps over its tiles, which take the stages in turn.
 {%- if a_pieces %}
-{%- if a_regs %}
         const unsigned a_bytes = {{ 4 * ca }}u; // the hi halves{{ " (the consumers make the lo halves that follow them)" if a_lo }}
-{%- else %}
-        const unsigned a_bytes = {{ 4 * pa }}u;
-{%- endif %}
 {%- endif %}
 {%- if b_pieces %}
         const unsigned b_bytes = {{ 4 * share_b }}u;
@@ -288,25 +270,15 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
                 const unsigned valid = min({{ bk }}u, {{ k }}u - (tl.q0 + j) * {{ bk }}u);
 {%- endif %}
                 bar_wait(&loaded[s], i / {{ stages }}u & 1u);
-{%- if not a_regs and a_pieces and not a_lo and b_pieces and not b_lo %}
-                lo_halves<{{ ca }}u, {{ cb }}u>(st, st + {{ 2 * ca }}u, ct); // both operands' at once
-{%- else %}
-{%- if a_regs and a_pieces %}
-                // A's lo halves are made in the consumers' registers
-{%- elif a_lo %}
-                // A's piece brought its lo halves
-{%- elif a_pieces %}
-                lo_halves<{{ ca }}u, 0u>(st, st, ct);
-{%- else %}
-                convert<{{ bm }}u, true, {{ "false" if a_regs else "true" }}>(raw, {{ bm + 4 }}u, st, {{ ca }}u, ct, valid);
+{%- if not a_pieces %}
+                convert<{{ bm }}u, true, false>(raw, {{ bm + 4 }}u, st, 0u, ct, valid); // A's hi halves
 {%- endif %}
 {%- if b_lo %}
                 // B's piece brought its lo halves
 {%- elif b_pieces %}
-                lo_halves<{{ cb }}u, 0u>(st + {{ 2 * ca }}u, st + {{ 2 * ca }}u, ct);
+                lo_halves<{{ cb }}u>(st + {{ 2 * ca }}u, ct);
 {%- else %}
                 convert<{{ bn }}u, false, true>(raw + {{ raw_a }}u, {{ bn + 4 }}u, st + {{ 2 * ca }}u, {{ cb }}u, ct, valid);
-{%- endif %}
 {%- endif %}
                 asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // the stores, before the tensor cores' reads
                 __syncwarp();
@@ -319,23 +291,18 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
 {%- endif %}
     // The consumers: warpgroup wg sums rows 64 wg .. of the tile's by {{ bn }} columns. The sums are set by
     // the first wgmma of a tile (not added to: add 0), not by instructions of their own, which would
-    // make ptxas serialize every wgmma.
-{%- if a_regs %} A's fragments come from the stage's hi halves into registers,
+    // make ptxas serialize every wgmma. A's fragments come from the stage's hi halves into registers,
     // where each thread makes their lo halves: the tensor cores then read only B from shared memory,
     // which was their bound with both (bench/NOTES.md, "Issue 30, session 85"). Each 8 of the sum is
-    // a group, {{ "waited for one group later; so A's registers alternate between two sets, each
-    // written again only once its group is done" if a_wait else "waited for at once (two groups in flight
-    // would take more registers than the " ~ threads ~ " threads leave, and ptxas would then wait after every wgmma)" }}. A step's stage goes back to the copier once its
-    // groups are done (a step later); a tile's last, once its sums are done, before they are stored.
+    // a group, {{ "waited for one group later; so A's registers alternate between two sets, each written
+    // again only once its group is done" if a_wait else "waited for at once: two groups in flight would take more
+    // registers than " ~ threads ~ " threads leave, and ptxas would then wait after every wgmma" }}. A step's stage
+    // goes back to the copier once its groups are done (a step later); a tile's last, once its sums
+    // are done, before they are stored.
     static_assert({{ bk // 8 }} % 2 == 0, "A's two sets of registers alternate within a step");
-{%- else %} Each step's group is waited for one step later, then its
-    // stage goes back to the copier; a tile's last, once its sums are done, before they are stored.
-{%- endif %}
     const unsigned cw = warp, wg = cw >> 2, g = lane >> 2, t = lane & 3u;
     float acc[{{ bn // 2 }}];
-{%- if a_regs %}
     unsigned a_hi[{{ bk // 8 }}][4], a_lo[{{ bk // 8 }}][4];
-{%- endif %}
     unsigned i = 0u;
 #pragma unroll 1
     for (unsigned at = blockIdx.x; at < {{ tiles }}u; at += {{ grid }}u) {
@@ -345,7 +312,6 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
             const unsigned s = i % {{ stages }}u;
             const float *const st = stages + s * {{ stage }}u;
             bar_wait(&{{ "ready" if converters else "loaded" }}[s], i / {{ stages }}u & 1u);
-{%- if a_regs %}
             // this thread's A: in each 8 of the sum's core matrices, (g, t), (g + 8, t), (g, t + 4) and
             // (g + 8, t + 4) of its warp's 16 rows, 64, 32 and 96 floats apart: a warp's read is 32
             // neighbouring floats
@@ -369,22 +335,6 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
                 asm volatile("wgmma.wait_group.sync.aligned {{ a_wait }};" ::: "memory");
             }
-{%- else %}
-#pragma unroll
-            for (int r = 0; r < {{ bn // 2 }}; ++r)
-                fence_operand(acc[r]);
-            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-            for (unsigned e = 0; e < {{ bk // 8 }}u; ++e) { // lo hi, hi lo, hi hi: the small terms first
-                const unsigned long long a_hi = descriptor(st + e * {{ bm * 8 }}u + wg * 512u), a_lo = a_hi + ({{ ca * 4 }}u >> 4);
-                const unsigned long long b_hi = descriptor(st + {{ 2 * ca }}u + e * {{ bn * 8 }}u), b_lo = b_hi + ({{ cb * 4 }}u >> 4);
-                wgmma(acc, a_lo, b_hi, j | e);
-                wgmma(acc, a_hi, b_lo, 1);
-                wgmma(acc, a_hi, b_hi, 1);
-            }
-            asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-            asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-{%- endif %}
 #pragma unroll
             for (int r = 0; r < {{ bn // 2 }}; ++r)
                 fence_operand(acc[r]);
