@@ -13,23 +13,11 @@
 # of L3 fprop's products, winograd's tensor GEMM on R4 and S32 (WINO_AB=1) with ncu of R4
 # accgrad's products. AB_LAYERS: the layers after L3 (default L4 F2 V3).
 set -u
-T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
 LIMIT=${LIMIT:-560}
 PATCHES=${PATCHES:-devrun82b.patch}
-R=$OUT/r; mkdir -p $R
-dnn=$(python3 -c 'import nvidia.cudnn; print(list(nvidia.cudnn.__path__)[0])')
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv > $R/gpu.txt; cat $R/gpu.txt
-rm -rf /tmp/base && mkdir -p /tmp/base && cp -r . /tmp/base/ && rm -rf /tmp/base/build
-(cd /tmp/base && for p in $PATCHES; do patch -R -p1 < $p >> $R/patch.txt 2>&1 || exit 1; done &&
- SKIP_TESTS=1 SKIP_BENCH=1 sh bench/device-run.sh $R/base-dr > $R/base-build.txt 2>&1) &
-SKIP_TESTS=1 SKIP_BENCH=1 sh bench/device-run.sh $R/dr > $R/new-build.txt 2>&1 || { tail -30 $R/new-build.txt; exit 1; }
-export LD_LIBRARY_PATH=/tmp/convgen-deps/usr/lib/x86_64-linux-gnu:$dnn/lib
-export CONVGEN_CACHE_DIR=/tmp/cg-cache
-ninja -j16 build/tests/test_gpu_conv > $R/tb.txt 2>&1 || { tail $R/tb.txt; exit 1; }
-echo "built at $(el) s"
-CONVGEN_TEST_GROUPS="${GROUPS1:-fft_tensor}" timeout ${TEST_LIMIT:-200} build/tests/test_gpu_conv > $R/test1.txt 2>&1
-echo "test ${GROUPS1:-fft_tensor} rc $? at $(el) s"
-grep -E "^\[  (PASSED|FAILED)|FAILED TEST|runs within" $R/test1.txt | head -8
+. bench/probes/device_ab.sh
+build_both $PATCHES
+test_groups "${GROUPS1:-fft_tensor}" ${TEST_LIMIT:-200}
 for l in ${CHECKS:-}; do # "LAYER:pass:algo options" (timeout: a hang ends the check)
   set -- $(echo $l | tr ':' ' ')
   timeout 60 ./build/convgen check --pass $2 $(echo $3 | tr ',' ' ') $1 > $R/check-$1-$2.txt 2>&1; echo "check $l rc $?"
@@ -44,24 +32,6 @@ if grep -q "H100" $R/gpu.txt && [ $left -ge 220 ] && [ -z "${NO_TUNE:-}" ]; then
   grep -i -c "differ\|mismatch\|error" $R/tune.txt
 fi
 wait
-ab() { # layer [bench options]
-  l=$1; shift
-  for t in new base; do
-    d=.; [ $t = base ] && d=/tmp/base
-    timeout 90 $d/build/convgen-bench --no-cudnn --runs 30 "$@" $l > $R/bench-$t-$l.txt 2>&1
-    grep "| convgen |" $R/bench-$t-$l.txt | grep -v "w once" | awk -F'|' -v t=$t '{printf "%s %s %s %-34s %s %s\n", t, $2, $3, $5, $6, $11}'
-  done
-}
-prof() { # name kernel-regex convgen-check-arguments...
-  n=$1 k=$2; shift 2
-  for t in new base; do
-    [ $(( LIMIT - $(el) )) -ge 20 ] || break
-    d=.; [ $t = base ] && d=/tmp/base
-    timeout 60 ncu -k regex:$k --launch-count 1 --section SpeedOfLight --section LaunchStats --section ComputeWorkloadAnalysis --section InstructionStats -o $R/ncu-$n-$t $d/build/convgen check "$@" > $R/ncu-$n-$t.txt 2>&1
-    ncu -i $R/ncu-$n-$t.ncu-rep --page details --csv > $R/ncu-$n-$t.csv 2>&1
-    grep -E '"Duration"|Registers Per|Issue Slots Busy|"Executed Ipc Active"|"Executed Instructions"' $R/ncu-$n-$t.csv | cut -d, -f10-13 | sed "s/^/$n $t /"
-  done
-}
 [ $(( LIMIT - $(el) )) -ge 40 ] && ab L3 --algo fft
 prof L3f products --algo fft --gemm tensor --pass fprop L3
 if [ -n "${WINO_AB:-}" ]; then
