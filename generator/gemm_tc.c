@@ -181,6 +181,8 @@ static tc_launch launch_of(const cg_gemm_step *g, const cg_target *t)
     l.stages = stages > most ? most : stages < 2 ? 0 : stages;
     l.converters = converter_warps(g, l.bn);
     l.threads = 32 * (TC_CONSUMER_WARPS + 1 + l.converters);
+    if (l.bn > 192 && l.threads < 384)
+        l.threads = 384; /* setmaxnreg moves registers a warpgroup at a time: the copier's made whole */
     l.shared_bytes = (unsigned)(4 * l.stages * stage + 3 * 8 * l.stages);
     return l;
 }
@@ -246,11 +248,12 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
     tmpl_set_int(ctx, "tiles", tiles);
     tmpl_set_int(ctx, "grid", grid);
     tmpl_set_int(ctx, "converters", converters);
-    /* Two groups of A's registers in flight where the consumers' registers hold them: at 256
-     * columns (128 sums a thread, 168 registers at most for 288-384 threads) ptxas would wait after
-     * every wgmma, which took V3's, V4's, V5's and R4's fprop and bprop 3-4% down; one group at a
-     * time there runs within 1% of A read by descriptor from shared memory (H100, session 85). */
-    tmpl_set_int(ctx, "a_wait", bn <= 192 ? 1 : 0);
+    /* Two groups of A's registers in flight. Above 192 columns (128 sums a thread) the 168
+     * registers that 384 threads leave do not hold them, and ptxas would wait after every wgmma
+     * (3-4% slower on V3, V4, V5 and R4 fprop and bprop, H100, session 85): there warpgroup 2 gives
+     * registers to the consumers by setmaxnreg (the kernel's "widen"), 0.2-2.5% faster than one
+     * group at a time on V3, V4 and V5 (H100, session 86). */
+    tmpl_set_bool(ctx, "widen", bn > 192);
     tmpl_set_int(ctx, "bm", TC_ROWS);
     tmpl_set_int(ctx, "bn", bn);
     tmpl_set_int(ctx, "b_rows", b_rows);

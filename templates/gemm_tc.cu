@@ -181,6 +181,16 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
     }
     __syncthreads();
 {{- dependent_start(dependent) }}
+{%- if widen %}
+    // The registers: the summing warpgroups' 128 sums a thread and two groups of A's registers in
+    // flight take more than {{ 65536 // threads }} a thread; warpgroup 2 ({{ "the copier and converters" if converters else "the copier" }}) gives them some.
+    if (warp >= 8u) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 88;" ::: "memory");
+{%- if not converters %}
+    if (warp > 8u)
+        return; // the copier's warpgroup's other warps
+{%- endif %}
+{%- endif %}
     if (warp == 8u) {
         // The copier: step q of op(A) and op(B) as soon as the stage is free (its last step's wgmma
         // done), an operand in pieces by one bulk copy of its piece (lane 0), one as stored by a
@@ -289,14 +299,17 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
         return;
     }
 {%- endif %}
+{%- if widen %}
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 208;" ::: "memory");
+{%- endif %}
     // The consumers: warpgroup wg sums rows 64 wg .. of the tile's by {{ bn }} columns. The sums are set by
     // the first wgmma of a tile (not added to: add 0), not by instructions of their own, which would
     // make ptxas serialize every wgmma. A's fragments come from the stage's hi halves into registers,
     // where each thread makes their lo halves: the tensor cores then read only B from shared memory,
     // which was their bound with both (bench/NOTES.md, "Issue 30, session 85"). Each 8 of the sum is
-    // a group, {{ "waited for one group later; so A's registers alternate between two sets, each written
-    // again only once its group is done" if a_wait else "waited for at once: two groups in flight would take more
-    // registers than " ~ threads ~ " threads leave, and ptxas would then wait after every wgmma" }}. A step's stage
+    // a group, waited for one group later; so A's registers alternate between two sets, each written
+    // again only once its group is done{{ " (at " ~ bn ~ " columns the registers for that come from warpgroup 2, above)" if widen }}. A step's stage
     // goes back to the copier once its groups are done (a step later); a tile's last, once its sums
     // are done, before they are stored.
     static_assert({{ bk // 8 }} % 2 == 0, "A's two sets of registers alternate within a step");
@@ -333,7 +346,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
                 wgmma(acc, a_hi[e], b_lo, 1);
                 wgmma(acc, a_hi[e], b_hi, 1);
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-                asm volatile("wgmma.wait_group.sync.aligned {{ a_wait }};" ::: "memory");
+                asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
             }
 #pragma unroll
             for (int r = 0; r < {{ bn // 2 }}; ++r)

@@ -3,7 +3,7 @@
 # under test against the tree without it, in one call. Run from the repository root with carry
 # [.deps, the patch], the change applied in the tree and saved as the patch (PATCH, default
 # devrun.patch), e.g.
-#   patch -p1 < bench/probes/gemm_tc_setmaxnreg.patch && git diff -- generator templates tests > devrun.patch
+#   patch -p1 < bench/probes/SOME.patch && git diff -- generator templates tests > devrun.patch
 # What it runs: both trees built in parallel (the base by reversing the patch), the GPU test groups
 # GROUPS1 (default winograd_tensor) bounded by TEST_LIMIT, then per layer of AB_LAYERS `convgen-bench
 # --no-cudnn --runs 30 --algo auto` on the new tree and the base, alternating (the wisdom's picks),

@@ -321,6 +321,11 @@ static bool translate_sm90(asm_stmt *a, const char *ins, cg_buf *out)
     if (!strcmp(ins, "fence.proxy.async.shared::cta") || !strcmp(ins, "fence.mbarrier_init.release.cluster") ||
         !strcmp(ins, "fence.acq_rel.cluster") || !strcmp(ins, "wgmma.fence.sync.aligned"))
         return true;
+    unsigned regs;
+    used = 0;
+    if ((sscanf(ins, "setmaxnreg.inc.sync.aligned.u32 %u%n", &regs, &used) == 1 ||
+         sscanf(ins, "setmaxnreg.dec.sync.aligned.u32 %u%n", &regs, &used) == 1) && whole(ins, used))
+        return regs >= 24 && regs <= 256 && regs % 8 == 0; /* PTX's range; the CPU's registers are enough */
     used = 0;
     if (sscanf(ins, "cp.async.bulk.prefetch.L2.global [%63[^]]], %63s%n", src, size, &used) == 2 && whole(ins, used) &&
         operand_of(a, src) && value_of(a, size))
