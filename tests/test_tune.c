@@ -740,7 +740,9 @@ static void test_candidates_are_the_planners_variants(void **state)
                             line = {.rank = 1, .n = 3, .c = 4, .k = 8, .in = {40}, .kernel = {5}, .pad_before = {2},
                                     .pad_after = {2}},
                             stem = {.rank = 2, .n = 2, .c = 3, .k = 8, .in = {20, 20}, .kernel = {3, 3},
-                                    .pad_before = {1, 1}, .pad_after = {1, 1}, .stride = {2, 2}};
+                                    .pad_before = {1, 1}, .pad_after = {1, 1}, .stride = {2, 2}},
+                            seven = {.rank = 2, .n = 2, .c = 4, .k = 8, .in = {47, 47}, .kernel = {5, 5},
+                                     .pad_before = {2, 2}, .pad_after = {2, 2}};
     enum { EX = CONVGEN_EFFORT_EXHAUSTIVE, ME = CONVGEN_EFFORT_MEASURE };
     const struct {
         const convgen_conv_desc *d;
@@ -756,19 +758,26 @@ static void test_candidates_are_the_planners_variants(void **state)
         {&five, CONVGEN_ACCGRAD, {.effort = EX},
          "direct|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft-tiled|fft-fused|" WINOGRAD_TILES_BY_GEMM
          WINOGRAD_TILES_TENSOR_TO_4 FUSED_TILES},
-        {&wide, CONVGEN_BPROP, {.effort = EX},
-         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft-tiled|fft-fused|winograd m=0x2 gemm=cublas|"
+        {&wide, CONVGEN_BPROP, {.effort = EX}, /* fft's own 20 points (2 x 2 x 5), and 24 (2^a 3^b) */
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft fourier=24x24 gemm=cublas|"
+         "fft fourier=24x24 gemm=generated|fft fourier=24x24 gemm=tensor|fft-tiled|fft-fused|winograd m=0x2 gemm=cublas|"
          "winograd m=0x2 gemm=generated|winograd m=0x2 gemm=tensor|winograd-fused"},
-        {&line, CONVGEN_FPROP, {.effort = EX},
-         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft-tiled|fft-fused|winograd m=2 gemm=cublas|"
+        {&line, CONVGEN_FPROP, {.effort = EX}, /* fft's own 42 points (2 x 3 x 7), and 48 */
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft fourier=48 gemm=cublas|"
+         "fft fourier=48 gemm=generated|fft fourier=48 gemm=tensor|fft-tiled|fft-fused|winograd m=2 gemm=cublas|"
          "winograd m=2 gemm=generated|winograd m=3 gemm=cublas|winograd m=3 gemm=generated|winograd m=4 gemm=cublas|"
          "winograd m=4 gemm=generated|winograd m=2 gemm=tensor|winograd m=3 gemm=tensor|winograd m=4 gemm=tensor|"
          "winograd-fused"},
-        {&small, CONVGEN_BPROP, {.effort = ME},
-         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft-tiled|fft-fused|winograd gemm=cublas|"
+        {&small, CONVGEN_BPROP, {.effort = ME}, /* fft's own 14 points (2 x 7): 16 at every effort */
+         "direct|direct gemm=tensor|direct-window|cufft|fft gemm=cublas|fft gemm=generated|fft gemm=tensor|fft fourier=16x16 gemm=cublas|"
+         "fft fourier=16x16 gemm=generated|fft fourier=16x16 gemm=tensor|fft-tiled|fft-fused|winograd gemm=cublas|"
          "winograd gemm=generated|" WINOGRAD_TILES_TENSOR "winograd-fused|winograd-fused m=2x2|"
          "winograd-fused weights=inside|winograd-fused m=2x2 weights=inside"}, /* 2 blocks: F(2x2, 3x3) too */
         {&stem, CONVGEN_BPROP, {.effort = EX}, "direct|direct-window|cufft|fft|fft-tiled|fft-fused|winograd|winograd-fused"},
+        {&seven, CONVGEN_ACCGRAD, {.effort = EX, .gemm = CONVGEN_GEMM_CUBLAS}, /* fft's own 49 points: 54 and 64 too */
+         "direct|direct-window|cufft|fft gemm=cublas|fft fourier=54x54 gemm=cublas|fft fourier=64x64 gemm=cublas|"
+         "fft-tiled gemm=cublas|fft-fused|winograd m=2x2 gemm=cublas|winograd m=3x3 gemm=cublas|winograd m=4x4 gemm=cublas|"
+         "winograd-fused m=2x2|winograd-fused m=3x3|winograd-fused m=4x4"},
         {&small, CONVGEN_FPROP, {.effort = EX, .gemm = CONVGEN_GEMM_CUBLAS},
          "direct|direct-window|cufft|fft gemm=cublas|fft fourier=16x16 gemm=cublas|fft-tiled gemm=cublas|fft-fused|"
          "winograd m=2x2 gemm=cublas|winograd m=3x3 gemm=cublas|winograd m=4x4 gemm=cublas|winograd m=5x5 gemm=cublas|"

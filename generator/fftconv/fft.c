@@ -67,10 +67,27 @@ static int fft_basis_variants(const cg_problem *p, cg_tuning *out, int n, int ma
     return n;
 }
 
-/* AUTO's candidates of fft: its own basis and, at EXHAUSTIVE unless the caller fixed one, the
- * next power of two where that is at most half as large again (radix-4 transforms can outrun
- * the smaller 3- and 5-smooth one: F2's 64 against 60 points); each by the three GEMMs
- * (fft_basis_variants). */
+/* The smallest 2^a 3^b of at least n: a size whose transforms take only radices 2, 3 and 4. */
+static int64_t three_smooth_at_least(int64_t n)
+{
+    int64_t best = 1;
+    while (best < n)
+        best *= 2;
+    for (int64_t p3 = 1; p3 < best; p3 *= 3)
+        for (int64_t v = p3; v < best; v *= 2)
+            if (v >= n)
+                best = v;
+    return best;
+}
+
+/* AUTO's candidates of fft: its own basis and, unless the caller fixed one, up to two larger ones
+ * at most half as large again, each by the three GEMMs (fft_basis_variants):
+ * - the smallest 2^a 3^b, at every effort: the FFT kernels run a radix of 5 or 7 as a plain DFT
+ *   (across lanes, R - 1 shuffles a value), so F1's own 35 points (5 x 7) took its passes 1.8x
+ *   as long as 36 did (accgrad 0.145 against 0.078 ms; H100, bench/NOTES.md "Issue 30, session
+ *   86"), which the cost model does not see (it counts 5 N log2 N FLOPs whatever the radices);
+ * - the next power of two, at EXHAUSTIVE: radix-4 transforms can outrun the smaller 3- and
+ *   5-smooth one (F2's 64 against 60 points). */
 static int fft_variants(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, cg_tuning *out,
                         int max)
 {
@@ -78,17 +95,24 @@ static int fft_variants(const cg_problem *p, convgen_pass pass, int effort, cons
     int n = fft_basis_variants(p, out, 0, max, fixed, by_gemm);
     for (int d = 0; d < CONVGEN_MAX_RANK; ++d)
         basis_fixed |= fixed->fourier_size[d] != 0;
-    if (effort != CONVGEN_EFFORT_EXHAUSTIVE || basis_fixed)
+    if (basis_fixed)
         return n;
     int64_t own = cg_fft_basis(p, pass), pow2 = 2;
+    if (!own)
+        return n;
     while (pow2 < own)
         pow2 *= 2;
-    if (!own || pow2 == own || pow2 > (p->rank == 3 ? FFT_MAX_VOLUME_N : FFT_MAX_N) || pow2 > 1.5 * (double)own)
-        return n;
-    cg_tuning t = *fixed;
-    for (int d = 0; d < p->rank; ++d)
-        t.fourier_size[d] = pow2;
-    return fft_basis_variants(p, out, n, max, &t, by_gemm);
+    const int64_t larger[2] = {three_smooth_at_least(own), pow2}, most = p->rank == 3 ? FFT_MAX_VOLUME_N : FFT_MAX_N;
+    for (int i = 0; i < 2; ++i) {
+        if (larger[i] == own || larger[i] > most || larger[i] > 1.5 * (double)own ||
+            (i == 1 && (larger[1] == larger[0] || effort != CONVGEN_EFFORT_EXHAUSTIVE)))
+            continue;
+        cg_tuning t = *fixed;
+        for (int d = 0; d < p->rank; ++d)
+            t.fourier_size[d] = larger[i];
+        n = fft_basis_variants(p, out, n, max, &t, by_gemm);
+    }
+    return n;
 }
 
 static const cg_knob fft_knobs[] = {
