@@ -97,6 +97,27 @@ static void test_basis_candidates_are_the_smooth_sizes_up_to_the_next_power_of_t
     }
 }
 
+/* The smallest 2^a 3^b at least n, checked against a scan of the integers. */
+static void test_three_smooth_sizes_are_the_smallest_2a3b(void **state)
+{
+    (void)state;
+    for (int64_t n = 1; n <= 300; ++n) {
+        int64_t want = n;
+        for (;; ++want) {
+            int64_t m = want;
+            while (m % 2 == 0)
+                m /= 2;
+            while (m % 3 == 0)
+                m /= 3;
+            if (m == 1)
+                break;
+        }
+        assert_int_equal(fft_three_smooth_at_least(n), want);
+    }
+    assert_int_equal(fft_three_smooth_at_least(35), 36); /* F1's basis: 5 x 7 -> 4 x 9 */
+    assert_int_equal(fft_three_smooth_at_least(217), 243);
+}
+
 /* Runs one overlap-save tiling through DFTs; returns the worst absolute error. */
 static double overlap_save_error(const fft_tiling *t, const double *x, const double *w)
 {
@@ -576,6 +597,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basis_candidates_are_the_smooth_sizes_up_to_the_next_power_of_two),
+        cmocka_unit_test(test_three_smooth_sizes_are_the_smallest_2a3b),
         cmocka_unit_test(test_overlap_save_tiles_reproduce_direct_correlation),
         cmocka_unit_test(test_two_dimensional_tiling_is_the_product_of_one_dimensional_ones),
         cmocka_unit_test(test_parts_reproduce_the_weight_gradient),

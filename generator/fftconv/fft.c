@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fftconv.h"
+#include "tiling.h"
 #include "fft/fft_plan.h"
 #include "util.h"
 
@@ -67,19 +68,6 @@ static int fft_basis_variants(const cg_problem *p, cg_tuning *out, int n, int ma
     return n;
 }
 
-/* The smallest 2^a 3^b of at least n: a size whose transforms take only radices 2, 3 and 4. */
-static int64_t three_smooth_at_least(int64_t n)
-{
-    int64_t best = 1;
-    while (best < n)
-        best *= 2;
-    for (int64_t p3 = 1; p3 < best; p3 *= 3)
-        for (int64_t v = p3; v < best; v *= 2)
-            if (v >= n)
-                best = v;
-    return best;
-}
-
 /* AUTO's candidates of fft: its own basis and, unless the caller fixed one, up to two larger ones
  * at most half as large again, each by the three GEMMs (fft_basis_variants):
  * - the smallest 2^a 3^b, at every effort: the FFT kernels run a radix of 5 or 7 as a plain DFT
@@ -102,7 +90,7 @@ static int fft_variants(const cg_problem *p, convgen_pass pass, int effort, cons
         return n;
     while (pow2 < own)
         pow2 *= 2;
-    const int64_t larger[2] = {three_smooth_at_least(own), pow2}, most = p->rank == 3 ? FFT_MAX_VOLUME_N : FFT_MAX_N;
+    const int64_t larger[2] = {fft_three_smooth_at_least(own), pow2}, most = p->rank == 3 ? FFT_MAX_VOLUME_N : FFT_MAX_N;
     for (int i = 0; i < 2; ++i) {
         if (larger[i] == own || larger[i] > most || larger[i] > 1.5 * (double)own ||
             (i == 1 && (larger[1] == larger[0] || effort != CONVGEN_EFFORT_EXHAUSTIVE)))

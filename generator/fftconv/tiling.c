@@ -35,6 +35,18 @@ int fft_basis_candidates(int64_t n, int64_t *sizes, int max)
     return count;
 }
 
+int64_t fft_three_smooth_at_least(int64_t n)
+{
+    int64_t best = 1;
+    while (best < n)
+        best *= 2;
+    for (int64_t p3 = 1; p3 < best; p3 *= 3)
+        for (int64_t v = p3; v < best; v *= 2)
+            if (v >= n)
+                best = v;
+    return best;
+}
+
 static int64_t smallest_smooth_at_least(int64_t n)
 {
     int64_t m = n;
