@@ -231,7 +231,9 @@ typedef enum { CONVGEN_WEIGHTS_CHOSEN = 0, CONVGEN_WEIGHTS_BEFORE = 1, CONVGEN_W
 enum { CONVGEN_GEMM_CHOSEN = 0, CONVGEN_GEMM_CUBLAS = 1, CONVGEN_GEMM_GENERATED = 2, CONVGEN_GEMM_TENSOR = 3 };
 
 /* convgen_plan_options.effort. MEASURE times each algorithm with its default tuning (winograd:
- * both GEMMs); EXHAUSTIVE also every Winograd tile F(m, r) with m + r - 1 <= 8. */
+ * both GEMMs; fft: also the smallest 2^a 3^b basis where its own has a factor 5 or 7);
+ * EXHAUSTIVE also every Winograd tile F(m, r) with m + r - 1 <= 8 and fft on the next power of
+ * two (each larger basis at most 1.5 times its own). */
 typedef enum { CONVGEN_EFFORT_MEASURE = 0, CONVGEN_EFFORT_ESTIMATE = 1, CONVGEN_EFFORT_EXHAUSTIVE = 2 } convgen_effort;
 
 /* convgen_plan_conv with options (NULL: the defaults). */

@@ -116,6 +116,9 @@ static void test_three_smooth_sizes_are_the_smallest_2a3b(void **state)
     }
     assert_int_equal(fft_three_smooth_at_least(35), 36); /* F1's basis: 5 x 7 -> 4 x 9 */
     assert_int_equal(fft_three_smooth_at_least(217), 243);
+    assert_int_equal(fft_three_smooth_at_least(0), 0); /* outside [1, 2^40]: none */
+    assert_int_equal(fft_three_smooth_at_least(((int64_t)1 << 40) + 1), 0);
+    assert_int_equal(fft_three_smooth_at_least((int64_t)1 << 40), (int64_t)1 << 40);
 }
 
 /* Runs one overlap-save tiling through DFTs; returns the worst absolute error. */

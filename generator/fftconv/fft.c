@@ -69,7 +69,8 @@ static int fft_basis_variants(const cg_problem *p, cg_tuning *out, int n, int ma
 }
 
 /* AUTO's candidates of fft: its own basis and, unless the caller fixed one, up to two larger ones
- * at most half as large again, each by the three GEMMs (fft_basis_variants):
+ * at most half as large again and within FFT_MAX_N (3-D: FFT_MAX_VOLUME_N), each by the GEMMs of
+ * fft_basis_variants:
  * - the smallest 2^a 3^b, at every effort: the FFT kernels run a radix of 5 or 7 as a plain DFT
  *   (across lanes, R - 1 shuffles a value), so F1's own 35 points (5 x 7) took its passes 1.8x
  *   as long as 36 did (accgrad 0.145 against 0.078 ms; H100, bench/NOTES.md "Issue 30, session
@@ -92,7 +93,7 @@ static int fft_variants(const cg_problem *p, convgen_pass pass, int effort, cons
         pow2 *= 2;
     const int64_t larger[2] = {fft_three_smooth_at_least(own), pow2}, most = p->rank == 3 ? FFT_MAX_VOLUME_N : FFT_MAX_N;
     for (int i = 0; i < 2; ++i) {
-        if (larger[i] == own || larger[i] > most || larger[i] > 1.5 * (double)own ||
+        if (!larger[i] || larger[i] == own || larger[i] > most || larger[i] > 1.5 * (double)own ||
             (i == 1 && (larger[1] == larger[0] || effort != CONVGEN_EFFORT_EXHAUSTIVE)))
             continue;
         cg_tuning t = *fixed;

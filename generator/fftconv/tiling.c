@@ -37,6 +37,8 @@ int fft_basis_candidates(int64_t n, int64_t *sizes, int max)
 
 int64_t fft_three_smooth_at_least(int64_t n)
 {
+    if (n < 1 || n > SIZE_LIMIT)
+        return 0;
     int64_t best = 1;
     while (best < n)
         best *= 2;

@@ -22,9 +22,9 @@
  * autotuner times each). Returns how many were written (at most `max`). */
 int fft_basis_candidates(int64_t n, int64_t *sizes, int max);
 
-/* The smallest 2^a 3^b of at least n (n >= 1): a size whose generated transforms take only
- * radices 2, 3 and 4; they run radices 5 and 7 as plain DFTs, much slower (bench/NOTES.md,
- * "Issue 30, session 86"). */
+/* The smallest 2^a 3^b of at least n, for n in [1, 2^40] (else 0): a size whose generated
+ * transforms take only radices 2, 3 and 4; they run radices 5 and 7 as plain DFTs, much slower
+ * (bench/NOTES.md, "Issue 30, session 86"). */
 int64_t fft_three_smooth_at_least(int64_t n);
 
 /* Overlap-save along one dimension: tiles of n_fft inputs, each giving `step` outputs. */
