@@ -146,6 +146,10 @@ static int tile_columns(const cg_gemm_step *g, const cg_target *t)
     return 0.5 * NARROW_COST * (double)rounds_half < (double)rounds_full ? half : full;
 }
 
+/* The registers a thread of warpgroup 2 (the copier's, and the converters') keeps where it gives
+ * the rest to the consumers by setmaxnreg (bn > 192): at 56 accgrad's converters spilled. */
+#define WIDEN_COPIER_REGS 88
+
 /* The blocks an SM holds: as many as its shared memory (1 KB of it reserved a block) and threads
  * allow; the kernel's launch bounds hold its registers to that. */
 static int blocks_per_sm(const cg_target *t, unsigned shared_bytes, int threads)
@@ -254,6 +258,12 @@ convgen_status cg_gemm_tc_kernel(const cg_gemm_step *g, const cg_target *t, tmpl
      * registers to the consumers by setmaxnreg (the kernel's "widen"), 0.2-2.5% faster than one
      * group at a time on V3, V4 and V5 (H100, session 86). */
     tmpl_set_bool(ctx, "widen", bn > 192);
+    if (bn > 192) { /* the launch's registers (a multiple of 8 a thread): warpgroup 2 keeps
+                       * WIDEN_COPIER_REGS a thread, the two summing ones share the rest */
+        const int launch = 65536 / threads / 8 * 8, rest = (launch * threads - 128 * WIDEN_COPIER_REGS) / 256;
+        tmpl_set_int(ctx, "copier_regs", WIDEN_COPIER_REGS);
+        tmpl_set_int(ctx, "consumer_regs", rest / 8 * 8); /* setmaxnreg's counts are multiples of 8 */
+    }
     tmpl_set_int(ctx, "bm", TC_ROWS);
     tmpl_set_int(ctx, "bn", bn);
     tmpl_set_int(ctx, "b_rows", b_rows);

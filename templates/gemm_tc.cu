@@ -185,7 +185,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
     // The registers: the summing warpgroups' 128 sums a thread and two groups of A's registers in
     // flight take more than {{ 65536 // threads }} a thread; warpgroup 2 ({{ "the copier and converters" if converters else "the copier" }}) gives them some.
     if (warp >= 8u) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 88;" ::: "memory");
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 {{ copier_regs }};" ::: "memory");
 {%- if not converters %}
     if (warp > 8u)
         return; // the copier's warpgroup's other warps
@@ -301,7 +301,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ blocks_per_sm }})
 {%- endif %}
 {%- if widen %}
     }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 208;" ::: "memory");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 {{ consumer_regs }};" ::: "memory");
 {%- endif %}
     // The consumers: warpgroup wg sums rows 64 wg .. of the tile's by {{ bn }} columns. The sums are set by
     // the first wgmma of a tile (not added to: add 0), not by instructions of their own, which would

@@ -91,10 +91,12 @@ static int fft_variants(const cg_problem *p, convgen_pass pass, int effort, cons
         return n;
     while (pow2 < own)
         pow2 *= 2;
-    const int64_t larger[2] = {fft_three_smooth_at_least(own), pow2}, most = p->rank == 3 ? FFT_MAX_VOLUME_N : FFT_MAX_N;
+    int64_t larger[2] = {fft_three_smooth_at_least(own), effort == CONVGEN_EFFORT_EXHAUSTIVE ? pow2 : 0};
+    if (larger[1] == larger[0])
+        larger[1] = 0;
+    const int64_t most = p->rank == 3 ? FFT_MAX_VOLUME_N : FFT_MAX_N;
     for (int i = 0; i < 2; ++i) {
-        if (!larger[i] || larger[i] == own || larger[i] > most || larger[i] > 1.5 * (double)own ||
-            (i == 1 && (larger[1] == larger[0] || effort != CONVGEN_EFFORT_EXHAUSTIVE)))
+        if (!larger[i] || larger[i] == own || larger[i] > most || larger[i] > 1.5 * (double)own)
             continue;
         cg_tuning t = *fixed;
         for (int d = 0; d < p->rank; ++d)
