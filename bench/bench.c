@@ -49,7 +49,7 @@ static int usage(int rc)
            "there, creating DIR (and its parents) if needed. Runs: median of N\n"
            "(default 25, at least 20) after warm-up. --fft times the generated FFTs against cuFFT\n"
            "instead of the layers; --fft-rank and --fft-n keep only the R2C/C2R rows of that rank\n"
-           "or size (and skip the 1-D C2C table), e.g. to profile one kernel. --pool times the\n"
+           "or size (any 2^a 3^b 5^c 7^d of 2..256; the 1-D C2C table skipped), e.g. to profile one kernel. --pool times the\n"
            "generated max pooling and max-pooling fragments against cuDNN's pooling (the fragments:\n"
            "once per offset of the window, ZNNi's baseline) instead of the layers. --net runs ZNNi's\n"
            "networks (NAMEs: n337 n537 n726 n926 of bench/nets, default all) over random cubes of\n"

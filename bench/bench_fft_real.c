@@ -286,12 +286,14 @@ int bench_fft_real(convgen_context *ctx, int runs, double copy_gbs, const char *
     fprintf(md, "| transform | n | window | transforms | convgen ms | GB/s | %% copy | cuFFT ms | GB/s | %% copy | "
                 "speedup | rel. error |\n");
     fprintf(md, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    /* --fft-n: that size alone, whether or not the default list has it (e.g. 60 = 4 x 3 x 5) */
+    const int *list = only_n ? &only_n : sizes;
+    const size_t count = only_n ? 1 : SIZE_COUNT;
     for (int rank = 1; rank <= 3; ++rank)
         for (int type = CONVGEN_FFT_R2C; type <= CONVGEN_FFT_C2R; ++type)
-            for (size_t i = 0; i < SIZE_COUNT; ++i) {
-                int n = sizes[i];
-                if ((only_rank && rank != only_rank) || (only_n && n != only_n) ||
-                    (rank == 3 && (n < 16 || n > VOLUME_MAX_N)))
+            for (size_t i = 0; i < count; ++i) {
+                int n = list[i];
+                if ((only_rank && rank != only_rank) || (rank == 3 && (n < 16 || n > VOLUME_MAX_N)))
                     continue;
                 long long per = (long long)(rank >= 2 ? n : 1) * (rank == 3 ? n : 1) *
                                 (type == CONVGEN_FFT_R2C ? n * 4 : (n / 2 + 1) * 8);

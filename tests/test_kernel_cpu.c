@@ -892,6 +892,37 @@ static void test_fft_cluster_kernels(void **state)
     printf("fft's cluster transforms: %d runs within %.0e (each program in both orders)\n", ran, ERROR_BOUND);
 }
 
+/* fft's warp transforms at sizes with factors 3, 5 and 7, where those radices run in registers
+ * (small_dft's symmetric form) and across lanes (the lane butterfly by pairs of digits): 15 (5
+ * lanes, radix 3 in registers), 21 (7 lanes), 35 (7 lanes, radix 5 in registers), 45 (radices 3
+ * and 3 across lanes, 5 in registers), 49 (7 and 7), 60 (lanes 5 and 3), 63 (lanes 3 and 3, 7 in
+ * registers); rank 2 every pass, rank 1 fprop; the H100's target, each program in both orders. */
+static void test_fft_odd_radices(void **state)
+{
+    (void)state;
+    skip_without_compiler();
+    static const int sizes[] = {15, 21, 35, 45, 49, 60, 63};
+    int ran = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        const int n = sizes[i];
+        const cg_tuning tune = {.fourier_size = {n, n}};
+        const convgen_conv_desc plane = {.rank = 2, .n = 1, .c = 2, .k = 3, .in = {n - 3, n - 2}, .kernel = {3, 3},
+                                         .pad_before = {1, 1}, .pad_after = {0, 1}};
+        for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD; ++pass) {
+            char what[48];
+            snprintf(what, sizeof what, "2-D, %d points", n);
+            ran += check_both_orders(&plane, (convgen_pass)pass, CONVGEN_ALGO_FFT, NULL, &tune, "(x_(d+m) - x_(d-m))", what);
+        }
+        const cg_tuning line_tune = {.fourier_size = {n}};
+        const convgen_conv_desc line = {.rank = 1, .n = 2, .c = 3, .k = 2, .in = {n - 4}, .kernel = {5},
+                                        .pad_before = {2}, .pad_after = {2}, .mode = CONVGEN_CONVOLUTION};
+        char what[48];
+        snprintf(what, sizeof what, "1-D, %d points", n);
+        ran += check_both_orders(&line, CONVGEN_FPROP, CONVGEN_ALGO_FFT, NULL, &line_tune, "(x_(d+m) - x_(d-m))", what);
+    }
+    printf("fft's odd radices: %d runs within %.0e (each program in both orders)\n", ran, ERROR_BOUND);
+}
+
 /* Random small layers (seeded): kernels 1 to 7 (3-D: 1 to 3), pads past the kernel, dilation 2,
  * either mode, ranks 1 to 3, batches and channels 1 to 5, every planner and pass on an A100. */
 static convgen_conv_desc random_layer(uint64_t *state)
@@ -1274,6 +1305,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fft_tensor_gemm, no_required_text),
         cmocka_unit_test_teardown(test_winograd_fused_cluster_kernel, no_required_text),
         cmocka_unit_test_teardown(test_fft_cluster_kernels, no_required_text),
+        cmocka_unit_test_teardown(test_fft_odd_radices, no_required_text),
         cmocka_unit_test(test_random_layers),
     };
     const char *filter = getenv("CONVGEN_TEST_FILTER"); /* e.g. "*a100*" */

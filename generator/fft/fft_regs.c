@@ -98,25 +98,6 @@ void cg_reg_fft_eval(const reg_fft *f, double *re, double *im)
         re[j] = creal(x[j]), im[j] = cimag(x[j]);
 }
 
-/* An odd radix's butterfly in its symmetric form: with s_d = a_d + a_(r-d) and
- * t_d = a_d - a_(r-d), b_k = a_0 + sum_d cos(2 pi d k / r) s_d + i sum_d sign sin(2 pi d k / r) t_d
- * and b_(r-k) the same with -i: (r - 1)^2 real multiplications by constants where the sums
- * take (r - 1)^2 complex ones. cos[k - 1][d - 1], sin[k - 1][d - 1]
- * for k, d = 1 .. (r - 1) / 2. */
-static tmpl_value *odd_tables(int sign, int r, const char *which)
-{
-    tmpl_value *rows = tmpl_list();
-    for (int k = 1; 2 * k < r; ++k) {
-        tmpl_value *row = tmpl_list();
-        for (int d = 1; 2 * d < r; ++d) {
-            double a = 2.0 * M_PI * d * k / r;
-            tmpl_list_push(row, tmpl_float(which[0] == 'c' ? cos(a) : sign * sin(a)));
-        }
-        tmpl_list_push(rows, row);
-    }
-    return rows;
-}
-
 tmpl_value *cg_reg_fft_value(const reg_fft *f)
 {
     tmpl_value *v = tmpl_map(), *list = tmpl_list(), *out = tmpl_list();
@@ -133,8 +114,8 @@ tmpl_value *cg_reg_fft_value(const reg_fft *f)
         tmpl_map_set(bv, "regs", regs);
         tmpl_map_set(bv, "tw", tw);
         if (b->radix % 2) {
-            tmpl_map_set(bv, "cos", odd_tables(f->sign, b->radix, "cos"));
-            tmpl_map_set(bv, "sin", odd_tables(f->sign, b->radix, "sin"));
+            tmpl_map_set(bv, "cos", cg_fft_odd_table(f->sign, b->radix, false));
+            tmpl_map_set(bv, "sin", cg_fft_odd_table(f->sign, b->radix, true));
         }
         tmpl_list_push(list, bv);
     }

@@ -25,31 +25,45 @@ tmpl_value *cg_fft_coefficient(int sign, int e, int r)
     return c;
 }
 
-/* coef[d][k] = exp(sign 2 pi i d k / r): the butterfly of a register stage. */
-static tmpl_value *butterfly(int sign, int r)
+tmpl_value *cg_fft_odd_table(int sign, int r, bool sine)
 {
     tmpl_value *rows = tmpl_list();
-    for (int d = 0; d < r; ++d) {
+    for (int k = 1; 2 * k < r; ++k) {
         tmpl_value *row = tmpl_list();
-        for (int k = 0; k < r; ++k)
-            tmpl_list_push(row, cg_fft_coefficient(sign, d * k, r));
+        for (int d = 1; 2 * d < r; ++d) {
+            double a = 2.0 * M_PI * d * k / r;
+            tmpl_list_push(row, tmpl_float(sine ? sign * sin(a) : cos(a)));
+        }
         tmpl_list_push(rows, row);
     }
     return rows;
 }
 
-/* lane_coef[m][d]: the coefficient of the value m digits further on, for a lane of digit d,
- * in the output d of a lane butterfly: exp(sign 2 pi i ((d + m) mod r) d / r). */
-static tmpl_value *lane_butterfly(int sign, int r)
+/* An odd lane stage's constants by the lane's digit d: cos[m - 1][d] and sin[m - 1][d] = cos and
+ * sign sin of 2 pi m d / r for m = 1 .. (r - 1) / 2, and twist_re[d], twist_im[d] = exp(sign 2 pi
+ * i d^2 / r). */
+static void lane_constants(tmpl_value *v, int sign, int r)
 {
-    tmpl_value *rows = tmpl_list();
-    for (int m = 0; m < r; ++m) {
-        tmpl_value *row = tmpl_list();
-        for (int d = 0; d < r; ++d)
-            tmpl_list_push(row, cg_fft_coefficient(sign, (d + m) % r * d, r));
-        tmpl_list_push(rows, row);
+    tmpl_value *cs = tmpl_list(), *sn = tmpl_list(), *twist_re = tmpl_list(), *twist_im = tmpl_list();
+    for (int m = 1; 2 * m < r; ++m) {
+        tmpl_value *c_row = tmpl_list(), *s_row = tmpl_list();
+        for (int d = 0; d < r; ++d) {
+            double a = 2.0 * M_PI * (m * d % r) / r;
+            tmpl_list_push(c_row, tmpl_float(cos(a)));
+            tmpl_list_push(s_row, tmpl_float(sign * sin(a)));
+        }
+        tmpl_list_push(cs, c_row);
+        tmpl_list_push(sn, s_row);
     }
-    return rows;
+    for (int d = 0; d < r; ++d) {
+        double a = 2.0 * M_PI * (d * d % r) / r;
+        tmpl_list_push(twist_re, tmpl_float(cos(a)));
+        tmpl_list_push(twist_im, tmpl_float(sign * sin(a)));
+    }
+    tmpl_map_set(v, "cos", cs);
+    tmpl_map_set(v, "sin", sn);
+    tmpl_map_set(v, "twist_re", twist_re);
+    tmpl_map_set(v, "twist_im", twist_im);
 }
 
 /* An exact float literal in C syntax. */
@@ -102,10 +116,14 @@ tmpl_value *cg_fft_stage_value(const fft_plan *p, int s, int sign)
         tmpl_set_str(v, "place", "registers");
         if (!p->phase_count) /* exchanged plans' groups come from fft_exchange.c */
             tmpl_map_set(v, "groups", register_groups(p, st));
-        tmpl_map_set(v, "coef", butterfly(sign, st->radix));
+        if (st->radix % 2) { /* small_dft's symmetric form */
+            tmpl_map_set(v, "cos", cg_fft_odd_table(sign, st->radix, false));
+            tmpl_map_set(v, "sin", cg_fft_odd_table(sign, st->radix, true));
+        }
     } else {
         tmpl_set_str(v, "place", "lanes");
-        tmpl_map_set(v, "lane_coef", lane_butterfly(sign, st->radix));
+        if (st->radix % 2)
+            lane_constants(v, sign, st->radix);
     }
     return v;
 }

@@ -21,7 +21,16 @@ tmpl_value *cg_fft_coefficient(int sign, int e, int r);
  * (cg_fft_problem_describe), then a blank line; the kernel's own lines follow. */
 tmpl_value *cg_fft_header_open(const cg_fft_problem *p);
 
-/* A stage's template value (index, radix, span, twiddled, tw_arg, place, groups or lane_coef),
+/* An odd radix r's butterfly in its symmetric form (small_dft and reg_radix in the templates):
+ * with s_d = a_d + a_(r-d) and t_d = a_d - a_(r-d), b_k = a_0 + sum_d cos(2 pi d k / r) s_d
+ * + i sum_d sign sin(2 pi d k / r) t_d and b_(r-k) the same with -i: (r - 1)^2 real
+ * multiplications by constants where the sums of the definition take (r - 1)^2 complex ones.
+ * The table's [k - 1][d - 1], k, d = 1 .. (r - 1) / 2: cos (sine false) or sign sin. */
+tmpl_value *cg_fft_odd_table(int sign, int r, bool sine);
+
+/* A stage's template value (index, radix, span, twiddled, tw_arg, place; a register stage's
+ * groups, and cos and sin where its radix is odd; an odd lane stage's cos, sin, twist_re and
+ * twist_im by the lane's digit),
  * and the stride or scale argument of its twiddle() calls. */
 tmpl_value *cg_fft_stage_value(const fft_plan *plan, int s, int sign);
 void cg_fft_twiddle_argument(const fft_plan *plan, const fft_stage *st, int sign, char *buf, size_t size);

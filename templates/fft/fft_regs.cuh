@@ -3,37 +3,6 @@
     X[k] ends in x[f.out[k]]. Needs complex_functions() (fft_warp.cuh). -#}
 {%- include "fft/fft_warp.cuh" -%}
 
-{#- v times sign i: a swap and a negation. -#}
-{%- macro times_sign_i(v, sign) -%}
-{{ "make_float2(-" ~ v ~ ".y, " ~ v ~ ".x)" if sign > 0 else "make_float2(" ~ v ~ ".y, -" ~ v ~ ".x)" }}
-{%- endmacro -%}
-
-{#- b_t = sum_s a_s exp(sign 2 pi i s t / r). Radix 4 as two levels of radix 2 (16 additions);
-    odd radices in the symmetric form of fft_regs.c (b.cos, b.sin: sign folded into sin). -#}
-{%- macro reg_radix(b, sign) %}
-{%- if b.radix == 2 %}
-        const float2 b0 = c_add(a0, a1), b1 = c_sub(a0, a1);
-{%- elif b.radix == 4 %}
-        const float2 s0 = c_add(a0, a2), s1 = c_sub(a0, a2), s2 = c_add(a1, a3), s3 = c_sub(a1, a3);
-        const float2 r3 = {{ times_sign_i("s3", sign) }};
-        const float2 b0 = c_add(s0, s2), b1 = c_add(s1, r3), b2 = c_sub(s0, s2), b3 = c_sub(s1, r3);
-{%- else %}
-{%- set half = (b.radix - 1) // 2 %}
-{%- for d in range(1, half + 1) %}
-        const float2 s{{ d }} = c_add(a{{ d }}, a{{ b.radix - d }}), t{{ d }} = c_sub(a{{ d }}, a{{ b.radix - d }});
-{%- endfor %}
-        const float2 b0 = make_float2(a0.x{% for d in range(1, half + 1) %} + s{{ d }}.x{% endfor %}, a0.y{% for d in range(1, half + 1) %} + s{{ d }}.y{% endfor %});
-{%- for k in range(1, half + 1) %}
-{%- set cs = b.cos[k - 1] %}
-{%- set sn = b.sin[k - 1] %}
-        const float2 u{{ k }} = make_float2(a0.x{% for d in range(1, half + 1) %} + {{ cs[d - 1]|f32 }} * s{{ d }}.x{% endfor %}, a0.y{% for d in range(1, half + 1) %} + {{ cs[d - 1]|f32 }} * s{{ d }}.y{% endfor %});
-        const float2 v{{ k }} = make_float2({% for d in range(1, half + 1) %}{{ " + " if not loop.first }}{{ sn[d - 1]|f32 }} * t{{ d }}.x{% endfor %}, {% for d in range(1, half + 1) %}{{ " + " if not loop.first }}{{ sn[d - 1]|f32 }} * t{{ d }}.y{% endfor %});
-        const float2 b{{ k }} = make_float2(u{{ k }}.x - v{{ k }}.y, u{{ k }}.y + v{{ k }}.x);
-        const float2 b{{ b.radix - k }} = make_float2(u{{ k }}.x + v{{ k }}.y, u{{ k }}.y - v{{ k }}.x);
-{%- endfor %}
-{%- endif %}
-{%- endmacro -%}
-
 {#- The transform of x[] in place. -#}
 {%- macro reg_fft(f) %}
 {%- for b in f.butterflies %}

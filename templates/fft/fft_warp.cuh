@@ -27,10 +27,42 @@
         const float2 {{ out }}1 = c_add({{ out }}s1, {{ times_i(out ~ "s3") }}), {{ out }}3 = c_sub({{ out }}s1, {{ times_i(out ~ "s3") }});
 {%- endmacro -%}
 
+{#- v times sign i: a swap and a negation. -#}
+{%- macro times_sign_i(v, sign) -%}
+{{ "make_float2(-" ~ v ~ ".y, " ~ v ~ ".x)" if sign > 0 else "make_float2(" ~ v ~ ".y, -" ~ v ~ ".x)" }}
+{%- endmacro -%}
+
+{#- b_t = sum_s a_s exp(sign 2 pi i s t / r). Radix 4 as two levels of radix 2 (16 additions);
+    odd radices in the symmetric form of cg_fft_odd_table (b.cos, b.sin: sign folded into sin). -#}
+{%- macro reg_radix(b, sign) %}
+{%- if b.radix == 2 %}
+        const float2 b0 = c_add(a0, a1), b1 = c_sub(a0, a1);
+{%- elif b.radix == 4 %}
+        const float2 s0 = c_add(a0, a2), s1 = c_sub(a0, a2), s2 = c_add(a1, a3), s3 = c_sub(a1, a3);
+        const float2 r3 = {{ times_sign_i("s3", sign) }};
+        const float2 b0 = c_add(s0, s2), b1 = c_add(s1, r3), b2 = c_sub(s0, s2), b3 = c_sub(s1, r3);
+{%- else %}
+{%- set half = (b.radix - 1) // 2 %}
+{%- for d in range(1, half + 1) %}
+        const float2 s{{ d }} = c_add(a{{ d }}, a{{ b.radix - d }}), t{{ d }} = c_sub(a{{ d }}, a{{ b.radix - d }});
+{%- endfor %}
+        const float2 b0 = make_float2(a0.x{% for d in range(1, half + 1) %} + s{{ d }}.x{% endfor %}, a0.y{% for d in range(1, half + 1) %} + s{{ d }}.y{% endfor %});
+{%- for k in range(1, half + 1) %}
+{%- set cs = b.cos[k - 1] %}
+{%- set sn = b.sin[k - 1] %}
+        const float2 u{{ k }} = make_float2(a0.x{% for d in range(1, half + 1) %} + {{ cs[d - 1]|f32 }} * s{{ d }}.x{% endfor %}, a0.y{% for d in range(1, half + 1) %} + {{ cs[d - 1]|f32 }} * s{{ d }}.y{% endfor %});
+        const float2 v{{ k }} = make_float2({% for d in range(1, half + 1) %}{{ " + " if not loop.first }}{{ sn[d - 1]|f32 }} * t{{ d }}.x{% endfor %}, {% for d in range(1, half + 1) %}{{ " + " if not loop.first }}{{ sn[d - 1]|f32 }} * t{{ d }}.y{% endfor %});
+        const float2 b{{ k }} = make_float2(u{{ k }}.x - v{{ k }}.y, u{{ k }}.y + v{{ k }}.x);
+        const float2 b{{ b.radix - k }} = make_float2(u{{ k }}.x + v{{ k }}.y, u{{ k }}.y - v{{ k }}.x);
+{%- endfor %}
+{%- endif %}
+{%- endmacro -%}
+
 {#- The butterfly of a register stage: b_k = sum_d a_d exp(sign 2 pi i d k / r) for k < r.
     Radices 2, 4 and 8 are factored into levels of radix 2 (radix 8: 52 additions and 4
-    multiplications by 1/sqrt 2, where the sums take some 150 operations); 3, 5 and 7 are the
-    sums, with the multiplications by 1, -1, i and -i left out. -#}
+    multiplications by 1/sqrt 2, where the sums take some 150 operations); 3, 5 and 7 in their
+    symmetric form (reg_radix: (r - 1)^2 real multiplications where the sums take (r - 1)^2
+    complex ones). -#}
 {%- macro small_dft(st) %}
 {%- if st.radix == 2 %}
         const float2 b0 = c_add(a0, a1), b1 = c_sub(a0, a1);
@@ -49,18 +81,14 @@
         const float2 b2 = c_add(e2, o2w), b6 = c_sub(e2, o2w);
         const float2 b3 = c_add(e3, o3w), b7 = c_sub(e3, o3w);
 {%- else %}
-{%- for k in range(st.radix) %}
-        float2 b{{ k }} = a0;
-{%- for d in range(1, st.radix) %}
-        b{{ k }} = c_add(b{{ k }}, {{ cmul_const("a" ~ d, st.coef[d][k]) }});
-{%- endfor %}
-{%- endfor %}
+{{- reg_radix(st, sign) }}
 {%- endif %}
 {%- endmacro -%}
 
-{#- A coefficient picked by the lane's digit d: a chain of selects between constants. -#}
-{%- macro select_by_digit(cs, part) -%}
-{%- for c in cs -%}{{ "d == " ~ loop.index0 ~ "u ? " if not loop.last }}{{ c[part]|f32 }}{{ " : " if not loop.last }}{%- endfor -%}
+{#- A constant picked by the lane's digit `digit` (values[digit]): a chain of selects, which ptxas
+    may remake where it would otherwise hold the constant in a register. -#}
+{%- macro select_by_digit(values, digit) -%}
+{%- for v in values -%}{{ digit ~ " == " ~ loop.index0 ~ "u ? " if not loop.last }}{{ v|f32 }}{{ " : " if not loop.last }}{%- endfor -%}
 {%- endmacro -%}
 
 {#- Element offset of transform `tr` on one side (s: rs or ss): batch and channel strides, and the
@@ -256,7 +284,6 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
 {%- endif %}
 {%- if st.radix == 2 %}
     const float s{{ st.index }} = d{{ st.index }} ? -1.0f : 1.0f;
-{%- endif %}
 #pragma unroll
     for (int r = 0; r < {{ regs }}; ++r) {
         const unsigned d = d{{ st.index }};
@@ -265,27 +292,55 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
 {%- else %}
         const float2 own = x[r];
 {%- endif %}
-{%- if st.radix == 2 %}
         // Radix 2: the partner is the other digit; digit 0 keeps u + own, digit 1 gets u - own, as
         // FMAs by the lane's sign s (exact: one rounding, as the sum's).
         const float2 u = shfl(own, (int)lane + (d ? -{{ st.span }} : {{ st.span }}));
         float2 y = make_float2(fmaf(s{{ st.index }}, own.x, u.x), fmaf(s{{ st.index }}, own.y, u.y));
-{%- else %}
-        float2 y = c_mul(own, make_float2({{ select_by_digit(st.lane_coef[0], "re") }}, {{ select_by_digit(st.lane_coef[0], "im") }}));
-{%- endif %}
-{%- for m in range(1, st.radix if st.radix > 2 else 1) %}
-        {
-            const unsigned dm = d + {{ m }}u < {{ st.radix }}u ? d + {{ m }}u : d - {{ st.radix - m }}u;
-            const float2 u = shfl(own, (int)lane + ((int)dm - (int)d) * {{ st.span }});
-            y = c_add(y, c_mul(u, make_float2({{ select_by_digit(st.lane_coef[m], "re") }}, {{ select_by_digit(st.lane_coef[m], "im") }})));
-        }
-{%- endfor %}
 {%- if sign < 0 and st.twiddled %}
         x[r] = c_mul(y, w{{ st.index }});
 {%- else %}
         x[r] = y;
 {%- endif %}
     }
+{%- else %}
+{%- set h = (st.radix - 1) // 2 %}
+    // Lane digit d's output is sum_j x_j w^(j d), w = exp(sign 2 pi i / {{ st.radix }}), taken from the values m
+    // digits on and back in pairs: w^(d d) (x_d + sum_m cos(2 pi m d / {{ st.radix }}) (x_(d+m) + x_(d-m)) + i sign
+    // sin(2 pi m d / {{ st.radix }}) (x_(d+m) - x_(d-m))), m = 1..{{ h }}: {{ st.radix - 1 }} shuffles and {{ 4 * h + 4 }} multiplications a value.
+    // The constants are selects by d where they are used, which ptxas may remake rather than hold
+    // (held through the stage or the kernel, they spilled n = 126, 196 and 245 under their budgets).
+    {
+{%- if sign < 0 and st.twiddled %}
+        const float2 z = c_mul(make_float2({{ select_by_digit(st.twist_re, "d" ~ st.index) }},
+                                           {{ select_by_digit(st.twist_im, "d" ~ st.index) }}), w{{ st.index }}); // w^(d d) and the twiddle, one factor
+{%- endif %}
+#pragma unroll
+        for (int r = 0; r < {{ regs }}; ++r) {
+{%- if sign > 0 and st.twiddled %}
+            const float2 own = c_mul(x[r], w{{ st.index }});
+{%- else %}
+            const float2 own = x[r];
+{%- endif %}
+            float2 y = own;
+{%- for m in range(1, h + 1) %}
+            {
+                const float2 up = shfl(own, (int)lane + (d{{ st.index }} < {{ st.radix - m }}u ? {{ m * st.span }} : {{ (m - st.radix) * st.span }}));
+                const float2 down = shfl(own, (int)lane + (d{{ st.index }} >= {{ m }}u ? {{ -m * st.span }} : {{ (st.radix - m) * st.span }}));
+                const float2 sum = c_add(up, down), dif = c_sub(up, down);
+                const float c = {{ select_by_digit(st.cos[m - 1], "d" ~ st.index) }};
+                const float s = {{ select_by_digit(st.sin[m - 1], "d" ~ st.index) }};
+                y = make_float2(y.x + c * sum.x - s * dif.y, y.y + c * sum.y + s * dif.x);
+            }
+{%- endfor %}
+{%- if sign < 0 and st.twiddled %}
+            x[r] = c_mul(y, z);
+{%- else %}
+            x[r] = c_mul(y, make_float2({{ select_by_digit(st.twist_re, "d" ~ st.index) }},
+                                        {{ select_by_digit(st.twist_im, "d" ~ st.index) }})); // w^(d d)
+{%- endif %}
+        }
+    }
+{%- endif %}
 {%- endif %}
 {% endfor %}
 {%- endif %}
