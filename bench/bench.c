@@ -49,7 +49,8 @@ static int usage(int rc)
            "there, creating DIR (and its parents) if needed. Runs: median of N\n"
            "(default 25, at least 20) after warm-up. --fft times the generated FFTs against cuFFT\n"
            "instead of the layers; --fft-rank and --fft-n keep only the R2C/C2R rows of that rank\n"
-           "or size (any 2^a 3^b 5^c 7^d of 2..256; the 1-D C2C table skipped), e.g. to profile one kernel. --pool times the\n"
+           "or size (any 2^a 3^b 5^c 7^d of 2..256; rank 3 from 16 to 64; the 1-D C2C table\n"
+           "skipped), e.g. to profile one kernel. --pool times the\n"
            "generated max pooling and max-pooling fragments against cuDNN's pooling (the fragments:\n"
            "once per offset of the window, ZNNi's baseline) instead of the layers. --net runs ZNNi's\n"
            "networks (NAMEs: n337 n537 n726 n926 of bench/nets, default all) over random cubes of\n"
@@ -123,6 +124,14 @@ static bool parse(int argc, char **argv, options *o)
         } else if (strcmp(a, "--fft-n") == 0 && has_value) {
             if (!int_value(a, argv[++i], 2, 256, &o->fft_n))
                 return false;
+            int rest = o->fft_n;
+            for (int f = 2; f <= 7; ++f) /* convgen's FFTs: radices 2, 3, 5 and 7 (4 and 6 divide out before) */
+                while (rest % f == 0)
+                    rest /= f;
+            if (rest != 1) {
+                fprintf(stderr, "convgen-bench: --fft-n %d: convgen's FFTs take 2^a 3^b 5^c 7^d points\n", o->fft_n);
+                return false;
+            }
         } else if (a[0] == '-') {
             fprintf(stderr, "convgen-bench: unknown option '%s', or one without its value ('--help' lists them)\n", a);
             return false;

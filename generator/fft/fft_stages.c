@@ -1,5 +1,6 @@
-/* The stages of a warp FFT plan as template values: butterfly coefficients (exact where they
- * are 1, -1, i or -i), register groups and twiddle arguments. The base of the FFT family: the
+/* The stages of a warp FFT plan as template values: register groups, the cos and sin tables of
+ * odd radices' butterflies (register and lane stages) and twiddle arguments; coefficients exact
+ * where they are 1, -1, i or -i (cg_fft_coefficient, for fft_regs.c's twiddles). The base of the FFT family: the
  * warp contexts (fft_warp.c), exchanged plans (fft_exchange.c) and the register FFTs of
  * fft-fused (fft_regs.c) build on it. */
 #include "fft_warp.h"

@@ -306,7 +306,7 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
 {%- set h = (st.radix - 1) // 2 %}
     // Lane digit d's output is sum_j x_j w^(j d), w = exp(sign 2 pi i / {{ st.radix }}), taken from the values m
     // digits on and back in pairs: w^(d d) (x_d + sum_m cos(2 pi m d / {{ st.radix }}) (x_(d+m) + x_(d-m)) + i sign
-    // sin(2 pi m d / {{ st.radix }}) (x_(d+m) - x_(d-m))), m = 1..{{ h }}: {{ st.radix - 1 }} shuffles and {{ 4 * h + 4 }} multiplications a value.
+    // sin(2 pi m d / {{ st.radix }}) (x_(d+m) - x_(d-m))), m = 1..{{ h }}: {{ st.radix - 1 }} shuffles and {{ 4 * h + 4 }} multiplications a value{{ " (and the twiddle's 4)" if sign > 0 and st.twiddled }}.
     // The constants are selects by d where they are used, which ptxas may remake rather than hold
     // (held through the stage or the kernel, they spilled n = 126, 196 and 245 under their budgets).
     {
