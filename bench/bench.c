@@ -16,6 +16,7 @@
 #include "bench.h"
 #include "bench_report.h"
 #include "cache.h"
+#include "fft/fft_plan.h"
 #include "generate.h"
 #include "layer.h"
 #include "layers_file.h"
@@ -124,11 +125,7 @@ static bool parse(int argc, char **argv, options *o)
         } else if (strcmp(a, "--fft-n") == 0 && has_value) {
             if (!int_value(a, argv[++i], 2, 256, &o->fft_n))
                 return false;
-            int rest = o->fft_n;
-            for (int f = 2; f <= 7; ++f) /* convgen's FFTs: radices 2, 3, 5 and 7 (4 and 6 divide out before) */
-                while (rest % f == 0)
-                    rest /= f;
-            if (rest != 1) {
+            if (!fft_size_supported(o->fft_n)) {
                 fprintf(stderr, "convgen-bench: --fft-n %d: convgen's FFTs take 2^a 3^b 5^c 7^d points\n", o->fft_n);
                 return false;
             }

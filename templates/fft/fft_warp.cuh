@@ -13,10 +13,13 @@
 {%- endif -%}
 {%- endmacro -%}
 
-{#- v times exp(sign i pi / 2) = sign i: a swap and a negation. -#}
-{%- macro times_i(v) -%}
-{{ "make_float2(-(" ~ v ~ ").y, (" ~ v ~ ").x)" if sign > 0 else "make_float2((" ~ v ~ ").y, -(" ~ v ~ ").x)" }}
+{#- v times sign i (sign an argument): a swap and a negation. -#}
+{%- macro times_sign_i(v, sign) -%}
+{{ "make_float2(-" ~ v ~ ".y, " ~ v ~ ".x)" if sign > 0 else "make_float2(" ~ v ~ ".y, -" ~ v ~ ".x)" }}
 {%- endmacro -%}
+
+{#- v (an expression) times exp(sign i pi / 2) = sign i, the kernel's sign. -#}
+{%- macro times_i(v) -%}{{ times_sign_i("(" ~ v ~ ")", sign) }}{%- endmacro -%}
 
 {#- DFT of size 4 of a{p[0]}..a{p[3]} into {out}0..3, as two levels of radix 2 (16 additions; the
     sums of the definition take 24): out_k = sum_d a_d w^(dk), w = sign i. -#}
@@ -25,11 +28,6 @@
         const float2 {{ out }}s2 = c_add(a{{ p[1] }}, a{{ p[3] }}), {{ out }}s3 = c_sub(a{{ p[1] }}, a{{ p[3] }});
         const float2 {{ out }}0 = c_add({{ out }}s0, {{ out }}s2), {{ out }}2 = c_sub({{ out }}s0, {{ out }}s2);
         const float2 {{ out }}1 = c_add({{ out }}s1, {{ times_i(out ~ "s3") }}), {{ out }}3 = c_sub({{ out }}s1, {{ times_i(out ~ "s3") }});
-{%- endmacro -%}
-
-{#- v times sign i: a swap and a negation. -#}
-{%- macro times_sign_i(v, sign) -%}
-{{ "make_float2(-" ~ v ~ ".y, " ~ v ~ ".x)" if sign > 0 else "make_float2(" ~ v ~ ".y, -" ~ v ~ ".x)" }}
 {%- endmacro -%}
 
 {#- b_t = sum_s a_s exp(sign 2 pi i s t / r). Radix 4 as two levels of radix 2 (16 additions);
@@ -89,6 +87,11 @@
     may remake where it would otherwise hold the constant in a register. -#}
 {%- macro select_by_digit(values, digit) -%}
 {%- for v in values -%}{{ digit ~ " == " ~ loop.index0 ~ "u ? " if not loop.last }}{{ v|f32 }}{{ " : " if not loop.last }}{%- endfor -%}
+{%- endmacro -%}
+
+{#- An odd lane stage's twist w^(d d) for the lane's digit, as a float2 of selects. -#}
+{%- macro lane_twist(st) -%}
+make_float2({{ select_by_digit(st.twist_re, "d" ~ st.index) }}, {{ select_by_digit(st.twist_im, "d" ~ st.index) }})
 {%- endmacro -%}
 
 {#- Element offset of transform `tr` on one side (s: rs or ss): batch and channel strides, and the
@@ -311,8 +314,7 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
     // (held through the stage or the kernel, they spilled n = 126, 196 and 245 under their budgets).
     {
 {%- if sign < 0 and st.twiddled %}
-        const float2 z = c_mul(make_float2({{ select_by_digit(st.twist_re, "d" ~ st.index) }},
-                                           {{ select_by_digit(st.twist_im, "d" ~ st.index) }}), w{{ st.index }}); // w^(d d) and the twiddle, one factor
+        const float2 z = c_mul({{ lane_twist(st) }}, w{{ st.index }}); // w^(d d) and the twiddle, one factor
 {%- endif %}
 #pragma unroll
         for (int r = 0; r < {{ regs }}; ++r) {
@@ -335,8 +337,7 @@ __device__ __forceinline__ float2 twiddle(unsigned m, float scale)
 {%- if sign < 0 and st.twiddled %}
             x[r] = c_mul(y, z);
 {%- else %}
-            x[r] = c_mul(y, make_float2({{ select_by_digit(st.twist_re, "d" ~ st.index) }},
-                                        {{ select_by_digit(st.twist_im, "d" ~ st.index) }})); // w^(d d)
+            x[r] = c_mul(y, {{ lane_twist(st) }}); // w^(d d)
 {%- endif %}
         }
     }
