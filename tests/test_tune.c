@@ -809,6 +809,58 @@ static void test_candidates_are_the_planners_variants(void **state)
     convgen_context_destroy(ctx);
 }
 
+/* No layer's candidate list fills CG_MAX_CANDIDATES, which would cut the planners after it out of
+ * AUTO's choice: a sweep of layers of rank 1 to 3, kernels of 1 to 7 taps (square, and 1 x k and k
+ * x 1 in 2-D), unpadded and "same", strides and dilations of 1 and 2, few and many channels, every
+ * pass, effort and math mode. */
+static void test_candidate_lists_leave_room(void **state)
+{
+    (void)state;
+    static cg_tuning tunings[CG_MAX_CANDIDATES];
+    static convgen_algo algos[CG_MAX_CANDIDATES];
+    int longest = 0, lists = 0;
+    char where[160] = "";
+    for (int rank = 1; rank <= 3; ++rank)
+        for (int shape = 0; shape < (rank == 2 ? 3 : 1); ++shape) /* square; 1 x k; k x 1 */
+            for (int k = 1; k <= 7; ++k)
+                for (int variant = 0; variant < 16; ++variant) {
+                    const bool same = variant & 1, strided = variant & 2, dilated = variant & 4, wide = variant & 8;
+                    if (strided && dilated)
+                        continue;
+                    convgen_conv_desc d = {.rank = rank, .n = wide ? 32 : 2, .c = wide ? 64 : 3, .k = wide ? 64 : 8};
+                    for (int i = 0; i < rank; ++i) {
+                        const int taps = rank == 2 && shape && i == (shape == 1 ? 0 : 1) ? 1 : k;
+                        d.in[i] = rank == 3 ? 24 : rank == 2 ? (wide ? 56 : 40) : 300;
+                        d.kernel[i] = taps;
+                        d.pad_before[i] = d.pad_after[i] = same ? (taps - 1) / 2 * (dilated ? 2 : 1) : 0;
+                        d.stride[i] = strided ? 2 : 1;
+                        d.dilation[i] = dilated ? 2 : 1;
+                    }
+                    cg_problem p;
+                    if (cg_problem_init(&p, &d) != CONVGEN_SUCCESS)
+                        fail_msg("rank %d, %d taps, variant %d: %s", rank, k, variant, convgen_last_error());
+                    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD; ++pass)
+                        for (int effort = CONVGEN_EFFORT_MEASURE; effort <= CONVGEN_EFFORT_EXHAUSTIVE; ++effort)
+                            for (int tf32 = 0; tf32 < 2; ++tf32) {
+                                const cg_tuning fixed = {.tf32 = tf32};
+                                const int n = cg_candidates_list(&p, (convgen_pass)pass, effort, &fixed, algos, tunings,
+                                                                 CG_MAX_CANDIDATES);
+                                ++lists;
+                                if (n > longest) {
+                                    longest = n;
+                                    static const char *const efforts[] = {"measure", "estimate", "exhaustive"};
+                                    snprintf(where, sizeof where, "rank %d, kernel %lld x %lld, variant %d, %s, effort %s%s",
+                                             rank, (long long)d.kernel[0], (long long)d.kernel[rank > 1 ? 1 : 0], variant,
+                                             convgen_pass_name((convgen_pass)pass), efforts[effort], tf32 ? ", tf32" : "");
+                                }
+                            }
+                }
+    printf("%d candidate lists; the longest %d of CG_MAX_CANDIDATES' %d (%s)\n", lists, longest, CG_MAX_CANDIDATES,
+           where);
+    if (longest >= CG_MAX_CANDIDATES)
+        fail_msg("a list of %d candidates (%s) fills CG_MAX_CANDIDATES: raise it", longest, where);
+}
+
 /* Every planner's every candidate, over layers, passes, efforts and fixed options: its variant
  * string reads back (cg_variant_parse) to the knobs it was printed from, and, where the caller
  * fixed nothing, to a program whose every kernel is the candidate's byte for byte (what a
@@ -1229,6 +1281,7 @@ int main(void)
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_offline_estimate),
         cmocka_unit_test(test_candidates_are_the_planners_variants),
+        cmocka_unit_test(test_candidate_lists_leave_room),
         cmocka_unit_test(test_variant_strings_round_trip_for_every_candidate),
         cmocka_unit_test(test_variant_strings_refuse_what_planners_do_not_write),
         cmocka_unit_test(test_plans_share_their_program),
