@@ -465,8 +465,8 @@ int cg_variants_add(cg_tuning *out, int n, int max, const cg_tuning *t, bool by_
  * options invalid: each candidate then says why); at most max, each an algorithm and its tuning.
  * Returns their count. A list that reached max would lose the planners after the cut, and with
  * them candidates AUTO never times: test_tune's test_candidate_lists_leave_room sweeps layers of
- * every rank, kernel size, stride, pass, effort and math mode: the longest is 40 (a 2 x 2 kernel
- * at exhaustive), which the cap of 48 left little room above. */
+ * every rank, kernel size, stride, pass, effort and math mode: the longest is 43 (a 2 x 2 kernel
+ * on 49 x 49 at exhaustive), which the cap of 48 left little room above. */
 enum { CG_MAX_CANDIDATES = 64 };
 int cg_candidates_list(const cg_problem *p, convgen_pass pass, int effort, const cg_tuning *fixed, convgen_algo *algos,
                        cg_tuning *tunings, int max);

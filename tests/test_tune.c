@@ -811,8 +811,11 @@ static void test_candidates_are_the_planners_variants(void **state)
 
 /* No layer's candidate list fills CG_MAX_CANDIDATES, which would cut the planners after it out of
  * AUTO's choice: a sweep of layers of rank 1 to 3, kernels of 1 to 7 taps (square, and 1 x k and k
- * x 1 in 2-D), unpadded and "same", strides and dilations of 1 and 2, few and many channels, every
- * pass, effort and math mode. */
+ * x 1 in 2-D), unpadded and padded by (taps - 1) / 2 a side, stride 2 or dilation 2 or neither, few
+ * and many channels, two input sizes (fft lists 3, 6 or 9 candidates by its basis), every pass,
+ * effort and math mode. The sweep must reach lists of at least 40 (the longest, 43: a 2 x 2 kernel
+ * on 49 x 49 at exhaustive, fft's own 49 points with 54 and 64 beside them), so that it cannot pass
+ * by planners that stopped listing their variants. */
 static void test_candidate_lists_leave_room(void **state)
 {
     (void)state;
@@ -823,14 +826,15 @@ static void test_candidate_lists_leave_room(void **state)
     for (int rank = 1; rank <= 3; ++rank)
         for (int shape = 0; shape < (rank == 2 ? 3 : 1); ++shape) /* square; 1 x k; k x 1 */
             for (int k = 1; k <= 7; ++k)
-                for (int variant = 0; variant < 16; ++variant) {
-                    const bool same = variant & 1, strided = variant & 2, dilated = variant & 4, wide = variant & 8;
+                for (int variant = 0; variant < 32; ++variant) {
+                    const bool same = variant & 1, strided = variant & 2, dilated = variant & 4, wide = variant & 8,
+                               other_size = variant & 16;
                     if (strided && dilated)
                         continue;
                     convgen_conv_desc d = {.rank = rank, .n = wide ? 32 : 2, .c = wide ? 64 : 3, .k = wide ? 64 : 8};
                     for (int i = 0; i < rank; ++i) {
                         const int taps = rank == 2 && shape && i == (shape == 1 ? 0 : 1) ? 1 : k;
-                        d.in[i] = rank == 3 ? 24 : rank == 2 ? (wide ? 56 : 40) : 300;
+                        d.in[i] = rank == 3 ? (other_size ? 20 : 24) : rank == 2 ? (other_size ? 49 : 56) : other_size ? 49 : 300;
                         d.kernel[i] = taps;
                         d.pad_before[i] = d.pad_after[i] = same ? (taps - 1) / 2 * (dilated ? 2 : 1) : 0;
                         d.stride[i] = strided ? 2 : 1;
@@ -857,6 +861,9 @@ static void test_candidate_lists_leave_room(void **state)
                 }
     printf("%d candidate lists; the longest %d of CG_MAX_CANDIDATES' %d (%s)\n", lists, longest, CG_MAX_CANDIDATES,
            where);
+    assert_int_equal(lists, 5 * 7 * 24 * 3 * 3 * 2); /* 5 ranks and shapes, 7 kernels, 24 variants */
+    if (longest < 40)
+        fail_msg("the longest list has %d candidates (%s): planners stopped listing their variants", longest, where);
     if (longest >= CG_MAX_CANDIDATES)
         fail_msg("a list of %d candidates (%s) fills CG_MAX_CANDIDATES: raise it", longest, where);
 }
