@@ -816,48 +816,58 @@ static void test_candidates_are_the_planners_variants(void **state)
  * effort and math mode. The sweep must reach lists of at least 40 (the longest, 43: a 2 x 2 kernel
  * on 49 x 49 at exhaustive, fft's own 49 points with 54 and 64 beside them), so that it cannot pass
  * by planners that stopped listing their variants. */
+/* Layer `variant` of the sweep below: rank `rank`, `shape` (in 2-D: 0 square, 1 a 1 x k, 2 a k x 1
+ * kernel) of k taps; the variant's bits: padded, strided, dilated, many channels, the other input
+ * size. False for a stride with a dilation, which the sweep skips. */
+static bool swept_layer(int rank, int shape, int k, int variant, convgen_conv_desc *d)
+{
+    const bool same = variant & 1, strided = variant & 2, dilated = variant & 4, wide = variant & 8,
+               other_size = variant & 16;
+    if (strided && dilated)
+        return false;
+    *d = (convgen_conv_desc){.rank = rank, .n = wide ? 32 : 2, .c = wide ? 64 : 3, .k = wide ? 64 : 8};
+    for (int i = 0; i < rank; ++i) {
+        const int taps = rank == 2 && shape && i == (shape == 1 ? 0 : 1) ? 1 : k;
+        d->in[i] = rank == 3 ? (other_size ? 20 : 24) : rank == 2 ? (other_size ? 49 : 56) : other_size ? 49 : 300;
+        d->kernel[i] = taps;
+        d->pad_before[i] = d->pad_after[i] = same ? (taps - 1) / 2 * (dilated ? 2 : 1) : 0;
+        d->stride[i] = strided ? 2 : 1;
+        d->dilation[i] = dilated ? 2 : 1;
+    }
+    return true;
+}
+
 static void test_candidate_lists_leave_room(void **state)
 {
     (void)state;
     static cg_tuning tunings[CG_MAX_CANDIDATES];
     static convgen_algo algos[CG_MAX_CANDIDATES];
+    static const char *const efforts[] = {"measure", "estimate", "exhaustive"}; /* convgen_effort's order */
     int longest = 0, lists = 0;
     char where[160] = "";
     for (int rank = 1; rank <= 3; ++rank)
-        for (int shape = 0; shape < (rank == 2 ? 3 : 1); ++shape) /* square; 1 x k; k x 1 */
+        for (int shape = 0; shape < (rank == 2 ? 3 : 1); ++shape)
             for (int k = 1; k <= 7; ++k)
                 for (int variant = 0; variant < 32; ++variant) {
-                    const bool same = variant & 1, strided = variant & 2, dilated = variant & 4, wide = variant & 8,
-                               other_size = variant & 16;
-                    if (strided && dilated)
-                        continue;
-                    convgen_conv_desc d = {.rank = rank, .n = wide ? 32 : 2, .c = wide ? 64 : 3, .k = wide ? 64 : 8};
-                    for (int i = 0; i < rank; ++i) {
-                        const int taps = rank == 2 && shape && i == (shape == 1 ? 0 : 1) ? 1 : k;
-                        d.in[i] = rank == 3 ? (other_size ? 20 : 24) : rank == 2 ? (other_size ? 49 : 56) : other_size ? 49 : 300;
-                        d.kernel[i] = taps;
-                        d.pad_before[i] = d.pad_after[i] = same ? (taps - 1) / 2 * (dilated ? 2 : 1) : 0;
-                        d.stride[i] = strided ? 2 : 1;
-                        d.dilation[i] = dilated ? 2 : 1;
-                    }
+                    convgen_conv_desc d;
                     cg_problem p;
+                    if (!swept_layer(rank, shape, k, variant, &d))
+                        continue;
                     if (cg_problem_init(&p, &d) != CONVGEN_SUCCESS)
                         fail_msg("rank %d, %d taps, variant %d: %s", rank, k, variant, convgen_last_error());
-                    for (int pass = CONVGEN_FPROP; pass <= CONVGEN_ACCGRAD; ++pass)
-                        for (int effort = CONVGEN_EFFORT_MEASURE; effort <= CONVGEN_EFFORT_EXHAUSTIVE; ++effort)
-                            for (int tf32 = 0; tf32 < 2; ++tf32) {
-                                const cg_tuning fixed = {.tf32 = tf32};
-                                const int n = cg_candidates_list(&p, (convgen_pass)pass, effort, &fixed, algos, tunings,
-                                                                 CG_MAX_CANDIDATES);
-                                ++lists;
-                                if (n > longest) {
-                                    longest = n;
-                                    static const char *const efforts[] = {"measure", "estimate", "exhaustive"};
-                                    snprintf(where, sizeof where, "rank %d, kernel %lld x %lld, variant %d, %s, effort %s%s",
-                                             rank, (long long)d.kernel[0], (long long)d.kernel[rank > 1 ? 1 : 0], variant,
-                                             convgen_pass_name((convgen_pass)pass), efforts[effort], tf32 ? ", tf32" : "");
-                                }
-                            }
+                    for (int list = 0; list < 3 * 3 * 2; ++list) { /* pass, effort, TF32 */
+                        const int pass = list / 6, effort = list / 2 % 3, tf32 = list % 2;
+                        const cg_tuning fixed = {.tf32 = tf32};
+                        const int n = cg_candidates_list(&p, (convgen_pass)pass, effort, &fixed, algos, tunings,
+                                                         CG_MAX_CANDIDATES);
+                        ++lists;
+                        if (n > longest) {
+                            longest = n;
+                            snprintf(where, sizeof where, "rank %d, kernel %lld x %lld, variant %d, %s, effort %s%s", rank,
+                                     (long long)d.kernel[0], (long long)d.kernel[rank > 1 ? 1 : 0], variant,
+                                     convgen_pass_name((convgen_pass)pass), efforts[effort], tf32 ? ", tf32" : "");
+                        }
+                    }
                 }
     printf("%d candidate lists; the longest %d of CG_MAX_CANDIDATES' %d (%s)\n", lists, longest, CG_MAX_CANDIDATES,
            where);
