@@ -1,9 +1,9 @@
 # The pieces the A/B device calls share (sourced by fft_tensor_device_call.sh,
 # tc_ab_device_call.sh and streamed_order_device_call.sh, from the repository root, with $OUT set
 # and LIMIT the seconds to stay within): the results folder $R, the elapsed seconds (el), both
-# trees built, a bounded GPU test run, the bench and ncu of both trees. The base tree is this one
-# with the patches reversed, in /tmp/base; its build runs in the background (wait for it before ab
-# or prof).
+# trees built, a bounded GPU test run, the bench of both trees (ab) or of variants (variant), and
+# ncu of both trees. The base tree is this one with the patches reversed, in /tmp/base; its build
+# runs in the background (wait for it before ab, variant or prof).
 T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
 R=$OUT/r; mkdir -p $R
 dnn=$(python3 -c 'import nvidia.cudnn; print(list(nvidia.cudnn.__path__)[0])')
@@ -33,6 +33,16 @@ ab() { # layer [bench options]: the convgen rows of both trees
     timeout 90 $d/build/convgen-bench --no-cudnn --runs 30 "$@" $l > $R/bench-$t-$l.txt 2>&1
     grep "| convgen |" $R/bench-$t-$l.txt | grep -v "w once" | awk -F'|' -v t=$t '{printf "%s %s %s %-40s %s %s\n", t, $2, $3, substr($5,1,40), $6, $11}'
   done
+}
+
+variant() { # tag layer env...: fprop and bprop of the layer in the base tree (tag base) or this one
+  # under the environment (a probe's knobs), the run's number $rep in the file's name
+  tag=$1 l=$2; shift 2
+  [ $(( LIMIT - $(el) )) -ge 15 ] || return 0
+  d=.; [ $tag = base ] && d=/tmp/base
+  env "$@" timeout 90 $d/build/convgen-bench --no-cudnn --runs 50 --algo auto $l > $R/bench-$tag-$l-$rep.txt 2>&1
+  grep "| convgen |" $R/bench-$tag-$l-$rep.txt | grep -v "w once" | grep -v accgrad |
+    awk -F'|' -v t=$tag -v r=$rep '{printf "%-6s r%s %s %s %s\n", t, r, $2, $3, $6}'
 }
 
 prof() { # name kernel-regex convgen-check-arguments...: one launch of the kernel under ncu, both trees

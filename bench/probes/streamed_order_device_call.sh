@@ -16,20 +16,11 @@ test_groups winograd_tensor 90
 grep -E "runs,|unlike" $R/test1.txt | head
 wait
 tail -1 $R/base-build.txt
-rep=1
-b() { # tag layer env...: fprop and bprop of the layer, the tag's tree and environment
-  tag=$1 l=$2; shift 2
-  [ $(( LIMIT - $(el) )) -ge 15 ] || return 0
-  d=.; [ $tag = base ] && d=/tmp/base
-  env "$@" timeout 90 $d/build/convgen-bench --no-cudnn --runs 50 --algo auto $l > $R/bench-$tag-$l-$rep.txt 2>&1
-  grep "| convgen |" $R/bench-$tag-$l-$rep.txt | grep -v "w once" | grep -v accgrad |
-    awk -F'|' -v t=$tag -v r=$rep '{printf "%-6s r%s %s %s %s\n", t, r, $2, $3, $6}'
-}
 for rep in 1 2 3; do
-  for l in S32 V2 R3; do b base $l; b one $l CG_PROBE_GROUP=999; b rule $l; done
+  for l in S32 V2 R3; do variant base $l; variant one $l CG_PROBE_GROUP=999; variant rule $l; done
 done
 for rep in 1 2; do
-  for l in V3 V4 R4; do b base $l; b rule $l; done
+  for l in V3 V4 R4; do variant base $l; variant rule $l; done
 done
 echo "done at $(el) s"
 cd $R && tar czf $OUT/r.tgz . && cd / && rm -rf $R
