@@ -1,9 +1,9 @@
-# The pieces the A/B device calls share (sourced by fft_tensor_device_call.sh,
-# tc_ab_device_call.sh and streamed_order_device_call.sh, from the repository root, with $OUT set
-# and LIMIT the seconds to stay within): the results folder $R, the elapsed seconds (el), both
-# trees built, a bounded GPU test run, the bench of both trees (ab) or of variants (variant), and
-# ncu of both trees. The base tree is this one with the patches reversed, in /tmp/base; its build
-# runs in the background (wait for it before ab, variant or prof).
+# The pieces the A/B device calls share (sourced by fft_tensor_device_call.sh and
+# tc_ab_device_call.sh, from the repository root, with $OUT set and LIMIT the seconds to stay
+# within): the results folder $R, the elapsed seconds (el), both trees built, a bounded GPU test
+# run, the bench of both trees (ab) or of variants (variant), and ncu of both trees. The base tree
+# is this one with the patches reversed, in /tmp/base; its build runs in the background (wait for
+# it before ab, variant or prof).
 T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
 R=$OUT/r; mkdir -p $R
 dnn=$(python3 -c 'import nvidia.cudnn; print(list(nvidia.cudnn.__path__)[0])')
