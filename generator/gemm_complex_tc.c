@@ -26,7 +26,26 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *head
      * row pairs) meet each bank once; a bin 4 more than its columns, for the reads that store C */
     int64_t a_pitch = step * (bm + ROW_PAD) + 4, b_pitch = step * (bn + ROW_PAD) + 4, c_col = bm + 8;
     int64_t c_pitch = bn * c_col + 4;
-    int64_t stages = 2 * CG_GEMM_GROUP * (a_pitch + b_pitch), staging = CG_GEMM_GROUP * c_pitch;
+    /* Two bins a copy where the operands allow it (pairs): 16-byte cp.async.cg past the L1 instead
+     * of 8-byte cp.async.ca through it, half the copies. A step's tile is then [step][rows + 1][4
+     * bins], each bin pair in one 16 bytes, so a warp reading its bin reads half of each: its
+     * fragment reads meet each bank twice (rows + 1 float2 quads a step row, and the pairs swapped
+     * in rows 2 and 3 of every 4, is the least: the bin's low bit is fixed) where the interleaved
+     * [bin][step][row] met it once. On an H100 (bench/NOTES.md, "Issue 30, session 90") the pass of
+     * L3 took 4% less, L4 3-5%, F2 1%: the products are bound by the L2 (85% busy), and the copies'
+     * instructions were the rest of their issue. */
+    int64_t row_copies_a = 2 * bm, row_copies_b = 2 * bn, threads = 32 * CG_GEMM_GROUP;
+    bool pairs = g->inc > 1 && g->batch % 2 == 0 && g->a_offset % 16 == 0 && g->b_offset % 16 == 0 &&
+                 g->inc % 2 == 0 && g->lda % 2 == 0 && g->ldb % 2 == 0 && threads % row_copies_a == 0 &&
+                 threads % row_copies_b == 0 && threads / row_copies_a <= step && threads / row_copies_b <= step;
+    if (pairs)
+        a_pitch = step * (bm + 1) * 4, b_pitch = step * (bn + 1) * 4;
+    /* DEPTH cp.async stages, one barrier a step. Deeper was no faster on an H100: three stages of
+     * 8-byte copies took L3 +6% and F2 +7-9%; of pairs, three and four took L3 +0.8% and +1.6%
+     * against two, F2 -0.3% and +0.1% (NOTES, sessions 85 and 90). */
+    enum { DEPTH = 2 };
+    int64_t stages = DEPTH * (pairs ? a_pitch + b_pitch : CG_GEMM_GROUP * (a_pitch + b_pitch));
+    int64_t staging = CG_GEMM_GROUP * c_pitch;
     k->grid[0] = (unsigned)((g->m + bm - 1) / bm);
     k->grid[1] = (unsigned)((g->n + bn - 1) / bn);
     k->grid[2] = (unsigned)((g->batch + CG_GEMM_GROUP - 1) / CG_GEMM_GROUP);
@@ -42,8 +61,9 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *head
                   (long long)(g->c_offset / 8), (long long)g->ldc);
     cg_gemm_sum_lines(header, g);
     cg_value_line(header, "tiles: %d x %d of C a block for each of %d neighbouring GEMMs, a warp %d x %d of one, the "
-                  "sum in steps of %d through two cp.async stages; launch: grid (%u, %u, %u), block (%u, 1, 1)", bm, bn,
-                  CG_GEMM_GROUP, bm, bn, step, k->grid[0], k->grid[1], k->grid[2], k->block[0]);
+                  "sum in steps of %d through %d cp.async stages%s; launch: grid (%u, %u, %u), block (%u, 1, 1)", bm, bn,
+                  CG_GEMM_GROUP, bm, bn, step, (int)DEPTH, pairs ? " by 16-byte copies of bin pairs" : "", k->grid[0],
+                  k->grid[1], k->grid[2], k->block[0]);
     tmpl_value *ctx = cg_gemm_context(header, k, "gemm_complex_tc");
     tmpl_set_bool(ctx, "conj_a", g->transa == 'C');
     tmpl_set_bool(ctx, "conj_b", g->transb == 'C');
@@ -60,6 +80,14 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *head
     tmpl_set_int(ctx, "ct", bn / 8);
     tmpl_set_int(ctx, "rt", bm / 8);
     tmpl_set_int(ctx, "step", step);
+    tmpl_set_int(ctx, "depth", DEPTH);
+    tmpl_set_bool(ctx, "pairs", pairs);
+    if (pairs) { /* a step row's quads of bins; the step rows between a thread's copies */
+        tmpl_set_int(ctx, "a_rs", bm + 1);
+        tmpl_set_int(ctx, "b_rs", bn + 1);
+        tmpl_set_int(ctx, "a_pds", threads / row_copies_a);
+        tmpl_set_int(ctx, "b_pds", threads / row_copies_b);
+    }
     tmpl_set_int(ctx, "row_pad", ROW_PAD);
     tmpl_set_int(ctx, "a_pitch", a_pitch);
     tmpl_set_int(ctx, "b_pitch", b_pitch);

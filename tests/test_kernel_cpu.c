@@ -308,8 +308,10 @@ static void test_winograd_tensor_gemm(void **state)
 /* fft's products by the complex GEMM on the tensor cores (gemm=tensor: gemm_complex_tc.cu, mma.sync
  * in 3xTF32), every pass: rows below 16 (blocks of 16) and past 32 (two row blocks, the last part
  * outside), columns of 4 to 32 and past, sums below a mma's 4 (3 channels), between steps and over
- * many, bins not a multiple of the block's 4, rank 1 to 3, convolution mode; on the H100's target
- * and an A100's, each program in both of the runner's orders. */
+ * many, bins not a multiple of the block's 4, rank 1 to 3, convolution mode; the tiles by 16-byte
+ * copies of bin pairs (most shapes) and by 8-byte copies (where an operand's offset or strides are
+ * odd: shape 1 fprop, shape 4 bprop); on the H100's target and an A100's, each program in both of
+ * the runner's orders. */
 static void test_fft_tensor_gemm(void **state)
 {
     (void)state;
@@ -333,6 +335,11 @@ static void test_fft_tensor_gemm(void **state)
                 ran += check_both_orders(&shapes[i], (convgen_pass)pass, CONVGEN_ALGO_FFT, ti ? &sm80 : NULL, &tune,
                                          "mma.sync.aligned.m16n8k8", what);
             }
+    /* each copy form where it is meant to be */
+    ran += check_both_orders(&shapes[0], CONVGEN_FPROP, CONVGEN_ALGO_FFT, NULL, &tune, "cp.async.cg.shared.global",
+                             "shape 0 by bin pairs");
+    ran += check_both_orders(&shapes[1], CONVGEN_FPROP, CONVGEN_ALGO_FFT, NULL, &tune, "cp.async.ca.shared.global",
+                             "shape 1 by 8-byte copies");
     printf("fft's complex GEMM on the tensor cores: %d runs within %.0e (each program in both orders)\n", ran,
            ERROR_BOUND);
 }
