@@ -1,6 +1,7 @@
 /* convgen's complex GEMM on the tensor cores (templates/gemm_complex_tc.cu): the FFT algorithms'
- * products per frequency bin where the plan asks for gemm=tensor, the same interleaved spectra,
- * tiles and cp.async loads as the FMA kernel's (gemm.c), the products by mma.sync m16n8k8 in
+ * products per frequency bin where the plan asks for gemm=tensor, the same interleaved spectra and
+ * tiles as the FMA kernel's (gemm.c), loaded by cp.async a bin pair a copy where the operands allow
+ * it (below), else an element a copy as there, the products by mma.sync m16n8k8 in
  * 3xTF32 (fp32's accuracy) on the real GEMM that the complex one is, transposed (C^T, so that a
  * complex value's two parts, one float2 read, are neighbouring fragment registers): the sum's real
  * and imaginary parts side by side, C's real and imaginary parts rows g and g + 8 of a fragment,
@@ -29,11 +30,11 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *head
     /* Two bins a copy where the operands allow it (pairs): 16-byte cp.async.cg past the L1 instead
      * of 8-byte cp.async.ca through it, half the copies. A step's tile is then [step][rows + 1][4
      * bins], each bin pair in one 16 bytes, so a warp reading its bin reads half of each: its
-     * fragment reads meet each bank twice (rows + 1 float2 quads a step row, and the pairs swapped
-     * in rows 2 and 3 of every 4, is the least: the bin's low bit is fixed) where the interleaved
-     * [bin][step][row] met it once. On an H100 (bench/NOTES.md, "Issue 30, session 90") the pass of
-     * L3 took 4% less, L4 3-5%, F2 1%: the products are bound by the L2 (85% busy), and the copies'
-     * instructions were the rest of their issue. */
+     * fragment reads meet half the banks twice each (rows + 1 float2 quads a step row, and the
+     * pairs swapped in rows 2 and 3 of every 4; twice is the least, the bin's low bit being fixed)
+     * where the interleaved [bin][step][row] met each bank once. On an H100 (bench/NOTES.md, "Issue
+     * 30, session 90") the passes of L3 took 3-4% less, L4 4-6%, F2 0.5-0.8%: the products are bound
+     * by the L2 (85% busy), and the copies' instructions were the rest of their issue. */
     int64_t row_copies_a = 2 * bm, row_copies_b = 2 * bn, threads = 32 * CG_GEMM_GROUP;
     bool pairs = g->inc > 1 && g->batch % 2 == 0 && g->a_offset % 16 == 0 && g->b_offset % 16 == 0 &&
                  g->inc % 2 == 0 && g->lda % 2 == 0 && g->ldb % 2 == 0 && threads % row_copies_a == 0 &&

@@ -104,9 +104,10 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
 {
 {%- if pairs %}
     // {{ depth }} stages of the tiles ({{ shared_bytes }} bytes, dynamic): op(A)'s [step][row][4 bins], a step row {{ a_rs }}
-    // quads of float2 (op(B)'s likewise, {{ b_rs }}), each bin pair one 16-byte copy; a half warp's fragment
-    // reads (8 rows x 4 of the sum, one bin) meet each bank twice, its copies once. After the sum
-    // the same memory stages C, [bin][column][row], a column {{ c_col }} float2 and a bin {{ c_pitch }}.
+    // quads of float2 (op(B)'s likewise, {{ b_rs }}), each bin pair one 16-byte copy; a half warp's
+    // fragment reads (4 rows x 4 of the sum, one bin) meet half the banks twice each, its copies
+    // each bank once. After the sum the same memory stages C, [bin][column][row], a column {{ c_col }}
+    // float2 and a bin {{ c_pitch }}.
 {%- else %}
     // {{ depth }} stages of the tiles ({{ shared_bytes }} bytes, dynamic): a bin's {{ step }} rows of op(A) {{ bm + row_pad }} float2 apart
     // and the bins {{ a_pitch }} apart (op(B) likewise, {{ bn + row_pad }} and {{ b_pitch }}), so that a half warp's fragment reads
@@ -159,7 +160,7 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
             asm volatile("cp.async.commit_group;\n" ::);
         }
 {%- if pairs %}
-        // bin e of row r at (r ^ 2 (r >> 1 & 1)) of the row's 4: a lane's rows 8 j + g share r's bit 1
+        // bin e of row r at e ^ 2 (r >> 1 & 1) of the row's 4: a lane's rows 8 j + g share r's bit 1
         const unsigned pos = e ^ (g >> 1 & 1u) * 2u;
         const float2 *const at = as[stage] + (t * {{ a_rs }}u + g) * 4u + pos, *const bt = bs[stage] + (t * {{ b_rs }}u + g) * 4u + pos;
 {%- else %}

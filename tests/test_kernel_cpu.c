@@ -309,9 +309,11 @@ static void test_winograd_tensor_gemm(void **state)
  * in 3xTF32), every pass: rows below 16 (blocks of 16) and past 32 (two row blocks, the last part
  * outside), columns of 4 to 32 and past, sums below a mma's 4 (3 channels), between steps and over
  * many, bins not a multiple of the block's 4, rank 1 to 3, convolution mode; the tiles by 16-byte
- * copies of bin pairs (most shapes) and by 8-byte copies (where an operand's offset or strides are
- * odd: shape 1 fprop, shape 4 bprop); on the H100's target and an A100's, each program in both of
- * the runner's orders. */
+ * copies of bin pairs (14 of the 24 programs; shape 7's 10 bins leave the last block one pair, with
+ * tiles 16 rows wide and a sum of 3 among them) and by 8-byte copies (where a thread's copies would
+ * lie more step rows apart than the step has: shape 1 fprop and accgrad, shape 4 bprop and accgrad;
+ * where the bins are odd: shapes 5 and 6); on the H100's target and an A100's, each program in
+ * both of the runner's orders. */
 static void test_fft_tensor_gemm(void **state)
 {
     (void)state;
@@ -322,6 +324,7 @@ static void test_fft_tensor_gemm(void **state)
         {.rank = 3, .n = 3, .c = 6, .k = 10, .in = {8, 8, 8}, .kernel = {3, 3, 3}, .pad_before = {1, 1, 1},
          .pad_after = {1, 1, 1}},
         {.rank = 1, .n = 5, .c = 7, .k = 18, .in = {40}, .kernel = {6}, .pad_before = {2}, .pad_after = {3}},
+        {.rank = 1, .n = 3, .c = 10, .k = 12, .in = {16}, .kernel = {5}, .pad_before = {1}, .pad_after = {1}},
     };
     shapes[4].mode = CONVGEN_CONVOLUTION;
     const cg_target sm80 = a100();
