@@ -90,6 +90,10 @@ convgen_status cg_gemm_complex_tc_kernel(const cg_gemm_step *g, tmpl_value *head
         tmpl_set_int(ctx, "b_pds", threads / row_copies_b);
     }
     tmpl_set_int(ctx, "row_pad", ROW_PAD);
+    /* a lane's fragment reads: float2 between its step rows and between neighbouring rows of C */
+    tmpl_set_int(ctx, "a_srow", pairs ? 4 * (bm + 1) : bm + ROW_PAD);
+    tmpl_set_int(ctx, "b_srow", pairs ? 4 * (bn + 1) : bn + ROW_PAD);
+    tmpl_set_int(ctx, "row_unit", pairs ? 4 : 1);
     tmpl_set_int(ctx, "a_pitch", a_pitch);
     tmpl_set_int(ctx, "b_pitch", b_pitch);
     tmpl_set_int(ctx, "c_col", c_col);

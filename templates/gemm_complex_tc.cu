@@ -164,25 +164,17 @@ extern "C" __global__ void __launch_bounds__({{ threads }}, {{ min_blocks }})
         const unsigned pos = e ^ (g >> 1 & 1u) * 2u;
         const float2 *const at = as[stage] + (t * {{ a_rs }}u + g) * 4u + pos, *const bt = bs[stage] + (t * {{ b_rs }}u + g) * 4u + pos;
 {%- else %}
-        const float2 *const at = as[stage][e], *const bt = bs[stage][e];
+        const float2 *const at = as[stage][e] + t * {{ a_srow }}u + g, *const bt = bs[stage][e] + t * {{ b_srow }}u + g;
 {%- endif %}
 #pragma unroll
         for (unsigned s = 0; s < {{ step }}u; s += 4u) { // complex k = s + t: real parts, then imaginary
             unsigned b_hi[{{ ct }}][4], b_lo[{{ ct }}][4], a_hi[{{ rt }}][2], a_lo[{{ rt }}][2];
 #pragma unroll
             for (int i = 0; i < {{ ct }}; ++i) // C's columns 8 i + g
-{%- if pairs %}
-                b_fragment(bt[s * {{ 4 * b_rs }}u + 32u * i], b_hi[i], b_lo[i]);
-{%- else %}
-                b_fragment(bt[(s + t) * {{ bn + row_pad }}u + 8u * i + g], b_hi[i], b_lo[i]);
-{%- endif %}
+                b_fragment(bt[s * {{ b_srow }}u + {{ 8 * row_unit }}u * i], b_hi[i], b_lo[i]);
 #pragma unroll
             for (int j = 0; j < {{ rt }}; ++j) { // C's rows 8 j + g
-{%- if pairs %}
-                const float2 v = at[s * {{ 4 * a_rs }}u + 32u * j];
-{%- else %}
-                const float2 v = at[(s + t) * {{ bm + row_pad }}u + 8u * j + g];
-{%- endif %}
+                const float2 v = at[s * {{ a_srow }}u + {{ 8 * row_unit }}u * j];
                 split(v.x, a_hi[j][0], a_lo[j][0]);
                 split(v.y, a_hi[j][1], a_lo[j][1]);
             }
